@@ -1,0 +1,181 @@
+/*
+** dipper.h — the whole public interface of dipper, a streaming query engine.
+**
+** A program opens a handle (dipper_open), compiles SQL into a program
+** (dipper_compile), and inspects or runs it.  Every function that can fail
+** returns an int code (DIPPER_OK == 0); the details of the last failure —
+** one or more diagnostics with file:line:col — are read from the handle.
+**
+** Ownership is stated on every call in fixed words:
+**   "borrowed until X"  the pointer stays valid until X happens; do not free it;
+**   "the caller frees"  release it with the function named next to it.
+** Every *_free and *_close accepts NULL.
+*/
+#ifndef DIPPER_H
+#define DIPPER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DIPPER_VERSION_MAJOR 0
+#define DIPPER_VERSION_MINOR 1
+#define DIPPER_VERSION_PATCH 0
+#define DIPPER_VERSION "0.1.0"
+/* One number that grows with every release: 0x00MMmmpp. */
+#define DIPPER_VERSION_NUM \
+  ((DIPPER_VERSION_MAJOR << 16) | (DIPPER_VERSION_MINOR << 8) | DIPPER_VERSION_PATCH)
+
+/* The version of the library actually linked, e.g. "0.1.0". Static string. */
+const char *dipper_version(void);
+
+/*
+** Result codes.  Generated once from this list (the strings live in
+** src/core/error.c); a code is never renumbered, new ones go at the end.
+*/
+#define DIPPER_CODES(X)                                                        \
+  X(OK, 0, "not an error")                                                     \
+  X(NOMEM, 1, "out of memory")                                                 \
+  X(MISUSE, 2, "library used incorrectly")                                     \
+  X(IO, 3, "I/O error")                                                        \
+  X(SYNTAX, 4, "syntax error")                                                 \
+  X(NAME, 5, "unknown name")                                                   \
+  X(TYPE, 6, "type error")                                                     \
+  X(STREAMING, 7, "not supported on an unbounded input")                       \
+  X(UNSUPPORTED, 8, "not supported")                                           \
+  X(OPTION, 9, "invalid option")                                               \
+  X(DUPLICATE, 10, "name already defined")                                     \
+  X(INTERNAL, 11, "internal error")                                            \
+  X(LIMIT, 12, "a limit was exceeded")                                         \
+  X(CONNECT, 13, "cannot reach the engine")                                    \
+  X(PROTOCOL, 14, "protocol error")                                            \
+  X(REMOTE, 15, "the engine reported an error")                                \
+  X(DATA, 16, "bad record")                                                    \
+  X(TIMEOUT, 17, "timed out")                                                  \
+  X(INTERRUPTED, 18, "interrupted")
+
+#define DIPPER_CODE_ENUM_(name, num, str) DIPPER_##name = num,
+typedef enum dipper_code { DIPPER_CODES(DIPPER_CODE_ENUM_) DIPPER_CODE_END_ } dipper_code;
+#undef DIPPER_CODE_ENUM_
+
+/* The English text of a code, e.g. "syntax error". Static string; never NULL. */
+const char *dipper_strerror(int code);
+
+/* An opaque handle: a catalog of tables and views, session options, and the
+** diagnostics of the last call that failed. One thread at a time. */
+typedef struct dipper dipper;
+
+/* A compiled list of statements (DDL, SET, queries, INSERTs), bound and
+** validated.  Immutable once compiled. */
+typedef struct dipper_program dipper_program;
+
+/*
+** Open a handle.  `engine` is NULL or "embedded" for the in-process engine,
+** or a Spark Connect address "sc://host:port[/;token=..;use_ssl=true]".
+** On success *out holds the handle: the caller frees it with dipper_close.
+** On failure *out is NULL and the code says why.
+*/
+int dipper_open(dipper **out, const char *engine);
+void dipper_close(dipper *db);
+
+/*
+** Compile SQL text: parse, bind, analyse and validate every statement.
+** DDL (CREATE TABLE/VIEW, DROP) and SET/RESET take effect in the handle's
+** catalog as they are compiled, so later statements see them.
+** `filename` names the text in diagnostics ("<string>" when NULL).
+** `len` may be (size_t)-1 for a NUL-terminated string.
+** On success *out is a program the caller frees with dipper_program_free.
+** On failure *out is NULL and the diagnostics are read with dipper_diag_*.
+*/
+int dipper_compile(dipper *db, const char *sql, size_t len, const char *filename,
+                   dipper_program **out);
+void dipper_program_free(dipper_program *prog);
+
+/* How many statements the program holds. */
+int dipper_program_count(const dipper_program *prog);
+
+/* Flags for dipper_explain. */
+#define DIPPER_EXPLAIN_DEFAULT 0u
+#define DIPPER_EXPLAIN_NO_SCHEMA 1u   /* leave out each node's schema line */
+#define DIPPER_EXPLAIN_NO_STREAMING 2u/* leave out the streaming properties */
+
+/*
+** Render the logical plan of every query and INSERT in the program (and the
+** effect of each DDL/SET statement) as an indented tree.  On success *out is a
+** NUL-terminated string the caller frees with dipper_free.
+*/
+int dipper_explain(const dipper_program *prog, unsigned flags, char **out);
+
+/* Free memory that dipper handed to the caller. NULL is fine. */
+void dipper_free(void *p);
+
+/*
+** Diagnostics of the last failing call on `db`.  A call that succeeds clears
+** them.  Each points into the text that was compiled with line and column
+** counted from 1 (column in bytes); line == 0 when no place applies.
+*/
+typedef struct dipper_diag {
+  int code;            /* a dipper_code */
+  const char *message; /* what went wrong and what to write instead */
+  const char *file;    /* the filename given to dipper_compile, or NULL */
+  int line, col;       /* 1-based; 0 when unknown */
+  int length;          /* bytes underlined by the caret, >= 1 when line > 0 */
+} dipper_diag;
+
+int dipper_diag_count(const dipper *db);
+/* Borrowed until the next call on db. NULL when i is out of range. */
+const dipper_diag *dipper_diag_get(const dipper *db, int i);
+/* The first diagnostic's message, or "" when the last call succeeded.
+** Borrowed until the next call on db. */
+const char *dipper_errmsg(const dipper *db);
+/*
+** Render diagnostic i the way a compiler does:
+**   file.sql:3:10: error: message
+**      3 | SELECT a FROM t ORDER BY a
+**        |                 ^~~~~~~~~~
+** The caller frees the result with dipper_free; NULL on bad i or no memory.
+*/
+char *dipper_diag_render(const dipper *db, int i);
+
+/* ---- Arrow C Data Interface (https://arrow.apache.org/docs/format/CDataInterface.html).
+** Columnar results cross the API in this form.  The definitions are the
+** standard ones, guarded so that they coexist with Arrow's own header. */
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+#define ARROW_FLAG_DICTIONARY_ORDERED 1
+#define ARROW_FLAG_NULLABLE 2
+#define ARROW_FLAG_MAP_KEYS_SORTED 4
+
+struct ArrowSchema {
+  const char *format;
+  const char *name;
+  const char *metadata;
+  int64_t flags;
+  int64_t n_children;
+  struct ArrowSchema **children;
+  struct ArrowSchema *dictionary;
+  void (*release)(struct ArrowSchema *);
+  void *private_data;
+};
+
+struct ArrowArray {
+  int64_t length;
+  int64_t null_count;
+  int64_t offset;
+  int64_t n_buffers;
+  int64_t n_children;
+  const void **buffers;
+  struct ArrowArray **children;
+  struct ArrowArray *dictionary;
+  void (*release)(struct ArrowArray *);
+  void *private_data;
+};
+#endif /* ARROW_C_DATA_INTERFACE */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DIPPER_H */

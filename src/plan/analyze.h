@@ -1,0 +1,22 @@
+/*
+** analyze.h — streaming analysis and validation of a bound plan.
+**
+** dp_analyze fills `props` of every node bottom-up: bounded or not, which
+** columns are event-time attributes and which watermark governs them, the
+** output modes the node can produce, the changelog it emits, the state it
+** keeps and what bounds it.  dp_validate then refuses, in streaming mode, what
+** no engine can run incrementally, each refusal saying what, why and what to
+** write instead, at the clause's line:col.
+*/
+#ifndef DP_ANALYZE_H
+#define DP_ANALYZE_H
+
+#include "core/arena.h"
+#include "core/diag.h"
+#include "plan/catalog.h"
+#include "plan/plan.h"
+
+int dp_analyze(dp_arena *a, dp_diags *d, const dp_catalog *cat, dp_query_plan *q);
+int dp_validate(dp_diags *d, const dp_catalog *cat, dp_query_plan *q);
+
+#endif /* DP_ANALYZE_H */

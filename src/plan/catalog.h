@@ -1,0 +1,110 @@
+/*
+** catalog.h — what the session knows: tables, views, functions, options.
+**
+** CREATE TABLE / VIEW / FUNCTION, DROP, SET and RESET act on the catalog as
+** they are compiled.  A table definition keeps every declared column with its
+** kind (physical, computed, metadata), the watermark, the primary key, the
+** partition keys and the connector options, all checked when declared:
+** unknown connectors, unknown or missing options, a watermark on a column
+** that is not a timestamp are errors at CREATE time, with line:col.
+*/
+#ifndef DP_CATALOG_H
+#define DP_CATALOG_H
+
+#include <stdbool.h>
+
+#include "core/arena.h"
+#include "core/diag.h"
+#include "core/types.h"
+#include "sql/ast.h"
+
+typedef struct dp_expr dp_expr;
+
+typedef enum dp_col_kind { DP_CK_PHYSICAL, DP_CK_COMPUTED, DP_CK_METADATA } dp_col_kind;
+
+typedef struct dp_column_def {
+  dp_col_kind kind;
+  const char *metadata_key;   /* METADATA: the connector's key ("offset", "timestamp") */
+  bool is_virtual;            /* METADATA VIRTUAL: read-only, not written by sinks */
+  dp_expr *expr;              /* COMPUTED: bound over the table's columns (index into schema) */
+  bool proctime;              /* COMPUTED AS PROCTIME() */
+  dp_span span;
+} dp_column_def;
+
+typedef struct dp_option {
+  const char *key, *value;
+  dp_span span, value_span;
+} dp_option;
+
+struct dp_table_def {
+  const char *name;
+  bool temporary;
+  dp_schema schema;           /* every column in declared order */
+  dp_column_def *cols;        /* parallel to schema.cols */
+  int watermark_col;          /* -1: none */
+  dp_expr *watermark_expr;    /* bound over the schema (computed columns are inputs too) */
+  int64_t watermark_delay;    /* µs when the expression is `col - INTERVAL c`, else -1 */
+  dp_span watermark_span;
+  int npk;
+  int *pk;
+  int npartition;
+  int *partition;
+  int noptions;
+  dp_option *options;
+  const char *connector;      /* the value of 'connector' */
+  const char *format;         /* 'format' or 'value.format', or NULL */
+  bool bounded;               /* the source ends (bounded datagen, a file in batch mode, ...) */
+  dp_span span;
+};
+
+typedef struct dp_view_def {
+  const char *name;
+  bool temporary;
+  int ncols;                  /* explicit column names, or 0 */
+  const char **cols;
+  const dp_ast_query *query;  /* re-bound at every use, like a macro (kept in the catalog arena) */
+  const char *text;           /* the query's SQL text */
+  dp_span span;
+} dp_view_def;
+
+typedef struct dp_catalog dp_catalog;
+
+dp_catalog *dp_catalog_new(void);  /* NULL on no memory; free with dp_catalog_free */
+void dp_catalog_free(dp_catalog *c);
+dp_arena *dp_catalog_arena(dp_catalog *c); /* where definitions live */
+
+/* Lookups are case-insensitive. NULL when absent. */
+const dp_table_def *dp_catalog_table(const dp_catalog *c, const char *name);
+const dp_view_def *dp_catalog_view(const dp_catalog *c, const char *name);
+int dp_catalog_add_table(dp_catalog *c, dp_table_def *t);   /* DIPPER_DUPLICATE if taken */
+int dp_catalog_add_view(dp_catalog *c, dp_view_def *v);
+int dp_catalog_drop(dp_catalog *c, int what /* 'T' or 'V' */, const char *name);
+/* The closest table or view name, for "did you mean". */
+const char *dp_catalog_suggest(const dp_catalog *c, const char *name);
+int dp_catalog_table_count(const dp_catalog *c);
+const dp_table_def *dp_catalog_table_at(const dp_catalog *c, int i);
+int dp_catalog_view_count(const dp_catalog *c);
+const dp_view_def *dp_catalog_view_at(const dp_catalog *c, int i);
+
+/* DDL: check a definition and add it to the catalog.  Computed columns and
+** the watermark are bound with dp_bind_expr_over; the connector options are
+** checked with dp_connector_validate.  Errors go to d with line:col. */
+int dp_catalog_create_table(dp_catalog *c, dp_diags *d, const dp_ast_create_table *ct);
+int dp_catalog_create_view(dp_catalog *c, dp_diags *d, const dp_ast_create_view *cv,
+                           const char *text);
+int dp_catalog_drop_stmt(dp_catalog *c, dp_diags *d, const dp_ast_drop *dr);
+
+/* Session options (SET/RESET). Known keys are validated by dp_catalog_set. */
+int dp_catalog_set(dp_catalog *c, dp_diags *d, const dp_ast_set *s);
+int dp_catalog_reset(dp_catalog *c, const char *key); /* NULL: all */
+const char *dp_catalog_option(const dp_catalog *c, const char *key); /* NULL if unset */
+bool dp_catalog_streaming(const dp_catalog *c); /* execution.runtime-mode != batch */
+
+/* Connector knowledge: validate a table's WITH options (known connector,
+** required options present, no unknown keys — with a suggestion — and legal
+** values).  `as_sink` checks sink options instead of source ones. */
+int dp_connector_validate(dp_diags *d, const dp_table_def *t, bool as_sink);
+/* Would this table, read as a source, end on its own? */
+bool dp_connector_bounded(const dp_table_def *t, bool batch_mode);
+
+#endif /* DP_CATALOG_H */

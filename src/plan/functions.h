@@ -1,0 +1,59 @@
+/*
+** functions.h — the function catalog: scalar functions, operators,
+** aggregates and window functions, with their type rules.
+**
+** The list lives in functions.def as an X-macro, so that one table yields the
+** ids, the names, the binder's type inference, EXPLAIN's spelling, and later
+** the executor's kernels and the Spark name mapping.  Operators are functions
+** too ("+" is DP_F_ADD): the plan has one kind of call.
+*/
+#ifndef DP_FUNCTIONS_H
+#define DP_FUNCTIONS_H
+
+#include <stdbool.h>
+
+#include "core/arena.h"
+#include "core/types.h"
+
+typedef enum dp_func_kind {
+  DP_FN_SCALAR,
+  DP_FN_AGGREGATE,  /* COUNT, SUM, ... also usable with OVER */
+  DP_FN_WINDOW,     /* ROW_NUMBER, RANK, DENSE_RANK, LAG, LEAD: only with OVER */
+} dp_func_kind;
+
+typedef struct dp_func dp_func;
+
+/* Type inference: given the argument types, the result type, or NULL with a
+** message (allocated in `a`) in *why saying what the arguments should be. */
+typedef const dp_type *(*dp_func_infer)(dp_arena *a, const dp_func *fn, int nargs,
+                                        const dp_type *const *args, const char **why);
+
+struct dp_func {
+  int id;               /* DP_F_* */
+  const char *name;     /* canonical lower-case name: "substring", "add" */
+  const char *op;       /* infix spelling for EXPLAIN ("+", "AND", "LIKE") or NULL */
+  dp_func_kind kind;
+  int min_args, max_args; /* max_args -1: variadic */
+  bool deterministic;   /* false for CURRENT_TIMESTAMP, RAND, PROCTIME */
+  dp_func_infer infer;
+  const char *signature;/* for error messages and docs: "substring(STRING, INT [, INT])" */
+};
+
+/* DP_F_ADD, DP_F_SUBSTRING, ... defined by functions.def. */
+#define DP_FUNC_ENUM_(id, ...) DP_F_##id,
+typedef enum dp_func_id {
+#include "plan/functions.def"
+  DP_F_COUNT_
+} dp_func_id;
+#undef DP_FUNC_ENUM_
+
+/* Look a function up by SQL name, case-insensitively (aliases included:
+** "char_length" and "length", "substr"). NULL when unknown. */
+const dp_func *dp_func_lookup(const char *name);
+const dp_func *dp_func_get(dp_func_id id);
+/* The closest known name within a small edit distance, for "did you mean". */
+const char *dp_func_suggest(const char *name);
+/* Iterate the catalog (docs, SHOW FUNCTIONS): i from 0 while non-NULL. */
+const dp_func *dp_func_at(int i);
+
+#endif /* DP_FUNCTIONS_H */
