@@ -1,5 +1,8 @@
 /*
 ** dipper_int.h — the structs behind the public handles of dipper.h.
+**
+** Private to src/api/ (and to tests and benchmarks that look inside); the CLI
+** and every other caller see only the opaque types of dipper.h.
 */
 #ifndef DP_DIPPER_INT_H
 #define DP_DIPPER_INT_H
@@ -7,18 +10,18 @@
 #include "core/arena.h"
 #include "core/diag.h"
 #include "dipper.h"
+#include "plan/plan.h" /* before catalog.h: it declares dp_table_def */
 #include "plan/catalog.h"
-#include "plan/plan.h"
 #include "sql/ast.h"
 
 struct dipper {
   char *engine;            /* NULL: embedded */
   dp_catalog *catalog;
-  dp_arena *diag_arena;    /* diagnostics of the last call */
+  dp_arena *diag_arena;    /* diagnostics of the last call; reset at every call */
   dp_diags diags;
-  dipper_diag *pub;        /* public copies of diags, built on demand */
-  char *text;              /* copy of the last compiled text, for rendering */
-  char *file;
+  dipper_diag *pub;        /* public copies of diags, built when a call fails */
+  char *text;              /* copy of the failed text in diag_arena, for rendering */
+  char *file;              /* the filename of the last call, in diag_arena */
 };
 
 /* One compiled statement. */
@@ -26,6 +29,7 @@ typedef struct dp_program_stmt {
   const dp_ast_stmt *ast;
   dp_query_plan plan;      /* no roots for DDL/SET */
   bool explain;            /* an EXPLAIN statement */
+  const char *summary;     /* EXPLAIN's line for DDL/SET/DROP/USE/...; NULL otherwise */
 } dp_program_stmt;
 
 struct dipper_program {

@@ -1,0 +1,403 @@
+/*
+** dipper.c — the public API of dipper.h: handles, the compile pipeline,
+** diagnostics for callers, and EXPLAIN of a whole program.
+**
+** Owns: the dipper handle (its catalog, engine address and the diagnostics of
+** the last call) and compiled programs (one arena each).  Does not own: the
+** result code strings and dipper_version (core/error.c), parsing, binding,
+** analysis or plan printing (sql/, plan/) — this file only sequences them.
+**
+** Lifetimes: a program's arena holds its copy of the text, the syntax tree,
+** the plans and the one-line summaries of DDL/SET statements.  Diagnostics
+** live in the handle's diag arena, together with a copy of the text they
+** point into, so that a failed compile (whose program is freed at once) can
+** still be rendered; the arena is reset at the start of every call.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/dipper_int.h"
+#include "core/buf.h"
+#include "core/types.h"
+#include "plan/analyze.h"
+#include "plan/binder.h"
+#include "plan/explain.h"
+#include "sql/parser.h"
+
+/* ---- engine addresses ---- */
+
+/* Keys of a Spark Connect connection string (Spark's client-connection-string
+** document); anything else is refused here so that a typo does not surface
+** later as a puzzling connection failure. */
+static const char *const sc_param_keys[] = {"token",      "use_ssl",   "user_id",
+                                            "user_agent", "session_id", NULL};
+
+static bool is_host_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         c == '-' || c == '.' || c == '_';
+}
+
+static bool is_hex_or_colon(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
+         c == ':' || c == '.';
+}
+
+/* Checks "sc://host[:port][/;key=value;...]" (host may be a [v6] literal).
+** Only the shape: nothing is resolved or contacted. */
+static bool sc_address_valid(const char *addr) {
+  const char *p = addr + strlen("sc://");
+  if (*p == '[') {
+    p++;
+    const char *start = p;
+    while (is_hex_or_colon(*p)) p++;
+    if (p == start || *p != ']') return false;
+    p++;
+  } else {
+    const char *start = p;
+    while (is_host_char(*p)) p++;
+    if (p == start) return false;
+  }
+  if (*p == ':') {
+    p++;
+    long port = 0;
+    int digits = 0;
+    while (*p >= '0' && *p <= '9' && digits < 6) {
+      port = port * 10 + (*p - '0');
+      p++;
+      digits++;
+    }
+    if (digits == 0 || port < 1 || port > 65535) return false;
+  }
+  if (*p == '\0') return true;
+  if (*p != '/') return false;
+  p++;
+  /* Parameters: ;key=value pairs; the leading ';' is required by Spark's grammar. */
+  while (*p) {
+    if (*p != ';') return false;
+    p++;
+    if (*p == '\0') return true; /* a trailing ';' is harmless */
+    const char *key = p;
+    while (*p && *p != '=' && *p != ';') p++;
+    if (*p != '=') return false;
+    size_t keylen = (size_t)(p - key);
+    bool known = false;
+    for (int i = 0; sc_param_keys[i]; i++)
+      if (strlen(sc_param_keys[i]) == keylen && strncmp(key, sc_param_keys[i], keylen) == 0)
+        known = true;
+    if (!known) return false;
+    p++;
+    const char *value = p;
+    while (*p && *p != ';') p++;
+    size_t valuelen = (size_t)(p - value);
+    if (valuelen == 0) return false;
+    if (keylen == 7 && strncmp(key, "use_ssl", 7) == 0 &&
+        !(valuelen == 4 && strncmp(value, "true", 4) == 0) &&
+        !(valuelen == 5 && strncmp(value, "false", 5) == 0))
+      return false;
+  }
+  return true;
+}
+
+int dipper_open(dipper **out, const char *engine) {
+  if (!out) return DIPPER_MISUSE;
+  *out = NULL;
+  const char *stored = NULL; /* NULL: the embedded engine */
+  if (engine && strcmp(engine, "embedded") != 0) {
+    if (strncmp(engine, "sc://", 5) != 0 || !sc_address_valid(engine)) return DIPPER_OPTION;
+    stored = engine;
+  }
+  dipper *db = calloc(1, sizeof *db);
+  if (!db) return DIPPER_NOMEM;
+  db->catalog = dp_catalog_new();
+  db->diag_arena = dp_arena_new(0);
+  if (stored) db->engine = strdup(stored);
+  if (!db->catalog || !db->diag_arena || (stored && !db->engine)) {
+    dipper_close(db);
+    return DIPPER_NOMEM;
+  }
+  dp_diags_init(&db->diags, db->diag_arena, NULL, NULL, 0);
+  *out = db;
+  return DIPPER_OK;
+}
+
+void dipper_close(dipper *db) {
+  if (!db) return;
+  dp_catalog_free(db->catalog);
+  dp_arena_free(db->diag_arena);
+  free(db->engine);
+  free(db);
+}
+
+/* ---- diagnostics ---- */
+
+/* Forget the previous call's diagnostics and start a new list that names
+** `file` (copied) and points into `text` (borrowed for the duration of the
+** call; see keep_diag_text). */
+static void diags_begin(dipper *db, const char *file, const char *text, size_t len) {
+  dp_arena_reset(db->diag_arena);
+  db->pub = NULL;
+  db->text = NULL;
+  db->file = file ? dp_arena_strdup(db->diag_arena, file) : NULL;
+  dp_diags_init(&db->diags, db->diag_arena, db->file ? db->file : "<string>", text, len);
+}
+
+/* The diagnostics outlive the program that produced them: copy the text
+** they point into, and build the public array once (dipper_diag_get is const). */
+static int diags_finish(dipper *db) {
+  if (db->diags.count == 0) return DIPPER_OK;
+  if (db->diags.text) {
+    db->text = dp_arena_strndup(db->diag_arena, db->diags.text, db->diags.text_len);
+    if (!db->text) return DIPPER_NOMEM;
+    db->diags.text = db->text;
+  }
+  db->pub = dp_arena_calloc(db->diag_arena, (size_t)db->diags.count, sizeof *db->pub);
+  if (!db->pub) return DIPPER_NOMEM;
+  for (int i = 0; i < db->diags.count; i++) {
+    const dp_diag *g = &db->diags.items[i];
+    dipper_diag *p = &db->pub[i];
+    p->code = g->code;
+    p->message = g->message ? g->message : dipper_strerror(g->code);
+    p->file = db->file;
+    p->line = (int)g->span.line;
+    p->col = (int)g->span.col;
+    p->length = g->span.line > 0 ? (g->span.len > 0 ? (int)g->span.len : 1) : 0;
+  }
+  return DIPPER_OK;
+}
+
+int dipper_diag_count(const dipper *db) { return db && db->pub ? db->diags.count : 0; }
+
+const dipper_diag *dipper_diag_get(const dipper *db, int i) {
+  if (!db || !db->pub || i < 0 || i >= db->diags.count) return NULL;
+  return &db->pub[i];
+}
+
+const char *dipper_errmsg(const dipper *db) {
+  const dipper_diag *g = dipper_diag_get(db, 0);
+  return g ? g->message : "";
+}
+
+char *dipper_diag_render(const dipper *db, int i) {
+  if (!db || !db->pub || i < 0 || i >= db->diags.count) return NULL;
+  return dp_diag_render(&db->diags, &db->diags.items[i]);
+}
+
+void dipper_free(void *p) { free(p); }
+
+/* ---- compile ---- */
+
+static const char *last_part(const dp_ast_name *n) {
+  return n->n > 0 ? n->parts[n->n - 1].name : "";
+}
+
+static void put_duration(dp_buf *b, int64_t micros) {
+  char tmp[64];
+  dp_format_duration(tmp, sizeof tmp, micros);
+  dp_buf_puts(b, tmp);
+}
+
+/* The one line EXPLAIN prints for a CREATE TABLE, from the definition the
+** catalog now holds (so what is shown is what later statements will see). */
+static void summarize_table(dp_buf *b, const dp_catalog *cat, const char *name) {
+  dp_buf_printf(b, "CreateTable %s", name);
+  const dp_table_def *t = dp_catalog_table(cat, name);
+  if (!t) return;
+  if (t->connector) dp_buf_printf(b, " connector=%s", t->connector);
+  if (t->format) dp_buf_printf(b, " format=%s", t->format);
+  dp_buf_printf(b, " columns=%d", t->schema.ncols);
+  if (t->watermark_col >= 0 && t->watermark_col < t->schema.ncols) {
+    dp_buf_printf(b, " watermark=%s", t->schema.cols[t->watermark_col].name);
+    if (t->watermark_delay >= 0) {
+      dp_buf_puts(b, " delay=");
+      put_duration(b, t->watermark_delay);
+    } else if (t->watermark_expr) {
+      dp_buf_puts(b, " expr=");
+      dp_explain_expr(b, t->watermark_expr, &t->schema);
+    }
+  }
+  if (t->npk > 0) {
+    dp_buf_puts(b, " primary_key=[");
+    for (int i = 0; i < t->npk; i++)
+      dp_buf_printf(b, "%s%s", i ? ", " : "", t->schema.cols[t->pk[i]].name);
+    dp_buf_putc(b, ']');
+  }
+  dp_buf_puts(b, t->bounded ? " bounded" : " unbounded");
+}
+
+static const char *drop_word(int what) {
+  return what == 'V' ? "DropView" : what == 'F' ? "DropFunction" : "DropTable";
+}
+
+/* One line for statements that act on the session rather than produce rows;
+** NULL for queries, INSERTs and statement sets (EXPLAIN prints their plans). */
+static const char *summarize(dp_arena *a, const dp_catalog *cat, const dp_ast_stmt *s) {
+  dp_buf b = DP_BUF_INIT;
+  switch (s->kind) {
+  case DP_AS_CREATE_TABLE:
+    summarize_table(&b, cat, last_part(&s->u.create_table.name));
+    break;
+  case DP_AS_CREATE_VIEW:
+    dp_buf_printf(&b, "CreateView %s", last_part(&s->u.create_view.name));
+    break;
+  case DP_AS_CREATE_FUNCTION:
+    dp_buf_printf(&b, "CreateFunction %s", last_part(&s->u.create_function.name));
+    if (s->u.create_function.class_name)
+      dp_buf_printf(&b, " class=%s", s->u.create_function.class_name);
+    break;
+  case DP_AS_DROP:
+    dp_buf_printf(&b, "%s %s", drop_word(s->u.drop.what), last_part(&s->u.drop.name));
+    break;
+  case DP_AS_SET:
+    if (s->u.set.key)
+      dp_buf_printf(&b, "Set %s=%s", s->u.set.key, s->u.set.value ? s->u.set.value : "");
+    else
+      dp_buf_puts(&b, "Set");
+    break;
+  case DP_AS_RESET:
+    dp_buf_printf(&b, "Reset%s%s", s->u.set.key ? " " : "", s->u.set.key ? s->u.set.key : "");
+    break;
+  case DP_AS_USE:
+    dp_buf_printf(&b, "Use %s", last_part(&s->u.use));
+    break;
+  case DP_AS_SHOW:
+    dp_buf_puts(&b, s->u.show.what == 'V'   ? "ShowViews"
+                    : s->u.show.what == 'F' ? "ShowFunctions"
+                                            : "ShowTables");
+    break;
+  case DP_AS_DESCRIBE:
+    dp_buf_printf(&b, "Describe %s", last_part(&s->u.describe));
+    break;
+  case DP_AS_INSERT:
+  case DP_AS_STATEMENT_SET:
+  case DP_AS_QUERY:
+  case DP_AS_EXPLAIN:
+    return NULL;
+  }
+  if (b.oom) {
+    dp_buf_free(&b);
+    return NULL;
+  }
+  const char *line = dp_arena_strdup(a, dp_buf_cstr(&b));
+  dp_buf_free(&b);
+  return line;
+}
+
+/* Bind, analyse and validate one statement.  Errors are in db->diags. */
+static void compile_stmt(dipper *db, dipper_program *prog, dp_program_stmt *ps) {
+  int rc = dp_bind_stmt(prog->arena, &db->diags, db->catalog, ps->ast, &ps->plan);
+  if (rc != DIPPER_OK) return;
+  ps->summary = summarize(prog->arena, db->catalog, ps->ast);
+  if (ps->plan.nroots == 0) return;
+  rc = dp_analyze(prog->arena, &db->diags, db->catalog, &ps->plan);
+  if (rc != DIPPER_OK) return;
+  dp_validate(&db->diags, db->catalog, &ps->plan);
+}
+
+/* Record a failure that has no place in the text (misuse, no memory). */
+static int fail_unplaced(dipper *db, int code, const char *message) {
+  dp_span nowhere = {0, 0, 0, 0};
+  dp_error(&db->diags, code, nowhere, "%s", message);
+  diags_finish(db);
+  return code;
+}
+
+int dipper_compile(dipper *db, const char *sql, size_t len, const char *filename,
+                   dipper_program **out) {
+  if (out) *out = NULL;
+  if (!db) return DIPPER_MISUSE;
+  diags_begin(db, filename, NULL, 0);
+  if (!out || !sql)
+    return fail_unplaced(db, DIPPER_MISUSE,
+                         !out ? "dipper_compile needs a place for the program: pass &prog"
+                              : "dipper_compile was given no SQL text: pass a string");
+  if (len == (size_t)-1) len = strlen(sql);
+  if (len > UINT32_MAX - 1)
+    return fail_unplaced(db, DIPPER_LIMIT, "the SQL text is larger than 4 GiB: split it");
+
+  /* The tree is several times the size of its text; one block avoids growth
+  ** for ordinary scripts. */
+  dp_arena *arena = dp_arena_new(len * 8 + 4096);
+  dipper_program *prog = arena ? dp_arena_calloc(arena, 1, sizeof *prog) : NULL;
+  char *text = prog ? dp_arena_strndup(arena, sql, len) : NULL;
+  if (!text) {
+    dp_arena_free(arena);
+    return fail_unplaced(db, DIPPER_NOMEM, "out of memory while copying the SQL text");
+  }
+  prog->db = db;
+  prog->arena = arena;
+  prog->text = text;
+  prog->file = db->file;
+  db->diags.text = text;
+  db->diags.text_len = len;
+
+  dp_ast_script *script = NULL;
+  int rc = dp_parse(arena, &db->diags, text, len, &script);
+  /* After a syntax error the statements that did parse are not bound: a
+  ** broken CREATE TABLE would make every later use of the table an error too. */
+  if (rc == DIPPER_OK && script) {
+    prog->n = script->n;
+    prog->stmts = script->n ? dp_arena_calloc(arena, (size_t)script->n, sizeof *prog->stmts)
+                            : NULL;
+    if (script->n && !prog->stmts) {
+      rc = DIPPER_NOMEM;
+    } else {
+      for (int i = 0; i < script->n; i++) {
+        dp_program_stmt *ps = &prog->stmts[i];
+        ps->ast = script->stmts[i];
+        ps->explain = ps->ast->kind == DP_AS_EXPLAIN;
+        compile_stmt(db, prog, ps);
+      }
+    }
+  }
+  if (rc == DIPPER_OK && db->diags.count == 0) {
+    *out = prog;
+    return DIPPER_OK;
+  }
+  int first = db->diags.count > 0 ? db->diags.items[0].code : rc;
+  if (first == DIPPER_OK) first = DIPPER_INTERNAL;
+  if (db->diags.count == 0) {
+    dp_span nowhere = {0, 0, 0, 0};
+    dp_error(&db->diags, first, nowhere, "%s", dipper_strerror(first));
+  }
+  int kept = diags_finish(db);
+  dp_arena_free(arena);
+  return kept == DIPPER_OK ? first : kept;
+}
+
+void dipper_program_free(dipper_program *prog) {
+  if (prog) dp_arena_free(prog->arena);
+}
+
+int dipper_program_count(const dipper_program *prog) { return prog ? prog->n : 0; }
+
+/* ---- explain ---- */
+
+int dipper_explain(const dipper_program *prog, unsigned flags, char **out) {
+  if (!out) return DIPPER_MISUSE;
+  *out = NULL;
+  if (!prog) return DIPPER_MISUSE;
+  dp_buf b = DP_BUF_INIT;
+  for (int i = 0; i < prog->n; i++) {
+    const dp_program_stmt *ps = &prog->stmts[i];
+    if (i > 0) dp_buf_putc(&b, '\n'); /* a blank line between statements */
+    if (ps->summary) {
+      dp_buf_puts(&b, ps->summary);
+      dp_buf_putc(&b, '\n');
+    }
+    if (ps->plan.nroots > 0) {
+      size_t before = b.len;
+      dp_explain_plan(&b, &ps->plan, flags);
+      if (b.len > before && b.data[b.len - 1] != '\n') dp_buf_putc(&b, '\n');
+    } else if (!ps->summary) {
+      /* A statement with neither: say so rather than print nothing. */
+      dp_buf_puts(&b, "(no plan)\n");
+    }
+  }
+  if (b.oom) {
+    dp_buf_free(&b);
+    return DIPPER_NOMEM;
+  }
+  /* An empty program still yields a string the caller can free. */
+  *out = b.len > 0 ? dp_buf_take(&b) : calloc(1, 1);
+  return *out ? DIPPER_OK : DIPPER_NOMEM;
+}
