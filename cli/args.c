@@ -1,0 +1,170 @@
+/*
+** args.c — the command line of `dipper`: commands, inputs and options.
+**
+** Grammar: dipper [OPTION]... COMMAND [OPTION | INPUT]...
+** Options may come before or after the command; inputs are compiled in the
+** order written.  `--` ends the options (a file named "-e" stays reachable).
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char *const command_names[] = {"check", "explain", NULL};
+static const char *const option_names[] = {"--engine", "--help", "--version", "--no-schema",
+                                           "--no-streaming", "-e", "-h", NULL};
+
+void cli_print_usage(FILE *out) {
+  fputs("usage: dipper COMMAND [OPTIONS] INPUT...\n"
+        "\n"
+        "Compile Flink-style streaming SQL, report its errors, show its plan.\n"
+        "\n"
+        "Commands:\n"
+        "  check INPUT...     parse, bind and validate every statement; print each\n"
+        "                     error with its line and column, nothing when clean\n"
+        "  explain INPUT...   print the logical plan of every statement, with its\n"
+        "                     schema and streaming properties\n"
+        "\n"
+        "Inputs (compiled in order; later inputs see the tables of earlier ones):\n"
+        "  FILE.sql           a SQL script\n"
+        "  -                  the standard input\n"
+        "  -e 'SQL'           SQL text given on the command line\n"
+        "\n"
+        "Options:\n"
+        "  --engine ADDR      the engine to compile for: embedded (the default) or a\n"
+        "                     Spark Connect address sc://host:port[/;token=..;use_ssl=true]\n"
+        "  --no-schema        explain: leave out each node's schema line\n"
+        "  --no-streaming     explain: leave out the streaming properties\n"
+        "  -h, --help         print this help and exit\n"
+        "  --version          print the version and exit\n"
+        "\n"
+        "Exit status: 0 clean, 1 the SQL has errors, 2 a usage error or an\n"
+        "unreadable input.\n",
+        out);
+}
+
+/* Levenshtein distance, capped: only small typos earn a "did you mean". */
+static size_t edit_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 31 || lb > 31) return 99;
+  size_t row[32];
+  for (size_t j = 0; j <= lb; j++) row[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      size_t up = row[j];
+      size_t best = diag + (a[i - 1] == b[j - 1] ? 0 : 1);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      row[j] = best;
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+static const char *closest(const char *word, const char *const *names) {
+  const char *best = NULL;
+  size_t best_distance = 3; /* more than two edits away is not a typo */
+  for (int i = 0; names[i]; i++) {
+    size_t d = edit_distance(word, names[i]);
+    if (d < best_distance) {
+      best_distance = d;
+      best = names[i];
+    }
+  }
+  return best;
+}
+
+static int usage_error_hint(const char *what, const char *word, const char *const *names) {
+  const char *suggestion = closest(word, names);
+  if (suggestion)
+    cli_error("unknown %s '%s'; did you mean '%s'?", what, word, suggestion);
+  else
+    cli_error("unknown %s '%s'", what, word);
+  fputs("Try 'dipper --help' for the commands and options.\n", stderr);
+  return CLI_EXIT_USAGE;
+}
+
+static int missing_value(const char *option, const char *what) {
+  cli_error("option '%s' needs %s", option, what);
+  fputs("Try 'dipper --help' for the commands and options.\n", stderr);
+  return CLI_EXIT_USAGE;
+}
+
+static void add_input(cli_options *opts, char kind, const char *arg) {
+  cli_input *in = &opts->inputs[opts->ninputs++];
+  memset(in, 0, sizeof *in);
+  in->kind = kind;
+  in->arg = arg;
+  in->name = kind == 'e' ? "<command line>" : kind == '-' ? "<stdin>" : arg;
+}
+
+int cli_parse_args(int argc, char **argv, cli_options *opts) {
+  memset(opts, 0, sizeof *opts);
+  opts->inputs = calloc((size_t)(argc > 0 ? argc : 1), sizeof *opts->inputs);
+  if (!opts->inputs) {
+    cli_error("out of memory");
+    return CLI_EXIT_USAGE;
+  }
+  bool options_ended = false;
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    bool is_option = !options_ended && arg[0] == '-' && arg[1] != '\0';
+    if (!is_option) {
+      if (opts->command == CLI_CMD_NONE && !opts->help && !opts->version) {
+        if (strcmp(arg, "check") == 0)
+          opts->command = CLI_CMD_CHECK;
+        else if (strcmp(arg, "explain") == 0)
+          opts->command = CLI_CMD_EXPLAIN;
+        else
+          return usage_error_hint("command", arg, command_names);
+      } else {
+        add_input(opts, strcmp(arg, "-") == 0 && !options_ended ? '-' : 'f', arg);
+      }
+      continue;
+    }
+    if (strcmp(arg, "--") == 0) {
+      options_ended = true;
+    } else if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+      opts->help = true;
+    } else if (strcmp(arg, "--version") == 0) {
+      opts->version = true;
+    } else if (strcmp(arg, "--no-schema") == 0) {
+      opts->explain_flags |= DIPPER_EXPLAIN_NO_SCHEMA;
+    } else if (strcmp(arg, "--no-streaming") == 0) {
+      opts->explain_flags |= DIPPER_EXPLAIN_NO_STREAMING;
+    } else if (strcmp(arg, "--engine") == 0) {
+      if (i + 1 >= argc) return missing_value(arg, "an address (embedded or sc://host:port)");
+      opts->engine = argv[++i];
+    } else if (strncmp(arg, "--engine=", 9) == 0) {
+      opts->engine = arg + 9;
+    } else if (strcmp(arg, "-e") == 0) {
+      if (i + 1 >= argc) return missing_value(arg, "SQL text, e.g. -e 'SELECT 1'");
+      add_input(opts, 'e', argv[++i]);
+    } else if (strncmp(arg, "-e", 2) == 0) {
+      add_input(opts, 'e', arg + 2);
+    } else {
+      return usage_error_hint("option", arg, option_names);
+    }
+  }
+  if (opts->help || opts->version) return CLI_EXIT_OK;
+  if (opts->command == CLI_CMD_NONE) {
+    cli_print_usage(stderr);
+    return CLI_EXIT_USAGE;
+  }
+  if (opts->ninputs == 0) {
+    cli_error("'%s' needs an input: a FILE.sql, '-' for the standard input, or -e 'SQL'",
+              opts->command == CLI_CMD_CHECK ? "check" : "explain");
+    return CLI_EXIT_USAGE;
+  }
+  return CLI_EXIT_OK;
+}
+
+void cli_options_free(cli_options *opts) {
+  for (int i = 0; i < opts->ninputs; i++) free(opts->inputs[i].text);
+  free(opts->inputs);
+  opts->inputs = NULL;
+  opts->ninputs = 0;
+}

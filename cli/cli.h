@@ -1,0 +1,65 @@
+/*
+** cli.h — the pieces of the `dipper` command shared between its files.
+**
+** The command is built on include/dipper.h alone (like curl's tool on
+** libcurl): nothing here may include a header from src/.
+**
+** Owns: command-line parsing (args.c), reading inputs and printing
+** diagnostics (io.c), and the commands themselves (dipper.c).
+*/
+#ifndef DIPPER_CLI_H
+#define DIPPER_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "dipper.h"
+
+/* Exit statuses, as a compiler's: the SQL is wrong (1) is not the same
+** failure as the command being used wrongly (2). */
+enum { CLI_EXIT_OK = 0, CLI_EXIT_SQL = 1, CLI_EXIT_USAGE = 2 };
+
+typedef enum cli_command { CLI_CMD_NONE, CLI_CMD_CHECK, CLI_CMD_EXPLAIN } cli_command;
+
+/* One SQL text to compile: a file, the standard input or an -e argument. */
+typedef struct cli_input {
+  char kind;           /* 'f' file, '-' stdin, 'e' command-line text */
+  const char *arg;     /* the file name or the -e text, borrowed from argv */
+  const char *name;    /* how diagnostics name it: the path, "<stdin>", "<command line>" */
+  char *text;          /* the SQL, read by cli_read_inputs; malloc'd */
+  size_t len;
+} cli_input;
+
+typedef struct cli_options {
+  cli_command command;
+  bool help, version;
+  const char *engine;  /* --engine ADDR, or NULL */
+  unsigned explain_flags;
+  int ninputs;
+  cli_input *inputs;   /* malloc'd, argc entries at most */
+} cli_options;
+
+/* Parse argv.  Returns CLI_EXIT_OK, or CLI_EXIT_USAGE after printing what is
+** wrong and a hint to stderr.  The caller frees opts->inputs with cli_options_free. */
+int cli_parse_args(int argc, char **argv, cli_options *opts);
+void cli_options_free(cli_options *opts);
+void cli_print_usage(FILE *out);
+
+/* Read every input's text.  CLI_EXIT_USAGE (after naming the file and the
+** system's reason on stderr) when one cannot be read. */
+int cli_read_inputs(cli_options *opts);
+
+/* Print every diagnostic of the last failed call on db to stderr, the way a
+** compiler does; "error:" in bold red when stderr is a terminal and NO_COLOR
+** is unset. */
+void cli_print_diags(const dipper *db);
+
+/* "dipper: " + message on stderr, with the same colouring rule. */
+void cli_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+#endif /* DIPPER_CLI_H */
