@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# cli_test.sh — the `dipper` command end to end: exit statuses, what goes to
+# stdout and stderr, the compiler-style diagnostics, and every example.
+#   usage: cli_test.sh PATH/TO/dipper REPO_ROOT
+set -euo pipefail
+
+dipper="$1"
+root="$2"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+failures=0
+checks=0
+
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# run EXPECTED_STATUS ARGS... — runs dipper with stdout/stderr captured in
+# $work/out and $work/err; records a failure when the status differs.
+run() {
+  local expected="$1"
+  shift
+  local status=0
+  NO_COLOR= "$dipper" "$@" >"$work/out" 2>"$work/err" </dev/null || status=$?
+  checks=$((checks + 1))
+  if [ "$status" -ne "$expected" ]; then
+    fail "dipper $* exited $status, expected $expected"
+    sed 's/^/  stderr: /' "$work/err" >&2
+  fi
+}
+
+# contains FILE TEXT — TEXT (fixed string, may span lines) occurs in FILE.
+contains() {
+  checks=$((checks + 1))
+  if ! python3 - "$1" "$2" <<'PY'
+import sys
+sys.exit(0 if sys.argv[2] in open(sys.argv[1], encoding="utf-8", errors="replace").read() else 1)
+PY
+  then
+    fail "$(basename "$1") lacks: $2"
+    sed 's/^/  | /' "$1" >&2
+  fi
+}
+
+empty() {
+  checks=$((checks + 1))
+  if [ -s "$1" ]; then
+    fail "$(basename "$1") should be empty"
+    sed 's/^/  | /' "$1" >&2
+  fi
+}
+
+# --version and --help
+run 0 --version
+contains "$work/out" "dipper 0.1.0"
+empty "$work/err"
+run 0 --help
+contains "$work/out" "usage: dipper COMMAND"
+contains "$work/out" "check INPUT..."
+contains "$work/out" "explain INPUT..."
+contains "$work/out" "--engine ADDR"
+contains "$work/out" "-e 'SQL'"
+run 0 -h
+contains "$work/out" "usage: dipper"
+
+# usage errors: exit 2 with a hint
+run 2
+contains "$work/err" "usage: dipper"
+run 2 chek examples/payments.sql
+contains "$work/err" "unknown command 'chek'; did you mean 'check'?"
+contains "$work/err" "dipper --help"
+run 2 check --frobnicate x.sql
+contains "$work/err" "unknown option '--frobnicate'"
+run 2 check
+contains "$work/err" "needs an input"
+run 2 check -e
+contains "$work/err" "option '-e' needs"
+run 2 check --engine
+contains "$work/err" "option '--engine' needs"
+run 2 check --engine http://nope -e 'SELECT 1'
+contains "$work/err" "cannot use engine 'http://nope'"
+
+# a missing file: exit 2, the file named with the system's reason
+run 2 check "$work/does-not-exist.sql"
+contains "$work/err" "cannot read '$work/does-not-exist.sql': No such file or directory"
+run 2 check "$work"
+contains "$work/err" "cannot read '$work': Is a directory"
+
+# a clean file: exit 0, nothing printed
+cat >"$work/ok.sql" <<'SQL'
+CREATE TABLE gen (id BIGINT, name STRING) WITH ('connector' = 'datagen', 'number-of-rows' = '5');
+SELECT id, name FROM gen WHERE id > 2;
+SQL
+run 0 check "$work/ok.sql"
+empty "$work/out"
+empty "$work/err"
+
+# a file with an error: exit 1, file:line:col, the source line and the caret
+cat >"$work/bad.sql" <<'SQL'
+CREATE TABLE gen (id BIGINT, name STRING) WITH ('connector' = 'datagen', 'number-of-rows' = '5');
+SELECT id,
+       nme FROM gen;
+SQL
+run 1 check "$work/bad.sql"
+empty "$work/out"
+contains "$work/err" "$work/bad.sql:3:8: error: "
+contains "$work/err" "    3 |        nme FROM gen;
+      |        ^~~"
+checks=$((checks + 1))
+if grep -q $'\033' "$work/err"; then fail "colour codes in a pipe"; fi
+
+# -e, and later inputs seeing the tables of earlier ones
+run 0 check -e "CREATE TABLE t (a INT) WITH ('connector' = 'datagen')" -e 'SELECT a FROM t'
+empty "$work/err"
+run 1 check -e 'SELECT a FROM t'
+contains "$work/err" "<command line>:1:15: error: "
+run 0 explain "$work/ok.sql" -e 'SELECT name FROM gen'
+contains "$work/out" "Scan table=gen connector=datagen"
+
+# stdin
+status=0
+NO_COLOR= "$dipper" check - <"$work/bad.sql" >"$work/out" 2>"$work/err" || status=$?
+checks=$((checks + 1))
+[ "$status" -eq 1 ] || fail "check - exited $status, expected 1"
+contains "$work/err" "<stdin>:3:8: error: "
+
+# --engine is accepted and does not change what compiles
+run 0 check --engine sc://localhost:15002 "$work/ok.sql"
+run 0 check --engine=embedded "$work/ok.sql"
+
+# explain of the main example
+run 0 explain "$root/examples/payments.sql"
+contains "$work/out" "CreateTable payment_msg connector=kafka"
+contains "$work/out" "watermark=createTime delay=10 s"
+contains "$work/out" "Sink table=sink connector=kafka"
+contains "$work/out" "Window kind=HOP"
+contains "$work/out" "Scan table=payment_msg connector=kafka"
+empty "$work/err"
+run 0 explain --no-schema --no-streaming "$root/examples/payments.sql"
+checks=$((checks + 1))
+if grep -q 'schema:\|streaming:' "$work/out"; then fail "--no-schema/--no-streaming ignored"; fi
+
+# every example passes check
+for example in "$root"/examples/*.sql; do
+  run 0 check "$example"
+  empty "$work/err"
+done
+
+echo "$checks checks, $failures failed"
+[ "$failures" -eq 0 ]
