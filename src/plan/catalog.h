@@ -19,6 +19,7 @@
 #include "sql/ast.h"
 
 typedef struct dp_expr dp_expr;
+typedef struct dp_table_def dp_table_def; /* also in plan.h; C11 allows the repeat */
 
 typedef enum dp_col_kind { DP_CK_PHYSICAL, DP_CK_COMPUTED, DP_CK_METADATA } dp_col_kind;
 
@@ -99,6 +100,13 @@ int dp_catalog_set(dp_catalog *c, dp_diags *d, const dp_ast_set *s);
 int dp_catalog_reset(dp_catalog *c, const char *key); /* NULL: all */
 const char *dp_catalog_option(const dp_catalog *c, const char *key); /* NULL if unset */
 bool dp_catalog_streaming(const dp_catalog *c); /* execution.runtime-mode != batch */
+
+/* Parse a duration as SET values and connector options write it: "10 s",
+** "10 seconds", "1 min", "500 ms", "1h", "1 min 30 s", "1.5 s"; units d, h,
+** min (or m), s, ms, us, ns in short, singular or plural form; a bare number
+** is milliseconds (Flink's rule).  DIPPER_OK with *micros, or DIPPER_OPTION
+** on malformed, negative or overflowing text (then *micros is untouched). */
+int dp_parse_duration(const char *s, int64_t *micros);
 
 /* Connector knowledge: validate a table's WITH options (known connector,
 ** required options present, no unknown keys — with a suggestion — and legal
