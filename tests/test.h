@@ -21,13 +21,14 @@ static int dp_ntests_;
 static int dp_test_failed_;
 static int dp_checks_;
 
-#define TEST(name)                                                        \
-  static void test_##name(void);                                          \
-  __attribute__((constructor)) static void reg_##name(void) {             \
-    dp_tests_[dp_ntests_].name = #name;                                   \
-    dp_tests_[dp_ntests_++].fn = test_##name;                             \
+/* The parameter is not called `name`: it would also replace the field. */
+#define TEST(test_name)                                                   \
+  static void test_##test_name(void);                                     \
+  __attribute__((constructor)) static void reg_##test_name(void) {        \
+    dp_tests_[dp_ntests_].name = #test_name;                              \
+    dp_tests_[dp_ntests_++].fn = test_##test_name;                        \
   }                                                                       \
-  static void test_##name(void)
+  static void test_##test_name(void)
 
 #define CHECK(cond)                                                       \
   do {                                                                    \

@@ -1,0 +1,142 @@
+/*
+** parse_bench.c — how long the compiler front end takes: parse, bind,
+** analyse and validate a 50-line streaming pipeline (three sources with
+** watermarks, two sinks, a view, a window aggregation and an interval join)
+** through the public API, on a fresh handle each time so that every CREATE
+** TABLE is really compiled.
+**
+**   scripts/bench            or      build/bench/bench_parse_bench [ITERATIONS]
+**
+** Prints the median and 99th percentile of one compile (open + compile +
+** free + close) in µs, and statements compiled per second.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dipper.h"
+
+static const char pipeline[] =
+    "CREATE TABLE orders (\n"
+    "  order_id BIGINT, user_id BIGINT, amount DECIMAL(10, 2), currency STRING,\n"
+    "  order_time TIMESTAMP(3),\n"
+    "  WATERMARK FOR order_time AS order_time - INTERVAL '5' SECOND\n"
+    ") WITH ('connector' = 'kafka', 'topic' = 'orders',\n"
+    "  'properties.bootstrap.servers' = '127.0.0.1:9092',\n"
+    "  'scan.startup.mode' = 'earliest-offset', 'format' = 'json');\n"
+    "CREATE TABLE shipments (\n"
+    "  shipment_id BIGINT, order_id BIGINT, carrier STRING, ship_time TIMESTAMP(3),\n"
+    "  WATERMARK FOR ship_time AS ship_time - INTERVAL '5' SECOND\n"
+    ") WITH ('connector' = 'kafka', 'topic' = 'shipments',\n"
+    "  'properties.bootstrap.servers' = '127.0.0.1:9092',\n"
+    "  'scan.startup.mode' = 'earliest-offset', 'format' = 'json');\n"
+    "CREATE TABLE payment_msg (\n"
+    "  createTime TIMESTAMP(3), orderId BIGINT, payAmount DOUBLE,\n"
+    "  payPlatform INT, provinceId INT,\n"
+    "  WATERMARK FOR createTime AS createTime - INTERVAL '10' SECOND\n"
+    ") WITH ('connector' = 'kafka', 'topic' = 'payment_msg',\n"
+    "  'properties.bootstrap.servers' = '127.0.0.1:9092',\n"
+    "  'scan.startup.mode' = 'earliest-offset', 'format' = 'json');\n"
+    "CREATE TABLE province_totals (\n"
+    "  province_id INT, window_start TIMESTAMP(3), window_end TIMESTAMP(3),\n"
+    "  pay_amount DOUBLE, payments BIGINT\n"
+    ") WITH ('connector' = 'kafka', 'topic' = 'province_totals',\n"
+    "  'properties.bootstrap.servers' = '127.0.0.1:9092', 'format' = 'json');\n"
+    "CREATE TABLE shipped (\n"
+    "  order_id BIGINT, amount DECIMAL(10, 2), carrier STRING, delay_ok BOOLEAN\n"
+    ") WITH ('connector' = 'blackhole');\n"
+    "CREATE VIEW large_payments AS\n"
+    "  SELECT createTime, orderId, payAmount, provinceId\n"
+    "  FROM payment_msg\n"
+    "  WHERE payAmount > 100 AND payPlatform IN (0, 1);\n"
+    "INSERT INTO province_totals\n"
+    "SELECT provinceId, window_start, window_end, SUM(payAmount), COUNT(*)\n"
+    "FROM TABLE(HOP(TABLE large_payments, DESCRIPTOR(createTime),\n"
+    "               INTERVAL '30' SECOND, INTERVAL '1' MINUTE))\n"
+    "GROUP BY provinceId, window_start, window_end;\n"
+    "INSERT INTO shipped\n"
+    "SELECT o.order_id, o.amount, s.carrier,\n"
+    "       CASE WHEN s.ship_time < o.order_time + INTERVAL '1' HOUR THEN TRUE\n"
+    "            ELSE FALSE END\n"
+    "FROM orders o, shipments s\n"
+    "WHERE o.order_id = s.order_id\n"
+    "  AND s.ship_time BETWEEN o.order_time AND o.order_time + INTERVAL '4' HOUR\n"
+    "  AND o.currency = 'EUR';\n";
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* One full compile; the statement count, or -1 after printing why. */
+static int compile_once(void) {
+  dipper *db = NULL;
+  dipper_program *prog = NULL;
+  if (dipper_open(&db, NULL) != DIPPER_OK) return -1;
+  int rc = dipper_compile(db, pipeline, sizeof pipeline - 1, "pipeline.sql", &prog);
+  if (rc != DIPPER_OK) {
+    for (int i = 0; i < dipper_diag_count(db); i++) {
+      char *r = dipper_diag_render(db, i);
+      fputs(r ? r : "(no memory)\n", stderr);
+      dipper_free(r);
+    }
+    dipper_close(db);
+    return -1;
+  }
+  int n = dipper_program_count(prog);
+  dipper_program_free(prog);
+  dipper_close(db);
+  return n;
+}
+
+int main(int argc, char **argv) {
+  long iterations = argc > 1 ? strtol(argv[1], NULL, 10) : 5000;
+  if (iterations < 10 || iterations > 10000000) {
+    fprintf(stderr, "usage: %s [ITERATIONS >= 10]\n", argv[0]);
+    return 2;
+  }
+  int statements = compile_once(); /* also the warm-up, and the correctness gate */
+  if (statements < 0) {
+    fprintf(stderr, "parse_bench: the pipeline does not compile; nothing to measure\n");
+    return 1;
+  }
+  for (int i = 0; i < 200; i++) compile_once();
+
+  double *samples = malloc((size_t)iterations * sizeof *samples);
+  if (!samples) return 1;
+  double start = now_us();
+  for (long i = 0; i < iterations; i++) {
+    double t0 = now_us();
+    if (compile_once() != statements) {
+      free(samples);
+      return 1;
+    }
+    samples[i] = now_us() - t0;
+  }
+  double total = now_us() - start;
+  qsort(samples, (size_t)iterations, sizeof *samples, cmp_double);
+  double median = samples[iterations / 2];
+  double p99 = samples[(iterations * 99) / 100];
+  int lines = 0;
+  for (const char *p = pipeline; *p; p++) lines += *p == '\n';
+
+  printf("parse_bench: compile of a %d-line, %d-statement pipeline "
+         "(open + parse + bind + analyse + validate + free + close)\n",
+         lines, statements);
+  printf("  iterations   %ld\n", iterations);
+  printf("  median       %.1f us per compile\n", median);
+  printf("  p99          %.1f us per compile\n", p99);
+  printf("  throughput   %.0f statements/s (%.0f compiles/s)\n",
+         (double)statements * (double)iterations / (total / 1e6),
+         (double)iterations / (total / 1e6));
+  printf("  reproduce:   scripts/build release && build/bench/bench_parse_bench %ld\n", iterations);
+  free(samples);
+  return 0;
+}
