@@ -1,0 +1,138 @@
+-- A small shop: streams with event-time watermarks (orders, shipments,
+-- clicks), a stream without one (raw_events), a versioned table (rates),
+-- a bounded dimension (customers), and sinks of every kind.
+CREATE TABLE orders (
+  order_id BIGINT,
+  customer_id BIGINT,
+  product STRING,
+  amount DECIMAL(10, 2),
+  quantity INT,
+  currency STRING,
+  order_time TIMESTAMP(3),
+  WATERMARK FOR order_time AS order_time - INTERVAL '5' SECOND
+) WITH (
+  'connector' = 'kafka',
+  'topic' = 'orders',
+  'properties.bootstrap.servers' = 'localhost:9092',
+  'properties.group.id' = 'dipper-test',
+  'scan.startup.mode' = 'earliest-offset',
+  'format' = 'json'
+);
+
+CREATE TABLE shipments (
+  ship_id BIGINT,
+  order_id BIGINT,
+  carrier STRING,
+  ship_time TIMESTAMP(3),
+  WATERMARK FOR ship_time AS ship_time - INTERVAL '5' SECOND
+) WITH (
+  'connector' = 'kafka',
+  'topic' = 'shipments',
+  'properties.bootstrap.servers' = 'localhost:9092',
+  'properties.group.id' = 'dipper-test',
+  'scan.startup.mode' = 'earliest-offset',
+  'format' = 'json'
+);
+
+CREATE TABLE clicks (
+  user_id BIGINT,
+  url STRING,
+  session_gap_s INT,
+  click_time TIMESTAMP(3),
+  proc AS PROCTIME(),
+  WATERMARK FOR click_time AS click_time - INTERVAL '2' SECOND
+) WITH (
+  'connector' = 'kafka',
+  'topic' = 'clicks',
+  'properties.bootstrap.servers' = 'localhost:9092',
+  'properties.group.id' = 'dipper-test',
+  'scan.startup.mode' = 'earliest-offset',
+  'format' = 'json'
+);
+
+CREATE TABLE raw_events (
+  id BIGINT,
+  kind STRING,
+  ts TIMESTAMP(3),
+  payload STRING
+) WITH (
+  'connector' = 'kafka',
+  'topic' = 'raw_events',
+  'properties.bootstrap.servers' = 'localhost:9092',
+  'properties.group.id' = 'dipper-test',
+  'scan.startup.mode' = 'earliest-offset',
+  'format' = 'json'
+);
+
+CREATE TABLE rates (
+  currency STRING,
+  rate DECIMAL(10, 4),
+  update_time TIMESTAMP(3),
+  WATERMARK FOR update_time AS update_time - INTERVAL '1' SECOND,
+  PRIMARY KEY (currency) NOT ENFORCED
+) WITH (
+  'connector' = 'kafka',
+  'topic' = 'rates',
+  'properties.bootstrap.servers' = 'localhost:9092',
+  'properties.group.id' = 'dipper-test',
+  'scan.startup.mode' = 'earliest-offset',
+  'format' = 'json'
+);
+
+CREATE TABLE customers (
+  customer_id BIGINT,
+  name STRING,
+  city STRING,
+  tier INT
+) WITH (
+  'connector' = 'datagen',
+  'number-of-rows' = '100'
+);
+
+CREATE TABLE order_totals (
+  customer_id BIGINT,
+  total DECIMAL(38, 2)
+) WITH (
+  'connector' = 'kafka',
+  'topic' = 'order_totals',
+  'properties.bootstrap.servers' = 'localhost:9092',
+  'format' = 'json'
+);
+
+CREATE TABLE order_events (
+  order_id BIGINT,
+  product STRING,
+  amount DECIMAL(10, 2),
+  order_time TIMESTAMP(3)
+) WITH (
+  'connector' = 'kafka',
+  'topic' = 'order_events',
+  'properties.bootstrap.servers' = 'localhost:9092',
+  'format' = 'json'
+);
+
+CREATE TABLE window_totals (
+  window_start TIMESTAMP(3),
+  window_end TIMESTAMP(3),
+  product STRING,
+  cnt BIGINT,
+  total DECIMAL(38, 2)
+) WITH (
+  'connector' = 'filesystem',
+  'path' = '/tmp/dipper-test/window_totals',
+  'format' = 'json'
+);
+
+CREATE TABLE console_out (
+  customer_id BIGINT,
+  total DECIMAL(38, 2)
+) WITH (
+  'connector' = 'console'
+);
+
+CREATE TABLE drain (
+  order_id BIGINT,
+  product STRING
+) WITH (
+  'connector' = 'blackhole'
+);
