@@ -1,0 +1,587 @@
+/*
+** validate.c — refuses, at compile time, what no engine can run incrementally.
+**
+** Reads the props that analyze.c recorded and applies the rules of streaming
+** SQL that Spark Structured Streaming and Flink enforce at run time (or that
+** would silently give an answer that never settles): ORDER BY and LIMIT on a
+** stream, output modes a plan cannot produce, windows without an event-time
+** attribute, outer joins that can never emit their padded rows, state that is
+** never cleaned, chains of stateful operators outside append mode, sinks that
+** cannot take updates.  In batch mode it refuses sources that never end.
+**
+** Every refusal is DIPPER_STREAMING at the clause's span, saying what is
+** wrong, why, and what to write instead.  Owns nothing; never changes the plan.
+*/
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "plan/analyze.h"
+#include "plan/analyze_int.h"
+
+typedef struct vctx {
+  dp_diags *d;
+  const dp_catalog *cat;
+  const dp_query_plan *q;
+  const dp_plan *root;
+  unsigned mode;          /* effective output mode of the root being checked */
+  int rc;
+  /* Nodes already refused, so that one mistake gives one message. */
+  const dp_plan *refused[64];
+  int nrefused;
+} vctx;
+
+#define BATCH_HINT "run in batch mode (SET 'execution.runtime-mode' = 'batch')"
+
+static void refuse(vctx *x, const dp_plan *p, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static void refuse(vctx *x, const dp_plan *p, const char *fmt, ...) {
+  char msg[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  dp_error(x->d, DIPPER_STREAMING, p->span, "%s", msg);
+  if (!x->rc) x->rc = DIPPER_STREAMING;
+  if (x->nrefused < (int)(sizeof x->refused / sizeof x->refused[0])) x->refused[x->nrefused++] = p;
+}
+
+static bool is_refused(const vctx *x, const dp_plan *p) {
+  for (int i = 0; i < x->nrefused; i++)
+    if (x->refused[i] == p) return true;
+  return false;
+}
+
+static bool any_refused_below(const vctx *x, const dp_plan *p) {
+  if (!p) return false;
+  if (is_refused(x, p)) return true;
+  for (int i = 0; i < p->ninputs; i++)
+    if (any_refused_below(x, p->inputs[i])) return true;
+  return false;
+}
+
+/* The output mode a root runs in: the one asked for, else append where
+** possible, else update (never complete unless asked: it re-sends everything). */
+static unsigned effective_mode(const dp_query_plan *q, const dp_plan *root) {
+  if (q->output_mode) return q->output_mode;
+  if (root->props.modes & DP_MODE_APPEND) return DP_MODE_APPEND;
+  return DP_MODE_UPDATE;
+}
+
+static const char *mode_name(unsigned m) {
+  return m == DP_MODE_APPEND ? "append" : m == DP_MODE_UPDATE ? "update" : "complete";
+}
+
+static bool unbounded_input(const dp_plan *p) {
+  for (int i = 0; i < p->ninputs; i++)
+    if (!p->inputs[i]->props.bounded) return true;
+  return false;
+}
+
+static bool keeps_stream_state(const dp_plan *p) {
+  return !p->props.bounded &&
+         (p->props.state == DP_STATE_WATERMARK || p->props.state == DP_STATE_KEYS ||
+          p->props.state == DP_STATE_UNBOUNDED);
+}
+
+static void upper_into(char *dst, size_t cap, const char *s) {
+  size_t i = 0;
+  for (; s && s[i] && i + 1 < cap; i++) dst[i] = (char)toupper((unsigned char)s[i]);
+  dst[i] = '\0';
+}
+
+/* The table a column comes from, looking through row-preserving nodes. */
+static const dp_table_def *source_table(const dp_plan *p, int col) {
+  for (int guard = 0; p && guard < 10000; guard++) {
+    const dp_plan *in = p->ninputs > 0 ? p->inputs[0] : NULL;
+    switch (p->kind) {
+    case DP_P_SCAN: return p->u.scan.table;
+    case DP_P_PROJECT:
+      if (col < 0 || col >= p->u.project.n) return NULL;
+      col = dp_expr_as_column(p->u.project.exprs[col]);
+      if (col < 0) return NULL;
+      p = in;
+      break;
+    case DP_P_AGGREGATE:
+      if (col < 0 || col >= p->u.aggregate.ngroup) return NULL;
+      col = dp_expr_as_column(p->u.aggregate.group[col]);
+      if (col < 0) return NULL;
+      p = in;
+      break;
+    case DP_P_JOIN:
+      if (in && col >= in->schema.ncols && p->ninputs > 1) {
+        col -= in->schema.ncols;
+        p = p->inputs[1];
+      } else {
+        p = in;
+      }
+      break;
+    default:
+      if (!in || col >= in->schema.ncols) return NULL;
+      p = in;
+      break;
+    }
+  }
+  return NULL;
+}
+
+static const char *window_name(const dp_window_spec *w) {
+  if (w->syntax == DP_WSYN_SPARK) return w->kind == DP_WIN_SESSION ? "session_window()" : "window()";
+  switch (w->kind) {
+  case DP_WIN_TUMBLE: return "TUMBLE";
+  case DP_WIN_HOP: return "HOP";
+  case DP_WIN_CUMULATE: return "CUMULATE";
+  case DP_WIN_SESSION: return "SESSION";
+  }
+  return "the window";
+}
+
+static const char *join_name(dp_join_kind k) {
+  switch (k) {
+  case DP_J_INNER: return "INNER JOIN";
+  case DP_J_LEFT: return "LEFT JOIN";
+  case DP_J_RIGHT: return "RIGHT JOIN";
+  case DP_J_FULL: return "FULL JOIN";
+  case DP_J_SEMI: return "SEMI JOIN";
+  case DP_J_ANTI: return "ANTI JOIN";
+  case DP_J_CROSS: return "CROSS JOIN";
+  }
+  return "JOIN";
+}
+
+static const char *node_phrase(const dp_plan *p) {
+  switch (p->kind) {
+  case DP_P_AGGREGATE: return p->u.aggregate.window ? "a window aggregation" : "an aggregation";
+  case DP_P_JOIN: return "a join";
+  case DP_P_DISTINCT: return "SELECT DISTINCT";
+  case DP_P_DEDUPLICATE: return "a deduplication";
+  case DP_P_TOPN: return "a Top-N";
+  case DP_P_OVER: return "an OVER aggregation";
+  case DP_P_UNION: return "UNION";
+  case DP_P_SETOP: return p->u.setop.except ? "EXCEPT" : "INTERSECT";
+  case DP_P_SORT: return "ORDER BY";
+  case DP_P_LIMIT: return "LIMIT";
+  default: return dp_plan_kind_name(p->kind);
+  }
+}
+
+/* A time column to show in a suggested condition: an attribute, else a
+** timestamp column, else a placeholder. */
+static const char *time_col_name(const dp_plan *p) {
+  for (int i = 0; i < p->schema.ncols; i++)
+    if (dp_analyze_attr(p, i) >= 0) return p->schema.cols[i].name;
+  for (int i = 0; i < p->schema.ncols; i++)
+    if (p->schema.cols[i].type && dp_type_is_timestamp(p->schema.cols[i].type))
+      return p->schema.cols[i].name;
+  return "ts";
+}
+
+/* "COUNT per user_id" for an aggregation, for messages. */
+static void describe_aggregate(const dp_plan *p, char *buf, size_t cap) {
+  char fn[64] = "the aggregate";
+  if (p->u.aggregate.naggs > 0 && p->u.aggregate.aggs[0].fn)
+    upper_into(fn, sizeof fn, p->u.aggregate.aggs[0].fn->name);
+  if (p->u.aggregate.ngroup == 0) {
+    snprintf(buf, cap, "the global %s", fn);
+    return;
+  }
+  size_t n = (size_t)snprintf(buf, cap, "%s per ", fn);
+  for (int i = 0; i < p->u.aggregate.ngroup && n < cap; i++)
+    n += (size_t)snprintf(buf + n, cap - n, "%s%s", i ? ", " : "",
+                          dp_analyze_col_name(&p->schema, i));
+}
+
+static const dp_plan *first_aggregate(const dp_plan *p) {
+  if (!p) return NULL;
+  if (p->kind == DP_P_AGGREGATE) return p;
+  for (int i = 0; i < p->ninputs; i++) {
+    const dp_plan *a = first_aggregate(p->inputs[i]);
+    if (a) return a;
+  }
+  return NULL;
+}
+
+/* ---- the rules, one function each ---- */
+
+static void check_watermark(vctx *x, const dp_plan *p) {
+  int c = p->u.watermark.time_col;
+  const dp_type *t = c >= 0 && c < p->schema.ncols ? p->schema.cols[c].type : NULL;
+  if (t && dp_type_is_timestamp(t)) return;
+  char tname[128] = "an unknown type";
+  if (t) dp_type_print(tname, sizeof tname, t);
+  const char *name = dp_analyze_col_name(&p->schema, c);
+  refuse(x, p,
+         "WATERMARK FOR %s needs a TIMESTAMP(3) or TIMESTAMP_LTZ(3) column, but %s is %s: "
+         "declare a computed column (ts AS TO_TIMESTAMP_LTZ(%s, 3)) and put the watermark on it",
+         name, name, tname, name);
+}
+
+static void check_window(vctx *x, const dp_plan *p) {
+  const dp_plan *in = p->inputs[0];
+  if (in->props.bounded) return;
+  int c = p->u.window.time_col;
+  if (dp_analyze_attr(in, c) != -1) return;
+  const char *col = dp_analyze_col_name(&in->schema, c);
+  const dp_table_def *t = source_table(in, c);
+  char tname[128] = "a column";
+  const dp_type *ty = c >= 0 && c < in->schema.ncols ? in->schema.cols[c].type : NULL;
+  if (ty) dp_type_print(tname, sizeof tname, ty);
+  refuse(x, p,
+         "%s needs an event-time attribute, but %s is a plain %s column without a watermark, "
+         "so no window would ever close: declare WATERMARK FOR %s AS %s - INTERVAL '5' SECOND on "
+         "the table%s%s%s, or window on PROCTIME()",
+         window_name(&p->u.window), col, tname, col, col, t ? " `" : "", t ? t->name : "",
+         t ? "`" : "");
+}
+
+static bool sort_on_time_ascending(const dp_plan *p) {
+  const dp_sort_key *k0 = p->u.sort.nkeys > 0 ? &p->u.sort.keys[0] : NULL;
+  if (!k0 || k0->desc) return false;
+  return dp_analyze_attr(p->inputs[0], dp_expr_as_column(k0->expr)) != -1;
+}
+
+static void check_sort(vctx *x, const dp_plan *p, const dp_plan *parent) {
+  const dp_plan *in = p->inputs[0];
+  if (in->props.bounded) return;
+  if (x->q->output_mode == DP_MODE_COMPLETE && (in->props.modes & DP_MODE_COMPLETE)) return;
+  bool under_limit = parent && parent->kind == DP_P_LIMIT;
+  if (sort_on_time_ascending(p) && !under_limit) return;
+  refuse(x, p,
+         "ORDER BY on an unbounded stream never finishes: sort within windows (window Top-N: "
+         "ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY ...)), sort an "
+         "aggregation in complete mode (SET 'dipper.output-mode' = 'complete'), order by an "
+         "event-time attribute ascending without LIMIT, or " BATCH_HINT);
+}
+
+static void check_limit(vctx *x, const dp_plan *p) {
+  const dp_plan *in = p->inputs[0];
+  if (in->props.bounded) return;
+  if (x->q->output_mode == DP_MODE_COMPLETE && (in->props.modes & DP_MODE_COMPLETE)) return;
+  if (in->kind == DP_P_SORT && is_refused(x, in)) return; /* ORDER BY .. LIMIT: one message */
+  refuse(x, p,
+         "LIMIT on an unbounded stream depends on which rows arrive first and never finishes: "
+         "keep the top rows per window (window Top-N: ROW_NUMBER() OVER (PARTITION BY "
+         "window_start, window_end ORDER BY ...) <= N), limit an aggregation in complete mode "
+         "(SET 'dipper.output-mode' = 'complete'), or " BATCH_HINT);
+}
+
+static void check_join(vctx *x, const dp_plan *p) {
+  const dp_plan *L = p->inputs[0], *R = p->inputs[1];
+  dp_join_kind k = p->u.join.kind;
+  if (L->props.bounded && R->props.bounded) return;
+  if (p->u.join.as_of) return;
+  const char *jn = join_name(k);
+  if (L->props.bounded != R->props.bounded) {
+    bool stream_left = R->props.bounded;
+    bool bad = k == DP_J_FULL || (k == DP_J_LEFT && !stream_left) ||
+               (k == DP_J_RIGHT && stream_left) ||
+               ((k == DP_J_SEMI || k == DP_J_ANTI) && !stream_left);
+    if (!bad) return;
+    refuse(x, p,
+           "%s of a stream and a bounded table would emit the unmatched rows of the bounded "
+           "side only once the stream ends, which it never does: keep the stream on the "
+           "preserved side (stream LEFT JOIN table, table RIGHT JOIN stream), use an INNER "
+           "JOIN, or " BATCH_HINT,
+           jn);
+    return;
+  }
+  if (k == DP_J_INNER || k == DP_J_CROSS) return;
+  bool lwm = dp_analyze_has_watermark(L), rwm = dp_analyze_has_watermark(R);
+  bool bound = p->props.has_time_bound;
+  if (p->props.state == DP_STATE_WATERMARK) return; /* windows or a time range on both sides */
+  char missing[512];
+  size_t n = 0;
+  missing[0] = '\0';
+  if (!lwm) n += (size_t)snprintf(missing + n, sizeof missing - n, "the left side has no watermark");
+  if (!rwm && n < sizeof missing)
+    n += (size_t)snprintf(missing + n, sizeof missing - n, "%sthe right side has no watermark",
+                          n ? " and " : "");
+  if (!bound && n < sizeof missing)
+    snprintf(missing + n, sizeof missing - n, "%sthe condition has no time range between the "
+             "two sides' event times", n ? ", and " : "");
+  const char *lt = time_col_name(L), *rt = time_col_name(R);
+  refuse(x, p,
+         "%s of two streams must know when a row can no longer find a match, but %s: declare "
+         "a WATERMARK on both sources and bound the times in the ON clause, e.g. AND %s "
+         "BETWEEN %s - INTERVAL '1' HOUR AND %s + INTERVAL '1' HOUR",
+         jn, missing, lt, rt, rt);
+}
+
+static void check_distinct(vctx *x, const dp_plan *p) {
+  if (p->props.bounded || p->props.state == DP_STATE_WATERMARK) return;
+  refuse(x, p,
+         "SELECT DISTINCT keeps every distinct row forever; deduplicate with ROW_NUMBER() OVER "
+         "(PARTITION BY .. ORDER BY ts) = 1 over an event-time column, or add a watermark and "
+         "select its event-time column so that old rows can be dropped");
+}
+
+static void check_union(vctx *x, const dp_plan *p) {
+  if (p->u.union_.all || p->props.bounded || p->props.state == DP_STATE_WATERMARK) return;
+  refuse(x, p,
+         "UNION (without ALL) on a stream keeps every distinct row forever: write UNION ALL, "
+         "deduplicate with ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ts) = 1 over an "
+         "event-time column, or add a watermark");
+}
+
+static void check_setop(vctx *x, const dp_plan *p) {
+  if (p->props.bounded) return;
+  const char *op = p->u.setop.except ? "EXCEPT" : "INTERSECT";
+  refuse(x, p,
+         "%s on a stream keeps every row of both inputs forever and revises its answer with "
+         "each new row: write it as a join with a time-range condition (%s JOIN over "
+         "watermarked sources), or " BATCH_HINT,
+         op, p->u.setop.except ? "ANTI" : "SEMI");
+}
+
+static void check_over(vctx *x, const dp_plan *p) {
+  const dp_plan *in = p->inputs[0];
+  if (in->props.bounded) return;
+  const dp_sort_key *k0 = p->u.over.norder > 0 ? &p->u.over.order[0] : NULL;
+  int c = k0 ? dp_expr_as_column(k0->expr) : -1;
+  if (!k0 || dp_analyze_attr(in, c) == -1) {
+    refuse(x, p,
+           "OVER on a stream must be ordered by a time attribute, so that each row is "
+           "aggregated once its predecessors are known: write ORDER BY %s (an event-time column "
+           "with a watermark, or a PROCTIME() column)%s",
+           time_col_name(in), k0 ? "" : " in the OVER clause");
+    return;
+  }
+  if (k0->desc) {
+    refuse(x, p,
+           "OVER ... ORDER BY %s DESC on a stream would need the rows that have not arrived "
+           "yet: order by the time attribute ascending (ORDER BY %s)",
+           dp_analyze_col_name(&in->schema, c), dp_analyze_col_name(&in->schema, c));
+    return;
+  }
+  if (p->u.over.has_frame && !p->u.over.rows && p->u.over.norder > 1) {
+    refuse(x, p,
+           "a RANGE frame on a stream is measured on the time attribute alone: order by %s "
+           "only, or use a ROWS frame",
+           dp_analyze_col_name(&in->schema, c));
+  }
+}
+
+static void check_topn(vctx *x, const dp_plan *p) {
+  if (p->props.bounded || x->q->output_mode != DP_MODE_APPEND) return;
+  if (p->props.modes & DP_MODE_APPEND) return;
+  refuse(x, p,
+         "Top-N without window_start and window_end in PARTITION BY revises its ranking with "
+         "every new row, so it cannot run in append mode: rank within windows (PARTITION BY "
+         "window_start, window_end of a window TVF over an event-time column), or use update "
+         "mode (SET 'dipper.output-mode' = 'update')");
+}
+
+/* The nearest stateful operator below p, looking through stateless nodes. */
+static const dp_plan *stateful_below(const dp_plan *p) {
+  for (int i = 0; i < p->ninputs; i++) {
+    const dp_plan *in = p->inputs[i];
+    if (keeps_stream_state(in) && in->kind != DP_P_SORT) return in;
+    if (in->props.state == DP_STATE_NONE && !in->props.bounded) {
+      const dp_plan *s = stateful_below(in);
+      if (s) return s;
+    }
+  }
+  return NULL;
+}
+
+static void check_chain(vctx *x, const dp_plan *p) {
+  if (x->mode == DP_MODE_APPEND || !keeps_stream_state(p) || p->kind == DP_P_SORT) return;
+  if (p->kind == DP_P_JOIN && p->u.join.as_of) return;
+  const dp_plan *inner = stateful_below(p);
+  if (!inner || any_refused_below(x, p)) return;
+  refuse(x, p,
+         "%s over the result of %s can only run in append mode: in %s mode the inner "
+         "operator revises rows that the outer one has already consumed; make both final per "
+         "window (window the outer one over the inner's window_time, with a watermark) and use "
+         "append mode (SET 'dipper.output-mode' = 'append')",
+         node_phrase(p), node_phrase(inner), mode_name(x->mode));
+}
+
+/* Append mode with state that nothing ever cleans. */
+static void check_append_state(vctx *x, const dp_plan *p) {
+  if (x->q->output_mode != DP_MODE_APPEND || p->props.bounded) return;
+  if (!(p->props.modes & DP_MODE_APPEND)) return; /* the mode check speaks for it */
+  if (p->props.state != DP_STATE_KEYS && p->props.state != DP_STATE_UNBOUNDED) return;
+  if (p->kind == DP_P_JOIN && p->u.join.as_of) return; /* versions go as the watermark passes */
+  if (p->kind == DP_P_JOIN) {
+    const char *lt = time_col_name(p->inputs[0]), *rt = time_col_name(p->inputs[1]);
+    refuse(x, p,
+           "append mode needs state that the watermark can clean, but this join keeps every "
+           "row of both sides forever: add watermarks on both sides and a time-range "
+           "condition (AND %s BETWEEN %s - INTERVAL '1' HOUR AND %s + INTERVAL '1' HOUR), or "
+           "use update mode (SET 'dipper.output-mode' = 'update')",
+           lt, rt, rt);
+    return;
+  }
+  refuse(x, p,
+         "append mode needs state that the watermark can clean, but %s keeps %s: key it on an "
+         "event-time column with a watermark, or use update mode (SET 'dipper.output-mode' = "
+         "'update')",
+         node_phrase(p), p->props.state_desc ? p->props.state_desc : "its state forever");
+}
+
+static const dp_plan *mode_culprit(const dp_plan *p, unsigned mode) {
+  for (int i = 0; i < p->ninputs; i++)
+    if (!(p->inputs[i]->props.modes & mode)) return mode_culprit(p->inputs[i], mode);
+  return p;
+}
+
+static void check_output_mode(vctx *x, const dp_plan *root) {
+  unsigned mode = x->q->output_mode;
+  if (!mode || root->props.bounded) return;
+  if (mode == DP_MODE_COMPLETE && !first_aggregate(root)) {
+    refuse(x, root,
+           "complete mode re-emits the whole result every batch and needs an aggregation to "
+           "hold it, but this query has none: use append mode (SET 'dipper.output-mode' = "
+           "'append') or update mode");
+    return;
+  }
+  if (root->props.modes & mode) return;
+  const dp_plan *c = mode_culprit(root, mode);
+  if (is_refused(x, c) || any_refused_below(x, c)) return;
+  if (c->kind == DP_P_AGGREGATE && mode == DP_MODE_APPEND) {
+    char what[256];
+    describe_aggregate(c, what, sizeof what);
+    if (c->u.aggregate.window)
+      refuse(x, c,
+             "append mode emits a window only once it is final, but the window's time column "
+             "has no watermark, so %s is never final: declare a WATERMARK on the time column, "
+             "or use update mode (SET 'dipper.output-mode' = 'update')",
+             what);
+    else
+      refuse(x, c,
+             "append mode emits a row only once it is final, but %s changes with every new row "
+             "and its state is never cleaned; add a window (TUMBLE/HOP/SESSION over an "
+             "event-time column with a watermark), or use update mode (SET "
+             "'dipper.output-mode' = 'update')",
+             what);
+    return;
+  }
+  if (mode == DP_MODE_APPEND) {
+    refuse(x, c,
+           "append mode emits a row only once it is final, but %s revises rows it has already "
+           "emitted: use update mode (SET 'dipper.output-mode' = 'update')%s",
+           node_phrase(c),
+           c->kind == DP_P_DEDUPLICATE ? ", or keep the first row per key (ORDER BY ts ASC)"
+           : c->kind == DP_P_JOIN      ? ", or add watermarks on both sides and a time-range "
+                                         "condition"
+                                       : "");
+    return;
+  }
+  if (mode == DP_MODE_COMPLETE) {
+    refuse(x, c,
+           "complete mode re-emits the whole result of an aggregation every batch, but %s "
+           "cannot be recomputed that way: use append or update mode (SET "
+           "'dipper.output-mode' = 'update')",
+           node_phrase(c));
+    return;
+  }
+  refuse(x, c, "%s cannot run in %s mode on a stream: use %s mode", node_phrase(c),
+         mode_name(mode), (c->props.modes & DP_MODE_APPEND) ? "append" : "complete");
+}
+
+static bool takes_insert_only(const dp_table_def *t) {
+  const char *c = t->connector ? t->connector : "";
+  if (strcmp(c, "filesystem") == 0) return true;
+  if ((strcmp(c, "kafka") == 0 || strcmp(c, "kinesis") == 0) && t->npk == 0) return true;
+  return false;
+}
+
+static void check_sink(vctx *x, const dp_plan *p) {
+  const dp_plan *in = p->inputs[0];
+  const dp_table_def *t = p->u.sink.table;
+  if (!t || in->props.bounded || !takes_insert_only(t)) return;
+  const dp_plan *agg = first_aggregate(in);
+  bool updates = in->props.changelog != DP_CHANGELOG_INSERT_ONLY ||
+                 (x->mode != DP_MODE_APPEND && agg != NULL);
+  if (!updates || any_refused_below(x, p)) return;
+  char what[256] = "rows it has already written";
+  char keys[256] = "..";
+  if (agg) {
+    describe_aggregate(agg, what, sizeof what);
+    if (agg->u.aggregate.ngroup > 0) {
+      size_t n = 0;
+      keys[0] = '\0';
+      for (int i = 0; i < agg->u.aggregate.ngroup && n < sizeof keys; i++)
+        n += (size_t)snprintf(keys + n, sizeof keys - n, "%s%s", i ? ", " : "",
+                              dp_analyze_col_name(&agg->schema, i));
+    }
+  }
+  if (strcmp(t->connector, "filesystem") == 0) {
+    refuse(x, p,
+           "the filesystem sink `%s` writes append-only files, but this query updates earlier "
+           "results (%s) in %s mode: make the aggregation windowed over an event-time column "
+           "with a watermark and use append mode, or write to a sink that takes updates (kafka "
+           "with a PRIMARY KEY)",
+           t->name, what, mode_name(x->mode));
+    return;
+  }
+  refuse(x, p,
+         "the %s sink `%s` takes insert-only rows, but this query updates earlier results (%s); "
+         "declare PRIMARY KEY (%s) NOT ENFORCED on `%s` to write upserts (upsert-kafka "
+         "semantics), or make the aggregation windowed so that each row is final",
+         t->connector, t->name, what, keys, t->name);
+}
+
+static void check_batch_scan(vctx *x, const dp_plan *p) {
+  const dp_table_def *t = p->u.scan.table;
+  if (!t || dp_connector_bounded(t, true)) return;
+  const char *c = t->connector ? t->connector : "this";
+  bool kafka = strcmp(c, "kafka") == 0 || strcmp(c, "upsert-kafka") == 0;
+  refuse(x, p,
+         "%s source `%s` is unbounded; %s or run in streaming mode (SET "
+         "'execution.runtime-mode' = 'streaming')",
+         c, t->name,
+         kafka ? "set 'scan.bounded.mode' = 'latest-offset' in its WITH options,"
+               : "read a bounded source,");
+}
+
+/* Children first, so that a LIMIT sees whether its ORDER BY was refused. */
+static void validate_node(vctx *x, const dp_plan *p, const dp_plan *parent) {
+  if (!p) return;
+  for (int i = 0; i < p->ninputs; i++) validate_node(x, p->inputs[i], p);
+  if (!x->q->streaming) {
+    if (p->kind == DP_P_SCAN) check_batch_scan(x, p);
+    return;
+  }
+  switch (p->kind) {
+  case DP_P_WATERMARK: check_watermark(x, p); break;
+  case DP_P_WINDOW: check_window(x, p); break;
+  case DP_P_SORT: check_sort(x, p, parent); break;
+  case DP_P_LIMIT: check_limit(x, p); break;
+  case DP_P_JOIN: check_join(x, p); break;
+  case DP_P_DISTINCT: check_distinct(x, p); break;
+  case DP_P_UNION: check_union(x, p); break;
+  case DP_P_SETOP: check_setop(x, p); break;
+  case DP_P_OVER: check_over(x, p); break;
+  case DP_P_TOPN: check_topn(x, p); break;
+  case DP_P_SINK: break; /* after the mode is known to be good: see below */
+  default: break;
+  }
+  if (is_refused(x, p) || !unbounded_input(p)) return;
+  check_chain(x, p);
+  if (!is_refused(x, p)) check_append_state(x, p);
+}
+
+int dp_validate(dp_diags *d, const dp_catalog *cat, dp_query_plan *q) {
+  vctx x = {0};
+  x.d = d;
+  x.cat = cat;
+  x.q = q;
+  for (int r = 0; r < q->nroots; r++) {
+    const dp_plan *root = q->roots[r];
+    if (!root) continue;
+    x.root = root;
+    x.mode = effective_mode(q, root);
+    validate_node(&x, root, NULL);
+    if (!q->streaming) continue;
+    check_output_mode(&x, root);
+    if (root->kind == DP_P_SINK && !is_refused(&x, root)) check_sink(&x, root);
+  }
+  return x.rc;
+}
