@@ -56,6 +56,7 @@ struct dp_table_def {
   const char *format;         /* 'format' or 'value.format', or NULL */
   bool bounded;               /* the source ends (bounded datagen, a file in batch mode, ...) */
   dp_span span;
+  dp_span with_span;          /* the WITH (...) clause: where a missing option is reported */
 };
 
 typedef struct dp_view_def {

@@ -1,0 +1,891 @@
+/*
+** catalog.c — tables and views of a session, and the DDL that defines them.
+**
+** Owns: the catalog arena (every definition the session keeps lives there),
+** the name index (tables and views share one namespace), CREATE TABLE's
+** checks (columns, computed columns, watermark, primary key, partitions,
+** LIKE), CREATE VIEW and DROP.  Does not own: connector knowledge
+** (connectors.c), session options (options.c), expression binding (binder.c).
+**
+** Names are kept in two arrays sorted by lower-cased name: lookups are a
+** binary search, SHOW TABLES comes out sorted, and a session holds tens of
+** names, not millions, so a hash table would buy nothing.
+**
+** A view keeps its query as a syntax tree parsed again into the catalog arena
+** from the view's own text, instead of a deep copy of the caller's tree: the
+** parser already knows how to build every node kind, so no copy routine has to
+** follow each change of ast.h (a missed field would dangle into a freed parse
+** arena).  The text is re-parsed behind a blank prefix of the same bytes
+** (newlines kept), so every span in the view's tree has the offset, line and
+** column it had in the script that created the view.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/binder.h"
+#include "plan/catalog.h"
+#include "plan/catalog_int.h"
+#include "plan/plan.h"
+#include "sql/parser.h"
+
+/* ---- names ---- */
+
+static int lower(int ch) { return (ch >= 'A' && ch <= 'Z') ? ch + ('a' - 'A') : ch; }
+
+static int name_cmp(const char *a, const char *b) {
+  for (;; a++, b++) {
+    int x = lower((unsigned char)*a), y = lower((unsigned char)*b);
+    if (x != y || x == 0) return x - y;
+  }
+}
+
+static bool name_eq(const char *a, const char *b) { return name_cmp(a, b) == 0; }
+
+int dp_catalog_edit_distance(const char *a, const char *b, int limit) {
+  size_t na = strlen(a), nb = strlen(b);
+  if (na > 64 || nb > 64) return name_eq(a, b) ? 0 : limit + 1;
+  if ((na > nb ? na - nb : nb - na) > (size_t)limit) return limit + 1;
+  int row[65];
+  for (size_t j = 0; j <= nb; j++) row[j] = (int)j;
+  for (size_t i = 1; i <= na; i++) {
+    int diag = row[0], best = (int)i;
+    row[0] = (int)i;
+    for (size_t j = 1; j <= nb; j++) {
+      int up = row[j];
+      int cost = lower((unsigned char)a[i - 1]) == lower((unsigned char)b[j - 1]) ? 0 : 1;
+      int v = diag + cost;
+      if (up + 1 < v) v = up + 1;
+      if (row[j - 1] + 1 < v) v = row[j - 1] + 1;
+      row[j] = v;
+      diag = up;
+      if (v < best) best = v;
+    }
+    if (best > limit) return limit + 1;
+  }
+  return row[nb] > limit ? limit + 1 : row[nb];
+}
+
+const char *dp_catalog_closest(const char *name, const char *const *candidates, int n) {
+  if (!name) return NULL;
+  /* A one-letter name is within distance 1 of every other one-letter name:
+     demanding that the distance be below the length keeps the suggestion
+     meaningful for short names. */
+  int limit = (int)strlen(name) - 1;
+  if (limit > 2) limit = 2;
+  const char *best = NULL;
+  int best_dist = limit + 1;
+  for (int i = 0; i < n; i++) {
+    if (!candidates[i]) continue;
+    int dist = dp_catalog_edit_distance(name, candidates[i], limit);
+    if (dist < best_dist) {
+      best_dist = dist;
+      best = candidates[i];
+    }
+  }
+  return best;
+}
+
+/* ---- the index ---- */
+
+dp_catalog *dp_catalog_new(void) {
+  dp_catalog *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->arena = dp_arena_new(0);
+  if (!c->arena) {
+    free(c);
+    return NULL;
+  }
+  return c;
+}
+
+void dp_catalog_free(dp_catalog *c) {
+  if (!c) return;
+  dp_arena_free(c->arena);
+  free(c);
+}
+
+dp_arena *dp_catalog_arena(dp_catalog *c) { return c->arena; }
+
+/* Index of `name` in a sorted array of names, or -(insertion point) - 1. */
+#define FIND_SORTED(arr, n, name)                          \
+  do {                                                     \
+    int lo_ = 0, hi_ = (n) - 1;                            \
+    while (lo_ <= hi_) {                                   \
+      int mid_ = lo_ + (hi_ - lo_) / 2;                    \
+      int cmp_ = name_cmp((arr)[mid_]->name, (name));      \
+      if (cmp_ == 0) return mid_;                          \
+      if (cmp_ < 0) lo_ = mid_ + 1; else hi_ = mid_ - 1;   \
+    }                                                      \
+    return -lo_ - 1;                                       \
+  } while (0)
+
+static int table_slot(const dp_catalog *c, const char *name) { FIND_SORTED(c->tables, c->ntables, name); }
+static int view_slot(const dp_catalog *c, const char *name) { FIND_SORTED(c->views, c->nviews, name); }
+
+const dp_table_def *dp_catalog_table(const dp_catalog *c, const char *name) {
+  if (!c || !name) return NULL;
+  int i = table_slot(c, name);
+  return i >= 0 ? c->tables[i] : NULL;
+}
+
+const dp_view_def *dp_catalog_view(const dp_catalog *c, const char *name) {
+  if (!c || !name) return NULL;
+  int i = view_slot(c, name);
+  return i >= 0 ? c->views[i] : NULL;
+}
+
+static bool name_taken(const dp_catalog *c, const char *name) {
+  return dp_catalog_table(c, name) || dp_catalog_view(c, name);
+}
+
+/* Insert p at position `at` of a pointer array kept in the arena. */
+static int insert_at(dp_arena *a, void ***arr, int *n, int *cap, int at, void *p) {
+  if (*n == *cap) {
+    int newcap = *cap ? *cap * 2 : 16;
+    void **grown = dp_arena_grow(a, *arr, (size_t)*cap, (size_t)newcap, sizeof(void *));
+    if (!grown) return DIPPER_NOMEM;
+    *arr = grown;
+    *cap = newcap;
+  }
+  memmove(*arr + at + 1, *arr + at, (size_t)(*n - at) * sizeof(void *));
+  (*arr)[at] = p;
+  (*n)++;
+  return DIPPER_OK;
+}
+
+int dp_catalog_add_table(dp_catalog *c, dp_table_def *t) {
+  if (!c || !t || !t->name) return DIPPER_MISUSE;
+  if (name_taken(c, t->name)) return DIPPER_DUPLICATE;
+  int at = -table_slot(c, t->name) - 1;
+  void **arr = (void **)c->tables;
+  int rc = insert_at(c->arena, &arr, &c->ntables, &c->tables_cap, at, t);
+  c->tables = (dp_table_def **)arr;
+  return rc;
+}
+
+int dp_catalog_add_view(dp_catalog *c, dp_view_def *v) {
+  if (!c || !v || !v->name) return DIPPER_MISUSE;
+  if (name_taken(c, v->name)) return DIPPER_DUPLICATE;
+  int at = -view_slot(c, v->name) - 1;
+  void **arr = (void **)c->views;
+  int rc = insert_at(c->arena, &arr, &c->nviews, &c->views_cap, at, v);
+  c->views = (dp_view_def **)arr;
+  return rc;
+}
+
+/* The definition's memory stays in the arena until the catalog is freed:
+** plans compiled earlier may still point at it. */
+int dp_catalog_drop(dp_catalog *c, int what, const char *name) {
+  if (!c || !name) return DIPPER_MISUSE;
+  if (what == 'T') {
+    int i = table_slot(c, name);
+    if (i < 0) return DIPPER_NAME;
+    memmove(c->tables + i, c->tables + i + 1, (size_t)(c->ntables - i - 1) * sizeof *c->tables);
+    c->ntables--;
+    return DIPPER_OK;
+  }
+  if (what == 'V') {
+    int i = view_slot(c, name);
+    if (i < 0) return DIPPER_NAME;
+    memmove(c->views + i, c->views + i + 1, (size_t)(c->nviews - i - 1) * sizeof *c->views);
+    c->nviews--;
+    return DIPPER_OK;
+  }
+  return DIPPER_MISUSE;
+}
+
+const char *dp_catalog_suggest(const dp_catalog *c, const char *name) {
+  if (!c || !name) return NULL;
+  const char *best = NULL;
+  int limit = (int)strlen(name) - 1;
+  if (limit > 2) limit = 2;
+  int best_dist = limit + 1;
+  for (int i = 0; i < c->ntables + c->nviews; i++) {
+    const char *cand = i < c->ntables ? c->tables[i]->name : c->views[i - c->ntables]->name;
+    int dist = dp_catalog_edit_distance(name, cand, limit);
+    if (dist < best_dist) {
+      best_dist = dist;
+      best = cand;
+    }
+  }
+  return best;
+}
+
+int dp_catalog_table_count(const dp_catalog *c) { return c ? c->ntables : 0; }
+const dp_table_def *dp_catalog_table_at(const dp_catalog *c, int i) {
+  return (c && i >= 0 && i < c->ntables) ? c->tables[i] : NULL;
+}
+int dp_catalog_view_count(const dp_catalog *c) { return c ? c->nviews : 0; }
+const dp_view_def *dp_catalog_view_at(const dp_catalog *c, int i) {
+  return (c && i >= 0 && i < c->nviews) ? c->views[i] : NULL;
+}
+
+/* ---- DDL helpers ---- */
+
+/* Keep the first error code while going on to report later ones. */
+static void keep(int *rc, int code) {
+  if (*rc == DIPPER_OK && code != DIPPER_OK) *rc = code;
+}
+
+/* The object name of a possibly qualified name (cat.db.t → t). */
+static const dp_ast_ident *last_part(const dp_ast_name *n) {
+  return n->n > 0 ? &n->parts[n->n - 1] : NULL;
+}
+
+/* ", did you mean `x`?" or "" — written into buf. */
+static const char *did_you_mean(char *buf, size_t cap, const char *suggestion) {
+  if (!suggestion) return "";
+  snprintf(buf, cap, "; did you mean `%s`?", suggestion);
+  return buf;
+}
+
+static int column_index(const dp_schema *s, const char *name) {
+  for (int i = 0; i < s->ncols; i++)
+    if (s->cols[i].name && name_eq(s->cols[i].name, name)) return i;
+  return -1;
+}
+
+static const char *closest_column(const dp_schema *s, const char *name) {
+  const char *best = NULL;
+  int limit = (int)strlen(name) - 1;
+  if (limit > 2) limit = 2;
+  int best_dist = limit + 1;
+  for (int i = 0; i < s->ncols; i++) {
+    int dist = dp_catalog_edit_distance(name, s->cols[i].name, limit);
+    if (dist < best_dist) {
+      best_dist = dist;
+      best = s->cols[i].name;
+    }
+  }
+  return best;
+}
+
+/* An unknown column of CREATE TABLE (watermark, key, partition). */
+static int unknown_column(dp_diags *d, const dp_schema *s, const dp_ast_ident *id, const char *what,
+                          const char *table) {
+  char hint[160];
+  return dp_error(d, DIPPER_NAME, id->span, "%s `%s` is not a column of table `%s`%s", what,
+                  id->name, table, did_you_mean(hint, sizeof hint, closest_column(s, id->name)));
+}
+
+/* The first reference in `e` to a computed column of the table (kinds[i] ==
+** DP_CK_COMPUTED), not descending into subqueries (which cannot see the
+** table's columns anyway). */
+static const dp_ast_expr *computed_ref(const dp_ast_expr *e, const dp_schema *s,
+                                       const dp_column_def *cols) {
+  if (!e) return NULL;
+  const dp_ast_expr *hit = NULL;
+#define WALK(x)                                     \
+  do {                                              \
+    if (!hit) hit = computed_ref((x), s, cols);     \
+  } while (0)
+  switch (e->kind) {
+  case DP_AX_COLUMN:
+    if (e->u.name.n >= 1) {
+      int i = column_index(s, e->u.name.parts[0].name);
+      if (i >= 0 && cols[i].kind == DP_CK_COMPUTED) return e;
+    }
+    return NULL;
+  case DP_AX_UNARY: WALK(e->u.unary.arg); break;
+  case DP_AX_BINARY: WALK(e->u.binary.left); WALK(e->u.binary.right); break;
+  case DP_AX_BETWEEN: WALK(e->u.between.arg); WALK(e->u.between.lo); WALK(e->u.between.hi); break;
+  case DP_AX_IN_LIST:
+    WALK(e->u.in_list.arg);
+    for (int i = 0; i < e->u.in_list.n; i++) WALK(e->u.in_list.items[i]);
+    break;
+  case DP_AX_IN_QUERY: WALK(e->u.in_query.arg); break;
+  case DP_AX_IS: WALK(e->u.is.arg); WALK(e->u.is.other); break;
+  case DP_AX_LIKE: WALK(e->u.like.arg); WALK(e->u.like.pattern); WALK(e->u.like.escape); break;
+  case DP_AX_CASE:
+    WALK(e->u.case_.operand);
+    for (int i = 0; i < e->u.case_.n; i++) {
+      WALK(e->u.case_.whens[i]);
+      WALK(e->u.case_.thens[i]);
+    }
+    WALK(e->u.case_.else_);
+    break;
+  case DP_AX_CAST: WALK(e->u.cast.arg); break;
+  case DP_AX_CALL:
+    for (int i = 0; i < e->u.call.nargs; i++) WALK(e->u.call.args[i]);
+    WALK(e->u.call.filter);
+    if (e->u.call.over) {
+      for (int i = 0; i < e->u.call.over->npartition; i++) WALK(e->u.call.over->partition[i]);
+      for (int i = 0; i < e->u.call.over->norder; i++) WALK(e->u.call.over->order[i].expr);
+    }
+    break;
+  case DP_AX_FIELD: WALK(e->u.field.arg); break;
+  case DP_AX_SUBSCRIPT: WALK(e->u.subscript.arg); WALK(e->u.subscript.index); break;
+  case DP_AX_EXTRACT: WALK(e->u.extract.arg); break;
+  case DP_AX_CONSTRUCT:
+    for (int i = 0; i < e->u.construct.n; i++) WALK(e->u.construct.items[i]);
+    break;
+  default: break;
+  }
+#undef WALK
+  return hit;
+}
+
+static bool is_call_named(const dp_ast_expr *e, const char *fname, int nargs) {
+  return e && e->kind == DP_AX_CALL && e->u.call.name.n == 1 &&
+         name_eq(e->u.call.name.parts[0].name, fname) && e->u.call.nargs == nargs;
+}
+
+static bool is_column_ref(const dp_ast_expr *e, const char *col) {
+  return e && e->kind == DP_AX_COLUMN && e->u.name.n == 1 && name_eq(e->u.name.parts[0].name, col);
+}
+
+static bool is_interval_literal(const dp_ast_expr *e) {
+  return e && (e->kind == DP_AX_INTERVAL ||
+               (e->kind == DP_AX_LITERAL && e->u.lit.kind == DP_LIT_STRING));
+}
+
+/* A hint converting a non-timestamp column into an event-time column. */
+static void conversion_hint(char *buf, size_t cap, const dp_schema *s, const char *col,
+                            const dp_type *t) {
+  const char *target = column_index(s, "ts") < 0 ? "ts" : "event_ts";
+  if (dp_type_is_integer(t))
+    snprintf(buf, cap, "%s AS TO_TIMESTAMP_LTZ(%s, 3)", target, col); /* epoch millis */
+  else if (dp_type_is_string(t))
+    snprintf(buf, cap, "%s AS TO_TIMESTAMP(%s)", target, col);
+  else
+    snprintf(buf, cap, "%s AS CAST(%s AS TIMESTAMP(3))", target, col);
+}
+
+/* ---- CREATE TABLE ---- */
+
+/* Columns of the LIKE source, then the declared ones: kinds, names and
+** declared types; computed columns are typed when bound. */
+static int declare_columns(dp_catalog *c, dp_diags *d, const dp_ast_create_table *ct,
+                           const dp_table_def *like, dp_table_def *t) {
+  int rc = DIPPER_OK;
+  int nlike = like ? like->schema.ncols : 0;
+  int n = nlike + ct->ncols;
+  t->schema.ncols = n;
+  t->schema.cols = dp_arena_calloc(c->arena, (size_t)(n ? n : 1), sizeof *t->schema.cols);
+  t->cols = dp_arena_calloc(c->arena, (size_t)(n ? n : 1), sizeof *t->cols);
+  if (!t->schema.cols || !t->cols) return DIPPER_NOMEM;
+  for (int i = 0; i < nlike; i++) {
+    t->schema.cols[i] = like->schema.cols[i];
+    t->cols[i] = like->cols[i];
+  }
+  for (int j = 0; j < ct->ncols; j++) {
+    const dp_ast_column *ac = &ct->cols[j];
+    int i = nlike + j;
+    for (int k = 0; k < i; k++) {
+      if (!name_eq(t->schema.cols[k].name, ac->name.name)) continue;
+      if (k < nlike)
+        keep(&rc, dp_error(d, DIPPER_DUPLICATE, ac->name.span,
+                           "column `%s` is already declared by LIKE `%s`; rename it or leave it out",
+                           ac->name.name, like->name));
+      else
+        keep(&rc, dp_error(d, DIPPER_DUPLICATE, ac->name.span,
+                           "column `%s` is declared twice (first at line %u, column %u); "
+                           "rename one of them",
+                           ac->name.name, ct->cols[k - nlike].name.span.line,
+                           ct->cols[k - nlike].name.span.col));
+      break;
+    }
+    dp_column_def *cd = &t->cols[i];
+    cd->span = ac->span;
+    t->schema.cols[i].name = dp_arena_strdup(c->arena, ac->name.name);
+    if (!t->schema.cols[i].name) return DIPPER_NOMEM;
+    switch (ac->kind) {
+    case DP_COL_PHYSICAL:
+      cd->kind = DP_CK_PHYSICAL;
+      t->schema.cols[i].type = ac->type;
+      break;
+    case DP_COL_METADATA:
+      cd->kind = DP_CK_METADATA;
+      cd->metadata_key = dp_arena_strdup(c->arena, ac->metadata_key ? ac->metadata_key : ac->name.name);
+      if (!cd->metadata_key) return DIPPER_NOMEM;
+      cd->is_virtual = ac->is_virtual;
+      t->schema.cols[i].type = ac->type;
+      break;
+    case DP_COL_COMPUTED:
+      cd->kind = DP_CK_COMPUTED;
+      cd->proctime = is_call_named(ac->expr, "PROCTIME", 0);
+      /* A stand-in until bound; nothing can reference it meanwhile because a
+         reference to a computed column is refused before binding. */
+      t->schema.cols[i].type = dp_type_of(DP_T_NULL);
+      break;
+    }
+  }
+  return rc;
+}
+
+/* Types written in DDL belong to the parse arena; a table outlives it. */
+static const dp_type *copy_type(dp_arena *a, const dp_type *t) {
+  if (!t) return NULL;
+  dp_type *out = dp_type_new(a, t->kind);
+  if (!out) return NULL;
+  *out = *t;
+  if (t->elem && !(out->elem = copy_type(a, t->elem))) return NULL;
+  if (t->value && !(out->value = copy_type(a, t->value))) return NULL;
+  if (t->nfields > 0) {
+    dp_field *fields = dp_arena_calloc(a, (size_t)t->nfields, sizeof *fields);
+    if (!fields) return NULL;
+    for (int i = 0; i < t->nfields; i++) {
+      fields[i].name = dp_arena_strdup(a, t->fields[i].name);
+      fields[i].type = copy_type(a, t->fields[i].type);
+      if (!fields[i].name || !fields[i].type) return NULL;
+    }
+    out->fields = fields;
+  }
+  return out;
+}
+
+static int bind_computed(dp_catalog *c, dp_diags *d, const dp_ast_create_table *ct, int nlike,
+                         dp_table_def *t) {
+  int rc = DIPPER_OK;
+  for (int j = 0; j < ct->ncols; j++) {
+    const dp_ast_column *ac = &ct->cols[j];
+    if (ac->kind != DP_COL_COMPUTED) continue;
+    int i = nlike + j;
+    const dp_ast_expr *ref = computed_ref(ac->expr, &t->schema, t->cols);
+    if (ref) {
+      keep(&rc, dp_error(d, DIPPER_UNSUPPORTED, ref->span,
+                         "computed column `%s` refers to computed column `%s`; a computed column "
+                         "may use only physical and metadata columns: repeat the expression of "
+                         "`%s` instead",
+                         ac->name.name, ref->u.name.parts[0].name, ref->u.name.parts[0].name));
+      continue;
+    }
+    dp_expr *bound = NULL;
+    int brc = dp_bind_expr_over(c->arena, d, c, &t->schema, ac->expr, &bound);
+    if (brc != DIPPER_OK || !bound) {
+      keep(&rc, brc != DIPPER_OK ? brc : DIPPER_INTERNAL);
+      continue;
+    }
+    t->cols[i].expr = bound;
+    t->schema.cols[i].type = bound->type;
+  }
+  return rc;
+}
+
+static int check_watermark(dp_catalog *c, dp_diags *d, const dp_ast_create_table *ct,
+                           const dp_table_def *like, dp_table_def *t) {
+  t->watermark_col = -1;
+  t->watermark_delay = -1;
+  if (!ct->has_watermark) {
+    if (like && like->watermark_col >= 0) {
+      t->watermark_col = like->watermark_col;
+      t->watermark_expr = like->watermark_expr;
+      t->watermark_delay = like->watermark_delay;
+      t->watermark_span = like->watermark_span;
+    }
+    return DIPPER_OK;
+  }
+  t->watermark_span = ct->watermark_span;
+  if (like && like->watermark_col >= 0)
+    return dp_error(d, DIPPER_DUPLICATE, ct->watermark_span,
+                    "table `%s` already brings a watermark through LIKE `%s`; a table has one "
+                    "watermark: leave this one out or declare the table without LIKE",
+                    t->name, like->name);
+  const char *col = ct->watermark_col.name;
+  int i = column_index(&t->schema, col);
+  if (i < 0) return unknown_column(d, &t->schema, &ct->watermark_col, "the WATERMARK FOR column", t->name);
+  const dp_type *ty = t->schema.cols[i].type;
+  if (t->cols[i].proctime)
+    return dp_error(d, DIPPER_TYPE, ct->watermark_span,
+                    "`%s` is a processing-time column (PROCTIME()) and cannot carry a watermark; "
+                    "declare the watermark on an event-time TIMESTAMP column",
+                    col);
+  if (t->cols[i].kind == DP_CK_COMPUTED && !t->cols[i].expr)
+    return DIPPER_TYPE; /* its own binding error was reported already */
+  if (!ty || !dp_type_is_timestamp(ty)) {
+    char tname[96], hint[160];
+    dp_type_print(tname, sizeof tname, ty);
+    conversion_hint(hint, sizeof hint, &t->schema, col, ty);
+    return dp_error(d, DIPPER_TYPE, ct->watermark_span,
+                    "WATERMARK FOR requires a TIMESTAMP or TIMESTAMP_LTZ column; `%s` is %s. "
+                    "Convert it with a computed column: %s, then WATERMARK FOR %.*s ...",
+                    col, tname, hint, (int)strcspn(hint, " "), hint);
+  }
+  t->watermark_col = i;
+  dp_expr *bound = NULL;
+  int rc = dp_bind_expr_over(c->arena, d, c, &t->schema, ct->watermark_expr, &bound);
+  if (rc != DIPPER_OK || !bound) return rc != DIPPER_OK ? rc : DIPPER_INTERNAL;
+  if (!bound->type || bound->type->kind != ty->kind) {
+    char want[96], got[96];
+    dp_type_print(want, sizeof want, ty);
+    dp_type_print(got, sizeof got, bound->type);
+    return dp_error(d, DIPPER_TYPE, ct->watermark_expr->span,
+                    "the watermark expression must return the type of `%s` (%s) but returns %s; "
+                    "write WATERMARK FOR %s AS %s - INTERVAL '5' SECOND",
+                    col, want, got, col, col);
+  }
+  t->watermark_expr = bound;
+  /* The delay is known when the expression is the column minus a constant
+     interval (or the column itself): Spark's withWatermark takes only that
+     form, and the engines use it to drop late rows. */
+  const dp_ast_expr *e = ct->watermark_expr;
+  if (is_column_ref(e, col)) {
+    t->watermark_delay = 0;
+  } else if (e->kind == DP_AX_BINARY && (e->u.binary.op == DP_BOP_SUB || e->u.binary.op == DP_BOP_ADD) &&
+             is_column_ref(e->u.binary.left, col) && is_interval_literal(e->u.binary.right)) {
+    int64_t us = 0;
+    rc = dp_bind_interval(d, e->u.binary.right, &us);
+    if (rc != DIPPER_OK) return rc;
+    int64_t delay = e->u.binary.op == DP_BOP_SUB ? us : -us;
+    if (delay < 0) {
+      char dur[64];
+      dp_format_duration(dur, sizeof dur, delay);
+      return dp_error(d, DIPPER_TYPE, e->u.binary.right->span,
+                      "the watermark delay is negative (%s): the watermark would run ahead of the "
+                      "event time and every row would be late; write WATERMARK FOR %s AS %s - "
+                      "INTERVAL '5' SECOND with a positive interval",
+                      dur, col, col);
+    }
+    t->watermark_delay = delay;
+  }
+  return DIPPER_OK;
+}
+
+static int check_primary_key(dp_catalog *c, dp_diags *d, const dp_ast_create_table *ct,
+                             const dp_table_def *like, int nlike, dp_table_def *t) {
+  int ninline = 0;
+  for (int j = 0; j < ct->ncols; j++) ninline += ct->cols[j].primary_key;
+  if (ct->npk > 0 && ct->pk_enforced)
+    return dp_error(d, DIPPER_UNSUPPORTED, ct->pk_span,
+                    "dipper does not enforce primary keys; write PRIMARY KEY (..) NOT ENFORCED");
+  if (ninline > 0 && ct->npk > 0)
+    return dp_error(d, DIPPER_DUPLICATE, ct->pk_span,
+                    "the primary key is declared twice, on a column and as a constraint; keep one "
+                    "PRIMARY KEY (..) NOT ENFORCED");
+  if (ninline > 1)
+    return dp_error(d, DIPPER_DUPLICATE, ct->pk_span.line ? ct->pk_span : ct->cols[0].span,
+                    "PRIMARY KEY is written on %d columns; declare a composite key once as "
+                    "PRIMARY KEY (a, b) NOT ENFORCED",
+                    ninline);
+  int n = ct->npk + ninline;
+  if (n > 0 && like && like->npk > 0)
+    return dp_error(d, DIPPER_DUPLICATE, ct->npk ? ct->pk_span : ct->cols[0].span,
+                    "table `%s` already brings a primary key through LIKE `%s`; leave this one out",
+                    t->name, like->name);
+  if (n == 0) {
+    if (like && like->npk > 0) {
+      t->npk = like->npk;
+      t->pk = like->pk;
+    }
+    return DIPPER_OK;
+  }
+  t->pk = dp_arena_calloc(c->arena, (size_t)n, sizeof *t->pk);
+  if (!t->pk) return DIPPER_NOMEM;
+  int rc = DIPPER_OK;
+  for (int k = 0; k < n; k++) {
+    const dp_ast_ident *id = NULL;
+    int i;
+    if (ct->npk > 0) {
+      id = &ct->pk[k];
+      i = column_index(&t->schema, id->name);
+    } else {
+      int j = 0;
+      while (!ct->cols[j].primary_key) j++;
+      id = &ct->cols[j].name;
+      i = nlike + j;
+    }
+    if (i < 0) {
+      keep(&rc, unknown_column(d, &t->schema, id, "the PRIMARY KEY column", t->name));
+      continue;
+    }
+    for (int m = 0; m < t->npk; m++)
+      if (t->pk[m] == i) {
+        keep(&rc, dp_error(d, DIPPER_DUPLICATE, id->span,
+                           "column `%s` appears twice in the PRIMARY KEY; list it once", id->name));
+        i = -1;
+        break;
+      }
+    if (i < 0) continue;
+    if (t->cols[i].kind != DP_CK_PHYSICAL) {
+      keep(&rc, dp_error(d, DIPPER_UNSUPPORTED, id->span,
+                         "the PRIMARY KEY column `%s` is a %s column; a primary key may use only "
+                         "physical columns",
+                         id->name, t->cols[i].kind == DP_CK_COMPUTED ? "computed" : "metadata"));
+      continue;
+    }
+    /* A key column holds no NULL: the engines rely on it for upserts. */
+    const dp_type *nn = dp_type_with_nullability(c->arena, t->schema.cols[i].type, true);
+    if (!nn) return DIPPER_NOMEM;
+    t->schema.cols[i].type = nn;
+    t->pk[t->npk++] = i;
+  }
+  return rc;
+}
+
+static int check_partitions(dp_catalog *c, dp_diags *d, const dp_ast_create_table *ct,
+                            const dp_table_def *like, dp_table_def *t) {
+  if (ct->npartition == 0) {
+    if (like) {
+      t->npartition = like->npartition;
+      t->partition = like->partition;
+    }
+    return DIPPER_OK;
+  }
+  if (like && like->npartition > 0)
+    return dp_error(d, DIPPER_DUPLICATE, ct->partition[0].span,
+                    "table `%s` already brings PARTITIONED BY through LIKE `%s`; leave this one out",
+                    t->name, like->name);
+  t->partition = dp_arena_calloc(c->arena, (size_t)ct->npartition, sizeof *t->partition);
+  if (!t->partition) return DIPPER_NOMEM;
+  int rc = DIPPER_OK;
+  for (int k = 0; k < ct->npartition; k++) {
+    const dp_ast_ident *id = &ct->partition[k];
+    int i = column_index(&t->schema, id->name);
+    if (i < 0) {
+      keep(&rc, unknown_column(d, &t->schema, id, "the PARTITIONED BY column", t->name));
+      continue;
+    }
+    bool dup = false;
+    for (int m = 0; m < t->npartition; m++) dup |= t->partition[m] == i;
+    if (dup) {
+      keep(&rc, dp_error(d, DIPPER_DUPLICATE, id->span,
+                         "column `%s` appears twice in PARTITIONED BY; list it once", id->name));
+      continue;
+    }
+    t->partition[t->npartition++] = i;
+  }
+  return rc;
+}
+
+/* The LIKE source's options, then the declared ones; a declared key
+** overrides the source's (Flink's default OVERWRITING OPTIONS). */
+static int copy_options(dp_catalog *c, dp_diags *d, const dp_ast_create_table *ct,
+                        const dp_table_def *like, dp_table_def *t) {
+  int nlike = like ? like->noptions : 0;
+  int cap = nlike + ct->options.n;
+  t->options = dp_arena_calloc(c->arena, (size_t)(cap ? cap : 1), sizeof *t->options);
+  if (!t->options) return DIPPER_NOMEM;
+  for (int i = 0; i < nlike; i++) t->options[t->noptions++] = like->options[i];
+  int rc = DIPPER_OK;
+  for (int j = 0; j < ct->options.n; j++) {
+    const dp_ast_option *o = &ct->options.items[j];
+    bool dup = false;
+    for (int k = 0; k < j; k++)
+      if (strcmp(ct->options.items[k].key, o->key) == 0) {
+        keep(&rc, dp_error(d, DIPPER_DUPLICATE, o->span,
+                           "option '%s' is set twice (first at line %u, column %u); keep one",
+                           o->key, ct->options.items[k].span.line, ct->options.items[k].span.col));
+        dup = true;
+        break;
+      }
+    if (dup) continue;
+    dp_option opt = {dp_arena_strdup(c->arena, o->key), dp_arena_strdup(c->arena, o->value),
+                     o->span, o->value_span};
+    if (!opt.key || !opt.value) return DIPPER_NOMEM;
+    int at = t->noptions;
+    for (int k = 0; k < nlike; k++)
+      if (strcmp(t->options[k].key, o->key) == 0) at = k;
+    t->options[at] = opt;
+    if (at == t->noptions) t->noptions++;
+  }
+  for (int i = 0; i < t->noptions; i++) {
+    if (strcmp(t->options[i].key, "connector") == 0) t->connector = t->options[i].value;
+    if (strcmp(t->options[i].key, "format") == 0 ||
+        (strcmp(t->options[i].key, "value.format") == 0 && !t->format))
+      t->format = t->options[i].value;
+  }
+  return rc;
+}
+
+int dp_catalog_create_table(dp_catalog *c, dp_diags *d, const dp_ast_create_table *ct) {
+  if (!c || !d || !ct) return DIPPER_MISUSE;
+  const dp_ast_ident *nm = last_part(&ct->name);
+  if (!nm) return dp_error(d, DIPPER_INTERNAL, ct->options.span, "CREATE TABLE without a name");
+  if (ct->as_query)
+    return dp_error(d, DIPPER_UNSUPPORTED, ct->as_query->span,
+                    "CREATE TABLE ... AS SELECT is not supported yet; declare the table with its "
+                    "columns and WITH options, then write INSERT INTO %s SELECT ...",
+                    nm->name);
+  if (name_taken(c, nm->name)) {
+    if (ct->if_not_exists) return DIPPER_OK;
+    bool is_view = dp_catalog_view(c, nm->name) != NULL;
+    return dp_error(d, DIPPER_DUPLICATE, nm->span,
+                    "a %s named `%s` already exists; write CREATE TABLE IF NOT EXISTS to keep it, "
+                    "or DROP %s %s first",
+                    is_view ? "view" : "table", nm->name, is_view ? "VIEW" : "TABLE", nm->name);
+  }
+  const dp_table_def *like = NULL;
+  if (ct->like.n > 0) {
+    const dp_ast_ident *ln = last_part(&ct->like);
+    like = dp_catalog_table(c, ln->name);
+    if (!like) {
+      char hint[160];
+      if (dp_catalog_view(c, ln->name))
+        return dp_error(d, DIPPER_NAME, ln->span,
+                        "LIKE needs a table, and `%s` is a view; name a table", ln->name);
+      return dp_error(d, DIPPER_NAME, ln->span, "LIKE names table `%s`, which does not exist%s",
+                      ln->name, did_you_mean(hint, sizeof hint, dp_catalog_suggest(c, ln->name)));
+    }
+  }
+
+  dp_table_def *t = dp_arena_calloc(c->arena, 1, sizeof *t);
+  if (!t) return DIPPER_NOMEM;
+  t->name = dp_arena_strdup(c->arena, nm->name);
+  if (!t->name) return DIPPER_NOMEM;
+  t->temporary = ct->temporary;
+  t->span = nm->span;
+  t->with_span = ct->options.span.line ? ct->options.span : nm->span;
+  t->watermark_col = -1;
+  t->watermark_delay = -1;
+
+  int rc = declare_columns(c, d, ct, like, t);
+  if (rc == DIPPER_NOMEM) return rc;
+  int nlike = like ? like->schema.ncols : 0;
+  for (int i = nlike; i < t->schema.ncols; i++) {
+    if (t->cols[i].kind == DP_CK_COMPUTED) continue;
+    const dp_type *ty = copy_type(c->arena, t->schema.cols[i].type);
+    if (!ty) return DIPPER_NOMEM;
+    t->schema.cols[i].type = ty;
+  }
+  int step = bind_computed(c, d, ct, nlike, t);
+  if (step == DIPPER_NOMEM) return step;
+  keep(&rc, step);
+  step = check_watermark(c, d, ct, like, t);
+  if (step == DIPPER_NOMEM) return step;
+  keep(&rc, step);
+  step = check_primary_key(c, d, ct, like, nlike, t);
+  if (step == DIPPER_NOMEM) return step;
+  keep(&rc, step);
+  step = check_partitions(c, d, ct, like, t);
+  if (step == DIPPER_NOMEM) return step;
+  keep(&rc, step);
+  step = copy_options(c, d, ct, like, t);
+  if (step == DIPPER_NOMEM) return step;
+  keep(&rc, step);
+  step = dp_connector_check_table(d, t);
+  keep(&rc, step);
+  if (rc != DIPPER_OK) return rc;
+  /* Boundedness as of the current runtime mode; the analysis asks
+     dp_connector_bounded again with the mode in force when it runs. */
+  t->bounded = dp_connector_bounded(t, !dp_catalog_streaming(c));
+  return dp_catalog_add_table(c, t);
+}
+
+/* ---- CREATE VIEW ---- */
+
+/* Parse the view's query again into the catalog arena, behind a prefix that
+** keeps every byte offset, line and column what it was in `text`. */
+static int reparse_query(dp_catalog *c, dp_diags *d, const dp_ast_create_view *cv,
+                         const char *text, dp_view_def *v) {
+  dp_span qs = cv->query_span;
+  if (!text || qs.len == 0)
+    return dp_error(d, DIPPER_INTERNAL, cv->name.span,
+                    "CREATE VIEW reached the catalog without the text of its query");
+  size_t end = (size_t)qs.off + qs.len;
+  char *buf = dp_arena_alloc(c->arena, end + 1);
+  if (!buf) return DIPPER_NOMEM;
+  for (size_t i = 0; i < qs.off; i++) buf[i] = (text[i] == '\n' || text[i] == '\r') ? text[i] : ' ';
+  memcpy(buf + qs.off, text + qs.off, qs.len);
+  buf[end] = '\0';
+  v->text = dp_arena_strndup(c->arena, text + qs.off, qs.len);
+  if (!v->text) return DIPPER_NOMEM;
+
+  dp_arena *scratch = dp_arena_new(0);
+  if (!scratch) return DIPPER_NOMEM;
+  dp_diags pd;
+  dp_diags_init(&pd, scratch, d->file, buf, end);
+  dp_ast_script *script = NULL;
+  int rc = dp_parse(c->arena, &pd, buf, end, &script);
+  if (rc == DIPPER_OK && script && script->n == 1 && script->stmts[0]->kind == DP_AS_QUERY) {
+    v->query = script->stmts[0]->u.query;
+  } else {
+    rc = dp_error(d, DIPPER_INTERNAL, qs,
+                  "the query of view `%s` did not parse again on its own (%s); please report this",
+                  v->name, pd.count > 0 ? pd.items[0].message : "not a single query");
+  }
+  dp_arena_free(scratch);
+  return rc;
+}
+
+int dp_catalog_create_view(dp_catalog *c, dp_diags *d, const dp_ast_create_view *cv,
+                           const char *text) {
+  if (!c || !d || !cv) return DIPPER_MISUSE;
+  const dp_ast_ident *nm = last_part(&cv->name);
+  if (!nm) return DIPPER_MISUSE;
+  bool replace = false;
+  if (dp_catalog_table(c, nm->name)) {
+    if (cv->if_not_exists) return DIPPER_OK;
+    return dp_error(d, DIPPER_DUPLICATE, nm->span,
+                    "a table named `%s` already exists and views share its namespace; choose "
+                    "another name for the view, or DROP TABLE %s first",
+                    nm->name, nm->name);
+  }
+  if (dp_catalog_view(c, nm->name)) {
+    if (cv->if_not_exists) return DIPPER_OK;
+    if (!cv->or_replace)
+      return dp_error(d, DIPPER_DUPLICATE, nm->span,
+                      "view `%s` already exists; write CREATE OR REPLACE VIEW to redefine it, or "
+                      "CREATE VIEW IF NOT EXISTS to keep it",
+                      nm->name);
+    replace = true;
+  }
+  dp_view_def *v = dp_arena_calloc(c->arena, 1, sizeof *v);
+  if (!v) return DIPPER_NOMEM;
+  v->name = dp_arena_strdup(c->arena, nm->name);
+  if (!v->name) return DIPPER_NOMEM;
+  v->temporary = cv->temporary;
+  v->span = nm->span;
+  int rc = DIPPER_OK;
+  if (cv->ncols > 0) {
+    v->cols = dp_arena_calloc(c->arena, (size_t)cv->ncols, sizeof *v->cols);
+    if (!v->cols) return DIPPER_NOMEM;
+    for (int i = 0; i < cv->ncols; i++) {
+      for (int k = 0; k < i; k++)
+        if (name_eq(cv->cols[k].name, cv->cols[i].name)) {
+          keep(&rc, dp_error(d, DIPPER_DUPLICATE, cv->cols[i].span,
+                             "view column `%s` is named twice; give each column its own name",
+                             cv->cols[i].name));
+          break;
+        }
+      v->cols[i] = dp_arena_strdup(c->arena, cv->cols[i].name);
+      if (!v->cols[i]) return DIPPER_NOMEM;
+    }
+    v->ncols = cv->ncols;
+  }
+  if (rc != DIPPER_OK) return rc;
+  rc = reparse_query(c, d, cv, text, v);
+  if (rc != DIPPER_OK) return rc;
+  if (replace) dp_catalog_drop(c, 'V', v->name);
+  return dp_catalog_add_view(c, v);
+}
+
+/* ---- DROP ---- */
+
+int dp_catalog_drop_stmt(dp_catalog *c, dp_diags *d, const dp_ast_drop *dr) {
+  if (!c || !d || !dr) return DIPPER_MISUSE;
+  const dp_ast_ident *nm = last_part(&dr->name);
+  if (!nm) return DIPPER_MISUSE;
+  if (dr->what == 'F') {
+    if (dr->if_exists) return DIPPER_OK;
+    return dp_error(d, DIPPER_NAME, nm->span,
+                    "function `%s` does not exist: dipper has only built-in functions, which "
+                    "cannot be dropped",
+                    nm->name);
+  }
+  const char *kind = dr->what == 'V' ? "view" : "table";
+  const char *kw = dr->what == 'V' ? "VIEW" : "TABLE";
+  const dp_table_def *t = dp_catalog_table(c, nm->name);
+  const dp_view_def *v = dp_catalog_view(c, nm->name);
+  if (dr->what == 'T' && !t && v)
+    return dp_error(d, DIPPER_NAME, nm->span, "`%s` is a view, not a table; write DROP VIEW %s",
+                    nm->name, nm->name);
+  if (dr->what == 'V' && !v && t)
+    return dp_error(d, DIPPER_NAME, nm->span, "`%s` is a table, not a view; write DROP TABLE %s",
+                    nm->name, nm->name);
+  if ((dr->what == 'T' && !t) || (dr->what == 'V' && !v)) {
+    if (dr->if_exists) return DIPPER_OK;
+    char hint[160];
+    return dp_error(d, DIPPER_NAME, nm->span, "%s `%s` does not exist%s (write DROP %s IF EXISTS "
+                    "to ignore a missing one)",
+                    kind, nm->name, did_you_mean(hint, sizeof hint, dp_catalog_suggest(c, nm->name)),
+                    kw);
+  }
+  bool temporary = dr->what == 'T' ? t->temporary : v->temporary;
+  if (dr->temporary && !temporary)
+    return dp_error(d, DIPPER_NAME, nm->span,
+                    "%s `%s` is not temporary; write DROP %s %s", kind, nm->name, kw, nm->name);
+  /* Views that read the table stay: like Flink, a view is re-bound at each
+     use and fails then with an unknown table, naming it. */
+  return dp_catalog_drop(c, dr->what, nm->name);
+}

@@ -1,0 +1,48 @@
+/*
+** catalog_int.h — what catalog.c, options.c and connectors.c share and nobody
+** else needs: the catalog struct, the session option store, and the small
+** helpers for "did you mean" and connector checks at CREATE time.
+**
+** Owns: nothing beyond the declarations.  The public interface of the module
+** is plan/catalog.h.
+*/
+#ifndef DP_CATALOG_INT_H
+#define DP_CATALOG_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "plan/catalog.h"
+
+/* One SET key and its value (canonical spelling), in the catalog arena. */
+typedef struct dp_session_option {
+  const char *key, *value;
+} dp_session_option;
+
+struct dp_catalog {
+  dp_arena *arena;          /* every definition, name and option value lives here */
+  /* Tables and views, each sorted by lower-cased name for binary search; the
+     two share one namespace (a name is a table or a view, never both). */
+  dp_table_def **tables;
+  int ntables, tables_cap;
+  dp_view_def **views;
+  int nviews, views_cap;
+  dp_session_option *options;
+  int noptions, options_cap;
+};
+
+/* Case-insensitive Levenshtein distance, stopping early once it exceeds
+** `limit` (then it returns limit + 1). */
+int dp_catalog_edit_distance(const char *a, const char *b, int limit);
+
+/* The candidate closest to `name` within the "did you mean" limit (distance
+** <= 2 and shorter than the name itself), or NULL. */
+const char *dp_catalog_closest(const char *name, const char *const *candidates, int n);
+
+/* The role-neutral connector check CREATE TABLE runs: everything of
+** dp_connector_validate except what depends on reading or writing the table
+** (a Kafka source needs topic or topic-pattern, a sink needs topic; a sink-only
+** connector cannot be read).  Those are checked when the table is used. */
+int dp_connector_check_table(dp_diags *d, const dp_table_def *t);
+
+#endif /* DP_CATALOG_INT_H */

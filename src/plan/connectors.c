@@ -1,0 +1,953 @@
+/*
+** connectors.c — what dipper knows about each connector, as data: the WITH
+** options it takes and their value kinds, the formats it reads and writes,
+** its metadata columns, whether it can be read or written, and when it ends.
+**
+** Owns: the connector table and the checks run over a table's WITH options
+** (at CREATE TABLE, role-neutral; when a table is read or written, with the
+** role).  Does not own: the connectors themselves (src/connectors/), which
+** trust that an option that passed here has a legal value.
+**
+** The connectors ('connector' = ...), for the docs (docs/sql.md lists the
+** options of each):
+**
+**   name        source sink  formats                              ends when
+**   kafka       yes    yes   json csv raw avro                   scan.bounded.mode is set and not 'unbounded'
+**   kinesis     yes    yes   json csv raw avro                   never
+**   filesystem  yes    yes   csv json parquet orc avro raw text  batch mode (a directory is watched in streaming mode)
+**   datagen     yes    no    -                                   number-of-rows is set, or a field is a sequence
+**   nexmark     yes    no    -                                   events.num / number-of-events is set
+**   socket      yes    no    csv json raw                        never
+**   memory      yes    yes   -                                   batch mode
+**   console     no     yes   -  (alias: print)
+**   blackhole   no     yes   -
+**   callback    no     yes   -  (name = the registered callback)
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/catalog.h"
+#include "plan/catalog_int.h"
+
+/* ---- the table ---- */
+
+typedef enum opt_kind {
+  K_STRING,   /* non-empty text */
+  K_ANY,      /* any text, empty too */
+  K_INT,      /* whole number >= 0 */
+  K_SIGNED,   /* whole number, may be negative */
+  K_NUMBER,   /* decimal number >= 0 */
+  K_SNUMBER,  /* decimal number, may be negative */
+  K_RATIO,    /* decimal number from 0 to 1 */
+  K_DURATION, /* dp_parse_duration */
+  K_ENUM,     /* one of `values` ('|'-separated) */
+  K_BOOL,     /* true | false */
+  K_SERVERS,  /* host:port[,host:port...] */
+  K_PORT,     /* 1..65535 */
+  K_TOPICS,   /* name[;name...] */
+  K_OFFSETS,  /* partition:0,offset:42;partition:1,offset:300 */
+  K_COLUMNS,  /* col[;col...], each a column of the table */
+  K_CHAR,     /* one character, or \t */
+  K_FORMAT,   /* a format of the connector */
+} opt_kind;
+
+enum { REQ = 1u };
+
+typedef struct conn_opt {
+  /* The key.  A trailing ".*" accepts any non-empty suffix (properties.*); a
+     "#" segment stands for a column of the table (fields.#.kind). */
+  const char *key;
+  opt_kind kind;
+  const char *values; /* K_ENUM: allowed values; otherwise an example for messages */
+  unsigned flags;
+} conn_opt;
+
+typedef struct conn_meta {
+  const char *key;
+  dp_type_kind kind;  /* MAP means MAP<STRING, BYTES> */
+  const char *spelling;
+  bool writable;      /* a sink can write it; otherwise it must be VIRTUAL there */
+} conn_meta;
+
+typedef struct connector connector;
+typedef int (*conn_check)(dp_diags *d, const dp_table_def *t, int role);
+typedef bool (*conn_bounded)(const dp_table_def *t, bool batch_mode);
+
+struct connector {
+  const char *name;
+  const char *alias_of; /* print is console */
+  bool source, sink;
+  const char *formats;  /* '|' list, or NULL when the connector takes no format */
+  bool format_required;
+  const conn_opt *opts;
+  const conn_meta *meta;
+  conn_check check;
+  conn_bounded bounded;
+};
+
+/* Roles a check runs for. */
+enum { ROLE_ANY = 0, ROLE_SOURCE = 1, ROLE_SINK = 2 };
+
+/* Formats that exist elsewhere but that dipper does not read yet. */
+static const char *const refused_formats[] = {"debezium-json", "canal-json", "maxwell-json",
+                                              "ogg-json", "avro-confluent",
+                                              "debezium-avro-confluent", "protobuf"};
+
+static const conn_opt kafka_opts[] = {
+    {"topic", K_TOPICS, "orders", 0},
+    {"topic-pattern", K_STRING, "orders-.*", 0},
+    {"properties.bootstrap.servers", K_SERVERS, "localhost:9092", REQ},
+    {"properties.group.id", K_STRING, "my-group", 0},
+    {"properties.*", K_ANY, NULL, 0},
+    {"scan.startup.mode", K_ENUM,
+     "earliest-offset|latest-offset|group-offsets|timestamp|specific-offsets", 0},
+    {"scan.startup.specific-offsets", K_OFFSETS, "partition:0,offset:42;partition:1,offset:300", 0},
+    {"scan.startup.timestamp-millis", K_INT, "1700000000000", 0},
+    {"scan.bounded.mode", K_ENUM, "unbounded|latest-offset|timestamp|specific-offsets|group-offsets",
+     0},
+    {"scan.bounded.specific-offsets", K_OFFSETS, "partition:0,offset:42;partition:1,offset:300", 0},
+    {"scan.bounded.timestamp-millis", K_INT, "1700000000000", 0},
+    {"scan.topic-partition-discovery.interval", K_DURATION, "5 min", 0},
+    {"format", K_FORMAT, "json", 0},
+    {"value.format", K_FORMAT, "json", 0},
+    {"key.format", K_FORMAT, "json", 0},
+    {"key.fields", K_COLUMNS, "id;region", 0},
+    {"key.fields-prefix", K_STRING, "k_", 0},
+    {"value.fields-include", K_ENUM, "ALL|EXCEPT_KEY", 0},
+    {"sink.partitioner", K_STRING, "default", 0},
+    {"sink.delivery-guarantee", K_ENUM, "at-least-once|exactly-once|none", 0},
+    {"sink.transactional-id-prefix", K_STRING, "dipper-tx", 0},
+    {NULL, K_ANY, NULL, 0},
+};
+
+static const conn_meta kafka_meta[] = {
+    {"topic", DP_T_STRING, "STRING", true},
+    {"partition", DP_T_INT, "INT", false},
+    {"offset", DP_T_BIGINT, "BIGINT", false},
+    {"timestamp", DP_T_TIMESTAMP_LTZ, "TIMESTAMP_LTZ(3)", true},
+    {"timestamp-type", DP_T_STRING, "STRING", false},
+    {"headers", DP_T_MAP, "MAP<STRING, BYTES>", true},
+    {"leader-epoch", DP_T_INT, "INT", false},
+    {NULL, DP_T_NULL, NULL, false},
+};
+
+static const conn_opt kinesis_opts[] = {
+    {"stream", K_STRING, "orders", REQ},
+    {"aws.region", K_STRING, "us-east-1", REQ},
+    {"aws.*", K_ANY, NULL, 0},
+    {"scan.stream.initpos", K_ENUM, "LATEST|TRIM_HORIZON|AT_TIMESTAMP", 0},
+    {"scan.stream.initpos-timestamp", K_STRING, "2024-01-01T00:00:00Z", 0},
+    {"format", K_FORMAT, "json", 0},
+    {NULL, K_ANY, NULL, 0},
+};
+
+static const conn_meta kinesis_meta[] = {
+    {"timestamp", DP_T_TIMESTAMP_LTZ, "TIMESTAMP_LTZ(3)", false},
+    {"shard-id", DP_T_STRING, "STRING", false},
+    {"sequence-number", DP_T_STRING, "STRING", false},
+    {NULL, DP_T_NULL, NULL, false},
+};
+
+static const conn_opt filesystem_opts[] = {
+    {"path", K_STRING, "/data/orders", REQ},
+    {"format", K_FORMAT, "json", 0},
+    {"source.monitor-interval", K_DURATION, "10 s", 0},
+    {"source.path.regex-pattern", K_STRING, ".*\\.json", 0},
+    {"sink.rolling-policy.*", K_STRING, NULL, 0},
+    {"partition.*", K_STRING, NULL, 0},
+    {NULL, K_ANY, NULL, 0},
+};
+
+static const conn_meta filesystem_meta[] = {
+    {"file.path", DP_T_STRING, "STRING", false},
+    {"file.name", DP_T_STRING, "STRING", false},
+    {"file.size", DP_T_BIGINT, "BIGINT", false},
+    {"file.modification-time", DP_T_TIMESTAMP_LTZ, "TIMESTAMP_LTZ(3)", false},
+    {NULL, DP_T_NULL, NULL, false},
+};
+
+static const conn_opt datagen_opts[] = {
+    {"rows-per-second", K_NUMBER, "100", 0},
+    {"number-of-rows", K_INT, "1000", 0},
+    {"fields.#.kind", K_ENUM, "random|sequence", 0},
+    {"fields.#.min", K_SNUMBER, "0", 0},
+    {"fields.#.max", K_SNUMBER, "100", 0},
+    {"fields.#.length", K_INT, "10", 0},
+    {"fields.#.start", K_SIGNED, "1", 0},
+    {"fields.#.end", K_SIGNED, "1000", 0},
+    {"fields.#.null-rate", K_RATIO, "0.1", 0},
+    {"fields.#.max-past", K_DURATION, "5 s", 0},
+    {NULL, K_ANY, NULL, 0},
+};
+
+static const conn_opt nexmark_opts[] = {
+    {"rate", K_NUMBER, "10000", 0},
+    {"events-per-second", K_NUMBER, "10000", 0},
+    {"first-event.rate", K_NUMBER, "10000", 0},
+    {"events.num", K_INT, "1000000", 0},
+    {"number-of-events", K_INT, "1000000", 0},
+    {"person.proportion", K_INT, "1", 0},
+    {"auction.proportion", K_INT, "3", 0},
+    {"bid.proportion", K_INT, "46", 0},
+    {"seed", K_INT, "42", 0},
+    {NULL, K_ANY, NULL, 0},
+};
+
+static const conn_opt socket_opts[] = {
+    {"hostname", K_STRING, "localhost", REQ},
+    {"port", K_PORT, "9999", REQ},
+    {"format", K_FORMAT, "csv", 0},
+    {"byte-delimiter", K_INT, "10", 0},
+    {NULL, K_ANY, NULL, 0},
+};
+
+static const conn_opt console_opts[] = {
+    {"print-identifier", K_ANY, "orders", 0},
+    {"standard-error", K_BOOL, "false", 0},
+    {NULL, K_ANY, NULL, 0},
+};
+
+static const conn_opt memory_opts[] = {
+    {"name", K_STRING, "results", 0},
+    {NULL, K_ANY, NULL, 0},
+};
+
+static const conn_opt callback_opts[] = {
+    {"name", K_STRING, "on_rows", REQ},
+    {NULL, K_ANY, NULL, 0},
+};
+
+static const conn_opt no_opts[] = {{NULL, K_ANY, NULL, 0}};
+
+/* Options of the formats; each applies only where that format is chosen. */
+static const conn_opt format_opts[] = {
+    {"json.fail-on-missing-field", K_BOOL, "false", 0},
+    {"json.ignore-parse-errors", K_BOOL, "true", 0},
+    {"json.timestamp-format.standard", K_ENUM, "SQL|ISO-8601", 0},
+    {"json.map-null-key.mode", K_ENUM, "FAIL|DROP|LITERAL", 0},
+    {"json.map-null-key.literal", K_ANY, "null", 0},
+    {"json.encode.decimal-as-plain-number", K_BOOL, "true", 0},
+    {"csv.field-delimiter", K_CHAR, ",", 0},
+    {"csv.line-delimiter", K_ANY, "\\n", 0},
+    {"csv.quote-character", K_CHAR, "\"", 0},
+    {"csv.disable-quote-character", K_BOOL, "false", 0},
+    {"csv.allow-comments", K_BOOL, "false", 0},
+    {"csv.ignore-parse-errors", K_BOOL, "true", 0},
+    {"csv.array-element-delimiter", K_ANY, ";", 0},
+    {"csv.escape-character", K_CHAR, "\\", 0},
+    {"csv.null-literal", K_ANY, "", 0},
+    {"raw.charset", K_STRING, "UTF-8", 0},
+    {"raw.endianness", K_ENUM, "big-endian|little-endian", 0},
+    {"avro.codec", K_ENUM, "null|deflate|snappy|bzip2|xz|zstandard", 0},
+    {"parquet.compression", K_ENUM, "uncompressed|snappy|gzip|lzo|brotli|lz4|zstd", 0},
+    {NULL, K_ANY, NULL, 0},
+};
+
+static int kafka_check(dp_diags *d, const dp_table_def *t, int role);
+static int datagen_check(dp_diags *d, const dp_table_def *t, int role);
+static int kinesis_check(dp_diags *d, const dp_table_def *t, int role);
+static bool kafka_bounded(const dp_table_def *t, bool batch_mode);
+static bool datagen_bounded(const dp_table_def *t, bool batch_mode);
+static bool nexmark_bounded(const dp_table_def *t, bool batch_mode);
+static bool batch_bounded(const dp_table_def *t, bool batch_mode);
+static bool never_bounded(const dp_table_def *t, bool batch_mode);
+
+#define STREAM_FORMATS "json|csv|raw|avro"
+
+static const connector connectors[] = {
+    {"kafka", NULL, true, true, STREAM_FORMATS, true, kafka_opts, kafka_meta, kafka_check,
+     kafka_bounded},
+    {"kinesis", NULL, true, true, STREAM_FORMATS, true, kinesis_opts, kinesis_meta, kinesis_check,
+     never_bounded},
+    {"filesystem", NULL, true, true, "csv|json|parquet|orc|avro|raw|text", true, filesystem_opts,
+     filesystem_meta, NULL, batch_bounded},
+    {"datagen", NULL, true, false, NULL, false, datagen_opts, NULL, datagen_check, datagen_bounded},
+    {"nexmark", NULL, true, false, NULL, false, nexmark_opts, NULL, NULL, nexmark_bounded},
+    {"socket", NULL, true, false, "csv|json|raw", false, socket_opts, NULL, NULL, never_bounded},
+    {"memory", NULL, true, true, NULL, false, memory_opts, NULL, NULL, batch_bounded},
+    {"console", NULL, false, true, NULL, false, console_opts, NULL, NULL, never_bounded},
+    {"print", "console", false, true, NULL, false, console_opts, NULL, NULL, never_bounded},
+    {"blackhole", NULL, false, true, NULL, false, no_opts, NULL, NULL, never_bounded},
+    {"callback", NULL, false, true, NULL, false, callback_opts, NULL, NULL, never_bounded},
+};
+
+#define NCONNECTORS (sizeof connectors / sizeof connectors[0])
+
+/* ---- small helpers ---- */
+
+static int lower(int ch) { return (ch >= 'A' && ch <= 'Z') ? ch + ('a' - 'A') : ch; }
+static bool is_digit(int ch) { return ch >= '0' && ch <= '9'; }
+
+static bool eq_ci_n(const char *a, size_t n, const char *b) {
+  size_t i = 0;
+  for (; i < n; i++)
+    if (!b[i] || lower((unsigned char)a[i]) != lower((unsigned char)b[i])) return false;
+  return b[i] == '\0';
+}
+
+static bool eq_ci(const char *a, const char *b) { return eq_ci_n(a, strlen(a), b); }
+
+static void keep(int *rc, int code) {
+  if (*rc == DIPPER_OK && code != DIPPER_OK) *rc = code;
+}
+
+static const dp_option *find_option(const dp_table_def *t, const char *key) {
+  for (int i = 0; i < t->noptions; i++)
+    if (strcmp(t->options[i].key, key) == 0) return &t->options[i];
+  return NULL;
+}
+
+static const char *option_value(const dp_table_def *t, const char *key) {
+  const dp_option *o = find_option(t, key);
+  return o ? o->value : NULL;
+}
+
+static const connector *find_connector(const char *name) {
+  if (!name) return NULL;
+  for (size_t i = 0; i < NCONNECTORS; i++)
+    if (eq_ci(connectors[i].name, name)) return &connectors[i];
+  return NULL;
+}
+
+static int column_of(const dp_table_def *t, const char *name, size_t n) {
+  for (int i = 0; i < t->schema.ncols; i++)
+    if (eq_ci_n(name, n, t->schema.cols[i].name)) return i;
+  return -1;
+}
+
+/* "'a', 'b' or 'c'" from an '|' list. */
+static const char *list_values(char *buf, size_t cap, const char *values) {
+  size_t len = 0;
+  buf[0] = '\0';
+  const char *p = values;
+  while (*p) {
+    size_t n = strcspn(p, "|");
+    const char *next = p + n + (p[n] ? 1 : 0);
+    const char *sep = len == 0 ? "" : (*next ? ", " : " or ");
+    int w = snprintf(buf + len, cap - len, "%s'%.*s'", sep, (int)n, p);
+    if (w < 0 || (size_t)w >= cap - len) break;
+    len += (size_t)w;
+    p = next;
+  }
+  return buf;
+}
+
+static bool in_list(const char *values, const char *v) {
+  const char *p = values;
+  while (*p) {
+    size_t n = strcspn(p, "|");
+    if (eq_ci_n(p, n, v)) return true;
+    p += n + (p[n] ? 1 : 0);
+  }
+  return false;
+}
+
+static const char *known_connector_list(char *buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < NCONNECTORS; i++) {
+    int w = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", connectors[i].name);
+    if (w < 0 || (size_t)w >= cap - len) break;
+    len += (size_t)w;
+  }
+  return buf;
+}
+
+/* ---- option keys ---- */
+
+/* Does `key` match the pattern?  For a "#" pattern, *col receives the span of
+** the column segment inside key. */
+static bool key_matches(const char *pattern, const char *key, const char **col, size_t *col_len) {
+  size_t plen = strlen(pattern);
+  if (plen >= 2 && strcmp(pattern + plen - 2, ".*") == 0)
+    return strncmp(key, pattern, plen - 1) == 0 && key[plen - 1] != '\0';
+  const char *hash = strchr(pattern, '#');
+  if (!hash) return strcmp(pattern, key) == 0;
+  size_t pre = (size_t)(hash - pattern), post = strlen(hash + 1);
+  size_t klen = strlen(key);
+  if (klen <= pre + post || strncmp(key, pattern, pre) != 0 ||
+      strcmp(key + klen - post, hash + 1) != 0)
+    return false;
+  *col = key + pre;
+  *col_len = klen - pre - post;
+  return true;
+}
+
+/* The format a format option applies under: for Kafka's "key.json.x" the
+** key.format, for "value.json.x" the value format, else the table's format. */
+static const conn_opt *find_format_opt(const dp_table_def *t, const char *key, const char **fmt,
+                                       const char **bare) {
+  const char *base = key;
+  *fmt = t->format;
+  if (strncmp(key, "key.", 4) == 0) {
+    base = key + 4;
+    *fmt = option_value(t, "key.format");
+  } else if (strncmp(key, "value.", 6) == 0) {
+    base = key + 6;
+  }
+  for (const conn_opt *o = format_opts; o->key; o++)
+    if (strcmp(o->key, base) == 0) {
+      *bare = base;
+      return o;
+    }
+  return NULL;
+}
+
+/* The closest known key, for "did you mean". */
+static const char *suggest_key(const connector *cn, const char *key, char *buf, size_t cap) {
+  const char *cands[64];
+  char subst[16][96];
+  int n = 0, ns = 0;
+  for (const conn_opt *o = cn->opts; o->key && n < 64; o++) {
+    const char *hash = strchr(o->key, '#');
+    if (!hash) {
+      cands[n++] = o->key;
+      continue;
+    }
+    /* fields.#.kind: put the key's own column segment in place of '#'. */
+    size_t pre = (size_t)(hash - o->key);
+    if (strncmp(key, o->key, pre) != 0 || ns == 16) continue;
+    const char *seg = key + pre;
+    const char *dot = strrchr(seg, '.');
+    size_t seglen = dot ? (size_t)(dot - seg) : strlen(seg);
+    snprintf(subst[ns], sizeof subst[ns], "%.*s%.*s%s", (int)pre, o->key, (int)seglen, seg, hash + 1);
+    cands[n++] = subst[ns++];
+  }
+  if (cn->formats)
+    for (const conn_opt *o = format_opts; o->key && n < 64; o++) cands[n++] = o->key;
+  const char *best = dp_catalog_closest(key, cands, n);
+  if (!best) return NULL;
+  snprintf(buf, cap, "%s", best);
+  return buf;
+}
+
+/* ---- option values ---- */
+
+static bool parse_int(const char *v, bool allow_negative, long long *out) {
+  const char *p = v;
+  if (allow_negative && *p == '-') p++;
+  if (!is_digit((unsigned char)*p)) return false;
+  char *end = NULL;
+  long long n = strtoll(v, &end, 10);
+  if (*end) return false;
+  *out = n;
+  return true;
+}
+
+static bool parse_number(const char *v, double *out) {
+  if (!*v) return false;
+  char *end = NULL;
+  double x = strtod(v, &end);
+  if (*end || x != x || x > 1e300 || x < -1e300) return false;
+  *out = x;
+  return true;
+}
+
+static bool valid_port(const char *p, size_t n) {
+  if (n == 0 || n > 5) return false;
+  long v = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!is_digit((unsigned char)p[i])) return false;
+    v = v * 10 + (p[i] - '0');
+  }
+  return v >= 1 && v <= 65535;
+}
+
+/* host:port[,host:port...]; NULL when fine, else what is wrong. */
+static const char *servers_problem(const char *v) {
+  if (!*v) return "the list is empty";
+  const char *p = v;
+  while (*p) {
+    size_t n = strcspn(p, ",");
+    const char *colon = NULL;
+    for (size_t i = 0; i < n; i++)
+      if (p[i] == ':') colon = p + i;
+    if (n == 0) return "an entry between commas is empty";
+    if (!colon || colon == p) return "each server must be written host:port";
+    if (!valid_port(colon + 1, (size_t)(p + n - colon - 1)))
+      return "a port must be a number from 1 to 65535";
+    for (const char *h = p; h < colon; h++)
+      if (*h == ' ') return "a host name holds no spaces";
+    p += n;
+    if (*p == ',') p++;
+  }
+  return NULL;
+}
+
+/* partition:0,offset:42;partition:1,offset:300 */
+static bool offsets_ok(const char *v) {
+  const char *p = v;
+  if (!*p) return false;
+  while (*p) {
+    if (strncmp(p, "partition:", 10) != 0) return false;
+    p += 10;
+    if (!is_digit((unsigned char)*p)) return false;
+    while (is_digit((unsigned char)*p)) p++;
+    if (strncmp(p, ",offset:", 8) != 0) return false;
+    p += 8;
+    if (!is_digit((unsigned char)*p)) return false;
+    while (is_digit((unsigned char)*p)) p++;
+    if (*p == ';') {
+      p++;
+      if (!*p) return false;
+    } else if (*p) {
+      return false;
+    }
+  }
+  return true;
+}
+
+static bool topics_ok(const char *v) {
+  const char *p = v;
+  if (!*p) return false;
+  while (*p) {
+    size_t n = strcspn(p, ";");
+    if (n == 0) return false;
+    for (size_t i = 0; i < n; i++) {
+      int ch = (unsigned char)p[i];
+      if (!(is_digit(ch) || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '.' ||
+            ch == '_' || ch == '-'))
+        return false;
+    }
+    p += n;
+    if (*p == ';') {
+      p++;
+      if (!*p) return false;
+    }
+  }
+  return true;
+}
+
+static int check_format_value(dp_diags *d, const connector *cn, const dp_option *o) {
+  char buf[256];
+  for (size_t i = 0; i < sizeof refused_formats / sizeof refused_formats[0]; i++)
+    if (eq_ci(o->value, refused_formats[i]))
+      return dp_error(d, DIPPER_UNSUPPORTED, o->value_span,
+                      "format '%s' is not supported yet; write one of %s", o->value,
+                      list_values(buf, sizeof buf, cn->formats));
+  if (!in_list(cn->formats, o->value)) {
+    const char *cands[16];
+    int n = 0;
+    const char *p = cn->formats;
+    char names[16][24];
+    while (*p && n < 16) {
+      size_t len = strcspn(p, "|");
+      snprintf(names[n], sizeof names[n], "%.*s", (int)len, p);
+      cands[n] = names[n];
+      n++;
+      p += len + (p[len] ? 1 : 0);
+    }
+    const char *near = dp_catalog_closest(o->value, cands, n);
+    char hint[64] = "";
+    if (near) snprintf(hint, sizeof hint, "did you mean '%s'? ", near);
+    return dp_error(d, DIPPER_OPTION, o->value_span,
+                    "connector '%s' has no format '%s'; %sit reads and writes %s", cn->name,
+                    o->value, hint, list_values(buf, sizeof buf, cn->formats));
+  }
+  return DIPPER_OK;
+}
+
+static int check_value(dp_diags *d, const connector *cn, const dp_table_def *t, const dp_option *o,
+                       const conn_opt *spec) {
+  char buf[256];
+  const char *v = o->value;
+  long long n = 0;
+  double x = 0;
+  int64_t us = 0;
+  switch (spec->kind) {
+  case K_ANY: return DIPPER_OK;
+  case K_STRING:
+    if (*v) return DIPPER_OK;
+    return dp_error(d, DIPPER_OPTION, o->value_span, "'%s' must not be empty; e.g. '%s' = '%s'",
+                    o->key, o->key, spec->values ? spec->values : "...");
+  case K_INT:
+  case K_SIGNED:
+    if (parse_int(v, spec->kind == K_SIGNED, &n)) return DIPPER_OK;
+    return dp_error(d, DIPPER_OPTION, o->value_span, "'%s' = '%s' is not a whole number%s; e.g. '%s'",
+                    o->key, v, spec->kind == K_INT ? " >= 0" : "", spec->values);
+  case K_NUMBER:
+  case K_SNUMBER:
+    if (parse_number(v, &x) && (spec->kind == K_SNUMBER || x >= 0)) return DIPPER_OK;
+    return dp_error(d, DIPPER_OPTION, o->value_span, "'%s' = '%s' is not a number%s; e.g. '%s'",
+                    o->key, v, spec->kind == K_NUMBER ? " >= 0" : "", spec->values);
+  case K_RATIO:
+    if (parse_number(v, &x) && x >= 0 && x <= 1) return DIPPER_OK;
+    return dp_error(d, DIPPER_OPTION, o->value_span,
+                    "'%s' = '%s' must be a number from 0 to 1; e.g. '%s'", o->key, v, spec->values);
+  case K_DURATION:
+    if (dp_parse_duration(v, &us) == DIPPER_OK) return DIPPER_OK;
+    return dp_error(d, DIPPER_OPTION, o->value_span,
+                    "'%s' = '%s' is not a duration; write e.g. '%s' (units: ms, s, min, h, d)",
+                    o->key, v, spec->values);
+  case K_ENUM:
+    if (in_list(spec->values, v)) return DIPPER_OK;
+    return dp_error(d, DIPPER_OPTION, o->value_span, "'%s' = '%s' is not allowed; write %s", o->key,
+                    v, list_values(buf, sizeof buf, spec->values));
+  case K_BOOL:
+    if (eq_ci(v, "true") || eq_ci(v, "false")) return DIPPER_OK;
+    return dp_error(d, DIPPER_OPTION, o->value_span, "'%s' = '%s' must be 'true' or 'false'",
+                    o->key, v);
+  case K_SERVERS: {
+    const char *why = servers_problem(v);
+    if (!why) return DIPPER_OK;
+    return dp_error(d, DIPPER_OPTION, o->value_span,
+                    "'%s' = '%s' is not a server list: %s; write 'host1:9092,host2:9092'", o->key,
+                    v, why);
+  }
+  case K_PORT:
+    if (valid_port(v, strlen(v))) return DIPPER_OK;
+    return dp_error(d, DIPPER_OPTION, o->value_span,
+                    "'%s' = '%s' must be a port number from 1 to 65535", o->key, v);
+  case K_TOPICS:
+    if (topics_ok(v)) return DIPPER_OK;
+    return dp_error(d, DIPPER_OPTION, o->value_span,
+                    "'%s' = '%s' is not a topic list: topic names use letters, digits, '.', '_' "
+                    "and '-', several are separated by ';' (e.g. 'orders;payments')",
+                    o->key, v);
+  case K_OFFSETS:
+    if (offsets_ok(v)) return DIPPER_OK;
+    return dp_error(d, DIPPER_OPTION, o->value_span,
+                    "'%s' = '%s' is not a list of offsets; write "
+                    "'partition:0,offset:42;partition:1,offset:300'",
+                    o->key, v);
+  case K_COLUMNS: {
+    const char *p = v;
+    if (!*p)
+      return dp_error(d, DIPPER_OPTION, o->value_span,
+                      "'%s' is empty; list columns separated by ';', e.g. '%s'", o->key,
+                      spec->values);
+    while (*p) {
+      size_t len = strcspn(p, ";");
+      if (column_of(t, p, len) < 0)
+        return dp_error(d, DIPPER_OPTION, o->value_span,
+                        "'%s' names `%.*s`, which is not a column of table `%s`; list columns "
+                        "separated by ';'",
+                        o->key, (int)len, p, t->name);
+      p += len + (p[len] ? 1 : 0);
+    }
+    return DIPPER_OK;
+  }
+  case K_CHAR:
+    if (strlen(v) == 1 || strcmp(v, "\\t") == 0) return DIPPER_OK;
+    return dp_error(d, DIPPER_OPTION, o->value_span,
+                    "'%s' = '%s' must be a single character (or '\\t' for a tab)", o->key, v);
+  case K_FORMAT: return check_format_value(d, cn, o);
+  }
+  return DIPPER_INTERNAL;
+}
+
+/* ---- metadata columns ---- */
+
+static bool meta_type_ok(const conn_meta *m, const dp_type *ty) {
+  if (!ty) return false;
+  switch (m->kind) {
+  case DP_T_STRING: return dp_type_is_string(ty);
+  case DP_T_MAP:
+    return ty->kind == DP_T_MAP && ty->elem && dp_type_is_string(ty->elem) && ty->value &&
+           ty->value->kind == DP_T_BYTES;
+  default: return ty->kind == m->kind;
+  }
+}
+
+static int check_metadata(dp_diags *d, const connector *cn, const dp_table_def *t, int role) {
+  int rc = DIPPER_OK;
+  for (int i = 0; i < t->schema.ncols; i++) {
+    const dp_column_def *cd = &t->cols[i];
+    if (cd->kind != DP_CK_METADATA) continue;
+    const char *col = t->schema.cols[i].name;
+    const char *key = cd->metadata_key ? cd->metadata_key : col;
+    const conn_meta *m = NULL;
+    for (const conn_meta *p = cn->meta; p && p->key; p++)
+      if (strcmp(p->key, key) == 0) m = p;
+    if (!m) {
+      if (!cn->meta) {
+        keep(&rc, dp_error(d, DIPPER_OPTION, cd->span,
+                           "connector '%s' offers no metadata columns; declare `%s` as a physical "
+                           "or computed column",
+                           cn->name, col));
+        continue;
+      }
+      const char *cands[16];
+      char list[256];
+      size_t len = 0;
+      int n = 0;
+      list[0] = '\0';
+      for (const conn_meta *p = cn->meta; p->key && n < 16; p++) {
+        cands[n++] = p->key;
+        int w = snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "", p->key);
+        if (w > 0 && (size_t)w < sizeof list - len) len += (size_t)w;
+      }
+      const char *near = dp_catalog_closest(key, cands, n);
+      char hint[64] = "";
+      if (near) snprintf(hint, sizeof hint, "did you mean '%s'? ", near);
+      keep(&rc, dp_error(d, DIPPER_OPTION, cd->span,
+                         "connector '%s' has no metadata '%s'; %sit offers %s", cn->name, key, hint,
+                         list));
+      continue;
+    }
+    if (!meta_type_ok(m, t->schema.cols[i].type)) {
+      char got[96];
+      dp_type_print(got, sizeof got, t->schema.cols[i].type);
+      keep(&rc, dp_error(d, DIPPER_TYPE, cd->span,
+                         "metadata '%s' of connector '%s' is %s, but `%s` is declared %s; write "
+                         "`%s` %s METADATA%s%s%s",
+                         key, cn->name, m->spelling, col, got, col, m->spelling,
+                         strcmp(key, col) ? " FROM '" : "", strcmp(key, col) ? key : "",
+                         strcmp(key, col) ? "'" : ""));
+      continue;
+    }
+    if (role == ROLE_SINK && !m->writable && !cd->is_virtual)
+      keep(&rc, dp_error(d, DIPPER_OPTION, cd->span,
+                         "a %s sink cannot write metadata '%s'; declare `%s` ... METADATA VIRTUAL "
+                         "so that writes leave it out",
+                         cn->name, key, col));
+  }
+  return rc;
+}
+
+/* ---- connector-specific rules ---- */
+
+static int missing(dp_diags *d, const dp_table_def *t, const char *conn, const char *key,
+                   const char *example, const char *why) {
+  return dp_error(d, DIPPER_OPTION, t->with_span,
+                  "connector '%s' needs option '%s'%s; add '%s' = '%s' to WITH (...)", conn, key,
+                  why ? why : "", key, example);
+}
+
+/* A mode option whose value needs a companion option. */
+static int needs_companion(dp_diags *d, const dp_table_def *t, const char *mode_key,
+                           const char *mode, const char *companion, const char *example) {
+  const dp_option *o = find_option(t, mode_key);
+  if (!o || !eq_ci(o->value, mode) || find_option(t, companion)) return DIPPER_OK;
+  return dp_error(d, DIPPER_OPTION, o->value_span, "'%s' = '%s' needs '%s'; add '%s' = '%s'",
+                  mode_key, o->value, companion, companion, example);
+}
+
+static int kafka_check(dp_diags *d, const dp_table_def *t, int role) {
+  int rc = DIPPER_OK;
+  const dp_option *topic = find_option(t, "topic"), *pattern = find_option(t, "topic-pattern");
+  if (topic && pattern)
+    keep(&rc, dp_error(d, DIPPER_OPTION, pattern->span,
+                       "set either 'topic' or 'topic-pattern', not both"));
+  else if (!topic && !pattern)
+    keep(&rc, missing(d, t, "kafka", "topic", "orders",
+                      role == ROLE_SINK ? " (the topic to write)"
+                                        : " (or 'topic-pattern' to read topics by regex)"));
+  if (role == ROLE_SINK && pattern && !topic)
+    keep(&rc, dp_error(d, DIPPER_OPTION, pattern->span,
+                       "a Kafka sink writes to one 'topic'; 'topic-pattern' is for reading: write "
+                       "'topic' = 'name'"));
+  if (role == ROLE_SINK && topic && strchr(topic->value, ';'))
+    keep(&rc, dp_error(d, DIPPER_OPTION, topic->value_span,
+                       "a Kafka sink writes to one topic, but 'topic' = '%s' lists several; name "
+                       "one topic",
+                       topic->value));
+  keep(&rc, needs_companion(d, t, "scan.startup.mode", "specific-offsets",
+                            "scan.startup.specific-offsets",
+                            "partition:0,offset:42;partition:1,offset:300"));
+  keep(&rc, needs_companion(d, t, "scan.startup.mode", "timestamp", "scan.startup.timestamp-millis",
+                            "1700000000000"));
+  keep(&rc, needs_companion(d, t, "scan.startup.mode", "group-offsets", "properties.group.id",
+                            "my-group"));
+  keep(&rc, needs_companion(d, t, "scan.bounded.mode", "specific-offsets",
+                            "scan.bounded.specific-offsets",
+                            "partition:0,offset:42;partition:1,offset:300"));
+  keep(&rc, needs_companion(d, t, "scan.bounded.mode", "timestamp", "scan.bounded.timestamp-millis",
+                            "1700000000000"));
+  keep(&rc, needs_companion(d, t, "scan.bounded.mode", "group-offsets", "properties.group.id",
+                            "my-group"));
+  const dp_option *fmt = find_option(t, "format"), *vfmt = find_option(t, "value.format");
+  if (fmt && vfmt)
+    keep(&rc, dp_error(d, DIPPER_OPTION, vfmt->span,
+                       "set either 'format' or 'value.format', not both (they name the same thing)"));
+  const dp_option *kfmt = find_option(t, "key.format"), *kfields = find_option(t, "key.fields");
+  if (kfmt && !kfields)
+    keep(&rc, dp_error(d, DIPPER_OPTION, kfmt->span,
+                       "'key.format' needs 'key.fields', the columns that form the key; add "
+                       "'key.fields' = 'id'"));
+  if (kfields && !kfmt)
+    keep(&rc, dp_error(d, DIPPER_OPTION, kfields->span,
+                       "'key.fields' needs 'key.format' to say how the key is written; add "
+                       "'key.format' = 'json'"));
+  const dp_option *incl = find_option(t, "value.fields-include");
+  if (incl && eq_ci(incl->value, "EXCEPT_KEY") && !kfields)
+    keep(&rc, dp_error(d, DIPPER_OPTION, incl->value_span,
+                       "'value.fields-include' = 'EXCEPT_KEY' needs 'key.fields'"));
+  return rc;
+}
+
+static int kinesis_check(dp_diags *d, const dp_table_def *t, int role) {
+  (void)role;
+  return needs_companion(d, t, "scan.stream.initpos", "AT_TIMESTAMP", "scan.stream.initpos-timestamp",
+                         "2024-01-01T00:00:00Z");
+}
+
+/* A sequence field counts from start to end: both are needed, in order. */
+static int datagen_check(dp_diags *d, const dp_table_def *t, int role) {
+  (void)role;
+  int rc = DIPPER_OK;
+  for (int i = 0; i < t->noptions; i++) {
+    const dp_option *o = &t->options[i];
+    const char *col = NULL;
+    size_t len = 0;
+    if (!key_matches("fields.#.kind", o->key, &col, &len) || !eq_ci(o->value, "sequence")) continue;
+    char kstart[160], kend[160];
+    snprintf(kstart, sizeof kstart, "fields.%.*s.start", (int)len, col);
+    snprintf(kend, sizeof kend, "fields.%.*s.end", (int)len, col);
+    const dp_option *s = find_option(t, kstart), *e = find_option(t, kend);
+    if (!s || !e) {
+      keep(&rc, dp_error(d, DIPPER_OPTION, o->value_span,
+                         "a sequence field needs a start and an end; add '%s' = '1' and '%s' = "
+                         "'1000'",
+                         kstart, kend));
+      continue;
+    }
+    long long a = 0, b = 0;
+    if (parse_int(s->value, true, &a) && parse_int(e->value, true, &b) && a > b)
+      keep(&rc, dp_error(d, DIPPER_OPTION, e->value_span,
+                         "'%s' = '%s' is below '%s' = '%s'; a sequence counts up", kend, e->value,
+                         kstart, s->value));
+  }
+  return rc;
+}
+
+/* ---- boundedness ---- */
+
+static bool kafka_bounded(const dp_table_def *t, bool batch_mode) {
+  (void)batch_mode;
+  const char *mode = option_value(t, "scan.bounded.mode");
+  return mode && !eq_ci(mode, "unbounded");
+}
+
+static bool datagen_bounded(const dp_table_def *t, bool batch_mode) {
+  (void)batch_mode;
+  if (option_value(t, "number-of-rows")) return true;
+  for (int i = 0; i < t->noptions; i++) {
+    const char *col = NULL;
+    size_t len = 0;
+    if (key_matches("fields.#.kind", t->options[i].key, &col, &len) &&
+        eq_ci(t->options[i].value, "sequence"))
+      return true; /* ends when the sequence is exhausted (Flink's rule) */
+  }
+  return false;
+}
+
+static bool nexmark_bounded(const dp_table_def *t, bool batch_mode) {
+  (void)batch_mode;
+  return option_value(t, "events.num") || option_value(t, "number-of-events");
+}
+
+/* Files and memory tables: what is there now in batch mode; watched for new
+** data in streaming mode. */
+static bool batch_bounded(const dp_table_def *t, bool batch_mode) {
+  (void)t;
+  return batch_mode;
+}
+
+static bool never_bounded(const dp_table_def *t, bool batch_mode) {
+  (void)t;
+  (void)batch_mode;
+  return false;
+}
+
+/* ---- the checks ---- */
+
+static int validate(dp_diags *d, const dp_table_def *t, int role) {
+  char buf[512], hint[160];
+  const dp_option *conn_opt_ = find_option(t, "connector");
+  if (!conn_opt_)
+    return dp_error(d, DIPPER_OPTION, t->with_span.line ? t->with_span : t->span,
+                    "table `%s` has no 'connector' option; add WITH ('connector' = '...', ...) "
+                    "naming one of %s",
+                    t->name, known_connector_list(buf, sizeof buf));
+  const connector *cn = find_connector(conn_opt_->value);
+  if (!cn) {
+    const char *cands[NCONNECTORS];
+    for (size_t i = 0; i < NCONNECTORS; i++) cands[i] = connectors[i].name;
+    const char *near = dp_catalog_closest(conn_opt_->value, cands, (int)NCONNECTORS);
+    hint[0] = '\0';
+    if (near) snprintf(hint, sizeof hint, "did you mean '%s'? ", near);
+    return dp_error(d, DIPPER_OPTION, conn_opt_->value_span,
+                    "unknown connector '%s'; %sdipper knows %s", conn_opt_->value, hint,
+                    known_connector_list(buf, sizeof buf));
+  }
+  if (role == ROLE_SINK && !cn->sink)
+    return dp_error(d, DIPPER_UNSUPPORTED, conn_opt_->value_span,
+                    "connector '%s' can only be read, and table `%s` is written here; declare the "
+                    "target with a sink connector such as 'filesystem', 'kafka' or 'console'",
+                    cn->name, t->name);
+  if (role == ROLE_SOURCE && !cn->source)
+    return dp_error(d, DIPPER_UNSUPPORTED, conn_opt_->value_span,
+                    "connector '%s' can only be written (INSERT INTO %s), and table `%s` is read "
+                    "here; read from a source connector such as 'kafka', 'filesystem' or 'datagen'",
+                    cn->name, t->name, t->name);
+  int rc = DIPPER_OK;
+  for (int i = 0; i < t->noptions; i++) {
+    const dp_option *o = &t->options[i];
+    if (strcmp(o->key, "connector") == 0) continue;
+    const conn_opt *spec = NULL;
+    const char *col = NULL;
+    size_t col_len = 0;
+    for (const conn_opt *p = cn->opts; p->key && !spec; p++)
+      if (key_matches(p->key, o->key, &col, &col_len)) spec = p;
+    if (spec && col && column_of(t, col, col_len) < 0) {
+      keep(&rc, dp_error(d, DIPPER_OPTION, o->span,
+                         "option '%s' names column `%.*s`, which table `%s` does not have", o->key,
+                         (int)col_len, col, t->name));
+      continue;
+    }
+    if (!spec && cn->formats) {
+      const char *fmt = NULL, *bare = NULL;
+      spec = find_format_opt(t, o->key, &fmt, &bare);
+      if (spec) {
+        size_t flen = strcspn(bare, ".");
+        if (!fmt || !eq_ci_n(bare, flen, fmt)) {
+          keep(&rc, dp_error(d, DIPPER_OPTION, o->span,
+                             "option '%s' applies to format '%.*s', but the format here is '%s'; "
+                             "remove it or change the format",
+                             o->key, (int)flen, bare, fmt ? fmt : "(none)"));
+          continue;
+        }
+      }
+    }
+    if (!spec) {
+      const char *near = suggest_key(cn, o->key, hint, sizeof hint);
+      if (near)
+        keep(&rc, dp_error(d, DIPPER_OPTION, o->span,
+                           "connector '%s' has no option '%s'; did you mean '%s'?", cn->name,
+                           o->key, near));
+      else
+        keep(&rc, dp_error(d, DIPPER_OPTION, o->span,
+                           "connector '%s' has no option '%s'; see docs/sql.md, \"Connectors and "
+                           "options\", for the options it takes",
+                           cn->name, o->key));
+      continue;
+    }
+    keep(&rc, check_value(d, cn, t, o, spec));
+  }
+  for (const conn_opt *p = cn->opts; p->key; p++)
+    if ((p->flags & REQ) && !find_option(t, p->key))
+      keep(&rc, missing(d, t, cn->name, p->key, p->values, NULL));
+  if (cn->format_required && !find_option(t, "format") && !find_option(t, "value.format"))
+    keep(&rc, missing(d, t, cn->name, "format", "json", NULL));
+  keep(&rc, check_metadata(d, cn, t, role));
+  if (cn->check) keep(&rc, cn->check(d, t, role));
+  return rc;
+}
+
+int dp_connector_check_table(dp_diags *d, const dp_table_def *t) {
+  if (!d || !t) return DIPPER_MISUSE;
+  return validate(d, t, ROLE_ANY);
+}
+
+int dp_connector_validate(dp_diags *d, const dp_table_def *t, bool as_sink) {
+  if (!d || !t) return DIPPER_MISUSE;
+  return validate(d, t, as_sink ? ROLE_SINK : ROLE_SOURCE);
+}
+
+bool dp_connector_bounded(const dp_table_def *t, bool batch_mode) {
+  const connector *cn = t ? find_connector(t->connector) : NULL;
+  if (!cn || !cn->source) return false;
+  return cn->bounded(t, batch_mode);
+}
