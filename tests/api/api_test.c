@@ -241,8 +241,8 @@ TEST(diagnostics_render_with_caret) {
   char expected[1024];
   snprintf(expected, sizeof expected,
            "bad.sql:3:8: error: %s\n"
-           "    3 |        nme FROM gen;\n"
-           "      |        ^~~\n",
+           "   3 |        nme FROM gen;\n"
+           "     |        ^~~\n",
            g->message);
   char *rendered = dipper_diag_render(db, 0);
   CHECK_STR(rendered, expected);
@@ -314,7 +314,7 @@ TEST(syntax_error_stops_before_binding) {
   CHECK(g && g->line == 2 && g->col == 1);
   char *rendered = dipper_diag_render(db, 0);
   CHECK_CONTAINS(rendered, "syntax.sql:2:1: error: ");
-  CHECK_CONTAINS(rendered, "    2 | SELEC id FROM gen;\n      | ^");
+  CHECK_CONTAINS(rendered, "   2 | SELEC id FROM gen;\n     | ^");
   dipper_free(rendered);
   /* Nothing was bound, so the table does not exist. */
   CHECK_EQ(dipper_compile(db, "SELECT id FROM gen", (size_t)-1, NULL, &prog), DIPPER_NAME);

@@ -105,8 +105,8 @@ SQL
 run 1 check "$work/bad.sql"
 empty "$work/out"
 contains "$work/err" "$work/bad.sql:3:8: error: "
-contains "$work/err" "    3 |        nme FROM gen;
-      |        ^~~"
+contains "$work/err" "   3 |        nme FROM gen;
+     |        ^~~"
 checks=$((checks + 1))
 if grep -q $'\033' "$work/err"; then fail "colour codes in a pipe"; fi
 
