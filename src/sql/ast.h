@@ -192,6 +192,10 @@ struct dp_ast_expr {
          allowed): the args[i] is a DP_AX_COLUMN whose name is the table, with
          table_arg[i] set.  NULL array when none. */
       bool *table_arg;
+      /* SESSION(TABLE t PARTITION BY k, ...): the PARTITION BY keys of the table
+         argument.  npartition_by == 0 when none. */
+      int npartition_by;
+      dp_ast_expr **partition_by;
     } call;
     struct { dp_ast_expr *arg; dp_ast_ident field; } field;
     struct { dp_ast_expr *arg, *index; } subscript;
