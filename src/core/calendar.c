@@ -48,7 +48,8 @@ int dp_format_timestamp(char *buf, size_t cap, int64_t micros, int precision) {
   if (precision < 0) precision = 0;
   if (precision > 9) precision = 9;
   int64_t days = floor_div(micros, DP_MICROS_PER_DAY);
-  int64_t in_day = micros - days * DP_MICROS_PER_DAY;
+  int64_t in_day = micros % DP_MICROS_PER_DAY; /* not micros - days*DAY: that overflows */
+  if (in_day < 0) in_day += DP_MICROS_PER_DAY;
   int64_t y;
   unsigned m, d;
   dp_civil_from_days(days, &y, &m, &d);

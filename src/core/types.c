@@ -184,9 +184,15 @@ bool dp_type_is_string(const dp_type *t) { return t && t->kind == DP_T_STRING; }
 
 /* ---- implicit widening ---- */
 
-/* Position in TINYINT < SMALLINT < INT < BIGINT < DECIMAL < FLOAT < DOUBLE;
-** the enum already lists them in that order. */
-static int numeric_rank(const dp_type *t) { return (int)t->kind - (int)DP_T_TINYINT; }
+/* Position in TINYINT < SMALLINT < INT < BIGINT < DECIMAL < FLOAT < DOUBLE
+** (the enum lists DECIMAL after DOUBLE, so it cannot serve). */
+static int numeric_rank(const dp_type *t) {
+  static const signed char ranks[DP_T_COUNT_] = {
+      [DP_T_TINYINT] = 1, [DP_T_SMALLINT] = 2, [DP_T_INT] = 3,    [DP_T_BIGINT] = 4,
+      [DP_T_DECIMAL] = 5, [DP_T_FLOAT] = 6,    [DP_T_DOUBLE] = 7,
+  };
+  return ranks[t->kind];
+}
 
 /* Decimal digits an integer kind needs: INT is DECIMAL(10, 0). */
 static int integer_digits(dp_type_kind k) {

@@ -101,19 +101,24 @@ static void put_double(dp_buf *out, double d, bool is_float) {
     dp_buf_printf(out, "CAST('%sInfinity' AS %s)", d < 0 ? "-" : "", is_float ? "FLOAT" : "DOUBLE");
     return;
   }
-  char tmp[40];
-  for (int prec = 1; prec <= 17; prec++) {
-    snprintf(tmp, sizeof tmp, "%.*g", prec, d);
+  char tmp[400];
+  int prec = 1;
+  for (; prec <= 17; prec++) {
+    snprintf(tmp, sizeof tmp, "%.*e", prec - 1, d);
     double back = strtod(tmp, NULL);
     if (is_float ? (float)back == (float)d : back == d) break;
   }
-  char *e = strchr(tmp, 'e');
-  if (!e) {
+  int exp10 = atoi(strchr(tmp, 'e') + 1);
+  if (exp10 >= -6 && exp10 < 17) {
+    /* plain notation with exactly the significant digits found above */
+    int decimals = prec - 1 - exp10;
+    snprintf(tmp, sizeof tmp, "%.*f", decimals > 0 ? decimals : 0, d);
     dp_buf_puts(out, tmp);
     if (!strchr(tmp, '.')) dp_buf_puts(out, ".0");
     return;
   }
   /* "1.5e+07" -> "1.5E7" */
+  char *e = strchr(tmp, 'e');
   dp_buf_put(out, tmp, (size_t)(e - tmp));
   dp_buf_putc(out, 'E');
   const char *exp = e + 1;
