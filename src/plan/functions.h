@@ -56,4 +56,23 @@ const char *dp_func_suggest(const char *name);
 /* Iterate the catalog (docs, SHOW FUNCTIONS): i from 0 while non-NULL. */
 const dp_func *dp_func_at(int i);
 
+/* The type argument i of a call of fn with these argument types must be cast
+** to before the call, or NULL when it is used as it is (also when the call is
+** not valid: fn->infer says why).  Examples: INT + BIGINT casts argument 0 to
+** BIGINT; INT + DECIMAL(5, 2) casts the INT to DECIMAL(10, 0) (the kernel
+** rescales decimals itself); ts = '2024-01-01' casts the string to the
+** timestamp type; sqrt(INT) casts to DOUBLE; an untyped NULL gets the type
+** its parameter wants.  The result is a static or an argument's type, valid
+** forever; its not_null flag means nothing: the CAST keeps the argument's
+** nullability.  fn->infer gives the same result type before and after the
+** casts.
+**
+** Conventions the binder and the executor share (see functions.def):
+**   - a unit (EXTRACT, FLOOR/CEIL .. TO, TIMESTAMPADD, TIMESTAMPDIFF) is a
+**     STRING literal argument spelled like dp_time_unit: 'HOUR', 'DOW', ...;
+**     it comes first except for floor/ceil(ts, 'UNIT');
+**   - `op` prints infix with two arguments, prefix with one, except that
+**     ops starting with "IS " print after their operand. */
+const dp_type *dp_func_param_type(const dp_func *fn, int i, int nargs, const dp_type *const *args);
+
 #endif /* DP_FUNCTIONS_H */

@@ -1,0 +1,1083 @@
+/*
+** functions.c — the function catalog (functions.h): the table built from
+** functions.def, name lookup with aliases, "did you mean", and the type rules.
+**
+** Every function has one resolver that, from the argument types, computes
+** both the result type and the type each argument must be cast to.  infer and
+** dp_func_param_type are two views of that one computation, so the binder's
+** implicit casts always agree with the result type.  Resolvers of `sig`
+** functions read the parameter classes from the signature text, so the
+** documentation and the check cannot drift apart.
+**
+** Owns: the static catalog and the interned parameter types.  Does not own:
+** result types, which live in the caller's arena.
+*/
+#include "plan/functions.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DECIMAL 38
+#define MAX_SIG_PARAMS 8
+#define MAX_NAME 64
+
+/* ---- the tables from functions.def ---- */
+
+typedef enum result_rule {
+  R_NONE, R_STRING, R_BYTES, R_BOOLEAN, R_INT, R_BIGINT, R_DOUBLE, R_DATE, R_TS3, R_LTZ3,
+  R_ARG0, R_ARG2, R_TSARG0, R_STRARRAY,
+} result_rule;
+
+typedef enum null_rule { N_ARGS, N_ALWAYS, N_NEVER, N_ANY, N_FIRST, N_CUSTOM } null_rule;
+
+/* What one resolver sees and fills in. */
+typedef struct rctx {
+  dp_arena *a;
+  const dp_func *fn;
+  int nargs;
+  const dp_type *const *args;
+  const dp_type **params; /* out: per argument, the type to cast to, or NULL */
+  const char *why;        /* out: on failure */
+} rctx;
+
+typedef const dp_type *(*resolver)(rctx *c);
+
+#define RESOLVERS(X)                                                                         \
+  X(sig) X(arith) X(compare) X(in) X(bitwise) X(concat) X(common) X(if) X(element_at)        \
+  X(array_contains) X(map_parts) X(construct) X(floorceil) X(round) X(sum) X(avg) X(minmax)  \
+  X(collect) X(laglead)
+#define DECLARE_RESOLVER_(r) static const dp_type *resolve_##r(rctx *c);
+RESOLVERS(DECLARE_RESOLVER_)
+#undef DECLARE_RESOLVER_
+
+static const dp_type *infer_entry(dp_arena *a, const dp_func *fn, int nargs,
+                                  const dp_type *const *args, const char **why);
+
+static const dp_func funcs[DP_F_COUNT_ + 1] = {
+#define DP_FUNC_ENUM_(ID, name, op, KIND, min, max, det, rule, result, nulls, sig) \
+  {DP_F_##ID, name, op, DP_FN_##KIND, min, max, det != 0, infer_entry, sig},
+#include "plan/functions.def"
+#undef DP_FUNC_ENUM_
+    {0, NULL, NULL, DP_FN_SCALAR, 0, 0, false, NULL, NULL},
+};
+
+static const struct fn_rule {
+  resolver resolve;
+  result_rule result;
+  null_rule nulls;
+} rules[DP_F_COUNT_] = {
+#define DP_FUNC_ENUM_(ID, name, op, KIND, min, max, det, rule, result, nulls, sig) \
+  {resolve_##rule, R_##result, N_##nulls},
+#include "plan/functions.def"
+#undef DP_FUNC_ENUM_
+};
+
+static const struct alias {
+  const char *name;
+  dp_func_id id;
+} aliases[] = {
+#define DP_FUNC_ENUM_(...)
+#define DP_FUNC_ALIAS_(name, ID) {name, DP_F_##ID},
+#include "plan/functions.def"
+#undef DP_FUNC_ALIAS_
+#undef DP_FUNC_ENUM_
+};
+
+#define NALIASES ((int)(sizeof aliases / sizeof aliases[0]))
+
+/* ---- lookup ---- */
+
+typedef struct name_entry {
+  const char *name;
+  dp_func_id id;
+} name_entry;
+
+/* Canonical names and aliases sorted by name: built once, read-only after. */
+static name_entry by_name[DP_F_COUNT_ + NALIASES];
+static pthread_once_t by_name_once = PTHREAD_ONCE_INIT;
+
+static int entry_cmp(const void *x, const void *y) {
+  return strcmp(((const name_entry *)x)->name, ((const name_entry *)y)->name);
+}
+
+static void build_index(void) {
+  int n = 0;
+  for (int i = 0; i < DP_F_COUNT_; i++) by_name[n++] = (name_entry){funcs[i].name, (dp_func_id)i};
+  for (int i = 0; i < NALIASES; i++) by_name[n++] = (name_entry){aliases[i].name, aliases[i].id};
+  qsort(by_name, (size_t)n, sizeof by_name[0], entry_cmp);
+}
+
+static char ascii_lower(char ch) { return ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch; }
+
+/* Lower-case name into buf; false when it cannot be a catalog name. */
+static bool lower_name(const char *name, char *buf, size_t cap) {
+  size_t i = 0;
+  for (; name[i]; i++) {
+    if (i + 1 >= cap) return false;
+    buf[i] = ascii_lower(name[i]);
+  }
+  buf[i] = '\0';
+  return i > 0;
+}
+
+const dp_func *dp_func_lookup(const char *name) {
+  char key[MAX_NAME];
+  if (!name || !lower_name(name, key, sizeof key)) return NULL;
+  pthread_once(&by_name_once, build_index);
+  size_t lo = 0, hi = (size_t)(DP_F_COUNT_ + NALIASES);
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = strcmp(key, by_name[mid].name);
+    if (c == 0) return &funcs[by_name[mid].id];
+    if (c < 0)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return NULL;
+}
+
+const dp_func *dp_func_get(dp_func_id id) {
+  return (int)id >= 0 && id < DP_F_COUNT_ ? &funcs[id] : NULL;
+}
+
+const dp_func *dp_func_at(int i) { return i >= 0 && i < DP_F_COUNT_ ? &funcs[i] : NULL; }
+
+/* Optimal string alignment distance (Damerau-Levenshtein where a swapped
+** pair of neighbours counts 1), case-insensitive; both strings < MAX_NAME. */
+static int edit_distance(const char *s, size_t n, const char *t, size_t m) {
+  int prev2[MAX_NAME + 1], prev[MAX_NAME + 1], cur[MAX_NAME + 1];
+  for (size_t j = 0; j <= m; j++) prev[j] = (int)j;
+  for (size_t i = 1; i <= n; i++) {
+    cur[0] = (int)i;
+    for (size_t j = 1; j <= m; j++) {
+      int cost = s[i - 1] == t[j - 1] ? 0 : 1;
+      int best = prev[j] + 1;
+      if (cur[j - 1] + 1 < best) best = cur[j - 1] + 1;
+      if (prev[j - 1] + cost < best) best = prev[j - 1] + cost;
+      if (i > 1 && j > 1 && s[i - 1] == t[j - 2] && s[i - 2] == t[j - 1] && prev2[j - 2] + 1 < best)
+        best = prev2[j - 2] + 1;
+      cur[j] = best;
+    }
+    memcpy(prev2, prev, (m + 1) * sizeof prev[0]);
+    memcpy(prev, cur, (m + 1) * sizeof cur[0]);
+  }
+  return prev[m];
+}
+
+const char *dp_func_suggest(const char *name) {
+  char key[MAX_NAME];
+  if (!name || !lower_name(name, key, sizeof key)) return NULL;
+  pthread_once(&by_name_once, build_index);
+  size_t n = strlen(key);
+  /* Two edits turn any 3-letter word into many others: short names get one. */
+  int limit = n <= 3 ? 1 : 2;
+  const char *best = NULL;
+  int best_d = limit + 1;
+  for (int i = 0; i < DP_F_COUNT_ + NALIASES; i++) {
+    const char *cand = by_name[i].name;
+    size_t m = strlen(cand);
+    if (m >= MAX_NAME || (m > n ? m - n : n - m) > (size_t)limit) continue;
+    int d = edit_distance(key, n, cand, m);
+    if (d < best_d) { /* ties: the first in sorted order wins, deterministically */
+      best_d = d;
+      best = cand;
+    }
+  }
+  return best_d == 0 ? NULL : best;
+}
+
+/* ---- interned parameter types ----
+** dp_func_param_type has no arena, so every type it hands out is one of
+** these statics (nullable, as the contract says), or an argument's own. */
+
+#define DEC_(p, s) {.kind = DP_T_DECIMAL, .precision = p, .scale = s}
+#define DEC_ROW_(p)                                                                          \
+  {DEC_(p, 0), DEC_(p, 1), DEC_(p, 2), DEC_(p, 3), DEC_(p, 4), DEC_(p, 5), DEC_(p, 6),       \
+   DEC_(p, 7), DEC_(p, 8), DEC_(p, 9), DEC_(p, 10), DEC_(p, 11), DEC_(p, 12), DEC_(p, 13),   \
+   DEC_(p, 14), DEC_(p, 15), DEC_(p, 16), DEC_(p, 17), DEC_(p, 18), DEC_(p, 19), DEC_(p, 20), \
+   DEC_(p, 21), DEC_(p, 22), DEC_(p, 23), DEC_(p, 24), DEC_(p, 25), DEC_(p, 26), DEC_(p, 27), \
+   DEC_(p, 28), DEC_(p, 29), DEC_(p, 30), DEC_(p, 31), DEC_(p, 32), DEC_(p, 33), DEC_(p, 34), \
+   DEC_(p, 35), DEC_(p, 36), DEC_(p, 37), DEC_(p, 38)}
+static const dp_type decimal_types[MAX_DECIMAL + 1][MAX_DECIMAL + 1] = {
+    DEC_ROW_(0),  DEC_ROW_(1),  DEC_ROW_(2),  DEC_ROW_(3),  DEC_ROW_(4),  DEC_ROW_(5),
+    DEC_ROW_(6),  DEC_ROW_(7),  DEC_ROW_(8),  DEC_ROW_(9),  DEC_ROW_(10), DEC_ROW_(11),
+    DEC_ROW_(12), DEC_ROW_(13), DEC_ROW_(14), DEC_ROW_(15), DEC_ROW_(16), DEC_ROW_(17),
+    DEC_ROW_(18), DEC_ROW_(19), DEC_ROW_(20), DEC_ROW_(21), DEC_ROW_(22), DEC_ROW_(23),
+    DEC_ROW_(24), DEC_ROW_(25), DEC_ROW_(26), DEC_ROW_(27), DEC_ROW_(28), DEC_ROW_(29),
+    DEC_ROW_(30), DEC_ROW_(31), DEC_ROW_(32), DEC_ROW_(33), DEC_ROW_(34), DEC_ROW_(35),
+    DEC_ROW_(36), DEC_ROW_(37), DEC_ROW_(38),
+};
+#undef DEC_ROW_
+#undef DEC_
+
+#define PREC_(k, p) {.kind = k, .precision = p}
+#define PREC_ROW_(k) \
+  {PREC_(k, 0), PREC_(k, 1), PREC_(k, 2), PREC_(k, 3), PREC_(k, 4), \
+   PREC_(k, 5), PREC_(k, 6), PREC_(k, 7), PREC_(k, 8), PREC_(k, 9)}
+static const dp_type time_types[10] = PREC_ROW_(DP_T_TIME);
+static const dp_type timestamp_types[10] = PREC_ROW_(DP_T_TIMESTAMP);
+static const dp_type ltz_types[10] = PREC_ROW_(DP_T_TIMESTAMP_LTZ);
+#undef PREC_ROW_
+#undef PREC_
+
+static int clamp_precision(int p) { return p < 0 ? 0 : p > 9 ? 9 : p; }
+
+/* The static equal to t up to nullability (and string length), or NULL for
+** ROW, ARRAY and MAP. */
+static const dp_type *intern(const dp_type *t) {
+  switch (t->kind) {
+  case DP_T_DECIMAL:
+    if (t->precision > MAX_DECIMAL || t->scale > t->precision) return NULL;
+    return &decimal_types[t->precision][t->scale];
+  case DP_T_TIME: return &time_types[clamp_precision(t->precision)];
+  case DP_T_TIMESTAMP: return &timestamp_types[clamp_precision(t->precision)];
+  case DP_T_TIMESTAMP_LTZ: return &ltz_types[clamp_precision(t->precision)];
+  case DP_T_ROW:
+  case DP_T_ARRAY:
+  case DP_T_MAP: return NULL;
+  default: return dp_type_of(t->kind);
+  }
+}
+
+static const dp_type *decimal_of(int precision, int scale) {
+  return &decimal_types[precision][scale];
+}
+
+/* ---- resolver helpers ---- */
+
+static const dp_type *fail(rctx *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static const dp_type *fail(rctx *c, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  c->why = dp_arena_vprintf(c->a, fmt, ap);
+  va_end(ap);
+  return NULL;
+}
+
+/* The type's spelling without " NOT NULL": messages talk about kinds. */
+static const char *tname(rctx *c, const dp_type *t) {
+  const dp_type *bare = dp_type_with_nullability(c->a, t, false);
+  const char *s = bare ? dp_type_format(c->a, bare) : NULL;
+  return s ? s : "?";
+}
+
+static void upper_into(char *buf, size_t cap, const char *s) {
+  size_t i = 0;
+  for (; s[i] && i + 1 < cap; i++) buf[i] = s[i] >= 'a' && s[i] <= 'z' ? (char)(s[i] - 'a' + 'A') : s[i];
+  buf[i] = '\0';
+}
+
+/* Upper-case function name for messages ("SUBSTRING"), in the arena. */
+static const char *uname(rctx *c) {
+  char buf[MAX_NAME];
+  upper_into(buf, sizeof buf, c->fn->name);
+  const char *s = dp_arena_strdup(c->a, buf);
+  return s ? s : c->fn->name;
+}
+
+static bool is_null_kind(const dp_type *t) { return t->kind == DP_T_NULL; }
+static bool is_float(const dp_type *t) { return t->kind == DP_T_FLOAT || t->kind == DP_T_DOUBLE; }
+static bool is_composite(const dp_type *t) {
+  return t->kind == DP_T_ROW || t->kind == DP_T_ARRAY || t->kind == DP_T_MAP;
+}
+/* May < and > compare values of this type? */
+static bool is_ordered(const dp_type *t) { return !is_composite(t); }
+
+/* Argument i will be cast to `target` (NULL or equal: left alone).  Composite
+** targets must be reachable from the argument types, which outlive the call. */
+static void set_param(rctx *c, int i, const dp_type *target) {
+  const dp_type *arg = c->args[i];
+  if (!target || dp_type_equal(arg, target)) {
+    c->params[i] = NULL;
+    return;
+  }
+  const dp_type *stable = intern(target);
+  if (!stable) {
+    for (int j = 0; j < c->nargs && !stable; j++)
+      if (dp_type_equal(c->args[j], target)) stable = c->args[j];
+    if (!stable && (target == arg->elem || target == arg->value)) stable = target;
+  }
+  c->params[i] = stable ? stable : target;
+}
+
+/* The type argument i has once cast. */
+static const dp_type *eff(rctx *c, int i) { return c->params[i] ? c->params[i] : c->args[i]; }
+
+/* Common type of arguments [from, to) by dp_type_common; untyped NULLs join
+** anything.  `comparison` also lets a STRING meet a number or a date/time,
+** which it is then read as (ts > '2024-01-01').  NULL with *bad set to the
+** argument that does not fit; the NULL type when all are untyped NULLs. */
+static const dp_type *common_of(rctx *c, int from, int to, int step, bool comparison, int *bad) {
+  const dp_type *t = NULL;
+  for (int i = from; i < to; i += step) {
+    const dp_type *x = c->args[i];
+    if (is_null_kind(x)) continue;
+    if (!t) {
+      t = x;
+      continue;
+    }
+    const dp_type *u = dp_type_common(c->a, t, x);
+    if (!u && comparison) {
+      if (dp_type_is_string(t) && (dp_type_is_numeric(x) || dp_type_is_temporal(x)))
+        u = x;
+      else if (dp_type_is_string(x) && (dp_type_is_numeric(t) || dp_type_is_temporal(t)))
+        u = t;
+    }
+    if (!u) {
+      *bad = i;
+      return NULL;
+    }
+    t = u;
+  }
+  return t ? t : dp_type_of(DP_T_NULL);
+}
+
+static const char *ordinal(rctx *c, int i) {
+  const char *s = dp_arena_printf(c->a, "argument %d", i + 1);
+  return s ? s : "an argument";
+}
+
+/* ---- `sig`: parameter classes read from the signature ---- */
+
+enum {
+  C_ANY = 1u << 0, C_STRING = 1u << 1, C_BYTES = 1u << 2, C_BOOLEAN = 1u << 3,
+  C_INTEGER = 1u << 4, C_NUMERIC = 1u << 5, C_DOUBLE = 1u << 6, C_DATE = 1u << 7,
+  C_TIME = 1u << 8, C_TIMESTAMP = 1u << 9, C_INTERVAL = 1u << 10, C_ARRAY = 1u << 11,
+  C_MAP = 1u << 12, C_UNIT = 1u << 13,
+};
+
+static const struct class_name {
+  const char *word;
+  unsigned bit;
+} class_names[] = {
+    {"ANY", C_ANY},         {"STRING", C_STRING},       {"BYTES", C_BYTES},
+    {"BOOLEAN", C_BOOLEAN}, {"INTEGER", C_INTEGER},     {"NUMERIC", C_NUMERIC},
+    {"DOUBLE", C_DOUBLE},   {"DATE", C_DATE},           {"TIME", C_TIME},
+    {"TIMESTAMP", C_TIMESTAMP}, {"INTERVAL", C_INTERVAL}, {"ARRAY", C_ARRAY},
+    {"MAP", C_MAP},         {"UNIT", C_UNIT},
+};
+
+typedef struct sig_param {
+  unsigned mask;   /* C_* alternatives */
+  unsigned first;  /* the alternative written first: an untyped NULL becomes it */
+  bool optional;
+} sig_param;
+
+typedef struct sig_info {
+  int n;
+  bool variadic;   /* the last parameter repeats */
+  sig_param p[MAX_SIG_PARAMS];
+  const char *params_text; /* "(STRING, INTEGER start [, INTEGER length])" */
+  int params_len;
+} sig_info;
+
+static bool is_upper(char ch) { return (ch >= 'A' && ch <= 'Z') || ch == '_'; }
+
+/* Parse "name(P, P [, P [, P]])" or "name(P, ...)"; false when malformed. */
+static bool parse_sig(const char *sig, sig_info *out) {
+  memset(out, 0, sizeof *out);
+  const char *s = sig ? strchr(sig, '(') : NULL;
+  if (!s) return false;
+  out->params_text = s;
+  int depth = 0;
+  s++;
+  for (;;) {
+    while (*s == ' ') s++;
+    if (*s == ')') {
+      if (depth != 0) return false;
+      out->params_len = (int)(s + 1 - out->params_text);
+      return true;
+    }
+    if (*s == '\0') return false;
+    if (*s == '[') {
+      depth++;
+      s++;
+    } else if (*s == ']') {
+      if (--depth < 0) return false;
+      s++;
+    } else if (*s == ',') {
+      s++;
+    } else if (strncmp(s, "...", 3) == 0) {
+      if (out->n == 0) return false;
+      out->variadic = true;
+      s += 3;
+    } else {
+      if (out->n == MAX_SIG_PARAMS || !is_upper(*s)) return false;
+      sig_param *p = &out->p[out->n++];
+      p->optional = depth > 0;
+      for (;;) {
+        const char *w = s;
+        while (is_upper(*s)) s++;
+        unsigned bit = 0;
+        for (size_t k = 0; k < sizeof class_names / sizeof class_names[0]; k++)
+          if (strlen(class_names[k].word) == (size_t)(s - w) &&
+              strncmp(class_names[k].word, w, (size_t)(s - w)) == 0)
+            bit = class_names[k].bit;
+        if (!bit) return false;
+        if (!p->mask) p->first = bit;
+        p->mask |= bit;
+        if (*s != '|') break;
+        s++;
+      }
+      /* an optional lower-case parameter name */
+      while (*s == ' ' || (*s >= 'a' && *s <= 'z') || *s == '_') s++;
+    }
+  }
+}
+
+/* The type an untyped NULL (or a coerced value) takes for a class. */
+static const dp_type *class_type(unsigned bit) {
+  switch (bit) {
+  case C_STRING:
+  case C_UNIT: return dp_type_of(DP_T_STRING);
+  case C_BYTES: return dp_type_of(DP_T_BYTES);
+  case C_BOOLEAN: return dp_type_of(DP_T_BOOLEAN);
+  case C_INTEGER:
+  case C_NUMERIC: return dp_type_of(DP_T_INT);
+  case C_DOUBLE: return dp_type_of(DP_T_DOUBLE);
+  case C_DATE: return dp_type_of(DP_T_DATE);
+  case C_TIME: return dp_type_of(DP_T_TIME);
+  case C_TIMESTAMP: return dp_type_of(DP_T_TIMESTAMP);
+  case C_INTERVAL: return dp_type_of(DP_T_INTERVAL_DT);
+  default: return NULL;
+  }
+}
+
+static bool class_accepts(unsigned bit, const dp_type *t) {
+  switch (bit) {
+  case C_ANY: return true;
+  case C_STRING:
+  case C_UNIT: return t->kind == DP_T_STRING;
+  case C_BYTES: return t->kind == DP_T_BYTES;
+  case C_BOOLEAN: return t->kind == DP_T_BOOLEAN;
+  case C_INTEGER: return dp_type_is_integer(t);
+  case C_NUMERIC:
+  case C_DOUBLE: return dp_type_is_numeric(t);
+  case C_DATE: return t->kind == DP_T_DATE;
+  case C_TIME: return t->kind == DP_T_TIME;
+  case C_TIMESTAMP: return dp_type_is_timestamp(t);
+  case C_INTERVAL: return dp_type_is_interval(t);
+  case C_ARRAY: return t->kind == DP_T_ARRAY;
+  case C_MAP: return t->kind == DP_T_MAP;
+  default: return false;
+  }
+}
+
+/* Check argument i against parameter p and record its cast; false when it
+** does not fit. */
+static bool check_param(rctx *c, int i, const sig_param *p) {
+  const dp_type *t = c->args[i];
+  if (is_null_kind(t)) {
+    set_param(c, i, class_type(p->first));
+    return true;
+  }
+  bool single = (p->mask & (p->mask - 1)) == 0;
+  if (single && p->mask == C_DOUBLE && dp_type_is_numeric(t)) {
+    set_param(c, i, dp_type_of(DP_T_DOUBLE));
+    return true;
+  }
+  /* DATE parameters (date_add, datediff) take timestamps and strings too,
+  ** as Spark does: the value is cast to DATE. */
+  if (single && p->mask == C_DATE &&
+      (t->kind == DP_T_DATE || dp_type_is_timestamp(t) || t->kind == DP_T_STRING)) {
+    set_param(c, i, dp_type_of(DP_T_DATE));
+    return true;
+  }
+  for (unsigned bit = 1; bit <= C_UNIT; bit <<= 1)
+    if ((p->mask & bit) && class_accepts(bit, t)) {
+      c->params[i] = NULL;
+      return true;
+    }
+  return false;
+}
+
+static const dp_type *sig_result(rctx *c) {
+  switch (rules[c->fn->id].result) {
+  case R_STRING: return dp_type_of(DP_T_STRING);
+  case R_BYTES: return dp_type_of(DP_T_BYTES);
+  case R_BOOLEAN: return dp_type_of(DP_T_BOOLEAN);
+  case R_INT: return dp_type_of(DP_T_INT);
+  case R_BIGINT: return dp_type_of(DP_T_BIGINT);
+  case R_DOUBLE: return dp_type_of(DP_T_DOUBLE);
+  case R_DATE: return dp_type_of(DP_T_DATE);
+  case R_TS3: return dp_type_timestamp(c->a, DP_T_TIMESTAMP, 3);
+  case R_LTZ3: return dp_type_timestamp(c->a, DP_T_TIMESTAMP_LTZ, 3);
+  case R_ARG0:
+  case R_ARG2: {
+    int i = rules[c->fn->id].result == R_ARG0 ? 0 : 2;
+    if (i >= c->nargs) return fail(c, "%s needs argument %d", uname(c), i + 1);
+    const dp_type *t = eff(c, i);
+    if (is_null_kind(t))
+      return fail(c, "%s of an untyped NULL has no type; CAST the NULL to the type you mean",
+                  uname(c));
+    return t;
+  }
+  case R_TSARG0: {
+    const dp_type *t = c->nargs > 0 ? c->args[0] : NULL;
+    dp_type_kind k = t && t->kind == DP_T_TIMESTAMP_LTZ ? DP_T_TIMESTAMP_LTZ : DP_T_TIMESTAMP;
+    return dp_type_timestamp(c->a, k, 3);
+  }
+  case R_STRARRAY: {
+    const dp_type *elem = dp_type_of(DP_T_STRING);
+    return dp_type_array(c->a, elem);
+  }
+  case R_NONE: break;
+  }
+  return fail(c, "internal: %s has no result rule", c->fn->name);
+}
+
+static const dp_type *resolve_sig(rctx *c) {
+  sig_info si;
+  if (!parse_sig(c->fn->signature, &si))
+    return fail(c, "internal: the signature of %s does not parse", c->fn->name);
+  for (int i = 0; i < c->nargs; i++) {
+    if (si.n == 0) break;
+    const sig_param *p = i < si.n ? &si.p[i] : si.variadic ? &si.p[si.n - 1] : NULL;
+    if (!p) break;
+    if (!check_param(c, i, p)) {
+      const dp_type *want = class_type(p->first);
+      bool castable = want && dp_type_can_cast(c->args[i], want);
+      return fail(c, "%s expects %.*s; %s is %s%s%s%s", uname(c), si.params_len, si.params_text,
+                  ordinal(c, i), tname(c, c->args[i]), castable ? ": CAST it to " : "",
+                  castable ? tname(c, want) : "", castable ? " if that is what you mean" : "");
+    }
+  }
+  return sig_result(c);
+}
+
+/* ---- arithmetic ---- */
+
+static int integer_digits(dp_type_kind k) {
+  switch (k) {
+  case DP_T_TINYINT: return 3;
+  case DP_T_SMALLINT: return 5;
+  case DP_T_INT: return 10;
+  default: return 19;
+  }
+}
+
+/* Flink's (and SQL Server's) rule when a result needs more than 38 digits:
+** keep the integer digits, give up fraction digits down to 6. */
+static const dp_type *decimal_adjusted(rctx *c, int precision, int scale) {
+  if (precision > MAX_DECIMAL) {
+    int whole = precision - scale;
+    int min_scale = scale < 6 ? scale : 6;
+    scale = MAX_DECIMAL - whole > min_scale ? MAX_DECIMAL - whole : min_scale;
+    precision = MAX_DECIMAL;
+  }
+  if (precision < 1) precision = 1;
+  if (scale > precision) scale = precision;
+  return dp_type_decimal(c->a, precision, scale);
+}
+
+/* x op y for two numbers (either may be an untyped NULL taking the other's
+** type).  Casts: floats meet as FLOAT or DOUBLE; integers as the wider one;
+** an integer meeting a DECIMAL becomes its exact DECIMAL(3|5|10|19, 0) while
+** DECIMAL operands keep their own scale (the kernel aligns them). */
+static const dp_type *numeric_arith(rctx *c, dp_func_id id, const dp_type *x, const dp_type *y) {
+  if (is_float(x) || is_float(y)) {
+    bool dbl = x->kind == DP_T_DOUBLE || y->kind == DP_T_DOUBLE || x->kind == DP_T_DECIMAL ||
+               y->kind == DP_T_DECIMAL;
+    const dp_type *r = dp_type_of(dbl ? DP_T_DOUBLE : DP_T_FLOAT);
+    set_param(c, 0, r);
+    set_param(c, 1, r);
+    return r;
+  }
+  if (x->kind == DP_T_DECIMAL || y->kind == DP_T_DECIMAL) {
+    int p1 = x->kind == DP_T_DECIMAL ? x->precision : integer_digits(x->kind);
+    int s1 = x->kind == DP_T_DECIMAL ? x->scale : 0;
+    int p2 = y->kind == DP_T_DECIMAL ? y->precision : integer_digits(y->kind);
+    int s2 = y->kind == DP_T_DECIMAL ? y->scale : 0;
+    set_param(c, 0, decimal_of(p1, s1));
+    set_param(c, 1, decimal_of(p2, s2));
+    int hi_scale = s1 > s2 ? s1 : s2;
+    switch (id) {
+    case DP_F_ADD:
+    case DP_F_SUBTRACT: {
+      int whole = p1 - s1 > p2 - s2 ? p1 - s1 : p2 - s2;
+      return decimal_adjusted(c, whole + hi_scale + 1, hi_scale);
+    }
+    case DP_F_MULTIPLY: return decimal_adjusted(c, p1 + p2 + 1, s1 + s2);
+    case DP_F_DIVIDE: {
+      int scale = s1 + p2 + 1 > 6 ? s1 + p2 + 1 : 6;
+      return decimal_adjusted(c, p1 - s1 + s2 + scale, scale);
+    }
+    default: { /* MOD: the result is smaller than the divisor */
+      if (s1 == 0 && s2 == 0) return dp_type_decimal(c->a, p2, 0);
+      int whole = p1 - s1 < p2 - s2 ? p1 - s1 : p2 - s2;
+      return decimal_adjusted(c, whole + hi_scale, hi_scale);
+    }
+    }
+  }
+  /* Integers: the wider type, also for / (integer division, as in Flink)
+  ** and % (both operands meet in the wider type, so the result is it too). */
+  const dp_type *r = dp_type_of(x->kind >= y->kind ? x->kind : y->kind);
+  set_param(c, 0, r);
+  set_param(c, 1, r);
+  return r;
+}
+
+static const char *arith_usage(dp_func_id id) {
+  switch (id) {
+  case DP_F_ADD:
+    return "+ adds two numbers, an INTERVAL to a DATE, TIME or TIMESTAMP, or two INTERVALs of "
+           "the same kind";
+  case DP_F_SUBTRACT:
+    return "- subtracts two numbers, an INTERVAL from a DATE, TIME or TIMESTAMP, two INTERVALs "
+           "of the same kind, or two dates/times of the same kind (giving an INTERVAL)";
+  case DP_F_MULTIPLY: return "* multiplies two numbers, or an INTERVAL by a number";
+  case DP_F_DIVIDE: return "/ divides two numbers, or an INTERVAL by a number";
+  default: return "% takes two numbers";
+  }
+}
+
+/* DATE|TIME|TIMESTAMP ± INTERVAL. */
+static const dp_type *temporal_shift(rctx *c, const dp_type *t, const dp_type *iv) {
+  switch (t->kind) {
+  case DP_T_TIMESTAMP:
+  case DP_T_TIMESTAMP_LTZ: return t;
+  case DP_T_DATE:
+    /* Months keep a date a date; a day-time interval may carry hours, so the
+    ** result is a TIMESTAMP with the interval's µs resolution. */
+    if (iv->kind == DP_T_INTERVAL_YM) return t;
+    return dp_type_timestamp(c->a, DP_T_TIMESTAMP, 6);
+  case DP_T_TIME:
+    if (iv->kind == DP_T_INTERVAL_DT) return t;
+    return fail(c, "a TIME cannot move by an INTERVAL YEAR TO MONTH; use an INTERVAL DAY TO SECOND");
+  default: return NULL;
+  }
+}
+
+static const dp_type *resolve_arith(rctx *c) {
+  dp_func_id id = (dp_func_id)c->fn->id;
+  const dp_type *x = c->args[0], *y = c->args[1];
+  if (is_null_kind(x) && is_null_kind(y))
+    return fail(c, "both operands are untyped NULLs; CAST one of them to the type you mean");
+  /* An untyped NULL takes the other operand's type. */
+  if (is_null_kind(x)) {
+    set_param(c, 0, y);
+    x = eff(c, 0);
+  }
+  if (is_null_kind(y)) {
+    set_param(c, 1, x);
+    y = eff(c, 1);
+  }
+  if (dp_type_is_numeric(x) && dp_type_is_numeric(y)) return numeric_arith(c, id, x, y);
+  bool xt = dp_type_is_temporal(x), yt = dp_type_is_temporal(y);
+  bool xi = dp_type_is_interval(x), yi = dp_type_is_interval(y);
+  switch (id) {
+  case DP_F_ADD:
+  case DP_F_SUBTRACT:
+    if (xt && yi) return temporal_shift(c, x, y);
+    if (id == DP_F_ADD && xi && yt) return temporal_shift(c, y, x);
+    if (xi && yi) {
+      if (x->kind != y->kind)
+        return fail(c, "an INTERVAL YEAR TO MONTH and an INTERVAL DAY TO SECOND cannot be combined");
+      return dp_type_of(x->kind);
+    }
+    if (id == DP_F_SUBTRACT && xt && yt) {
+      if (x->kind == y->kind) return dp_type_of(DP_T_INTERVAL_DT);
+      if (x->kind == DP_T_DATE && dp_type_is_timestamp(y)) {
+        set_param(c, 0, y);
+        return dp_type_of(DP_T_INTERVAL_DT);
+      }
+      if (y->kind == DP_T_DATE && dp_type_is_timestamp(x)) {
+        set_param(c, 1, x);
+        return dp_type_of(DP_T_INTERVAL_DT);
+      }
+      return fail(c, "the two operands are different kinds of time; CAST one to the other's type "
+                     "(TIMESTAMP_LTZ is an instant, TIMESTAMP a wall-clock time)");
+    }
+    break;
+  case DP_F_MULTIPLY:
+    if (xi && dp_type_is_numeric(y)) return dp_type_of(x->kind);
+    if (yi && dp_type_is_numeric(x)) return dp_type_of(y->kind);
+    break;
+  case DP_F_DIVIDE:
+    if (xi && dp_type_is_numeric(y)) return dp_type_of(x->kind);
+    break;
+  default: break;
+  }
+  return fail(c, "%s", arith_usage(id));
+}
+
+/* ---- comparisons and friends ---- */
+
+static bool is_ordering(dp_func_id id) {
+  return id == DP_F_LT || id == DP_F_LE || id == DP_F_GT || id == DP_F_GE || id == DP_F_GREATEST ||
+         id == DP_F_LEAST;
+}
+
+/* Cast arguments [from, to) by step to t. */
+static void cast_all(rctx *c, int from, int to, int step, const dp_type *t) {
+  for (int i = from; i < to; i += step) set_param(c, i, t);
+}
+
+static const dp_type *no_common(rctx *c, int bad, int from) {
+  const dp_type *first = NULL;
+  for (int i = from; i < bad && !first; i++)
+    if (!is_null_kind(c->args[i])) first = c->args[i];
+  return fail(c, "%s is %s, which does not meet %s; CAST one of them to the other's type",
+              ordinal(c, bad), tname(c, c->args[bad]), first ? tname(c, first) : "the others");
+}
+
+static const dp_type *resolve_compare(rctx *c) {
+  int bad = -1;
+  const dp_type *t = common_of(c, 0, 2, 1, true, &bad);
+  if (!t) return no_common(c, bad, 0);
+  if (is_ordering((dp_func_id)c->fn->id) && !is_ordered(t))
+    return fail(c, "values of type %s have no order; compare them with = or <>, or compare "
+                   "their fields",
+                tname(c, t));
+  if (!is_null_kind(t)) cast_all(c, 0, 2, 1, t);
+  return dp_type_of(DP_T_BOOLEAN);
+}
+
+static const dp_type *resolve_in(rctx *c) {
+  int bad = -1;
+  const dp_type *t = common_of(c, 0, c->nargs, 1, true, &bad);
+  if (!t) return no_common(c, bad, 0);
+  if (!is_null_kind(t)) cast_all(c, 0, c->nargs, 1, t);
+  return dp_type_of(DP_T_BOOLEAN);
+}
+
+static const dp_type *resolve_common(rctx *c) {
+  int bad = -1;
+  const dp_type *t = common_of(c, 0, c->nargs, 1, false, &bad);
+  if (!t) return no_common(c, bad, 0);
+  if (is_null_kind(t))
+    return fail(c, "every argument is an untyped NULL; CAST one of them to the type you mean");
+  if (is_ordering((dp_func_id)c->fn->id) && !is_ordered(t))
+    return fail(c, "values of type %s have no order", tname(c, t));
+  cast_all(c, 0, c->nargs, 1, t);
+  return t;
+}
+
+static const dp_type *resolve_if(rctx *c) {
+  const dp_type *cond = c->args[0];
+  if (is_null_kind(cond))
+    set_param(c, 0, dp_type_of(DP_T_BOOLEAN));
+  else if (cond->kind != DP_T_BOOLEAN)
+    return fail(c, "IF expects (BOOLEAN, ANY then, ANY else); argument 1 is %s: write a "
+                   "condition such as x > 0",
+                tname(c, cond));
+  int bad = -1;
+  const dp_type *t = common_of(c, 1, 3, 1, false, &bad);
+  if (!t) return no_common(c, bad, 1);
+  if (is_null_kind(t))
+    return fail(c, "both branches are untyped NULLs; CAST one of them to the type you mean");
+  cast_all(c, 1, 3, 1, t);
+  bool not_null = c->args[1]->not_null && c->args[2]->not_null;
+  return dp_type_with_nullability(c->a, t, not_null);
+}
+
+static const dp_type *resolve_bitwise(rctx *c) {
+  const dp_type *t = NULL;
+  for (int i = 0; i < c->nargs; i++) {
+    const dp_type *x = c->args[i];
+    if (is_null_kind(x)) continue;
+    if (!dp_type_is_integer(x))
+      return fail(c, "bit operations take integers; %s is %s", ordinal(c, i), tname(c, x));
+    if (!t || x->kind > t->kind) t = dp_type_of(x->kind);
+  }
+  if (!t) t = dp_type_of(DP_T_INT);
+  cast_all(c, 0, c->nargs, 1, t);
+  return t;
+}
+
+static const dp_type *resolve_concat(rctx *c) {
+  dp_type_kind kind = DP_T_NULL;
+  for (int i = 0; i < c->nargs; i++) {
+    const dp_type *x = c->args[i];
+    if (is_null_kind(x)) continue;
+    if (x->kind != DP_T_STRING && x->kind != DP_T_BYTES)
+      return fail(c, "|| and CONCAT join STRINGs (or BYTES); %s is %s: CAST it to STRING",
+                  ordinal(c, i), tname(c, x));
+    if (kind == DP_T_NULL)
+      kind = x->kind;
+    else if (kind != x->kind)
+      return fail(c, "|| and CONCAT cannot mix STRING and BYTES; %s is %s: CAST it", ordinal(c, i),
+                  tname(c, x));
+  }
+  if (kind == DP_T_NULL) kind = DP_T_STRING;
+  const dp_type *t = dp_type_of(kind);
+  for (int i = 0; i < c->nargs; i++)
+    if (is_null_kind(c->args[i])) set_param(c, i, t);
+  return t;
+}
+
+/* ---- collections ---- */
+
+static const dp_type *resolve_element_at(rctx *c) {
+  const dp_type *coll = c->args[0], *key = c->args[1];
+  if (coll->kind == DP_T_ARRAY) {
+    if (is_null_kind(key))
+      set_param(c, 1, dp_type_of(DP_T_INT));
+    else if (!dp_type_is_integer(key))
+      return fail(c, "an ARRAY is indexed by an integer (1-based), not by %s", tname(c, key));
+    return coll->elem;
+  }
+  if (coll->kind == DP_T_MAP) {
+    if (is_null_kind(key) || (!dp_type_equal(key, coll->elem) && dp_type_can_coerce(key, coll->elem)))
+      set_param(c, 1, coll->elem);
+    else if (!dp_type_equal(key, coll->elem))
+      return fail(c, "the keys of this MAP are %s, not %s; CAST the key", tname(c, coll->elem),
+                  tname(c, key));
+    return coll->value;
+  }
+  return fail(c, "ELEMENT_AT (and [..]) reads an ARRAY or a MAP, not %s", tname(c, coll));
+}
+
+static const dp_type *resolve_array_contains(rctx *c) {
+  const dp_type *arr = c->args[0], *x = c->args[1];
+  if (arr->kind != DP_T_ARRAY)
+    return fail(c, "ARRAY_CONTAINS expects (ARRAY, element); argument 1 is %s", tname(c, arr));
+  if (is_null_kind(x) || (!dp_type_equal(x, arr->elem) && dp_type_can_coerce(x, arr->elem)))
+    set_param(c, 1, arr->elem);
+  else if (!dp_type_equal(x, arr->elem))
+    return fail(c, "the elements are %s, not %s; CAST the value to %s", tname(c, arr->elem),
+                tname(c, x), tname(c, arr->elem));
+  return dp_type_of(DP_T_BOOLEAN);
+}
+
+static const dp_type *resolve_map_parts(rctx *c) {
+  const dp_type *m = c->args[0];
+  if (m->kind != DP_T_MAP) return fail(c, "%s expects a MAP, not %s", uname(c), tname(c, m));
+  return dp_type_array(c->a, c->fn->id == DP_F_MAP_KEYS ? m->elem : m->value);
+}
+
+static const dp_type *resolve_construct(rctx *c) {
+  int bad = -1;
+  switch (c->fn->id) {
+  case DP_F_ARRAY: {
+    const dp_type *t = common_of(c, 0, c->nargs, 1, false, &bad);
+    if (!t) return no_common(c, bad, 0);
+    if (is_null_kind(t)) return fail(c, "ARRAY of untyped NULLs only; CAST one element");
+    cast_all(c, 0, c->nargs, 1, t);
+    return dp_type_array(c->a, t);
+  }
+  case DP_F_MAP: {
+    if (c->nargs % 2 != 0)
+      return fail(c, "MAP takes key, value pairs; there are %d arguments", c->nargs);
+    const dp_type *k = common_of(c, 0, c->nargs, 2, false, &bad);
+    if (!k) return no_common(c, bad, 0);
+    const dp_type *v = common_of(c, 1, c->nargs, 2, false, &bad);
+    if (!v) return no_common(c, bad, 1);
+    if (is_null_kind(k)) return fail(c, "MAP keys cannot all be untyped NULLs; CAST one key");
+    cast_all(c, 0, c->nargs, 2, k);
+    if (!is_null_kind(v)) cast_all(c, 1, c->nargs, 2, v);
+    return dp_type_map(c->a, k, v);
+  }
+  default: { /* ROW */
+    dp_field *fields = dp_arena_calloc(c->a, (size_t)c->nargs, sizeof *fields);
+    if (!fields) return fail(c, "out of memory");
+    for (int i = 0; i < c->nargs; i++) {
+      fields[i].name = dp_arena_printf(c->a, "f%d", i);
+      fields[i].type = c->args[i];
+      if (!fields[i].name) return fail(c, "out of memory");
+    }
+    return dp_type_row(c->a, c->nargs, fields);
+  }
+  }
+}
+
+/* ---- math with type-dependent results ---- */
+
+static const dp_type *resolve_floorceil(rctx *c) {
+  const dp_type *x = c->args[0];
+  if (dp_type_is_numeric(x)) {
+    if (c->nargs != 1)
+      return fail(c, "%s of a number takes one argument; %s(x TO unit) is for dates and times",
+                  uname(c), uname(c));
+    if (x->kind == DP_T_DECIMAL && x->scale > 0) {
+      int p = x->precision - x->scale + 1;
+      return dp_type_decimal(c->a, p > MAX_DECIMAL ? MAX_DECIMAL : p, 0);
+    }
+    return x;
+  }
+  if (dp_type_is_temporal(x)) {
+    if (c->nargs != 2)
+      return fail(c, "%s of a %s needs a unit: write %s(x TO HOUR)", uname(c), tname(c, x),
+                  uname(c));
+    const dp_type *u = c->args[1];
+    if (is_null_kind(u))
+      set_param(c, 1, dp_type_of(DP_T_STRING));
+    else if (u->kind != DP_T_STRING)
+      return fail(c, "the unit of %s must be a unit name such as HOUR", uname(c));
+    return x;
+  }
+  return fail(c, "%s takes a number, or a DATE, TIME or TIMESTAMP with a unit; argument 1 is %s",
+              uname(c), tname(c, x));
+}
+
+static const dp_type *resolve_round(rctx *c) {
+  const dp_type *x = c->args[0];
+  if (!dp_type_is_numeric(x))
+    return fail(c, "%s expects (NUMERIC [, INTEGER digits]); argument 1 is %s", uname(c), tname(c, x));
+  if (c->nargs == 2) {
+    if (is_null_kind(c->args[1]))
+      set_param(c, 1, dp_type_of(DP_T_INT));
+    else if (!dp_type_is_integer(c->args[1]))
+      return fail(c, "%s expects (NUMERIC [, INTEGER digits]); argument 2 is %s", uname(c),
+                  tname(c, c->args[1]));
+  }
+  if (x->kind != DP_T_DECIMAL || x->scale == 0) return x;
+  int p = x->precision, s = x->scale;
+  if (c->fn->id == DP_F_ROUND) {
+    /* Rounding may carry into one more integer digit (9.99 -> 10.0).  With a
+    ** digits argument its value is unknown here: DECIMAL(p + 1, s) holds any. */
+    if (c->nargs == 1) return dp_type_decimal(c->a, p - s + 1 > MAX_DECIMAL ? MAX_DECIMAL : p - s + 1, 0);
+    return dp_type_decimal(c->a, p + 1 > MAX_DECIMAL ? MAX_DECIMAL : p + 1, s);
+  }
+  if (c->nargs == 1) return dp_type_decimal(c->a, p - s < 1 ? 1 : p - s, 0);
+  return x;
+}
+
+/* ---- aggregates and window functions ---- */
+
+static const dp_type *untyped_null_arg(rctx *c) {
+  return fail(c, "%s of an untyped NULL has no type; CAST the NULL to the type you mean", uname(c));
+}
+
+static const dp_type *resolve_sum(rctx *c) {
+  const dp_type *x = c->args[0];
+  if (is_null_kind(x)) return untyped_null_arg(c);
+  if (dp_type_is_integer(x)) return dp_type_of(DP_T_BIGINT);
+  if (x->kind == DP_T_DECIMAL) return dp_type_decimal(c->a, MAX_DECIMAL, x->scale);
+  if (is_float(x)) return dp_type_of(DP_T_DOUBLE);
+  if (dp_type_is_interval(x)) return dp_type_of(x->kind);
+  return fail(c, "SUM adds numbers or INTERVALs, not %s", tname(c, x));
+}
+
+static const dp_type *resolve_avg(rctx *c) {
+  const dp_type *x = c->args[0];
+  if (is_null_kind(x)) return untyped_null_arg(c);
+  if (dp_type_is_integer(x) || is_float(x)) return dp_type_of(DP_T_DOUBLE);
+  if (x->kind == DP_T_DECIMAL) {
+    int p = x->precision + 4, s = x->scale + 4;
+    return dp_type_decimal(c->a, p > MAX_DECIMAL ? MAX_DECIMAL : p, s > MAX_DECIMAL ? MAX_DECIMAL : s);
+  }
+  return fail(c, "AVG averages numbers, not %s", tname(c, x));
+}
+
+static const dp_type *resolve_minmax(rctx *c) {
+  const dp_type *x = c->args[0];
+  if (is_null_kind(x)) return untyped_null_arg(c);
+  if (!is_ordered(x)) return fail(c, "values of type %s have no order", tname(c, x));
+  return x;
+}
+
+static const dp_type *resolve_collect(rctx *c) {
+  const dp_type *x = c->args[0];
+  if (is_null_kind(x)) return untyped_null_arg(c);
+  return dp_type_array(c->a, x);
+}
+
+static const dp_type *resolve_laglead(rctx *c) {
+  if (c->nargs >= 2) {
+    if (is_null_kind(c->args[1]))
+      set_param(c, 1, dp_type_of(DP_T_INT));
+    else if (!dp_type_is_integer(c->args[1]))
+      return fail(c, "%s expects (ANY [, INTEGER offset [, ANY default]]); the offset is %s",
+                  uname(c), tname(c, c->args[1]));
+  }
+  const dp_type *t = c->args[0];
+  if (c->nargs == 3) {
+    t = dp_type_common(c->a, c->args[0], c->args[2]);
+    if (!t)
+      return fail(c, "the default is %s, which does not meet the value's %s; CAST it",
+                  tname(c, c->args[2]), tname(c, c->args[0]));
+    set_param(c, 0, t);
+    set_param(c, 2, t);
+  }
+  if (is_null_kind(t)) return untyped_null_arg(c);
+  /* Rows before the first (after the last) get the default, or NULL. */
+  bool not_null = c->nargs == 3 && c->args[0]->not_null && c->args[2]->not_null;
+  return dp_type_with_nullability(c->a, t, not_null);
+}
+
+/* ---- entry points ---- */
+
+static bool all_not_null(const rctx *c) {
+  for (int i = 0; i < c->nargs; i++)
+    if (!c->args[i]->not_null) return false;
+  return true;
+}
+
+static bool any_not_null(const rctx *c) {
+  for (int i = 0; i < c->nargs; i++)
+    if (c->args[i]->not_null) return true;
+  return false;
+}
+
+/* Run fn's resolver; the result with its nullability, or NULL with c->why. */
+static const dp_type *resolve(rctx *c) {
+  const dp_func *fn = c->fn;
+  if (c->nargs < fn->min_args || (fn->max_args >= 0 && c->nargs > fn->max_args)) {
+    if (fn->max_args < 0)
+      return fail(c, "%s takes at least %d argument%s, not %d: %s", uname(c), fn->min_args,
+                  fn->min_args == 1 ? "" : "s", c->nargs, fn->signature);
+    if (fn->min_args == fn->max_args)
+      return fail(c, "%s takes %d argument%s, not %d: %s", uname(c), fn->min_args,
+                  fn->min_args == 1 ? "" : "s", c->nargs, fn->signature);
+    return fail(c, "%s takes %d to %d arguments, not %d: %s", uname(c), fn->min_args, fn->max_args,
+                c->nargs, fn->signature);
+  }
+  for (int i = 0; i < c->nargs; i++)
+    if (!c->args[i]) return fail(c, "internal: argument %d has no type", i + 1);
+  const dp_type *t = rules[fn->id].resolve(c);
+  if (!t) {
+    if (!c->why) c->why = "out of memory";
+    return NULL;
+  }
+  bool not_null;
+  switch (rules[fn->id].nulls) {
+  case N_ARGS: not_null = all_not_null(c); break;
+  case N_ALWAYS: not_null = false; break;
+  case N_NEVER: not_null = true; break;
+  case N_ANY: not_null = any_not_null(c); break;
+  case N_FIRST: not_null = c->nargs > 0 && c->args[0]->not_null; break;
+  default: return t; /* N_CUSTOM: the resolver decided */
+  }
+  const dp_type *r = dp_type_with_nullability(c->a, t, not_null);
+  if (!r) c->why = "out of memory";
+  return r;
+}
+
+static const dp_type *infer_entry(dp_arena *a, const dp_func *fn, int nargs,
+                                  const dp_type *const *args, const char **why) {
+  const dp_type *one[1];
+  const dp_type **params = nargs > 0 ? dp_arena_calloc(a, (size_t)nargs, sizeof *params) : one;
+  if (!params) {
+    if (why) *why = "out of memory";
+    return NULL;
+  }
+  rctx c = {a, fn, nargs, args, params, NULL};
+  const dp_type *t = resolve(&c);
+  if (!t && why) *why = c.why;
+  return t;
+}
+
+const dp_type *dp_func_param_type(const dp_func *fn, int i, int nargs, const dp_type *const *args) {
+  if (!fn || fn->id < 0 || fn->id >= DP_F_COUNT_ || i < 0 || i >= nargs || !args) return NULL;
+  /* Resolvers build their result in an arena; the parameter types they pick
+  ** are statics or argument types, so a scratch arena suffices. */
+  dp_arena *scratch = dp_arena_new(1024);
+  if (!scratch) return NULL;
+  const dp_type *picked = NULL;
+  const dp_type **params = dp_arena_calloc(scratch, (size_t)nargs, sizeof *params);
+  if (params) {
+    rctx c = {scratch, fn, nargs, args, params, NULL};
+    if (resolve(&c)) picked = params[i];
+  }
+  dp_arena_free(scratch);
+  return picked;
+}
