@@ -1,0 +1,470 @@
+/*
+** connectors_test.c — the connector table: known connectors, required and
+** unknown options, value kinds, formats, metadata columns, source/sink roles
+** and boundedness, through CREATE TABLE statements parsed with dp_parse.
+** Errors are checked for code, key words and line:col.
+*/
+#include <string.h>
+
+#include "plan/catalog.h"
+#include "sql/parser.h"
+#include "test.h"
+
+typedef struct env {
+  dp_arena *arena;
+  dp_diags d;
+  dp_catalog *cat;
+  const char *sql;
+} env;
+
+static void env_init(env *e) {
+  e->arena = dp_arena_new(0);
+  e->cat = dp_catalog_new();
+  e->sql = "";
+  dp_diags_init(&e->d, e->arena, "t.sql", "", 0);
+}
+
+static void env_free(env *e) {
+  dp_catalog_free(e->cat);
+  dp_arena_free(e->arena);
+}
+
+/* Parse and apply CREATE TABLE / SET statements; -1 when the SQL does not
+** parse (a broken test). */
+static int run(env *e, const char *sql) {
+  e->sql = sql;
+  dp_diags_init(&e->d, e->arena, "t.sql", sql, strlen(sql));
+  dp_ast_script *script = NULL;
+  if (dp_parse(e->arena, &e->d, sql, strlen(sql), &script) != DIPPER_OK) {
+    fprintf(stderr, "parse failed: %s\n  in: %s\n", e->d.count ? e->d.items[0].message : "?", sql);
+    return -1;
+  }
+  int first = DIPPER_OK;
+  for (int i = 0; i < script->n; i++) {
+    const dp_ast_stmt *s = script->stmts[i];
+    int rc = -2;
+    if (s->kind == DP_AS_CREATE_TABLE) rc = dp_catalog_create_table(e->cat, &e->d, &s->u.create_table);
+    if (s->kind == DP_AS_SET) rc = dp_catalog_set(e->cat, &e->d, &s->u.set);
+    if (first == DIPPER_OK) first = rc;
+  }
+  return first;
+}
+
+/* Validate table `name` for reading or writing, with fresh diagnostics. */
+static int use(env *e, const char *name, bool as_sink) {
+  dp_diags_init(&e->d, e->arena, "t.sql", e->sql, strlen(e->sql));
+  const dp_table_def *t = dp_catalog_table(e->cat, name);
+  if (!t) return -1;
+  return dp_connector_validate(&e->d, t, as_sink);
+}
+
+static const char *msg(const env *e) { return e->d.count ? e->d.items[0].message : "(no error)"; }
+
+static void where(const char *sql, const char *needle, unsigned *line, unsigned *col) {
+  const char *p = strstr(sql, needle);
+  *line = 1;
+  *col = 0;
+  if (!p) return;
+  const char *bol = sql;
+  for (const char *q = sql; q < p; q++)
+    if (*q == '\n') {
+      (*line)++;
+      bol = q + 1;
+    }
+  *col = (unsigned)(p - bol) + 1;
+}
+
+#define EXPECT_ERROR(e, rc, code, words, at)                                     \
+  do {                                                                           \
+    unsigned l_, c_;                                                             \
+    where((e)->sql, (at), &l_, &c_);                                             \
+    CHECK_EQ((rc), (code));                                                      \
+    CHECK((e)->d.count >= 1);                                                    \
+    CHECK_CONTAINS(msg(e), (words));                                             \
+    if ((e)->d.count >= 1) {                                                     \
+      CHECK_EQ((e)->d.items[0].span.line, l_);                                   \
+      CHECK_EQ((e)->d.items[0].span.col, c_);                                    \
+    }                                                                            \
+  } while (0)
+
+#define EXPECT_OK(e, sql)                                                        \
+  do {                                                                           \
+    int rc_ = run((e), (sql));                                                   \
+    if (rc_ != DIPPER_OK) fprintf(stderr, "  unexpected: %s\n", msg(e));         \
+    CHECK_EQ(rc_, DIPPER_OK);                                                    \
+  } while (0)
+
+#define KAFKA_BASE "'connector' = 'kafka', 'properties.bootstrap.servers' = 'b1:9092,b2:9092'"
+
+/* ---- which connector ---- */
+
+TEST(unknown_connector_lists_known_ones) {
+  env e;
+  env_init(&e);
+  int rc = run(&e, "CREATE TABLE t (a INT) WITH ('connector' = 'kafak', 'topic' = 'x')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "unknown connector 'kafak'; did you mean 'kafka'?", "'kafak'");
+  CHECK_CONTAINS(msg(&e), "kafka, kinesis, filesystem, datagen, nexmark, socket, memory, console");
+  CHECK_CONTAINS(msg(&e), "callback");
+  rc = run(&e, "CREATE TABLE t (a INT) WITH ('connector' = 'jdbc')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "unknown connector 'jdbc'; dipper knows kafka", "'jdbc'");
+  CHECK(dp_catalog_table(e.cat, "t") == NULL);
+  env_free(&e);
+}
+
+/* ---- kafka ---- */
+
+TEST(kafka_complete_table) {
+  env e;
+  env_init(&e);
+  EXPECT_OK(&e, "CREATE TABLE k (id BIGINT, ts TIMESTAMP(3), off BIGINT METADATA FROM 'offset' "
+                "VIRTUAL, `partition` INT METADATA VIRTUAL, h MAP<STRING, BYTES> METADATA FROM "
+                "'headers', kt TIMESTAMP_LTZ(3) METADATA FROM 'timestamp') WITH (" KAFKA_BASE
+                ", 'topic' = 'orders;refunds', 'properties.group.id' = 'g1', "
+                "'properties.auto.offset.reset' = 'earliest', 'scan.startup.mode' = "
+                "'specific-offsets', 'scan.startup.specific-offsets' = "
+                "'partition:0,offset:42;partition:1,offset:300', 'format' = 'json', "
+                "'json.ignore-parse-errors' = 'true', 'key.format' = 'csv', 'key.fields' = 'id', "
+                "'key.csv.field-delimiter' = ';', 'value.fields-include' = 'EXCEPT_KEY', "
+                "'sink.delivery-guarantee' = 'at-least-once')");
+  const dp_table_def *t = dp_catalog_table(e.cat, "k");
+  CHECK(t != NULL);
+  if (t) {
+    CHECK_STR(t->connector, "kafka");
+    CHECK_STR(t->format, "json");
+    CHECK(!t->bounded);
+    CHECK(!dp_connector_bounded(t, true)); /* Kafka ends only with scan.bounded.mode */
+  }
+  CHECK_EQ(use(&e, "k", false), DIPPER_OK);
+  /* The sink writes one topic, not a list. */
+  int rc = use(&e, "k", true);
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "a Kafka sink writes to one topic", "'orders;refunds'");
+  env_free(&e);
+}
+
+TEST(kafka_required_options) {
+  env e;
+  env_init(&e);
+  int rc = run(&e, "CREATE TABLE k (a INT) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = "
+                   "'json')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION,
+               "connector 'kafka' needs option 'properties.bootstrap.servers'; add "
+               "'properties.bootstrap.servers' = 'localhost:9092' to WITH (...)",
+               "WITH");
+  rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE ", 'format' = 'json')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "connector 'kafka' needs option 'topic'", "WITH");
+  rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE ", 'topic' = 'x')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "needs option 'format'", "WITH");
+  rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE
+               ", 'topic' = 'x', 'topic-pattern' = 'x.*', 'format' = 'json')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "set either 'topic' or 'topic-pattern', not both",
+               "'topic-pattern'");
+  env_free(&e);
+}
+
+TEST(kafka_topic_pattern_is_for_sources) {
+  env e;
+  env_init(&e);
+  EXPECT_OK(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE
+                ", 'topic-pattern' = 'orders-.*', 'value.format' = 'json')");
+  CHECK_STR(dp_catalog_table(e.cat, "k")->format, "json");
+  CHECK_EQ(use(&e, "k", false), DIPPER_OK);
+  int rc = use(&e, "k", true);
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "a Kafka sink writes to one 'topic'", "'topic-pattern'");
+  env_free(&e);
+}
+
+TEST(kafka_option_keys_and_values) {
+  env e;
+  env_init(&e);
+  int rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE
+                   ", 'topic' = 'x', 'format' = 'json', 'scan.startup.mod' = 'earliest-offset')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION,
+               "connector 'kafka' has no option 'scan.startup.mod'; did you mean 'scan.startup.mode'?",
+               "'scan.startup.mod'");
+  rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE
+               ", 'topic' = 'x', 'format' = 'json', 'scan.startup.mode' = 'earliest')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION,
+               "'scan.startup.mode' = 'earliest' is not allowed; write 'earliest-offset', "
+               "'latest-offset', 'group-offsets', 'timestamp' or 'specific-offsets'",
+               "'earliest'");
+  rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE
+               ", 'topic' = 'x', 'format' = 'json', 'scan.startup.mode' = 'specific-offsets')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION,
+               "'scan.startup.mode' = 'specific-offsets' needs 'scan.startup.specific-offsets'",
+               "'specific-offsets'");
+  rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE
+               ", 'topic' = 'x', 'format' = 'json', 'scan.startup.mode' = 'timestamp')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "needs 'scan.startup.timestamp-millis'", "'timestamp'");
+  rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE
+               ", 'topic' = 'x', 'format' = 'json', 'scan.startup.mode' = 'specific-offsets', "
+               "'scan.startup.specific-offsets' = 'partition:0;offset:42')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "is not a list of offsets", "'partition:0;");
+  rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE
+               ", 'topic' = 'x', 'format' = 'json', 'scan.startup.mode' = 'timestamp', "
+               "'scan.startup.timestamp-millis' = 'yesterday')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "'yesterday' is not a whole number", "'yesterday'");
+  rc = run(&e, "CREATE TABLE k (a INT) WITH ('connector' = 'kafka', "
+               "'properties.bootstrap.servers' = 'localhost', 'topic' = 'x', 'format' = 'json')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "each server must be written host:port", "'localhost'");
+  rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE
+               ", 'topic' = 'x', 'format' = 'json', 'json.ignore-parse-errors' = 'yes')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "must be 'true' or 'false'", "'yes'");
+  rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE
+               ", 'topic' = 'x', 'format' = 'json', 'csv.field-delimiter' = ';')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION,
+               "option 'csv.field-delimiter' applies to format 'csv', but the format here is 'json'",
+               "'csv.field-delimiter'");
+  rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE
+               ", 'topic' = 'x', 'format' = 'csv', 'csv.field-delimiter' = ';;')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "must be a single character", "';;'");
+  rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE
+               ", 'topic' = 'x', 'format' = 'json', 'sink.delivery-guarantee' = 'twice')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "'at-least-once', 'exactly-once' or 'none'", "'twice'");
+  rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE
+               ", 'topic' = 'bad topic', 'format' = 'json')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "is not a topic list", "'bad topic'");
+  env_free(&e);
+}
+
+TEST(kafka_formats) {
+  env e;
+  env_init(&e);
+  int rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE
+                   ", 'topic' = 'x', 'format' = 'debezium-json')");
+  EXPECT_ERROR(&e, rc, DIPPER_UNSUPPORTED, "format 'debezium-json' is not supported yet",
+               "'debezium-json'");
+  rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE ", 'topic' = 'x', 'format' = 'jsn')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION,
+               "connector 'kafka' has no format 'jsn'; did you mean 'json'? it reads and writes "
+               "'json', 'csv', 'raw' or 'avro'",
+               "'jsn'");
+  rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE
+               ", 'topic' = 'x', 'format' = 'json', 'value.format' = 'json')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "set either 'format' or 'value.format'", "'value.format'");
+  rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE
+               ", 'topic' = 'x', 'format' = 'json', 'key.format' = 'json')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "'key.format' needs 'key.fields'", "'key.format'");
+  rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE
+               ", 'topic' = 'x', 'format' = 'json', 'key.format' = 'json', 'key.fields' = 'a;b')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "'key.fields' names `b`, which is not a column of table `k`",
+               "'a;b'");
+  env_free(&e);
+}
+
+TEST(kafka_boundedness) {
+  env e;
+  env_init(&e);
+  EXPECT_OK(&e, "CREATE TABLE b1 (a INT) WITH (" KAFKA_BASE
+                ", 'topic' = 'x', 'format' = 'json', 'scan.bounded.mode' = 'latest-offset')");
+  EXPECT_OK(&e, "CREATE TABLE b2 (a INT) WITH (" KAFKA_BASE
+                ", 'topic' = 'x', 'format' = 'json', 'scan.bounded.mode' = 'unbounded')");
+  CHECK(dp_catalog_table(e.cat, "b1")->bounded);
+  CHECK(dp_connector_bounded(dp_catalog_table(e.cat, "b1"), false));
+  CHECK(!dp_catalog_table(e.cat, "b2")->bounded);
+  int rc = run(&e, "CREATE TABLE b3 (a INT) WITH (" KAFKA_BASE
+                   ", 'topic' = 'x', 'format' = 'json', 'scan.bounded.mode' = 'timestamp')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "needs 'scan.bounded.timestamp-millis'", "'timestamp'");
+  env_free(&e);
+}
+
+TEST(kafka_metadata_columns) {
+  env e;
+  env_init(&e);
+  int rc = run(&e, "CREATE TABLE k (a INT, off INT METADATA FROM 'offset') WITH (" KAFKA_BASE
+                   ", 'topic' = 'x', 'format' = 'json')");
+  EXPECT_ERROR(&e, rc, DIPPER_TYPE,
+               "metadata 'offset' of connector 'kafka' is BIGINT, but `off` is declared INT; write "
+               "`off` BIGINT METADATA FROM 'offset'",
+               "off INT");
+  rc = run(&e, "CREATE TABLE k (a INT, o BIGINT METADATA FROM 'offsett') WITH (" KAFKA_BASE
+               ", 'topic' = 'x', 'format' = 'json')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION,
+               "connector 'kafka' has no metadata 'offsett'; did you mean 'offset'? it offers "
+               "topic, partition, offset",
+               "o BIGINT");
+  rc = run(&e, "CREATE TABLE k (a INT, h MAP<STRING, STRING> METADATA FROM 'headers') WITH ("
+               KAFKA_BASE ", 'topic' = 'x', 'format' = 'json')");
+  EXPECT_ERROR(&e, rc, DIPPER_TYPE, "is MAP<STRING, BYTES>", "h MAP");
+  /* Read-only metadata must be VIRTUAL in a table that is written. */
+  EXPECT_OK(&e, "CREATE TABLE w (a INT, p INT METADATA FROM 'partition', ts TIMESTAMP_LTZ(3) "
+                "METADATA FROM 'timestamp') WITH (" KAFKA_BASE ", 'topic' = 'x', 'format' = 'json')");
+  CHECK_EQ(use(&e, "w", false), DIPPER_OK);
+  rc = use(&e, "w", true);
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "a kafka sink cannot write metadata 'partition'", "p INT");
+  CHECK_CONTAINS(msg(&e), "METADATA VIRTUAL");
+  CHECK_EQ(e.d.count, 1); /* 'timestamp' is writable */
+  env_free(&e);
+}
+
+/* ---- kinesis, filesystem ---- */
+
+TEST(kinesis_rules) {
+  env e;
+  env_init(&e);
+  EXPECT_OK(&e, "CREATE TABLE s (a INT, arrived TIMESTAMP_LTZ(3) METADATA FROM 'timestamp' VIRTUAL) WITH "
+                "('connector' = 'kinesis', 'stream' = 'clicks', 'aws.region' = 'eu-west-1', "
+                "'aws.credentials.provider' = 'AUTO', 'scan.stream.initpos' = 'TRIM_HORIZON', "
+                "'format' = 'json')");
+  CHECK(!dp_catalog_table(e.cat, "s")->bounded);
+  int rc = run(&e, "CREATE TABLE s2 (a INT) WITH ('connector' = 'kinesis', 'stream' = 'clicks', "
+                   "'format' = 'json')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "connector 'kinesis' needs option 'aws.region'", "WITH");
+  rc = run(&e, "CREATE TABLE s2 (a INT) WITH ('connector' = 'kinesis', 'stream' = 'c', "
+               "'aws.region' = 'r', 'format' = 'json', 'scan.stream.initpos' = 'EARLIEST')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "'LATEST', 'TRIM_HORIZON' or 'AT_TIMESTAMP'", "'EARLIEST'");
+  rc = run(&e, "CREATE TABLE s2 (a INT) WITH ('connector' = 'kinesis', 'stream' = 'c', "
+               "'aws.region' = 'r', 'format' = 'json', 'scan.stream.initpos' = 'AT_TIMESTAMP')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "needs 'scan.stream.initpos-timestamp'", "'AT_TIMESTAMP'");
+  env_free(&e);
+}
+
+TEST(filesystem_rules) {
+  env e;
+  env_init(&e);
+  EXPECT_OK(&e, "CREATE TABLE f (a INT, p STRING METADATA FROM 'file.path' VIRTUAL) WITH "
+                "('connector' = 'filesystem', 'path' = '/data/in', 'format' = 'csv', "
+                "'csv.field-delimiter' = '|', 'source.monitor-interval' = '10 s', "
+                "'sink.rolling-policy.file-size' = '128MB', 'partition.time-extractor.kind' = "
+                "'default')");
+  const dp_table_def *t = dp_catalog_table(e.cat, "f");
+  CHECK(!t->bounded); /* streaming mode: the directory is watched */
+  CHECK(dp_connector_bounded(t, true));
+  CHECK(!dp_connector_bounded(t, false));
+  CHECK_EQ(use(&e, "f", true), DIPPER_OK);
+  EXPECT_OK(&e, "SET 'execution.runtime-mode' = 'batch'; CREATE TABLE g (line STRING) WITH "
+                "('connector' = 'filesystem', 'path' = '/data/logs', 'format' = 'text')");
+  CHECK(dp_catalog_table(e.cat, "g")->bounded);
+  int rc = run(&e, "CREATE TABLE h (a INT) WITH ('connector' = 'filesystem', 'format' = 'json')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "connector 'filesystem' needs option 'path'", "WITH");
+  rc = run(&e, "CREATE TABLE h (a INT) WITH ('connector' = 'filesystem', 'path' = '/x')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "connector 'filesystem' needs option 'format'", "WITH");
+  rc = run(&e, "CREATE TABLE h (a INT) WITH ('connector' = 'filesystem', 'path' = '/x', 'format' "
+               "= 'json', 'source.monitor-interval' = 'often')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "'often' is not a duration", "'often'");
+  rc = run(&e, "CREATE TABLE h (a INT) WITH ('connector' = 'filesystem', 'path' = '', 'format' = "
+               "'json')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "'path' must not be empty", "''");
+  rc = run(&e, "CREATE TABLE h (a INT) WITH ('connector' = 'filesystem', 'path' = '/x', 'format' "
+               "= 'xml')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "connector 'filesystem' has no format 'xml'", "'xml'");
+  env_free(&e);
+}
+
+/* ---- generators ---- */
+
+TEST(datagen_rules) {
+  env e;
+  env_init(&e);
+  EXPECT_OK(&e, "CREATE TABLE g (id BIGINT, name STRING, v DOUBLE, ts TIMESTAMP(3)) WITH "
+                "('connector' = 'datagen', 'rows-per-second' = '100', 'fields.name.length' = "
+                "'10', 'fields.v.min' = '-1.5', 'fields.v.max' = '2', 'fields.v.null-rate' = "
+                "'0.1', 'fields.ts.max-past' = '5 s', 'fields.ID.kind' = 'random')");
+  CHECK(!dp_catalog_table(e.cat, "g")->bounded);
+  const char *g2 = "CREATE TABLE g2 (id BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = "
+                   "'1000')";
+  EXPECT_OK(&e, g2);
+  CHECK(dp_catalog_table(e.cat, "g2")->bounded);
+  EXPECT_OK(&e, "CREATE TABLE g3 (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = "
+                "'sequence', 'fields.id.start' = '1', 'fields.id.end' = '100')");
+  CHECK(dp_catalog_table(e.cat, "g3")->bounded);
+  int rc = run(&e, "CREATE TABLE h (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = "
+                   "'sequence')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION,
+               "a sequence field needs a start and an end; add 'fields.id.start' = '1' and "
+               "'fields.id.end' = '1000'",
+               "'sequence'");
+  rc = run(&e, "CREATE TABLE h (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = "
+               "'sequence', 'fields.id.start' = '10', 'fields.id.end' = '1')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "a sequence counts up", "'1')");
+  rc = run(&e, "CREATE TABLE h (id BIGINT) WITH ('connector' = 'datagen', 'fields.nope.kind' = "
+               "'random')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION,
+               "option 'fields.nope.kind' names column `nope`, which table `h` does not have",
+               "'fields.nope.kind'");
+  rc = run(&e, "CREATE TABLE h (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kinds' = "
+               "'random')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "did you mean 'fields.id.kind'?", "'fields.id.kinds'");
+  rc = run(&e, "CREATE TABLE h (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = "
+               "'fast')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "'rows-per-second' = 'fast' is not a number", "'fast'");
+  rc = run(&e, "CREATE TABLE h (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.null-rate' = "
+               "'2')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "must be a number from 0 to 1", "'2'");
+  rc = run(&e, "CREATE TABLE h (id BIGINT, o BIGINT METADATA FROM 'offset') WITH ('connector' = "
+               "'datagen')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "connector 'datagen' offers no metadata columns", "o BIGINT");
+  /* datagen is read-only. */
+  e.sql = g2; /* the error points into the text that declared the table */
+  rc = use(&e, "g2", true);
+  EXPECT_ERROR(&e, rc, DIPPER_UNSUPPORTED, "connector 'datagen' can only be read", "'datagen'");
+  env_free(&e);
+}
+
+TEST(nexmark_and_socket) {
+  env e;
+  env_init(&e);
+  EXPECT_OK(&e, "CREATE TABLE n (event_type INT) WITH ('connector' = 'nexmark', 'rate' = '10000', "
+                "'person.proportion' = '1', 'auction.proportion' = '3', 'bid.proportion' = '46')");
+  CHECK(!dp_catalog_table(e.cat, "n")->bounded);
+  EXPECT_OK(&e, "CREATE TABLE n2 (event_type INT) WITH ('connector' = 'nexmark', 'events.num' = "
+                "'1000000', 'seed' = '7')");
+  CHECK(dp_catalog_table(e.cat, "n2")->bounded);
+  int rc = run(&e, "CREATE TABLE n3 (event_type INT) WITH ('connector' = 'nexmark', 'events.num' = "
+                   "'-5')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "is not a whole number >= 0", "'-5'");
+  EXPECT_OK(&e, "CREATE TABLE s (line STRING) WITH ('connector' = 'socket', 'hostname' = "
+                "'localhost', 'port' = '9999', 'format' = 'csv')");
+  CHECK(!dp_catalog_table(e.cat, "s")->bounded);
+  rc = run(&e, "CREATE TABLE s2 (line STRING) WITH ('connector' = 'socket', 'hostname' = 'h', "
+               "'port' = '70000')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "must be a port number from 1 to 65535", "'70000'");
+  rc = run(&e, "CREATE TABLE s2 (line STRING) WITH ('connector' = 'socket', 'port' = '1')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "connector 'socket' needs option 'hostname'", "WITH");
+  env_free(&e);
+}
+
+/* ---- sinks ---- */
+
+TEST(sink_only_connectors) {
+  env e;
+  env_init(&e);
+  EXPECT_OK(&e, "CREATE TABLE out1 (a INT) WITH ('connector' = 'console', 'print-identifier' = "
+                "'o')");
+  EXPECT_OK(&e, "CREATE TABLE out2 (a INT) WITH ('connector' = 'print')");
+  EXPECT_OK(&e, "CREATE TABLE out3 (a INT) WITH ('connector' = 'blackhole')");
+  EXPECT_OK(&e, "CREATE TABLE out4 (a INT) WITH ('connector' = 'callback', 'name' = 'on_rows')");
+  EXPECT_OK(&e, "CREATE TABLE mem (a INT) WITH ('connector' = 'memory', 'name' = 'results')");
+  CHECK_EQ(use(&e, "out1", true), DIPPER_OK);
+  CHECK_EQ(use(&e, "out2", true), DIPPER_OK);
+  CHECK_EQ(use(&e, "out3", true), DIPPER_OK);
+  CHECK_EQ(use(&e, "out4", true), DIPPER_OK);
+  CHECK_EQ(use(&e, "mem", true), DIPPER_OK);
+  CHECK_EQ(use(&e, "mem", false), DIPPER_OK);
+  CHECK(!dp_connector_bounded(dp_catalog_table(e.cat, "mem"), false));
+  CHECK(dp_connector_bounded(dp_catalog_table(e.cat, "mem"), true));
+  e.sql = "CREATE TABLE out3 (a INT) WITH ('connector' = 'blackhole')";
+  int rc = use(&e, "out3", false);
+  CHECK_EQ(rc, DIPPER_UNSUPPORTED);
+  CHECK_CONTAINS(msg(&e), "connector 'blackhole' can only be written (INSERT INTO out3)");
+  rc = run(&e, "CREATE TABLE out5 (a INT) WITH ('connector' = 'callback')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "connector 'callback' needs option 'name'", "WITH");
+  rc = run(&e, "CREATE TABLE out5 (a INT) WITH ('connector' = 'blackhole', 'format' = 'json')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "connector 'blackhole' has no option 'format'", "'format'");
+  rc = run(&e, "CREATE TABLE out5 (a INT) WITH ('connector' = 'console', 'standard-error' = "
+               "'maybe')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "must be 'true' or 'false'", "'maybe'");
+  env_free(&e);
+}
+
+TEST(errors_point_into_multi_line_text) {
+  env e;
+  env_init(&e);
+  int rc = run(&e, "CREATE TABLE t (\n  a INT\n) WITH (\n  'connector' = 'datagen',\n"
+                   "  'rows-per-secnd' = '5'\n)");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "did you mean 'rows-per-second'?", "'rows-per-secnd'");
+  CHECK_EQ(e.d.items[0].span.line, 5);
+  CHECK_EQ(e.d.items[0].span.col, 3);
+  env_free(&e);
+}
+
+int main(void) { return RUN_TESTS(); }
