@@ -16,8 +16,8 @@
 ** parser already knows how to build every node kind, so no copy routine has to
 ** follow each change of ast.h (a missed field would dangle into a freed parse
 ** arena).  The text is re-parsed behind a blank prefix of the same bytes
-** (newlines kept), so every span in the view's tree has the offset, line and
-** column it had in the script that created the view.
+** (newlines kept) when the script is at hand, so every span in the view's
+** tree has the offset, line and column it had where the view was created.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -764,22 +764,30 @@ int dp_catalog_create_table(dp_catalog *c, dp_diags *d, const dp_ast_create_tabl
 
 /* ---- CREATE VIEW ---- */
 
-/* Parse the view's query again into the catalog arena, behind a prefix that
-** keeps every byte offset, line and column what it was in `text`. */
+/* Parse the view's query again into the catalog arena.  `text` is the
+** query's own text (cv->query_span of the script); when the diagnostics hold
+** that script, the query is placed behind a blank copy of everything before it
+** (newlines kept), so that every span of the view's tree has the offset, line
+** and column it had where the view was written. */
 static int reparse_query(dp_catalog *c, dp_diags *d, const dp_ast_create_view *cv,
                          const char *text, dp_view_def *v) {
   dp_span qs = cv->query_span;
-  if (!text || qs.len == 0)
+  size_t qlen = text ? strlen(text) : qs.len;
+  bool script_known = d->text && (size_t)qs.off + qs.len <= d->text_len && qs.len > 0;
+  if (!text && script_known) text = d->text + qs.off;
+  if (!text || qlen == 0)
     return dp_error(d, DIPPER_INTERNAL, cv->name.span,
                     "CREATE VIEW reached the catalog without the text of its query");
-  size_t end = (size_t)qs.off + qs.len;
+  bool same = script_known && qlen == qs.len && memcmp(d->text + qs.off, text, qlen) == 0;
+  size_t prefix = same ? qs.off : 0;
+  size_t end = prefix + qlen;
   char *buf = dp_arena_alloc(c->arena, end + 1);
   if (!buf) return DIPPER_NOMEM;
-  for (size_t i = 0; i < qs.off; i++) buf[i] = (text[i] == '\n' || text[i] == '\r') ? text[i] : ' ';
-  memcpy(buf + qs.off, text + qs.off, qs.len);
+  for (size_t i = 0; i < prefix; i++)
+    buf[i] = (d->text[i] == '\n' || d->text[i] == '\r') ? d->text[i] : ' ';
+  memcpy(buf + prefix, text, qlen);
   buf[end] = '\0';
-  v->text = dp_arena_strndup(c->arena, text + qs.off, qs.len);
-  if (!v->text) return DIPPER_NOMEM;
+  v->text = buf + prefix;
 
   dp_arena *scratch = dp_arena_new(0);
   if (!scratch) return DIPPER_NOMEM;

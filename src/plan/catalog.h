@@ -92,6 +92,8 @@ const dp_view_def *dp_catalog_view_at(const dp_catalog *c, int i);
 ** the watermark are bound with dp_bind_expr_over; the connector options are
 ** checked with dp_connector_validate.  Errors go to d with line:col. */
 int dp_catalog_create_table(dp_catalog *c, dp_diags *d, const dp_ast_create_table *ct);
+/* `text` is the view query's SQL text (cv->query_span of the script in d); NULL
+** takes it from d->text.  The catalog keeps its own copy and syntax tree. */
 int dp_catalog_create_view(dp_catalog *c, dp_diags *d, const dp_ast_create_view *cv,
                            const char *text);
 int dp_catalog_drop_stmt(dp_catalog *c, dp_diags *d, const dp_ast_drop *dr);

@@ -48,7 +48,13 @@ static int run(env *e, const char *sql) {
     int rc = DIPPER_OK;
     switch (s->kind) {
     case DP_AS_CREATE_TABLE: rc = dp_catalog_create_table(e->cat, &e->d, &s->u.create_table); break;
-    case DP_AS_CREATE_VIEW: rc = dp_catalog_create_view(e->cat, &e->d, &s->u.create_view, sql); break;
+    case DP_AS_CREATE_VIEW: {
+      /* Like the binder: the query's own text. */
+      dp_span qs = s->u.create_view.query_span;
+      const char *qtext = dp_arena_strndup(e->arena, sql + qs.off, qs.len);
+      rc = dp_catalog_create_view(e->cat, &e->d, &s->u.create_view, qtext);
+      break;
+    }
     case DP_AS_DROP: rc = dp_catalog_drop_stmt(e->cat, &e->d, &s->u.drop); break;
     case DP_AS_SET: rc = dp_catalog_set(e->cat, &e->d, &s->u.set); break;
     case DP_AS_RESET: rc = dp_catalog_reset(e->cat, s->u.set.key); break;
@@ -440,8 +446,9 @@ TEST(view_outlives_its_parse_and_keeps_spans) {
   dp_ast_script *script = NULL;
   CHECK_EQ(dp_parse(pa, &pd, sql, strlen(sql), &script), DIPPER_OK);
   if (script && script->n == 1) {
-    char *copy = strdup(sql);
-    CHECK_EQ(dp_catalog_create_view(e.cat, &pd, &script->stmts[0]->u.create_view, copy), DIPPER_OK);
+    const dp_ast_create_view *cv = &script->stmts[0]->u.create_view;
+    char *copy = strndup(sql + cv->query_span.off, cv->query_span.len);
+    CHECK_EQ(dp_catalog_create_view(e.cat, &pd, cv, copy), DIPPER_OK);
     memset(copy, 'x', strlen(copy));
     free(copy);
   }
@@ -467,6 +474,31 @@ TEST(view_outlives_its_parse_and_keeps_spans) {
   }
   CHECK_EQ(dp_catalog_view_count(e.cat), 1);
   CHECK(dp_catalog_view_at(e.cat, 0) == v);
+
+  /* NULL text: the query is taken from the diagnostics' script. */
+  const char *sql2 = "CREATE VIEW w AS SELECT id FROM t";
+  dp_arena *pa2 = dp_arena_new(0);
+  dp_diags_init(&pd, pa2, "w.sql", sql2, strlen(sql2));
+  script = NULL;
+  CHECK_EQ(dp_parse(pa2, &pd, sql2, strlen(sql2), &script), DIPPER_OK);
+  if (script && script->n == 1) {
+    CHECK_EQ(dp_catalog_create_view(e.cat, &pd, &script->stmts[0]->u.create_view, NULL), DIPPER_OK);
+    /* Without the script, spans count from the query's own text. */
+    dp_diags_init(&pd, pa2, NULL, NULL, 0);
+    dp_ast_create_view cv = script->stmts[0]->u.create_view;
+    cv.name.parts[0].name = "x";
+    CHECK_EQ(dp_catalog_create_view(e.cat, &pd, &cv, "SELECT id FROM t"), DIPPER_OK);
+  }
+  dp_arena_free(pa2);
+  const dp_view_def *w = dp_catalog_view(e.cat, "w");
+  CHECK(w && w->query && strcmp(w->text, "SELECT id FROM t") == 0);
+  if (w && w->query && w->query->select) CHECK_EQ(w->query->select->items[0].expr->span.col, 25);
+  const dp_view_def *x = dp_catalog_view(e.cat, "x");
+  CHECK(x && x->query && strcmp(x->text, "SELECT id FROM t") == 0);
+  if (x && x->query && x->query->select) {
+    CHECK_EQ(x->query->select->items[0].expr->span.line, 1);
+    CHECK_EQ(x->query->select->items[0].expr->span.col, 8);
+  }
   env_free(&e);
 }
 
