@@ -331,8 +331,12 @@ static const char *group_names(actx *x, const dp_plan *p, int n) {
 
 static void analyze_scan(actx *x, dp_plan *p) {
   const dp_table_def *t = p->u.scan.table;
-  p->props.bounded = !x->q->streaming || (t && t->bounded);
-  p->props.modes = p->props.bounded ? MODES_ALL : MODES_STREAM;
+  /* Asked again rather than read from t->bounded: that was computed in the
+     runtime mode in force at CREATE TABLE, which a later SET may have changed. */
+  p->props.bounded = !x->q->streaming || (t && dp_connector_bounded(t, false));
+  /* A stream of new rows: append.  (Update mode over it emits the same rows;
+     validate.c accepts update wherever append is possible.) */
+  p->props.modes = p->props.bounded ? MODES_ALL : DP_MODE_APPEND;
   int *attrs = attrs_new(x, p->schema.ncols);
   if (!attrs) return;
   /* A PROCTIME() computed column is a processing-time attribute from the start. */
@@ -497,6 +501,14 @@ static void analyze_dedup(actx *x, dp_plan *p) {
               fmt(x, "one row per key (%s); never dropped, grows with the number of keys", keys));
 }
 
+/* "ts", "ts + 30 min", "ts - 1 h" */
+static const char *offset_text(actx *x, const char *col, int64_t micros) {
+  if (micros == 0) return col;
+  char dur[48];
+  dp_format_duration(dur, sizeof dur, micros); /* "-1 h" for negative offsets */
+  return fmt(x, "%s %c %s", col, micros < 0 ? '-' : '+', dur[0] == '-' ? dur + 1 : dur);
+}
+
 static void analyze_join(actx *x, dp_plan *p) {
   const dp_plan *L = p->inputs[0], *R = p->inputs[1];
   int nl = L->schema.ncols;
@@ -580,15 +592,12 @@ static void analyze_join(actx *x, dp_plan *p) {
     set_state(p, DP_STATE_WATERMARK,
               "rows of both sides per window; dropped when the watermark passes window_end");
   } else if (bounded_state) {
-    char lo[48], hi[48];
-    dp_format_duration(lo, sizeof lo, b.lo);
-    dp_format_duration(hi, sizeof hi, b.hi);
+    const char *rt = dp_analyze_col_name(&R->schema, b.rcol);
     set_state(p, DP_STATE_WATERMARK,
-              fmt(x, "rows of both sides while %s is within [%s.%s%s, %s.%s%s] of the other "
-                     "side; dropped when the watermark passes that bound",
-                  dp_analyze_col_name(&L->schema, b.lcol), dp_analyze_col_name(&R->schema, b.rcol),
-                  b.lo < 0 ? " " : " + ", lo, dp_analyze_col_name(&R->schema, b.rcol),
-                  b.hi < 0 ? " " : " + ", hi));
+              fmt(x, "rows of both sides while %s is within [%s, %s] of the other side; "
+                     "dropped when the watermark passes that bound",
+                  dp_analyze_col_name(&L->schema, b.lcol), offset_text(x, rt, b.lo),
+                  offset_text(x, rt, b.hi)));
   } else {
     set_state(p, DP_STATE_UNBOUNDED,
               lname ? fmt(x, "every row of both sides per key (%s); never dropped, grows with "

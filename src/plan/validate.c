@@ -425,9 +425,16 @@ static void check_append_state(vctx *x, const dp_plan *p) {
          node_phrase(p), p->props.state_desc ? p->props.state_desc : "its state forever");
 }
 
+/* Update mode emits the rows that changed in a batch: on a plan that only
+** ever adds rows, those are the appended ones. */
+static bool mode_ok(const dp_plan *p, unsigned mode) {
+  unsigned m = p->props.modes;
+  return (m & mode) || (mode == DP_MODE_UPDATE && (m & DP_MODE_APPEND));
+}
+
 static const dp_plan *mode_culprit(const dp_plan *p, unsigned mode) {
   for (int i = 0; i < p->ninputs; i++)
-    if (!(p->inputs[i]->props.modes & mode)) return mode_culprit(p->inputs[i], mode);
+    if (!mode_ok(p->inputs[i], mode)) return mode_culprit(p->inputs[i], mode);
   return p;
 }
 
@@ -441,7 +448,7 @@ static void check_output_mode(vctx *x, const dp_plan *root) {
            "'append') or update mode");
     return;
   }
-  if (root->props.modes & mode) return;
+  if (mode_ok(root, mode)) return;
   const dp_plan *c = mode_culprit(root, mode);
   if (is_refused(x, c) || any_refused_below(x, c)) return;
   if (c->kind == DP_P_AGGREGATE && mode == DP_MODE_APPEND) {
