@@ -72,12 +72,12 @@ static inline const dp_type *fx_bigint(void) { return dp_type_of(DP_T_BIGINT); }
 static inline const dp_type *fx_double(void) { return dp_type_of(DP_T_DOUBLE); }
 
 /* A table: "name TYPE" pairs given as (name, type) varargs, NULL-terminated. */
-static inline dp_table_def *fx_table(const char *name, const char *connector, bool bounded, ...) {
+static inline dp_table_def *fx_table(const char *name, const char *connector, int bounded, ...) {
   dp_table_def *t = dp_arena_calloc(fx_a, 1, sizeof *t);
   t->name = name;
   t->connector = connector;
   t->format = "json";
-  t->bounded = bounded;
+  t->bounded = bounded != 0;
   if (bounded) {
     /* What makes a source end: the analysis asks the connector, not the flag. */
     t->connector = "datagen";
