@@ -307,4 +307,20 @@ bool dp_expr_uses_column(const dp_expr *e, int i);
 /* A column index when e is a bare column reference, else -1. */
 int dp_expr_as_column(const dp_expr *e);
 
+/* ---- expression utilities (plan.c) ---- */
+/* CAST(arg AS type), TRY_CAST when try_. */
+dp_expr *dp_expr_cast(dp_arena *a, dp_expr *arg, const dp_type *type, bool try_);
+/* A deep copy of e in `a` whose input column i (outer == 0) becomes column
+** map[i]; references to this row from inside subqueries (outer == nesting
+** depth) are renumbered too, copying the subquery plans that hold them.  map
+** NULL: a plain copy.  NULL when e uses a column that map sends below 0, or
+** out of memory. */
+dp_expr *dp_expr_remap(dp_arena *a, const dp_expr *e, const int *map);
+/* Same structure, functions, types, columns and literal values (subquery
+** plans are compared by identity).  NULL equals only NULL. */
+bool dp_expr_equal(const dp_expr *x, const dp_expr *y);
+/* Built only of literals and deterministic scalar calls, casts, CASEs and
+** field accesses: the same value for every row (and foldable). */
+bool dp_expr_is_constant(const dp_expr *e);
+
 #endif /* DP_PLAN_H */
