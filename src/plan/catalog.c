@@ -545,10 +545,18 @@ static int check_watermark(dp_catalog *c, dp_diags *d, const dp_ast_create_table
 static int check_primary_key(dp_catalog *c, dp_diags *d, const dp_ast_create_table *ct,
                              const dp_table_def *like, int nlike, dp_table_def *t) {
   int ninline = 0;
-  for (int j = 0; j < ct->ncols; j++) ninline += ct->cols[j].primary_key;
-  if (ct->npk > 0 && ct->pk_enforced)
+  bool mirrored = true; /* the parser may also list an inline key in ct->pk */
+  for (int j = 0; j < ct->ncols; j++) {
+    if (!ct->cols[j].primary_key) continue;
+    ninline++;
+    bool listed = false;
+    for (int k = 0; k < ct->npk; k++) listed |= name_eq(ct->pk[k].name, ct->cols[j].name.name);
+    mirrored &= listed;
+  }
+  if (ct->pk_enforced)
     return dp_error(d, DIPPER_UNSUPPORTED, ct->pk_span,
                     "dipper does not enforce primary keys; write PRIMARY KEY (..) NOT ENFORCED");
+  if (ninline > 0 && ct->npk > 0 && mirrored && ninline == ct->npk) ninline = 0;
   if (ninline > 0 && ct->npk > 0)
     return dp_error(d, DIPPER_DUPLICATE, ct->pk_span,
                     "the primary key is declared twice, on a column and as a constraint; keep one "
@@ -756,6 +764,14 @@ int dp_catalog_create_table(dp_catalog *c, dp_diags *d, const dp_ast_create_tabl
   step = dp_connector_check_table(d, t);
   keep(&rc, step);
   if (rc != DIPPER_OK) return rc;
+  /* The engines look connectors and formats up by their own spelling. */
+  t->connector = dp_connector_canonical(t->connector);
+  if (t->format) {
+    char *fmt = dp_arena_strdup(c->arena, t->format);
+    if (!fmt) return DIPPER_NOMEM;
+    for (char *p = fmt; *p; p++) *p = (char)lower((unsigned char)*p);
+    t->format = fmt;
+  }
   /* Boundedness as of the current runtime mode; the analysis asks
      dp_connector_bounded again with the mode in force when it runs. */
   t->bounded = dp_connector_bounded(t, !dp_catalog_streaming(c));

@@ -52,8 +52,8 @@ struct dp_table_def {
   int *partition;
   int noptions;
   dp_option *options;
-  const char *connector;      /* the value of 'connector' */
-  const char *format;         /* 'format' or 'value.format', or NULL */
+  const char *connector;      /* the value of 'connector' (lower case, 'print' → "console") */
+  const char *format;         /* 'format' or 'value.format' (lower case), or NULL */
   bool bounded;               /* the source ends (bounded datagen, a file in batch mode, ...) */
   dp_span span;
   dp_span with_span;          /* the WITH (...) clause: where a missing option is reported */

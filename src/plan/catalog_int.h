@@ -45,4 +45,8 @@ const char *dp_catalog_closest(const char *name, const char *const *candidates, 
 ** connector cannot be read).  Those are checked when the table is used. */
 int dp_connector_check_table(dp_diags *d, const dp_table_def *t);
 
+/* The connector's own spelling for a 'connector' value written in any case,
+** with aliases resolved ('Print' → "console"); NULL when unknown.  Static. */
+const char *dp_connector_canonical(const char *name);
+
 #endif /* DP_CATALOG_INT_H */

@@ -946,6 +946,12 @@ int dp_connector_validate(dp_diags *d, const dp_table_def *t, bool as_sink) {
   return validate(d, t, as_sink ? ROLE_SINK : ROLE_SOURCE);
 }
 
+const char *dp_connector_canonical(const char *name) {
+  const connector *cn = find_connector(name);
+  if (!cn) return NULL;
+  return cn->alias_of ? cn->alias_of : cn->name;
+}
+
 bool dp_connector_bounded(const dp_table_def *t, bool batch_mode) {
   const connector *cn = t ? find_connector(t->connector) : NULL;
   if (!cn || !cn->source) return false;

@@ -355,7 +355,13 @@ TEST(primary_key_rules) {
     CHECK(t->schema.cols[0].type->not_null);
     CHECK(!t->schema.cols[1].type->not_null);
   }
-  int rc = run(&e, "CREATE TABLE k2 (id BIGINT, PRIMARY KEY (id))" DATAGEN);
+  CHECK_EQ(run(&e, "CREATE TABLE k1 (v INT, id BIGINT PRIMARY KEY NOT ENFORCED)" DATAGEN),
+           DIPPER_OK);
+  t = dp_catalog_table(e.cat, "k1");
+  CHECK(t && t->npk == 1 && t->pk[0] == 1 && t->schema.cols[1].type->not_null);
+  int rc = run(&e, "CREATE TABLE k2 (id BIGINT PRIMARY KEY, v INT)" DATAGEN);
+  EXPECT_ERROR(&e, rc, DIPPER_UNSUPPORTED, "write PRIMARY KEY (..) NOT ENFORCED", "PRIMARY");
+  rc = run(&e, "CREATE TABLE k2 (id BIGINT, PRIMARY KEY (id))" DATAGEN);
   EXPECT_ERROR(&e, rc, DIPPER_UNSUPPORTED,
                "dipper does not enforce primary keys; write PRIMARY KEY (..) NOT ENFORCED",
                "PRIMARY");

@@ -164,8 +164,10 @@ TEST(kafka_required_options) {
 TEST(kafka_topic_pattern_is_for_sources) {
   env e;
   env_init(&e);
-  EXPECT_OK(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE
-                ", 'topic-pattern' = 'orders-.*', 'value.format' = 'json')");
+  EXPECT_OK(&e, "CREATE TABLE k (a INT) WITH ('connector' = 'KAFKA', "
+                "'properties.bootstrap.servers' = 'b1:9092', 'topic-pattern' = 'orders-.*', "
+                "'value.format' = 'JSON')");
+  CHECK_STR(dp_catalog_table(e.cat, "k")->connector, "kafka");
   CHECK_STR(dp_catalog_table(e.cat, "k")->format, "json");
   CHECK_EQ(use(&e, "k", false), DIPPER_OK);
   int rc = use(&e, "k", true);
@@ -430,7 +432,8 @@ TEST(sink_only_connectors) {
   env_init(&e);
   EXPECT_OK(&e, "CREATE TABLE out1 (a INT) WITH ('connector' = 'console', 'print-identifier' = "
                 "'o')");
-  EXPECT_OK(&e, "CREATE TABLE out2 (a INT) WITH ('connector' = 'print')");
+  EXPECT_OK(&e, "CREATE TABLE out2 (a INT) WITH ('connector' = 'Print')");
+  CHECK_STR(dp_catalog_table(e.cat, "out2")->connector, "console"); /* the alias resolved */
   EXPECT_OK(&e, "CREATE TABLE out3 (a INT) WITH ('connector' = 'blackhole')");
   EXPECT_OK(&e, "CREATE TABLE out4 (a INT) WITH ('connector' = 'callback', 'name' = 'on_rows')");
   EXPECT_OK(&e, "CREATE TABLE mem (a INT) WITH ('connector' = 'memory', 'name' = 'results')");
