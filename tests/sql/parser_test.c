@@ -1336,7 +1336,10 @@ TEST(nesting_is_limited) {
   for (int i = 0; i < 3000; i++) n += (size_t)snprintf(deep + n, sizeof deep - n, "ARRAY<");
   CHECK_EQ(parse(deep), DIPPER_LIMIT);
   n = (size_t)snprintf(deep, sizeof deep, "SELECT ");
-  for (int i = 0; i < 10000; i++) deep[n++] = '-';
+  for (int i = 0; i < 10000; i++) { /* "- " since "--" starts a comment */
+    deep[n++] = '-';
+    deep[n++] = ' ';
+  }
   deep[n++] = '1';
   deep[n] = 0;
   CHECK_EQ(parse(deep), DIPPER_OK);
