@@ -629,7 +629,7 @@ static dp_ast_expr *parse_case(parser *p) {
   const dp_token *start = cur(p);
   next(p);
   dp_ast_expr *e = new_expr(p, DP_AX_CASE, start);
-  if (!at_kw(p, DP_KW_WHEN)) e->u.case_.operand = parse_expr(p);
+  if (!at_kw(p, DP_KW_WHEN) && !at_kw(p, DP_KW_END)) e->u.case_.operand = parse_expr(p);
   vec whens = {0}, thens = {0};
   if (!at_kw(p, DP_KW_WHEN)) fail_expected(p, "WHEN in CASE", NULL);
   while (accept_kw(p, DP_KW_WHEN)) {
@@ -1347,7 +1347,10 @@ static dp_ast_from *parse_values(parser *p) {
 /* An alias after a table: [AS] t [(a, b)]. */
 static void parse_alias(parser *p, dp_ast_alias *alias) {
   bool as = accept_kw(p, DP_KW_AS);
-  if (!as && !is_name_token(cur(p), true)) return;
+  /* `FROM t window` names the table "window" unless a WINDOW clause follows. */
+  bool window_alias = at_kw(p, DP_KW_WINDOW) &&
+                      !(is_name_token(peek(p, 1), false) && is_kw(peek(p, 2), DP_KW_AS));
+  if (!as && !window_alias && !is_name_token(cur(p), true)) return;
   alias->name = parse_ident(p, "an alias after AS");
   if (at(p, DP_TK_LPAREN)) {
     alias->cols = parse_ident_list(p, &alias->ncols, "column aliases",
