@@ -1,0 +1,157 @@
+/*
+** binder_int.h — private interface between the binder's files.
+**
+**   binder.c      statements: DDL dispatch, INSERT, statement sets, EXPLAIN
+**   bind_expr.c   expressions: names, literals, intervals, operators, calls,
+**                 casts, implicit casts, aggregate and OVER call collection
+**   bind_query.c  queries: FROM (tables, views, CTEs, joins, window TVFs),
+**                 WHERE, GROUP BY and group windows, HAVING, OVER, the select
+**                 list, DISTINCT, ORDER BY, LIMIT, set operations, and the
+**                 ROW_NUMBER() deduplication / Top-N patterns
+**
+** Owns nothing beyond the binder's working structs; every plan node and
+** expression is allocated in the statement's arena.
+*/
+#ifndef DP_BINDER_INT_H
+#define DP_BINDER_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "plan/binder.h"
+
+/* Nesting of user-written constructs (subqueries, views in views, nested
+** expressions) beyond which we refuse rather than recurse further. */
+#define DP_BIND_MAX_DEPTH 200
+
+/* A column a name can resolve to.  Most are input columns (`index` into the
+** row of the node being bound); a few are expressions over that row (`expr`,
+** e.g. the merged column of JOIN ... USING, Spark's `window` struct). */
+typedef struct dp_bcol {
+  const char *rel;       /* table alias or name qualifying it, or NULL */
+  const char *name;
+  const dp_type *type;
+  int index;             /* input column; -1 when `expr` is set */
+  dp_expr *expr;         /* virtual column, or NULL */
+  bool hidden;           /* not found by an unqualified name nor by `*` (USING duplicates) */
+} dp_bcol;
+
+typedef struct dp_bscope {
+  int n, cap;
+  dp_bcol *cols;
+  struct dp_bscope *outer;   /* the enclosing query's scope, for correlated names */
+} dp_bscope;
+
+/* CTEs visible at a point: a chain, innermost first. */
+typedef struct dp_bcte {
+  const dp_ast_cte *cte;
+  struct dp_bcte *env;       /* what was visible where the CTE was defined */
+  struct dp_bcte *next;
+} dp_bcte;
+
+typedef struct dp_binder {
+  dp_arena *a;
+  dp_diags *d;
+  const dp_catalog *cat;
+  dp_query_plan *q;          /* watermarks are recorded here; NULL for dp_bind_expr_over */
+  dp_bcte *ctes;
+  int depth;
+  const char *views[32];     /* views being expanded, for cycle detection */
+  int nviews;
+  int first_error;
+} dp_binder;
+
+/* Marker columns standing for a collected call until its node exists. */
+#define DP_MARK_AGG (-1)
+#define DP_MARK_OVER (-2)
+
+/* A collected OVER call with its window, bound over the pre-aggregation row. */
+typedef struct dp_bover {
+  dp_over_call call;
+  int npartition;
+  dp_expr **partition;
+  int norder;
+  dp_sort_key *order;
+  bool has_frame, rows;
+  int64_t lower, upper;
+  dp_span span;
+  int out_col;               /* output column once the OVER node is built */
+} dp_bover;
+
+/* What an expression may contain where it is being bound. */
+enum {
+  DP_BX_AGG = 1u << 0,       /* aggregate calls (collected into `aggs`) */
+  DP_BX_OVER = 1u << 1,      /* OVER calls (collected into `overs`) */
+};
+
+typedef struct dp_bexpr {
+  dp_binder *b;
+  dp_bscope *sc;
+  unsigned allow;
+  const char *clause;        /* "WHERE", "GROUP BY", ... for messages */
+  int naggs, capaggs;
+  dp_agg_call *aggs;
+  int novers, capovers;
+  dp_bover *overs;
+  /* Legacy group windows: TUMBLE_START(ts, ..) etc. resolve to these columns
+  ** of the WINDOW node (-1 when there is none). */
+  int win_start, win_end, win_time;
+  bool used_rowtime;
+} dp_bexpr;
+
+/* ---- binder.c ---- */
+/* Record an error; returns NULL so expression binders can `return bind_fail(..)`. */
+void *dp_bind_fail(dp_binder *b, int code, dp_span span, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+int dp_bind_err(dp_binder *b, int code, dp_span span, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+bool dp_bind_name_eq(const char *x, const char *y);
+const char *dp_bind_type_str(dp_binder *b, const dp_type *t);
+
+/* ---- bind_expr.c ---- */
+void dp_bexpr_init(dp_bexpr *x, dp_binder *b, dp_bscope *sc, unsigned allow, const char *clause);
+dp_expr *dp_bind_expr(dp_bexpr *x, const dp_ast_expr *e);
+/* Bind and require BOOLEAN (WHERE, HAVING, ON, FILTER). */
+dp_expr *dp_bind_cond(dp_bexpr *x, const dp_ast_expr *e);
+/* Cast e to t (no-op when equal); NULL with an error when not allowed. */
+dp_expr *dp_bind_coerce(dp_binder *b, dp_expr *e, const dp_type *t, const char *what);
+dp_expr *dp_bind_cast(dp_binder *b, dp_expr *e, const dp_type *t, bool try_, dp_span span);
+/* A call of the catalog function `name` with type inference and implicit casts. */
+dp_expr *dp_bind_call_named(dp_binder *b, const char *name, int nargs, dp_expr **args, dp_span span);
+dp_expr *dp_bind_call_fn(dp_binder *b, const dp_func *fn, int nargs, dp_expr **args, dp_span span);
+/* An interval argument (either spelling), positive unless allow_zero. */
+bool dp_bind_interval_arg(dp_binder *b, const dp_ast_expr *e, const char *what, int64_t *micros);
+/* Split an AND tree into conjuncts (appended to *out). */
+void dp_bind_conjuncts(dp_binder *b, dp_expr *e, int *n, int *cap, dp_expr ***out);
+dp_expr *dp_bind_and(dp_binder *b, int n, dp_expr **conds);
+
+/* Expression utilities. */
+bool dp_bexpr_same(const dp_expr *x, const dp_expr *y);
+dp_expr *dp_bexpr_copy(dp_arena *a, const dp_expr *e);
+/* Copy e, shifting input columns by `delta` (outer refs by one level when outer_down). */
+dp_expr *dp_bexpr_shift(dp_arena *a, const dp_expr *e, int delta);
+/* Does e use an input column in [lo, hi)?  Outer references (outer > 0) when `outer`. */
+bool dp_bexpr_uses_range(const dp_expr *e, int lo, int hi);
+bool dp_bexpr_has_outer(const dp_expr *e, int level);
+
+/* ---- scopes ---- */
+void dp_bscope_add(dp_binder *b, dp_bscope *s, const char *rel, const char *name,
+                   const dp_type *type, int index, dp_expr *expr);
+/* The scope of a plan's output, every column qualified by rel. */
+void dp_bscope_from_plan(dp_binder *b, dp_bscope *s, const dp_plan *p, const char *rel);
+
+/* ---- bind_query.c ---- */
+/* Bind a query; *sc (if not NULL) receives its output scope. `outer` is the
+** scope of the enclosing query for correlated references. */
+dp_plan *dp_bind_query(dp_binder *b, const dp_ast_query *q, dp_bscope *outer);
+dp_plan *dp_bind_new_node(dp_binder *b, dp_plan_kind kind, dp_span span, int ninputs, ...);
+/* Give node p `n` output columns. */
+void dp_bind_schema(dp_binder *b, dp_plan *p, int n);
+
+#endif /* DP_BINDER_INT_H */
