@@ -31,6 +31,7 @@ typedef struct actx {
 } actx;
 
 static void analyze_node(actx *x, dp_plan *p);
+static void analyze_union_as(actx *x, dp_plan *p, bool dedups);
 
 /* ---- small helpers, some shared with validate.c ---- */
 
@@ -449,7 +450,11 @@ static void analyze_aggregate(actx *x, dp_plan *p) {
 }
 
 static void analyze_distinct(actx *x, dp_plan *p) {
-  const dp_plan *in = p->inputs[0];
+  dp_plan *in = p->inputs[0];
+  /* The binder writes UNION as DISTINCT over UNION (all=false): the DISTINCT
+     keeps the state, the union below only concatenates. */
+  if (in->kind == DP_P_UNION && !in->u.union_.all && !in->props.bounded)
+    analyze_union_as(x, in, false);
   attrs_pass(x, p, in, p->schema.ncols);
   if (p->props.bounded) return;
   p->props.modes = in->props.modes & MODES_STREAM;
@@ -606,7 +611,9 @@ static void analyze_join(actx *x, dp_plan *p) {
   }
 }
 
-static void analyze_union(actx *x, dp_plan *p) {
+/* `dedups`: this union also removes duplicates (UNION without ALL built
+** without a DISTINCT above it). */
+static void analyze_union_as(actx *x, dp_plan *p, bool dedups) {
   int *attrs = attrs_new(x, p->schema.ncols);
   if (!attrs) return;
   /* A column stays an attribute only when every input agrees on its watermark. */
@@ -626,7 +633,8 @@ static void analyze_union(actx *x, dp_plan *p) {
   }
   p->props.modes = modes;
   p->props.changelog = log;
-  if (p->u.union_.all) return;
+  set_state(p, DP_STATE_NONE, NULL);
+  if (!dedups) return;
   /* UNION without ALL is a DISTINCT over the union. */
   p->props.modes &= MODES_STREAM;
   int wm_col = -1;
@@ -640,6 +648,8 @@ static void analyze_union(actx *x, dp_plan *p) {
     set_state(p, DP_STATE_KEYS,
               "one row per distinct row; never dropped, grows with the number of distinct rows");
 }
+
+static void analyze_union(actx *x, dp_plan *p) { analyze_union_as(x, p, !p->u.union_.all); }
 
 static void analyze_setop(dp_plan *p) {
   attrs_set(p, NULL);

@@ -34,21 +34,44 @@ typedef struct vctx {
 
 #define BATCH_HINT "run in batch mode (SET 'execution.runtime-mode' = 'batch')"
 
+static void refuse_v(vctx *x, const dp_plan *p, dp_span span, const char *fmt, va_list ap)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 0)))
+#endif
+    ;
 static void refuse(vctx *x, const dp_plan *p, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+static void refuse_at(vctx *x, const dp_plan *p, dp_span span, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
 
-static void refuse(vctx *x, const dp_plan *p, const char *fmt, ...) {
+static void refuse_v(vctx *x, const dp_plan *p, dp_span span, const char *fmt, va_list ap) {
   char msg[2048];
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  dp_error(x->d, DIPPER_STREAMING, p->span, "%s", msg);
+  dp_error(x->d, DIPPER_STREAMING, span, "%s", msg);
   if (!x->rc) x->rc = DIPPER_STREAMING;
   if (x->nrefused < (int)(sizeof x->refused / sizeof x->refused[0])) x->refused[x->nrefused++] = p;
+}
+
+/* Refuse node p, pointing at the clause that produced it. */
+static void refuse(vctx *x, const dp_plan *p, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  refuse_v(x, p, p->span, fmt, ap);
+  va_end(ap);
+}
+
+/* Refuse node p, pointing at a finer place (an argument) when one is known. */
+static void refuse_at(vctx *x, const dp_plan *p, dp_span span, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  refuse_v(x, p, span.line > 0 ? span : p->span, fmt, ap);
+  va_end(ap);
 }
 
 static bool is_refused(const vctx *x, const dp_plan *p) {
@@ -231,7 +254,8 @@ static void check_window(vctx *x, const dp_plan *p) {
   char tname[128] = "a column";
   const dp_type *ty = c >= 0 && c < in->schema.ncols ? in->schema.cols[c].type : NULL;
   if (ty) dp_type_print(tname, sizeof tname, ty);
-  refuse(x, p,
+  /* The window spec's span is the time column argument when the binder knows it. */
+  refuse_at(x, p, p->u.window.span,
          "%s needs an event-time attribute, but %s is a plain %s column without a watermark, "
          "so no window would ever close: declare WATERMARK FOR %s AS %s - INTERVAL '5' SECOND on "
          "the table%s%s%s, or window on PROCTIME()",
@@ -312,8 +336,20 @@ static void check_join(vctx *x, const dp_plan *p) {
          jn, missing, lt, rt, rt);
 }
 
+static void union_refusal(vctx *x, const dp_plan *p) {
+  refuse(x, p,
+         "UNION (without ALL) on a stream keeps every distinct row forever: write UNION ALL, "
+         "deduplicate with ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ts) = 1 over an "
+         "event-time column, or add a watermark");
+}
+
 static void check_distinct(vctx *x, const dp_plan *p) {
   if (p->props.bounded || p->props.state == DP_STATE_WATERMARK) return;
+  const dp_plan *in = p->inputs[0];
+  if (in->kind == DP_P_UNION && !in->u.union_.all) {
+    union_refusal(x, p);
+    return;
+  }
   refuse(x, p,
          "SELECT DISTINCT keeps every distinct row forever; deduplicate with ROW_NUMBER() OVER "
          "(PARTITION BY .. ORDER BY ts) = 1 over an event-time column, or add a watermark and "
@@ -321,11 +357,8 @@ static void check_distinct(vctx *x, const dp_plan *p) {
 }
 
 static void check_union(vctx *x, const dp_plan *p) {
-  if (p->u.union_.all || p->props.bounded || p->props.state == DP_STATE_WATERMARK) return;
-  refuse(x, p,
-         "UNION (without ALL) on a stream keeps every distinct row forever: write UNION ALL, "
-         "deduplicate with ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ts) = 1 over an "
-         "event-time column, or add a watermark");
+  if (p->u.union_.all || p->props.bounded || p->props.state != DP_STATE_KEYS) return;
+  union_refusal(x, p);
 }
 
 static void check_setop(vctx *x, const dp_plan *p) {
