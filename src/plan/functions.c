@@ -179,6 +179,10 @@ const char *dp_func_suggest(const char *name) {
   int best_d = limit + 1;
   for (int i = 0; i < DP_F_COUNT_ + NALIASES; i++) {
     const char *cand = by_name[i].name;
+    /* Operators have names ("eq", "is_null") for the binder, not for users;
+    ** MOD and CONCAT are real functions too. */
+    const dp_func *fn = &funcs[by_name[i].id];
+    if (fn->op && fn->id != DP_F_MOD && fn->id != DP_F_CONCAT) continue;
     size_t m = strlen(cand);
     if (m >= MAX_NAME || (m > n ? m - n : n - m) > (size_t)limit) continue;
     int d = edit_distance(key, n, cand, m);
@@ -538,6 +542,10 @@ static const dp_type *resolve_sig(rctx *c) {
   sig_info si;
   if (!parse_sig(c->fn->signature, &si))
     return fail(c, "internal: the signature of %s does not parse", c->fn->name);
+  int required = 0;
+  for (int i = 0; i < si.n; i++) required += !si.p[i].optional;
+  if (required != c->fn->min_args || (si.variadic ? -1 : si.n) != c->fn->max_args)
+    return fail(c, "internal: the signature of %s disagrees with its argument counts", c->fn->name);
   for (int i = 0; i < c->nargs; i++) {
     if (si.n == 0) break;
     const sig_param *p = i < si.n ? &si.p[i] : si.variadic ? &si.p[si.n - 1] : NULL;
