@@ -853,6 +853,38 @@ static bool never_bounded(const dp_table_def *t, bool batch_mode) {
 
 /* ---- the checks ---- */
 
+/* Format 'raw' carries each record as one value, so exactly one physical
+** column receives it (Flink's rule): for Kafka the value columns are the
+** physical ones less the key fields when 'value.fields-include' is
+** EXCEPT_KEY, and a raw key has one key field. */
+static int check_raw(dp_diags *d, const dp_table_def *t) {
+  const dp_option *fmt = find_option(t, "format");
+  if (!fmt) fmt = find_option(t, "value.format");
+  int rc = DIPPER_OK;
+  if (fmt && eq_ci(fmt->value, "raw")) {
+    int n = 0;
+    for (int i = 0; i < t->schema.ncols; i++) n += t->cols[i].kind == DP_CK_PHYSICAL;
+    const char *fields = option_value(t, "key.fields");
+    const char *incl = option_value(t, "value.fields-include");
+    if (fields && incl && eq_ci(incl, "EXCEPT_KEY"))
+      for (const char *p = fields; *p; p += strcspn(p, ";") + (p[strcspn(p, ";")] ? 1 : 0)) n--;
+    if (n != 1)
+      keep(&rc, dp_error(d, DIPPER_OPTION, fmt->value_span,
+                         "format 'raw' reads each record as one value, so table `%s` needs exactly "
+                         "one physical %scolumn, and it has %d; declare one column (e.g. line "
+                         "STRING or payload BYTES) or use format 'json' or 'csv'",
+                         t->name, fields && incl ? "value " : "", n));
+  }
+  const dp_option *kfmt = find_option(t, "key.format");
+  const char *kfields = option_value(t, "key.fields");
+  if (kfmt && eq_ci(kfmt->value, "raw") && kfields && strchr(kfields, ';'))
+    keep(&rc, dp_error(d, DIPPER_OPTION, kfmt->value_span,
+                       "key format 'raw' holds one value, but 'key.fields' = '%s' lists several; "
+                       "name one key column or use key format 'json'",
+                       kfields));
+  return rc;
+}
+
 static int validate(dp_diags *d, const dp_table_def *t, int role) {
   char buf[512], hint[160];
   const dp_option *conn_opt_ = find_option(t, "connector");
@@ -932,6 +964,7 @@ static int validate(dp_diags *d, const dp_table_def *t, int role) {
   if (cn->format_required && !find_option(t, "format") && !find_option(t, "value.format"))
     keep(&rc, missing(d, t, cn->name, "format", "json", NULL));
   keep(&rc, check_metadata(d, cn, t, role));
+  keep(&rc, check_raw(d, t));
   if (cn->check) keep(&rc, cn->check(d, t, role));
   return rc;
 }

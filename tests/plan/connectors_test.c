@@ -459,6 +459,27 @@ TEST(sink_only_connectors) {
   env_free(&e);
 }
 
+TEST(raw_format_takes_one_column) {
+  env e;
+  env_init(&e);
+  int rc = run(&e, "CREATE TABLE t (a STRING, b STRING) WITH ('connector' = 'filesystem', 'path' = "
+                   "'/tmp/t', 'format' = 'raw')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION,
+               "format 'raw' reads each record as one value, so table `t` needs exactly one "
+               "physical column, and it has 2",
+               "'raw'");
+  EXPECT_OK(&e, "CREATE TABLE lines (line STRING, n AS CHAR_LENGTH(line)) WITH ('connector' = "
+                "'socket', 'hostname' = 'h', 'port' = '9', 'format' = 'raw')");
+  EXPECT_OK(&e, "CREATE TABLE kv (k STRING, v BYTES) WITH (" KAFKA_BASE ", 'topic' = 'x', "
+                "'key.format' = 'raw', 'key.fields' = 'k', 'value.format' = 'raw', "
+                "'value.fields-include' = 'EXCEPT_KEY')");
+  rc = run(&e, "CREATE TABLE kv2 (k STRING, j STRING, v BYTES) WITH (" KAFKA_BASE ", 'topic' = 'x', "
+               "'key.format' = 'raw', 'key.fields' = 'k;j', 'value.format' = 'raw', "
+               "'value.fields-include' = 'EXCEPT_KEY')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "key format 'raw' holds one value", "'raw', 'key.fields'");
+  env_free(&e);
+}
+
 TEST(errors_point_into_multi_line_text) {
   env e;
   env_init(&e);
