@@ -294,11 +294,59 @@ static void check_limit(vctx *x, const dp_plan *p) {
          "(SET 'dipper.output-mode' = 'complete'), or " BATCH_HINT);
 }
 
+/* The SCAN a row-preserving chain (watermark, filter, projection) reads. */
+static const dp_plan *scan_below(const dp_plan *p) {
+  while (p && p->kind != DP_P_SCAN &&
+         (p->kind == DP_P_WATERMARK || p->kind == DP_P_FILTER || p->kind == DP_P_PROJECT))
+    p = p->inputs[0];
+  return p && p->kind == DP_P_SCAN ? p : NULL;
+}
+
+/* FOR SYSTEM_TIME AS OF: the left row's time picks the right side's version. */
+static void check_temporal(vctx *x, const dp_plan *p) {
+  const dp_plan *L = p->inputs[0], *R = p->inputs[1];
+  const dp_expr *as_of = p->u.join.as_of;
+  int c = dp_expr_as_column(as_of);
+  int attr = dp_analyze_attr(L, c);
+  if (attr == -1) {
+    const char *col = c >= 0 ? dp_analyze_col_name(&L->schema, c) : "the expression";
+    const dp_table_def *t = c >= 0 ? source_table(L, c) : NULL;
+    refuse_at(x, p, as_of->span,
+              "FOR SYSTEM_TIME AS OF needs a time attribute of the left side, but %s is not one "
+              "(no watermark governs it): declare WATERMARK FOR %s AS %s - INTERVAL '5' SECOND "
+              "on %s%s%s, or join AS OF a PROCTIME() column for a lookup join",
+              col, col, col, t ? "`" : "the table", t ? t->name : "", t ? "`" : "");
+    return;
+  }
+  if (R->props.bounded) return; /* a lookup join: the bounded table is read whole */
+  const dp_plan *scan = scan_below(R);
+  const dp_table_def *t = scan ? scan->u.scan.table : NULL;
+  if (t && t->npk == 0) {
+    refuse_at(x, p, scan->span,
+              "FOR SYSTEM_TIME AS OF joins each row with the version of `%s` valid at its time, "
+              "which needs a versioned table, but `%s` has no primary key: declare PRIMARY KEY "
+              "(..) NOT ENFORCED (and a WATERMARK) on `%s`, or use a regular join",
+              t->name, t->name, t->name);
+    return;
+  }
+  if (attr >= 0 && !dp_analyze_has_watermark(R)) {
+    const char *name = t ? t->name : "the right side";
+    refuse_at(x, p, scan ? scan->span : p->span,
+              "an event-time temporal join keeps the versions of `%s` until the watermark passes "
+              "them, but `%s` has no watermark: declare WATERMARK FOR <its update time> AS ... - "
+              "INTERVAL '1' SECOND on it, or join AS OF a PROCTIME() column",
+              name, name);
+  }
+}
+
 static void check_join(vctx *x, const dp_plan *p) {
   const dp_plan *L = p->inputs[0], *R = p->inputs[1];
   dp_join_kind k = p->u.join.kind;
   if (L->props.bounded && R->props.bounded) return;
-  if (p->u.join.as_of) return;
+  if (p->u.join.as_of) {
+    check_temporal(x, p);
+    return;
+  }
   const char *jn = join_name(k);
   if (L->props.bounded != R->props.bounded) {
     bool stream_left = R->props.bounded;

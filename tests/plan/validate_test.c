@@ -379,6 +379,53 @@ TEST(stream_static_outer_joins) {
   fx_end();
 }
 
+TEST(temporal_join_rules) {
+  dp_plan *l, *r;
+  /* a versioned right side (primary key, watermark): fine */
+  fx_begin(true);
+  two_streams(&l, &r, true, true);
+  fx_last_table->npk = 1;
+  fx_last_table->pk = dp_arena_calloc(fx_a, 1, sizeof(int));
+  dp_plan *j = fx_join(l, r, DP_J_INNER, fx_bool2(&FX_EQ, fx_jcol(l, r, 0), fx_jcol(l, r, 2)), 0,
+                       0, 3, 1);
+  j->u.join.as_of = fx_col(l, 1);
+  fx_root(j);
+  CHECK_ACCEPTED();
+  fx_end();
+
+  /* no primary key on the right side: point at its table */
+  fx_begin(true);
+  two_streams(&l, &r, true, true);
+  j = fx_join(l, r, DP_J_INNER, fx_bool2(&FX_EQ, fx_jcol(l, r, 0), fx_jcol(l, r, 2)), 0, 0, 3, 1);
+  j->u.join.as_of = fx_col(l, 1);
+  fx_root(j);
+  CHECK_REFUSED(3, 6, "needs a versioned table, but `ships` has no primary key");
+  CHECK_CONTAINS(fx_d.items[0].message, "PRIMARY KEY");
+  fx_end();
+
+  /* AS OF a column that is no time attribute: point at the expression */
+  fx_begin(true);
+  two_streams(&l, &r, false, true);
+  j = fx_join(l, r, DP_J_INNER, fx_bool2(&FX_EQ, fx_jcol(l, r, 0), fx_jcol(l, r, 2)), 0, 0, 3, 1);
+  j->u.join.as_of = fx_col(l, 1);
+  j->u.join.as_of->span = fx_span(3, 34);
+  fx_root(j);
+  CHECK_REFUSED(3, 34, "FOR SYSTEM_TIME AS OF needs a time attribute of the left side, but ts");
+  CHECK_CONTAINS(fx_d.items[0].message, "on `orders`");
+  fx_end();
+
+  /* an event-time temporal join over a right side without watermark */
+  fx_begin(true);
+  two_streams(&l, &r, true, false);
+  fx_last_table->npk = 1;
+  fx_last_table->pk = dp_arena_calloc(fx_a, 1, sizeof(int));
+  j = fx_join(l, r, DP_J_INNER, fx_bool2(&FX_EQ, fx_jcol(l, r, 0), fx_jcol(l, r, 2)), 0, 0, 3, 1);
+  j->u.join.as_of = fx_col(l, 1);
+  fx_root(j);
+  CHECK_REFUSED(3, 6, "but `ships` has no watermark");
+  fx_end();
+}
+
 /* ---- DISTINCT, UNION, INTERSECT, EXCEPT ---- */
 
 TEST(distinct_on_a_stream) {
