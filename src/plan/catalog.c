@@ -487,7 +487,7 @@ static int check_watermark(dp_catalog *c, dp_diags *d, const dp_ast_create_table
   if (i < 0) return unknown_column(d, &t->schema, &ct->watermark_col, "the WATERMARK FOR column", t->name);
   const dp_type *ty = t->schema.cols[i].type;
   if (t->cols[i].proctime)
-    return dp_error(d, DIPPER_TYPE, ct->watermark_col.span,
+    return dp_error(d, DIPPER_TYPE, ct->watermark_span,
                     "`%s` is a processing-time column (PROCTIME()) and cannot carry a watermark; "
                     "declare the watermark on an event-time TIMESTAMP column",
                     col);
@@ -497,7 +497,7 @@ static int check_watermark(dp_catalog *c, dp_diags *d, const dp_ast_create_table
     char tname[96], hint[160];
     dp_type_print(tname, sizeof tname, ty);
     conversion_hint(hint, sizeof hint, &t->schema, col, ty);
-    return dp_error(d, DIPPER_TYPE, ct->watermark_col.span,
+    return dp_error(d, DIPPER_TYPE, ct->watermark_span,
                     "WATERMARK FOR requires a TIMESTAMP or TIMESTAMP_LTZ column; `%s` is %s. "
                     "Convert it with a computed column: %s, then WATERMARK FOR %.*s ...",
                     col, tname, hint, (int)strcspn(hint, " "), hint);
