@@ -318,7 +318,9 @@ static void check_temporal(vctx *x, const dp_plan *p) {
               col, col, col, t ? "`" : "the table", t ? t->name : "", t ? "`" : "");
     return;
   }
-  if (R->props.bounded) return; /* a lookup join: the bounded table is read whole */
+  /* A lookup join: a bounded table is read whole, and AS OF processing time
+     reads the table's current rows (Flink's lookup join), so neither needs versions. */
+  if (R->props.bounded || attr == -2) return;
   const dp_plan *scan = scan_below(R);
   const dp_table_def *t = scan ? scan->u.scan.table : NULL;
   if (t && t->npk == 0) {
@@ -350,9 +352,11 @@ static void check_join(vctx *x, const dp_plan *p) {
   const char *jn = join_name(k);
   if (L->props.bounded != R->props.bounded) {
     bool stream_left = R->props.bounded;
+    /* The preserved side must be the stream.  A SEMI join of a table against a
+       stream emits a table row once, on its first match, and never takes it
+       back, so it may go either way; an ANTI join could only emit at the end. */
     bool bad = k == DP_J_FULL || (k == DP_J_LEFT && !stream_left) ||
-               (k == DP_J_RIGHT && stream_left) ||
-               ((k == DP_J_SEMI || k == DP_J_ANTI) && !stream_left);
+               (k == DP_J_RIGHT && stream_left) || (k == DP_J_ANTI && !stream_left);
     if (!bad) return;
     refuse(x, p,
            "%s of a stream and a bounded table would emit the unmatched rows of the bounded "

@@ -377,6 +377,26 @@ TEST(stream_static_outer_joins) {
                   1));
   CHECK_REFUSED(3, 1, "keep the stream on the preserved side");
   fx_end();
+
+  /* table SEMI JOIN stream (an IN subquery over a stream): each table row once, fine */
+  fx_begin(true);
+  ct = fx_table("provinces", "datagen", true, "id", fx_int(), (const char *)NULL);
+  l = fx_scan(ct, 4, 6);
+  r = fx_payments();
+  fx_root(fx_join(l, r, DP_J_SEMI, fx_bool2(&FX_EQ, fx_jcol(l, r, 0), fx_jcol(l, r, 5)), 0, 4, 3,
+                  1));
+  CHECK_ACCEPTED();
+  fx_end();
+
+  /* table ANTI JOIN stream: refused */
+  fx_begin(true);
+  ct = fx_table("provinces", "datagen", true, "id", fx_int(), (const char *)NULL);
+  l = fx_scan(ct, 4, 6);
+  r = fx_payments();
+  fx_root(fx_join(l, r, DP_J_ANTI, fx_bool2(&FX_EQ, fx_jcol(l, r, 0), fx_jcol(l, r, 5)), 0, 4, 3,
+                  1));
+  CHECK_REFUSED(3, 1, "ANTI JOIN of a stream and a bounded table");
+  fx_end();
 }
 
 TEST(temporal_join_rules) {
@@ -423,6 +443,19 @@ TEST(temporal_join_rules) {
   j->u.join.as_of = fx_col(l, 1);
   fx_root(j);
   CHECK_REFUSED(3, 6, "but `ships` has no watermark");
+  fx_end();
+
+  /* AS OF processing time is a lookup join: no versions needed */
+  fx_begin(true);
+  dp_table_def *ct = fx_table("clicks", "kafka", false, "user_id", fx_bigint(), "proc",
+                              dp_type_of(DP_T_TIMESTAMP_LTZ), (const char *)NULL);
+  ct->cols[1].proctime = true;
+  l = fx_scan(ct, 2, 6);
+  r = fx_scan(fx_table("side", "filesystem", false, "key", fx_bigint(), (const char *)NULL), 3, 6);
+  j = fx_join(l, r, DP_J_INNER, fx_bool2(&FX_EQ, fx_jcol(l, r, 0), fx_jcol(l, r, 2)), 0, 0, 3, 1);
+  j->u.join.as_of = fx_col(l, 1);
+  fx_root(j);
+  CHECK_ACCEPTED();
   fx_end();
 }
 
