@@ -742,6 +742,12 @@ int dp_catalog_create_table(dp_catalog *c, dp_diags *d, const dp_ast_create_tabl
   int nlike = like ? like->schema.ncols : 0;
   for (int i = nlike; i < t->schema.ncols; i++) {
     if (t->cols[i].kind == DP_CK_COMPUTED) continue;
+    if (!t->schema.cols[i].type) {
+      keep(&rc, dp_error(d, DIPPER_INTERNAL, t->cols[i].span, "column `%s` reached the catalog "
+                         "without a type", t->schema.cols[i].name));
+      t->schema.cols[i].type = dp_type_of(DP_T_NULL);
+      continue;
+    }
     const dp_type *ty = copy_type(c->arena, t->schema.cols[i].type);
     if (!ty) return DIPPER_NOMEM;
     t->schema.cols[i].type = ty;
