@@ -909,9 +909,64 @@ dp_expr *dp_bind_cast(dp_binder *b, dp_expr *e, const dp_type *t, bool try_, dp_
   return c;
 }
 
+static dp_i128 pow10_i128(int n) {
+  dp_i128 r = 1;
+  while (n-- > 0) r *= 10;
+  return r;
+}
+
+/* A numeric literal converted exactly to numeric type t, so that `order_id * 2`
+** reads as a BIGINT 2 rather than CAST(2 AS BIGINT).  NULL when the value does
+** not convert exactly (the caller keeps the CAST). */
+static dp_expr *fold_numeric_literal(dp_binder *b, const dp_expr *e, const dp_type *t) {
+  if (e->kind != DP_E_LITERAL || e->u.value.is_null || !dp_type_is_numeric(e->type) ||
+      !dp_type_is_numeric(t))
+    return NULL;
+  const dp_type *tt = not_null_type(b, t);
+  dp_value v = dp_value_null(tt);
+  v.is_null = false;
+  bool from_int = dp_type_is_integer(e->type);
+  bool from_dec = e->type->kind == DP_T_DECIMAL;
+  if (!from_int && !from_dec) return NULL;
+  dp_i128 whole = from_int ? (dp_i128)e->u.value.u.i : e->u.value.u.dec;
+  int scale = from_int ? 0 : e->type->scale;
+  switch (t->kind) {
+  case DP_T_TINYINT:
+  case DP_T_SMALLINT:
+  case DP_T_INT:
+  case DP_T_BIGINT: {
+    if (!from_int) return NULL;
+    int64_t lo = t->kind == DP_T_TINYINT ? INT8_MIN : t->kind == DP_T_SMALLINT ? INT16_MIN
+                 : t->kind == DP_T_INT   ? INT32_MIN : INT64_MIN;
+    int64_t hi = t->kind == DP_T_TINYINT ? INT8_MAX : t->kind == DP_T_SMALLINT ? INT16_MAX
+                 : t->kind == DP_T_INT   ? INT32_MAX : INT64_MAX;
+    if (e->u.value.u.i < lo || e->u.value.u.i > hi) return NULL;
+    v.u.i = e->u.value.u.i;
+    break;
+  }
+  case DP_T_DECIMAL: {
+    if (t->scale < scale || t->precision > 38) return NULL;
+    dp_i128 scaled = whole * pow10_i128(t->scale - scale);
+    dp_i128 limit = pow10_i128(t->precision);
+    if (scaled >= limit || -scaled >= limit) return NULL;
+    v.u.dec = scaled;
+    break;
+  }
+  case DP_T_FLOAT:
+  case DP_T_DOUBLE:
+    v.u.d = (double)whole / (double)pow10_i128(scale);
+    break;
+  default:
+    return NULL;
+  }
+  return literal_expr(b, v, e->span);
+}
+
 dp_expr *dp_bind_coerce(dp_binder *b, dp_expr *e, const dp_type *t, const char *what) {
   if (!e || !t) return e;
   if (dp_type_equal(e->type, t)) return e;
+  dp_expr *folded = fold_numeric_literal(b, e, t);
+  if (folded) return folded;
   if (e->type->kind == DP_T_NULL) {
     dp_expr *c = new_expr(b, DP_E_CAST, nullable_type(b, t), e->span);
     if (c) c->u.cast.arg = e;
@@ -946,12 +1001,14 @@ static char *arg_types_str(dp_binder *b, int nargs, dp_expr **args) {
 dp_expr *dp_bind_call_fn(dp_binder *b, const dp_func *fn, int nargs, dp_expr **args, dp_span span) {
   for (int i = 0; i < nargs; i++)
     if (!args[i]) return NULL;
-  if (nargs < fn->min_args || (fn->max_args >= 0 && nargs > fn->max_args))
-    return dp_bind_fail(b, DIPPER_TYPE, span, "%s takes %s%d argument%s, not %d: %s",
-                        fn->name, fn->max_args < 0 ? "at least " : (fn->min_args != fn->max_args ? "at most " : ""),
-                        fn->max_args < 0 || nargs < fn->min_args ? fn->min_args : fn->max_args,
-                        (fn->max_args < 0 || nargs < fn->min_args ? fn->min_args : fn->max_args) == 1 ? "" : "s",
-                        nargs, fn->signature ? fn->signature : fn->name);
+  if (nargs < fn->min_args || (fn->max_args >= 0 && nargs > fn->max_args)) {
+    bool few = nargs < fn->min_args;
+    int bound = few ? fn->min_args : fn->max_args;
+    const char *qual = fn->min_args == fn->max_args ? "" : few ? "at least " : "at most ";
+    return dp_bind_fail(b, DIPPER_TYPE, span, "%s takes %s%d argument%s, not %d: %s", fn->name,
+                        qual, bound, bound == 1 ? "" : "s", nargs,
+                        fn->signature ? fn->signature : fn->name);
+  }
   const dp_type **types = dp_arena_calloc(b->a, (size_t)(nargs ? nargs : 1), sizeof *types);
   if (!types) return dp_bind_fail(b, DIPPER_NOMEM, span, "out of memory");
   for (int i = 0; i < nargs; i++) types[i] = args[i]->type;
@@ -1012,8 +1069,7 @@ static bool unify2(dp_binder *b, dp_expr **l, dp_expr **r, const char *what, dp_
                 dp_bind_type_str(b, lt), dp_bind_type_str(b, rt));
     return false;
   }
-  if (!dp_type_equal(lt, ct) && !(*l = dp_bind_coerce(b, *l, ct, what))) return false;
-  if (!dp_type_equal(rt, ct) && !(*r = dp_bind_coerce(b, *r, ct, what))) return false;
+  /* The casts to the common type are the catalog's (dp_func_param_type). */
   return true;
 }
 
