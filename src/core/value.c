@@ -693,7 +693,11 @@ static bool parse_day_time(cursor *c, int64_t *out) {
     days = 0;
   }
   if (!parse_time(c, 6, &in_day) || !at_end(c)) return false;
-  *out = sign * (days * DP_MICROS_PER_DAY + in_day);
+  int64_t day_micros;
+  if (__builtin_mul_overflow(days, DP_MICROS_PER_DAY, &day_micros) ||
+      __builtin_add_overflow(day_micros, in_day, out))
+    return false;
+  *out *= sign;
   return true;
 }
 

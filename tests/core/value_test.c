@@ -260,6 +260,8 @@ TEST(parse_time_and_intervals) {
   CHECK(!parses(dt, "s"));
   CHECK(!parses(dt, "1 month"));
   CHECK(!parses(dt, "99999999999999 days"));
+  CHECK(!parses(dt, "999999999 23:59:59")); /* beyond int64 µs */
+  CHECK(parses(dt, "99999999 23:59:59"));
   CHECK_EQ(parsed(ym, "+1-06").u.i, 18);
   CHECK_EQ(parsed(ym, "-2-00").u.i, -24);
   CHECK_EQ(parsed(ym, "3 months").u.i, 3);
@@ -398,6 +400,76 @@ TEST(format_duration) {
   char small[4];
   CHECK_EQ(dp_format_duration(small, sizeof small, 90 * DP_MICROS_PER_SECOND), 10);
   CHECK_STR(small, "1 m");
+}
+
+/* A small deterministic generator, so that a failure reproduces. */
+static uint64_t rng_state = 0x9E3779B97F4A7C15u;
+static unsigned rng(unsigned n) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (unsigned)(rng_state % n);
+}
+
+/* Parse `text` as t; if accepted, the value must print and read back as
+** itself.  Returns 1 when accepted. */
+static int check_round_trip(const dp_type *t, const char *text, size_t n, int *mismatched) {
+  dp_value v, back;
+  if (!dp_value_parse(A, t, text, n, &v)) return 0;
+  char again[80];
+  const char *s = again;
+  if (dp_type_is_timestamp(t)) {
+    dp_format_timestamp(again, sizeof again, v.u.i, 6);
+  } else if (t->kind == DP_T_DATE) {
+    dp_format_timestamp(again, sizeof again, v.u.i * DP_MICROS_PER_DAY, 0);
+    again[strcspn(again, " ")] = '\0';
+  } else {
+    s = dp_value_format(A, &v);
+  }
+  if (!dp_value_parse(A, t, s, strlen(s), &back) || dp_value_compare(&v, &back) != 0)
+    if ((*mismatched)++ < 5) fprintf(stderr, "  '%.*s' -> '%s' does not read back\n", (int)n, text, s);
+  return 1;
+}
+
+/* Random short text over the characters that matter to the number parsers. */
+TEST(parse_random_numbers_round_trip) {
+  static const char alphabet[] = "0123456789000111999-+.eE ";
+  const dp_type *types[] = {T(DP_T_INT), T(DP_T_BIGINT), T(DP_T_TINYINT), DEC(38, 0),
+                            DEC(38, 10), DEC(5, 2),       T(DP_T_DOUBLE),  T(DP_T_FLOAT)};
+  int accepted = 0, mismatched = 0;
+  for (int round = 0; round < 100000; round++) {
+    char text[48];
+    size_t n = 1 + rng(rng(4) ? 12 : 45);
+    for (size_t i = 0; i < n; i++) text[i] = alphabet[rng(sizeof alphabet - 1)];
+    dp_arena_mark m = dp_arena_save(A);
+    accepted += check_round_trip(types[rng(sizeof types / sizeof types[0])], text, n, &mismatched);
+    dp_arena_release(A, m);
+  }
+  CHECK(accepted > 10000); /* the generator does reach valid text */
+  CHECK_EQ(mismatched, 0);
+}
+
+/* Dates and timestamps from a template with random (also invalid) fields. */
+TEST(parse_random_timestamps_round_trip) {
+  static const char *const zones[] = {"", "", "Z", "+02:00", "-0530", " +14", "+19:00", "x"};
+  const dp_type *types[] = {TS(6), TS(3), TS(9), LTZ(6), T(DP_T_DATE)};
+  int accepted = 0, mismatched = 0;
+  for (int round = 0; round < 100000; round++) {
+    char text[96], frac[16];
+    unsigned digits = rng(11);
+    for (unsigned i = 0; i < digits; i++) frac[i] = (char)('0' + rng(10));
+    frac[digits] = '\0';
+    int year = (int)rng(12000) - (rng(10) ? 0 : 9000);
+    int n = snprintf(text, sizeof text, "%04d-%u-%02u%c%02u:%02u:%02u%s%s%s", year, rng(14),
+                     rng(33), rng(2) ? ' ' : 'T', rng(25), rng(61), rng(61), digits ? "." : "",
+                     frac, zones[rng(8)]);
+    if (rng(6) == 0) n = (int)strcspn(text, " T"); /* a bare date */
+    dp_arena_mark m = dp_arena_save(A);
+    accepted += check_round_trip(types[rng(5)], text, (size_t)n, &mismatched);
+    dp_arena_release(A, m);
+  }
+  CHECK(accepted > 10000);
+  CHECK_EQ(mismatched, 0);
 }
 
 int main(void) {
