@@ -1390,7 +1390,7 @@ static dp_ast_select *parse_select(parser *p) {
   s->nitems = items.n;
   s->items = items.items;
   const dp_token *t = cur(p);
-  if (is_name_token(t, false) || t->kind == DP_TK_INTEGER || t->kind == DP_TK_STRING ||
+  if (is_name_token(t, true) || t->kind == DP_TK_INTEGER || t->kind == DP_TK_STRING ||
       t->kind == DP_TK_DECIMAL)
     fail_expected(p, "',' or FROM after the select item", ": is a ',' missing between select items?");
   if (accept_kw(p, DP_KW_FROM)) s->from = parse_from_list(p);

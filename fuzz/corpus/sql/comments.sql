@@ -1,0 +1,4 @@
+-- a comment
+SELECT /* inline */ 1 -- trailing
+;
+SELECT 2;

@@ -1,0 +1,1 @@
+CREATE TABLE s WITH ('connector' = 'blackhole') AS SELECT * FROM t;

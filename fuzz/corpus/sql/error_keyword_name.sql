@@ -1,0 +1,1 @@
+SELECT order FROM t; CREATE TABLE t (select INT);

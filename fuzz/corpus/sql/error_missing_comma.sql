@@ -1,0 +1,1 @@
+CREATE TABLE t (a INT b STRING); SELECT a b c FROM t;

@@ -1,0 +1,38 @@
+-- payments.sql — the seed's pipeline: payments arrive as JSON on Kafka; for
+-- each province, the total paid in 1-minute windows that slide every 30 s,
+-- written as JSON to the Kafka topic `sink`.  Events up to 10 s late count.
+--   dipper explain examples/payments.sql
+
+CREATE TABLE payment_msg (
+  createTime  TIMESTAMP(3),
+  orderId     BIGINT,
+  payAmount   DOUBLE,
+  payPlatform INT,
+  provinceId  INT,
+  WATERMARK FOR createTime AS createTime - INTERVAL '10' SECOND
+) WITH (
+  'connector' = 'kafka',
+  'topic' = 'payment_msg',
+  'properties.bootstrap.servers' = '127.0.0.1:9092',
+  'properties.group.id' = 'dipper-payments',
+  'scan.startup.mode' = 'earliest-offset',
+  'format' = 'json'
+);
+
+CREATE TABLE sink (
+  province_id  INT,
+  window_start TIMESTAMP(3),
+  window_end   TIMESTAMP(3),
+  pay_amount   DOUBLE
+) WITH (
+  'connector' = 'kafka',
+  'topic' = 'sink',
+  'properties.bootstrap.servers' = '127.0.0.1:9092',
+  'format' = 'json'
+);
+
+INSERT INTO sink
+SELECT provinceId, window_start, window_end, SUM(payAmount)
+FROM TABLE(
+  HOP(TABLE payment_msg, DESCRIPTOR(createTime), INTERVAL '30' SECOND, INTERVAL '1' MINUTE))
+GROUP BY provinceId, window_start, window_end;

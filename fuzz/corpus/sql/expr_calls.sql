@@ -1,0 +1,1 @@
+SELECT count(*), COUNT(DISTINCT a), sum(x) FILTER (WHERE x > 0), CURRENT_TIMESTAMP, LOCALTIMESTAMP, LEFT(s, 2), RIGHT(s, 1), IF(a, 1, 2), db.f(1) FROM t;

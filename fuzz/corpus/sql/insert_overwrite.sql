@@ -1,0 +1,1 @@
+INSERT OVERWRITE t PARTITION (dt = '2024-01-01', h = 3) (a, b) SELECT 1, 2;

@@ -1,0 +1,1 @@
+SELECT timestamp, window, offset, value, key, partition, time, date, `order` FROM t window;

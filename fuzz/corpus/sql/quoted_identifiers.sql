@@ -1,0 +1,1 @@
+SELECT `my col`, "Other Col", `a``b` FROM `my table`;

@@ -1,0 +1,1 @@
+SET 'execution.runtime-mode' = 'batch';

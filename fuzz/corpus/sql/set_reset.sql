@@ -1,0 +1,1 @@
+SET; RESET 'a.b'; RESET;

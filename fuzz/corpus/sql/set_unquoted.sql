@@ -1,0 +1,1 @@
+SET execution.runtime-mode = streaming; SET dipper.trigger = processing-time 10 s;

@@ -1,0 +1,1 @@
+WITH x AS (SELECT 1 AS a), y (b) AS (SELECT 2) SELECT * FROM x, y;
