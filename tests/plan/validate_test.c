@@ -6,6 +6,8 @@
 */
 #include "test.h"
 
+#include "plan/binder.h"
+#include "sql/parser.h"
 #include "stream_fixture.h"
 
 #define SEC DP_MICROS_PER_SECOND
@@ -653,6 +655,126 @@ TEST(batch_mode_allows_stream_only_refusals) {
   fx_root(fx_limit(fx_sort(d, 2, true, 5, 1), 3, 6, 1));
   CHECK_ACCEPTED();
   fx_end();
+}
+
+/* ---- the whole pipeline: dp_parse -> dp_bind_stmt -> dp_analyze -> dp_validate ----
+** The places are the spans the binder gives its nodes: the SELECT for DISTINCT,
+** the FROM item for a window TVF and a join, the INSERT for a sink. */
+
+static const char *const SETUP =
+    "CREATE TABLE orders (order_id BIGINT, customer_id BIGINT, amount DOUBLE,\n"
+    "  order_time TIMESTAMP(3), WATERMARK FOR order_time AS order_time - INTERVAL '5' SECOND)\n"
+    "  WITH ('connector' = 'kafka', 'topic' = 'orders', 'properties.bootstrap.servers' = "
+    "'127.0.0.1:9092', 'format' = 'json', 'scan.startup.mode' = 'earliest-offset');\n"
+    "CREATE TABLE ships (ship_id BIGINT, order_id BIGINT, ship_time TIMESTAMP(3),\n"
+    "  WATERMARK FOR ship_time AS ship_time - INTERVAL '5' SECOND)\n"
+    "  WITH ('connector' = 'kafka', 'topic' = 'ships', 'properties.bootstrap.servers' = "
+    "'127.0.0.1:9092', 'format' = 'json', 'scan.startup.mode' = 'earliest-offset');\n"
+    "CREATE TABLE raw_events (id BIGINT, ts TIMESTAMP(3))\n"
+    "  WITH ('connector' = 'kafka', 'topic' = 'raw', 'properties.bootstrap.servers' = "
+    "'127.0.0.1:9092', 'format' = 'json', 'scan.startup.mode' = 'earliest-offset');\n"
+    "CREATE TABLE totals (customer_id BIGINT, total DOUBLE)\n"
+    "  WITH ('connector' = 'kafka', 'topic' = 'totals', 'properties.bootstrap.servers' = "
+    "'127.0.0.1:9092', 'format' = 'json');\n";
+
+static dp_catalog *pl_cat;
+static dp_arena *pl_arena;
+static dp_diags pl_d;
+static dp_query_plan pl_q; /* the last statement with a plan */
+
+/* Compile `text` statement by statement; the number of diagnostics. */
+static int pl_compile(const char *text) {
+  dp_ast_script *script = NULL;
+  dp_diags_init(&pl_d, pl_arena, "test.sql", text, strlen(text));
+  if (dp_parse(pl_arena, &pl_d, text, strlen(text), &script) != DIPPER_OK) return pl_d.count;
+  for (int i = 0; i < script->n; i++) {
+    dp_query_plan q;
+    memset(&q, 0, sizeof q);
+    if (dp_bind_stmt(pl_arena, &pl_d, pl_cat, script->stmts[i], &q) != DIPPER_OK) break;
+    if (q.nroots == 0) continue;
+    if (dp_analyze(pl_arena, &pl_d, pl_cat, &q) != DIPPER_OK) break;
+    dp_validate(&pl_d, pl_cat, &q);
+    pl_q = q;
+  }
+  return pl_d.count;
+}
+
+static void pl_begin(void) {
+  pl_cat = dp_catalog_new();
+  pl_arena = dp_arena_new(0);
+  memset(&pl_q, 0, sizeof pl_q);
+  int n = pl_compile(SETUP);
+  CHECK_EQ(n, 0);
+  if (n) fprintf(stderr, "  setup: %s\n", pl_d.items[0].message);
+}
+
+static void pl_end(void) {
+  dp_arena_free(pl_arena);
+  dp_catalog_free(pl_cat);
+}
+
+#define CHECK_PIPELINE_REFUSED(sql, line_, col_, words)        \
+  do {                                                         \
+    pl_begin();                                                \
+    int n_ = pl_compile(sql);                                  \
+    CHECK_EQ(n_, 1);                                           \
+    if (n_ >= 1) {                                             \
+      CHECK_EQ(pl_d.items[0].code, DIPPER_STREAMING);          \
+      CHECK_EQ(pl_d.items[0].span.line, line_);                \
+      CHECK_EQ(pl_d.items[0].span.col, col_);                  \
+      CHECK_CONTAINS(pl_d.items[0].message, words);            \
+    }                                                          \
+    pl_end();                                                  \
+  } while (0)
+
+TEST(pipeline_order_by_and_limit) {
+  CHECK_PIPELINE_REFUSED("SELECT order_id, amount\nFROM orders\nORDER BY amount DESC;", 3, 1,
+                         "ORDER BY on an unbounded stream never finishes");
+  CHECK_PIPELINE_REFUSED("SELECT order_id\nFROM orders\nLIMIT 10;", 3, 1,
+                         "LIMIT on an unbounded stream");
+}
+
+TEST(pipeline_append_mode_with_plain_aggregation) {
+  CHECK_PIPELINE_REFUSED("SET 'dipper.output-mode' = 'append';\n"
+                         "SELECT customer_id, COUNT(*) AS n\nFROM orders\nGROUP BY customer_id;",
+                         4, 1, "COUNT per customer_id changes with every new row");
+}
+
+TEST(pipeline_window_without_watermark) {
+  CHECK_PIPELINE_REFUSED("SELECT window_start, COUNT(*) AS n\n"
+                         "FROM TABLE(TUMBLE(TABLE raw_events, DESCRIPTOR(ts), INTERVAL '1' MINUTE))\n"
+                         "GROUP BY window_start, window_end;",
+                         2, 6, "TUMBLE needs an event-time attribute");
+}
+
+TEST(pipeline_distinct_join_and_sink) {
+  CHECK_PIPELINE_REFUSED("SELECT DISTINCT customer_id FROM orders;", 1, 1,
+                         "SELECT DISTINCT keeps every distinct row forever");
+  CHECK_PIPELINE_REFUSED("SELECT o.order_id, s.ship_id\nFROM orders o\n"
+                         "LEFT JOIN ships s ON o.order_id = s.order_id;",
+                         2, 6, "the condition has no time range");
+  CHECK_PIPELINE_REFUSED("INSERT INTO totals\n"
+                         "SELECT customer_id, SUM(amount) FROM orders GROUP BY customer_id;",
+                         1, 1, "the kafka sink `totals` takes insert-only rows");
+}
+
+TEST(pipeline_seed_shape_is_accepted) {
+  pl_begin();
+  int n = pl_compile("SELECT customer_id, window_start, window_end, SUM(amount) AS total\n"
+                     "FROM TABLE(HOP(TABLE orders, DESCRIPTOR(order_time), INTERVAL '30' SECOND,"
+                     " INTERVAL '1' MINUTE))\nGROUP BY customer_id, window_start, window_end;");
+  CHECK_EQ(n, 0);
+  if (n) fprintf(stderr, "  %s\n", pl_d.items[0].message);
+  if (pl_q.nroots == 1) {
+    dp_buf b = DP_BUF_INIT;
+    dp_explain_plan(&b, &pl_q, DIPPER_EXPLAIN_NO_SCHEMA);
+    CHECK_CONTAINS(dp_buf_cstr(&b), "Window kind=HOP time=order_time size=1 min slide=30 s\n");
+    CHECK_CONTAINS(dp_buf_cstr(&b), "state=watermark (one row per group and window; dropped "
+                                    "when the watermark passes window_end");
+    CHECK_CONTAINS(dp_buf_cstr(&b), "Watermark column=order_time delay=5 s source=orders\n");
+    dp_buf_free(&b);
+  }
+  pl_end();
 }
 
 int main(void) { return RUN_TESTS(); }
