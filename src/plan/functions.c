@@ -653,10 +653,11 @@ static const dp_type *temporal_shift(rctx *c, const dp_type *t, const dp_type *i
   case DP_T_TIMESTAMP:
   case DP_T_TIMESTAMP_LTZ: return t;
   case DP_T_DATE:
-    /* Months keep a date a date; a day-time interval may carry hours, so the
-    ** result is a TIMESTAMP with the interval's µs resolution. */
-    if (iv->kind == DP_T_INTERVAL_YM) return t;
-    return dp_type_timestamp(c->a, DP_T_TIMESTAMP, 6);
+    /* A DATE stays a DATE, as in Flink (Calcite): DATE + INTERVAL '1' DAY is
+    ** the next day; the time part of a day-time interval is dropped.  CAST
+    ** the DATE to TIMESTAMP to keep hours. */
+    (void)iv;
+    return t;
   case DP_T_TIME:
     if (iv->kind == DP_T_INTERVAL_DT) return t;
     return fail(c, "a TIME cannot move by an INTERVAL YEAR TO MONTH; use an INTERVAL DAY TO SECOND");
@@ -737,6 +738,12 @@ static const dp_type *no_common(rctx *c, int bad, int from) {
               ordinal(c, bad), tname(c, c->args[bad]), first ? tname(c, first) : "the others");
 }
 
+/* Comparison operands are cast to their common type (the binder gives an
+** untyped literal the other side's type first, so amount > 100 needs none). */
+static void cast_compared(rctx *c, const dp_type *t) {
+  if (!is_null_kind(t)) cast_all(c, 0, c->nargs, 1, t);
+}
+
 static const dp_type *resolve_compare(rctx *c) {
   int bad = -1;
   const dp_type *t = common_of(c, 0, 2, 1, true, &bad);
@@ -745,7 +752,7 @@ static const dp_type *resolve_compare(rctx *c) {
     return fail(c, "values of type %s have no order; compare them with = or <>, or compare "
                    "their fields",
                 tname(c, t));
-  if (!is_null_kind(t)) cast_all(c, 0, 2, 1, t);
+  cast_compared(c, t);
   return dp_type_of(DP_T_BOOLEAN);
 }
 
@@ -753,7 +760,7 @@ static const dp_type *resolve_in(rctx *c) {
   int bad = -1;
   const dp_type *t = common_of(c, 0, c->nargs, 1, true, &bad);
   if (!t) return no_common(c, bad, 0);
-  if (!is_null_kind(t)) cast_all(c, 0, c->nargs, 1, t);
+  cast_compared(c, t);
   return dp_type_of(DP_T_BOOLEAN);
 }
 

@@ -219,7 +219,7 @@ TEST(temporal_arithmetic) {
   CHECK_STR(call("subtract", 2, NN(LTZ(3)), NN(dt)), "TIMESTAMP_LTZ(3) NOT NULL");
   CHECK_STR(call("add", 2, dt, TS(3)), "TIMESTAMP(3)");
   CHECK_STR(call("add", 2, T(DP_T_DATE), ym), "DATE");
-  CHECK_STR(call("add", 2, T(DP_T_DATE), dt), "TIMESTAMP(6)");
+  CHECK_STR(call("add", 2, T(DP_T_DATE), dt), "DATE"); /* Flink: a date stays a date */
   CHECK_STR(call("subtract", 2, TS(3), TS(3)), "INTERVAL DAY TO SECOND");
   CHECK_STR(call("subtract", 2, T(DP_T_DATE), T(DP_T_DATE)), "INTERVAL DAY TO SECOND");
   CHECK_STR(call("subtract", 2, TS(3), T(DP_T_DATE)), "INTERVAL DAY TO SECOND");
@@ -241,8 +241,13 @@ TEST(comparisons_meet_in_a_common_type) {
   CHECK_STR(call("eq", 2, T(DP_T_INT), T(DP_T_BIGINT)), "BOOLEAN");
   CHECK_STR(param("eq", 0, 2, T(DP_T_INT), T(DP_T_BIGINT)), "BIGINT");
   CHECK_STR(call("lt", 2, NN(T(DP_T_INT)), NN(DEC(5, 2))), "BOOLEAN NOT NULL");
+  /* both sides meet in the common type (tests/sql/cases/types.test) */
   CHECK_STR(param("lt", 0, 2, T(DP_T_INT), DEC(5, 2)), "DECIMAL(12, 2)");
   CHECK_STR(param("lt", 1, 2, T(DP_T_INT), DEC(5, 2)), "DECIMAL(12, 2)");
+  CHECK_STR(param("eq", 0, 2, DEC(10, 2), DEC(12, 4)), "DECIMAL(12, 4)");
+  CHECK_STR(param("eq", 1, 2, DEC(10, 2), DEC(12, 4)), "-");
+  CHECK_STR(param("eq", 1, 2, DEC(10, 2), T(DP_T_DOUBLE)), "-");
+  CHECK_STR(param("eq", 0, 2, DEC(10, 2), T(DP_T_DOUBLE)), "DOUBLE");
   /* a string meets a time or a number as that type */
   CHECK_STR(call("gt", 2, TS(3), T(DP_T_STRING)), "BOOLEAN");
   CHECK_STR(param("gt", 1, 2, TS(3), T(DP_T_STRING)), "TIMESTAMP(3)");
