@@ -252,9 +252,9 @@ int dp_vector_append_list(dp_vector *v) {
   if (v->phys != DP_PHYS_LIST) return DIPPER_MISUSE;
   int64_t end = v->children[0]->length;
   if (end > MAX_OFFSET) return DIPPER_LIMIT;
-  if (end < v->offsets[v->length]) return DIPPER_MISUSE;
-  int rc = dp_vector_room_(v);
+  int rc = dp_vector_room_(v); /* first: a moved-out vector has no offsets yet */
   if (rc) return rc;
+  if (end < v->offsets[v->length]) return DIPPER_MISUSE;
   v->offsets[v->length + 1] = (int32_t)end;
   return dp_vector_push_valid_(v);
 }
@@ -355,12 +355,13 @@ int dp_vector_append_value(dp_vector *v, const dp_value *x) {
   if (v->phys != DP_PHYS_STRUCT && v->phys != DP_PHYS_LIST) return append_scalar(v, x);
   if (x->type->kind != v->type->kind || x->u.list.n < 0) return DIPPER_MISUSE;
   int64_t before = v->length;
+  int64_t elements_before = v->phys == DP_PHYS_LIST ? v->children[0]->length : 0;
   int rc = append_members(v, x);
   if (rc) {
     /* The row itself is closed last, so only members can be left over:
-    ** cut the children back to where row `before` would have started. */
+    ** cut the children back to their lengths before this row. */
     if (v->phys == DP_PHYS_LIST)
-      truncate_to(v->children[0], v->offsets[before]);
+      truncate_to(v->children[0], elements_before);
     else
       for (int i = 0; i < v->nchildren; i++) truncate_to(v->children[i], before);
   }

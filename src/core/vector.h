@@ -246,13 +246,19 @@ int dp_batch_sync(dp_batch *b);
 
 /* ---- Arrow C Data Interface export ----
 ** Fills *schema and *array with a copy of the data: the vector stays the
-** caller's and may change afterwards.  The consumer owns both results and
+** caller's and may change afterwards (see the _move variants below for
+** handing the buffers over without a copy).  The consumer owns both results and
 ** calls their release callbacks, which free everything they own (children
 ** are released by their parent).  On failure both are left released
 ** (release == NULL) and the code says why. */
 int dp_vector_export(const dp_vector *v, struct ArrowSchema *schema, struct ArrowArray *array);
 /* The batch as a struct array, one child per column named by the schema. */
 int dp_batch_export(const dp_batch *b, struct ArrowSchema *schema, struct ArrowArray *array);
+/* Zero-copy variants: the export takes the buffers over, and the vector (or
+** every column of the batch, nrows 0) is left empty and ready for new rows.
+** The vector is emptied on failure too. */
+int dp_vector_export_move(dp_vector *v, struct ArrowSchema *schema, struct ArrowArray *array);
+int dp_batch_export_move(dp_batch *b, struct ArrowSchema *schema, struct ArrowArray *array);
 /* Only the schema (the type of the column, named `name`). */
 int dp_type_export_schema(const dp_type *t, const char *name, struct ArrowSchema *schema);
 

@@ -9,6 +9,7 @@
 ** the specification requires.  Buffers are copies, so a vector may be
 ** changed or freed while its export lives on.
 */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -165,70 +166,130 @@ static bool put_buffer(struct ArrowArray *out, int k, const void *src, size_t n)
   return true;
 }
 
+/* Buffer k taken over from the vector (the move variants); the caller then
+** forgets its pointer.  An absent buffer becomes n zero bytes, which is
+** what an empty one holds (offsets [0]). */
+static bool take_buffer(struct ArrowArray *out, int k, void *src, size_t n) {
+  array_private *p = out->private_data;
+  p->owned[k] = src ? src : calloc(n ? n : 1, 1);
+  if (!p->owned[k]) return false;
+  p->buffers[k] = p->owned[k];
+  return true;
+}
+
 static size_t bitmap_bytes(int64_t rows) { return (size_t)((rows + 7) / 8); }
 
-static int export_array(const dp_vector *v, struct ArrowArray *out);
+static int export_array(dp_vector *v, bool move, struct ArrowArray *out);
 
-static int fill_array(const dp_vector *v, struct ArrowArray *out) {
+/* Copy (or with `move`, take over) buffer k, n bytes at src. */
+static bool buffer(struct ArrowArray *out, int k, void *src, size_t n, bool move) {
+  return move ? take_buffer(out, k, src, n) : put_buffer(out, k, src, n);
+}
+
+static int fill_array(dp_vector *v, bool move, struct ArrowArray *out) {
   bool ok = true;
   int width = dp_phys_width(v->phys);
+  size_t offsets_bytes = (size_t)(v->length + 1) * sizeof(int32_t);
   /* buffer 0, the validity bitmap, stays NULL when nothing is null */
-  if (v->phys != DP_PHYS_NULL && v->null_count > 0 && v->validity)
-    ok = put_buffer(out, 0, v->validity, bitmap_bytes(v->length));
+  if (v->phys != DP_PHYS_NULL && v->null_count > 0 && v->validity) {
+    ok = buffer(out, 0, v->validity, bitmap_bytes(v->length), move);
+    if (ok && move) v->validity = NULL;
+  }
   switch (v->phys) {
   case DP_PHYS_NULL:
     out->n_buffers = 0;
-    return DIPPER_OK;
+    break;
   case DP_PHYS_BIT:
+  case DP_PHYS_I8:
+  case DP_PHYS_I16:
+  case DP_PHYS_I32:
+  case DP_PHYS_I64:
+  case DP_PHYS_F32:
+  case DP_PHYS_F64:
+  case DP_PHYS_D128:
     out->n_buffers = 2;
-    ok = ok && put_buffer(out, 1, v->values, bitmap_bytes(v->length));
+    ok = ok && buffer(out, 1, v->values,
+                      v->phys == DP_PHYS_BIT ? bitmap_bytes(v->length)
+                                             : (size_t)v->length * (size_t)width,
+                      move);
+    if (ok && move) v->values = NULL;
     break;
   case DP_PHYS_VARBIN:
     out->n_buffers = 3;
-    ok = ok && put_buffer(out, 1, v->offsets, (size_t)(v->length + 1) * sizeof(int32_t)) &&
-         put_buffer(out, 2, v->data, (size_t)v->offsets[v->length]);
+    ok = ok && buffer(out, 2, v->data, (size_t)v->data_len, move);
+    if (ok && move) v->data = NULL;
+    ok = ok && buffer(out, 1, v->offsets, offsets_bytes, move);
+    if (ok && move) v->offsets = NULL;
     break;
   case DP_PHYS_LIST:
     out->n_buffers = 2;
-    ok = ok && put_buffer(out, 1, v->offsets, (size_t)(v->length + 1) * sizeof(int32_t));
+    ok = ok && buffer(out, 1, v->offsets, offsets_bytes, move);
+    if (ok && move) v->offsets = NULL;
     break;
   case DP_PHYS_STRUCT:
     out->n_buffers = 1;
     break;
-  default:
-    out->n_buffers = 2;
-    ok = ok && put_buffer(out, 1, v->values, (size_t)v->length * (size_t)width);
-    break;
   }
   if (!ok) return DIPPER_NOMEM;
   for (int i = 0; i < v->nchildren; i++) {
-    int rc = export_array(v->children[i], out->children[i]);
+    int rc = export_array(v->children[i], move, out->children[i]);
     if (rc) return rc;
   }
   return DIPPER_OK;
 }
 
-static int export_array(const dp_vector *v, struct ArrowArray *out) {
+/* After a move the vector owns no buffer: empty, capacity 0, ready to grow
+** again on the next append. */
+static void reset_moved(dp_vector *v) {
+  free(v->validity);
+  free(v->values);
+  free(v->offsets);
+  free(v->data);
+  v->validity = NULL;
+  v->values = NULL;
+  v->offsets = NULL;
+  v->data = NULL;
+  v->length = v->null_count = v->capacity = v->data_len = v->data_cap = 0;
+}
+
+/* A moved batch is left empty in every column, also those the export did
+** not reach after a failure. */
+static void reset_moved_tree(dp_vector *v) {
+  for (int i = 0; i < v->nchildren; i++) reset_moved_tree(v->children[i]);
+  reset_moved(v);
+}
+
+static int export_array(dp_vector *v, bool move, struct ArrowArray *out) {
   int64_t null_count = v->phys == DP_PHYS_NULL ? v->length : v->null_count;
   int rc = array_node(out, v->length, null_count, v->nchildren);
-  if (!rc) rc = fill_array(v, out);
+  if (!rc) rc = fill_array(v, move, out);
   if (rc && out->release) out->release(out);
+  if (move) reset_moved_tree(v); /* even on failure: taken buffers are gone */
   return rc;
 }
 
-int dp_vector_export(const dp_vector *v, struct ArrowSchema *schema, struct ArrowArray *array) {
+static int vector_export(dp_vector *v, bool move, struct ArrowSchema *schema,
+                         struct ArrowArray *array) {
   if (!v || !schema || !array) return DIPPER_MISUSE;
+  memset(array, 0, sizeof *array);
   int rc = export_type(v->type, "", nullable_flag(v->type), schema);
-  if (rc) {
-    memset(array, 0, sizeof *array);
-    return rc;
-  }
-  rc = export_array(v, array);
+  if (rc) return rc;
+  rc = export_array(v, move, array);
   if (rc) schema->release(schema);
   return rc;
 }
 
-int dp_batch_export(const dp_batch *b, struct ArrowSchema *schema, struct ArrowArray *array) {
+int dp_vector_export(const dp_vector *v, struct ArrowSchema *schema, struct ArrowArray *array) {
+  /* Without `move` nothing of *v is written; the cast only shares the code. */
+  return vector_export((dp_vector *)(uintptr_t)v, false, schema, array);
+}
+
+int dp_vector_export_move(dp_vector *v, struct ArrowSchema *schema, struct ArrowArray *array) {
+  return vector_export(v, true, schema, array);
+}
+
+static int batch_export(dp_batch *b, bool move, struct ArrowSchema *schema,
+                        struct ArrowArray *array) {
   if (!b || !schema || !array) return DIPPER_MISUSE;
   memset(schema, 0, sizeof *schema);
   memset(array, 0, sizeof *array);
@@ -242,10 +303,23 @@ int dp_batch_export(const dp_batch *b, struct ArrowSchema *schema, struct ArrowA
   }
   if (!rc) rc = array_node(array, b->nrows, 0, b->ncols);
   if (!rc) array->n_buffers = 1; /* the struct's validity: NULL, no row is null */
-  for (int i = 0; i < b->ncols && !rc; i++) rc = export_array(b->cols[i], array->children[i]);
+  for (int i = 0; i < b->ncols && !rc; i++)
+    rc = export_array(b->cols[i], move, array->children[i]);
   if (rc) {
     if (schema->release) schema->release(schema);
     if (array->release) array->release(array);
   }
+  if (move) {
+    for (int i = 0; i < b->ncols; i++) reset_moved_tree(b->cols[i]);
+    b->nrows = 0;
+  }
   return rc;
+}
+
+int dp_batch_export(const dp_batch *b, struct ArrowSchema *schema, struct ArrowArray *array) {
+  return batch_export((dp_batch *)(uintptr_t)b, false, schema, array);
+}
+
+int dp_batch_export_move(dp_batch *b, struct ArrowSchema *schema, struct ArrowArray *array) {
+  return batch_export(b, true, schema, array);
 }

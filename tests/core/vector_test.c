@@ -496,6 +496,87 @@ TEST(batch_export_is_a_struct_of_columns) {
   dp_vector_free(NULL);
 }
 
+TEST(move_export_hands_the_buffers_over) {
+  dp_vector *v = dp_vector_new(T(DP_T_STRING), 0);
+  dp_vector_append_str(v, "abc", 3);
+  dp_vector_append_null(v);
+  const void *data_before = v->data;
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  CHECK_EQ(dp_vector_export_move(v, &s, &a), DIPPER_OK);
+  CHECK(a.buffers[2] == data_before); /* no copy */
+  CHECK_EQ(a.length, 2);
+  CHECK_EQ(a.null_count, 1);
+  CHECK(!bit(a.buffers[0], 1) && bit(a.buffers[0], 0));
+  CHECK_EQ(validate(&s, &a), 0);
+  CHECK(v->length == 0 && v->capacity == 0 && v->data == NULL && v->validity == NULL);
+  /* the emptied vector takes new rows and exports again, even when empty */
+  struct ArrowSchema s2;
+  struct ArrowArray a2;
+  CHECK_EQ(dp_vector_export_move(v, &s2, &a2), DIPPER_OK);
+  CHECK_EQ(a2.length, 0);
+  CHECK_EQ(((const int32_t *)a2.buffers[1])[0], 0);
+  a2.release(&a2);
+  s2.release(&s2);
+  CHECK_EQ(dp_vector_append_str(v, "xy", 2), DIPPER_OK);
+  CHECK_EQ(v->length, 1);
+  /* a moved-out list vector rejects a bad value cleanly */
+  dp_vector *l = dp_vector_new(dp_type_array(A, T(DP_T_INT)), 0);
+  dp_vector_append_list(l);
+  CHECK_EQ(dp_vector_export_move(l, &s2, &a2), DIPPER_OK);
+  a2.release(&a2);
+  s2.release(&s2);
+  dp_value bad_items[2] = {dp_value_int(T(DP_T_INT), 1), dp_value_string("x", 1)};
+  dp_value bad = {0};
+  bad.type = l->type;
+  bad.u.list.n = 2;
+  bad.u.list.items = bad_items;
+  CHECK_EQ(dp_vector_append_value(l, &bad), DIPPER_MISUSE);
+  CHECK(l->length == 0 && l->children[0]->length == 0);
+  bad.u.list.n = 1;
+  CHECK_EQ(dp_vector_append_value(l, &bad), DIPPER_OK);
+  CHECK(l->length == 1 && l->children[0]->length == 1);
+  dp_vector_free(l);
+  CHECK(memcmp(a.buffers[2], "abc", 3) == 0); /* the export is untouched */
+  a.release(&a);
+  s.release(&s);
+  dp_vector_free(v);
+}
+
+TEST(move_export_of_a_nested_batch) {
+  const dp_type *row_t = dp_type_row(
+      A, 2, (dp_field[]){{"xs", dp_type_array(A, T(DP_T_DOUBLE))}, {"flag", T(DP_T_BOOLEAN)}});
+  dp_schema *schema = dp_schema_new(A, 2);
+  schema->cols[0] = (dp_field){"k", T(DP_T_INT)};
+  schema->cols[1] = (dp_field){"r", row_t};
+  dp_batch *b = dp_batch_new(schema, 2);
+  for (int round = 0; round < 3; round++) {
+    for (int i = 0; i < 50; i++) {
+      dp_vector_append_i64(b->cols[0], i);
+      dp_vector *r = b->cols[1];
+      for (int k = 0; k < i % 3; k++) dp_vector_append_f64(r->children[0]->children[0], k * 0.5);
+      dp_vector_append_list(r->children[0]);
+      dp_vector_append_bool(r->children[1], i % 2 == 0);
+      dp_vector_append_struct(r);
+    }
+    CHECK_EQ(dp_batch_sync(b), DIPPER_OK);
+    struct ArrowSchema s;
+    struct ArrowArray a;
+    CHECK_EQ(dp_batch_export_move(b, &s, &a), DIPPER_OK);
+    CHECK_EQ(b->nrows, 0);
+    CHECK_EQ(b->cols[1]->children[0]->children[0]->length, 0);
+    CHECK_EQ(validate(&s, &a), 0);
+    CHECK_EQ(a.length, 50);
+    const struct ArrowArray *xs = a.children[1]->children[0];
+    CHECK_EQ(xs->children[0]->length, 49); /* 0+1+2 per three rows */
+    CHECK_EQ(((const int32_t *)xs->buffers[1])[50], 49);
+    CHECK_EQ(((const uint8_t *)a.children[1]->children[1]->buffers[1])[0], 0x55);
+    a.release(&a);
+    s.release(&s);
+  }
+  dp_batch_free(b);
+}
+
 TEST(export_schema_of_a_type) {
   struct ArrowSchema s;
   const dp_type *t = dp_type_array(A, dp_type_decimal(A, 20, 4));
