@@ -84,6 +84,20 @@ static int edit_distance(const char *x, const char *y) {
   return row[ny];
 }
 
+const char *dp_bind_suggest(const char *name, const char *const *cands, int n) {
+  const char *best = NULL;
+  int bestd = strlen(name) <= 3 ? 2 : 3;
+  for (int i = 0; i < n; i++) {
+    if (!cands[i]) continue;
+    int dist = edit_distance(name, cands[i]);
+    if (dist < bestd) {
+      bestd = dist;
+      best = cands[i];
+    }
+  }
+  return best;
+}
+
 /* ------------------------------------------------------------------ */
 /* expression utilities                                                */
 /* ------------------------------------------------------------------ */
@@ -343,7 +357,7 @@ static dp_expr *field_path(dp_bexpr *x, dp_expr *e, const dp_ast_name *n, int fr
   for (int i = from; e && i < n->n; i++) {
     const dp_ast_ident *part = &n->parts[i];
     if (e->type->kind != DP_T_ROW)
-      return dp_bind_fail(x->b, DIPPER_TYPE, part->span,
+      return dp_bind_fail(x->b, DIPPER_NAME, part->span,
                           "cannot read field `%s`: the value before it is %s, not a ROW", part->name,
                           dp_bind_type_str(x->b, e->type));
     int found = -1;
@@ -1492,11 +1506,40 @@ static dp_expr *bind_over_call(dp_bexpr *x, const dp_ast_expr *e, const dp_func 
                         "%s(..) OVER (..) is not allowed in %s; compute it in the SELECT list of "
                         "a subquery and filter on its alias outside",
                         fn->name, x->clause ? x->clause : "this place");
-  if (w->ref_name)
-    return dp_bind_fail(b, DIPPER_UNSUPPORTED, w->span,
-                        "named windows (OVER %s) are not supported yet; write the window inline: "
-                        "OVER (PARTITION BY .. ORDER BY ..)",
-                        w->ref_name);
+  if (w->ref_name) {
+    /* OVER w, or OVER (w ORDER BY ..): the named window, refined by what is written inline */
+    const dp_ast_window *named = NULL;
+    for (int i = 0; i < x->nwindows; i++)
+      if (dp_bind_name_eq(x->windows[i].name.name, w->ref_name)) named = x->windows[i].window;
+    if (!named) {
+      const char **names = dp_arena_calloc(b->a, (size_t)(x->nwindows ? x->nwindows : 1), sizeof *names);
+      for (int i = 0; names && i < x->nwindows; i++) names[i] = x->windows[i].name.name;
+      const char *best = names ? dp_bind_suggest(w->ref_name, names, x->nwindows) : NULL;
+      return dp_bind_fail(b, DIPPER_NAME, w->span, "unknown window `%s`%s%s%s; define it with WINDOW %s AS (...)",
+                          w->ref_name, best ? "; did you mean `" : "", best ? best : "", best ? "`" : "",
+                          w->ref_name);
+    }
+    dp_ast_window *merged = dp_arena_alloc(b->a, sizeof *merged);
+    if (!merged) return NULL;
+    *merged = *named;
+    if (w->npartition) {
+      merged->npartition = w->npartition;
+      merged->partition = w->partition;
+    }
+    if (w->norder) {
+      merged->norder = w->norder;
+      merged->order = w->order;
+    }
+    if (w->has_frame) {
+      merged->has_frame = true;
+      merged->rows = w->rows;
+      merged->start = w->start;
+      merged->end = w->end;
+    }
+    merged->ref_name = NULL;
+    merged->span = w->span;
+    w = merged;
+  }
   dp_bexpr inner = *x;
   inner.allow = x->allow & DP_BX_AGG; /* SUM(COUNT(*)) OVER (..) is valid with GROUP BY */
   inner.clause = "an OVER call";
@@ -1531,6 +1574,25 @@ static dp_expr *bind_over_call(dp_bexpr *x, const dp_ast_expr *e, const dp_func 
     return dp_bind_fail(b, DIPPER_TYPE, w->span,
                         "%s needs ORDER BY in its OVER clause: OVER (PARTITION BY .. ORDER BY ..)",
                         fn->name);
+  if (w->has_frame && !w->rows && w->start.kind == DP_BOUND_PRECEDING && w->start.offset &&
+      w->norder == 1 && ov.order[0].expr) {
+    const dp_ast_expr *off = w->start.offset;
+    bool interval = off->kind == DP_AX_INTERVAL ||
+                    (off->kind == DP_AX_LITERAL && off->u.lit.kind == DP_LIT_STRING);
+    bool time_key = dp_type_is_temporal(ov.order[0].expr->type);
+    if (time_key && !interval)
+      return dp_bind_fail(b, DIPPER_TYPE, off->span,
+                          "RANGE over a %s ORDER BY key needs an INTERVAL offset, e.g. RANGE "
+                          "BETWEEN INTERVAL '1' HOUR PRECEDING AND CURRENT ROW",
+                          dp_bind_type_str(b, ov.order[0].expr->type));
+    if (!time_key && interval)
+      return dp_bind_fail(b, DIPPER_TYPE, off->span,
+                          "an INTERVAL offset needs a time ORDER BY key, not %s; use ROWS n PRECEDING",
+                          dp_bind_type_str(b, ov.order[0].expr->type));
+  }
+  if (w->has_frame && !w->rows && w->start.kind == DP_BOUND_PRECEDING && w->norder != 1)
+    return dp_bind_fail(b, DIPPER_TYPE, w->span,
+                        "RANGE .. PRECEDING needs exactly one ORDER BY key in the OVER clause");
   ov.has_frame = w->has_frame;
   ov.rows = w->rows;
   if (w->has_frame) {
@@ -1756,8 +1818,11 @@ dp_expr *dp_bind_expr(dp_bexpr *x, const dp_ast_expr *e) {
     if (args[0] && args[1] && args[0]->type->kind != DP_T_ARRAY && args[0]->type->kind != DP_T_MAP)
       r = dp_bind_fail(b, DIPPER_TYPE, e->span, "[..] reads arrays and maps, not %s",
                        dp_bind_type_str(b, args[0]->type));
-    else if (args[0] && args[1])
-      r = dp_bind_call_named(b, "element_at", 2, args, e->span);
+    else if (args[0] && args[1]) {
+      /* a wrong key or index type is reported at the key */
+      r = dp_bind_call_named(b, "element_at", 2, args, e->u.subscript.index->span);
+      if (r) r->span = e->span;
+    }
     break;
   }
   case DP_AX_EXTRACT: {

@@ -323,8 +323,16 @@ static bool time_column(dp_binder *b, const dp_bscope *sc, const dp_ast_ident *i
       nfound++;
     }
   if (nfound == 0) {
-    dp_bind_err(b, DIPPER_NAME, id->span, "DESCRIPTOR names `%s`, which is not a column of the table",
-                id->name);
+    const char **names = dp_arena_calloc(b->a, (size_t)(sc->n ? sc->n : 1), sizeof *names);
+    for (int i = 0; names && i < sc->n; i++) names[i] = sc->cols[i].hidden ? NULL : sc->cols[i].name;
+    const char *best = names ? dp_bind_suggest(id->name, names, sc->n) : NULL;
+    if (best)
+      dp_bind_err(b, DIPPER_NAME, id->span,
+                  "DESCRIPTOR names `%s`, which is not a column of the table; did you mean `%s`?",
+                  id->name, best);
+    else
+      dp_bind_err(b, DIPPER_NAME, id->span, "DESCRIPTOR names `%s`, which is not a column of the table",
+                  id->name);
     return false;
   }
   if (nfound > 1) {
@@ -537,6 +545,17 @@ static dp_plan *bind_join(dp_binder *b, const dp_ast_from *f, dp_bscope *sc, dp_
   dp_plan *l = bind_from(b, f->u.join.left, &ls, outer);
   dp_plan *r = bind_from(b, f->u.join.right, &rs, outer);
   if (!l || !r) return NULL;
+  for (int i = 0; i < rs.n; i++) {
+    if (!rs.cols[i].rel || (i > 0 && rs.cols[i - 1].rel == rs.cols[i].rel)) continue;
+    for (int k = 0; k < ls.n; k++)
+      if (ls.cols[k].rel && dp_bind_name_eq(ls.cols[k].rel, rs.cols[i].rel)) {
+        const dp_ast_from *rf = f->u.join.right;
+        dp_span at = rf->alias.name.name ? rf->alias.name.span : rf->span;
+        return dp_bind_fail(b, DIPPER_DUPLICATE, at,
+                            "`%s` names two inputs of this join; give each its own alias",
+                            rs.cols[i].rel);
+      }
+  }
   dp_join_kind kind;
   switch (f->u.join.kind) {
   case DP_JOIN_INNER: kind = DP_J_INNER; break;
@@ -1474,6 +1493,8 @@ static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_q
   /* Group windows of the legacy and Spark syntaxes become a WINDOW node first. */
   dp_bexpr x;
   dp_bexpr_init(&x, b, &sc, DP_BX_AGG | DP_BX_OVER, "the SELECT list");
+  x.nwindows = s->nwindows;
+  x.windows = s->windows;
   int gw = find_group_window(s);
   bool spark_window = false;
   int win_base = -1;
@@ -1576,6 +1597,34 @@ static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_q
     x.clause = "ORDER BY";
     if (!(order_expr[i] = dp_bind_expr(&x, q->order[i].expr))) ok = false;
   }
+  /* QUALIFY sees the FROM row, the select list's aliases and OVER calls of its own. */
+  dp_expr *qualify = NULL;
+  if (ok && s->qualify) {
+    dp_bscope qs;
+    memset(&qs, 0, sizeof qs);
+    qs.outer = outer;
+    for (int i = 0; i < sc.n; i++) {
+      dp_bscope_add(b, &qs, sc.cols[i].rel, sc.cols[i].name, sc.cols[i].type, sc.cols[i].index, sc.cols[i].expr);
+      qs.cols[qs.n - 1].hidden = sc.cols[i].hidden;
+    }
+    for (int i = 0; i < nvisible; i++) {
+      bool taken = false;
+      for (int k = 0; k < sc.n; k++)
+        if (!sc.cols[k].hidden && dp_bind_name_eq(sc.cols[k].name, items[i].name)) taken = true;
+      if (!taken) dp_bscope_add(b, &qs, NULL, items[i].name, items[i].expr->type, -1, items[i].expr);
+    }
+    dp_bexpr qx = x;
+    qx.sc = &qs;
+    qx.clause = "QUALIFY";
+    qualify = dp_bind_cond(&qx, s->qualify);
+    x.aggs = qx.aggs;
+    x.naggs = qx.naggs;
+    x.capaggs = qx.capaggs;
+    x.overs = qx.overs;
+    x.novers = qx.novers;
+    x.capovers = qx.capovers;
+    if (!qualify) ok = false;
+  }
   if (!ok) return NULL;
 
   /* GROUP BY and aggregates. */
@@ -1654,6 +1703,7 @@ static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_q
     for (int i = 0; i < nitems; i++)
       if (!(items[i].expr = agg_rewrite(&ac, items[i].expr))) ok = false;
     if (having && !(having = agg_rewrite(&ac, having))) ok = false;
+    if (qualify && !(qualify = agg_rewrite(&ac, qualify))) ok = false;
     for (int i = 0; i < norder; i++)
       if (order_expr[i] && !(order_expr[i] = agg_rewrite(&ac, order_expr[i]))) ok = false;
     for (int i = 0; i < x.novers; i++) {
@@ -1720,6 +1770,7 @@ static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_q
       if (!(items[i].expr = over_rewrite(b, items[i].expr, x.overs))) return NULL;
     for (int i = 0; i < norder; i++)
       if (order_expr[i] && !(order_expr[i] = over_rewrite(b, order_expr[i], x.overs))) return NULL;
+    if (qualify && !(qualify = over_rewrite(b, qualify, x.overs))) return NULL;
   }
 
   /* ORDER BY expressions not in the select list become hidden columns. */
@@ -1733,25 +1784,39 @@ static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_q
         return dp_bind_fail(b, DIPPER_TYPE, q->order[i].span,
                             "with SELECT DISTINCT, ORDER BY expressions must appear in the select list");
       found = nitems;
-      if (!add_out(b, &items, &nitems, &capitems, order_expr[i], expr_name(b, nitems))) return NULL;
+      /* a hidden sort column keeps its column's name, for EXPLAIN */
+      const dp_ast_expr *oe = q->order[i].expr;
+      const char *hn = oe->kind == DP_AX_COLUMN ? oe->u.name.parts[oe->u.name.n - 1].name
+                                                : expr_name(b, nitems);
+      if (!add_out(b, &items, &nitems, &capitems, order_expr[i], hn)) return NULL;
     }
     order_out[i] = found;
+  }
+
+  /* QUALIFY filters the projection: the columns it reads become (hidden) outputs. */
+  if (qualify) {
+    int width = p->schema.ncols;
+    int *map = dp_arena_calloc(b->a, (size_t)(width ? width : 1), sizeof *map);
+    if (!map) return NULL;
+    for (int c = 0; c < width; c++) {
+      map[c] = -1;
+      if (!dp_bexpr_uses_range(qualify, c, c + 1)) continue;
+      for (int k = 0; k < nitems && map[c] < 0; k++)
+        if (as_column(items[k].expr) == c) map[c] = k;
+      if (map[c] < 0) {
+        map[c] = nitems;
+        if (!add_out(b, &items, &nitems, &capitems, col_ref(b, c, p->schema.cols[c].type, s->qualify->span),
+                     p->schema.cols[c].name))
+          return NULL;
+      }
+    }
+    if (!(qualify = remap(b, qualify, map, width))) return NULL;
   }
 
   p = make_project(b, p, nitems, items, s->span);
   if (!p) return NULL;
 
-  if (s->qualify) {
-    dp_bscope qs;
-    memset(&qs, 0, sizeof qs);
-    qs.outer = outer;
-    for (int i = 0; i < nvisible; i++) dp_bscope_add(b, &qs, NULL, items[i].name, items[i].expr->type, i, NULL);
-    dp_bexpr qx;
-    dp_bexpr_init(&qx, b, &qs, 0, "QUALIFY");
-    dp_expr *cond = dp_bind_cond(&qx, s->qualify);
-    if (!cond) return NULL;
-    if (!(p = apply_where(b, p, cond, s->qualify->span, true))) return NULL;
-  }
+  if (qualify && !(p = apply_where(b, p, qualify, s->qualify->span, true))) return NULL;
 
   if (s->distinct) {
     dp_plan *d = dp_bind_new_node(b, DP_P_DISTINCT, s->span, 1, p);

@@ -97,6 +97,9 @@ typedef struct dp_bexpr {
   ** of the WINDOW node (-1 when there is none). */
   int win_start, win_end, win_time;
   bool used_rowtime;
+  /* WINDOW w AS (...) of the SELECT, for OVER w. */
+  int nwindows;
+  const dp_ast_named_window *windows;
 } dp_bexpr;
 
 /* ---- binder.c ---- */
@@ -112,6 +115,8 @@ int dp_bind_err(dp_binder *b, int code, dp_span span, const char *fmt, ...)
 #endif
     ;
 bool dp_bind_name_eq(const char *x, const char *y);
+/* The candidate closest to `name` (case-insensitive edit distance <= 2), or NULL. */
+const char *dp_bind_suggest(const char *name, const char *const *cands, int n);
 const char *dp_bind_type_str(dp_binder *b, const dp_type *t);
 
 /* ---- bind_expr.c ---- */

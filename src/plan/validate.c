@@ -633,10 +633,40 @@ static void check_batch_scan(vctx *x, const dp_plan *p) {
                : "read a bounded source,");
 }
 
+static void validate_node(vctx *x, const dp_plan *p, const dp_plan *parent);
+
+/* Subquery plans inside an expression are checked like any other plan. */
+static void validate_subqueries(vctx *x, const dp_expr *e) {
+  if (!e) return;
+  switch (e->kind) {
+  case DP_E_COLUMN: case DP_E_LITERAL: break;
+  case DP_E_CALL:
+    for (int i = 0; i < e->u.call.nargs; i++) validate_subqueries(x, e->u.call.args[i]);
+    break;
+  case DP_E_CAST: validate_subqueries(x, e->u.cast.arg); break;
+  case DP_E_CASE:
+    for (int i = 0; i < e->u.case_.n; i++) {
+      validate_subqueries(x, e->u.case_.whens[i]);
+      validate_subqueries(x, e->u.case_.thens[i]);
+    }
+    validate_subqueries(x, e->u.case_.else_);
+    break;
+  case DP_E_FIELD: validate_subqueries(x, e->u.field.arg); break;
+  case DP_E_SUBQUERY:
+    validate_subqueries(x, e->u.subquery.arg);
+    validate_node(x, e->u.subquery.plan, NULL);
+    break;
+  }
+}
+
 /* Children first, so that a LIMIT sees whether its ORDER BY was refused. */
 static void validate_node(vctx *x, const dp_plan *p, const dp_plan *parent) {
   if (!p) return;
   for (int i = 0; i < p->ninputs; i++) validate_node(x, p->inputs[i], p);
+  if (p->kind == DP_P_FILTER) validate_subqueries(x, p->u.filter.cond);
+  if (p->kind == DP_P_JOIN) validate_subqueries(x, p->u.join.cond);
+  if (p->kind == DP_P_PROJECT)
+    for (int i = 0; i < p->u.project.n; i++) validate_subqueries(x, p->u.project.exprs[i]);
   if (!x->q->streaming) {
     if (p->kind == DP_P_SCAN) check_batch_scan(x, p);
     return;
