@@ -1096,3 +1096,84 @@ const dp_type *dp_func_param_type(const dp_func *fn, int i, int nargs, const dp_
   dp_arena_free(scratch);
   return picked;
 }
+
+/* ---- units ---- */
+
+typedef enum unit_bit {
+  U_YEAR = 1u << 0, U_QUARTER = 1u << 1, U_MONTH = 1u << 2, U_WEEK = 1u << 3, U_DAY = 1u << 4,
+  U_HOUR = 1u << 5, U_MINUTE = 1u << 6, U_SECOND = 1u << 7, U_MILLISECOND = 1u << 8,
+  U_MICROSECOND = 1u << 9, U_NANOSECOND = 1u << 10, U_DOW = 1u << 11, U_DOY = 1u << 12,
+  U_EPOCH = 1u << 13,
+} unit_bit;
+
+static const struct unit_name {
+  const char *name;
+  unsigned bit;
+} unit_names[] = {
+    {"YEAR", U_YEAR},         {"QUARTER", U_QUARTER},         {"MONTH", U_MONTH},
+    {"WEEK", U_WEEK},         {"DAY", U_DAY},                 {"HOUR", U_HOUR},
+    {"MINUTE", U_MINUTE},     {"SECOND", U_SECOND},           {"MILLISECOND", U_MILLISECOND},
+    {"MICROSECOND", U_MICROSECOND}, {"NANOSECOND", U_NANOSECOND}, {"DOW", U_DOW},
+    {"DOY", U_DOY},           {"EPOCH", U_EPOCH},
+};
+
+#define U_DATE_PARTS (U_YEAR | U_QUARTER | U_MONTH | U_WEEK | U_DAY)
+#define U_TIME_PARTS (U_HOUR | U_MINUTE | U_SECOND | U_MILLISECOND | U_MICROSECOND | U_NANOSECOND)
+
+static const char *unit_list(dp_arena *a, unsigned mask) {
+  const char *s = "";
+  for (size_t i = 0; s && i < sizeof unit_names / sizeof unit_names[0]; i++)
+    if (mask & unit_names[i].bit) s = dp_arena_printf(a, "%s%s%s", s, *s ? ", " : "", unit_names[i].name);
+  return s ? s : "";
+}
+
+const char *dp_func_check_unit(dp_arena *a, const dp_func *fn, const char *unit,
+                               const dp_type *operand) {
+  if (!fn || !unit || !operand) return NULL;
+  char key[MAX_NAME];
+  upper_into(key, sizeof key, unit);
+  unsigned bit = 0;
+  for (size_t i = 0; i < sizeof unit_names / sizeof unit_names[0]; i++)
+    if (strcmp(key, unit_names[i].name) == 0) bit = unit_names[i].bit;
+  /* What the function can do with each kind of operand. */
+  unsigned allowed;
+  bool is_date = operand->kind == DP_T_DATE, is_time = operand->kind == DP_T_TIME;
+  switch (fn->id) {
+  case DP_F_EXTRACT:
+    if (is_date)
+      allowed = U_DATE_PARTS | U_DOW | U_DOY | U_EPOCH;
+    else if (is_time)
+      allowed = U_TIME_PARTS | U_EPOCH;
+    else if (operand->kind == DP_T_INTERVAL_YM)
+      allowed = U_YEAR | U_QUARTER | U_MONTH;
+    else if (operand->kind == DP_T_INTERVAL_DT)
+      allowed = U_DAY | U_TIME_PARTS | U_EPOCH;
+    else
+      allowed = U_DATE_PARTS | U_TIME_PARTS | U_DOW | U_DOY | U_EPOCH;
+    break;
+  case DP_F_FLOOR:
+  case DP_F_CEIL:
+    allowed = is_date ? U_DATE_PARTS
+              : is_time ? U_HOUR | U_MINUTE | U_SECOND | U_MILLISECOND | U_MICROSECOND
+                        : U_DATE_PARTS | U_HOUR | U_MINUTE | U_SECOND | U_MILLISECOND | U_MICROSECOND;
+    break;
+  case DP_F_TIMESTAMPADD:
+  case DP_F_TIMESTAMPDIFF:
+    /* TIMESTAMPADD keeps a DATE a DATE, so only whole days and coarser fit. */
+    allowed = U_DATE_PARTS | U_HOUR | U_MINUTE | U_SECOND | U_MILLISECOND | U_MICROSECOND;
+    if (is_date && fn->id == DP_F_TIMESTAMPADD) allowed = U_DATE_PARTS;
+    break;
+  default: return NULL;
+  }
+  if (bit & allowed) return NULL;
+  char fname[MAX_NAME];
+  upper_into(fname, sizeof fname, fn->name);
+  const char *kind = dp_type_format(a, dp_type_with_nullability(a, operand, false));
+  if (!bit)
+    return dp_arena_printf(a, "%s has no unit %s; write one of %s", fname, unit, unit_list(a, allowed));
+  if (is_date && (bit & U_TIME_PARTS))
+    return dp_arena_printf(a, "%s: a DATE has no %s; CAST it to TIMESTAMP, or use one of %s", fname,
+                           key, unit_list(a, allowed));
+  return dp_arena_printf(a, "%s cannot use unit %s with %s; use one of %s", fname, key,
+                         kind ? kind : "this type", unit_list(a, allowed));
+}

@@ -75,4 +75,13 @@ const dp_func *dp_func_at(int i);
 **     ops starting with "IS " print after their operand. */
 const dp_type *dp_func_param_type(const dp_func *fn, int i, int nargs, const dp_type *const *args);
 
+/* Is `unit` (case-insensitive: 'HOUR', 'dow', ...) a unit fn accepts for an
+** operand of type `operand`?  For EXTRACT, FLOOR, CEIL, TIMESTAMPADD and
+** TIMESTAMPDIFF (a DATE has no HOUR; an INTERVAL YEAR TO MONTH no DAY;
+** TIMESTAMPADD of hours to a DATE would have to leave the DATE type).  NULL
+** when it is fine, else a message in `a` saying what to write instead.
+** Other functions take no unit: always NULL. */
+const char *dp_func_check_unit(dp_arena *a, const dp_func *fn, const char *unit,
+                               const dp_type *operand);
+
 #endif /* DP_FUNCTIONS_H */

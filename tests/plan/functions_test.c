@@ -493,6 +493,32 @@ TEST(param_type_edge_cases) {
   CHECK(dp_func_param_type(dp_func_get(DP_F_ADD), 0, 2, bad) == NULL); /* invalid call */
 }
 
+TEST(units_fit_their_operands) {
+  setup();
+  const dp_func *extract = dp_func_get(DP_F_EXTRACT), *floor_ = dp_func_get(DP_F_FLOOR);
+  const dp_func *tsadd = dp_func_get(DP_F_TIMESTAMPADD);
+  CHECK(dp_func_check_unit(A, extract, "HOUR", TS(3)) == NULL);
+  CHECK(dp_func_check_unit(A, extract, "dow", T(DP_T_DATE)) == NULL);
+  CHECK(dp_func_check_unit(A, extract, "EPOCH", LTZ(3)) == NULL);
+  CHECK_STR(dp_func_check_unit(A, extract, "HOUR", T(DP_T_DATE)),
+            "EXTRACT: a DATE has no HOUR; CAST it to TIMESTAMP, or use one of YEAR, QUARTER, "
+            "MONTH, WEEK, DAY, DOW, DOY, EPOCH");
+  CHECK_CONTAINS(dp_func_check_unit(A, extract, "DAY", T(DP_T_INTERVAL_YM)),
+                 "cannot use unit DAY with INTERVAL YEAR TO MONTH; use one of YEAR, QUARTER, MONTH");
+  CHECK(dp_func_check_unit(A, extract, "SECOND", T(DP_T_INTERVAL_DT)) == NULL);
+  CHECK_CONTAINS(dp_func_check_unit(A, extract, "FORTNIGHT", TS(3)), "EXTRACT has no unit FORTNIGHT");
+  CHECK(dp_func_check_unit(A, floor_, "HOUR", TS(3)) == NULL);
+  CHECK(dp_func_check_unit(A, floor_, "MONTH", T(DP_T_DATE)) == NULL);
+  CHECK_CONTAINS(dp_func_check_unit(A, floor_, "DOW", TS(3)), "FLOOR cannot use unit DOW");
+  CHECK_CONTAINS(dp_func_check_unit(A, dp_func_get(DP_F_CEIL), "MINUTE", T(DP_T_DATE)),
+                 "a DATE has no MINUTE");
+  CHECK(dp_func_check_unit(A, tsadd, "HOUR", TS(3)) == NULL);
+  CHECK(dp_func_check_unit(A, tsadd, "DAY", T(DP_T_DATE)) == NULL);
+  CHECK_CONTAINS(dp_func_check_unit(A, tsadd, "HOUR", T(DP_T_DATE)), "a DATE has no HOUR");
+  CHECK(dp_func_check_unit(A, dp_func_get(DP_F_TIMESTAMPDIFF), "SECOND", T(DP_T_DATE)) == NULL);
+  CHECK(dp_func_check_unit(A, dp_func_get(DP_F_UPPER), "HOUR", TS(3)) == NULL); /* takes no unit */
+}
+
 int main(void) {
   int rc = RUN_TESTS();
   dp_arena_free(A);
