@@ -128,9 +128,17 @@ static dp_plan *bind_insert(dp_binder *b, const dp_ast_insert *ins, dp_span span
                           ins->ncols, ins->ncols == 1 ? "" : "s", q->schema.ncols);
     for (int k = 0; k < ins->ncols; k++) {
       int found = dp_schema_find(&t->schema, ins->cols[k].name);
-      if (found < 0)
+      if (found < 0) {
+        const char **names = dp_arena_calloc(b->a, (size_t)(n ? n : 1), sizeof *names);
+        for (int i = 0; names && i < n; i++) names[i] = t->schema.cols[i].name;
+        const char *best = names ? dp_bind_suggest(ins->cols[k].name, names, n) : NULL;
+        if (best)
+          return dp_bind_fail(b, DIPPER_NAME, ins->cols[k].span,
+                              "table `%s` has no column `%s`; did you mean `%s`?", t->name,
+                              ins->cols[k].name, best);
         return dp_bind_fail(b, DIPPER_NAME, ins->cols[k].span, "table `%s` has no column `%s`",
                             t->name, ins->cols[k].name);
+      }
       if (src[found] == -2)
         return dp_bind_fail(b, DIPPER_TYPE, ins->cols[k].span,
                             "column `%s` of `%s` is %s and cannot be written; leave it out of the "
@@ -226,6 +234,28 @@ static dp_plan *bind_insert(dp_binder *b, const dp_ast_insert *ins, dp_span span
 /* ------------------------------------------------------------------ */
 /* statements                                                          */
 /* ------------------------------------------------------------------ */
+
+/* The span of the statement's last word (END of a statement set). */
+static dp_span end_of(const dp_diags *d, dp_span s) {
+  if (!d->text || s.off + s.len > d->text_len || s.len == 0) return s;
+  const char *t = d->text + s.off;
+  uint32_t last = s.len;
+  while (last > 0 && (t[last - 1] == ' ' || t[last - 1] == '\n' || t[last - 1] == '\t' ||
+                      t[last - 1] == '\r' || t[last - 1] == ';'))
+    last--;
+  uint32_t start = last;
+  while (start > 0 && isalnum((unsigned char)t[start - 1])) start--;
+  dp_span r = {s.off + start, last - start, s.line, s.col};
+  for (uint32_t i = 0; i < start; i++) {
+    if (t[i] == '\n') {
+      r.line++;
+      r.col = 1;
+    } else {
+      r.col++;
+    }
+  }
+  return r;
+}
 
 static void add_root(dp_binder *b, dp_query_plan *out, dp_plan *p) {
   dp_plan **g = dp_arena_grow(b->a, out->roots, (size_t)out->nroots, (size_t)out->nroots + 1, sizeof *g);
@@ -323,6 +353,9 @@ static void bind_stmt(dp_binder *b, dp_catalog *cat, const dp_ast_stmt *s, dp_qu
     break;
   }
   case DP_AS_STATEMENT_SET:
+    if (s->u.statement_set.n == 0)
+      dp_bind_err(b, DIPPER_SYNTAX, end_of(b->d, s->span),
+                  "a statement set needs at least one INSERT INTO ... between BEGIN and END");
     for (int i = 0; i < s->u.statement_set.n; i++) {
       const dp_ast_stmt *ins = s->u.statement_set.inserts[i];
       if (ins->kind != DP_AS_INSERT) {
