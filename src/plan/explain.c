@@ -85,10 +85,61 @@ static void note_subquery(explain_ctx *x, const dp_plan *p) {
   x->subq[x->nsubq++] = p;
 }
 
+static bool fn_named(const dp_func *fn, const char *name) {
+  return fn && fn->name && strcmp(fn->name, name) == 0;
+}
+
+/* Calls the SQL writes with syntax of their own, printed the way they are written. */
+static bool put_special_call(explain_ctx *x, const dp_expr *e, const dp_schema *in) {
+  const dp_func *fn = e->u.call.fn;
+  int n = e->u.call.nargs;
+  dp_expr **args = e->u.call.args;
+  dp_buf *out = x->out;
+  if (fn_named(fn, "in") && n >= 1) { /* (x IN (a, b)) */
+    dp_buf_putc(out, '(');
+    put_expr(x, args[0], in);
+    dp_buf_puts(out, " IN (");
+    for (int i = 1; i < n; i++) {
+      if (i > 1) dp_buf_puts(out, ", ");
+      put_expr(x, args[i], in);
+    }
+    dp_buf_puts(out, "))");
+    return true;
+  }
+  if (fn_named(fn, "extract") && n == 2 && args[0] && args[0]->kind == DP_E_LITERAL &&
+      !args[0]->u.value.is_null && dp_type_is_string(args[0]->type)) { /* EXTRACT(HOUR FROM x) */
+    dp_buf_puts(out, "EXTRACT(");
+    dp_buf_put(out, args[0]->u.value.u.s.ptr, args[0]->u.value.u.s.len);
+    dp_buf_puts(out, " FROM ");
+    put_expr(x, args[1], in);
+    dp_buf_putc(out, ')');
+    return true;
+  }
+  if (fn_named(fn, "element_at") && n == 2) { /* arr[1], m['k'] */
+    put_expr(x, args[0], in);
+    dp_buf_putc(out, '[');
+    put_expr(x, args[1], in);
+    dp_buf_putc(out, ']');
+    return true;
+  }
+  if (fn_named(fn, "array") || fn_named(fn, "map")) { /* ARRAY[1, 2], MAP['a', 1] */
+    put_upper(out, fn->name);
+    dp_buf_putc(out, '[');
+    for (int i = 0; i < n; i++) {
+      if (i) dp_buf_puts(out, ", ");
+      put_expr(x, args[i], in);
+    }
+    dp_buf_putc(out, ']');
+    return true;
+  }
+  return false;
+}
+
 static void put_call(explain_ctx *x, const dp_expr *e, const dp_schema *in) {
   const dp_func *fn = e->u.call.fn;
   int n = e->u.call.nargs;
   dp_expr **args = e->u.call.args;
+  if (put_special_call(x, e, in)) return;
   if (fn && fn->op && n >= 1) {
     dp_buf_putc(x->out, '(');
     if (n == 1 && is_postfix_op(fn->op)) {

@@ -168,6 +168,28 @@ TEST(expressions) {
   CHECK_STR(dp_buf_cstr(&b), "address.zip");
   b.len = 0;
 
+  /* calls with syntax of their own */
+  static const dp_func fn_in = {.name = "in", .kind = DP_FN_SCALAR};
+  static const dp_func fn_extract = {.name = "extract", .kind = DP_FN_SCALAR};
+  static const dp_func fn_elem = {.name = "element_at", .kind = DP_FN_SCALAR};
+  static const dp_func fn_array = {.name = "array", .kind = DP_FN_SCALAR};
+  dp_explain_expr(&b,
+                  fx_call(&fn_in, dp_type_of(DP_T_BOOLEAN), 3, fx_col(w, 3), fx_intlit(1),
+                          fx_intlit(2)),
+                  &w->schema);
+  CHECK_STR(dp_buf_cstr(&b), "(payPlatform IN (1, 2))");
+  b.len = 0;
+  dp_explain_expr(&b,
+                  fx_call(&fn_extract, fx_bigint(), 2,
+                          dp_expr_literal(fx_a, dp_value_string("HOUR", 4)), fx_col(w, 0)),
+                  &w->schema);
+  CHECK_STR(dp_buf_cstr(&b), "EXTRACT(HOUR FROM createTime)");
+  b.len = 0;
+  dp_expr *arr = fx_call(&fn_array, dp_type_array(fx_a, fx_int()), 2, fx_intlit(7), fx_intlit(8));
+  dp_explain_expr(&b, fx_call(&fn_elem, fx_int(), 2, arr, fx_intlit(1)), &w->schema);
+  CHECK_STR(dp_buf_cstr(&b), "ARRAY[7, 8][1]");
+  b.len = 0;
+
   /* a column outside the schema still prints */
   dp_explain_expr(&b, dp_expr_column(fx_a, 9, fx_int()), &w->schema);
   CHECK_STR(dp_buf_cstr(&b), "$9");
