@@ -537,7 +537,65 @@ static void extract_keys(dp_binder *b, dp_plan *j) {
   }
 }
 
+/* L CROSS JOIN UNNEST(arr) AS t(x): an UNNEST node over L appending the
+** element column(s) — ROW elements spread into their fields, MAP into key and
+** value — and the ordinality with WITH ORDINALITY. */
+static dp_plan *bind_unnest_join(dp_binder *b, const dp_ast_from *f, dp_bscope *sc, dp_bscope *outer) {
+  const dp_ast_from *uf = f->u.join.right;
+  if (f->u.join.kind != DP_JOIN_CROSS && f->u.join.kind != DP_JOIN_COMMA && f->u.join.kind != DP_JOIN_INNER)
+    return dp_bind_fail(b, DIPPER_UNSUPPORTED, f->span,
+                        "only CROSS JOIN UNNEST(..) is supported; rows whose array is empty are dropped");
+  if (uf->u.unnest.n != 1)
+    return dp_bind_fail(b, DIPPER_UNSUPPORTED, uf->span, "UNNEST takes one array or map");
+  dp_bscope ls;
+  memset(&ls, 0, sizeof ls);
+  dp_plan *l = bind_from(b, f->u.join.left, &ls, outer);
+  if (!l) return NULL;
+  dp_bexpr x;
+  dp_bexpr_init(&x, b, &ls, 0, "UNNEST");
+  dp_expr *arg = dp_bind_expr(&x, uf->u.unnest.args[0]);
+  if (!arg) return NULL;
+  const dp_type *t = arg->type;
+  dp_field cols[64];
+  int ncols = 0;
+  if (t->kind == DP_T_ARRAY && t->elem && t->elem->kind == DP_T_ROW && t->elem->nfields < 63) {
+    for (int i = 0; i < t->elem->nfields; i++) cols[ncols++] = t->elem->fields[i];
+  } else if (t->kind == DP_T_ARRAY) {
+    cols[ncols++] = (dp_field){"f0", t->elem ? t->elem : dp_type_of(DP_T_NULL)};
+  } else if (t->kind == DP_T_MAP) {
+    cols[ncols++] = (dp_field){"f0", t->elem};
+    cols[ncols++] = (dp_field){"f1", t->value};
+  } else {
+    return dp_bind_fail(b, DIPPER_TYPE, arg->span, "UNNEST needs an ARRAY or a MAP, not %s",
+                        dp_bind_type_str(b, t));
+  }
+  if (uf->u.unnest.with_ordinality)
+    cols[ncols++] = (dp_field){"ordinality", not_null(b, dp_type_of(DP_T_INT))};
+  if (uf->alias.ncols > 0) {
+    if (uf->alias.ncols != ncols)
+      return dp_bind_fail(b, DIPPER_TYPE, uf->alias.name.span, "UNNEST gives %d column%s, the alias names %d",
+                          ncols, ncols == 1 ? "" : "s", uf->alias.ncols);
+    for (int i = 0; i < ncols; i++) cols[i].name = uf->alias.cols[i].name;
+  }
+  dp_plan *u = dp_bind_new_node(b, DP_P_UNNEST, uf->span, 1, l);
+  if (!u) return NULL;
+  int nl = l->schema.ncols;
+  copy_schema(b, u, l, ncols);
+  if (!u->schema.cols) return NULL;
+  for (int i = 0; i < ncols; i++) u->schema.cols[nl + i] = cols[i];
+  u->u.unnest.arg = arg;
+  u->u.unnest.with_ordinality = uf->u.unnest.with_ordinality;
+  for (int i = 0; i < ls.n; i++) {
+    dp_bscope_add(b, sc, ls.cols[i].rel, ls.cols[i].name, ls.cols[i].type, ls.cols[i].index, ls.cols[i].expr);
+    sc->cols[sc->n - 1].hidden = ls.cols[i].hidden;
+  }
+  for (int i = 0; i < ncols; i++)
+    dp_bscope_add(b, sc, uf->alias.name.name, cols[i].name, cols[i].type, nl + i, NULL);
+  return u;
+}
+
 static dp_plan *bind_join(dp_binder *b, const dp_ast_from *f, dp_bscope *sc, dp_bscope *outer) {
+  if (f->u.join.right->kind == DP_AF_UNNEST) return bind_unnest_join(b, f, sc, outer);
   dp_bscope ls, rs;
   memset(&ls, 0, sizeof ls);
   memset(&rs, 0, sizeof rs);
@@ -785,7 +843,7 @@ static dp_plan *bind_from(dp_binder *b, const dp_ast_from *f, dp_bscope *sc, dp_
     break;
   case DP_AF_UNNEST:
     p = dp_bind_fail(b, DIPPER_UNSUPPORTED, f->span,
-                     "UNNEST is not supported yet; read array elements with arr[i]");
+                     "UNNEST must follow a table: FROM t CROSS JOIN UNNEST(t.arr) AS u(x)");
     break;
   }
   b->depth--;
