@@ -241,6 +241,21 @@ TEST(computed_columns_and_proctime) {
   env_free(&e);
 }
 
+TEST(computed_column_sees_later_physical_columns) {
+  /* Flink binds computed columns over every physical and metadata column,
+     wherever declared. */
+  env e;
+  env_init(&e);
+  CHECK_EQ(run(&e, "CREATE TABLE t (b AS a * 2, a INT)" DATAGEN), DIPPER_OK);
+  const dp_table_def *t = dp_catalog_table(e.cat, "t");
+  CHECK(t != NULL);
+  if (t && t->cols[0].expr && t->cols[0].expr->kind == DP_E_CALL) {
+    CHECK_EQ(t->cols[0].expr->u.call.args[0]->kind, DP_E_COLUMN);
+    CHECK_EQ(t->cols[0].expr->u.call.args[0]->u.column.index, 1);
+  }
+  env_free(&e);
+}
+
 TEST(computed_column_may_not_use_computed_column) {
   env e;
   env_init(&e);
@@ -422,6 +437,10 @@ TEST(like_copies_columns_and_options) {
   }
   rc = run(&e, "CREATE TABLE c2 (id INT) WITH ('topic' = 'b') LIKE base");
   EXPECT_ERROR(&e, rc, DIPPER_DUPLICATE, "column `id` is already declared by LIKE `base`", "id INT");
+  rc = run(&e, "CREATE TABLE c4 (t2 TIMESTAMP(3), WATERMARK FOR t2 AS t2) WITH ('topic' = 'b') "
+               "LIKE base");
+  EXPECT_ERROR(&e, rc, DIPPER_DUPLICATE, "already brings a watermark through LIKE `base`",
+               "WATERMARK");
   rc = run(&e, "CREATE TABLE c3 (x INT) LIKE bsae");
   EXPECT_ERROR(&e, rc, DIPPER_NAME, "LIKE names table `bsae`, which does not exist; did you mean "
                                     "`base`?", "bsae");
@@ -518,6 +537,8 @@ TEST(view_names) {
   rc = run(&e, "CREATE VIEW v AS SELECT id + 1 AS x FROM t");
   EXPECT_ERROR(&e, rc, DIPPER_DUPLICATE, "view `v` already exists; write CREATE OR REPLACE VIEW",
                "v AS");
+  CHECK_EQ(run(&e, "CREATE VIEW IF NOT EXISTS t AS SELECT 2 AS two"), DIPPER_OK);
+  CHECK(dp_catalog_view(e.cat, "t") == NULL); /* the table keeps the name */
   CHECK_EQ(run(&e, "CREATE VIEW IF NOT EXISTS v AS SELECT 2 AS two"), DIPPER_OK);
   CHECK_STR(dp_catalog_view(e.cat, "v")->text, "SELECT id FROM t");
   CHECK_EQ(run(&e, "CREATE OR REPLACE VIEW v AS SELECT 2 AS two"), DIPPER_OK);
