@@ -90,15 +90,14 @@ static void put_decimal(dp_buf *out, dp_i128 value, int scale) {
   }
 }
 
-/* Shortest text that reads back as the same double (or float): "1.5",
-** "3.0", "1E20".  Kept recognisable as approximate-looking but readable. */
+/* Shortest text that reads back as the same double, in the approximate
+** literal form SQL reads as DOUBLE (and Flink's EXPLAIN prints): "1.5E0",
+** "3E0", "1E20", "-2.5E-7".  SQL has no FLOAT literal: CAST(0.1E0 AS FLOAT). */
 static void put_double(dp_buf *out, double d, bool is_float) {
-  if (isnan(d)) {
-    dp_buf_printf(out, "CAST('NaN' AS %s)", is_float ? "FLOAT" : "DOUBLE");
-    return;
-  }
-  if (isinf(d)) {
-    dp_buf_printf(out, "CAST('%sInfinity' AS %s)", d < 0 ? "-" : "", is_float ? "FLOAT" : "DOUBLE");
+  const char *type_name = is_float ? "FLOAT" : "DOUBLE";
+  if (isnan(d) || isinf(d)) {
+    dp_buf_printf(out, "CAST('%s' AS %s)", isnan(d) ? "NaN" : d < 0 ? "-Infinity" : "Infinity",
+                  type_name);
     return;
   }
   char tmp[400];
@@ -108,24 +107,26 @@ static void put_double(dp_buf *out, double d, bool is_float) {
     double back = strtod(tmp, NULL);
     if (is_float ? (float)back == (float)d : back == d) break;
   }
-  int exp10 = atoi(strchr(tmp, 'e') + 1);
+  if (is_float) dp_buf_puts(out, "CAST(");
+  char *e = strchr(tmp, 'e');
+  int exp10 = atoi(e + 1);
   if (exp10 >= -6 && exp10 < 17) {
-    /* plain notation with exactly the significant digits found above */
+    /* plain digits, exactly the significant ones found above, then E0 */
     int decimals = prec - 1 - exp10;
     snprintf(tmp, sizeof tmp, "%.*f", decimals > 0 ? decimals : 0, d);
     dp_buf_puts(out, tmp);
-    if (!strchr(tmp, '.')) dp_buf_puts(out, ".0");
-    return;
+    dp_buf_puts(out, "E0");
+  } else {
+    /* "1.5e+07" -> "1.5E7" */
+    dp_buf_put(out, tmp, (size_t)(e - tmp));
+    dp_buf_putc(out, 'E');
+    const char *exp = e + 1;
+    if (*exp == '+') exp++;
+    if (*exp == '-') dp_buf_putc(out, *exp++);
+    while (*exp == '0' && exp[1]) exp++;
+    dp_buf_puts(out, exp);
   }
-  /* "1.5e+07" -> "1.5E7" */
-  char *e = strchr(tmp, 'e');
-  dp_buf_put(out, tmp, (size_t)(e - tmp));
-  dp_buf_putc(out, 'E');
-  const char *exp = e + 1;
-  if (*exp == '+') exp++;
-  if (*exp == '-') dp_buf_putc(out, *exp++);
-  while (*exp == '0' && exp[1]) exp++;
-  dp_buf_puts(out, exp);
+  if (is_float) dp_buf_puts(out, " AS FLOAT)");
 }
 
 static void put_quoted(dp_buf *out, const char *p, size_t n) {
@@ -245,8 +246,7 @@ static void put_value(dp_buf *out, const dp_value *v) {
   case DP_T_TIMESTAMP:
   case DP_T_TIMESTAMP_LTZ:
     dp_format_timestamp(tmp, sizeof tmp, v->u.i, t->precision);
-    dp_buf_printf(out, "%s '%s'",
-                  t->kind == DP_T_TIMESTAMP ? "TIMESTAMP" : "TIMESTAMP WITH LOCAL TIME ZONE", tmp);
+    dp_buf_printf(out, "%s '%s'", t->kind == DP_T_TIMESTAMP ? "TIMESTAMP" : "TIMESTAMP_LTZ", tmp);
     break;
   case DP_T_INTERVAL_DT:
     put_interval_dt(out, v->u.i);
