@@ -921,6 +921,14 @@ TEST(create_table_variants) {
     CHECK_EQ(s->u.create_table.npk, 2);
     CHECK(s->u.create_table.pk_enforced);
   }
+  s = stmt0("CREATE TABLE t (watermark INT, primary STRING, `key` INT, comment STRING)");
+  if (s) {
+    CHECK_EQ(s->u.create_table.ncols, 4);
+    CHECK_STR(s->u.create_table.cols[0].name.name, "watermark");
+    CHECK_STR(s->u.create_table.cols[1].name.name, "primary");
+    CHECK(!s->u.create_table.has_watermark);
+    CHECK_EQ(s->u.create_table.npk, 0);
+  }
   s = stmt0("CREATE TABLE s WITH ('connector' = 'blackhole') AS SELECT * FROM t");
   if (s) {
     CHECK(s->u.create_table.as_query != NULL);
@@ -944,6 +952,7 @@ TEST(create_table_variants) {
     CHECK_EQ(ct->cols[10].type->kind, DP_T_INT);
     CHECK_EQ(ct->cols[12].type->kind, DP_T_TIME);
     CHECK_EQ(ct->cols[13].type->kind, DP_T_TIMESTAMP);
+    CHECK_EQ(ct->cols[13].type->precision, 6); /* Flink's default */
     CHECK(!ct->cols[14].type->not_null);
   }
 }
@@ -1266,9 +1275,16 @@ TEST(errors_with_positions) {
   CHECK_STR(error_of("SELECT * FROM t MATCH_RECOGNIZE (x)"),
             "1:17: MATCH_RECOGNIZE is not supported");
   CHECK_STR(error_of("SELECT a FROM t ORDER a"), "1:23: expected BY after ORDER, found name a");
+  CHECK_STR(error_of("CREATE TABLE t (a INT, WATERMARK a AS a)"),
+            "1:34: expected FOR after WATERMARK (WATERMARK FOR ts AS ts - INTERVAL '5' SECOND), "
+            "found name a");
+  CHECK_STR(error_of("CREATE TABLE t (a INT, PRIMARY (a))"),
+            "1:32: expected KEY after PRIMARY (PRIMARY KEY (a, b) NOT ENFORCED), found '('");
+  CHECK_STR(error_of("SELECT \x01"), "1:8: unexpected byte 0x01: it has no meaning in SQL here "
+                                        "(quote names in backticks, strings in single quotes)");
   CHECK_STR(error_of("SELECT CASE END"), "1:13: expected WHEN in CASE, found keyword END");
   CHECK_STR(error_of("SELECT 1 # 2"),
-            "1:10: unexpected character: it has no meaning in SQL here (quote names in "
+            "1:10: unexpected character '#': it has no meaning in SQL here (quote names in "
             "backticks, strings in single quotes)");
   CHECK_STR(error_of("CREATE TABLE t (a INT) WITH ('x' = 'y') LIKE s (INCLUDING ALL)"),
             "1:48: LIKE options (INCLUDING/EXCLUDING ...) are not supported: LIKE copies the "

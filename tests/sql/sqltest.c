@@ -432,6 +432,26 @@ static void report_head(const test_file *f, const test_case *tc) {
   fprintf(stderr, "%s:%d: FAIL \"%s\"\n", f->path, tc->line, tc->name);
 }
 
+/* Name the first line where a `plan exact` text and the output part, so that
+** a long plan need not be compared by eye. */
+static void report_first_difference(const test_file *f, const test_case *tc, const char *plan) {
+  const char *want = text_str(&tc->exact), *got = plan;
+  int line = 1;
+  for (;;) {
+    size_t wn = strcspn(want, "\n"), gn = strcspn(got, "\n");
+    if (wn != gn || memcmp(want, got, wn) != 0 || !want[wn] || !got[gn]) {
+      if (wn == gn && memcmp(want, got, wn) == 0) line++; /* one text ended first */
+      break;
+    }
+    want += wn + 1;
+    got += gn + 1;
+    line++;
+  }
+  /* The plan text starts on the line after the `--- plan exact` header. */
+  fprintf(stderr, "  %s:%d: first difference, line %d of the plan\n", f->path,
+          tc->expect_line + line, line);
+}
+
 /* Run one case in a fresh handle; true when it passes. */
 static bool run_case(const test_file *f, const test_case *tc, const run_opts *o) {
   dipper *db = NULL;
@@ -500,6 +520,7 @@ static bool run_case(const test_file *f, const test_case *tc, const run_opts *o)
       while (n > 0 && isspace((unsigned char)plan[n - 1])) n--;
       if (n != tc->exact.len || memcmp(plan, tc->exact.ptr, n) != 0) {
         report_head(f, tc);
+        report_first_difference(f, tc, plan);
         fputs("  expected EXPLAIN (exact):\n", stderr);
         print_indented(stderr, text_str(&tc->exact));
         fputs("  actual EXPLAIN:\n", stderr);
