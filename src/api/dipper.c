@@ -130,6 +130,16 @@ void dipper_close(dipper *db) {
 
 /* ---- diagnostics ---- */
 
+/* Exactly n bytes plus a NUL.  Not dp_arena_strndup: SQL text may hold a NUL
+** byte, and the copy must keep the length the spans were measured in. */
+static char *copy_bytes(dp_arena *a, const char *s, size_t n) {
+  char *p = dp_arena_alloc(a, n + 1);
+  if (!p) return NULL;
+  memcpy(p, s, n);
+  p[n] = '\0';
+  return p;
+}
+
 /* Forget the previous call's diagnostics and start a new list that names
 ** `file` (copied) and points into `text` (borrowed for the duration of the
 ** call; see keep_diag_text). */
@@ -146,7 +156,7 @@ static void diags_begin(dipper *db, const char *file, const char *text, size_t l
 static int diags_finish(dipper *db) {
   if (db->diags.count == 0) return DIPPER_OK;
   if (db->diags.text) {
-    db->text = dp_arena_strndup(db->diag_arena, db->diags.text, db->diags.text_len);
+    db->text = copy_bytes(db->diag_arena, db->diags.text, db->diags.text_len);
     if (!db->text) return DIPPER_NOMEM;
     db->diags.text = db->text;
   }
@@ -318,7 +328,7 @@ int dipper_compile(dipper *db, const char *sql, size_t len, const char *filename
   ** for ordinary scripts. */
   dp_arena *arena = dp_arena_new(len * 8 + 4096);
   dipper_program *prog = arena ? dp_arena_calloc(arena, 1, sizeof *prog) : NULL;
-  char *text = prog ? dp_arena_strndup(arena, sql, len) : NULL;
+  char *text = prog ? copy_bytes(arena, sql, len) : NULL;
   if (!text) {
     dp_arena_free(arena);
     return fail_unplaced(db, DIPPER_NOMEM, "out of memory while copying the SQL text");

@@ -3,6 +3,7 @@
 ** compile, diagnostics and their rendering, the catalog kept across calls,
 ** EXPLAIN of a program, version and result-code strings.
 */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -318,6 +319,28 @@ TEST(syntax_error_stops_before_binding) {
   dipper_free(rendered);
   /* Nothing was bound, so the table does not exist. */
   CHECK_EQ(dipper_compile(db, "SELECT id FROM gen", (size_t)-1, NULL, &prog), DIPPER_NAME);
+  dipper_close(db);
+}
+
+/* The text is `len` bytes, NUL bytes included: the copies the program and
+** the diagnostics keep must not stop at the first NUL (the fuzzer found it). */
+TEST(text_with_nul_bytes) {
+  dipper *db = open_embedded();
+  dipper_program *prog = NULL;
+  static const char sql[] = "SELECT 1;\n\0SELEC x;\nSELECT nope\n  FROM nowhere;\n";
+  int rc = dipper_compile(db, sql, sizeof sql - 1, "nul.sql", &prog);
+  CHECK(rc != DIPPER_OK);
+  CHECK(prog == NULL);
+  CHECK(dipper_diag_count(db) >= 1);
+  bool saw_line_two = false;
+  for (int i = 0; i < dipper_diag_count(db); i++) {
+    const dipper_diag *g = dipper_diag_get(db, i);
+    char *rendered = dipper_diag_render(db, i);
+    CHECK(rendered != NULL);
+    if (g && g->line == 2) saw_line_two = true;
+    dipper_free(rendered);
+  }
+  CHECK(saw_line_two);
   dipper_close(db);
 }
 
