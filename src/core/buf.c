@@ -77,8 +77,9 @@ void dp_buf_indent(dp_buf *b, int n) {
 }
 
 const char *dp_buf_cstr(dp_buf *b) {
-  if (!b->data) return "";
-  return b->data;
+  /* buf.h promises b->data is a string after this call, even when empty */
+  if (!b->data && reserve(b, 0)) b->data[0] = '\0';
+  return b->data ? b->data : "";
 }
 
 char *dp_buf_take(dp_buf *b) {

@@ -143,6 +143,7 @@ TEST(free_null_is_safe) {
 TEST(buffer_appends_and_takes) {
   dp_buf b = DP_BUF_INIT;
   CHECK_STR(dp_buf_cstr(&b), "");
+  CHECK_STR(b.data, ""); /* a string from here on, as buf.h promises */
   dp_buf_puts(&b, "a");
   dp_buf_putc(&b, 'b');
   dp_buf_put(&b, "cdef", 2);
