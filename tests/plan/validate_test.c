@@ -28,9 +28,9 @@
 
 #define CHECK_ACCEPTED()                                      \
   do {                                                        \
-    int n_ = fx_check();                                      \
-    CHECK_EQ(n_, 0);                                          \
-    if (n_ > 0) fprintf(stderr, "  first: %s\n", fx_d.items[0].message); \
+    int count_ = fx_check();                                  \
+    CHECK_EQ(count_, 0);                                      \
+    if (count_ > 0) fprintf(stderr, "  first: %s\n", fx_d.items[0].message); \
   } while (0)
 
 static dp_plan *plain_count_per_province(void) {
@@ -716,9 +716,9 @@ static void pl_end(void) {
 #define CHECK_PIPELINE_REFUSED(sql, line_, col_, words)        \
   do {                                                         \
     pl_begin();                                                \
-    int n_ = pl_compile(sql);                                  \
-    CHECK_EQ(n_, 1);                                           \
-    if (n_ >= 1) {                                             \
+    int count_ = pl_compile(sql);                              \
+    CHECK_EQ(count_, 1);                                       \
+    if (count_ >= 1) {                                         \
       CHECK_EQ(pl_d.items[0].code, DIPPER_STREAMING);          \
       CHECK_EQ(pl_d.items[0].span.line, line_);                \
       CHECK_EQ(pl_d.items[0].span.col, col_);                  \
