@@ -190,11 +190,24 @@ static _Noreturn void fail_at(parser *p, int code, dp_span span, const char *fmt
   bail_out(p, code);
 }
 
+/* A malformed token's own message; a stray character is quoted in it. */
+static _Noreturn void fail_lex(parser *p, const dp_token *t) {
+  const char *rest = t->err;
+  if (strncmp(rest, "unexpected character", 20) == 0 && t->span.len > 0) {
+    const char *c = p->text + t->span.off;
+    unsigned char b = (unsigned char)c[0];
+    if (b >= 0x20 && b < 0x7f)
+      fail_at(p, DIPPER_SYNTAX, t->span, "unexpected character '%c'%s", c[0], rest + 20);
+    fail_at(p, DIPPER_SYNTAX, t->span, "unexpected byte 0x%02X%s", b, rest + 20);
+  }
+  fail_at(p, DIPPER_SYNTAX, t->span, "%s", rest);
+}
+
 /* "expected <what>, found <token>[<hint>]".  A malformed token reports its
 ** own message instead: that is the real problem. */
 static _Noreturn void fail_expected(parser *p, const char *what, const char *hint) {
   const dp_token *t = cur(p);
-  if (t->kind == DP_TK_ERROR) fail_at(p, DIPPER_SYNTAX, t->span, "%s", t->err);
+  if (t->kind == DP_TK_ERROR) fail_lex(p, t);
   if (t->kind == DP_TK_EQEQ)
     fail_at(p, DIPPER_SYNTAX, t->span, "expected %s, found '==': SQL compares with a single '='",
             what);
@@ -486,8 +499,8 @@ static const dp_type *parse_type_body(parser *p) {
       if (!accept_word(p, "TIME")) fail_expected(p, "TIME ZONE after WITHOUT", NULL);
       if (!accept_word(p, "ZONE")) fail_expected(p, "ZONE after WITHOUT TIME", NULL);
     }
-    if (prec < 0) return dp_type_of(kind);
-    return check_type(p, dp_type_timestamp(p->a, kind, prec));
+    /* Flink's default precision: TIMESTAMP is TIMESTAMP(6). */
+    return check_type(p, dp_type_timestamp(p->a, kind, prec < 0 ? 6 : prec));
   }
   if (is_kw(t, DP_KW_INTERVAL)) return parse_interval_type(p);
   if (is_kw(t, DP_KW_ROW)) return parse_row_fields(p);
@@ -844,7 +857,7 @@ static dp_ast_expr *parse_primary(parser *p) {
     case DP_TK_QIDENT:
       break;
     case DP_TK_ERROR:
-      fail_at(p, DIPPER_SYNTAX, t->span, "%s", t->err);
+      fail_lex(p, t);
     default:
       fail_expected(p, "an expression", NULL);
   }
@@ -1914,9 +1927,12 @@ static void parse_table_elements(parser *p, dp_ast_create_table *ct) {
   next(p); /* ( */
   for (;;) {
     const dp_token *es = cur(p);
-    if (at_kw(p, DP_KW_WATERMARK) && is_kw(peek(p, 1), DP_KW_FOR)) {
+    /* WATERMARK and PRIMARY are also usable as column names: `watermark INT`. */
+    if (at_kw(p, DP_KW_WATERMARK) &&
+        (is_kw(peek(p, 1), DP_KW_FOR) || is_kw(peek(p, 2), DP_KW_AS))) {
       next(p);
-      next(p);
+      expect_kw(p, DP_KW_FOR, "FOR after WATERMARK (WATERMARK FOR ts AS ts - INTERVAL '5' "
+                              "SECOND)");
       if (ct->has_watermark)
         fail_at(p, DIPPER_DUPLICATE, es->span,
                 "a table has at most one WATERMARK: keep the one for the event-time column");
@@ -1926,11 +1942,12 @@ static void parse_table_elements(parser *p, dp_ast_create_table *ct) {
                              "INTERVAL '5' SECOND)");
       ct->watermark_expr = parse_expr(p);
       ct->watermark_span = span_from(p, es);
-    } else if ((at_kw(p, DP_KW_PRIMARY) && is_kw(peek(p, 1), DP_KW_KEY)) ||
+    } else if ((at_kw(p, DP_KW_PRIMARY) &&
+                (is_kw(peek(p, 1), DP_KW_KEY) || peek(p, 1)->kind == DP_TK_LPAREN)) ||
                (at_kw(p, DP_KW_CONSTRAINT) && is_kw(peek(p, 2), DP_KW_PRIMARY))) {
       if (accept_kw(p, DP_KW_CONSTRAINT)) parse_ident(p, "a constraint name");
       next(p);
-      next(p);
+      expect_kw(p, DP_KW_KEY, "KEY after PRIMARY (PRIMARY KEY (a, b) NOT ENFORCED)");
       int n = 0;
       dp_ast_ident *key =
           parse_ident_list(p, &n, "key columns", "')' to close the PRIMARY KEY columns");
@@ -2088,8 +2105,7 @@ static const char *raw_run(parser *p, bool key, dp_span *span) {
   const dp_token *first = cur(p);
   while (!ends_statement(cur(p)) && !(key && at(p, DP_TK_EQ))) {
     const dp_token *t = cur(p);
-    if (t->kind == DP_TK_ERROR && strncmp(t->err, "unterminated", 12) == 0)
-      fail_at(p, DIPPER_SYNTAX, t->span, "%s", t->err);
+    if (t->kind == DP_TK_ERROR && strncmp(t->err, "unterminated", 12) == 0) fail_lex(p, t);
     if (key && t != first && t->space_before)
       fail_at(p, DIPPER_SYNTAX, t->span,
               "a SET key cannot hold spaces: write it in single quotes, SET 'key' = 'value'");
