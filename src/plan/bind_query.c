@@ -1443,6 +1443,13 @@ static bool add_out(dp_binder *b, out_item **items, int *n, int *cap, dp_expr *e
 }
 
 static dp_plan *make_project(dp_binder *b, dp_plan *in, int n, const out_item *items, dp_span span) {
+  /* SELECT * over a subquery: a projection that changes nothing over another
+     projection is left out (over other nodes it stays, to show the query's columns) */
+  bool identity = n == in->schema.ncols;
+  for (int i = 0; identity && i < n; i++)
+    identity = as_column(items[i].expr) == i && items[i].expr->type == in->schema.cols[i].type &&
+               items[i].name && in->schema.cols[i].name && strcmp(items[i].name, in->schema.cols[i].name) == 0;
+  if (identity && in->kind == DP_P_PROJECT) return in;
   dp_plan *p = dp_bind_new_node(b, DP_P_PROJECT, span, 1, in);
   if (!p) return NULL;
   dp_bind_schema(b, p, n);
@@ -1544,7 +1551,9 @@ static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_q
     dp_bexpr_init(&x, b, &sc, 0, "WHERE");
     dp_expr *cond = dp_bind_cond(&x, s->where);
     if (!cond) return NULL;
-    p = apply_where(b, p, cond, s->where->span, s->from && s->from->kind == DP_AF_SUBQUERY);
+    /* the ROW_NUMBER() patterns apply over subqueries, views and CTEs alike: the
+       plan's shape decides */
+    p = apply_where(b, p, cond, s->where->span, true);
     if (!p) return NULL;
   }
 
