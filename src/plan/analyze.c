@@ -412,27 +412,36 @@ static void analyze_aggregate(actx *x, dp_plan *p) {
   attrs_set(p, attrs);
   if (p->props.bounded) return;
 
-  const char *keys = group_names(x, p, ngroup);
   bool insert_only = in->props.changelog == DP_CHANGELOG_INSERT_ONLY;
   if (win) {
+    /* The keys besides the window's own columns, for the description. */
+    int *other = dp_arena_alloc(x->a, (size_t)(ngroup > 0 ? ngroup : 1) * sizeof *other);
+    int nother = 0;
+    for (int i = 0; other && i < ngroup; i++)
+      if (i != p->u.aggregate.wstart && i != p->u.aggregate.wend && dp_analyze_attr(p, i) == -1)
+        other[nother++] = i;
+    const char *groups =
+        nother > 0 ? fmt(x, "; groups: (%s)", dp_analyze_col_list(x->a, &p->schema, nother, other))
+                   : "";
     int wm = dp_analyze_attr(win->inputs[0], win->u.window.time_col);
     if (wm != -1 && insert_only) {
       p->props.modes = MODES_ALL;
       p->props.changelog = DP_CHANGELOG_INSERT_ONLY;
       set_state(p, DP_STATE_WATERMARK,
                 wm >= 0 ? fmt(x, "one row per group and window; dropped when the watermark "
-                                 "passes window_end; groups: (%s)", keys)
+                                 "passes window_end%s", groups)
                         : fmt(x, "one row per group and window; dropped when the processing-time "
-                                 "clock passes window_end; groups: (%s)", keys));
+                                 "clock passes window_end%s", groups));
     } else {
       p->props.modes = DP_MODE_UPDATE | DP_MODE_COMPLETE;
       p->props.changelog = DP_CHANGELOG_UPSERT;
       set_state(p, DP_STATE_KEYS,
                 fmt(x, "one row per group and window; never dropped: the window time has no "
-                       "watermark; groups: (%s)", keys));
+                       "watermark%s", groups));
     }
     return;
   }
+  const char *keys = group_names(x, p, ngroup);
   if (key_wm >= 0 && insert_only) {
     p->props.modes = MODES_ALL;
     p->props.changelog = DP_CHANGELOG_INSERT_ONLY;

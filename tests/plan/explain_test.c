@@ -41,7 +41,7 @@ TEST(seed_pipeline) {
             "pay_amount DOUBLE)\n"
             "    streaming: unbounded modes=append,update,complete changelog=insert-only time=[] "
             "state=watermark (one row per group and window; dropped when the watermark passes "
-            "window_end; groups: (provinceId, window_start, window_end))\n"
+            "window_end; groups: (provinceId))\n"
             "    Window kind=HOP time=createTime size=1 min slide=30 s\n"
             "      schema: (createTime TIMESTAMP(3), orderId BIGINT, payAmount DOUBLE, "
             "payPlatform INT, provinceId INT, window_start TIMESTAMP(3), window_end "
