@@ -422,6 +422,26 @@ static const char *suggest_key(const connector *cn, const char *key, char *buf, 
   return buf;
 }
 
+/* "'a', 'b', 'fields.<col>.kind'" — the connector's keys, when they fit in a
+** message; false for a long list (Kafka's), or none. */
+static bool list_keys(char *buf, size_t cap, const connector *cn) {
+  size_t len = 0;
+  buf[0] = '\0';
+  if (!cn->opts[0].key) {
+    snprintf(buf, cap, "no options besides 'connector'");
+    return true;
+  }
+  for (const conn_opt *o = cn->opts; o->key; o++) {
+    const char *hash = strchr(o->key, '#');
+    int w = hash ? snprintf(buf + len, cap - len, "%s'%.*s<col>%s'", len ? ", " : "",
+                            (int)(hash - o->key), o->key, hash + 1)
+                 : snprintf(buf + len, cap - len, "%s'%s'", len ? ", " : "", o->key);
+    if (w < 0 || (size_t)w >= cap - len || len + (size_t)w > 320) return false;
+    len += (size_t)w;
+  }
+  return true;
+}
+
 /* ---- option values ---- */
 
 static bool parse_int(const char *v, bool allow_negative, long long *out) {
@@ -949,6 +969,10 @@ static int validate(dp_diags *d, const dp_table_def *t, int role) {
         keep(&rc, dp_error(d, DIPPER_OPTION, o->span,
                            "connector '%s' has no option '%s'; did you mean '%s'?", cn->name,
                            o->key, near));
+      else if (list_keys(buf, sizeof buf, cn))
+        keep(&rc, dp_error(d, DIPPER_OPTION, o->span,
+                           "connector '%s' has no option '%s'; it takes %s", cn->name, o->key,
+                           buf));
       else
         keep(&rc, dp_error(d, DIPPER_OPTION, o->span,
                            "connector '%s' has no option '%s'; see docs/sql.md, \"Connectors and "

@@ -452,7 +452,17 @@ TEST(sink_only_connectors) {
   rc = run(&e, "CREATE TABLE out5 (a INT) WITH ('connector' = 'callback')");
   EXPECT_ERROR(&e, rc, DIPPER_OPTION, "connector 'callback' needs option 'name'", "WITH");
   rc = run(&e, "CREATE TABLE out5 (a INT) WITH ('connector' = 'blackhole', 'format' = 'json')");
-  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "connector 'blackhole' has no option 'format'", "'format'");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION,
+               "connector 'blackhole' has no option 'format'; it takes no options besides "
+               "'connector'",
+               "'format'");
+  rc = run(&e, "CREATE TABLE out5 (a INT) WITH ('connector' = 'console', 'prefix' = 'x')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION,
+               "connector 'console' has no option 'prefix'; it takes 'print-identifier', "
+               "'standard-error'",
+               "'prefix'");
+  rc = run(&e, "CREATE TABLE out5 (a INT) WITH ('connector' = 'datagen', 'speed' = 'x')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "'fields.<col>.kind'", "'speed'");
   rc = run(&e, "CREATE TABLE out5 (a INT) WITH ('connector' = 'console', 'standard-error' = "
                "'maybe')");
   EXPECT_ERROR(&e, rc, DIPPER_OPTION, "must be 'true' or 'false'", "'maybe'");
