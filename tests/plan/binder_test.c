@@ -673,4 +673,76 @@ TEST(expr_over_columns) {
   fx_free(&f);
 }
 
+TEST(more_over_forms) {
+  fx f;
+  fx_init(&f);
+  /* QUALIFY with the ranking written inline */
+  dp_plan *p = ok_plan(&f, "SELECT user_id, amount FROM orders "
+                           "QUALIFY ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY amount DESC) <= 2");
+  dp_plan *t = find(p, DP_P_TOPN);
+  CHECK(t != NULL);
+  if (t) {
+    CHECK_EQ(t->u.topn.n, 2);
+  }
+  if (p) CHECK_EQ(p->schema.ncols, 2); /* the rank QUALIFY read is not an output */
+  /* named windows */
+  p = ok_plan(&f, "SELECT SUM(amount) OVER w, COUNT(*) OVER w FROM orders "
+                  "WINDOW w AS (PARTITION BY user_id ORDER BY ts ROWS BETWEEN 10 PRECEDING AND CURRENT ROW)");
+  dp_plan *o = find(p, DP_P_OVER);
+  CHECK(o != NULL);
+  if (o) {
+    CHECK_EQ(o->u.over.ncalls, 2); /* one node for the one window */
+    CHECK(o->u.over.rows);
+    CHECK_EQ(o->u.over.lower, 10);
+  }
+  CHECK_EQ(run(&f, "SELECT SUM(amount) OVER w2 FROM orders WINDOW w AS (PARTITION BY user_id ORDER BY ts)"), DIPPER_NAME);
+  CHECK_CONTAINS(f.msg, "unknown window `w2`");
+  CHECK_EQ(run(&f, "SELECT SUM(amount) OVER (ORDER BY ts RANGE BETWEEN 5 PRECEDING AND CURRENT ROW) FROM orders"),
+           DIPPER_TYPE);
+  CHECK_CONTAINS(f.msg, "INTERVAL");
+  CHECK_EQ(f.col, 52);
+  /* the deduplication pattern inside a view */
+  CHECK_EQ(run(&f, "CREATE VIEW last_order AS SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY user_id "
+                   "ORDER BY ts DESC) AS rn FROM orders) WHERE rn = 1"), DIPPER_OK);
+  p = ok_plan(&f, "SELECT order_id FROM last_order");
+  dp_plan *d = find(p, DP_P_DEDUPLICATE);
+  CHECK(d != NULL);
+  if (d) CHECK_EQ(d->u.dedup.keys[0], 1);
+  fx_free(&f);
+}
+
+TEST(unnest_and_correlation) {
+  fx f;
+  fx_init(&f);
+  dp_plan *p = ok_plan(&f, "SELECT order_id, x FROM orders CROSS JOIN UNNEST(arr) AS t(x)");
+  dp_plan *u = find(p, DP_P_UNNEST);
+  CHECK(u != NULL);
+  if (u) {
+    CHECK_EQ(u->schema.ncols, 11);
+    CHECK_STR(u->schema.cols[10].name, "x");
+    CHECK_EQ(u->schema.cols[10].type->kind, DP_T_INT);
+  }
+  CHECK_EQ(run(&f, "SELECT * FROM orders CROSS JOIN UNNEST(product) AS t(x)"), DIPPER_TYPE);
+  CHECK_CONTAINS(f.msg, "ARRAY or a MAP");
+  /* a correlated scalar subquery refers to the outer row */
+  p = ok_plan(&f, "SELECT order_id, (SELECT MAX(name) FROM users u WHERE u.user_id = o.user_id) FROM orders o");
+  if (p) {
+    dp_expr *sq = p->u.project.exprs[1];
+    CHECK_EQ(sq->kind, DP_E_SUBQUERY);
+    dp_plan *flt = find(sq->u.subquery.plan, DP_P_FILTER);
+    CHECK(flt != NULL);
+    if (flt) {
+      dp_expr *eq = flt->u.filter.cond;
+      CHECK_EQ(eq->u.call.args[1]->u.column.outer, 1);
+      CHECK_EQ(eq->u.call.args[1]->u.column.index, 1);
+    }
+  }
+  CHECK_EQ(run(&f, "SELECT 1 FROM orders a JOIN users a ON a.user_id = 1"), DIPPER_DUPLICATE);
+  CHECK_EQ(f.col, 35);
+  CHECK_EQ(run(&f, "EXECUTE STATEMENT SET BEGIN\nEND"), DIPPER_SYNTAX);
+  CHECK_EQ(f.line, 2);
+  CHECK_EQ(f.col, 1);
+  fx_free(&f);
+}
+
 int main(void) { return RUN_TESTS(); }
