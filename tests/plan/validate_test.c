@@ -498,6 +498,41 @@ TEST(union_without_all_on_streams) {
   fx_end();
 }
 
+TEST(union_written_as_distinct_over_union) {
+  /* The binder's shape for UNION: DISTINCT over UNION (all=false).  One refusal. */
+  fx_begin(true);
+  int cols[] = {4};
+  dp_plan *u = fx_binary(DP_P_UNION, fx_project_cols(fx_payments(), 1, cols, NULL),
+                         fx_project_cols(fx_payments(), 1, cols, NULL), 2, 1);
+  dp_plan *d = fx_unary(DP_P_DISTINCT, u, 2, 1);
+  fx_root(d);
+  CHECK_REFUSED(2, 1, "UNION (without ALL) on a stream keeps every distinct row forever");
+  CHECK_EQ(u->props.state, DP_STATE_NONE); /* the DISTINCT above holds the rows */
+  CHECK_EQ(d->props.state, DP_STATE_KEYS);
+  fx_end();
+}
+
+TEST(join_over_an_aggregation_in_update_mode) {
+  fx_begin(true);
+  dp_plan *agg = plain_count_per_province(); /* provinceId, cnt */
+  dp_table_def *t = fx_table("targets", "kafka", false, "province", fx_int(), (const char *)NULL);
+  dp_plan *r = fx_scan(t, 5, 6);
+  fx_root(fx_join(agg, r, DP_J_INNER, fx_bool2(&FX_EQ, fx_jcol(agg, r, 0), fx_jcol(agg, r, 2)), 0,
+                  0, 5, 1));
+  CHECK_REFUSED(5, 1, "a join over the result of an aggregation can only run in append mode");
+  fx_end();
+}
+
+TEST(chained_operators_in_complete_mode) {
+  fx_begin(true);
+  fx_q.output_mode = DP_MODE_COMPLETE;
+  /* a deduplication above an aggregation: complete is not among its modes */
+  fx_root(fx_dedup(plain_count_per_province(), 0, -1, true, 6, 1));
+  CHECK_REFUSED(6, 1, "a deduplication over the result of an aggregation can only run in "
+                      "append mode: in complete mode");
+  fx_end();
+}
+
 TEST(intersect_and_except_on_streams) {
   fx_begin(true);
   fx_root(fx_binary(DP_P_SETOP, fx_payments(), fx_payments(), 2, 1));
