@@ -954,11 +954,19 @@ static int validate(dp_diags *d, const dp_table_def *t, int role) {
       spec = find_format_opt(t, o->key, &fmt, &bare);
       if (spec) {
         size_t flen = strcspn(bare, ".");
-        if (!fmt || !eq_ci_n(bare, flen, fmt)) {
+        const char *which = strncmp(o->key, "key.", 4) == 0 ? "key.format" : "format";
+        if (!fmt) {
+          keep(&rc, dp_error(d, DIPPER_OPTION, o->span,
+                             "option '%s' applies to format '%.*s', but no '%s' is set; remove "
+                             "it or add '%s' = '%.*s'",
+                             o->key, (int)flen, bare, which, which, (int)flen, bare));
+          continue;
+        }
+        if (!eq_ci_n(bare, flen, fmt)) {
           keep(&rc, dp_error(d, DIPPER_OPTION, o->span,
                              "option '%s' applies to format '%.*s', but the format here is '%s'; "
                              "remove it or change the format",
-                             o->key, (int)flen, bare, fmt ? fmt : "(none)"));
+                             o->key, (int)flen, bare, fmt));
           continue;
         }
       }

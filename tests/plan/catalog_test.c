@@ -404,6 +404,9 @@ TEST(partitioned_by) {
   int rc = run(&e, sql);
   EXPECT_ERROR(&e, rc, DIPPER_NAME, "the PARTITIONED BY column `day` is not a column of table `q`",
                "day)");
+  snprintf(sql, sizeof sql, "CREATE TABLE q (a INT, dt STRING) PARTITIONED BY (dt, DT)%s", fs);
+  rc = run(&e, sql);
+  EXPECT_ERROR(&e, rc, DIPPER_DUPLICATE, "column `DT` appears twice in PARTITIONED BY", "DT)");
   env_free(&e);
 }
 

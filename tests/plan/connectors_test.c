@@ -253,6 +253,36 @@ TEST(kafka_formats) {
   env_free(&e);
 }
 
+TEST(kafka_companion_options) {
+  env e;
+  env_init(&e);
+  int rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE
+                   ", 'topic' = 'x', 'format' = 'json', 'scan.startup.mode' = 'group-offsets')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION,
+               "'scan.startup.mode' = 'group-offsets' needs 'properties.group.id'; add "
+               "'properties.group.id' = 'my-group'",
+               "'group-offsets'");
+  rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE
+               ", 'topic' = 'x', 'format' = 'json', 'value.fields-include' = 'EXCEPT_KEY')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "'value.fields-include' = 'EXCEPT_KEY' needs 'key.fields'",
+               "'EXCEPT_KEY'");
+  rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE
+               ", 'topic' = 'x', 'format' = 'json', 'key.fields' = 'a')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "'key.fields' needs 'key.format'", "'key.fields'");
+  rc = run(&e, "CREATE TABLE k (a INT) WITH (" KAFKA_BASE
+               ", 'topic' = 'x', 'format' = 'json', 'key.json.ignore-parse-errors' = 'true')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION,
+               "option 'key.json.ignore-parse-errors' applies to format 'json', but no "
+               "'key.format' is set; remove it or add 'key.format' = 'json'",
+               "'key.json");
+  /* Several errors in one table are all reported. */
+  rc = run(&e, "CREATE TABLE k (a INT) WITH ('connector' = 'kafka', 'topic' = 'x', 'format' = "
+               "'json', 'scan.startup.mode' = 'nope', 'json.fail-on-missing-field' = 'maybe')");
+  CHECK_EQ(rc, DIPPER_OPTION);
+  CHECK_EQ(e.d.count, 3);
+  env_free(&e);
+}
+
 TEST(kafka_boundedness) {
   env e;
   env_init(&e);
@@ -411,6 +441,9 @@ TEST(nexmark_and_socket) {
   EXPECT_OK(&e, "CREATE TABLE n2 (event_type INT) WITH ('connector' = 'nexmark', 'events.num' = "
                 "'1000000', 'seed' = '7')");
   CHECK(dp_catalog_table(e.cat, "n2")->bounded);
+  EXPECT_OK(&e, "CREATE TABLE n4 (event_type INT) WITH ('connector' = 'nexmark', "
+                "'number-of-events' = '10', 'events-per-second' = '5.5')");
+  CHECK(dp_connector_bounded(dp_catalog_table(e.cat, "n4"), false));
   int rc = run(&e, "CREATE TABLE n3 (event_type INT) WITH ('connector' = 'nexmark', 'events.num' = "
                    "'-5')");
   EXPECT_ERROR(&e, rc, DIPPER_OPTION, "is not a whole number >= 0", "'-5'");
