@@ -107,21 +107,31 @@ void dp_catalog_free(dp_catalog *c) {
 
 dp_arena *dp_catalog_arena(dp_catalog *c) { return c->arena; }
 
-/* Index of `name` in a sorted array of names, or -(insertion point) - 1. */
-#define FIND_SORTED(arr, n, name)                          \
-  do {                                                     \
-    int lo_ = 0, hi_ = (n) - 1;                            \
-    while (lo_ <= hi_) {                                   \
-      int mid_ = lo_ + (hi_ - lo_) / 2;                    \
-      int cmp_ = name_cmp((arr)[mid_]->name, (name));      \
-      if (cmp_ == 0) return mid_;                          \
-      if (cmp_ < 0) lo_ = mid_ + 1; else hi_ = mid_ - 1;   \
-    }                                                      \
-    return -lo_ - 1;                                       \
-  } while (0)
+/* Index of `name` in an array sorted by name, or -(insertion point) - 1.
+** Both dp_table_def and dp_view_def begin with their name, and a pointer to
+** a struct converts to a pointer to its first member (C11 6.7.2.1), so one
+** search serves both arrays. */
+static int find_slot(void *const *arr, int n, const char *name) {
+  int lo = 0, hi = n - 1;
+  while (lo <= hi) {
+    int mid = lo + (hi - lo) / 2;
+    const char *const *mid_name = arr[mid];
+    int cmp = name_cmp(*mid_name, name);
+    if (cmp == 0) return mid;
+    if (cmp < 0)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
+  }
+  return -lo - 1;
+}
 
-static int table_slot(const dp_catalog *c, const char *name) { FIND_SORTED(c->tables, c->ntables, name); }
-static int view_slot(const dp_catalog *c, const char *name) { FIND_SORTED(c->views, c->nviews, name); }
+static int table_slot(const dp_catalog *c, const char *name) {
+  return find_slot((void *const *)c->tables, c->ntables, name);
+}
+static int view_slot(const dp_catalog *c, const char *name) {
+  return find_slot((void *const *)c->views, c->nviews, name);
+}
 
 const dp_table_def *dp_catalog_table(const dp_catalog *c, const char *name) {
   if (!c || !name) return NULL;
