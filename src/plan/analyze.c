@@ -681,22 +681,23 @@ static void analyze_sort(actx *x, dp_plan *p) {
   attrs_pass(x, p, in, p->schema.ncols);
   if (p->props.bounded) return;
   p->props.changelog = in->props.changelog;
-  if (complete_capable(in)) {
-    /* Sorting the whole result of an aggregation, re-emitted every batch. */
-    p->props.modes = DP_MODE_COMPLETE;
-    set_state(p, DP_STATE_NONE, NULL);
-    return;
-  }
   const dp_sort_key *k0 = p->u.sort.nkeys > 0 ? &p->u.sort.keys[0] : NULL;
   int c = k0 ? dp_expr_as_column(k0->expr) : -1;
   int t = dp_analyze_attr(in, c);
   if (k0 && !k0->desc && t != -1) {
-    p->props.modes = in->props.modes & MODES_STREAM;
+    /* Time order: rows are released as the watermark (or clock) passes them. */
+    p->props.modes = in->props.modes;
     set_state(p, DP_STATE_WATERMARK,
               t >= 0 ? fmt(x, "rows until the watermark passes their %s, then emitted in order",
                            dp_analyze_col_name(&in->schema, c))
                      : fmt(x, "rows until the processing-time clock passes their %s",
                            dp_analyze_col_name(&in->schema, c)));
+    return;
+  }
+  if (complete_capable(in)) {
+    /* Sorting the whole result of an aggregation, re-emitted every batch. */
+    p->props.modes = DP_MODE_COMPLETE;
+    set_state(p, DP_STATE_NONE, NULL);
     return;
   }
   p->props.modes = 0;

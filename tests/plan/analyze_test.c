@@ -447,6 +447,18 @@ TEST(sort_modes) {
   CHECK_EQ(s2->props.state, DP_STATE_WATERMARK);
   fx_end();
 
+  /* ORDER BY window_time of a window aggregation: time order, every mode */
+  fx_begin(true);
+  dp_plan *win = fx_window(fx_payments(), DP_WIN_TUMBLE, 0, MIN, MIN, 2, 1);
+  int wkeys[] = {5, 6, 7};
+  dp_plan *wagg = fx_aggregate(win, 3, wkeys, &FX_COUNT, -1, "n", win, 4, 1);
+  dp_plan *s4 = fx_sort(wagg, 2, false, 5, 1);
+  fx_root(s4);
+  CHECK_EQ(analyze_only(), DIPPER_OK);
+  CHECK_EQ(s4->props.modes, ALL_MODES);
+  CHECK_EQ(s4->props.state, DP_STATE_WATERMARK);
+  fx_end();
+
   fx_begin(true);
   dp_plan *s3 = fx_sort(fx_payments(), 2, false, 5, 1);
   fx_root(s3);
