@@ -933,9 +933,14 @@ static dp_i128 pow10_i128(int n) {
 ** reads as a BIGINT 2 rather than CAST(2 AS BIGINT).  NULL when the value does
 ** not convert exactly (the caller keeps the CAST). */
 static dp_expr *fold_numeric_literal(dp_binder *b, const dp_expr *e, const dp_type *t) {
-  if (e->kind != DP_E_LITERAL || e->u.value.is_null || !dp_type_is_numeric(e->type) ||
-      !dp_type_is_numeric(t))
-    return NULL;
+  if (e->kind != DP_E_LITERAL || e->u.value.is_null) return NULL;
+  if (dp_type_is_timestamp(e->type) && t->kind == e->type->kind) {
+    /* TIMESTAMP '..' of another precision: the same instant, typed as wanted */
+    dp_value v = e->u.value;
+    v.type = not_null_type(b, t);
+    return literal_expr(b, v, e->span);
+  }
+  if (!dp_type_is_numeric(e->type) || !dp_type_is_numeric(t)) return NULL;
   const dp_type *tt = not_null_type(b, t);
   dp_value v = dp_value_null(tt);
   v.is_null = false;
@@ -1569,6 +1574,10 @@ static dp_expr *bind_over_call(dp_bexpr *x, const dp_ast_expr *e, const dp_func 
     inner.clause = "FILTER (WHERE ..)";
     if (!(ov.call.filter = dp_bind_cond(&inner, e->u.call.filter))) ok = false;
   }
+  /* aggregates inside the OVER call (SUM(COUNT(*)) OVER ..) belong to the query */
+  x->aggs = inner.aggs;
+  x->naggs = inner.naggs;
+  x->capaggs = inner.capaggs;
   if (!ok) return NULL;
   if (fn->kind == DP_FN_WINDOW && w->norder == 0)
     return dp_bind_fail(b, DIPPER_TYPE, w->span,

@@ -730,6 +730,15 @@ static dp_plan *bind_join(dp_binder *b, const dp_ast_from *f, dp_bscope *sc, dp_
   } else if (kind != DP_J_CROSS) {
     return dp_bind_fail(b, DIPPER_SYNTAX, f->span, "this join needs ON <condition> or USING (columns)");
   }
+  /* the merged columns of FULL JOIN .. USING come first, as `*` shows them */
+  if (kind == DP_J_FULL && both.n > ls.n + rs.n) {
+    int nmerged = both.n - ls.n - rs.n;
+    dp_bcol *rot = dp_arena_calloc(b->a, (size_t)both.n, sizeof *rot);
+    if (!rot) return NULL;
+    memcpy(rot, both.cols + ls.n + rs.n, (size_t)nmerged * sizeof *rot);
+    memcpy(rot + nmerged, both.cols, (size_t)(ls.n + rs.n) * sizeof *rot);
+    memcpy(both.cols, rot, (size_t)both.n * sizeof *rot);
+  }
   j->u.join.cond = cond;
   extract_keys(b, j);
   if (semi) {
