@@ -230,11 +230,11 @@ static const char *engine_problem(const char *v) {
   }
   if (*p == ':') {
     const char *port = ++p;
-    while (*p && *p != '/') p++;
+    while (*p && *p != '/' && *p != ';') p++;
     if (!valid_port(port, (size_t)(p - port))) return "the port must be a number from 1 to 65535";
   }
   if (!*p) return NULL;
-  if (*p != '/') return "expected '/' and ';key=value' parameters after host:port";
+  if (*p != '/') return "parameters follow a '/': sc://host:port/;key=value";
   p++;
   while (*p) {
     if (*p == ';') {

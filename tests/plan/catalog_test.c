@@ -651,6 +651,8 @@ TEST(engine_addresses) {
   EXPECT_ERROR(&e, rc, DIPPER_OPTION, "the port must be a number from 1 to 65535", "'sc:");
   rc = run(&e, "SET 'dipper.engine' = 'sc://h:15002/;use_ssl=maybe'");
   EXPECT_ERROR(&e, rc, DIPPER_OPTION, "use_ssl must be true or false", "'sc:");
+  rc = run(&e, "SET 'dipper.engine' = 'sc://h:15002;token=x'");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "parameters follow a '/'", "'sc:");
   rc = run(&e, "SET 'dipper.engine' = 'sc://h:15002/;token'");
   EXPECT_ERROR(&e, rc, DIPPER_OPTION, ";key=value", "'sc:");
   env_free(&e);
