@@ -208,6 +208,25 @@ TEST(catalog_persists_across_compiles) {
   CHECK_EQ(compile(db, gen_table, NULL, &prog), DIPPER_OK);
   dipper_program_free(prog);
 
+  /* A view outlives its program too: it is re-bound at every use, after the
+  ** text and tree of the compile that defined it are gone. */
+  prog = NULL;
+  CHECK_EQ(compile(db, "CREATE VIEW big AS SELECT id, name FROM gen WHERE id > 5", "v.sql", &prog),
+           DIPPER_OK);
+  dipper_program_free(prog);
+  prog = NULL;
+  CHECK_EQ(compile(db, "SELECT name FROM big", "use.sql", &prog), DIPPER_OK);
+  text = NULL;
+  CHECK_EQ(dipper_explain(prog, 0, &text), DIPPER_OK);
+  CHECK_CONTAINS(text, "Filter cond=(id > 5)");
+  dipper_free(text);
+  dipper_program_free(prog);
+  prog = NULL;
+  CHECK_EQ(dipper_compile(db, "SELECT nope FROM big", (size_t)-1, "use.sql", &prog), DIPPER_NAME);
+  char *rendered = dipper_diag_render(db, 0);
+  CHECK_CONTAINS(rendered, "use.sql:1:8: error: ");
+  dipper_free(rendered);
+
   /* Another handle has its own catalog. */
   dipper *other = open_embedded();
   prog = NULL;
