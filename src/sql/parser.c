@@ -690,6 +690,80 @@ static bool starts_query(const dp_token *t) {
   return is_kw(t, DP_KW_SELECT) || is_kw(t, DP_KW_WITH) || is_kw(t, DP_KW_VALUES);
 }
 
+static bool same_word(const char *a, const char *upper_word) {
+  for (; *a && *upper_word; a++, upper_word++) {
+    char c = *a;
+    if (c >= 'a' && c <= 'z') c = (char)(c - 'a' + 'A');
+    if (c != *upper_word) return false;
+  }
+  return *a == 0 && *upper_word == 0;
+}
+
+/* The standard's keyword-argument forms, rewritten to the plain calls the
+** function catalog knows:
+**   POSITION(a IN b)                         -> POSITION(a, b)
+**   SUBSTRING(s FROM i [FOR n])              -> SUBSTRING(s, i [, n])
+**   TRIM([BOTH|LEADING|TRAILING] [c] FROM s) -> TRIM|LTRIM|RTRIM(s [, c])
+** Called after '('.  Returns false, with nothing consumed, when the call is
+** written the plain way; the token array makes the retreat free. */
+static bool parse_keyword_args(parser *p, dp_ast_expr *e, const char *fn, const char *closing) {
+  int save_pos = p->pos;
+  uint32_t save_end = p->prev_end;
+  vec args = {0};
+  if (same_word(fn, "POSITION")) {
+    dp_ast_expr *needle = parse_binary(p, PREC_CMP + 1);
+    if (!accept_kw(p, DP_KW_IN)) goto plain;
+    push_expr(p, &args, needle);
+    push_expr(p, &args, parse_expr(p));
+  } else if (same_word(fn, "SUBSTRING") || same_word(fn, "SUBSTR")) {
+    dp_ast_expr *str = parse_expr(p);
+    if (!accept_kw(p, DP_KW_FROM)) goto plain;
+    push_expr(p, &args, str);
+    push_expr(p, &args, parse_expr(p));
+    if (accept_kw(p, DP_KW_FOR)) push_expr(p, &args, parse_expr(p));
+  } else if (same_word(fn, "TRIM")) {
+    const char *side = NULL;
+    const dp_token *t1 = peek(p, 1);
+    if (t1->kind != DP_TK_RPAREN && t1->kind != DP_TK_COMMA) {
+      if (accept_word(p, "BOTH")) side = "TRIM";
+      else if (accept_word(p, "LEADING")) side = "LTRIM";
+      else if (accept_word(p, "TRAILING")) side = "RTRIM";
+    }
+    dp_ast_expr *chars = NULL, *str;
+    if (side && accept_kw(p, DP_KW_FROM)) {
+      str = parse_expr(p);
+    } else {
+      dp_ast_expr *first = parse_expr(p);
+      if (accept_kw(p, DP_KW_FROM)) {
+        chars = first;
+        str = parse_expr(p);
+      } else if (side) {
+        fail_expected(p, "FROM in TRIM(BOTH|LEADING|TRAILING [characters] FROM string)", NULL);
+      } else {
+        goto plain;
+      }
+    }
+    push_expr(p, &args, str);
+    if (chars) push_expr(p, &args, chars);
+    if (side && side[0] != 'T') {
+      dp_ast_ident *part = alloc(p, sizeof *part);
+      *part = e->u.call.name.parts[0];
+      part->name = side;
+      e->u.call.name.parts = part;
+    }
+  } else {
+    return false;
+  }
+  expect(p, DP_TK_RPAREN, closing);
+  e->u.call.nargs = args.n;
+  e->u.call.args = args.items;
+  return true;
+plain:
+  p->pos = save_pos;
+  p->prev_end = save_end;
+  return false;
+}
+
 /* f(args) [FILTER (WHERE ..)] [OVER ..], after the name; start is the name. */
 static dp_ast_expr *parse_call(parser *p, dp_ast_name name, const dp_token *start) {
   dp_ast_expr *e = new_expr(p, DP_AX_CALL, start);
@@ -697,6 +771,10 @@ static dp_ast_expr *parse_call(parser *p, dp_ast_name name, const dp_token *star
   const char *fname = dp_arena_printf(p->a, "%s", name.parts[name.n - 1].name);
   const char *closing = dp_arena_printf(p->a, "')' to close the argument list of %s", fname);
   next(p); /* ( */
+  if (name.n == 1 && !name.parts[0].quoted && parse_keyword_args(p, e, fname, closing)) {
+    finish(p, e, start);
+    return e;
+  }
   vec args = {0}, names = {0}, tables = {0}, partition = {0};
   bool any_named = false, any_table = false;
   if (at(p, DP_TK_STAR) && peek(p, 1)->kind == DP_TK_RPAREN) {

@@ -619,6 +619,17 @@ TEST(calls_and_special_forms) {
   CHECK_STR(expr("RIGHT(s, 2)"), "(call RIGHT s 2)");
   CHECK_STR(expr("IF(a, 1, 2)"), "(call IF a 1 2)");
   CHECK_STR(expr("PROCTIME()"), "(call PROCTIME)");
+  CHECK_STR(expr("POSITION('b' IN s)"), "(call POSITION 'b' s)");
+  CHECK_STR(expr("position('b', s)"), "(call position 'b' s)");
+  CHECK_STR(expr("SUBSTRING(s FROM 2 FOR 3)"), "(call SUBSTRING s 2 3)");
+  CHECK_STR(expr("SUBSTRING(s FROM 2)"), "(call SUBSTRING s 2)");
+  CHECK_STR(expr("substring(s, 2, 3)"), "(call substring s 2 3)");
+  CHECK_STR(expr("TRIM(BOTH 'x' FROM s)"), "(call TRIM s 'x')");
+  CHECK_STR(expr("TRIM(LEADING FROM s)"), "(call LTRIM s)");
+  CHECK_STR(expr("TRIM(TRAILING 'x' FROM s)"), "(call RTRIM s 'x')");
+  CHECK_STR(expr("TRIM('x' FROM s)"), "(call TRIM s 'x')");
+  CHECK_STR(expr("TRIM(s)"), "(call TRIM s)");
+  CHECK_STR(expr("TRIM(both)"), "(call TRIM both)");
   CHECK_STR(expr("CAST(a AS BIGINT)"), "(cast a BIGINT)");
   CHECK_STR(expr("TRY_CAST(a AS DECIMAL(10, 2))"), "(try_cast a DECIMAL(10, 2))");
   CHECK_STR(expr("a::STRING"), "(cast a STRING)");
@@ -1283,6 +1294,9 @@ TEST(errors_with_positions) {
   CHECK_STR(error_of("SELECT \x01"), "1:8: unexpected byte 0x01: it has no meaning in SQL here "
                                         "(quote names in backticks, strings in single quotes)");
   CHECK_STR(error_of("SELECT CASE END"), "1:13: expected WHEN in CASE, found keyword END");
+  CHECK_STR(error_of("SELECT TRIM(LEADING 'x' s)"),
+            "1:25: expected FROM in TRIM(BOTH|LEADING|TRAILING [characters] FROM string), found "
+            "name s");
   CHECK_STR(error_of("SELECT 1 # 2"),
             "1:10: unexpected character '#': it has no meaning in SQL here (quote names in "
             "backticks, strings in single quotes)");
