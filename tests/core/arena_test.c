@@ -135,6 +135,51 @@ TEST(grow_keeps_contents_and_extends_in_place) {
   dp_arena_free(a);
 }
 
+/* Random allocations, marks and releases: every live allocation keeps its
+** bytes, whatever was released around it. */
+TEST(random_marks_keep_live_data) {
+  dp_arena *a = dp_arena_new(100);
+  struct live {
+    unsigned char *p;
+    size_t n;
+    unsigned char fill;
+  } lives[400];
+  int nlive = 0;
+  dp_arena_mark marks[16];
+  int mark_at[16]; /* nlive when the mark was taken */
+  int nmarks = 0;
+  uint64_t state = 7;
+  int bad = 0;
+  for (int step = 0; step < 20000; step++) {
+    state = state * 6364136223846793005u + 1442695040888963407u;
+    unsigned op = (unsigned)(state >> 60);
+    if (op < 10 && nlive < 400) {
+      size_t n = (size_t)(state >> 20) % 700;
+      unsigned char *p = dp_arena_alloc(a, n);
+      if (!p || (uintptr_t)p % 16) bad++;
+      lives[nlive] = (struct live){p, n, (unsigned char)step};
+      memset(p, lives[nlive].fill, n);
+      nlive++;
+    } else if (op < 12 && nmarks < 16) {
+      marks[nmarks] = dp_arena_save(a);
+      mark_at[nmarks++] = nlive;
+    } else if (op < 14 && nmarks > 0) {
+      nmarks--;
+      dp_arena_release(a, marks[nmarks]);
+      nlive = mark_at[nmarks];
+    }
+    if (step % 1000 == 0)
+      for (int i = 0; i < nlive; i++)
+        for (size_t k = 0; k < lives[i].n; k++)
+          if (lives[i].p[k] != lives[i].fill) {
+            bad++;
+            break;
+          }
+  }
+  CHECK_EQ(bad, 0);
+  dp_arena_free(a);
+}
+
 TEST(free_null_is_safe) {
   dp_arena_free(NULL);
   CHECK(dp_arena_used(NULL) == 0);

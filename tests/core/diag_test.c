@@ -155,4 +155,39 @@ TEST(span_join) {
   CHECK_EQ(j.col, 12);
 }
 
+/* Any span over any text renders without reading out of bounds (ASan
+** watches) and always starts with the file:line:col header. */
+TEST(render_survives_random_spans) {
+  static const char pieces[][4] = {"a", "b", " ", "\t", "\n", "\r\n", "\xc3\xa9", "\xe2\x82\xac", "'"};
+  uint64_t state = 12345;
+  for (int round = 0; round < 3000; round++) {
+    char text[200];
+    size_t len = 0;
+    state = state * 6364136223846793005u + 1442695040888963407u;
+    int n = (int)(state >> 33) % 60;
+    for (int i = 0; i < n; i++) {
+      state = state * 6364136223846793005u + 1442695040888963407u;
+      const char *piece = pieces[(state >> 33) % (sizeof pieces / sizeof pieces[0])];
+      memcpy(text + len, piece, strlen(piece));
+      len += strlen(piece);
+    }
+    state = state * 6364136223846793005u + 1442695040888963407u;
+    dp_span span = at((uint32_t)(state % 80), (uint32_t)((state >> 8) % 90), (uint32_t)((state >> 16) % 12),
+                      (uint32_t)((state >> 24) % 70));
+    dp_arena *a = dp_arena_new(0);
+    dp_diags d;
+    dp_diags_init(&d, a, "r.sql", text, len); /* not NUL-terminated on purpose */
+    dp_error(&d, DIPPER_SYNTAX, span, "m");
+    char *out = dp_diag_render(&d, &d.items[0]);
+    char want[64];
+    if (span.line)
+      snprintf(want, sizeof want, "r.sql:%u:%u: error: m\n", span.line, span.col);
+    else
+      snprintf(want, sizeof want, "r.sql: error: m\n");
+    CHECK(out && strncmp(out, want, strlen(want)) == 0);
+    free(out);
+    dp_arena_free(a);
+  }
+}
+
 int main(void) { return RUN_TESTS(); }
