@@ -895,6 +895,12 @@ static void analyze_node(actx *x, dp_plan *p) {
   sp->analyzed = true;
 }
 
+unsigned dp_analyze_output_mode(const dp_query_plan *q, const dp_plan *root) {
+  if (q->output_mode) return q->output_mode;
+  if (!root || (root->props.modes & DP_MODE_APPEND)) return DP_MODE_APPEND;
+  return DP_MODE_UPDATE;
+}
+
 int dp_analyze(dp_arena *a, dp_diags *d, const dp_catalog *cat, dp_query_plan *q) {
   actx x = {a, d, cat, q, DIPPER_OK};
   for (int r = 0; r < q->nroots && !x.rc; r++) analyze_node(&x, q->roots[r]);

@@ -19,4 +19,9 @@
 int dp_analyze(dp_arena *a, dp_diags *d, const dp_catalog *cat, dp_query_plan *q);
 int dp_validate(dp_diags *d, const dp_catalog *cat, dp_query_plan *q);
 
+/* The output mode (one DP_MODE_*) an analysed root runs in: q->output_mode
+** when set, else append where the root can produce it, else update (complete
+** is never inferred: it re-sends the whole result every batch). */
+unsigned dp_analyze_output_mode(const dp_query_plan *q, const dp_plan *root);
+
 #endif /* DP_ANALYZE_H */

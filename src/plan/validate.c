@@ -88,14 +88,6 @@ static bool any_refused_below(const vctx *x, const dp_plan *p) {
   return false;
 }
 
-/* The output mode a root runs in: the one asked for, else append where
-** possible, else update (never complete unless asked: it re-sends everything). */
-static unsigned effective_mode(const dp_query_plan *q, const dp_plan *root) {
-  if (q->output_mode) return q->output_mode;
-  if (root->props.modes & DP_MODE_APPEND) return DP_MODE_APPEND;
-  return DP_MODE_UPDATE;
-}
-
 static const char *mode_name(unsigned m) {
   return m == DP_MODE_APPEND ? "append" : m == DP_MODE_UPDATE ? "update" : "complete";
 }
@@ -699,7 +691,7 @@ int dp_validate(dp_diags *d, const dp_catalog *cat, dp_query_plan *q) {
     const dp_plan *root = q->roots[r];
     if (!root) continue;
     x.root = root;
-    x.mode = effective_mode(q, root);
+    x.mode = dp_analyze_output_mode(q, root);
     validate_node(&x, root, NULL);
     if (!q->streaming) continue;
     check_output_mode(&x, root);

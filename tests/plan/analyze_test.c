@@ -557,4 +557,22 @@ TEST(window_col_tracing) {
   fx_end();
 }
 
+TEST(output_mode_inferred_or_asked) {
+  fx_begin(true);
+  dp_plan *agg = fx_aggregate(fx_payments(), 0, NULL, &FX_COUNT, -1, "n", NULL, 4, 1);
+  fx_root(agg);
+  CHECK_EQ(analyze_only(), DIPPER_OK);
+  CHECK_EQ(dp_analyze_output_mode(&fx_q, agg), DP_MODE_UPDATE);
+  fx_q.output_mode = DP_MODE_COMPLETE;
+  CHECK_EQ(dp_analyze_output_mode(&fx_q, agg), DP_MODE_COMPLETE);
+  fx_end();
+
+  fx_begin(true);
+  dp_plan *s = fx_payments();
+  fx_root(s);
+  CHECK_EQ(analyze_only(), DIPPER_OK);
+  CHECK_EQ(dp_analyze_output_mode(&fx_q, s), DP_MODE_APPEND);
+  fx_end();
+}
+
 int main(void) { return RUN_TESTS(); }
