@@ -701,6 +701,16 @@ TEST(more_over_forms) {
            DIPPER_TYPE);
   CHECK_CONTAINS(f.msg, "INTERVAL");
   CHECK_EQ(f.col, 52);
+  /* an aggregate inside an OVER call is computed by the AGGREGATE below it */
+  p = ok_plan(&f, "SELECT user_id, SUM(COUNT(*)) OVER (ORDER BY user_id) AS running FROM orders GROUP BY user_id");
+  dp_plan *agg = find(p, DP_P_AGGREGATE);
+  o = find(p, DP_P_OVER);
+  CHECK(agg && o);
+  if (agg && o) {
+    CHECK_EQ(agg->u.aggregate.naggs, 1);
+    CHECK_EQ(o->u.over.calls[0].args[0]->u.column.index, 1);
+    CHECK(o->inputs[0] == agg);
+  }
   /* the deduplication pattern inside a view */
   CHECK_EQ(run(&f, "CREATE VIEW last_order AS SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY user_id "
                    "ORDER BY ts DESC) AS rn FROM orders) WHERE rn = 1"), DIPPER_OK);
