@@ -325,8 +325,10 @@ int dipper_compile(dipper *db, const char *sql, size_t len, const char *filename
     return fail_unplaced(db, DIPPER_LIMIT, "the SQL text is larger than 4 GiB: split it");
 
   /* The tree is several times the size of its text; one block avoids growth
-  ** for ordinary scripts. */
-  dp_arena *arena = dp_arena_new(len * 8 + 4096);
+  ** for ordinary scripts, and the cap keeps a huge script from reserving
+  ** memory it may never need (the arena grows on demand). */
+  size_t hint = len < (1u << 17) ? len * 8 + 4096 : (size_t)1 << 20;
+  dp_arena *arena = dp_arena_new(hint);
   dipper_program *prog = arena ? dp_arena_calloc(arena, 1, sizeof *prog) : NULL;
   char *text = prog ? copy_bytes(arena, sql, len) : NULL;
   if (!text) {
