@@ -630,6 +630,9 @@ TEST(calls_and_special_forms) {
   CHECK_STR(expr("TRIM('x' FROM s)"), "(call TRIM s 'x')");
   CHECK_STR(expr("TRIM(s)"), "(call TRIM s)");
   CHECK_STR(expr("TRIM(both)"), "(call TRIM both)");
+  CHECK_STR(expr("POSITION(a IN (1, 2) IN s)"), "(call POSITION (in a 1 2) s)");
+  CHECK_STR(expr("SUBSTRING(s, 1)"), "(call SUBSTRING s 1)");
+  CHECK_STR(expr("POSITION(x, POSITION(y IN z))"), "(call POSITION x (call POSITION y z))");
   CHECK_STR(expr("CAST(a AS BIGINT)"), "(cast a BIGINT)");
   CHECK_STR(expr("TRY_CAST(a AS DECIMAL(10, 2))"), "(try_cast a DECIMAL(10, 2))");
   CHECK_STR(expr("a::STRING"), "(cast a STRING)");
@@ -1376,6 +1379,22 @@ TEST(nesting_is_limited) {
   n = (size_t)snprintf(deep, sizeof deep, "SELECT ");
   for (int i = 0; i < 3000; i++) n += (size_t)snprintf(deep + n, sizeof deep - n, "NOT ");
   CHECK_EQ(parse(deep), DIPPER_LIMIT);
+}
+
+TEST(nested_keyword_calls_stay_linear) {
+  /* 400 nested plain-form calls whose first argument is parsed before the
+  ** form is known: each level must be parsed once, not twice. */
+  static char sql[16000];
+  size_t n = (size_t)snprintf(sql, sizeof sql, "SELECT ");
+  for (int i = 0; i < 120; i++) n += (size_t)snprintf(sql + n, sizeof sql - n, "SUBSTRING(");
+  n += (size_t)snprintf(sql + n, sizeof sql - n, "s");
+  for (int i = 0; i < 120; i++) n += (size_t)snprintf(sql + n, sizeof sql - n, ", 1)");
+  CHECK_EQ(parse(sql), DIPPER_OK);
+  n = (size_t)snprintf(sql, sizeof sql, "SELECT ");
+  for (int i = 0; i < 120; i++) n += (size_t)snprintf(sql + n, sizeof sql - n, "TRIM(");
+  n += (size_t)snprintf(sql + n, sizeof sql - n, "s");
+  for (int i = 0; i < 120; i++) n += (size_t)snprintf(sql + n, sizeof sql - n, ")");
+  CHECK_EQ(parse(sql), DIPPER_OK);
 }
 
 TEST(nexmark_style_pipeline) {
