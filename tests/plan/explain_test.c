@@ -333,4 +333,32 @@ TEST(several_roots_and_batch) {
   fx_end();
 }
 
+TEST(subquery_plans_print_under_their_node) {
+  fx_begin(false);
+  dp_table_def *t = fx_table("customers", "datagen", true, "id", fx_bigint(), (const char *)NULL);
+  dp_plan *outer = fx_scan(t, 1, 1);
+  dp_plan *inner = fx_scan(t, 2, 1);
+  dp_expr *in = dp_expr_column(fx_a, 0, dp_type_of(DP_T_BOOLEAN));
+  in->kind = DP_E_SUBQUERY;
+  in->u.subquery.kind = DP_SUBQ_IN;
+  in->u.subquery.arg = fx_col(outer, 0);
+  in->u.subquery.plan = inner;
+  dp_expr *ex = dp_expr_column(fx_a, 0, dp_type_of(DP_T_BOOLEAN));
+  ex->kind = DP_E_SUBQUERY;
+  ex->u.subquery.kind = DP_SUBQ_EXISTS;
+  ex->u.subquery.negated = true;
+  ex->u.subquery.plan = inner;
+  fx_root(fx_filter(outer, fx_bool2(&FX_AND, in, ex)));
+  CHECK_EQ(fx_check(), 0);
+  CHECK(inner->props.analyzed);
+  CHECK_STR(fx_explain(DIPPER_EXPLAIN_NO_SCHEMA | DIPPER_EXPLAIN_NO_STREAMING),
+            "Filter cond=((id IN $subquery0) AND NOT EXISTS($subquery1))\n"
+            "  Scan table=customers connector=datagen\n"
+            "  $subquery0:\n"
+            "    Scan table=customers connector=datagen\n"
+            "  $subquery1:\n"
+            "    Scan table=customers connector=datagen\n");
+  fx_end();
+}
+
 int main(void) { return RUN_TESTS(); }
