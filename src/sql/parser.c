@@ -36,6 +36,7 @@ typedef struct parser {
   int first_code;     /* DIPPER_OK until the first error */
   int nerrors;
   bool in_stmt_set;   /* error recovery skips to the set's END */
+  bool in_position;   /* parsing POSITION's first argument: IN ends it */
   jmp_buf *bail;
 } parser;
 
@@ -704,20 +705,30 @@ static bool same_word(const char *a, const char *upper_word) {
 **   POSITION(a IN b)                         -> POSITION(a, b)
 **   SUBSTRING(s FROM i [FOR n])              -> SUBSTRING(s, i [, n])
 **   TRIM([BOTH|LEADING|TRAILING] [c] FROM s) -> TRIM|LTRIM|RTRIM(s [, c])
-** Called after '('.  Returns false, with nothing consumed, when the call is
-** written the plain way; the token array makes the retreat free. */
-static bool parse_keyword_args(parser *p, dp_ast_expr *e, const char *fn, const char *closing) {
-  int save_pos = p->pos;
-  uint32_t save_end = p->prev_end;
+** Called after '('.  Returns true when it parsed the whole call.  Otherwise
+** the call is written the plain way and *first is its first argument when one
+** was already parsed (never parse twice: nested calls would cost 2^depth). */
+static bool parse_keyword_args(parser *p, dp_ast_expr *e, const char *fn, const char *closing,
+                               dp_ast_expr **first) {
   vec args = {0};
+  *first = NULL;
   if (same_word(fn, "POSITION")) {
-    dp_ast_expr *needle = parse_binary(p, PREC_CMP + 1);
-    if (!accept_kw(p, DP_KW_IN)) goto plain;
+    bool was = p->in_position;
+    p->in_position = true; /* `a IN b` here is not an IN predicate */
+    dp_ast_expr *needle = parse_expr(p);
+    p->in_position = was;
+    if (!accept_kw(p, DP_KW_IN)) {
+      *first = needle;
+      return false;
+    }
     push_expr(p, &args, needle);
     push_expr(p, &args, parse_expr(p));
   } else if (same_word(fn, "SUBSTRING") || same_word(fn, "SUBSTR")) {
     dp_ast_expr *str = parse_expr(p);
-    if (!accept_kw(p, DP_KW_FROM)) goto plain;
+    if (!accept_kw(p, DP_KW_FROM)) {
+      *first = str;
+      return false;
+    }
     push_expr(p, &args, str);
     push_expr(p, &args, parse_expr(p));
     if (accept_kw(p, DP_KW_FOR)) push_expr(p, &args, parse_expr(p));
@@ -733,14 +744,15 @@ static bool parse_keyword_args(parser *p, dp_ast_expr *e, const char *fn, const 
     if (side && accept_kw(p, DP_KW_FROM)) {
       str = parse_expr(p);
     } else {
-      dp_ast_expr *first = parse_expr(p);
+      dp_ast_expr *arg = parse_expr(p);
       if (accept_kw(p, DP_KW_FROM)) {
-        chars = first;
+        chars = arg;
         str = parse_expr(p);
       } else if (side) {
         fail_expected(p, "FROM in TRIM(BOTH|LEADING|TRAILING [characters] FROM string)", NULL);
       } else {
-        goto plain;
+        *first = arg;
+        return false;
       }
     }
     push_expr(p, &args, str);
@@ -758,10 +770,6 @@ static bool parse_keyword_args(parser *p, dp_ast_expr *e, const char *fn, const 
   e->u.call.nargs = args.n;
   e->u.call.args = args.items;
   return true;
-plain:
-  p->pos = save_pos;
-  p->prev_end = save_end;
-  return false;
 }
 
 /* f(args) [FILTER (WHERE ..)] [OVER ..], after the name; start is the name. */
@@ -771,18 +779,26 @@ static dp_ast_expr *parse_call(parser *p, dp_ast_name name, const dp_token *star
   const char *fname = dp_arena_printf(p->a, "%s", name.parts[name.n - 1].name);
   const char *closing = dp_arena_printf(p->a, "')' to close the argument list of %s", fname);
   next(p); /* ( */
-  if (name.n == 1 && !name.parts[0].quoted && parse_keyword_args(p, e, fname, closing)) {
+  dp_ast_expr *first = NULL;
+  if (name.n == 1 && !name.parts[0].quoted && parse_keyword_args(p, e, fname, closing, &first)) {
     finish(p, e, start);
     return e;
   }
   vec args = {0}, names = {0}, tables = {0}, partition = {0};
   bool any_named = false, any_table = false;
-  if (at(p, DP_TK_STAR) && peek(p, 1)->kind == DP_TK_RPAREN) {
+  if (first) {
+    push_expr(p, &args, first);
+    *(const char **)vec_push(p, &names, sizeof(char *)) = NULL;
+    *(bool *)vec_push(p, &tables, sizeof(bool)) = false;
+  }
+  if (!first && at(p, DP_TK_STAR) && peek(p, 1)->kind == DP_TK_RPAREN) {
     next(p);
     e->u.call.star = true;
-  } else if (!at(p, DP_TK_RPAREN)) {
-    if (accept_kw(p, DP_KW_DISTINCT)) e->u.call.distinct = true;
-    else accept_kw(p, DP_KW_ALL);
+  } else if (first ? accept(p, DP_TK_COMMA) : !at(p, DP_TK_RPAREN)) {
+    if (!first) {
+      if (accept_kw(p, DP_KW_DISTINCT)) e->u.call.distinct = true;
+      else accept_kw(p, DP_KW_ALL);
+    }
     do {
       const char *arg_name = NULL;
       if ((at(p, DP_TK_IDENT) || at(p, DP_TK_QIDENT)) && peek(p, 1)->kind == DP_TK_FATARROW) {
@@ -1228,6 +1244,7 @@ static dp_ast_expr *parse_predicate(parser *p, dp_ast_expr *left, const dp_token
     expect_kw(p, DP_KW_AND, "AND in BETWEEN low AND high");
     e->u.between.hi = parse_binary(p, PREC_CMP + 1);
   } else if (is_kw(t, DP_KW_IN)) {
+    if (p->in_position && !negated && peek(p, 1)->kind != DP_TK_LPAREN) return NULL;
     next(p);
     expect(p, DP_TK_LPAREN, "'(' after IN (write IN (1, 2) or IN (SELECT ...))");
     if (starts_query(cur(p))) {

@@ -1382,7 +1382,7 @@ TEST(nesting_is_limited) {
 }
 
 TEST(nested_keyword_calls_stay_linear) {
-  /* 400 nested plain-form calls whose first argument is parsed before the
+  /* 120 nested plain-form calls whose first argument is parsed before the
   ** form is known: each level must be parsed once, not twice. */
   static char sql[16000];
   size_t n = (size_t)snprintf(sql, sizeof sql, "SELECT ");
