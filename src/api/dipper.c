@@ -292,15 +292,17 @@ static const char *summarize(dp_arena *a, const dp_catalog *cat, const dp_ast_st
   return line;
 }
 
-/* Bind, analyse and validate one statement.  Errors are in db->diags. */
-static void compile_stmt(dipper *db, dipper_program *prog, dp_program_stmt *ps) {
+/* Bind, analyse and validate one statement.  Errors are in db->diags; the
+** code is returned too, so that a failure that recorded nothing (no memory
+** to record it) still fails the compile. */
+static int compile_stmt(dipper *db, dipper_program *prog, dp_program_stmt *ps) {
   int rc = dp_bind_stmt(prog->arena, &db->diags, db->catalog, ps->ast, &ps->plan);
-  if (rc != DIPPER_OK) return;
+  if (rc != DIPPER_OK) return rc;
   ps->summary = summarize(prog->arena, db->catalog, ps->ast);
-  if (ps->plan.nroots == 0) return;
+  if (ps->plan.nroots == 0) return DIPPER_OK;
   rc = dp_analyze(prog->arena, &db->diags, db->catalog, &ps->plan);
-  if (rc != DIPPER_OK) return;
-  dp_validate(&db->diags, db->catalog, &ps->plan);
+  if (rc != DIPPER_OK) return rc;
+  return dp_validate(&db->diags, db->catalog, &ps->plan);
 }
 
 /* Record a failure that has no place in the text (misuse, no memory). */
@@ -357,7 +359,8 @@ int dipper_compile(dipper *db, const char *sql, size_t len, const char *filename
         dp_program_stmt *ps = &prog->stmts[i];
         ps->ast = script->stmts[i];
         ps->explain = ps->ast->kind == DP_AS_EXPLAIN;
-        compile_stmt(db, prog, ps);
+        int stmt_rc = compile_stmt(db, prog, ps);
+        if (rc == DIPPER_OK) rc = stmt_rc; /* the first failure; later ones still run */
       }
     }
   }
