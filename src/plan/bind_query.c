@@ -82,46 +82,50 @@ static const char *expr_name(dp_binder *b, int pos) {
   return dp_arena_printf(b->a, "EXPR$%d", pos);
 }
 
+/* Rewrite, in place, the columns of a fresh copy: input column i becomes
+** map[i] (kept when map[i] < 0); with `decorrelate`, references one query out
+** become input columns and deeper ones move one level in.  Recursion depth is
+** bounded by the binder's expression depth limit. */
+static void rewrite_cols(dp_expr *x, const int *map, int nmap, bool decorrelate) {
+  if (!x) return;
+  switch (x->kind) {
+  case DP_E_COLUMN:
+    if (x->u.column.outer == 0) {
+      if (map && x->u.column.index >= 0 && x->u.column.index < nmap && map[x->u.column.index] >= 0)
+        x->u.column.index = map[x->u.column.index];
+    } else if (decorrelate && x->u.column.outer > 0) {
+      x->u.column.outer--;
+    }
+    break;
+  case DP_E_CALL:
+    for (int i = 0; i < x->u.call.nargs; i++) rewrite_cols(x->u.call.args[i], map, nmap, decorrelate);
+    break;
+  case DP_E_CAST:
+    rewrite_cols(x->u.cast.arg, map, nmap, decorrelate);
+    break;
+  case DP_E_CASE:
+    for (int i = 0; i < x->u.case_.n; i++) {
+      rewrite_cols(x->u.case_.whens[i], map, nmap, decorrelate);
+      rewrite_cols(x->u.case_.thens[i], map, nmap, decorrelate);
+    }
+    rewrite_cols(x->u.case_.else_, map, nmap, decorrelate);
+    break;
+  case DP_E_FIELD:
+    rewrite_cols(x->u.field.arg, map, nmap, decorrelate);
+    break;
+  case DP_E_SUBQUERY:
+    rewrite_cols(x->u.subquery.arg, map, nmap, decorrelate);
+    break;
+  case DP_E_LITERAL:
+    break;
+  }
+}
+
 /* Copy an expression replacing input column i by map[i] (map[i] < 0: keep). */
 static dp_expr *remap(dp_binder *b, const dp_expr *e, const int *map, int nmap) {
   dp_expr *c = dp_bexpr_copy(b->a, e);
-  if (!c) return NULL;
-  /* walk the fresh copy in place */
-  dp_expr *stack[256];
-  int sp = 0;
-  stack[sp++] = c;
-  while (sp > 0) {
-    dp_expr *x = stack[--sp];
-    switch (x->kind) {
-    case DP_E_COLUMN:
-      if (x->u.column.outer == 0 && x->u.column.index >= 0 && x->u.column.index < nmap &&
-          map[x->u.column.index] >= 0)
-        x->u.column.index = map[x->u.column.index];
-      break;
-    case DP_E_CALL:
-      for (int i = 0; i < x->u.call.nargs && sp < 255; i++) stack[sp++] = x->u.call.args[i];
-      break;
-    case DP_E_CAST:
-      stack[sp++] = x->u.cast.arg;
-      break;
-    case DP_E_CASE:
-      for (int i = 0; i < x->u.case_.n && sp < 254; i++) {
-        stack[sp++] = x->u.case_.whens[i];
-        stack[sp++] = x->u.case_.thens[i];
-      }
-      if (x->u.case_.else_ && sp < 255) stack[sp++] = x->u.case_.else_;
-      break;
-    case DP_E_FIELD:
-      stack[sp++] = x->u.field.arg;
-      break;
-    case DP_E_SUBQUERY:
-      if (x->u.subquery.arg) stack[sp++] = x->u.subquery.arg;
-      break;
-    case DP_E_LITERAL:
-      break;
-    }
-    if (sp >= 255) return dp_bind_fail(b, DIPPER_LIMIT, e->span, "expression too deep to rewrite");
-  }
+  if (!c) return dp_bind_fail(b, DIPPER_NOMEM, e->span, "out of memory");
+  rewrite_cols(c, map, nmap, false);
   return c;
 }
 
@@ -897,32 +901,7 @@ static bool plan_is_correlated(const dp_plan *p) {
 static dp_expr *decorrelate(dp_binder *b, const dp_expr *e, int nl) {
   dp_expr *c = dp_bexpr_shift(b->a, e, nl);
   if (!c) return NULL;
-  dp_expr *stack[256];
-  int sp = 0;
-  stack[sp++] = c;
-  while (sp > 0) {
-    dp_expr *x = stack[--sp];
-    switch (x->kind) {
-    case DP_E_COLUMN:
-      if (x->u.column.outer == 1) x->u.column.outer = 0;
-      else if (x->u.column.outer > 1) x->u.column.outer--;
-      break;
-    case DP_E_CALL:
-      for (int i = 0; i < x->u.call.nargs && sp < 255; i++) stack[sp++] = x->u.call.args[i];
-      break;
-    case DP_E_CAST: stack[sp++] = x->u.cast.arg; break;
-    case DP_E_FIELD: stack[sp++] = x->u.field.arg; break;
-    case DP_E_CASE:
-      for (int i = 0; i < x->u.case_.n && sp < 254; i++) {
-        stack[sp++] = x->u.case_.whens[i];
-        stack[sp++] = x->u.case_.thens[i];
-      }
-      if (x->u.case_.else_ && sp < 255) stack[sp++] = x->u.case_.else_;
-      break;
-    default:
-      break;
-    }
-  }
+  rewrite_cols(c, NULL, 0, true);
   return c;
 }
 
