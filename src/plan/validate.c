@@ -445,7 +445,7 @@ static void check_over(vctx *x, const dp_plan *p) {
 
 static void check_topn(vctx *x, const dp_plan *p) {
   if (p->props.bounded || x->q->output_mode != DP_MODE_APPEND) return;
-  if (p->props.modes & DP_MODE_APPEND) return;
+  if ((p->props.modes & DP_MODE_APPEND) || any_refused_below(x, p)) return;
   refuse(x, p,
          "Top-N without window_start and window_end in PARTITION BY revises its ranking with "
          "every new row, so it cannot run in append mode: rank within windows (PARTITION BY "

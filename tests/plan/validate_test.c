@@ -617,6 +617,14 @@ TEST(topn_in_append_mode) {
   fx_root(fx_topn(win, 2, wpart, 2, 3, 4, 7));
   CHECK_ACCEPTED();
   fx_end();
+
+  /* A window Top-N over a window without watermark: one message, about the window. */
+  fx_begin(true);
+  fx_q.output_mode = DP_MODE_APPEND;
+  dp_plan *rwin = fx_window(fx_payments_raw(), DP_WIN_TUMBLE, 0, MIN, MIN, 2, 1);
+  fx_root(fx_topn(rwin, 2, wpart, 2, 3, 4, 7));
+  CHECK_REFUSED(2, 1, "TUMBLE needs an event-time attribute");
+  fx_end();
 }
 
 /* ---- sinks ---- */
