@@ -1095,10 +1095,18 @@ static bool unify2(dp_binder *b, dp_expr **l, dp_expr **r, const char *what, dp_
 /* The common type of n expressions, casting each to it. */
 static bool unify_n(dp_binder *b, int n, dp_expr **es, const char *what, dp_span span) {
   const dp_type *ct = NULL;
+  /* Quoted literals take the type of the other values (a timestamp, a number):
+     the first pass leaves them out, the second only runs when all are quoted. */
+  bool all_quoted = true;
   for (int i = 0; i < n; i++) {
     if (!es[i]) return false;
+    if (es[i]->type->kind != DP_T_NULL &&
+        !(es[i]->kind == DP_E_LITERAL && dp_type_is_string(es[i]->type)))
+      all_quoted = false;
+  }
+  for (int i = 0; i < n; i++) {
     if (es[i]->type->kind == DP_T_NULL) continue;
-    if (es[i]->kind == DP_E_LITERAL && dp_type_is_string(es[i]->type) && ct && !dp_type_is_string(ct))
+    if (!all_quoted && es[i]->kind == DP_E_LITERAL && dp_type_is_string(es[i]->type))
       continue; /* read as ct below */
     if (!ct) {
       ct = es[i]->type;
