@@ -284,15 +284,46 @@ static const dp_schema *input_schema(const dp_plan *p, int i) {
   return i < p->ninputs && p->inputs[i] ? &p->inputs[i]->schema : NULL;
 }
 
-/* A join's condition sees the left columns then the right ones. */
+/* How the query named one side of a join: the alias or table of the scan it
+** reads (through row-preserving nodes), else "left"/"right". */
+static const char *side_name(const dp_plan *p, const char *fallback) {
+  while (p && (p->kind == DP_P_WATERMARK || p->kind == DP_P_FILTER || p->kind == DP_P_PROJECT))
+    p = p->inputs[0];
+  if (p && p->kind == DP_P_SCAN) {
+    if (p->u.scan.alias) return p->u.scan.alias;
+    if (p->u.scan.table && p->u.scan.table->name) return p->u.scan.table->name;
+  }
+  return fallback;
+}
+
+static bool schema_has(const dp_schema *s, const char *name) {
+  for (int i = 0; s && name && i < s->ncols; i++)
+    if (s->cols[i].name && strcmp(s->cols[i].name, name) == 0) return true;
+  return false;
+}
+
+/* A join's condition sees the left columns then the right ones; a name both
+** sides have is qualified with its side ("o.order_id = s.order_id"). */
 static const dp_schema *join_schema(explain_ctx *x, const dp_plan *p, dp_schema *tmp) {
   const dp_schema *l = input_schema(p, 0), *r = input_schema(p, 1);
   int nl = l ? l->ncols : 0, nr = r ? r->ncols : 0;
   tmp->ncols = 0;
   tmp->cols = x->scratch ? dp_arena_calloc(x->scratch, (size_t)(nl + nr) + 1, sizeof(dp_field)) : NULL;
   if (!tmp->cols) return l;
-  for (int i = 0; i < nl; i++) tmp->cols[i] = l->cols[i];
-  for (int i = 0; i < nr; i++) tmp->cols[nl + i] = r->cols[i];
+  const char *lq = side_name(p->inputs[0], "left");
+  const char *rq = p->ninputs > 1 ? side_name(p->inputs[1], "right") : "right";
+  if (strcmp(lq, rq) == 0) { /* a self-join without aliases */
+    lq = "left";
+    rq = "right";
+  }
+  for (int i = 0; i < nl + nr; i++) {
+    dp_field f = i < nl ? l->cols[i] : r->cols[i - nl];
+    if (schema_has(i < nl ? r : l, f.name)) {
+      char *q = dp_arena_printf(x->scratch, "%s.%s", i < nl ? lq : rq, f.name);
+      if (q) f.name = q;
+    }
+    tmp->cols[i] = f;
+  }
   tmp->ncols = nl + nr;
   return tmp;
 }

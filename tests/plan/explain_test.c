@@ -224,6 +224,22 @@ TEST(join_with_keys_and_condition) {
   fx_end();
 }
 
+TEST(join_condition_qualifies_names_both_sides_have) {
+  fx_begin(true);
+  dp_table_def *o = fx_table("orders", "kafka", false, "order_id", fx_bigint(), (const char *)NULL);
+  dp_table_def *s = fx_table("ships", "kafka", false, "order_id", fx_bigint(), "carrier",
+                             dp_type_of(DP_T_STRING), (const char *)NULL);
+  dp_plan *l = fx_scan(o, 2, 6), *r = fx_scan(s, 3, 6);
+  l->u.scan.alias = "o";
+  dp_expr *eq = fx_bool2(&FX_EQ, fx_jcol(l, r, 0), fx_jcol(l, r, 1));
+  fx_root(fx_join(l, r, DP_J_INNER, eq, 0, 0, 4, 1));
+  CHECK_STR(fx_explain(DIPPER_EXPLAIN_NO_SCHEMA | DIPPER_EXPLAIN_NO_STREAMING),
+            "Join kind=INNER keys=[order_id=order_id] cond=(o.order_id = ships.order_id)\n"
+            "  Scan table=orders connector=kafka alias=o\n"
+            "  Scan table=ships connector=kafka\n");
+  fx_end();
+}
+
 TEST(stateful_nodes) {
   fx_begin(true);
   dp_plan *win = fx_window(fx_payments(), DP_WIN_TUMBLE, 0, MIN, MIN, 2, 1);
