@@ -38,7 +38,9 @@
 **   Unnest expr=EXPR          Sink table=T connector=C
 ** Durations print with dp_format_duration ("10 s", "1 min", "1 min 30 s").
 ** Expressions print with column names, infix operators in parentheses
-** "(a + 1)", calls in upper case "SUM(x)", literals in SQL spelling.
+** "(a + 1)", calls in upper case "SUM(x)", literals in SQL spelling; in a join
+** condition a name both sides have is qualified with the side's alias or table
+** "(o.id = s.id)"; subqueries print as $subqueryN, their plans under the node.
 ** The streaming line: "bounded" or "unbounded"; modes= the DP_MODE_* set in
 ** the order append,update,complete; changelog=insert-only|upsert|retract;
 ** time=[col@wmN, ...] listing event-time attribute columns (proctime ones as
