@@ -129,10 +129,21 @@ static void put_double(dp_buf *out, double d, bool is_float) {
   if (is_float) dp_buf_puts(out, " AS FLOAT)");
 }
 
+static bool is_control(char c) { return (unsigned char)c < 0x20 || c == 0x7f; }
+
+/* 'it''s'; text with control characters (a newline would break a one-line
+** EXPLAIN) becomes a Unicode-escaped literal: U&'a\000Ab'. */
 static void put_quoted(dp_buf *out, const char *p, size_t n) {
-  dp_buf_putc(out, '\'');
+  bool escape = false;
+  for (size_t i = 0; i < n && !escape; i++) escape = is_control(p[i]);
+  dp_buf_puts(out, escape ? "U&'" : "'");
   for (size_t i = 0; i < n; i++) {
-    if (p[i] == '\'') dp_buf_putc(out, '\'');
+    if (escape && is_control(p[i])) {
+      dp_buf_printf(out, "\\%04X", (unsigned)(unsigned char)p[i]);
+      continue;
+    }
+    /* quotes double; in an escaped literal so does the escape character */
+    if (p[i] == '\'' || (escape && p[i] == '\\')) dp_buf_putc(out, p[i]);
     dp_buf_putc(out, p[i]);
   }
   dp_buf_putc(out, '\'');

@@ -44,6 +44,8 @@ TEST(format_scalars) {
   CHECK_STR(fmt(dp_value_null(NULL)), "NULL");
   CHECK_STR(fmt(dp_value_string("it's", 4)), "'it''s'");
   CHECK_STR(fmt(dp_value_string("", 0)), "''");
+  CHECK_STR(fmt(dp_value_string("a\nb\\'", 5)), "U&'a\\000Ab\\\\'''");
+  CHECK_STR(fmt(dp_value_string("back\\slash", 10)), "'back\\slash'");
   CHECK_STR(fmt(dp_value_double(NULL, 1.5)), "1.5E0");
   CHECK_STR(fmt(dp_value_double(NULL, 3.0)), "3E0");
   CHECK_STR(fmt(dp_value_double(NULL, 0.1)), "0.1E0");
