@@ -1706,10 +1706,24 @@ static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_q
       }
       int64_t pos;
       dp_expr *g;
-      if (is_plain_int(s->group[i], &pos) && pos >= 1 && pos <= nvisible && !has_marker(items[pos - 1].expr, DP_MARK_AGG))
+      int alias = -1;
+      const dp_ast_expr *ge = s->group[i];
+      if (ge->kind == DP_AX_COLUMN && ge->u.name.n == 1) {
+        /* Spark's GROUP BY alias, when no input column has that name */
+        bool is_col = false;
+        for (int k = 0; k < sc.n; k++)
+          if (!sc.cols[k].hidden && dp_bind_name_eq(sc.cols[k].name, ge->u.name.parts[0].name)) is_col = true;
+        for (int k = 0; !is_col && k < nvisible; k++)
+          if (dp_bind_name_eq(items[k].name, ge->u.name.parts[0].name) &&
+              !has_marker(items[k].expr, DP_MARK_AGG) && !has_marker(items[k].expr, DP_MARK_OVER))
+            alias = k;
+      }
+      if (is_plain_int(ge, &pos) && pos >= 1 && pos <= nvisible && !has_marker(items[pos - 1].expr, DP_MARK_AGG))
         g = dp_bexpr_copy(b->a, items[pos - 1].expr);
+      else if (alias >= 0)
+        g = dp_bexpr_copy(b->a, items[alias].expr);
       else
-        g = dp_bind_expr(&gx, s->group[i]);
+        g = dp_bind_expr(&gx, ge);
       if (!g) {
         ok = false;
         continue;

@@ -496,6 +496,13 @@ TEST(group_by_rules) {
     CHECK(agg->u.aggregate.window == NULL);
   }
   CHECK(p && p->inputs[0]->kind == DP_P_FILTER); /* HAVING */
+  /* GROUP BY an output alias (Spark) or a position */
+  p = ok_plan(&f, "SELECT UPPER(product) AS up, COUNT(*) FROM orders GROUP BY up");
+  agg = find(p, DP_P_AGGREGATE);
+  CHECK(agg && agg->u.aggregate.ngroup == 1 && agg->u.aggregate.group[0]->kind == DP_E_CALL);
+  p = ok_plan(&f, "SELECT UPPER(product), COUNT(*) FROM orders GROUP BY 1");
+  agg = find(p, DP_P_AGGREGATE);
+  CHECK(agg && agg->u.aggregate.ngroup == 1 && agg->u.aggregate.group[0]->kind == DP_E_CALL);
   fx_free(&f);
 }
 
