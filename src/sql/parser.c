@@ -2302,6 +2302,9 @@ static void parse_set_body(parser *p, dp_ast_stmt *s) {
     *(dp_ast_stmt **)vec_push(p, &inserts, sizeof(dp_ast_stmt *)) = ins;
     if (!at_kw(p, DP_KW_END)) expect(p, DP_TK_SEMI, "';' after the INSERT in the statement set");
   }
+  if (inserts.n == 0)
+    fail_at(p, DIPPER_SYNTAX, cur(p)->span,
+            "a statement set needs at least one INSERT between BEGIN and END");
   next(p); /* END */
   p->in_stmt_set = was;
   s->u.statement_set.n = inserts.n;

@@ -1277,6 +1277,8 @@ TEST(errors_with_positions) {
   CHECK_STR(error_of("EXECUTE STATEMENT SET BEGIN SELECT 1; END"),
             "1:29: expected INSERT or END in the statement set, found keyword SELECT: a "
             "statement set holds only INSERT statements");
+  CHECK_STR(error_of("EXECUTE STATEMENT SET BEGIN END"),
+            "1:29: a statement set needs at least one INSERT between BEGIN and END");
   CHECK_STR(error_of("END"),
             "1:1: END without a statement set: write EXECUTE STATEMENT SET BEGIN ... END");
   CHECK_STR(error_of("EXPLAIN ESTIMATED_COST SELECT 1"),
