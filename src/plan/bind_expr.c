@@ -1645,6 +1645,43 @@ static dp_expr *bind_over_call(dp_bexpr *x, const dp_ast_expr *e, const dp_func 
   return column_expr(b, x->novers++, DP_MARK_OVER, ov.call.type, e->span);
 }
 
+/* TUMBLE_START(ts, size) and friends must name the window of GROUP BY TUMBLE(ts, size). */
+static bool legacy_args_match(dp_bexpr *x, const dp_ast_expr *e, const char *name) {
+  dp_binder *b = x->b;
+  const dp_window_spec *w = x->legacy;
+  dp_window_kind kind = w->kind;
+  const char *family = kind == DP_WIN_TUMBLE ? "tumble_" : kind == DP_WIN_HOP ? "hop_" : "session_";
+  bool kind_ok = true;
+  for (size_t i = 0; family[i]; i++)
+    if (tolower((unsigned char)name[i]) != family[i]) {
+      kind_ok = false;
+      break;
+    }
+  int want = kind == DP_WIN_HOP ? 3 : 2;
+  bool ok = kind_ok && e->u.call.nargs == want;
+  if (ok) {
+    int64_t v1 = 0, v2 = 0;
+    /* a malformed interval here is reported below, in terms of the window */
+    dp_diags scratch;
+    dp_diags_init(&scratch, b->a, NULL, NULL, 0);
+    if (dp_bind_interval(&scratch, e->u.call.args[1], &v1) != DIPPER_OK ||
+        (want == 3 && dp_bind_interval(&scratch, e->u.call.args[2], &v2) != DIPPER_OK)) {
+      ok = false;
+    } else if (kind == DP_WIN_TUMBLE) {
+      ok = v1 == w->size;
+    } else if (kind == DP_WIN_HOP) {
+      ok = v1 == w->slide && v2 == w->size;
+    } else {
+      ok = v1 == w->gap;
+    }
+  }
+  if (!ok)
+    dp_bind_err(b, DIPPER_TYPE, e->span,
+                "%s(..) must repeat the time column and intervals of the GROUP BY window",
+                name);
+  return ok;
+}
+
 static dp_expr *bind_call(dp_bexpr *x, const dp_ast_expr *e) {
   dp_binder *b = x->b;
   const char *name = last_part(&e->u.call.name);
@@ -1663,6 +1700,7 @@ static dp_expr *bind_call(dp_bexpr *x, const dp_ast_expr *e) {
                           "%s(..) is only valid with GROUP BY %.*s(..) of the same arguments", name,
                           (int)(strchr(name, '_') ? (size_t)(strchr(name, '_') - name) : strlen(name)),
                           name);
+    if (x->legacy && !legacy_args_match(x, e, name)) return NULL;
     if (is_time) x->used_rowtime = true;
     for (int i = 0; i < x->sc->n; i++)
       if (x->sc->cols[i].index == col && !x->sc->cols[i].expr)

@@ -1566,6 +1566,7 @@ static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_q
     x.win_start = win_base;
     x.win_end = win_base + 1;
     x.win_time = win_base + 2;
+    if (!spark_window) x.legacy = &w->u.window;
     if (spark_window) {
       /* Spark's `window` column: a struct of start and end. */
       const dp_type *ts = w->schema.cols[win_base].type;

@@ -96,6 +96,7 @@ typedef struct dp_bexpr {
   /* Legacy group windows: TUMBLE_START(ts, ..) etc. resolve to these columns
   ** of the WINDOW node (-1 when there is none). */
   int win_start, win_end, win_time;
+  const dp_window_spec *legacy; /* the GROUP BY window the helpers must repeat */
   bool used_rowtime;
   /* WINDOW w AS (...) of the SELECT, for OVER w. */
   int nwindows;
