@@ -280,6 +280,12 @@ static dp_plan *bind_named_relation(dp_binder *b, const dp_ast_name *name, const
   const dp_table_def *t = dp_catalog_table(b->cat, nm);
   if (!t) {
     const char *best = dp_catalog_suggest(b->cat, nm);
+    if (!best) {
+      const char *ctes[16];
+      int nctes = 0;
+      for (dp_bcte *c = b->ctes; c && nctes < 16; c = c->next) ctes[nctes++] = c->cte->name.name;
+      best = dp_bind_suggest(nm, ctes, nctes);
+    }
     if (best)
       return dp_bind_fail(b, DIPPER_NAME, name->span, "unknown table `%s`; did you mean `%s`?", nm,
                           best);
