@@ -140,6 +140,72 @@ const char *dipper_errmsg(const dipper *db);
 */
 char *dipper_diag_render(const dipper *db, int i);
 
+
+/* ---- running programs (the embedded engine; the Spark backend later) ----
+**
+** Every INSERT (each INSERT of a statement set) and every bare SELECT of a
+** program is one query.  A bare SELECT's rows go to standard output as a
+** table, like the console sink.  Queries run in micro-batches: in streaming
+** mode until their sources end (bounded ones) or dipper_interrupt; in batch
+** mode to completion. */
+
+typedef struct dipper_query dipper_query;
+
+/* A snapshot of a query's progress (Spark's StreamingQueryProgress, in C). */
+typedef struct dipper_progress {
+  const char *name;          /* the sink table, or "select#N"; borrowed until the query is freed */
+  int64_t batch_id;          /* the last completed micro-batch, -1 before the first */
+  int64_t input_rows;        /* rows read by the sources in the last batch */
+  int64_t output_rows;       /* rows written to the sink in the last batch */
+  double input_rows_per_sec; /* over the last batch's duration */
+  double output_rows_per_sec;
+  int64_t batch_duration_us; /* wall time of the last batch */
+  int64_t watermark;         /* µs since the epoch, INT64_MIN when none yet */
+  int64_t state_rows;        /* rows held by stateful operators now */
+  int64_t late_rows_dropped; /* since the start */
+  int64_t bad_records_skipped; /* since the start (policy `skip`) */
+  int64_t total_input_rows, total_output_rows;
+  int finished;              /* 1 once every source has ended and the last batch ran */
+} dipper_progress;
+
+/* Start one query per INSERT / SELECT of the program, in order.  *out is an
+** array of *n queries the caller frees with dipper_query_free_all (which stops
+** them).  The program must outlive the queries. */
+int dipper_query_start(dipper_program *prog, dipper_query ***out, int *n);
+/* Run one micro-batch of q now, whatever its trigger says. *finished is set
+** when the query has ended (bounded sources exhausted and emitted). */
+int dipper_query_step(dipper_query *q, int *finished);
+int dipper_query_progress(const dipper_query *q, dipper_progress *out);
+void dipper_query_free_all(dipper_query **qs, int n);
+
+/* Called after every micro-batch of every query, from the thread that runs it. */
+typedef void (*dipper_progress_fn)(void *user, const dipper_progress *p);
+
+/* Run the whole program: start its queries and drive them by their triggers
+** until all have finished or dipper_interrupt is called; a final progress
+** report is made for each query.  `fn` may be NULL. */
+int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *user);
+
+/* Ask a running dipper_run to stop at the end of the current micro-batch.
+** Async-signal-safe: call it from a SIGINT/SIGTERM handler. */
+void dipper_interrupt(dipper *db);
+
+/* The embedded foreachBatch: a sink declared WITH ('connector' = 'callback',
+** 'name' = NAME) calls fn with each micro-batch as an Arrow C Data struct array
+** (one child per column) and the batch id.  fn owns the arrays: it must call
+** their release callbacks.  Return 0 to go on, non-zero to fail the query. */
+typedef int (*dipper_batch_fn)(void *user, int64_t batch_id, struct ArrowSchema *schema,
+                               struct ArrowArray *array);
+int dipper_register_callback(dipper *db, const char *name, dipper_batch_fn fn, void *user);
+
+/* The `memory` connector, for tests and embedding.  As a source, each push is
+** one micro-batch of rows given as JSON lines (one object per row, keys =
+** column names); as a sink, fetch returns every row written so far as a struct
+** array the caller releases. */
+int dipper_memory_push_json(dipper *db, const char *table, const char *jsonl, size_t len);
+int dipper_memory_fetch(dipper *db, const char *table, struct ArrowSchema *schema,
+                        struct ArrowArray *array);
+
 /* ---- Arrow C Data Interface (https://arrow.apache.org/docs/format/CDataInterface.html).
 ** Columnar results cross the API in this form.  The definitions are the
 ** standard ones, guarded so that they coexist with Arrow's own header. */

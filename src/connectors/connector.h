@@ -1,0 +1,88 @@
+/*
+** connector.h — sources and sinks of the embedded engine.
+**
+** A connector is a class (a table of functions) registered under the name
+** that `'connector' = '...'` selects; one file per connector.  Sources are
+** replayable where the medium allows (files, Kafka offsets, generators with a
+** seed): a source's position is an opaque offset string that the driver
+** commits with the batch, so a restart resumes exactly.
+**
+** Sources produce rows in the layout of the SCAN node's schema (the table's
+** physical and metadata columns, in declared order); computed columns and
+** watermarks are plan nodes above the scan.  Bad records follow the table's
+** policy option `dipper.bad-records` = fail | skip | dead-letter (DESIGN §4).
+*/
+#ifndef DP_CONNECTOR_H
+#define DP_CONNECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/diag.h"
+#include "core/vector.h"
+#include "plan/catalog.h"
+
+typedef struct dp_source dp_source;
+typedef struct dp_sink dp_sink;
+
+typedef struct dp_source_metrics {
+  int64_t rows, bytes;
+  int64_t bad_records_skipped;
+} dp_source_metrics;
+
+typedef struct dp_source_class {
+  const char *name;
+  /* Read the options of `t` (already validated by the catalog) and prepare.
+  ** `schema` is the scan's output schema. */
+  int (*open)(dp_source *s);
+  /* Fix the end of the next micro-batch: what is available now, at most
+  ** `max_rows` (0: no cap).  *exhausted is set when a bounded source has
+  ** nothing more, ever. */
+  int (*plan_batch)(dp_source *s, int64_t max_rows, bool *exhausted);
+  /* Append up to `want` rows of the planned batch to `out` (columns of the
+  ** scan schema); *done when the planned batch is fully read. */
+  int (*read)(dp_source *s, dp_batch *out, int64_t want, bool *done);
+  /* The batch was committed downstream: make its end the new start. */
+  int (*commit)(dp_source *s);
+  void (*close)(dp_source *s);
+} dp_source_class;
+
+struct dp_source {
+  const dp_source_class *cls;
+  const dp_table_def *table; /* borrowed */
+  const dp_schema *schema;   /* the scan's output schema, borrowed */
+  dp_diags *diags;           /* run-time errors */
+  dp_source_metrics metrics;
+  void *state;
+};
+
+typedef struct dp_sink_class {
+  const char *name;
+  int (*open)(dp_sink *k);
+  /* Rows of micro-batch `batch_id` in the sink's input schema; called zero or
+  ** more times per batch. `mode` is the DP_MODE_* of the query. */
+  int (*write)(dp_sink *k, int64_t batch_id, const dp_batch *b);
+  /* The batch is complete: make its output visible atomically where the
+  ** medium allows (rename a file, flush a producer). */
+  int (*commit)(dp_sink *k, int64_t batch_id);
+  void (*close)(dp_sink *k);
+} dp_sink_class;
+
+struct dp_sink {
+  const dp_sink_class *cls;
+  const dp_table_def *table; /* borrowed; NULL for a bare SELECT's result */
+  const dp_schema *schema;   /* input rows' schema, borrowed */
+  unsigned mode;             /* DP_MODE_* */
+  dp_diags *diags;
+  void *state;
+  void *user;                /* the callback connector's registration, console's FILE* */
+};
+
+/* Look a connector up by name; NULL when the engine has no such source/sink. */
+const dp_source_class *dp_source_find(const char *name);
+const dp_sink_class *dp_sink_find(const char *name);
+
+/* Table option value, or `dflt`. */
+const char *dp_table_option(const dp_table_def *t, const char *key, const char *dflt);
+
+#endif /* DP_CONNECTOR_H */
