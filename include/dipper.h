@@ -150,6 +150,8 @@ char *dipper_diag_render(const dipper *db, int i);
 ** mode to completion. */
 
 typedef struct dipper_query dipper_query;
+struct ArrowSchema; /* defined below (Arrow C Data Interface) */
+struct ArrowArray;
 
 /* A snapshot of a query's progress (Spark's StreamingQueryProgress, in C). */
 typedef struct dipper_progress {
