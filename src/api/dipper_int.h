@@ -15,6 +15,11 @@
 #include "sql/ast.h"
 
 struct dipper {
+  void *memory;            /* connectors/memory.c: named in-memory tables (pushed source
+                              batches, rows written by sinks); freed by dp_memory_free */
+  void *callbacks;         /* connectors/callback.c: registered dipper_batch_fn by name;
+                              freed by dp_callbacks_free */
+  volatile int interrupted;/* set by dipper_interrupt (a signal handler) */
   char *engine;            /* NULL: embedded */
   dp_catalog *catalog;
   dp_arena *diag_arena;    /* diagnostics of the last call; reset at every call */

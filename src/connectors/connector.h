@@ -49,6 +49,7 @@ typedef struct dp_source_class {
 
 struct dp_source {
   const dp_source_class *cls;
+  dipper *db;                /* the handle (memory tables, callbacks) */
   const dp_table_def *table; /* borrowed */
   const dp_schema *schema;   /* the scan's output schema, borrowed */
   dp_diags *diags;           /* run-time errors */
@@ -70,6 +71,7 @@ typedef struct dp_sink_class {
 
 struct dp_sink {
   const dp_sink_class *cls;
+  dipper *db;
   const dp_table_def *table; /* borrowed; NULL for a bare SELECT's result */
   const dp_schema *schema;   /* input rows' schema, borrowed */
   unsigned mode;             /* DP_MODE_* */

@@ -92,6 +92,7 @@ typedef struct dp_trigger {
 } dp_trigger;
 
 struct dp_exec {
+  dipper *db;                 /* the handle: registered callbacks, memory tables */
   const dp_query_plan *query; /* borrowed */
   const dp_plan *root;        /* the root this exec runs (a SINK or a query root) */
   dp_arena *arena;            /* query lifetime */
