@@ -4,10 +4,12 @@
 **   binder.c      statements: DDL dispatch, INSERT, statement sets, EXPLAIN
 **   bind_expr.c   expressions: names, literals, intervals, operators, calls,
 **                 casts, implicit casts, aggregate and OVER call collection
-**   bind_query.c  queries: FROM (tables, views, CTEs, joins, window TVFs),
-**                 WHERE, GROUP BY and group windows, HAVING, OVER, the select
-**                 list, DISTINCT, ORDER BY, LIMIT, set operations, and the
+**   bind_from.c   FROM (tables, views, CTEs, joins, UNNEST, VALUES) and the
+**                 WHERE rewrites: semi/anti joins, comma-join conditions, the
 **                 ROW_NUMBER() deduplication / Top-N patterns
+**   bind_window.c window TVFs and the legacy / Spark group windows
+**   bind_query.c  SELECT (GROUP BY, HAVING, OVER, select list, QUALIFY,
+**                 DISTINCT, ORDER BY, LIMIT), set operations, WITH
 **
 ** Owns nothing beyond the binder's working structs; every plan node and
 ** expression is allocated in the statement's arena.
@@ -151,6 +153,35 @@ void dp_bscope_add(dp_binder *b, dp_bscope *s, const char *rel, const char *name
                    const dp_type *type, int index, dp_expr *expr);
 /* The scope of a plan's output, every column qualified by rel. */
 void dp_bscope_from_plan(dp_binder *b, dp_bscope *s, const dp_plan *p, const char *rel);
+
+/* ---- bind_query.c: queries, and node helpers ---- */
+void dp_bind_copy_schema(dp_binder *b, dp_plan *p, const dp_plan *from, int extra);
+const dp_type *dp_bind_nullable(dp_binder *b, const dp_type *t);
+const dp_type *dp_bind_not_null(dp_binder *b, const dp_type *t);
+dp_expr *dp_bind_col_ref(dp_binder *b, int index, const dp_type *type, dp_span span);
+int dp_bind_as_column(const dp_expr *e);   /* input column of a bare reference, else -1 */
+const char *dp_bind_expr_name(dp_binder *b, int pos); /* "EXPR$pos" */
+dp_expr *dp_bind_remap(dp_binder *b, const dp_expr *e, const int *map, int nmap);
+/* In place: column i becomes map[i] (map may be NULL); with decorrelate,
+** outer references move one level in (level 1 becomes the input row). */
+void dp_bind_rewrite_cols(dp_expr *x, const int *map, int nmap, bool decorrelate);
+
+/* ---- bind_from.c ---- */
+dp_plan *dp_bind_from(dp_binder *b, const dp_ast_from *f, dp_bscope *sc, dp_bscope *outer);
+dp_plan *dp_bind_values(dp_binder *b, const dp_ast_from *f, dp_bscope *sc);
+dp_plan *dp_bind_named_relation(dp_binder *b, const dp_ast_name *name, const dp_ast_alias *alias,
+                                dp_span span, dp_bscope *sc);
+/* WHERE/QUALIFY conjuncts over p: comma-join conditions, semi/anti joins, the
+** ROW_NUMBER() patterns (when rank_patterns), then one FILTER with the rest. */
+dp_plan *dp_bind_apply_where(dp_binder *b, dp_plan *p, dp_expr *cond, dp_span span, bool rank_patterns);
+
+/* ---- bind_window.c ---- */
+dp_plan *dp_bind_tvf(dp_binder *b, const dp_ast_from *f, dp_bscope *sc);
+int dp_bind_find_group_window(const dp_ast_select *s); /* GROUP BY item index, or -1 */
+dp_plan *dp_bind_group_window(dp_binder *b, dp_plan *in, dp_bscope *sc, const dp_ast_expr *g,
+                              bool *spark);
+/* Follow output column col of p down to a WINDOW node; *which: 0 start, 1 end, 2 time. */
+const dp_plan *dp_bind_trace_window(const dp_plan *p, int col, int *which);
 
 /* ---- bind_query.c ---- */
 /* Bind a query; *sc (if not NULL) receives its output scope. `outer` is the
