@@ -107,6 +107,8 @@ struct dp_exec {
   bool final;                 /* the last batch of a bounded run */
   dp_trigger trigger;
   int64_t max_batch_rows;     /* cap per source per micro-batch (0: none) */
+  int64_t batch_start_time;   /* µs since the epoch when this micro-batch began: what
+                                 CURRENT_TIMESTAMP and PROCTIME() read (eval.c) */
 };
 
 /* Build the operator tree for `root` of `q`.  Returns DIPPER_OK and *out, or a
