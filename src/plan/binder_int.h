@@ -2,7 +2,8 @@
 ** binder_int.h — private interface between the binder's files.
 **
 **   binder.c      statements: DDL dispatch, INSERT, statement sets, EXPLAIN
-**   bind_expr.c   expressions: names, literals, intervals, operators, calls,
+**   bind_literal.c literals and intervals (both spellings)
+**   bind_expr.c   expressions: names, operators, calls,
 **                 casts, implicit casts, aggregate and OVER call collection
 **   bind_from.c   FROM (tables, views, CTEs, joins, UNNEST, VALUES) and the
 **                 WHERE rewrites: semi/anti joins, comma-join conditions, the
@@ -122,7 +123,13 @@ bool dp_bind_name_eq(const char *x, const char *y);
 const char *dp_bind_suggest(const char *name, const char *const *cands, int n);
 const char *dp_bind_type_str(dp_binder *b, const dp_type *t);
 
+/* ---- bind_literal.c ---- */
+dp_expr *dp_bind_literal(dp_binder *b, const dp_ast_expr *e);          /* DP_AX_LITERAL */
+dp_expr *dp_bind_interval_literal(dp_binder *b, const dp_ast_expr *e); /* DP_AX_INTERVAL */
+const char *dp_bind_unit_name(dp_time_unit u);                         /* "HOUR" */
+
 /* ---- bind_expr.c ---- */
+dp_expr *dp_bind_literal_expr(dp_binder *b, dp_value v, dp_span span);
 void dp_bexpr_init(dp_bexpr *x, dp_binder *b, dp_bscope *sc, unsigned allow, const char *clause);
 dp_expr *dp_bind_expr(dp_bexpr *x, const dp_ast_expr *e);
 /* Bind and require BOOLEAN (WHERE, HAVING, ON, FILTER). */
