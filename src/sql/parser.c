@@ -72,6 +72,22 @@ static char *copy(parser *p, const char *s, size_t n) {
   return c;
 }
 
+static char *fmt(parser *p, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* printf into the arena; never NULL (out of memory unwinds). */
+static char *fmt(parser *p, const char *format, ...) {
+  va_list ap;
+  va_start(ap, format);
+  char *s = dp_arena_vprintf(p->a, format, ap);
+  va_end(ap);
+  if (!s) out_of_memory(p);
+  return s;
+}
+
 static void *vec_push(parser *p, vec *v, size_t elem) {
   if (v->n == v->cap) {
     int cap = v->cap ? v->cap * 2 : 4;
@@ -162,30 +178,30 @@ static const char *describe(parser *p, const dp_token *t) {
   const char *r = NULL;
   switch ((dp_tok_kind)t->kind) {
     case DP_TK_IDENT:
-      if (t->kw) r = dp_arena_printf(p->a, "keyword %s", dp_lex_keyword_name(t->kw));
-      else r = dp_arena_printf(p->a, "name %.*s%s", n, s, more);
+      if (t->kw) r = fmt(p, "keyword %s", dp_lex_keyword_name(t->kw));
+      else r = fmt(p, "name %.*s%s", n, s, more);
       break;
-    case DP_TK_QIDENT: r = dp_arena_printf(p->a, "quoted name %.*s%s", n, s, more); break;
+    case DP_TK_QIDENT: r = fmt(p, "quoted name %.*s%s", n, s, more); break;
     case DP_TK_INTEGER:
     case DP_TK_DECIMAL:
-    case DP_TK_FLOAT: r = dp_arena_printf(p->a, "number %.*s%s", n, s, more); break;
+    case DP_TK_FLOAT: r = fmt(p, "number %.*s%s", n, s, more); break;
     case DP_TK_STRING:
-    case DP_TK_BINARY: r = dp_arena_printf(p->a, "string %.*s%s", n, s, more); break;
+    case DP_TK_BINARY: r = fmt(p, "string %.*s%s", n, s, more); break;
     default: return dp_lex_kind_name((dp_tok_kind)t->kind);
   }
-  return r ? r : "a token";
+  return r;
 }
 
-static _Noreturn void fail_at(parser *p, int code, dp_span span, const char *fmt, ...)
+static _Noreturn void fail_at(parser *p, int code, dp_span span, const char *format, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
 
-static _Noreturn void fail_at(parser *p, int code, dp_span span, const char *fmt, ...) {
+static _Noreturn void fail_at(parser *p, int code, dp_span span, const char *format, ...) {
   va_list ap;
-  va_start(ap, fmt);
-  char *msg = dp_arena_vprintf(p->a, fmt, ap);
+  va_start(ap, format);
+  char *msg = dp_arena_vprintf(p->a, format, ap);
   va_end(ap);
   dp_error(p->d, code, span, "%s", msg ? msg : "syntax error");
   bail_out(p, code);
@@ -341,7 +357,7 @@ static dp_ast_name parse_name(parser *p, const char *what) {
 /* '(' a, b, c ')' — a list of names, e.g. PRIMARY KEY (a, b). */
 static dp_ast_ident *parse_ident_list(parser *p, int *n, const char *what, const char *closing) {
   vec v = {0};
-  expect(p, DP_TK_LPAREN, dp_arena_printf(p->a, "'(' to open the list of %s", what));
+  expect(p, DP_TK_LPAREN, fmt(p, "'(' to open the list of %s", what));
   do {
     *(dp_ast_ident *)vec_push(p, &v, sizeof(dp_ast_ident)) = parse_ident(p, what);
   } while (accept(p, DP_TK_COMMA));
@@ -371,7 +387,7 @@ static int parse_small_int(parser *p, const char *what, int lo, int hi) {
 static int parse_type_param(parser *p, const char *what, int lo, int hi, const char *type) {
   if (!accept(p, DP_TK_LPAREN)) return -1;
   int v = parse_small_int(p, what, lo, hi);
-  expect(p, DP_TK_RPAREN, dp_arena_printf(p->a, "')' to close the parameter of %s", type));
+  expect(p, DP_TK_RPAREN, fmt(p, "')' to close the parameter of %s", type));
   return v;
 }
 
@@ -664,15 +680,15 @@ static dp_ast_expr *parse_cast(parser *p, bool try_) {
   const dp_token *start = cur(p);
   const char *fname = try_ ? "TRY_CAST" : "CAST";
   next(p);
-  expect(p, DP_TK_LPAREN, dp_arena_printf(p->a, "'(' after %s", fname));
+  expect(p, DP_TK_LPAREN, fmt(p, "'(' after %s", fname));
   dp_ast_expr *e = new_expr(p, DP_AX_CAST, start);
   e->u.cast.arg = parse_expr(p);
   e->u.cast.try_ = try_;
-  expect_kw(p, DP_KW_AS, dp_arena_printf(p->a, "AS in %s(value AS type)", fname));
+  expect_kw(p, DP_KW_AS, fmt(p, "AS in %s(value AS type)", fname));
   const dp_token *ts = cur(p);
   e->u.cast.type = parse_type(p);
   e->u.cast.type_span = span_from(p, ts);
-  expect(p, DP_TK_RPAREN, dp_arena_printf(p->a, "')' to close %s(...)", fname));
+  expect(p, DP_TK_RPAREN, fmt(p, "')' to close %s(...)", fname));
   finish(p, e, start);
   return e;
 }
@@ -776,8 +792,8 @@ static bool parse_keyword_args(parser *p, dp_ast_expr *e, const char *fn, const 
 static dp_ast_expr *parse_call(parser *p, dp_ast_name name, const dp_token *start) {
   dp_ast_expr *e = new_expr(p, DP_AX_CALL, start);
   e->u.call.name = name;
-  const char *fname = dp_arena_printf(p->a, "%s", name.parts[name.n - 1].name);
-  const char *closing = dp_arena_printf(p->a, "')' to close the argument list of %s", fname);
+  const char *fname = fmt(p, "%s", name.parts[name.n - 1].name);
+  const char *closing = fmt(p, "')' to close the argument list of %s", fname);
   next(p); /* ( */
   dp_ast_expr *first = NULL;
   if (name.n == 1 && !name.parts[0].quoted && parse_keyword_args(p, e, fname, closing, &first)) {
@@ -1731,7 +1747,7 @@ static dp_ast_from *from_primary_body(parser *p) {
               "TABLE(...) in FROM takes a table function call, e.g. TABLE(TUMBLE(TABLE t, "
               "DESCRIPTOR(ts), INTERVAL '1' MINUTE))");
     expect(p, DP_TK_RPAREN,
-           dp_arena_printf(p->a, "')' to close TABLE(%s(...))",
+           fmt(p, "')' to close TABLE(%s(...))",
                            call->u.call.name.parts[call->u.call.name.n - 1].name));
     f->u.tvf.call = call;
     f->u.tvf.lateral = lateral;
