@@ -371,6 +371,25 @@ static const char *item_name(dp_binder *b, const dp_ast_select_item *it, int pos
   return dp_bind_expr_name(b, pos);
 }
 
+/* The FROM scope plus the select list's aliases that no input column already
+** names (as virtual columns holding the items' expressions). */
+static void alias_scope(dp_binder *b, const dp_bscope *sc, const out_item *items, int nvisible,
+                        bool allow_over, dp_bscope *out) {
+  memset(out, 0, sizeof *out);
+  out->outer = sc->outer;
+  for (int i = 0; i < sc->n; i++) {
+    dp_bscope_add(b, out, sc->cols[i].rel, sc->cols[i].name, sc->cols[i].type, sc->cols[i].index,
+                  sc->cols[i].expr);
+    out->cols[out->n - 1].hidden = sc->cols[i].hidden;
+  }
+  for (int i = 0; i < nvisible; i++) {
+    bool taken = !allow_over && has_marker(items[i].expr, DP_MARK_OVER);
+    for (int k = 0; !taken && k < sc->n; k++)
+      if (!sc->cols[k].hidden && dp_bind_name_eq(sc->cols[k].name, items[i].name)) taken = true;
+    if (!taken) dp_bscope_add(b, out, NULL, items[i].name, items[i].expr->type, -1, items[i].expr);
+  }
+}
+
 static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_query *q,
                             dp_bscope *outer) {
   dp_bscope sc;
@@ -485,7 +504,11 @@ static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_q
   /* HAVING and ORDER BY may aggregate too. */
   dp_expr *having = NULL;
   if (s->having) {
+    /* HAVING may name an output alias (Spark: HAVING cnt > 1) */
+    dp_bscope hs;
+    alias_scope(b, &sc, items, nvisible, false, &hs);
     dp_bexpr hx = x;
+    hx.sc = &hs;
     hx.allow = DP_BX_AGG;
     hx.clause = "HAVING";
     having = dp_bind_cond(&hx, s->having);
@@ -513,18 +536,7 @@ static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_q
   dp_expr *qualify = NULL;
   if (ok && s->qualify) {
     dp_bscope qs;
-    memset(&qs, 0, sizeof qs);
-    qs.outer = outer;
-    for (int i = 0; i < sc.n; i++) {
-      dp_bscope_add(b, &qs, sc.cols[i].rel, sc.cols[i].name, sc.cols[i].type, sc.cols[i].index, sc.cols[i].expr);
-      qs.cols[qs.n - 1].hidden = sc.cols[i].hidden;
-    }
-    for (int i = 0; i < nvisible; i++) {
-      bool taken = false;
-      for (int k = 0; k < sc.n; k++)
-        if (!sc.cols[k].hidden && dp_bind_name_eq(sc.cols[k].name, items[i].name)) taken = true;
-      if (!taken) dp_bscope_add(b, &qs, NULL, items[i].name, items[i].expr->type, -1, items[i].expr);
-    }
+    alias_scope(b, &sc, items, nvisible, true, &qs);
     dp_bexpr qx = x;
     qx.sc = &qs;
     qx.clause = "QUALIFY";

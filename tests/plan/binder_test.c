@@ -500,6 +500,11 @@ TEST(group_by_rules) {
     CHECK(agg->u.aggregate.window == NULL);
   }
   CHECK(p && p->inputs[0]->kind == DP_P_FILTER); /* HAVING */
+  /* HAVING an output alias (Spark) */
+  p = ok_plan(&f, "SELECT user_id, COUNT(*) AS cnt FROM orders GROUP BY user_id HAVING cnt > 1");
+  agg = find(p, DP_P_AGGREGATE);
+  CHECK(agg && agg->u.aggregate.naggs == 1);
+  CHECK(p && p->inputs[0]->kind == DP_P_FILTER);
   /* GROUP BY an output alias (Spark) or a position */
   p = ok_plan(&f, "SELECT UPPER(product) AS up, COUNT(*) FROM orders GROUP BY up");
   agg = find(p, DP_P_AGGREGATE);
