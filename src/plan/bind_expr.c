@@ -976,6 +976,11 @@ static bool name_is(const char *name, const char *const *list) {
 
 static dp_expr *bind_agg_call(dp_bexpr *x, const dp_ast_expr *e, const dp_func *fn) {
   dp_binder *b = x->b;
+  if (!(x->allow & DP_BX_AGG) && x->clause && strcmp(x->clause, "an aggregate's argument") == 0)
+    return dp_bind_fail(b, DIPPER_TYPE, e->span,
+                        "aggregates cannot nest: %s(..) is inside another aggregate; compute the "
+                        "inner one in a subquery",
+                        fn->name);
   if (!(x->allow & DP_BX_AGG))
     return dp_bind_fail(b, DIPPER_TYPE, e->span,
                         "aggregate %s is not allowed in %s; aggregate in the SELECT list or HAVING, "

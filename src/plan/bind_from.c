@@ -380,12 +380,23 @@ static dp_plan *bind_join(dp_binder *b, const dp_ast_from *f, dp_bscope *sc, dp_
     dp_expr **conds = dp_arena_calloc(b->a, (size_t)(nusing ? nusing : 1), sizeof *conds);
     if (!conds) return NULL;
     for (int u = 0; u < nusing; u++) {
-      int li = -1, ri = -1;
+      int li = -1, ri = -1, nli = 0, nri = 0;
       for (int i = 0; i < ls.n; i++)
-        if (!ls.cols[i].hidden && dp_bind_name_eq(ls.cols[i].name, names[u])) li = ls.n + i;
+        if (!ls.cols[i].hidden && dp_bind_name_eq(ls.cols[i].name, names[u])) {
+          li = ls.n + i;
+          nli++;
+        }
       for (int i = 0; i < rs.n; i++)
-        if (!rs.cols[i].hidden && dp_bind_name_eq(rs.cols[i].name, names[u])) ri = i;
+        if (!rs.cols[i].hidden && dp_bind_name_eq(rs.cols[i].name, names[u])) {
+          ri = i;
+          nri++;
+        }
       if (!f->u.join.natural) span = f->u.join.using_[u].span;
+      if (nli > 1 || nri > 1)
+        return dp_bind_fail(b, DIPPER_NAME, span,
+                            "USING column `%s` is ambiguous: the %s side of the join has it more "
+                            "than once; write the condition with ON and qualified names",
+                            names[u], nli > 1 ? "left" : "right");
       if (li < 0 || ri < 0)
         return dp_bind_fail(b, DIPPER_NAME, span, "USING column `%s` is not in the %s side of the join",
                             names[u], li < 0 ? "left" : "right");
