@@ -116,6 +116,11 @@ struct dp_exec {
 ** frees it with dp_exec_free. */
 int dp_exec_new(const dp_query_plan *q, const dp_plan *root, dp_diags *d, dp_exec **out);
 void dp_exec_free(dp_exec *ex);
+/* Like dp_exec_new, for a query of the handle `db` (NULL: none): operators
+** reach its memory tables and callbacks, and the trigger is its session
+** option `dipper.trigger`. */
+int dp_exec_open(dipper *db, const dp_query_plan *q, const dp_plan *root, dp_diags *d,
+                 dp_exec **out);
 
 /* Build and open the operator for one plan node (and its children). */
 int dp_op_build(dp_exec *ex, const dp_plan *p, dp_op **out);
