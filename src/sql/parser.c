@@ -228,7 +228,18 @@ static _Noreturn void fail_expected(parser *p, const char *what, const char *hin
   if (t->kind == DP_TK_EQEQ)
     fail_at(p, DIPPER_SYNTAX, t->span, "expected %s, found '==': SQL compares with a single '='",
             what);
-  fail_at(p, DIPPER_SYNTAX, t->span, "expected %s, found %s%s", what, describe(p, t),
+  dp_span where = t->span;
+  if (t->kind == DP_TK_EOF && p->pos > 0) {
+    /* Point just after the last token rather than at a blank last line. */
+    const dp_token *last = &p->toks[p->pos - 1];
+    if (!memchr(p->text + last->span.off, '\n', last->span.len)) {
+      where = last->span;
+      where.off += last->span.len;
+      where.col += last->span.len;
+      where.len = 0;
+    }
+  }
+  fail_at(p, DIPPER_SYNTAX, where, "expected %s, found %s%s", what, describe(p, t),
           hint ? hint : "");
 }
 
@@ -2475,8 +2486,16 @@ static bool parse_one(parser *p, vec *stmts) {
   p->bail = &jb;
   if (setjmp(jb) != 0) return false;
   dp_ast_stmt *s = parse_statement(p);
-  if (!ends_statement(cur(p)))
-    fail_expected(p, "';' or the end of the statement", NULL);
+  if (!ends_statement(cur(p))) {
+    const dp_token *t = cur(p);
+    bool starts_statement =
+        t->kind == DP_TK_IDENT &&
+        (t->kw == DP_KW_SELECT || t->kw == DP_KW_INSERT || t->kw == DP_KW_CREATE ||
+         t->kw == DP_KW_DROP || t->kw == DP_KW_SET || t->kw == DP_KW_EXPLAIN ||
+         t->kw == DP_KW_EXECUTE || t->kw == DP_KW_WITH || t->kw == DP_KW_RESET);
+    fail_expected(p, "';' or the end of the statement",
+                  starts_statement ? ": is a ';' missing before it?" : NULL);
+  }
   *(dp_ast_stmt **)vec_push(p, stmts, sizeof(dp_ast_stmt *)) = s;
   return true;
 }

@@ -1265,6 +1265,11 @@ TEST(errors_with_positions) {
   CHECK_STR(error_of("SELECT 1 FROM t )"),
             "1:17: expected ';' or the end of the statement, found ')'");
   CHECK_STR(error_of("SELECT (1 + 2"), "1:14: expected ')' to close the parenthesis, found end of input");
+  CHECK_STR(error_of("SELECT (1 + 2  \n\n"),
+            "1:14: expected ')' to close the parenthesis, found end of input");
+  CHECK_STR(error_of("INSERT INTO s SELECT * FROM t\nINSERT INTO u SELECT 1"),
+            "2:1: expected ';' or the end of the statement, found keyword INSERT: is a ';' "
+            "missing before it?");
   CHECK_STR(error_of("SELECT a FROM t WHERE a IS 3"),
             "1:28: expected NULL, TRUE, FALSE, UNKNOWN or DISTINCT FROM after IS, found number 3");
   CHECK_STR(error_of("SET 'a' 'b'"),
