@@ -122,6 +122,8 @@ int dipper_open(dipper **out, const char *engine) {
 
 void dipper_close(dipper *db) {
   if (!db) return;
+  dp_memory_free(db);
+  dp_callbacks_free(db);
   dp_catalog_free(db->catalog);
   dp_arena_free(db->diag_arena);
   free(db->engine);
@@ -174,6 +176,12 @@ static int diags_finish(dipper *db) {
   }
   return DIPPER_OK;
 }
+
+void dp_api_diags_begin(dipper *db, const char *file, const char *text, size_t len) {
+  diags_begin(db, file, text, len);
+}
+
+int dp_api_diags_finish(dipper *db) { return diags_finish(db); }
 
 int dipper_diag_count(const dipper *db) { return db && db->pub ? db->diags.count : 0; }
 

@@ -29,6 +29,11 @@ struct dipper {
   char *file;              /* the filename of the last call, in diag_arena */
 };
 
+/* connectors/memory.c, connectors/callback.c: free the handle's memory tables
+** and registered callbacks (dipper_close). */
+void dp_memory_free(dipper *db);
+void dp_callbacks_free(dipper *db);
+
 /* One compiled statement. */
 typedef struct dp_program_stmt {
   const dp_ast_stmt *ast;
@@ -45,5 +50,12 @@ struct dipper_program {
   int n;
   dp_program_stmt *stmts;
 };
+
+/* dipper.c: the diagnostics of a call on db.  begin forgets the last call's
+** and starts a list naming `file` whose spans point into `text` (borrowed for
+** the call); finish keeps them past the call (copies the text, builds the
+** public array) and returns DIPPER_OK or DIPPER_NOMEM. */
+void dp_api_diags_begin(dipper *db, const char *file, const char *text, size_t len);
+int dp_api_diags_finish(dipper *db);
 
 #endif /* DP_DIPPER_INT_H */

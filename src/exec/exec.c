@@ -1,0 +1,187 @@
+/*
+** exec.c — a running query: the run-time operator tree beside the plan.
+**
+** Owns: dp_exec (its arenas, the per-watermark maxima, the trigger and output
+** mode chosen for the query) and the building, draining and closing of
+** operator trees.  Does not own: the micro-batch loop (driver.c), the
+** operators themselves (op_*.c) or which class runs which node
+** (op_registry.c).
+**
+** Lifecycle of an operator: dp_op_build opens the children first, then the
+** node's own class; an open that fails has cleaned up after itself, so only
+** operators whose open succeeded are ever closed.  dp_exec_free closes the
+** tree parents first (a parent may still hold a child's borrowed batch).
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/dipper_int.h"
+#include "exec/exec.h"
+#include "exec/exec_int.h"
+#include "plan/analyze.h"
+
+/* Rows a source may put in one micro-batch unless the trigger says
+** otherwise: big enough that the per-batch costs vanish, small enough that
+** a large bounded input still shows progress and closes windows as it goes. */
+#define DEFAULT_MAX_BATCH_ROWS (INT64_C(1) << 20)
+
+void dp_op_walk(dp_op *op, void (*fn)(dp_op *op, void *user), void *user) {
+  if (!op) return;
+  for (int i = 0; i < op->nchildren; i++) dp_op_walk(op->children[i], fn, user);
+  fn(op, user);
+}
+
+/* Parents before children: a parent's close may still look at what its
+** children handed it. */
+static void close_tree(dp_op *op) {
+  if (!op) return;
+  if (op->cls && op->cls->close) op->cls->close(op);
+  op->cls = NULL;
+  for (int i = 0; i < op->nchildren; i++) close_tree(op->children[i]);
+}
+
+int dp_op_build(dp_exec *ex, const dp_plan *p, dp_op **out) {
+  *out = NULL;
+  const dp_op_class *cls = dp_op_class_for(p->kind);
+  if (!cls)
+    return dp_error(ex->diags, DIPPER_UNSUPPORTED, p->span,
+                    "the embedded engine does not run %s yet; rewrite the query without it",
+                    dp_plan_kind_name(p->kind));
+  dp_op *op = dp_arena_calloc(ex->arena, 1, sizeof *op);
+  dp_op **children =
+      p->ninputs > 0 ? dp_arena_calloc(ex->arena, (size_t)p->ninputs, sizeof *children) : NULL;
+  if (!op || (p->ninputs > 0 && !children))
+    return dp_error(ex->diags, DIPPER_NOMEM, p->span, "out of memory building the %s operator",
+                    dp_plan_kind_name(p->kind));
+  op->plan = p;
+  op->ex = ex;
+  op->children = children;
+  for (int i = 0; i < p->ninputs; i++) {
+    int rc = dp_op_build(ex, p->inputs[i], &children[i]);
+    if (rc != DIPPER_OK) {
+      for (int j = 0; j < i; j++) close_tree(children[j]);
+      return rc;
+    }
+    op->nchildren = i + 1;
+  }
+  op->cls = cls;
+  int rc = cls->open(op);
+  if (rc != DIPPER_OK) {
+    op->cls = NULL; /* its open cleaned up: only the children are closed */
+    for (int i = 0; i < op->nchildren; i++) close_tree(children[i]);
+    /* An open that failed without saying why still leaves a message. */
+    if (ex->diags->count == 0)
+      dp_error(ex->diags, rc, p->span, "cannot start the %s operator: %s",
+               dp_plan_kind_name(p->kind), dipper_strerror(rc));
+    return rc;
+  }
+  *out = op;
+  return DIPPER_OK;
+}
+
+int dp_op_drain(dp_op *child, int (*fn)(dp_op *self, const dp_batch *b), dp_op *self) {
+  for (;;) {
+    dp_batch *b = NULL;
+    int rc = child->cls->next(child, &b);
+    if (rc != DIPPER_OK) return rc;
+    if (!b) return DIPPER_OK;
+    if (b->nrows == 0) continue;
+    rc = fn(self, b);
+    if (rc != DIPPER_OK) return rc;
+  }
+}
+
+/* `dipper.trigger` as the catalog stores it (src/plan/options.c):
+** "once", "available-now", "processing-time <duration>", "real-time <duration>". */
+static int parse_trigger(const char *text, dp_trigger *out) {
+  memset(out, 0, sizeof *out);
+  out->kind = DP_TRIGGER_DEFAULT;
+  if (!text) return DIPPER_OK;
+  if (strcmp(text, "once") == 0) {
+    out->kind = DP_TRIGGER_ONCE;
+    return DIPPER_OK;
+  }
+  if (strcmp(text, "available-now") == 0) {
+    out->kind = DP_TRIGGER_AVAILABLE_NOW;
+    return DIPPER_OK;
+  }
+  static const char pt[] = "processing-time ";
+  if (strncmp(text, pt, sizeof pt - 1) == 0) {
+    int64_t us = 0;
+    if (dp_parse_duration(text + sizeof pt - 1, &us) != DIPPER_OK) return DIPPER_OPTION;
+    /* Spark's ProcessingTime(0) is "as fast as possible". */
+    out->kind = us > 0 ? DP_TRIGGER_PROCESSING_TIME : DP_TRIGGER_DEFAULT;
+    out->interval = us;
+    return DIPPER_OK;
+  }
+  /* Spark's real-time mode keeps long batches running and emits as rows
+  ** arrive; in-process, back-to-back micro-batches are the closest thing
+  ** and have lower latency still. */
+  if (strncmp(text, "real-time ", 10) == 0) return DIPPER_OK;
+  return DIPPER_OPTION;
+}
+
+int dp_exec_open(dipper *db, const dp_query_plan *q, const dp_plan *root, dp_diags *d,
+                 dp_exec **out) {
+  if (!out) return DIPPER_MISUSE;
+  *out = NULL;
+  if (!q || !root || !d) return DIPPER_MISUSE;
+  dp_span nowhere = {0, 0, 0, 0};
+  dp_exec *ex = calloc(1, sizeof *ex);
+  if (!ex) return dp_error(d, DIPPER_NOMEM, nowhere, "out of memory starting a query");
+  ex->db = db;
+  ex->query = q;
+  ex->root = root;
+  ex->diags = d;
+  ex->arena = dp_arena_new(0);
+  ex->batch_arena = dp_arena_new(0);
+  int nwm = q->nwatermarks > 0 ? q->nwatermarks : 1;
+  ex->max_event_time = ex->arena ? dp_arena_alloc(ex->arena, (size_t)nwm * sizeof(int64_t)) : NULL;
+  if (!ex->arena || !ex->batch_arena || !ex->max_event_time) {
+    dp_exec_free(ex);
+    return dp_error(d, DIPPER_NOMEM, nowhere, "out of memory starting a query");
+  }
+  for (int i = 0; i < nwm; i++) ex->max_event_time[i] = DP_WATERMARK_NONE;
+  ex->watermark = DP_WATERMARK_NONE;
+  ex->output_mode = dp_analyze_output_mode(q, root);
+  const char *trigger = db && db->catalog ? dp_catalog_option(db->catalog, "dipper.trigger") : NULL;
+  if (parse_trigger(trigger, &ex->trigger) != DIPPER_OK) {
+    dp_exec_free(ex);
+    return dp_error(d, DIPPER_OPTION, root->span,
+                    "'dipper.trigger' = '%s' is not a trigger; write 'once', 'available-now' or "
+                    "'processing-time 10 s'",
+                    trigger);
+  }
+  ex->max_batch_rows = ex->trigger.kind == DP_TRIGGER_ONCE ? 0 : DEFAULT_MAX_BATCH_ROWS;
+
+  int rc;
+  if (root->kind == DP_P_SINK) {
+    rc = dp_op_build(ex, root, &ex->root_op);
+  } else {
+    dp_op *input = NULL;
+    rc = dp_op_build(ex, root, &input);
+    if (rc == DIPPER_OK) {
+      rc = dp_sink_op_build(ex, root, input, &ex->root_op);
+      if (rc != DIPPER_OK) close_tree(input);
+    }
+  }
+  if (rc != DIPPER_OK) {
+    ex->root_op = NULL;
+    dp_exec_free(ex);
+    return rc;
+  }
+  *out = ex;
+  return DIPPER_OK;
+}
+
+int dp_exec_new(const dp_query_plan *q, const dp_plan *root, dp_diags *d, dp_exec **out) {
+  return dp_exec_open(NULL, q, root, d, out);
+}
+
+void dp_exec_free(dp_exec *ex) {
+  if (!ex) return;
+  close_tree(ex->root_op);
+  dp_arena_free(ex->batch_arena);
+  dp_arena_free(ex->arena);
+  free(ex);
+}

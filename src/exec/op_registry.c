@@ -1,0 +1,24 @@
+/*
+** op_registry.c — which operator class runs which plan node kind.
+**
+** One line per class.  A kind with no line is refused when the query starts
+** ("the embedded engine does not run Join yet"), never at run time.  Classes
+** that exec.h does not declare are declared here, next to their line.
+*/
+#include "exec/exec.h"
+#include "exec/exec_int.h"
+
+static const dp_op_class *const classes[DP_P_COUNT_] = {
+    [DP_P_SCAN] = &dp_op_scan,
+    [DP_P_VALUES] = &dp_op_values,
+    [DP_P_PROJECT] = &dp_op_project,
+    [DP_P_FILTER] = &dp_op_filter,
+    [DP_P_WATERMARK] = &dp_op_watermark,
+    [DP_P_UNION] = &dp_op_union,
+    [DP_P_SINK] = &dp_op_sink,
+};
+
+const dp_op_class *dp_op_class_for(dp_plan_kind k) {
+  if ((int)k < 0 || k >= DP_P_COUNT_) return NULL;
+  return classes[k];
+}

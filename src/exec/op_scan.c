@@ -1,0 +1,175 @@
+/*
+** op_scan.c — SCAN: rows of a table, read from its connector's source.
+**
+** The driver plans every scan before a micro-batch (dp_scan_plan): the
+** source fixes the batch's end offset and the scan reads the first chunk
+** ahead, so that a batch with no input at all is known before it runs.
+** next() then hands out the planned rows a chunk (up to CHUNK_ROWS) at a
+** time in one reusable batch; after the micro-batch the driver commits the
+** source (dp_scan_commit).  In batch mode (`to_end`) the scan goes on
+** planning and reading until the source is exhausted or has nothing more to
+** give now, committing as it goes: one micro-batch reads everything.
+*/
+#include <stdlib.h>
+
+#include "connectors/connector.h"
+#include "exec/exec.h"
+#include "exec/exec_int.h"
+
+/* Rows per next(): big enough to amortise the per-batch work of every
+** operator, small enough that a batch's columns stay in the caches. */
+#define CHUNK_ROWS 4096
+
+typedef struct scan_state {
+  dp_source src;
+  bool opened;        /* src.cls->open succeeded: close it */
+  dp_batch *batch;    /* reused by every next() */
+  bool planned;       /* a batch is planned and not fully read */
+  bool done;          /* the planned batch is fully read */
+  bool ahead;         /* `batch` holds rows read ahead, not yet handed out */
+  bool to_end;        /* batch mode: plan again after each planned batch */
+  bool uncommitted;   /* rows were planned since the last commit */
+  bool exhausted;
+} scan_state;
+
+static int scan_open(dp_op *op) {
+  const dp_plan *p = op->plan;
+  const dp_table_def *t = p->u.scan.table;
+  const char *connector = t && t->connector ? t->connector : "";
+  const dp_source_class *cls = dp_source_find(connector);
+  if (!cls)
+    return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->span,
+                    "the embedded engine has no source for connector '%s' (table `%s`) yet; read "
+                    "from 'datagen', 'filesystem', 'memory' or another connector it runs",
+                    connector, t ? t->name : "?");
+  scan_state *st = calloc(1, sizeof *st);
+  if (!st) return DIPPER_NOMEM;
+  st->batch = dp_batch_new(&p->schema, CHUNK_ROWS);
+  if (!st->batch) {
+    free(st);
+    return DIPPER_NOMEM;
+  }
+  st->src.cls = cls;
+  st->src.db = op->ex->db;
+  st->src.table = t;
+  st->src.schema = &p->schema;
+  st->src.diags = op->ex->diags;
+  int rc = cls->open(&st->src);
+  if (rc != DIPPER_OK) {
+    dp_batch_free(st->batch);
+    free(st);
+    return rc;
+  }
+  st->opened = true;
+  op->state = st;
+  return DIPPER_OK;
+}
+
+/* Read the next chunk of the planned batch into st->batch: stops at the
+** first rows or at the end of the planned batch.  In batch mode, an end that
+** is not the source's end plans the next batch and goes on. */
+static int read_chunk(scan_state *st) {
+  dp_batch_clear(st->batch);
+  while (st->planned) {
+    if (!st->done) {
+      bool done = false;
+      int rc = st->src.cls->read(&st->src, st->batch, CHUNK_ROWS, &done);
+      if (rc != DIPPER_OK) return rc;
+      rc = dp_batch_sync(st->batch);
+      if (rc != DIPPER_OK) return rc;
+      st->done = done;
+      if (st->batch->nrows > 0) return DIPPER_OK;
+      if (!done) continue;
+    }
+    if (!st->to_end || st->exhausted) {
+      st->planned = false;
+      return DIPPER_OK;
+    }
+    /* Batch mode: commit what was read and plan the rest. */
+    int rc = st->src.cls->commit(&st->src);
+    if (rc != DIPPER_OK) return rc;
+    st->uncommitted = false;
+    bool exhausted = false;
+    rc = st->src.cls->plan_batch(&st->src, 0, &exhausted);
+    if (rc != DIPPER_OK) return rc;
+    st->exhausted = exhausted;
+    st->uncommitted = true;
+    st->done = false;
+    /* A planned batch that yields nothing when read ends the input for
+    ** now (an unbounded source read in batch mode). */
+    bool done = false;
+    rc = st->src.cls->read(&st->src, st->batch, CHUNK_ROWS, &done);
+    if (rc != DIPPER_OK) return rc;
+    rc = dp_batch_sync(st->batch);
+    if (rc != DIPPER_OK) return rc;
+    st->done = done;
+    if (st->batch->nrows > 0) return DIPPER_OK;
+    if (done) st->planned = false;
+  }
+  return DIPPER_OK;
+}
+
+int dp_scan_plan(dp_op *op, int64_t max_rows, bool to_end, bool *has_data, bool *exhausted) {
+  scan_state *st = op->state;
+  *has_data = false;
+  bool ended = false;
+  int rc = st->src.cls->plan_batch(&st->src, max_rows, &ended);
+  if (rc != DIPPER_OK) return rc;
+  st->exhausted = ended;
+  st->planned = true;
+  st->done = false;
+  st->to_end = to_end;
+  st->uncommitted = true;
+  rc = read_chunk(st);
+  if (rc != DIPPER_OK) return rc;
+  st->ahead = st->batch->nrows > 0;
+  *has_data = st->ahead;
+  *exhausted = st->exhausted;
+  return DIPPER_OK;
+}
+
+static int scan_next(dp_op *op, dp_batch **out) {
+  scan_state *st = op->state;
+  *out = NULL;
+  if (st->ahead) {
+    st->ahead = false;
+  } else {
+    int rc = read_chunk(st);
+    if (rc != DIPPER_OK) return rc;
+  }
+  if (st->batch->nrows == 0) return DIPPER_OK;
+  op->metrics.rows_out += st->batch->nrows;
+  *out = st->batch;
+  return DIPPER_OK;
+}
+
+int dp_scan_commit(dp_op *op) {
+  scan_state *st = op->state;
+  if (!st->uncommitted) return DIPPER_OK;
+  st->uncommitted = false;
+  st->planned = false;
+  st->ahead = false;
+  return st->src.cls->commit(&st->src);
+}
+
+int64_t dp_scan_bad_records(const dp_op *op) {
+  const scan_state *st = op->state;
+  return st ? st->src.metrics.bad_records_skipped : 0;
+}
+
+static void scan_close(dp_op *op) {
+  scan_state *st = op->state;
+  if (!st) return;
+  if (st->opened && st->src.cls->close) st->src.cls->close(&st->src);
+  dp_batch_free(st->batch);
+  free(st);
+  op->state = NULL;
+}
+
+const dp_op_class dp_op_scan = {
+    .name = "Scan",
+    .open = scan_open,
+    .next = scan_next,
+    .end_batch = NULL,
+    .close = scan_close,
+};
