@@ -1,0 +1,385 @@
+/*
+** op_join.c — joins (DP_P_JOIN): a hash join on the equi-join keys with the
+** rest of the ON condition checked on the joined rows, or a nested loop when
+** there are no keys (CROSS JOIN, ON with only inequalities).
+**
+** Kinds: INNER, LEFT, RIGHT, FULL, SEMI, ANTI, CROSS.  A NULL key matches
+** nothing (SQL's `=`), so such rows only appear padded in outer joins.
+**
+** Two ways to run, fixed at open:
+**   bounded        both inputs end: the right side is the build side, kept
+**                  whole in a hash index; the left rows are kept too and
+**                  probed in the last batch of the run, when both inputs are
+**                  complete; unmatched right rows (RIGHT, FULL) follow.
+**   stream-static  one input is a stream, the other bounded: the bounded side
+**                  is the build side, read as its rows arrive (the driver
+**                  reads a bounded input to its end in the first batch unless
+**                  it holds more than a batch's cap); each micro-batch's stream
+**                  rows probe it and leave at once; stream rows are not kept.
+**                  Only the shapes whose padded rows come from the stream side
+**                  run: INNER, and LEFT/SEMI/ANTI with the stream on the left,
+**                  RIGHT with the stream on the right.
+** A join of two streams is refused at open (a time-bounded join is not
+** implemented by this engine yet).
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/eval.h"
+#include "exec/exec.h"
+#include "exec/rows.h"
+
+typedef struct join_state {
+  dp_join_kind kind;
+  bool bounded;        /* both inputs end (else stream-static) */
+  int bside, pside;    /* input index of the build and the probe side */
+  int nkeys;           /* keys used for hashing (0: nested loop) */
+  int *bkeys, *pkeys;  /* key columns of the build and probe side */
+  bool residual;       /* cond says more than the keys: evaluate it on pairs */
+  bool probe_outer;    /* unmatched probe rows leave padded */
+  bool build_outer;    /* unmatched build rows leave padded, at the end */
+  bool semi;           /* SEMI/ANTI: output = probe rows only */
+
+  dp_batch *build;     /* every build-side row */
+  dp_rowhash index;    /* build row id -> hash of its keys */
+  uint8_t *build_hit;  /* per build row: matched (build_outer) */
+  int64_t hit_cap;
+  dp_batch *probe;     /* probe rows waiting (bounded: all; stream: this batch's) */
+  int64_t probe_cursor;
+  int64_t unmatched_cursor; /* build_outer: next build row to look at */
+  bool drained, done;
+
+  dp_schema both;      /* left ++ right: the rows the condition sees */
+  dp_batch *cand;      /* candidate pairs, for the condition */
+  dp_batch *out;
+  int64_t *pi, *bi;    /* pairs: probe row, build row (-1: padding) */
+  int64_t npairs, cap_pairs;
+  uint8_t *probe_hit;  /* per probe row of the slice */
+  int64_t probe_hit_cap;
+} join_state;
+
+static int add_pair(join_state *st, int64_t p, int64_t b) {
+  if (st->npairs == st->cap_pairs) {
+    int64_t cap = st->cap_pairs ? st->cap_pairs * 2 : 1024;
+    int64_t *pi = realloc(st->pi, (size_t)cap * sizeof *pi);
+    if (!pi) return DIPPER_NOMEM;
+    st->pi = pi;
+    int64_t *bi = realloc(st->bi, (size_t)cap * sizeof *bi);
+    if (!bi) return DIPPER_NOMEM;
+    st->bi = bi;
+    st->cap_pairs = cap;
+  }
+  st->pi[st->npairs] = p;
+  st->bi[st->npairs++] = b;
+  return DIPPER_OK;
+}
+
+/* Gather the pairs [0, npairs) as joined rows (left ++ right) into dst. */
+static int gather_pairs(join_state *st, dp_batch *dst) {
+  const dp_batch *left = st->pside == 0 ? st->probe : st->build;
+  const dp_batch *right = st->pside == 0 ? st->build : st->probe;
+  const int64_t *li = st->pside == 0 ? st->pi : st->bi;
+  const int64_t *ri = st->pside == 0 ? st->bi : st->pi;
+  int nl = left->ncols;
+  for (int c = 0; c < nl; c++) {
+    int rc = dp_rows_gather(dst->cols[c], left->cols[c], li, 0, st->npairs);
+    if (rc) return rc;
+  }
+  if (!st->semi)
+    for (int c = 0; c < right->ncols; c++) {
+      int rc = dp_rows_gather(dst->cols[nl + c], right->cols[c], ri, 0, st->npairs);
+      if (rc) return rc;
+    }
+  return dp_batch_sync(dst);
+}
+
+/* Keep the pairs that satisfy the residual condition. */
+static int check_pairs(dp_op *op) {
+  join_state *st = op->state;
+  if (!st->residual || st->npairs == 0) return DIPPER_OK;
+  bool semi = st->semi;
+  st->semi = false; /* the condition sees both sides, even for SEMI/ANTI */
+  dp_batch_clear(st->cand);
+  int rc = gather_pairs(st, st->cand);
+  st->semi = semi;
+  if (rc) return rc;
+  dp_vector *mask = NULL;
+  if ((rc = dp_eval(op->ex, op->plan->u.join.cond, st->cand, &mask))) return rc;
+  int64_t n = 0;
+  for (int64_t k = 0; k < st->npairs; k++)
+    if (!dp_vector_is_null(mask, k) && dp_vector_get_bool(mask, k)) {
+      st->pi[n] = st->pi[k];
+      st->bi[n++] = st->bi[k];
+    }
+  st->npairs = n;
+  dp_vector_free(mask);
+  return DIPPER_OK;
+}
+
+/* Rows of the probe side per slice: a nested loop makes |build| pairs per
+** probe row, so its slices shrink to keep the pair list near one chunk. */
+static int64_t slice_rows(const join_state *st) {
+  if (st->nkeys > 0) return DP_ROWS_CHUNK;
+  int64_t nb = st->build->nrows > 0 ? st->build->nrows : 1;
+  int64_t s = DP_ROWS_CHUNK / nb;
+  return s > 0 ? s : 1;
+}
+
+/* Join probe rows [start, end) into st->out. */
+static int probe_slice(dp_op *op, int64_t start, int64_t end) {
+  join_state *st = op->state;
+  const dp_batch *P = st->probe, *B = st->build;
+  int64_t n = end - start;
+  if (n > st->probe_hit_cap) {
+    uint8_t *h = realloc(st->probe_hit, (size_t)n);
+    if (!h) return DIPPER_NOMEM;
+    st->probe_hit = h;
+    st->probe_hit_cap = n;
+  }
+  memset(st->probe_hit, 0, (size_t)n);
+  st->npairs = 0;
+  int rc;
+  const dp_vector *pk[64], *bk[64];
+  for (int k = 0; k < st->nkeys; k++) {
+    pk[k] = P->cols[st->pkeys[k]];
+    bk[k] = B->cols[st->bkeys[k]];
+  }
+  for (int64_t r = start; r < end; r++) {
+    if (st->nkeys == 0) {
+      for (int64_t b = 0; b < B->nrows; b++)
+        if ((rc = add_pair(st, r, b))) return rc;
+      continue;
+    }
+    if (dp_rows_any_null(pk, st->nkeys, r)) continue;
+    uint64_t h = dp_rows_hash(pk, st->nkeys, r);
+    for (int64_t b = dp_rowhash_first(&st->index, h); b >= 0; b = dp_rowhash_next(&st->index, b))
+      if (st->index.hashes[b] == h && dp_rows_equal(bk, b, pk, r, st->nkeys))
+        if ((rc = add_pair(st, r, b))) return rc;
+  }
+  if ((rc = check_pairs(op))) return rc;
+  for (int64_t k = 0; k < st->npairs; k++) {
+    st->probe_hit[st->pi[k] - start] = 1;
+    if (st->build_outer) st->build_hit[st->bi[k]] = 1;
+  }
+  if (st->semi) {
+    /* One row per probe row that found a match (SEMI) or none (ANTI). */
+    bool want = st->kind == DP_J_SEMI;
+    st->npairs = 0;
+    for (int64_t r = start; r < end; r++)
+      if ((st->probe_hit[r - start] != 0) == want && (rc = add_pair(st, r, -1))) return rc;
+  } else if (st->probe_outer) {
+    for (int64_t r = start; r < end; r++)
+      if (!st->probe_hit[r - start] && (rc = add_pair(st, r, -1))) return rc;
+  }
+  return gather_pairs(st, st->out);
+}
+
+/* Build rows that never matched, padded on the probe side (RIGHT, FULL). */
+static int emit_unmatched(join_state *st) {
+  st->npairs = 0;
+  int64_t nb = st->build->nrows;
+  while (st->unmatched_cursor < nb && st->npairs < DP_ROWS_CHUNK) {
+    int64_t b = st->unmatched_cursor++;
+    if (!st->build_hit[b]) {
+      int rc = add_pair(st, -1, b);
+      if (rc) return rc;
+    }
+  }
+  return gather_pairs(st, st->out);
+}
+
+static int keep_build(dp_op *op, const dp_batch *b) {
+  join_state *st = op->state;
+  op->metrics.rows_in += b->nrows;
+  int64_t first = st->build->nrows;
+  int rc = dp_rows_append(st->build, b);
+  if (rc) return rc;
+  const dp_vector *bk[64];
+  for (int k = 0; k < st->nkeys; k++) bk[k] = st->build->cols[st->bkeys[k]];
+  for (int64_t r = first; r < st->build->nrows; r++)
+    if ((rc = dp_rowhash_add(&st->index, dp_rows_hash(bk, st->nkeys, r)))) return rc;
+  if (st->build_outer && st->build->nrows > st->hit_cap) {
+    int64_t cap = st->build->nrows * 2;
+    uint8_t *h = realloc(st->build_hit, (size_t)cap);
+    if (!h) return DIPPER_NOMEM;
+    memset(h + st->hit_cap, 0, (size_t)(cap - st->hit_cap));
+    st->build_hit = h;
+    st->hit_cap = cap;
+  }
+  return DIPPER_OK;
+}
+
+static int keep_probe(dp_op *op, const dp_batch *b) {
+  join_state *st = op->state;
+  op->metrics.rows_in += b->nrows;
+  return dp_rows_append(st->probe, b);
+}
+
+static int join_next(dp_op *op, dp_batch **out) {
+  join_state *st = op->state;
+  dp_exec *ex = op->ex;
+  *out = NULL;
+  int rc;
+  if (!st->drained) {
+    /* The build side first: stream rows of this batch must see all of it. */
+    if ((rc = dp_op_drain(op->children[st->bside], keep_build, op))) return rc;
+    if ((rc = dp_op_drain(op->children[st->pside], keep_probe, op))) return rc;
+    st->drained = true;
+    op->metrics.state_rows = st->build->nrows + (st->bounded ? st->probe->nrows : 0);
+  }
+  if (st->done || (st->bounded && !ex->final)) return DIPPER_OK;
+  for (;;) {
+    dp_batch_clear(st->out);
+    if (st->probe_cursor < st->probe->nrows) {
+      int64_t end = st->probe_cursor + slice_rows(st);
+      if (end > st->probe->nrows) end = st->probe->nrows;
+      rc = probe_slice(op, st->probe_cursor, end);
+      st->probe_cursor = end;
+    } else if (st->build_outer && st->bounded && st->unmatched_cursor < st->build->nrows) {
+      rc = emit_unmatched(st);
+    } else {
+      if (st->bounded) st->done = true;
+      return DIPPER_OK;
+    }
+    if (rc) return rc;
+    if (st->out->nrows > 0) {
+      op->metrics.rows_out += st->out->nrows;
+      *out = st->out;
+      return DIPPER_OK;
+    }
+  }
+}
+
+static int join_end_batch(dp_op *op) {
+  join_state *st = op->state;
+  st->drained = false;
+  if (!st->bounded || st->done) {
+    dp_batch_clear(st->probe);
+    st->probe_cursor = 0;
+  }
+  if (st->done) {
+    /* The bounded run has ended: nothing is needed any more. */
+    dp_batch_clear(st->build);
+    dp_rowhash_free(&st->index);
+  }
+  op->metrics.state_rows = st->build->nrows + st->probe->nrows;
+  return DIPPER_OK;
+}
+
+/* Is e, an AND of conjuncts, made only of the key equalities? */
+static bool only_keys(const dp_expr *e, const dp_plan *p, int nl) {
+  if (!e) return true;
+  if (e->kind == DP_E_CALL && e->u.call.fn->id == DP_F_AND) {
+    for (int i = 0; i < e->u.call.nargs; i++)
+      if (!only_keys(e->u.call.args[i], p, nl)) return false;
+    return true;
+  }
+  if (e->kind != DP_E_CALL || e->u.call.fn->id != DP_F_EQ || e->u.call.nargs != 2) return false;
+  int a = dp_expr_as_column(e->u.call.args[0]), b = dp_expr_as_column(e->u.call.args[1]);
+  if (a < 0 || b < 0) return false;
+  if (a >= nl) {
+    int t = a;
+    a = b;
+    b = t;
+  }
+  for (int k = 0; k < p->u.join.nkeys; k++)
+    if (p->u.join.left_keys[k] == a && p->u.join.right_keys[k] + nl == b) return true;
+  return false;
+}
+
+static void join_close(dp_op *op);
+
+static int join_setup(dp_op *op) {
+  const dp_plan *p = op->plan;
+  const dp_plan *L = p->inputs[0], *R = p->inputs[1];
+  dp_exec *ex = op->ex;
+  join_state *st = op->state;
+  st->kind = p->u.join.kind;
+  st->bounded = L->props.bounded && R->props.bounded;
+  const char *kname = st->kind == DP_J_INNER ? "INNER" : st->kind == DP_J_LEFT ? "LEFT"
+                    : st->kind == DP_J_RIGHT ? "RIGHT" : st->kind == DP_J_FULL ? "FULL"
+                    : st->kind == DP_J_SEMI ? "SEMI" : st->kind == DP_J_ANTI ? "ANTI" : "CROSS";
+  if (p->u.join.as_of)
+    return dp_error(ex->diags, DIPPER_UNSUPPORTED, p->span,
+                    "the embedded engine does not run temporal joins (FOR SYSTEM_TIME AS OF) "
+                    "yet; join on the key and filter on the validity period instead");
+  if (!L->props.bounded && !R->props.bounded)
+    return dp_error(ex->diags, DIPPER_UNSUPPORTED, p->span,
+                    "the embedded engine does not run a %s JOIN of two streams yet; make one "
+                    "side bounded (a file or a bounded datagen) or run in batch mode "
+                    "(SET 'execution.runtime-mode' = 'batch')",
+                    kname);
+  st->bside = 1;
+  if (!st->bounded && R->props.bounded == false) st->bside = 0; /* the bounded side builds */
+  st->pside = 1 - st->bside;
+  bool left_pad = st->kind == DP_J_RIGHT || st->kind == DP_J_FULL;
+  bool right_pad = st->kind == DP_J_LEFT || st->kind == DP_J_FULL;
+  st->semi = st->kind == DP_J_SEMI || st->kind == DP_J_ANTI;
+  st->probe_outer = st->pside == 0 ? right_pad : left_pad;
+  st->build_outer = st->pside == 0 ? left_pad : right_pad;
+  if (!st->bounded && (st->build_outer || (st->semi && st->pside != 0)))
+    return dp_error(ex->diags, DIPPER_UNSUPPORTED, p->span,
+                    "a %s JOIN of a stream with a bounded table would have to wait for the "
+                    "stream's end to emit the unmatched rows of the bounded side; put the stream "
+                    "on the %s side (or use an INNER JOIN), or run in batch mode",
+                    kname, st->bside == 1 ? "right" : "left");
+  /* Hash on the keys whose two columns are laid out alike. */
+  int nl = L->schema.ncols;
+  int nk = p->u.join.nkeys;
+  st->bkeys = dp_arena_calloc(ex->arena, (size_t)(nk ? nk : 1), sizeof(int));
+  st->pkeys = dp_arena_calloc(ex->arena, (size_t)(nk ? nk : 1), sizeof(int));
+  if (!st->bkeys || !st->pkeys) return DIPPER_NOMEM;
+  bool all_keys = true;
+  for (int k = 0; k < nk && st->nkeys < 64; k++) {
+    int lc = p->u.join.left_keys[k], rc = p->u.join.right_keys[k];
+    const dp_type *lt = L->schema.cols[lc].type, *rt = R->schema.cols[rc].type;
+    if (!dp_type_equal(lt, rt) || dp_phys_of(lt) != dp_phys_of(rt)) {
+      all_keys = false;
+      continue;
+    }
+    st->pkeys[st->nkeys] = st->pside == 0 ? lc : rc;
+    st->bkeys[st->nkeys++] = st->pside == 0 ? rc : lc;
+  }
+  if (st->nkeys < nk) all_keys = false;
+  st->residual = p->u.join.cond && !(all_keys && only_keys(p->u.join.cond, p, nl));
+  /* left ++ right, what the condition reads */
+  st->both.ncols = nl + R->schema.ncols;
+  st->both.cols = dp_arena_calloc(ex->arena, (size_t)(st->both.ncols ? st->both.ncols : 1),
+                                  sizeof(dp_field));
+  if (!st->both.cols) return DIPPER_NOMEM;
+  memcpy(st->both.cols, L->schema.cols, (size_t)nl * sizeof(dp_field));
+  memcpy(st->both.cols + nl, R->schema.cols, (size_t)R->schema.ncols * sizeof(dp_field));
+  st->build = dp_batch_new(&p->inputs[st->bside]->schema, 0);
+  st->probe = dp_batch_new(&p->inputs[st->pside]->schema, 0);
+  st->cand = dp_batch_new(&st->both, 0);
+  st->out = dp_batch_new(&p->schema, DP_ROWS_CHUNK);
+  dp_rowhash_init(&st->index);
+  return st->build && st->probe && st->cand && st->out ? DIPPER_OK : DIPPER_NOMEM;
+}
+
+static int join_open(dp_op *op) {
+  join_state *st = calloc(1, sizeof *st);
+  if (!st) return DIPPER_NOMEM;
+  op->state = st;
+  int rc = join_setup(op);
+  if (rc) join_close(op);
+  return rc;
+}
+
+static void join_close(dp_op *op) {
+  join_state *st = op->state;
+  if (!st) return;
+  dp_batch_free(st->build);
+  dp_batch_free(st->probe);
+  dp_batch_free(st->cand);
+  dp_batch_free(st->out);
+  dp_rowhash_free(&st->index);
+  free(st->build_hit);
+  free(st->probe_hit);
+  free(st->pi);
+  free(st->bi);
+  free(st);
+  op->state = NULL;
+}
+
+const dp_op_class dp_op_join = {"Join", join_open, join_next, join_end_batch, join_close};

@@ -1,0 +1,268 @@
+/*
+** rows.c — row-set helpers of the bounded-input operators; see rows.h.
+*/
+#include "exec/rows.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/eval.h"
+
+/* ---- gather ---- */
+
+int dp_rows_gather(dp_vector *dst, const dp_vector *src, const int64_t *idx, int64_t start,
+                   int64_t n) {
+  if (n <= 0) return DIPPER_OK;
+  int rc = dp_vector_reserve(dst, n);
+  if (rc) return rc;
+  int width = dp_phys_width(src->phys);
+  bool same = dst->phys == src->phys;
+  for (int64_t k = 0; k < n; k++) {
+    int64_t r = idx ? idx[start + k] : start + k;
+    if (r < 0 || dp_vector_is_null(src, r)) {
+      rc = dp_vector_append_null(dst);
+    } else if (same && width > 0 && src->phys != DP_PHYS_BIT) {
+      /* Fixed width: one copy of the value, no dispatch per row beyond this. */
+      rc = dp_vector_room_(dst);
+      if (rc) return rc;
+      memcpy((char *)dst->values + dst->length * width, (const char *)src->values + r * width,
+             (size_t)width);
+      rc = dp_vector_push_valid_(dst);
+    } else if (src->phys == DP_PHYS_BIT) {
+      rc = dp_vector_append_bool(dst, dp_vector_get_bool(src, r));
+    } else if (src->phys == DP_PHYS_VARBIN) {
+      size_t len;
+      const char *p = dp_vector_get_str(src, r, &len);
+      rc = dp_vector_append_str(dst, p, len);
+    } else {
+      rc = dp_vector_append_from(dst, src, r);
+    }
+    if (rc) return rc;
+  }
+  return DIPPER_OK;
+}
+
+int dp_rows_gather_batch(dp_batch *dst, const dp_batch *src, const int64_t *idx, int64_t start,
+                         int64_t n) {
+  for (int c = 0; c < dst->ncols; c++) {
+    int rc = dp_rows_gather(dst->cols[c], src->cols[c], idx, start, n);
+    if (rc) return rc;
+  }
+  return dp_batch_sync(dst);
+}
+
+/* ---- keys ---- */
+
+uint64_t dp_rows_hash(const dp_vector *const *cols, int ncols, int64_t row) {
+  uint64_t h = UINT64_C(0x9e3779b97f4a7c15);
+  for (int c = 0; c < ncols; c++) h = dp_vector_hash(cols[c], row, h);
+  return h;
+}
+
+bool dp_rows_equal(const dp_vector *const *a, int64_t i, const dp_vector *const *b, int64_t j,
+                   int ncols) {
+  for (int c = 0; c < ncols; c++)
+    if (!dp_vector_row_equal(a[c], i, b[c], j)) return false;
+  return true;
+}
+
+bool dp_rows_any_null(const dp_vector *const *cols, int ncols, int64_t row) {
+  for (int c = 0; c < ncols; c++)
+    if (dp_vector_is_null(cols[c], row)) return true;
+  return false;
+}
+
+/* ---- hash index ---- */
+
+int dp_rowhash_init(dp_rowhash *h) {
+  memset(h, 0, sizeof *h);
+  return DIPPER_OK;
+}
+
+void dp_rowhash_free(dp_rowhash *h) {
+  if (!h) return;
+  free(h->heads);
+  free(h->next);
+  free(h->hashes);
+  memset(h, 0, sizeof *h);
+}
+
+/* Double the buckets and relink every row: keeps chains short at load <= 1. */
+static int rehash(dp_rowhash *h, uint64_t nbuckets) {
+  int64_t *heads = malloc((size_t)nbuckets * sizeof *heads);
+  if (!heads) return DIPPER_NOMEM;
+  for (uint64_t b = 0; b < nbuckets; b++) heads[b] = -1;
+  uint64_t mask = nbuckets - 1;
+  for (int64_t id = 0; id < h->n; id++) {
+    uint64_t b = h->hashes[id] & mask;
+    h->next[id] = heads[b];
+    heads[b] = id;
+  }
+  free(h->heads);
+  h->heads = heads;
+  h->mask = mask;
+  return DIPPER_OK;
+}
+
+int dp_rowhash_add(dp_rowhash *h, uint64_t hash) {
+  if (h->n == h->cap) {
+    int64_t cap = h->cap ? h->cap * 2 : 1024;
+    int64_t *next = realloc(h->next, (size_t)cap * sizeof *next);
+    if (!next) return DIPPER_NOMEM;
+    h->next = next;
+    uint64_t *hashes = realloc(h->hashes, (size_t)cap * sizeof *hashes);
+    if (!hashes) return DIPPER_NOMEM;
+    h->hashes = hashes;
+    h->cap = cap;
+  }
+  if (!h->heads || (uint64_t)h->n >= h->mask + 1) {
+    int rc = rehash(h, h->heads ? (h->mask + 1) * 2 : 1024);
+    if (rc) return rc;
+  }
+  int64_t id = h->n++;
+  uint64_t b = hash & h->mask;
+  h->hashes[id] = hash;
+  h->next[id] = h->heads[b];
+  h->heads[b] = id;
+  return DIPPER_OK;
+}
+
+/* ---- groups ---- */
+
+int dp_groups_init(dp_groups *g, const dp_schema *key_schema) {
+  dp_rowhash_init(&g->index);
+  g->keys = dp_batch_new(key_schema, 0);
+  return g->keys ? DIPPER_OK : DIPPER_NOMEM;
+}
+
+void dp_groups_free(dp_groups *g) {
+  if (!g) return;
+  dp_rowhash_free(&g->index);
+  dp_batch_free(g->keys);
+  g->keys = NULL;
+}
+
+int64_t dp_groups_find(const dp_groups *g, const dp_vector *const *cols, int64_t row) {
+  int n = g->keys->ncols;
+  uint64_t h = dp_rows_hash(cols, n, row);
+  for (int64_t id = dp_rowhash_first(&g->index, h); id >= 0; id = dp_rowhash_next(&g->index, id))
+    if (g->index.hashes[id] == h &&
+        dp_rows_equal((const dp_vector *const *)g->keys->cols, id, cols, row, n))
+      return id;
+  return -1;
+}
+
+int dp_groups_find_or_add(dp_groups *g, const dp_vector *const *cols, int64_t row, int64_t *id,
+                          bool *is_new) {
+  int n = g->keys->ncols;
+  uint64_t h = dp_rows_hash(cols, n, row);
+  for (int64_t k = dp_rowhash_first(&g->index, h); k >= 0; k = dp_rowhash_next(&g->index, k))
+    if (g->index.hashes[k] == h &&
+        dp_rows_equal((const dp_vector *const *)g->keys->cols, k, cols, row, n)) {
+      *id = k;
+      *is_new = false;
+      return DIPPER_OK;
+    }
+  for (int c = 0; c < n; c++) {
+    int rc = dp_rows_gather(g->keys->cols[c], cols[c], NULL, row, 1);
+    if (rc) return rc;
+  }
+  g->keys->nrows++;
+  int rc = dp_rowhash_add(&g->index, h);
+  if (rc) return rc;
+  *id = g->index.n - 1;
+  *is_new = true;
+  return DIPPER_OK;
+}
+
+/* ---- ordering ---- */
+
+int dp_rows_order_compare(const dp_rows_order *o, int64_t i, int64_t j) {
+  for (int k = 0; k < o->nkeys; k++) {
+    const dp_vector *v = o->cols[k];
+    bool ni = dp_vector_is_null(v, i), nj = dp_vector_is_null(v, j);
+    int c;
+    if (ni || nj) {
+      if (ni && nj) continue;
+      /* NULL placement is independent of the direction. */
+      c = ni ? -1 : 1;
+      if (!o->nulls_first[k]) c = -c;
+      return c;
+    }
+    c = dp_vector_row_compare(v, i, v, j);
+    if (c != 0) return o->desc[k] ? -c : c;
+  }
+  return 0;
+}
+
+/* Bottom-up merge sort: stable, no recursion, one scratch array. */
+int dp_rows_sort(int64_t *idx, int64_t n, const dp_rows_order *o) {
+  if (n < 2) return DIPPER_OK;
+  int64_t *tmp = malloc((size_t)n * sizeof *tmp);
+  if (!tmp) return DIPPER_NOMEM;
+  /* Insertion sort of runs of 16 first: fewer passes over short inputs. */
+  const int64_t run = 16;
+  for (int64_t s = 0; s < n; s += run) {
+    int64_t e = s + run < n ? s + run : n;
+    for (int64_t i = s + 1; i < e; i++) {
+      int64_t x = idx[i], j = i;
+      while (j > s && dp_rows_order_compare(o, idx[j - 1], x) > 0) {
+        idx[j] = idx[j - 1];
+        j--;
+      }
+      idx[j] = x;
+    }
+  }
+  int64_t *from = idx, *to = tmp;
+  for (int64_t w = run; w < n; w *= 2) {
+    for (int64_t s = 0; s < n; s += 2 * w) {
+      int64_t m = s + w < n ? s + w : n, e = s + 2 * w < n ? s + 2 * w : n;
+      int64_t a = s, b = m, k = s;
+      while (a < m && b < e) to[k++] = dp_rows_order_compare(o, from[b], from[a]) < 0 ? from[b++] : from[a++];
+      while (a < m) to[k++] = from[a++];
+      while (b < e) to[k++] = from[b++];
+    }
+    int64_t *t = from;
+    from = to;
+    to = t;
+  }
+  if (from != idx) memcpy(idx, from, (size_t)n * sizeof *idx);
+  free(tmp);
+  return DIPPER_OK;
+}
+
+int dp_rows_order_eval(dp_exec *ex, const dp_sort_key *keys, int nkeys, const dp_batch *in,
+                       dp_rows_order *o) {
+  memset(o, 0, sizeof *o);
+  size_t n = (size_t)(nkeys ? nkeys : 1);
+  o->cols = calloc(n, sizeof *o->cols);
+  bool *desc = calloc(n, sizeof *desc), *nf = calloc(n, sizeof *nf);
+  o->desc = desc;
+  o->nulls_first = nf;
+  if (!o->cols || !desc || !nf) return DIPPER_NOMEM;
+  o->nkeys = nkeys;
+  for (int k = 0; k < nkeys; k++) {
+    desc[k] = keys[k].desc;
+    nf[k] = keys[k].nulls_first;
+    int c = dp_expr_as_column(keys[k].expr);
+    if (c >= 0) {
+      o->cols[k] = in->cols[c];
+    } else {
+      dp_vector *v = NULL;
+      int rc = dp_eval(ex, keys[k].expr, in, &v);
+      if (rc) return rc;
+      o->cols[k] = v;
+    }
+  }
+  return DIPPER_OK;
+}
+
+void dp_rows_order_free(dp_rows_order *o, const dp_sort_key *keys) {
+  if (!o->cols) return;
+  for (int k = 0; k < o->nkeys; k++)
+    if (dp_expr_as_column(keys[k].expr) < 0) dp_vector_free((dp_vector *)(uintptr_t)o->cols[k]);
+  free(o->cols);
+  free((void *)(uintptr_t)o->desc);
+  free((void *)(uintptr_t)o->nulls_first);
+  memset(o, 0, sizeof *o);
+}

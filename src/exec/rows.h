@@ -1,0 +1,103 @@
+/*
+** rows.h — row-set helpers shared by the operators over bounded inputs
+** (join, sort, limit, distinct, dedup, top-N, OVER, set operations, unnest).
+**
+** Owns: gathering rows of one vector into another by an index list, hashing
+** and comparing multi-column keys, a chained hash index over row ids, a
+** "group table" that numbers distinct keys, a stable sort of row indexes, and
+** an append-only row store (a dp_batch that grows).  It owns no operator
+** semantics: each op_*.c decides what to keep and when to emit.
+**
+** Memory: everything here is malloc'd (operator state outlives micro-batches,
+** see exec.h) and freed by the matching *_free, which accepts NULL.
+*/
+#ifndef DP_ROWS_H
+#define DP_ROWS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/vector.h"
+#include "exec/exec.h"
+
+/* Append rows of `src` to `dst` (same type): with idx NULL the rows
+** start..start+n-1; else rows idx[start..start+n), where a negative index
+** appends a NULL (the padding of outer joins). */
+int dp_rows_gather(dp_vector *dst, const dp_vector *src, const int64_t *idx, int64_t start,
+                   int64_t n);
+/* The same for every column: dst and src have the same column types. */
+int dp_rows_gather_batch(dp_batch *dst, const dp_batch *src, const int64_t *idx, int64_t start,
+                         int64_t n);
+
+/* Hash of row `row` over the key columns; equal keys (NULL = NULL) hash equal. */
+uint64_t dp_rows_hash(const dp_vector *const *cols, int ncols, int64_t row);
+/* Are the keys of row i of a and row j of b equal (NULL equals NULL)? */
+bool dp_rows_equal(const dp_vector *const *a, int64_t i, const dp_vector *const *b, int64_t j,
+                   int ncols);
+/* Does row `row` hold a NULL in some key column? */
+bool dp_rows_any_null(const dp_vector *const *cols, int ncols, int64_t row);
+
+/* ---- a chained hash index: row id -> hash, lookups by hash ---- */
+typedef struct dp_rowhash {
+  int64_t *heads;   /* per bucket: the newest row id, or -1 */
+  int64_t *next;    /* per row id: the next row of its bucket, or -1 */
+  uint64_t *hashes; /* per row id */
+  uint64_t mask;    /* buckets - 1 */
+  int64_t n, cap;   /* row ids in use, room */
+} dp_rowhash;
+
+int dp_rowhash_init(dp_rowhash *h);
+void dp_rowhash_free(dp_rowhash *h);
+/* Add row id h->n with this hash; returns a code. */
+int dp_rowhash_add(dp_rowhash *h, uint64_t hash);
+/* The newest row id in hash's bucket, or -1; then dp_rowhash_next. Callers
+** compare h->hashes[id] and the keys themselves. */
+static inline int64_t dp_rowhash_first(const dp_rowhash *h, uint64_t hash) {
+  return h->heads ? h->heads[hash & h->mask] : -1;
+}
+static inline int64_t dp_rowhash_next(const dp_rowhash *h, int64_t id) { return h->next[id]; }
+
+/* ---- a group table: numbers the distinct keys in order of first sight ---- */
+typedef struct dp_groups {
+  dp_rowhash index;
+  dp_batch *keys; /* one row per group: the key columns */
+} dp_groups;
+
+/* key_schema: the types of the key columns (borrowed for the table's life). */
+int dp_groups_init(dp_groups *g, const dp_schema *key_schema);
+void dp_groups_free(dp_groups *g);
+/* The group of row `row` of the key columns `cols`, added when new (*is_new). */
+int dp_groups_find_or_add(dp_groups *g, const dp_vector *const *cols, int64_t row, int64_t *id,
+                          bool *is_new);
+/* The group of that row, or -1. */
+int64_t dp_groups_find(const dp_groups *g, const dp_vector *const *cols, int64_t row);
+static inline int64_t dp_groups_count(const dp_groups *g) { return g->index.n; }
+
+/* ---- ordering ---- */
+typedef struct dp_rows_order {
+  int nkeys;
+  const dp_vector **cols; /* one per key */
+  const bool *desc;
+  const bool *nulls_first;
+} dp_rows_order;
+
+/* <0, 0, >0: row i before, tied with, after row j (of the same vectors). */
+int dp_rows_order_compare(const dp_rows_order *o, int64_t i, int64_t j);
+/* Stable sort of idx[0..n) by o (ties keep their order). */
+int dp_rows_sort(int64_t *idx, int64_t n, const dp_rows_order *o);
+
+/* Evaluate sort keys over `in` into o (vectors the caller frees with
+** dp_rows_order_free; bare columns are borrowed, not copied). */
+int dp_rows_order_eval(dp_exec *ex, const dp_sort_key *keys, int nkeys, const dp_batch *in,
+                       dp_rows_order *o);
+void dp_rows_order_free(dp_rows_order *o, const dp_sort_key *keys);
+
+/* Append every row of src to dst (same schema). */
+static inline int dp_rows_append(dp_batch *dst, const dp_batch *src) {
+  return dp_rows_gather_batch(dst, src, NULL, 0, src->nrows);
+}
+
+/* Rows per output batch of the operators that emit from stored rows. */
+#define DP_ROWS_CHUNK 4096
+
+#endif /* DP_ROWS_H */
