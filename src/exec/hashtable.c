@@ -1,0 +1,379 @@
+/*
+** hashtable.c — the group hash table of hashtable.h: batch hashing, find or
+** insert, compaction, and the row gather/compare helpers the aggregation and
+** window operators share.
+*/
+#include "exec/hashtable.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/eval.h"
+
+#define HT_MIN_SLOTS 64u
+#define HT_NULL_HASH UINT64_C(0x5bd1e9955bd1e995)
+#define HT_K1 UINT64_C(0x9e3779b97f4a7c15)
+#define HT_K2 UINT64_C(0xbf58476d1ce4e5b9)
+
+static inline uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + HT_K1 + (h << 6) + (h >> 2);
+  h *= HT_K2;
+  return h ^ (h >> 31);
+}
+
+/* The final avalanche: the slot index takes the low bits and the tag the
+** high ones, so both must depend on every input bit. */
+static inline uint64_t finish(uint64_t h) {
+  h ^= h >> 33;
+  h *= UINT64_C(0xff51afd7ed558ccd);
+  h ^= h >> 33;
+  h *= UINT64_C(0xc4ceb9fe1a85ec53);
+  h ^= h >> 33;
+  return h;
+}
+
+static uint64_t hash_bytes(const char *p, size_t n) {
+  uint64_t h = (uint64_t)n * HT_K1;
+  while (n >= 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    h = (h ^ w) * HT_K2;
+    h ^= h >> 29;
+    p += 8;
+    n -= 8;
+  }
+  uint64_t w = 0;
+  memcpy(&w, p, n);
+  h = (h ^ w) * HT_K1;
+  return h ^ (h >> 32);
+}
+
+static inline uint64_t double_bits(double d) {
+  if (d == 0) d = 0; /* -0.0 groups with 0.0 */
+  if (isnan(d)) return UINT64_C(0x7ff8000000000000);
+  uint64_t u;
+  memcpy(&u, &d, 8);
+  return u;
+}
+
+static inline bool is_null(const dp_vector *v, int64_t i) {
+  return v->validity && !dp_bit_get(v->validity, i);
+}
+
+void dp_ht_hash(const dp_vector *const *cols, int ncols, int64_t nrows, uint64_t *hashes) {
+  for (int64_t i = 0; i < nrows; i++) hashes[i] = 0;
+  for (int c = 0; c < ncols; c++) {
+    const dp_vector *v = cols[c];
+    /* The switch is per column; each case is a plain loop over the rows. */
+    switch (v->phys) {
+    case DP_PHYS_NULL:
+      for (int64_t i = 0; i < nrows; i++) hashes[i] = mix(hashes[i], HT_NULL_HASH);
+      continue;
+    case DP_PHYS_I8:
+    case DP_PHYS_I16:
+    case DP_PHYS_I32:
+      for (int64_t i = 0; i < nrows; i++) hashes[i] = mix(hashes[i], (uint64_t)dp_vector_get_i64(v, i));
+      break;
+    case DP_PHYS_I64: {
+      const int64_t *x = v->values;
+      for (int64_t i = 0; i < nrows; i++) hashes[i] = mix(hashes[i], (uint64_t)x[i]);
+      break;
+    }
+    case DP_PHYS_F32:
+    case DP_PHYS_F64:
+      for (int64_t i = 0; i < nrows; i++) hashes[i] = mix(hashes[i], double_bits(dp_vector_get_f64(v, i)));
+      break;
+    case DP_PHYS_BIT:
+      for (int64_t i = 0; i < nrows; i++) hashes[i] = mix(hashes[i], dp_vector_get_bool(v, i) ? 1u : 2u);
+      break;
+    case DP_PHYS_D128: {
+      const dp_i128 *x = v->values;
+      for (int64_t i = 0; i < nrows; i++) {
+        unsigned __int128 u = (unsigned __int128)x[i];
+        hashes[i] = mix(mix(hashes[i], (uint64_t)u), (uint64_t)(u >> 64));
+      }
+      break;
+    }
+    case DP_PHYS_VARBIN:
+      for (int64_t i = 0; i < nrows; i++) {
+        size_t len;
+        const char *p = dp_vector_get_str(v, i, &len);
+        hashes[i] = mix(hashes[i], hash_bytes(p, len));
+      }
+      break;
+    default:
+      for (int64_t i = 0; i < nrows; i++) hashes[i] = mix(hashes[i], dp_vector_hash(v, i, 0));
+      continue; /* dp_vector_hash has its own NULL hash */
+    }
+    if (v->validity)
+      for (int64_t i = 0; i < nrows; i++)
+        if (!dp_bit_get(v->validity, i)) hashes[i] = mix(hashes[i] * HT_K1, HT_NULL_HASH);
+  }
+  for (int64_t i = 0; i < nrows; i++) hashes[i] = finish(hashes[i]);
+}
+
+bool dp_ht_row_equal(const dp_vector *a, int64_t i, const dp_vector *b, int64_t j) {
+  bool na = dp_vector_is_null(a, i), nb = dp_vector_is_null(b, j);
+  if (na || nb) return na && nb;
+  switch (a->phys) {
+  case DP_PHYS_I8:
+  case DP_PHYS_I16:
+  case DP_PHYS_I32:
+  case DP_PHYS_I64: return dp_vector_get_i64(a, i) == dp_vector_get_i64(b, j);
+  case DP_PHYS_F32:
+  case DP_PHYS_F64: {
+    double x = dp_vector_get_f64(a, i), y = dp_vector_get_f64(b, j);
+    return x == y || (isnan(x) && isnan(y));
+  }
+  case DP_PHYS_BIT: return dp_vector_get_bool(a, i) == dp_vector_get_bool(b, j);
+  case DP_PHYS_D128: return dp_vector_get_dec(a, i) == dp_vector_get_dec(b, j);
+  case DP_PHYS_VARBIN: {
+    size_t la, lb;
+    const char *pa = dp_vector_get_str(a, i, &la), *pb = dp_vector_get_str(b, j, &lb);
+    return la == lb && memcmp(pa, pb, la) == 0;
+  }
+  default: return dp_vector_row_equal(a, i, b, j);
+  }
+}
+
+int dp_ht_row_compare(const dp_vector *a, int64_t i, const dp_vector *b, int64_t j) {
+  bool na = dp_vector_is_null(a, i), nb = dp_vector_is_null(b, j);
+  if (na || nb) return na == nb ? 0 : na ? -1 : 1;
+  switch (a->phys) {
+  case DP_PHYS_I8:
+  case DP_PHYS_I16:
+  case DP_PHYS_I32:
+  case DP_PHYS_I64: {
+    int64_t x = dp_vector_get_i64(a, i), y = dp_vector_get_i64(b, j);
+    return x < y ? -1 : x > y;
+  }
+  case DP_PHYS_F32:
+  case DP_PHYS_F64: {
+    /* NaN sorts after every number, as in Spark. */
+    double x = dp_vector_get_f64(a, i), y = dp_vector_get_f64(b, j);
+    if (isnan(x) || isnan(y)) return isnan(x) == isnan(y) ? 0 : isnan(x) ? 1 : -1;
+    return x < y ? -1 : x > y;
+  }
+  case DP_PHYS_BIT: return (int)dp_vector_get_bool(a, i) - (int)dp_vector_get_bool(b, j);
+  case DP_PHYS_D128: {
+    dp_i128 x = dp_vector_get_dec(a, i), y = dp_vector_get_dec(b, j);
+    return x < y ? -1 : x > y;
+  }
+  case DP_PHYS_VARBIN: {
+    size_t la, lb;
+    const char *pa = dp_vector_get_str(a, i, &la), *pb = dp_vector_get_str(b, j, &lb);
+    int c = memcmp(pa, pb, la < lb ? la : lb);
+    if (c) return c < 0 ? -1 : 1;
+    return la < lb ? -1 : la > lb;
+  }
+  default: return dp_vector_row_compare(a, i, b, j);
+  }
+}
+
+int dp_ht_gather(dp_vector *dst, const dp_vector *src, const int64_t *sel, int64_t n) {
+  int rc = dp_vector_reserve(dst, n);
+  if (rc) return rc;
+  int width = dp_phys_width(src->phys);
+  bool fixed = width > 0 && dst->phys == src->phys;
+  if (fixed && !src->validity && !dst->validity) {
+    char *out = (char *)dst->values + (size_t)dst->length * (size_t)width;
+    const char *in = src->values;
+    if (width == 8) {
+      int64_t *o = (int64_t *)(void *)out;
+      const int64_t *x = (const int64_t *)(const void *)in;
+      if (sel)
+        for (int64_t k = 0; k < n; k++) o[k] = x[sel[k]];
+      else
+        memcpy(o, x, (size_t)n * 8);
+    } else {
+      for (int64_t k = 0; k < n; k++)
+        memcpy(out + (size_t)k * (size_t)width, in + (size_t)(sel ? sel[k] : k) * (size_t)width,
+               (size_t)width);
+    }
+    dst->length += n;
+    return DIPPER_OK;
+  }
+  for (int64_t k = 0; k < n; k++) {
+    int64_t r = sel ? sel[k] : k;
+    if (dp_vector_is_null(src, r)) {
+      rc = dp_vector_append_null(dst);
+    } else if (fixed) {
+      rc = dp_vector_room_(dst);
+      if (!rc) {
+        memcpy((char *)dst->values + (size_t)dst->length * (size_t)width,
+               (const char *)src->values + (size_t)r * (size_t)width, (size_t)width);
+        dp_vector_push_valid_(dst);
+      }
+    } else if (src->phys == DP_PHYS_BIT) {
+      rc = dp_vector_append_bool(dst, dp_vector_get_bool(src, r));
+    } else if (src->phys == DP_PHYS_VARBIN) {
+      size_t len;
+      const char *p = dp_vector_get_str(src, r, &len);
+      rc = dp_vector_append_str(dst, p, len);
+    } else {
+      rc = dp_vector_append_from(dst, src, r);
+    }
+    if (rc) return rc;
+  }
+  return DIPPER_OK;
+}
+
+int dp_ht_init(dp_hashtable *ht, int nkeys, const dp_type *const *types) {
+  memset(ht, 0, sizeof *ht);
+  ht->nkeys = nkeys;
+  ht->keys = calloc((size_t)(nkeys > 0 ? nkeys : 1), sizeof *ht->keys);
+  ht->slots = calloc(HT_MIN_SLOTS, sizeof *ht->slots);
+  if (!ht->keys || !ht->slots) {
+    dp_ht_free(ht);
+    return DIPPER_NOMEM;
+  }
+  ht->nslots = HT_MIN_SLOTS;
+  for (int k = 0; k < nkeys; k++) {
+    ht->keys[k] = dp_vector_new(types[k], 0);
+    if (!ht->keys[k]) {
+      dp_ht_free(ht);
+      return DIPPER_NOMEM;
+    }
+  }
+  return DIPPER_OK;
+}
+
+void dp_ht_free(dp_hashtable *ht) {
+  if (!ht) return;
+  if (ht->keys)
+    for (int k = 0; k < ht->nkeys; k++) dp_vector_free(ht->keys[k]);
+  free(ht->keys);
+  free(ht->hashes);
+  free(ht->slots);
+  memset(ht, 0, sizeof *ht);
+}
+
+static inline uint64_t slot_of(uint64_t hash, int64_t id) {
+  return (hash & UINT64_C(0xffffffff00000000)) | (uint64_t)(id + 1);
+}
+
+static void place(uint64_t *slots, uint64_t mask, uint64_t hash, int64_t id) {
+  uint64_t s = hash & mask;
+  while (slots[s]) s = (s + 1) & mask;
+  slots[s] = slot_of(hash, id);
+}
+
+static int rebuild_slots(dp_hashtable *ht, uint64_t nslots) {
+  uint64_t *slots = calloc(nslots, sizeof *slots);
+  if (!slots) return DIPPER_NOMEM;
+  for (int64_t g = 0; g < ht->ngroups; g++) place(slots, nslots - 1, ht->hashes[g], g);
+  free(ht->slots);
+  ht->slots = slots;
+  ht->nslots = nslots;
+  return DIPPER_OK;
+}
+
+static inline bool keys_equal(const dp_hashtable *ht, const dp_vector *const *cols, int64_t row,
+                              int64_t id) {
+  for (int k = 0; k < ht->nkeys; k++) {
+    const dp_vector *a = ht->keys[k], *b = cols[k];
+    if (a->phys == DP_PHYS_I64 && !a->validity && !b->validity) {
+      if (((const int64_t *)a->values)[id] != ((const int64_t *)b->values)[row]) return false;
+    } else if (!dp_ht_row_equal(a, id, b, row)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+int64_t dp_ht_find(const dp_hashtable *ht, const dp_vector *const *cols, uint64_t hash, int64_t row) {
+  uint64_t mask = ht->nslots - 1, tag = hash & UINT64_C(0xffffffff00000000);
+  for (uint64_t s = hash & mask;; s = (s + 1) & mask) {
+    uint64_t e = ht->slots[s];
+    if (!e) return -1;
+    if ((e & UINT64_C(0xffffffff00000000)) == tag) {
+      int64_t id = (int64_t)(e & 0xffffffffu) - 1;
+      if (keys_equal(ht, cols, row, id)) return id;
+    }
+  }
+}
+
+static int add_group(dp_hashtable *ht, const dp_vector *const *cols, int64_t row, uint64_t hash,
+                     int64_t *id_out) {
+  if (ht->ngroups >= (int64_t)UINT32_MAX - 1) return DIPPER_LIMIT;
+  if ((uint64_t)(ht->ngroups + 1) * 2 > ht->nslots) {
+    int rc = rebuild_slots(ht, ht->nslots * 2);
+    if (rc) return rc;
+  }
+  if (ht->ngroups >= ht->hashes_cap) {
+    int64_t cap = ht->hashes_cap ? ht->hashes_cap * 2 : 256;
+    uint64_t *h = realloc(ht->hashes, (size_t)cap * sizeof *h);
+    if (!h) return DIPPER_NOMEM;
+    ht->hashes = h;
+    ht->hashes_cap = cap;
+  }
+  for (int k = 0; k < ht->nkeys; k++) {
+    int rc = dp_ht_gather(ht->keys[k], cols[k], &row, 1);
+    if (rc) {
+      for (int j = 0; j < k; j++) ht->keys[j]->length--; /* undo the partial row */
+      return rc;
+    }
+  }
+  int64_t id = ht->ngroups++;
+  ht->hashes[id] = hash;
+  place(ht->slots, ht->nslots - 1, hash, id);
+  *id_out = id;
+  return DIPPER_OK;
+}
+
+int dp_ht_find_or_insert(dp_hashtable *ht, const dp_vector *const *cols, const uint64_t *hashes,
+                         const int64_t *rows, int64_t n, int64_t *ids, int64_t *nnew) {
+  int64_t created = 0;
+  int rc = DIPPER_OK;
+  for (int64_t k = 0; k < n; k++) {
+    int64_t row = rows ? rows[k] : k;
+    uint64_t hash = hashes[row];
+    int64_t id = dp_ht_find(ht, cols, hash, row);
+    if (id < 0) {
+      rc = add_group(ht, cols, row, hash, &id);
+      if (rc) break;
+      created++;
+    }
+    ids[row] = id;
+  }
+  if (nnew) *nnew = created;
+  return rc;
+}
+
+int dp_ht_compact(dp_hashtable *ht, const bool *keep, int64_t *remap) {
+  int64_t kept = 0;
+  int64_t *sel = malloc((size_t)(ht->ngroups > 0 ? ht->ngroups : 1) * sizeof *sel);
+  if (!sel) return DIPPER_NOMEM;
+  for (int64_t g = 0; g < ht->ngroups; g++) {
+    if (keep[g]) {
+      ht->hashes[kept] = ht->hashes[g];
+      sel[kept] = g;
+      if (remap) remap[g] = kept;
+      kept++;
+    } else if (remap) {
+      remap[g] = -1;
+    }
+  }
+  int rc = DIPPER_OK;
+  for (int k = 0; k < ht->nkeys && !rc; k++) {
+    dp_vector *fresh = dp_vector_new(ht->keys[k]->type, kept);
+    if (!fresh) {
+      rc = DIPPER_NOMEM;
+      break;
+    }
+    rc = dp_ht_gather(fresh, ht->keys[k], sel, kept);
+    if (rc) {
+      dp_vector_free(fresh);
+      break;
+    }
+    dp_vector_free(ht->keys[k]);
+    ht->keys[k] = fresh;
+  }
+  free(sel);
+  if (rc) return rc; /* the table is now inconsistent; the caller fails the query */
+  ht->ngroups = kept;
+  uint64_t nslots = HT_MIN_SLOTS;
+  while (nslots < (uint64_t)kept * 2) nslots *= 2;
+  return rebuild_slots(ht, nslots);
+}

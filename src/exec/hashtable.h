@@ -1,0 +1,77 @@
+/*
+** hashtable.h — a hash table of group keys, for aggregation, and for joins,
+** DISTINCT and deduplication to reuse.
+**
+** Design: the keys are stored columnar, one dp_vector per key column, and a
+** group is a dense id (0, 1, 2, ...) — row `id` of those vectors.  The table
+** proper is an open-addressing array of 64-bit slots, each holding the high
+** 32 bits of the key's hash (a tag, so that most misses never touch the key
+** columns) and id + 1 (0 marks an empty slot); linear probing, the slot count
+** a power of two kept at least twice the group count (it doubles when needed).
+** The full hash of each group is kept too, so growing never rehashes keys.
+** Callers keep per-group state in their own arrays indexed by the id.
+**
+** Lookups go a batch at a time: hash every row of the key columns
+** (dp_ht_hash, one pass per column with the type switch outside the loop),
+** then find or insert them all (dp_ht_find_or_insert).  No per-row malloc:
+** new keys are appended to the key vectors, which grow by doubling.
+**
+** Removal is by compaction: dp_ht_compact keeps the groups a caller marks and
+** renumbers them densely (streaming windows are dropped in bulk as the
+** watermark passes, so one O(groups) pass per batch is the right price).
+**
+** Equality is grouping equality: NULL equals NULL, NaN equals NaN, 0.0
+** equals -0.0; nested values (ARRAY, MAP, ROW) use eval.h's
+** dp_vector_hash / dp_vector_row_equal.  At most 2^32 - 2 groups.
+*/
+#ifndef DP_HASHTABLE_H
+#define DP_HASHTABLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/types.h"
+#include "core/vector.h"
+
+typedef struct dp_hashtable {
+  int nkeys;
+  dp_vector **keys;  /* stored keys: row id is group id */
+  uint64_t *hashes;  /* full hash per group */
+  int64_t ngroups;
+  int64_t hashes_cap;
+  uint64_t *slots;   /* (hash >> 32) << 32 | (id + 1); 0 = empty */
+  uint64_t nslots;   /* power of two */
+} dp_hashtable;
+
+/* An empty table over keys of these types (borrowed: they must outlive the
+** table).  Free with dp_ht_free. */
+int dp_ht_init(dp_hashtable *ht, int nkeys, const dp_type *const *types);
+void dp_ht_free(dp_hashtable *ht);
+
+/* hashes[i] = hash of row i over the columns cols[0..ncols), i < nrows. */
+void dp_ht_hash(const dp_vector *const *cols, int ncols, int64_t nrows, uint64_t *hashes);
+
+/* For each row i of `rows` (or every row 0..n when rows is NULL) of the probe
+** columns (same types as the keys), set ids[i] to its group, inserting new
+** keys.  hashes are those of dp_ht_hash, indexed by row.  *nnew (may be NULL)
+** counts the groups created.  Returns DIPPER_OK, DIPPER_NOMEM or DIPPER_LIMIT. */
+int dp_ht_find_or_insert(dp_hashtable *ht, const dp_vector *const *cols, const uint64_t *hashes,
+                         const int64_t *rows, int64_t n, int64_t *ids, int64_t *nnew);
+
+/* The group of row `row` of the probe columns, or -1 when absent. */
+int64_t dp_ht_find(const dp_hashtable *ht, const dp_vector *const *cols, uint64_t hash, int64_t row);
+
+/* Keep the groups with keep[id] true, renumbered densely in their old order;
+** remap[old] = new id or -1 (remap has room for ngroups; may be NULL). */
+int dp_ht_compact(dp_hashtable *ht, const bool *keep, int64_t *remap);
+
+/* Append rows sel[0..n) of src to dst (same type), repeats allowed; a tight
+** loop for the fixed-width and string layouts.  sel NULL: rows 0..n. */
+int dp_ht_gather(dp_vector *dst, const dp_vector *src, const int64_t *sel, int64_t n);
+
+/* Grouping equality of row i of a and row j of b (same type). */
+bool dp_ht_row_equal(const dp_vector *a, int64_t i, const dp_vector *b, int64_t j);
+/* Order of row i of a and row j of b (same type), NULLs first. */
+int dp_ht_row_compare(const dp_vector *a, int64_t i, const dp_vector *b, int64_t j);
+
+#endif /* DP_HASHTABLE_H */
