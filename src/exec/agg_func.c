@@ -1,0 +1,737 @@
+/*
+** agg_func.c — the aggregate function states of agg_func.h: update a batch
+** at a time, merge, finish, compact.
+*/
+#include "exec/agg_func.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/eval.h"
+#include "exec/hashtable.h"
+
+enum {
+  AGG_COUNT_STAR,
+  AGG_COUNT,
+  AGG_SUM_INT,   /* integers and INTERVAL DAY TO SECOND / YEAR TO MONTH: int64 */
+  AGG_SUM_DBL,
+  AGG_SUM_DEC,
+  AGG_AVG_DBL,
+  AGG_AVG_DEC,
+  AGG_MIN_INT,   /* integers, temporal kinds, booleans (as 0/1) */
+  AGG_MAX_INT,
+  AGG_MIN_DBL,
+  AGG_MAX_DBL,
+  AGG_MIN_DEC,
+  AGG_MAX_DEC,
+  AGG_MIN_ANY,   /* strings and the rest: kept in the store */
+  AGG_MAX_ANY,
+  AGG_FIRST,
+  AGG_LAST,
+  AGG_LISTAGG,
+  AGG_COLLECT,
+  AGG_VAR_POP,
+  AGG_VAR_SAMP,
+  AGG_STDDEV_POP,
+  AGG_STDDEV_SAMP,
+  AGG_BOOL_AND,
+  AGG_BOOL_OR,
+  AGG_HLL,
+};
+
+#define HLL_P 10
+#define HLL_M (1 << HLL_P)
+
+struct agg_strbuf {
+  char *p;
+  int64_t len, cap;
+  bool has;
+};
+
+static bool is_int_phys(dp_phys p) { return p >= DP_PHYS_I8 && p <= DP_PHYS_I64; }
+
+int dp_agg_state_init(dp_agg_state *s, const dp_agg_call *call) {
+  memset(s, 0, sizeof *s);
+  s->type = call->type;
+  s->arg_type = call->nargs > 0 ? call->args[0]->type : NULL;
+  dp_phys ap = s->arg_type ? dp_phys_of(s->arg_type) : DP_PHYS_NULL;
+  s->arg_scale = s->arg_type ? s->arg_type->scale : 0;
+  s->res_scale = call->type ? call->type->scale : 0;
+  bool is_min = false;
+  switch ((dp_func_id)call->fn->id) {
+  case DP_F_COUNT: s->kind = call->nargs == 0 ? AGG_COUNT_STAR : AGG_COUNT; break;
+  case DP_F_SUM:
+    s->kind = ap == DP_PHYS_D128 ? AGG_SUM_DEC : (ap == DP_PHYS_F32 || ap == DP_PHYS_F64) ? AGG_SUM_DBL
+                                                                                       : AGG_SUM_INT;
+    break;
+  case DP_F_AVG: s->kind = ap == DP_PHYS_D128 ? AGG_AVG_DEC : AGG_AVG_DBL; break;
+  case DP_F_MIN: is_min = true; /* fall through */
+  case DP_F_MAX:
+    if (is_int_phys(ap) || ap == DP_PHYS_BIT)
+      s->kind = is_min ? AGG_MIN_INT : AGG_MAX_INT;
+    else if (ap == DP_PHYS_F32 || ap == DP_PHYS_F64)
+      s->kind = is_min ? AGG_MIN_DBL : AGG_MAX_DBL;
+    else if (ap == DP_PHYS_D128)
+      s->kind = is_min ? AGG_MIN_DEC : AGG_MAX_DEC;
+    else
+      s->kind = is_min ? AGG_MIN_ANY : AGG_MAX_ANY;
+    break;
+  case DP_F_FIRST_VALUE: s->kind = AGG_FIRST; break;
+  case DP_F_LAST_VALUE: s->kind = AGG_LAST; break;
+  case DP_F_LISTAGG: s->kind = AGG_LISTAGG; break;
+  case DP_F_COLLECT: s->kind = AGG_COLLECT; break;
+  case DP_F_VAR_POP: s->kind = AGG_VAR_POP; break;
+  case DP_F_VAR_SAMP: s->kind = AGG_VAR_SAMP; break;
+  case DP_F_STDDEV_POP: s->kind = AGG_STDDEV_POP; break;
+  case DP_F_STDDEV_SAMP: s->kind = AGG_STDDEV_SAMP; break;
+  case DP_F_BOOL_AND: s->kind = AGG_BOOL_AND; break;
+  case DP_F_BOOL_OR: s->kind = AGG_BOOL_OR; break;
+  case DP_F_APPROX_COUNT_DISTINCT: s->kind = AGG_HLL; break;
+  default: return DIPPER_UNSUPPORTED;
+  }
+  if (s->kind == AGG_MIN_ANY || s->kind == AGG_MAX_ANY || s->kind == AGG_FIRST || s->kind == AGG_LAST ||
+      s->kind == AGG_COLLECT) {
+    s->store = dp_vector_new(s->arg_type, 0);
+    if (!s->store) return DIPPER_NOMEM;
+  }
+  return DIPPER_OK;
+}
+
+static bool uses_store(const dp_agg_state *s) { return s->store != NULL; }
+
+void dp_agg_state_free(dp_agg_state *s) {
+  if (!s) return;
+  if (s->bufs)
+    for (int64_t g = 0; g < s->cap; g++) free(s->bufs[g].p);
+  if (s->regs)
+    for (int64_t g = 0; g < s->cap; g++) free(s->regs[g]);
+  free(s->n);
+  free(s->i);
+  free(s->d);
+  free(s->d2);
+  free(s->x);
+  free(s->bufs);
+  free(s->sep);
+  free(s->regs);
+  dp_vector_free(s->store);
+  free(s->idx);
+  free(s->tail);
+  free(s->next);
+  free(s->cand);
+  free(s->touched);
+  memset(s, 0, sizeof *s);
+}
+
+/* realloc an array of `elem`-byte entries from oldn to newn, zeroing the new part. */
+static int grow(void *pp, int64_t oldn, int64_t newn, size_t elem) {
+  void **p = pp;
+  void *q = realloc(*p, (size_t)newn * elem);
+  if (!q) return DIPPER_NOMEM;
+  memset((char *)q + (size_t)oldn * elem, 0, (size_t)(newn - oldn) * elem);
+  *p = q;
+  return DIPPER_OK;
+}
+
+void dp_agg_state_reset(dp_agg_state *s, int64_t g) {
+  if (s->n) s->n[g] = 0;
+  if (s->i) s->i[g] = 0;
+  if (s->d) s->d[g] = 0;
+  if (s->d2) s->d2[g] = 0;
+  if (s->x) s->x[g] = 0;
+  if (s->bufs) {
+    s->bufs[g].len = 0;
+    s->bufs[g].has = false;
+  }
+  if (s->regs && s->regs[g]) memset(s->regs[g], 0, HLL_M);
+  if (s->idx) s->idx[g] = -1;
+  if (s->tail) s->tail[g] = -1;
+  if (s->cand) s->cand[g] = -1;
+}
+
+int dp_agg_state_reserve(dp_agg_state *s, int64_t ngroups) {
+  if (ngroups <= s->cap) return DIPPER_OK;
+  int64_t cap = s->cap ? s->cap : 64;
+  while (cap < ngroups) cap *= 2;
+  int64_t old = s->cap;
+  int rc = grow(&s->n, old, cap, sizeof *s->n);
+  switch (s->kind) {
+  case AGG_SUM_INT:
+  case AGG_MIN_INT:
+  case AGG_MAX_INT:
+  case AGG_BOOL_AND:
+  case AGG_BOOL_OR: if (!rc) rc = grow(&s->i, old, cap, sizeof *s->i); break;
+  case AGG_SUM_DBL:
+  case AGG_AVG_DBL:
+  case AGG_MIN_DBL:
+  case AGG_MAX_DBL: if (!rc) rc = grow(&s->d, old, cap, sizeof *s->d); break;
+  case AGG_VAR_POP:
+  case AGG_VAR_SAMP:
+  case AGG_STDDEV_POP:
+  case AGG_STDDEV_SAMP:
+    if (!rc) rc = grow(&s->d, old, cap, sizeof *s->d);
+    if (!rc) rc = grow(&s->d2, old, cap, sizeof *s->d2);
+    break;
+  case AGG_SUM_DEC:
+  case AGG_AVG_DEC:
+  case AGG_MIN_DEC:
+  case AGG_MAX_DEC: if (!rc) rc = grow(&s->x, old, cap, sizeof *s->x); break;
+  case AGG_LISTAGG: if (!rc) rc = grow(&s->bufs, old, cap, sizeof *s->bufs); break;
+  case AGG_HLL: if (!rc) rc = grow(&s->regs, old, cap, sizeof *s->regs); break;
+  default: break;
+  }
+  if (!rc && uses_store(s)) {
+    rc = grow(&s->idx, old, cap, sizeof *s->idx);
+    if (!rc && s->kind == AGG_COLLECT) rc = grow(&s->tail, old, cap, sizeof *s->tail);
+    if (!rc) rc = grow(&s->cand, old, cap, sizeof *s->cand);
+    if (!rc)
+      for (int64_t g = old; g < cap; g++) {
+        s->idx[g] = -1;
+        s->cand[g] = -1;
+        if (s->tail) s->tail[g] = -1;
+      }
+  }
+  if (rc) return rc; /* the arrays that grew keep their size: cap stays, which is safe */
+  s->cap = cap;
+  return DIPPER_OK;
+}
+
+/* Any numeric row as a double (VAR/STDDEV/AVG take DOUBLE, but a caller that
+** skipped the cast still gets the right number). */
+static double num_at(const dp_vector *v, int64_t r, int scale) {
+  switch (v->phys) {
+  case DP_PHYS_F32:
+  case DP_PHYS_F64: return dp_vector_get_f64(v, r);
+  case DP_PHYS_D128: return (double)dp_vector_get_dec(v, r) / pow(10, scale);
+  default: return (double)dp_vector_get_i64(v, r);
+  }
+}
+
+static inline bool valid(const dp_vector *v, int64_t r) {
+  return !v->validity || dp_bit_get(v->validity, r);
+}
+
+static int buf_append(agg_strbuf *b, const char *p, size_t n) {
+  if (b->len + (int64_t)n > b->cap) {
+    int64_t cap = b->cap ? b->cap : 32;
+    while (cap < b->len + (int64_t)n) cap *= 2;
+    char *q = realloc(b->p, (size_t)cap);
+    if (!q) return DIPPER_NOMEM;
+    b->p = q;
+    b->cap = cap;
+  }
+  if (n) memcpy(b->p + b->len, p, n);
+  b->len += (int64_t)n;
+  return DIPPER_OK;
+}
+
+static int hll_add(dp_agg_state *s, int64_t g, uint64_t h) {
+  if (!s->regs[g]) {
+    s->regs[g] = calloc(HLL_M, 1);
+    if (!s->regs[g]) return DIPPER_NOMEM;
+  }
+  unsigned reg = (unsigned)(h >> (64 - HLL_P));
+  uint64_t rest = h << HLL_P;
+  /* Rank: leading zeros of the remaining 54 bits, plus one. */
+  uint8_t rank = 1;
+  while (rank <= 64 - HLL_P && !(rest & (UINT64_C(1) << 63))) {
+    rank++;
+    rest <<= 1;
+  }
+  if (rank > s->regs[g][reg]) s->regs[g][reg] = rank;
+  return DIPPER_OK;
+}
+
+static int64_t hll_estimate(const uint8_t *regs) {
+  if (!regs) return 0;
+  double sum = 0;
+  int zeros = 0;
+  for (int k = 0; k < HLL_M; k++) {
+    sum += ldexp(1.0, -(int)regs[k]);
+    if (!regs[k]) zeros++;
+  }
+  double m = HLL_M, alpha = 0.7213 / (1 + 1.079 / m);
+  double e = alpha * m * m / sum;
+  if (e <= 2.5 * m && zeros) e = m * log(m / zeros);
+  return (int64_t)llround(e);
+}
+
+static int touch(dp_agg_state *s, int64_t g, int64_t *ntouched) {
+  if (*ntouched >= s->touched_cap) {
+    int64_t cap = s->touched_cap ? s->touched_cap * 2 : 256;
+    int64_t *t = realloc(s->touched, (size_t)cap * sizeof *t);
+    if (!t) return DIPPER_NOMEM;
+    s->touched = t;
+    s->touched_cap = cap;
+  }
+  s->touched[(*ntouched)++] = g;
+  return DIPPER_OK;
+}
+
+static int store_append(dp_agg_state *s, const dp_vector *v, int64_t r, int64_t *row_out) {
+  int rc = dp_ht_gather(s->store, v, &r, 1);
+  if (rc) return rc;
+  *row_out = s->store->length - 1;
+  if (s->kind == AGG_COLLECT) {
+    if (s->store->length > s->next_cap) {
+      int64_t cap = s->next_cap ? s->next_cap * 2 : 256;
+      while (cap < s->store->length) cap *= 2;
+      int64_t *q = realloc(s->next, (size_t)cap * sizeof *q);
+      if (!q) return DIPPER_NOMEM;
+      s->next = q;
+      s->next_cap = cap;
+    }
+    s->next[*row_out] = -1;
+  }
+  return DIPPER_OK;
+}
+
+/* MIN/MAX of strings and nested values, FIRST, LAST: pick one batch row per
+** group (cand), then compare it with the stored one and store it if better. */
+static int update_pick(dp_agg_state *s, const dp_vector *v, const int64_t *gids, const int64_t *rows,
+                       int64_t n) {
+  int64_t ntouched = 0;
+  int rc = DIPPER_OK;
+  int sign = s->kind == AGG_MIN_ANY ? -1 : 1;
+  for (int64_t k = 0; k < n && !rc; k++) {
+    int64_t r = rows ? rows[k] : k;
+    if (!valid(v, r)) continue;
+    int64_t g = gids[r];
+    int64_t c = s->cand[g];
+    s->n[g]++;
+    if (c < 0) {
+      if (s->kind == AGG_FIRST && s->idx[g] >= 0) continue;
+      s->cand[g] = r;
+      rc = touch(s, g, &ntouched);
+    } else if (s->kind == AGG_LAST) {
+      s->cand[g] = r;
+    } else if (s->kind != AGG_FIRST && dp_ht_row_compare(v, r, v, c) * sign > 0) {
+      s->cand[g] = r;
+    }
+  }
+  for (int64_t t = 0; t < ntouched; t++) {
+    int64_t g = s->touched[t], r = s->cand[g];
+    s->cand[g] = -1;
+    if (rc) continue;
+    bool take = s->idx[g] < 0 || s->kind == AGG_LAST ||
+                (s->kind != AGG_FIRST && dp_ht_row_compare(v, r, s->store, s->idx[g]) * sign > 0);
+    if (take) rc = store_append(s, v, r, &s->idx[g]);
+  }
+  return rc;
+}
+
+static int update_collect(dp_agg_state *s, const dp_vector *v, const int64_t *gids, const int64_t *rows,
+                          int64_t n) {
+  for (int64_t k = 0; k < n; k++) {
+    int64_t r = rows ? rows[k] : k;
+    if (!valid(v, r)) continue;
+    int64_t g = gids[r], at;
+    s->n[g]++;
+    int rc = store_append(s, v, r, &at);
+    if (rc) return rc;
+    if (s->tail[g] < 0)
+      s->idx[g] = at;
+    else
+      s->next[s->tail[g]] = at;
+    s->tail[g] = at;
+  }
+  return DIPPER_OK;
+}
+
+int dp_agg_state_update(dp_agg_state *s, const dp_vector *const *args, const int64_t *gids,
+                        const int64_t *rows, int64_t n) {
+  const dp_vector *v = s->kind == AGG_COUNT_STAR ? NULL : args[0];
+  int64_t *cnt = s->n;
+#define EACH_ROW(...)                                                           \
+  for (int64_t k = 0; k < n; k++) {                                            \
+    int64_t r = rows ? rows[k] : k;                                            \
+    if (v && !valid(v, r)) continue;                                           \
+    int64_t g = gids[r];                                                       \
+    __VA_ARGS__;                                                               \
+  }
+  switch (s->kind) {
+  case AGG_COUNT_STAR:
+    if (rows)
+      for (int64_t k = 0; k < n; k++) cnt[gids[rows[k]]]++;
+    else
+      for (int64_t k = 0; k < n; k++) cnt[gids[k]]++;
+    return DIPPER_OK;
+  case AGG_COUNT: EACH_ROW(cnt[g]++) return DIPPER_OK;
+  case AGG_SUM_INT:
+    if (v->phys == DP_PHYS_I64) {
+      const int64_t *x = v->values;
+      EACH_ROW(s->i[g] = (int64_t)((uint64_t)s->i[g] + (uint64_t)x[r]); cnt[g]++)
+    } else {
+      EACH_ROW(s->i[g] = (int64_t)((uint64_t)s->i[g] + (uint64_t)dp_vector_get_i64(v, r)); cnt[g]++)
+    }
+    return DIPPER_OK;
+  case AGG_SUM_DBL:
+  case AGG_AVG_DBL: EACH_ROW(s->d[g] += num_at(v, r, s->arg_scale); cnt[g]++) return DIPPER_OK;
+  case AGG_SUM_DEC:
+  case AGG_AVG_DEC: EACH_ROW(s->x[g] += dp_vector_get_dec(v, r); cnt[g]++) return DIPPER_OK;
+  case AGG_MIN_INT:
+  case AGG_MAX_INT: {
+    bool is_min = s->kind == AGG_MIN_INT;
+    EACH_ROW({
+      int64_t x = v->phys == DP_PHYS_BIT ? dp_vector_get_bool(v, r) : dp_vector_get_i64(v, r);
+      if (!cnt[g] || (is_min ? x < s->i[g] : x > s->i[g])) s->i[g] = x;
+      cnt[g]++;
+    })
+    return DIPPER_OK;
+  }
+  case AGG_MIN_DBL:
+  case AGG_MAX_DBL: {
+    bool is_min = s->kind == AGG_MIN_DBL;
+    EACH_ROW({
+      double x = dp_vector_get_f64(v, r), cur = s->d[g];
+      /* NaN is the largest value (Spark). */
+      bool better = !cnt[g] || (is_min ? (isnan(cur) ? !isnan(x) : x < cur)
+                                       : (!isnan(cur) && (isnan(x) || x > cur)));
+      if (better) s->d[g] = x;
+      cnt[g]++;
+    })
+    return DIPPER_OK;
+  }
+  case AGG_MIN_DEC:
+  case AGG_MAX_DEC: {
+    bool is_min = s->kind == AGG_MIN_DEC;
+    EACH_ROW({
+      dp_i128 x = dp_vector_get_dec(v, r);
+      if (!cnt[g] || (is_min ? x < s->x[g] : x > s->x[g])) s->x[g] = x;
+      cnt[g]++;
+    })
+    return DIPPER_OK;
+  }
+  case AGG_MIN_ANY:
+  case AGG_MAX_ANY:
+  case AGG_FIRST:
+  case AGG_LAST: return update_pick(s, v, gids, rows, n);
+  case AGG_COLLECT: return update_collect(s, v, gids, rows, n);
+  case AGG_LISTAGG: {
+    const dp_vector *sepv = args[1];
+    int rc = DIPPER_OK;
+    EACH_ROW({
+      size_t len, slen = 1;
+      const char *p = dp_vector_get_str(v, r, &len), *sep = ",";
+      if (sepv && valid(sepv, r)) sep = dp_vector_get_str(sepv, r, &slen);
+      if (!s->sep) {
+        s->sep = malloc(slen + 1);
+        if (!s->sep) return DIPPER_NOMEM;
+        memcpy(s->sep, sep, slen);
+        s->sep_len = slen;
+      }
+      agg_strbuf *b = &s->bufs[g];
+      if (b->has) rc = buf_append(b, sep, slen);
+      if (!rc) rc = buf_append(b, p, len);
+      if (rc) return rc;
+      b->has = true;
+      cnt[g]++;
+    })
+    return DIPPER_OK;
+  }
+  case AGG_VAR_POP:
+  case AGG_VAR_SAMP:
+  case AGG_STDDEV_POP:
+  case AGG_STDDEV_SAMP:
+    /* Welford's update: stable where sum-of-squares cancels. */
+    EACH_ROW({
+      double x = num_at(v, r, s->arg_scale);
+      cnt[g]++;
+      double delta = x - s->d[g];
+      s->d[g] += delta / (double)cnt[g];
+      s->d2[g] += delta * (x - s->d[g]);
+    })
+    return DIPPER_OK;
+  case AGG_BOOL_AND:
+    EACH_ROW({
+      bool x = dp_vector_get_bool(v, r);
+      s->i[g] = cnt[g] ? (s->i[g] && x) : x;
+      cnt[g]++;
+    })
+    return DIPPER_OK;
+  case AGG_BOOL_OR:
+    EACH_ROW({
+      bool x = dp_vector_get_bool(v, r);
+      s->i[g] = cnt[g] ? (s->i[g] || x) : x;
+      cnt[g]++;
+    })
+    return DIPPER_OK;
+  case AGG_HLL:
+    EACH_ROW({
+      /* dp_vector_hash is not avalanched enough for HLL's leading-zero
+      ** ranks on its own: mix it once more. */
+      uint64_t h = dp_vector_hash(v, r, UINT64_C(0x2545f4914f6cdd1d));
+      h ^= h >> 33;
+      h *= UINT64_C(0xff51afd7ed558ccd);
+      h ^= h >> 33;
+      h *= UINT64_C(0xc4ceb9fe1a85ec53);
+      h ^= h >> 33;
+      int rc = hll_add(s, g, h);
+      if (rc) return rc;
+      cnt[g]++;
+    })
+    return DIPPER_OK;
+  }
+#undef EACH_ROW
+  return DIPPER_UNSUPPORTED;
+}
+
+int dp_agg_state_merge(dp_agg_state *s, int64_t dst, int64_t src) {
+  int64_t *cnt = s->n;
+  if (src == dst) return DIPPER_OK;
+  switch (s->kind) {
+  case AGG_COUNT_STAR:
+  case AGG_COUNT: break;
+  case AGG_SUM_INT: s->i[dst] = (int64_t)((uint64_t)s->i[dst] + (uint64_t)s->i[src]); break;
+  case AGG_SUM_DBL:
+  case AGG_AVG_DBL: s->d[dst] += s->d[src]; break;
+  case AGG_SUM_DEC:
+  case AGG_AVG_DEC: s->x[dst] += s->x[src]; break;
+  case AGG_MIN_INT:
+  case AGG_MAX_INT:
+    if (cnt[src] && (!cnt[dst] || (s->kind == AGG_MIN_INT ? s->i[src] < s->i[dst] : s->i[src] > s->i[dst])))
+      s->i[dst] = s->i[src];
+    break;
+  case AGG_MIN_DBL:
+  case AGG_MAX_DBL:
+    if (cnt[src]) {
+      double x = s->d[src], cur = s->d[dst];
+      bool better = !cnt[dst] || (s->kind == AGG_MIN_DBL ? (isnan(cur) ? !isnan(x) : x < cur)
+                                                         : (!isnan(cur) && (isnan(x) || x > cur)));
+      if (better) s->d[dst] = x;
+    }
+    break;
+  case AGG_MIN_DEC:
+  case AGG_MAX_DEC:
+    if (cnt[src] && (!cnt[dst] || (s->kind == AGG_MIN_DEC ? s->x[src] < s->x[dst] : s->x[src] > s->x[dst])))
+      s->x[dst] = s->x[src];
+    break;
+  case AGG_MIN_ANY:
+  case AGG_MAX_ANY: {
+    int64_t a = s->idx[dst], b = s->idx[src];
+    int sign = s->kind == AGG_MIN_ANY ? -1 : 1;
+    if (b >= 0 && (a < 0 || dp_ht_row_compare(s->store, b, s->store, a) * sign > 0)) s->idx[dst] = b;
+    break;
+  }
+  case AGG_FIRST:
+    if (s->idx[dst] < 0) s->idx[dst] = s->idx[src];
+    break;
+  case AGG_LAST:
+    if (s->idx[src] >= 0) s->idx[dst] = s->idx[src];
+    break;
+  case AGG_COLLECT:
+    /* Chains are disjoint: link src's after dst's.  src must not be used
+    ** afterwards (the caller drops it). */
+    if (s->idx[src] >= 0) {
+      if (s->tail[dst] < 0)
+        s->idx[dst] = s->idx[src];
+      else
+        s->next[s->tail[dst]] = s->idx[src];
+      s->tail[dst] = s->tail[src];
+      s->idx[src] = s->tail[src] = -1;
+    }
+    break;
+  case AGG_LISTAGG: {
+    agg_strbuf *a = &s->bufs[dst], *b = &s->bufs[src];
+    if (b->has) {
+      int rc = a->has ? buf_append(a, s->sep, s->sep_len) : DIPPER_OK;
+      if (!rc) rc = buf_append(a, b->p, (size_t)b->len);
+      if (rc) return rc;
+      a->has = true;
+    }
+    break;
+  }
+  case AGG_VAR_POP:
+  case AGG_VAR_SAMP:
+  case AGG_STDDEV_POP:
+  case AGG_STDDEV_SAMP:
+    if (cnt[src]) {
+      /* Chan et al.: combine two (count, mean, M2). */
+      double na = (double)cnt[dst], nb = (double)cnt[src], n = na + nb;
+      double delta = s->d[src] - s->d[dst];
+      s->d[dst] += delta * nb / n;
+      s->d2[dst] += s->d2[src] + delta * delta * na * nb / n;
+    }
+    break;
+  case AGG_BOOL_AND:
+    if (cnt[src]) s->i[dst] = cnt[dst] ? (s->i[dst] && s->i[src]) : s->i[src];
+    break;
+  case AGG_BOOL_OR:
+    if (cnt[src]) s->i[dst] = cnt[dst] ? (s->i[dst] || s->i[src]) : s->i[src];
+    break;
+  case AGG_HLL:
+    if (s->regs[src]) {
+      if (!s->regs[dst]) {
+        s->regs[dst] = calloc(HLL_M, 1);
+        if (!s->regs[dst]) return DIPPER_NOMEM;
+      }
+      for (int k = 0; k < HLL_M; k++)
+        if (s->regs[src][k] > s->regs[dst][k]) s->regs[dst][k] = s->regs[src][k];
+    }
+    break;
+  }
+  cnt[dst] += cnt[src];
+  return DIPPER_OK;
+}
+
+static dp_i128 pow10_128(int n) {
+  dp_i128 p = 1;
+  for (int k = 0; k < n; k++) p *= 10;
+  return p;
+}
+
+/* sum / count, rescaled from the argument's scale to the result's, rounded half up. */
+static dp_i128 dec_avg(dp_i128 sum, int64_t count, int from_scale, int to_scale) {
+  dp_i128 num = sum * pow10_128(to_scale > from_scale ? to_scale - from_scale : 0);
+  dp_i128 q = num / count, r = num % count;
+  if ((r < 0 ? -r : r) * 2 >= count) q += num < 0 ? -1 : 1;
+  return q;
+}
+
+int dp_agg_state_finish(dp_agg_state *s, const int64_t *groups, int64_t n, dp_vector *out) {
+  int rc = dp_vector_reserve(out, n);
+  for (int64_t k = 0; k < n && !rc; k++) {
+    int64_t g = groups[k], c = s->n[g];
+    bool empty = c == 0 && s->kind != AGG_COUNT_STAR && s->kind != AGG_COUNT && s->kind != AGG_HLL &&
+                 s->kind != AGG_COLLECT;
+    if (empty) {
+      rc = dp_vector_append_null(out);
+      continue;
+    }
+    switch (s->kind) {
+    case AGG_COUNT_STAR:
+    case AGG_COUNT: rc = dp_vector_append_i64(out, c); break;
+    case AGG_HLL: rc = dp_vector_append_i64(out, hll_estimate(s->regs[g])); break;
+    case AGG_SUM_INT:
+      rc = out->phys == DP_PHYS_D128 ? dp_vector_append_dec(out, s->i[g]) : dp_vector_append_i64(out, s->i[g]);
+      break;
+    case AGG_SUM_DBL: rc = dp_vector_append_f64(out, s->d[g]); break;
+    case AGG_AVG_DBL: rc = dp_vector_append_f64(out, s->d[g] / (double)c); break;
+    case AGG_SUM_DEC: rc = dp_vector_append_dec(out, s->x[g]); break;
+    case AGG_AVG_DEC:
+      if (out->phys == DP_PHYS_D128)
+        rc = dp_vector_append_dec(out, dec_avg(s->x[g], c, s->arg_scale, s->res_scale));
+      else
+        rc = dp_vector_append_f64(out, (double)s->x[g] / pow(10, s->arg_scale) / (double)c);
+      break;
+    case AGG_MIN_INT:
+    case AGG_MAX_INT:
+      rc = out->phys == DP_PHYS_BIT ? dp_vector_append_bool(out, s->i[g] != 0) : dp_vector_append_i64(out, s->i[g]);
+      break;
+    case AGG_MIN_DBL:
+    case AGG_MAX_DBL: rc = dp_vector_append_f64(out, s->d[g]); break;
+    case AGG_MIN_DEC:
+    case AGG_MAX_DEC: rc = dp_vector_append_dec(out, s->x[g]); break;
+    case AGG_MIN_ANY:
+    case AGG_MAX_ANY:
+    case AGG_FIRST:
+    case AGG_LAST:
+      rc = s->idx[g] < 0 ? dp_vector_append_null(out) : dp_ht_gather(out, s->store, &s->idx[g], 1);
+      break;
+    case AGG_COLLECT:
+      for (int64_t e = s->idx[g]; e >= 0 && !rc; e = s->next[e]) rc = dp_ht_gather(out->children[0], s->store, &e, 1);
+      if (!rc) rc = dp_vector_append_list(out);
+      break;
+    case AGG_LISTAGG: rc = dp_vector_append_str(out, s->bufs[g].p ? s->bufs[g].p : "", (size_t)s->bufs[g].len); break;
+    case AGG_VAR_POP:
+    case AGG_VAR_SAMP:
+    case AGG_STDDEV_POP:
+    case AGG_STDDEV_SAMP: {
+      bool samp = s->kind == AGG_VAR_SAMP || s->kind == AGG_STDDEV_SAMP;
+      if (samp && c < 2) {
+        rc = dp_vector_append_null(out);
+        break;
+      }
+      double var = s->d2[g] / (double)(samp ? c - 1 : c);
+      if (var < 0) var = 0;
+      bool root = s->kind == AGG_STDDEV_POP || s->kind == AGG_STDDEV_SAMP;
+      rc = dp_vector_append_f64(out, root ? sqrt(var) : var);
+      break;
+    }
+    case AGG_BOOL_AND:
+    case AGG_BOOL_OR: rc = dp_vector_append_bool(out, s->i[g] != 0); break;
+    }
+  }
+  return rc;
+}
+
+/* Copy the store keeping only the rows live groups point at (and, for
+** COLLECT, their chains), so that it does not grow with replaced values. */
+static int rebuild_store(dp_agg_state *s, int64_t ngroups) {
+  dp_vector *fresh = dp_vector_new(s->store->type, 0);
+  if (!fresh) return DIPPER_NOMEM;
+  int64_t *next = NULL;
+  int64_t next_cap = 0;
+  int rc = DIPPER_OK;
+  for (int64_t g = 0; g < ngroups && !rc; g++) {
+    if (s->idx[g] < 0) continue;
+    if (s->kind != AGG_COLLECT) {
+      rc = dp_ht_gather(fresh, s->store, &s->idx[g], 1);
+      s->idx[g] = fresh->length - 1;
+      continue;
+    }
+    int64_t head = -1, prev = -1;
+    for (int64_t e = s->idx[g]; e >= 0 && !rc; e = s->next[e]) {
+      rc = dp_ht_gather(fresh, s->store, &e, 1);
+      if (rc) break;
+      int64_t at = fresh->length - 1;
+      if (at >= next_cap) {
+        int64_t cap = next_cap ? next_cap * 2 : 256;
+        int64_t *q = realloc(next, (size_t)cap * sizeof *q);
+        if (!q) {
+          rc = DIPPER_NOMEM;
+          break;
+        }
+        next = q;
+        next_cap = cap;
+      }
+      next[at] = -1;
+      if (prev >= 0) next[prev] = at;
+      else head = at;
+      prev = at;
+    }
+    s->idx[g] = head;
+    s->tail[g] = prev;
+  }
+  if (rc) {
+    dp_vector_free(fresh);
+    free(next);
+    return rc;
+  }
+  dp_vector_free(s->store);
+  s->store = fresh;
+  if (s->kind == AGG_COLLECT) {
+    free(s->next);
+    s->next = next;
+    s->next_cap = next_cap;
+  }
+  return DIPPER_OK;
+}
+
+int dp_agg_state_compact(dp_agg_state *s, const int64_t *remap, int64_t old_n, int64_t new_n) {
+  for (int64_t g = 0; g < old_n; g++) {
+    int64_t to = remap[g];
+    if (to < 0) {
+      if (s->bufs) free(s->bufs[g].p), s->bufs[g].p = NULL;
+      if (s->regs) free(s->regs[g]), s->regs[g] = NULL;
+      continue;
+    }
+    if (to == g) continue;
+    s->n[to] = s->n[g];
+    if (s->i) s->i[to] = s->i[g];
+    if (s->d) s->d[to] = s->d[g];
+    if (s->d2) s->d2[to] = s->d2[g];
+    if (s->x) s->x[to] = s->x[g];
+    if (s->bufs) s->bufs[to] = s->bufs[g], s->bufs[g].p = NULL;
+    if (s->regs) s->regs[to] = s->regs[g], s->regs[g] = NULL;
+    if (s->idx) s->idx[to] = s->idx[g];
+    if (s->tail) s->tail[to] = s->tail[g];
+  }
+  for (int64_t g = new_n; g < old_n; g++) {
+    if (s->bufs) memset(&s->bufs[g], 0, sizeof s->bufs[g]);
+    dp_agg_state_reset(s, g);
+  }
+  /* Compact the store only when mostly garbage: amortized O(1) per value. */
+  if (s->store && s->store->length > 2 * new_n + 1024) return rebuild_store(s, new_n);
+  return DIPPER_OK;
+}

@@ -1,0 +1,624 @@
+/*
+** op_aggregate.c — AGGREGATE: hash aggregation over micro-batches, with
+** Spark's output modes.
+**
+** Each input batch: evaluate the group keys (bare columns are borrowed),
+** drop late rows (a window aggregation: the row's window_end ≤ the
+** watermark; they are counted in metrics.late_dropped), find or insert the
+** groups in the hash table (hashtable.h), and fold every aggregate call's
+** arguments into its column of states (agg_func.h) — FILTER (WHERE ..)
+** narrows the rows first; DISTINCT passes each (group, value) pair once,
+** through a second hash table keyed by both.
+**
+** At the end of the micro-batch's input, one output batch by output mode:
+**   append    a window aggregation emits the groups whose window_end ≤ the
+**             watermark, once, and drops them; others emit at the final batch;
+**   update    the groups changed in this batch; windows whose end the
+**             watermark passed are dropped afterwards;
+**   complete  every group, every batch; nothing is dropped.
+** Batch mode (bounded, not streaming) emits everything in the final batch.
+** The final batch of a bounded streaming run (watermark +∞) closes every
+** window in append mode.
+**
+** Session windows: the window operator gives each row [ts, ts + gap); here,
+** per key (the group keys other than window_start/window_end), the sessions
+** are kept sorted by start in a linked list, and a row that overlaps some
+** of them merges them into the earliest (their states merge with
+** dp_agg_state_merge).  A session is final when its end ≤ the watermark.
+** DISTINCT inside a session window is refused at open: the per-session value
+** sets would need merging too.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/agg_func.h"
+#include "exec/eval.h"
+#include "exec/exec.h"
+#include "exec/hashtable.h"
+
+typedef struct agg_call_state {
+  dp_agg_state st;
+  int nargs;
+  dp_vector *args[2];      /* this batch: borrowed or owned (owned[k]) */
+  bool owned[2];
+  dp_hashtable distinct;   /* DISTINCT: keys (group id, argument 0) */
+  bool has_distinct;
+  const dp_type *gid_type;
+} agg_call_state;
+
+typedef struct agg_state {
+  int ngroup, naggs;
+  bool windowed, session;
+  int wstart, wend;          /* group key positions, or -1 */
+  int nkeys;                 /* hash table keys: every group key, or (session) the partition ones */
+  int *key_of_group;         /* session: group position -> ht key, -1 for wstart/wend */
+  dp_hashtable ht;
+  agg_call_state *calls;
+  /* this batch */
+  dp_vector **gvec;          /* per group key: its vector (borrowed or owned) */
+  bool *gowned;
+  int64_t *ids, *rows, *sel, *hashes;
+  int64_t scratch_cap;
+  /* per group (per session for sessions) */
+  uint8_t *changed;
+  int64_t gcap;
+  /* sessions: sid is the state index */
+  int64_t nsess, scap;
+  int64_t *s_key, *s_start, *s_end, *s_next, *s_parent;
+  bool *s_dead;
+  int64_t *key_head;         /* per ht key: first session (by start), -1 */
+  int64_t kcap;
+  /* output */
+  dp_batch *out;
+  int64_t *emit;
+  int64_t emit_cap;
+  bool done;                 /* this micro-batch's output was returned */
+} agg_state;
+
+static int ensure(void *pp, int64_t *cap, int64_t need, size_t elem) {
+  if (need <= *cap) return DIPPER_OK;
+  int64_t c = *cap ? *cap : 256;
+  while (c < need) c *= 2;
+  void **p = pp;
+  void *q = realloc(*p, (size_t)c * elem);
+  if (!q) return DIPPER_NOMEM;
+  memset((char *)q + (size_t)*cap * elem, 0, (size_t)(c - *cap) * elem);
+  *p = q;
+  *cap = c;
+  return DIPPER_OK;
+}
+
+static void free_batch_vectors(agg_state *st) {
+  for (int j = 0; j < st->ngroup; j++) {
+    if (st->gowned[j]) dp_vector_free(st->gvec[j]);
+    st->gvec[j] = NULL;
+    st->gowned[j] = false;
+  }
+  for (int a = 0; a < st->naggs; a++) {
+    agg_call_state *c = &st->calls[a];
+    for (int k = 0; k < 2; k++) {
+      if (c->owned[k]) dp_vector_free(c->args[k]);
+      c->args[k] = NULL;
+      c->owned[k] = false;
+    }
+  }
+}
+
+static void agg_close(dp_op *op) {
+  agg_state *st = op->state;
+  if (!st) return;
+  if (st->gvec) free_batch_vectors(st);
+  dp_ht_free(&st->ht);
+  if (st->calls)
+    for (int a = 0; a < st->naggs; a++) {
+      dp_agg_state_free(&st->calls[a].st);
+      dp_ht_free(&st->calls[a].distinct);
+    }
+  free(st->calls);
+  free(st->key_of_group);
+  free(st->gvec);
+  free(st->gowned);
+  free(st->ids);
+  free(st->rows);
+  free(st->sel);
+  free(st->hashes);
+  free(st->changed);
+  free(st->s_key);
+  free(st->s_start);
+  free(st->s_end);
+  free(st->s_next);
+  free(st->s_parent);
+  free(st->s_dead);
+  free(st->key_head);
+  free(st->emit);
+  dp_batch_free(st->out);
+  free(st);
+  op->state = NULL;
+}
+
+static int agg_open(dp_op *op) {
+  const dp_plan *p = op->plan;
+  dp_diags *d = op->ex->diags;
+  agg_state *st = calloc(1, sizeof *st);
+  if (!st) return DIPPER_NOMEM;
+  op->state = st;
+  st->ngroup = p->u.aggregate.ngroup;
+  st->naggs = p->u.aggregate.naggs;
+  st->windowed = p->u.aggregate.window != NULL;
+  st->wstart = st->windowed ? p->u.aggregate.wstart : -1;
+  st->wend = st->windowed ? p->u.aggregate.wend : -1;
+  st->session = st->windowed && p->u.aggregate.window->u.window.kind == DP_WIN_SESSION;
+  int rc = DIPPER_NOMEM;
+  size_t ng = (size_t)(st->ngroup > 0 ? st->ngroup : 1);
+  st->gvec = calloc(ng, sizeof *st->gvec);
+  st->gowned = calloc(ng, sizeof *st->gowned);
+  st->key_of_group = calloc(ng, sizeof *st->key_of_group);
+  st->calls = calloc((size_t)(st->naggs > 0 ? st->naggs : 1), sizeof *st->calls);
+  const dp_type **ktypes = calloc(ng, sizeof *ktypes);
+  st->out = dp_batch_new(&p->schema, 0);
+  if (!st->gvec || !st->gowned || !st->key_of_group || !st->calls || !ktypes || !st->out) goto fail;
+  for (int j = 0; j < st->ngroup; j++) {
+    if (st->session && (j == st->wstart || j == st->wend)) {
+      st->key_of_group[j] = -1;
+      continue;
+    }
+    st->key_of_group[j] = st->nkeys;
+    ktypes[st->nkeys++] = p->u.aggregate.group[j]->type;
+  }
+  if ((rc = dp_ht_init(&st->ht, st->nkeys, ktypes)) != DIPPER_OK) goto fail;
+  for (int a = 0; a < st->naggs; a++) {
+    const dp_agg_call *call = &p->u.aggregate.aggs[a];
+    agg_call_state *c = &st->calls[a];
+    c->nargs = call->nargs > 2 ? 2 : call->nargs;
+    rc = dp_agg_state_init(&c->st, call);
+    if (rc == DIPPER_UNSUPPORTED) {
+      rc = dp_error(d, DIPPER_UNSUPPORTED, call->span,
+                    "the embedded engine has no aggregate %s; use one of COUNT, SUM, AVG, MIN, MAX, "
+                    "FIRST_VALUE, LAST_VALUE, LISTAGG, COLLECT, STDDEV/VARIANCE, BOOL_AND/OR, "
+                    "APPROX_COUNT_DISTINCT",
+                    call->fn->name);
+      goto fail;
+    }
+    if (rc) goto fail;
+    if (call->distinct && call->nargs > 0) {
+      if (st->session) {
+        rc = dp_error(d, DIPPER_UNSUPPORTED, call->span,
+                      "%s(DISTINCT ..) in a session window is not supported by the embedded engine; "
+                      "aggregate the distinct values in a subquery first, or use a TUMBLE or HOP window",
+                      call->fn->name);
+        goto fail;
+      }
+      const dp_type *dt[2] = {dp_type_of(DP_T_BIGINT), call->args[0]->type};
+      c->has_distinct = true;
+      if ((rc = dp_ht_init(&c->distinct, 2, dt)) != DIPPER_OK) goto fail;
+    }
+  }
+  free(ktypes);
+  return DIPPER_OK;
+fail:
+  free(ktypes);
+  agg_close(op);
+  return rc ? rc : DIPPER_NOMEM;
+}
+
+/* Borrow a bare column, evaluate anything else. */
+static int eval_into(dp_op *op, const dp_expr *e, const dp_batch *in, dp_vector **v, bool *owned) {
+  if (e->kind == DP_E_COLUMN && e->u.column.outer == 0 && e->u.column.index < in->ncols) {
+    *v = in->cols[e->u.column.index];
+    *owned = false;
+    return DIPPER_OK;
+  }
+  *owned = true;
+  return dp_eval(op->ex, e, in, v);
+}
+
+static int grow_groups(agg_state *st, int64_t n) {
+  int64_t cap = st->gcap;
+  int rc = ensure(&st->changed, &cap, n, sizeof *st->changed);
+  if (rc) return rc;
+  st->gcap = cap;
+  for (int a = 0; a < st->naggs; a++)
+    if ((rc = dp_agg_state_reserve(&st->calls[a].st, n)) != DIPPER_OK) return rc;
+  return DIPPER_OK;
+}
+
+/* ---- sessions ---- */
+
+static int64_t find_root(const agg_state *st, int64_t s) {
+  while (st->s_parent[s] != s) s = st->s_parent[s];
+  return s;
+}
+
+static int new_session(agg_state *st, int64_t key, int64_t start, int64_t end, int64_t *sid) {
+  int64_t n = st->nsess + 1, cap;
+  int rc = DIPPER_OK;
+#define GROW_S(arr)                                          \
+  cap = st->scap;                                            \
+  if (!rc) rc = ensure(&st->arr, &cap, n, sizeof *st->arr);
+  GROW_S(s_key) GROW_S(s_start) GROW_S(s_end) GROW_S(s_next) GROW_S(s_parent) GROW_S(s_dead)
+#undef GROW_S
+  if (rc) return rc;
+  st->scap = cap;
+  if ((rc = grow_groups(st, n)) != DIPPER_OK) return rc;
+  int64_t s = st->nsess++;
+  st->s_key[s] = key;
+  st->s_start[s] = start;
+  st->s_end[s] = end;
+  st->s_parent[s] = s;
+  st->s_dead[s] = false;
+  st->changed[s] = 0;
+  for (int a = 0; a < st->naggs; a++) dp_agg_state_reset(&st->calls[a].st, s);
+  /* Insert sorted by start into the key's list. */
+  int64_t *link = &st->key_head[key];
+  while (*link >= 0 && st->s_start[*link] <= start) link = &st->s_next[*link];
+  st->s_next[s] = *link;
+  *link = s;
+  *sid = s;
+  return DIPPER_OK;
+}
+
+/* The session of a row of `key` covering [start, end), merging every
+** session it overlaps into the earliest one. */
+static int session_for(agg_state *st, int64_t key, int64_t start, int64_t end, int64_t *sid) {
+  int64_t *link = &st->key_head[key];
+  int64_t target = -1;
+  while (*link >= 0) {
+    int64_t s = *link;
+    if (st->s_start[s] >= end) break; /* sorted: no later one overlaps */
+    if (st->s_end[s] <= start) {
+      link = &st->s_next[s];
+      continue;
+    }
+    if (target < 0) {
+      target = s;
+      if (start < st->s_start[s]) st->s_start[s] = start;
+      if (end > st->s_end[s]) st->s_end[s] = end;
+      link = &st->s_next[s];
+      continue;
+    }
+    /* s overlaps the growing target: fold it in and unlink it. */
+    for (int a = 0; a < st->naggs; a++) {
+      int rc = dp_agg_state_merge(&st->calls[a].st, target, s);
+      if (rc) return rc;
+    }
+    if (st->s_end[s] > st->s_end[target]) st->s_end[target] = st->s_end[s];
+    st->s_dead[s] = true;
+    st->s_parent[s] = target;
+    st->changed[target] |= st->changed[s];
+    *link = st->s_next[s];
+  }
+  if (target >= 0) {
+    /* The target's end grew: later sessions may now overlap it too. */
+    int64_t *l2 = &st->s_next[target];
+    while (*l2 >= 0 && st->s_start[*l2] < st->s_end[target]) {
+      int64_t s = *l2;
+      for (int a = 0; a < st->naggs; a++) {
+        int rc = dp_agg_state_merge(&st->calls[a].st, target, s);
+        if (rc) return rc;
+      }
+      if (st->s_end[s] > st->s_end[target]) st->s_end[target] = st->s_end[s];
+      st->s_dead[s] = true;
+      st->s_parent[s] = target;
+      st->changed[target] |= st->changed[s];
+      *l2 = st->s_next[s];
+    }
+    *sid = target;
+    return DIPPER_OK;
+  }
+  return new_session(st, key, start, end, sid);
+}
+
+/* ---- input ---- */
+
+static int consume(dp_op *self, const dp_batch *in) {
+  agg_state *st = self->state;
+  const dp_plan *p = self->plan;
+  dp_exec *ex = self->ex;
+  int64_t nin = in->nrows;
+  self->metrics.rows_in += nin;
+  int rc = DIPPER_OK;
+  free_batch_vectors(st);
+  int64_t cap = st->scratch_cap;
+  if ((rc = ensure(&st->ids, &cap, nin, sizeof(int64_t)))) return rc;
+  cap = st->scratch_cap;
+  if ((rc = ensure(&st->rows, &cap, nin, sizeof(int64_t)))) return rc;
+  cap = st->scratch_cap;
+  if ((rc = ensure(&st->sel, &cap, nin, sizeof(int64_t)))) return rc;
+  cap = st->scratch_cap;
+  if ((rc = ensure(&st->hashes, &cap, nin, sizeof(int64_t)))) return rc;
+  st->scratch_cap = cap;
+
+  for (int j = 0; j < st->ngroup; j++)
+    if ((rc = eval_into(self, p->u.aggregate.group[j], in, &st->gvec[j], &st->gowned[j]))) return rc;
+
+  /* Late rows: their window was emitted or dropped already. */
+  int64_t n = 0;
+  /* Rows of the final batch are not late: it closes everything anyway. */
+  if (st->windowed && ex->watermark != DP_WATERMARK_NONE && !ex->final && ex->query->streaming &&
+      st->wend >= 0) {
+    const dp_vector *we = st->gvec[st->wend];
+    for (int64_t r = 0; r < nin; r++)
+      if (dp_vector_get_i64(we, r) > ex->watermark) st->rows[n++] = r;
+    self->metrics.late_dropped += nin - n;
+  } else {
+    for (int64_t r = 0; r < nin; r++) st->rows[r] = r;
+    n = nin;
+  }
+  if (n == 0) return DIPPER_OK;
+
+  const dp_vector *keys[64];
+  const dp_vector **kv = st->nkeys <= 64 ? keys : malloc((size_t)st->nkeys * sizeof *kv);
+  if (!kv) return DIPPER_NOMEM;
+  for (int j = 0; j < st->ngroup; j++)
+    if (st->key_of_group[j] >= 0) kv[st->key_of_group[j]] = st->gvec[j];
+  uint64_t *hashes = (uint64_t *)st->hashes;
+  dp_ht_hash(kv, st->nkeys, nin, hashes);
+  rc = dp_ht_find_or_insert(&st->ht, kv, hashes, st->rows, n, st->ids, NULL);
+  if (kv != keys) free(kv);
+  if (rc) return rc;
+
+  if (st->session) {
+    int64_t kc = st->kcap;
+    if ((rc = ensure(&st->key_head, &kc, st->ht.ngroups, sizeof *st->key_head))) return rc;
+    for (int64_t k = st->kcap; k < kc; k++) st->key_head[k] = -1;
+    st->kcap = kc;
+    const dp_vector *ws = st->gvec[st->wstart], *we = st->gvec[st->wend];
+    for (int64_t k = 0; k < n; k++) {
+      int64_t r = st->rows[k], sid;
+      rc = session_for(st, st->ids[r], dp_vector_get_i64(ws, r), dp_vector_get_i64(we, r), &sid);
+      if (rc) return rc;
+      st->ids[r] = sid;
+    }
+    /* Rows assigned before a later merge point at the merged-away session. */
+    for (int64_t k = 0; k < n; k++) st->ids[st->rows[k]] = find_root(st, st->ids[st->rows[k]]);
+  } else if ((rc = grow_groups(st, st->ht.ngroups))) {
+    return rc;
+  }
+
+  for (int64_t k = 0; k < n; k++) st->changed[st->ids[st->rows[k]]] = 1;
+
+  for (int a = 0; a < st->naggs; a++) {
+    const dp_agg_call *call = &p->u.aggregate.aggs[a];
+    agg_call_state *c = &st->calls[a];
+    for (int k = 0; k < c->nargs; k++)
+      if ((rc = eval_into(self, call->args[k], in, &c->args[k], &c->owned[k]))) return rc;
+    const int64_t *use = st->rows;
+    int64_t m = n;
+    if (call->filter) {
+      dp_vector *mask = NULL;
+      bool owned = false;
+      if ((rc = eval_into(self, call->filter, in, &mask, &owned))) return rc;
+      m = 0;
+      for (int64_t k = 0; k < n; k++) {
+        int64_t r = st->rows[k];
+        if (!dp_vector_is_null(mask, r) && dp_vector_get_bool(mask, r)) st->sel[m++] = r;
+      }
+      if (owned) dp_vector_free(mask);
+      use = st->sel;
+    }
+    if (c->has_distinct) {
+      /* Pass a row only when its (group, value) pair is new.  The group
+      ** ids go in a BIGINT vector of their own, one per input row. */
+      dp_vector *gv = dp_vector_new(dp_type_of(DP_T_BIGINT), nin);
+      if (!gv) return DIPPER_NOMEM;
+      memcpy(gv->values, st->ids, (size_t)nin * sizeof(int64_t));
+      gv->length = nin;
+      const dp_vector *dk[2] = {gv, c->args[0]};
+      uint64_t *dh = malloc((size_t)(nin > 0 ? nin : 1) * sizeof *dh);
+      int64_t *dids = malloc((size_t)(nin > 0 ? nin : 1) * sizeof *dids);
+      if (!dh || !dids) {
+        free(dh);
+        free(dids);
+        dp_vector_free(gv);
+        return DIPPER_NOMEM;
+      }
+      dp_ht_hash(dk, 2, nin, dh);
+      int64_t m2 = 0;
+      for (int64_t k = 0; k < m && !rc; k++) {
+        int64_t r = use[k], before = c->distinct.ngroups;
+        if (dp_vector_is_null(c->args[0], r)) continue;
+        rc = dp_ht_find_or_insert(&c->distinct, dk, dh, &r, 1, dids, NULL);
+        if (!rc && c->distinct.ngroups > before) st->sel[m2++] = r;
+      }
+      free(dh);
+      free(dids);
+      dp_vector_free(gv);
+      if (rc) return rc;
+      use = st->sel;
+      m = m2;
+    }
+    rc = dp_agg_state_update(&c->st, (const dp_vector *const *)c->args, st->ids, use, m);
+    if (rc) return rc;
+  }
+  free_batch_vectors(st);
+  return DIPPER_OK;
+}
+
+/* ---- output ---- */
+
+static int64_t group_end(const agg_state *st, int64_t g) {
+  if (st->session) return st->s_end[g];
+  return dp_vector_get_i64(st->ht.keys[st->key_of_group[st->wend]], g);
+}
+
+static int64_t live_count(const agg_state *st) {
+  if (!st->session) return st->ht.ngroups;
+  int64_t live = 0;
+  for (int64_t s = 0; s < st->nsess; s++) live += !st->s_dead[s];
+  return live;
+}
+
+static int build_output(dp_op *op, int64_t nemit) {
+  agg_state *st = op->state;
+  dp_batch_clear(st->out);
+  int rc = DIPPER_OK;
+  for (int j = 0; j < st->ngroup && !rc; j++) {
+    dp_vector *col = st->out->cols[j];
+    if (st->session && (j == st->wstart || j == st->wend)) {
+      const int64_t *src = j == st->wstart ? st->s_start : st->s_end;
+      for (int64_t k = 0; k < nemit && !rc; k++) rc = dp_vector_append_i64(col, src[st->emit[k]]);
+    } else if (st->session) {
+      const dp_vector *kv = st->ht.keys[st->key_of_group[j]];
+      for (int64_t k = 0; k < nemit && !rc; k++) rc = dp_ht_gather(col, kv, &st->s_key[st->emit[k]], 1);
+    } else {
+      rc = dp_ht_gather(col, st->ht.keys[st->key_of_group[j]], st->emit, nemit);
+    }
+  }
+  for (int a = 0; a < st->naggs && !rc; a++)
+    rc = dp_agg_state_finish(&st->calls[a].st, st->emit, nemit, st->out->cols[st->ngroup + a]);
+  if (!rc) rc = dp_batch_sync(st->out);
+  return rc;
+}
+
+/* Drop the groups with drop[g] set (and, for sessions, the merged-away
+** ones): renumber the states densely. */
+static int drop_groups(agg_state *st, bool *keep, int64_t n) {
+  int64_t *remap = malloc((size_t)(n > 0 ? n : 1) * sizeof *remap);
+  if (!remap) return DIPPER_NOMEM;
+  int rc = DIPPER_OK;
+  int64_t kept = 0;
+  if (!st->session) {
+    rc = dp_ht_compact(&st->ht, keep, remap);
+    kept = st->ht.ngroups;
+  } else {
+    for (int64_t s = 0; s < n; s++) remap[s] = keep[s] ? kept++ : -1;
+  }
+  for (int a = 0; a < st->naggs && !rc; a++) {
+    rc = dp_agg_state_compact(&st->calls[a].st, remap, n, kept);
+    agg_call_state *c = &st->calls[a];
+    if (!rc && c->has_distinct) {
+      /* Keep the (group, value) pairs of kept groups, with the new ids. */
+      int64_t dn = c->distinct.ngroups;
+      bool *dkeep = malloc((size_t)(dn > 0 ? dn : 1));
+      if (!dkeep) {
+        rc = DIPPER_NOMEM;
+        break;
+      }
+      int64_t *gid = c->distinct.keys[0]->values;
+      for (int64_t e = 0; e < dn; e++) dkeep[e] = remap[gid[e]] >= 0;
+      rc = dp_ht_compact(&c->distinct, dkeep, NULL);
+      free(dkeep);
+      if (!rc) {
+        /* The ids changed, so the stored hashes are stale: rebuild. */
+        int64_t m = c->distinct.ngroups;
+        gid = c->distinct.keys[0]->values;
+        for (int64_t e = 0; e < m; e++) gid[e] = remap[gid[e]];
+        dp_hashtable fresh;
+        const dp_type *dt[2] = {c->distinct.keys[0]->type, c->distinct.keys[1]->type};
+        rc = dp_ht_init(&fresh, 2, dt);
+        uint64_t *h = rc ? NULL : malloc((size_t)(m > 0 ? m : 1) * sizeof *h);
+        int64_t *ids = h ? malloc((size_t)(m > 0 ? m : 1) * sizeof *ids) : NULL;
+        if (!rc && (!h || !ids)) rc = DIPPER_NOMEM;
+        if (!rc) {
+          dp_ht_hash((const dp_vector *const *)c->distinct.keys, 2, m, h);
+          rc = dp_ht_find_or_insert(&fresh, (const dp_vector *const *)c->distinct.keys, h, NULL, m, ids, NULL);
+        }
+        free(h);
+        free(ids);
+        if (!rc) {
+          dp_ht_free(&c->distinct);
+          c->distinct = fresh;
+        } else {
+          dp_ht_free(&fresh);
+        }
+      }
+    }
+  }
+  if (!rc && st->session) {
+    for (int64_t s = 0; s < n; s++) {
+      int64_t to = remap[s];
+      if (to < 0) continue;
+      st->s_key[to] = st->s_key[s];
+      st->s_start[to] = st->s_start[s];
+      st->s_end[to] = st->s_end[s];
+      st->s_next[to] = st->s_next[s] >= 0 ? remap[st->s_next[s]] : -1;
+      st->s_parent[to] = to;
+      st->s_dead[to] = false;
+    }
+    /* Relink: a kept session's successor may have been dropped. */
+    for (int64_t k = 0; k < st->ht.ngroups; k++) st->key_head[k] = -1;
+    for (int64_t s = kept - 1; s >= 0; s--) {
+      int64_t key = st->s_key[s];
+      int64_t *link = &st->key_head[key];
+      while (*link >= 0 && st->s_start[*link] <= st->s_start[s]) link = &st->s_next[*link];
+      st->s_next[s] = *link;
+      *link = s;
+    }
+    st->nsess = kept;
+  }
+  free(remap);
+  return rc;
+}
+
+static int emit(dp_op *op) {
+  agg_state *st = op->state;
+  dp_exec *ex = op->ex;
+  int64_t n = st->session ? st->nsess : st->ht.ngroups;
+  int rc = ensure(&st->emit, &st->emit_cap, n, sizeof *st->emit);
+  if (rc) return rc;
+  bool *keep = malloc((size_t)(n > 0 ? n : 1));
+  if (!keep) return DIPPER_NOMEM;
+  bool streaming = ex->query->streaming;
+  unsigned mode = ex->output_mode ? ex->output_mode : DP_MODE_UPDATE;
+  int64_t wm = ex->final ? DP_WATERMARK_END : ex->watermark;
+  bool have_wm = wm != DP_WATERMARK_NONE && st->windowed;
+  int64_t nemit = 0;
+  bool any_dropped = false;
+  for (int64_t g = 0; g < n; g++) {
+    keep[g] = true;
+    if (st->session && st->s_dead[g]) {
+      keep[g] = false;
+      any_dropped = true;
+      continue;
+    }
+    bool closed = have_wm && group_end(st, g) <= wm;
+    bool out;
+    if (!streaming)
+      out = ex->final;
+    else if (mode & DP_MODE_COMPLETE)
+      out = true;
+    else if (mode & DP_MODE_UPDATE)
+      out = st->changed[g] != 0;
+    else /* append */
+      out = st->windowed ? closed : ex->final;
+    if (out) st->emit[nemit++] = g;
+    if (streaming && !(mode & DP_MODE_COMPLETE) && closed) {
+      keep[g] = false;
+      any_dropped = true;
+    }
+    st->changed[g] = 0;
+  }
+  rc = build_output(op, nemit);
+  if (!rc && any_dropped) rc = drop_groups(st, keep, n);
+  free(keep);
+  op->metrics.state_rows = live_count(st);
+  return rc;
+}
+
+static int agg_next(dp_op *op, dp_batch **out) {
+  agg_state *st = op->state;
+  *out = NULL;
+  if (st->done) return DIPPER_OK;
+  st->done = true;
+  int rc = dp_op_drain(op->children[0], consume, op);
+  if (rc) return rc;
+  if ((rc = emit(op))) return rc;
+  if (st->out->nrows == 0) return DIPPER_OK;
+  op->metrics.rows_out += st->out->nrows;
+  *out = st->out;
+  return DIPPER_OK;
+}
+
+static int agg_end_batch(dp_op *op) {
+  agg_state *st = op->state;
+  st->done = false;
+  return DIPPER_OK;
+}
+
+const dp_op_class dp_op_aggregate = {
+    .name = "Aggregate",
+    .open = agg_open,
+    .next = agg_next,
+    .end_batch = agg_end_batch,
+    .close = agg_close,
+};

@@ -1,0 +1,403 @@
+/*
+** aggregate_test.c — the group hash table and the AGGREGATE operator: every
+** aggregate function, FILTER and DISTINCT, each output mode, late rows,
+** session merging across micro-batches, the final flush and batch mode.
+**
+** The operators run below the driver (agg_fixture.h): each step is one
+** micro-batch, and the test moves the watermark the way the driver does
+** (max event time − delay, in effect from the next batch).
+*/
+#include <math.h>
+
+#include "agg_fixture.h"
+#include "exec/hashtable.h"
+
+#define DDL                                                                                   \
+  "CREATE TABLE bid (auction BIGINT, price BIGINT, ts TIMESTAMP(3), "                          \
+  "WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector'='memory');\n"
+#define TUMBLE5 "FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(ts), INTERVAL '5' SECOND)) "
+#define BYWIN " GROUP BY auction, window_start, window_end;"
+#define NUL INT64_MIN
+
+/* ---- the hash table ---- */
+
+TEST(hashtable_groups_ints_strings_and_nulls) {
+  dp_hashtable ht;
+  const dp_type *types[2] = {dp_type_of(DP_T_BIGINT), dp_type_of(DP_T_STRING)};
+  CHECK(dp_ht_init(&ht, 2, types) == DIPPER_OK);
+  dp_vector *a = dp_vector_new(types[0], 0), *b = dp_vector_new(types[1], 0);
+  int64_t n = 20000;
+  for (int64_t i = 0; i < n; i++) {
+    if (i % 1000 == 7)
+      dp_vector_append_null(a);
+    else
+      dp_vector_append_i64(a, i % 5000);
+    char s[8];
+    int len = snprintf(s, sizeof s, "k%d", (int)(i % 2));
+    dp_vector_append_str(b, s, (size_t)len);
+  }
+  const dp_vector *cols[2] = {a, b};
+  uint64_t *h = malloc((size_t)n * sizeof *h);
+  int64_t *ids = malloc((size_t)n * sizeof *ids), created = 0;
+  dp_ht_hash(cols, 2, n, h);
+  CHECK(dp_ht_find_or_insert(&ht, cols, h, NULL, n, ids, &created) == DIPPER_OK);
+  /* (i % 5000, i % 2) has 5000 combinations (5000 is even), but the 5 of
+  ** them with i % 1000 == 7 only ever appear as NULL: 4995 + (NULL, k1). */
+  CHECK_EQ(created, 4996);
+  CHECK_EQ(ht.ngroups, 4996);
+  CHECK_EQ(ids[0], ids[5000]);
+  CHECK(ids[0] != ids[1]);
+  CHECK_EQ(ids[7], ids[1007]); /* NULL groups with NULL */
+  CHECK(ht.nslots >= 2 * (uint64_t)ht.ngroups);
+  CHECK_EQ(dp_ht_find(&ht, cols, h[123], 123), ids[123]);
+  /* Keep the odd ids only: renumbered densely, still found. */
+  bool *keep = malloc((size_t)ht.ngroups);
+  int64_t *remap = malloc((size_t)ht.ngroups * sizeof *remap);
+  for (int64_t g = 0; g < ht.ngroups; g++) keep[g] = g % 2 == 1;
+  int64_t old123 = ids[123], old124 = ids[124];
+  CHECK(dp_ht_compact(&ht, keep, remap) == DIPPER_OK);
+  CHECK_EQ(ht.ngroups, 2498);
+  CHECK_EQ(dp_ht_find(&ht, cols, h[123], 123), remap[old123]);
+  CHECK_EQ(dp_ht_find(&ht, cols, h[124], 124), remap[old124]);
+  CHECK(remap[old123] == -1 || remap[old124] == -1);
+  free(keep);
+  free(remap);
+  free(h);
+  free(ids);
+  dp_vector_free(a);
+  dp_vector_free(b);
+  dp_ht_free(&ht);
+}
+
+TEST(hashtable_float_keys_group_zero_and_nan) {
+  dp_hashtable ht;
+  const dp_type *types[1] = {dp_type_of(DP_T_DOUBLE)};
+  CHECK(dp_ht_init(&ht, 1, types) == DIPPER_OK);
+  dp_vector *v = dp_vector_new(types[0], 0);
+  dp_vector_append_f64(v, 0.0);
+  dp_vector_append_f64(v, -0.0);
+  dp_vector_append_f64(v, NAN);
+  dp_vector_append_f64(v, -NAN);
+  dp_vector_append_f64(v, 1.5);
+  const dp_vector *cols[1] = {v};
+  uint64_t h[5];
+  int64_t ids[5], created;
+  dp_ht_hash(cols, 1, 5, h);
+  CHECK(dp_ht_find_or_insert(&ht, cols, h, NULL, 5, ids, &created) == DIPPER_OK);
+  CHECK_EQ(created, 3);
+  CHECK_EQ(ids[0], ids[1]);
+  CHECK_EQ(ids[2], ids[3]);
+  dp_vector_free(v);
+  dp_ht_free(&ht);
+}
+
+/* ---- the operator ---- */
+
+static bool open_agg(fixture *fx, const char *sql, unsigned mode) {
+  return fixture_open(fx, sql, DP_P_AGGREGATE, DP_P_WATERMARK, mode);
+}
+
+/* The driver's watermark rule, for the tests: max event time − 1 s. */
+static void advance(fixture *fx, int64_t max_ts) { fx->ex.watermark = max_ts - SEC(1); }
+
+static const char *str_at(const dp_batch *b, int col, int64_t row, char *buf, size_t cap) {
+  size_t len;
+  const char *p = dp_vector_get_str(b->cols[col], row, &len);
+  snprintf(buf, cap, "%.*s", (int)len, p);
+  return buf;
+}
+
+TEST(tumble_append_emits_closed_windows_once_and_drops_late_rows) {
+  fixture fx;
+  CHECK(open_agg(&fx, DDL "SELECT auction, window_start, window_end, count(*), sum(price) " TUMBLE5 BYWIN,
+                 DP_MODE_APPEND));
+  if (!fx.nops) return;
+  dp_op *agg = fx.top;
+  int64_t b1[] = {1, 10, SEC(1), 1, 20, SEC(2), 2, 5, SEC(3), 1, 30, SEC(6)};
+  CHECK(fixture_step(&fx, b1, 4, false) == NULL); /* no watermark yet */
+  CHECK_EQ(agg->metrics.state_rows, 3);
+  advance(&fx, SEC(6)); /* 5 s: closes [0, 5) */
+  int64_t b2[] = {1, 40, SEC(7), 1, 99, SEC(4)};
+  dp_batch *out = fixture_step(&fx, b2, 2, false);
+  CHECK(out && out->nrows == 2);
+  int64_t k1[] = {1, 0, SEC(5)}, k2[] = {2, 0, SEC(5)};
+  int64_t r1 = find_row(out, k1, 3), r2 = find_row(out, k2, 3);
+  CHECK(r1 >= 0 && r2 >= 0);
+  if (r1 >= 0) CHECK_EQ(cell_i64(out, 3, r1), 2);
+  if (r1 >= 0) CHECK_EQ(cell_i64(out, 4, r1), 30);
+  if (r2 >= 0) CHECK_EQ(cell_i64(out, 4, r2), 5);
+  CHECK_EQ(agg->metrics.late_dropped, 1);
+  CHECK_EQ(agg->metrics.state_rows, 1);
+  /* Same watermark: nothing new closes, nothing is emitted twice. */
+  CHECK(fixture_step(&fx, NULL, 0, false) == NULL);
+  /* The final batch of a bounded run closes the rest. */
+  out = fixture_step(&fx, NULL, 0, true);
+  CHECK(out && out->nrows == 1);
+  int64_t k3[] = {1, SEC(5), SEC(10)};
+  int64_t r3 = find_row(out, k3, 3);
+  CHECK(r3 >= 0);
+  if (r3 >= 0) CHECK_EQ(cell_i64(out, 3, r3), 2);
+  if (r3 >= 0) CHECK_EQ(cell_i64(out, 4, r3), 70);
+  CHECK_EQ(agg->metrics.state_rows, 0);
+  fixture_close(&fx);
+}
+
+TEST(every_aggregate) {
+  fixture fx;
+  CHECK(open_agg(&fx, DDL
+                 "SELECT auction, window_start, window_end, count(*), sum(price), avg(price), min(price), "
+                 "max(price), first_value(price), last_value(price), count(DISTINCT price), "
+                 "count(price) FILTER (WHERE price > 15), stddev_pop(price), var_samp(price), "
+                 "bool_and(price > 0), approx_count_distinct(price), listagg(CAST(price AS STRING)), "
+                 "collect(price), max(CAST(price AS STRING)), min(CAST(price AS STRING)), "
+                 "bool_or(price > 25), var_pop(price), stddev_samp(price), sum(DISTINCT price), "
+                 "listagg(CAST(price AS STRING), '-') " TUMBLE5 BYWIN,
+                 DP_MODE_APPEND));
+  if (!fx.nops) return;
+  int64_t b1[] = {1, 10, 100000, 1, 20, 200000, 1, 20, 300000};
+  CHECK(fixture_step(&fx, b1, 3, false) == NULL);
+  int64_t b2[] = {1, NUL, 400000, 1, 30, 500000, 2, NUL, 600000};
+  CHECK(fixture_step(&fx, b2, 3, false) == NULL);
+  dp_batch *out = fixture_step(&fx, NULL, 0, true);
+  CHECK(out && out->nrows == 2);
+  int64_t key[] = {1, 0, SEC(5)};
+  int64_t r = find_row(out, key, 3);
+  CHECK(r >= 0);
+  if (r < 0) {
+    fixture_close(&fx);
+    return;
+  }
+  char buf[64];
+  CHECK_EQ(cell_i64(out, 3, r), 5);                                  /* count(*) */
+  CHECK_EQ(cell_i64(out, 4, r), 80);                                 /* sum */
+  CHECK(fabs(dp_vector_get_f64(out->cols[5], r) - 20.0) < 1e-9);     /* avg */
+  CHECK_EQ(cell_i64(out, 6, r), 10);                                 /* min */
+  CHECK_EQ(cell_i64(out, 7, r), 30);                                 /* max */
+  CHECK_EQ(cell_i64(out, 8, r), 10);                                 /* first_value */
+  CHECK_EQ(cell_i64(out, 9, r), 30);                                 /* last_value skips NULL */
+  CHECK_EQ(cell_i64(out, 10, r), 3);                                 /* count(DISTINCT) */
+  CHECK_EQ(cell_i64(out, 11, r), 3);                                 /* FILTER */
+  CHECK(fabs(dp_vector_get_f64(out->cols[12], r) - sqrt(50.0)) < 1e-9);
+  CHECK(fabs(dp_vector_get_f64(out->cols[13], r) - 200.0 / 3) < 1e-9);
+  CHECK(dp_vector_get_bool(out->cols[14], r));
+  CHECK_EQ(cell_i64(out, 15, r), 3);                                 /* approx_count_distinct */
+  CHECK_STR(str_at(out, 16, r, buf, sizeof buf), "10,20,20,30");
+  const dp_vector *arr = out->cols[17];
+  int64_t s, e;
+  dp_vector_list_bounds(arr, r, &s, &e);
+  CHECK_EQ(e - s, 4);
+  if (e - s == 4) {
+    CHECK_EQ(dp_vector_get_i64(arr->children[0], s), 10);
+    CHECK_EQ(dp_vector_get_i64(arr->children[0], s + 3), 30);
+  }
+  CHECK_STR(str_at(out, 18, r, buf, sizeof buf), "30");
+  CHECK_STR(str_at(out, 19, r, buf, sizeof buf), "10");
+  CHECK(dp_vector_get_bool(out->cols[20], r));
+  CHECK(fabs(dp_vector_get_f64(out->cols[21], r) - 50.0) < 1e-9);
+  CHECK(fabs(dp_vector_get_f64(out->cols[22], r) - sqrt(200.0 / 3)) < 1e-9);
+  CHECK_EQ(cell_i64(out, 23, r), 60);                                /* sum(DISTINCT) */
+  CHECK_STR(str_at(out, 24, r, buf, sizeof buf), "10-20-20-30");
+  /* Auction 2 saw only a NULL price: NULL for the value aggregates. */
+  int64_t key2[] = {2, 0, SEC(5)};
+  int64_t r2 = find_row(out, key2, 3);
+  CHECK(r2 >= 0);
+  if (r2 >= 0) {
+    CHECK_EQ(cell_i64(out, 3, r2), 1);
+    CHECK(dp_vector_is_null(out->cols[4], r2));
+    CHECK(dp_vector_is_null(out->cols[6], r2));
+    CHECK(dp_vector_is_null(out->cols[9], r2));
+    CHECK_EQ(cell_i64(out, 10, r2), 0);
+    CHECK_EQ(cell_i64(out, 15, r2), 0);
+    CHECK(dp_vector_is_null(out->cols[16], r2));
+    dp_vector_list_bounds(out->cols[17], r2, &s, &e);
+    CHECK_EQ(e - s, 0);
+    CHECK(dp_vector_is_null(out->cols[18], r2));
+  }
+  fixture_close(&fx);
+}
+
+TEST(update_mode_emits_changed_groups_and_drops_closed_windows) {
+  fixture fx;
+  CHECK(open_agg(&fx, DDL "SELECT auction, window_start, window_end, count(*), count(DISTINCT price) " TUMBLE5
+                     BYWIN,
+                 DP_MODE_UPDATE));
+  if (!fx.nops) return;
+  int64_t b1[] = {1, 10, SEC(1), 2, 10, SEC(2), 1, 10, SEC(6)};
+  dp_batch *out = fixture_step(&fx, b1, 3, false);
+  CHECK(out && out->nrows == 3);
+  advance(&fx, SEC(6)); /* 5 s */
+  int64_t b2[] = {1, 10, SEC(7), 1, 11, SEC(8)};
+  out = fixture_step(&fx, b2, 2, false);
+  CHECK(out && out->nrows == 1);
+  int64_t key[] = {1, SEC(5), SEC(10)};
+  int64_t r = find_row(out, key, 3);
+  CHECK(r >= 0);
+  if (r >= 0) CHECK_EQ(cell_i64(out, 3, r), 3);
+  if (r >= 0) CHECK_EQ(cell_i64(out, 4, r), 2); /* 10 seen before, 11 new */
+  /* The [0, 5) windows closed under watermark 5 s and are gone. */
+  CHECK_EQ(fx.top->metrics.state_rows, 1);
+  /* After the drop, the DISTINCT set still knows 10 and 11 for [5, 10). */
+  int64_t b3[] = {1, 11, SEC(9), 1, 12, SEC(9)};
+  out = fixture_step(&fx, b3, 2, false);
+  r = out ? find_row(out, key, 3) : -1;
+  CHECK(r >= 0);
+  if (r >= 0) CHECK_EQ(cell_i64(out, 3, r), 5);
+  if (r >= 0) CHECK_EQ(cell_i64(out, 4, r), 3);
+  fixture_close(&fx);
+}
+
+TEST(complete_mode_emits_everything_every_batch) {
+  fixture fx;
+  CHECK(open_agg(&fx, DDL "SELECT auction, max(price), count(*) FROM bid GROUP BY auction;", DP_MODE_COMPLETE));
+  if (!fx.nops) return;
+  int64_t b1[] = {1, 10, SEC(1), 2, 7, SEC(2)};
+  dp_batch *out = fixture_step(&fx, b1, 2, false);
+  CHECK(out && out->nrows == 2);
+  int64_t b2[] = {1, 30, SEC(3)};
+  out = fixture_step(&fx, b2, 1, false);
+  CHECK(out && out->nrows == 2);
+  int64_t k1[] = {1}, k2[] = {2};
+  int64_t r1 = out ? find_row(out, k1, 1) : -1, r2 = out ? find_row(out, k2, 1) : -1;
+  CHECK(r1 >= 0 && r2 >= 0);
+  if (r1 >= 0) CHECK_EQ(cell_i64(out, 1, r1), 30);
+  if (r1 >= 0) CHECK_EQ(cell_i64(out, 2, r1), 2);
+  if (r2 >= 0) CHECK_EQ(cell_i64(out, 1, r2), 7);
+  out = fixture_step(&fx, NULL, 0, false);
+  CHECK(out && out->nrows == 2);
+  fixture_close(&fx);
+}
+
+TEST(plain_group_by_update_mode) {
+  fixture fx;
+  CHECK(open_agg(&fx, DDL "SELECT auction, max(price), count(*) FROM bid GROUP BY auction;", DP_MODE_UPDATE));
+  if (!fx.nops) return;
+  int64_t b1[] = {1, 10, SEC(1), 2, 7, SEC(2)};
+  CHECK(fixture_step(&fx, b1, 2, false) != NULL);
+  int64_t b2[] = {2, 3, SEC(3)};
+  dp_batch *out = fixture_step(&fx, b2, 1, false);
+  CHECK(out && out->nrows == 1);
+  if (out && out->nrows == 1) {
+    CHECK_EQ(cell_i64(out, 0, 0), 2);
+    CHECK_EQ(cell_i64(out, 1, 0), 7);
+    CHECK_EQ(cell_i64(out, 2, 0), 2);
+  }
+  CHECK(fixture_step(&fx, NULL, 0, false) == NULL);
+  CHECK_EQ(fx.top->metrics.state_rows, 2);
+  fixture_close(&fx);
+}
+
+TEST(batch_mode_answers_once_at_the_end) {
+  fixture fx;
+  CHECK(open_agg(&fx,
+                 "SET 'execution.runtime-mode' = 'batch';\n" DDL
+                 "SELECT auction, window_start, window_end, sum(price) " TUMBLE5 BYWIN,
+                 DP_MODE_APPEND));
+  if (!fx.nops) return;
+  CHECK(!fx.ex.query->streaming);
+  int64_t b1[] = {1, 10, SEC(1), 1, 20, SEC(7), 1, 5, SEC(2)};
+  fx.ex.final = true;
+  dp_batch *out = fixture_step(&fx, b1, 3, true);
+  CHECK(out && out->nrows == 2);
+  int64_t k[] = {1, 0, SEC(5)};
+  int64_t r = out ? find_row(out, k, 3) : -1;
+  if (r >= 0) CHECK_EQ(cell_i64(out, 3, r), 15);
+  CHECK(r >= 0);
+  fixture_close(&fx);
+}
+
+TEST(hop_counts_per_window) {
+  fixture fx;
+  CHECK(open_agg(&fx, DDL "SELECT auction, window_start, window_end, count(*) FROM TABLE(HOP(TABLE bid, "
+                     "DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '10' SECOND))" BYWIN,
+                 DP_MODE_APPEND));
+  if (!fx.nops) return;
+  int64_t b1[] = {1, 0, SEC(1), 1, 0, SEC(3), 1, 0, SEC(9)};
+  CHECK(fixture_step(&fx, b1, 3, false) == NULL);
+  dp_batch *out = fixture_step(&fx, NULL, 0, true);
+  /* Windows starting at -8 .. 8 s step 2: 9 windows hold some row. */
+  CHECK(out && out->nrows == 9);
+  int64_t k0[] = {1, 0, SEC(10)}, k8[] = {1, SEC(8), SEC(18)}, km8[] = {1, -SEC(8), SEC(2)};
+  int64_t r0 = out ? find_row(out, k0, 3) : -1, r8 = out ? find_row(out, k8, 3) : -1,
+          rm8 = out ? find_row(out, km8, 3) : -1;
+  CHECK(r0 >= 0 && r8 >= 0 && rm8 >= 0);
+  if (r0 >= 0) CHECK_EQ(cell_i64(out, 3, r0), 3);
+  if (r8 >= 0) CHECK_EQ(cell_i64(out, 3, r8), 1);
+  if (rm8 >= 0) CHECK_EQ(cell_i64(out, 3, rm8), 1);
+  fixture_close(&fx);
+}
+
+#define SESSION5                                                                              \
+  "SELECT auction, window_start, window_end, count(*), sum(price), min(price), listagg(CAST(price AS " \
+  "STRING)), collect(price), last_value(price) FROM TABLE(SESSION(TABLE bid PARTITION BY auction, "      \
+  "DESCRIPTOR(ts), INTERVAL '5' SECOND))" BYWIN
+
+TEST(session_windows_merge_across_batches) {
+  fixture fx;
+  CHECK(open_agg(&fx, DDL SESSION5, DP_MODE_APPEND));
+  if (!fx.nops) return;
+  /* Two sessions of auction 1: [0, 5) and [8, 13); one of auction 2. */
+  int64_t b1[] = {1, 1, 0, 1, 3, SEC(8), 2, 100, SEC(1)};
+  CHECK(fixture_step(&fx, b1, 3, false) == NULL);
+  CHECK_EQ(fx.top->metrics.state_rows, 3);
+  /* A row at 4 s, [4, 9), bridges them: [0, 13) for auction 1. */
+  int64_t b2[] = {1, 2, SEC(4)};
+  CHECK(fixture_step(&fx, b2, 1, false) == NULL);
+  CHECK_EQ(fx.top->metrics.state_rows, 2);
+  /* Watermark 7 s closes auction 2's [1, 6) but not auction 1's session. */
+  advance(&fx, SEC(8));
+  dp_batch *out = fixture_step(&fx, NULL, 0, false);
+  CHECK(out && out->nrows == 1);
+  if (out && out->nrows == 1) {
+    CHECK_EQ(cell_i64(out, 0, 0), 2);
+    CHECK_EQ(cell_i64(out, 1, 0), SEC(1));
+    CHECK_EQ(cell_i64(out, 2, 0), SEC(6));
+  }
+  /* A late row: its session [2, 7) ends before the watermark. */
+  int64_t b3[] = {3, 1, SEC(2)};
+  CHECK(fixture_step(&fx, b3, 1, false) == NULL);
+  CHECK_EQ(fx.top->metrics.late_dropped, 1);
+  out = fixture_step(&fx, NULL, 0, true);
+  CHECK(out && out->nrows == 1);
+  if (out && out->nrows == 1) {
+    char buf[64];
+    CHECK_EQ(cell_i64(out, 0, 0), 1);
+    CHECK_EQ(cell_i64(out, 1, 0), 0);
+    CHECK_EQ(cell_i64(out, 2, 0), SEC(13));
+    CHECK_EQ(cell_i64(out, 3, 0), 3);
+    CHECK_EQ(cell_i64(out, 4, 0), 6);
+    CHECK_EQ(cell_i64(out, 5, 0), 1);
+    CHECK_STR(str_at(out, 6, 0, buf, sizeof buf), "1,3,2");
+    int64_t s, e;
+    dp_vector_list_bounds(out->cols[7], 0, &s, &e);
+    CHECK_EQ(e - s, 3);
+    CHECK_EQ(cell_i64(out, 8, 0), 2);
+  }
+  CHECK_EQ(fx.top->metrics.state_rows, 0);
+  fixture_close(&fx);
+}
+
+TEST(session_update_mode_and_merge_within_a_batch) {
+  fixture fx;
+  CHECK(open_agg(&fx, DDL SESSION5, DP_MODE_UPDATE));
+  if (!fx.nops) return;
+  /* In one batch: [0,5) [20,25) [10,15), then [14,19) extends the third to
+  ** [10,19); [5,10) touches [0,5) and [10,19) without overlapping, so it is
+  ** a session of its own; [9,14) then bridges it and [10,19) into [5,19). */
+  int64_t b1[] = {1, 1, 0, 1, 1, SEC(20), 1, 1, SEC(10), 1, 1, SEC(14), 1, 1, SEC(5), 1, 1, SEC(9)};
+  dp_batch *out = fixture_step(&fx, b1, 6, false);
+  CHECK(out && out->nrows == 3);
+  int64_t ka[] = {1, 0, SEC(5)}, kb[] = {1, SEC(5), SEC(19)}, kc[] = {1, SEC(20), SEC(25)};
+  int64_t ra = out ? find_row(out, ka, 3) : -1, rb = out ? find_row(out, kb, 3) : -1,
+          rc = out ? find_row(out, kc, 3) : -1;
+  CHECK(ra >= 0 && rb >= 0 && rc >= 0);
+  if (rb >= 0) CHECK_EQ(cell_i64(out, 3, rb), 4);
+  if (ra >= 0) CHECK_EQ(cell_i64(out, 3, ra), 1);
+  /* Next batch touches only the last session. */
+  int64_t b2[] = {1, 1, SEC(22)};
+  out = fixture_step(&fx, b2, 1, false);
+  CHECK(out && out->nrows == 1);
+  if (out && out->nrows == 1) CHECK_EQ(cell_i64(out, 2, 0), SEC(27));
+  fixture_close(&fx);
+}
+
+int main(void) { return RUN_TESTS(); }
