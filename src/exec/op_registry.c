@@ -14,6 +14,8 @@ static const dp_op_class *const classes[DP_P_COUNT_] = {
     [DP_P_PROJECT] = &dp_op_project,
     [DP_P_FILTER] = &dp_op_filter,
     [DP_P_WATERMARK] = &dp_op_watermark,
+    [DP_P_WINDOW] = &dp_op_window,
+    [DP_P_AGGREGATE] = &dp_op_aggregate,
     [DP_P_UNION] = &dp_op_union,
     [DP_P_SINK] = &dp_op_sink,
 };
