@@ -57,10 +57,6 @@ static inline uint64_t double_bits(double d) {
   return u;
 }
 
-static inline bool is_null(const dp_vector *v, int64_t i) {
-  return v->validity && !dp_bit_get(v->validity, i);
-}
-
 void dp_ht_hash(const dp_vector *const *cols, int ncols, int64_t nrows, uint64_t *hashes) {
   for (int64_t i = 0; i < nrows; i++) hashes[i] = 0;
   for (int c = 0; c < ncols; c++) {

@@ -400,4 +400,171 @@ TEST(session_update_mode_and_merge_within_a_batch) {
   fixture_close(&fx);
 }
 
+
+/* ---- through the public API: memory source, micro-batches, memory sink ---- */
+
+/* Every row of the memory table as "v|v|..." lines, sorted, joined by ';'.
+** Integers and timestamps print as numbers (µs for timestamps), doubles
+** with %g, strings as they are, NULL as "null". */
+static char *fetch_rows(dipper *db, const char *table, char *buf, size_t cap) {
+  struct ArrowSchema sc;
+  struct ArrowArray arr;
+  buf[0] = 0;
+  if (dipper_memory_fetch(db, table, &sc, &arr) != DIPPER_OK) return buf;
+  char lines[64][160];
+  int n = 0;
+  for (int64_t r = 0; r < arr.length && n < 64; r++, n++) {
+    size_t used = 0;
+    lines[n][0] = 0;
+    for (int64_t c = 0; c < arr.n_children; c++) {
+      const struct ArrowArray *col = arr.children[c];
+      const char *fmt = sc.children[c]->format;
+      int64_t i = r + col->offset;
+      const uint8_t *valid = col->buffers[0];
+      char cell[64];
+      if (valid && !((valid[i >> 3] >> (i & 7)) & 1))
+        snprintf(cell, sizeof cell, "null");
+      else if (fmt[0] == 'g')
+        snprintf(cell, sizeof cell, "%g", ((const double *)col->buffers[1])[i]);
+      else if (fmt[0] == 'u') {
+        const int32_t *off = col->buffers[1];
+        snprintf(cell, sizeof cell, "%.*s", (int)(off[i + 1] - off[i]), (const char *)col->buffers[2] + off[i]);
+      } else
+        snprintf(cell, sizeof cell, "%lld", (long long)((const int64_t *)col->buffers[1])[i]);
+      used += (size_t)snprintf(lines[n] + used, sizeof lines[n] - used, "%s%s", c ? "|" : "", cell);
+    }
+  }
+  arr.release(&arr);
+  sc.release(&sc);
+  /* Sort the lines: the order of groups in a batch is not part of the contract. */
+  for (int a = 1; a < n; a++)
+    for (int b = a; b > 0 && strcmp(lines[b - 1], lines[b]) > 0; b--) {
+      char t[160];
+      memcpy(t, lines[b], sizeof t);
+      memcpy(lines[b], lines[b - 1], sizeof t);
+      memcpy(lines[b - 1], t, sizeof t);
+    }
+  size_t used = 0;
+  for (int a = 0; a < n; a++) used += (size_t)snprintf(buf + used, cap - used, "%s%s", a ? ";" : "", lines[a]);
+  return buf;
+}
+
+typedef struct api_run {
+  dipper *db;
+  dipper_program *prog;
+  dipper_query **qs;
+  int n;
+} api_run;
+
+static bool api_start(api_run *run, const char *sql) {
+  memset(run, 0, sizeof *run);
+  if (dipper_open(&run->db, NULL) != DIPPER_OK) return false;
+  if (dipper_compile(run->db, sql, (size_t)-1, "api.sql", &run->prog) != DIPPER_OK) {
+    fprintf(stderr, "compile: %s\n", dipper_errmsg(run->db));
+    return false;
+  }
+  if (dipper_query_start(run->prog, &run->qs, &run->n) != DIPPER_OK || run->n != 1) {
+    fprintf(stderr, "start: %s\n", dipper_errmsg(run->db));
+    return false;
+  }
+  return true;
+}
+
+static int api_step(api_run *run, const char *jsonl) {
+  if (jsonl) CHECK(dipper_memory_push_json(run->db, "bid", jsonl, strlen(jsonl)) == DIPPER_OK);
+  int finished = 0;
+  CHECK(dipper_query_step(run->qs[0], &finished) == DIPPER_OK);
+  return finished;
+}
+
+static void api_stop(api_run *run) {
+  if (run->qs) dipper_query_free_all(run->qs, run->n);
+  dipper_program_free(run->prog);
+  dipper_close(run->db);
+}
+
+#define ROW(a, p, t) "{\"auction\": " #a ", \"price\": " #p ", \"ts\": \"1970-01-01 00:00:" t "\"}\n"
+#define OUT_WIN "CREATE TABLE out1 (auction BIGINT, ws TIMESTAMP(3), we TIMESTAMP(3), c BIGINT, s BIGINT) " \
+                "WITH ('connector'='memory');\n"
+
+TEST(api_tumble_append_late_rows_and_final_flush) {
+  api_run run;
+  char buf[2048];
+  CHECK(api_start(&run, "CREATE TABLE bid (auction BIGINT, price BIGINT, ts TIMESTAMP(3), "
+                        "WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector'='memory', "
+                        "'bounded'='true');\n" OUT_WIN
+                        "INSERT INTO out1 SELECT auction, window_start, window_end, count(*), sum(price) " TUMBLE5 BYWIN));
+  if (!run.qs) return;
+  api_step(&run, ROW(1, 10, "01") ROW(1, 20, "02") ROW(2, 5, "03") ROW(1, 30, "06"));
+  CHECK_STR(fetch_rows(run.db, "out1", buf, sizeof buf), "");
+  /* Watermark 5 s from the first batch: [0, 5) closes; the row at 4 s is late. */
+  api_step(&run, ROW(1, 40, "07") ROW(1, 99, "04"));
+  CHECK_STR(fetch_rows(run.db, "out1", buf, sizeof buf), "1|0|5000000|2|30;2|0|5000000|1|5");
+  dipper_progress pr;
+  CHECK(dipper_query_progress(run.qs[0], &pr) == DIPPER_OK);
+  CHECK_EQ(pr.late_rows_dropped, 1);
+  CHECK_EQ(pr.state_rows, 1);
+  /* The source is bounded: once it is exhausted the last batch closes [5, 10). */
+  int finished = 0;
+  for (int i = 0; i < 5 && !finished; i++) finished = api_step(&run, NULL);
+  CHECK(finished);
+  CHECK_STR(fetch_rows(run.db, "out1", buf, sizeof buf),
+            "1|0|5000000|2|30;1|5000000|10000000|2|70;2|0|5000000|1|5");
+  api_stop(&run);
+}
+
+TEST(api_update_and_complete_modes) {
+  static const char *const modes[2] = {"update", "complete"};
+  for (int m = 0; m < 2; m++) {
+    api_run run;
+    char buf[2048], sql[1024];
+    snprintf(sql, sizeof sql,
+             "SET 'dipper.output-mode' = '%s';\n" DDL
+             "CREATE TABLE out2 (auction BIGINT, c BIGINT, mx BIGINT) WITH ('connector'='memory');\n"
+             "INSERT INTO out2 SELECT auction, count(*), max(price) FROM bid GROUP BY auction;",
+             modes[m]);
+    CHECK(api_start(&run, sql));
+    if (!run.qs) continue;
+    api_step(&run, ROW(1, 10, "01") ROW(2, 5, "02"));
+    CHECK_STR(fetch_rows(run.db, "out2", buf, sizeof buf), "1|1|10;2|1|5");
+    api_step(&run, ROW(1, 30, "03"));
+    /* update appends the changed group; complete replaces the whole result. */
+    CHECK_STR(fetch_rows(run.db, "out2", buf, sizeof buf), m == 0 ? "1|1|10;1|2|30;2|1|5" : "1|2|30;2|1|5");
+    api_stop(&run);
+  }
+}
+
+TEST(api_session_and_hop) {
+  api_run run;
+  char buf[2048];
+  CHECK(api_start(&run, "CREATE TABLE bid (auction BIGINT, price BIGINT, ts TIMESTAMP(3), "
+                        "WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector'='memory', "
+                        "'bounded'='true');\n" OUT_WIN
+                        "INSERT INTO out1 SELECT auction, window_start, window_end, count(*), sum(price) "
+                        "FROM TABLE(SESSION(TABLE bid PARTITION BY auction, DESCRIPTOR(ts), INTERVAL '5' SECOND))"
+                        BYWIN));
+  if (!run.qs) return;
+  api_step(&run, ROW(1, 1, "00") ROW(1, 2, "08") ROW(2, 7, "01"));
+  api_step(&run, ROW(1, 4, "04"));
+  int finished = 0;
+  for (int i = 0; i < 5 && !finished; i++) finished = api_step(&run, NULL);
+  CHECK(finished);
+  CHECK_STR(fetch_rows(run.db, "out1", buf, sizeof buf), "1|0|13000000|3|7;2|1000000|6000000|1|7");
+  api_stop(&run);
+
+  CHECK(api_start(&run, "CREATE TABLE bid (auction BIGINT, price BIGINT, ts TIMESTAMP(3), "
+                        "WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector'='memory', "
+                        "'bounded'='true');\n" OUT_WIN
+                        "INSERT INTO out1 SELECT auction, window_start, window_end, count(*), sum(price) "
+                        "FROM TABLE(HOP(TABLE bid, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND))"
+                        BYWIN));
+  if (!run.qs) return;
+  api_step(&run, ROW(1, 1, "01") ROW(1, 2, "06"));
+  finished = 0;
+  for (int i = 0; i < 5 && !finished; i++) finished = api_step(&run, NULL);
+  CHECK_STR(fetch_rows(run.db, "out1", buf, sizeof buf),
+            "1|-5000000|5000000|1|1;1|0|10000000|2|3;1|5000000|15000000|1|2");
+  api_stop(&run);
+}
+
 int main(void) { return RUN_TESTS(); }
