@@ -1,0 +1,258 @@
+/*
+** op_dedup.c — deduplication (DP_P_DEDUPLICATE): the ROW_NUMBER() OVER
+** (PARTITION BY keys ORDER BY ts [DESC]) = 1 pattern, one row per key.
+**
+** Keep first (ORDER BY ts ASC) keeps the row with the smallest ts, keep last
+** (DESC) the largest; ties go to the row that came first (keep first) or
+** last (keep last), like arrival order without an ORDER BY.
+**
+**   bounded input   the best row per key so far; emitted once, at the end;
+**   stream, first   the first row of a key leaves at once and the key is
+**                   remembered (append mode; Spark's dropDuplicates).  When
+**                   ts is an event-time attribute, rows older than the
+**                   watermark are late (dropped, counted) and keys whose row
+**                   is older than the watermark are forgotten;
+**   stream, last    the best row per key; at the end of each micro-batch the
+**                   keys whose row changed leave with their new row (update
+**                   mode).
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/eval.h"
+#include "exec/exec.h"
+#include "exec/rows.h"
+
+typedef enum dedup_mode { DEDUP_BOUNDED, DEDUP_FIRST, DEDUP_LAST } dedup_mode;
+
+typedef struct dedup_state {
+  dedup_mode mode;
+  bool event_time;     /* the order column is an event-time attribute */
+  dp_schema key_schema;
+  dp_groups keys;
+  int64_t *best;       /* per key: its row in `store` */
+  int64_t *ts;         /* per key: the order value of that row (event_time) */
+  uint8_t *changed;    /* per key: changed in this micro-batch (DEDUP_LAST) */
+  int64_t cap;
+  dp_batch *store;     /* rows that were best at some point */
+  int64_t *sel;        /* scratch: rows of a batch, or of the output */
+  int64_t sel_cap;
+  int64_t cursor, nout;
+  bool drained, emitted;
+  dp_batch *out;
+} dedup_state;
+
+static int grow_keys(dedup_state *st, int64_t need) {
+  if (need <= st->cap) return DIPPER_OK;
+  int64_t cap = st->cap ? st->cap * 2 : 1024;
+  while (cap < need) cap *= 2;
+  int64_t *best = realloc(st->best, (size_t)cap * sizeof *best);
+  if (!best) return DIPPER_NOMEM;
+  st->best = best;
+  int64_t *ts = realloc(st->ts, (size_t)cap * sizeof *ts);
+  if (!ts) return DIPPER_NOMEM;
+  st->ts = ts;
+  uint8_t *ch = realloc(st->changed, (size_t)cap);
+  if (!ch) return DIPPER_NOMEM;
+  memset(ch + st->cap, 0, (size_t)(cap - st->cap));
+  st->changed = ch;
+  st->cap = cap;
+  return DIPPER_OK;
+}
+
+static int grow_sel(dedup_state *st, int64_t need) {
+  if (need <= st->sel_cap) return DIPPER_OK;
+  int64_t *sel = realloc(st->sel, (size_t)need * sizeof *sel);
+  if (!sel) return DIPPER_NOMEM;
+  st->sel = sel;
+  st->sel_cap = need;
+  return DIPPER_OK;
+}
+
+/* Does row r of b replace the stored best row of its key? */
+static bool better(const dp_op *op, const dedup_state *st, const dp_batch *b, int64_t r,
+                   int64_t id) {
+  int oc = op->plan->u.dedup.order_col;
+  bool last = op->plan->u.dedup.keep_last;
+  if (oc < 0) return last;
+  int c = dp_vector_row_compare(b->cols[oc], r, st->store->cols[oc], st->best[id]);
+  return last ? c >= 0 : c < 0;
+}
+
+static int take_rows(dp_op *op, const dp_batch *b) {
+  dedup_state *st = op->state;
+  const dp_plan *p = op->plan;
+  op->metrics.rows_in += b->nrows;
+  int oc = p->u.dedup.order_col;
+  int64_t wm = op->ex->watermark;
+  const dp_vector *kc[64];
+  for (int k = 0; k < p->u.dedup.nkeys && k < 64; k++) kc[k] = b->cols[p->u.dedup.keys[k]];
+  int rc = grow_sel(st, b->nrows);
+  if (rc) return rc;
+  int64_t nfirst = 0;
+  for (int64_t r = 0; r < b->nrows; r++) {
+    int64_t t = 0;
+    if (st->event_time) {
+      bool null_ts = dp_vector_is_null(b->cols[oc], r);
+      t = null_ts ? INT64_MIN : dp_vector_get_i64(b->cols[oc], r);
+      if (wm != DP_WATERMARK_NONE && (null_ts || t < wm)) {
+        op->metrics.late_dropped++;
+        continue;
+      }
+    }
+    int64_t id;
+    bool fresh;
+    if ((rc = dp_groups_find_or_add(&st->keys, kc, r, &id, &fresh))) return rc;
+    if ((rc = grow_keys(st, id + 1))) return rc;
+    if (st->mode == DEDUP_FIRST) {
+      if (!fresh) continue;
+      st->ts[id] = t;
+      st->sel[nfirst++] = r;
+      continue;
+    }
+    if (!fresh && !better(op, st, b, r, id)) continue;
+    if ((rc = dp_rows_gather_batch(st->store, b, NULL, r, 1))) return rc;
+    st->best[id] = st->store->nrows - 1;
+    st->ts[id] = t;
+    st->changed[id] = 1;
+  }
+  if (st->mode == DEDUP_FIRST && nfirst > 0) {
+    if ((rc = dp_rows_gather_batch(st->out, b, st->sel, 0, nfirst))) return rc;
+  }
+  return DIPPER_OK;
+}
+
+static int dedup_next(dp_op *op, dp_batch **out) {
+  dedup_state *st = op->state;
+  *out = NULL;
+  int rc;
+  if (st->mode == DEDUP_FIRST) {
+    /* Stream the input: each batch gives the rows whose key is new. */
+    for (;;) {
+      dp_batch *b = NULL;
+      dp_op *child = op->children[0];
+      if ((rc = child->cls->next(child, &b)) || !b) return rc;
+      dp_batch_clear(st->out);
+      if ((rc = take_rows(op, b))) return rc;
+      op->metrics.state_rows = dp_groups_count(&st->keys);
+      if (st->out->nrows > 0) {
+        op->metrics.rows_out += st->out->nrows;
+        *out = st->out;
+        return DIPPER_OK;
+      }
+    }
+  }
+  if (!st->drained) {
+    if ((rc = dp_op_drain(op->children[0], take_rows, op))) return rc;
+    st->drained = true;
+    op->metrics.state_rows = dp_groups_count(&st->keys);
+    st->cursor = st->nout = 0;
+    if (st->mode == DEDUP_LAST || (op->ex->final && !st->emitted)) {
+      int64_t n = dp_groups_count(&st->keys);
+      if ((rc = grow_sel(st, n))) return rc;
+      for (int64_t id = 0; id < n; id++)
+        if (st->mode == DEDUP_BOUNDED || st->changed[id]) st->sel[st->nout++] = st->best[id];
+      if (st->mode == DEDUP_BOUNDED) st->emitted = true;
+    }
+  }
+  if (st->cursor >= st->nout) return DIPPER_OK;
+  int64_t n = st->nout - st->cursor;
+  if (n > DP_ROWS_CHUNK) n = DP_ROWS_CHUNK;
+  dp_batch_clear(st->out);
+  if ((rc = dp_rows_gather_batch(st->out, st->store, st->sel, st->cursor, n))) return rc;
+  st->cursor += n;
+  op->metrics.rows_out += n;
+  *out = st->out;
+  return DIPPER_OK;
+}
+
+/* Forget the keys whose row is older than the watermark (DEDUP_FIRST on an
+** event-time column): a later row of such a key would be late anyway. */
+static int expire(dp_op *op) {
+  dedup_state *st = op->state;
+  int64_t wm = op->ex->final ? DP_WATERMARK_END : op->ex->watermark;
+  int64_t n = dp_groups_count(&st->keys), nkeep = 0;
+  if (wm == DP_WATERMARK_NONE || n == 0) return DIPPER_OK;
+  for (int64_t id = 0; id < n; id++)
+    if (st->ts[id] >= wm) nkeep++;
+  if (nkeep == n) return DIPPER_OK;
+  dp_groups fresh;
+  int rc = dp_groups_init(&fresh, &st->key_schema);
+  const dp_vector *const *kc = (const dp_vector *const *)st->keys.keys->cols;
+  for (int64_t id = 0; !rc && id < n; id++) {
+    if (st->ts[id] < wm) continue;
+    int64_t nid;
+    bool is_new;
+    if (!(rc = dp_groups_find_or_add(&fresh, kc, id, &nid, &is_new))) st->ts[nid] = st->ts[id];
+  }
+  if (rc) {
+    dp_groups_free(&fresh);
+    return rc;
+  }
+  dp_groups_free(&st->keys);
+  st->keys = fresh;
+  return DIPPER_OK;
+}
+
+static int dedup_end_batch(dp_op *op) {
+  dedup_state *st = op->state;
+  st->drained = false;
+  st->cursor = st->nout = 0;
+  if (st->mode == DEDUP_LAST) memset(st->changed, 0, (size_t)st->cap);
+  int rc = st->mode == DEDUP_FIRST && st->event_time ? expire(op) : DIPPER_OK;
+  op->metrics.state_rows = dp_groups_count(&st->keys);
+  return rc;
+}
+
+static void dedup_close(dp_op *op);
+
+static int dedup_setup(dp_op *op) {
+  const dp_plan *p = op->plan;
+  const dp_plan *in = p->inputs[0];
+  dedup_state *st = op->state;
+  if (p->u.dedup.nkeys > 64)
+    return dp_error(op->ex->diags, DIPPER_LIMIT, p->span,
+                    "a deduplication takes at most 64 PARTITION BY columns");
+  int oc = p->u.dedup.order_col;
+  if (in->props.bounded || p->props.bounded)
+    st->mode = DEDUP_BOUNDED;
+  else
+    st->mode = p->u.dedup.keep_last ? DEDUP_LAST : DEDUP_FIRST;
+  st->event_time = st->mode == DEDUP_FIRST && oc >= 0 && in->props.time_attr &&
+                   in->props.time_attr[oc] >= 0;
+  st->key_schema.ncols = p->u.dedup.nkeys;
+  st->key_schema.cols = dp_arena_calloc(op->ex->arena, (size_t)(p->u.dedup.nkeys + 1), sizeof(dp_field));
+  if (!st->key_schema.cols) return DIPPER_NOMEM;
+  for (int k = 0; k < p->u.dedup.nkeys; k++) st->key_schema.cols[k] = in->schema.cols[p->u.dedup.keys[k]];
+  int rc = dp_groups_init(&st->keys, &st->key_schema);
+  if (rc) return rc;
+  st->store = dp_batch_new(&in->schema, 0);
+  st->out = dp_batch_new(&p->schema, DP_ROWS_CHUNK);
+  return st->store && st->out ? DIPPER_OK : DIPPER_NOMEM;
+}
+
+static int dedup_open(dp_op *op) {
+  dedup_state *st = calloc(1, sizeof *st);
+  if (!st) return DIPPER_NOMEM;
+  op->state = st;
+  int rc = dedup_setup(op);
+  if (rc) dedup_close(op);
+  return rc;
+}
+
+static void dedup_close(dp_op *op) {
+  dedup_state *st = op->state;
+  if (!st) return;
+  dp_groups_free(&st->keys);
+  dp_batch_free(st->store);
+  dp_batch_free(st->out);
+  free(st->best);
+  free(st->ts);
+  free(st->changed);
+  free(st->sel);
+  free(st);
+  op->state = NULL;
+}
+
+const dp_op_class dp_op_dedup = {"Deduplicate", dedup_open, dedup_next, dedup_end_batch,
+                                 dedup_close};

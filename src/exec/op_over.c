@@ -1,0 +1,424 @@
+/*
+** op_over.c — window functions (DP_P_OVER): agg(..) OVER (PARTITION BY ..
+** ORDER BY .. [ROWS|RANGE BETWEEN .. AND ..]) and ROW_NUMBER, RANK,
+** DENSE_RANK, PERCENT_RANK, CUME_DIST, NTILE, LAG, LEAD, over bounded inputs.
+**
+** When the input has ended the rows are sorted by (partition, ORDER BY keys),
+** stably, and each partition is walked once.  The output is the input row
+** plus one column per call, partition after partition in that order.
+**
+** Frames (the binder's lower/upper: -1 unbounded, else PRECEDING offsets;
+** upper 0 is CURRENT ROW):
+**   no ORDER BY, no frame   the whole partition;
+**   ORDER BY, no frame      RANGE UNBOUNDED PRECEDING .. CURRENT ROW: the
+**                           rows up to the current one and its peers (ties);
+**   ROWS n PRECEDING .. m   positions k-n .. k-m;
+**   RANGE x PRECEDING .. y  rows whose key is within [key-x, key-y] (for a
+**                           DESC key: [key+y, key+x]), peers included at 0.
+** Aggregates reuse the aggregation's states (agg_func.h), so they mean the
+** same as in GROUP BY; a frame that only grows is folded in incrementally, a
+** sliding one is folded afresh for each row.
+**
+** Over a stream the rows would have to be released in event-time order as
+** the watermark passes them: not implemented by this engine yet, refused at
+** open with a message.
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/agg_func.h"
+#include "exec/eval.h"
+#include "exec/exec.h"
+#include "exec/rows.h"
+
+typedef struct over_state {
+  dp_batch *rows;
+  bool drained, emitted;
+  dp_batch *result;  /* input columns + calls, in output order */
+  int64_t cursor;
+  dp_batch *out;
+} over_state;
+
+static int keep_rows(dp_op *op, const dp_batch *b) {
+  op->metrics.rows_in += b->nrows;
+  return dp_rows_append(((over_state *)op->state)->rows, b);
+}
+
+/* The sorted layout every call walks. */
+typedef struct layout {
+  int64_t n;
+  int64_t *ord;      /* positions -> rows */
+  int64_t *pend;     /* per position: end of its partition (exclusive) */
+  int64_t *pstart;   /* per position: start of its partition */
+  int64_t *gstart, *gend; /* per position: its peer group [start, end) */
+  dp_rows_order keys;  /* the ORDER BY keys (for peers and RANGE) */
+} layout;
+
+/* A RANGE key as a number comparable with the frame offsets (µs for time). */
+static double range_key(const dp_vector *v, int64_t row) {
+  switch (v->phys) {
+  case DP_PHYS_F32: case DP_PHYS_F64: return dp_vector_get_f64(v, row);
+  case DP_PHYS_D128: {
+    double x = (double)dp_vector_get_dec(v, row);
+    for (int s = 0; s < v->type->scale; s++) x /= 10;
+    return x;
+  }
+  default: {
+    int64_t x = dp_vector_get_i64(v, row);
+    return v->type->kind == DP_T_DATE ? (double)x * (double)DP_MICROS_PER_DAY : (double)x;
+  }
+  }
+}
+
+/* The frame of position k: [*fs, *fe) in positions. */
+static void frame_of(const dp_plan *p, const layout *L, int64_t k, int64_t *fs, int64_t *fe) {
+  int64_t ps = L->pstart[k], pe = L->pend[k];
+  const struct over_frame {
+    bool has_frame, rows;
+    int norder;
+    int64_t lower, upper;
+  } f = {p->u.over.has_frame, p->u.over.rows, p->u.over.norder, p->u.over.lower, p->u.over.upper},
+    *o = &f;
+  if (!o->has_frame) {
+    *fs = ps;
+    *fe = o->norder == 0 ? pe : L->gend[k];
+    return;
+  }
+  if (o->rows) {
+    *fs = o->lower < 0 ? ps : (k - o->lower > ps ? k - o->lower : ps);
+    *fe = k - o->upper + 1;
+    if (*fe < *fs) *fe = *fs;
+    return;
+  }
+  const dp_vector *kv = L->keys.cols[0];
+  int64_t row = L->ord[k];
+  if (dp_vector_is_null(kv, row) || (o->lower < 0 && o->upper == 0)) {
+    *fs = o->lower < 0 ? ps : L->gstart[k];
+    *fe = L->gend[k];
+    return;
+  }
+  double key = range_key(kv, row), sign = L->keys.desc[0] ? -1.0 : 1.0;
+  /* distance of position j "before" k: (key - key_j) * sign, NULLs outside */
+  int64_t s = k, e = L->gend[k];
+  if (o->lower < 0) {
+    s = ps;
+  } else {
+    while (s > ps && !dp_vector_is_null(kv, L->ord[s - 1]) &&
+           (key - range_key(kv, L->ord[s - 1])) * sign <= (double)o->lower)
+      s--;
+  }
+  if (o->upper > 0) {
+    e = k + 1;
+    while (e > s && (key - range_key(kv, L->ord[e - 1])) * sign < (double)o->upper) e--;
+  }
+  *fs = s;
+  *fe = e > s ? e : s;
+}
+
+static bool is_agg(const dp_over_call *c) { return c->fn->kind == DP_FN_AGGREGATE; }
+
+/* One aggregate call over every position's frame, appended to res. */
+static int run_agg(dp_op *op, const layout *L, const dp_over_call *call, dp_vector *res) {
+  dp_exec *ex = op->ex;
+  over_state *st = op->state;
+  const dp_batch *in = st->rows;
+  dp_agg_call ac = {call->fn, call->nargs, call->args, false, call->filter, call->type, call->span};
+  dp_agg_state s;
+  memset(&s, 0, sizeof s);
+  dp_vector *args[4] = {NULL, NULL, NULL, NULL};
+  dp_vector *mask = NULL;
+  int64_t *gids = calloc((size_t)(in->nrows ? in->nrows : 1), sizeof *gids);
+  int64_t *rows = malloc((size_t)(in->nrows ? in->nrows : 1) * sizeof *rows);
+  int rc = gids && rows ? dp_agg_state_init(&s, &ac) : DIPPER_NOMEM;
+  if (!rc) rc = dp_agg_state_reserve(&s, 1);
+  for (int a = 0; !rc && a < call->nargs && a < 4; a++) rc = dp_eval(ex, call->args[a], in, &args[a]);
+  if (!rc && call->filter) rc = dp_eval(ex, call->filter, in, &mask);
+  int64_t cur_s = -1, cur_e = -1; /* the frame folded into group 0 */
+  int64_t g0 = 0;
+  for (int64_t k = 0; !rc && k < L->n; k++) {
+    int64_t fs, fe;
+    frame_of(op->plan, L, k, &fs, &fe);
+    int64_t from;
+    if (fs == cur_s && fe >= cur_e) {
+      from = cur_e; /* the frame grew: fold in the new rows only */
+    } else {
+      dp_agg_state_reset(&s, 0);
+      from = fs;
+    }
+    int64_t nr = 0;
+    for (int64_t j = from; j < fe; j++) {
+      int64_t r = L->ord[j];
+      if (mask && (dp_vector_is_null(mask, r) || !dp_vector_get_bool(mask, r))) continue;
+      rows[nr++] = r;
+    }
+    if (nr > 0) rc = dp_agg_state_update(&s, (const dp_vector *const *)args, gids, rows, nr);
+    cur_s = fs;
+    cur_e = fe;
+    if (!rc) rc = dp_agg_state_finish(&s, &g0, 1, res);
+  }
+  for (int a = 0; a < 4; a++) dp_vector_free(args[a]);
+  dp_vector_free(mask);
+  dp_agg_state_free(&s);
+  free(gids);
+  free(rows);
+  return rc;
+}
+
+/* A constant integer argument (NTILE's buckets, LAG's offset) at row 0. */
+static int const_int(dp_op *op, const dp_expr *e, int64_t dflt, int64_t *out) {
+  *out = dflt;
+  if (!e) return DIPPER_OK;
+  dp_schema none = {0, NULL};
+  dp_batch one = {&none, 0, NULL, 1};
+  dp_vector *v = NULL;
+  int rc = dp_eval(op->ex, e, &one, &v);
+  if (rc) return rc;
+  if (v->length > 0 && !dp_vector_is_null(v, 0)) *out = dp_vector_get_i64(v, 0);
+  dp_vector_free(v);
+  return DIPPER_OK;
+}
+
+/* Ranking and offset functions, appended to res. */
+static int run_window_fn(dp_op *op, const layout *L, const dp_over_call *call, dp_vector *res) {
+  over_state *st = op->state;
+  int id = call->fn->id;
+  int rc = DIPPER_OK;
+  if (id == DP_F_LAG || id == DP_F_LEAD) {
+    int64_t off;
+    if ((rc = const_int(op, call->nargs > 1 ? call->args[1] : NULL, 1, &off))) return rc;
+    dp_vector *arg = NULL, *dflt = NULL;
+    rc = dp_eval(op->ex, call->args[0], st->rows, &arg);
+    if (!rc && call->nargs > 2) rc = dp_eval(op->ex, call->args[2], st->rows, &dflt);
+    for (int64_t k = 0; !rc && k < L->n; k++) {
+      int64_t j = id == DP_F_LAG ? k - off : k + off;
+      if (j >= L->pstart[k] && j < L->pend[k]) {
+        int64_t r = L->ord[j];
+        rc = dp_rows_gather(res, arg, &r, 0, 1);
+      } else if (dflt) {
+        int64_t r = L->ord[k];
+        rc = dp_rows_gather(res, dflt, &r, 0, 1);
+      } else {
+        rc = dp_vector_append_null(res);
+      }
+    }
+    dp_vector_free(arg);
+    dp_vector_free(dflt);
+    return rc;
+  }
+  int64_t buckets = 1;
+  if (id == DP_F_NTILE) {
+    if ((rc = const_int(op, call->args[0], 1, &buckets))) return rc;
+    if (buckets <= 0)
+      return dp_error(op->ex->diags, DIPPER_DATA, call->span,
+                      "NTILE needs a positive number of buckets, not %lld", (long long)buckets);
+  }
+  int64_t dense = 0;
+  for (int64_t k = 0; !rc && k < L->n; k++) {
+    int64_t ps = L->pstart[k], n = L->pend[k] - ps, pos = k - ps;
+    if (k == ps) dense = 0;
+    if (k == L->gstart[k]) dense++;
+    int64_t rank = L->gstart[k] - ps + 1;
+    switch (id) {
+    case DP_F_ROW_NUMBER: rc = dp_vector_append_i64(res, pos + 1); break;
+    case DP_F_RANK: rc = dp_vector_append_i64(res, rank); break;
+    case DP_F_DENSE_RANK: rc = dp_vector_append_i64(res, dense); break;
+    case DP_F_PERCENT_RANK:
+      rc = dp_vector_append_f64(res, n > 1 ? (double)(rank - 1) / (double)(n - 1) : 0.0);
+      break;
+    case DP_F_CUME_DIST: rc = dp_vector_append_f64(res, (double)(L->gend[k] - ps) / (double)n); break;
+    case DP_F_NTILE: {
+      /* The first n % buckets buckets hold one row more. */
+      int64_t size = n / buckets, rem = n % buckets, big = rem * (size + 1), b;
+      b = pos < big ? pos / (size + 1) + 1 : (size ? (pos - big) / size : 0) + rem + 1;
+      rc = dp_vector_append_i64(res, b);
+      break;
+    }
+    default:
+      return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, call->span,
+                      "the embedded engine does not run %s(..) OVER (..) yet", call->fn->name);
+    }
+  }
+  return rc;
+}
+
+static int build_layout(dp_op *op, layout *L) {
+  over_state *st = op->state;
+  const dp_plan *p = op->plan;
+  const dp_batch *in = st->rows;
+  int64_t n = in->nrows;
+  memset(L, 0, sizeof *L);
+  L->n = n;
+  size_t sz = (size_t)(n ? n : 1) * sizeof(int64_t);
+  L->ord = malloc(sz);
+  L->pstart = malloc(sz);
+  L->pend = malloc(sz);
+  L->gstart = malloc(sz);
+  L->gend = malloc(sz);
+  if (!L->ord || !L->pstart || !L->pend || !L->gstart || !L->gend) return DIPPER_NOMEM;
+  /* Partition ids, as a first sort key. */
+  int np = p->u.over.npartition;
+  dp_vector *pv[64] = {NULL};
+  dp_vector *pid = dp_vector_new(dp_type_of(DP_T_BIGINT), n);
+  dp_schema ks = {np, dp_arena_calloc(op->ex->batch_arena, (size_t)np + 1, sizeof(dp_field))};
+  dp_groups parts;
+  memset(&parts, 0, sizeof parts);
+  int rc = pid && ks.cols ? DIPPER_OK : DIPPER_NOMEM;
+  if (!rc && np > 64) rc = DIPPER_LIMIT;
+  for (int k = 0; !rc && k < np; k++) {
+    rc = dp_eval(op->ex, p->u.over.partition[k], in, &pv[k]);
+    if (!rc) ks.cols[k] = (dp_field){"p", pv[k]->type};
+  }
+  if (!rc) rc = dp_groups_init(&parts, &ks);
+  for (int64_t r = 0; !rc && r < n; r++) {
+    int64_t g = 0;
+    bool fresh;
+    if (np > 0) rc = dp_groups_find_or_add(&parts, (const dp_vector *const *)pv, r, &g, &fresh);
+    if (!rc) rc = dp_vector_append_i64(pid, g);
+  }
+  dp_rows_order o;
+  memset(&o, 0, sizeof o);
+  if (!rc) rc = dp_rows_order_eval(op->ex, p->u.over.order, p->u.over.norder, in, &L->keys);
+  /* (partition, keys...) */
+  const dp_vector **cols = calloc((size_t)p->u.over.norder + 1, sizeof *cols);
+  bool *desc = calloc((size_t)p->u.over.norder + 1, sizeof *desc);
+  bool *nf = calloc((size_t)p->u.over.norder + 1, sizeof *nf);
+  if (!rc && (!cols || !desc || !nf)) rc = DIPPER_NOMEM;
+  if (!rc) {
+    cols[0] = pid;
+    for (int k = 0; k < p->u.over.norder; k++) {
+      cols[k + 1] = L->keys.cols[k];
+      desc[k + 1] = L->keys.desc[k];
+      nf[k + 1] = L->keys.nulls_first[k];
+    }
+    o = (dp_rows_order){p->u.over.norder + 1, cols, desc, nf};
+    for (int64_t r = 0; r < n; r++) L->ord[r] = r;
+    rc = dp_rows_sort(L->ord, n, &o);
+  }
+  if (!rc) {
+    for (int64_t s = 0; s < n;) {
+      int64_t e = s + 1;
+      while (e < n && dp_vector_get_i64(pid, L->ord[e]) == dp_vector_get_i64(pid, L->ord[s])) e++;
+      for (int64_t k = s; k < e;) {
+        int64_t ge = k + 1;
+        while (ge < e && dp_rows_order_compare(&L->keys, L->ord[k], L->ord[ge]) == 0) ge++;
+        for (int64_t j = k; j < ge; j++) {
+          L->pstart[j] = s;
+          L->pend[j] = e;
+          L->gstart[j] = k;
+          L->gend[j] = ge;
+        }
+        k = ge;
+      }
+      s = e;
+    }
+  }
+  free(cols);
+  free(desc);
+  free(nf);
+  for (int k = 0; k < np && k < 64; k++) dp_vector_free(pv[k]);
+  dp_vector_free(pid);
+  dp_groups_free(&parts);
+  return rc;
+}
+
+static void free_layout(const dp_plan *p, layout *L) {
+  free(L->ord);
+  free(L->pstart);
+  free(L->pend);
+  free(L->gstart);
+  free(L->gend);
+  dp_rows_order_free(&L->keys, p->u.over.order);
+}
+
+/* Compute every call over the whole input into st->result. */
+static int compute(dp_op *op) {
+  over_state *st = op->state;
+  const dp_plan *p = op->plan;
+  layout L;
+  int rc = build_layout(op, &L);
+  int nin = st->rows->ncols;
+  for (int c = 0; !rc && c < nin; c++)
+    rc = dp_rows_gather(st->result->cols[c], st->rows->cols[c], L.ord, 0, L.n);
+  for (int c = 0; !rc && c < p->u.over.ncalls; c++) {
+    const dp_over_call *call = &p->u.over.calls[c];
+    dp_vector *res = st->result->cols[nin + c];
+    rc = is_agg(call) ? run_agg(op, &L, call, res) : run_window_fn(op, &L, call, res);
+  }
+  if (!rc) rc = dp_batch_sync(st->result);
+  free_layout(p, &L);
+  return rc;
+}
+
+static int over_next(dp_op *op, dp_batch **out) {
+  over_state *st = op->state;
+  *out = NULL;
+  int rc;
+  if (!st->drained) {
+    if ((rc = dp_op_drain(op->children[0], keep_rows, op))) return rc;
+    st->drained = true;
+    op->metrics.state_rows = st->rows->nrows;
+    if (op->ex->final && !st->emitted) {
+      st->emitted = true;
+      if ((rc = compute(op))) return rc;
+    }
+  }
+  if (st->cursor >= st->result->nrows) return DIPPER_OK;
+  int64_t n = st->result->nrows - st->cursor;
+  if (n > DP_ROWS_CHUNK) n = DP_ROWS_CHUNK;
+  dp_batch_clear(st->out);
+  if ((rc = dp_rows_gather_batch(st->out, st->result, NULL, st->cursor, n))) return rc;
+  st->cursor += n;
+  op->metrics.rows_out += n;
+  *out = st->out;
+  return DIPPER_OK;
+}
+
+static int over_end_batch(dp_op *op) {
+  over_state *st = op->state;
+  st->drained = false;
+  if (st->emitted) {
+    dp_batch_clear(st->rows);
+    dp_batch_clear(st->result);
+    st->cursor = 0;
+  }
+  op->metrics.state_rows = st->rows->nrows;
+  return DIPPER_OK;
+}
+
+static void over_close(dp_op *op) {
+  over_state *st = op->state;
+  if (!st) return;
+  dp_batch_free(st->rows);
+  dp_batch_free(st->result);
+  dp_batch_free(st->out);
+  free(st);
+  op->state = NULL;
+}
+
+static int over_open(dp_op *op) {
+  const dp_plan *p = op->plan;
+  if (!p->inputs[0]->props.bounded && !p->props.bounded)
+    return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->span,
+                    "the embedded engine runs OVER windows only over bounded inputs yet; run "
+                    "the query in batch mode (SET 'execution.runtime-mode' = 'batch'), or use a "
+                    "window aggregation (TUMBLE/HOP) on the stream");
+  for (int c = 0; c < p->u.over.ncalls; c++)
+    if (p->u.over.calls[c].distinct || p->u.over.calls[c].nargs > 4)
+      return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->u.over.calls[c].span,
+                      "the embedded engine does not run DISTINCT inside an OVER call yet; "
+                      "aggregate the distinct values in a subquery first");
+  over_state *st = calloc(1, sizeof *st);
+  if (!st) return DIPPER_NOMEM;
+  op->state = st;
+  st->rows = dp_batch_new(&p->inputs[0]->schema, 0);
+  st->result = dp_batch_new(&p->schema, 0);
+  st->out = dp_batch_new(&p->schema, DP_ROWS_CHUNK);
+  if (!st->rows || !st->result || !st->out) {
+    over_close(op);
+    return DIPPER_NOMEM;
+  }
+  return DIPPER_OK;
+}
+
+const dp_op_class dp_op_over = {"Over", over_open, over_next, over_end_batch, over_close};
