@@ -1,0 +1,976 @@
+/*
+** eval_string.c — kernels of the string functions: concatenation, case,
+** substrings, trimming, padding, search and replace, LIKE / SIMILAR TO /
+** RLIKE and the regexp functions, split, base64 and hex, the digests
+** (md5, sha1, sha256 from eval_hash.c), json_value and uuid.
+**
+** Strings are UTF-8: lengths, positions and substrings count code points;
+** LOWER/UPPER/INITCAP change ASCII letters only.  A pattern (LIKE, a
+** regexp) that is a constant is compiled once per batch; a pattern that
+** varies by row is recompiled only when it changes.  Regular expressions
+** are POSIX extended ones, with Java's \d \w \s classes translated.
+** Functions return NULL when an argument is NULL, except CONCAT_WS, which
+** skips NULL strings.
+*/
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "exec/eval_int.h"
+
+/* ---- UTF-8 ---- */
+
+static bool is_cont(char ch) { return ((unsigned char)ch & 0xC0) == 0x80; }
+
+static size_t utf8_len(const char *p, size_t n) {
+  size_t chars = 0;
+  for (size_t i = 0; i < n; i++) chars += !is_cont(p[i]);
+  return chars;
+}
+
+/* Byte offset of code point `k` (0-based), or n when past the end. */
+static size_t utf8_offset(const char *p, size_t n, size_t k) {
+  size_t i = 0;
+  while (k > 0 && i < n) {
+    i++;
+    while (i < n && is_cont(p[i])) i++;
+    k--;
+  }
+  return i;
+}
+
+static size_t next_char(const char *p, size_t n, size_t i) {
+  i++;
+  while (i < n && is_cont(p[i])) i++;
+  return i;
+}
+
+static char ascii_upper(char ch) { return ch >= 'a' && ch <= 'z' ? (char)(ch - 32) : ch; }
+static char ascii_lower(char ch) { return ch >= 'A' && ch <= 'Z' ? (char)(ch + 32) : ch; }
+
+static const char *find_bytes(const char *hay, size_t hn, const char *needle, size_t nn) {
+  if (nn == 0) return hay;
+  if (nn > hn) return NULL;
+  const char *end = hay + hn - nn;
+  for (const char *p = hay; p <= end; p++) {
+    p = memchr(p, needle[0], (size_t)(end - p) + 1);
+    if (!p) return NULL;
+    if (memcmp(p, needle, nn) == 0) return p;
+  }
+  return NULL;
+}
+
+/* ---- LIKE ---- */
+
+typedef enum { TOK_LIT, TOK_ONE, TOK_ANY } tok_kind;
+
+typedef struct like_pat {
+  tok_kind *kind;
+  char *lit;
+  size_t n;
+  /* fast shapes: exact, prefix%, %suffix, %infix% */
+  enum { SHAPE_GENERAL, SHAPE_EXACT, SHAPE_PREFIX, SHAPE_SUFFIX, SHAPE_INFIX } shape;
+  char *text; /* the literal of a fast shape */
+  size_t text_len;
+} like_pat;
+
+static void like_free(like_pat *p) {
+  free(p->kind);
+  free(p->lit);
+  free(p->text);
+  memset(p, 0, sizeof *p);
+}
+
+/* false: the escape is misused (a trailing escape, or a multi-character one) */
+static bool like_compile(const char *pat, size_t n, const char *esc, size_t esc_len, like_pat *out) {
+  memset(out, 0, sizeof *out);
+  if (esc && esc_len > 1) return false;
+  out->kind = malloc((n ? n : 1) * sizeof *out->kind);
+  out->lit = malloc(n ? n : 1);
+  out->text = malloc(n ? n : 1);
+  if (!out->kind || !out->lit || !out->text) return false;
+  for (size_t i = 0; i < n; i++) {
+    char ch = pat[i];
+    if (esc && esc_len == 1 && ch == esc[0]) {
+      if (i + 1 >= n) return false;
+      out->kind[out->n] = TOK_LIT;
+      out->lit[out->n++] = pat[++i];
+    } else if (ch == '%') {
+      if (out->n == 0 || out->kind[out->n - 1] != TOK_ANY) out->kind[out->n++] = TOK_ANY;
+    } else if (ch == '_') {
+      out->kind[out->n++] = TOK_ONE;
+    } else {
+      out->kind[out->n] = TOK_LIT;
+      out->lit[out->n++] = ch;
+    }
+  }
+  /* recognise the shapes that need no backtracking */
+  size_t lo = 0, hi = out->n;
+  bool lead = hi > 0 && out->kind[0] == TOK_ANY, trail = hi > 0 && out->kind[hi - 1] == TOK_ANY;
+  if (lead) lo++;
+  if (trail && hi > lo) hi--;
+  bool lits = true;
+  for (size_t i = lo; i < hi; i++) lits = lits && out->kind[i] == TOK_LIT;
+  if (lits) {
+    out->text_len = hi - lo;
+    for (size_t i = lo; i < hi; i++) out->text[i - lo] = out->lit[i];
+    out->shape = lead && trail ? SHAPE_INFIX : lead ? SHAPE_SUFFIX : trail ? SHAPE_PREFIX : SHAPE_EXACT;
+    if (out->n == 1 && lead) out->shape = SHAPE_INFIX; /* '%' */
+  }
+  return true;
+}
+
+static bool like_match(const like_pat *p, const char *s, size_t n) {
+  switch (p->shape) {
+  case SHAPE_EXACT: return n == p->text_len && memcmp(s, p->text, n) == 0;
+  case SHAPE_PREFIX: return n >= p->text_len && memcmp(s, p->text, p->text_len) == 0;
+  case SHAPE_SUFFIX: return n >= p->text_len && memcmp(s + n - p->text_len, p->text, p->text_len) == 0;
+  case SHAPE_INFIX: return find_bytes(s, n, p->text, p->text_len) != NULL;
+  default: break;
+  }
+  /* wildcard matching with the last % as the backtrack point */
+  size_t si = 0, pi = 0, star_p = (size_t)-1, star_s = 0;
+  while (si < n) {
+    if (pi < p->n && p->kind[pi] == TOK_LIT && p->lit[pi] == s[si]) {
+      si++;
+      pi++;
+    } else if (pi < p->n && p->kind[pi] == TOK_ONE) {
+      si = next_char(s, n, si);
+      pi++;
+    } else if (pi < p->n && p->kind[pi] == TOK_ANY) {
+      star_p = pi++;
+      star_s = si;
+    } else if (star_p != (size_t)-1) {
+      pi = star_p + 1;
+      star_s = next_char(s, n, star_s);
+      si = star_s;
+    } else {
+      return false;
+    }
+  }
+  while (pi < p->n && p->kind[pi] == TOK_ANY) pi++;
+  return pi == p->n;
+}
+
+/* ---- regular expressions ---- */
+
+typedef struct rx {
+  bool ready;
+  regex_t re;
+  char *pattern; /* the source it was compiled from */
+  size_t len;
+} rx;
+
+static void rx_free(rx *r) {
+  if (r->ready) regfree(&r->re);
+  free(r->pattern);
+  memset(r, 0, sizeof *r);
+}
+
+/* Java-style pattern (or SIMILAR TO's, when similar) to POSIX ERE text. */
+static bool rx_translate(const char *p, size_t n, bool similar, const char *esc, dp_ev_buf *b) {
+  bool ok = true;
+  if (similar) ok = dp_ev_buf_put(b, "^(", 2);
+  bool in_class = false;
+  for (size_t i = 0; i < n && ok; i++) {
+    char ch = p[i];
+    if (similar && esc && ch == esc[0] && i + 1 < n) {
+      char lit = p[++i];
+      if (strchr(".[]()*+?{}|^$\\", lit)) ok = dp_ev_buf_putc(b, '\\');
+      ok = ok && dp_ev_buf_putc(b, lit);
+      continue;
+    }
+    if (ch == '\\' && i + 1 < n) {
+      char nx = p[++i];
+      const char *cls = NULL;
+      switch (nx) {
+      case 'd': cls = in_class ? "0-9" : "[0-9]"; break;
+      case 'D': cls = "[^0-9]"; break;
+      case 'w': cls = in_class ? "A-Za-z0-9_" : "[A-Za-z0-9_]"; break;
+      case 'W': cls = "[^A-Za-z0-9_]"; break;
+      case 's': cls = in_class ? "[:space:]" : "[[:space:]]"; break;
+      case 'S': cls = "[^[:space:]]"; break;
+      case 't': cls = "\t"; break;
+      case 'n': cls = "\n"; break;
+      default: break;
+      }
+      if (cls)
+        ok = dp_ev_buf_put(b, cls, strlen(cls));
+      else
+        ok = dp_ev_buf_putc(b, '\\') && dp_ev_buf_putc(b, nx);
+      continue;
+    }
+    if (ch == '[') in_class = true;
+    if (ch == ']') in_class = false;
+    if (similar && !in_class && ch == '%')
+      ok = dp_ev_buf_put(b, ".*", 2);
+    else if (similar && !in_class && ch == '_')
+      ok = dp_ev_buf_putc(b, '.');
+    else
+      ok = dp_ev_buf_putc(b, ch);
+  }
+  if (similar && ok) ok = dp_ev_buf_put(b, ")$", 2);
+  return ok;
+}
+
+/* Compile unless r already holds this pattern; a code with a diagnostic. */
+static int rx_get(dp_ev *c, const dp_expr *e, rx *r, const char *p, size_t n, bool similar,
+                  const char *esc) {
+  if (r->ready && r->len == n && memcmp(r->pattern, p, n) == 0) return DIPPER_OK;
+  rx_free(r);
+  dp_ev_buf b = {0};
+  if (!rx_translate(p, n, similar, esc, &b) || !dp_ev_buf_put(&b, "", 0)) {
+    free(b.p);
+    return DIPPER_NOMEM;
+  }
+  int err = regcomp(&r->re, b.p, REG_EXTENDED);
+  free(b.p);
+  if (err) {
+    char msg[128];
+    regerror(err, &r->re, msg, sizeof msg);
+    return dp_ev_data_error(c, e, "the regular expression '%.*s' is not valid (%s); fix the pattern",
+                            (int)(n > 200 ? 200 : n), p, msg);
+  }
+  r->pattern = malloc(n ? n : 1);
+  if (!r->pattern) {
+    regfree(&r->re);
+    return DIPPER_NOMEM;
+  }
+  memcpy(r->pattern, p, n);
+  r->len = n;
+  r->ready = true;
+  return DIPPER_OK;
+}
+
+/* regexec needs a NUL-terminated subject: copy it into a scratch buffer. */
+static const char *cstr(dp_ev_buf *scratch, const char *p, size_t n) {
+  scratch->len = 0;
+  if (!dp_ev_buf_put(scratch, p, n)) return NULL;
+  return scratch->p;
+}
+
+/* ---- base64, hex ---- */
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static bool put_base64(dp_ev_buf *b, const unsigned char *p, size_t n) {
+  bool ok = true;
+  for (size_t i = 0; i < n && ok; i += 3) {
+    unsigned v = (unsigned)p[i] << 16;
+    if (i + 1 < n) v |= (unsigned)p[i + 1] << 8;
+    if (i + 2 < n) v |= p[i + 2];
+    char q[4] = {b64[(v >> 18) & 63], b64[(v >> 12) & 63], i + 1 < n ? b64[(v >> 6) & 63] : '=',
+                 i + 2 < n ? b64[v & 63] : '='};
+    ok = dp_ev_buf_put(b, q, 4);
+  }
+  return ok;
+}
+
+static int b64_value(char ch) {
+  const char *at = ch ? strchr(b64, ch) : NULL;
+  return at ? (int)(at - b64) : -1;
+}
+
+/* false on malformed input */
+static bool get_base64(dp_ev_buf *b, const char *p, size_t n, bool *nomem) {
+  unsigned acc = 0;
+  int bits = 0;
+  size_t pad = 0;
+  for (size_t i = 0; i < n; i++) {
+    char ch = p[i];
+    if (ch == '=') {
+      pad++;
+      continue;
+    }
+    if (ch == '\n' || ch == '\r') continue;
+    int v = b64_value(ch);
+    if (v < 0 || pad) return false;
+    acc = (acc << 6) | (unsigned)v;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      if (!dp_ev_buf_putc(b, (char)((acc >> bits) & 0xff))) {
+        *nomem = true;
+        return false;
+      }
+    }
+  }
+  return pad <= 2;
+}
+
+static bool put_hex(dp_ev_buf *b, const unsigned char *p, size_t n, bool upper) {
+  const char *digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+  bool ok = true;
+  for (size_t i = 0; i < n && ok; i++) {
+    char q[2] = {digits[p[i] >> 4], digits[p[i] & 15]};
+    ok = dp_ev_buf_put(b, q, 2);
+  }
+  return ok;
+}
+
+/* ---- JSON path ---- */
+
+static const char *skip_ws(const char *p, const char *end) {
+  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+  return p;
+}
+
+/* End of the JSON value at p, or NULL when malformed. */
+static const char *skip_value(const char *p, const char *end, int depth) {
+  p = skip_ws(p, end);
+  if (p >= end || depth > 64) return NULL;
+  if (*p == '"') {
+    for (p++; p < end; p++) {
+      if (*p == '\\') {
+        p++;
+        continue;
+      }
+      if (*p == '"') return p + 1;
+    }
+    return NULL;
+  }
+  if (*p == '{' || *p == '[') {
+    char close = *p == '{' ? '}' : ']';
+    bool obj = *p == '{';
+    p = skip_ws(p + 1, end);
+    if (p < end && *p == close) return p + 1;
+    for (;;) {
+      if (obj) {
+        p = skip_value(p, end, depth + 1); /* the key */
+        if (!p) return NULL;
+        p = skip_ws(p, end);
+        if (p >= end || *p != ':') return NULL;
+        p++;
+      }
+      p = skip_value(p, end, depth + 1);
+      if (!p) return NULL;
+      p = skip_ws(p, end);
+      if (p >= end) return NULL;
+      if (*p == close) return p + 1;
+      if (*p != ',') return NULL;
+      p++;
+    }
+  }
+  const char *s = p;
+  while (p < end && !strchr(",}] \t\r\n", *p)) p++;
+  return p > s ? p : NULL;
+}
+
+/* Is the JSON string at p (after its quote) equal to key? */
+static bool key_equals(const char *p, const char *q_end, const char *key, size_t klen) {
+  return (size_t)(q_end - p) == klen && memcmp(p, key, klen) == 0;
+}
+
+/* The value at `path` ($.a.b[1], $['a']) in json, as [*vs, *ve); false when absent. */
+static bool json_find(const char *json, size_t n, const char *path, size_t plen, const char **vs,
+                      const char **ve) {
+  const char *p = json, *end = json + n;
+  size_t i = 0;
+  if (plen == 0 || path[0] != '$') return false;
+  i = 1;
+  p = skip_ws(p, end);
+  while (i < plen) {
+    char key[256];
+    size_t klen = 0;
+    long index = -1;
+    if (path[i] == '.') {
+      i++;
+      while (i < plen && path[i] != '.' && path[i] != '[' && klen < sizeof key) key[klen++] = path[i++];
+    } else if (path[i] == '[') {
+      i++;
+      if (i < plen && (path[i] == '\'' || path[i] == '"')) {
+        char q = path[i++];
+        while (i < plen && path[i] != q && klen < sizeof key) key[klen++] = path[i++];
+        i++;
+      } else {
+        index = 0;
+        while (i < plen && path[i] >= '0' && path[i] <= '9') index = index * 10 + (path[i++] - '0');
+      }
+      if (i >= plen || path[i] != ']') return false;
+      i++;
+    } else {
+      return false;
+    }
+    p = skip_ws(p, end);
+    if (p >= end) return false;
+    if (index >= 0) {
+      if (*p != '[') return false;
+      p = skip_ws(p + 1, end);
+      for (long k = 0;; k++) {
+        if (p >= end || *p == ']') return false;
+        if (k == index) break;
+        p = skip_value(p, end, 0);
+        if (!p) return false;
+        p = skip_ws(p, end);
+        if (p >= end || *p != ',') return false;
+        p = skip_ws(p + 1, end);
+      }
+    } else {
+      if (*p != '{') return false;
+      p = skip_ws(p + 1, end);
+      bool found = false;
+      while (!found) {
+        if (p >= end || *p != '"') return false;
+        const char *ks = p + 1;
+        const char *kend = skip_value(p, end, 0);
+        if (!kend) return false;
+        bool match = key_equals(ks, kend - 1, key, klen);
+        p = skip_ws(kend, end);
+        if (p >= end || *p != ':') return false;
+        p = skip_ws(p + 1, end);
+        if (match) {
+          found = true;
+          break;
+        }
+        p = skip_value(p, end, 0);
+        if (!p) return false;
+        p = skip_ws(p, end);
+        if (p >= end || *p != ',') return false;
+        p = skip_ws(p + 1, end);
+      }
+    }
+  }
+  const char *e = skip_value(p, end, 0);
+  if (!e) return false;
+  *vs = p;
+  *ve = e;
+  return true;
+}
+
+static void put_utf8(dp_ev_buf *b, unsigned cp, bool *ok) {
+  char q[4];
+  size_t n;
+  if (cp < 0x80) {
+    q[0] = (char)cp;
+    n = 1;
+  } else if (cp < 0x800) {
+    q[0] = (char)(0xC0 | (cp >> 6));
+    q[1] = (char)(0x80 | (cp & 0x3F));
+    n = 2;
+  } else if (cp < 0x10000) {
+    q[0] = (char)(0xE0 | (cp >> 12));
+    q[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    q[2] = (char)(0x80 | (cp & 0x3F));
+    n = 3;
+  } else {
+    q[0] = (char)(0xF0 | (cp >> 18));
+    q[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    q[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    q[3] = (char)(0x80 | (cp & 0x3F));
+    n = 4;
+  }
+  if (*ok) *ok = dp_ev_buf_put(b, q, n);
+}
+
+/* A scalar JSON value as text: strings unescaped; false for objects, arrays, null. */
+static bool json_scalar(const char *s, const char *e, dp_ev_buf *b, bool *ok) {
+  if (*s == '{' || *s == '[') return false;
+  if (e - s == 4 && memcmp(s, "null", 4) == 0) return false;
+  if (*s != '"') return *ok = dp_ev_buf_put(b, s, (size_t)(e - s)), true;
+  for (const char *p = s + 1; p < e - 1 && *ok; p++) {
+    if (*p != '\\') {
+      *ok = dp_ev_buf_putc(b, *p);
+      continue;
+    }
+    p++;
+    switch (*p) {
+    case 'n': *ok = dp_ev_buf_putc(b, '\n'); break;
+    case 't': *ok = dp_ev_buf_putc(b, '\t'); break;
+    case 'r': *ok = dp_ev_buf_putc(b, '\r'); break;
+    case 'b': *ok = dp_ev_buf_putc(b, '\b'); break;
+    case 'f': *ok = dp_ev_buf_putc(b, '\f'); break;
+    case 'u': {
+      unsigned cp = 0;
+      for (int k = 1; k <= 4 && p + k < e; k++) {
+        char h = p[k];
+        cp = cp * 16 + (unsigned)(h >= '0' && h <= '9' ? h - '0' : (h | 32) - 'a' + 10);
+      }
+      p += 4;
+      put_utf8(b, cp, ok);
+      break;
+    }
+    default: *ok = dp_ev_buf_putc(b, *p); break;
+    }
+  }
+  return true;
+}
+
+/* ---- the kernel ---- */
+
+typedef struct sctx {
+  dp_ev *c;
+  const dp_expr *e;
+  const dp_ev_arg *args;
+  int nargs;
+  dp_vector *out;
+  dp_ev_buf buf, scratch;
+  like_pat like;
+  bool like_ready;
+  char *like_src;
+  size_t like_len;
+  rx re;
+  uint64_t rng;
+} sctx;
+
+static int put_result(sctx *s) {
+  return dp_vector_append_str(s->out, s->buf.p ? s->buf.p : "", s->buf.len);
+}
+
+static int64_t arg_i64(sctx *s, int k, int64_t i) { return dp_ev_i64(&s->args[k], i); }
+static const char *arg_str(sctx *s, int k, int64_t i, size_t *len) { return dp_ev_str(&s->args[k], i, len); }
+
+/* The LIKE pattern of row i, compiled (once when it is constant). */
+static int like_get(sctx *s, int64_t i, like_pat **out) {
+  size_t plen, elen = 0;
+  const char *p = arg_str(s, 1, i, &plen);
+  const char *esc = NULL;
+  if (s->nargs > 2) esc = arg_str(s, 2, i, &elen);
+  if (s->like_ready && s->like_len == plen && memcmp(s->like_src, p, plen) == 0) {
+    *out = &s->like;
+    return DIPPER_OK;
+  }
+  like_free(&s->like);
+  free(s->like_src);
+  s->like_src = NULL;
+  s->like_ready = false;
+  if (!like_compile(p, plen, esc, elen, &s->like))
+    return dp_ev_data_error(s->c, s->e,
+                            "the LIKE pattern '%.*s' ends with its escape character, or the "
+                            "ESCAPE is longer than one character; escape a character or drop "
+                            "the ESCAPE",
+                            (int)(plen > 200 ? 200 : plen), p);
+  s->like_src = malloc(plen ? plen : 1);
+  if (!s->like_src) return DIPPER_NOMEM;
+  memcpy(s->like_src, p, plen);
+  s->like_len = plen;
+  s->like_ready = true;
+  *out = &s->like;
+  return DIPPER_OK;
+}
+
+static bool trim_set_has(const char *set, size_t n, char ch) { return memchr(set, ch, n) != NULL; }
+
+/* One row of a function whose arguments are all non-NULL (CONCAT_WS aside). */
+static int string_row(sctx *s, int64_t i) {
+  int id = s->e->u.call.fn->id;
+  dp_ev_buf *b = &s->buf;
+  b->len = 0;
+  size_t n0 = 0, n1 = 0, n2 = 0;
+  const char *s0 = s->nargs > 0 && s->args[0].v->phys == DP_PHYS_VARBIN ? arg_str(s, 0, i, &n0) : "";
+  int rc = DIPPER_OK;
+  bool ok = true;
+  switch (id) {
+  case DP_F_CONCAT:
+    for (int k = 0; k < s->nargs && ok; k++) {
+      const char *p = arg_str(s, k, i, &n1);
+      ok = dp_ev_buf_put(b, p, n1);
+    }
+    break;
+  case DP_F_CONCAT_WS: {
+    const char *sep = s0;
+    bool first = true;
+    for (int k = 1; k < s->nargs && ok; k++) {
+      if (dp_ev_null(&s->args[k], i)) continue;
+      const char *p = arg_str(s, k, i, &n1);
+      if (!first) ok = dp_ev_buf_put(b, sep, n0);
+      ok = ok && dp_ev_buf_put(b, p, n1);
+      first = false;
+    }
+    break;
+  }
+  case DP_F_LOWER:
+  case DP_F_UPPER:
+    ok = dp_ev_buf_put(b, s0, n0);
+    for (size_t k = 0; k < n0 && ok; k++) b->p[k] = id == DP_F_LOWER ? ascii_lower(b->p[k]) : ascii_upper(b->p[k]);
+    break;
+  case DP_F_INITCAP: {
+    ok = dp_ev_buf_put(b, s0, n0);
+    bool start = true;
+    for (size_t k = 0; k < n0 && ok; k++) {
+      char ch = b->p[k];
+      bool alnum = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+      b->p[k] = start ? ascii_upper(ch) : ascii_lower(ch);
+      start = !alnum && !((unsigned char)ch & 0x80);
+    }
+    break;
+  }
+  case DP_F_SUBSTRING: {
+    int64_t start = arg_i64(s, 1, i);
+    int64_t chars = (int64_t)utf8_len(s0, n0);
+    int64_t from = start > 0 ? start - 1 : start == 0 ? 0 : chars + start;
+    int64_t count = s->nargs > 2 ? arg_i64(s, 2, i) : INT64_MAX;
+    if (start == 0 && s->nargs > 2 && count > 0) count -= 0;
+    if (from < 0) {
+      if (count != INT64_MAX) count += from;
+      from = 0;
+    }
+    if (count <= 0 || from >= chars) break;
+    size_t a = utf8_offset(s0, n0, (size_t)from);
+    size_t z = count == INT64_MAX || from + count >= chars ? n0 : utf8_offset(s0, n0, (size_t)(from + count));
+    ok = dp_ev_buf_put(b, s0 + a, z - a);
+    break;
+  }
+  case DP_F_TRIM:
+  case DP_F_LTRIM:
+  case DP_F_RTRIM: {
+    const char *set = " ";
+    size_t sn = 1;
+    if (s->nargs > 1) set = arg_str(s, 1, i, &sn);
+    size_t a = 0, z = n0;
+    if (id != DP_F_RTRIM)
+      while (a < z && trim_set_has(set, sn, s0[a])) a++;
+    if (id != DP_F_LTRIM)
+      while (z > a && trim_set_has(set, sn, s0[z - 1])) z--;
+    ok = dp_ev_buf_put(b, s0 + a, z - a);
+    break;
+  }
+  case DP_F_REPLACE: {
+    const char *from = arg_str(s, 1, i, &n1), *to = arg_str(s, 2, i, &n2);
+    if (n1 == 0) {
+      ok = dp_ev_buf_put(b, s0, n0);
+      break;
+    }
+    size_t at = 0;
+    while (ok) {
+      const char *hit = find_bytes(s0 + at, n0 - at, from, n1);
+      if (!hit) {
+        ok = dp_ev_buf_put(b, s0 + at, n0 - at);
+        break;
+      }
+      ok = dp_ev_buf_put(b, s0 + at, (size_t)(hit - s0) - at) && dp_ev_buf_put(b, to, n2);
+      at = (size_t)(hit - s0) + n1;
+    }
+    break;
+  }
+  case DP_F_LPAD:
+  case DP_F_RPAD: {
+    int64_t want = arg_i64(s, 1, i);
+    if (want < 0) return dp_vector_append_null(s->out);
+    const char *pad = " ";
+    size_t pn = 1;
+    if (s->nargs > 2) pad = arg_str(s, 2, i, &pn);
+    int64_t have = (int64_t)utf8_len(s0, n0);
+    if (have >= want || pn == 0) {
+      ok = dp_ev_buf_put(b, s0, utf8_offset(s0, n0, (size_t)(have < want ? have : want)));
+      break;
+    }
+    int64_t need = want - have;
+    size_t pchars = utf8_len(pad, pn);
+    if (id == DP_F_RPAD) ok = dp_ev_buf_put(b, s0, n0);
+    while (need > 0 && ok) {
+      size_t take = (int64_t)pchars <= need ? pn : utf8_offset(pad, pn, (size_t)need);
+      ok = dp_ev_buf_put(b, pad, take);
+      need -= (int64_t)pchars;
+    }
+    if (id == DP_F_LPAD) ok = ok && dp_ev_buf_put(b, s0, n0);
+    break;
+  }
+  case DP_F_REPEAT: {
+    int64_t times = arg_i64(s, 1, i);
+    if (times > 0 && n0 > 0 && (uint64_t)times * n0 > (uint64_t)INT32_MAX)
+      return dp_ev_data_error(s->c, s->e, "REPEAT would make a string of %lld bytes, more than a value may hold",
+                              (long long)((uint64_t)times * n0 > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)((uint64_t)times * n0)));
+    for (int64_t k = 0; k < times && ok; k++) ok = dp_ev_buf_put(b, s0, n0);
+    break;
+  }
+  case DP_F_REVERSE: {
+    size_t k = n0;
+    while (k > 0 && ok) {
+      size_t st = k - 1;
+      while (st > 0 && is_cont(s0[st])) st--;
+      ok = dp_ev_buf_put(b, s0 + st, k - st);
+      k = st;
+    }
+    break;
+  }
+  case DP_F_LEFT:
+  case DP_F_RIGHT: {
+    int64_t len = arg_i64(s, 1, i);
+    if (len <= 0) break;
+    int64_t chars = (int64_t)utf8_len(s0, n0);
+    if (len >= chars) {
+      ok = dp_ev_buf_put(b, s0, n0);
+      break;
+    }
+    size_t cut = utf8_offset(s0, n0, (size_t)(id == DP_F_LEFT ? len : chars - len));
+    ok = id == DP_F_LEFT ? dp_ev_buf_put(b, s0, cut) : dp_ev_buf_put(b, s0 + cut, n0 - cut);
+    break;
+  }
+  case DP_F_MD5:
+  case DP_F_SHA1:
+  case DP_F_SHA256: {
+    uint8_t d[32];
+    size_t dn = id == DP_F_MD5 ? 16 : id == DP_F_SHA1 ? 20 : 32;
+    if (id == DP_F_MD5) dp_ev_md5(s0, n0, d);
+    else if (id == DP_F_SHA1) dp_ev_sha1(s0, n0, d);
+    else dp_ev_sha256(s0, n0, d);
+    ok = put_hex(b, d, dn, false);
+    break;
+  }
+  case DP_F_TO_BASE64: ok = put_base64(b, (const unsigned char *)s0, n0); break;
+  case DP_F_FROM_BASE64: {
+    bool nomem = false;
+    if (!get_base64(b, s0, n0, &nomem)) return nomem ? DIPPER_NOMEM : dp_vector_append_null(s->out);
+    break;
+  }
+  case DP_F_CHR: {
+    int64_t code = arg_i64(s, 0, i);
+    if (code < 0) break;
+    put_utf8(b, (unsigned)(code % 256), &ok);
+    break;
+  }
+  case DP_F_HEX:
+    if (s->args[0].v->phys == DP_PHYS_VARBIN) {
+      ok = put_hex(b, (const unsigned char *)s0, n0, true);
+    } else {
+      char tmp[24];
+      int tn = snprintf(tmp, sizeof tmp, "%llX", (unsigned long long)arg_i64(s, 0, i));
+      ok = tn > 0 && dp_ev_buf_put(b, tmp, (size_t)tn);
+    }
+    break;
+  case DP_F_REGEXP_EXTRACT:
+  case DP_F_REGEXP_REPLACE: {
+    size_t pn;
+    const char *pat = arg_str(s, 1, i, &pn);
+    if ((rc = rx_get(s->c, s->e, &s->re, pat, pn, false, NULL)) != DIPPER_OK) return rc;
+    const char *subject = cstr(&s->scratch, s0, n0);
+    if (!subject) return DIPPER_NOMEM;
+    regmatch_t m[10];
+    if (id == DP_F_REGEXP_EXTRACT) {
+      int64_t group = s->nargs > 2 ? arg_i64(s, 2, i) : (s->re.re.re_nsub > 0 ? 1 : 0);
+      if (group < 0 || (size_t)group > s->re.re.re_nsub || group > 9)
+        return dp_ev_data_error(s->c, s->e, "REGEXP_EXTRACT: the pattern has %zu group%s, there is no group %lld",
+                                s->re.re.re_nsub, s->re.re.re_nsub == 1 ? "" : "s", (long long)group);
+      if (regexec(&s->re.re, subject, 10, m, 0) != 0 || m[group].rm_so < 0)
+        return dp_vector_append_null(s->out);
+      ok = dp_ev_buf_put(b, subject + m[group].rm_so, (size_t)(m[group].rm_eo - m[group].rm_so));
+      break;
+    }
+    const char *repl = arg_str(s, 2, i, &n2);
+    size_t at = 0;
+    while (ok && at <= n0) {
+      int flags = at > 0 ? REG_NOTBOL : 0;
+      if (regexec(&s->re.re, subject + at, 10, m, flags) != 0) break;
+      size_t ms = at + (size_t)m[0].rm_so, me = at + (size_t)m[0].rm_eo;
+      ok = dp_ev_buf_put(b, subject + at, ms - at);
+      for (size_t k = 0; k < n2 && ok; k++) {
+        if (repl[k] == '$' && k + 1 < n2 && repl[k + 1] >= '0' && repl[k + 1] <= '9') {
+          int g = repl[++k] - '0';
+          if ((size_t)g <= s->re.re.re_nsub && m[g].rm_so >= 0)
+            ok = dp_ev_buf_put(b, subject + at + m[g].rm_so, (size_t)(m[g].rm_eo - m[g].rm_so));
+        } else if (repl[k] == '\\' && k + 1 < n2) {
+          ok = dp_ev_buf_putc(b, repl[++k]);
+        } else {
+          ok = dp_ev_buf_putc(b, repl[k]);
+        }
+      }
+      if (me == ms) { /* an empty match: step over one character */
+        if (ms < n0) ok = ok && dp_ev_buf_putc(b, subject[ms]);
+        at = ms + 1;
+      } else {
+        at = me;
+      }
+    }
+    if (ok && at < n0) ok = dp_ev_buf_put(b, subject + at, n0 - at);
+    break;
+  }
+  case DP_F_SPLIT_INDEX: {
+    const char *sep = arg_str(s, 1, i, &n1);
+    int64_t want = arg_i64(s, 2, i);
+    if (want < 0 || n1 == 0) return dp_vector_append_null(s->out);
+    size_t at = 0;
+    for (int64_t k = 0;; k++) {
+      const char *hit = find_bytes(s0 + at, n0 - at, sep, n1);
+      size_t end = hit ? (size_t)(hit - s0) : n0;
+      if (k == want) {
+        ok = dp_ev_buf_put(b, s0 + at, end - at);
+        break;
+      }
+      if (!hit) return dp_vector_append_null(s->out);
+      at = end + n1;
+    }
+    break;
+  }
+  case DP_F_JSON_VALUE: {
+    size_t pn;
+    const char *path = arg_str(s, 1, i, &pn);
+    const char *vs, *ve;
+    if (!json_find(s0, n0, path, pn, &vs, &ve) || !json_scalar(vs, ve, b, &ok))
+      return ok ? dp_vector_append_null(s->out) : DIPPER_NOMEM;
+    break;
+  }
+  case DP_F_UUID: {
+    uint8_t u[16];
+    for (int k = 0; k < 16; k += 8) {
+      uint64_t x = (s->rng += UINT64_C(0x9e3779b97f4a7c15));
+      x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+      x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+      x ^= x >> 31;
+      memcpy(u + k, &x, 8);
+    }
+    u[6] = (uint8_t)((u[6] & 0x0f) | 0x40); /* version 4 */
+    u[8] = (uint8_t)((u[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+    for (int k = 0; k < 16 && ok; k++) {
+      if (k == 4 || k == 6 || k == 8 || k == 10) ok = dp_ev_buf_putc(b, '-');
+      ok = ok && put_hex(b, &u[k], 1, false);
+    }
+    break;
+  }
+  default: return dp_ev_fail(s->c, s->e, DIPPER_INTERNAL, "no string kernel for %s", s->e->u.call.fn->name);
+  }
+  if (!ok) return DIPPER_NOMEM;
+  return put_result(s);
+}
+
+/* Functions with an INT or BOOLEAN result. */
+static int scalar_row(sctx *s, int64_t i) {
+  int id = s->e->u.call.fn->id;
+  size_t n0 = 0, n1 = 0;
+  const char *s0 = arg_str(s, 0, i, &n0);
+  switch (id) {
+  case DP_F_CHAR_LENGTH: return dp_vector_append_i64(s->out, (int64_t)utf8_len(s0, n0));
+  case DP_F_ASCII: return dp_vector_append_i64(s->out, n0 ? (unsigned char)s0[0] : 0);
+  case DP_F_POSITION:
+  case DP_F_LOCATE: {
+    /* needle first, then the string searched */
+    const char *hay = arg_str(s, 1, i, &n1);
+    int64_t start = s->nargs > 2 ? arg_i64(s, 2, i) : 1;
+    if (start < 1) return dp_vector_append_i64(s->out, 0);
+    size_t from = utf8_offset(hay, n1, (size_t)(start - 1));
+    if (from > n1 || (from == n1 && n0 > 0)) return dp_vector_append_i64(s->out, 0);
+    const char *hit = find_bytes(hay + from, n1 - from, s0, n0);
+    return dp_vector_append_i64(s->out, hit ? (int64_t)utf8_len(hay, (size_t)(hit - hay)) + 1 : 0);
+  }
+  case DP_F_LIKE:
+  case DP_F_NOT_LIKE: {
+    like_pat *p;
+    int rc = like_get(s, i, &p);
+    if (rc) return rc;
+    return dp_vector_append_bool(s->out, like_match(p, s0, n0) == (id == DP_F_LIKE));
+  }
+  default: { /* SIMILAR TO, RLIKE, REGEXP */
+    size_t pn, en = 0;
+    const char *pat = arg_str(s, 1, i, &pn);
+    const char *esc = s->nargs > 2 ? arg_str(s, 2, i, &en) : NULL;
+    int rc = rx_get(s->c, s->e, &s->re, pat, pn, id == DP_F_SIMILAR_TO, en == 1 ? esc : NULL);
+    if (rc) return rc;
+    const char *subject = cstr(&s->scratch, s0, n0);
+    if (!subject) return DIPPER_NOMEM;
+    return dp_vector_append_bool(s->out, regexec(&s->re.re, subject, 0, NULL, 0) == 0);
+  }
+  }
+}
+
+static int split_row(sctx *s, int64_t i) {
+  size_t n0, n1;
+  const char *s0 = arg_str(s, 0, i, &n0), *sep = arg_str(s, 1, i, &n1);
+  dp_vector *elems = s->out->children[0];
+  int rc = DIPPER_OK;
+  if (n0 == 0) {
+    /* splitting '' gives one empty string (Spark) */
+    rc = dp_vector_append_str(elems, "", 0);
+  } else if (n1 == 0) {
+    for (size_t k = 0; k < n0 && !rc;) {
+      size_t nx = next_char(s0, n0, k);
+      rc = dp_vector_append_str(elems, s0 + k, nx - k);
+      k = nx;
+    }
+  } else {
+    size_t at = 0;
+    for (;;) {
+      const char *hit = find_bytes(s0 + at, n0 - at, sep, n1);
+      size_t end = hit ? (size_t)(hit - s0) : n0;
+      rc = dp_vector_append_str(elems, s0 + at, end - at);
+      if (rc || !hit) break;
+      at = end + n1;
+    }
+  }
+  return rc ? rc : dp_vector_append_list(s->out);
+}
+
+static int k_string(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n, dp_vector **out) {
+  int id = e->u.call.fn->id;
+  sctx s = {0};
+  s.c = c;
+  s.e = e;
+  s.args = args;
+  s.nargs = e->u.call.nargs;
+  s.out = dp_ev_new(e->type, n);
+  if (!s.out) return DIPPER_NOMEM;
+  if (id == DP_F_UUID) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    s.rng = (uint64_t)ts.tv_nsec * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)ts.tv_sec ^
+            (uint64_t)(uintptr_t)s.out;
+  }
+  dp_phys rp = s.out->phys;
+  int rc = DIPPER_OK;
+  for (int64_t i = 0; i < n && !rc; i++) {
+    bool null = id == DP_F_CONCAT_WS ? dp_ev_null(&args[0], i) : dp_ev_any_null(args, s.nargs, i);
+    if (null) {
+      rc = dp_vector_append_null(s.out);
+    } else if (id == DP_F_SPLIT) {
+      rc = split_row(&s, i);
+    } else if (rp == DP_PHYS_VARBIN) {
+      rc = string_row(&s, i);
+    } else {
+      rc = scalar_row(&s, i);
+    }
+  }
+  free(s.buf.p);
+  free(s.scratch.p);
+  like_free(&s.like);
+  free(s.like_src);
+  rx_free(&s.re);
+  if (rc) {
+    dp_vector_free(s.out);
+    return rc;
+  }
+  *out = s.out;
+  return DIPPER_OK;
+}
+
+dp_ev_kernel dp_ev_kernel_string(int fn_id) {
+  switch (fn_id) {
+  case DP_F_LIKE:
+  case DP_F_NOT_LIKE:
+  case DP_F_SIMILAR_TO:
+  case DP_F_RLIKE:
+  case DP_F_REGEXP:
+  case DP_F_CONCAT:
+  case DP_F_CONCAT_WS:
+  case DP_F_LOWER:
+  case DP_F_UPPER:
+  case DP_F_SUBSTRING:
+  case DP_F_TRIM:
+  case DP_F_LTRIM:
+  case DP_F_RTRIM:
+  case DP_F_REGEXP_EXTRACT:
+  case DP_F_REGEXP_REPLACE:
+  case DP_F_SPLIT_INDEX:
+  case DP_F_SPLIT:
+  case DP_F_CHAR_LENGTH:
+  case DP_F_POSITION:
+  case DP_F_LOCATE:
+  case DP_F_REPLACE:
+  case DP_F_INITCAP:
+  case DP_F_LPAD:
+  case DP_F_RPAD:
+  case DP_F_REPEAT:
+  case DP_F_REVERSE:
+  case DP_F_LEFT:
+  case DP_F_RIGHT:
+  case DP_F_MD5:
+  case DP_F_SHA1:
+  case DP_F_SHA256:
+  case DP_F_TO_BASE64:
+  case DP_F_FROM_BASE64:
+  case DP_F_ASCII:
+  case DP_F_CHR:
+  case DP_F_HEX:
+  case DP_F_JSON_VALUE:
+  case DP_F_UUID: return k_string;
+  default: return NULL;
+  }
+}
