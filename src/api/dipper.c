@@ -122,6 +122,8 @@ int dipper_open(dipper **out, const char *engine) {
 
 void dipper_close(dipper *db) {
   if (!db) return;
+  dp_memory_free(db);
+  dp_callbacks_free(db);
   dp_catalog_free(db->catalog);
   dp_arena_free(db->diag_arena);
   free(db->engine);

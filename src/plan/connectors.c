@@ -18,7 +18,7 @@
 **   datagen     yes    no    -                                   number-of-rows is set, or a field is a sequence
 **   nexmark     yes    no    -                                   events.num / number-of-events is set
 **   socket      yes    no    csv json raw                        never
-**   memory      yes    yes   -                                   batch mode
+**   memory      yes    yes   -                                   batch mode, or 'bounded' = 'true'
 **   console     no     yes   -  (alias: print)
 **   blackhole   no     yes   -
 **   callback    no     yes   -  (name = the registered callback)
@@ -118,6 +118,8 @@ static const conn_opt kafka_opts[] = {
     {"sink.partitioner", K_STRING, "default", 0},
     {"sink.delivery-guarantee", K_ENUM, "at-least-once|exactly-once|none", 0},
     {"sink.transactional-id-prefix", K_STRING, "dipper-tx", 0},
+    {"dipper.bad-records", K_ENUM, "fail|skip|dead-letter", 0},
+    {"dipper.dead-letter.path", K_STRING, "/tmp/bad-records.jsonl", 0},
     {NULL, K_ANY, NULL, 0},
 };
 
@@ -156,6 +158,8 @@ static const conn_opt filesystem_opts[] = {
     {"source.path.regex-pattern", K_STRING, ".*\\.json", 0},
     {"sink.rolling-policy.*", K_STRING, NULL, 0},
     {"partition.*", K_STRING, NULL, 0},
+    {"dipper.bad-records", K_ENUM, "fail|skip|dead-letter", 0},
+    {"dipper.dead-letter.path", K_STRING, "/tmp/bad-records.jsonl", 0},
     {NULL, K_ANY, NULL, 0},
 };
 
@@ -178,6 +182,7 @@ static const conn_opt datagen_opts[] = {
     {"fields.#.end", K_SIGNED, "1000", 0},
     {"fields.#.null-rate", K_RATIO, "0.1", 0},
     {"fields.#.max-past", K_DURATION, "5 s", 0},
+    {"seed", K_INT, "42", 0},
     {NULL, K_ANY, NULL, 0},
 };
 
@@ -210,6 +215,9 @@ static const conn_opt console_opts[] = {
 
 static const conn_opt memory_opts[] = {
     {"name", K_STRING, "results", 0},
+    {"bounded", K_BOOL, "true", 0},
+    {"dipper.bad-records", K_ENUM, "fail|skip|dead-letter", 0},
+    {"dipper.dead-letter.path", K_STRING, "/tmp/bad-records.jsonl", 0},
     {NULL, K_ANY, NULL, 0},
 };
 
@@ -237,6 +245,7 @@ static const conn_opt format_opts[] = {
     {"csv.array-element-delimiter", K_ANY, ";", 0},
     {"csv.escape-character", K_CHAR, "\\", 0},
     {"csv.null-literal", K_ANY, "", 0},
+    {"csv.header", K_BOOL, "true", 0},
     {"raw.charset", K_STRING, "UTF-8", 0},
     {"raw.endianness", K_ENUM, "big-endian|little-endian", 0},
     {"avro.codec", K_ENUM, "null|deflate|snappy|bzip2|xz|zstandard", 0},
@@ -252,6 +261,7 @@ static bool datagen_bounded(const dp_table_def *t, bool batch_mode);
 static bool nexmark_bounded(const dp_table_def *t, bool batch_mode);
 static bool batch_bounded(const dp_table_def *t, bool batch_mode);
 static bool never_bounded(const dp_table_def *t, bool batch_mode);
+static bool memory_bounded(const dp_table_def *t, bool batch_mode);
 
 #define STREAM_FORMATS "json|csv|raw|avro"
 
@@ -265,7 +275,7 @@ static const connector connectors[] = {
     {"datagen", NULL, true, false, NULL, false, datagen_opts, NULL, datagen_check, datagen_bounded},
     {"nexmark", NULL, true, false, NULL, false, nexmark_opts, NULL, NULL, nexmark_bounded},
     {"socket", NULL, true, false, "csv|json|raw", false, socket_opts, NULL, NULL, never_bounded},
-    {"memory", NULL, true, true, NULL, false, memory_opts, NULL, NULL, batch_bounded},
+    {"memory", NULL, true, true, NULL, false, memory_opts, NULL, NULL, memory_bounded},
     {"console", NULL, false, true, NULL, false, console_opts, NULL, NULL, never_bounded},
     {"print", "console", false, true, NULL, false, console_opts, NULL, NULL, never_bounded},
     {"blackhole", NULL, false, true, NULL, false, no_opts, NULL, NULL, never_bounded},
@@ -863,6 +873,12 @@ static bool nexmark_bounded(const dp_table_def *t, bool batch_mode) {
 static bool batch_bounded(const dp_table_def *t, bool batch_mode) {
   (void)t;
   return batch_mode;
+}
+
+/* A memory table waits for more pushes unless it says it will get none. */
+static bool memory_bounded(const dp_table_def *t, bool batch_mode) {
+  const char *b = option_value(t, "bounded");
+  return batch_mode || (b && eq_ci(b, "true"));
 }
 
 static bool never_bounded(const dp_table_def *t, bool batch_mode) {

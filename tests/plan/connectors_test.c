@@ -494,8 +494,8 @@ TEST(sink_only_connectors) {
                "connector 'console' has no option 'prefix'; it takes 'print-identifier', "
                "'standard-error'",
                "'prefix'");
-  rc = run(&e, "CREATE TABLE out5 (a INT) WITH ('connector' = 'datagen', 'speed' = 'x')");
-  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "'fields.<col>.kind'", "'speed'");
+  rc = run(&e, "CREATE TABLE out5 (a INT) WITH ('connector' = 'datagen', 'velocity' = 'x')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "'fields.<col>.kind'", "'velocity'");
   rc = run(&e, "CREATE TABLE out5 (a INT) WITH ('connector' = 'console', 'standard-error' = "
                "'maybe')");
   EXPECT_ERROR(&e, rc, DIPPER_OPTION, "must be 'true' or 'false'", "'maybe'");

@@ -1,0 +1,569 @@
+/*
+** filesystem.c — the `filesystem` connector: JSON lines and CSV files.
+**
+** Source.  'path' is a file or a directory.  A directory's files are read in
+** name order; names starting with '.' or '_' are skipped (temporary and
+** marker files, our own sink's included), and 'source.path.regex-pattern',
+** when set, must match the whole path.  In batch mode everything there is
+** read once and the source ends.  In streaming mode the directory is listed
+** again at every micro-batch: the files that appeared since make up the
+** next batch (one micro-batch per new file set), and the names already taken
+** are remembered, so a file is read once.  A file is read whole into memory
+** and cut into records (CSV quotes respected); 'csv.header' = 'true' skips
+** each file's first record.  Metadata columns: file.path, file.name,
+** file.size, file.modification-time.  Bad records follow the table's policy
+** with "path:line" as their place.
+**
+** Sink.  'path' is a directory (made when missing).  Each micro-batch with
+** rows becomes one file part-<batch>-<n>.<json|csv>, written under a hidden
+** temporary name (.part-...inprogress) and renamed at commit, so a reader of
+** the directory never sees half a batch.  <n> is 0, or the next free number
+** when the name is taken by an earlier run.  When the session sets
+** 'execution.checkpointing.dir' the batch ids carry over a restart, and a
+** batch whose part file is already there was committed before the restart:
+** it is not written again (Spark's file sink does the same with its log).
+*/
+#include <dirent.h>
+#include <errno.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "api/dipper_int.h"
+#include "connectors/records.h"
+
+static dp_span nowhere(void) {
+  dp_span s = {0, 0, 0, 0};
+  return s;
+}
+
+typedef struct fs_file {
+  char *path;
+  const char *name; /* inside path */
+  int64_t size;
+  int64_t mtime;    /* µs */
+} fs_file;
+
+typedef struct fs_source {
+  char *root;
+  bool is_dir;
+  bool bounded;
+  bool listed;       /* listed at least once */
+  bool has_regex;
+  regex_t regex;
+  dp_record_decoder dec;
+  dp_bad_records bad;
+  char **seen;       /* names already queued */
+  int nseen, cap_seen;
+  fs_file *queue;    /* files to read, in order */
+  int nqueue, cap_queue, cur;
+  char *data;        /* the current file's bytes */
+  size_t len, pos;
+  bool loaded;
+  int64_t line;
+  bool header_pending;
+  int64_t cap_left;  /* rows the planned batch may still take; -1: no cap */
+  /* metadata: per scan column, which key, or NULL for decoded columns */
+  const char **meta;
+} fs_source;
+
+static void fs_source_close(dp_source *s);
+
+static int fs_source_open_state(dp_source *s, fs_source *st) {
+  const dp_table_def *t = s->table;
+  const char *path = dp_table_option(t, "path", NULL);
+  if (!path)
+    return dp_error(s->diags, DIPPER_OPTION, t->with_span,
+                    "table `%s` needs 'path' = '/dir/or/file'", t->name);
+  st->root = strdup(path);
+  if (!st->root) return DIPPER_NOMEM;
+  st->bounded = s->db ? !dp_catalog_streaming(s->db->catalog) : true;
+  struct stat sb;
+  if (stat(path, &sb) == 0) {
+    st->is_dir = S_ISDIR(sb.st_mode);
+  } else if (st->bounded) {
+    return dp_error(s->diags, DIPPER_IO, t->with_span,
+                    "table `%s`: cannot read path '%s': %s; check the 'path' option", t->name, path,
+                    strerror(errno));
+  } else {
+    st->is_dir = true; /* a directory to be made later: watch it */
+  }
+  const char *re = dp_table_option(t, "source.path.regex-pattern", NULL);
+  if (re) {
+    size_t n = strlen(re);
+    char *anchored = malloc(n + 5);
+    if (!anchored) return DIPPER_NOMEM;
+    snprintf(anchored, n + 5, "^(%s)$", re);
+    int rc = regcomp(&st->regex, anchored, REG_EXTENDED | REG_NOSUB);
+    free(anchored);
+    if (rc != 0)
+      return dp_error(s->diags, DIPPER_OPTION, t->with_span,
+                      "table `%s`: 'source.path.regex-pattern' = '%s' is not a valid regular "
+                      "expression",
+                      t->name, re);
+    st->has_regex = true;
+  }
+  st->meta = calloc(s->schema->ncols ? (size_t)s->schema->ncols : 1, sizeof *st->meta);
+  if (!st->meta) return DIPPER_NOMEM;
+  for (int i = 0; i < s->schema->ncols; i++) {
+    int k = dp_schema_find(&t->schema, s->schema->cols[i].name);
+    if (k >= 0 && t->cols[k].kind == DP_CK_METADATA)
+      st->meta[i] = t->cols[k].metadata_key ? t->cols[k].metadata_key : t->schema.cols[k].name;
+  }
+  dp_bad_records_init(&st->bad, t);
+  int rc = dp_record_decoder_open(&st->dec, t, s->schema, "json", s->diags);
+  return rc;
+}
+
+static int fs_source_open(dp_source *s) {
+  fs_source *st = calloc(1, sizeof *st);
+  if (!st) return DIPPER_NOMEM;
+  s->state = st;
+  int rc = fs_source_open_state(s, st);
+  if (rc) fs_source_close(s); /* the caller does not close a source that failed to open */
+  return rc;
+}
+
+static bool seen_before(const fs_source *st, const char *name) {
+  for (int i = 0; i < st->nseen; i++)
+    if (strcmp(st->seen[i], name) == 0) return true;
+  return false;
+}
+
+static int cmp_file(const void *a, const void *b) {
+  return strcmp(((const fs_file *)a)->path, ((const fs_file *)b)->path);
+}
+
+static int queue_file(fs_source *st, const char *path, const char *name_in, const struct stat *sb) {
+  if (st->nqueue == st->cap_queue) {
+    int cap = st->cap_queue ? st->cap_queue * 2 : 16;
+    fs_file *q = realloc(st->queue, (size_t)cap * sizeof *q);
+    if (!q) return DIPPER_NOMEM;
+    st->queue = q;
+    st->cap_queue = cap;
+  }
+  fs_file *f = &st->queue[st->nqueue];
+  f->path = strdup(path);
+  if (!f->path) return DIPPER_NOMEM;
+  f->name = f->path + (name_in - path);
+  f->size = (int64_t)sb->st_size;
+  f->mtime = (int64_t)sb->st_mtim.tv_sec * 1000000 + sb->st_mtim.tv_nsec / 1000;
+  st->nqueue++;
+  return DIPPER_OK;
+}
+
+static int remember(fs_source *st, const char *name) {
+  if (st->nseen == st->cap_seen) {
+    int cap = st->cap_seen ? st->cap_seen * 2 : 16;
+    char **p = realloc(st->seen, (size_t)cap * sizeof *p);
+    if (!p) return DIPPER_NOMEM;
+    st->seen = p;
+    st->cap_seen = cap;
+  }
+  if (!(st->seen[st->nseen] = strdup(name))) return DIPPER_NOMEM;
+  st->nseen++;
+  return DIPPER_OK;
+}
+
+/* Add the files that appeared since the last listing to the queue. */
+static int list_new(dp_source *s, fs_source *st) {
+  struct stat sb;
+  int rc;
+  if (!st->is_dir) {
+    if (st->listed) return DIPPER_OK;
+    if (stat(st->root, &sb) != 0)
+      return dp_error(s->diags, DIPPER_IO, nowhere(), "table `%s`: cannot read '%s': %s",
+                      s->table->name, st->root, strerror(errno));
+    const char *slash = strrchr(st->root, '/');
+    if ((rc = queue_file(st, st->root, slash ? slash + 1 : st->root, &sb)) != DIPPER_OK) return rc;
+    st->listed = true;
+    return DIPPER_OK;
+  }
+  DIR *dir = opendir(st->root);
+  if (!dir) {
+    if (!st->bounded && errno == ENOENT) return DIPPER_OK; /* not made yet */
+    return dp_error(s->diags, DIPPER_IO, nowhere(), "table `%s`: cannot list directory '%s': %s",
+                    s->table->name, st->root, strerror(errno));
+  }
+  st->listed = true;
+  int first_new = st->nqueue;
+  size_t rootlen = strlen(st->root);
+  char *full = NULL;
+  size_t full_cap = 0;
+  rc = DIPPER_OK;
+  struct dirent *de;
+  while (rc == DIPPER_OK && (de = readdir(dir)) != NULL) {
+    const char *name = de->d_name;
+    if (name[0] == '.' || name[0] == '_' || seen_before(st, name)) continue;
+    size_t need = rootlen + strlen(name) + 2;
+    if (need > full_cap) {
+      char *p = realloc(full, need);
+      if (!p) {
+        rc = DIPPER_NOMEM;
+        break;
+      }
+      full = p;
+      full_cap = need;
+    }
+    snprintf(full, need, "%s%s%s", st->root, rootlen && st->root[rootlen - 1] == '/' ? "" : "/",
+             name);
+    if (stat(full, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
+    if (st->has_regex && regexec(&st->regex, full, 0, NULL, 0) != 0) continue;
+    if ((rc = remember(st, name)) != DIPPER_OK) break;
+    rc = queue_file(st, full, full + strlen(full) - strlen(name), &sb);
+  }
+  closedir(dir);
+  free(full);
+  if (rc == DIPPER_OK && st->nqueue - first_new > 1)
+    qsort(st->queue + first_new, (size_t)(st->nqueue - first_new), sizeof *st->queue, cmp_file);
+  return rc;
+}
+
+static int fs_source_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
+  fs_source *st = s->state;
+  *exhausted = false;
+  /* batch mode lists once; a stream looks again each time */
+  if (!st->listed || !st->bounded) {
+    int rc = list_new(s, st);
+    if (rc) return rc;
+  }
+  st->cap_left = max_rows > 0 ? max_rows : -1;
+  *exhausted = st->bounded && st->cur >= st->nqueue;
+  return DIPPER_OK;
+}
+
+static int load_file(dp_source *s, fs_source *st, const fs_file *f) {
+  FILE *in = fopen(f->path, "rb");
+  if (!in)
+    return dp_error(s->diags, DIPPER_IO, nowhere(), "table `%s`: cannot open '%s': %s",
+                    s->table->name, f->path, strerror(errno));
+  size_t cap = f->size > 0 ? (size_t)f->size + 1 : 4096, len = 0;
+  char *buf = malloc(cap);
+  size_t got;
+  while (buf && (got = fread(buf + len, 1, cap - len, in)) > 0) {
+    len += got;
+    if (len == cap) {
+      char *p = realloc(buf, cap * 2);
+      if (!p) {
+        free(buf);
+        buf = NULL;
+        break;
+      }
+      buf = p;
+      cap *= 2;
+    }
+  }
+  bool failed = ferror(in) != 0;
+  fclose(in);
+  if (!buf) return DIPPER_NOMEM;
+  if (failed) {
+    free(buf);
+    return dp_error(s->diags, DIPPER_IO, nowhere(), "table `%s`: cannot read '%s'", s->table->name,
+                    f->path);
+  }
+  st->data = buf;
+  st->len = len;
+  st->pos = 0;
+  st->line = 0;
+  st->loaded = true;
+  st->header_pending = st->dec.header;
+  return DIPPER_OK;
+}
+
+static void unload(fs_source *st) {
+  free(st->data);
+  st->data = NULL;
+  st->loaded = false;
+  st->len = st->pos = 0;
+}
+
+static int put_meta(dp_vector *v, const char *key, const fs_file *f) {
+  if (strcmp(key, "file.path") == 0) return dp_vector_append_str(v, f->path, strlen(f->path));
+  if (strcmp(key, "file.name") == 0) return dp_vector_append_str(v, f->name, strlen(f->name));
+  if (strcmp(key, "file.size") == 0) return dp_vector_append_i64(v, f->size);
+  if (strcmp(key, "file.modification-time") == 0) return dp_vector_append_i64(v, f->mtime);
+  return dp_vector_append_null(v);
+}
+
+static int fs_source_read(dp_source *s, dp_batch *out, int64_t want, bool *done) {
+  fs_source *st = s->state;
+  int64_t got = 0;
+  dp_format_error err;
+  int rc = DIPPER_OK;
+  *done = false;
+  while (st->cur < st->nqueue) {
+    const fs_file *f = &st->queue[st->cur];
+    if (!st->loaded && (rc = load_file(s, st, f)) != DIPPER_OK) return rc;
+    while (st->pos < st->len) {
+      if (got >= want || st->cap_left == 0) goto out;
+      bool complete;
+      const char *rec = st->data + st->pos;
+      size_t len = dp_record_end(&st->dec, rec, st->len - st->pos, &complete);
+      st->pos += len;
+      st->line++;
+      s->metrics.bytes += (int64_t)len;
+      if (st->header_pending) {
+        st->header_pending = false;
+        continue;
+      }
+      bool skipped;
+      rc = dp_record_decode(&st->dec, rec, len, out, &skipped, &err);
+      if (rc == DIPPER_DATA) {
+        char where[512];
+        snprintf(where, sizeof where, "%s:%lld", f->path, (long long)st->line);
+        if ((rc = dp_bad_record(&st->bad, s, where, &err, rec, len)) != DIPPER_OK) return rc;
+        continue;
+      }
+      if (rc) return rc;
+      if (skipped) continue;
+      if (st->dec.nmeta)
+        for (int c = 0; c < out->ncols; c++)
+          if (st->meta[c] && (rc = put_meta(out->cols[c], st->meta[c], f)) != DIPPER_OK) return rc;
+      got++;
+      if (st->cap_left > 0) st->cap_left--;
+    }
+    unload(st);
+    st->cur++;
+  }
+out:
+  *done = st->cur >= st->nqueue || st->cap_left == 0;
+  s->metrics.rows += got;
+  if (out->ncols > 0) return dp_batch_sync(out);
+  out->nrows += got;
+  return DIPPER_OK;
+}
+
+static int fs_source_commit(dp_source *s) {
+  fs_source *st = s->state;
+  /* files fully read leave the queue; their names stay in `seen` */
+  if (st->cur > 0) {
+    for (int i = 0; i < st->cur; i++) free(st->queue[i].path);
+    memmove(st->queue, st->queue + st->cur, (size_t)(st->nqueue - st->cur) * sizeof *st->queue);
+    st->nqueue -= st->cur;
+    st->cur = 0;
+  }
+  return dp_bad_records_flush(&st->bad, s);
+}
+
+static void fs_source_close(dp_source *s) {
+  fs_source *st = s->state;
+  if (!st) return;
+  dp_record_decoder_close(&st->dec);
+  dp_bad_records_close(&st->bad);
+  if (st->has_regex) regfree(&st->regex);
+  for (int i = 0; i < st->nseen; i++) free(st->seen[i]);
+  free(st->seen);
+  for (int i = 0; i < st->nqueue; i++) free(st->queue[i].path);
+  free(st->queue);
+  free(st->data);
+  free(st->meta);
+  free(st->root);
+  free(st);
+  s->state = NULL;
+}
+
+const dp_source_class dp_source_filesystem = {
+    .name = "filesystem",
+    .open = fs_source_open,
+    .plan_batch = fs_source_plan,
+    .read = fs_source_read,
+    .commit = fs_source_commit,
+    .close = fs_source_close,
+};
+
+/* ---- sink ---- */
+
+typedef struct fs_sink {
+  char *dir;
+  bool csv, header;
+  dp_csv_options csv_opts;
+  const char *ext;
+  bool dedupe;             /* batch ids carry over restarts (checkpointing is on) */
+  int64_t committed_max;   /* the highest batch id with a part file, -1: none */
+  int64_t batch;           /* the batch being written, -1: none */
+  FILE *tmp;
+  char *tmp_path;
+  dp_buf buf;              /* encoded rows not yet written out */
+  int64_t rows;
+} fs_sink;
+
+#define FLUSH_BYTES (1u << 20)
+
+static void fs_sink_close(dp_sink *k);
+
+static int mkdirs(const char *path) {
+  char *p = strdup(path);
+  if (!p) return -1;
+  for (char *q = p + 1; *q; q++) {
+    if (*q != '/') continue;
+    *q = '\0';
+    if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+      free(p);
+      return -1;
+    }
+    *q = '/';
+  }
+  int rc = mkdir(p, 0777) != 0 && errno != EEXIST ? -1 : 0;
+  free(p);
+  return rc;
+}
+
+/* part-<batch>-<n>.<ext>: the batch id, or -1 when the name is not one. */
+static int64_t part_batch(const char *name, const char *ext) {
+  if (strncmp(name, "part-", 5) != 0) return -1;
+  char *end;
+  long long b = strtoll(name + 5, &end, 10);
+  if (end == name + 5 || *end != '-' || b < 0) return -1;
+  const char *dot = strrchr(end, '.');
+  if (!dot || strcmp(dot + 1, ext) != 0) return -1;
+  return b;
+}
+
+static int fs_sink_open_state(dp_sink *k, fs_sink *st) {
+  const dp_table_def *t = k->table;
+  const char *path = dp_table_option(t, "path", NULL);
+  const char *name = t ? t->name : "?";
+  if (!path)
+    return dp_error(k->diags, DIPPER_OPTION, t ? t->with_span : nowhere(),
+                    "table `%s` needs 'path' = '/output/dir'", name);
+  const char *fmt = t && t->format ? t->format : "json";
+  if (strcasecmp(fmt, "json") != 0 && strcasecmp(fmt, "csv") != 0)
+    return dp_error(k->diags, DIPPER_UNSUPPORTED, t ? t->with_span : nowhere(),
+                    "table `%s`: the embedded engine writes formats 'json' and 'csv', not '%s'; "
+                    "write 'format' = 'json' or 'csv'",
+                    name, fmt);
+  st->csv = strcasecmp(fmt, "csv") == 0;
+  st->ext = st->csv ? "csv" : "json";
+  st->batch = -1;
+  st->committed_max = -1;
+  if (st->csv) {
+    dp_record_decoder probe; /* the CSV options, read the way the source reads them */
+    int rc = dp_record_decoder_open(&probe, t, k->schema, "csv", k->diags);
+    if (rc) return rc;
+    st->csv_opts = probe.csv_opts;
+    st->header = probe.header;
+    dp_record_decoder_close(&probe);
+  }
+  if (!(st->dir = strdup(path))) return DIPPER_NOMEM;
+  if (mkdirs(path) != 0)
+    return dp_error(k->diags, DIPPER_IO, t ? t->with_span : nowhere(),
+                    "table `%s`: cannot make the output directory '%s': %s", name, path,
+                    strerror(errno));
+  st->dedupe = k->db && dp_catalog_option(k->db->catalog, "execution.checkpointing.dir") != NULL;
+  DIR *d = opendir(path);
+  if (!d)
+    return dp_error(k->diags, DIPPER_IO, nowhere(), "table `%s`: cannot list '%s': %s", name, path,
+                    strerror(errno));
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    int64_t b = part_batch(de->d_name, st->ext);
+    if (b > st->committed_max) st->committed_max = b;
+  }
+  closedir(d);
+  return DIPPER_OK;
+}
+
+static int fs_sink_open(dp_sink *k) {
+  fs_sink *st = calloc(1, sizeof *st);
+  if (!st) return DIPPER_NOMEM;
+  k->state = st;
+  int rc = fs_sink_open_state(k, st);
+  if (rc) fs_sink_close(k); /* the caller does not close a sink that failed to open */
+  return rc;
+}
+
+static int flush_buf(dp_sink *k, fs_sink *st) {
+  if (st->buf.oom) return DIPPER_NOMEM;
+  if (st->buf.len && fwrite(st->buf.data, 1, st->buf.len, st->tmp) != st->buf.len)
+    return dp_error(k->diags, DIPPER_IO, nowhere(), "table `%s`: cannot write '%s': %s",
+                    k->table ? k->table->name : "?", st->tmp_path, strerror(errno));
+  st->buf.len = 0;
+  return DIPPER_OK;
+}
+
+static int fs_sink_write(dp_sink *k, int64_t batch_id, const dp_batch *b) {
+  fs_sink *st = k->state;
+  if (st->dedupe && batch_id <= st->committed_max) return DIPPER_OK; /* committed before a restart */
+  int rc;
+  if (!st->tmp) {
+    size_t n = strlen(st->dir) + 64;
+    free(st->tmp_path);
+    if (!(st->tmp_path = malloc(n))) return DIPPER_NOMEM;
+    snprintf(st->tmp_path, n, "%s/.part-%lld.%s.inprogress", st->dir, (long long)batch_id, st->ext);
+    st->tmp = fopen(st->tmp_path, "wb");
+    if (!st->tmp)
+      return dp_error(k->diags, DIPPER_IO, nowhere(), "table `%s`: cannot create '%s': %s",
+                      k->table ? k->table->name : "?", st->tmp_path, strerror(errno));
+    st->batch = batch_id;
+    st->rows = 0;
+    if (st->csv && st->header &&
+        (rc = dp_csv_encode_header(k->schema, &st->csv_opts, &st->buf)) != DIPPER_OK)
+      return rc;
+  }
+  for (int64_t r = 0; r < b->nrows; r++) {
+    rc = st->csv ? dp_csv_encode_row(b, r, &st->csv_opts, &st->buf)
+                 : dp_json_encode_row(b, r, &st->buf);
+    if (rc) return rc;
+    if (!st->csv) dp_buf_putc(&st->buf, '\n');
+    if (st->buf.len >= FLUSH_BYTES && (rc = flush_buf(k, st)) != DIPPER_OK) return rc;
+  }
+  st->rows += b->nrows;
+  return DIPPER_OK;
+}
+
+static int fs_sink_commit(dp_sink *k, int64_t batch_id) {
+  fs_sink *st = k->state;
+  if (!st->tmp) return DIPPER_OK; /* no rows: no file */
+  (void)batch_id;
+  int rc = flush_buf(k, st);
+  bool bad = fflush(st->tmp) != 0;
+  bad |= fclose(st->tmp) != 0;
+  st->tmp = NULL;
+  if (rc) return rc;
+  if (bad)
+    return dp_error(k->diags, DIPPER_IO, nowhere(), "table `%s`: cannot write '%s': %s",
+                    k->table ? k->table->name : "?", st->tmp_path, strerror(errno));
+  size_t n = strlen(st->dir) + 64;
+  char *final = malloc(n);
+  if (!final) return DIPPER_NOMEM;
+  struct stat sb;
+  for (int part = 0;; part++) {
+    snprintf(final, n, "%s/part-%lld-%d.%s", st->dir, (long long)st->batch, part, st->ext);
+    if (stat(final, &sb) != 0) break; /* a free name: never overwrite an earlier run's file */
+  }
+  if (rename(st->tmp_path, final) != 0) {
+    rc = dp_error(k->diags, DIPPER_IO, nowhere(), "table `%s`: cannot rename '%s' to '%s': %s",
+                  k->table ? k->table->name : "?", st->tmp_path, final, strerror(errno));
+  } else if (st->batch > st->committed_max) {
+    st->committed_max = st->batch;
+  }
+  free(final);
+  return rc;
+}
+
+static void fs_sink_close(dp_sink *k) {
+  fs_sink *st = k->state;
+  if (!st) return;
+  if (st->tmp) {
+    /* an uncommitted batch leaves nothing behind */
+    fclose(st->tmp);
+    remove(st->tmp_path);
+  }
+  free(st->tmp_path);
+  dp_buf_free(&st->buf);
+  free(st->dir);
+  free(st);
+  k->state = NULL;
+}
+
+const dp_sink_class dp_sink_filesystem = {
+    .name = "filesystem",
+    .open = fs_sink_open,
+    .write = fs_sink_write,
+    .commit = fs_sink_commit,
+    .close = fs_sink_close,
+};

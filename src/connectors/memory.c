@@ -1,0 +1,331 @@
+/*
+** memory.c — the `memory` connector and its handle-side API
+** (dipper_memory_push_json, dipper_memory_fetch): named in-memory tables kept
+** in the handle (db->memory), for tests and for programs that embed dipper.
+**
+** A memory table is named by its 'name' option, else by the table's name
+** (case-insensitive).  As a source, each dipper_memory_push_json is one
+** micro-batch of JSON lines, decoded when read with the table's schema and
+** bad-records policy; pushes are kept, so every query that reads the table
+** sees them all from the first.  The source is unbounded (it waits for more
+** pushes) unless the table says 'bounded' = 'true' or the program runs in
+** batch mode: then it ends once every push has been read.  As a sink, rows
+** become visible at commit: appended in append and update mode, replacing the
+** previous result in complete mode (Spark's memory sink).  Opening a sink
+** starts its table's result afresh; rows outlive the program that wrote them
+** (the schema is copied), until the handle is closed.
+*/
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "api/dipper_int.h"
+#include "connectors/records.h"
+
+typedef struct mem_push {
+  char *text;
+  size_t len;
+} mem_push;
+
+typedef struct mem_table {
+  char *name;
+  mem_push *pushes;
+  int npushes, cap;
+  dp_arena *arena;  /* the result's schema */
+  dp_schema *schema;
+  dp_batch *rows;   /* committed sink rows, or NULL */
+  struct mem_table *next;
+} mem_table;
+
+typedef struct mem_store {
+  mem_table *tables;
+} mem_store;
+
+static mem_table *find_table(dipper *db, const char *name, bool create) {
+  mem_store *store = db->memory;
+  if (!store) {
+    if (!create) return NULL;
+    store = calloc(1, sizeof *store);
+    if (!store) return NULL;
+    db->memory = store;
+  }
+  for (mem_table *t = store->tables; t; t = t->next)
+    if (strcasecmp(t->name, name) == 0) return t;
+  if (!create) return NULL;
+  mem_table *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  t->name = strdup(name);
+  if (!t->name) {
+    free(t);
+    return NULL;
+  }
+  t->next = store->tables;
+  store->tables = t;
+  return t;
+}
+
+void dp_memory_free(dipper *db) {
+  if (!db || !db->memory) return;
+  mem_store *store = db->memory;
+  for (mem_table *t = store->tables, *next; t; t = next) {
+    next = t->next;
+    for (int i = 0; i < t->npushes; i++) free(t->pushes[i].text);
+    free(t->pushes);
+    dp_batch_free(t->rows);
+    dp_arena_free(t->arena);
+    free(t->name);
+    free(t);
+  }
+  free(store);
+  db->memory = NULL;
+}
+
+static const char *table_key(const dp_table_def *t) {
+  return dp_table_option(t, "name", t ? t->name : "");
+}
+
+/* ---- the public calls ---- */
+
+int dipper_memory_push_json(dipper *db, const char *table, const char *jsonl, size_t len) {
+  if (!db) return DIPPER_MISUSE;
+  if (!table || (!jsonl && len))
+    return dp_handle_fail(db, DIPPER_MISUSE,
+                          "dipper_memory_push_json needs a table name and the JSON lines to push");
+  if (len == (size_t)-1) len = strlen(jsonl);
+  const dp_table_def *def = dp_catalog_table(db->catalog, table);
+  if (def && def->connector && strcasecmp(def->connector, "memory") != 0)
+    return dp_handle_fail(db, DIPPER_MISUSE,
+                          "table `%s` reads connector '%s', so rows cannot be pushed to it; "
+                          "declare it WITH ('connector' = 'memory')",
+                          table, def->connector);
+  mem_table *t = find_table(db, def ? table_key(def) : table, true);
+  if (!t) return dp_handle_fail(db, DIPPER_NOMEM, "out of memory pushing rows to `%s`", table);
+  if (t->npushes == t->cap) {
+    int cap = t->cap ? t->cap * 2 : 8;
+    mem_push *p = realloc(t->pushes, (size_t)cap * sizeof *p);
+    if (!p) return dp_handle_fail(db, DIPPER_NOMEM, "out of memory pushing rows to `%s`", table);
+    t->pushes = p;
+    t->cap = cap;
+  }
+  char *copy = malloc(len + 1);
+  if (!copy) return dp_handle_fail(db, DIPPER_NOMEM, "out of memory pushing rows to `%s`", table);
+  if (len) memcpy(copy, jsonl, len);
+  copy[len] = '\0';
+  t->pushes[t->npushes].text = copy;
+  t->pushes[t->npushes].len = len;
+  t->npushes++;
+  dp_handle_ok(db);
+  return DIPPER_OK;
+}
+
+int dipper_memory_fetch(dipper *db, const char *table, struct ArrowSchema *schema,
+                        struct ArrowArray *array) {
+  if (schema) schema->release = NULL;
+  if (array) array->release = NULL;
+  if (!db) return DIPPER_MISUSE;
+  if (!table || !schema || !array)
+    return dp_handle_fail(db, DIPPER_MISUSE,
+                          "dipper_memory_fetch needs a table name and places for the schema and "
+                          "the array");
+  const dp_table_def *def = dp_catalog_table(db->catalog, table);
+  mem_table *t = find_table(db, def ? table_key(def) : table, false);
+  if (!t || !t->rows)
+    return dp_handle_fail(db, DIPPER_NAME,
+                          "no query has written to memory table `%s`; run an INSERT INTO a table "
+                          "declared WITH ('connector' = 'memory') first",
+                          table);
+  int rc = dp_batch_export(t->rows, schema, array);
+  if (rc) return dp_handle_fail(db, rc, "cannot export the rows of memory table `%s`", table);
+  dp_handle_ok(db);
+  return DIPPER_OK;
+}
+
+/* ---- source ---- */
+
+typedef struct mem_source {
+  char *key;
+  bool bounded;
+  dp_record_decoder dec;
+  dp_bad_records bad;
+  int push;          /* the push being read */
+  size_t pos;        /* bytes of it read */
+  int64_t line;      /* lines of it read */
+  bool planned;
+  bool push_done;    /* the push is read to its end */
+  int64_t cap_left;  /* rows the planned batch may still take; -1: no cap */
+} mem_source;
+
+static void mem_source_close(dp_source *s);
+
+static int mem_source_open(dp_source *s) {
+  mem_source *st = calloc(1, sizeof *st);
+  if (!st) return DIPPER_NOMEM;
+  s->state = st;
+  st->key = strdup(table_key(s->table));
+  const char *b = dp_table_option(s->table, "bounded", "false");
+  st->bounded = strcasecmp(b, "true") == 0 || (s->db && !dp_catalog_streaming(s->db->catalog));
+  dp_bad_records_init(&st->bad, s->table);
+  int rc = st->key ? dp_record_decoder_open(&st->dec, s->table, s->schema, "json", s->diags)
+                   : DIPPER_NOMEM;
+  if (rc) mem_source_close(s); /* the caller does not close a source that failed to open */
+  return rc;
+}
+
+static int mem_source_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
+  mem_source *st = s->state;
+  mem_table *t = s->db ? find_table(s->db, st->key, false) : NULL;
+  int npushes = t ? t->npushes : 0;
+  st->planned = st->push < npushes;
+  st->push_done = false;
+  st->cap_left = max_rows > 0 ? max_rows : -1;
+  *exhausted = st->bounded && !st->planned;
+  return DIPPER_OK;
+}
+
+static int mem_source_read(dp_source *s, dp_batch *out, int64_t want, bool *done) {
+  mem_source *st = s->state;
+  *done = true;
+  if (!st->planned || st->push_done) return DIPPER_OK;
+  mem_table *t = find_table(s->db, st->key, false);
+  if (!t || st->push >= t->npushes) return DIPPER_OK;
+  const mem_push *p = &t->pushes[st->push];
+  int64_t got = 0;
+  dp_format_error err;
+  while (st->pos < p->len) {
+    if (got >= want || st->cap_left == 0) {
+      *done = st->cap_left == 0;
+      goto out;
+    }
+    bool complete;
+    size_t len = dp_record_end(&st->dec, p->text + st->pos, p->len - st->pos, &complete);
+    const char *rec = p->text + st->pos;
+    st->pos += len;
+    st->line++;
+    s->metrics.bytes += (int64_t)len;
+    bool skipped;
+    int rc = dp_record_decode(&st->dec, rec, len, out, &skipped, &err);
+    if (rc == DIPPER_DATA) {
+      char where[96];
+      snprintf(where, sizeof where, "push %d, line %lld", st->push + 1, (long long)st->line);
+      if ((rc = dp_bad_record(&st->bad, s, where, &err, rec, len)) != DIPPER_OK) return rc;
+      continue;
+    }
+    if (rc) return rc;
+    if (skipped) continue;
+    got++;
+    if (st->cap_left > 0) st->cap_left--;
+  }
+  st->push_done = true;
+out:
+  s->metrics.rows += got;
+  if (out->ncols > 0) return dp_batch_sync(out);
+  out->nrows += got;
+  return DIPPER_OK;
+}
+
+static int mem_source_commit(dp_source *s) {
+  mem_source *st = s->state;
+  if (st->push_done) {
+    st->push++;
+    st->pos = 0;
+    st->line = 0;
+    st->push_done = false;
+  }
+  st->planned = false;
+  return dp_bad_records_flush(&st->bad, s);
+}
+
+static void mem_source_close(dp_source *s) {
+  mem_source *st = s->state;
+  if (!st) return;
+  dp_record_decoder_close(&st->dec);
+  dp_bad_records_close(&st->bad);
+  free(st->key);
+  free(st);
+  s->state = NULL;
+}
+
+const dp_source_class dp_source_memory = {
+    .name = "memory",
+    .open = mem_source_open,
+    .plan_batch = mem_source_plan,
+    .read = mem_source_read,
+    .commit = mem_source_commit,
+    .close = mem_source_close,
+};
+
+/* ---- sink ---- */
+
+typedef struct mem_sink {
+  char *key;
+  dp_arena *arena;   /* the pending batch's schema */
+  dp_batch *pending; /* rows of the batch being written */
+  bool complete;
+} mem_sink;
+
+static void mem_sink_close(dp_sink *k);
+static int open_sink(dp_sink *k, mem_sink *st);
+
+static int mem_sink_open(dp_sink *k) {
+  mem_sink *st = calloc(1, sizeof *st);
+  if (!st) return DIPPER_NOMEM;
+  k->state = st;
+  int rc = open_sink(k, st);
+  if (rc) mem_sink_close(k); /* the caller does not close a sink that failed to open */
+  return rc;
+}
+
+static int open_sink(dp_sink *k, mem_sink *st) {
+  st->key = strdup(k->table ? table_key(k->table) : "result");
+  st->arena = dp_arena_new(0);
+  if (!st->key || !st->arena) return DIPPER_NOMEM;
+  dp_schema *own = dp_schema_copy(st->arena, k->schema);
+  if (!own || !(st->pending = dp_batch_new(own, 0))) return DIPPER_NOMEM;
+  st->complete = k->mode == DP_MODE_COMPLETE;
+  mem_table *t = find_table(k->db, st->key, true);
+  if (!t) return DIPPER_NOMEM;
+  /* a new query's result starts empty */
+  dp_batch_free(t->rows);
+  t->rows = NULL;
+  dp_arena_free(t->arena);
+  t->arena = dp_arena_new(0);
+  if (!t->arena || !(t->schema = dp_schema_copy(t->arena, k->schema)) ||
+      !(t->rows = dp_batch_new(t->schema, 0)))
+    return DIPPER_NOMEM;
+  return DIPPER_OK;
+}
+
+static int mem_sink_write(dp_sink *k, int64_t batch_id, const dp_batch *b) {
+  (void)batch_id;
+  mem_sink *st = k->state;
+  return dp_batch_append(st->pending, b);
+}
+
+static int mem_sink_commit(dp_sink *k, int64_t batch_id) {
+  (void)batch_id;
+  mem_sink *st = k->state;
+  mem_table *t = find_table(k->db, st->key, false);
+  if (!t || !t->rows) return DIPPER_INTERNAL;
+  if (st->complete) dp_batch_clear(t->rows);
+  int rc = dp_batch_append(t->rows, st->pending);
+  dp_batch_clear(st->pending);
+  return rc;
+}
+
+static void mem_sink_close(dp_sink *k) {
+  mem_sink *st = k->state;
+  if (!st) return;
+  dp_batch_free(st->pending);
+  dp_arena_free(st->arena);
+  free(st->key);
+  free(st);
+  k->state = NULL;
+}
+
+const dp_sink_class dp_sink_memory = {
+    .name = "memory",
+    .open = mem_sink_open,
+    .write = mem_sink_write,
+    .commit = mem_sink_commit,
+    .close = mem_sink_close,
+};
