@@ -14,6 +14,7 @@ extern const dp_source_class dp_source_datagen, dp_source_memory, dp_source_file
 extern const dp_sink_class dp_sink_console, dp_sink_blackhole, dp_sink_memory, dp_sink_callback,
     dp_sink_filesystem;
 extern const dp_source_class dp_source_kafka;
+extern const dp_source_class dp_source_nexmark;
 extern const dp_sink_class dp_sink_kafka;
 
 static const dp_source_class *const sources[] = {
@@ -21,6 +22,7 @@ static const dp_source_class *const sources[] = {
     &dp_source_memory,
     &dp_source_filesystem,
     &dp_source_kafka,
+    &dp_source_nexmark,
 };
 
 static const dp_sink_class *const sinks[] = {
