@@ -178,6 +178,20 @@ static int arith_dec(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t 
   int rc = dp_ev_finish_nulls(out, args, 2, n);
   if (rc) return rc;
   dp_i128 *O = out->values;
+  if (id == DP_F_MULTIPLY && a->v->phys == DP_PHYS_D128 && b->v->phys == DP_PHYS_D128 &&
+      !a->is_const && b->is_const && a->v->null_count == 0 && !dp_ev_null(b, 0) && sx + sy == s) {
+    /* column * constant at the exact scale: one multiply and a range check per row */
+    const dp_i128 *A = a->v->values;
+    dp_i128 y = dp_ev_dec(b, 0), lim = dp_ev_pow10(p > 38 ? 38 : p);
+    bool bad = false;
+    for (int64_t i = 0; i < n; i++) {
+      dp_i128 r;
+      bad |= __builtin_mul_overflow(A[i], y, &r);
+      bad |= r >= lim || r <= -lim;
+      O[i] = r;
+    }
+    if (!bad) return DIPPER_OK;
+  }
   for (int64_t i = 0; i < n; i++) {
     if (dp_ev_null(a, i) || dp_ev_null(b, i)) {
       O[i] = 0;

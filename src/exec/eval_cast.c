@@ -349,6 +349,13 @@ static int cast_vector(dp_ev *c, const dp_expr *e, const dp_vector *src, bool is
     int64_t *o = dst->values;
     for (int64_t i = 0; i < n; i++) o[i] = dp_vector_get_i64(src, i);
     dst->length = n;
+  } else if (!is_const && src->null_count == 0 && dst->phys == DP_PHYS_D128 &&
+             src->phys >= DP_PHYS_I8 && src->phys <= DP_PHYS_I64 && dp_type_is_integer(from) &&
+             to->precision >= 19 + to->scale) {
+    /* integers into a DECIMAL wide enough for any of them: a loop */
+    dp_i128 *o = dst->values, f = dp_ev_pow10(to->scale);
+    for (int64_t i = 0; i < n; i++) o[i] = (dp_i128)dp_vector_get_i64(src, i) * f;
+    dst->length = n;
   } else {
     dp_ev_buf buf = {0};
     for (int64_t i = 0; i < n && !rc; i++) {
