@@ -10,20 +10,23 @@
 
 #include "cli.h"
 
-static const char *const command_names[] = {"check", "explain", NULL};
+static const char *const command_names[] = {"check", "explain", "run", NULL};
 static const char *const option_names[] = {"--engine", "--help", "--version", "--no-schema",
-                                           "--no-streaming", "-e", "-h", NULL};
+                                           "--no-streaming", "--quiet", "-e", "-h", "-q", NULL};
 
 void cli_print_usage(FILE *out) {
   fputs("usage: dipper COMMAND [OPTIONS] INPUT...\n"
         "\n"
-        "Compile Flink-style streaming SQL, report its errors, show its plan.\n"
+        "Compile Flink-style streaming SQL, report its errors, show its plan, run it.\n"
         "\n"
         "Commands:\n"
         "  check INPUT...     parse, bind and validate every statement; print each\n"
         "                     error with its line and column, nothing when clean\n"
         "  explain INPUT...   print the logical plan of every statement, with its\n"
         "                     schema and streaming properties\n"
+        "  run INPUT...       run every INSERT and SELECT on the embedded engine, in\n"
+        "                     micro-batches, until the inputs end or Ctrl-C; a live\n"
+        "                     progress line per query on a terminal, a summary at the end\n"
         "\n"
         "Inputs (compiled in order; later inputs see the tables of earlier ones):\n"
         "  FILE.sql           a SQL script\n"
@@ -31,15 +34,17 @@ void cli_print_usage(FILE *out) {
         "  -e 'SQL'           SQL text given on the command line\n"
         "\n"
         "Options:\n"
-        "  --engine ADDR      the engine to compile for: embedded (the default) or a\n"
-        "                     Spark Connect address sc://host:port[/;token=..;use_ssl=true]\n"
+        "  --engine ADDR      the engine to compile for and run on: embedded (the default)\n"
+        "                     or a Spark Connect address\n"
+        "                     sc://host:port[/;token=..;use_ssl=true] (check, explain)\n"
         "  --no-schema        explain: leave out each node's schema line\n"
         "  --no-streaming     explain: leave out the streaming properties\n"
+        "  -q, --quiet        run: no progress lines and no summary\n"
         "  -h, --help         print this help and exit\n"
         "  --version          print the version and exit\n"
         "\n"
-        "Exit status: 0 clean, 1 the SQL has errors, 2 a usage error or an\n"
-        "unreadable input.\n",
+        "Exit status: 0 clean, 1 the SQL has errors or a query failed, 2 a usage\n"
+        "error or an unreadable input; run: 130 after SIGINT, 143 after SIGTERM.\n",
         out);
 }
 
@@ -118,6 +123,8 @@ int cli_parse_args(int argc, char **argv, cli_options *opts) {
           opts->command = CLI_CMD_CHECK;
         else if (strcmp(arg, "explain") == 0)
           opts->command = CLI_CMD_EXPLAIN;
+        else if (strcmp(arg, "run") == 0)
+          opts->command = CLI_CMD_RUN;
         else
           return usage_error_hint("command", arg, command_names);
       } else {
@@ -131,6 +138,8 @@ int cli_parse_args(int argc, char **argv, cli_options *opts) {
       opts->help = true;
     } else if (strcmp(arg, "--version") == 0) {
       opts->version = true;
+    } else if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) {
+      opts->quiet = true;
     } else if (strcmp(arg, "--no-schema") == 0) {
       opts->explain_flags |= DIPPER_EXPLAIN_NO_SCHEMA;
     } else if (strcmp(arg, "--no-streaming") == 0) {
@@ -156,7 +165,9 @@ int cli_parse_args(int argc, char **argv, cli_options *opts) {
   }
   if (opts->ninputs == 0) {
     cli_error("'%s' needs an input: a FILE.sql, '-' for the standard input, or -e 'SQL'",
-              opts->command == CLI_CMD_CHECK ? "check" : "explain");
+              opts->command == CLI_CMD_CHECK     ? "check"
+              : opts->command == CLI_CMD_EXPLAIN ? "explain"
+                                                 : "run");
     return CLI_EXIT_USAGE;
   }
   return CLI_EXIT_OK;

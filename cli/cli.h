@@ -5,7 +5,8 @@
 ** libcurl): nothing here may include a header from src/.
 **
 ** Owns: command-line parsing (args.c), reading inputs and printing
-** diagnostics (io.c), and the commands themselves (dipper.c).
+** diagnostics (io.c), the progress lines of `run` (progress.c), and the
+** commands themselves (dipper.c).
 */
 #ifndef DIPPER_CLI_H
 #define DIPPER_CLI_H
@@ -20,7 +21,7 @@
 ** failure as the command being used wrongly (2). */
 enum { CLI_EXIT_OK = 0, CLI_EXIT_SQL = 1, CLI_EXIT_USAGE = 2 };
 
-typedef enum cli_command { CLI_CMD_NONE, CLI_CMD_CHECK, CLI_CMD_EXPLAIN } cli_command;
+typedef enum cli_command { CLI_CMD_NONE, CLI_CMD_CHECK, CLI_CMD_EXPLAIN, CLI_CMD_RUN } cli_command;
 
 /* One SQL text to compile: a file, the standard input or an -e argument. */
 typedef struct cli_input {
@@ -34,6 +35,7 @@ typedef struct cli_input {
 typedef struct cli_options {
   cli_command command;
   bool help, version;
+  bool quiet;          /* run: no live progress, no summary */
   const char *engine;  /* --engine ADDR, or NULL */
   unsigned explain_flags;
   int ninputs;
@@ -54,6 +56,18 @@ int cli_read_inputs(cli_options *opts);
 ** compiler does; "error:" in bold red when stderr is a terminal and NO_COLOR
 ** is unset. */
 void cli_print_diags(const dipper *db);
+
+/* ---- progress.c: what `dipper run` shows on stderr ---- */
+
+typedef struct cli_progress cli_progress;
+/* live: redraw one line per query in place (stderr is a terminal); quiet:
+** show nothing at all.  NULL when out of memory. */
+cli_progress *cli_progress_new(bool live, bool quiet);
+/* A dipper_progress_fn: remember the query's latest progress, redraw. */
+void cli_progress_update(void *user, const dipper_progress *p);
+/* Take the live lines down and print one summary line per query. */
+void cli_progress_finish(cli_progress *cp);
+void cli_progress_free(cli_progress *cp);
 
 /* "dipper: " + message on stderr, with the same colouring rule. */
 void cli_error(const char *fmt, ...)

@@ -146,5 +146,83 @@ for example in "$root"/examples/*.sql; do
   empty "$work/err"
 done
 
+# ---- run ----
+run 0 --help
+contains "$work/out" "run INPUT..."
+contains "$work/out" "--quiet"
+
+# a bare SELECT goes to the console; one summary line per query on stderr
+run 0 run -e "SELECT a * 10 AS tens, b FROM (VALUES (1, 'x'), (2, 'y')) AS t(a, b) WHERE a > 1"
+contains "$work/out" "Batch: 0"
+contains "$work/out" "tens"
+contains "$work/out" "20"
+contains "$work/err" "select#1: finished after 2 batches"
+contains "$work/err" "2 rows in, 1 rows out"
+run 0 run --quiet -e "SELECT 1"
+empty "$work/err"
+run 0 run -q -e "SELECT 1"
+empty "$work/err"
+
+# a bounded generator through a filter into a blackhole: the run ends by itself
+cat >"$work/gen.sql" <<'SQL'
+CREATE TABLE g (id BIGINT, v INT) WITH ('connector' = 'datagen', 'number-of-rows' = '5000',
+  'fields.v.min' = '1', 'fields.v.max' = '10');
+CREATE TABLE bh (id BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO bh SELECT id FROM g WHERE v > 0;
+SQL
+run 0 run "$work/gen.sql"
+contains "$work/err" "bh: finished after"
+contains "$work/err" "5000 rows in, 5000 rows out"
+empty "$work/out"
+
+# the Spark backend is not there yet: say so, exit 2
+run 2 run --engine sc://localhost:15002 -e "SELECT 1"
+contains "$work/err" "the Spark Connect backend is not built yet"
+empty "$work/out"
+
+# a connector the engine has no source for: exit 1 with the place
+cat >"$work/sock.sql" <<'SQL'
+CREATE TABLE k (a INT) WITH ('connector' = 'socket', 'hostname' = 'h', 'port' = '9',
+  'format' = 'csv');
+SELECT a FROM k;
+SQL
+run 1 run "$work/sock.sql"
+contains "$work/err" "$work/sock.sql:3:"
+contains "$work/err" "no source for connector 'socket'"
+
+# SQL errors: nothing runs
+run 1 run "$work/bad.sql"
+contains "$work/err" "$work/bad.sql:3:8: error: "
+empty "$work/out"
+
+# SIGINT and SIGTERM stop an endless run cleanly, after the summary: 130, 143
+cat >"$work/endless.sql" <<'SQL'
+CREATE TABLE g (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '1000');
+CREATE TABLE bh (id BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO bh SELECT id FROM g;
+SQL
+for sig in INT:130 TERM:143; do
+  status=0
+  "$dipper" run "$work/endless.sql" >"$work/out" 2>"$work/err" </dev/null &
+  pid=$!
+  sleep 0.7
+  kill "-${sig%%:*}" "$pid"
+  wait "$pid" || status=$?
+  checks=$((checks + 1))
+  [ "$status" -eq "${sig##*:}" ] || fail "run stopped by SIG${sig%%:*} exited $status, expected ${sig##*:}"
+  contains "$work/err" "bh: stopped after"
+done
+
+# the main job: sliding 1-minute windows every 30 s, per province, on the console
+run 0 run "$root/examples/payments_local.sql"
+contains "$work/out" "province_id"
+contains "$work/out" "window_start"
+contains "$work/err" "sink: finished after"
+contains "$work/err" "100000 rows in"
+checks=$((checks + 1))
+# 6 provinces (0..5), each in 2 windows (the data spans 10 s, the slide is 30 s)
+rows=$(grep -cE '^\|[[:space:]]+[0-5]\|' "$work/out" || true)
+[ "$rows" -eq 12 ] || fail "payments_local printed $rows window rows, expected 12"
+
 echo "$checks checks, $failures failed"
 [ "$failures" -eq 0 ]

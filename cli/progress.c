@@ -1,0 +1,187 @@
+/*
+** progress.c — what `dipper run` shows on stderr: one live line per query,
+** redrawn in place after every micro-batch while stderr is a terminal, and a
+** summary line per query at the end (always, unless --quiet).
+**
+** The live lines are drawn with the cursor left at the start of the first
+** one, so the next redraw clears them ("\033[J") and draws again without
+** scrolling; output the console sink writes meanwhile starts on that line.
+** Redraws are limited to ten a second: a fast query runs thousands of
+** batches a second and the terminal would become the bottleneck.
+*/
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+#define REDRAW_EVERY_NS 100000000LL
+
+typedef struct query_line {
+  char *name;
+  dipper_progress last;
+  /* Totals at the previous redraw: the rates shown are rows that went
+  ** through since then over the wall time since then, what a user watching
+  ** wants (the progress's own rates are per batch duration, which for a
+  ** rate-limited source is the engine's speed, not the stream's). */
+  int64_t drawn_in, drawn_out;
+  long long drawn_ns;
+  double rate_in, rate_out;
+  double elapsed; /* seconds from the start of `run` to the query's last report */
+} query_line;
+
+struct cli_progress {
+  bool live, quiet;
+  int n, cap;
+  query_line *lines;
+  int drawn;             /* live lines on the screen now */
+  long long start_ns;
+  long long last_draw_ns;
+};
+
+static long long now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+cli_progress *cli_progress_new(bool live, bool quiet) {
+  cli_progress *cp = calloc(1, sizeof *cp);
+  if (!cp) return NULL;
+  cp->live = live && !quiet;
+  cp->quiet = quiet;
+  cp->start_ns = now_ns();
+  return cp;
+}
+
+void cli_progress_free(cli_progress *cp) {
+  if (!cp) return;
+  for (int i = 0; i < cp->n; i++) free(cp->lines[i].name);
+  free(cp->lines);
+  free(cp);
+}
+
+
+static query_line *line_for(cli_progress *cp, const char *name) {
+  for (int i = 0; i < cp->n; i++)
+    if (strcmp(cp->lines[i].name, name) == 0) return &cp->lines[i];
+  if (cp->n == cp->cap) {
+    int cap = cp->cap ? cp->cap * 2 : 4;
+    query_line *grown = realloc(cp->lines, (size_t)cap * sizeof *grown);
+    if (!grown) return NULL;
+    cp->lines = grown;
+    cp->cap = cap;
+  }
+  query_line *q = &cp->lines[cp->n];
+  memset(q, 0, sizeof *q);
+  q->name = malloc(strlen(name) + 1);
+  if (!q->name) return NULL;
+  strcpy(q->name, name);
+  cp->n++;
+  return q;
+}
+
+/* "2024-01-01 10:00:05.000", or "none" before the first event. */
+static void format_watermark(char *buf, size_t cap, int64_t us) {
+  if (us == INT64_MIN) {
+    snprintf(buf, cap, "none");
+    return;
+  }
+  if (us == INT64_MAX) {
+    snprintf(buf, cap, "end of input");
+    return;
+  }
+  int64_t secs = us >= 0 ? us / 1000000 : -((-us + 999999) / 1000000);
+  int64_t frac = us - secs * 1000000;
+  time_t t = (time_t)secs;
+  struct tm tm;
+  if (!gmtime_r(&t, &tm)) {
+    snprintf(buf, cap, "%" PRId64 " us", us);
+    return;
+  }
+  char day[32];
+  strftime(day, sizeof day, "%Y-%m-%d %H:%M:%S", &tm);
+  snprintf(buf, cap, "%s.%03d", day, (int)(frac / 1000));
+}
+
+/* 1234567 → "1.2M", 12345 → "12.3k", 123 → "123". */
+static void format_count(char *buf, size_t cap, double x) {
+  if (x >= 1e9)
+    snprintf(buf, cap, "%.1fG", x / 1e9);
+  else if (x >= 1e6)
+    snprintf(buf, cap, "%.1fM", x / 1e6);
+  else if (x >= 1e4)
+    snprintf(buf, cap, "%.1fk", x / 1e3);
+  else
+    snprintf(buf, cap, "%.0f", x);
+}
+
+static void draw(cli_progress *cp) {
+  if (cp->drawn > 0) fputs("\r\033[J", stderr);
+  for (int i = 0; i < cp->n; i++) {
+    const dipper_progress *p = &cp->lines[i].last;
+    char wm[48], in[16], out[16];
+    format_watermark(wm, sizeof wm, p->watermark);
+    format_count(in, sizeof in, cp->lines[i].rate_in);
+    format_count(out, sizeof out, cp->lines[i].rate_out);
+    fprintf(stderr, "%s%s: batch %" PRId64 ", %s rows/s in, %s rows/s out, watermark %s, "
+            "state %" PRId64 ", late %" PRId64,
+            i ? "\n" : "", cp->lines[i].name, p->batch_id, in, out, wm, p->state_rows,
+            p->late_rows_dropped);
+  }
+  /* Park at the start of the first line. */
+  fputc('\r', stderr);
+  if (cp->n > 1) fprintf(stderr, "\033[%dA", cp->n - 1);
+  fflush(stderr);
+  cp->drawn = cp->n;
+}
+
+void cli_progress_update(void *user, const dipper_progress *p) {
+  cli_progress *cp = user;
+  if (!cp || !p || !p->name) return;
+  query_line *q = line_for(cp, p->name);
+  if (!q) return;
+  q->last = *p;
+  long long now = now_ns();
+  q->elapsed = (double)(now - cp->start_ns) / 1e9;
+  if (!cp->live) return;
+  if (now - cp->last_draw_ns < REDRAW_EVERY_NS && !p->finished) return;
+  cp->last_draw_ns = now;
+  for (int i = 0; i < cp->n; i++) {
+    query_line *l = &cp->lines[i];
+    long long since = now - (l->drawn_ns ? l->drawn_ns : cp->start_ns);
+    if (since <= 0) continue;
+    l->rate_in = (double)(l->last.total_input_rows - l->drawn_in) * 1e9 / (double)since;
+    l->rate_out = (double)(l->last.total_output_rows - l->drawn_out) * 1e9 / (double)since;
+    l->drawn_in = l->last.total_input_rows;
+    l->drawn_out = l->last.total_output_rows;
+    l->drawn_ns = now;
+  }
+  draw(cp);
+}
+
+void cli_progress_finish(cli_progress *cp) {
+  if (!cp) return;
+  if (cp->drawn > 0) {
+    fputs("\r\033[J", stderr);
+    cp->drawn = 0;
+  }
+  if (cp->quiet) return;
+  for (int i = 0; i < cp->n; i++) {
+    const query_line *q = &cp->lines[i];
+    const dipper_progress *p = &q->last;
+    char wm[48];
+    format_watermark(wm, sizeof wm, p->watermark);
+    int64_t batches = p->batch_id + 1;
+    fprintf(stderr,
+            "%s: %s after %" PRId64 " batch%s in %.2f s: %" PRId64 " rows in, %" PRId64
+            " rows out, watermark %s, %" PRId64 " state rows, %" PRId64
+            " late rows dropped, %" PRId64 " bad records skipped\n",
+            q->name, p->finished ? "finished" : "stopped", batches, batches == 1 ? "" : "es",
+            q->elapsed, p->total_input_rows, p->total_output_rows, wm, p->state_rows,
+            p->late_rows_dropped, p->bad_records_skipped);
+  }
+  fflush(stderr);
+}
