@@ -1,0 +1,1214 @@
+/*
+** kafka.c — the `kafka` source and sink, through librdkafka.
+**
+** Source.  Offsets are dipper's, not the consumer group's: the partitions of
+** the topics ('topic' = 'a;b', or every topic matching 'topic-pattern') are
+** assigned explicitly at the offsets the startup mode gives, and nothing is
+** ever committed to the group, so a replay from a given position reads the
+** same records.  Each micro-batch is fixed before it is read: plan_batch asks
+** the broker for every partition's high watermark and sets the batch's end
+** offset per partition (capped by max_rows and by the bounded end); read then
+** takes records up to those ends.  The consumer fetches ahead in the
+** background; records at or past a partition's end arrive early and are held
+** (in order) for the next batch, and a partition whose held records pile up
+** is paused until they are used, so memory stays bounded.  A partition whose
+** end cannot be reached record by record (offsets taken by transaction
+** markers or compaction) is finished by the consumer's end-of-partition event.
+**
+** Values are decoded with the table's format: 'json' and 'csv' through
+** records.h (the formats layer), 'raw' as the bytes of the one physical
+** column.  A tombstone (NULL value) carries no row and is passed over.
+** Metadata columns are filled from the message: topic, partition, offset,
+** timestamp (TIMESTAMP_LTZ(3)), timestamp-type, headers (MAP<STRING, BYTES>);
+** leader-epoch is NULL (librdkafka 2.0 does not report it).  Bad records
+** follow 'dipper.bad-records', their place given as "topic t partition p
+** offset o".
+**
+** Startup modes: earliest-offset (the default), latest-offset,
+** group-offsets (the group's committed offsets, read once; a partition
+** without one follows 'properties.auto.offset.reset', else it is an error),
+** timestamp, specific-offsets (partitions not listed start at the earliest
+** offset).  Bounded modes fix an end per partition when the source opens:
+** latest-offset (the high watermark then), timestamp, specific-offsets (an
+** unlisted partition ends at its high watermark then), group-offsets.
+** Partitions created after the source opened are not read.
+**
+** Sink.  One producer; each row becomes one message: the value encoded by
+** the format ('json': keys = column names; 'csv' without its line break;
+** 'raw'), the key from 'key.fields' in 'key.format', else from the PRIMARY
+** KEY as JSON, else none; the writable metadata columns `timestamp` and
+** `headers` set the message's timestamp and headers.  commit flushes the
+** producer and fails the batch when a message was not delivered.
+**
+** 'properties.*' options go to librdkafka as they are; the Java client's
+** serializer/deserializer settings have no meaning here and are ignored, and
+** a key librdkafka does not know is an error (a typo would otherwise pass).
+*/
+#include <regex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <librdkafka/rdkafka.h>
+
+#include "connectors/connector.h"
+#include "connectors/records.h"
+#include "formats/formats.h"
+
+/* Broker calls that answer at once on a healthy broker; a broker that does
+** not answer in this time is reported, not waited for. */
+#define QUERY_TIMEOUT_MS 10000
+/* How long records the broker announced may take to arrive before the batch
+** fails. */
+#define STALL_TIMEOUT_MS 60000
+/* Held records per partition before it is paused. */
+#define HOLD_LIMIT 8192
+/* How long commit waits for the producer's deliveries. */
+#define FLUSH_TIMEOUT_MS 60000
+
+static const dp_span nowhere = {0, 0, 0, 0};
+
+/* ---- shared: configuration ---- */
+
+/* Java client settings without a librdkafka meaning. */
+static bool java_only(const char *key) {
+  static const char *const keys[] = {"key.deserializer", "value.deserializer", "key.serializer",
+                                     "value.serializer", "partition.discovery.interval.ms",
+                                     "flink.partition-discovery.interval-millis",
+                                     "commit.offsets.on.checkpoint", "register.consumer.metrics"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    if (strcmp(keys[i], key) == 0) return true;
+  return false;
+}
+
+static int conf_set(dp_diags *d, const dp_table_def *t, rd_kafka_conf_t *conf, const char *key,
+                    const char *value) {
+  char err[512];
+  rd_kafka_conf_res_t r = rd_kafka_conf_set(conf, key, value, err, sizeof err);
+  if (r == RD_KAFKA_CONF_OK) return DIPPER_OK;
+  if (r == RD_KAFKA_CONF_UNKNOWN)
+    return dp_error(d, DIPPER_OPTION, t->with_span,
+                    "table `%s`: Kafka client property '%s' is not known to librdkafka; remove "
+                    "'properties.%s' or spell it as librdkafka does (see its CONFIGURATION.md)",
+                    t->name, key, key);
+  return dp_error(d, DIPPER_OPTION, t->with_span, "table `%s`: 'properties.%s' = '%s': %s",
+                  t->name, key, value, err);
+}
+
+/* A client configuration from the table's 'properties.*' options, then the
+** settings dipper needs (`fixed`, pairs, NULL-terminated) on top, unless the
+** user set them (`user_wins`) or they are dipper's own (the others). */
+static int make_conf(dp_diags *d, const dp_table_def *t, const char *const *fixed,
+                     const char *const *defaults, rd_kafka_conf_t **out) {
+  rd_kafka_conf_t *conf = rd_kafka_conf_new();
+  if (!conf) return DIPPER_NOMEM;
+  int rc = DIPPER_OK;
+  for (int i = 0; i < t->noptions && rc == DIPPER_OK; i++) {
+    const char *k = t->options[i].key;
+    if (strncmp(k, "properties.", 11) != 0 || java_only(k + 11)) continue;
+    rc = conf_set(d, t, conf, k + 11, t->options[i].value);
+  }
+  for (int i = 0; defaults && defaults[i] && rc == DIPPER_OK; i += 2) {
+    char key[160];
+    snprintf(key, sizeof key, "properties.%s", defaults[i]);
+    if (!dp_table_option(t, key, NULL)) rc = conf_set(d, t, conf, defaults[i], defaults[i + 1]);
+  }
+  for (int i = 0; fixed && fixed[i] && rc == DIPPER_OK; i += 2)
+    rc = conf_set(d, t, conf, fixed[i], fixed[i + 1]);
+  if (rc != DIPPER_OK) {
+    rd_kafka_conf_destroy(conf);
+    return rc;
+  }
+  *out = conf;
+  return DIPPER_OK;
+}
+
+static const char *format_of(const dp_table_def *t) {
+  const char *f = t->format ? t->format : dp_table_option(t, "value.format", NULL);
+  if (!f) f = dp_table_option(t, "format", "json");
+  return f;
+}
+
+/* ---- source ---- */
+
+typedef enum meta_kind {
+  META_NONE, /* a physical column: decoded from the value */
+  META_TOPIC,
+  META_PARTITION,
+  META_OFFSET,
+  META_TIMESTAMP,
+  META_TIMESTAMP_TYPE,
+  META_HEADERS,
+  META_LEADER_EPOCH,
+} meta_kind;
+
+typedef struct kpart {
+  int topic;          /* index into ks->topics */
+  int32_t partition;
+  int64_t start;      /* first offset of the current batch */
+  int64_t pos;        /* next offset to hand out */
+  int64_t end;        /* exclusive end of the planned batch */
+  int64_t bound;      /* exclusive end of a bounded input; INT64_MAX: none */
+  int64_t eof;        /* offset of the last end-of-partition event, -1: none */
+  rd_kafka_message_t **held; /* records at or past `end`, in offset order */
+  int nheld, held_head, held_cap;
+  bool paused;
+  int64_t stall_since_ms; /* when this partition last had records owed and none came; 0: not owed */
+} kpart;
+
+typedef struct kafka_source {
+  rd_kafka_t *rk;
+  rd_kafka_queue_t *queue;
+  int ntopics;
+  char **topics;
+  int nparts;
+  kpart *parts;
+  bool bounded;
+  bool raw;
+  int raw_col;               /* the one physical column of format 'raw' */
+  bool decoder_open;
+  dp_record_decoder dec;
+  dp_bad_records bad;
+  meta_kind *meta;           /* per scan column */
+  rd_kafka_message_t **msgs; /* consume_batch_queue's scratch */
+  int msgs_cap;
+} kafka_source;
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static meta_kind meta_of(const char *key) {
+  static const struct {
+    const char *key;
+    meta_kind kind;
+  } keys[] = {{"topic", META_TOPIC},         {"partition", META_PARTITION},
+              {"offset", META_OFFSET},       {"timestamp", META_TIMESTAMP},
+              {"timestamp-type", META_TIMESTAMP_TYPE}, {"headers", META_HEADERS},
+              {"leader-epoch", META_LEADER_EPOCH}};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    if (strcasecmp(keys[i].key, key) == 0) return keys[i].kind;
+  return META_NONE;
+}
+
+static const char *topic_of(const dp_source *s, const kpart *p) {
+  return ((const kafka_source *)s->state)->topics[p->topic];
+}
+
+/* A run-time error of the source's table: "table `t`: " and the message. */
+static int kafka_fail(dp_source *s, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static int kafka_fail(dp_source *s, int code, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return dp_error(s->diags, code, nowhere, "table `%s`: %s", s->table->name, msg);
+}
+
+/* Split 'a;b;c' into the topic list. */
+static int add_topic(kafka_source *ks, const char *name, size_t len) {
+  char **grown = realloc(ks->topics, (size_t)(ks->ntopics + 1) * sizeof *grown);
+  if (!grown) return DIPPER_NOMEM;
+  ks->topics = grown;
+  char *copy = malloc(len + 1);
+  if (!copy) return DIPPER_NOMEM;
+  memcpy(copy, name, len);
+  copy[len] = '\0';
+  ks->topics[ks->ntopics++] = copy;
+  return DIPPER_OK;
+}
+
+static int add_part(kafka_source *ks, int topic, int32_t partition) {
+  kpart *grown = realloc(ks->parts, (size_t)(ks->nparts + 1) * sizeof *grown);
+  if (!grown) return DIPPER_NOMEM;
+  ks->parts = grown;
+  kpart *p = &ks->parts[ks->nparts++];
+  memset(p, 0, sizeof *p);
+  p->topic = topic;
+  p->partition = partition;
+  p->bound = INT64_MAX;
+  p->eof = -1;
+  return DIPPER_OK;
+}
+
+static int cmp_topic(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The topics named by 'topic' or matched by 'topic-pattern', and the
+** partitions of each, from the cluster's metadata. */
+static int resolve_partitions(dp_source *s, kafka_source *ks) {
+  const dp_table_def *t = s->table;
+  const char *list = dp_table_option(t, "topic", NULL);
+  const char *pattern = dp_table_option(t, "topic-pattern", NULL);
+  const struct rd_kafka_metadata *md = NULL;
+  rd_kafka_resp_err_t err = rd_kafka_metadata(ks->rk, 1, NULL, &md, QUERY_TIMEOUT_MS);
+  if (err)
+    return kafka_fail(s, DIPPER_CONNECT,
+                      "cannot read the cluster's metadata from '%s': %s; is the broker "
+                      "running? (scripts/kafka-local start)",
+                      dp_table_option(t, "properties.bootstrap.servers", "?"), rd_kafka_err2str(err));
+  int rc = DIPPER_OK;
+  if (pattern) {
+    regex_t re;
+    /* Java's Pattern.matches: the whole name must match. */
+    size_t plen = strlen(pattern);
+    char *anchored = malloc(plen + 5);
+    if (!anchored) {
+      rd_kafka_metadata_destroy(md);
+      return DIPPER_NOMEM;
+    }
+    snprintf(anchored, plen + 5, "^(%s)$", pattern);
+    int rerr = regcomp(&re, anchored, REG_EXTENDED | REG_NOSUB);
+    free(anchored);
+    if (rerr) {
+      rd_kafka_metadata_destroy(md);
+      return kafka_fail(s, DIPPER_OPTION,
+                        "'topic-pattern' = '%s' is not a regular expression dipper "
+                        "reads (POSIX extended); write e.g. 'orders-.*'",
+                        pattern);
+    }
+    for (int i = 0; i < md->topic_cnt && rc == DIPPER_OK; i++) {
+      const char *name = md->topics[i].topic;
+      if (name[0] == '_' && name[1] == '_') continue; /* internal topics */
+      if (regexec(&re, name, 0, NULL, 0) == 0) rc = add_topic(ks, name, strlen(name));
+    }
+    regfree(&re);
+    if (rc == DIPPER_OK && ks->ntopics == 0)
+      rc = kafka_fail(s, DIPPER_NAME,
+                      "no topic matches 'topic-pattern' = '%s'; create one first or "
+                      "fix the pattern",
+                      pattern);
+    if (rc == DIPPER_OK) qsort(ks->topics, (size_t)ks->ntopics, sizeof *ks->topics, cmp_topic);
+  } else {
+    for (const char *p = list; p && *p && rc == DIPPER_OK;) {
+      size_t n = strcspn(p, ";");
+      size_t a = 0, b = n;
+      while (a < b && p[a] == ' ') a++;
+      while (b > a && p[b - 1] == ' ') b--;
+      if (b > a) rc = add_topic(ks, p + a, b - a);
+      p += n + (p[n] == ';');
+    }
+  }
+  for (int ti = 0; ti < ks->ntopics && rc == DIPPER_OK; ti++) {
+    const struct rd_kafka_metadata_topic *mt = NULL;
+    for (int i = 0; i < md->topic_cnt; i++)
+      if (strcmp(md->topics[i].topic, ks->topics[ti]) == 0) mt = &md->topics[i];
+    if (!mt || mt->err || mt->partition_cnt == 0) {
+      rc = kafka_fail(s, DIPPER_NAME,
+                      "topic '%s' does not exist on the cluster; create it (e.g. "
+                      "scripts/kafka-local create-topic NAME 3) or fix 'topic'",
+                      ks->topics[ti]);
+      break;
+    }
+    /* Metadata lists partitions in no set order; read them by number. */
+    int32_t maxp = -1;
+    for (int i = 0; i < mt->partition_cnt; i++)
+      if (mt->partitions[i].id > maxp) maxp = mt->partitions[i].id;
+    for (int32_t id = 0; id <= maxp && rc == DIPPER_OK; id++)
+      for (int i = 0; i < mt->partition_cnt; i++)
+        if (mt->partitions[i].id == id) {
+          rc = add_part(ks, ti, id);
+          break;
+        }
+  }
+  rd_kafka_metadata_destroy(md);
+  return rc;
+}
+
+static int query_watermarks(dp_source *s, kafka_source *ks, kpart *p, int64_t *low, int64_t *high) {
+  rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(ks->rk, ks->topics[p->topic],
+                                                             p->partition, low, high,
+                                                             QUERY_TIMEOUT_MS);
+  if (!err) return DIPPER_OK;
+  char where[300];
+  snprintf(where, sizeof where, "%s' partition %d", ks->topics[p->topic], (int)p->partition);
+  return kafka_fail(s, DIPPER_CONNECT, "cannot read the offsets of topic '%s: %s",
+                    where, rd_kafka_err2str(err));
+}
+
+/* "partition:0,offset:42;partition:1,offset:300": the offset given for
+** partition `partition`, or -1. */
+static int64_t specific_offset(const char *spec, int32_t partition) {
+  for (const char *p = spec; p && *p;) {
+    long part = -1;
+    long long off = -1;
+    if (sscanf(p, " partition : %ld , offset : %lld", &part, &off) == 2 && part == partition)
+      return off;
+    const char *semi = strchr(p, ';');
+    if (!semi) break;
+    p = semi + 1;
+  }
+  return -1;
+}
+
+/* Offsets by timestamp (ms) for every partition: the first offset whose
+** timestamp is at or after ts, or the high watermark when none is. */
+static int offsets_for_time(dp_source *s, kafka_source *ks, int64_t ts_ms, int64_t *out) {
+  rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(ks->nparts);
+  if (!l) return DIPPER_NOMEM;
+  for (int i = 0; i < ks->nparts; i++)
+    rd_kafka_topic_partition_list_add(l, ks->topics[ks->parts[i].topic], ks->parts[i].partition)
+        ->offset = ts_ms;
+  rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(ks->rk, l, QUERY_TIMEOUT_MS);
+  int rc = DIPPER_OK;
+  if (err)
+    rc = kafka_fail(s, DIPPER_CONNECT, "cannot look offsets up by timestamp: %s",
+                    rd_kafka_err2str(err));
+  for (int i = 0; i < ks->nparts && rc == DIPPER_OK; i++) {
+    int64_t off = l->elems[i].offset;
+    if (l->elems[i].err || off < 0) {
+      int64_t low, high;
+      rc = query_watermarks(s, ks, &ks->parts[i], &low, &high);
+      off = high;
+    }
+    out[i] = off;
+  }
+  rd_kafka_topic_partition_list_destroy(l);
+  return rc;
+}
+
+/* The group's committed offsets (group-offsets), -1 where none. */
+static int committed_offsets(dp_source *s, kafka_source *ks, int64_t *out) {
+  rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(ks->nparts);
+  if (!l) return DIPPER_NOMEM;
+  for (int i = 0; i < ks->nparts; i++)
+    rd_kafka_topic_partition_list_add(l, ks->topics[ks->parts[i].topic], ks->parts[i].partition);
+  rd_kafka_resp_err_t err = rd_kafka_committed(ks->rk, l, QUERY_TIMEOUT_MS);
+  int rc = DIPPER_OK;
+  if (err)
+    rc = kafka_fail(s, DIPPER_CONNECT,
+                    "cannot read the committed offsets of group '%s': %s",
+                    dp_table_option(s->table, "properties.group.id", "?"), rd_kafka_err2str(err));
+  for (int i = 0; i < ks->nparts && rc == DIPPER_OK; i++)
+    out[i] = l->elems[i].err ? -1 : l->elems[i].offset;
+  rd_kafka_topic_partition_list_destroy(l);
+  return rc;
+}
+
+/* Start offsets by 'scan.startup.mode', clamped to what the partition holds. */
+static int startup_offsets(dp_source *s, kafka_source *ks) {
+  const dp_table_def *t = s->table;
+  const char *mode = dp_table_option(t, "scan.startup.mode", "earliest-offset");
+  int64_t *given = calloc((size_t)ks->nparts + 1, sizeof *given);
+  if (!given) return DIPPER_NOMEM;
+  int rc = DIPPER_OK;
+  for (int i = 0; i < ks->nparts; i++) given[i] = -1;
+  if (strcasecmp(mode, "timestamp") == 0)
+    rc = offsets_for_time(s, ks, strtoll(dp_table_option(t, "scan.startup.timestamp-millis", "0"),
+                                         NULL, 10),
+                          given);
+  else if (strcasecmp(mode, "group-offsets") == 0)
+    rc = committed_offsets(s, ks, given);
+  else if (strcasecmp(mode, "specific-offsets") == 0)
+    for (int i = 0; i < ks->nparts; i++)
+      given[i] = specific_offset(dp_table_option(t, "scan.startup.specific-offsets", ""),
+                                 ks->parts[i].partition);
+  const char *reset = dp_table_option(t, "properties.auto.offset.reset", NULL);
+  for (int i = 0; i < ks->nparts && rc == DIPPER_OK; i++) {
+    kpart *p = &ks->parts[i];
+    int64_t low = 0, high = 0;
+    if ((rc = query_watermarks(s, ks, p, &low, &high)) != DIPPER_OK) break;
+    int64_t off = low;
+    if (strcasecmp(mode, "latest-offset") == 0) {
+      off = high;
+    } else if (strcasecmp(mode, "group-offsets") == 0 && given[i] < 0) {
+      if (reset && (strcasecmp(reset, "latest") == 0 || strcasecmp(reset, "largest") == 0 ||
+                    strcasecmp(reset, "end") == 0))
+        off = high;
+      else if (!reset || !(strcasecmp(reset, "earliest") == 0 ||
+                           strcasecmp(reset, "smallest") == 0 ||
+                           strcasecmp(reset, "beginning") == 0)) {
+        char where[300];
+        snprintf(where, sizeof where, "%s' partition %d", ks->topics[p->topic], (int)p->partition);
+        rc = kafka_fail(s, DIPPER_DATA,
+                        "group '%s' has no committed offset for topic '%s; set "
+                        "'properties.auto.offset.reset' = 'earliest' (or 'latest'), or use another "
+                        "'scan.startup.mode'",
+                        dp_table_option(t, "properties.group.id", "?"), where);
+        break;
+      }
+    } else if (given[i] >= 0) {
+      off = given[i];
+    }
+    /* An offset past the end waits for records that may never come; one
+    ** before the start names records retention has deleted. */
+    if (off > high) off = high;
+    if (off < low) off = low;
+    p->start = p->pos = p->end = off;
+  }
+  free(given);
+  return rc;
+}
+
+/* Ends by 'scan.bounded.mode', fixed now. */
+static int bounded_offsets(dp_source *s, kafka_source *ks) {
+  const dp_table_def *t = s->table;
+  const char *mode = dp_table_option(t, "scan.bounded.mode", "unbounded");
+  if (strcasecmp(mode, "unbounded") == 0) return DIPPER_OK;
+  ks->bounded = true;
+  int64_t *given = calloc((size_t)ks->nparts + 1, sizeof *given);
+  if (!given) return DIPPER_NOMEM;
+  int rc = DIPPER_OK;
+  for (int i = 0; i < ks->nparts; i++) given[i] = -1;
+  if (strcasecmp(mode, "timestamp") == 0)
+    rc = offsets_for_time(s, ks, strtoll(dp_table_option(t, "scan.bounded.timestamp-millis", "0"),
+                                         NULL, 10),
+                          given);
+  else if (strcasecmp(mode, "group-offsets") == 0)
+    rc = committed_offsets(s, ks, given);
+  else if (strcasecmp(mode, "specific-offsets") == 0)
+    for (int i = 0; i < ks->nparts; i++)
+      given[i] = specific_offset(dp_table_option(t, "scan.bounded.specific-offsets", ""),
+                                 ks->parts[i].partition);
+  for (int i = 0; i < ks->nparts && rc == DIPPER_OK; i++) {
+    kpart *p = &ks->parts[i];
+    int64_t low = 0, high = 0;
+    if ((rc = query_watermarks(s, ks, p, &low, &high)) != DIPPER_OK) break;
+    int64_t end = given[i] >= 0 ? given[i] : high;
+    if (end > high) end = high; /* records that do not exist yet are not waited for */
+    p->bound = end < p->start ? p->start : end;
+  }
+  free(given);
+  return rc;
+}
+
+static void kafka_source_close(dp_source *s) {
+  kafka_source *ks = s->state;
+  if (!ks) return;
+  for (int i = 0; i < ks->nparts; i++) {
+    kpart *p = &ks->parts[i];
+    for (int j = p->held_head; j < p->nheld; j++) rd_kafka_message_destroy(p->held[j]);
+    free(p->held);
+  }
+  if (ks->queue) rd_kafka_queue_destroy(ks->queue);
+  if (ks->rk) {
+    rd_kafka_consumer_close(ks->rk);
+    rd_kafka_destroy(ks->rk);
+  }
+  if (ks->decoder_open) dp_record_decoder_close(&ks->dec);
+  dp_bad_records_close(&ks->bad);
+  for (int i = 0; i < ks->ntopics; i++) free(ks->topics[i]);
+  free(ks->topics);
+  free(ks->parts);
+  free(ks->meta);
+  free(ks->msgs);
+  free(ks);
+  s->state = NULL;
+}
+
+/* Which scan columns are metadata and which, and the format's decoder. */
+static int open_columns(dp_source *s, kafka_source *ks) {
+  const dp_table_def *t = s->table;
+  const dp_schema *sc = s->schema;
+  ks->meta = calloc((size_t)sc->ncols + 1, sizeof *ks->meta);
+  if (!ks->meta) return DIPPER_NOMEM;
+  int nphys = 0;
+  ks->raw_col = -1;
+  for (int i = 0; i < sc->ncols; i++) {
+    int k = dp_schema_find(&t->schema, sc->cols[i].name);
+    if (k >= 0 && t->cols[k].kind == DP_CK_METADATA) {
+      const char *key = t->cols[k].metadata_key ? t->cols[k].metadata_key : sc->cols[i].name;
+      ks->meta[i] = meta_of(key);
+      if (ks->meta[i] == META_NONE)
+        return kafka_fail(s, DIPPER_UNSUPPORTED,
+                          "Kafka has no metadata '%s'; use topic, partition, offset, "
+                          "timestamp, timestamp-type, headers or leader-epoch",
+                          key);
+    } else {
+      nphys++;
+      ks->raw_col = i;
+    }
+  }
+  const char *fmt = format_of(t);
+  const char *except = dp_table_option(t, "value.fields-include", "ALL");
+  if (strcasecmp(except, "EXCEPT_KEY") == 0)
+    return kafka_fail(s, DIPPER_UNSUPPORTED,
+                      "reading the key's columns from the message key "
+                      "('value.fields-include' = 'EXCEPT_KEY') is not supported by the embedded "
+                      "engine yet; use 'ALL' so that the value holds every column");
+  if (strcasecmp(fmt, "raw") == 0) {
+    ks->raw = true;
+    const dp_type *ty = ks->raw_col >= 0 ? sc->cols[ks->raw_col].type : NULL;
+    if (nphys != 1 || !ty || (ty->kind != DP_T_STRING && ty->kind != DP_T_BYTES))
+      return kafka_fail(s, DIPPER_UNSUPPORTED,
+                        "format 'raw' reads each message into one STRING or BYTES "
+                        "column; declare e.g. `payload BYTES`, or use format 'json' or 'csv'");
+    return DIPPER_OK;
+  }
+  int rc = dp_record_decoder_open(&ks->dec, t, sc, "json", s->diags);
+  if (rc == DIPPER_OK) ks->decoder_open = true;
+  return rc;
+}
+
+static int kafka_source_open(dp_source *s) {
+  kafka_source *ks = calloc(1, sizeof *ks);
+  if (!ks) return DIPPER_NOMEM;
+  s->state = ks;
+  dp_bad_records_init(&ks->bad, s->table);
+  int rc = open_columns(s, ks);
+  /* Offsets are dipper's: nothing is stored or committed to the group, and
+  ** a lost position is an error rather than a silent jump. */
+  static const char *const fixed[] = {"enable.auto.commit", "false",
+                                      "enable.auto.offset.store", "false",
+                                      "enable.partition.eof", "true",
+                                      NULL};
+  static const char *const defaults[] = {"auto.offset.reset", "error", "client.id", "dipper",
+                                         NULL};
+  rd_kafka_conf_t *conf = NULL;
+  if (rc == DIPPER_OK) rc = make_conf(s->diags, s->table, fixed, defaults, &conf);
+  if (rc == DIPPER_OK) {
+    /* librdkafka wants a group id for a consumer handle; it is only used to
+    ** read committed offsets (group-offsets), never to join or commit. */
+    if (!dp_table_option(s->table, "properties.group.id", NULL))
+      rc = conf_set(s->diags, s->table, conf, "group.id", "dipper");
+  }
+  if (rc == DIPPER_OK) {
+    char err[512];
+    ks->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
+    if (!ks->rk) {
+      rd_kafka_conf_destroy(conf);
+      rc = kafka_fail(s, DIPPER_OPTION, "cannot create the Kafka consumer: %s", err);
+    }
+  } else if (conf) {
+    rd_kafka_conf_destroy(conf);
+  }
+  if (rc == DIPPER_OK) rc = resolve_partitions(s, ks);
+  if (rc == DIPPER_OK) rc = startup_offsets(s, ks);
+  if (rc == DIPPER_OK) rc = bounded_offsets(s, ks);
+  if (rc == DIPPER_OK) {
+    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(ks->nparts);
+    if (!l) rc = DIPPER_NOMEM;
+    for (int i = 0; l && i < ks->nparts; i++)
+      rd_kafka_topic_partition_list_add(l, ks->topics[ks->parts[i].topic], ks->parts[i].partition)
+          ->offset = ks->parts[i].start;
+    rd_kafka_resp_err_t err = l ? rd_kafka_assign(ks->rk, l) : RD_KAFKA_RESP_ERR_NO_ERROR;
+    if (l) rd_kafka_topic_partition_list_destroy(l);
+    if (err)
+      rc = kafka_fail(s, DIPPER_CONNECT, "cannot assign the partitions: %s",
+                      rd_kafka_err2str(err));
+  }
+  if (rc == DIPPER_OK && !(ks->queue = rd_kafka_queue_get_consumer(ks->rk))) rc = DIPPER_NOMEM;
+  if (rc != DIPPER_OK) kafka_source_close(s); /* the caller does not close a failed open */
+  return rc;
+}
+
+static int set_paused(kafka_source *ks, kpart *p, bool pause) {
+  rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+  if (!l) return DIPPER_NOMEM;
+  rd_kafka_topic_partition_list_add(l, ks->topics[p->topic], p->partition);
+  if (pause)
+    rd_kafka_pause_partitions(ks->rk, l);
+  else
+    rd_kafka_resume_partitions(ks->rk, l);
+  rd_kafka_topic_partition_list_destroy(l);
+  p->paused = pause;
+  return DIPPER_OK;
+}
+
+static int kafka_source_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
+  kafka_source *ks = s->state;
+  int64_t left = max_rows > 0 ? max_rows : INT64_MAX;
+  bool all_ended = true;
+  for (int i = 0; i < ks->nparts; i++) {
+    kpart *p = &ks->parts[i];
+    p->start = p->pos;
+    p->end = p->pos;
+    p->stall_since_ms = 0;
+    if (p->pos >= p->bound) continue;
+    all_ended = false;
+    int64_t low = 0, high = 0;
+    int rc = query_watermarks(s, ks, p, &low, &high);
+    if (rc != DIPPER_OK) return rc;
+    int64_t end = high < p->bound ? high : p->bound;
+    if (end <= p->pos) continue;
+    /* The cap is shared out in partition order, at least one record each
+    ** that has some, so that no partition starves across batches. */
+    int64_t share = left / (ks->nparts - i);
+    if (share < 1) share = left > 0 ? 1 : 0;
+    if (end - p->pos > share) end = p->pos + share;
+    if (max_rows > 0) left -= end - p->pos;
+    p->end = end;
+    if (p->paused && p->nheld - p->held_head < HOLD_LIMIT / 2) {
+      rc = set_paused(ks, p, false);
+      if (rc != DIPPER_OK) return rc;
+    }
+  }
+  *exhausted = ks->bounded && all_ended;
+  return DIPPER_OK;
+}
+
+/* Owed records: the partition still has offsets before its end to hand out. */
+static bool owed(const kpart *p) {
+  if (p->pos >= p->end) return false;
+  /* Everything before the end-of-partition offset has been delivered:
+  ** offsets left are gaps (transaction markers, compaction). */
+  if (p->eof >= p->end && (p->held_head == p->nheld || p->held[p->held_head]->offset >= p->end))
+    return false;
+  return true;
+}
+
+static int hold(kafka_source *ks, kpart *p, rd_kafka_message_t *m) {
+  if (p->held_head > 0 && p->nheld == p->held_cap) {
+    memmove(p->held, p->held + p->held_head, (size_t)(p->nheld - p->held_head) * sizeof *p->held);
+    p->nheld -= p->held_head;
+    p->held_head = 0;
+  }
+  if (p->nheld == p->held_cap) {
+    int cap = p->held_cap ? p->held_cap * 2 : 64;
+    rd_kafka_message_t **grown = realloc(p->held, (size_t)cap * sizeof *grown);
+    if (!grown) {
+      rd_kafka_message_destroy(m);
+      return DIPPER_NOMEM;
+    }
+    p->held = grown;
+    p->held_cap = cap;
+  }
+  p->held[p->nheld++] = m;
+  if (!p->paused && p->nheld - p->held_head >= HOLD_LIMIT) return set_paused(ks, p, true);
+  return DIPPER_OK;
+}
+
+static int append_headers(dp_vector *v, const rd_kafka_message_t *m) {
+  rd_kafka_headers_t *hdrs = NULL;
+  int rc = DIPPER_OK;
+  if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR && hdrs) {
+    const char *name;
+    const void *val;
+    size_t size;
+    for (size_t i = 0; rc == DIPPER_OK && rd_kafka_header_get_all(hdrs, i, &name, &val, &size) ==
+                                              RD_KAFKA_RESP_ERR_NO_ERROR;
+         i++) {
+      rc = dp_vector_append_str(dp_vector_map_keys(v), name, strlen(name));
+      if (rc == DIPPER_OK)
+        rc = val ? dp_vector_append_str(dp_vector_map_values(v), val, size)
+                 : dp_vector_append_null(dp_vector_map_values(v));
+      if (rc == DIPPER_OK) rc = dp_vector_append_struct(v->children[0]);
+    }
+  }
+  return rc == DIPPER_OK ? dp_vector_append_list(v) : rc;
+}
+
+static int append_meta(kafka_source *ks, dp_vector *v, meta_kind kind,
+                       const rd_kafka_message_t *m, int topic) {
+  switch (kind) {
+  case META_TOPIC: return dp_vector_append_str(v, ks->topics[topic], strlen(ks->topics[topic]));
+  case META_PARTITION: return dp_vector_append_i64(v, m->partition);
+  case META_OFFSET: return dp_vector_append_i64(v, m->offset);
+  case META_TIMESTAMP:
+  case META_TIMESTAMP_TYPE: {
+    rd_kafka_timestamp_type_t tt;
+    int64_t ms = rd_kafka_message_timestamp(m, &tt);
+    if (kind == META_TIMESTAMP)
+      return ms < 0 ? dp_vector_append_null(v) : dp_vector_append_i64(v, ms * 1000);
+    const char *name = tt == RD_KAFKA_TIMESTAMP_CREATE_TIME       ? "CreateTime"
+                       : tt == RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME ? "LogAppendTime"
+                                                                  : "NoTimestampType";
+    return dp_vector_append_str(v, name, strlen(name));
+  }
+  case META_HEADERS: return append_headers(v, m);
+  case META_LEADER_EPOCH:
+  case META_NONE:
+  default: return dp_vector_append_null(v);
+  }
+}
+
+/* One record of partition p into out; *row when it gave a row. */
+static int take(dp_source *s, kafka_source *ks, kpart *p, const rd_kafka_message_t *m,
+                dp_batch *out, bool *row) {
+  *row = false;
+  p->pos = m->offset + 1;
+  s->metrics.bytes += (int64_t)m->len;
+  if (!m->payload) return DIPPER_OK; /* a tombstone: a deleted key, no row */
+  const char *rec = m->payload;
+  if (ks->raw) {
+    int rc = dp_vector_append_str(out->cols[ks->raw_col], rec, m->len);
+    if (rc != DIPPER_OK) return rc;
+  } else {
+    bool skipped = false;
+    dp_format_error fe;
+    int rc = dp_record_decode(&ks->dec, rec, m->len, out, &skipped, &fe);
+    if (rc == DIPPER_DATA) {
+      char where[320];
+      snprintf(where, sizeof where, "topic %s partition %d offset %lld", topic_of(s, p),
+               (int)m->partition, (long long)m->offset);
+      return dp_bad_record(&ks->bad, s, where, &fe, rec, m->len);
+    }
+    if (rc != DIPPER_OK || skipped) return rc;
+  }
+  for (int c = 0; c < s->schema->ncols; c++) {
+    if (ks->meta[c] == META_NONE) continue;
+    int rc = append_meta(ks, out->cols[c], ks->meta[c], m, p->topic);
+    if (rc != DIPPER_OK) return rc;
+  }
+  *row = true;
+  s->metrics.rows++;
+  return DIPPER_OK;
+}
+
+static kpart *part_of(kafka_source *ks, const rd_kafka_message_t *m) {
+  if (!m->rkt) return NULL;
+  const char *name = rd_kafka_topic_name(m->rkt);
+  for (int i = 0; i < ks->nparts; i++) {
+    kpart *p = &ks->parts[i];
+    if (p->partition == m->partition && strcmp(ks->topics[p->topic], name) == 0) return p;
+  }
+  return NULL;
+}
+
+/* Errors that librdkafka retries by itself. */
+static bool transient(rd_kafka_resp_err_t err) {
+  switch (err) {
+  case RD_KAFKA_RESP_ERR__TRANSPORT:
+  case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+  case RD_KAFKA_RESP_ERR__RESOLVE:
+  case RD_KAFKA_RESP_ERR__TIMED_OUT:
+  case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
+  case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
+  case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT: return true;
+  default: return false;
+  }
+}
+
+/* A message from the queue: a record, an end-of-partition event or an error. */
+static int dispatch(dp_source *s, kafka_source *ks, rd_kafka_message_t *m, dp_batch *out,
+                    int64_t *got) {
+  kpart *p = part_of(ks, m);
+  if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+    if (p) p->eof = m->offset;
+    rd_kafka_message_destroy(m);
+    return DIPPER_OK;
+  }
+  if (m->err) {
+    rd_kafka_resp_err_t err = m->err;
+    char what[600];
+    snprintf(what, sizeof what, "%s", rd_kafka_message_errstr(m));
+    char where[300] = "";
+    if (p)
+      snprintf(where, sizeof where, " (topic %s partition %d)", topic_of(s, p), (int)p->partition);
+    rd_kafka_message_destroy(m);
+    if (transient(err)) return DIPPER_OK;
+    if (err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET || err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE)
+      return kafka_fail(s, DIPPER_DATA,
+                        "records to be read are gone from the broker%s: %s; they were "
+                        "deleted by retention before dipper read them",
+                        where, what);
+    return kafka_fail(s, DIPPER_IO, "Kafka consumer error%s: %s", where, what);
+  }
+  if (!p || m->offset < p->pos) { /* not ours, or seen already */
+    rd_kafka_message_destroy(m);
+    return DIPPER_OK;
+  }
+  if (m->offset >= p->end || p->held_head < p->nheld) return hold(ks, p, m);
+  bool row = false;
+  int rc = take(s, ks, p, m, out, &row);
+  rd_kafka_message_destroy(m);
+  *got += row;
+  return rc;
+}
+
+/* Held records that the planned batch now covers, in order. */
+static int take_held(dp_source *s, kafka_source *ks, dp_batch *out, int64_t want, int64_t *got) {
+  int rc = DIPPER_OK;
+  for (int i = 0; i < ks->nparts && rc == DIPPER_OK; i++) {
+    kpart *p = &ks->parts[i];
+    while (rc == DIPPER_OK && *got < want && p->held_head < p->nheld &&
+           p->held[p->held_head]->offset < p->end) {
+      rd_kafka_message_t *m = p->held[p->held_head++];
+      bool row = false;
+      if (m->offset >= p->pos) rc = take(s, ks, p, m, out, &row);
+      rd_kafka_message_destroy(m);
+      *got += row;
+    }
+    if (p->held_head == p->nheld) p->held_head = p->nheld = 0;
+  }
+  return rc;
+}
+
+static int kafka_source_read(dp_source *s, dp_batch *out, int64_t want, bool *done) {
+  kafka_source *ks = s->state;
+  int64_t got = 0;
+  int rc = DIPPER_OK;
+  *done = false;
+  if (ks->msgs_cap == 0) {
+    ks->msgs_cap = 1024;
+    ks->msgs = malloc((size_t)ks->msgs_cap * sizeof *ks->msgs);
+    if (!ks->msgs) return DIPPER_NOMEM;
+  }
+  for (;;) {
+    if (rc == DIPPER_OK) rc = take_held(s, ks, out, want, &got);
+    if (rc != DIPPER_OK) break;
+    bool any_owed = false;
+    for (int i = 0; i < ks->nparts; i++)
+      if (owed(&ks->parts[i])) any_owed = true;
+    if (!any_owed || got >= want) {
+      *done = !any_owed;
+      break;
+    }
+    int64_t room = want - got;
+    size_t n_ask = room < ks->msgs_cap ? (size_t)room : (size_t)ks->msgs_cap;
+    ssize_t n = rd_kafka_consume_batch_queue(ks->queue, 100, ks->msgs, n_ask);
+    if (n < 0)
+      return kafka_fail(s, DIPPER_IO, "cannot read from Kafka: %s",
+                        rd_kafka_err2str(rd_kafka_last_error()));
+    for (ssize_t j = 0; j < n; j++) {
+      if (rc == DIPPER_OK)
+        rc = dispatch(s, ks, ks->msgs[j], out, &got);
+      else
+        rd_kafka_message_destroy(ks->msgs[j]);
+    }
+    if (rc != DIPPER_OK) break;
+    /* Return what there is rather than wait with rows in hand. */
+    if (n == 0 && got > 0) break;
+    int64_t now = now_ms();
+    for (int i = 0; i < ks->nparts; i++) {
+      kpart *p = &ks->parts[i];
+      if (!owed(p)) continue;
+      if (n > 0 || p->stall_since_ms == 0) {
+        p->stall_since_ms = now;
+      } else if (now - p->stall_since_ms > STALL_TIMEOUT_MS) {
+        char where[300];
+        snprintf(where, sizeof where, "%s' partition %d", ks->topics[p->topic], (int)p->partition);
+        char range[64];
+        snprintf(range, sizeof range, "%lld to %lld", (long long)p->pos, (long long)p->end - 1);
+        return kafka_fail(s, DIPPER_TIMEOUT,
+                          "topic '%s announced offsets %s but did not deliver them "
+                          "within 60 s; is the broker still up? (an open transaction also holds "
+                          "records back from a read_committed consumer)",
+                          where, range);
+      }
+    }
+  }
+  /* Owed offsets that are gaps: the batch ends at its planned end. */
+  if (rc == DIPPER_OK && *done)
+    for (int i = 0; i < ks->nparts; i++)
+      if (ks->parts[i].pos < ks->parts[i].end) ks->parts[i].pos = ks->parts[i].end;
+  return rc;
+}
+
+static int kafka_source_commit(dp_source *s) {
+  kafka_source *ks = s->state;
+  for (int i = 0; i < ks->nparts; i++) ks->parts[i].start = ks->parts[i].pos;
+  return dp_bad_records_flush(&ks->bad, s);
+}
+
+const dp_source_class dp_source_kafka = {
+    .name = "kafka",
+    .open = kafka_source_open,
+    .plan_batch = kafka_source_plan,
+    .read = kafka_source_read,
+    .commit = kafka_source_commit,
+    .close = kafka_source_close,
+};
+
+/* ---- sink ---- */
+
+typedef enum kfmt { FMT_JSON, FMT_CSV, FMT_RAW } kfmt;
+
+typedef struct kafka_sink {
+  rd_kafka_t *rk;
+  rd_kafka_topic_t *rkt;
+  const char *topic;
+  kfmt value_fmt, key_fmt;
+  dp_csv_options csv_opts;
+  int nvalue, nkey;
+  int *value_cols, *key_cols; /* input columns of the value and of the key */
+  dp_schema value_schema, key_schema;
+  int ts_col, headers_col;    /* writable metadata, -1: none */
+  dp_buf value, key;
+  /* Filled by the delivery callback (on the thread of rd_kafka_poll/flush). */
+  int64_t failed;
+  char first_error[400];
+} kafka_sink;
+
+static kfmt fmt_kind(const char *f) {
+  if (f && strcasecmp(f, "csv") == 0) return FMT_CSV;
+  if (f && strcasecmp(f, "raw") == 0) return FMT_RAW;
+  return FMT_JSON;
+}
+
+static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque) {
+  (void)rk;
+  kafka_sink *ks = opaque;
+  if (!m->err) return;
+  if (ks->failed++ == 0)
+    snprintf(ks->first_error, sizeof ks->first_error, "%s", rd_kafka_err2str(m->err));
+}
+
+static void kafka_sink_close(dp_sink *k) {
+  kafka_sink *ks = k->state;
+  if (!ks) return;
+  if (ks->rkt) rd_kafka_topic_destroy(ks->rkt);
+  if (ks->rk) {
+    rd_kafka_flush(ks->rk, 5000);
+    rd_kafka_destroy(ks->rk);
+  }
+  free(ks->value_cols);
+  free(ks->key_cols);
+  free(ks->value_schema.cols);
+  free(ks->key_schema.cols);
+  dp_buf_free(&ks->value);
+  dp_buf_free(&ks->key);
+  free(ks);
+  k->state = NULL;
+}
+
+static int sink_fail(dp_sink *k, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static int sink_fail(dp_sink *k, int code, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return dp_error(k->diags, code, nowhere, "table `%s`: %s", k->table ? k->table->name : "?", msg);
+}
+
+/* The input column named `name` (case-insensitive), or -1. */
+static int input_col(const dp_schema *s, const char *name, size_t len) {
+  for (int i = 0; i < s->ncols; i++)
+    if (strlen(s->cols[i].name) == len && strncasecmp(s->cols[i].name, name, len) == 0) return i;
+  return -1;
+}
+
+static int set_columns(dp_schema *sch, int **idx, int n, const int *cols, const dp_schema *in) {
+  *idx = malloc(((size_t)n + 1) * sizeof **idx);
+  sch->cols = malloc(((size_t)n + 1) * sizeof *sch->cols);
+  if (!*idx || !sch->cols) return DIPPER_NOMEM;
+  sch->ncols = n;
+  for (int i = 0; i < n; i++) {
+    (*idx)[i] = cols[i];
+    sch->cols[i] = in->cols[cols[i]];
+  }
+  return DIPPER_OK;
+}
+
+/* Value columns, key columns and the writable metadata of the input. */
+static int sink_columns(dp_sink *k, kafka_sink *ks) {
+  const dp_table_def *t = k->table;
+  const dp_schema *in = k->schema;
+  int n = in->ncols;
+  int *cols = malloc(((size_t)n + 1) * sizeof *cols);
+  if (!cols) return DIPPER_NOMEM;
+  int nkey = 0, nvalue = 0, rc = DIPPER_OK;
+  ks->ts_col = ks->headers_col = -1;
+  /* the key: 'key.fields', else the primary key */
+  const char *fields = dp_table_option(t, "key.fields", NULL);
+  if (fields) {
+    for (const char *p = fields; *p && rc == DIPPER_OK;) {
+      size_t len = strcspn(p, ";");
+      int c = input_col(in, p, len);
+      if (c < 0) {
+        char name[160];
+        snprintf(name, sizeof name, "%.*s", (int)len, p);
+        rc = sink_fail(k, DIPPER_NAME, "key field `%s` is not a written column",
+                       name);
+      } else {
+        cols[nkey++] = c;
+      }
+      p += len + (p[len] == ';');
+    }
+  } else {
+    for (int i = 0; i < t->npk; i++) {
+      int c = dp_schema_find(in, t->schema.cols[t->pk[i]].name);
+      if (c >= 0) cols[nkey++] = c;
+    }
+  }
+  if (rc == DIPPER_OK) rc = set_columns(&ks->key_schema, &ks->key_cols, nkey, cols, in);
+  bool except_key =
+      strcasecmp(dp_table_option(t, "value.fields-include", "ALL"), "EXCEPT_KEY") == 0;
+  for (int i = 0; i < n && rc == DIPPER_OK; i++) {
+    int tc = dp_schema_find(&t->schema, in->cols[i].name);
+    if (tc >= 0 && t->cols[tc].kind == DP_CK_METADATA) {
+      const char *key = t->cols[tc].metadata_key ? t->cols[tc].metadata_key : in->cols[i].name;
+      if (strcasecmp(key, "timestamp") == 0) ks->ts_col = i;
+      if (strcasecmp(key, "headers") == 0) ks->headers_col = i;
+      continue;
+    }
+    if (tc >= 0 && t->cols[tc].kind == DP_CK_COMPUTED) continue;
+    bool is_key = false;
+    for (int j = 0; j < nkey; j++) is_key |= ks->key_cols[j] == i;
+    if (except_key && is_key) continue;
+    cols[nvalue++] = i;
+  }
+  if (rc == DIPPER_OK) rc = set_columns(&ks->value_schema, &ks->value_cols, nvalue, cols, in);
+  free(cols);
+  if (rc != DIPPER_OK) return rc;
+  ks->nkey = nkey;
+  ks->nvalue = nvalue;
+  if (ks->value_fmt == FMT_RAW &&
+      (nvalue != 1 || (ks->value_schema.cols[0].type->kind != DP_T_STRING &&
+                       ks->value_schema.cols[0].type->kind != DP_T_BYTES)))
+    return sink_fail(k, DIPPER_UNSUPPORTED,
+                     "format 'raw' writes one STRING or BYTES column as the "
+                     "message; write one such column, or use format 'json' or 'csv'");
+  if (ks->key_fmt == FMT_RAW && nkey > 0 &&
+      (nkey != 1 || (ks->key_schema.cols[0].type->kind != DP_T_STRING &&
+                     ks->key_schema.cols[0].type->kind != DP_T_BYTES)))
+    return sink_fail(k, DIPPER_UNSUPPORTED,
+                     "key format 'raw' writes one STRING or BYTES key column; use "
+                     "'key.format' = 'json'");
+  return DIPPER_OK;
+}
+
+static int kafka_sink_open(dp_sink *k) {
+  if (!k->table)
+    return dp_error(k->diags, DIPPER_MISUSE, nowhere, "the Kafka sink needs a table definition");
+  kafka_sink *ks = calloc(1, sizeof *ks);
+  if (!ks) return DIPPER_NOMEM;
+  k->state = ks;
+  ks->topic = dp_table_option(k->table, "topic", "");
+  ks->value_fmt = fmt_kind(format_of(k->table));
+  ks->key_fmt = fmt_kind(dp_table_option(k->table, "key.format", "json"));
+  ks->csv_opts = dp_csv_default_options();
+  const char *delim = dp_table_option(k->table, "csv.field-delimiter",
+                                      dp_table_option(k->table, "value.csv.field-delimiter", NULL));
+  if (delim && delim[0]) ks->csv_opts.delimiter = delim[0] == '\\' && delim[1] == 't' ? '\t' : delim[0];
+  int rc = sink_columns(k, ks);
+  static const char *const defaults[] = {"client.id", "dipper", NULL};
+  rd_kafka_conf_t *conf = NULL;
+  if (rc == DIPPER_OK) rc = make_conf(k->diags, k->table, NULL, defaults, &conf);
+  if (rc == DIPPER_OK) {
+    rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
+    rd_kafka_conf_set_opaque(conf, ks);
+    char err[512];
+    ks->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+    if (!ks->rk) {
+      rd_kafka_conf_destroy(conf);
+      rc = sink_fail(k, DIPPER_OPTION, "cannot create the Kafka producer: %s", err);
+    }
+  }
+  if (rc == DIPPER_OK && !(ks->rkt = rd_kafka_topic_new(ks->rk, ks->topic, NULL)))
+    rc = sink_fail(k, DIPPER_OPTION, "cannot use topic '%s': %s", ks->topic,
+                   rd_kafka_err2str(rd_kafka_last_error()));
+  if (rc != DIPPER_OK) kafka_sink_close(k);
+  return rc;
+}
+
+/* Row `row` of the columns `cols` in format f, into out. */
+static int encode(kafka_sink *ks, kfmt f, const dp_batch *b, const int *cols, int n,
+                  const dp_schema *sch, int64_t row, dp_buf *out, bool *is_null) {
+  out->len = 0;
+  *is_null = false;
+  if (f == FMT_RAW) {
+    const dp_vector *v = b->cols[cols[0]];
+    if (dp_vector_is_null(v, row)) {
+      *is_null = true;
+      return DIPPER_OK;
+    }
+    size_t len;
+    const char *p = dp_vector_get_str(v, row, &len);
+    dp_buf_put(out, p, len);
+    return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+  }
+  dp_vector *view_cols[64];
+  dp_vector **vc = n <= 64 ? view_cols : malloc((size_t)n * sizeof *vc);
+  if (!vc) return DIPPER_NOMEM;
+  for (int i = 0; i < n; i++) vc[i] = b->cols[cols[i]];
+  dp_batch view = {sch, n, vc, b->nrows};
+  int rc = f == FMT_CSV ? dp_csv_encode_row(&view, row, &ks->csv_opts, out)
+                        : dp_json_encode_row(&view, row, out);
+  if (vc != view_cols) free(vc);
+  if (rc == DIPPER_OK && f == FMT_CSV)
+    while (out->len > 0 && (out->data[out->len - 1] == '\n' || out->data[out->len - 1] == '\r'))
+      out->len--;
+  if (rc == DIPPER_OK && out->oom) rc = DIPPER_NOMEM;
+  return rc;
+}
+
+static rd_kafka_headers_t *row_headers(const dp_vector *v, int64_t row) {
+  if (dp_vector_is_null(v, row)) return NULL;
+  int64_t a, z;
+  dp_vector_list_bounds(v, row, &a, &z);
+  rd_kafka_headers_t *h = rd_kafka_headers_new((size_t)(z - a));
+  if (!h) return NULL;
+  const dp_vector *keys = v->children[0]->children[0], *vals = v->children[0]->children[1];
+  for (int64_t i = a; i < z; i++) {
+    size_t klen, vlen = 0;
+    const char *key = dp_vector_get_str(keys, i, &klen);
+    bool null_val = dp_vector_is_null(vals, i);
+    const char *val = null_val ? NULL : dp_vector_get_str(vals, i, &vlen);
+    rd_kafka_header_add(h, key, (ssize_t)klen, val, null_val ? 0 : (ssize_t)vlen);
+  }
+  return h;
+}
+
+static int kafka_sink_write(dp_sink *k, int64_t batch_id, const dp_batch *b) {
+  (void)batch_id;
+  kafka_sink *ks = k->state;
+  for (int64_t r = 0; r < b->nrows; r++) {
+    bool value_null = false, key_null = true;
+    int rc = encode(ks, ks->value_fmt, b, ks->value_cols, ks->nvalue, &ks->value_schema, r,
+                    &ks->value, &value_null);
+    if (rc == DIPPER_OK && ks->nkey > 0)
+      rc = encode(ks, ks->key_fmt, b, ks->key_cols, ks->nkey, &ks->key_schema, r, &ks->key,
+                  &key_null);
+    if (rc != DIPPER_OK) return rc;
+    int64_t ts_ms = 0;
+    if (ks->ts_col >= 0 && !dp_vector_is_null(b->cols[ks->ts_col], r)) {
+      int64_t us = dp_vector_get_i64(b->cols[ks->ts_col], r);
+      ts_ms = us >= 0 ? us / 1000 : -((-us + 999) / 1000);
+    }
+    rd_kafka_headers_t *hdrs =
+        ks->headers_col >= 0 ? row_headers(b->cols[ks->headers_col], r) : NULL;
+    for (;;) {
+      rd_kafka_resp_err_t err = rd_kafka_producev(
+          ks->rk, RD_KAFKA_V_RKT(ks->rkt), RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
+          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+          RD_KAFKA_V_VALUE(value_null ? NULL : ks->value.data, value_null ? 0 : ks->value.len),
+          RD_KAFKA_V_KEY(key_null ? NULL : ks->key.data, key_null ? 0 : ks->key.len),
+          RD_KAFKA_V_TIMESTAMP(ts_ms), RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
+      if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break; /* the producer owns hdrs now */
+      if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+        rd_kafka_poll(ks->rk, 100); /* deliveries make room */
+        continue;
+      }
+      if (hdrs) rd_kafka_headers_destroy(hdrs);
+      return sink_fail(k, DIPPER_IO, "cannot send a message to topic '%s': %s",
+                       ks->topic, rd_kafka_err2str(err));
+    }
+  }
+  rd_kafka_poll(ks->rk, 0);
+  return DIPPER_OK;
+}
+
+static int kafka_sink_commit(dp_sink *k, int64_t batch_id) {
+  kafka_sink *ks = k->state;
+  rd_kafka_resp_err_t err = rd_kafka_flush(ks->rk, FLUSH_TIMEOUT_MS);
+  if (err)
+    return dp_error(k->diags, DIPPER_TIMEOUT, nowhere,
+                    "table `%s`: %d message(s) of batch %lld were not delivered to topic '%s' "
+                    "within %d s; is the broker up?",
+                    k->table->name, rd_kafka_outq_len(ks->rk), (long long)batch_id, ks->topic,
+                    FLUSH_TIMEOUT_MS / 1000);
+  if (ks->failed > 0) {
+    int64_t n = ks->failed;
+    ks->failed = 0;
+    return dp_error(k->diags, DIPPER_IO, nowhere,
+                    "table `%s`: %lld message(s) of batch %lld could not be delivered to topic "
+                    "'%s': %s",
+                    k->table->name, (long long)n, (long long)batch_id, ks->topic, ks->first_error);
+  }
+  return DIPPER_OK;
+}
+
+const dp_sink_class dp_sink_kafka = {
+    .name = "kafka",
+    .open = kafka_sink_open,
+    .write = kafka_sink_write,
+    .commit = kafka_sink_commit,
+    .close = kafka_sink_close,
+};
