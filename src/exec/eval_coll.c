@@ -83,11 +83,7 @@ static int k_coll(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n, 
         int64_t dup = -1;
         for (int64_t q = first; q < keys->length && dup < 0; q++)
           if (dp_vector_row_equal(keys, q, args[k].v, dp_ev_row(&args[k], i))) dup = q;
-        if (dup >= 0) {
-          /* rebuild is rare: overwrite by appending a copy is not possible in
-          ** place, so skip the earlier pair's value by checking later pairs first */
-          continue;
-        }
+        if (dup >= 0) continue; /* written already, with its last value (below) */
         int last = k;
         for (int q = k + 2; q + 1 < nargs; q += 2)
           if (dp_vector_row_equal(args[q].v, dp_ev_row(&args[q], i), args[k].v, dp_ev_row(&args[k], i)))
