@@ -12,6 +12,7 @@
 #include "exec/eval.h"
 
 #define HT_MIN_SLOTS 64u
+#define PREFETCH_AHEAD 16
 #define HT_NULL_HASH UINT64_C(0x5bd1e9955bd1e995)
 #define HT_K1 UINT64_C(0x9e3779b97f4a7c15)
 #define HT_K2 UINT64_C(0xbf58476d1ce4e5b9)
@@ -325,6 +326,24 @@ int dp_ht_find_or_insert(dp_hashtable *ht, const dp_vector *const *cols, const u
   for (int64_t k = 0; k < n; k++) {
     int64_t row = rows ? rows[k] : k;
     uint64_t hash = hashes[row];
+#if defined(__GNUC__)
+    /* The slots of a big table miss the cache: ask for the slot of a row a
+    ** few probes ahead while this one is compared. */
+    if (k + PREFETCH_AHEAD < n) {
+      int64_t ahead = rows ? rows[k + PREFETCH_AHEAD] : k + PREFETCH_AHEAD;
+      __builtin_prefetch(&ht->slots[hashes[ahead] & (ht->nslots - 1)]);
+      /* Halfway there, the slot is in cache: ask for the key it names. */
+      int64_t half = rows ? rows[k + PREFETCH_AHEAD / 2] : k + PREFETCH_AHEAD / 2;
+      uint64_t e = ht->slots[hashes[half] & (ht->nslots - 1)];
+      if (e) {
+        int64_t id = (int64_t)(e & 0xffffffffu) - 1;
+        for (int c = 0; c < ht->nkeys && c < 4; c++) {
+          int w = dp_phys_width(ht->keys[c]->phys);
+          if (w) __builtin_prefetch((const char *)ht->keys[c]->values + (size_t)id * (size_t)w);
+        }
+      }
+    }
+#endif
     int64_t id = dp_ht_find(ht, cols, hash, row);
     if (id < 0) {
       rc = add_group(ht, cols, row, hash, &id);

@@ -26,9 +26,16 @@
 #include "exec/hashtable.h"
 #include "exec/window_int.h"
 
+/* Input rows per output batch of HOP and CUMULATE: their output is several
+** times the input, and small batches stay in cache on the way up. */
+#define EXPAND_CHUNK 16384
+
 typedef struct window_state {
   dp_batch out;          /* input columns (borrowed or gathered) + the 3 window columns */
-  dp_vector **gathered;  /* per input column: our copy when rows were repeated or dropped */
+  dp_vector **gathered;  /* per input column: our copy when rows were repeated or dropped
+                            (kept across calls: cleared, not freed) */
+  dp_batch *in;          /* the child's batch being expanded (borrowed), or NULL */
+  int64_t pos;           /* its next row */
   dp_vector *wcols[3];   /* window_start, window_end, window_time */
   int64_t *sel;          /* source row of each output row */
   int64_t sel_cap;
@@ -93,7 +100,7 @@ int dp_window_max_per_row(const dp_window_spec *w) {
   return 1;
 }
 
-static void free_owned(window_state *st, int ninput) {
+static void free_gathered(window_state *st, int ninput) {
   for (int c = 0; c < ninput; c++) {
     dp_vector_free(st->gathered[c]);
     st->gathered[c] = NULL;
@@ -161,19 +168,25 @@ static int window_next(dp_op *op, dp_batch **out) {
   const dp_window_spec *w = &p->u.window;
   int ninput = p->schema.ncols - 3;
   *out = NULL;
-  free_owned(st, ninput);
   dp_op *child = op->children[0];
-  dp_batch *in = NULL;
   int rc;
-  for (;;) {
-    rc = child->cls->next(child, &in);
-    if (rc != DIPPER_OK || !in) return rc;
-    if (in->nrows > 0) break;
+  while (!st->in || st->pos >= st->in->nrows) {
+    st->in = NULL;
+    st->pos = 0;
+    dp_batch *next = NULL;
+    rc = child->cls->next(child, &next);
+    if (rc != DIPPER_OK || !next) return rc;
+    if (next->nrows > 0) {
+      st->in = next;
+      op->metrics.rows_in += next->nrows;
+    }
   }
-  op->metrics.rows_in += in->nrows;
-  int64_t nin = in->nrows;
+  dp_batch *in = st->in;
+  int64_t from = st->pos, nin = in->nrows - from;
+  if ((w->kind == DP_WIN_HOP || w->kind == DP_WIN_CUMULATE) && nin > EXPAND_CHUNK) nin = EXPAND_CHUNK;
+  st->pos = from + nin;
   const dp_vector *tv = in->cols[w->time_col];
-  const int64_t *ts = tv->values;
+  const int64_t *ts = (const int64_t *)tv->values + from;
   bool has_nulls = tv->validity != NULL;
 
   dp_vector *gapv = NULL;
@@ -192,12 +205,12 @@ static int window_next(dp_op *op, dp_batch **out) {
   switch (w->kind) {
   case DP_WIN_TUMBLE:
     for (int64_t i = 0; i < nin; i++) {
-      if (has_nulls && !dp_bit_get(tv->validity, i)) {
+      if (has_nulls && !dp_bit_get(tv->validity, from + i)) {
         identity = false;
         continue;
       }
       int64_t s = dp_window_tumble_start(ts[i], w->size, w->offset);
-      st->sel[n] = i;
+      st->sel[n] = from + i;
       ws[n] = s;
       we[n] = s + w->size;
       wt[n] = s + w->size - 1;
@@ -208,13 +221,13 @@ static int window_next(dp_op *op, dp_batch **out) {
     for (int64_t i = 0; i < nin; i++) {
       int64_t gap = w->gap;
       if (gapv) {
-        gap = dp_vector_is_null(gapv, i) ? 0 : dp_vector_get_i64(gapv, i);
+        gap = dp_vector_is_null(gapv, from + i) ? 0 : dp_vector_get_i64(gapv, from + i);
       }
-      if ((has_nulls && !dp_bit_get(tv->validity, i)) || gap <= 0) {
+      if ((has_nulls && !dp_bit_get(tv->validity, from + i)) || gap <= 0) {
         identity = false;
         continue;
       }
-      st->sel[n] = i;
+      st->sel[n] = from + i;
       ws[n] = ts[i];
       we[n] = ts[i] + gap;
       wt[n] = ts[i] + gap - 1;
@@ -224,12 +237,12 @@ static int window_next(dp_op *op, dp_batch **out) {
   case DP_WIN_HOP:
     identity = false;
     for (int64_t i = 0; i < nin; i++) {
-      if (has_nulls && !dp_bit_get(tv->validity, i)) continue;
+      if (has_nulls && !dp_bit_get(tv->validity, from + i)) continue;
       int64_t last = dp_window_tumble_start(ts[i], w->slide, w->offset);
       int64_t first = last - (int64_t)(per_row - 1) * w->slide;
       for (int64_t s = first; s <= last; s += w->slide) {
         if (s + w->size <= ts[i]) continue; /* size not a multiple of slide */
-        st->sel[n] = i;
+        st->sel[n] = from + i;
         ws[n] = s;
         we[n] = s + w->size;
         wt[n] = s + w->size - 1;
@@ -240,11 +253,11 @@ static int window_next(dp_op *op, dp_batch **out) {
   case DP_WIN_CUMULATE:
     identity = false;
     for (int64_t i = 0; i < nin; i++) {
-      if (has_nulls && !dp_bit_get(tv->validity, i)) continue;
+      if (has_nulls && !dp_bit_get(tv->validity, from + i)) continue;
       int64_t s = dp_window_tumble_start(ts[i], w->size, w->offset);
       for (int64_t e = s + w->slide; e <= s + w->size; e += w->slide) {
         if (e <= ts[i]) continue;
-        st->sel[n] = i;
+        st->sel[n] = from + i;
         ws[n] = s;
         we[n] = e;
         wt[n] = e - 1;
@@ -255,12 +268,14 @@ static int window_next(dp_op *op, dp_batch **out) {
   }
   dp_vector_free(gapv);
   for (int k = 0; k < 3; k++) st->wcols[k]->length = n;
-  if (identity && n == nin) {
+  if (identity && n == in->nrows) {
     for (int c = 0; c < ninput; c++) st->out.cols[c] = in->cols[c];
   } else {
     for (int c = 0; c < ninput; c++) {
-      st->gathered[c] = dp_vector_new(in->cols[c]->type, n);
-      if (!st->gathered[c]) return DIPPER_NOMEM;
+      if (st->gathered[c])
+        dp_vector_clear(st->gathered[c]);
+      else if (!(st->gathered[c] = dp_vector_new(in->cols[c]->type, n)))
+        return DIPPER_NOMEM;
       rc = dp_ht_gather(st->gathered[c], in->cols[c], st->sel, n);
       if (rc) return rc;
       st->out.cols[c] = st->gathered[c];
@@ -276,7 +291,7 @@ static int window_next(dp_op *op, dp_batch **out) {
 static void window_close(dp_op *op) {
   window_state *st = op->state;
   if (!st) return;
-  if (st->gathered) free_owned(st, op->plan->schema.ncols - 3);
+  if (st->gathered) free_gathered(st, op->plan->schema.ncols - 3);
   for (int k = 0; k < 3; k++) dp_vector_free(st->wcols[k]);
   free(st->gathered);
   free(st->out.cols);
