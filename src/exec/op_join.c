@@ -21,6 +21,11 @@
 **                  RIGHT with the stream on the right.
 ** A join of two streams is refused at open (a time-bounded join is not
 ** implemented by this engine yet).
+**
+** Temporal joins (FOR SYSTEM_TIME AS OF) over a bounded right side: of the
+** matches of a left row, the one whose version time (the right side's
+** event-time column) is the latest at or before the AS OF time; without such
+** a column every match counts (a lookup join).
 */
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +44,8 @@ typedef struct join_state {
   bool probe_outer;    /* unmatched probe rows leave padded */
   bool build_outer;    /* unmatched build rows leave padded, at the end */
   bool semi;           /* SEMI/ANTI: output = probe rows only */
+  int version_col;     /* temporal join: the build side's version time column, or -1 */
+  dp_vector *as_of;    /* temporal join: FOR SYSTEM_TIME AS OF over the probe rows */
 
   dp_batch *build;     /* every build-side row */
   dp_rowhash index;    /* build row id -> hash of its keys */
@@ -116,6 +123,42 @@ static int check_pairs(dp_op *op) {
   return DIPPER_OK;
 }
 
+/* Temporal join: of the pairs of each probe row keep the one whose version
+** time is the latest at or before the row's AS OF time (none when every
+** version is newer).  Pairs come grouped by probe row, in order. */
+static int pick_versions(dp_op *op) {
+  join_state *st = op->state;
+  if (!st->as_of) {
+    int rc = dp_eval(op->ex, op->plan->u.join.as_of, st->probe, &st->as_of);
+    if (rc) return rc;
+  }
+  const dp_vector *vt = st->build->cols[st->version_col];
+  int64_t n = 0;
+  for (int64_t k = 0; k < st->npairs;) {
+    int64_t r = st->pi[k], e = k, best = -1, best_t = 0;
+    while (e < st->npairs && st->pi[e] == r) e++;
+    if (!dp_vector_is_null(st->as_of, r)) {
+      int64_t at = dp_vector_get_i64(st->as_of, r);
+      for (int64_t j = k; j < e; j++) {
+        int64_t b = st->bi[j];
+        if (dp_vector_is_null(vt, b)) continue;
+        int64_t t = dp_vector_get_i64(vt, b);
+        if (t <= at && (best < 0 || t >= best_t)) {
+          best = b;
+          best_t = t;
+        }
+      }
+    }
+    if (best >= 0) {
+      st->pi[n] = r;
+      st->bi[n++] = best;
+    }
+    k = e;
+  }
+  st->npairs = n;
+  return DIPPER_OK;
+}
+
 /* Rows of the probe side per slice: a nested loop makes |build| pairs per
 ** probe row, so its slices shrink to keep the pair list near one chunk. */
 static int64_t slice_rows(const join_state *st) {
@@ -157,6 +200,7 @@ static int probe_slice(dp_op *op, int64_t start, int64_t end) {
         if ((rc = add_pair(st, r, b))) return rc;
   }
   if ((rc = check_pairs(op))) return rc;
+  if (st->version_col >= 0 && (rc = pick_versions(op))) return rc;
   for (int64_t k = 0; k < st->npairs; k++) {
     st->probe_hit[st->pi[k] - start] = 1;
     if (st->build_outer) st->build_hit[st->bi[k]] = 1;
@@ -254,6 +298,8 @@ static int join_end_batch(dp_op *op) {
   join_state *st = op->state;
   st->drained = false;
   if (!st->bounded || st->done) {
+    dp_vector_free(st->as_of);
+    st->as_of = NULL;
     dp_batch_clear(st->probe);
     st->probe_cursor = 0;
   }
@@ -299,10 +345,19 @@ static int join_setup(dp_op *op) {
   const char *kname = st->kind == DP_J_INNER ? "INNER" : st->kind == DP_J_LEFT ? "LEFT"
                     : st->kind == DP_J_RIGHT ? "RIGHT" : st->kind == DP_J_FULL ? "FULL"
                     : st->kind == DP_J_SEMI ? "SEMI" : st->kind == DP_J_ANTI ? "ANTI" : "CROSS";
-  if (p->u.join.as_of)
-    return dp_error(ex->diags, DIPPER_UNSUPPORTED, p->span,
-                    "the embedded engine does not run temporal joins (FOR SYSTEM_TIME AS OF) "
-                    "yet; join on the key and filter on the validity period instead");
+  /* A temporal join reads the versions of a bounded right side: each left
+  ** row meets the version valid at its AS OF time.  A right side without an
+  ** event-time column holds one version per row (a lookup join). */
+  st->version_col = -1;
+  if (p->u.join.as_of) {
+    if (!R->props.bounded)
+      return dp_error(ex->diags, DIPPER_UNSUPPORTED, p->span,
+                      "the embedded engine runs temporal joins (FOR SYSTEM_TIME AS OF) only "
+                      "against a bounded versioned table yet; read the versions from a file, "
+                      "or run in batch mode (SET 'execution.runtime-mode' = 'batch')");
+    for (int c = 0; R->props.time_attr && c < R->schema.ncols && st->version_col < 0; c++)
+      if (R->props.time_attr[c] >= 0) st->version_col = c;
+  }
   if (!L->props.bounded && !R->props.bounded)
     return dp_error(ex->diags, DIPPER_UNSUPPORTED, p->span,
                     "the embedded engine does not run a %s JOIN of two streams yet; make one "
@@ -374,6 +429,7 @@ static void join_close(dp_op *op) {
   dp_batch_free(st->cand);
   dp_batch_free(st->out);
   dp_rowhash_free(&st->index);
+  dp_vector_free(st->as_of);
   free(st->build_hit);
   free(st->probe_hit);
   free(st->pi);

@@ -3,6 +3,8 @@
 ** and duplicate keys, residual conditions, nested loops, and the refusal of
 ** a join of two streams.
 */
+#include <unistd.h>
+
 #include "rows_harness.h"
 #include "test.h"
 
@@ -81,6 +83,50 @@ TEST(join_keys_of_strings_and_several_columns) {
                      "JOIN (VALUES ('p', 1, 'one'), ('q', 1, 'two'), ('q', 2, 'three')) AS b(s, i, z) "
                      "ON a.s = b.s AND a.i = b.i", true),
             "10, 'one'\n30, 'two'\n");
+}
+
+/* Write `text` to dir/name; returns false on failure. */
+static bool write_file(const char *dir, const char *name, const char *text) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  if (!f) return false;
+  fputs(text, f);
+  return fclose(f) == 0;
+}
+
+TEST(temporal_join_picks_the_version_valid_at_the_row_time) {
+  char dir[] = "/tmp/dipper-join-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  CHECK(write_file(dir, "rates.json",
+                   "{\"cur\": \"EUR\", \"rate\": 1.10, \"ut\": \"2024-01-01 00:00:00\"}\n"
+                   "{\"cur\": \"EUR\", \"rate\": 1.20, \"ut\": \"2024-01-01 00:10:00\"}\n"
+                   "{\"cur\": \"USD\", \"rate\": 1.00, \"ut\": \"2024-01-01 00:05:00\"}\n"));
+  CHECK(write_file(dir, "orders.json",
+                   "{\"id\": 1, \"cur\": \"EUR\", \"ot\": \"2024-01-01 00:05:00\"}\n"
+                   "{\"id\": 2, \"cur\": \"EUR\", \"ot\": \"2024-01-01 00:10:00\"}\n"
+                   "{\"id\": 3, \"cur\": \"USD\", \"ot\": \"2024-01-01 00:01:00\"}\n"
+                   "{\"id\": 4, \"cur\": \"GBP\", \"ot\": \"2024-01-01 00:01:00\"}\n"));
+  char sql[4096];
+  snprintf(sql, sizeof sql,
+           "SET 'execution.runtime-mode' = 'batch';\n"
+           "CREATE TABLE rates (cur STRING, rate DECIMAL(5, 2), ut TIMESTAMP(3),\n"
+           "  WATERMARK FOR ut AS ut - INTERVAL '1' SECOND, PRIMARY KEY (cur) NOT ENFORCED)\n"
+           "  WITH ('connector' = 'filesystem', 'path' = '%s/rates.json', 'format' = 'json');\n"
+           "CREATE TABLE orders (id INT, cur STRING, ot TIMESTAMP(3),\n"
+           "  WATERMARK FOR ot AS ot - INTERVAL '1' SECOND)\n"
+           "  WITH ('connector' = 'filesystem', 'path' = '%s/orders.json', 'format' = 'json');\n"
+           "SELECT o.id, r.rate FROM orders o LEFT JOIN rates FOR SYSTEM_TIME AS OF o.ot AS r\n"
+           "  ON o.cur = r.cur;\n",
+           dir, dir);
+  /* 1 sees the 00:00 EUR rate, 2 the 00:10 one; USD starts after 3's time. */
+  CHECK_STR(run_rows(sql, true), "1, 1.10\n2, 1.20\n3, NULL\n4, NULL\n");
+  char path[512];
+  snprintf(path, sizeof path, "%s/rates.json", dir);
+  remove(path);
+  snprintf(path, sizeof path, "%s/orders.json", dir);
+  remove(path);
+  rmdir(dir);
 }
 
 int main(void) { return RUN_TESTS(); }

@@ -6,7 +6,8 @@
 ** does), or through several micro-batches.  Rows come back as text, one
 ** line per row, cells formatted as SQL literals and joined by ", ".
 **
-** The sources are VALUES lists, which need no connector.
+** The sources are VALUES lists, which need no connector, or files (the
+** scans are planned to read to their end before each batch).
 */
 #ifndef DP_ROWS_HARNESS_H
 #define DP_ROWS_HARNESS_H
@@ -75,10 +76,21 @@ static inline void harness_end_batch(dp_op *op, void *user) {
   if (op->cls && op->cls->end_batch && !h->rc) h->rc = op->cls->end_batch(op);
 }
 
+static inline void harness_plan_scan(dp_op *op, void *user) {
+  harness *h = user;
+  bool data = false, ended = false;
+  if (op->cls == &dp_op_scan && !h->rc) h->rc = dp_scan_plan(op, 0, true, &data, &ended);
+}
+
 /* Run one micro-batch, appending its rows to h->out.  Returns a code. */
 static inline int harness_batch(harness *h, bool final, int64_t watermark) {
   h->ex.final = final;
   h->ex.watermark = watermark;
+  dp_op_walk(h->root, harness_plan_scan, h);
+  if (h->rc) {
+    harness_print_diags(h);
+    return h->rc;
+  }
   for (;;) {
     dp_batch *b = NULL;
     if ((h->rc = h->root->cls->next(h->root, &b))) {
