@@ -98,7 +98,7 @@ int dp_ev_finish_nulls(dp_vector *out, const dp_ev_arg *args, int nargs, int64_t
     if (args[k].is_const || !v->validity || v->null_count == 0) continue;
     for (size_t b = 0; b < bytes; b++) out->validity[b] &= v->validity[b];
   }
-  /* bits past n stay set by ensure_validity's tail mask, so they are not counted */
+  /* ensure_validity left the bits past n clear, so only rows < n are counted */
   int64_t valid = 0;
   for (size_t b = 0; b < bytes; b++) valid += __builtin_popcount(out->validity[b]);
   out->null_count = n - valid;
@@ -415,9 +415,18 @@ int dp_ev_eval(dp_ev *c, const dp_expr *e, dp_ev_arg *out) {
 
 /* e over the rows sel[0..n) of the batch: a vector of n rows. */
 static int eval_on_rows(dp_ev *c, const dp_expr *e, const int64_t *sel, int64_t n, dp_vector **out) {
-  dp_batch *sub = dp_batch_new(c->in->schema, n);
+  /* the sub-batch is built from the columns themselves: an operator's batch
+  ** need not carry a schema */
+  dp_batch *sub = calloc(1, sizeof *sub);
   if (!sub) return DIPPER_NOMEM;
-  int rc = dp_batch_take(c->in, sel, n, sub);
+  sub->schema = c->in->schema;
+  sub->ncols = c->in->ncols;
+  sub->cols = calloc((size_t)(sub->ncols ? sub->ncols : 1), sizeof *sub->cols);
+  int rc = sub->cols ? DIPPER_OK : DIPPER_NOMEM;
+  for (int k = 0; k < sub->ncols && !rc; k++)
+    if (!(sub->cols[k] = dp_ev_new(c->in->cols[k]->type, n))) rc = DIPPER_NOMEM;
+  if (!rc) rc = dp_batch_take(c->in, sel, n, sub);
+  sub->nrows = n;
   if (!rc) {
     dp_ev sc = {c->ex, sub, n};
     dp_ev_arg a;
@@ -440,7 +449,9 @@ static int eval_on_rows(dp_ev *c, const dp_expr *e, const int64_t *sel, int64_t 
       }
     }
   }
-  dp_batch_free(sub);
+  for (int k = 0; sub->cols && k < sub->ncols; k++) dp_vector_free(sub->cols[k]);
+  free(sub->cols);
+  free(sub);
   return rc;
 }
 

@@ -389,7 +389,8 @@ static int k_time(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n, 
   dp_ev_unit unit = DP_EV_U_NONE;
   if (id == DP_F_EXTRACT || id == DP_F_TIMESTAMPADD || id == DP_F_TIMESTAMPDIFF) unit = unit_arg(&args[0]);
   for (int64_t i = 0; i < n && !rc; i++) {
-    if (dp_ev_any_null(args, nargs, i)) {
+    /* CURRENT_WATERMARK's argument only names the rowtime: its value does not matter */
+    if (id != DP_F_CURRENT_WATERMARK && dp_ev_any_null(args, nargs, i)) {
       rc = dp_vector_append_null(v);
       continue;
     }
