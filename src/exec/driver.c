@@ -209,6 +209,7 @@ static int run_batch(dp_driver *dr, bool final, int64_t watermark) {
   ex->batch_id = dr->progress.batch_id + 1;
   ex->watermark = watermark;
   ex->final = final;
+  ex->batch_start_time = dp_wall_micros();
   int64_t t0 = dp_mono_micros();
   int64_t in_before = input_rows(dr);
   int64_t out_rows = 0;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dipper.h"
 #include "test.h"
@@ -399,6 +400,29 @@ TEST(spark_engine_is_not_built_yet) {
   dipper_program *prog = compile(db, "SELECT 1");
   CHECK_EQ(dipper_run(prog, NULL, NULL), DIPPER_UNSUPPORTED);
   CHECK_CONTAINS(dipper_errmsg(db), "Spark Connect backend is not built yet");
+  dipper_program_free(prog);
+  dipper_close(db);
+}
+
+/* CURRENT_TIMESTAMP reads the micro-batch's start time, set by the driver. */
+TEST(current_timestamp_is_the_batch_start) {
+  dipper *db = open_db();
+  dipper_program *prog = compile(
+      db, EVENTS_DDL "CREATE TABLE o (id BIGINT, ms BIGINT) WITH ('connector' = 'memory');\n"
+                     "INSERT INTO o SELECT id, UNIX_TIMESTAMP() FROM ev;");
+  dipper_query **qs = start(prog, 1);
+  if (qs) {
+    push(db, "ev", "{\"id\": 1}\n");
+    long long before = (long long)time(NULL);
+    step(db, qs[0]);
+    long long after = (long long)time(NULL);
+    const char *rows = fetch(db, "o");
+    long long id = 0, secs = 0;
+    CHECK_EQ(sscanf(rows, "%lld|%lld", &id, &secs), 2);
+    CHECK_EQ(id, 1);
+    CHECK(secs >= before && secs <= after);
+  }
+  dipper_query_free_all(qs, 1);
   dipper_program_free(prog);
   dipper_close(db);
 }
