@@ -12,7 +12,9 @@
 **
 ** At the end of the micro-batch's input, one output batch by output mode:
 **   append    a window aggregation emits the groups whose window_end ≤ the
-**             watermark, once, and drops them; others emit at the final batch;
+**             watermark, once, and drops them (a GROUP BY of an event-time
+**             column likewise when that time ≤ the watermark, rows at or
+**             below it being late); others emit at the final batch;
 **   update    the groups changed in this batch; windows whose end the
 **             watermark passed are dropped afterwards;
 **   complete  every group, every batch; nothing is dropped.
@@ -49,7 +51,9 @@ typedef struct agg_call_state {
 typedef struct agg_state {
   int ngroup, naggs;
   bool windowed, session;
-  int wstart, wend;          /* group key positions, or -1 */
+  bool evicts;               /* a window aggregation, or a GROUP BY with an event-time key */
+  int wstart, wend;          /* group key positions, or -1; wend is the event-time key
+                                of a plain GROUP BY that has one */
   int nkeys;                 /* hash table keys: every group key, or (session) the partition ones */
   int *key_of_group;         /* session: group position -> ht key, -1 for wstart/wend */
   dp_hashtable ht;
@@ -148,6 +152,19 @@ static int agg_open(dp_op *op) {
   st->wstart = st->windowed ? p->u.aggregate.wstart : -1;
   st->wend = st->windowed ? p->u.aggregate.wend : -1;
   st->session = st->windowed && p->u.aggregate.window->u.window.kind == DP_WIN_SESSION;
+  st->evicts = st->windowed;
+  /* GROUP BY an event-time column (Spark): a group is final once the
+  ** watermark reaches its time, like a window at its end. */
+  const int *time_attr = p->inputs[0]->props.time_attr;
+  for (int j = 0; !st->windowed && time_attr && j < st->ngroup; j++) {
+    int col = dp_expr_as_column(p->u.aggregate.group[j]);
+    if (col >= 0 && col < p->inputs[0]->schema.ncols && time_attr[col] >= 0 &&
+        dp_type_is_timestamp(p->u.aggregate.group[j]->type)) {
+      st->wend = j;
+      st->evicts = true;
+      break;
+    }
+  }
   int rc = DIPPER_NOMEM;
   size_t ng = (size_t)(st->ngroup > 0 ? st->ngroup : 1);
   st->gvec = calloc(ng, sizeof *st->gvec);
@@ -334,7 +351,7 @@ static int consume(dp_op *self, const dp_batch *in) {
   /* Late rows: their window was emitted or dropped already. */
   int64_t n = 0;
   /* Rows of the final batch are not late: it closes everything anyway. */
-  if (st->windowed && ex->watermark != DP_WATERMARK_NONE && !ex->final && ex->query->streaming &&
+  if (st->evicts && ex->watermark != DP_WATERMARK_NONE && !ex->final && ex->query->streaming &&
       st->wend >= 0) {
     const dp_vector *we = st->gvec[st->wend];
     for (int64_t r = 0; r < nin; r++)
@@ -561,7 +578,7 @@ static int emit(dp_op *op) {
   bool streaming = ex->query->streaming;
   unsigned mode = ex->output_mode ? ex->output_mode : DP_MODE_UPDATE;
   int64_t wm = ex->final ? DP_WATERMARK_END : ex->watermark;
-  bool have_wm = wm != DP_WATERMARK_NONE && st->windowed;
+  bool have_wm = wm != DP_WATERMARK_NONE && st->evicts;
   int64_t nemit = 0;
   bool any_dropped = false;
   for (int64_t g = 0; g < n; g++) {
@@ -580,7 +597,7 @@ static int emit(dp_op *op) {
     else if (mode & DP_MODE_UPDATE)
       out = st->changed[g] != 0;
     else /* append */
-      out = st->windowed ? closed : ex->final;
+      out = st->evicts ? closed : ex->final;
     if (out) st->emit[nemit++] = g;
     if (streaming && !(mode & DP_MODE_COMPLETE) && closed) {
       keep[g] = false;

@@ -401,6 +401,125 @@ TEST(session_update_mode_and_merge_within_a_batch) {
 }
 
 
+TEST(group_by_event_time_column_is_final_at_the_watermark) {
+  fixture fx;
+  CHECK(open_agg(&fx, DDL "SELECT ts, count(*) FROM bid GROUP BY ts;", DP_MODE_APPEND));
+  if (!fx.nops) return;
+  int64_t b1[] = {1, 1, SEC(1), 2, 2, SEC(1), 3, 3, SEC(3)};
+  CHECK(fixture_step(&fx, b1, 3, false) == NULL);
+  advance(&fx, SEC(3)); /* 2 s */
+  int64_t b2[] = {4, 4, SEC(2), 5, 5, SEC(4)};
+  dp_batch *out = fixture_step(&fx, b2, 2, false);
+  CHECK(out && out->nrows == 1);
+  if (out && out->nrows == 1) {
+    CHECK_EQ(cell_i64(out, 0, 0), SEC(1));
+    CHECK_EQ(cell_i64(out, 1, 0), 2);
+  }
+  CHECK_EQ(fx.top->metrics.late_dropped, 1); /* 2 s ≤ watermark 2 s */
+  CHECK_EQ(fx.top->metrics.state_rows, 2);
+  out = fixture_step(&fx, NULL, 0, true);
+  CHECK(out && out->nrows == 2);
+  fixture_close(&fx);
+}
+
+TEST(spark_window_legacy_tumble_and_cumulate) {
+  fixture fx;
+  CHECK(open_agg(&fx, DDL "SELECT auction, window.start, count(*) FROM bid GROUP BY auction, "
+                          "window(ts, '10 seconds', '5 seconds');",
+                 DP_MODE_APPEND));
+  if (fx.nops) {
+    int64_t b1[] = {1, 1, SEC(7), 1, 1, SEC(12)};
+    fixture_step(&fx, b1, 2, false);
+    dp_batch *out = fixture_step(&fx, NULL, 0, true);
+    /* [0,10): 1 row, [5,15): 2 rows, [10,20): 1 row */
+    CHECK(out && out->nrows == 3);
+    int64_t k[] = {1, SEC(5), SEC(15)};
+    int64_t r = out ? find_row(out, k, 3) : -1;
+    CHECK(r >= 0);
+    if (r >= 0) CHECK_EQ(cell_i64(out, 3, r), 2);
+    fixture_close(&fx);
+  }
+  CHECK(open_agg(&fx, DDL "SELECT auction, TUMBLE_START(ts, INTERVAL '5' SECOND), count(*) FROM bid "
+                          "GROUP BY auction, TUMBLE(ts, INTERVAL '5' SECOND);",
+                 DP_MODE_APPEND));
+  if (fx.nops) {
+    int64_t b1[] = {1, 1, SEC(7), 1, 1, SEC(9), 1, 1, SEC(10)};
+    fixture_step(&fx, b1, 3, false);
+    dp_batch *out = fixture_step(&fx, NULL, 0, true);
+    CHECK(out && out->nrows == 2);
+    int64_t k[] = {1, SEC(5), SEC(10)};
+    int64_t r = out ? find_row(out, k, 3) : -1;
+    CHECK(r >= 0);
+    if (r >= 0) CHECK_EQ(cell_i64(out, 3, r), 2);
+    fixture_close(&fx);
+  }
+  CHECK(open_agg(&fx, DDL "SELECT auction, window_start, window_end, count(*) FROM TABLE(CUMULATE(TABLE bid, "
+                          "DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '6' SECOND))" BYWIN,
+                 DP_MODE_APPEND));
+  if (fx.nops) {
+    int64_t b1[] = {1, 1, SEC(1), 1, 1, SEC(3), 1, 1, SEC(5)};
+    fixture_step(&fx, b1, 3, false);
+    dp_batch *out = fixture_step(&fx, NULL, 0, true);
+    CHECK(out && out->nrows == 3);
+    for (int e = 2; e <= 6; e += 2) {
+      int64_t k[] = {1, 0, SEC(e)};
+      int64_t r = out ? find_row(out, k, 3) : -1;
+      CHECK(r >= 0);
+      if (r >= 0) CHECK_EQ(cell_i64(out, 3, r), e / 2);
+    }
+    fixture_close(&fx);
+  }
+}
+
+TEST(session_gap_per_row) {
+  fixture fx;
+  CHECK(open_agg(&fx, DDL "SELECT auction, count(*) FROM bid GROUP BY auction, session_window(ts, CASE WHEN "
+                          "auction = 1 THEN INTERVAL '5' SECOND ELSE INTERVAL '1' SECOND END);",
+                 DP_MODE_APPEND));
+  if (!fx.nops) return;
+  /* 3 s apart: one session with a 5 s gap, two with a 1 s gap. */
+  int64_t b1[] = {1, 1, SEC(0), 1, 1, SEC(3), 2, 1, SEC(0), 2, 1, SEC(3)};
+  fixture_step(&fx, b1, 4, false);
+  dp_batch *out = fixture_step(&fx, NULL, 0, true);
+  CHECK(out && out->nrows == 3);
+  int64_t k1[] = {1, 0, SEC(8)}, k2[] = {2, 0, SEC(1)}, k3[] = {2, SEC(3), SEC(4)};
+  CHECK(out && find_row(out, k1, 3) >= 0 && find_row(out, k2, 3) >= 0 && find_row(out, k3, 3) >= 0);
+  fixture_close(&fx);
+}
+
+TEST(hop_expands_big_batches_in_chunks) {
+  fixture fx;
+  CHECK(fixture_open(&fx, DDL "SELECT * FROM TABLE(HOP(TABLE bid, DESCRIPTOR(ts), INTERVAL '2' SECOND, "
+                              "INTERVAL '10' SECOND));",
+                     DP_P_WINDOW, DP_P_WATERMARK, DP_MODE_APPEND));
+  if (!fx.nops) return;
+  enum { N = 40000 };
+  int64_t *cells = malloc(N * 3 * sizeof *cells);
+  for (int i = 0; i < N; i++) {
+    cells[i * 3] = i;
+    cells[i * 3 + 1] = 0;
+    cells[i * 3 + 2] = (int64_t)i * 1000;
+  }
+  dp_batch *out = fixture_step(&fx, cells, N, false);
+  int64_t total = 0, batches = 0, last_auction = -1;
+  bool ordered = true;
+  while (out) {
+    batches++;
+    for (int64_t r = 0; r < out->nrows; r++) {
+      int64_t a = cell_i64(out, 0, r);
+      if (a < last_auction) ordered = false;
+      last_auction = a;
+    }
+    total += out->nrows;
+    fx.top->cls->next(fx.top, &out);
+  }
+  CHECK_EQ(total, (int64_t)N * 5);
+  CHECK(batches > 1);
+  CHECK(ordered);
+  free(cells);
+  fixture_close(&fx);
+}
+
 /* ---- through the public API: memory source, micro-batches, memory sink ---- */
 
 /* Every row of the memory table as "v|v|..." lines, sorted, joined by ';'.
