@@ -9,9 +9,8 @@
 ** hash table compacts.
 **
 ** Semantics worth knowing: NULL arguments are skipped (COUNT(x) counts the
-** non-NULL ones); an empty group gives NULL except for COUNT and COLLECT's
-** empty array... COLLECT of no values gives an empty ARRAY, COUNT 0,
-** APPROX_COUNT_DISTINCT 0.  SUM of integers wraps on overflow like Spark's
+** non-NULL ones); a group without values gives NULL, except COUNT and
+** APPROX_COUNT_DISTINCT (0) and COLLECT (an empty ARRAY).  SUM of integers wraps on overflow like Spark's
 ** non-ANSI mode and Flink.  FIRST_VALUE / LAST_VALUE skip NULLs (Flink).
 ** APPROX_COUNT_DISTINCT is a HyperLogLog of 2^10 one-byte registers per
 ** group (standard error about 3%), with linear counting below 2.5 · 2^10, so

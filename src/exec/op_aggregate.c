@@ -350,9 +350,10 @@ static int consume(dp_op *self, const dp_batch *in) {
 
   /* Late rows: their window was emitted or dropped already. */
   int64_t n = 0;
-  /* Rows of the final batch are not late: it closes everything anyway. */
+  /* Rows of the final batch are not late: it closes everything anyway.  In
+  ** complete mode nothing is ever evicted, so nothing is late either (Spark). */
   if (st->evicts && ex->watermark != DP_WATERMARK_NONE && !ex->final && ex->query->streaming &&
-      st->wend >= 0) {
+      st->wend >= 0 && !(ex->output_mode & DP_MODE_COMPLETE)) {
     const dp_vector *we = st->gvec[st->wend];
     for (int64_t r = 0; r < nin; r++)
       if (dp_vector_get_i64(we, r) > ex->watermark) st->rows[n++] = r;

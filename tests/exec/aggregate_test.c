@@ -520,6 +520,50 @@ TEST(hop_expands_big_batches_in_chunks) {
   fixture_close(&fx);
 }
 
+TEST(approx_count_distinct_is_close_on_many_values) {
+  fixture fx;
+  CHECK(open_agg(&fx, DDL "SELECT auction, approx_count_distinct(price), count(DISTINCT price) FROM bid "
+                          "GROUP BY auction;",
+                 DP_MODE_UPDATE));
+  if (!fx.nops) return;
+  enum { N = 50000 };
+  int64_t *cells = malloc(N * 3 * sizeof *cells);
+  for (int i = 0; i < N; i++) {
+    cells[i * 3] = i % 2;
+    cells[i * 3 + 1] = (i * 7919) % 40000; /* 20000 distinct values per auction */
+    cells[i * 3 + 2] = SEC(1);
+  }
+  dp_batch *out = fixture_step(&fx, cells, N, false);
+  CHECK(out && out->nrows == 2);
+  for (int64_t r = 0; out && r < out->nrows; r++) {
+    int64_t exact = cell_i64(out, 2, r), approx = cell_i64(out, 1, r);
+    CHECK_EQ(exact, 20000);
+    CHECK(approx > 20000 * 0.9 && approx < 20000 * 1.1);
+  }
+  free(cells);
+  fixture_close(&fx);
+}
+
+TEST(complete_mode_keeps_windows_and_takes_late_rows) {
+  fixture fx;
+  CHECK(open_agg(&fx, DDL "SELECT auction, window_start, window_end, count(*), sum(price) " TUMBLE5 BYWIN,
+                 DP_MODE_COMPLETE));
+  if (!fx.nops) return;
+  int64_t b1[] = {1, 1, SEC(1), 1, 1, SEC(8)};
+  dp_batch *out = fixture_step(&fx, b1, 2, false);
+  CHECK(out && out->nrows == 2);
+  advance(&fx, SEC(20));
+  int64_t b2[] = {1, 1, SEC(2)};
+  out = fixture_step(&fx, b2, 1, false);
+  CHECK(out && out->nrows == 2);
+  int64_t k[] = {1, 0, SEC(5)};
+  int64_t r = out ? find_row(out, k, 3) : -1;
+  CHECK(r >= 0);
+  if (r >= 0) CHECK_EQ(cell_i64(out, 3, r), 2);
+  CHECK_EQ(fx.top->metrics.late_dropped, 0);
+  fixture_close(&fx);
+}
+
 /* ---- through the public API: memory source, micro-batches, memory sink ---- */
 
 /* Every row of the memory table as "v|v|..." lines, sorted, joined by ';'.
