@@ -1,0 +1,457 @@
+/*
+** nexmark_bench.c — the embedded engine end to end on the Nexmark queries:
+** q0 (pass-through), q1 (projection), q2 (filter), the windowed count at the
+** core of q5, and the seed pipeline (examples/payments_local.sql on datagen,
+** into a blackhole), each over N generated events.
+**
+**   scripts/bench --events N     or
+**   build/bench/bench_nexmark_bench [--events N] [--runs R] [--query NAME]...
+**
+** Each query runs through the public API (dipper_open, dipper_compile,
+** dipper_run) in a child process of its own, so that its peak RSS
+** (getrusage's ru_maxrss) is its own and a crash is reported, not fatal.
+** The SQL is read from bench/queries/ (nexmark.sql declares the source; the
+** 'events.num' / 'number-of-rows' option is rewritten to N).  The engine is
+** single-threaded, so events per second of CPU time (user + system) is the
+** per-core throughput; wall time is shown too, and differs on a busy
+** machine.  One more line, `source`, drives the nexmark generator alone (as
+** the scan does: plan, read 4096-row chunks, commit) to separate its cost
+** from the engine's.  With --runs R each query runs R times and the median
+** by CPU time is shown.
+*/
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/dipper_int.h"
+#include "connectors/connector.h"
+#include "core/vector.h"
+#include "dipper.h"
+
+#ifndef DIPPER_SOURCE_DIR
+#define DIPPER_SOURCE_DIR "."
+#endif
+
+typedef struct bench_query {
+  const char *name;
+  const char *files[2];  /* SQL files of bench/queries, compiled in order */
+  const char *what;
+  const char *published; /* Flink's per-core figure from the Nexmark project */
+} bench_query;
+
+static const bench_query queries[] = {
+    {"source", {"nexmark.sql", NULL}, "nexmark generator alone, no engine", "-"},
+    {"q0", {"nexmark.sql", "q0.sql"}, "pass-through into blackhole", "~155-175 K"},
+    {"q1", {"nexmark.sql", "q1.sql"}, "projection, price * 0.908", "~155-175 K"},
+    {"q2", {"nexmark.sql", "q2.sql"}, "filter MOD(auction, 123) = 0", "~155-175 K"},
+    {"q5_count", {"nexmark.sql", "q5_count.sql"}, "count per auction, HOP 10 s / 2 s",
+     "~22 K (all q5)"},
+    {"payments", {"payments.sql", NULL}, "seed pipeline on datagen, HOP sums", "-"},
+};
+#define NQUERIES (int)(sizeof queries / sizeof queries[0])
+
+/* What a child reports to the parent through a pipe. */
+typedef struct result {
+  int rc;
+  int64_t events;      /* rows the sources gave */
+  int64_t rows_out;
+  int64_t batches;
+  double wall_s, cpu_s;
+  long max_rss_kb;
+  char error[512];
+} result;
+
+/* ---- small helpers ---- */
+
+static double mono_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_s(const struct rusage *u) {
+  return (double)u->ru_utime.tv_sec + (double)u->ru_utime.tv_usec / 1e6 +
+         (double)u->ru_stime.tv_sec + (double)u->ru_stime.tv_usec / 1e6;
+}
+
+static char *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 4096, n = 0;
+  char *buf = malloc(cap);
+  size_t got;
+  while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+    n += got;
+    if (cap - n - 1 == 0) {
+      char *bigger = realloc(buf, cap * 2);
+      if (!bigger) {
+        free(buf);
+        buf = NULL;
+        break;
+      }
+      buf = bigger;
+      cap *= 2;
+    }
+  }
+  fclose(f);
+  if (buf) buf[n] = '\0';
+  *len = n;
+  return buf;
+}
+
+/* Replace the value of option `key` ('key' = '...') with `value`, in place
+** when it fits; returns the new text (maybe reallocated) or NULL. */
+static char *set_option(char *sql, const char *key, const char *value) {
+  char pattern[64];
+  snprintf(pattern, sizeof pattern, "'%s' = '", key);
+  char *at = strstr(sql, pattern);
+  if (!at) return sql;
+  char *start = at + strlen(pattern), *end = strchr(start, '\'');
+  if (!end) return sql;
+  size_t head = (size_t)(start - sql), tail = strlen(end), vlen = strlen(value);
+  char *out = malloc(head + vlen + tail + 1);
+  if (!out) return NULL;
+  memcpy(out, sql, head);
+  memcpy(out + head, value, vlen);
+  memcpy(out + head + vlen, end, tail + 1);
+  free(sql);
+  return out;
+}
+
+static void fail(result *r, int rc, const char *what, dipper *db) {
+  r->rc = rc ? rc : DIPPER_INTERNAL;
+  snprintf(r->error, sizeof r->error, "%s: %s", what,
+           db && dipper_errmsg(db)[0] ? dipper_errmsg(db) : dipper_strerror(r->rc));
+}
+
+/* Compile the query's files into db; NULL (and r->error) on failure. */
+static dipper_program *compile_query(const bench_query *q, const char *dir, long long events,
+                                     dipper *db, result *r) {
+  char *sql = NULL;
+  size_t total = 0;
+  for (int i = 0; i < 2 && q->files[i]; i++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, q->files[i]);
+    size_t n;
+    char *text = read_file(path, &n);
+    if (!text) {
+      r->rc = DIPPER_IO;
+      snprintf(r->error, sizeof r->error, "cannot read %.300s: %s", path, strerror(errno));
+      free(sql);
+      return NULL;
+    }
+    char *joined = realloc(sql, total + n + 2);
+    if (!joined) {
+      free(text);
+      free(sql);
+      fail(r, DIPPER_NOMEM, "reading the queries", NULL);
+      return NULL;
+    }
+    sql = joined;
+    memcpy(sql + total, text, n);
+    total += n;
+    sql[total++] = '\n';
+    sql[total] = '\0';
+    free(text);
+  }
+  char count[32];
+  snprintf(count, sizeof count, "%lld", events);
+  sql = set_option(sql, "events.num", count);
+  if (sql) sql = set_option(sql, "number-of-rows", count);
+  if (!sql) {
+    fail(r, DIPPER_NOMEM, "reading the queries", NULL);
+    return NULL;
+  }
+  dipper_program *prog = NULL;
+  int rc = dipper_compile(db, sql, (size_t)-1, q->files[q->files[1] ? 1 : 0], &prog);
+  free(sql);
+  if (rc != DIPPER_OK) {
+    fail(r, rc, "compile", db);
+    return NULL;
+  }
+  return prog;
+}
+
+/* ---- the measured runs ---- */
+
+static void on_progress(void *user, const dipper_progress *p) {
+  result *r = user;
+  r->events = p->total_input_rows;
+  r->rows_out = p->total_output_rows;
+  r->batches = p->batch_id + 1;
+}
+
+static void run_engine(const bench_query *q, const char *dir, long long events, result *r) {
+  dipper *db = NULL;
+  int rc = dipper_open(&db, NULL);
+  if (rc != DIPPER_OK) {
+    fail(r, rc, "open", NULL);
+    return;
+  }
+  dipper_program *prog = compile_query(q, dir, events, db, r);
+  if (prog) {
+    struct rusage u0, u1;
+    getrusage(RUSAGE_SELF, &u0);
+    double t0 = mono_s();
+    rc = dipper_run(prog, on_progress, r);
+    r->wall_s = mono_s() - t0;
+    getrusage(RUSAGE_SELF, &u1);
+    r->cpu_s = cpu_s(&u1) - cpu_s(&u0);
+    if (rc != DIPPER_OK) fail(r, rc, "run", db);
+    dipper_program_free(prog);
+  }
+  dipper_close(db);
+}
+
+/* The generator alone, read the way the scan reads it. */
+static void run_source(const bench_query *q, const char *dir, long long events, result *r) {
+  dipper *db = NULL;
+  int rc = dipper_open(&db, NULL);
+  if (rc != DIPPER_OK) {
+    fail(r, rc, "open", NULL);
+    return;
+  }
+  dipper_program *prog = compile_query(q, dir, events, db, r);
+  const dp_table_def *t = prog ? dp_catalog_table(db->catalog, "datagen") : NULL;
+  dp_arena *arena = dp_arena_new(0);
+  if (prog && (!t || !arena)) fail(r, DIPPER_INTERNAL, "the table `datagen` of nexmark.sql", db);
+  if (t && arena) {
+    dp_diags diags;
+    dp_diags_init(&diags, arena, "nexmark.sql", NULL, 0);
+    dp_schema scan = {0, dp_arena_calloc(arena, (size_t)t->schema.ncols, sizeof(dp_field))};
+    for (int i = 0; i < t->schema.ncols; i++)
+      if (t->cols[i].kind == DP_CK_PHYSICAL) scan.cols[scan.ncols++] = t->schema.cols[i];
+    dp_source src = {0};
+    src.cls = dp_source_find("nexmark");
+    src.db = db;
+    src.table = t;
+    src.schema = &scan;
+    src.diags = &diags;
+    dp_batch *b = dp_batch_new(&scan, 4096);
+    rc = src.cls && b ? src.cls->open(&src) : DIPPER_INTERNAL;
+    if (rc == DIPPER_OK) {
+      struct rusage u0, u1;
+      getrusage(RUSAGE_SELF, &u0);
+      double t0 = mono_s();
+      bool exhausted = false;
+      while (rc == DIPPER_OK && !exhausted) {
+        rc = src.cls->plan_batch(&src, INT64_C(1) << 20, &exhausted);
+        bool done = false;
+        while (rc == DIPPER_OK && !done) {
+          dp_batch_clear(b);
+          rc = src.cls->read(&src, b, 4096, &done);
+        }
+        if (rc == DIPPER_OK) rc = src.cls->commit(&src);
+        r->batches++;
+      }
+      r->wall_s = mono_s() - t0;
+      getrusage(RUSAGE_SELF, &u1);
+      r->cpu_s = cpu_s(&u1) - cpu_s(&u0);
+      r->events = r->rows_out = src.metrics.rows;
+      src.cls->close(&src);
+    }
+    if (rc != DIPPER_OK)
+      snprintf(r->error, sizeof r->error, "nexmark source: %s",
+               diags.count ? diags.items[0].message : dipper_strerror(rc)),
+          r->rc = rc;
+    dp_batch_free(b);
+  }
+  dp_arena_free(arena);
+  dipper_program_free(prog);
+  dipper_close(db);
+}
+
+/* Run one query in a child process; the parent reads its result. */
+static result run_isolated(const bench_query *q, const char *dir, long long events) {
+  result r;
+  memset(&r, 0, sizeof r);
+  int fds[2];
+  pid_t pid = -1;
+  fflush(stdout);
+  if (pipe(fds) == 0) pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    result mine;
+    memset(&mine, 0, sizeof mine);
+    if (strcmp(q->name, "source") == 0)
+      run_source(q, dir, events, &mine);
+    else
+      run_engine(q, dir, events, &mine);
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    mine.max_rss_kb = u.ru_maxrss;
+    ssize_t wrote = write(fds[1], &mine, sizeof mine);
+    _exit(wrote == (ssize_t)sizeof mine ? 0 : 1);
+  }
+  if (pid < 0) {
+    r.rc = DIPPER_IO;
+    snprintf(r.error, sizeof r.error, "cannot start a child process: %s", strerror(errno));
+    return r;
+  }
+  close(fds[1]);
+  size_t got = 0;
+  while (got < sizeof r) {
+    ssize_t n = read(fds[0], (char *)&r + got, sizeof r - got);
+    if (n <= 0) break;
+    got += (size_t)n;
+  }
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (got != sizeof r) {
+    memset(&r, 0, sizeof r);
+    r.rc = DIPPER_INTERNAL;
+    snprintf(r.error, sizeof r.error, "the run died (%s %d)",
+             WIFSIGNALED(status) ? "signal" : "exit status",
+             WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+  }
+  return r;
+}
+
+static int by_cpu(const void *a, const void *b) {
+  double x = ((const result *)a)->cpu_s, y = ((const result *)b)->cpu_s;
+  return (x > y) - (x < y);
+}
+
+/* ---- output ---- */
+
+static void print_rate(double events, double seconds) {
+  if (seconds <= 0) {
+    printf(" %12s", "-");
+    return;
+  }
+  double rate = events / seconds;
+  if (rate >= 1e6)
+    printf(" %10.2f M", rate / 1e6);
+  else
+    printf(" %10.1f K", rate / 1e3);
+}
+
+static void print_machine(void) {
+  char model[256] = "unknown CPU";
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (f) {
+    char line[512];
+    while (fgets(line, sizeof line, f))
+      if (strncmp(line, "model name", 10) == 0) {
+        const char *colon = strchr(line, ':');
+        if (colon) {
+          snprintf(model, sizeof model, "%s", colon + 2);
+          model[strcspn(model, "\n")] = '\0';
+        }
+        break;
+      }
+    fclose(f);
+  }
+  double load = -1;
+  f = fopen("/proc/loadavg", "r");
+  if (f) {
+    if (fscanf(f, "%lf", &load) != 1) load = -1;
+    fclose(f);
+  }
+  printf("machine: %ld CPUs, %s; load average %.1f at start\n", sysconf(_SC_NPROCESSORS_ONLN),
+         model, load);
+}
+
+static void usage(const char *argv0) {
+  fprintf(stderr,
+          "usage: %s [--events N] [--runs R] [--query NAME]... [--queries DIR]\n"
+          "  --events N    events (rows) per query, default 10000000\n"
+          "  --runs R      runs per query; the median by CPU time is shown (default 1)\n"
+          "  --query NAME  run only these (source, q0, q1, q2, q5_count, payments)\n"
+          "  --queries DIR the SQL files (default " DIPPER_SOURCE_DIR "/bench/queries)\n",
+          argv0);
+}
+
+int main(int argc, char **argv) {
+  long long events = 10000000;
+  int runs = 1;
+  const char *dir = DIPPER_SOURCE_DIR "/bench/queries";
+  bool wanted[NQUERIES];
+  bool any_wanted = false;
+  memset(wanted, 0, sizeof wanted);
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(arg, "--events") == 0 && val) {
+      char *end;
+      events = strtoll(val, &end, 10);
+      if (*end || events < 1) {
+        fprintf(stderr, "nexmark_bench: --events takes a positive count, not '%s'\n", val);
+        return 2;
+      }
+      i++;
+    } else if (strcmp(arg, "--runs") == 0 && val) {
+      runs = atoi(val);
+      if (runs < 1 || runs > 100) {
+        fprintf(stderr, "nexmark_bench: --runs takes 1 to 100, not '%s'\n", val);
+        return 2;
+      }
+      i++;
+    } else if (strcmp(arg, "--queries") == 0 && val) {
+      dir = val;
+      i++;
+    } else if (strcmp(arg, "--query") == 0 && val) {
+      int found = -1;
+      for (int q = 0; q < NQUERIES; q++)
+        if (strcmp(queries[q].name, val) == 0) found = q;
+      if (found < 0) {
+        fprintf(stderr, "nexmark_bench: no query '%s'\n", val);
+        usage(argv[0]);
+        return 2;
+      }
+      wanted[found] = any_wanted = true;
+      i++;
+    } else {
+      usage(argv[0]);
+      return 2;
+    }
+  }
+
+  printf("nexmark_bench: %lld events per query through dipper_run (engine defaults), "
+         "%d run(s) each%s\n",
+         events, runs, runs > 1 ? ", the median by CPU time shown" : "");
+  print_machine();
+  printf("%-9s %-36s %12s %12s %8s %8s %9s %10s   %s\n", "query", "what", "ev/s/core",
+         "ev/s wall", "CPU s", "wall s", "peak RSS", "rows out", "Flink/core (published)");
+  int failures = 0;
+  for (int q = 0; q < NQUERIES; q++) {
+    if (any_wanted && !wanted[q]) continue;
+    result all[100];
+    for (int k = 0; k < runs; k++) all[k] = run_isolated(&queries[q], dir, events);
+    qsort(all, (size_t)runs, sizeof all[0], by_cpu);
+    const result *r = &all[runs / 2];
+    for (int k = 0; k < runs; k++)
+      if (all[k].rc != DIPPER_OK) r = &all[k];
+    printf("%-9s %-36s", queries[q].name, queries[q].what);
+    if (r->rc != DIPPER_OK) {
+      printf("  FAILED: %s\n", r->error);
+      failures++;
+      continue;
+    }
+    print_rate((double)r->events, r->cpu_s);
+    print_rate((double)r->events, r->wall_s);
+    printf(" %8.2f %8.2f %6.0f MB %10lld   %s\n", r->cpu_s, r->wall_s,
+           (double)r->max_rss_kb / 1024.0, (long long)r->rows_out, queries[q].published);
+    if (r->events != events) {
+      printf("          (the sources gave %lld rows, not %lld)\n", (long long)r->events, events);
+      failures++;
+    }
+  }
+  printf("ev/s = source events (all kinds) per second; per core = over the run's CPU time "
+         "(user + system, one thread).\n"
+         "Flink figures: published per-core throughput from the Nexmark project "
+         "(GUIDE_V1 example), not measured here.\n");
+  printf("reproduce: scripts/build release && build/bench/bench_nexmark_bench --events %lld "
+         "--runs %d",
+         events, runs);
+  for (int q = 0; q < NQUERIES; q++)
+    if (any_wanted && wanted[q]) printf(" --query %s", queries[q].name);
+  printf("\n");
+  return failures ? 1 : 0;
+}
