@@ -780,37 +780,82 @@ int dp_vector_append_from(dp_vector *dst, const dp_vector *src, int64_t row) {
   }
 }
 
+/* Gather rows sel[0..n) of a fixed-width or VARBIN column; NULL slots are
+** copied as they are and their validity set afterwards. */
+static int take_column(const dp_vector *src, const int64_t *sel, int64_t n, dp_vector *dst) {
+  int width = dp_phys_width(src->phys);
+  int rc = dp_vector_reserve(dst, n);
+  if (rc) return rc;
+  int64_t base = dst->length;
+  if (width) {
+    char *d = (char *)dst->values + base * width;
+    const char *s = src->values;
+    switch (width) {
+    case 8:
+      for (int64_t k = 0; k < n; k++)
+        ((int64_t *)(void *)d)[k] = ((const int64_t *)(const void *)s)[sel[k]];
+      break;
+    case 4:
+      for (int64_t k = 0; k < n; k++)
+        ((int32_t *)(void *)d)[k] = ((const int32_t *)(const void *)s)[sel[k]];
+      break;
+    default:
+      for (int64_t k = 0; k < n; k++) memcpy(d + k * width, s + sel[k] * width, (size_t)width);
+    }
+  } else { /* VARBIN: size the bytes once, then copy */
+    int64_t bytes = 0;
+    for (int64_t k = 0; k < n; k++) bytes += src->offsets[sel[k] + 1] - src->offsets[sel[k]];
+    if (bytes > INT32_MAX - dst->data_len) return DIPPER_LIMIT;
+    if (dst->data_len + bytes > dst->data_cap) {
+      int64_t cap = dst->data_cap ? dst->data_cap * 2 : 64;
+      if (cap < dst->data_len + bytes) cap = dst->data_len + bytes;
+      char *p = realloc(dst->data, (size_t)cap);
+      if (!p) return DIPPER_NOMEM;
+      dst->data = p;
+      dst->data_cap = cap;
+    }
+    int64_t at = dst->data_len;
+    for (int64_t k = 0; k < n; k++) {
+      int32_t from = src->offsets[sel[k]], len = src->offsets[sel[k] + 1] - from;
+      if (len) memcpy(dst->data + at, src->data + from, (size_t)len);
+      at += len;
+      dst->offsets[base + k + 1] = (int32_t)at;
+    }
+    dst->data_len = at;
+  }
+  bool src_nulls = src->validity && src->null_count > 0;
+  if (src_nulls && !dst->validity) {
+    size_t cap_bytes = (size_t)((dst->capacity + 7) / 8);
+    dst->validity = calloc(cap_bytes ? cap_bytes : 1, 1);
+    if (!dst->validity) return DIPPER_NOMEM;
+    for (int64_t i = 0; i < base; i++) dp_bit_set(dst->validity, i, true);
+  }
+  if (dst->validity) {
+    int64_t nulls = 0;
+    for (int64_t k = 0; k < n; k++) {
+      bool valid = !src_nulls || dp_bit_get(src->validity, sel[k]);
+      dp_bit_set(dst->validity, base + k, valid);
+      nulls += !valid;
+    }
+    dst->null_count += nulls;
+  }
+  dst->length = base + n;
+  return DIPPER_OK;
+}
+
 int dp_batch_take(const dp_batch *in, const int64_t *sel, int64_t n, dp_batch *out) {
   if (in->ncols != out->ncols) return DIPPER_MISUSE;
   for (int c = 0; c < in->ncols; c++) {
     const dp_vector *src = in->cols[c];
     dp_vector *dst = out->cols[c];
-    int width = dp_phys_width(src->phys);
-    int rc = dp_vector_reserve(dst, n);
+    int rc;
+    if (src->phys == dst->phys && (dp_phys_width(src->phys) || src->phys == DP_PHYS_VARBIN)) {
+      rc = take_column(src, sel, n, dst);
+    } else {
+      rc = DIPPER_OK;
+      for (int64_t k = 0; k < n && !rc; k++) rc = dp_vector_append_from(dst, src, sel[k]);
+    }
     if (rc) return rc;
-    if (width && src->phys == dst->phys && src->null_count == 0) {
-      /* the common case: a gather */
-      char *d = (char *)dst->values + dst->length * width;
-      const char *s = src->values;
-      switch (width) {
-      case 8:
-        for (int64_t k = 0; k < n; k++) ((int64_t *)(void *)d)[k] = ((const int64_t *)(const void *)s)[sel[k]];
-        break;
-      case 4:
-        for (int64_t k = 0; k < n; k++) ((int32_t *)(void *)d)[k] = ((const int32_t *)(const void *)s)[sel[k]];
-        break;
-      default:
-        for (int64_t k = 0; k < n; k++) memcpy(d + k * width, s + sel[k] * width, (size_t)width);
-      }
-      if (dst->validity)
-        for (int64_t k = 0; k < n; k++) dp_bit_set(dst->validity, dst->length + k, true);
-      dst->length += n;
-      continue;
-    }
-    for (int64_t k = 0; k < n; k++) {
-      rc = dp_vector_append_from(dst, src, sel[k]);
-      if (rc) return rc;
-    }
   }
   if (out->ncols == 0) {
     out->nrows += n;

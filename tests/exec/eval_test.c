@@ -548,4 +548,48 @@ TEST(composite_casts_and_hash_rules) {
   fx_free(&f);
 }
 
+TEST(take_keeps_values_and_nulls) {
+  dp_arena *a = dp_arena_new(1024);
+  dp_schema *s = dp_schema_new(a, 3);
+  s->cols[0] = (dp_field){"x", dp_type_of(DP_T_BIGINT)};
+  s->cols[1] = (dp_field){"name", dp_type_of(DP_T_STRING)};
+  s->cols[2] = (dp_field){"ok", dp_type_of(DP_T_BOOLEAN)};
+  dp_batch *b = dp_batch_new(s, 100);
+  char buf[32];
+  for (int i = 0; i < 100; i++) {
+    if (i % 5 == 0) {
+      dp_vector_append_null(b->cols[0]);
+      dp_vector_append_null(b->cols[1]);
+    } else {
+      dp_vector_append_i64(b->cols[0], i);
+      int len = snprintf(buf, sizeof buf, "name-%d", i * 7);
+      dp_vector_append_str(b->cols[1], buf, (size_t)len);
+    }
+    dp_vector_append_bool(b->cols[2], i % 2 == 0);
+  }
+  dp_batch_sync(b);
+  int64_t sel[40];
+  int64_t n = 0;
+  for (int64_t i = 99; i >= 0; i -= 3) sel[n++] = i;
+  dp_batch *out = dp_batch_new(s, 1);
+  /* twice: the second take appends after the first */
+  CHECK_EQ(dp_batch_take(b, sel, n, out), DIPPER_OK);
+  CHECK_EQ(dp_batch_take(b, sel, n, out), DIPPER_OK);
+  CHECK_EQ(out->nrows, 2 * n);
+  int bad = 0;
+  int64_t nulls = 0;
+  for (int64_t k = 0; k < 2 * n; k++) {
+    int64_t i = sel[k % n];
+    for (int c = 0; c < 3; c++)
+      if (!dp_vector_row_equal(out->cols[c], k, b->cols[c], i)) bad++;
+    nulls += i % 5 == 0;
+  }
+  CHECK_EQ(bad, 0);
+  CHECK_EQ(out->cols[0]->null_count, nulls);
+  CHECK_EQ(out->cols[1]->null_count, nulls);
+  dp_batch_free(out);
+  dp_batch_free(b);
+  dp_arena_free(a);
+}
+
 int main(void) { return RUN_TESTS(); }
