@@ -404,6 +404,69 @@ TEST(spark_engine_is_not_built_yet) {
   dipper_close(db);
 }
 
+/* A window closes in the batch after the one that moved the watermark past
+** its end: the watermark is computed at the end of a batch and takes effect
+** from the next, which here is a no-data batch (Spark runs one too). */
+TEST(watermark_takes_effect_from_the_next_batch) {
+  dipper *db = open_db();
+  dipper_program *prog = compile(
+      db, EVENTS_DDL "CREATE TABLE w (ws TIMESTAMP(3), n BIGINT) WITH ('connector' = 'memory');\n"
+                     "INSERT INTO w SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE ev, "
+                     "DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end;");
+  dipper_query **qs = start(prog, 1);
+  if (qs) {
+    push(db, "ev", "{\"id\": 1, \"ts\": \"2024-01-01 00:00:01\"}\n"
+                   "{\"id\": 2, \"ts\": \"2024-01-01 00:00:20\"}\n");
+    step(db, qs[0]);
+    dipper_progress p = progress_of(qs[0]);
+    CHECK_EQ(p.batch_id, 0);
+    CHECK_EQ(p.watermark, T0 + 15 * SEC);
+    CHECK_EQ(p.output_rows, 0); /* batch 0 ran under no watermark */
+    CHECK_STR(fetch(db, "w"), "");
+    /* No new rows, but the watermark moved: a no-data batch emits [0 s, 10 s). */
+    step(db, qs[0]);
+    p = progress_of(qs[0]);
+    CHECK_EQ(p.batch_id, 1);
+    CHECK_EQ(p.input_rows, 0);
+    CHECK_EQ(p.output_rows, 1);
+    char want[64];
+    snprintf(want, sizeof want, "%" PRId64 "|1\n", T0);
+    CHECK_STR(fetch(db, "w"), want);
+    /* Nothing moved since: no batch. */
+    step(db, qs[0]);
+    CHECK_EQ(progress_of(qs[0]).batch_id, 1);
+  }
+  dipper_query_free_all(qs, 1);
+  dipper_program_free(prog);
+  dipper_close(db);
+}
+
+static int64_t mono_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * SEC + ts.tv_nsec / 1000;
+}
+
+/* processing-time: one batch per interval; the VALUES batch runs at once and
+** the final batch at the next boundary. */
+TEST(trigger_processing_time_paces_batches) {
+  dipper *db = open_db();
+  dipper_program *prog = compile(
+      db, "SET 'dipper.trigger' = 'processing-time 300 ms';\n"
+          "CREATE TABLE o (id BIGINT) WITH ('connector' = 'memory');\n"
+          "INSERT INTO o SELECT a FROM (VALUES (1), (2)) AS t(a);");
+  int reports = 0;
+  int64_t t0 = mono_us();
+  CHECK_EQ(dipper_run(prog, count_reports, &reports), DIPPER_OK);
+  int64_t took = mono_us() - t0;
+  CHECK(took >= 300000);
+  CHECK(took < 5 * SEC);
+  CHECK_EQ(reports, 3); /* data batch, final batch, final report */
+  CHECK_STR(fetch(db, "o"), "1\n2\n");
+  dipper_program_free(prog);
+  dipper_close(db);
+}
+
 /* CURRENT_TIMESTAMP reads the micro-batch's start time, set by the driver. */
 TEST(current_timestamp_is_the_batch_start) {
   dipper *db = open_db();
