@@ -411,8 +411,8 @@ int dp_agg_state_update(dp_agg_state *s, const dp_vector *const *args, const int
     const dp_vector *sepv = args[1];
     int rc = DIPPER_OK;
     EACH_ROW({
-      size_t len, slen = 1;
-      const char *p = dp_vector_get_str(v, r, &len), *sep = ",";
+      size_t len, slen = s->sep ? s->sep_len : 1;
+      const char *p = dp_vector_get_str(v, r, &len), *sep = s->sep ? s->sep : ",";
       if (sepv && valid(sepv, r)) sep = dp_vector_get_str(sepv, r, &slen);
       if (!s->sep) {
         s->sep = malloc(slen + 1);

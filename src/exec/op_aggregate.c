@@ -27,8 +27,9 @@
 ** are kept sorted by start in a linked list, and a row that overlaps some
 ** of them merges them into the earliest (their states merge with
 ** dp_agg_state_merge).  A session is final when its end ≤ the watermark.
-** DISTINCT inside a session window is refused at open: the per-session value
-** sets would need merging too.
+** DISTINCT in a session window keeps each session's values as a chain of
+** the (session, value) table; merging re-adds the merged session's values
+** that the surviving one lacks, so each distinct value counts once.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,12 @@ typedef struct agg_call_state {
   bool owned[2];
   dp_hashtable distinct;   /* DISTINCT: keys (group id, argument 0) */
   bool has_distinct;
-  const dp_type *gid_type;
+  /* DISTINCT in session windows: each session's entries of `distinct` as a
+  ** chain (d_head per session, d_next per entry), for merging; and 1-row
+  ** probe vectors. */
+  int64_t *d_head, *d_next;
+  int64_t d_head_cap, d_next_cap;
+  dp_vector *probe_gid, *probe_val;
 } agg_call_state;
 
 typedef struct agg_state {
@@ -117,6 +123,10 @@ static void agg_close(dp_op *op) {
     for (int a = 0; a < st->naggs; a++) {
       dp_agg_state_free(&st->calls[a].st);
       dp_ht_free(&st->calls[a].distinct);
+      free(st->calls[a].d_head);
+      free(st->calls[a].d_next);
+      dp_vector_free(st->calls[a].probe_gid);
+      dp_vector_free(st->calls[a].probe_val);
     }
   free(st->calls);
   free(st->key_of_group);
@@ -198,16 +208,17 @@ static int agg_open(dp_op *op) {
     }
     if (rc) goto fail;
     if (call->distinct && call->nargs > 0) {
-      if (st->session) {
-        rc = dp_error(d, DIPPER_UNSUPPORTED, call->span,
-                      "%s(DISTINCT ..) in a session window is not supported by the embedded engine; "
-                      "aggregate the distinct values in a subquery first, or use a TUMBLE or HOP window",
-                      call->fn->name);
-        goto fail;
-      }
       const dp_type *dt[2] = {dp_type_of(DP_T_BIGINT), call->args[0]->type};
       c->has_distinct = true;
       if ((rc = dp_ht_init(&c->distinct, 2, dt)) != DIPPER_OK) goto fail;
+      if (st->session) {
+        c->probe_gid = dp_vector_new(dt[0], 1);
+        c->probe_val = dp_vector_new(dt[1], 1);
+        if (!c->probe_gid || !c->probe_val) {
+          rc = DIPPER_NOMEM;
+          goto fail;
+        }
+      }
     }
   }
   free(ktypes);
@@ -274,6 +285,56 @@ static int new_session(agg_state *st, int64_t key, int64_t start, int64_t end, i
   return DIPPER_OK;
 }
 
+/* Put entry e of the DISTINCT table at the head of group g's chain. */
+static int chain_link(agg_call_state *c, int64_t g, int64_t e) {
+  int64_t old = c->d_head_cap;
+  int rc = ensure(&c->d_head, &c->d_head_cap, g + 1, sizeof *c->d_head);
+  if (rc) return rc;
+  for (int64_t k = old; k < c->d_head_cap; k++) c->d_head[k] = -1;
+  if ((rc = ensure(&c->d_next, &c->d_next_cap, e + 1, sizeof *c->d_next))) return rc;
+  c->d_next[e] = c->d_head[g];
+  c->d_head[g] = e;
+  return DIPPER_OK;
+}
+
+/* DISTINCT: fold session src's values into dst, each value dst lacks once. */
+static int merge_distinct(agg_call_state *c, int64_t dst, int64_t src) {
+  if (src >= c->d_head_cap) return DIPPER_OK;
+  int rc = DIPPER_OK;
+  for (int64_t e = c->d_head[src]; e >= 0 && !rc; e = c->d_next[e]) {
+    dp_vector_clear(c->probe_gid);
+    dp_vector_clear(c->probe_val);
+    if ((rc = dp_vector_append_i64(c->probe_gid, dst))) break;
+    if ((rc = dp_ht_gather(c->probe_val, c->distinct.keys[1], &e, 1))) break;
+    const dp_vector *probe[2] = {c->probe_gid, c->probe_val};
+    uint64_t h;
+    int64_t id, created = 0;
+    dp_ht_hash(probe, 2, 1, &h);
+    rc = dp_ht_find_or_insert(&c->distinct, probe, &h, NULL, 1, &id, &created);
+    if (rc || !created) continue;
+    if ((rc = chain_link(c, dst, id))) break;
+    const dp_vector *args[2] = {c->probe_val, NULL};
+    int64_t g0 = dst;
+    rc = dp_agg_state_update(&c->st, args, &g0, NULL, 1);
+  }
+  c->d_head[src] = -1;
+  return rc;
+}
+
+/* Fold session s into target (which overlaps it) and retire s. */
+static int merge_session(agg_state *st, int64_t target, int64_t s) {
+  for (int a = 0; a < st->naggs; a++) {
+    agg_call_state *c = &st->calls[a];
+    int rc = c->has_distinct ? merge_distinct(c, target, s) : dp_agg_state_merge(&c->st, target, s);
+    if (rc) return rc;
+  }
+  if (st->s_end[s] > st->s_end[target]) st->s_end[target] = st->s_end[s];
+  st->s_dead[s] = true;
+  st->s_parent[s] = target;
+  st->changed[target] |= st->changed[s];
+  return DIPPER_OK;
+}
+
 /* The session of a row of `key` covering [start, end), merging every
 ** session it overlaps into the earliest one. */
 static int session_for(agg_state *st, int64_t key, int64_t start, int64_t end, int64_t *sid) {
@@ -294,14 +355,8 @@ static int session_for(agg_state *st, int64_t key, int64_t start, int64_t end, i
       continue;
     }
     /* s overlaps the growing target: fold it in and unlink it. */
-    for (int a = 0; a < st->naggs; a++) {
-      int rc = dp_agg_state_merge(&st->calls[a].st, target, s);
-      if (rc) return rc;
-    }
-    if (st->s_end[s] > st->s_end[target]) st->s_end[target] = st->s_end[s];
-    st->s_dead[s] = true;
-    st->s_parent[s] = target;
-    st->changed[target] |= st->changed[s];
+    int rc = merge_session(st, target, s);
+    if (rc) return rc;
     *link = st->s_next[s];
   }
   if (target >= 0) {
@@ -309,14 +364,8 @@ static int session_for(agg_state *st, int64_t key, int64_t start, int64_t end, i
     int64_t *l2 = &st->s_next[target];
     while (*l2 >= 0 && st->s_start[*l2] < st->s_end[target]) {
       int64_t s = *l2;
-      for (int a = 0; a < st->naggs; a++) {
-        int rc = dp_agg_state_merge(&st->calls[a].st, target, s);
-        if (rc) return rc;
-      }
-      if (st->s_end[s] > st->s_end[target]) st->s_end[target] = st->s_end[s];
-      st->s_dead[s] = true;
-      st->s_parent[s] = target;
-      st->changed[target] |= st->changed[s];
+      int rc = merge_session(st, target, s);
+      if (rc) return rc;
       *l2 = st->s_next[s];
     }
     *sid = target;
@@ -436,7 +485,10 @@ static int consume(dp_op *self, const dp_batch *in) {
         int64_t r = use[k], before = c->distinct.ngroups;
         if (dp_vector_is_null(c->args[0], r)) continue;
         rc = dp_ht_find_or_insert(&c->distinct, dk, dh, &r, 1, dids, NULL);
-        if (!rc && c->distinct.ngroups > before) st->sel[m2++] = r;
+        if (!rc && c->distinct.ngroups > before) {
+          st->sel[m2++] = r;
+          if (st->session) rc = chain_link(c, st->ids[r], dids[r]);
+        }
       }
       free(dh);
       free(dids);
@@ -538,6 +590,12 @@ static int drop_groups(agg_state *st, bool *keep, int64_t n) {
           c->distinct = fresh;
         } else {
           dp_ht_free(&fresh);
+        }
+        if (!rc && st->session) {
+          /* Entries were renumbered: chain them again by session. */
+          for (int64_t g = 0; g < c->d_head_cap; g++) c->d_head[g] = -1;
+          gid = c->distinct.keys[0]->values;
+          for (int64_t e = 0; e < c->distinct.ngroups && !rc; e++) rc = chain_link(c, gid[e], e);
         }
       }
     }

@@ -564,6 +564,41 @@ TEST(complete_mode_keeps_windows_and_takes_late_rows) {
   fixture_close(&fx);
 }
 
+TEST(session_distinct_counts_each_value_once_across_merges) {
+  fixture fx;
+  CHECK(open_agg(&fx, DDL "SELECT auction, window_start, window_end, count(DISTINCT price), "
+                          "sum(DISTINCT price), count(*) FROM TABLE(SESSION(TABLE bid PARTITION BY auction, "
+                          "DESCRIPTOR(ts), INTERVAL '5' SECOND))" BYWIN,
+                 DP_MODE_UPDATE));
+  if (!fx.nops) return;
+  /* [0,5) holds 1, 2; [8,13) holds 2, 3; then 4 s bridges them with 3 again. */
+  int64_t b1[] = {1, 1, SEC(0), 1, 2, SEC(1), 1, 2, SEC(8), 1, 3, SEC(9)};
+  dp_batch *out = fixture_step(&fx, b1, 4, false);
+  CHECK(out && out->nrows == 2);
+  int64_t b2[] = {1, 3, SEC(4)};
+  out = fixture_step(&fx, b2, 1, false);
+  CHECK(out && out->nrows == 1);
+  if (out && out->nrows == 1) {
+    CHECK_EQ(cell_i64(out, 1, 0), 0);
+    CHECK_EQ(cell_i64(out, 2, 0), SEC(14));
+    CHECK_EQ(cell_i64(out, 3, 0), 3); /* {1, 2, 3} */
+    CHECK_EQ(cell_i64(out, 4, 0), 6);
+    CHECK_EQ(cell_i64(out, 5, 0), 5);
+  }
+  /* Close it, then a new session of the same key starts from nothing. */
+  advance(&fx, SEC(20));
+  CHECK(fixture_step(&fx, NULL, 0, false) == NULL);
+  CHECK_EQ(fx.top->metrics.state_rows, 0);
+  int64_t b3[] = {1, 3, SEC(30), 1, 3, SEC(31), 1, 7, SEC(32)};
+  out = fixture_step(&fx, b3, 3, false);
+  CHECK(out && out->nrows == 1);
+  if (out && out->nrows == 1) {
+    CHECK_EQ(cell_i64(out, 3, 0), 2);
+    CHECK_EQ(cell_i64(out, 4, 0), 10);
+  }
+  fixture_close(&fx);
+}
+
 /* ---- through the public API: memory source, micro-batches, memory sink ---- */
 
 /* Every row of the memory table as "v|v|..." lines, sorted, joined by ';'.
