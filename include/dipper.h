@@ -162,7 +162,8 @@ typedef struct dipper_progress {
   double input_rows_per_sec; /* over the last batch's duration */
   double output_rows_per_sec;
   int64_t batch_duration_us; /* wall time of the last batch */
-  int64_t watermark;         /* µs since the epoch, INT64_MIN when none yet */
+  int64_t watermark;         /* µs since the epoch, INT64_MIN when none yet: the one computed
+                                at the end of the last batch, in effect from the next */
   int64_t state_rows;        /* rows held by stateful operators now */
   int64_t late_rows_dropped; /* since the start */
   int64_t bad_records_skipped; /* since the start (policy `skip`) */
@@ -175,7 +176,11 @@ typedef struct dipper_progress {
 ** them).  The program must outlive the queries. */
 int dipper_query_start(dipper_program *prog, dipper_query ***out, int *n);
 /* Run one micro-batch of q now, whatever its trigger says. *finished is set
-** when the query has ended (bounded sources exhausted and emitted). */
+** when the query has ended (bounded sources exhausted and emitted).  As in
+** Spark, a batch runs only when it has something to do: new input rows, a
+** watermark that moved under a stateful operator (a no-data batch), or the
+** last batch of a bounded run; otherwise the call does nothing, and
+** dipper_query_progress's batch_id shows that no batch ran. */
 int dipper_query_step(dipper_query *q, int *finished);
 int dipper_query_progress(const dipper_query *q, dipper_progress *out);
 void dipper_query_free_all(dipper_query **qs, int n);
