@@ -449,6 +449,15 @@ static int k_compare(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t 
     CMP_LOOPS(double, a->v->values, b->v->values);
   } else if (pa == DP_PHYS_I32 && pb == DP_PHYS_I32 && !(a->is_const && b->is_const)) {
     CMP_LOOPS(int32_t, a->v->values, b->v->values);
+  } else if (pa == DP_PHYS_VARBIN && pb == DP_PHYS_VARBIN && b->is_const && !a->is_const &&
+             (id == DP_F_EQ || id == DP_F_NE) && !dp_ev_null(b, 0)) {
+    /* column = 'literal': a length check, then memcmp */
+    size_t ylen;
+    const char *y = dp_ev_str(b, 0, &ylen);
+    const int32_t *off = a->v->offsets;
+    const char *data = a->v->data ? a->v->data : "";
+    bool eq = id == DP_F_EQ;
+    PACK(v, n, ((size_t)(off[i + 1] - off[i]) == ylen && memcmp(data + off[i], y, ylen) == 0) == eq);
   } else if ((pa == DP_PHYS_F64 || pa == DP_PHYS_F32) && (pb == DP_PHYS_F64 || pb == DP_PHYS_F32)) {
     PACK(v, n, !dp_ev_null(a, i) && !dp_ev_null(b, i) && cmp_double(id, dp_ev_f64(a, i), dp_ev_f64(b, i)));
   } else {
