@@ -626,11 +626,25 @@ static int drop_groups(agg_state *st, bool *keep, int64_t n) {
   return rc;
 }
 
+/* A global aggregate (no GROUP BY) over no rows still answers one row in
+** batch mode: COUNT 0, SUM NULL (SQL). */
+static int add_empty_group(agg_state *st) {
+  uint64_t hash = 0;
+  int64_t id;
+  dp_ht_hash(NULL, 0, 1, &hash);
+  int rc = dp_ht_find_or_insert(&st->ht, NULL, &hash, NULL, 1, &id, NULL);
+  return rc ? rc : grow_groups(st, st->ht.ngroups);
+}
+
 static int emit(dp_op *op) {
   agg_state *st = op->state;
   dp_exec *ex = op->ex;
+  int rc;
+  if (st->ngroup == 0 && st->ht.ngroups == 0 && !ex->query->streaming && ex->final &&
+      (rc = add_empty_group(st)) != DIPPER_OK)
+    return rc;
   int64_t n = st->session ? st->nsess : st->ht.ngroups;
-  int rc = ensure(&st->emit, &st->emit_cap, n, sizeof *st->emit);
+  rc = ensure(&st->emit, &st->emit_cap, n, sizeof *st->emit);
   if (rc) return rc;
   bool *keep = malloc((size_t)(n > 0 ? n : 1));
   if (!keep) return DIPPER_NOMEM;

@@ -599,6 +599,31 @@ TEST(session_distinct_counts_each_value_once_across_merges) {
   fixture_close(&fx);
 }
 
+TEST(global_aggregate_answers_one_row_in_batch_mode_even_without_rows) {
+  fixture fx;
+  CHECK(open_agg(&fx, "SET 'execution.runtime-mode' = 'batch';\n" DDL "SELECT count(*), sum(price) FROM bid;",
+                 DP_MODE_APPEND));
+  if (!fx.nops) return;
+  dp_batch *out = fixture_step(&fx, NULL, 0, true);
+  CHECK(out && out->nrows == 1);
+  if (out && out->nrows == 1) {
+    CHECK_EQ(cell_i64(out, 0, 0), 0);
+    CHECK(dp_vector_is_null(out->cols[1], 0));
+  }
+  fixture_close(&fx);
+  CHECK(open_agg(&fx, "SET 'execution.runtime-mode' = 'batch';\n" DDL "SELECT count(*), sum(price) FROM bid;",
+                 DP_MODE_APPEND));
+  if (!fx.nops) return;
+  int64_t b1[] = {1, 4, SEC(1), 2, 5, SEC(2)};
+  out = fixture_step(&fx, b1, 2, true);
+  CHECK(out && out->nrows == 1);
+  if (out && out->nrows == 1) {
+    CHECK_EQ(cell_i64(out, 0, 0), 2);
+    CHECK_EQ(cell_i64(out, 1, 0), 9);
+  }
+  fixture_close(&fx);
+}
+
 /* ---- through the public API: memory source, micro-batches, memory sink ---- */
 
 /* Every row of the memory table as "v|v|..." lines, sorted, joined by ';'.
