@@ -1070,10 +1070,8 @@ static bool run_case(const test_file *f, const test_case *tc, const run_opts *o)
   }
   if (!write_files(&cr)) goto done;
   char *sql = case_sql(&cr);
-  text fname = {0};
-  text_printf(&fname, "%s:%d", f->path, tc->sql_line);
-  int rc = dipper_compile(cr.db, sql, strlen(sql), text_str(&fname), &cr.prog);
-  free(fname.ptr);
+  /* diagnostics count lines from the case's first SQL line */
+  int rc = dipper_compile(cr.db, sql, strlen(sql), tc->name, &cr.prog);
   free(sql);
   if (rc == DIPPER_OK) rc = dipper_query_start(cr.prog, &cr.qs, &cr.nq);
   int first = 0;
