@@ -278,6 +278,10 @@ dp_ev_unit dp_ev_unit_of(const char *s, size_t n) {
 }
 
 int64_t dp_ev_add_months(int64_t micros, int64_t months) {
+  /* beyond ±10 million years nothing is representable in µs anyway */
+  const int64_t limit = INT64_C(120000000);
+  if (months > limit) months = limit;
+  if (months < -limit) months = -limit;
   int64_t days = dp_ev_floordiv(micros, DP_MICROS_PER_DAY);
   int64_t tod = micros - days * DP_MICROS_PER_DAY;
   int64_t y;

@@ -818,7 +818,7 @@ static int k_floorceil(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_
 static double round_double(double x, int64_t digits, bool trunc_) {
   if (isnan(x) || isinf(x)) return x;
   if (digits > 300) return x;
-  if (digits < -300) return 0;
+  if (digits < -300) return 0 * x;
   double f = pow(10.0, (double)(digits < 0 ? -digits : digits));
   double s = digits >= 0 ? x * f : x / f;
   if (isinf(s)) return x;

@@ -600,14 +600,14 @@ static int string_row(sctx *s, int64_t i) {
     int64_t chars = (int64_t)utf8_len(s0, n0);
     int64_t from = start > 0 ? start - 1 : start == 0 ? 0 : chars + start;
     int64_t count = s->nargs > 2 ? arg_i64(s, 2, i) : INT64_MAX;
-    if (start == 0 && s->nargs > 2 && count > 0) count -= 0;
-    if (from < 0) {
-      if (count != INT64_MAX) count += from;
+    if (count <= 0) break;
+    if (from < 0) { /* a start before the string eats into the length */
+      if (count != INT64_MAX) count = count > -from ? count + from : 0;
       from = 0;
     }
     if (count <= 0 || from >= chars) break;
     size_t a = utf8_offset(s0, n0, (size_t)from);
-    size_t z = count == INT64_MAX || from + count >= chars ? n0 : utf8_offset(s0, n0, (size_t)(from + count));
+    size_t z = count >= chars - from ? n0 : utf8_offset(s0, n0, (size_t)(from + count));
     ok = dp_ev_buf_put(b, s0 + a, z - a);
     break;
   }
@@ -647,6 +647,9 @@ static int string_row(sctx *s, int64_t i) {
   case DP_F_RPAD: {
     int64_t want = arg_i64(s, 1, i);
     if (want < 0) return dp_vector_append_null(s->out);
+    if (want > (INT64_C(1) << 28))
+      return dp_ev_data_error(s->c, s->e, "%s to %lld characters is more than a value may hold",
+                              id == DP_F_LPAD ? "LPAD" : "RPAD", (long long)want);
     const char *pad = " ";
     size_t pn = 1;
     if (s->nargs > 2) pad = arg_str(s, 2, i, &pn);

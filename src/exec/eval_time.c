@@ -484,12 +484,24 @@ static int k_time(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n, 
       int64_t scale = precision == 0 ? DP_MICROS_PER_SECOND : precision == 3 ? 1000 : 1;
       const dp_ev_arg *a = &args[0];
       int64_t us;
-      if (a->v->phys == DP_PHYS_F64 || a->v->phys == DP_PHYS_F32)
-        us = (int64_t)(dp_ev_f64(a, i) * (double)scale);
-      else if (a->v->phys == DP_PHYS_D128)
-        us = (int64_t)(dp_ev_dec(a, i) * scale / dp_ev_pow10(a->v->type->scale));
-      else
-        us = dp_ev_i64(a, i) * scale;
+      bool fits = true;
+      if (a->v->phys == DP_PHYS_F64 || a->v->phys == DP_PHYS_F32) {
+        double d = dp_ev_f64(a, i) * (double)scale;
+        fits = d == d && d > -9.2e18 && d < 9.2e18;
+        us = fits ? (int64_t)d : 0;
+      } else if (a->v->phys == DP_PHYS_D128) {
+        dp_i128 x;
+        fits = !__builtin_mul_overflow(dp_ev_dec(a, i), (dp_i128)scale, &x);
+        x /= dp_ev_pow10(a->v->type->scale);
+        fits = fits && x > INT64_MIN && x < INT64_MAX;
+        us = fits ? (int64_t)x : 0;
+      } else {
+        fits = !__builtin_mul_overflow(dp_ev_i64(a, i), scale, &us);
+      }
+      if (!fits) {
+        rc = dp_vector_append_null(v); /* out of the range of a timestamp */
+        break;
+      }
       rc = dp_vector_append_i64(v, us);
       break;
     }
@@ -508,7 +520,7 @@ static int k_time(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n, 
       bool is_date = args[2].v->type->kind == DP_T_DATE;
       int64_t us = dp_ev_micros_of(args[2].v->type, x), r;
       if (unit_months(unit))
-        r = dp_ev_add_months(us, amount * unit_months(unit));
+        r = dp_ev_add_months(us, (int64_t)((uint64_t)amount * (uint64_t)unit_months(unit)));
       else if (unit == DP_EV_U_QUARTER)
         r = us;
       else
@@ -529,7 +541,7 @@ static int k_time(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n, 
         if (m < 0 && rest_z > rest_a) m++;
         r = m / months;
       } else {
-        r = (z - a) / unit_micros(unit);
+        r = (int64_t)((uint64_t)z - (uint64_t)a) / unit_micros(unit);
       }
       rc = dp_vector_append_i64(v, r);
       break;
@@ -537,7 +549,9 @@ static int k_time(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n, 
     case DP_F_DATE_ADD:
     case DP_F_DATE_SUB: {
       int64_t days = dp_ev_i64(&args[1], i);
-      rc = dp_vector_append_i64(v, dp_ev_i64(&args[0], i) + (id == DP_F_DATE_ADD ? days : -days));
+      uint64_t moved = id == DP_F_DATE_ADD ? (uint64_t)dp_ev_i64(&args[0], i) + (uint64_t)days
+                                           : (uint64_t)dp_ev_i64(&args[0], i) - (uint64_t)days;
+      rc = dp_vector_append_i64(v, (int64_t)moved);
       break;
     }
     case DP_F_DATEDIFF: rc = dp_vector_append_i64(v, dp_ev_i64(&args[0], i) - dp_ev_i64(&args[1], i)); break;
