@@ -332,9 +332,11 @@ static int k_arith(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n,
     rc = arith_float(e, args, n, v);
   else if (v->phys >= DP_PHYS_I8 && v->phys <= DP_PHYS_I64)
     rc = arith_int(c, e, args, n, v);
-  else
-    rc = dp_ev_fail(c, e, DIPPER_INTERNAL, "%s of %s has no kernel", e->u.call.fn->name,
-                    dp_type_format(c->ex->diags->arena, ta));
+  else {
+    char tname[96];
+    dp_type_print(tname, sizeof tname, ta);
+    rc = dp_ev_fail(c, e, DIPPER_INTERNAL, "%s of %s has no kernel", e->u.call.fn->name, tname);
+  }
   if (rc) {
     dp_vector_free(v);
     return rc;
