@@ -7,7 +7,8 @@
 ** Strings are UTF-8: lengths, positions and substrings count code points;
 ** LOWER/UPPER/INITCAP change ASCII letters only.  A pattern (LIKE, a
 ** regexp) that is a constant is compiled once per batch; a pattern that
-** varies by row is recompiled only when it changes.  Regular expressions
+** varies by row is recompiled only when it changes.  LIKE without ESCAPE
+** takes the backslash as its escape character, as Spark does.  Regular expressions
 ** are POSIX extended ones, with Java's \d \w \s classes translated.
 ** Functions return NULL when an argument is NULL, except CONCAT_WS, which
 ** skips NULL strings.
@@ -524,7 +525,9 @@ static const char *arg_str(sctx *s, int k, int64_t i, size_t *len) { return dp_e
 static int like_get(sctx *s, int64_t i, like_pat **out) {
   size_t plen, elen = 0;
   const char *p = arg_str(s, 1, i, &plen);
-  const char *esc = NULL;
+  /* Without ESCAPE, a backslash escapes (Spark's default) */
+  const char *esc = "\\";
+  elen = 1;
   if (s->nargs > 2) esc = arg_str(s, 2, i, &elen);
   if (s->like_ready && s->like_len == plen && memcmp(s->like_src, p, plen) == 0) {
     *out = &s->like;

@@ -493,6 +493,8 @@ TEST(more_strings_and_math) {
   CHECK_STR(rows(&f, "'héllo' LIKE 'h_llo'"), "true|true|true");
   CHECK_STR(rows(&f, "'a%b' LIKE 'a\\%b' ESCAPE '\\'"), "true|true|true");
   CHECK_STR(rows(&f, "'axb' LIKE 'a\\%b' ESCAPE '\\'"), "false|false|false");
+  CHECK_STR(rows(&f, "'a_b' LIKE 'a\\_b'"), "true|true|true"); /* the default escape */
+  CHECK_STR(rows(&f, "'axb' LIKE 'a\\_b'"), "false|false|false");
   CHECK_STR(rows(&f, "'abcabd' LIKE '%ab_'"), "true|true|true");
   CHECK_STR(rows(&f, "'abcabd' LIKE 'a%c%d'"), "true|true|true");
   CHECK_STR(rows(&f, "'abcabd' LIKE 'a%c%e'"), "false|false|false");
