@@ -212,10 +212,15 @@ static void put_float(text *out, double x, bool single) {
     text_puts(out, x > 0 ? "Infinity" : "-Infinity");
     return;
   }
-  int max = single ? 9 : 17;
-  for (int prec = 1; prec <= max; prec++) {
+  int max = single ? 9 : 17, prec = 1;
+  for (; prec <= max; prec++) {
     snprintf(buf, sizeof buf, "%.*g", prec, x);
     if (single ? strtof(buf, NULL) == (float)x : strtod(buf, NULL) == x) break;
+  }
+  /* %g writes 10 as 1e+01: below 1e17, give it every integer digit */
+  if (strchr(buf, 'e') && fabs(x) >= 1 && fabs(x) < 1e17) {
+    int int_digits = (int)floor(log10(fabs(x))) + 1;
+    snprintf(buf, sizeof buf, "%.*g", int_digits > prec ? int_digits : prec, x);
   }
   text_puts(out, buf);
   if (!strpbrk(buf, ".e")) text_puts(out, ".0");
