@@ -613,6 +613,9 @@ static int finish_case(test_file *f, test_case *tc) {
         if (strcmp(sec->body.items[r], "(none)") == 0)
           return malformed(f, sec->line, "(none) must stand alone under `--- expect`");
     }
+    if (sec->kind == SEC_FILE) /* blank lines before the next header are not the file's */
+      while (sec->body.n > 0 && is_blank(sec->body.items[sec->body.n - 1]))
+        free(sec->body.items[--sec->body.n]);
     if (sec->kind == SEC_BATCH && sec->body.n == 0)
       return malformed(f, sec->line, "`--- batch` without rows; use `--- step` for a micro-batch "
                                      "with no new input");
