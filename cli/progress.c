@@ -5,15 +5,20 @@
 **
 ** The live lines are drawn with the cursor left at the start of the first
 ** one, so the next redraw clears them ("\033[J") and draws again without
-** scrolling; output the console sink writes meanwhile starts on that line.
-** Redraws are limited to ten a second: a fast query runs thousands of
-** batches a second and the terminal would become the bottleneck.
+** scrolling.  Rows the console sink prints to the same terminal would land on
+** top of them; so while live lines are up, stdout (with glibc) is a stream of
+** ours that takes the lines down before it writes, and the next redraw puts
+** them back under the new output.  Redraws are limited to ten a second: a
+** fast query runs thousands of batches a second and the terminal would
+** become the bottleneck.
 */
+#define _GNU_SOURCE /* fopencookie */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -38,6 +43,7 @@ struct cli_progress {
   query_line *lines;
   int drawn;             /* live lines on the screen now */
   long long start_ns;
+  FILE *real_stdout;     /* while stdout is our stream (see the header comment) */
   long long last_draw_ns;
 };
 
@@ -47,17 +53,63 @@ static long long now_ns(void) {
   return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* The live lines come down before anything reaches the terminal's stdout. */
+static void take_down(cli_progress *cp) {
+  if (cp->drawn > 0) {
+    fputs("\r\033[J", stderr);
+    fflush(stderr);
+    cp->drawn = 0;
+  }
+}
+
+#ifdef __GLIBC__
+static ssize_t stdout_write(void *cookie, const char *buf, size_t size) {
+  cli_progress *cp = cookie;
+  take_down(cp);
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = write(STDOUT_FILENO, buf + done, size - done);
+    if (n <= 0) return done > 0 ? (ssize_t)done : -1;
+    done += (size_t)n;
+  }
+  return (ssize_t)size;
+}
+
+static void capture_stdout(cli_progress *cp) {
+  if (!cp->live || isatty(STDOUT_FILENO) != 1) return;
+  cookie_io_functions_t io = {NULL, stdout_write, NULL, NULL};
+  FILE *ours = fopencookie(cp, "w", io);
+  if (!ours) return;
+  fflush(stdout);
+  cp->real_stdout = stdout;
+  stdout = ours;
+}
+
+static void release_stdout(cli_progress *cp) {
+  if (!cp->real_stdout) return;
+  FILE *ours = stdout;
+  stdout = cp->real_stdout;
+  cp->real_stdout = NULL;
+  fclose(ours); /* flushes through stdout_write */
+}
+#else
+static void capture_stdout(cli_progress *cp) { (void)cp; }
+static void release_stdout(cli_progress *cp) { (void)cp; }
+#endif
+
 cli_progress *cli_progress_new(bool live, bool quiet) {
   cli_progress *cp = calloc(1, sizeof *cp);
   if (!cp) return NULL;
   cp->live = live && !quiet;
   cp->quiet = quiet;
   cp->start_ns = now_ns();
+  capture_stdout(cp);
   return cp;
 }
 
 void cli_progress_free(cli_progress *cp) {
   if (!cp) return;
+  release_stdout(cp);
   for (int i = 0; i < cp->n; i++) free(cp->lines[i].name);
   free(cp->lines);
   free(cp);
@@ -164,10 +216,8 @@ void cli_progress_update(void *user, const dipper_progress *p) {
 
 void cli_progress_finish(cli_progress *cp) {
   if (!cp) return;
-  if (cp->drawn > 0) {
-    fputs("\r\033[J", stderr);
-    cp->drawn = 0;
-  }
+  release_stdout(cp);
+  take_down(cp);
   if (cp->quiet) return;
   for (int i = 0; i < cp->n; i++) {
     const query_line *q = &cp->lines[i];
