@@ -857,7 +857,16 @@ static int kafka_source_read(dp_source *s, dp_batch *out, int64_t want, bool *do
     }
     int64_t room = want - got;
     size_t n_ask = room < ks->msgs_cap ? (size_t)room : (size_t)ks->msgs_cap;
-    ssize_t n = rd_kafka_consume_batch_queue(ks->queue, 100, ks->msgs, n_ask);
+    /* What is queued now; when nothing is, wait for one record (a batch
+    ** call would wait its whole timeout to fill up). */
+    ssize_t n = rd_kafka_consume_batch_queue(ks->queue, 0, ks->msgs, n_ask);
+    if (n == 0) {
+      rd_kafka_message_t *m = rd_kafka_consume_queue(ks->queue, 100);
+      if (m) {
+        ks->msgs[0] = m;
+        n = 1;
+      }
+    }
     if (n < 0)
       return kafka_fail(s, DIPPER_IO, "cannot read from Kafka: %s",
                         rd_kafka_err2str(rd_kafka_last_error()));

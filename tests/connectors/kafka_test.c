@@ -113,7 +113,7 @@ static void produce(const char *topic, const rec *recs, int n) {
     rd_kafka_resp_err_t err = rd_kafka_producev(
         rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(recs[i].partition),
         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_VALUE((void *)(uintptr_t)v, v ? strlen(v) : 0),
-        RD_KAFKA_V_KEY(k, k ? strlen(k) : 0), RD_KAFKA_V_TIMESTAMP(recs[i].ts_ms),
+        RD_KAFKA_V_KEY((void *)(uintptr_t)k, k ? strlen(k) : 0), RD_KAFKA_V_TIMESTAMP(recs[i].ts_ms),
         RD_KAFKA_V_HEADERS(h), RD_KAFKA_V_END);
     CHECK_EQ(err, RD_KAFKA_RESP_ERR_NO_ERROR);
     if (err && h) rd_kafka_headers_destroy(h);
