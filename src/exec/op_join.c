@@ -19,8 +19,18 @@
 **                  Only the shapes whose padded rows come from the stream side
 **                  run: INNER, and LEFT/SEMI/ANTI with the stream on the left,
 **                  RIGHT with the stream on the right.
-** A join of two streams is refused at open (a time-bounded join is not
-** implemented by this engine yet).
+**   two streams    both sides are kept, each in its own hash index; each
+**                  micro-batch's new left rows probe the stored right rows,
+**                  join the left store, then the new right rows probe it.
+**                  With a time range between the sides (props.has_time_bound:
+**                  an interval join, or a window join on window bounds), rows
+**                  older than the watermark are late (the previous batch's,
+**                  for a side fed by a stateful operator: a window leaves it
+**                  only once the watermark has passed it), dropped and
+**                  counted; a stored row leaves the state once no row still
+**                  to come can meet it — padded first, when its side is outer
+**                  and it never matched.  INNER joins without a
+**                  range keep every row (unbounded state, as EXPLAIN says).
 **
 ** Temporal joins (FOR SYSTEM_TIME AS OF) over a bounded right side: of the
 ** matches of a left row, the one whose version time (the right side's
@@ -43,18 +53,40 @@ typedef struct join_state {
   bool residual;       /* cond says more than the keys: evaluate it on pairs */
   bool probe_outer;    /* unmatched probe rows leave padded */
   bool build_outer;    /* unmatched build rows leave padded, at the end */
+  bool mark_build;     /* record which build rows matched (build_hit) */
   bool semi;           /* SEMI/ANTI: output = probe rows only */
   int version_col;     /* temporal join: the build side's version time column, or -1 */
   dp_vector *as_of;    /* temporal join: FOR SYSTEM_TIME AS OF over the probe rows */
 
   dp_batch *build;     /* every build-side row */
-  dp_rowhash index;    /* build row id -> hash of its keys */
+  dp_rowhash *index;   /* build row id -> hash of its keys */
+  dp_rowhash own_index;
   uint8_t *build_hit;  /* per build row: matched (build_outer) */
   int64_t hit_cap;
   dp_batch *probe;     /* probe rows waiting (bounded: all; stream: this batch's) */
   int64_t probe_cursor;
   int64_t unmatched_cursor; /* build_outer: next build row to look at */
   bool drained, done;
+
+  /* two streams (stream2): both sides kept, each with its index */
+  bool stream2;
+  struct side {
+    dp_batch *store;   /* rows kept, until the watermark passes their bound */
+    dp_rowhash index;
+    uint8_t *hit;      /* per stored row: matched (outer sides) */
+    int64_t hit_cap;
+    int *keys;         /* key columns */
+    int time_col;      /* the event-time column the bound is on, or -1 */
+    bool outer;        /* unmatched rows leave padded when evicted */
+    bool after_state;  /* fed by a stateful operator: its rows are due at the previous
+                          batch's watermark (a window leaves once the watermark passed it) */
+    dp_batch *delta;   /* this batch's new rows */
+    uint8_t *dhit;     /* per new row: matched while probing */
+    int64_t dhit_cap;
+  } side[2];
+  int phase;           /* stream2: 0 evict, 1 new left rows, 2 new right rows, 3 done */
+  int64_t prev_wm;     /* the watermark of the previous batch: lateness and eviction */
+  int64_t evict_lower, evict_upper; /* the time bound: left.t in [right.t + lower, right.t + upper] */
 
   dp_schema both;      /* left ++ right: the rows the condition sees */
   dp_batch *cand;      /* candidate pairs, for the condition */
@@ -195,15 +227,15 @@ static int probe_slice(dp_op *op, int64_t start, int64_t end) {
     }
     if (dp_rows_any_null(pk, st->nkeys, r)) continue;
     uint64_t h = dp_rows_hash(pk, st->nkeys, r);
-    for (int64_t b = dp_rowhash_first(&st->index, h); b >= 0; b = dp_rowhash_next(&st->index, b))
-      if (st->index.hashes[b] == h && dp_rows_equal(bk, b, pk, r, st->nkeys))
+    for (int64_t b = dp_rowhash_first(st->index, h); b >= 0; b = dp_rowhash_next(st->index, b))
+      if (st->index->hashes[b] == h && dp_rows_equal(bk, b, pk, r, st->nkeys))
         if ((rc = add_pair(st, r, b))) return rc;
   }
   if ((rc = check_pairs(op))) return rc;
   if (st->version_col >= 0 && (rc = pick_versions(op))) return rc;
   for (int64_t k = 0; k < st->npairs; k++) {
     st->probe_hit[st->pi[k] - start] = 1;
-    if (st->build_outer) st->build_hit[st->bi[k]] = 1;
+    if (st->mark_build) st->build_hit[st->bi[k]] = 1;
   }
   if (st->semi) {
     /* One row per probe row that found a match (SEMI) or none (ANTI). */
@@ -241,7 +273,7 @@ static int keep_build(dp_op *op, const dp_batch *b) {
   const dp_vector *bk[64];
   for (int k = 0; k < st->nkeys; k++) bk[k] = st->build->cols[st->bkeys[k]];
   for (int64_t r = first; r < st->build->nrows; r++)
-    if ((rc = dp_rowhash_add(&st->index, dp_rows_hash(bk, st->nkeys, r)))) return rc;
+    if ((rc = dp_rowhash_add(st->index, dp_rows_hash(bk, st->nkeys, r)))) return rc;
   if (st->build_outer && st->build->nrows > st->hit_cap) {
     int64_t cap = st->build->nrows * 2;
     uint8_t *h = realloc(st->build_hit, (size_t)cap);
@@ -259,11 +291,281 @@ static int keep_probe(dp_op *op, const dp_batch *b) {
   return dp_rows_append(st->probe, b);
 }
 
+/* ---- two streams ---- */
+
+static int grow_hits(uint8_t **hit, int64_t *cap, int64_t need) {
+  if (need <= *cap) return DIPPER_OK;
+  int64_t n = *cap ? *cap * 2 : 1024;
+  while (n < need) n *= 2;
+  uint8_t *h = realloc(*hit, (size_t)n);
+  if (!h) return DIPPER_NOMEM;
+  memset(h + *cap, 0, (size_t)(n - *cap));
+  *hit = h;
+  *cap = n;
+  return DIPPER_OK;
+}
+
+/* Is a row of side s at time t too old to meet any row still to come? */
+static bool expired(const join_state *st, int s, const dp_vector *tv, int64_t row, int64_t wm) {
+  if (dp_vector_is_null(tv, row)) return true; /* no time: the bound never holds */
+  int64_t t = dp_vector_get_i64(tv, row);
+  /* left t meets right rows with time in [t - upper, t - lower], right t
+  ** meets left rows in [t + lower, t + upper]; rows to come are >= wm. */
+  if (s == 0) return t - st->evict_lower < wm;
+  return t + st->evict_upper < wm;
+}
+
+/* The watermark below which rows of side s are late in this batch. */
+static int64_t late_mark(const dp_op *op, int s) {
+  const join_state *st = op->state;
+  return st->side[s].after_state ? st->prev_wm : op->ex->watermark;
+}
+
+static int keep_delta(dp_op *op, const dp_batch *b, int s) {
+  join_state *st = op->state;
+  op->metrics.rows_in += b->nrows;
+  struct side *sd = &st->side[s];
+  int64_t wm = late_mark(op, s);
+  if (sd->time_col < 0 || wm == DP_WATERMARK_NONE) return dp_rows_append(sd->delta, b);
+  /* Rows older than the watermark are late: they could not be matched fairly. */
+  const dp_vector *tv = b->cols[sd->time_col];
+  int64_t *keep = malloc((size_t)(b->nrows ? b->nrows : 1) * sizeof *keep);
+  if (!keep) return DIPPER_NOMEM;
+  int64_t n = 0;
+  for (int64_t r = 0; r < b->nrows; r++) {
+    if (!dp_vector_is_null(tv, r) && dp_vector_get_i64(tv, r) < wm) {
+      op->metrics.late_dropped++;
+      continue;
+    }
+    keep[n++] = r;
+  }
+  int rc = dp_rows_gather_batch(sd->delta, b, keep, 0, n);
+  free(keep);
+  return rc;
+}
+static int keep_left(dp_op *op, const dp_batch *b) { return keep_delta(op, b, 0); }
+static int keep_right(dp_op *op, const dp_batch *b) { return keep_delta(op, b, 1); }
+
+/* Point the probe machinery at: new rows of side s probing the store of the other. */
+static void aim(join_state *st, int s) {
+  struct side *P = &st->side[s], *B = &st->side[1 - s];
+  st->pside = s;
+  st->bside = 1 - s;
+  st->probe = P->delta;
+  st->build = B->store;
+  st->index = &B->index;
+  st->pkeys = P->keys;
+  st->bkeys = B->keys;
+  st->build_hit = B->hit;
+  st->mark_build = B->outer;
+  st->probe_outer = false;
+  st->build_outer = false;
+}
+
+/* Add side s's new rows to its store and index (with what they matched). */
+static int store_delta(join_state *st, int s) {
+  struct side *sd = &st->side[s];
+  int64_t first = sd->store->nrows, n = sd->delta->nrows;
+  int rc = dp_rows_append(sd->store, sd->delta);
+  if (!rc) rc = grow_hits(&sd->hit, &sd->hit_cap, first + n);
+  if (rc) return rc;
+  const dp_vector *kc[64];
+  for (int k = 0; k < st->nkeys; k++) kc[k] = sd->store->cols[sd->keys[k]];
+  for (int64_t r = 0; r < n; r++) {
+    sd->hit[first + r] = sd->dhit && r < sd->dhit_cap ? sd->dhit[r] : 0;
+    if ((rc = dp_rowhash_add(&sd->index, dp_rows_hash(kc, st->nkeys, first + r)))) return rc;
+  }
+  dp_batch_clear(sd->delta);
+  if (sd->dhit) memset(sd->dhit, 0, (size_t)sd->dhit_cap);
+  return DIPPER_OK;
+}
+
+/* Drop the stored rows the watermark has passed; unmatched rows of an outer
+** side leave padded into st->out. */
+static int evict(dp_op *op) {
+  join_state *st = op->state;
+  for (int s = 0; s < 2; s++) {
+    struct side *sd = &st->side[s];
+    /* rows still to come on the other side are at or after its late mark */
+    int64_t wm = op->ex->final ? DP_WATERMARK_END : late_mark(op, 1 - s);
+    if (wm == DP_WATERMARK_NONE) continue;
+    if (sd->time_col < 0 && !op->ex->final) continue;
+    int64_t n = sd->store->nrows, nkeep = 0;
+    int64_t *keep = malloc((size_t)(n ? n : 1) * sizeof *keep);
+    if (!keep) return DIPPER_NOMEM;
+    st->npairs = 0;
+    int rc = DIPPER_OK;
+    const dp_vector *tv = sd->time_col >= 0 ? sd->store->cols[sd->time_col] : NULL;
+    for (int64_t r = 0; r < n && !rc; r++) {
+      if (!op->ex->final && !expired(st, s, tv, r, wm)) {
+        keep[nkeep++] = r;
+        continue;
+      }
+      if (sd->outer && !sd->hit[r]) rc = add_pair(st, r, -1);
+    }
+    if (!rc && st->npairs > 0) {
+      aim(st, s);
+      st->probe = sd->store; /* the padded rows come from this side's store */
+      rc = gather_pairs(st, st->out);
+    }
+    if (!rc && nkeep < n) {
+      /* Compact the store and rebuild its index. */
+      dp_batch *rest = dp_batch_new(sd->store->schema, 0);
+      rc = rest ? dp_rows_gather_batch(rest, sd->store, keep, 0, nkeep) : DIPPER_NOMEM;
+      for (int64_t k = 0; !rc && k < nkeep; k++) sd->hit[k] = sd->hit[keep[k]];
+      if (!rc) {
+        dp_batch_free(sd->store);
+        sd->store = rest;
+        rest = NULL;
+        dp_rowhash_free(&sd->index);
+        const dp_vector *kc[64];
+        for (int k = 0; k < st->nkeys; k++) kc[k] = sd->store->cols[sd->keys[k]];
+        for (int64_t r = 0; !rc && r < nkeep; r++)
+          rc = dp_rowhash_add(&sd->index, dp_rows_hash(kc, st->nkeys, r));
+      }
+      dp_batch_free(rest);
+    }
+    free(keep);
+    if (rc) return rc;
+  }
+  return DIPPER_OK;
+}
+
+static int stream2_next(dp_op *op, dp_batch **out) {
+  join_state *st = op->state;
+  int rc;
+  if (!st->drained) {
+    if ((rc = dp_op_drain(op->children[0], keep_left, op))) return rc;
+    if ((rc = dp_op_drain(op->children[1], keep_right, op))) return rc;
+    st->drained = true;
+    st->phase = 0;
+    st->probe_cursor = 0;
+  }
+  for (;;) {
+    dp_batch_clear(st->out);
+    if (st->phase == 0) {
+      rc = evict(op);
+      st->phase = 1;
+      st->probe_cursor = 0;
+    } else if (st->phase == 1 || st->phase == 2) {
+      int s = st->phase - 1;
+      struct side *sd = &st->side[s];
+      aim(st, s);
+      if (st->probe_cursor < sd->delta->nrows) {
+        if ((rc = grow_hits(&sd->dhit, &sd->dhit_cap, sd->delta->nrows))) return rc;
+        int64_t start = st->probe_cursor, end = start + slice_rows(st);
+        if (end > sd->delta->nrows) end = sd->delta->nrows;
+        rc = probe_slice(op, start, end);
+        for (int64_t r = start; !rc && r < end; r++)
+          if (st->probe_hit[r - start]) sd->dhit[r] = 1;
+        st->probe_cursor = end;
+      } else {
+        /* Left rows join the store before the right ones probe it, so that
+        ** pairs of two new rows are found exactly once. */
+        rc = store_delta(st, s);
+        st->phase++;
+        st->probe_cursor = 0;
+      }
+    } else {
+      return DIPPER_OK;
+    }
+    if (rc) return rc;
+    if (st->out->nrows > 0) {
+      op->metrics.rows_out += st->out->nrows;
+      *out = st->out;
+      return DIPPER_OK;
+    }
+  }
+}
+
+/* Does a stateful operator feed p? */
+static bool has_state_below(const dp_plan *p) {
+  switch (p->kind) {
+  case DP_P_AGGREGATE: case DP_P_JOIN: case DP_P_DEDUPLICATE: case DP_P_TOPN: case DP_P_OVER:
+  case DP_P_DISTINCT: case DP_P_SORT: case DP_P_SETOP:
+    return true;
+  default:
+    break;
+  }
+  for (int i = 0; i < p->ninputs; i++)
+    if (has_state_below(p->inputs[i])) return true;
+  return false;
+}
+
+/* The first event-time column of side s that the condition reads, else its
+** first event-time column, else -1. */
+static int bound_column(const dp_plan *p, int s) {
+  const dp_plan *in = p->inputs[s];
+  int off = s == 0 ? 0 : p->inputs[0]->schema.ncols, first = -1;
+  for (int c = 0; in->props.time_attr && c < in->schema.ncols; c++) {
+    if (in->props.time_attr[c] < 0) continue;
+    if (first < 0) first = c;
+    if (p->u.join.cond && dp_expr_uses_column(p->u.join.cond, off + c)) return c;
+  }
+  return first;
+}
+
+static int stream2_setup(dp_op *op, const char *kname) {
+  const dp_plan *p = op->plan;
+  join_state *st = op->state;
+  dp_exec *ex = op->ex;
+  bool outer = st->kind == DP_J_LEFT || st->kind == DP_J_RIGHT || st->kind == DP_J_FULL;
+  if (st->kind == DP_J_SEMI || st->kind == DP_J_ANTI)
+    return dp_error(ex->diags, DIPPER_UNSUPPORTED, p->span,
+                    "the embedded engine does not run %s joins of two streams (EXISTS / IN over "
+                    "a stream) yet; write an INNER JOIN with a time range between the two sides, "
+                    "or run in batch mode (SET 'execution.runtime-mode' = 'batch')",
+                    kname);
+  if (outer && !p->props.has_time_bound)
+    return dp_error(ex->diags, DIPPER_UNSUPPORTED, p->span,
+                    "%s JOINs of two streams run only with a time range between the two sides, "
+                    "which says when a row can no longer find a match: bound the times in the "
+                    "ON clause (AND l.ts BETWEEN r.ts - INTERVAL '1' HOUR AND r.ts + INTERVAL "
+                    "'1' HOUR), or run in batch mode",
+                    kname);
+  st->stream2 = true;
+  st->prev_wm = DP_WATERMARK_NONE;
+  st->evict_lower = p->props.time_lower;
+  st->evict_upper = p->props.time_upper;
+  for (int s = 0; s < 2; s++) {
+    struct side *sd = &st->side[s];
+    sd->time_col = p->props.has_time_bound ? bound_column(p, s) : -1;
+    sd->after_state = has_state_below(p->inputs[s]);
+    sd->outer = s == 0 ? (st->kind == DP_J_LEFT || st->kind == DP_J_FULL)
+                       : (st->kind == DP_J_RIGHT || st->kind == DP_J_FULL);
+    if (sd->outer && sd->time_col < 0)
+      return dp_error(ex->diags, DIPPER_UNSUPPORTED, p->span,
+                      "%s JOINs of two streams need an event-time column on their %s side to "
+                      "know when a row can no longer find a match; declare a WATERMARK there",
+                      kname, s == 0 ? "left" : "right");
+    sd->store = dp_batch_new(&p->inputs[s]->schema, 0);
+    sd->delta = dp_batch_new(&p->inputs[s]->schema, 0);
+    sd->keys = dp_arena_calloc(ex->arena, (size_t)st->nkeys + 1, sizeof(int));
+    if (!sd->store || !sd->delta || !sd->keys) return DIPPER_NOMEM;
+    dp_rowhash_init(&sd->index);
+  }
+  /* the key columns per side, as join_setup chose them for pside == 0 */
+  for (int k = 0; k < st->nkeys; k++) {
+    st->side[0].keys[k] = st->pkeys[k];
+    st->side[1].keys[k] = st->bkeys[k];
+  }
+  return DIPPER_OK;
+}
+
+static int stream2_end_batch(dp_op *op) {
+  join_state *st = op->state;
+  st->drained = false;
+  st->prev_wm = op->ex->watermark;
+  op->metrics.state_rows = st->side[0].store->nrows + st->side[1].store->nrows;
+  return DIPPER_OK;
+}
+
 static int join_next(dp_op *op, dp_batch **out) {
   join_state *st = op->state;
   dp_exec *ex = op->ex;
   *out = NULL;
   int rc;
+  if (st->stream2) return stream2_next(op, out);
   if (!st->drained) {
     /* The build side first: stream rows of this batch must see all of it. */
     if ((rc = dp_op_drain(op->children[st->bside], keep_build, op))) return rc;
@@ -296,6 +598,7 @@ static int join_next(dp_op *op, dp_batch **out) {
 
 static int join_end_batch(dp_op *op) {
   join_state *st = op->state;
+  if (st->stream2) return stream2_end_batch(op);
   st->drained = false;
   if (!st->bounded || st->done) {
     dp_vector_free(st->as_of);
@@ -306,7 +609,7 @@ static int join_end_batch(dp_op *op) {
   if (st->done) {
     /* The bounded run has ended: nothing is needed any more. */
     dp_batch_clear(st->build);
-    dp_rowhash_free(&st->index);
+    dp_rowhash_free(st->index);
   }
   op->metrics.state_rows = st->build->nrows + st->probe->nrows;
   return DIPPER_OK;
@@ -358,23 +661,19 @@ static int join_setup(dp_op *op) {
     for (int c = 0; R->props.time_attr && c < R->schema.ncols && st->version_col < 0; c++)
       if (R->props.time_attr[c] >= 0) st->version_col = c;
   }
-  if (!L->props.bounded && !R->props.bounded)
-    return dp_error(ex->diags, DIPPER_UNSUPPORTED, p->span,
-                    "the embedded engine does not run a %s JOIN of two streams yet; make one "
-                    "side bounded (a file or a bounded datagen) or run in batch mode "
-                    "(SET 'execution.runtime-mode' = 'batch')",
-                    kname);
+  bool two_streams = !L->props.bounded && !R->props.bounded;
   st->bside = 1;
-  if (!st->bounded && R->props.bounded == false) st->bside = 0; /* the bounded side builds */
+  if (!st->bounded && !two_streams && !R->props.bounded) st->bside = 0; /* the bounded side builds */
   st->pside = 1 - st->bside;
   bool left_pad = st->kind == DP_J_RIGHT || st->kind == DP_J_FULL;
   bool right_pad = st->kind == DP_J_LEFT || st->kind == DP_J_FULL;
   st->semi = st->kind == DP_J_SEMI || st->kind == DP_J_ANTI;
   st->probe_outer = st->pside == 0 ? right_pad : left_pad;
   st->build_outer = st->pside == 0 ? left_pad : right_pad;
-  if (!st->bounded && (st->build_outer || (st->semi && st->pside != 0)))
+  st->mark_build = st->build_outer;
+  if (!two_streams && !st->bounded && (st->build_outer || (st->semi && st->pside != 0)))
     return dp_error(ex->diags, DIPPER_UNSUPPORTED, p->span,
-                    "a %s JOIN of a stream with a bounded table would have to wait for the "
+                    "%s JOINs of a stream with a bounded table would have to wait for the "
                     "stream's end to emit the unmatched rows of the bounded side; put the stream "
                     "on the %s side (or use an INNER JOIN), or run in batch mode",
                     kname, st->bside == 1 ? "right" : "left");
@@ -408,8 +707,17 @@ static int join_setup(dp_op *op) {
   st->probe = dp_batch_new(&p->inputs[st->pside]->schema, 0);
   st->cand = dp_batch_new(&st->both, 0);
   st->out = dp_batch_new(&p->schema, DP_ROWS_CHUNK);
-  dp_rowhash_init(&st->index);
-  return st->build && st->probe && st->cand && st->out ? DIPPER_OK : DIPPER_NOMEM;
+  st->index = &st->own_index;
+  dp_rowhash_init(st->index);
+  if (!st->build || !st->probe || !st->cand || !st->out) return DIPPER_NOMEM;
+  if (two_streams) {
+    /* the stores of the two sides replace build and probe */
+    dp_batch_free(st->build);
+    dp_batch_free(st->probe);
+    st->build = st->probe = NULL;
+    return stream2_setup(op, kname);
+  }
+  return DIPPER_OK;
 }
 
 static int join_open(dp_op *op) {
@@ -424,13 +732,22 @@ static int join_open(dp_op *op) {
 static void join_close(dp_op *op) {
   join_state *st = op->state;
   if (!st) return;
-  dp_batch_free(st->build);
-  dp_batch_free(st->probe);
+  if (!st->stream2) {
+    dp_batch_free(st->build);
+    dp_batch_free(st->probe);
+  }
+  for (int s = 0; s < 2; s++) {
+    dp_batch_free(st->side[s].store);
+    dp_batch_free(st->side[s].delta);
+    dp_rowhash_free(&st->side[s].index);
+    free(st->side[s].hit);
+    free(st->side[s].dhit);
+  }
   dp_batch_free(st->cand);
   dp_batch_free(st->out);
-  dp_rowhash_free(&st->index);
+  dp_rowhash_free(&st->own_index);
   dp_vector_free(st->as_of);
-  free(st->build_hit);
+  if (!st->stream2) free(st->build_hit);
   free(st->probe_hit);
   free(st->pi);
   free(st->bi);

@@ -129,4 +129,84 @@ TEST(temporal_join_picks_the_version_valid_at_the_row_time) {
   rmdir(dir);
 }
 
+/* Rows of memory table `table` as "a|b" lines (string columns), sorted. */
+static const char *fetch_rows(dipper *db, const char *table) {
+  static char buf[4096];
+  struct ArrowSchema schema;
+  struct ArrowArray array;
+  buf[0] = '\0';
+  if (dipper_memory_fetch(db, table, &schema, &array) != DIPPER_OK) return "(fetch failed)";
+  char text[4096];
+  size_t n = 0;
+  text[0] = '\0';
+  for (int64_t r = 0; r < array.length; r++) {
+    for (int64_t c = 0; c < array.n_children; c++) {
+      const struct ArrowArray *col = array.children[c];
+      const uint8_t *valid = col->buffers[0];
+      const int32_t *off = col->buffers[1];
+      const char *data = col->buffers[2];
+      int64_t i = r + col->offset;
+      bool null = valid && !((valid[i >> 3] >> (i & 7)) & 1);
+      n += (size_t)snprintf(text + n, sizeof text - n, "%s%.*s", c ? "|" : "", null ? 4 : off[i + 1] - off[i],
+                            null ? "NULL" : data + off[i]);
+    }
+    n += (size_t)snprintf(text + n, sizeof text - n, "\n");
+  }
+  schema.release(&schema);
+  array.release(&array);
+  snprintf(buf, sizeof buf, "%s", sorted_lines(text));
+  return buf;
+}
+
+TEST(interval_join_of_two_streams_drops_late_rows_and_old_state) {
+  dipper *db = NULL;
+  CHECK_EQ(dipper_open(&db, NULL), DIPPER_OK);
+  dipper_program *prog = NULL;
+  int rc = dipper_compile(db,
+      "CREATE TABLE l (k INT, v STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('connector' = 'memory');\n"
+      "CREATE TABLE r (k INT, w STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('connector' = 'memory');\n"
+      "CREATE TABLE out (v STRING, w STRING) WITH ('connector' = 'memory');\n"
+      "INSERT INTO out SELECT l.v, r.w FROM l JOIN r ON l.k = r.k\n"
+      "  AND l.ts BETWEEN r.ts - INTERVAL '10' SECOND AND r.ts + INTERVAL '10' SECOND;\n",
+      (size_t)-1, "stream.sql", &prog);
+  CHECK_EQ(rc, DIPPER_OK);
+  if (rc) {
+    fprintf(stderr, "%s\n", dipper_errmsg(db));
+    dipper_close(db);
+    return;
+  }
+#define PUSH(t, s) CHECK_EQ(dipper_memory_push_json(db, t, s, strlen(s)), DIPPER_OK)
+  PUSH("l", "{\"k\": 1, \"v\": \"a\", \"ts\": \"2024-01-01 00:00:00\"}\n"
+            "{\"k\": 2, \"v\": \"b\", \"ts\": \"2024-01-01 00:00:05\"}\n");
+  PUSH("r", "{\"k\": 1, \"w\": \"x\", \"ts\": \"2024-01-01 00:00:03\"}\n");
+  /* batch 1, under watermark 3 s: the row at 1 s is late */
+  PUSH("l", "{\"k\": 1, \"v\": \"late\", \"ts\": \"2024-01-01 00:00:01\"}\n"
+            "{\"k\": 2, \"v\": \"c\", \"ts\": \"2024-01-01 00:00:30\"}\n");
+  PUSH("r", "{\"k\": 2, \"w\": \"y\", \"ts\": \"2024-01-01 00:00:12\"}\n");
+  /* batch 2, under watermark 12 s: b (5 s) is still kept, q meets c */
+  PUSH("r", "{\"k\": 2, \"w\": \"q\", \"ts\": \"2024-01-01 00:00:25\"}\n"
+            "{\"k\": 1, \"w\": \"z\", \"ts\": \"2024-01-01 00:00:40\"}\n");
+#undef PUSH
+  dipper_query **qs = NULL;
+  int nq = 0;
+  CHECK_EQ(dipper_query_start(prog, &qs, &nq), DIPPER_OK);
+  CHECK_EQ(nq, 1);
+  for (int i = 0; i < 6 && nq == 1; i++) {
+    int fin = 0;
+    rc = dipper_query_step(qs[0], &fin);
+    CHECK_EQ(rc, DIPPER_OK);
+    if (rc) fprintf(stderr, "%s\n", dipper_errmsg(db));
+  }
+  CHECK_STR(fetch_rows(db, "out"), "a|x\nb|y\nc|q\n");
+  dipper_progress pg;
+  if (nq == 1 && dipper_query_progress(qs[0], &pg) == DIPPER_OK) {
+    CHECK_EQ(pg.late_rows_dropped, 1);
+    /* Only rows within 10 s of the watermark (40 s at most seen on l: 30 s) stay. */
+    CHECK(pg.state_rows < 6);
+  }
+  dipper_query_free_all(qs, nq);
+  dipper_program_free(prog);
+  dipper_close(db);
+}
+
 int main(void) { return RUN_TESTS(); }
