@@ -129,8 +129,9 @@ static void produce_values(const char *topic, const char *const *values, int n) 
   produce(topic, rs, n);
 }
 
-/* Every record of a topic's partition 0 as "key\tvalue" lines. */
-static const char *consume_all(const char *topic, int expect) {
+/* Every record of a topic's partition 0 as "key\tvalue" lines; with_meta
+** adds the timestamp (ms) and header `src`. */
+static const char *consume_all(const char *topic, int expect, bool with_meta) {
   static char text[8192];
   text[0] = '\0';
   rd_kafka_t *rk = client(RD_KAFKA_CONSUMER, "dipper-test-reader");
@@ -146,9 +147,20 @@ static const char *consume_all(const char *topic, int expect) {
     rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 100);
     if (!m) continue;
     if (!m->err) {
-      len += (size_t)snprintf(text + len, sizeof text - len, "%.*s\t%.*s\n", (int)m->key_len,
+      len += (size_t)snprintf(text + len, sizeof text - len, "%.*s\t%.*s", (int)m->key_len,
                               m->key ? (const char *)m->key : "", (int)m->len,
                               m->payload ? (const char *)m->payload : "");
+      if (with_meta) {
+        rd_kafka_headers_t *h = NULL;
+        const void *hv = NULL;
+        size_t hn = 0;
+        if (rd_kafka_message_headers(m, &h) || rd_kafka_header_get_last(h, "src", &hv, &hn))
+          hv = NULL;
+        len += (size_t)snprintf(text + len, sizeof text - len, "\t%" PRId64 "\t%.*s",
+                                rd_kafka_message_timestamp(m, NULL), (int)hn,
+                                hv ? (const char *)hv : "-");
+      }
+      len += (size_t)snprintf(text + len, sizeof text - len, "\n");
       got++;
     }
     rd_kafka_message_destroy(m);
@@ -431,12 +443,13 @@ TEST(metadata_columns_and_bounded_latest_offset) {
       "CREATE TABLE t (id BIGINT, tp STRING METADATA FROM 'topic' VIRTUAL,"
       " part INT METADATA FROM 'partition' VIRTUAL, off BIGINT METADATA FROM 'offset' VIRTUAL,"
       " ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp', tt STRING METADATA FROM 'timestamp-type'"
-      " VIRTUAL) WITH ('connector' = 'kafka', 'topic' = 'TOPIC',"
+      " VIRTUAL, hs MAP<STRING, BYTES> METADATA FROM 'headers') WITH ('connector' = 'kafka', 'topic' = 'TOPIC',"
       " 'properties.bootstrap.servers' = 'BOOT', 'scan.bounded.mode' = 'latest-offset',"
       " 'format' = 'json');\n"
       "CREATE TABLE out_t (id BIGINT, same_topic BOOLEAN, part INT, off BIGINT,"
-      " ts TIMESTAMP_LTZ(3), tt STRING) WITH ('connector' = 'memory');\n"
-      "INSERT INTO out_t SELECT id, tp = 'TOPIC', part, off, ts, tt FROM t;",
+      " ts TIMESTAMP_LTZ(3), tt STRING, h STRING, nh INT) WITH ('connector' = 'memory');\n"
+      "INSERT INTO out_t SELECT id, tp = 'TOPIC', part, off, ts, tt, CAST(hs['h'] AS STRING),"
+      " CARDINALITY(hs) FROM t;",
       topic);
   dipper_program *prog = compile(db, sql);
   dipper_query **qs = NULL;
@@ -447,10 +460,10 @@ TEST(metadata_columns_and_bounded_latest_offset) {
     produce(topic, late, 1);
     run_to_end(db, q);
     const char *got = fetch(db, "out_t");
-    CHECK_STR(got, "1|true|0|0|1700000000001000|CreateTime\n"
-                   "2|true|0|1|1700000000002000|CreateTime\n"
-                   "3|true|1|0|1700000000003000|CreateTime\n"
-                   "5|true|1|1|1700000000005000|CreateTime\n");
+    CHECK_STR(got, "1|true|0|0|1700000000001000|CreateTime|x|1\n"
+                   "2|true|0|1|1700000000002000|CreateTime|NULL|0\n"
+                   "3|true|1|0|1700000000003000|CreateTime|NULL|0\n"
+                   "5|true|1|1|1700000000005000|CreateTime|NULL|0\n");
   }
   if (qs) dipper_query_free_all(qs, 1);
   dipper_program_free(prog);
@@ -616,6 +629,27 @@ TEST(bad_records_fail_with_the_offset_or_are_skipped) {
   dipper_program_free(prog);
   dipper_close(db);
   free(sql);
+
+  /* dead-letter: the bad records with where they came from, in a file */
+  char dead[256], opts[1024];
+  snprintf(dead, sizeof dead, "/tmp/dipper-kafka-test-%s.jsonl", run_tag);
+  snprintf(opts, sizeof opts,
+           IDS_TABLE("'scan.bounded.mode' = 'latest-offset', 'dipper.bad-records' = "
+                     "'dead-letter', 'dipper.dead-letter.path' = '%s'"),
+           dead);
+  CHECK_STR(run_bounded(opts, topic), "1\n3\n");
+  FILE *f = fopen(dead, "r");
+  CHECK(f != NULL);
+  if (f) {
+    char text[2048];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    CHECK_CONTAINS(text, "partition 0 offset 1\"");
+    CHECK_CONTAINS(text, "partition 0 offset 3\"");
+    CHECK_CONTAINS(text, "\"record\":\"{not json\"");
+    remove(dead);
+  }
 }
 
 /* ---- formats ---- */
@@ -696,14 +730,16 @@ TEST(sink_writes_json_and_csv_with_keys) {
            "CREATE TABLE t (id BIGINT, name STRING, ts TIMESTAMP(3)) WITH ('connector' = "
            "'kafka', 'topic' = 'TOPIC', 'properties.bootstrap.servers' = 'BOOT', 'format' = "
            "'json', 'scan.bounded.mode' = 'latest-offset');\n"
-           "CREATE TABLE o1 (id BIGINT, name STRING, ts TIMESTAMP(3)) WITH ('connector' = "
+           "CREATE TABLE o1 (id BIGINT, name STRING, ts TIMESTAMP(3), kts TIMESTAMP_LTZ(3) METADATA"
+           " FROM 'timestamp', hdr MAP<STRING, BYTES> METADATA FROM 'headers') WITH ('connector' = "
            "'kafka', 'topic' = '%s', 'properties.bootstrap.servers' = 'BOOT', 'format' = "
            "'json', 'key.format' = 'json', 'key.fields' = 'id');\n"
            "CREATE TABLE o2 (id BIGINT, name STRING) WITH ('connector' = 'kafka', 'topic' = "
            "'%s', 'properties.bootstrap.servers' = 'BOOT', 'format' = 'csv', 'key.format' = "
            "'raw', 'key.fields' = 'name', 'value.fields-include' = 'EXCEPT_KEY');\n"
            "EXECUTE STATEMENT SET BEGIN\n"
-           "INSERT INTO o1 SELECT id, name, ts FROM t;\n"
+           "INSERT INTO o1 SELECT id, name, ts, TO_TIMESTAMP_LTZ(1700000000000 + id, 3),"
+           " MAP['src', CAST('dipper' AS BYTES)] FROM t;\n"
            "INSERT INTO o2 SELECT id * 10, name FROM t;\n"
            "END;",
            out_json, out_csv);
@@ -720,11 +756,15 @@ TEST(sink_writes_json_and_csv_with_keys) {
   dipper_program_free(prog);
   dipper_close(db);
   free(sql);
-  CHECK_STR(consume_all(out_json, 3),
-            "{\"id\":1}\t{\"id\":1,\"name\":\"a\",\"ts\":\"2024-01-01 00:00:01.000\"}\n"
-            "{\"id\":2}\t{\"id\":2,\"name\":\"b \\\"q\\\"\",\"ts\":\"2024-01-01 00:00:02.500\"}\n"
-            "{\"id\":3}\t{\"id\":3,\"name\":null,\"ts\":\"2024-01-01 00:00:03.000\"}\n");
-  CHECK_STR(consume_all(out_csv, 3), "a\t10\n"
+  /* the metadata columns are the message's timestamp and headers, not value fields */
+  CHECK_STR(consume_all(out_json, 3, true),
+            "{\"id\":1}\t{\"id\":1,\"name\":\"a\",\"ts\":\"2024-01-01 00:00:01.000\"}"
+            "\t1700000000001\tdipper\n"
+            "{\"id\":2}\t{\"id\":2,\"name\":\"b \\\"q\\\"\",\"ts\":\"2024-01-01 00:00:02.500\"}"
+            "\t1700000000002\tdipper\n"
+            "{\"id\":3}\t{\"id\":3,\"name\":null,\"ts\":\"2024-01-01 00:00:03.000\"}"
+            "\t1700000000003\tdipper\n");
+  CHECK_STR(consume_all(out_csv, 3, false), "a\t10\n"
                                      "b \"q\"\t20\n"
                                      "\t30\n");
 }
