@@ -63,7 +63,8 @@ typedef struct dp_op_class {
   ** *out = NULL at its end.  The batch is borrowed until the next call. */
   int (*next)(dp_op *op, dp_batch **out);
   /* Called once after every micro-batch, children first (reset per-batch
-  ** cursors, advance state by the new watermark). May be NULL. */
+  ** cursors, drop state).  ex->watermark is still the batch's own here: the
+  ** watermark computed at its end takes effect from the next batch. May be NULL. */
   int (*end_batch)(dp_op *op);
   void (*close)(dp_op *op);
 } dp_op_class;
