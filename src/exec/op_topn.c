@@ -1,16 +1,23 @@
 /*
 ** op_topn.c — Top-N (DP_P_TOPN): the ROW_NUMBER()/RANK()/DENSE_RANK() OVER
-** (PARTITION BY .. ORDER BY ..) <= N pattern, over bounded inputs.
+** (PARTITION BY .. ORDER BY ..) <= N pattern.
 **
-** When the input has ended, the rows are sorted by the ORDER BY keys (a
-** stable sort: ties keep their arrival order) and walked once, each
-** partition counting its own ranks:
-**   ROW_NUMBER  1, 2, 3, ... ;
-**   RANK        ties share a rank, the next rank skips (1, 1, 3);
-**   DENSE_RANK  ties share a rank, no gaps (1, 1, 2);
-** rows ranked <= N leave, with the rank as last column when the query reads
-** it.  A Top-N over a stream is refused at open: its windowed form (emit
-** when the window closes) is not implemented by this engine yet.
+** Ranking a set of rows: sort them by the ORDER BY keys (stable: ties keep
+** their arrival order) and walk them once, each partition counting its own
+** ranks — ROW_NUMBER 1, 2, 3; RANK shares a rank between ties and skips
+** after them (1, 1, 3); DENSE_RANK shares without gaps (1, 1, 2) — keeping
+** the rows ranked <= N, with the rank as last column when the query reads it.
+**
+** Three ways to run, fixed at open:
+**   bounded  the whole input is ranked once, when it has ended;
+**   window   PARTITION BY holds the window_end of a window (a window Top-N,
+**            append mode): rows wait until the watermark reaches their
+**            window's end, then that window is ranked, emitted and dropped;
+**            rows of a window already emitted are late (dropped, counted);
+**   update   any other stream: the state is the current top rows of every
+**            partition; each micro-batch re-ranks them with its new rows and
+**            emits the new top rows of the partitions it touched (update
+**            mode: a partition's rows replace the ones emitted before).
 */
 #include <stdlib.h>
 #include <string.h>
@@ -18,46 +25,61 @@
 #include "exec/exec.h"
 #include "exec/rows.h"
 
+typedef enum topn_mode { TOPN_BOUNDED, TOPN_WINDOW, TOPN_UPDATE } topn_mode;
+
 typedef struct topn_state {
-  dp_batch *rows;
+  topn_mode mode;
+  int wend_col;        /* TOPN_WINDOW: the input column holding window_end */
+  int64_t prev_wm;     /* the watermark of the previous batch */
+  dp_schema part_schema;
+  dp_batch *rows;      /* rows waiting (bounded, window) or the current top (update) */
+  dp_batch *fresh;     /* TOPN_UPDATE: this batch's new rows */
   bool drained, emitted;
-  int64_t *sel, *rank; /* rows that leave, and their ranks */
-  int64_t nout, cursor;
+  dp_batch *result;    /* rows to emit in this batch, output layout */
+  int64_t cursor;
   dp_batch *out;
 } topn_state;
 
 static int keep_rows(dp_op *op, const dp_batch *b) {
+  topn_state *st = op->state;
   op->metrics.rows_in += b->nrows;
-  return dp_rows_append(((topn_state *)op->state)->rows, b);
+  if (st->mode == TOPN_UPDATE) return dp_rows_append(st->fresh, b);
+  if (st->mode != TOPN_WINDOW || st->prev_wm == DP_WATERMARK_NONE) return dp_rows_append(st->rows, b);
+  /* A row of a window whose end the watermark had passed: its window is gone. */
+  const dp_vector *we = b->cols[st->wend_col];
+  int64_t *keep = malloc((size_t)(b->nrows ? b->nrows : 1) * sizeof *keep);
+  if (!keep) return DIPPER_NOMEM;
+  int64_t n = 0;
+  for (int64_t r = 0; r < b->nrows; r++) {
+    if (!dp_vector_is_null(we, r) && dp_vector_get_i64(we, r) <= st->prev_wm) {
+      op->metrics.late_dropped++;
+      continue;
+    }
+    keep[n++] = r;
+  }
+  int rc = dp_rows_gather_batch(st->rows, b, keep, 0, n);
+  free(keep);
+  return rc;
 }
 
-static int rank_rows(dp_op *op) {
+/* Rank `rows`: the rows kept, in output order, into sel[0..*n) and their ranks. */
+static int rank_rows(dp_op *op, const dp_batch *rows, int64_t *sel, int64_t *ranks, int64_t *nsel) {
   topn_state *st = op->state;
   const dp_plan *p = op->plan;
-  int64_t n = st->rows->nrows;
+  int64_t n = rows->nrows;
+  *nsel = 0;
   size_t sz = (size_t)(n ? n : 1) * sizeof(int64_t);
   int64_t *order = malloc(sz), *count = calloc((size_t)(n ? n : 1), sizeof(int64_t));
   int64_t *last = malloc(sz), *rank = malloc(sz);
-  st->sel = malloc(sz);
-  st->rank = malloc(sz);
-  dp_schema ks = {p->u.topn.npartition, NULL};
   dp_groups parts;
   memset(&parts, 0, sizeof parts);
   dp_rows_order o;
   memset(&o, 0, sizeof o);
-  int rc = order && count && last && rank && st->sel && st->rank ? DIPPER_OK : DIPPER_NOMEM;
+  int rc = order && count && last && rank ? DIPPER_OK : DIPPER_NOMEM;
   const dp_vector *pc[64];
-  if (!rc && p->u.topn.npartition > 64) rc = DIPPER_LIMIT;
-  if (!rc) {
-    ks.cols = dp_arena_calloc(op->ex->batch_arena, (size_t)ks.ncols + 1, sizeof(dp_field));
-    if (!ks.cols) rc = DIPPER_NOMEM;
-    for (int k = 0; !rc && k < ks.ncols; k++) {
-      ks.cols[k] = st->rows->schema->cols[p->u.topn.partition[k]];
-      pc[k] = st->rows->cols[p->u.topn.partition[k]];
-    }
-  }
-  if (!rc) rc = dp_groups_init(&parts, &ks);
-  if (!rc) rc = dp_rows_order_eval(op->ex, p->u.topn.order, p->u.topn.nkeys, st->rows, &o);
+  for (int k = 0; k < st->part_schema.ncols; k++) pc[k] = rows->cols[p->u.topn.partition[k]];
+  if (!rc) rc = dp_groups_init(&parts, &st->part_schema);
+  if (!rc) rc = dp_rows_order_eval(op->ex, p->u.topn.order, p->u.topn.nkeys, rows, &o);
   for (int64_t r = 0; !rc && r < n; r++) order[r] = r;
   if (!rc) rc = dp_rows_sort(order, n, &o);
   for (int64_t k = 0; !rc && k < n; k++) {
@@ -73,8 +95,8 @@ static int rank_rows(dp_op *op) {
     }
     last[g] = r;
     if (rank[g] <= p->u.topn.n) {
-      st->sel[st->nout] = r;
-      st->rank[st->nout++] = rank[g];
+      sel[*nsel] = r;
+      ranks[(*nsel)++] = rank[g];
     }
   }
   dp_rows_order_free(&o, p->u.topn.order);
@@ -86,31 +108,136 @@ static int rank_rows(dp_op *op) {
   return rc;
 }
 
-static int topn_next(dp_op *op, dp_batch **out) {
+/* Append rows sel[0..n) of `rows` with their ranks to st->result. */
+static int add_result(topn_state *st, const dp_plan *p, const dp_batch *rows, const int64_t *sel,
+                      const int64_t *ranks, int64_t n) {
+  int nin = rows->ncols, rc;
+  for (int c = 0; c < nin; c++)
+    if ((rc = dp_rows_gather(st->result->cols[c], rows->cols[c], sel, 0, n))) return rc;
+  if (p->u.topn.emit_rank)
+    for (int64_t k = 0; k < n; k++)
+      if ((rc = dp_vector_append_i64(st->result->cols[nin], ranks[k]))) return rc;
+  return dp_batch_sync(st->result);
+}
+
+/* Rank `rows` and put every kept row into the result. */
+static int rank_into_result(dp_op *op, const dp_batch *rows) {
+  topn_state *st = op->state;
+  size_t sz = (size_t)(rows->nrows ? rows->nrows : 1) * sizeof(int64_t);
+  int64_t *sel = malloc(sz), *ranks = malloc(sz), n = 0;
+  int rc = sel && ranks ? rank_rows(op, rows, sel, ranks, &n) : DIPPER_NOMEM;
+  if (!rc) rc = add_result(st, op->plan, rows, sel, ranks, n);
+  free(sel);
+  free(ranks);
+  return rc;
+}
+
+/* TOPN_WINDOW: rank and emit the windows the watermark has closed. */
+static int close_windows(dp_op *op) {
+  topn_state *st = op->state;
+  int64_t wm = op->ex->final ? DP_WATERMARK_END : op->ex->watermark;
+  if (wm == DP_WATERMARK_NONE) return DIPPER_OK;
+  int64_t n = st->rows->nrows, nclosed = 0, nopen = 0;
+  size_t sz = (size_t)(n ? n : 1) * sizeof(int64_t);
+  int64_t *closed = malloc(sz), *open = malloc(sz);
+  dp_batch *done = dp_batch_new(st->rows->schema, 0), *rest = dp_batch_new(st->rows->schema, 0);
+  int rc = closed && open && done && rest ? DIPPER_OK : DIPPER_NOMEM;
+  const dp_vector *we = rc ? NULL : st->rows->cols[st->wend_col];
+  for (int64_t r = 0; !rc && r < n; r++) {
+    if (wm == DP_WATERMARK_END || dp_vector_is_null(we, r) || dp_vector_get_i64(we, r) <= wm)
+      closed[nclosed++] = r;
+    else
+      open[nopen++] = r;
+  }
+  if (!rc && nclosed > 0) {
+    rc = dp_rows_gather_batch(done, st->rows, closed, 0, nclosed);
+    if (!rc) rc = dp_rows_gather_batch(rest, st->rows, open, 0, nopen);
+    if (!rc) rc = rank_into_result(op, done);
+    if (!rc) {
+      dp_batch_free(st->rows);
+      st->rows = rest;
+      rest = NULL;
+    }
+  }
+  dp_batch_free(done);
+  dp_batch_free(rest);
+  free(closed);
+  free(open);
+  return rc;
+}
+
+/* TOPN_UPDATE: re-rank the kept rows with the new ones; the new top becomes
+** the state, and the partitions this batch touched are emitted. */
+static int update_top(dp_op *op) {
   topn_state *st = op->state;
   const dp_plan *p = op->plan;
+  if (st->fresh->nrows == 0) return DIPPER_OK;
+  dp_groups touched;
+  memset(&touched, 0, sizeof touched);
+  const dp_vector *pc[64];
+  int np = st->part_schema.ncols;
+  int rc = dp_groups_init(&touched, &st->part_schema);
+  for (int k = 0; k < np; k++) pc[k] = st->fresh->cols[p->u.topn.partition[k]];
+  for (int64_t r = 0; !rc && r < st->fresh->nrows; r++) {
+    int64_t g;
+    bool is_new;
+    rc = dp_groups_find_or_add(&touched, pc, r, &g, &is_new);
+  }
+  if (!rc) rc = dp_rows_append(st->rows, st->fresh);
+  int64_t n = st->rows->nrows, nsel = 0, nemit = 0;
+  size_t sz = (size_t)(n ? n : 1) * sizeof(int64_t);
+  int64_t *sel = malloc(sz), *ranks = malloc(sz), *emit = malloc(sz), *emit_rank = malloc(sz);
+  dp_batch *top = dp_batch_new(st->rows->schema, 0);
+  if (!rc && (!sel || !ranks || !emit || !emit_rank || !top)) rc = DIPPER_NOMEM;
+  if (!rc) rc = rank_rows(op, st->rows, sel, ranks, &nsel);
+  for (int k = 0; k < np; k++) pc[k] = st->rows->cols[p->u.topn.partition[k]];
+  for (int64_t k = 0; !rc && k < nsel; k++)
+    if (dp_groups_find(&touched, pc, sel[k]) >= 0) {
+      emit[nemit] = sel[k];
+      emit_rank[nemit++] = ranks[k];
+    }
+  if (!rc) rc = add_result(st, p, st->rows, emit, emit_rank, nemit);
+  if (!rc) rc = dp_rows_gather_batch(top, st->rows, sel, 0, nsel);
+  if (!rc) {
+    dp_batch_free(st->rows);
+    st->rows = top;
+    top = NULL;
+  }
+  dp_batch_clear(st->fresh);
+  dp_batch_free(top);
+  dp_groups_free(&touched);
+  free(sel);
+  free(ranks);
+  free(emit);
+  free(emit_rank);
+  return rc;
+}
+
+static int topn_next(dp_op *op, dp_batch **out) {
+  topn_state *st = op->state;
   *out = NULL;
   int rc;
   if (!st->drained) {
     if ((rc = dp_op_drain(op->children[0], keep_rows, op))) return rc;
     st->drained = true;
-    op->metrics.state_rows = st->rows->nrows;
-    if (op->ex->final && !st->emitted) {
+    st->cursor = 0;
+    dp_batch_clear(st->result);
+    if (st->mode == TOPN_BOUNDED && op->ex->final && !st->emitted) {
       st->emitted = true;
-      if ((rc = rank_rows(op))) return rc;
+      rc = rank_into_result(op, st->rows);
+    } else if (st->mode == TOPN_WINDOW) {
+      rc = close_windows(op);
+    } else if (st->mode == TOPN_UPDATE) {
+      rc = update_top(op);
     }
+    if (rc) return rc;
+    op->metrics.state_rows = st->rows->nrows;
   }
-  if (st->cursor >= st->nout) return DIPPER_OK;
-  int64_t n = st->nout - st->cursor;
+  if (st->cursor >= st->result->nrows) return DIPPER_OK;
+  int64_t n = st->result->nrows - st->cursor;
   if (n > DP_ROWS_CHUNK) n = DP_ROWS_CHUNK;
   dp_batch_clear(st->out);
-  int nin = st->rows->ncols;
-  for (int c = 0; c < nin; c++)
-    if ((rc = dp_rows_gather(st->out->cols[c], st->rows->cols[c], st->sel, st->cursor, n))) return rc;
-  if (p->u.topn.emit_rank)
-    for (int64_t k = 0; k < n; k++)
-      if ((rc = dp_vector_append_i64(st->out->cols[nin], st->rank[st->cursor + k]))) return rc;
-  if ((rc = dp_batch_sync(st->out))) return rc;
+  if ((rc = dp_rows_gather_batch(st->out, st->result, NULL, st->cursor, n))) return rc;
   st->cursor += n;
   op->metrics.rows_out += n;
   *out = st->out;
@@ -120,41 +247,93 @@ static int topn_next(dp_op *op, dp_batch **out) {
 static int topn_end_batch(dp_op *op) {
   topn_state *st = op->state;
   st->drained = false;
-  if (st->emitted) {
-    dp_batch_clear(st->rows);
-    st->nout = st->cursor = 0;
-  }
+  st->prev_wm = op->ex->watermark;
+  dp_batch_clear(st->result);
+  st->cursor = 0;
+  if (st->mode == TOPN_BOUNDED && st->emitted) dp_batch_clear(st->rows);
   op->metrics.state_rows = st->rows->nrows;
   return DIPPER_OK;
+}
+
+/* Does input column `col` of p hold the window_end of a window? */
+static bool is_window_end(const dp_plan *p, int col) {
+  for (int depth = 0; p && col >= 0 && depth < 64; depth++) {
+    switch (p->kind) {
+    case DP_P_WINDOW: {
+      int nin = p->inputs[0]->schema.ncols;
+      if (col == nin + 1) return true;
+      if (col >= nin) return false;
+      p = p->inputs[0];
+      break;
+    }
+    case DP_P_AGGREGATE:
+      if (col >= p->u.aggregate.ngroup) return false;
+      if (p->u.aggregate.window && col == p->u.aggregate.wend) return true;
+      col = dp_expr_as_column(p->u.aggregate.group[col]);
+      p = p->inputs[0];
+      break;
+    case DP_P_PROJECT:
+      col = dp_expr_as_column(p->u.project.exprs[col]);
+      p = p->inputs[0];
+      break;
+    case DP_P_FILTER: case DP_P_WATERMARK: case DP_P_SORT: case DP_P_LIMIT:
+    case DP_P_DISTINCT: case DP_P_DEDUPLICATE: case DP_P_TOPN: case DP_P_OVER: case DP_P_UNNEST:
+      if (col >= p->inputs[0]->schema.ncols) return false;
+      p = p->inputs[0];
+      break;
+    default:
+      return false;
+    }
+  }
+  return false;
 }
 
 static void topn_close(dp_op *op) {
   topn_state *st = op->state;
   if (!st) return;
   dp_batch_free(st->rows);
+  dp_batch_free(st->fresh);
+  dp_batch_free(st->result);
   dp_batch_free(st->out);
-  free(st->sel);
-  free(st->rank);
   free(st);
   op->state = NULL;
 }
 
-static int topn_open(dp_op *op) {
+static int topn_setup(dp_op *op) {
   const dp_plan *p = op->plan;
-  if (!p->inputs[0]->props.bounded && !p->props.bounded)
-    return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->span,
-                    "the embedded engine runs Top-N (ROW_NUMBER() .. <= N) only over bounded "
-                    "inputs yet; run it in batch mode (SET 'execution.runtime-mode' = 'batch')");
+  const dp_plan *in = p->inputs[0];
+  topn_state *st = op->state;
+  if (p->u.topn.npartition > 64)
+    return dp_error(op->ex->diags, DIPPER_LIMIT, p->span,
+                    "a Top-N takes at most 64 PARTITION BY columns");
+  st->prev_wm = DP_WATERMARK_NONE;
+  st->wend_col = -1;
+  if (in->props.bounded || p->props.bounded) {
+    st->mode = TOPN_BOUNDED;
+  } else {
+    for (int k = 0; k < p->u.topn.npartition && st->wend_col < 0; k++)
+      if (is_window_end(in, p->u.topn.partition[k])) st->wend_col = p->u.topn.partition[k];
+    st->mode = st->wend_col >= 0 && op->ex->output_mode == DP_MODE_APPEND ? TOPN_WINDOW : TOPN_UPDATE;
+  }
+  st->part_schema.ncols = p->u.topn.npartition;
+  st->part_schema.cols = dp_arena_calloc(op->ex->arena, (size_t)p->u.topn.npartition + 1, sizeof(dp_field));
+  if (!st->part_schema.cols) return DIPPER_NOMEM;
+  for (int k = 0; k < p->u.topn.npartition; k++)
+    st->part_schema.cols[k] = in->schema.cols[p->u.topn.partition[k]];
+  st->rows = dp_batch_new(&in->schema, 0);
+  st->fresh = dp_batch_new(&in->schema, 0);
+  st->result = dp_batch_new(&p->schema, 0);
+  st->out = dp_batch_new(&p->schema, DP_ROWS_CHUNK);
+  return st->rows && st->fresh && st->result && st->out ? DIPPER_OK : DIPPER_NOMEM;
+}
+
+static int topn_open(dp_op *op) {
   topn_state *st = calloc(1, sizeof *st);
   if (!st) return DIPPER_NOMEM;
   op->state = st;
-  st->rows = dp_batch_new(&p->inputs[0]->schema, 0);
-  st->out = dp_batch_new(&p->schema, DP_ROWS_CHUNK);
-  if (!st->rows || !st->out) {
-    topn_close(op);
-    return DIPPER_NOMEM;
-  }
-  return DIPPER_OK;
+  int rc = topn_setup(op);
+  if (rc) topn_close(op);
+  return rc;
 }
 
 const dp_op_class dp_op_topn = {"TopN", topn_open, topn_next, topn_end_batch, topn_close};

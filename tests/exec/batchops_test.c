@@ -156,4 +156,46 @@ TEST(over_ranking_and_offsets) {
             "1, 1\n5, 1\n10, 1\n20, 2\n40, 2\n");
 }
 
+#define BIDS "CREATE TABLE bids (item STRING, price INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) " \
+             "WITH ('connector' = 'memory');\n"
+
+TEST(window_topn_emits_each_window_once_the_watermark_passes_it) {
+  const char *pushes[] = {
+      "bids:{\"item\": \"a\", \"price\": 5, \"ts\": \"2024-01-01 00:00:01\"}\n"
+      "{\"item\": \"b\", \"price\": 7, \"ts\": \"2024-01-01 00:00:02\"}\n"
+      "{\"item\": \"c\", \"price\": 1, \"ts\": \"2024-01-01 00:00:03\"}\n"
+      "{\"item\": \"a\", \"price\": 4, \"ts\": \"2024-01-01 00:00:04\"}\n",
+      "bids:{\"item\": \"d\", \"price\": 100, \"ts\": \"2024-01-01 00:00:12\"}\n",
+  };
+  int64_t late = -1;
+  /* window [0 s, 10 s) closes at watermark 12 s; [10 s, 20 s) stays open */
+  CHECK_STR(stream_rows(BIDS
+                        "CREATE TABLE out (item STRING, total BIGINT, rn BIGINT) WITH ('connector' = 'memory');\n"
+                        "INSERT INTO out SELECT item, total, rn FROM (\n"
+                        "  SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY total DESC) AS rn\n"
+                        "  FROM (SELECT window_start, window_end, item, SUM(price) AS total\n"
+                        "        FROM TABLE(TUMBLE(TABLE bids, DESCRIPTOR(ts), INTERVAL '10' SECOND))\n"
+                        "        GROUP BY window_start, window_end, item)) WHERE rn <= 2;\n",
+                        pushes, 2, 4, &late),
+            "a|9|1\nb|7|2\n");
+}
+
+TEST(topn_on_a_stream_updates_the_partitions_a_batch_touches) {
+  const char *pushes[] = {
+      "bids:{\"item\": \"a\", \"price\": 5, \"ts\": \"2024-01-01 00:00:01\"}\n"
+      "{\"item\": \"a\", \"price\": 7, \"ts\": \"2024-01-01 00:00:02\"}\n"
+      "{\"item\": \"b\", \"price\": 1, \"ts\": \"2024-01-01 00:00:03\"}\n",
+      "bids:{\"item\": \"a\", \"price\": 6, \"ts\": \"2024-01-01 00:00:04\"}\n"
+      "{\"item\": \"b\", \"price\": 3, \"ts\": \"2024-01-01 00:00:05\"}\n",
+  };
+  CHECK_STR(stream_rows(BIDS
+                        "SET 'dipper.output-mode' = 'update';\n"
+                        "CREATE TABLE out (item STRING, price INT) WITH ('connector' = 'memory');\n"
+                        "INSERT INTO out SELECT item, price FROM (\n"
+                        "  SELECT *, ROW_NUMBER() OVER (PARTITION BY item ORDER BY price DESC) AS rn FROM bids)\n"
+                        "WHERE rn <= 1;\n",
+                        pushes, 2, 3, NULL),
+            "a|7\na|7\nb|1\nb|3\n");
+}
+
 int main(void) { return RUN_TESTS(); }

@@ -129,39 +129,10 @@ TEST(temporal_join_picks_the_version_valid_at_the_row_time) {
   rmdir(dir);
 }
 
-/* Rows of memory table `table` as "a|b" lines (string columns), sorted. */
-static const char *fetch_rows(dipper *db, const char *table) {
-  static char buf[4096];
-  struct ArrowSchema schema;
-  struct ArrowArray array;
-  buf[0] = '\0';
-  if (dipper_memory_fetch(db, table, &schema, &array) != DIPPER_OK) return "(fetch failed)";
-  char text[4096];
-  size_t n = 0;
-  text[0] = '\0';
-  for (int64_t r = 0; r < array.length; r++) {
-    for (int64_t c = 0; c < array.n_children; c++) {
-      const struct ArrowArray *col = array.children[c];
-      const uint8_t *valid = col->buffers[0];
-      const int32_t *off = col->buffers[1];
-      const char *data = col->buffers[2];
-      int64_t i = r + col->offset;
-      bool null = valid && !((valid[i >> 3] >> (i & 7)) & 1);
-      n += (size_t)snprintf(text + n, sizeof text - n, "%s%.*s", c ? "|" : "", null ? 4 : off[i + 1] - off[i],
-                            null ? "NULL" : data + off[i]);
-    }
-    n += (size_t)snprintf(text + n, sizeof text - n, "\n");
-  }
-  schema.release(&schema);
-  array.release(&array);
-  snprintf(buf, sizeof buf, "%s", sorted_lines(text));
-  return buf;
-}
-
 /* l and r in three micro-batches (plus the watermark's), joined with `kind`
 ** on k and a 10-second range; returns the sink's rows. */
 static const char *interval_join(const char *kind, int64_t *late, int64_t *state) {
-  static char result[4096];
+  static char result[16384];
   snprintf(result, sizeof result, "(failed)");
   dipper *db = NULL;
   CHECK_EQ(dipper_open(&db, NULL), DIPPER_OK);

@@ -170,4 +170,84 @@ static inline const char *run_rows(const char *sql, bool sort) {
   return result;
 }
 
+/* Every row of memory table `table` as "a|b" lines, sorted: strings as they
+** are, integers in decimal, timestamps as µs, NULL as NULL. */
+static inline const char *fetch_rows(dipper *db, const char *table) {
+  static char buf[16384];
+  static char text[16384];
+  struct ArrowSchema schema;
+  struct ArrowArray array;
+  if (dipper_memory_fetch(db, table, &schema, &array) != DIPPER_OK) return "(fetch failed)";
+  size_t n = 0;
+  text[0] = '\0';
+  for (int64_t r = 0; r < array.length; r++) {
+    for (int64_t c = 0; c < array.n_children; c++) {
+      const struct ArrowArray *col = array.children[c];
+      const char *fmt = schema.children[c]->format;
+      const uint8_t *valid = col->buffers[0];
+      int64_t i = r + col->offset;
+      const char *sep = c ? "|" : "";
+      if (valid && !((valid[i >> 3] >> (i & 7)) & 1)) {
+        n += (size_t)snprintf(text + n, sizeof text - n, "%sNULL", sep);
+      } else if (fmt[0] == 'u') {
+        const int32_t *off = col->buffers[1];
+        const char *data = col->buffers[2];
+        n += (size_t)snprintf(text + n, sizeof text - n, "%s%.*s", sep, off[i + 1] - off[i], data + off[i]);
+      } else if (fmt[0] == 'i') {
+        n += (size_t)snprintf(text + n, sizeof text - n, "%s%d", sep, ((const int32_t *)col->buffers[1])[i]);
+      } else {
+        n += (size_t)snprintf(text + n, sizeof text - n, "%s%lld", sep,
+                              (long long)((const int64_t *)col->buffers[1])[i]);
+      }
+    }
+    n += (size_t)snprintf(text + n, sizeof text - n, "\n");
+  }
+  schema.release(&schema);
+  array.release(&array);
+  snprintf(buf, sizeof buf, "%s", sorted_lines(text));
+  return buf;
+}
+
+/* Compile `sql` (DDL and one INSERT into memory table `out`), push each of
+** pushes[] ("table:jsonlines", one micro-batch each per table), run `steps`
+** micro-batches and return the rows of `out`; *late gets the late rows
+** dropped. */
+static inline const char *stream_rows(const char *sql, const char *const *pushes, int npushes,
+                                      int steps, int64_t *late) {
+  static char result[16384];
+  snprintf(result, sizeof result, "(failed)");
+  dipper *db = NULL;
+  dipper_program *prog = NULL;
+  if (dipper_open(&db, NULL)) return result;
+  if (dipper_compile(db, sql, (size_t)-1, "stream.sql", &prog)) {
+    snprintf(result, sizeof result, "COMPILE: %s", dipper_errmsg(db));
+    dipper_close(db);
+    return result;
+  }
+  for (int i = 0; i < npushes; i++) {
+    const char *colon = strchr(pushes[i], ':');
+    char table[64];
+    snprintf(table, sizeof table, "%.*s", (int)(colon - pushes[i]), pushes[i]);
+    dipper_memory_push_json(db, table, colon + 1, strlen(colon + 1));
+  }
+  dipper_query **qs = NULL;
+  int nq = 0;
+  int rc = dipper_query_start(prog, &qs, &nq);
+  for (int i = 0; !rc && i < steps && nq == 1; i++) {
+    int fin = 0;
+    rc = dipper_query_step(qs[0], &fin);
+  }
+  if (rc) {
+    snprintf(result, sizeof result, "RUN: %s", dipper_errmsg(db));
+  } else {
+    snprintf(result, sizeof result, "%s", fetch_rows(db, "out"));
+    dipper_progress pg;
+    if (late && nq == 1 && dipper_query_progress(qs[0], &pg) == DIPPER_OK) *late = pg.late_rows_dropped;
+  }
+  dipper_query_free_all(qs, nq);
+  dipper_program_free(prog);
+  dipper_close(db);
+  return result;
+}
+
 #endif /* DP_ROWS_HARNESS_H */
