@@ -708,6 +708,9 @@ typedef struct case_run {
   bool error_checked;
   bool failed;
   char tmpdir[64];
+  strlist cb_rows;      /* rows the `streamtest` callback got in the last round */
+  int64_t cb_batch_id;  /* the batch id of its last call, -1: none */
+  int cb_calls;         /* its calls in the last round */
 } case_run;
 
 static void fail_head(case_run *cr, int line) {
@@ -830,6 +833,20 @@ static char *case_sql(const case_run *cr) {
   return out.ptr;
 }
 
+/* The callback every case registers as 'streamtest': a sink declared WITH
+** ('connector' = 'callback', 'name' = 'streamtest') lands here, and
+** `--- expect callback` reads what it got in the last micro-batch. */
+static int on_batch(void *user, int64_t batch_id, struct ArrowSchema *schema,
+                    struct ArrowArray *array) {
+  case_run *cr = user;
+  cr->cb_calls++;
+  cr->cb_batch_id = batch_id;
+  format_rows(schema, array, 0, array->length, &cr->cb_rows);
+  if (array->release) array->release(array);
+  if (schema->release) schema->release(schema);
+  return 0;
+}
+
 /* Push the round's batches and run one micro-batch of every query. */
 static void run_round(case_run *cr, const section *const *pushes, int npush, bool end, int line) {
   cr->rounds++;
@@ -838,6 +855,8 @@ static void run_round(case_run *cr, const section *const *pushes, int npush, boo
   free(cr->last_err);
   cr->last_err = NULL;
   cr->error_checked = false;
+  strlist_free(&cr->cb_rows);
+  cr->cb_calls = 0;
   for (int i = 0; i < npush; i++) {
     const section *sec = pushes[i];
     const char *table = sec->table ? sec->table : "src";
@@ -933,10 +952,14 @@ static void print_rows(FILE *out, const char *title, const strlist *rows) {
 static void check_expect(case_run *cr, const section *sec) {
   check_unreported_error(cr);
   if (cr->last_rc != DIPPER_OK) return;
-  int qi = query_of(cr, sec->table, sec->line);
-  if (qi < 0) return;
+  bool callback = sec->table && strcmp(sec->table, "callback") == 0;
+  int qi = callback ? -1 : query_of(cr, sec->table, sec->line);
+  if (qi < 0 && !callback) return;
   strlist actual = {0}, expected = {0};
-  if (!batch_rows(cr, qi, sec->table, sec->line, &actual)) {
+  if (callback) {
+    for (int i = 0; i < cr->cb_rows.n; i++)
+      strlist_add(&actual, dup_str(cr->cb_rows.items[i], strlen(cr->cb_rows.items[i])));
+  } else if (!batch_rows(cr, qi, sec->table, sec->line, &actual)) {
     strlist_free(&actual);
     return;
   }
@@ -956,7 +979,12 @@ static void check_expect(case_run *cr, const section *sec) {
   if (cr->o->verbose) print_rows(stdout, "rows", &actual);
   if (!same) {
     dipper_progress p;
-    dipper_query_progress(cr->qs[qi], &p);
+    if (callback) {
+      p.name = "callback 'streamtest'";
+      p.batch_id = cr->cb_batch_id;
+    } else {
+      dipper_query_progress(cr->qs[qi], &p);
+    }
     fail_head(cr, sec->line);
     fprintf(stderr, "rows of `%s` in micro-batch %lld differ%s\n", p.name, (long long)p.batch_id,
             sec->ordered ? " (ordered)" : " (sorted for comparison)");
@@ -1071,9 +1099,12 @@ static bool run_case(const test_file *f, const test_case *tc, const run_opts *o)
   cr.tc = tc;
   cr.o = o;
   if (o->verbose) printf("=== %s (%s:%d)\n", tc->name, f->path, tc->line);
-  if (dipper_open(&cr.db, NULL) != DIPPER_OK) {
+  cr.cb_batch_id = -1;
+  if (dipper_open(&cr.db, NULL) != DIPPER_OK ||
+      dipper_register_callback(cr.db, "streamtest", on_batch, &cr) != DIPPER_OK) {
     fail_head(&cr, tc->line);
-    fputs("dipper_open failed\n", stderr);
+    fputs("dipper_open or dipper_register_callback failed\n", stderr);
+    dipper_close(cr.db);
     return false;
   }
   if (!write_files(&cr)) goto done;
@@ -1170,6 +1201,7 @@ done:
   if (cr.tmpdir[0]) remove_tree(cr.tmpdir);
   free(cr.before);
   free(cr.last_err);
+  strlist_free(&cr.cb_rows);
   return !cr.failed;
 }
 
