@@ -185,6 +185,27 @@ TEST(watermark_is_max_minus_delay_from_the_end_of_a_batch) {
   dipper_close(db);
 }
 
+/* A watermark that is not `col - INTERVAL c` is the largest value of its
+** expression over the rows seen. */
+TEST(watermark_of_an_expression) {
+  dipper *db = open_db();
+  dipper_program *prog = compile(
+      db, "CREATE TABLE ev (id BIGINT, ts TIMESTAMP(3),"
+          " WATERMARK FOR ts AS ts - INTERVAL '1' SECOND * 3) WITH ('connector' = 'memory');\n"
+          "CREATE TABLE o (id BIGINT) WITH ('connector' = 'memory');\n"
+          "INSERT INTO o SELECT id FROM ev;");
+  dipper_query **qs = start(prog, 1);
+  if (qs) {
+    push(db, "ev", "{\"id\": 1, \"ts\": \"2024-01-01 00:00:10\"}\n"
+                   "{\"id\": 2, \"ts\": \"2024-01-01 00:00:04\"}\n");
+    step(db, qs[0]);
+    CHECK_EQ(progress_of(qs[0]).watermark, T0 + 7 * SEC);
+  }
+  dipper_query_free_all(qs, 1);
+  dipper_program_free(prog);
+  dipper_close(db);
+}
+
 TEST(watermark_is_the_minimum_over_inputs) {
   dipper *db = open_db();
   dipper_program *prog = compile(
