@@ -19,9 +19,12 @@
 ** same as in GROUP BY; a frame that only grows is folded in incrementally, a
 ** sliding one is folded afresh for each row.
 **
-** Over a stream the rows would have to be released in event-time order as
-** the watermark passes them: not implemented by this engine yet, refused at
-** open with a message.
+** Over a stream (ORDER BY an event-time column, ascending) rows wait until
+** the watermark reaches them and are then computed with the rows emitted
+** before that later frames can still reach (all of them for frames that
+** start UNBOUNDED PRECEDING, n rows per partition for ROWS n, the last x µs
+** for RANGE x): each row leaves once, with the frame it has when released.
+** Rows older than the watermark on arrival are late, dropped and counted.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -33,7 +36,12 @@
 #include "exec/rows.h"
 
 typedef struct over_state {
-  dp_batch *rows;
+  dp_batch *rows;    /* bounded: every row; stream: the rows already emitted still needed */
+  bool stream;       /* ordered by an event-time column, rows released by the watermark */
+  int time_col;      /* stream: the input column of the first ORDER BY key */
+  int64_t keep_rows; /* stream: rows per partition a frame can reach back (-1: all) */
+  int64_t keep_time; /* stream: µs a RANGE frame reaches back (-1: all) */
+  dp_batch *pending; /* stream: rows the watermark has not reached */
   bool drained, emitted;
   dp_batch *result;  /* input columns + calls, in output order */
   int64_t cursor;
@@ -41,8 +49,26 @@ typedef struct over_state {
 } over_state;
 
 static int keep_rows(dp_op *op, const dp_batch *b) {
+  over_state *st = op->state;
   op->metrics.rows_in += b->nrows;
-  return dp_rows_append(((over_state *)op->state)->rows, b);
+  if (!st->stream) return dp_rows_append(st->rows, b);
+  /* Rows older than the watermark come after rows later than them were
+  ** emitted: late, dropped and counted. */
+  int64_t wm = op->ex->watermark;
+  const dp_vector *t = b->cols[st->time_col];
+  int64_t *keep = malloc((size_t)(b->nrows ? b->nrows : 1) * sizeof *keep);
+  if (!keep) return DIPPER_NOMEM;
+  int64_t n = 0;
+  for (int64_t r = 0; r < b->nrows; r++) {
+    if (wm != DP_WATERMARK_NONE && (dp_vector_is_null(t, r) || dp_vector_get_i64(t, r) < wm)) {
+      op->metrics.late_dropped++;
+      continue;
+    }
+    keep[n++] = r;
+  }
+  int rc = dp_rows_gather_batch(st->pending, b, keep, 0, n);
+  free(keep);
+  return rc;
 }
 
 /* The sorted layout every call walks. */
@@ -331,22 +357,100 @@ static void free_layout(const dp_plan *p, layout *L) {
   dp_rows_order_free(&L->keys, p->u.over.order);
 }
 
+/* Compute every call over st->rows into `dst`. */
+static int compute_into(dp_op *op, dp_batch *dst, layout *L) {
+  over_state *st = op->state;
+  const dp_plan *p = op->plan;
+  int rc = build_layout(op, L);
+  int nin = st->rows->ncols;
+  for (int c = 0; !rc && c < nin; c++)
+    rc = dp_rows_gather(dst->cols[c], st->rows->cols[c], L->ord, 0, L->n);
+  for (int c = 0; !rc && c < p->u.over.ncalls; c++) {
+    const dp_over_call *call = &p->u.over.calls[c];
+    dp_vector *res = dst->cols[nin + c];
+    rc = is_agg(call) ? run_agg(op, L, call, res) : run_window_fn(op, L, call, res);
+  }
+  if (!rc) rc = dp_batch_sync(dst);
+  return rc;
+}
+
 /* Compute every call over the whole input into st->result. */
 static int compute(dp_op *op) {
   over_state *st = op->state;
-  const dp_plan *p = op->plan;
   layout L;
-  int rc = build_layout(op, &L);
-  int nin = st->rows->ncols;
-  for (int c = 0; !rc && c < nin; c++)
-    rc = dp_rows_gather(st->result->cols[c], st->rows->cols[c], L.ord, 0, L.n);
-  for (int c = 0; !rc && c < p->u.over.ncalls; c++) {
-    const dp_over_call *call = &p->u.over.calls[c];
-    dp_vector *res = st->result->cols[nin + c];
-    rc = is_agg(call) ? run_agg(op, &L, call, res) : run_window_fn(op, &L, call, res);
+  int rc = compute_into(op, st->result, &L);
+  free_layout(op->plan, &L);
+  return rc;
+}
+
+/* Stream: release the pending rows the watermark has reached.  They are
+** computed together with the kept history (whose results left earlier), and
+** only their own results leave; then the history is trimmed to what later
+** frames can reach. */
+static int release(dp_op *op) {
+  over_state *st = op->state;
+  const dp_plan *p = op->plan;
+  int64_t wm = op->ex->final ? DP_WATERMARK_END : op->ex->watermark;
+  if (wm == DP_WATERMARK_NONE) return DIPPER_OK;
+  int64_t np = st->pending->nrows, nready = 0, nwait = 0, nhist = st->rows->nrows;
+  size_t sz = (size_t)(np ? np : 1) * sizeof(int64_t);
+  int64_t *ready = malloc(sz), *wait = malloc(sz);
+  dp_batch *still = dp_batch_new(st->pending->schema, 0);
+  dp_batch *all = dp_batch_new(&p->schema, 0);
+  int rc = ready && wait && still && all ? DIPPER_OK : DIPPER_NOMEM;
+  const dp_vector *t = st->pending->cols[st->time_col];
+  for (int64_t r = 0; !rc && r < np; r++) {
+    if (wm == DP_WATERMARK_END || dp_vector_get_i64(t, r) <= wm)
+      ready[nready++] = r;
+    else
+      wait[nwait++] = r;
   }
-  if (!rc) rc = dp_batch_sync(st->result);
-  free_layout(p, &L);
+  layout L;
+  memset(&L, 0, sizeof L);
+  if (!rc && nready > 0) {
+    rc = dp_rows_gather_batch(st->rows, st->pending, ready, 0, nready);
+    if (!rc) rc = dp_rows_gather_batch(still, st->pending, wait, 0, nwait);
+    if (!rc) rc = compute_into(op, all, &L);
+    /* the new rows' results, in (partition, time) order */
+    int64_t nsel = 0;
+    int64_t *sel = !rc ? malloc((size_t)(L.n ? L.n : 1) * sizeof *sel) : NULL;
+    if (!rc && !sel) rc = DIPPER_NOMEM;
+    for (int64_t k = 0; !rc && k < L.n; k++)
+      if (L.ord[k] >= nhist) sel[nsel++] = k;
+    if (!rc) rc = dp_rows_gather_batch(st->result, all, sel, 0, nsel);
+    /* trim: keep, per partition, what a later row's frame can reach */
+    if (!rc && (st->keep_rows >= 0 || st->keep_time >= 0)) {
+      int64_t *keep = malloc((size_t)(L.n ? L.n : 1) * sizeof *keep), nkeep = 0;
+      dp_batch *hist = dp_batch_new(st->rows->schema, 0);
+      if (!keep || !hist) rc = DIPPER_NOMEM;
+      const dp_vector *ht = st->rows->cols[st->time_col];
+      for (int64_t k = 0; !rc && k < L.n; k++) {
+        int64_t r = L.ord[k];
+        bool by_rows = st->keep_rows >= 0 && L.pend[k] - k <= st->keep_rows;
+        bool by_time = st->keep_time >= 0 && dp_vector_get_i64(ht, r) >= wm - st->keep_time;
+        if (by_rows || by_time) keep[nkeep++] = r;
+      }
+      if (!rc) rc = dp_rows_gather_batch(hist, st->rows, keep, 0, nkeep);
+      if (!rc) {
+        dp_batch_free(st->rows);
+        st->rows = hist;
+        hist = NULL;
+      }
+      dp_batch_free(hist);
+      free(keep);
+    }
+    free(sel);
+    if (!rc) {
+      dp_batch_free(st->pending);
+      st->pending = still;
+      still = NULL;
+    }
+  }
+  if (L.ord) free_layout(p, &L);
+  dp_batch_free(still);
+  dp_batch_free(all);
+  free(ready);
+  free(wait);
   return rc;
 }
 
@@ -358,7 +462,10 @@ static int over_next(dp_op *op, dp_batch **out) {
     if ((rc = dp_op_drain(op->children[0], keep_rows, op))) return rc;
     st->drained = true;
     op->metrics.state_rows = st->rows->nrows;
-    if (op->ex->final && !st->emitted) {
+    if (st->stream) {
+      if ((rc = release(op))) return rc;
+      op->metrics.state_rows = st->rows->nrows + st->pending->nrows;
+    } else if (op->ex->final && !st->emitted) {
       st->emitted = true;
       if ((rc = compute(op))) return rc;
     }
@@ -377,12 +484,12 @@ static int over_next(dp_op *op, dp_batch **out) {
 static int over_end_batch(dp_op *op) {
   over_state *st = op->state;
   st->drained = false;
-  if (st->emitted) {
-    dp_batch_clear(st->rows);
+  if (st->emitted) dp_batch_clear(st->rows);
+  if (st->emitted || st->stream) {
     dp_batch_clear(st->result);
     st->cursor = 0;
   }
-  op->metrics.state_rows = st->rows->nrows;
+  op->metrics.state_rows = st->rows->nrows + (st->pending ? st->pending->nrows : 0);
   return DIPPER_OK;
 }
 
@@ -390,6 +497,7 @@ static void over_close(dp_op *op) {
   over_state *st = op->state;
   if (!st) return;
   dp_batch_free(st->rows);
+  dp_batch_free(st->pending);
   dp_batch_free(st->result);
   dp_batch_free(st->out);
   free(st);
@@ -398,11 +506,30 @@ static void over_close(dp_op *op) {
 
 static int over_open(dp_op *op) {
   const dp_plan *p = op->plan;
-  if (!p->inputs[0]->props.bounded && !p->props.bounded)
+  const dp_plan *in = p->inputs[0];
+  bool stream = !in->props.bounded && !p->props.bounded;
+  int tc = p->u.over.norder > 0 ? dp_expr_as_column(p->u.over.order[0].expr) : -1;
+  if (stream && (tc < 0 || p->u.over.order[0].desc || !in->props.time_attr || in->props.time_attr[tc] < 0))
     return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->span,
-                    "the embedded engine runs OVER windows only over bounded inputs yet; run "
-                    "the query in batch mode (SET 'execution.runtime-mode' = 'batch'), or use a "
-                    "window aggregation (TUMBLE/HOP) on the stream");
+                    "the embedded engine runs OVER on a stream only ordered ascending by an "
+                    "event-time column (rows leave as the watermark passes them); order by it, "
+                    "or run the query in batch mode (SET 'execution.runtime-mode' = 'batch')");
+  /* How far back a later row's frame can reach, to trim the kept history. */
+  int64_t keep_rows = -1, keep_time = -1;
+  if (stream && p->u.over.has_frame && p->u.over.lower >= 0) {
+    if (p->u.over.rows) keep_rows = p->u.over.lower;
+    else keep_time = p->u.over.lower;
+  }
+  for (int c = 0; stream && c < p->u.over.ncalls; c++) {
+    int id = p->u.over.calls[c].fn->id;
+    if (p->u.over.calls[c].fn->kind != DP_FN_WINDOW) continue;
+    if (id != DP_F_LAG)
+      return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->u.over.calls[c].span,
+                      "%s(..) OVER (..) on a stream needs rows that have not arrived yet or the "
+                      "whole partition; use an aggregate or LAG, or run in batch mode",
+                      p->u.over.calls[c].fn->name);
+    keep_rows = keep_time = -1; /* LAG reaches back by rows: keep the history */
+  }
   for (int c = 0; c < p->u.over.ncalls; c++)
     if (p->u.over.calls[c].distinct || p->u.over.calls[c].nargs > 4)
       return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->u.over.calls[c].span,
@@ -411,10 +538,15 @@ static int over_open(dp_op *op) {
   over_state *st = calloc(1, sizeof *st);
   if (!st) return DIPPER_NOMEM;
   op->state = st;
-  st->rows = dp_batch_new(&p->inputs[0]->schema, 0);
+  st->stream = stream;
+  st->time_col = tc;
+  st->keep_rows = keep_rows;
+  st->keep_time = keep_time;
+  st->rows = dp_batch_new(&in->schema, 0);
+  st->pending = dp_batch_new(&in->schema, 0);
   st->result = dp_batch_new(&p->schema, 0);
   st->out = dp_batch_new(&p->schema, DP_ROWS_CHUNK);
-  if (!st->rows || !st->result || !st->out) {
+  if (!st->rows || !st->pending || !st->result || !st->out) {
     over_close(op);
     return DIPPER_NOMEM;
   }

@@ -198,4 +198,31 @@ TEST(topn_on_a_stream_updates_the_partitions_a_batch_touches) {
             "a|7\na|7\nb|1\nb|3\n");
 }
 
+TEST(over_on_a_stream_releases_rows_as_the_watermark_passes_them) {
+  const char *pushes[] = {
+      "bids:{\"item\": \"a\", \"price\": 5, \"ts\": \"2024-01-01 00:00:01\"}\n"
+      "{\"item\": \"a\", \"price\": 7, \"ts\": \"2024-01-01 00:00:02\"}\n"
+      "{\"item\": \"b\", \"price\": 1, \"ts\": \"2024-01-01 00:00:03\"}\n",
+      "bids:{\"item\": \"a\", \"price\": 6, \"ts\": \"2024-01-01 00:00:04\"}\n"
+      "{\"item\": \"b\", \"price\": 3, \"ts\": \"2024-01-01 00:00:05\"}\n"
+      "{\"item\": \"a\", \"price\": 2, \"ts\": \"2024-01-01 00:00:00\"}\n",
+  };
+  int64_t late = -1;
+  /* batch 1 (watermark 3 s) releases the first three rows and drops the row
+  ** at 0 s; the no-data batch under watermark 5 s releases the rest */
+  CHECK_STR(stream_rows(BIDS
+                        "CREATE TABLE out (item STRING, price INT, s BIGINT) WITH ('connector' = 'memory');\n"
+                        "INSERT INTO out SELECT item, price, SUM(price) OVER (PARTITION BY item ORDER BY ts\n"
+                        "  ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM bids;\n",
+                        pushes, 2, 4, &late),
+            "a|5|5\na|6|13\na|7|12\nb|1|1\nb|3|4\n");
+  CHECK_EQ(late, 1);
+  /* an unbounded frame keeps the whole history */
+  CHECK_STR(stream_rows(BIDS
+                        "CREATE TABLE out (item STRING, price INT, s BIGINT) WITH ('connector' = 'memory');\n"
+                        "INSERT INTO out SELECT item, price, COUNT(*) OVER (PARTITION BY item ORDER BY ts) FROM bids;\n",
+                        pushes, 2, 4, NULL),
+            "a|5|1\na|6|3\na|7|2\nb|1|1\nb|3|2\n");
+}
+
 int main(void) { return RUN_TESTS(); }
