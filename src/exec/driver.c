@@ -178,8 +178,11 @@ static int64_t global_watermark(const dp_driver *dr, int64_t prev) {
     int id = dr->wm_ids[i];
     int64_t seen = ex->max_event_time[id];
     if (seen == DP_WATERMARK_NONE) return prev;
-    int64_t delay = ex->query->watermarks[id].delay;
-    if (delay < 0) delay = 0; /* the operator observed the expression itself */
+    /* The node's own delay: op_watermark.c observes the time column when it
+    ** is a constant, the expression's values (delay −1) otherwise. */
+    const dp_watermark_info *info = &ex->query->watermarks[id];
+    int64_t delay = info->node ? info->node->u.watermark.delay : info->delay;
+    if (delay < 0) delay = 0;
     int64_t w = seen < INT64_MIN + 1 + delay ? INT64_MIN + 1 : seen - delay;
     if (w < wm) wm = w;
   }
