@@ -611,8 +611,23 @@ static int drop_groups(agg_state *st, bool *keep, int64_t n) {
       st->s_parent[to] = to;
       st->s_dead[to] = false;
     }
-    /* Relink: a kept session's successor may have been dropped. */
-    for (int64_t k = 0; k < st->ht.ngroups; k++) st->key_head[k] = -1;
+    /* Keys left without a session go too: the table holds live keys only. */
+    int64_t nk = st->ht.ngroups;
+    bool *kkeep = calloc((size_t)(nk > 0 ? nk : 1), sizeof *kkeep);
+    int64_t *kremap = malloc((size_t)(nk > 0 ? nk : 1) * sizeof *kremap);
+    if (!kkeep || !kremap) rc = DIPPER_NOMEM;
+    for (int64_t s = 0; s < kept && !rc; s++) kkeep[st->s_key[s]] = true;
+    if (!rc) rc = dp_ht_compact(&st->ht, kkeep, kremap);
+    for (int64_t s = 0; s < kept && !rc; s++) st->s_key[s] = kremap[st->s_key[s]];
+    free(kkeep);
+    free(kremap);
+    if (rc) {
+      free(remap);
+      return rc;
+    }
+    /* Relink: a kept session's successor may have been dropped.  Every
+    ** head is reset, not only the live keys': new keys reuse the ids. */
+    for (int64_t k = 0; k < st->kcap; k++) st->key_head[k] = -1;
     for (int64_t s = kept - 1; s >= 0; s--) {
       int64_t key = st->s_key[s];
       int64_t *link = &st->key_head[key];

@@ -585,7 +585,8 @@ TEST(session_distinct_counts_each_value_once_across_merges) {
     CHECK_EQ(cell_i64(out, 4, 0), 6);
     CHECK_EQ(cell_i64(out, 5, 0), 5);
   }
-  /* Close it, then a new session of the same key starts from nothing. */
+  /* Close it (its key leaves the table too), then a new session of the
+  ** same key starts from nothing. */
   advance(&fx, SEC(20));
   CHECK(fixture_step(&fx, NULL, 0, false) == NULL);
   CHECK_EQ(fx.top->metrics.state_rows, 0);
