@@ -80,7 +80,8 @@ int dp_json_decode(dp_json_decoder *dec, const char *rec, size_t n, dp_batch *ou
 int dp_json_encode_row(const dp_batch *b, int64_t row, dp_buf *out);
 /* One value as JSON text (for dead letters and nested encoders). */
 void dp_json_put_value(dp_buf *out, const dp_vector *v, int64_t row);
-/* A JSON string literal, quotes included, escaping what JSON requires. */
+/* A JSON string literal, quotes included, escaping what JSON requires; bytes
+** that are not UTF-8 are written as \ufffd, so the output is always JSON. */
 void dp_json_put_string(dp_buf *out, const char *p, size_t n);
 
 /* ---- CSV (RFC 4180) ---- */

@@ -812,6 +812,19 @@ void dp_json_put_string(dp_buf *out, const char *p, size_t n) {
   size_t run = 0;
   for (size_t i = 0; i < n; i++) {
     unsigned char ch = (unsigned char)p[i];
+    if (ch >= 0x80) {
+      /* valid UTF-8 passes through; a stray byte (CSV input, BYTES cast to
+      ** STRING) becomes U+FFFD so that the line stays JSON */
+      size_t k = utf8_len((const unsigned char *)p + i, (const unsigned char *)p + n);
+      if (k) {
+        i += k - 1;
+        continue;
+      }
+      dp_buf_put(out, p + run, i - run);
+      run = i + 1;
+      dp_buf_puts(out, "\\ufffd");
+      continue;
+    }
     if (ch >= 0x20 && ch != '"' && ch != '\\') continue;
     dp_buf_put(out, p + run, i - run);
     run = i + 1;

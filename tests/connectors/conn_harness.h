@@ -42,13 +42,16 @@ static inline void h_rmdir(const char *dir) {
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
       if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
-      char p[1024];
-      snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+      size_t n = strlen(dir) + strlen(de->d_name) + 2;
+      char *p = malloc(n);
+      if (!p) abort();
+      snprintf(p, n, "%s/%s", dir, de->d_name);
       struct stat sb;
       if (stat(p, &sb) == 0 && S_ISDIR(sb.st_mode))
         h_rmdir(p);
       else
         unlink(p);
+      free(p);
     }
     closedir(d);
   }

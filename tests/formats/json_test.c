@@ -175,6 +175,12 @@ TEST(missing_unknown_and_case) {
   CHECK_STR(encode(b, 1), "{\"id\":null,\"Name\":\"{\\\"a\\\": [1, 2]}\",\"price\":\"NaN\"}");
   CHECK(isnan(dp_vector_get_f64(b->cols[2], 1)));
 
+  /* the encoder writes JSON whatever the bytes: a stray byte becomes U+FFFD */
+  dp_buf esc = DP_BUF_INIT;
+  dp_json_put_string(&esc, "a\xff\xc3\xa9\x01", 5);
+  CHECK_STR(dp_buf_cstr(&esc), "\"a\\ufffd\xc3\xa9\\u0001\"");
+  dp_buf_free(&esc);
+
   dp_json_options strict = {true};
   dp_json_decoder *dec2 = dp_json_decoder_new(s, NULL, &strict);
   CHECK_EQ(decode(dec2, b, "{\"id\":1,\"Name\":\"n\"}", &err), DIPPER_DATA);
