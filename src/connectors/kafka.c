@@ -831,6 +831,9 @@ static int take_held(dp_source *s, kafka_source *ks, dp_batch *out, int64_t want
       *got += row;
     }
     if (p->held_head == p->nheld) p->held_head = p->nheld = 0;
+    /* Fetching resumes where the last record handed over left off. */
+    if (rc == DIPPER_OK && p->paused && p->nheld - p->held_head < HOLD_LIMIT / 2)
+      rc = set_paused(ks, p, false);
   }
   return rc;
 }
