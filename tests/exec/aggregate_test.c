@@ -625,6 +625,76 @@ TEST(global_aggregate_answers_one_row_in_batch_mode_even_without_rows) {
   fixture_close(&fx);
 }
 
+/* Random out-of-order rows against a brute-force model of append mode: every
+** (auction, window) is emitted exactly once with the count, sum, min and max
+** of its rows that were not late when they arrived. */
+TEST(random_rows_match_a_model_of_append_mode) {
+  fixture fx;
+  CHECK(open_agg(&fx, DDL "SELECT auction, window_start, window_end, count(*), sum(price), min(price), "
+                          "max(price) " TUMBLE5 BYWIN,
+                 DP_MODE_APPEND));
+  if (!fx.nops) return;
+  enum { AUCTIONS = 7, WINDOWS = 64, BATCHES = 40, ROWS = 200 };
+  static int64_t cnt[AUCTIONS][WINDOWS], sum[AUCTIONS][WINDOWS], mn[AUCTIONS][WINDOWS], mx[AUCTIONS][WINDOWS];
+  static int emitted[AUCTIONS][WINDOWS];
+  memset(cnt, 0, sizeof cnt);
+  memset(emitted, 0, sizeof emitted);
+  uint64_t seed = 12345;
+  int64_t max_ts = INT64_MIN, late = 0;
+  int64_t cells[ROWS * 3];
+  for (int b = 0; b <= BATCHES; b++) {
+    bool final = b == BATCHES;
+    int n = final ? 0 : ROWS;
+    for (int i = 0; i < n; i++) {
+      seed = seed * 6364136223846793005u + 1442695040888963407u;
+      int64_t a = (int64_t)((seed >> 33) % AUCTIONS);
+      int64_t price = (int64_t)((seed >> 40) % 1000) - 500;
+      /* Time moves forward 1.5 s per batch, with up to 4 s of disorder. */
+      int64_t t = (int64_t)b * 1500000 + (int64_t)((seed >> 20) % 4000000);
+      cells[i * 3] = a;
+      cells[i * 3 + 1] = price;
+      cells[i * 3 + 2] = t;
+      int64_t w = t / SEC(5);
+      if (fx.ex.watermark != DP_WATERMARK_NONE && (w + 1) * SEC(5) <= fx.ex.watermark) {
+        late++;
+        continue;
+      }
+      if (!cnt[a][w] || price < mn[a][w]) mn[a][w] = price;
+      if (!cnt[a][w] || price > mx[a][w]) mx[a][w] = price;
+      cnt[a][w]++;
+      sum[a][w] += price;
+    }
+    dp_batch *out = fixture_step(&fx, cells, n, final);
+    for (int64_t r = 0; out && r < out->nrows; r++) {
+      int64_t a = cell_i64(out, 0, r), w = cell_i64(out, 1, r) / SEC(5);
+      CHECK(a >= 0 && a < AUCTIONS && w >= 0 && w < WINDOWS);
+      if (a < 0 || a >= AUCTIONS || w < 0 || w >= WINDOWS) continue;
+      emitted[a][w]++;
+      CHECK_EQ(cell_i64(out, 2, r), (w + 1) * SEC(5));
+      CHECK_EQ(cell_i64(out, 3, r), cnt[a][w]);
+      CHECK_EQ(cell_i64(out, 4, r), sum[a][w]);
+      CHECK_EQ(cell_i64(out, 5, r), mn[a][w]);
+      CHECK_EQ(cell_i64(out, 6, r), mx[a][w]);
+      /* Emitted only once closed. */
+      CHECK(final || (w + 1) * SEC(5) <= fx.ex.watermark);
+    }
+    for (int i = 0; i < n; i++)
+      if (cells[i * 3 + 2] > max_ts) max_ts = cells[i * 3 + 2];
+    if (!final) advance(&fx, max_ts);
+  }
+  int groups = 0;
+  for (int a = 0; a < AUCTIONS; a++)
+    for (int w = 0; w < WINDOWS; w++) {
+      if (cnt[a][w]) groups++;
+      CHECK_EQ(emitted[a][w], cnt[a][w] ? 1 : 0);
+    }
+  CHECK(groups > 50);
+  CHECK(late > 0);
+  CHECK_EQ(fx.top->metrics.late_dropped, late);
+  CHECK_EQ(fx.top->metrics.state_rows, 0);
+  fixture_close(&fx);
+}
+
 /* ---- through the public API: memory source, micro-batches, memory sink ---- */
 
 /* Every row of the memory table as "v|v|..." lines, sorted, joined by ';'.
