@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -170,18 +171,33 @@ static void format_count(char *buf, size_t cap, double x) {
     snprintf(buf, cap, "%.0f", x);
 }
 
+/* Columns of the terminal on stderr, or 0 when unknown. */
+static size_t terminal_width(void) {
+  struct winsize ws;
+  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  return 0;
+}
+
 static void draw(cli_progress *cp) {
   if (cp->drawn > 0) fputs("\r\033[J", stderr);
+  /* A line that wrapped would break the cursor arithmetic of the redraw:
+  ** cut each to the terminal's width. */
+  size_t width = terminal_width();
   for (int i = 0; i < cp->n; i++) {
     const dipper_progress *p = &cp->lines[i].last;
-    char wm[48], in[16], out[16];
+    char wm[48], in[16], out[16], line[512];
     format_watermark(wm, sizeof wm, p->watermark);
     format_count(in, sizeof in, cp->lines[i].rate_in);
     format_count(out, sizeof out, cp->lines[i].rate_out);
-    fprintf(stderr, "%s%s: batch %" PRId64 ", %s rows/s in, %s rows/s out, watermark %s, "
-            "state %" PRId64 ", late %" PRId64,
-            i ? "\n" : "", cp->lines[i].name, p->batch_id, in, out, wm, p->state_rows,
-            p->late_rows_dropped);
+    int len = snprintf(line, sizeof line,
+                       "%s: batch %" PRId64 ", %s rows/s in, %s rows/s out, watermark %s, "
+                       "state %" PRId64 ", late %" PRId64,
+                       cp->lines[i].name, p->batch_id, in, out, wm, p->state_rows,
+                       p->late_rows_dropped);
+    size_t n = len < 0 ? 0 : (size_t)len < sizeof line ? (size_t)len : sizeof line - 1;
+    if (width > 1 && n > width - 1) n = width - 1;
+    if (i) fputc('\n', stderr);
+    fwrite(line, 1, n, stderr);
   }
   /* Park at the start of the first line. */
   fputc('\r', stderr);
