@@ -625,7 +625,14 @@ static int kafka_source_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
     p->start = p->pos;
     p->end = p->pos;
     p->stall_since_ms = 0;
-    if (p->pos >= p->bound) continue;
+    if (p->pos >= p->bound) {
+      /* Ended for good: stop fetching it. */
+      if (!p->paused) {
+        int rc = set_paused(ks, p, true);
+        if (rc != DIPPER_OK) return rc;
+      }
+      continue;
+    }
     all_ended = false;
     int64_t low = 0, high = 0;
     int rc = query_watermarks(s, ks, p, &low, &high);
@@ -832,7 +839,8 @@ static int take_held(dp_source *s, kafka_source *ks, dp_batch *out, int64_t want
     }
     if (p->held_head == p->nheld) p->held_head = p->nheld = 0;
     /* Fetching resumes where the last record handed over left off. */
-    if (rc == DIPPER_OK && p->paused && p->nheld - p->held_head < HOLD_LIMIT / 2)
+    if (rc == DIPPER_OK && p->paused && p->pos < p->bound &&
+        p->nheld - p->held_head < HOLD_LIMIT / 2)
       rc = set_paused(ks, p, false);
   }
   return rc;
