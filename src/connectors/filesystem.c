@@ -32,6 +32,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "api/dipper_int.h"
 #include "connectors/records.h"
@@ -490,10 +491,13 @@ static int fs_sink_write(dp_sink *k, int64_t batch_id, const dp_batch *b) {
   if (st->dedupe && batch_id <= st->committed_max) return DIPPER_OK; /* committed before a restart */
   int rc;
   if (!st->tmp) {
-    size_t n = strlen(st->dir) + 64;
+    size_t n = strlen(st->dir) + 96;
     free(st->tmp_path);
     if (!(st->tmp_path = malloc(n))) return DIPPER_NOMEM;
-    snprintf(st->tmp_path, n, "%s/.part-%lld.%s.inprogress", st->dir, (long long)batch_id, st->ext);
+    /* the process and the sink in the name: two sinks of a statement set may
+    ** write to one directory */
+    snprintf(st->tmp_path, n, "%s/.part-%lld-%ld-%lx.%s.inprogress", st->dir, (long long)batch_id,
+             (long)getpid(), (unsigned long)(uintptr_t)st, st->ext);
     st->tmp = fopen(st->tmp_path, "wb");
     if (!st->tmp)
       return dp_error(k->diags, DIPPER_IO, nowhere(), "table `%s`: cannot create '%s': %s",
