@@ -11,7 +11,9 @@
 ** tests/stream/README.md.
 **
 ** Owns: parsing the format, driving the queries one micro-batch at a time,
-** formatting Arrow C Data arrays as text rows, and comparing.  It uses only
+** formatting Arrow C Data arrays as text rows, and comparing; the files a
+** case writes under its temporary directory, and the callback `streamtest`
+** that every case registers for a callback sink.  It uses only
 ** the public API (include/dipper.h), so a case fails for the reasons a
 ** user's program would.  Every case runs in a fresh handle.
 **
