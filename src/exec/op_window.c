@@ -14,10 +14,13 @@
 ** A row whose time is NULL is dropped, as in Flink; so is a session row whose
 ** gap is NULL or not positive (Spark).  When every row maps to exactly one
 ** window (TUMBLE, SESSION) and none is dropped, the input columns are
-** borrowed, not copied; otherwise one pass builds the list of source rows and
-** the columns are gathered by it.
+** borrowed, not copied; otherwise one pass writes the three window columns
+** and the list of source rows, and the input columns are gathered by it into
+** vectors reused from call to call.  HOP and CUMULATE expand an input batch
+** EXPAND_CHUNK rows at a time, so that their output stays cache-sized.
 **
-** Owns no state across micro-batches.
+** Owns no state across micro-batches (only the cursor into the input batch
+** being expanded).
 */
 #include <stdlib.h>
 
