@@ -35,7 +35,9 @@
 ** Temporal joins (FOR SYSTEM_TIME AS OF) over a bounded right side: of the
 ** matches of a left row, the one whose version time (the right side's
 ** event-time column) is the latest at or before the AS OF time; without such
-** a column every match counts (a lookup join).
+** a column every match counts (a lookup join).  When the versions are a
+** stream too, a left row waits until the watermark reaches its AS OF time
+** (every version up to it has arrived), then joins; versions are kept.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +59,8 @@ typedef struct join_state {
   bool semi;           /* SEMI/ANTI: output = probe rows only */
   int version_col;     /* temporal join: the build side's version time column, or -1 */
   dp_vector *as_of;    /* temporal join: FOR SYSTEM_TIME AS OF over the probe rows */
+  bool versions_stream;/* temporal join of two streams: left rows wait for the watermark */
+  dp_batch *pending;   /* versions_stream: left rows whose AS OF time it has not reached */
 
   dp_batch *build;     /* every build-side row */
   dp_rowhash *index;   /* build row id -> hash of its keys */
@@ -288,7 +292,43 @@ static int keep_build(dp_op *op, const dp_batch *b) {
 static int keep_probe(dp_op *op, const dp_batch *b) {
   join_state *st = op->state;
   op->metrics.rows_in += b->nrows;
-  return dp_rows_append(st->probe, b);
+  return dp_rows_append(st->versions_stream ? st->pending : st->probe, b);
+}
+
+/* Temporal join of two streams: a left row is joined once the watermark has
+** reached its AS OF time, when every version up to that time has arrived. */
+static int release_pending(dp_op *op) {
+  join_state *st = op->state;
+  int64_t wm = op->ex->final ? DP_WATERMARK_END : op->ex->watermark;
+  int64_t n = st->pending->nrows;
+  if (wm == DP_WATERMARK_NONE || n == 0) return DIPPER_OK;
+  dp_vector *at = NULL;
+  int rc = dp_eval(op->ex, op->plan->u.join.as_of, st->pending, &at);
+  if (rc) return rc;
+  size_t sz = (size_t)n * sizeof(int64_t);
+  int64_t *ready = malloc(sz), *wait = malloc(sz), nready = 0, nwait = 0;
+  dp_batch *rest = dp_batch_new(st->pending->schema, 0);
+  rc = ready && wait && rest ? DIPPER_OK : DIPPER_NOMEM;
+  for (int64_t r = 0; !rc && r < n; r++) {
+    if (wm == DP_WATERMARK_END || dp_vector_is_null(at, r) || dp_vector_get_i64(at, r) <= wm)
+      ready[nready++] = r;
+    else
+      wait[nwait++] = r;
+  }
+  if (!rc && nready > 0) {
+    rc = dp_rows_gather_batch(st->probe, st->pending, ready, 0, nready);
+    if (!rc) rc = dp_rows_gather_batch(rest, st->pending, wait, 0, nwait);
+    if (!rc) {
+      dp_batch_free(st->pending);
+      st->pending = rest;
+      rest = NULL;
+    }
+  }
+  dp_batch_free(rest);
+  dp_vector_free(at);
+  free(ready);
+  free(wait);
+  return rc;
 }
 
 /* ---- two streams ---- */
@@ -570,8 +610,10 @@ static int join_next(dp_op *op, dp_batch **out) {
     /* The build side first: stream rows of this batch must see all of it. */
     if ((rc = dp_op_drain(op->children[st->bside], keep_build, op))) return rc;
     if ((rc = dp_op_drain(op->children[st->pside], keep_probe, op))) return rc;
+    if (st->versions_stream && (rc = release_pending(op))) return rc;
     st->drained = true;
-    op->metrics.state_rows = st->build->nrows + (st->bounded ? st->probe->nrows : 0);
+    op->metrics.state_rows = st->build->nrows + (st->bounded ? st->probe->nrows : 0) +
+                             (st->pending ? st->pending->nrows : 0);
   }
   if (st->done || (st->bounded && !ex->final)) return DIPPER_OK;
   for (;;) {
@@ -653,15 +695,16 @@ static int join_setup(dp_op *op) {
   ** event-time column holds one version per row (a lookup join). */
   st->version_col = -1;
   if (p->u.join.as_of) {
-    if (!R->props.bounded)
+    if (!R->props.bounded && (L->props.bounded || (st->kind != DP_J_INNER && st->kind != DP_J_LEFT)))
       return dp_error(ex->diags, DIPPER_UNSUPPORTED, p->span,
-                      "the embedded engine runs temporal joins (FOR SYSTEM_TIME AS OF) only "
-                      "against a bounded versioned table yet; read the versions from a file, "
+                      "a temporal join (FOR SYSTEM_TIME AS OF) of a stream of versions runs as "
+                      "an INNER or LEFT JOIN with the stream of rows on the left; rewrite it so, "
                       "or run in batch mode (SET 'execution.runtime-mode' = 'batch')");
+    st->versions_stream = !R->props.bounded;
     for (int c = 0; R->props.time_attr && c < R->schema.ncols && st->version_col < 0; c++)
       if (R->props.time_attr[c] >= 0) st->version_col = c;
   }
-  bool two_streams = !L->props.bounded && !R->props.bounded;
+  bool two_streams = !L->props.bounded && !R->props.bounded && !st->versions_stream;
   st->bside = 1;
   if (!st->bounded && !two_streams && !R->props.bounded) st->bside = 0; /* the bounded side builds */
   st->pside = 1 - st->bside;
@@ -671,6 +714,13 @@ static int join_setup(dp_op *op) {
   st->probe_outer = st->pside == 0 ? right_pad : left_pad;
   st->build_outer = st->pside == 0 ? left_pad : right_pad;
   st->mark_build = st->build_outer;
+  if (st->versions_stream) {
+    /* the versions build, the rows probe once the watermark reaches them */
+    st->bside = 1;
+    st->pside = 0;
+    st->probe_outer = st->kind == DP_J_LEFT;
+    st->build_outer = st->mark_build = false;
+  }
   if (!two_streams && !st->bounded && (st->build_outer || (st->semi && st->pside != 0)))
     return dp_error(ex->diags, DIPPER_UNSUPPORTED, p->span,
                     "%s JOINs of a stream with a bounded table would have to wait for the "
@@ -709,6 +759,7 @@ static int join_setup(dp_op *op) {
   st->out = dp_batch_new(&p->schema, DP_ROWS_CHUNK);
   st->index = &st->own_index;
   dp_rowhash_init(st->index);
+  if (st->versions_stream && !(st->pending = dp_batch_new(&L->schema, 0))) return DIPPER_NOMEM;
   if (!st->build || !st->probe || !st->cand || !st->out) return DIPPER_NOMEM;
   if (two_streams) {
     /* the stores of the two sides replace build and probe */
@@ -747,6 +798,7 @@ static void join_close(dp_op *op) {
   dp_batch_free(st->out);
   dp_rowhash_free(&st->own_index);
   dp_vector_free(st->as_of);
+  dp_batch_free(st->pending);
   if (!st->stream2) free(st->build_hit);
   free(st->probe_hit);
   free(st->pi);

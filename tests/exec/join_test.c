@@ -206,4 +206,28 @@ TEST(left_interval_join_pads_rows_once_the_watermark_passes_them) {
   CHECK_EQ(late, 1);
 }
 
+TEST(temporal_join_of_two_streams_waits_for_the_watermark) {
+  const char *pushes[] = {
+      "rates:{\"cur\": \"EUR\", \"rate\": 1.10, \"ut\": \"2024-01-01 00:00:00\"}\n"
+      "{\"cur\": \"USD\", \"rate\": 1.00, \"ut\": \"2024-01-01 00:00:00\"}\n",
+      "orders:{\"id\": 1, \"cur\": \"EUR\", \"ot\": \"2024-01-01 00:00:05\"}\n",
+      "rates:{\"cur\": \"EUR\", \"rate\": 1.20, \"ut\": \"2024-01-01 00:00:10\"}\n",
+      "orders:{\"id\": 2, \"cur\": \"EUR\", \"ot\": \"2024-01-01 00:00:12\"}\n"
+      "{\"id\": 3, \"cur\": \"GBP\", \"ot\": \"2024-01-01 00:00:12\"}\n",
+      "rates:{\"cur\": \"EUR\", \"rate\": 9.99, \"ut\": \"2024-01-01 00:00:20\"}\n",
+  };
+  /* order 1 (5 s) waits for watermark 10 s and sees the 0 s rate even though
+  ** the 10 s version arrived first; order 2 (12 s) sees the 10 s version */
+  CHECK_STR(stream_rows(
+                "CREATE TABLE rates (cur STRING, rate DECIMAL(5, 2), ut TIMESTAMP(3),\n"
+                "  WATERMARK FOR ut AS ut, PRIMARY KEY (cur) NOT ENFORCED) WITH ('connector' = 'memory');\n"
+                "CREATE TABLE orders (id INT, cur STRING, ot TIMESTAMP(3), WATERMARK FOR ot AS ot)\n"
+                "  WITH ('connector' = 'memory');\n"
+                "CREATE TABLE out (id INT, rate STRING) WITH ('connector' = 'memory');\n"
+                "INSERT INTO out SELECT o.id, CAST(r.rate AS STRING) FROM orders o\n"
+                "  LEFT JOIN rates FOR SYSTEM_TIME AS OF o.ot AS r ON o.cur = r.cur;\n",
+                pushes, 5, 8, NULL),
+            "1|1.10\n2|1.20\n3|NULL\n");
+}
+
 int main(void) { return RUN_TESTS(); }
