@@ -24,9 +24,12 @@
 **
 ** Session windows: the window operator gives each row [ts, ts + gap); here,
 ** per key (the group keys other than window_start/window_end), the sessions
-** are kept sorted by start in a linked list, and a row that overlaps some
-** of them merges them into the earliest (their states merge with
-** dp_agg_state_merge).  A session is final when its end ≤ the watermark.
+** are kept sorted by start in a linked list, and a row that overlaps or
+** touches some of them merges them into the earliest (their states merge
+** with dp_agg_state_merge).  Touching counts: a row exactly one gap after
+** the last one extends the session, as in Flink (TimeWindow.intersects is
+** inclusive) and Spark (a session ends only before the next row's start).
+** A session is final when its end ≤ the watermark.
 ** DISTINCT in a session window keeps each session's values as a chain of
 ** the (session, value) table; merging re-adds the merged session's values
 ** that the surviving one lacks, so each distinct value counts once.
@@ -336,14 +339,14 @@ static int merge_session(agg_state *st, int64_t target, int64_t s) {
 }
 
 /* The session of a row of `key` covering [start, end), merging every
-** session it overlaps into the earliest one. */
+** session it overlaps or touches into the earliest one. */
 static int session_for(agg_state *st, int64_t key, int64_t start, int64_t end, int64_t *sid) {
   int64_t *link = &st->key_head[key];
   int64_t target = -1;
   while (*link >= 0) {
     int64_t s = *link;
-    if (st->s_start[s] >= end) break; /* sorted: no later one overlaps */
-    if (st->s_end[s] <= start) {
+    if (st->s_start[s] > end) break; /* sorted: no later one reaches it */
+    if (st->s_end[s] < start) {
       link = &st->s_next[s];
       continue;
     }
@@ -362,7 +365,7 @@ static int session_for(agg_state *st, int64_t key, int64_t start, int64_t end, i
   if (target >= 0) {
     /* The target's end grew: later sessions may now overlap it too. */
     int64_t *l2 = &st->s_next[target];
-    while (*l2 >= 0 && st->s_start[*l2] < st->s_end[target]) {
+    while (*l2 >= 0 && st->s_start[*l2] <= st->s_end[target]) {
       int64_t s = *l2;
       int rc = merge_session(st, target, s);
       if (rc) return rc;

@@ -381,17 +381,16 @@ TEST(session_update_mode_and_merge_within_a_batch) {
   CHECK(open_agg(&fx, DDL SESSION5, DP_MODE_UPDATE));
   if (!fx.nops) return;
   /* In one batch: [0,5) [20,25) [10,15), then [14,19) extends the third to
-  ** [10,19); [5,10) touches [0,5) and [10,19) without overlapping, so it is
-  ** a session of its own; [9,14) then bridges it and [10,19) into [5,19). */
+  ** [10,19); [5,10) touches both [0,5) and [10,19), which merges all three
+  ** into [0,19); [9,14) falls inside.  [20,25) stays apart (19 < 20). */
   int64_t b1[] = {1, 1, 0, 1, 1, SEC(20), 1, 1, SEC(10), 1, 1, SEC(14), 1, 1, SEC(5), 1, 1, SEC(9)};
   dp_batch *out = fixture_step(&fx, b1, 6, false);
-  CHECK(out && out->nrows == 3);
-  int64_t ka[] = {1, 0, SEC(5)}, kb[] = {1, SEC(5), SEC(19)}, kc[] = {1, SEC(20), SEC(25)};
-  int64_t ra = out ? find_row(out, ka, 3) : -1, rb = out ? find_row(out, kb, 3) : -1,
-          rc = out ? find_row(out, kc, 3) : -1;
-  CHECK(ra >= 0 && rb >= 0 && rc >= 0);
-  if (rb >= 0) CHECK_EQ(cell_i64(out, 3, rb), 4);
-  if (ra >= 0) CHECK_EQ(cell_i64(out, 3, ra), 1);
+  CHECK(out && out->nrows == 2);
+  int64_t ka[] = {1, 0, SEC(19)}, kc[] = {1, SEC(20), SEC(25)};
+  int64_t ra = out ? find_row(out, ka, 3) : -1, rc = out ? find_row(out, kc, 3) : -1;
+  CHECK(ra >= 0 && rc >= 0);
+  if (ra >= 0) CHECK_EQ(cell_i64(out, 3, ra), 5);
+  if (rc >= 0) CHECK_EQ(cell_i64(out, 3, rc), 1);
   /* Next batch touches only the last session. */
   int64_t b2[] = {1, 1, SEC(22)};
   out = fixture_step(&fx, b2, 1, false);
@@ -469,6 +468,22 @@ TEST(spark_window_legacy_tumble_and_cumulate) {
     }
     fixture_close(&fx);
   }
+}
+
+TEST(sessions_that_touch_merge) {
+  fixture fx;
+  CHECK(open_agg(&fx, DDL SESSION5, DP_MODE_APPEND));
+  if (!fx.nops) return;
+  /* Exactly one gap apart: [0,5) and [5,10) are one session. */
+  int64_t b1[] = {1, 1, 0, 1, 2, SEC(5), 1, 4, SEC(11)};
+  fixture_step(&fx, b1, 3, false);
+  dp_batch *out = fixture_step(&fx, NULL, 0, true);
+  CHECK(out && out->nrows == 2);
+  int64_t k1[] = {1, 0, SEC(10)}, k2[] = {1, SEC(11), SEC(16)};
+  int64_t r1 = out ? find_row(out, k1, 3) : -1;
+  CHECK(r1 >= 0 && find_row(out, k2, 3) >= 0);
+  if (r1 >= 0) CHECK_EQ(cell_i64(out, 3, r1), 2);
+  fixture_close(&fx);
 }
 
 TEST(session_gap_per_row) {
