@@ -177,6 +177,8 @@ typedef struct kafka_source {
   int msgs_cap;
 } kafka_source;
 
+static bool transient(rd_kafka_resp_err_t err);
+
 static int64_t now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -327,9 +329,16 @@ static int resolve_partitions(dp_source *s, kafka_source *ks) {
 }
 
 static int query_watermarks(dp_source *s, kafka_source *ks, kpart *p, int64_t *low, int64_t *high) {
-  rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(ks->rk, ks->topics[p->topic],
-                                                             p->partition, low, high,
-                                                             QUERY_TIMEOUT_MS);
+  /* A partition whose leader is being elected (a topic just created, a
+  ** broker restarting) answers again shortly: retry for a while. */
+  int64_t give_up = now_ms() + QUERY_TIMEOUT_MS;
+  rd_kafka_resp_err_t err;
+  for (;;) {
+    err = rd_kafka_query_watermark_offsets(ks->rk, ks->topics[p->topic], p->partition, low, high,
+                                           QUERY_TIMEOUT_MS);
+    if (!transient(err) || now_ms() >= give_up) break;
+    nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+  }
   if (!err) return DIPPER_OK;
   char where[300];
   snprintf(where, sizeof where, "%s' partition %d", ks->topics[p->topic], (int)p->partition);
@@ -352,6 +361,28 @@ static int64_t specific_offset(const char *spec, int32_t partition) {
   return -1;
 }
 
+/* Call fn (offsets_for_times, committed) on the list until no answer is
+** transient or the time is up; `reset` is what each offset holds before a
+** call (the timestamp asked for, or nothing). */
+static rd_kafka_resp_err_t retry_list(kafka_source *ks, rd_kafka_topic_partition_list_t *l,
+                                      rd_kafka_resp_err_t (*fn)(rd_kafka_t *,
+                                                                rd_kafka_topic_partition_list_t *,
+                                                                int),
+                                      int64_t reset) {
+  int64_t give_up = now_ms() + QUERY_TIMEOUT_MS;
+  for (;;) {
+    for (int i = 0; i < l->cnt; i++) {
+      l->elems[i].offset = reset;
+      l->elems[i].err = RD_KAFKA_RESP_ERR_NO_ERROR;
+    }
+    rd_kafka_resp_err_t err = fn(ks->rk, l, QUERY_TIMEOUT_MS);
+    bool again = transient(err);
+    for (int i = 0; !err && i < l->cnt; i++) again |= transient(l->elems[i].err);
+    if (!again || now_ms() >= give_up) return err;
+    nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+  }
+}
+
 /* Offsets by timestamp (ms) for every partition: the first offset whose
 ** timestamp is at or after ts, or the high watermark when none is. */
 static int offsets_for_time(dp_source *s, kafka_source *ks, int64_t ts_ms, int64_t *out) {
@@ -360,7 +391,7 @@ static int offsets_for_time(dp_source *s, kafka_source *ks, int64_t ts_ms, int64
   for (int i = 0; i < ks->nparts; i++)
     rd_kafka_topic_partition_list_add(l, ks->topics[ks->parts[i].topic], ks->parts[i].partition)
         ->offset = ts_ms;
-  rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(ks->rk, l, QUERY_TIMEOUT_MS);
+  rd_kafka_resp_err_t err = retry_list(ks, l, rd_kafka_offsets_for_times, ts_ms);
   int rc = DIPPER_OK;
   if (err)
     rc = kafka_fail(s, DIPPER_CONNECT, "cannot look offsets up by timestamp: %s",
@@ -384,7 +415,7 @@ static int committed_offsets(dp_source *s, kafka_source *ks, int64_t *out) {
   if (!l) return DIPPER_NOMEM;
   for (int i = 0; i < ks->nparts; i++)
     rd_kafka_topic_partition_list_add(l, ks->topics[ks->parts[i].topic], ks->parts[i].partition);
-  rd_kafka_resp_err_t err = rd_kafka_committed(ks->rk, l, QUERY_TIMEOUT_MS);
+  rd_kafka_resp_err_t err = retry_list(ks, l, rd_kafka_committed, RD_KAFKA_OFFSET_INVALID);
   int rc = DIPPER_OK;
   if (err)
     rc = kafka_fail(s, DIPPER_CONNECT,
@@ -782,7 +813,12 @@ static bool transient(rd_kafka_resp_err_t err) {
   case RD_KAFKA_RESP_ERR__TIMED_OUT:
   case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
   case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
-  case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT: return true;
+  case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+  case RD_KAFKA_RESP_ERR_NOT_COORDINATOR:
+  case RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE:
+  case RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS:
+  case RD_KAFKA_RESP_ERR__WAIT_COORD:
+  case RD_KAFKA_RESP_ERR__IN_PROGRESS: return true;
   default: return false;
   }
 }
