@@ -199,10 +199,11 @@ static dipper_program *compile(dipper *db, const char *sql) {
   return prog;
 }
 
-static dipper_query *start(dipper_program *prog, dipper_query ***qs) {
+static dipper_query *start(dipper *db, dipper_program *prog, dipper_query ***qs) {
   int n = 0;
   *qs = NULL;
   int rc = prog ? dipper_query_start(prog, qs, &n) : DIPPER_MISUSE;
+  if (rc) fprintf(stderr, "start: %s\n", dipper_errmsg(db));
   CHECK_EQ(rc, DIPPER_OK);
   CHECK_EQ(n, 1);
   return rc == DIPPER_OK && n == 1 ? (*qs)[0] : NULL;
@@ -324,7 +325,7 @@ static const char *run_bounded(const char *tmpl, const char *topic) {
   char *sql = sql_of(tmpl, topic);
   dipper_program *prog = compile(db, sql);
   dipper_query **qs = NULL;
-  dipper_query *q = prog ? start(prog, &qs) : NULL;
+  dipper_query *q = prog ? start(db, prog, &qs) : NULL;
   snprintf(result, sizeof result, "(no query)");
   if (q) {
     run_to_end(db, q);
@@ -384,7 +385,7 @@ TEST(windowed_sums_with_out_of_order_and_late_events) {
                      topic);
   dipper_program *prog = compile(db, sql);
   dipper_query **qs = NULL;
-  dipper_query *q = prog ? start(prog, &qs) : NULL;
+  dipper_query *q = prog ? start(db, prog, &qs) : NULL;
   if (q) {
     /* Batch 1: event times out of order across and within partitions; the
     ** maximum is 00:01:15, so the watermark becomes 00:01:05. */
@@ -453,7 +454,7 @@ TEST(metadata_columns_and_bounded_latest_offset) {
       topic);
   dipper_program *prog = compile(db, sql);
   dipper_query **qs = NULL;
-  dipper_query *q = prog ? start(prog, &qs) : NULL;
+  dipper_query *q = prog ? start(db, prog, &qs) : NULL;
   if (q) {
     /* produced after the source opened: past the bounded end, never read */
     rec late[] = {{0, 1700000000009, NULL, "{\"id\":9}", NULL, NULL}};
@@ -566,7 +567,7 @@ TEST(latest_offset_reads_what_comes_later) {
   char *sql = sql_of(IDS_TABLE("'scan.startup.mode' = 'latest-offset'"), topic);
   dipper_program *prog = compile(db, sql);
   dipper_query **qs = NULL;
-  dipper_query *q = prog ? start(prog, &qs) : NULL;
+  dipper_query *q = prog ? start(db, prog, &qs) : NULL;
   if (q) {
     int finished = 0;
     const char *msg;
@@ -598,7 +599,7 @@ TEST(bad_records_fail_with_the_offset_or_are_skipped) {
   char *sql = sql_of(IDS_TABLE("'scan.bounded.mode' = 'latest-offset'"), topic);
   dipper_program *prog = compile(db, sql);
   dipper_query **qs = NULL;
-  dipper_query *q = prog ? start(prog, &qs) : NULL;
+  dipper_query *q = prog ? start(db, prog, &qs) : NULL;
   if (q) {
     int finished = 0;
     const char *msg;
@@ -617,7 +618,7 @@ TEST(bad_records_fail_with_the_offset_or_are_skipped) {
   sql = sql_of(IDS_TABLE("'scan.bounded.mode' = 'latest-offset', 'dipper.bad-records' = 'skip'"),
                topic);
   prog = compile(db, sql);
-  q = prog ? start(prog, &qs) : NULL;
+  q = prog ? start(db, prog, &qs) : NULL;
   if (q) {
     run_to_end(db, q);
     CHECK_STR(fetch(db, "out_t"), "1\n3\n");
@@ -767,6 +768,100 @@ TEST(sink_writes_json_and_csv_with_keys) {
   CHECK_STR(consume_all(out_csv, 3, false), "a\t10\n"
                                      "b \"q\"\t20\n"
                                      "\t30\n");
+}
+
+/* ---- the example of the README ---- */
+
+/* Sort the lines of text in place. */
+static const char *sorted_lines(const char *text) {
+  static char out[8192];
+  char copy[8192];
+  char *lines[128];
+  int n = 0;
+  snprintf(copy, sizeof copy, "%s", text);
+  for (char *save = NULL, *l = strtok_r(copy, "\n", &save); l && n < 128;
+       l = strtok_r(NULL, "\n", &save))
+    lines[n++] = l;
+  qsort(lines, (size_t)n, sizeof lines[0], cmp_line);
+  size_t len = 0;
+  out[0] = '\0';
+  for (int i = 0; i < n; i++) len += (size_t)snprintf(out + len, sizeof out - len, "%s\n", lines[i]);
+  return out;
+}
+
+/* Replace every `from` in the malloc'd string s by `to`. */
+static char *replace_all(char *s, const char *from, const char *to) {
+  size_t nf = strlen(from), nt = strlen(to), count = 0;
+  for (const char *p = strstr(s, from); p; p = strstr(p + nf, from)) count++;
+  char *out = malloc(strlen(s) + count * nt + 1);
+  size_t len = 0;
+  const char *p = s;
+  for (const char *q = strstr(p, from); q; p = q + nf, q = strstr(p, from)) {
+    memcpy(out + len, p, (size_t)(q - p));
+    len += (size_t)(q - p);
+    memcpy(out + len, to, nt);
+    len += nt;
+  }
+  strcpy(out + len, p);
+  free(s);
+  return out;
+}
+
+TEST(examples_payments_sql_runs) {
+  FILE *f = fopen(DIPPER_SOURCE_DIR "/examples/payments.sql", "r");
+  CHECK(f != NULL);
+  if (!f) return;
+  char *sql = calloc(1, 16384);
+  size_t n = fread(sql, 1, 16383, f);
+  fclose(f);
+  sql[n] = '\0';
+  char in[160], out[160], opt[256];
+  topic_name(in, sizeof in, "payment_msg");
+  topic_name(out, sizeof out, "payments-sink");
+  create_topic(in, 2);
+  create_topic(out, 1);
+  snprintf(opt, sizeof opt, "'topic' = '%s'", in);
+  sql = replace_all(sql, "'topic' = 'payment_msg'", opt);
+  snprintf(opt, sizeof opt, "'topic' = '%s'", out);
+  sql = replace_all(sql, "'topic' = 'sink'", opt);
+  sql = replace_all(sql, "127.0.0.1:9092", bootstrap);
+  /* the same events as the README's walk-through: 00:01:40 moves the
+  ** watermark to 00:01:30, which closes the windows ending by then */
+  rec rs[] = {{0, 0, NULL,
+               "{\"createTime\":\"2024-01-01 00:00:05.000\",\"orderId\":1,\"payAmount\":10.5,"
+               "\"payPlatform\":0,\"provinceId\":1}",
+               NULL, NULL},
+              {1, 0, NULL,
+               "{\"createTime\":\"2024-01-01 00:00:20.000\",\"orderId\":2,\"payAmount\":2.0,"
+               "\"payPlatform\":1,\"provinceId\":1}",
+               NULL, NULL},
+              {0, 0, NULL,
+               "{\"createTime\":\"2024-01-01 00:01:40.000\",\"orderId\":3,\"payAmount\":1.0,"
+               "\"payPlatform\":1,\"provinceId\":2}",
+               NULL, NULL}};
+  produce(in, rs, 3);
+  dipper *db = open_db();
+  dipper_program *prog = compile(db, sql);
+  dipper_query **qs = NULL;
+  dipper_query *q = prog ? start(db, prog, &qs) : NULL;
+  if (q) {
+    int finished = 0;
+    const char *msg;
+    for (int i = 0; i < 3; i++) {
+      int rc = step(db, q, &finished, &msg);
+      if (rc) fprintf(stderr, "step: %s\n", msg);
+      CHECK_EQ(rc, DIPPER_OK);
+    }
+  }
+  if (qs) dipper_query_free_all(qs, 1);
+  dipper_program_free(prog);
+  dipper_close(db);
+  free(sql);
+  CHECK_STR(sorted_lines(consume_all(out, 2, false)),
+            "\t{\"province_id\":1,\"window_start\":\"2023-12-31 23:59:30.000\","
+            "\"window_end\":\"2024-01-01 00:00:30.000\",\"pay_amount\":12.5}\n"
+            "\t{\"province_id\":1,\"window_start\":\"2024-01-01 00:00:00.000\","
+            "\"window_end\":\"2024-01-01 00:01:00.000\",\"pay_amount\":12.5}\n");
 }
 
 int main(void) {
