@@ -2,6 +2,13 @@
 -- each province, the total paid in 1-minute windows that slide every 30 s,
 -- written as JSON to the Kafka topic `sink`.  Events up to 10 s late count.
 --   dipper explain examples/payments.sql
+-- To run it on the embedded engine against the local test broker:
+--   scripts/kafka-local start && scripts/kafka-local create-topic payment_msg 2
+--   printf '%s\n' '{"createTime":"2024-01-01 00:00:05.000","orderId":1,"payAmount":10.5,"payPlatform":0,"provinceId":1}' \
+--     '{"createTime":"2024-01-01 00:01:40.000","orderId":2,"payAmount":1.0,"payPlatform":1,"provinceId":2}' \
+--     | scripts/kafka-local produce payment_msg
+--   dipper run examples/payments.sql          # Ctrl-C to stop; then
+--   scripts/kafka-local consume sink           # the closed windows as JSON
 
 CREATE TABLE payment_msg (
   createTime  TIMESTAMP(3),
