@@ -76,6 +76,48 @@ static bool parse_real(const char *p, size_t n, bool is_float, double *out) {
     *out = -INFINITY;
     return true;
   }
+  /* Clinger's fast path: an integer mantissa below 2^53 times an exact power
+  ** of ten up to 10^22 is one correctly rounded operation; most data hits it */
+  {
+    size_t i = 0;
+    bool negative = false;
+    if (i < n && (p[i] == '-' || p[i] == '+')) negative = p[i++] == '-';
+    uint64_t mant = 0;
+    int digits = 0, exp10 = 0;
+    bool any = false, dot = false, ok = true;
+    for (; i < n; i++) {
+      char ch = p[i];
+      if (is_digit(ch)) {
+        any = true;
+        if (mant == 0 && ch == '0') {
+          if (dot) exp10--;
+          continue;
+        }
+        if (++digits > 17) {
+          ok = false;
+          break;
+        }
+        mant = mant * 10 + (uint64_t)(ch - '0');
+        if (dot) exp10--;
+      } else if (ch == '.' && !dot) {
+        dot = true;
+      } else {
+        ok = false; /* an exponent or anything else: the general path */
+        break;
+      }
+    }
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    if (ok && any && mant < (UINT64_C(1) << 53) && exp10 >= -22) {
+      double d = (double)mant;
+      d = exp10 < 0 ? d / pow10[-exp10] : d;
+      if (negative) d = -d;
+      if (is_float && fabs(d) > 3.4028234663852886e38) return false;
+      *out = d;
+      return true;
+    }
+  }
   char tmp[512];
   if (n == 0 || n >= sizeof tmp) return false;
   /* strtod also takes hex, "nan(..)" and leading spaces: allow digits only */

@@ -313,4 +313,34 @@ TEST(round_trip_random_rows) {
   dp_arena_free(A);
 }
 
+/* Decimal text without an exponent takes a fast path: it must give what
+** strtod gives, bit for bit. */
+TEST(doubles_read_exactly) {
+  A = dp_arena_new(0);
+  dp_vector *v = dp_vector_new(dp_type_of(DP_T_DOUBLE), 0);
+  uint64_t r = 7;
+  char text[64];
+  int mismatches = 0;
+  for (int i = 0; i < 20000; i++) {
+    r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+    int int_digits = (int)(r % 10), frac_digits = (int)((r >> 8) % 12);
+    unsigned long long ip = (r >> 16) % 10000000000ULL;
+    unsigned long long fp = (r >> 20) % 1000000000000ULL;
+    int n = snprintf(text, sizeof text, "%s%.*llu.%0*llu", (r >> 60) & 1 ? "-" : "", int_digits,
+                     ip % 1000000000ULL, frac_digits, fp % 1000000000000ULL);
+    if (frac_digits == 0) n--; /* "12." is text too, but test "12" */
+    text[n] = '\0';
+    dp_vector_clear(v);
+    if (dp_text_append_scalar(v, text, (size_t)n) != DIPPER_OK) {
+      mismatches++;
+      continue;
+    }
+    double want = strtod(text, NULL), got = dp_vector_get_f64(v, 0);
+    if (memcmp(&want, &got, sizeof got) != 0) mismatches++;
+  }
+  CHECK_EQ(mismatches, 0);
+  dp_vector_free(v);
+  dp_arena_free(A);
+}
+
 int main(void) { return RUN_TESTS(); }
