@@ -18,6 +18,10 @@
 ** Values are decoded with the table's format: 'json' and 'csv' through
 ** records.h (the formats layer), 'raw' as the bytes of the one physical
 ** column.  A tombstone (NULL value) carries no row and is passed over.
+** With 'value.fields-include' = 'EXCEPT_KEY' the 'key.fields' columns are
+** decoded from the message key in 'key.format' (their names less
+** 'key.fields-prefix'; a message without a key gives NULLs) and the others
+** from the value; with 'ALL' (the default) the value holds every column.
 ** Metadata columns are filled from the message: topic, partition, offset,
 ** timestamp (TIMESTAMP_LTZ(3)), timestamp-type, headers (MAP<STRING, BYTES>);
 ** leader-epoch is NULL (librdkafka 2.0 does not report it).  Bad records
@@ -159,6 +163,8 @@ typedef struct kpart {
   int64_t stall_since_ms; /* when this partition last had records owed and none came; 0: not owed */
 } kpart;
 
+typedef enum kfmt_src { KEY_JSON, KEY_CSV, KEY_RAW } kfmt_src;
+
 typedef struct kafka_source {
   rd_kafka_t *rk;
   rd_kafka_queue_t *queue;
@@ -171,6 +177,14 @@ typedef struct kafka_source {
   int raw_col;               /* the one physical column of format 'raw' */
   bool decoder_open;
   dp_record_decoder dec;
+  /* 'value.fields-include' = 'EXCEPT_KEY': the 'key.fields' columns come
+  ** from the message key, in 'key.format'. */
+  bool *key_col;             /* per scan column; NULL when the key is not read */
+  kfmt_src key_fmt;
+  int key_raw_col;
+  dp_schema key_schema;      /* the scan schema with the key columns' names less 'key.fields-prefix' */
+  dp_json_decoder *key_json;
+  dp_csv_decoder *key_csv;
   dp_bad_records bad;
   meta_kind *meta;           /* per scan column */
   rd_kafka_message_t **msgs; /* consume_batch_queue's scratch */
@@ -528,6 +542,10 @@ static void kafka_source_close(dp_source *s) {
     rd_kafka_destroy(ks->rk);
   }
   if (ks->decoder_open) dp_record_decoder_close(&ks->dec);
+  dp_json_decoder_free(ks->key_json);
+  dp_csv_decoder_free(ks->key_csv);
+  free(ks->key_col);
+  free(ks->key_schema.cols);
   dp_bad_records_close(&ks->bad);
   for (int i = 0; i < ks->ntopics; i++) free(ks->topics[i]);
   free(ks->topics);
@@ -539,13 +557,71 @@ static void kafka_source_close(dp_source *s) {
 }
 
 /* Which scan columns are metadata and which, and the format's decoder. */
+/* The key's columns ('key.fields') and their decoder, for EXCEPT_KEY. */
+static int open_key(dp_source *s, kafka_source *ks) {
+  const dp_table_def *t = s->table;
+  const dp_schema *sc = s->schema;
+  const char *fields = dp_table_option(t, "key.fields", "");
+  const char *prefix = dp_table_option(t, "key.fields-prefix", "");
+  size_t plen = strlen(prefix);
+  ks->key_col = calloc((size_t)sc->ncols + 1, sizeof *ks->key_col);
+  ks->key_schema.cols = malloc(((size_t)sc->ncols + 1) * sizeof *ks->key_schema.cols);
+  if (!ks->key_col || !ks->key_schema.cols) return DIPPER_NOMEM;
+  ks->key_schema.ncols = sc->ncols;
+  int nkey = 0;
+  ks->key_raw_col = -1;
+  for (int i = 0; i < sc->ncols; i++) {
+    ks->key_schema.cols[i] = sc->cols[i];
+    for (const char *p = fields; *p;) {
+      size_t len = strcspn(p, ";");
+      if (ks->meta[i] == META_NONE && strlen(sc->cols[i].name) == len &&
+          strncasecmp(sc->cols[i].name, p, len) == 0) {
+        ks->key_col[i] = true;
+        ks->key_raw_col = i;
+        nkey++;
+        /* the key format names the field without the table's prefix */
+        if (plen && strncmp(sc->cols[i].name, prefix, plen) == 0)
+          ks->key_schema.cols[i].name = sc->cols[i].name + plen;
+      }
+      p += len + (p[len] == ';');
+    }
+  }
+  if (nkey == 0) { /* the scan reads none of the key's columns */
+    free(ks->key_col);
+    ks->key_col = NULL;
+    return DIPPER_OK;
+  }
+  const char *kf = dp_table_option(t, "key.format", "json");
+  ks->key_fmt = strcasecmp(kf, "csv") == 0 ? KEY_CSV : strcasecmp(kf, "raw") == 0 ? KEY_RAW : KEY_JSON;
+  if (ks->key_fmt == KEY_RAW) {
+    const dp_type *ty = ks->key_raw_col >= 0 ? sc->cols[ks->key_raw_col].type : NULL;
+    if (nkey != 1 || !ty || (ty->kind != DP_T_STRING && ty->kind != DP_T_BYTES))
+      return kafka_fail(s, DIPPER_UNSUPPORTED,
+                        "key format 'raw' reads the key into one STRING or BYTES column; use "
+                        "'key.format' = 'json'");
+    return DIPPER_OK;
+  }
+  if (ks->key_fmt == KEY_CSV) {
+    dp_csv_options o = dp_csv_default_options();
+    int bad = -1;
+    ks->key_csv = dp_csv_decoder_new(&ks->key_schema, ks->key_col, &o, &bad);
+    if (!ks->key_csv)
+      return bad < 0 ? DIPPER_NOMEM
+                     : kafka_fail(s, DIPPER_UNSUPPORTED,
+                                  "key column `%s` has no CSV form; use 'key.format' = 'json'",
+                                  sc->cols[bad].name);
+    return DIPPER_OK;
+  }
+  ks->key_json = dp_json_decoder_new(&ks->key_schema, ks->key_col, NULL);
+  return ks->key_json ? DIPPER_OK : DIPPER_NOMEM;
+}
+
+/* Which scan columns are metadata and which, and the format's decoder. */
 static int open_columns(dp_source *s, kafka_source *ks) {
   const dp_table_def *t = s->table;
   const dp_schema *sc = s->schema;
   ks->meta = calloc((size_t)sc->ncols + 1, sizeof *ks->meta);
   if (!ks->meta) return DIPPER_NOMEM;
-  int nphys = 0;
-  ks->raw_col = -1;
   for (int i = 0; i < sc->ncols; i++) {
     int k = dp_schema_find(&t->schema, sc->cols[i].name);
     if (k >= 0 && t->cols[k].kind == DP_CK_METADATA) {
@@ -556,28 +632,50 @@ static int open_columns(dp_source *s, kafka_source *ks) {
                           "Kafka has no metadata '%s'; use topic, partition, offset, "
                           "timestamp, timestamp-type, headers or leader-epoch",
                           key);
-    } else {
-      nphys++;
-      ks->raw_col = i;
     }
   }
-  const char *fmt = format_of(t);
+  /* With 'ALL' the value holds every column, the key's too, and is what is
+  ** read; with 'EXCEPT_KEY' the key's columns come from the message key. */
   const char *except = dp_table_option(t, "value.fields-include", "ALL");
-  if (strcasecmp(except, "EXCEPT_KEY") == 0)
-    return kafka_fail(s, DIPPER_UNSUPPORTED,
-                      "reading the key's columns from the message key "
-                      "('value.fields-include' = 'EXCEPT_KEY') is not supported by the embedded "
-                      "engine yet; use 'ALL' so that the value holds every column");
+  if (strcasecmp(except, "EXCEPT_KEY") == 0 && dp_table_option(t, "key.fields", NULL)) {
+    int rc = open_key(s, ks);
+    if (rc != DIPPER_OK) return rc;
+  }
+  int nvalue = 0;
+  ks->raw_col = -1;
+  for (int i = 0; i < sc->ncols; i++)
+    if (ks->meta[i] == META_NONE && !(ks->key_col && ks->key_col[i])) {
+      nvalue++;
+      ks->raw_col = i;
+    }
+  const char *fmt = format_of(t);
   if (strcasecmp(fmt, "raw") == 0) {
     ks->raw = true;
     const dp_type *ty = ks->raw_col >= 0 ? sc->cols[ks->raw_col].type : NULL;
-    if (nphys != 1 || !ty || (ty->kind != DP_T_STRING && ty->kind != DP_T_BYTES))
+    if (nvalue != 1 || !ty || (ty->kind != DP_T_STRING && ty->kind != DP_T_BYTES))
       return kafka_fail(s, DIPPER_UNSUPPORTED,
                         "format 'raw' reads each message into one STRING or BYTES "
                         "column; declare e.g. `payload BYTES`, or use format 'json' or 'csv'");
     return DIPPER_OK;
   }
-  int rc = dp_record_decoder_open(&ks->dec, t, sc, "json", s->diags);
+  if (!ks->key_col) {
+    int rc = dp_record_decoder_open(&ks->dec, t, sc, "json", s->diags);
+    if (rc == DIPPER_OK) ks->decoder_open = true;
+    return rc;
+  }
+  /* The value's decoder sees the key's columns as not its own: a copy of the
+  ** table whose key columns count as metadata. */
+  dp_table_def vt = *t;
+  dp_column_def *cols = malloc(((size_t)t->schema.ncols + 1) * sizeof *cols);
+  if (!cols) return DIPPER_NOMEM;
+  memcpy(cols, t->cols, (size_t)t->schema.ncols * sizeof *cols);
+  for (int i = 0; i < sc->ncols; i++) {
+    int k = dp_schema_find(&t->schema, sc->cols[i].name);
+    if (k >= 0 && ks->key_col[i]) cols[k].kind = DP_CK_METADATA;
+  }
+  vt.cols = cols;
+  int rc = dp_record_decoder_open(&ks->dec, &vt, sc, "json", s->diags);
+  free(cols);
   if (rc == DIPPER_OK) ks->decoder_open = true;
   return rc;
 }
@@ -761,6 +859,46 @@ static int append_meta(kafka_source *ks, dp_vector *v, meta_kind kind,
   }
 }
 
+/* Undo the key columns of a row whose value failed. */
+static void cut_key(kafka_source *ks, dp_batch *out, int64_t len) {
+  if (!ks->key_col) return;
+  for (int c = 0; c < out->ncols; c++)
+    if (ks->key_col[c]) dp_format_cut(out->cols[c], len);
+}
+
+/* The key's columns of one record.  *len_before is their length before, or
+** -1 when the key was bad and the record is passed over. */
+static int take_key(dp_source *s, kafka_source *ks, kpart *p, const rd_kafka_message_t *m,
+                    dp_batch *out, int64_t *len_before) {
+  int64_t before = -1;
+  for (int c = 0; c < out->ncols && before < 0; c++)
+    if (ks->key_col[c]) before = out->cols[c]->length;
+  *len_before = before;
+  int rc = DIPPER_OK;
+  if (!m->key) { /* no key: the key's columns are NULL */
+    for (int c = 0; c < out->ncols && rc == DIPPER_OK; c++)
+      if (ks->key_col[c]) rc = dp_vector_append_null(out->cols[c]);
+    return rc;
+  }
+  const char *key = m->key;
+  if (ks->key_fmt == KEY_RAW) return dp_vector_append_str(out->cols[ks->key_raw_col], key, m->key_len);
+  dp_format_error fe;
+  bool skipped = false;
+  rc = ks->key_fmt == KEY_CSV ? dp_csv_decode(ks->key_csv, key, m->key_len, out, &skipped, &fe)
+                              : dp_json_decode(ks->key_json, key, m->key_len, out, &fe);
+  if (rc == DIPPER_OK && skipped) { /* an empty CSV key: NULLs */
+    for (int c = 0; c < out->ncols && rc == DIPPER_OK; c++)
+      if (ks->key_col[c]) rc = dp_vector_append_null(out->cols[c]);
+    return rc;
+  }
+  if (rc != DIPPER_DATA) return rc;
+  *len_before = -1;
+  char where[320];
+  snprintf(where, sizeof where, "topic %s partition %d offset %lld (the key)", topic_of(s, p),
+           (int)m->partition, (long long)m->offset);
+  return dp_bad_record(&ks->bad, s, where, &fe, key, m->key_len);
+}
+
 /* One record of partition p into out; *row when it gave a row. */
 static int take(dp_source *s, kafka_source *ks, kpart *p, const rd_kafka_message_t *m,
                 dp_batch *out, bool *row) {
@@ -769,6 +907,11 @@ static int take(dp_source *s, kafka_source *ks, kpart *p, const rd_kafka_message
   s->metrics.bytes += (int64_t)m->len;
   if (!m->payload) return DIPPER_OK; /* a tombstone: a deleted key, no row */
   const char *rec = m->payload;
+  int64_t key_len_before = 0;
+  if (ks->key_col) {
+    int rc = take_key(s, ks, p, m, out, &key_len_before);
+    if (rc != DIPPER_OK || key_len_before < 0) return rc;
+  }
   if (ks->raw) {
     int rc = dp_vector_append_str(out->cols[ks->raw_col], rec, m->len);
     if (rc != DIPPER_OK) return rc;
@@ -776,6 +919,7 @@ static int take(dp_source *s, kafka_source *ks, kpart *p, const rd_kafka_message
     bool skipped = false;
     dp_format_error fe;
     int rc = dp_record_decode(&ks->dec, rec, m->len, out, &skipped, &fe);
+    if (rc != DIPPER_OK || skipped) cut_key(ks, out, key_len_before);
     if (rc == DIPPER_DATA) {
       char where[320];
       snprintf(where, sizeof where, "topic %s partition %d offset %lld", topic_of(s, p),

@@ -711,6 +711,43 @@ TEST(unknown_topic_and_unknown_property_are_errors) {
   free(sql);
 }
 
+/* EXCEPT_KEY: the key's columns from the message key, the rest from the value. */
+TEST(key_columns_from_the_message_key) {
+  char topic[160];
+  topic_name(topic, sizeof topic, "keyed");
+  create_topic(topic, 1);
+  rec rs[] = {{0, 0, "{\"id\":7}", "{\"name\":\"x\"}", NULL, NULL},
+              {0, 0, NULL, "{\"name\":\"y\"}", NULL, NULL},
+              {0, 0, "{\"id\":\"bad\"}", "{\"name\":\"z\"}", NULL, NULL},
+              {0, 0, "{\"id\":9}", "{\"name\":", NULL, NULL},
+              {0, 0, "{\"id\":10}", "{\"name\":\"w\"}", NULL, NULL}};
+  produce(topic, rs, 5);
+  dipper *db = open_db();
+  char *sql = sql_of("CREATE TABLE t (k_id BIGINT, name STRING) WITH ('connector' = 'kafka',"
+                     " 'topic' = 'TOPIC', 'properties.bootstrap.servers' = 'BOOT',"
+                     " 'format' = 'json', 'key.format' = 'json', 'key.fields' = 'k_id',"
+                     " 'key.fields-prefix' = 'k_', 'value.fields-include' = 'EXCEPT_KEY',"
+                     " 'scan.bounded.mode' = 'latest-offset', 'dipper.bad-records' = 'skip');\n"
+                     "CREATE TABLE out_t (id BIGINT, name STRING) WITH ('connector' = 'memory');\n"
+                     "INSERT INTO out_t SELECT k_id, name FROM t;",
+                     topic);
+  dipper_program *prog = compile(db, sql);
+  dipper_query **qs = NULL;
+  dipper_query *q = prog ? start(db, prog, &qs) : NULL;
+  if (q) {
+    run_to_end(db, q);
+    /* the bad key and the bad value are skipped, and leave no half row */
+    CHECK_STR(fetch(db, "out_t"), "10|w\n7|x\nNULL|y\n");
+    dipper_progress pr;
+    CHECK_EQ(dipper_query_progress(q, &pr), DIPPER_OK);
+    CHECK_EQ(pr.bad_records_skipped, 2);
+  }
+  if (qs) dipper_query_free_all(qs, 1);
+  dipper_program_free(prog);
+  dipper_close(db);
+  free(sql);
+}
+
 /* ---- the sink ---- */
 
 TEST(sink_writes_json_and_csv_with_keys) {
