@@ -225,4 +225,64 @@ TEST(over_on_a_stream_releases_rows_as_the_watermark_passes_them) {
             "a|5|1\na|6|3\na|7|2\nb|1|1\nb|3|2\n");
 }
 
+TEST(dedup_on_a_stream_keep_first_and_keep_last) {
+  const char *pushes[] = {
+      "bids:{\"item\": \"a\", \"price\": 5, \"ts\": \"2024-01-01 00:00:01\"}\n"
+      "{\"item\": \"a\", \"price\": 7, \"ts\": \"2024-01-01 00:00:02\"}\n"
+      "{\"item\": \"b\", \"price\": 1, \"ts\": \"2024-01-01 00:00:03\"}\n",
+      "bids:{\"item\": \"a\", \"price\": 6, \"ts\": \"2024-01-01 00:00:04\"}\n"
+      "{\"item\": \"c\", \"price\": 2, \"ts\": \"2024-01-01 00:00:00\"}\n"
+      "{\"item\": \"c\", \"price\": 3, \"ts\": \"2024-01-01 00:00:05\"}\n",
+      "bids:{\"item\": \"a\", \"price\": 9, \"ts\": \"2024-01-01 00:00:06\"}\n",
+  };
+  int64_t late = -1;
+  /* keep first: a key is forgotten once the watermark passes its row (a at
+  ** 1 s under watermark 3 s), so a later a is a first row again */
+  CHECK_STR(stream_rows(BIDS
+                        "CREATE TABLE out (item STRING, price INT) WITH ('connector' = 'memory');\n"
+                        "INSERT INTO out SELECT item, price FROM (SELECT *, ROW_NUMBER() OVER (\n"
+                        "  PARTITION BY item ORDER BY ts) AS rn FROM bids) WHERE rn = 1;\n",
+                        pushes, 3, 5, &late),
+            "a|5\na|9\nb|1\nc|3\n");
+  CHECK_EQ(late, 1);
+  /* keep last: each batch emits, per key whose latest row changed, that row
+  ** (c's two rows come in one batch: only the later one leaves) */
+  CHECK_STR(stream_rows(BIDS
+                        "CREATE TABLE out (item STRING, price INT) WITH ('connector' = 'memory');\n"
+                        "INSERT INTO out SELECT item, price FROM (SELECT *, ROW_NUMBER() OVER (\n"
+                        "  PARTITION BY item ORDER BY ts DESC) AS rn FROM bids) WHERE rn = 1;\n",
+                        pushes, 3, 5, NULL),
+            "a|6\na|7\na|9\nb|1\nc|3\n");
+}
+
+TEST(sort_on_a_stream_releases_rows_in_time_order) {
+  const char *pushes[] = {
+      "bids:{\"item\": \"a\", \"price\": 5, \"ts\": \"2024-01-01 00:00:02\"}\n"
+      "{\"item\": \"b\", \"price\": 1, \"ts\": \"2024-01-01 00:00:01\"}\n",
+      "bids:{\"item\": \"c\", \"price\": 3, \"ts\": \"2024-01-01 00:00:05\"}\n"
+      "{\"item\": \"d\", \"price\": 4, \"ts\": \"2024-01-01 00:00:03\"}\n",
+  };
+  harness_keep_order = 1;
+  CHECK_STR(stream_rows(BIDS
+                        "CREATE TABLE out (item STRING, price INT) WITH ('connector' = 'memory');\n"
+                        "INSERT INTO out SELECT item, price FROM bids ORDER BY ts;\n",
+                        pushes, 2, 4, NULL),
+            "b|1\na|5\nd|4\nc|3\n");
+  harness_keep_order = 0;
+}
+
+TEST(join_of_a_stream_with_a_bounded_table) {
+  const char *pushes[] = {
+      "bids:{\"item\": \"a\", \"price\": 5, \"ts\": \"2024-01-01 00:00:01\"}\n"
+      "{\"item\": \"z\", \"price\": 7, \"ts\": \"2024-01-01 00:00:02\"}\n",
+      "bids:{\"item\": \"b\", \"price\": 1, \"ts\": \"2024-01-01 00:00:03\"}\n",
+  };
+  CHECK_STR(stream_rows(BIDS
+                        "CREATE TABLE out (item STRING, name STRING) WITH ('connector' = 'memory');\n"
+                        "INSERT INTO out SELECT b.item, n.name FROM bids b LEFT JOIN\n"
+                        "  (VALUES ('a', 'apple'), ('b', 'banana')) AS n(item, name) ON b.item = n.item;\n",
+                        pushes, 2, 3, NULL),
+            "a|apple\nb|banana\nz|NULL\n");
+}
+
 int main(void) { return RUN_TESTS(); }
