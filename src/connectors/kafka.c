@@ -41,8 +41,11 @@
 ** the format ('json': keys = column names; 'csv' without its line break;
 ** 'raw'), the key from 'key.fields' in 'key.format', else from the PRIMARY
 ** KEY as JSON, else none; the writable metadata columns `timestamp` and
-** `headers` set the message's timestamp and headers.  commit flushes the
-** producer and fails the batch when a message was not delivered.
+** `headers` set the message's timestamp and headers; keys are spread over
+** partitions by murmur2, as the Java client does.  commit flushes the
+** producer and fails the batch when a message was not delivered
+** (at least once: 'sink.delivery-guarantee' = 'exactly-once' is refused,
+** there are no transactions; 'sink.partitioner' is not read).
 **
 ** 'properties.*' options go to librdkafka as they are; the Java client's
 ** serializer/deserializer settings have no meaning here and are ignored, and
@@ -1278,7 +1281,17 @@ static int kafka_sink_open(dp_sink *k) {
                                       dp_table_option(k->table, "value.csv.field-delimiter", NULL));
   if (delim && delim[0]) ks->csv_opts.delimiter = delim[0] == '\\' && delim[1] == 't' ? '\t' : delim[0];
   int rc = sink_columns(k, ks);
-  static const char *const defaults[] = {"client.id", "dipper", NULL};
+  if (rc == DIPPER_OK &&
+      strcasecmp(dp_table_option(k->table, "sink.delivery-guarantee", "at-least-once"),
+                 "exactly-once") == 0)
+    rc = sink_fail(k, DIPPER_UNSUPPORTED,
+                   "the embedded engine's Kafka sink delivers at least once (a replayed batch "
+                   "may be written again); it has no transactions for 'exactly-once': write "
+                   "'sink.delivery-guarantee' = 'at-least-once'");
+  /* murmur2 as the Java client hashes keys, so that a key lands on the
+  ** partition a Java producer (Flink, Spark) would pick. */
+  static const char *const defaults[] = {"client.id", "dipper", "partitioner", "murmur2_random",
+                                         NULL};
   rd_kafka_conf_t *conf = NULL;
   if (rc == DIPPER_OK) rc = make_conf(k->diags, k->table, NULL, defaults, &conf);
   if (rc == DIPPER_OK) {

@@ -807,6 +807,30 @@ TEST(sink_writes_json_and_csv_with_keys) {
                                      "\t30\n");
 }
 
+TEST(sink_refuses_exactly_once) {
+  char topic[160];
+  topic_name(topic, sizeof topic, "eos");
+  dipper *db = open_db();
+  char *sql = sql_of("CREATE TABLE o (id BIGINT) WITH ('connector' = 'kafka', 'topic' = 'TOPIC',"
+                     " 'properties.bootstrap.servers' = 'BOOT', 'format' = 'json',"
+                     " 'sink.delivery-guarantee' = 'exactly-once');\n"
+                     "INSERT INTO o VALUES (1);",
+                     topic);
+  dipper_program *prog = compile(db, sql);
+  dipper_query **qs = NULL;
+  int n = 0;
+  int rc = prog ? dipper_query_start(prog, &qs, &n) : DIPPER_MISUSE;
+  int finished = 0;
+  const char *msg = dipper_errmsg(db);
+  if (rc == DIPPER_OK && n == 1) rc = step(db, qs[0], &finished, &msg);
+  CHECK_EQ(rc, DIPPER_UNSUPPORTED);
+  CHECK_CONTAINS(msg, "'sink.delivery-guarantee' = 'at-least-once'");
+  if (qs) dipper_query_free_all(qs, n);
+  dipper_program_free(prog);
+  dipper_close(db);
+  free(sql);
+}
+
 /* ---- the example of the README ---- */
 
 /* Sort the lines of text in place. */
