@@ -7,7 +7,8 @@
 **   fields.c.min / max  random numbers (integers: the type's range; FLOAT,
 **                       DOUBLE: [0, 1); DECIMAL: [0, 10^(p-s)) by default)
 **   fields.c.length     random strings and bytes (default 100, at most the
-**                       VARCHAR(n)); ARRAY and MAP sizes (default 3)
+**                       VARCHAR(n)); ARRAY and MAP sizes (default 3); the
+**                       strings inside an ARRAY of STRING are as long
 **   fields.c.start/end  a sequence: start, start+1, ..., end; the source ends
 **                       with the shortest sequence (Flink's rule)
 **   fields.c.null-rate  share of NULLs, 0..1
@@ -49,7 +50,8 @@ typedef struct gen_col {
   uint64_t null_threshold; /* a draw below it is NULL; 0: never */
   bool has_min, has_max;
   double dmin, dmax;
-  int64_t length;
+  int64_t length;          /* strings and bytes */
+  int64_t items;           /* ARRAY and MAP entries */
   int64_t seq_start, seq_end;
   int64_t max_past;        /* µs */
 } gen_col;
@@ -205,15 +207,13 @@ static int gen_random(datagen_state *st, gen_col *g, dp_vector *v, const dp_type
         return rc;
     return dp_vector_append_struct(v);
   case DP_T_ARRAY: {
-    int64_t n = g->length < 16 ? g->length : 3;
-    for (int64_t i = 0; i < n; i++)
+    for (int64_t i = 0; i < g->items; i++)
       if ((rc = gen_random(st, g, v->children[0], t->elem, clock)) != DIPPER_OK) return rc;
     return dp_vector_append_list(v);
   }
   case DP_T_MAP: {
-    int64_t n = g->length < 16 ? g->length : 3;
     dp_vector *entries = v->children[0];
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = 0; i < g->items; i++) {
       if ((rc = gen_random(st, g, entries->children[0], t->elem, clock)) != DIPPER_OK ||
           (rc = gen_random(st, g, entries->children[1], t->value, clock)) != DIPPER_OK ||
           (rc = dp_vector_append_struct(entries)) != DIPPER_OK)
@@ -281,7 +281,9 @@ static int open_state(dp_source *s, datagen_state *st) {
       return dp_error(s->diags, DIPPER_OPTION, where,
                       "table `%s`: 'fields.%s.min' is above 'fields.%s.max'; swap them", tname, col,
                       col);
-    g->length = (v = field_opt(t, col, "length")) ? strtoll(v, NULL, 10) : 100;
+    v = field_opt(t, col, "length");
+    g->length = v ? strtoll(v, NULL, 10) : 100;
+    g->items = v ? g->length : 3; /* Flink's collection size */
     if ((v = field_opt(t, col, "null-rate"))) {
       double r = strtod(v, NULL);
       g->null_threshold = r >= 1 ? UINT64_MAX : (uint64_t)(r * 18446744073709551616.0);
