@@ -17,8 +17,9 @@
 **                  it holds more than a batch's cap); each micro-batch's stream
 **                  rows probe it and leave at once; stream rows are not kept.
 **                  Only the shapes whose padded rows come from the stream side
-**                  run: INNER, and LEFT/SEMI/ANTI with the stream on the left,
-**                  RIGHT with the stream on the right.
+**                  run: INNER, LEFT/SEMI/ANTI with the stream on the left,
+**                  RIGHT with the stream on the right, and SEMI with the
+**                  stream on the right (a left row leaves at its first match).
 **   two streams    both sides are kept, each in its own hash index; each
 **                  micro-batch's new left rows probe the stored right rows,
 **                  join the left store, then the new right rows probe it.
@@ -239,9 +240,21 @@ static int probe_slice(dp_op *op, int64_t start, int64_t end) {
   if (st->version_col >= 0 && (rc = pick_versions(op))) return rc;
   for (int64_t k = 0; k < st->npairs; k++) {
     st->probe_hit[st->pi[k] - start] = 1;
-    if (st->mark_build) st->build_hit[st->bi[k]] = 1;
+    if (st->mark_build && !(st->semi && st->pside == 1)) st->build_hit[st->bi[k]] = 1;
   }
-  if (st->semi) {
+  if (st->semi && st->pside == 1) {
+    /* SEMI with the stream probing the bounded left side: a left row leaves
+    ** the first time a stream row matches it, and never again. */
+    int64_t nhit = 0;
+    for (int64_t k = 0; k < st->npairs; k++) {
+      int64_t b = st->bi[k];
+      if (st->build_hit[b]) continue;
+      st->build_hit[b] = 1;
+      st->pi[nhit] = -1;
+      st->bi[nhit++] = b;
+    }
+    st->npairs = nhit;
+  } else if (st->semi) {
     /* One row per probe row that found a match (SEMI) or none (ANTI). */
     bool want = st->kind == DP_J_SEMI;
     st->npairs = 0;
@@ -278,7 +291,7 @@ static int keep_build(dp_op *op, const dp_batch *b) {
   for (int k = 0; k < st->nkeys; k++) bk[k] = st->build->cols[st->bkeys[k]];
   for (int64_t r = first; r < st->build->nrows; r++)
     if ((rc = dp_rowhash_add(st->index, dp_rows_hash(bk, st->nkeys, r)))) return rc;
-  if (st->build_outer && st->build->nrows > st->hit_cap) {
+  if (st->mark_build && st->build->nrows > st->hit_cap) {
     int64_t cap = st->build->nrows * 2;
     uint8_t *h = realloc(st->build_hit, (size_t)cap);
     if (!h) return DIPPER_NOMEM;
@@ -721,7 +734,9 @@ static int join_setup(dp_op *op) {
     st->probe_outer = st->kind == DP_J_LEFT;
     st->build_outer = st->mark_build = false;
   }
-  if (!two_streams && !st->bounded && (st->build_outer || (st->semi && st->pside != 0)))
+  if (st->semi && st->pside == 1) st->mark_build = true; /* SEMI: left rows matched so far */
+  if (!two_streams && !st->bounded &&
+      (st->build_outer || (st->kind == DP_J_ANTI && st->pside != 0)))
     return dp_error(ex->diags, DIPPER_UNSUPPORTED, p->span,
                     "%s JOINs of a stream with a bounded table would have to wait for the "
                     "stream's end to emit the unmatched rows of the bounded side; put the stream "

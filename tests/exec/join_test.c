@@ -230,4 +230,18 @@ TEST(temporal_join_of_two_streams_waits_for_the_watermark) {
             "1|1.10\n2|1.20\n3|NULL\n");
 }
 
+TEST(semi_join_of_a_bounded_table_with_a_stream_emits_each_row_at_its_first_match) {
+  const char *pushes[] = {
+      "bids:{\"item\": \"a\", \"price\": 5}\n{\"item\": \"z\", \"price\": 7}\n",
+      "bids:{\"item\": \"a\", \"price\": 1}\n{\"item\": \"b\", \"price\": 2}\n",
+  };
+  CHECK_STR(stream_rows(
+                "CREATE TABLE bids (item STRING, price INT) WITH ('connector' = 'memory');\n"
+                "CREATE TABLE out (name STRING) WITH ('connector' = 'memory');\n"
+                "INSERT INTO out SELECT n.name FROM (VALUES ('a', 'apple'), ('b', 'banana'), ('c', 'cherry'))\n"
+                "  AS n(item, name) WHERE n.item IN (SELECT item FROM bids);\n",
+                pushes, 2, 3, NULL),
+            "apple\nbanana\n");
+}
+
 int main(void) { return RUN_TESTS(); }
