@@ -244,4 +244,33 @@ TEST(semi_join_of_a_bounded_table_with_a_stream_emits_each_row_at_its_first_matc
             "apple\nbanana\n");
 }
 
+TEST(window_join_of_two_streams) {
+  const char *pushes[] = {
+      "a:{\"k\": \"x\", \"ts\": \"2024-01-01 00:00:01\"}\n{\"k\": \"x\", \"ts\": \"2024-01-01 00:00:02\"}\n"
+      "{\"k\": \"y\", \"ts\": \"2024-01-01 00:00:03\"}\n",
+      "b:{\"k\": \"x\", \"ts\": \"2024-01-01 00:00:04\"}\n",
+      "a:{\"k\": \"z\", \"ts\": \"2024-01-01 00:00:15\"}\n",
+      "b:{\"k\": \"y\", \"ts\": \"2024-01-01 00:00:16\"}\n",
+  };
+  int64_t late = -1;
+  /* window [0 s, 10 s) closes at watermark 15 s on both sides; y's rows are
+  ** in different windows; [10 s, 20 s) never closes */
+  CHECK_STR(stream_rows(
+                "CREATE TABLE a (k STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('connector' = 'memory');\n"
+                "CREATE TABLE b (k STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) WITH ('connector' = 'memory');\n"
+                "CREATE TABLE out (k STRING, na BIGINT, nb BIGINT) WITH ('connector' = 'memory');\n"
+                "INSERT INTO out SELECT l.k, l.n, r.n FROM\n"
+                "  (SELECT window_start, window_end, k, COUNT(*) AS n\n"
+                "   FROM TABLE(TUMBLE(TABLE a, DESCRIPTOR(ts), INTERVAL '10' SECOND))\n"
+                "   GROUP BY window_start, window_end, k) l\n"
+                "JOIN\n"
+                "  (SELECT window_start, window_end, k, COUNT(*) AS n\n"
+                "   FROM TABLE(TUMBLE(TABLE b, DESCRIPTOR(ts), INTERVAL '10' SECOND))\n"
+                "   GROUP BY window_start, window_end, k) r\n"
+                "ON l.window_start = r.window_start AND l.window_end = r.window_end AND l.k = r.k;\n",
+                pushes, 4, 5, &late),
+            "x|2|1\n");
+  CHECK_EQ(late, 0);
+}
+
 int main(void) { return RUN_TESTS(); }
