@@ -532,6 +532,33 @@ TEST(startup_modes) {
             "1\n2\n3\n");
 }
 
+/* 'topic-pattern' reads every matching topic; 'topic' = 'a;b' a list. */
+TEST(topic_pattern_and_topic_list) {
+  char a[160], b[160], c[160], pattern[200], list[400];
+  topic_name(a, sizeof a, "pat-a");
+  topic_name(b, sizeof b, "pat-b");
+  topic_name(c, sizeof c, "other-c");
+  create_topic(a, 1);
+  create_topic(b, 2);
+  create_topic(c, 1);
+  rec ra[] = {{0, 0, NULL, "{\"id\":1}", NULL, NULL}};
+  rec rb[] = {{0, 0, NULL, "{\"id\":2}", NULL, NULL}, {1, 0, NULL, "{\"id\":3}", NULL, NULL}};
+  rec rc_[] = {{0, 0, NULL, "{\"id\":4}", NULL, NULL}};
+  produce(a, ra, 1);
+  produce(b, rb, 2);
+  produce(c, rc_, 1);
+  topic_name(pattern, sizeof pattern, "pat-.*");
+  const char *tmpl =
+      "CREATE TABLE t (id BIGINT, tp STRING METADATA FROM 'topic' VIRTUAL) WITH ("
+      "'connector' = 'kafka', 'topic-pattern' = 'TOPIC', 'properties.bootstrap.servers' = 'BOOT',"
+      " 'format' = 'json', 'scan.bounded.mode' = 'latest-offset');\n"
+      "CREATE TABLE out_t (id BIGINT, from_a BOOLEAN) WITH ('connector' = 'memory');\n"
+      "INSERT INTO out_t SELECT id, tp LIKE '%pat-a' FROM t;";
+  CHECK_STR(run_bounded(tmpl, pattern), "1|true\n2|false\n3|false\n");
+  snprintf(list, sizeof list, "%s;%s", a, c);
+  CHECK_STR(run_bounded(IDS_TABLE("'scan.bounded.mode' = 'latest-offset'"), list), "1\n4\n");
+}
+
 TEST(group_offsets_without_a_committed_offset_fail_clearly) {
   char topic[160];
   topic_name(topic, sizeof topic, "nogroup");
