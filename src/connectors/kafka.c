@@ -1294,6 +1294,17 @@ static int kafka_sink_open(dp_sink *k) {
                                          NULL};
   rd_kafka_conf_t *conf = NULL;
   if (rc == DIPPER_OK) rc = make_conf(k->diags, k->table, NULL, defaults, &conf);
+  /* Idempotence keeps each partition's messages in the order written when a
+  ** send is retried (the Java client's default too); it needs acks=all, so
+  ** a table that sets its own acks keeps librdkafka's default. */
+  if (rc == DIPPER_OK && !dp_table_option(k->table, "properties.enable.idempotence", NULL) &&
+      !dp_table_option(k->table, "properties.acks", NULL) &&
+      !dp_table_option(k->table, "properties.request.required.acks", NULL))
+    rc = conf_set(k->diags, k->table, conf, "enable.idempotence", "true");
+  if (rc != DIPPER_OK && conf) {
+    rd_kafka_conf_destroy(conf);
+    conf = NULL;
+  }
   if (rc == DIPPER_OK) {
     rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
     rd_kafka_conf_set_opaque(conf, ks);

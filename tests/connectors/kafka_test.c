@@ -43,7 +43,9 @@ static rd_kafka_t *client(rd_kafka_type_t type, const char *group) {
   rd_kafka_conf_t *conf = rd_kafka_conf_new();
   rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap, err, sizeof err);
   if (group) rd_kafka_conf_set(conf, "group.id", group, err, sizeof err);
-  if (type == RD_KAFKA_PRODUCER) rd_kafka_conf_set(conf, "acks", "all", err, sizeof err);
+  /* idempotence keeps the records of a partition in the order produced even
+  ** when a send is retried (a topic whose leader is still being chosen) */
+  if (type == RD_KAFKA_PRODUCER) rd_kafka_conf_set(conf, "enable.idempotence", "true", err, sizeof err);
   rd_kafka_t *rk = rd_kafka_new(type, conf, err, sizeof err);
   if (!rk) {
     fprintf(stderr, "rd_kafka_new: %s\n", err);
