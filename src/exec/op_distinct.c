@@ -4,7 +4,10 @@
 ** A row leaves the first time it is seen and never again (NULLs are equal to
 ** each other here, as in GROUP BY), so the operator streams: it needs no end
 ** of input, and on a stream its output is append-only.  State: one stored
-** row per distinct row, for the life of the query.
+** row per distinct row.  When a column is an event-time attribute, rows older
+** than the watermark are late (dropped, counted) and stored rows older than
+** it are forgotten, since no row to come can equal them; otherwise the state
+** lasts as long as the query.
 */
 #include <stdlib.h>
 
@@ -12,6 +15,7 @@
 #include "exec/rows.h"
 
 typedef struct distinct_state {
+  int time_col;      /* an event-time column of the rows, or -1 */
   dp_groups seen;
   int64_t *sel;
   int64_t cap;
@@ -35,7 +39,14 @@ static int distinct_next(dp_op *op, dp_batch **out) {
     }
     int64_t n = 0;
     const dp_vector *const *cols = (const dp_vector *const *)b->cols;
+    int64_t wm = op->ex->watermark;
     for (int64_t r = 0; r < b->nrows; r++) {
+      if (st->time_col >= 0 && wm != DP_WATERMARK_NONE &&
+          !dp_vector_is_null(b->cols[st->time_col], r) &&
+          dp_vector_get_i64(b->cols[st->time_col], r) < wm) {
+        op->metrics.late_dropped++;
+        continue;
+      }
       int64_t id;
       bool fresh;
       if ((rc = dp_groups_find_or_add(&st->seen, cols, r, &id, &fresh))) return rc;
@@ -55,11 +66,44 @@ static int distinct_next(dp_op *op, dp_batch **out) {
   }
 }
 
-static int distinct_open(dp_op *op) {
+/* Forget the rows older than the watermark (time_col set). */
+static int distinct_end_batch(dp_op *op) {
+  distinct_state *st = op->state;
+  int64_t wm = op->ex->watermark, n = dp_groups_count(&st->seen);
+  if (st->time_col < 0 || wm == DP_WATERMARK_NONE || n == 0) return DIPPER_OK;
+  const dp_vector *t = st->seen.keys->cols[st->time_col];
+  int64_t old = 0;
+  for (int64_t id = 0; id < n; id++)
+    if (dp_vector_is_null(t, id) || dp_vector_get_i64(t, id) < wm) old++;
+  if (old == 0) return DIPPER_OK;
+  dp_groups fresh;
+  int rc = dp_groups_init(&fresh, st->seen.keys->schema);
+  const dp_vector *const *cols = (const dp_vector *const *)st->seen.keys->cols;
+  for (int64_t id = 0; !rc && id < n; id++) {
+    if (dp_vector_is_null(t, id) || dp_vector_get_i64(t, id) < wm) continue;
+    int64_t nid;
+    bool is_new;
+    rc = dp_groups_find_or_add(&fresh, cols, id, &nid, &is_new);
+  }
+  if (rc) {
+    dp_groups_free(&fresh);
+    return rc;
+  }
+  dp_groups_free(&st->seen);
+  st->seen = fresh;
+  op->metrics.state_rows = dp_groups_count(&st->seen);
+  return DIPPER_OK;
+}
+
+static int distinct_setup(dp_op *op) {
   distinct_state *st = calloc(1, sizeof *st);
   if (!st) return DIPPER_NOMEM;
   op->state = st;
-  int rc = dp_groups_init(&st->seen, &op->plan->inputs[0]->schema);
+  const dp_plan *in = op->plan->inputs[0];
+  st->time_col = -1;
+  for (int c = 0; !in->props.bounded && in->props.time_attr && c < in->schema.ncols; c++)
+    if (in->props.time_attr[c] >= 0 && st->time_col < 0) st->time_col = c;
+  int rc = dp_groups_init(&st->seen, &in->schema);
   if (rc) return rc;
   st->out = dp_batch_new(&op->plan->schema, 0);
   return st->out ? DIPPER_OK : DIPPER_NOMEM;
@@ -75,4 +119,12 @@ static void distinct_close(dp_op *op) {
   op->state = NULL;
 }
 
-const dp_op_class dp_op_distinct = {"Distinct", distinct_open, distinct_next, NULL, distinct_close};
+/* An open that fails leaves nothing behind (exec.c closes only opened operators). */
+static int distinct_open(dp_op *op) {
+  int rc = distinct_setup(op);
+  if (rc) distinct_close(op);
+  return rc;
+}
+
+const dp_op_class dp_op_distinct = {"Distinct", distinct_open, distinct_next, distinct_end_batch,
+                                    distinct_close};

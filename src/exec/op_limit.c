@@ -56,7 +56,7 @@ static int limit_end_batch(dp_op *op) {
   return DIPPER_OK;
 }
 
-static int limit_open(dp_op *op) {
+static int limit_setup(dp_op *op) {
   limit_state *st = calloc(1, sizeof *st);
   if (!st) return DIPPER_NOMEM;
   op->state = st;
@@ -72,6 +72,13 @@ static void limit_close(dp_op *op) {
   dp_batch_free(st->out);
   free(st);
   op->state = NULL;
+}
+
+/* An open that fails leaves nothing behind (exec.c closes only opened operators). */
+static int limit_open(dp_op *op) {
+  int rc = limit_setup(op);
+  if (rc) limit_close(op);
+  return rc;
 }
 
 const dp_op_class dp_op_limit = {"Limit", limit_open, limit_next, limit_end_batch, limit_close};

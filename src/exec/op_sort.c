@@ -144,7 +144,7 @@ static int sort_end_batch(dp_op *op) {
   return rc;
 }
 
-static int sort_open(dp_op *op) {
+static int sort_setup(dp_op *op) {
   const dp_plan *p = op->plan;
   const dp_plan *in = p->inputs[0];
   sort_state *st = calloc(1, sizeof *st);
@@ -179,6 +179,13 @@ static void sort_close(dp_op *op) {
   free(st->perm);
   free(st);
   op->state = NULL;
+}
+
+/* An open that fails leaves nothing behind (exec.c closes only opened operators). */
+static int sort_open(dp_op *op) {
+  int rc = sort_setup(op);
+  if (rc) sort_close(op);
+  return rc;
 }
 
 const dp_op_class dp_op_sort = {"Sort", sort_open, sort_next, sort_end_batch, sort_close};
