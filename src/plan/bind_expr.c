@@ -579,6 +579,41 @@ static char *arg_types_str(dp_binder *b, int nargs, dp_expr **args) {
   return s ? s : "";
 }
 
+/* The unit of EXTRACT, FLOOR/CEIL (of a time), TIMESTAMPADD and TIMESTAMPDIFF is read
+   once per batch by the evaluator, so it must be a constant the catalog knows for the
+   operand's type: a DATE has no HOUR, and a unit taken from a column would be wrong
+   for every row but the first. */
+static bool check_unit(dp_binder *b, const dp_func *fn, int nargs, dp_expr **args, dp_span span) {
+  int unit_at = -1, operand_at = -1;
+  switch (fn->id) {
+  case DP_F_EXTRACT: unit_at = 0, operand_at = 1; break;
+  case DP_F_TIMESTAMPADD: unit_at = 0, operand_at = 2; break;
+  case DP_F_TIMESTAMPDIFF: unit_at = 0, operand_at = 1; break;
+  case DP_F_FLOOR:
+  case DP_F_CEIL:
+    if (nargs == 2 && dp_type_is_temporal(args[0]->type)) unit_at = 1, operand_at = 0;
+    break;
+  default: break;
+  }
+  if (unit_at < 0 || unit_at >= nargs || operand_at >= nargs) return true;
+  const dp_expr *u = args[unit_at];
+  if (u->kind != DP_E_LITERAL || u->u.value.is_null || !dp_type_is_string(u->type)) {
+    dp_bind_err(b, DIPPER_TYPE, u->span,
+                "the unit of %s must be a unit name such as HOUR or DAY (or quoted, 'HOUR'), "
+                "not an expression or a column",
+                fn->name);
+    return false;
+  }
+  const char *unit = dp_arena_strndup(b->a, u->u.value.u.s.ptr, u->u.value.u.s.len);
+  if (!unit) return dp_bind_fail(b, DIPPER_NOMEM, span, "out of memory") != NULL;
+  const char *why = dp_func_check_unit(b->a, fn, unit, args[operand_at]->type);
+  if (why) {
+    dp_bind_err(b, DIPPER_TYPE, u->span, "%s", why);
+    return false;
+  }
+  return true;
+}
+
 dp_expr *dp_bind_call_fn(dp_binder *b, const dp_func *fn, int nargs, dp_expr **args, dp_span span) {
   for (int i = 0; i < nargs; i++)
     if (!args[i]) return NULL;
@@ -614,6 +649,7 @@ dp_expr *dp_bind_call_fn(dp_binder *b, const dp_func *fn, int nargs, dp_expr **a
       if (!own[i]) return NULL;
     }
   }
+  if (!check_unit(b, fn, nargs, args, span)) return NULL;
   dp_expr *c = new_expr(b, DP_E_CALL, rt, span);
   if (!c) return NULL;
   c->u.call.fn = fn;

@@ -735,6 +735,19 @@ static bool same_word(const char *a, const char *upper_word) {
 ** Called after '('.  Returns true when it parsed the whole call.  Otherwise
 ** the call is written the plain way and *first is its first argument when one
 ** was already parsed (never parse twice: nested calls would cost 2^depth). */
+/* A unit keyword (HOUR, MINUTES, ...) as the STRING literal naming its unit, spelled
+   as the catalog's units are ('HOUR'); consumes the token. */
+static dp_ast_expr *unit_literal(parser *p, const dp_token *t) {
+#define DP_UNIT_NAME_(n) #n,
+  static const char *const unit_names[] = {"", DP_TIME_UNITS(DP_UNIT_NAME_)};
+#undef DP_UNIT_NAME_
+  dp_ast_expr *e = new_expr(p, DP_AX_LITERAL, t);
+  e->u.lit.kind = DP_LIT_STRING;
+  e->u.lit.text = unit_names[unit_of(p, t, false)];
+  next(p);
+  return e;
+}
+
 static bool parse_keyword_args(parser *p, dp_ast_expr *e, const char *fn, const char *closing,
                                dp_ast_expr **first) {
   vec args = {0};
@@ -790,6 +803,26 @@ static bool parse_keyword_args(parser *p, dp_ast_expr *e, const char *fn, const 
       part->name = side;
       e->u.call.name.parts = part;
     }
+  } else if (same_word(fn, "FLOOR") || same_word(fn, "CEIL") || same_word(fn, "CEILING")) {
+    /* FLOOR(ts TO HOUR) is floor(ts, 'HOUR'): the catalog takes units as strings. */
+    dp_ast_expr *value = parse_expr(p);
+    if (!accept_kw(p, DP_KW_TO)) {
+      *first = value;
+      return false;
+    }
+    push_expr(p, &args, value);
+    const dp_token *unit = cur(p);
+    if (unit_of(p, unit, false) == DP_UNIT_NONE)
+      fail_expected(p, fmt(p, "a unit after TO in %s(value TO unit): YEAR, QUARTER, MONTH, "
+                               "WEEK, DAY, HOUR, MINUTE, SECOND, ...", fn),
+                    NULL);
+    push_expr(p, &args, unit_literal(p, unit));
+  } else if ((same_word(fn, "TIMESTAMPADD") || same_word(fn, "TIMESTAMPDIFF")) &&
+             unit_of(p, cur(p), false) != DP_UNIT_NONE && peek(p, 1)->kind == DP_TK_COMMA) {
+    /* The unit written as a keyword, TIMESTAMPADD(HOUR, 3, ts), is the string 'HOUR'
+       rather than a column; the rest are ordinary arguments. */
+    *first = unit_literal(p, cur(p));
+    return false;
   } else {
     return false;
   }
