@@ -15,7 +15,8 @@
 **   fields.c.max-past   timestamps: up to this far before the clock
 ** and for the table:
 **   rows-per-second     the rate (default 10000 when unbounded; a bounded run
-**                       goes as fast as it can when it is absent or 0)
+**                       goes as fast as it can when it is absent or 0, and
+**                       batch mode always does: there it only sets the clock)
 **   number-of-rows      the total: the source is bounded
 **   seed                makes every value reproducible (else seeded by time)
 **
@@ -38,6 +39,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "api/dipper_int.h"
 #include "connectors/records.h"
 
 #define SYNTHETIC_START INT64_C(1704067200000000) /* 2024-01-01 00:00:00 UTC, µs */
@@ -310,6 +312,8 @@ static int open_state(dp_source *s, datagen_state *st) {
   st->step = (int64_t)llround(1e6 / clock_rate);
   if (st->step < 1) st->step = 1;
   if (!st->synthetic && !rate) st->rate = DEFAULT_RATE;
+  /* batch mode wants the whole answer now: the rate only spaces the clock */
+  if (s->db && !dp_catalog_streaming(s->db->catalog)) st->rate = 0;
   st->start_mono = mono_micros();
   return DIPPER_OK;
 }
