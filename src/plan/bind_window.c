@@ -28,8 +28,9 @@ static dp_plan *window_node(dp_binder *b, dp_plan *in, const dp_window_spec *spe
   if (!w->schema.cols) return NULL;
   const dp_type *ts3 = dp_bind_not_null(b, dp_type_timestamp(b->a, DP_T_TIMESTAMP, 3));
   const dp_type *tt = in->schema.cols[spec->time_col].type;
-  const dp_type *wt = dp_type_timestamp(b->a, tt->kind == DP_T_TIMESTAMP_LTZ ? DP_T_TIMESTAMP_LTZ
-                                                                               : DP_T_TIMESTAMP, 3);
+  /* NOT NULL like its bounds: rows without a time are in no window. */
+  const dp_type *wt = dp_bind_not_null(
+      b, dp_type_timestamp(b->a, tt->kind == DP_T_TIMESTAMP_LTZ ? DP_T_TIMESTAMP_LTZ : DP_T_TIMESTAMP, 3));
   w->schema.cols[n] = (dp_field){"window_start", ts3};
   w->schema.cols[n + 1] = (dp_field){"window_end", ts3};
   w->schema.cols[n + 2] = (dp_field){"window_time", wt ? wt : ts3};
