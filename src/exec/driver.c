@@ -17,6 +17,8 @@
 ** until every one of them has seen an event, never moving back — and calls
 ** every operator's end_batch, children first.  During end_batch ex->watermark
 ** is still the batch's own: the new one takes effect from the next batch.
+** Each batch also gets ex->late_watermark, the watermark the batch before it
+** ran under, by which stateful operators judge late rows (exec.h).
 **
 ** Triggers: ONCE reads what is available in one uncapped batch and stops;
 ** AVAILABLE_NOW runs batches until a planning finds no new rows; the others
@@ -210,6 +212,7 @@ static int fail(dp_driver *dr, int rc) {
 static int run_batch(dp_driver *dr, bool final, int64_t watermark) {
   dp_exec *ex = dr->ex;
   ex->batch_id = dr->progress.batch_id + 1;
+  ex->late_watermark = dr->batch_watermark;
   ex->watermark = watermark;
   ex->final = final;
   ex->batch_start_time = dp_wall_micros();

@@ -14,6 +14,12 @@
 **   4. the watermark of each input = max event time seen − delay; the global
 **      watermark (the minimum over inputs) takes effect from the next batch.
 **
+** A stateful operator uses two watermarks in a batch (Spark since 3.5,
+** SPARK-40925): it drops input rows as late by `late_watermark`, the one the
+** previous batch ran under, and emits and evicts state by `watermark`.  With
+** one watermark for both, a window over the output of another window would
+** drop as late the rows its input emitted in the same batch.
+**
 ** When every source is bounded and exhausted, the driver runs one last batch
 ** with `final` set and the watermark at +infinity, so that append-mode
 ** windows still open are emitted — a bounded run gives the complete answer
@@ -102,6 +108,12 @@ struct dp_exec {
   dp_op *root_op;
   int64_t batch_id;           /* current micro-batch, from 0 */
   int64_t watermark;          /* global watermark in effect for this batch (µs) */
+  int64_t late_watermark;     /* the watermark the previous batch ran under: stateful
+                                 operators drop rows older than this one and evict state
+                                 by `watermark`, so that rows an upstream operator emits
+                                 in this batch (closed at `watermark`) are not late for
+                                 the next operator — Spark's rule since 3.5 for chained
+                                 stateful operators */
   int64_t *max_event_time;    /* per watermark id: max event time seen (µs), or
                                  DP_WATERMARK_NONE; the driver subtracts the delay */
   unsigned output_mode;       /* DP_MODE_*: the chosen output mode */

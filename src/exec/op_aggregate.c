@@ -3,8 +3,9 @@
 ** Spark's output modes.
 **
 ** Each input batch: evaluate the group keys (bare columns are borrowed),
-** drop late rows (a window aggregation: the row's window_end ≤ the
-** watermark; they are counted in metrics.late_dropped), find or insert the
+** drop late rows (a window aggregation: the row's window_end ≤ the late
+** watermark, the previous batch's — exec.h; they are counted in
+** metrics.late_dropped), find or insert the
 ** groups in the hash table (hashtable.h), and fold every aggregate call's
 ** arguments into its column of states (agg_func.h) — FILTER (WHERE ..)
 ** narrows the rows first; DISTINCT passes each (group, value) pair once,
@@ -14,7 +15,8 @@
 **   append    a window aggregation emits the groups whose window_end ≤ the
 **             watermark, once, and drops them (a GROUP BY of an event-time
 **             column likewise when that time ≤ the watermark, rows at or
-**             below it being late); others emit at the final batch;
+**             below the late watermark being late); others emit at the
+**             final batch;
 **   update    the groups changed in this batch; windows whose end the
 **             watermark passed are dropped afterwards;
 **   complete  every group, every batch; nothing is dropped.
@@ -29,7 +31,8 @@
 ** with dp_agg_state_merge).  Touching counts: a row exactly one gap after
 ** the last one extends the session, as in Flink (TimeWindow.intersects is
 ** inclusive) and Spark (a session ends only before the next row's start).
-** A session is final when its end ≤ the watermark.
+** A session is final when its end ≤ the watermark; a row is late when its
+** own session [ts, ts + gap) ends ≤ the late watermark.
 ** DISTINCT in a session window keeps each session's values as a chain of
 ** the (session, value) table; merging re-adds the merged session's values
 ** that the surviving one lacks, so each distinct value counts once.
@@ -404,11 +407,11 @@ static int consume(dp_op *self, const dp_batch *in) {
   int64_t n = 0;
   /* Rows of the final batch are not late: it closes everything anyway.  In
   ** complete mode nothing is ever evicted, so nothing is late either (Spark). */
-  if (st->evicts && ex->watermark != DP_WATERMARK_NONE && !ex->final && ex->query->streaming &&
-      st->wend >= 0 && !(ex->output_mode & DP_MODE_COMPLETE)) {
+  if (st->evicts && ex->late_watermark != DP_WATERMARK_NONE && !ex->final &&
+      ex->query->streaming && st->wend >= 0 && !(ex->output_mode & DP_MODE_COMPLETE)) {
     const dp_vector *we = st->gvec[st->wend];
     for (int64_t r = 0; r < nin; r++)
-      if (dp_vector_get_i64(we, r) > ex->watermark) st->rows[n++] = r;
+      if (dp_vector_get_i64(we, r) > ex->late_watermark) st->rows[n++] = r;
     self->metrics.late_dropped += nin - n;
   } else {
     for (int64_t r = 0; r < nin; r++) st->rows[r] = r;

@@ -42,6 +42,8 @@ typedef struct fixture {
   feed_state fs;
   dp_op *top;
   const dp_plan *input; /* the node whose schema the feed produces */
+  int64_t ran_watermark; /* the watermark the last step ran under: the next
+                            step's late_watermark, as the driver sets it */
 } fixture;
 
 static inline const dp_plan *find_kind(const dp_plan *p, dp_plan_kind k) {
@@ -73,6 +75,8 @@ static bool fixture_open(fixture *fx, const char *sql, dp_plan_kind top, dp_plan
   fx->ex.batch_arena = dp_arena_new(0);
   fx->ex.diags = &fx->diags;
   fx->ex.watermark = DP_WATERMARK_NONE;
+  fx->ex.late_watermark = DP_WATERMARK_NONE;
+  fx->ran_watermark = DP_WATERMARK_NONE;
   fx->ex.output_mode = mode;
   static int64_t maxes[8];
   for (int i = 0; i < 8; i++) maxes[i] = DP_WATERMARK_NONE;
@@ -129,6 +133,8 @@ static dp_batch *fixture_step(fixture *fx, const int64_t *cells, int nrows, bool
   fx->fs.given = false;
   fx->ex.final = final;
   if (final) fx->ex.watermark = DP_WATERMARK_END;
+  fx->ex.late_watermark = fx->ran_watermark;
+  fx->ran_watermark = fx->ex.watermark;
   dp_batch *out = NULL;
   if (fx->top->cls->next(fx->top, &out) != DIPPER_OK) {
     fprintf(stderr, "next failed: %s\n", fx->diags.count ? fx->diags.items[0].message : "?");

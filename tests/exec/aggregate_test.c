@@ -5,7 +5,9 @@
 **
 ** The operators run below the driver (agg_fixture.h): each step is one
 ** micro-batch, and the test moves the watermark the way the driver does
-** (max event time − delay, in effect from the next batch).
+** (max event time − delay, in effect from the next batch).  Late rows are
+** judged by the watermark the previous step ran under, windows close by the
+** current one (SPARK-40925; exec.h).
 */
 #include <math.h>
 
@@ -117,19 +119,25 @@ TEST(tumble_append_emits_closed_windows_once_and_drops_late_rows) {
   CHECK(fixture_step(&fx, b1, 4, false) == NULL); /* no watermark yet */
   CHECK_EQ(agg->metrics.state_rows, 3);
   advance(&fx, SEC(6)); /* 5 s: closes [0, 5) */
+  /* The row at 4 s is judged by the previous step's watermark (none), so it
+  ** still counts in [0, 5), which closes in this step. */
   int64_t b2[] = {1, 40, SEC(7), 1, 99, SEC(4)};
   dp_batch *out = fixture_step(&fx, b2, 2, false);
   CHECK(out && out->nrows == 2);
   int64_t k1[] = {1, 0, SEC(5)}, k2[] = {2, 0, SEC(5)};
   int64_t r1 = find_row(out, k1, 3), r2 = find_row(out, k2, 3);
   CHECK(r1 >= 0 && r2 >= 0);
-  if (r1 >= 0) CHECK_EQ(cell_i64(out, 3, r1), 2);
-  if (r1 >= 0) CHECK_EQ(cell_i64(out, 4, r1), 30);
+  if (r1 >= 0) CHECK_EQ(cell_i64(out, 3, r1), 3);
+  if (r1 >= 0) CHECK_EQ(cell_i64(out, 4, r1), 129);
   if (r2 >= 0) CHECK_EQ(cell_i64(out, 4, r2), 5);
+  CHECK_EQ(agg->metrics.late_dropped, 0);
+  CHECK_EQ(agg->metrics.state_rows, 1);
+  /* Same watermark, now also the late one: a row at 3 s (window end 5 s ≤
+  ** 5 s) is dropped, so [0, 5) is neither made again nor emitted twice. */
+  int64_t b3[] = {1, 7, SEC(3)};
+  CHECK(fixture_step(&fx, b3, 1, false) == NULL);
   CHECK_EQ(agg->metrics.late_dropped, 1);
   CHECK_EQ(agg->metrics.state_rows, 1);
-  /* Same watermark: nothing new closes, nothing is emitted twice. */
-  CHECK(fixture_step(&fx, NULL, 0, false) == NULL);
   /* The final batch of a bounded run closes the rest. */
   out = fixture_step(&fx, NULL, 0, true);
   CHECK(out && out->nrows == 1);
@@ -407,17 +415,29 @@ TEST(group_by_event_time_column_is_final_at_the_watermark) {
   int64_t b1[] = {1, 1, SEC(1), 2, 2, SEC(1), 3, 3, SEC(3)};
   CHECK(fixture_step(&fx, b1, 3, false) == NULL);
   advance(&fx, SEC(3)); /* 2 s */
+  /* The row at 2 s is not late (the previous step had no watermark) and
+  ** its group is final at once, with 1 s's. */
   int64_t b2[] = {4, 4, SEC(2), 5, 5, SEC(4)};
   dp_batch *out = fixture_step(&fx, b2, 2, false);
-  CHECK(out && out->nrows == 1);
-  if (out && out->nrows == 1) {
-    CHECK_EQ(cell_i64(out, 0, 0), SEC(1));
-    CHECK_EQ(cell_i64(out, 1, 0), 2);
-  }
-  CHECK_EQ(fx.top->metrics.late_dropped, 1); /* 2 s ≤ watermark 2 s */
+  CHECK(out && out->nrows == 2);
+  int64_t k1[] = {SEC(1)}, k2[] = {SEC(2)};
+  int64_t r1 = out ? find_row(out, k1, 1) : -1, r2 = out ? find_row(out, k2, 1) : -1;
+  CHECK(r1 >= 0 && r2 >= 0);
+  if (r1 >= 0) CHECK_EQ(cell_i64(out, 1, r1), 2);
+  if (r2 >= 0) CHECK_EQ(cell_i64(out, 1, r2), 1);
+  CHECK_EQ(fx.top->metrics.late_dropped, 0);
   CHECK_EQ(fx.top->metrics.state_rows, 2);
+  /* Now 2 s is the late watermark too: 2 s ≤ 2 s is late, 3 s is not. */
+  int64_t b3[] = {6, 6, SEC(2), 7, 7, SEC(3)};
+  CHECK(fixture_step(&fx, b3, 2, false) == NULL);
+  CHECK_EQ(fx.top->metrics.late_dropped, 1);
   out = fixture_step(&fx, NULL, 0, true);
   CHECK(out && out->nrows == 2);
+  int64_t k3[] = {SEC(3)}, k4[] = {SEC(4)};
+  int64_t r3 = out ? find_row(out, k3, 1) : -1, r4 = out ? find_row(out, k4, 1) : -1;
+  CHECK(r3 >= 0 && r4 >= 0);
+  if (r3 >= 0) CHECK_EQ(cell_i64(out, 1, r3), 2);
+  if (r4 >= 0) CHECK_EQ(cell_i64(out, 1, r4), 1);
   fixture_close(&fx);
 }
 
@@ -642,7 +662,8 @@ TEST(global_aggregate_answers_one_row_in_batch_mode_even_without_rows) {
 
 /* Random out-of-order rows against a brute-force model of append mode: every
 ** (auction, window) is emitted exactly once with the count, sum, min and max
-** of its rows that were not late when they arrived. */
+** of its rows that were not late when they arrived — late by the watermark
+** the previous batch ran under. */
 TEST(random_rows_match_a_model_of_append_mode) {
   fixture fx;
   CHECK(open_agg(&fx, DDL "SELECT auction, window_start, window_end, count(*), sum(price), min(price), "
@@ -655,7 +676,7 @@ TEST(random_rows_match_a_model_of_append_mode) {
   memset(cnt, 0, sizeof cnt);
   memset(emitted, 0, sizeof emitted);
   uint64_t seed = 12345;
-  int64_t max_ts = INT64_MIN, late = 0;
+  int64_t max_ts = INT64_MIN, late = 0, late_wm = DP_WATERMARK_NONE;
   int64_t cells[ROWS * 3];
   for (int b = 0; b <= BATCHES; b++) {
     bool final = b == BATCHES;
@@ -664,13 +685,14 @@ TEST(random_rows_match_a_model_of_append_mode) {
       seed = seed * 6364136223846793005u + 1442695040888963407u;
       int64_t a = (int64_t)((seed >> 33) % AUCTIONS);
       int64_t price = (int64_t)((seed >> 40) % 1000) - 500;
-      /* Time moves forward 1.5 s per batch, with up to 4 s of disorder. */
-      int64_t t = (int64_t)b * 1500000 + (int64_t)((seed >> 20) % 4000000);
+      /* Time moves forward 1.5 s per batch, with up to 8 s of disorder:
+      ** enough for rows older than the previous batch's watermark. */
+      int64_t t = (int64_t)b * 1500000 + (int64_t)((seed >> 20) % 8000000);
       cells[i * 3] = a;
       cells[i * 3 + 1] = price;
       cells[i * 3 + 2] = t;
       int64_t w = t / SEC(5);
-      if (fx.ex.watermark != DP_WATERMARK_NONE && (w + 1) * SEC(5) <= fx.ex.watermark) {
+      if (late_wm != DP_WATERMARK_NONE && (w + 1) * SEC(5) <= late_wm) {
         late++;
         continue;
       }
@@ -679,6 +701,7 @@ TEST(random_rows_match_a_model_of_append_mode) {
       cnt[a][w]++;
       sum[a][w] += price;
     }
+    late_wm = fx.ex.watermark;
     dp_batch *out = fixture_step(&fx, cells, n, final);
     for (int64_t r = 0; out && r < out->nrows; r++) {
       int64_t a = cell_i64(out, 0, r), w = cell_i64(out, 1, r) / SEC(5);
@@ -806,10 +829,17 @@ TEST(api_tumble_append_late_rows_and_final_flush) {
   if (!run.qs) return;
   api_step(&run, ROW(1, 10, "01") ROW(1, 20, "02") ROW(2, 5, "03") ROW(1, 30, "06"));
   CHECK_STR(fetch_rows(run.db, "out1", buf, sizeof buf), "");
-  /* Watermark 5 s from the first batch: [0, 5) closes; the row at 4 s is late. */
+  /* Watermark 5 s from the first batch: [0, 5) closes.  The row at 4 s is
+  ** judged late by the first batch's watermark (none), so it counts. */
   api_step(&run, ROW(1, 40, "07") ROW(1, 99, "04"));
-  CHECK_STR(fetch_rows(run.db, "out1", buf, sizeof buf), "1|0|5000000|2|30;2|0|5000000|1|5");
+  CHECK_STR(fetch_rows(run.db, "out1", buf, sizeof buf), "1|0|5000000|3|129;2|0|5000000|1|5");
   dipper_progress pr;
+  CHECK(dipper_query_progress(run.qs[0], &pr) == DIPPER_OK);
+  CHECK_EQ(pr.late_rows_dropped, 0);
+  CHECK_EQ(pr.state_rows, 1);
+  /* Under watermark 6 s, late below 5 s: a row at 3 s is late. */
+  api_step(&run, ROW(1, 7, "03"));
+  CHECK_STR(fetch_rows(run.db, "out1", buf, sizeof buf), "1|0|5000000|3|129;2|0|5000000|1|5");
   CHECK(dipper_query_progress(run.qs[0], &pr) == DIPPER_OK);
   CHECK_EQ(pr.late_rows_dropped, 1);
   CHECK_EQ(pr.state_rows, 1);
@@ -818,7 +848,7 @@ TEST(api_tumble_append_late_rows_and_final_flush) {
   for (int i = 0; i < 5 && !finished; i++) finished = api_step(&run, NULL);
   CHECK(finished);
   CHECK_STR(fetch_rows(run.db, "out1", buf, sizeof buf),
-            "1|0|5000000|2|30;1|5000000|10000000|2|70;2|0|5000000|1|5");
+            "1|0|5000000|3|129;1|5000000|10000000|2|70;2|0|5000000|1|5");
   api_stop(&run);
 }
 
