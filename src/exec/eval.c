@@ -380,29 +380,79 @@ static int eval_literal(const dp_expr *e, dp_ev_arg *out) {
   return DIPPER_OK;
 }
 
+static int take_any(const dp_vector *src, const int64_t *sel, int64_t n, dp_vector *dst);
+
+/* Is `child` NULL wherever `row` is, over rows [0, n)?  Then the child
+** vector is the field as it stands (sources build ROWs that way). */
+static bool nulls_covered(const dp_vector *row, const dp_vector *child, int64_t n) {
+  if (!row->validity) return true;
+  if (!child->validity) return row->null_count == 0;
+  int64_t full = n >> 3;
+  for (int64_t b = 0; b < full; b++)
+    if ((uint8_t)~row->validity[b] & child->validity[b]) return false;
+  for (int64_t i = full << 3; i < n; i++)
+    if (!dp_bit_get(row->validity, i) && dp_bit_get(child->validity, i)) return false;
+  return true;
+}
+
+/* A copy of `child` (n rows) that is also NULL wherever `row` is: the rows
+** gathered in bulk, then the ROW's bitmap ANDed in a byte at a time. */
+static int field_masked(const dp_vector *row, const dp_vector *child, const dp_type *t, int64_t n,
+                        dp_vector **out) {
+  dp_vector *v = dp_ev_new(t, n);
+  int64_t *sel = malloc((size_t)(n ? n : 1) * sizeof *sel);
+  int rc = v && sel ? DIPPER_OK : DIPPER_NOMEM;
+  for (int64_t i = 0; i < n && !rc; i++) sel[i] = i;
+  if (!rc) rc = take_any(child, sel, n, v);
+  free(sel);
+  if (!rc && v->phys != DP_PHYS_NULL) rc = ensure_validity(v, n);
+  if (!rc && v->phys != DP_PHYS_NULL) {
+    int64_t nulls = 0;
+    for (int64_t b = 0; b < (int64_t)bitmap_bytes(n); b++) {
+      v->validity[b] &= row->validity[b];
+      unsigned live = b == (n >> 3) ? (1u << (unsigned)(n & 7)) - 1u : 0xffu;
+      nulls += __builtin_popcount(~(unsigned)v->validity[b] & live);
+    }
+    v->null_count = nulls;
+  }
+  if (rc) {
+    dp_vector_free(v);
+    return rc;
+  }
+  *out = v;
+  return DIPPER_OK;
+}
+
+/* A field of a ROW hands out the ROW's child vector itself when that child
+** is already NULL wherever the ROW is (borrowed from a batch column, or
+** taken over from a ROW we own); only otherwise is the column copied. */
 static int eval_field(dp_ev *c, const dp_expr *e, dp_ev_arg *out) {
   dp_ev_arg row;
   int rc = dp_ev_eval(c, e->u.field.arg, &row);
   if (rc) return rc;
   int64_t n = row.is_const ? 1 : c->nrows;
-  dp_vector *v = dp_ev_new(e->type, n);
-  if (!v) rc = DIPPER_NOMEM;
   int idx = e->u.field.index;
-  if (!rc && (row.v->phys != DP_PHYS_STRUCT || idx < 0 || idx >= row.v->nchildren))
-    rc = dp_ev_fail(c, e, DIPPER_INTERNAL, "field %d of a value that has no such field", idx + 1);
-  for (int64_t i = 0; i < n && !rc; i++) {
-    /* a NULL row has a NULL field, whatever its child holds */
-    if (dp_vector_is_null(row.v, i))
-      rc = dp_vector_append_null(v);
-    else
-      rc = dp_vector_append_from(v, row.v->children[idx], i);
+  if (row.v->phys != DP_PHYS_STRUCT || idx < 0 || idx >= row.v->nchildren ||
+      row.v->children[idx]->length < n) {
+    dp_ev_arg_free(&row);
+    return dp_ev_fail(c, e, DIPPER_INTERNAL, "field %d of a value that has no such field", idx + 1);
   }
   bool is_const = row.is_const;
-  dp_ev_arg_free(&row);
-  if (rc) {
-    dp_vector_free(v);
-    return rc;
+  dp_vector *child = row.v->children[idx];
+  if (nulls_covered(row.v, child, n)) {
+    if (!row.owned) {
+      *out = (dp_ev_arg){child, is_const, false};
+      return DIPPER_OK;
+    }
+    row.v->children[idx] = NULL; /* ours now; dp_vector_free skips a NULL child */
+    dp_ev_arg_free(&row);
+    *out = (dp_ev_arg){child, is_const, true};
+    return DIPPER_OK;
   }
+  dp_vector *v = NULL;
+  rc = field_masked(row.v, child, e->type, n, &v);
+  dp_ev_arg_free(&row);
+  if (rc) return rc;
   *out = (dp_ev_arg){v, is_const, true};
   return DIPPER_OK;
 }
@@ -816,6 +866,56 @@ int dp_vector_append_from(dp_vector *dst, const dp_vector *src, int64_t row) {
   }
 }
 
+/* Set bits [from, from + n) of a bitmap, whole bytes at a time. */
+static void set_bit_range(uint8_t *bits, int64_t from, int64_t n) {
+  int64_t i = from, end = from + n;
+  for (; i < end && (i & 7); i++) dp_bit_set(bits, i, true);
+  if (end - i >= 8) {
+    memset(bits + (i >> 3), 0xff, (size_t)((end - i) >> 3));
+    i += (end - i) & ~(int64_t)7;
+  }
+  for (; i < end; i++) dp_bit_set(bits, i, true);
+}
+
+/* The validity of rows sel[0..n) of src as rows [base, base + n) of dst,
+** eight rows to a byte store once base is byte-aligned; rows with no
+** nulls in src cost nothing unless dst already keeps a bitmap. */
+static int take_validity(const dp_vector *src, const int64_t *sel, int64_t n, dp_vector *dst,
+                         int64_t base) {
+  bool src_nulls = src->validity && src->null_count > 0;
+  if (!src_nulls) {
+    if (dst->validity) set_bit_range(dst->validity, base, n);
+    return DIPPER_OK;
+  }
+  if (!dst->validity) {
+    size_t cap_bytes = bitmap_bytes(dst->capacity > base + n ? dst->capacity : base + n);
+    dst->validity = calloc(cap_bytes ? cap_bytes : 1, 1);
+    if (!dst->validity) return DIPPER_NOMEM;
+    set_bit_range(dst->validity, 0, base);
+  }
+  const uint8_t *sv = src->validity;
+  uint8_t *dv = dst->validity;
+  int64_t valid = 0, k = 0;
+  for (; k < n && ((base + k) & 7); k++) {
+    bool on = dp_bit_get(sv, sel[k]);
+    dp_bit_set(dv, base + k, on);
+    valid += on;
+  }
+  for (; k + 8 <= n; k += 8) {
+    unsigned byte = 0;
+    for (unsigned j = 0; j < 8; j++) byte |= (unsigned)dp_bit_get(sv, sel[k + j]) << j;
+    dv[(base + k) >> 3] = (uint8_t)byte;
+    valid += __builtin_popcount(byte);
+  }
+  for (; k < n; k++) {
+    bool on = dp_bit_get(sv, sel[k]);
+    dp_bit_set(dv, base + k, on);
+    valid += on;
+  }
+  dst->null_count += n - valid;
+  return DIPPER_OK;
+}
+
 /* Gather rows sel[0..n) of a fixed-width or VARBIN column; NULL slots are
 ** copied as they are and their validity set afterwards. */
 static int take_column(const dp_vector *src, const int64_t *sel, int64_t n, dp_vector *dst) {
@@ -859,38 +959,45 @@ static int take_column(const dp_vector *src, const int64_t *sel, int64_t n, dp_v
     }
     dst->data_len = at;
   }
-  bool src_nulls = src->validity && src->null_count > 0;
-  if (src_nulls && !dst->validity) {
-    size_t cap_bytes = (size_t)((dst->capacity + 7) / 8);
-    dst->validity = calloc(cap_bytes ? cap_bytes : 1, 1);
-    if (!dst->validity) return DIPPER_NOMEM;
-    for (int64_t i = 0; i < base; i++) dp_bit_set(dst->validity, i, true);
-  }
-  if (dst->validity) {
-    int64_t nulls = 0;
-    for (int64_t k = 0; k < n; k++) {
-      bool valid = !src_nulls || dp_bit_get(src->validity, sel[k]);
-      dp_bit_set(dst->validity, base + k, valid);
-      nulls += !valid;
-    }
-    dst->null_count += nulls;
+  rc = take_validity(src, sel, n, dst, base);
+  if (rc) return rc;
+  dst->length = base + n;
+  return DIPPER_OK;
+}
+
+/* Gather rows sel[0..n) of a ROW column: each child is gathered with the
+** same selection (children are as long as the ROW), then the ROW's own
+** validity. */
+static int take_struct(const dp_vector *src, const int64_t *sel, int64_t n, dp_vector *dst) {
+  if (src->nchildren != dst->nchildren) return DIPPER_MISUSE;
+  int rc = dp_vector_reserve(dst, n);
+  if (rc) return rc;
+  int64_t base = dst->length;
+  for (int i = 0; i < src->nchildren && !rc; i++)
+    rc = take_any(src->children[i], sel, n, dst->children[i]);
+  if (!rc) rc = take_validity(src, sel, n, dst, base);
+  if (rc) {
+    for (int i = 0; i < dst->nchildren; i++)
+      if (dst->children[i]->length > base) dst->children[i]->length = base;
+    return rc;
   }
   dst->length = base + n;
   return DIPPER_OK;
 }
 
+static int take_any(const dp_vector *src, const int64_t *sel, int64_t n, dp_vector *dst) {
+  if (src->phys == dst->phys && (dp_phys_width(src->phys) || src->phys == DP_PHYS_VARBIN))
+    return take_column(src, sel, n, dst);
+  if (src->phys == DP_PHYS_STRUCT && dst->phys == DP_PHYS_STRUCT) return take_struct(src, sel, n, dst);
+  int rc = DIPPER_OK;
+  for (int64_t k = 0; k < n && !rc; k++) rc = dp_vector_append_from(dst, src, sel[k]);
+  return rc;
+}
+
 int dp_batch_take(const dp_batch *in, const int64_t *sel, int64_t n, dp_batch *out) {
   if (in->ncols != out->ncols) return DIPPER_MISUSE;
   for (int c = 0; c < in->ncols; c++) {
-    const dp_vector *src = in->cols[c];
-    dp_vector *dst = out->cols[c];
-    int rc;
-    if (src->phys == dst->phys && (dp_phys_width(src->phys) || src->phys == DP_PHYS_VARBIN)) {
-      rc = take_column(src, sel, n, dst);
-    } else {
-      rc = DIPPER_OK;
-      for (int64_t k = 0; k < n && !rc; k++) rc = dp_vector_append_from(dst, src, sel[k]);
-    }
+    int rc = take_any(in->cols[c], sel, n, out->cols[c]);
     if (rc) return rc;
   }
   if (out->ncols == 0) {
