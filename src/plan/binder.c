@@ -218,6 +218,14 @@ static dp_plan *bind_insert(dp_binder *b, const dp_ast_insert *ins, dp_span span
     col_map[i] = k++;
   }
   if (!ok) return NULL;
+  /* Said at the target, where the mistake is usually made; the declaration may be
+     right for the tables that read it. */
+  if (!dp_connector_writable(t->connector))
+    return dp_bind_fail(b, DIPPER_UNSUPPORTED, ins->table.span,
+                        "cannot INSERT INTO `%s`: its connector '%s' (declared at %u:%u) can only "
+                        "be read; write to a table declared with a sink connector such as "
+                        "'filesystem', 'kafka' or 'console'",
+                        nm, t->connector, t->span.line, t->span.col);
   if (dp_connector_validate(b->d, t, true) != DIPPER_OK) {
     if (!b->first_error) b->first_error = DIPPER_OPTION;
     return NULL;

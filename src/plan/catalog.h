@@ -115,6 +115,9 @@ int dp_parse_duration(const char *s, int64_t *micros);
 ** required options present, no unknown keys — with a suggestion — and legal
 ** values).  `as_sink` checks sink options instead of source ones. */
 int dp_connector_validate(dp_diags *d, const dp_table_def *t, bool as_sink);
+/* Can the connector `name` be written (has a sink)?  True for a name dipper
+** does not know, which dp_connector_validate reports. */
+bool dp_connector_writable(const char *name);
 /* Would this table, read as a source, end on its own? */
 bool dp_connector_bounded(const dp_table_def *t, bool batch_mode);
 

@@ -1033,6 +1033,11 @@ const char *dp_connector_canonical(const char *name) {
   return cn->alias_of ? cn->alias_of : cn->name;
 }
 
+bool dp_connector_writable(const char *name) {
+  const connector *cn = name ? find_connector(name) : NULL;
+  return !cn || cn->sink;
+}
+
 bool dp_connector_bounded(const dp_table_def *t, bool batch_mode) {
   const connector *cn = t ? find_connector(t->connector) : NULL;
   if (!cn || !cn->source) return false;
