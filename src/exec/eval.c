@@ -576,7 +576,32 @@ static int assemble(dp_ev *c, const dp_expr *e, const branches *br, const int *c
       rc = dp_ev_eval(c, x, &vals[b]);
     }
   }
-  for (int64_t i = 0; i < n && !rc; i++) {
+  /* 4- and 8-byte results (integers, timestamps) are gathered with one store
+  ** per row; nulls are marked afterwards, only where they are. */
+  int width = res ? dp_phys_width(res->phys) : 0;
+  bool gather = !rc && (width == 4 || width == 8);
+  for (int b = 0; b < nb && gather; b++)
+    if (vals[b].v && vals[b].v->phys != res->phys) gather = false;
+  if (gather) {
+    rc = dp_vector_reserve(res, n);
+    for (int64_t i = 0; i < n && !rc; i++) {
+      int b = choice[i];
+      const dp_vector *src = vals[b].v;
+      int64_t row = !src ? 0 : vals[b].is_const ? 0 : sparse[b] ? pos[i] : i;
+      bool null = !src || dp_vector_is_null(src, row);
+      if (width == 8)
+        ((int64_t *)res->values)[i] = null ? 0 : ((const int64_t *)src->values)[row];
+      else
+        ((int32_t *)res->values)[i] = null ? 0 : ((const int32_t *)src->values)[row];
+    }
+    if (!rc) res->length = n;
+    for (int64_t i = 0; i < n && !rc; i++) {
+      int b = choice[i];
+      int64_t row = vals[b].is_const ? 0 : sparse[b] ? pos[i] : i;
+      if (!vals[b].v || dp_vector_is_null(vals[b].v, row)) rc = dp_ev_set_null(res, i);
+    }
+  }
+  for (int64_t i = 0; i < n && !rc && !gather; i++) {
     int b = choice[i];
     if (!vals[b].v) {
       rc = dp_vector_append_null(res);
