@@ -466,17 +466,82 @@ static const dp_plan *stateful_below(const dp_plan *p) {
   return NULL;
 }
 
+/* node_phrase without its article: "aggregation" for "an aggregation". */
+static const char *bare_phrase(const dp_plan *p) {
+  const char *s = node_phrase(p);
+  if (strncmp(s, "a ", 2) == 0) return s + 2;
+  if (strncmp(s, "an ", 3) == 0) return s + 3;
+  return s;
+}
+
+/* How to window an operator over the final rows of `inner`, for messages. */
+static void suggest_window_over(const dp_plan *inner, char *buf, size_t cap) {
+  if (inner->kind == DP_P_AGGREGATE && inner->u.aggregate.window)
+    snprintf(buf, cap,
+             "select the inner window's window_time and window over it: "
+             "TABLE(TUMBLE(TABLE inner, DESCRIPTOR(window_time), INTERVAL ..)) with GROUP BY "
+             "window_start, window_end");
+  else
+    snprintf(buf, cap,
+             "window it over an event-time column of the inner result: "
+             "TABLE(TUMBLE(TABLE inner, DESCRIPTOR(%s), INTERVAL ..)) with GROUP BY "
+             "window_start, window_end",
+             time_col_name(inner));
+}
+
+/* What keeps an operator that cannot run in append mode from ever being final. */
+static void describe_unfinal(const dp_plan *p, char *buf, size_t cap) {
+  if (p->kind == DP_P_AGGREGATE) {
+    describe_aggregate(p, buf, cap);
+    return;
+  }
+  snprintf(buf, cap, "the result of %s", node_phrase(p));
+}
+
 static void check_chain(vctx *x, const dp_plan *p) {
   if (x->mode == DP_MODE_APPEND || !keeps_stream_state(p) || p->kind == DP_P_SORT) return;
   if (p->kind == DP_P_JOIN && p->u.join.as_of) return;
   const dp_plan *inner = stateful_below(p);
   if (!inner || any_refused_below(x, p)) return;
-  refuse(x, p,
-         "%s over the result of %s can only run in append mode: in %s mode the inner "
-         "operator revises rows that the outer one has already consumed; make both final per "
-         "window (window the outer one over the inner's window_time, with a watermark) and use "
-         "append mode (SET 'dipper.output-mode' = 'append')",
-         node_phrase(p), node_phrase(inner), mode_name(x->mode));
+  if (!(inner->props.modes & DP_MODE_APPEND)) {
+    refuse(x, p,
+           "%s over the result of %s can only run in append mode: in %s mode the inner "
+           "operator revises rows that the outer one has already consumed; make both final per "
+           "window (window the outer one over the inner's window_time, with a watermark) and use "
+           "append mode (SET 'dipper.output-mode' = 'append')",
+           node_phrase(p), node_phrase(inner), mode_name(x->mode));
+    return;
+  }
+  /* The inner operator emits final rows (a window aggregation, an interval join), so
+     the chain itself is fine in append mode; what stops it is the outer operator. */
+  if (p->props.modes & DP_MODE_APPEND) {
+    refuse(x, p,
+           "%s over the result of %s runs only in append mode, where each operator hands on "
+           "final rows, and both are final per window here: use append mode (SET "
+           "'dipper.output-mode' = 'append')",
+           node_phrase(p), node_phrase(inner));
+    return;
+  }
+  char what[256];
+  describe_unfinal(p, what, sizeof what);
+  if (p->kind == DP_P_TOPN)
+    refuse(x, p,
+           "%s over the result of %s on a stream runs only in append mode, and this Top-N has "
+           "no window: its ranking changes with every new row, so it is never final; rank "
+           "within windows (PARTITION BY window_start, window_end of a window TVF over an "
+           "event-time column of the inner result) and use append mode (SET "
+           "'dipper.output-mode' = 'append')",
+           node_phrase(p), node_phrase(inner));
+  else
+  {
+    char how[320];
+    suggest_window_over(inner, how, sizeof how);
+    refuse(x, p,
+           "%s over the result of %s on a stream runs only in append mode, and this %s has no "
+           "window: %s changes with every new row, so it is never final; %s, and use append "
+           "mode (SET 'dipper.output-mode' = 'append')",
+           node_phrase(p), node_phrase(inner), bare_phrase(p), what, how);
+  }
 }
 
 /* Append mode with state that nothing ever cleans. */
@@ -537,6 +602,16 @@ static void check_output_mode(vctx *x, const dp_plan *root) {
              "has no watermark, so %s is never final: declare a WATERMARK on the time column, "
              "or use update mode (SET 'dipper.output-mode' = 'update')",
              what);
+    else if (stateful_below(c) && (stateful_below(c)->props.modes & DP_MODE_APPEND)) {
+      /* Update mode is no way out: a chain of stateful operators runs in append only. */
+      char how[320];
+      suggest_window_over(stateful_below(c), how, sizeof how);
+      refuse(x, c,
+             "append mode emits a row only once it is final, but %s changes with every new row "
+             "and its state is never cleaned (and over the result of %s, update mode is no "
+             "way out); %s",
+             what, node_phrase(stateful_below(c)), how);
+    }
     else
       refuse(x, c,
              "append mode emits a row only once it is final, but %s changes with every new row "
