@@ -84,7 +84,7 @@ static int take_rows(dp_op *op, const dp_batch *b) {
   const dp_plan *p = op->plan;
   op->metrics.rows_in += b->nrows;
   int oc = p->u.dedup.order_col;
-  int64_t wm = op->ex->watermark;
+  int64_t wm = op->ex->late_watermark; /* the previous batch's (exec.h): lateness */
   const dp_vector *kc[64];
   for (int k = 0; k < p->u.dedup.nkeys && k < 64; k++) kc[k] = b->cols[p->u.dedup.keys[k]];
   int rc = grow_sel(st, b->nrows);

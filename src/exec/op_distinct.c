@@ -39,7 +39,7 @@ static int distinct_next(dp_op *op, dp_batch **out) {
     }
     int64_t n = 0;
     const dp_vector *const *cols = (const dp_vector *const *)b->cols;
-    int64_t wm = op->ex->watermark;
+    int64_t wm = op->ex->late_watermark; /* the previous batch's (exec.h): lateness */
     for (int64_t r = 0; r < b->nrows; r++) {
       if (st->time_col >= 0 && wm != DP_WATERMARK_NONE &&
           !dp_vector_is_null(b->cols[st->time_col], r) &&

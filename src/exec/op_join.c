@@ -25,11 +25,10 @@
 **                  join the left store, then the new right rows probe it.
 **                  With a time range between the sides (props.has_time_bound:
 **                  an interval join, or a window join on window bounds), rows
-**                  older than the watermark are late (the previous batch's,
-**                  for a side fed by a stateful operator: a window leaves it
-**                  only once the watermark has passed it), dropped and
-**                  counted; a stored row leaves the state once no row still
-**                  to come can meet it — padded first, when its side is outer
+**                  older than the late watermark (the previous batch's) are
+**                  dropped and counted; a stored row leaves the state once
+**                  the current watermark says no row still to come can meet
+**                  it (Spark's rule) — padded first, when its side is outer
 **                  and it never matched.  INNER joins without a
 **                  range keep every row (unbounded state, as EXPLAIN says).
 **
@@ -83,8 +82,6 @@ typedef struct join_state {
     int *keys;         /* key columns */
     int time_col;      /* the event-time column the bound is on, or -1 */
     bool outer;        /* unmatched rows leave padded when evicted */
-    bool after_state;  /* fed by a stateful operator: its rows are due at the previous
-                          batch's watermark (a window leaves once the watermark passed it) */
     dp_batch *delta;   /* this batch's new rows */
     uint8_t *dhit;     /* per new row: matched while probing */
     int64_t dhit_cap;
@@ -368,17 +365,16 @@ static bool expired(const join_state *st, int s, const dp_vector *tv, int64_t ro
   return t + st->evict_upper < wm;
 }
 
-/* The watermark below which rows of side s are late in this batch. */
-static int64_t late_mark(const dp_op *op, int s) {
-  const join_state *st = op->state;
-  return st->side[s].after_state ? st->prev_wm : op->ex->watermark;
-}
+/* The watermark below which input rows are late in this batch: the one the
+** previous batch ran under (exec.h, SPARK-40925), so that rows a stateful
+** operator below emitted in this batch are not late here. */
+static int64_t late_mark(const dp_op *op) { return op->ex->late_watermark; }
 
 static int keep_delta(dp_op *op, const dp_batch *b, int s) {
   join_state *st = op->state;
   op->metrics.rows_in += b->nrows;
   struct side *sd = &st->side[s];
-  int64_t wm = late_mark(op, s);
+  int64_t wm = late_mark(op);
   if (sd->time_col < 0 || wm == DP_WATERMARK_NONE) return dp_rows_append(sd->delta, b);
   /* Rows older than the watermark are late: they could not be matched fairly. */
   const dp_vector *tv = b->cols[sd->time_col];
@@ -439,8 +435,8 @@ static int evict(dp_op *op) {
   join_state *st = op->state;
   for (int s = 0; s < 2; s++) {
     struct side *sd = &st->side[s];
-    /* rows still to come on the other side are at or after its late mark */
-    int64_t wm = op->ex->final ? DP_WATERMARK_END : late_mark(op, 1 - s);
+    /* state is evicted by the current watermark, as Spark does */
+    int64_t wm = op->ex->final ? DP_WATERMARK_END : op->ex->watermark;
     if (wm == DP_WATERMARK_NONE) continue;
     if (sd->time_col < 0 && !op->ex->final) continue;
     int64_t n = sd->store->nrows, nkeep = 0;
@@ -531,20 +527,6 @@ static int stream2_next(dp_op *op, dp_batch **out) {
   }
 }
 
-/* Does a stateful operator feed p? */
-static bool has_state_below(const dp_plan *p) {
-  switch (p->kind) {
-  case DP_P_AGGREGATE: case DP_P_JOIN: case DP_P_DEDUPLICATE: case DP_P_TOPN: case DP_P_OVER:
-  case DP_P_DISTINCT: case DP_P_SORT: case DP_P_SETOP:
-    return true;
-  default:
-    break;
-  }
-  for (int i = 0; i < p->ninputs; i++)
-    if (has_state_below(p->inputs[i])) return true;
-  return false;
-}
-
 /* The first event-time column of side s that the condition reads, else its
 ** first event-time column, else -1. */
 static int bound_column(const dp_plan *p, int s) {
@@ -583,7 +565,6 @@ static int stream2_setup(dp_op *op, const char *kname) {
   for (int s = 0; s < 2; s++) {
     struct side *sd = &st->side[s];
     sd->time_col = p->props.has_time_bound ? bound_column(p, s) : -1;
-    sd->after_state = has_state_below(p->inputs[s]);
     sd->outer = s == 0 ? (st->kind == DP_J_LEFT || st->kind == DP_J_FULL)
                        : (st->kind == DP_J_RIGHT || st->kind == DP_J_FULL);
     if (sd->outer && sd->time_col < 0)

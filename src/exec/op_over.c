@@ -25,6 +25,7 @@
 ** start UNBOUNDED PRECEDING, n rows per partition for ROWS n, the last x µs
 ** for RANGE x): each row leaves once, with the frame it has when released.
 ** Rows older than the watermark on arrival are late, dropped and counted.
+** Ordered by processing time (PROCTIME()), rows are computed as they arrive.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@ typedef struct over_state {
   dp_batch *rows;    /* bounded: every row; stream: the rows already emitted still needed */
   bool stream;       /* ordered by an event-time column, rows released by the watermark */
   int time_col;      /* stream: the input column of the first ORDER BY key */
+  bool proctime;     /* stream: ordered by processing time: every row is ready at once */
   int64_t keep_rows; /* stream: rows per partition a frame can reach back (-1: all) */
   int64_t keep_time; /* stream: µs a RANGE frame reaches back (-1: all) */
   dp_batch *pending; /* stream: rows the watermark has not reached */
@@ -51,10 +53,10 @@ typedef struct over_state {
 static int keep_rows(dp_op *op, const dp_batch *b) {
   over_state *st = op->state;
   op->metrics.rows_in += b->nrows;
-  if (!st->stream) return dp_rows_append(st->rows, b);
-  /* Rows older than the watermark come after rows later than them were
-  ** emitted: late, dropped and counted. */
-  int64_t wm = op->ex->watermark;
+  if (!st->stream || st->proctime) return dp_rows_append(st->stream ? st->pending : st->rows, b);
+  /* Rows older than the late watermark (the previous batch's) may come
+  ** after later rows were emitted: late, dropped and counted. */
+  int64_t wm = op->ex->late_watermark;
   const dp_vector *t = b->cols[st->time_col];
   int64_t *keep = malloc((size_t)(b->nrows ? b->nrows : 1) * sizeof *keep);
   if (!keep) return DIPPER_NOMEM;
@@ -390,7 +392,7 @@ static int compute(dp_op *op) {
 static int release(dp_op *op) {
   over_state *st = op->state;
   const dp_plan *p = op->plan;
-  int64_t wm = op->ex->final ? DP_WATERMARK_END : op->ex->watermark;
+  int64_t wm = op->ex->final || st->proctime ? DP_WATERMARK_END : op->ex->watermark;
   if (wm == DP_WATERMARK_NONE) return DIPPER_OK;
   int64_t np = st->pending->nrows, nready = 0, nwait = 0, nhist = st->rows->nrows;
   size_t sz = (size_t)(np ? np : 1) * sizeof(int64_t);
@@ -509,10 +511,11 @@ static int over_open(dp_op *op) {
   const dp_plan *in = p->inputs[0];
   bool stream = !in->props.bounded && !p->props.bounded;
   int tc = p->u.over.norder > 0 ? dp_expr_as_column(p->u.over.order[0].expr) : -1;
-  if (stream && (tc < 0 || p->u.over.order[0].desc || !in->props.time_attr || in->props.time_attr[tc] < 0))
+  if (stream && (tc < 0 || p->u.over.order[0].desc || !in->props.time_attr || in->props.time_attr[tc] == -1))
     return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->span,
-                    "the embedded engine runs OVER on a stream only ordered ascending by an "
-                    "event-time column (rows leave as the watermark passes them); order by it, "
+                    "the embedded engine runs OVER on a stream only ordered ascending by a time "
+                    "attribute (an event-time column: rows leave as the watermark passes them; "
+                    "or PROCTIME(): rows leave as they arrive); order by it, "
                     "or run the query in batch mode (SET 'execution.runtime-mode' = 'batch')");
   /* How far back a later row's frame can reach, to trim the kept history. */
   int64_t keep_rows = -1, keep_time = -1;
@@ -540,8 +543,10 @@ static int over_open(dp_op *op) {
   op->state = st;
   st->stream = stream;
   st->time_col = tc;
+  st->proctime = stream && in->props.time_attr[tc] < 0;
   st->keep_rows = keep_rows;
   st->keep_time = keep_time;
+  if (st->proctime) st->keep_time = -1; /* the clock, not the watermark: keep by rows or all */
   st->rows = dp_batch_new(&in->schema, 0);
   st->pending = dp_batch_new(&in->schema, 0);
   st->result = dp_batch_new(&p->schema, 0);

@@ -35,7 +35,7 @@ static int keep_rows(dp_op *op, const dp_batch *b) {
   sort_state *st = op->state;
   op->metrics.rows_in += b->nrows;
   if (st->mode != SORT_TIME) return dp_rows_append(st->rows, b);
-  int64_t wm = op->ex->watermark;
+  int64_t wm = op->ex->late_watermark; /* the previous batch's (exec.h): lateness */
   const dp_vector *t = b->cols[st->time_col];
   int64_t *keep = malloc((size_t)(b->nrows ? b->nrows : 1) * sizeof *keep);
   if (!keep) return DIPPER_NOMEM;

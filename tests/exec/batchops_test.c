@@ -204,24 +204,24 @@ TEST(over_on_a_stream_releases_rows_as_the_watermark_passes_them) {
       "{\"item\": \"a\", \"price\": 7, \"ts\": \"2024-01-01 00:00:02\"}\n"
       "{\"item\": \"b\", \"price\": 1, \"ts\": \"2024-01-01 00:00:03\"}\n",
       "bids:{\"item\": \"a\", \"price\": 6, \"ts\": \"2024-01-01 00:00:04\"}\n"
-      "{\"item\": \"b\", \"price\": 3, \"ts\": \"2024-01-01 00:00:05\"}\n"
-      "{\"item\": \"a\", \"price\": 2, \"ts\": \"2024-01-01 00:00:00\"}\n",
+      "{\"item\": \"b\", \"price\": 3, \"ts\": \"2024-01-01 00:00:05\"}\n",
+      "bids:{\"item\": \"a\", \"price\": 2, \"ts\": \"2024-01-01 00:00:00\"}\n",
   };
   int64_t late = -1;
-  /* batch 1 (watermark 3 s) releases the first three rows and drops the row
-  ** at 0 s; the no-data batch under watermark 5 s releases the rest */
+  /* batch 1 (watermark 3 s) releases the first three rows; batch 2 (watermark
+  ** 5 s, late watermark 3 s) drops the row at 0 s and releases the rest */
   CHECK_STR(stream_rows(BIDS
                         "CREATE TABLE out (item STRING, price INT, s BIGINT) WITH ('connector' = 'memory');\n"
                         "INSERT INTO out SELECT item, price, SUM(price) OVER (PARTITION BY item ORDER BY ts\n"
                         "  ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM bids;\n",
-                        pushes, 2, 4, &late),
+                        pushes, 3, 4, &late),
             "a|5|5\na|6|13\na|7|12\nb|1|1\nb|3|4\n");
   CHECK_EQ(late, 1);
   /* an unbounded frame keeps the whole history */
   CHECK_STR(stream_rows(BIDS
                         "CREATE TABLE out (item STRING, price INT, s BIGINT) WITH ('connector' = 'memory');\n"
                         "INSERT INTO out SELECT item, price, COUNT(*) OVER (PARTITION BY item ORDER BY ts) FROM bids;\n",
-                        pushes, 2, 4, NULL),
+                        pushes, 3, 4, NULL),
             "a|5|1\na|6|3\na|7|2\nb|1|1\nb|3|2\n");
 }
 
@@ -233,20 +233,24 @@ TEST(dedup_on_a_stream_keep_first_and_keep_last) {
       "bids:{\"item\": \"a\", \"price\": 6, \"ts\": \"2024-01-01 00:00:04\"}\n"
       "{\"item\": \"c\", \"price\": 2, \"ts\": \"2024-01-01 00:00:00\"}\n"
       "{\"item\": \"c\", \"price\": 3, \"ts\": \"2024-01-01 00:00:05\"}\n",
-      "bids:{\"item\": \"a\", \"price\": 9, \"ts\": \"2024-01-01 00:00:06\"}\n",
+      "bids:{\"item\": \"a\", \"price\": 9, \"ts\": \"2024-01-01 00:00:06\"}\n"
+      "{\"item\": \"c\", \"price\": 8, \"ts\": \"2024-01-01 00:00:01\"}\n",
   };
   int64_t late = -1;
   /* keep first: a key is forgotten once the watermark passes its row (a at
-  ** 1 s under watermark 3 s), so a later a is a first row again */
+  ** 1 s, when batch 1 under watermark 3 s ends), so a later a is a first row
+  ** again.  Rows are late by the previous batch's watermark (exec.h): c at
+  ** 0 s in batch 1 is not (batch 0 had none), c at 1 s in batch 2 is (3 s) */
   CHECK_STR(stream_rows(BIDS
                         "CREATE TABLE out (item STRING, price INT) WITH ('connector' = 'memory');\n"
                         "INSERT INTO out SELECT item, price FROM (SELECT *, ROW_NUMBER() OVER (\n"
                         "  PARTITION BY item ORDER BY ts) AS rn FROM bids) WHERE rn = 1;\n",
                         pushes, 3, 5, &late),
-            "a|5\na|9\nb|1\nc|3\n");
+            "a|5\na|9\nb|1\nc|2\n");
   CHECK_EQ(late, 1);
   /* keep last: each batch emits, per key whose latest row changed, that row
-  ** (c's two rows come in one batch: only the later one leaves) */
+  ** (c's two rows come in one batch: only the later one leaves; its row at
+  ** 1 s in batch 2 is late) */
   CHECK_STR(stream_rows(BIDS
                         "CREATE TABLE out (item STRING, price INT) WITH ('connector' = 'memory');\n"
                         "INSERT INTO out SELECT item, price FROM (SELECT *, ROW_NUMBER() OVER (\n"
@@ -293,15 +297,32 @@ TEST(distinct_on_a_stream_forgets_rows_the_watermark_passed) {
       ("bids:{\"item\": \"a\", \"price\": 1, \"ts\": \"2024-01-01 00:00:01\"}\n"
        "{\"item\": \"b\", \"price\": 2, \"ts\": \"2024-01-01 00:00:02\"}\n"
        "{\"item\": \"c\", \"price\": 3, \"ts\": \"2024-01-01 00:00:03\"}\n"),
+      ("bids:{\"item\": \"a\", \"price\": 1, \"ts\": \"2024-01-01 00:00:01\"}\n"
+       "{\"item\": \"d\", \"price\": 4, \"ts\": \"2024-01-01 00:00:04\"}\n"),
   };
   int64_t late = -1;
-  /* under watermark 2 s the second a is late; the second b equals a kept row */
+  /* batch 1 runs under watermark 2 s but judges late rows by batch 0's
+  ** (none): its a and b equal kept rows.  a (1 s) is forgotten as batch 1
+  ** ends; the a of batch 2 is late (1 s < 2 s, batch 1's watermark) */
   CHECK_STR(stream_rows(BIDS
                         "CREATE TABLE out (item STRING, price INT) WITH ('connector' = 'memory');\n"
                         "INSERT INTO out SELECT item, price FROM (SELECT DISTINCT item, price, ts FROM bids);\n",
-                        pushes, 2, 3, &late),
-            "a|1\nb|2\nc|3\n");
+                        pushes, 3, 4, &late),
+            "a|1\nb|2\nc|3\nd|4\n");
   CHECK_EQ(late, 1);
+}
+
+TEST(over_on_processing_time_computes_rows_as_they_arrive) {
+  const char *pushes[] = {
+      "clicks:{\"u\": \"a\"}\n{\"u\": \"a\"}\n{\"u\": \"b\"}\n",
+      "clicks:{\"u\": \"a\"}\n",
+  };
+  CHECK_STR(stream_rows("CREATE TABLE clicks (u STRING, p AS PROCTIME()) WITH ('connector' = 'memory');\n"
+                        "CREATE TABLE out (u STRING, n BIGINT) WITH ('connector' = 'memory');\n"
+                        "INSERT INTO out SELECT u, COUNT(*) OVER (PARTITION BY u ORDER BY p\n"
+                        "  ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) FROM clicks;\n",
+                        pushes, 2, 2, NULL),
+            "a|1\na|2\na|3\nb|1\n");
 }
 
 int main(void) { return RUN_TESTS(); }

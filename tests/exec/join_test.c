@@ -161,10 +161,11 @@ static const char *interval_join(const char *kind, int64_t *late, int64_t *state
             "{\"k\": 2, \"v\": \"b\", \"ts\": \"2024-01-01 00:00:05\"}\n"
             "{\"k\": 3, \"v\": \"lonely\", \"ts\": \"2024-01-01 00:00:02\"}\n");
   PUSH("r", "{\"k\": 1, \"w\": \"x\", \"ts\": \"2024-01-01 00:00:03\"}\n");
-  /* batch 1, under watermark 3 s: the row at 1 s is late */
-  PUSH("l", "{\"k\": 1, \"v\": \"late\", \"ts\": \"2024-01-01 00:00:01\"}\n"
-            "{\"k\": 2, \"v\": \"c\", \"ts\": \"2024-01-01 00:00:30\"}\n");
+  /* batch 1 runs under watermark 3 s, judging late rows by batch 0's (none) */
+  PUSH("l", "{\"k\": 2, \"v\": \"c\", \"ts\": \"2024-01-01 00:00:30\"}\n");
   PUSH("r", "{\"k\": 2, \"w\": \"y\", \"ts\": \"2024-01-01 00:00:12\"}\n");
+  /* batch 2, late watermark 3 s: the row at 1 s is late */
+  PUSH("l", "{\"k\": 1, \"v\": \"late\", \"ts\": \"2024-01-01 00:00:01\"}\n");
   /* batch 2, under watermark 12 s: b (5 s) is still kept, q meets c */
   PUSH("r", "{\"k\": 2, \"w\": \"q\", \"ts\": \"2024-01-01 00:00:25\"}\n"
             "{\"k\": 1, \"w\": \"z\", \"ts\": \"2024-01-01 00:00:40\"}\n");
