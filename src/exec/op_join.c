@@ -87,7 +87,6 @@ typedef struct join_state {
     int64_t dhit_cap;
   } side[2];
   int phase;           /* stream2: 0 evict, 1 new left rows, 2 new right rows, 3 done */
-  int64_t prev_wm;     /* the watermark of the previous batch: lateness and eviction */
   int64_t evict_lower, evict_upper; /* the time bound: left.t in [right.t + lower, right.t + upper] */
 
   dp_schema both;      /* left ++ right: the rows the condition sees */
@@ -559,7 +558,6 @@ static int stream2_setup(dp_op *op, const char *kname) {
                     "'1' HOUR), or run in batch mode",
                     kname);
   st->stream2 = true;
-  st->prev_wm = DP_WATERMARK_NONE;
   st->evict_lower = p->props.time_lower;
   st->evict_upper = p->props.time_upper;
   for (int s = 0; s < 2; s++) {
@@ -589,7 +587,6 @@ static int stream2_setup(dp_op *op, const char *kname) {
 static int stream2_end_batch(dp_op *op) {
   join_state *st = op->state;
   st->drained = false;
-  st->prev_wm = op->ex->watermark;
   op->metrics.state_rows = st->side[0].store->nrows + st->side[1].store->nrows;
   return DIPPER_OK;
 }
