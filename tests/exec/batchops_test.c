@@ -161,10 +161,10 @@ TEST(over_ranking_and_offsets) {
 
 TEST(window_topn_emits_each_window_once_the_watermark_passes_it) {
   const char *pushes[] = {
-      "bids:{\"item\": \"a\", \"price\": 5, \"ts\": \"2024-01-01 00:00:01\"}\n"
-      "{\"item\": \"b\", \"price\": 7, \"ts\": \"2024-01-01 00:00:02\"}\n"
-      "{\"item\": \"c\", \"price\": 1, \"ts\": \"2024-01-01 00:00:03\"}\n"
-      "{\"item\": \"a\", \"price\": 4, \"ts\": \"2024-01-01 00:00:04\"}\n",
+      ("bids:{\"item\": \"a\", \"price\": 5, \"ts\": \"2024-01-01 00:00:01\"}\n"
+       "{\"item\": \"b\", \"price\": 7, \"ts\": \"2024-01-01 00:00:02\"}\n"
+       "{\"item\": \"c\", \"price\": 1, \"ts\": \"2024-01-01 00:00:03\"}\n"
+       "{\"item\": \"a\", \"price\": 4, \"ts\": \"2024-01-01 00:00:04\"}\n"),
       "bids:{\"item\": \"d\", \"price\": 100, \"ts\": \"2024-01-01 00:00:12\"}\n",
   };
   int64_t late = -1;
@@ -182,11 +182,11 @@ TEST(window_topn_emits_each_window_once_the_watermark_passes_it) {
 
 TEST(topn_on_a_stream_updates_the_partitions_a_batch_touches) {
   const char *pushes[] = {
-      "bids:{\"item\": \"a\", \"price\": 5, \"ts\": \"2024-01-01 00:00:01\"}\n"
-      "{\"item\": \"a\", \"price\": 7, \"ts\": \"2024-01-01 00:00:02\"}\n"
-      "{\"item\": \"b\", \"price\": 1, \"ts\": \"2024-01-01 00:00:03\"}\n",
-      "bids:{\"item\": \"a\", \"price\": 6, \"ts\": \"2024-01-01 00:00:04\"}\n"
-      "{\"item\": \"b\", \"price\": 3, \"ts\": \"2024-01-01 00:00:05\"}\n",
+      ("bids:{\"item\": \"a\", \"price\": 5, \"ts\": \"2024-01-01 00:00:01\"}\n"
+       "{\"item\": \"a\", \"price\": 7, \"ts\": \"2024-01-01 00:00:02\"}\n"
+       "{\"item\": \"b\", \"price\": 1, \"ts\": \"2024-01-01 00:00:03\"}\n"),
+      ("bids:{\"item\": \"a\", \"price\": 6, \"ts\": \"2024-01-01 00:00:04\"}\n"
+       "{\"item\": \"b\", \"price\": 3, \"ts\": \"2024-01-01 00:00:05\"}\n"),
   };
   CHECK_STR(stream_rows(BIDS
                         "SET 'dipper.output-mode' = 'update';\n"
@@ -200,11 +200,11 @@ TEST(topn_on_a_stream_updates_the_partitions_a_batch_touches) {
 
 TEST(over_on_a_stream_releases_rows_as_the_watermark_passes_them) {
   const char *pushes[] = {
-      "bids:{\"item\": \"a\", \"price\": 5, \"ts\": \"2024-01-01 00:00:01\"}\n"
-      "{\"item\": \"a\", \"price\": 7, \"ts\": \"2024-01-01 00:00:02\"}\n"
-      "{\"item\": \"b\", \"price\": 1, \"ts\": \"2024-01-01 00:00:03\"}\n",
-      "bids:{\"item\": \"a\", \"price\": 6, \"ts\": \"2024-01-01 00:00:04\"}\n"
-      "{\"item\": \"b\", \"price\": 3, \"ts\": \"2024-01-01 00:00:05\"}\n",
+      ("bids:{\"item\": \"a\", \"price\": 5, \"ts\": \"2024-01-01 00:00:01\"}\n"
+       "{\"item\": \"a\", \"price\": 7, \"ts\": \"2024-01-01 00:00:02\"}\n"
+       "{\"item\": \"b\", \"price\": 1, \"ts\": \"2024-01-01 00:00:03\"}\n"),
+      ("bids:{\"item\": \"a\", \"price\": 6, \"ts\": \"2024-01-01 00:00:04\"}\n"
+       "{\"item\": \"b\", \"price\": 3, \"ts\": \"2024-01-01 00:00:05\"}\n"),
       "bids:{\"item\": \"a\", \"price\": 2, \"ts\": \"2024-01-01 00:00:00\"}\n",
   };
   int64_t late = -1;
@@ -227,14 +227,14 @@ TEST(over_on_a_stream_releases_rows_as_the_watermark_passes_them) {
 
 TEST(dedup_on_a_stream_keep_first_and_keep_last) {
   const char *pushes[] = {
-      "bids:{\"item\": \"a\", \"price\": 5, \"ts\": \"2024-01-01 00:00:01\"}\n"
-      "{\"item\": \"a\", \"price\": 7, \"ts\": \"2024-01-01 00:00:02\"}\n"
-      "{\"item\": \"b\", \"price\": 1, \"ts\": \"2024-01-01 00:00:03\"}\n",
-      "bids:{\"item\": \"a\", \"price\": 6, \"ts\": \"2024-01-01 00:00:04\"}\n"
-      "{\"item\": \"c\", \"price\": 2, \"ts\": \"2024-01-01 00:00:00\"}\n"
-      "{\"item\": \"c\", \"price\": 3, \"ts\": \"2024-01-01 00:00:05\"}\n",
-      "bids:{\"item\": \"a\", \"price\": 9, \"ts\": \"2024-01-01 00:00:06\"}\n"
-      "{\"item\": \"c\", \"price\": 8, \"ts\": \"2024-01-01 00:00:01\"}\n",
+      ("bids:{\"item\": \"a\", \"price\": 5, \"ts\": \"2024-01-01 00:00:01\"}\n"
+       "{\"item\": \"a\", \"price\": 7, \"ts\": \"2024-01-01 00:00:02\"}\n"
+       "{\"item\": \"b\", \"price\": 1, \"ts\": \"2024-01-01 00:00:03\"}\n"),
+      ("bids:{\"item\": \"a\", \"price\": 6, \"ts\": \"2024-01-01 00:00:04\"}\n"
+       "{\"item\": \"c\", \"price\": 2, \"ts\": \"2024-01-01 00:00:00\"}\n"
+       "{\"item\": \"c\", \"price\": 3, \"ts\": \"2024-01-01 00:00:05\"}\n"),
+      ("bids:{\"item\": \"a\", \"price\": 9, \"ts\": \"2024-01-01 00:00:06\"}\n"
+       "{\"item\": \"c\", \"price\": 8, \"ts\": \"2024-01-01 00:00:01\"}\n"),
   };
   int64_t late = -1;
   /* keep first: a key is forgotten once the watermark passes its row (a at
@@ -261,10 +261,10 @@ TEST(dedup_on_a_stream_keep_first_and_keep_last) {
 
 TEST(sort_on_a_stream_releases_rows_in_time_order) {
   const char *pushes[] = {
-      "bids:{\"item\": \"a\", \"price\": 5, \"ts\": \"2024-01-01 00:00:02\"}\n"
-      "{\"item\": \"b\", \"price\": 1, \"ts\": \"2024-01-01 00:00:01\"}\n",
-      "bids:{\"item\": \"c\", \"price\": 3, \"ts\": \"2024-01-01 00:00:05\"}\n"
-      "{\"item\": \"d\", \"price\": 4, \"ts\": \"2024-01-01 00:00:03\"}\n",
+      ("bids:{\"item\": \"a\", \"price\": 5, \"ts\": \"2024-01-01 00:00:02\"}\n"
+       "{\"item\": \"b\", \"price\": 1, \"ts\": \"2024-01-01 00:00:01\"}\n"),
+      ("bids:{\"item\": \"c\", \"price\": 3, \"ts\": \"2024-01-01 00:00:05\"}\n"
+       "{\"item\": \"d\", \"price\": 4, \"ts\": \"2024-01-01 00:00:03\"}\n"),
   };
   harness_keep_order = 1;
   CHECK_STR(stream_rows(BIDS
@@ -277,8 +277,8 @@ TEST(sort_on_a_stream_releases_rows_in_time_order) {
 
 TEST(join_of_a_stream_with_a_bounded_table) {
   const char *pushes[] = {
-      "bids:{\"item\": \"a\", \"price\": 5, \"ts\": \"2024-01-01 00:00:01\"}\n"
-      "{\"item\": \"z\", \"price\": 7, \"ts\": \"2024-01-01 00:00:02\"}\n",
+      ("bids:{\"item\": \"a\", \"price\": 5, \"ts\": \"2024-01-01 00:00:01\"}\n"
+       "{\"item\": \"z\", \"price\": 7, \"ts\": \"2024-01-01 00:00:02\"}\n"),
       "bids:{\"item\": \"b\", \"price\": 1, \"ts\": \"2024-01-01 00:00:03\"}\n",
   };
   CHECK_STR(stream_rows(BIDS
