@@ -990,6 +990,40 @@ static int take_column(const dp_vector *src, const int64_t *sel, int64_t n, dp_v
   return DIPPER_OK;
 }
 
+/* Clear bits [from, from + n) of a bitmap, whole bytes at a time. */
+static void clear_bit_range(uint8_t *bits, int64_t from, int64_t n) {
+  int64_t i = from, end = from + n;
+  for (; i < end && (i & 7); i++) dp_bit_set(bits, i, false);
+  if (end - i >= 8) {
+    memset(bits + (i >> 3), 0, (size_t)((end - i) >> 3));
+    i += (end - i) & ~(int64_t)7;
+  }
+  for (; i < end; i++) dp_bit_set(bits, i, false);
+}
+
+/* Append n NULL rows at once, laid out as dp_vector_append_null lays one
+** out: zeroed slots, empty strings and lists, NULL members of a ROW. */
+static int append_nulls(dp_vector *v, int64_t n) {
+  int rc = dp_vector_reserve(v, n);
+  if (rc || n == 0) return rc;
+  int64_t base = v->length;
+  if (v->phys != DP_PHYS_NULL) {
+    if ((rc = ensure_validity(v, base)) != DIPPER_OK) return rc;
+    clear_bit_range(v->validity, base, n);
+  }
+  int width = dp_phys_width(v->phys);
+  if (width) memset((char *)v->values + base * width, 0, (size_t)(n * width));
+  if (v->phys == DP_PHYS_BIT) clear_bit_range(v->values, base, n);
+  if (v->phys == DP_PHYS_VARBIN || v->phys == DP_PHYS_LIST)
+    for (int64_t k = 0; k < n; k++) v->offsets[base + k + 1] = v->offsets[base];
+  if (v->phys == DP_PHYS_STRUCT)
+    for (int i = 0; i < v->nchildren; i++)
+      if ((rc = append_nulls(v->children[i], n)) != DIPPER_OK) return rc;
+  v->null_count += n;
+  v->length = base + n;
+  return DIPPER_OK;
+}
+
 /* Gather rows sel[0..n) of a ROW column: each child is gathered with the
 ** same selection (children are as long as the ROW), then the ROW's own
 ** validity. */
@@ -998,8 +1032,16 @@ static int take_struct(const dp_vector *src, const int64_t *sel, int64_t n, dp_v
   int rc = dp_vector_reserve(dst, n);
   if (rc) return rc;
   int64_t base = dst->length;
-  for (int i = 0; i < src->nchildren && !rc; i++)
-    rc = take_any(src->children[i], sel, n, dst->children[i]);
+  /* Rows that are all NULL ROWs (the person and auction columns of bids):
+  ** a member that is NULL wherever the ROW is needs no gathering. */
+  bool all_null = src->validity != NULL;
+  for (int64_t k = 0; k < n && all_null; k++) all_null = !dp_bit_get(src->validity, sel[k]);
+  for (int i = 0; i < src->nchildren && !rc; i++) {
+    if (all_null && nulls_covered(src, src->children[i], src->length))
+      rc = append_nulls(dst->children[i], n);
+    else
+      rc = take_any(src->children[i], sel, n, dst->children[i]);
+  }
   if (!rc) rc = take_validity(src, sel, n, dst, base);
   if (rc) {
     for (int i = 0; i < dst->nchildren; i++)

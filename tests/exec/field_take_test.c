@@ -204,4 +204,49 @@ TEST(take_gathers_row_columns) {
   fx_free(&f);
 }
 
+TEST(take_of_null_rows_appends_null_members) {
+  fx f;
+  fx_init(&f, true);
+  /* only NULL ROWs (every 5th from 2): the members come out NULL in bulk,
+  ** after 5 ordinary rows so that the bitmaps start part-way */
+  int64_t sel[ROWS];
+  int64_t n = 0;
+  for (int64_t i = 2; i < ROWS; i += 5) sel[n++] = i;
+  int64_t first[5] = {0, 1, 3, 4, 6};
+  dp_batch *out = dp_batch_new(f.s, 4);
+  CHECK_EQ(dp_batch_take(f.b, first, 5, out), DIPPER_OK);
+  CHECK_EQ(dp_batch_take(f.b, sel, n, out), DIPPER_OK);
+  CHECK_EQ(dp_batch_take(f.b, first, 5, out), DIPPER_OK);
+  int64_t total = n + 10;
+  dp_vector *r = out->cols[0];
+  CHECK_EQ(out->nrows, total);
+  CHECK_EQ(r->children[0]->length, total);
+  CHECK_EQ(r->children[1]->length, total);
+  CHECK_EQ(r->null_count, n);
+  CHECK_EQ(r->children[0]->null_count, n + 2); /* row 4 has a NULL n, taken twice */
+  CHECK_EQ(r->children[1]->null_count, n);
+  int bad = 0;
+  for (int64_t k = 0; k < total; k++) {
+    bool mid = k >= 5 && k < 5 + n;
+    int64_t i = mid ? sel[k - 5] : first[k < 5 ? k : k - 5 - n];
+    if (dp_vector_is_null(r, k) != mid) bad++;
+    if (dp_vector_is_null(r->children[1], k) != mid) bad++;
+    size_t len;
+    const char *text = dp_vector_get_str(r->children[1], k, &len);
+    if (mid && len != 0) bad++;
+    char want[16];
+    int want_len = snprintf(want, sizeof want, "s%lld", (long long)i);
+    if (!mid && (len != (size_t)want_len || memcmp(text, want, len) != 0)) bad++;
+  }
+  CHECK_EQ(bad, 0);
+  dp_vector *v = NULL;
+  CHECK_EQ(dp_eval(&f.ex, bind(&f, "r.n"), out, &v), DIPPER_OK);
+  int64_t ident[ROWS + 10];
+  for (int64_t k = 0; k < total; k++) ident[k] = k >= 5 && k < 5 + n ? sel[k - 5] : first[k < 5 ? k : k - 5 - n];
+  CHECK_EQ(bad_n(v, total, ident), 0);
+  dp_vector_free(v);
+  dp_batch_free(out);
+  fx_free(&f);
+}
+
 int main(void) { return RUN_TESTS(); }
