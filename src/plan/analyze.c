@@ -622,15 +622,65 @@ static void analyze_join(actx *x, dp_plan *p) {
 
 /* `dedups`: this union also removes duplicates (UNION without ALL built
 ** without a DISTINCT above it). */
+/* Add watermark id `id` (its members when derived) to a sorted set without repeats. */
+static void add_members(const dp_query_plan *q, int id, int *set, int *n) {
+  if (id < 0 || id >= q->nwatermarks) return;
+  const dp_watermark_info *w = &q->watermarks[id];
+  if (w->nmembers > 0) {
+    for (int i = 0; i < w->nmembers; i++) add_members(q, w->members[i], set, n);
+    return;
+  }
+  int at = 0;
+  while (at < *n && set[at] < id) at++;
+  if (at < *n && set[at] == id) return;
+  memmove(set + at + 1, set + at, (size_t)(*n - at) * sizeof *set);
+  set[at] = id;
+  (*n)++;
+}
+
+/* The id of the watermark that is the minimum of those governing column c in
+** p's inputs: an existing derived id with the same members, or a new one. */
+static int combined_watermark(actx *x, const dp_plan *p, int c) {
+  dp_query_plan *q = x->q;
+  if (!q || q->nwatermarks <= 0) return -1;
+  int *set = dp_arena_alloc(x->a, (size_t)q->nwatermarks * sizeof *set);
+  if (!set) return -1;
+  int n = 0;
+  for (int i = 0; i < p->ninputs; i++) add_members(q, dp_analyze_attr(p->inputs[i], c), set, &n);
+  if (n == 0) return -1;
+  if (n == 1) return set[0];
+  for (int id = 0; id < q->nwatermarks; id++) {
+    const dp_watermark_info *w = &q->watermarks[id];
+    if (w->nmembers == n && memcmp(w->members, set, (size_t)n * sizeof *set) == 0) return id;
+  }
+  dp_watermark_info *g = dp_arena_grow(x->a, q->watermarks, (size_t)q->nwatermarks,
+                                       (size_t)q->nwatermarks + 1, sizeof *g);
+  if (!g) return -1;
+  q->watermarks = g;
+  int id = q->nwatermarks++;
+  g[id] = (dp_watermark_info){.source = "UNION",
+                              .column = dp_analyze_col_name(&p->schema, c),
+                              .delay = -1,
+                              .node = NULL,
+                              .nmembers = n,
+                              .members = set};
+  return id;
+}
+
 static void analyze_union_as(actx *x, dp_plan *p, bool dedups) {
   int *attrs = attrs_new(x, p->schema.ncols);
   if (!attrs) return;
-  /* A column stays an attribute only when every input agrees on its watermark. */
+  /* A column is an attribute when it is one in every input: with one watermark
+     that one, with several their minimum (a derived id, see plan.h). */
   for (int c = 0; c < p->schema.ncols; c++) {
     int t = dp_analyze_attr(p->inputs[0], c);
-    for (int i = 1; i < p->ninputs && t != -1; i++)
-      if (dp_analyze_attr(p->inputs[i], c) != t) t = -1;
-    attrs[c] = t;
+    bool same = true, all_event = t >= 0;
+    for (int i = 1; i < p->ninputs; i++) {
+      int ti = dp_analyze_attr(p->inputs[i], c);
+      if (ti != t) same = false;
+      if (ti < 0) all_event = false;
+    }
+    attrs[c] = same ? t : all_event ? combined_watermark(x, p, c) : -1;
   }
   attrs_set(p, attrs);
   if (p->props.bounded) return;

@@ -277,12 +277,21 @@ struct dp_plan {
   } u;
 };
 
-/* A watermark known to a query: one per WATERMARK node. */
+/* A watermark known to a query: one per WATERMARK node, and one per derived
+** combination.  A UNION's column is an event-time attribute when it is one in
+** every input; when the inputs are governed by different watermarks the column
+** gets a derived id (node NULL, nmembers > 0) whose value is the minimum of its
+** members' values, so it never passes a row any input may still send.  Members
+** are ids of WATERMARK nodes only (derived ids are flattened).  The executor's
+** global watermark, the minimum over every WATERMARK node of a root, is never
+** ahead of a derived one, so operators need not tell them apart. */
 typedef struct dp_watermark_info {
-  const char *source;       /* declaring table/view */
+  const char *source;       /* declaring table/view; "UNION" for a derived one */
   const char *column;
   int64_t delay;            /* µs, -1 if not a constant delay */
-  const dp_plan *node;
+  const dp_plan *node;      /* the WATERMARK node; NULL for a derived one */
+  int nmembers;             /* derived: the ids it is the minimum of; else 0 */
+  const int *members;
 } dp_watermark_info;
 
 /* The bound form of one statement. */

@@ -236,6 +236,25 @@ static void check_watermark(vctx *x, const dp_plan *p) {
          name, name, tname, name);
 }
 
+/* The UNION that column *col of p comes from through projections and filters, with
+** *col its column there; NULL when there is none. */
+static const dp_plan *union_below(const dp_plan *p, int *col) {
+  for (int guard = 0; p && guard < 10000; guard++) {
+    switch (p->kind) {
+    case DP_P_UNION: return p;
+    case DP_P_PROJECT:
+      if (*col < 0 || *col >= p->u.project.n) return NULL;
+      *col = dp_expr_as_column(p->u.project.exprs[*col]);
+      if (*col < 0) return NULL;
+      p = p->inputs[0];
+      break;
+    case DP_P_FILTER: p = p->inputs[0]; break;
+    default: return NULL;
+    }
+  }
+  return NULL;
+}
+
 static void check_window(vctx *x, const dp_plan *p) {
   const dp_plan *in = p->inputs[0];
   if (in->props.bounded) return;
@@ -246,6 +265,25 @@ static void check_window(vctx *x, const dp_plan *p) {
   char tname[128] = "a column";
   const dp_type *ty = c >= 0 && c < in->schema.ncols ? in->schema.cols[c].type : NULL;
   if (ty) dp_type_print(tname, sizeof tname, ty);
+  /* A union keeps the attribute only when every input has one: name the input that
+     lacks it rather than a table that has a watermark. */
+  int uc = c;
+  const dp_plan *u = union_below(in, &uc);
+  if (u) {
+    for (int i = 0; i < u->ninputs; i++) {
+      if (dp_analyze_attr(u->inputs[i], uc) != -1) continue;
+      const dp_table_def *ut = source_table(u->inputs[i], uc);
+      const char *ucol = dp_analyze_col_name(&u->inputs[i]->schema, uc);
+      refuse_at(x, p, p->u.window.span,
+                "%s needs an event-time attribute, but %s comes from a UNION whose input %d "
+                "has no watermark on it, and a union's column is an event-time attribute only "
+                "when it is one in every input: declare WATERMARK FOR %s AS %s - INTERVAL '5' "
+                "SECOND on %s%s%s, or leave that input out of the union",
+                window_name(&p->u.window), col, i + 1, ucol, ucol, ut ? "`" : "that input's table",
+                ut ? ut->name : "", ut ? "`" : "");
+      return;
+    }
+  }
   /* The window spec's span is the time column argument when the binder knows it. */
   refuse_at(x, p, p->u.window.span,
          "%s needs an event-time attribute, but %s is a plain %s column without a watermark, "

@@ -358,12 +358,20 @@ TEST(union_intersects_modes_and_agreeing_attributes) {
   fx_begin(true);
   dp_plan *c = fx_payments();
   dp_plan *d = fx_payments();
-  /* Two watermarks: ids 0 and 1, so the column is no attribute of the union... */
+  /* Two watermarks, ids 0 and 1: the column is governed by a derived watermark, their
+     minimum (plan.h)... */
   dp_plan *u2 = fx_binary(DP_P_UNION, c, d, 3, 1);
   u2->u.union_.all = true;
   fx_root(u2);
   CHECK_EQ(analyze_only(), DIPPER_OK);
-  CHECK_EQ(dp_analyze_attr(u2, 0), -1);
+  int wm = dp_analyze_attr(u2, 0);
+  CHECK_EQ(wm, 2);
+  CHECK_EQ(fx_q.nwatermarks, 3);
+  CHECK(fx_q.watermarks[wm].node == NULL);
+  CHECK_EQ(fx_q.watermarks[wm].nmembers, 2);
+  CHECK_EQ(fx_q.watermarks[wm].members[0], 0);
+  CHECK_EQ(fx_q.watermarks[wm].members[1], 1);
+  CHECK_EQ(dp_analyze_attr(u2, 1), -1); /* not an attribute in either input */
   fx_end();
 
   fx_begin(true);
