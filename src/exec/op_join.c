@@ -86,7 +86,7 @@ typedef struct join_state {
     uint8_t *dhit;     /* per new row: matched while probing */
     int64_t dhit_cap;
   } side[2];
-  int phase;           /* stream2: 0 evict, 1 new left rows, 2 new right rows, 3 done */
+  int phase;           /* stream2: 0 new left rows, 1 new right rows, 2 evict, 3 done */
   int64_t evict_lower, evict_upper; /* the time bound: left.t in [right.t + lower, right.t + upper] */
 
   dp_schema both;      /* left ++ right: the rows the condition sees */
@@ -434,7 +434,8 @@ static int evict(dp_op *op) {
   join_state *st = op->state;
   for (int s = 0; s < 2; s++) {
     struct side *sd = &st->side[s];
-    /* state is evicted by the current watermark, as Spark does */
+    /* state is evicted by the current watermark, as Spark does, once this
+    ** batch's rows (late only below the previous one) have probed it */
     int64_t wm = op->ex->final ? DP_WATERMARK_END : op->ex->watermark;
     if (wm == DP_WATERMARK_NONE) continue;
     if (sd->time_col < 0 && !op->ex->final) continue;
@@ -491,12 +492,8 @@ static int stream2_next(dp_op *op, dp_batch **out) {
   }
   for (;;) {
     dp_batch_clear(st->out);
-    if (st->phase == 0) {
-      rc = evict(op);
-      st->phase = 1;
-      st->probe_cursor = 0;
-    } else if (st->phase == 1 || st->phase == 2) {
-      int s = st->phase - 1;
+    if (st->phase == 0 || st->phase == 1) {
+      int s = st->phase;
       struct side *sd = &st->side[s];
       aim(st, s);
       if (st->probe_cursor < sd->delta->nrows) {
@@ -514,6 +511,9 @@ static int stream2_next(dp_op *op, dp_batch **out) {
         st->phase++;
         st->probe_cursor = 0;
       }
+    } else if (st->phase == 2) {
+      rc = evict(op);
+      st->phase = 3;
     } else {
       return DIPPER_OK;
     }
