@@ -286,14 +286,45 @@ static bool add_out(dp_binder *b, out_item **items, int *n, int *cap, dp_expr *e
   return true;
 }
 
-static dp_plan *make_project(dp_binder *b, dp_plan *in, int n, const out_item *items, dp_span span) {
-  /* SELECT * over a subquery: a projection that changes nothing over another
-     projection is left out (over other nodes it stays, to show the query's columns) */
+dp_plan *dp_bind_simplify_project(dp_binder *b, dp_plan *p) {
+  dp_plan *in = p->inputs[0];
+  int n = p->u.project.n;
   bool identity = n == in->schema.ncols;
   for (int i = 0; identity && i < n; i++)
-    identity = dp_bind_as_column(items[i].expr) == i && items[i].expr->type == in->schema.cols[i].type &&
-               items[i].name && in->schema.cols[i].name && strcmp(items[i].name, in->schema.cols[i].name) == 0;
-  if (identity && in->kind == DP_P_PROJECT) return in;
+    identity = dp_bind_as_column(p->u.project.exprs[i]) == i &&
+               dp_type_equal(p->u.project.exprs[i]->type, in->schema.cols[i].type) &&
+               p->schema.cols[i].name && in->schema.cols[i].name &&
+               strcmp(p->schema.cols[i].name, in->schema.cols[i].name) == 0;
+  if (identity) return in;
+  if (in->kind != DP_P_PROJECT) return p;
+  /* Over a projection: when either one only picks columns, the pair is one projection. */
+  int m = in->u.project.n;
+  bool outer_picks = true, inner_picks = true;
+  for (int i = 0; outer_picks && i < n; i++) {
+    int c = dp_bind_as_column(p->u.project.exprs[i]);
+    outer_picks = c >= 0 && c < m &&
+                  dp_type_equal(p->u.project.exprs[i]->type, in->u.project.exprs[c]->type);
+  }
+  int *map = dp_arena_calloc(b->a, (size_t)(m ? m : 1), sizeof *map);
+  if (!map) return p;
+  for (int j = 0; inner_picks && j < m; j++) {
+    map[j] = dp_bind_as_column(in->u.project.exprs[j]);
+    inner_picks = map[j] >= 0;
+  }
+  if (!outer_picks && !inner_picks) return p;
+  dp_expr **exprs = dp_arena_calloc(b->a, (size_t)(n ? n : 1), sizeof *exprs);
+  if (!exprs) return p;
+  for (int i = 0; i < n; i++) {
+    exprs[i] = outer_picks ? in->u.project.exprs[dp_bind_as_column(p->u.project.exprs[i])]
+                           : dp_expr_remap(b->a, p->u.project.exprs[i], map);
+    if (!exprs[i]) return p;
+  }
+  p->u.project.exprs = exprs;
+  p->inputs[0] = in->inputs[0];
+  return dp_bind_simplify_project(b, p);
+}
+
+static dp_plan *make_project(dp_binder *b, dp_plan *in, int n, const out_item *items, dp_span span) {
   dp_plan *p = dp_bind_new_node(b, DP_P_PROJECT, span, 1, in);
   if (!p) return NULL;
   dp_bind_schema(b, p, n);
@@ -304,7 +335,7 @@ static dp_plan *make_project(dp_binder *b, dp_plan *in, int n, const out_item *i
     p->u.project.exprs[i] = items[i].expr;
     p->schema.cols[i] = (dp_field){items[i].name, items[i].expr->type};
   }
-  return p;
+  return dp_bind_simplify_project(b, p);
 }
 
 static bool is_plain_int(const dp_ast_expr *e, int64_t *v) {

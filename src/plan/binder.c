@@ -230,7 +230,7 @@ static dp_plan *bind_insert(dp_binder *b, const dp_ast_insert *ins, dp_span span
     if (!b->first_error) b->first_error = DIPPER_OPTION;
     return NULL;
   }
-  dp_plan *sink = dp_bind_new_node(b, DP_P_SINK, span, 1, proj);
+  dp_plan *sink = dp_bind_new_node(b, DP_P_SINK, span, 1, dp_bind_simplify_project(b, proj));
   if (!sink) return NULL;
   sink->schema = proj->schema;
   sink->u.sink.table = t;

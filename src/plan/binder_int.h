@@ -165,6 +165,10 @@ void dp_bscope_from_plan(dp_binder *b, dp_bscope *s, const dp_plan *p, const cha
 void dp_bind_copy_schema(dp_binder *b, dp_plan *p, const dp_plan *from, int extra);
 const dp_type *dp_bind_nullable(dp_binder *b, const dp_type *t);
 const dp_type *dp_bind_not_null(dp_binder *b, const dp_type *t);
+/* A PROJECT node without its no-ops: its input when it changes nothing (same
+** columns, order, types and names), merged with a PROJECT below when either of
+** the two only picks columns; else p itself. */
+dp_plan *dp_bind_simplify_project(dp_binder *b, dp_plan *p);
 dp_expr *dp_bind_col_ref(dp_binder *b, int index, const dp_type *type, dp_span span);
 int dp_bind_as_column(const dp_expr *e);   /* input column of a bare reference, else -1 */
 const char *dp_bind_expr_name(dp_binder *b, int pos); /* "EXPR$pos" */
