@@ -24,86 +24,12 @@
 #include "plan/explain.h"
 #include "sql/parser.h"
 
-/* ---- engine addresses ---- */
-
-/* Keys of a Spark Connect connection string (Spark's client-connection-string
-** document); anything else is refused here so that a typo does not surface
-** later as a puzzling connection failure. */
-static const char *const sc_param_keys[] = {"token",      "use_ssl",   "user_id",
-                                            "user_agent", "session_id", NULL};
-
-static bool is_host_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '-' || c == '.' || c == '_';
-}
-
-static bool is_hex_or_colon(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
-         c == ':' || c == '.';
-}
-
-/* Checks "sc://host[:port][/;key=value;...]" (host may be a [v6] literal).
-** Only the shape: nothing is resolved or contacted. */
-static bool sc_address_valid(const char *addr) {
-  const char *p = addr + strlen("sc://");
-  if (*p == '[') {
-    p++;
-    const char *start = p;
-    while (is_hex_or_colon(*p)) p++;
-    if (p == start || *p != ']') return false;
-    p++;
-  } else {
-    const char *start = p;
-    while (is_host_char(*p)) p++;
-    if (p == start) return false;
-  }
-  if (*p == ':') {
-    p++;
-    long port = 0;
-    int digits = 0;
-    while (*p >= '0' && *p <= '9' && digits < 6) {
-      port = port * 10 + (*p - '0');
-      p++;
-      digits++;
-    }
-    if (digits == 0 || port < 1 || port > 65535) return false;
-  }
-  if (*p == '\0') return true;
-  if (*p != '/') return false;
-  p++;
-  /* Parameters: ;key=value pairs; the leading ';' is required by Spark's grammar. */
-  while (*p) {
-    if (*p != ';') return false;
-    p++;
-    if (*p == '\0') return true; /* a trailing ';' is harmless */
-    const char *key = p;
-    while (*p && *p != '=' && *p != ';') p++;
-    if (*p != '=') return false;
-    size_t keylen = (size_t)(p - key);
-    bool known = false;
-    for (int i = 0; sc_param_keys[i]; i++)
-      if (strlen(sc_param_keys[i]) == keylen && strncmp(key, sc_param_keys[i], keylen) == 0)
-        known = true;
-    if (!known) return false;
-    p++;
-    const char *value = p;
-    while (*p && *p != ';') p++;
-    size_t valuelen = (size_t)(p - value);
-    if (valuelen == 0) return false;
-    if (keylen == 7 && strncmp(key, "use_ssl", 7) == 0 &&
-        !(valuelen == 4 && strncmp(value, "true", 4) == 0) &&
-        !(valuelen == 5 && strncmp(value, "false", 5) == 0))
-      return false;
-  }
-  return true;
-}
-
 int dipper_open(dipper **out, const char *engine) {
   if (!out) return DIPPER_MISUSE;
   *out = NULL;
   const char *stored = NULL; /* NULL: the embedded engine */
   if (engine && strcmp(engine, "embedded") != 0) {
-    if (strncmp(engine, "sc://", 5) != 0 || !sc_address_valid(engine)) return DIPPER_OPTION;
+    if (dp_engine_address_problem(engine)) return DIPPER_OPTION;
     stored = engine;
   }
   dipper *db = calloc(1, sizeof *db);

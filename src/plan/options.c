@@ -209,9 +209,15 @@ static bool valid_port(const char *p, size_t n) {
   return v >= 1 && v <= 65535;
 }
 
+/* Keys of a Spark Connect connection string (Spark's client-connection-string
+** document); anything else is refused so that a typo does not surface later
+** as a puzzling connection failure. */
+static const char *const sc_param_keys[] = {"token", "use_ssl", "user_id", "user_agent",
+                                            "session_id", NULL};
+
 /* Check sc://host[:port][/;k=v;...] (Spark Connect's connection string; the
 ** port defaults to 15002 there).  NULL when fine, else what is wrong. */
-static const char *engine_problem(const char *v) {
+const char *dp_engine_address_problem(const char *v) {
   if (strncmp(v, "sc://", 5) != 0) return "it must be 'embedded' or start with 'sc://'";
   const char *p = v + 5;
   const char *host = p;
@@ -236,6 +242,7 @@ static const char *engine_problem(const char *v) {
   if (!*p) return NULL;
   if (*p != '/') return "parameters follow a '/': sc://host:port/;key=value";
   p++;
+  if (*p && *p != ';') return "parameters follow '/;' (Spark's grammar): sc://host:port/;key=value";
   while (*p) {
     if (*p == ';') {
       p++;
@@ -247,6 +254,11 @@ static const char *engine_problem(const char *v) {
     size_t klen = (size_t)(eq - p);
     const char *val = eq + 1;
     size_t vlen = n - klen - 1;
+    bool known = false;
+    for (int i = 0; sc_param_keys[i]; i++) known |= eq_ci_n(p, klen, sc_param_keys[i]);
+    if (!known) return "unknown parameter: Spark Connect takes token, use_ssl, user_id, user_agent "
+                       "and session_id";
+    if (vlen == 0) return "a parameter after '/' must have a value: ;key=value";
     if (eq_ci_n(p, klen, "use_ssl") && !eq_ci_n(val, vlen, "true") && !eq_ci_n(val, vlen, "false"))
       return "use_ssl must be true or false";
     if (eq_ci_n(p, klen, "token") && vlen == 0) return "token must not be empty";
@@ -378,7 +390,7 @@ int dp_catalog_set(dp_catalog *c, dp_diags *d, const dp_ast_set *s) {
   }
   case V_ENGINE: {
     if (eq_ci(value, "embedded")) return store(c, key, "embedded");
-    const char *why = engine_problem(value);
+    const char *why = dp_engine_address_problem(value);
     if (why)
       return dp_error(d, DIPPER_OPTION, s->value_span,
                       "'%s' = '%s' is not an engine: %s; write 'embedded' or "
