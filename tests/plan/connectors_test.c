@@ -10,45 +10,7 @@
 #include "sql/parser.h"
 #include "test.h"
 
-typedef struct env {
-  dp_arena *arena;
-  dp_diags d;
-  dp_catalog *cat;
-  const char *sql;
-} env;
-
-static void env_init(env *e) {
-  e->arena = dp_arena_new(0);
-  e->cat = dp_catalog_new();
-  e->sql = "";
-  dp_diags_init(&e->d, e->arena, "t.sql", "", 0);
-}
-
-static void env_free(env *e) {
-  dp_catalog_free(e->cat);
-  dp_arena_free(e->arena);
-}
-
-/* Parse and apply CREATE TABLE / SET statements; -1 when the SQL does not
-** parse (a broken test). */
-static int run(env *e, const char *sql) {
-  e->sql = sql;
-  dp_diags_init(&e->d, e->arena, "t.sql", sql, strlen(sql));
-  dp_ast_script *script = NULL;
-  if (dp_parse(e->arena, &e->d, sql, strlen(sql), &script) != DIPPER_OK) {
-    fprintf(stderr, "parse failed: %s\n  in: %s\n", e->d.count ? e->d.items[0].message : "?", sql);
-    return -1;
-  }
-  int first = DIPPER_OK;
-  for (int i = 0; i < script->n; i++) {
-    const dp_ast_stmt *s = script->stmts[i];
-    int rc = -2;
-    if (s->kind == DP_AS_CREATE_TABLE) rc = dp_catalog_create_table(e->cat, &e->d, &s->u.create_table);
-    if (s->kind == DP_AS_SET) rc = dp_catalog_set(e->cat, &e->d, &s->u.set);
-    if (first == DIPPER_OK) first = rc;
-  }
-  return first;
-}
+#include "catalog_fixture.h"
 
 /* Validate table `name` for reading or writing, with fresh diagnostics. */
 static int use(env *e, const char *name, bool as_sink) {
@@ -57,35 +19,6 @@ static int use(env *e, const char *name, bool as_sink) {
   if (!t) return -1;
   return dp_connector_validate(&e->d, t, as_sink);
 }
-
-static const char *msg(const env *e) { return e->d.count ? e->d.items[0].message : "(no error)"; }
-
-static void where(const char *sql, const char *needle, unsigned *line, unsigned *col) {
-  const char *p = strstr(sql, needle);
-  *line = 1;
-  *col = 0;
-  if (!p) return;
-  const char *bol = sql;
-  for (const char *q = sql; q < p; q++)
-    if (*q == '\n') {
-      (*line)++;
-      bol = q + 1;
-    }
-  *col = (unsigned)(p - bol) + 1;
-}
-
-#define EXPECT_ERROR(e, rc, code, words, at)                                     \
-  do {                                                                           \
-    unsigned l_, c_;                                                             \
-    where((e)->sql, (at), &l_, &c_);                                             \
-    CHECK_EQ((rc), (code));                                                      \
-    CHECK((e)->d.count >= 1);                                                    \
-    CHECK_CONTAINS(msg(e), (words));                                             \
-    if ((e)->d.count >= 1) {                                                     \
-      CHECK_EQ((e)->d.items[0].span.line, l_);                                   \
-      CHECK_EQ((e)->d.items[0].span.col, c_);                                    \
-    }                                                                            \
-  } while (0)
 
 #define EXPECT_OK(e, sql)                                                        \
   do {                                                                           \
