@@ -111,7 +111,7 @@ int dp_grpc_unary(dp_grpc *g, const char *method, const void *req, size_t len,
 /* Start a server-streaming call (the request is sent whole, then END_STREAM). */
 int dp_grpc_stream_open(dp_grpc *g, const char *method, const void *req, size_t len,
                         int64_t deadline_ms, dp_grpc_call **out, dp_buf *err);
-/* The next message of the call, waiting for it: 1 with *msg/*len set (borrowed
+/* The next message of the call, waiting for it: 1 with *msg and *len set (borrowed
 ** until the next call on c), 0 at the end of a call that ended with status OK,
 ** or a negative dipper code (-DIPPER_REMOTE with *st filled when the status is
 ** not OK; -DIPPER_IO when the connection broke; -DIPPER_TIMEOUT ...).
