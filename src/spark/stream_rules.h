@@ -1,0 +1,30 @@
+/*
+** stream_rules.h — what Spark Structured Streaming refuses in streaming mode,
+** checked on dipper's analysed plan at compile time.
+**
+** Owns: the rules of Spark's UnsupportedOperationChecker (and of Spark's
+** streaming operators) that the engine-neutral validator (plan/validate.c)
+** does not already enforce because dipper's embedded engine can run the
+** construct: sorting outside complete-mode aggregation, OFFSET, LIMIT in
+** update mode, OVER and ranking (Top-N) on streams, CUMULATE, keep-last
+** deduplication, distinct aggregates, the stream-stream and stream-static
+** join matrix, unions of streams with bounded inputs, session windows in
+** update mode, chained stateful operators outside append mode, watermarks
+** with a delay that is not a constant interval, temporal joins on streams.
+** Does not own: translating the plan (translate.h) or the engine-neutral
+** rules (plan/validate.c runs first; every plan seen here has passed it).
+*/
+#ifndef DP_SPARK_STREAM_RULES_H
+#define DP_SPARK_STREAM_RULES_H
+
+#include "core/diag.h"
+#include "plan/plan.h"
+
+/* Check one compiled statement for Spark.  Does nothing in batch mode.  Every
+** refusal is appended to d as DIPPER_STREAMING at the span of the construct,
+** naming what Spark lacks and what to write instead.  Returns DIPPER_OK when
+** Spark accepts the plan, DIPPER_STREAMING otherwise (DIPPER_NOMEM when the
+** list ran out of memory).  The plan is not changed. */
+int dp_spark_stream_check(const dp_query_plan *q, dp_diags *d);
+
+#endif /* DP_SPARK_STREAM_RULES_H */

@@ -1,0 +1,433 @@
+/*
+** stream_rules_test.c — dp_spark_stream_check: each of Spark Structured
+** Streaming's refusals that dipper's own validator lets through, with its
+** code, line:col and message, next to the form Spark accepts.  The SQL is
+** compiled by the public API on the embedded engine (so it has passed the
+** engine-neutral validation) and the compiled plans are checked for Spark.
+** A few rules are about output modes that dipper's validator never lets reach
+** them with that plan; those cases set the mode on the compiled plan.
+** Offline: no server is needed.
+*/
+#include <stdlib.h>
+
+#include "api/dipper_int.h"
+#include "spark/stream_rules.h"
+#include "test.h"
+
+static const char *DDL =
+    "CREATE TABLE pay (createTime TIMESTAMP(3), orderId BIGINT, payAmount DOUBLE,\n"
+    "  payPlatform INT, provinceId INT,\n"
+    "  WATERMARK FOR createTime AS createTime - INTERVAL '10' SECOND)\n"
+    "WITH ('connector' = 'kafka', 'topic' = 'pay', 'format' = 'json',\n"
+    "  'properties.bootstrap.servers' = '127.0.0.1:9092');\n"
+    "CREATE TABLE ship (orderId BIGINT, shipTime TIMESTAMP(3),\n"
+    "  WATERMARK FOR shipTime AS shipTime - INTERVAL '5' SECOND)\n"
+    "WITH ('connector' = 'kafka', 'topic' = 'ship', 'format' = 'json',\n"
+    "  'properties.bootstrap.servers' = '127.0.0.1:9092');\n"
+    "CREATE TABLE clicks (orderId BIGINT, url STRING, p AS PROCTIME())\n"
+    "WITH ('connector' = 'kafka', 'topic' = 'clicks', 'format' = 'json',\n"
+    "  'properties.bootstrap.servers' = '127.0.0.1:9092');\n"
+    "CREATE TABLE rates (provinceId INT, rate DOUBLE, rateTime TIMESTAMP(3),\n"
+    "  WATERMARK FOR rateTime AS rateTime - INTERVAL '1' SECOND,\n"
+    "  PRIMARY KEY (provinceId) NOT ENFORCED)\n"
+    "WITH ('connector' = 'kafka', 'topic' = 'rates', 'format' = 'json',\n"
+    "  'properties.bootstrap.servers' = '127.0.0.1:9092');\n"
+    "CREATE TABLE provinces (provinceId INT, name STRING)\n"
+    "WITH ('connector' = 'memory', 'bounded' = 'true');\n";
+
+/* One case: a handle with the DDL, the program of `sql`, and the Spark
+** check's diagnostics over every statement. */
+typedef struct fx {
+  dipper *db;
+  dipper_program *prog;
+  dp_arena *arena;
+  dp_diags d;
+  int compiled;   /* dipper_compile's result */
+} fx;
+
+static void fx_open(fx *f, const char *sql) {
+  memset(f, 0, sizeof *f);
+  f->arena = dp_arena_new(0);
+  dp_diags_init(&f->d, f->arena, "<test>", sql, strlen(sql));
+  if (dipper_open(&f->db, "embedded") != DIPPER_OK) {
+    f->compiled = -1;
+    return;
+  }
+  dipper_program *ddl = NULL;
+  int rc = dipper_compile(f->db, DDL, (size_t)-1, "ddl.sql", &ddl);
+  dipper_program_free(ddl);
+  if (rc != DIPPER_OK) {
+    char *msg = dipper_diag_render(f->db, 0);
+    fprintf(stderr, "DDL does not compile:\n%s", msg ? msg : "?\n");
+    free(msg);
+    f->compiled = rc;
+    return;
+  }
+  f->compiled = dipper_compile(f->db, sql, (size_t)-1, "<test>", &f->prog);
+  if (f->compiled != DIPPER_OK) {
+    char *msg = dipper_diag_render(f->db, 0);
+    fprintf(stderr, "does not compile on the embedded engine:\n%s", msg ? msg : "?\n");
+    free(msg);
+  }
+}
+
+/* The last statement's plan (the query), or NULL. */
+static dp_query_plan *fx_plan(fx *f) {
+  if (!f->prog || f->prog->n == 0) return NULL;
+  return &f->prog->stmts[f->prog->n - 1].plan;
+}
+
+/* Run the Spark check on every statement; the number of diagnostics. */
+static int fx_check(fx *f) {
+  if (f->compiled != DIPPER_OK) return -1;
+  int rc = DIPPER_OK;
+  for (int i = 0; i < f->prog->n; i++) {
+    int r = dp_spark_stream_check(&f->prog->stmts[i].plan, &f->d);
+    if (r != DIPPER_OK) rc = r;
+  }
+  if ((rc == DIPPER_OK) != (f->d.count == 0)) return -2; /* code and list disagree */
+  return f->d.count;
+}
+
+static void fx_close(fx *f) {
+  dipper_program_free(f->prog);
+  dipper_close(f->db);
+  dp_arena_free(f->arena);
+}
+
+#define CHECK_REFUSED(f, line_, col_, words)                  \
+  do {                                                        \
+    CHECK_EQ(fx_check(f), 1);                                 \
+    if ((f)->d.count >= 1) {                                  \
+      CHECK_EQ((f)->d.items[0].code, DIPPER_STREAMING);       \
+      CHECK_EQ((f)->d.items[0].span.line, line_);             \
+      CHECK_EQ((f)->d.items[0].span.col, col_);               \
+      CHECK_CONTAINS((f)->d.items[0].message, words);         \
+    }                                                         \
+  } while (0)
+
+#define CHECK_ACCEPTED(f)                                     \
+  do {                                                        \
+    int count_ = fx_check(f);                                 \
+    CHECK_EQ(count_, 0);                                      \
+    if (count_ > 0) fprintf(stderr, "  first: %s\n", (f)->d.items[0].message); \
+  } while (0)
+
+/* Refused, for a query that compiles on the embedded engine. */
+static void refused(const char *sql, uint32_t line, uint32_t col, const char *words) {
+  fx f;
+  fx_open(&f, sql);
+  CHECK_EQ(f.compiled, DIPPER_OK);
+  CHECK_REFUSED(&f, line, col, words);
+  fx_close(&f);
+}
+
+static void accepted(const char *sql) {
+  fx f;
+  fx_open(&f, sql);
+  CHECK_EQ(f.compiled, DIPPER_OK);
+  CHECK_ACCEPTED(&f);
+  fx_close(&f);
+}
+
+#define COMPLETE "SET 'dipper.output-mode' = 'complete';\n"
+#define UPDATE "SET 'dipper.output-mode' = 'update';\n"
+
+static const char *TOP_PROVINCES = COMPLETE
+    "SELECT provinceId, SUM(payAmount) AS total FROM pay GROUP BY provinceId\n"
+    "ORDER BY total DESC\n"
+    "LIMIT 3";
+
+/* ---- LIMIT / OFFSET ---- */
+
+TEST(offset_on_a_stream) {
+  refused(COMPLETE
+          "SELECT provinceId, SUM(payAmount) AS total FROM pay GROUP BY provinceId\n"
+          "ORDER BY total DESC\n"
+          "LIMIT 3 OFFSET 1",
+          4, 1, "OFFSET on a stream: Spark cannot skip the first rows");
+  accepted(TOP_PROVINCES);
+}
+
+TEST(limit_in_update_mode) {
+  const char *sql = COMPLETE "SELECT provinceId, COUNT(*) FROM pay GROUP BY provinceId\n"
+                             "LIMIT 5";
+  accepted(sql);
+  /* dipper's validator refuses LIMIT on a stream outside complete mode itself;
+     Spark's own rule is about update mode, so it is put on the plan here. */
+  fx f;
+  fx_open(&f, sql);
+  CHECK_EQ(f.compiled, DIPPER_OK);
+  if (fx_plan(&f)) fx_plan(&f)->output_mode = DP_MODE_UPDATE;
+  CHECK_REFUSED(&f, 3, 1, "LIMIT on a stream in update mode");
+  CHECK_CONTAINS(f.d.items[0].message, "SET 'dipper.output-mode' = 'complete'");
+  fx_close(&f);
+}
+
+/* ---- ORDER BY ---- */
+
+TEST(sort_outside_complete_mode_aggregation) {
+  refused("SELECT orderId, createTime FROM pay\n"
+          "ORDER BY createTime",
+          2, 1, "ORDER BY on a stream: Spark sorts a streaming query only when it sorts an "
+                "aggregation in complete mode");
+  accepted(TOP_PROVINCES);
+}
+
+/* ---- OVER and ranking ---- */
+
+TEST(over_on_a_stream) {
+  refused("SELECT orderId,\n"
+          "  SUM(payAmount) OVER (PARTITION BY provinceId ORDER BY createTime\n"
+          "    ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) AS last3\n"
+          "FROM pay",
+          2, 23, "OVER on a stream: Spark has no window functions on streaming queries");
+  /* On a bounded table inside a streaming session it is Spark batch work. */
+  accepted("SELECT name, COUNT(*) OVER (PARTITION BY name) FROM provinces");
+}
+
+TEST(top_n_on_a_stream) {
+  fx f;
+  fx_open(&f, "SELECT * FROM (\n"
+              "  SELECT window_start, provinceId, total,\n"
+              "    ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY total DESC) AS rn\n"
+              "  FROM (SELECT window_start, window_end, provinceId, SUM(payAmount) AS total\n"
+              "        FROM TABLE(TUMBLE(TABLE pay, DESCRIPTOR(createTime), INTERVAL '1' MINUTE))\n"
+              "        GROUP BY window_start, window_end, provinceId))\n"
+              "WHERE rn <= 3");
+  CHECK_EQ(f.compiled, DIPPER_OK);
+  CHECK_EQ(fx_check(&f), 1);
+  if (f.d.count >= 1) {
+    CHECK_CONTAINS(f.d.items[0].message, "a Top-N (ROW_NUMBER()/RANK() ... WHERE rn <= N) on a "
+                                         "stream: Spark has no ranking functions");
+    CHECK_CONTAINS(f.d.items[0].message, "MAX()/MIN() in a window aggregation");
+    CHECK_EQ(f.d.items[0].span.line, 7);
+    CHECK_EQ(f.d.items[0].span.col, 7);
+  }
+  fx_close(&f);
+  accepted(TOP_PROVINCES);
+}
+
+/* ---- deduplication ---- */
+
+TEST(dedup_keeping_the_last_row) {
+  refused(UPDATE
+          "SELECT orderId, payAmount FROM (\n"
+          "  SELECT *, ROW_NUMBER() OVER (PARTITION BY orderId ORDER BY createTime DESC) AS rn\n"
+          "  FROM pay)\n"
+          "WHERE rn = 1",
+          5, 7, "keeping the last row per key");
+  accepted("SELECT orderId, payAmount FROM (\n"
+           "  SELECT *, ROW_NUMBER() OVER (PARTITION BY orderId ORDER BY createTime ASC) AS rn\n"
+           "  FROM pay)\n"
+           "WHERE rn = 1");
+}
+
+static dp_plan *find_kind(dp_plan *p, dp_plan_kind k) {
+  if (!p) return NULL;
+  if (p->kind == k) return p;
+  for (int i = 0; i < p->ninputs; i++) {
+    dp_plan *q = find_kind(p->inputs[i], k);
+    if (q) return q;
+  }
+  return NULL;
+}
+
+TEST(dedup_within_watermark_needs_a_watermark) {
+  /* Only the C API asks for dropDuplicatesWithinWatermark: set it on the plan. */
+  const char *no_wm = UPDATE "SELECT orderId, url FROM (\n"
+                             "  SELECT *, ROW_NUMBER() OVER (PARTITION BY orderId ORDER BY p) AS rn\n"
+                             "  FROM clicks)\n"
+                             "WHERE rn = 1";
+  fx f;
+  fx_open(&f, no_wm);
+  CHECK_EQ(f.compiled, DIPPER_OK);
+  dp_plan *dd = fx_plan(&f) ? find_kind(fx_plan(&f)->roots[0], DP_P_DEDUPLICATE) : NULL;
+  CHECK(dd != NULL);
+  if (dd) dd->u.dedup.within_watermark = true;
+  CHECK_EQ(fx_check(&f), 1);
+  if (f.d.count) CHECK_CONTAINS(f.d.items[0].message, "deduplication within the watermark needs "
+                                                      "a watermark on its input");
+  fx_close(&f);
+
+  fx_open(&f, "SELECT orderId, payAmount FROM (\n"
+              "  SELECT *, ROW_NUMBER() OVER (PARTITION BY orderId ORDER BY createTime) AS rn\n"
+              "  FROM pay)\n"
+              "WHERE rn = 1");
+  CHECK_EQ(f.compiled, DIPPER_OK);
+  dd = fx_plan(&f) ? find_kind(fx_plan(&f)->roots[0], DP_P_DEDUPLICATE) : NULL;
+  CHECK(dd != NULL);
+  if (dd) dd->u.dedup.within_watermark = true;
+  CHECK_ACCEPTED(&f);
+  fx_close(&f);
+}
+
+/* ---- joins ---- */
+
+static const char *INTERVAL_JOIN =
+    "SELECT pay.orderId, shipTime FROM pay\n"
+    "LEFT JOIN ship ON pay.orderId = ship.orderId\n"
+    "  AND shipTime BETWEEN createTime AND createTime + INTERVAL '1' HOUR";
+
+TEST(stream_stream_join_outside_append_mode) {
+  refused(UPDATE "SELECT pay.orderId, shipTime FROM pay\n"
+                 "JOIN ship ON pay.orderId = ship.orderId",
+          2, 35, "INNER JOIN of two streams in update mode: Spark runs a stream-stream join "
+                "only in append mode");
+  accepted(INTERVAL_JOIN);
+}
+
+TEST(stream_stream_anti_join) {
+  refused("SELECT pay.orderId FROM pay\n"
+          "LEFT ANTI JOIN ship ON pay.orderId = ship.orderId\n"
+          "  AND shipTime BETWEEN createTime AND createTime + INTERVAL '1' HOUR",
+          1, 25, "ANTI JOIN (NOT EXISTS / NOT IN) of two streams: Spark has no anti join");
+  accepted("SELECT pay.orderId FROM pay\n"
+           "LEFT SEMI JOIN ship ON pay.orderId = ship.orderId\n"
+           "  AND shipTime BETWEEN createTime AND createTime + INTERVAL '1' HOUR");
+}
+
+TEST(static_semi_join_stream) {
+  refused("SELECT name FROM provinces\n"
+          "LEFT SEMI JOIN pay ON provinces.provinceId = pay.provinceId",
+          1, 18, "SEMI JOIN with the stream on the right and a bounded table on the left");
+  accepted("SELECT orderId FROM pay\n"
+           "LEFT SEMI JOIN provinces ON provinces.provinceId = pay.provinceId");
+}
+
+TEST(temporal_join_of_a_stream) {
+  refused("SELECT orderId, payAmount * rate FROM pay\n"
+          "JOIN rates FOR SYSTEM_TIME AS OF pay.createTime ON pay.provinceId = rates.provinceId",
+          1, 39, "FOR SYSTEM_TIME AS OF a stream: Spark has no temporal (versioned) join");
+  accepted("SELECT orderId, name FROM pay\n"
+           "LEFT JOIN provinces ON pay.provinceId = provinces.provinceId");
+}
+
+/* ---- set operations ---- */
+
+TEST(union_of_a_stream_and_a_bounded_input) {
+  refused("SELECT provinceId FROM pay\n"
+          "UNION ALL\n"
+          "SELECT provinceId FROM provinces",
+          1, 1, "UNION of a stream and a bounded input: Spark cannot union streaming and batch");
+  accepted("SELECT orderId FROM pay\n"
+           "UNION ALL\n"
+           "SELECT orderId FROM ship");
+}
+
+/* ---- windows and aggregations ---- */
+
+static const char *HOP_SUM =
+    "SELECT provinceId, window_start, window_end, SUM(payAmount)\n"
+    "FROM TABLE(\n"
+    "  HOP(TABLE pay, DESCRIPTOR(createTime), INTERVAL '30' SECOND, INTERVAL '1' MINUTE))\n"
+    "GROUP BY provinceId, window_start, window_end";
+
+TEST(cumulate_windows) {
+  refused("SELECT provinceId, window_start, window_end, SUM(payAmount)\n"
+          "FROM TABLE(\n"
+          "  CUMULATE(TABLE pay, DESCRIPTOR(createTime), INTERVAL '1' MINUTE, INTERVAL '1' HOUR))\n"
+          "GROUP BY provinceId, window_start, window_end",
+          2, 6, "CUMULATE on a stream: Spark has no cumulating windows");
+  accepted(HOP_SUM);
+}
+
+TEST(processing_time_window_in_append_mode) {
+  const char *q = "SELECT window_start, COUNT(*)\n"
+                  "FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(p), INTERVAL '1' MINUTE))\n"
+                  "GROUP BY window_start, window_end";
+  refused(q, 2, 6, "a window on processing time in append mode");
+  char *upd = malloc(strlen(UPDATE) + strlen(q) + 1);
+  CHECK(upd != NULL);
+  if (!upd) return;
+  strcpy(upd, UPDATE);
+  strcat(upd, q);
+  accepted(upd);
+  free(upd);
+}
+
+TEST(distinct_aggregates) {
+  refused("SELECT window_start, COUNT(DISTINCT orderId)\n"
+          "FROM TABLE(TUMBLE(TABLE pay, DESCRIPTOR(createTime), INTERVAL '1' MINUTE))\n"
+          "GROUP BY window_start, window_end",
+          1, 22, "count(DISTINCT ...) on a stream: Spark has no distinct aggregates");
+  accepted("SELECT window_start, APPROX_COUNT_DISTINCT(orderId)\n"
+           "FROM TABLE(TUMBLE(TABLE pay, DESCRIPTOR(createTime), INTERVAL '1' MINUTE))\n"
+           "GROUP BY window_start, window_end");
+}
+
+static const char *SESSIONS =
+    "SELECT provinceId, window_start, window_end, SUM(payAmount)\n"
+    "FROM TABLE(SESSION(TABLE pay PARTITION BY provinceId, DESCRIPTOR(createTime),\n"
+    "                   INTERVAL '5' MINUTE))\n"
+    "GROUP BY provinceId, window_start, window_end";
+
+TEST(session_window_in_update_mode) {
+  char sql[1024];
+  snprintf(sql, sizeof sql, "%s%s", UPDATE, SESSIONS);
+  refused(sql, 5, 1, "a session window aggregation in update mode");
+  accepted(SESSIONS);
+}
+
+TEST(watermark_with_an_expression_delay) {
+  fx f;
+  fx_open(&f, "CREATE TABLE odd (ts TIMESTAMP(3), lag_s INT,\n"
+              "  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND * lag_s)\n"
+              "WITH ('connector' = 'kafka', 'topic' = 'odd', 'format' = 'json',\n"
+              "  'properties.bootstrap.servers' = '127.0.0.1:9092');\n"
+              "SELECT ts, lag_s FROM odd");
+  if (f.compiled == DIPPER_OK) {
+    CHECK_REFUSED(&f, 2, 3, "this WATERMARK is not the time column minus a constant interval");
+  } else {
+    CHECK_EQ(f.compiled, DIPPER_OK);
+  }
+  fx_close(&f);
+  accepted("SELECT createTime, orderId FROM pay");
+}
+
+/* ---- chains of stateful operators ---- */
+
+/* A window over the window_time of an earlier window aggregation. */
+static const char *CHAINED_WINDOWS =
+    "CREATE TEMPORARY VIEW per_minute AS\n"
+    "  SELECT window_time AS wt, provinceId, SUM(payAmount) AS total\n"
+    "  FROM TABLE(TUMBLE(TABLE pay, DESCRIPTOR(createTime), INTERVAL '1' MINUTE))\n"
+    "  GROUP BY window_start, window_end, window_time, provinceId;\n"
+    "SELECT window_start, window_end, MAX(total)\n"
+    "FROM TABLE(TUMBLE(TABLE per_minute, DESCRIPTOR(wt), INTERVAL '10' MINUTE))\n"
+    "GROUP BY window_start, window_end";
+
+TEST(chained_aggregations_outside_append_mode) {
+  accepted(CHAINED_WINDOWS);
+  fx f;
+  fx_open(&f, CHAINED_WINDOWS);
+  CHECK_EQ(f.compiled, DIPPER_OK);
+  if (fx_plan(&f)) fx_plan(&f)->output_mode = DP_MODE_UPDATE;
+  CHECK_EQ(fx_check(&f), 1);
+  if (f.d.count) {
+    CHECK_CONTAINS(f.d.items[0].message, "a stateful operator over the result of an "
+                                         "aggregation in update mode");
+    CHECK_EQ(f.d.items[0].span.line, 7);
+    CHECK_EQ(f.d.items[0].span.col, 1);
+  }
+  fx_close(&f);
+}
+
+TEST(batch_mode_is_not_checked) {
+  accepted("SET 'execution.runtime-mode' = 'batch';\n"
+           "SELECT name FROM provinces ORDER BY name LIMIT 1 OFFSET 1");
+}
+
+TEST(the_seed_pipeline_is_accepted) {
+  accepted("CREATE TABLE sink (province_id INT, window_start TIMESTAMP(3),\n"
+           "  window_end TIMESTAMP(3), pay_amount DOUBLE)\n"
+           "WITH ('connector' = 'kafka', 'topic' = 'sink', 'format' = 'json',\n"
+           "  'properties.bootstrap.servers' = '127.0.0.1:9092');\n"
+           "INSERT INTO sink\n"
+           "SELECT provinceId, window_start, window_end, SUM(payAmount)\n"
+           "FROM TABLE(\n"
+           "  HOP(TABLE pay, DESCRIPTOR(createTime), INTERVAL '30' SECOND, INTERVAL '1' MINUTE))\n"
+           "GROUP BY provinceId, window_start, window_end");
+}
+
+int main(void) { return RUN_TESTS(); }
