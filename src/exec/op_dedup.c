@@ -9,9 +9,10 @@
 **   bounded input   the best row per key so far; emitted once, at the end;
 **   stream, first   the first row of a key leaves at once and the key is
 **                   remembered (append mode; Spark's dropDuplicates).  When
-**                   ts is an event-time attribute, rows older than the
-**                   watermark are late (dropped, counted) and keys whose row
-**                   is older than the watermark are forgotten;
+**                   ts is an event-time attribute, rows at or before the
+**                   watermark are late (Spark's rule: ts <= watermark;
+**                   dropped, counted) and keys whose row is at or before the
+**                   watermark are forgotten;
 **   stream, last    the best row per key; at the end of each micro-batch the
 **                   keys whose row changed leave with their new row (update
 **                   mode).
@@ -95,7 +96,7 @@ static int take_rows(dp_op *op, const dp_batch *b) {
     if (st->event_time) {
       bool null_ts = dp_vector_is_null(b->cols[oc], r);
       t = null_ts ? INT64_MIN : dp_vector_get_i64(b->cols[oc], r);
-      if (wm != DP_WATERMARK_NONE && (null_ts || t < wm)) {
+      if (wm != DP_WATERMARK_NONE && (null_ts || t <= wm)) {
         op->metrics.late_dropped++;
         continue;
       }
@@ -166,7 +167,7 @@ static int dedup_next(dp_op *op, dp_batch **out) {
   return DIPPER_OK;
 }
 
-/* Forget the keys whose row is older than the watermark (DEDUP_FIRST on an
+/* Forget the keys whose row is at or before the watermark (DEDUP_FIRST on an
 ** event-time column): a later row of such a key would be late anyway. */
 static int expire(dp_op *op) {
   dedup_state *st = op->state;
@@ -174,13 +175,13 @@ static int expire(dp_op *op) {
   int64_t n = dp_groups_count(&st->keys), nkeep = 0;
   if (wm == DP_WATERMARK_NONE || n == 0) return DIPPER_OK;
   for (int64_t id = 0; id < n; id++)
-    if (st->ts[id] >= wm) nkeep++;
+    if (st->ts[id] > wm) nkeep++;
   if (nkeep == n) return DIPPER_OK;
   dp_groups fresh;
   int rc = dp_groups_init(&fresh, &st->key_schema);
   const dp_vector *const *kc = (const dp_vector *const *)st->keys.keys->cols;
   for (int64_t id = 0; !rc && id < n; id++) {
-    if (st->ts[id] < wm) continue;
+    if (st->ts[id] <= wm) continue;
     int64_t nid;
     bool is_new;
     if (!(rc = dp_groups_find_or_add(&fresh, kc, id, &nid, &is_new))) st->ts[nid] = st->ts[id];

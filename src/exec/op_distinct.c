@@ -4,9 +4,9 @@
 ** A row leaves the first time it is seen and never again (NULLs are equal to
 ** each other here, as in GROUP BY), so the operator streams: it needs no end
 ** of input, and on a stream its output is append-only.  State: one stored
-** row per distinct row.  When a column is an event-time attribute, rows older
-** than the watermark are late (dropped, counted) and stored rows older than
-** it are forgotten, since no row to come can equal them; otherwise the state
+** row per distinct row.  When a column is an event-time attribute, rows at or
+** before the watermark are late (Spark's rule: time <= watermark; dropped,
+** counted) and stored rows at or before it are forgotten, since no row to come can equal them; otherwise the state
 ** lasts as long as the query.
 */
 #include <stdlib.h>
@@ -43,7 +43,7 @@ static int distinct_next(dp_op *op, dp_batch **out) {
     for (int64_t r = 0; r < b->nrows; r++) {
       if (st->time_col >= 0 && wm != DP_WATERMARK_NONE &&
           !dp_vector_is_null(b->cols[st->time_col], r) &&
-          dp_vector_get_i64(b->cols[st->time_col], r) < wm) {
+          dp_vector_get_i64(b->cols[st->time_col], r) <= wm) {
         op->metrics.late_dropped++;
         continue;
       }
@@ -66,7 +66,7 @@ static int distinct_next(dp_op *op, dp_batch **out) {
   }
 }
 
-/* Forget the rows older than the watermark (time_col set). */
+/* Forget the rows at or before the watermark (time_col set). */
 static int distinct_end_batch(dp_op *op) {
   distinct_state *st = op->state;
   int64_t wm = op->ex->watermark, n = dp_groups_count(&st->seen);
@@ -74,13 +74,13 @@ static int distinct_end_batch(dp_op *op) {
   const dp_vector *t = st->seen.keys->cols[st->time_col];
   int64_t old = 0;
   for (int64_t id = 0; id < n; id++)
-    if (dp_vector_is_null(t, id) || dp_vector_get_i64(t, id) < wm) old++;
+    if (dp_vector_is_null(t, id) || dp_vector_get_i64(t, id) <= wm) old++;
   if (old == 0) return DIPPER_OK;
   dp_groups fresh;
   int rc = dp_groups_init(&fresh, st->seen.keys->schema);
   const dp_vector *const *cols = (const dp_vector *const *)st->seen.keys->cols;
   for (int64_t id = 0; !rc && id < n; id++) {
-    if (dp_vector_is_null(t, id) || dp_vector_get_i64(t, id) < wm) continue;
+    if (dp_vector_is_null(t, id) || dp_vector_get_i64(t, id) <= wm) continue;
     int64_t nid;
     bool is_new;
     rc = dp_groups_find_or_add(&fresh, cols, id, &nid, &is_new);

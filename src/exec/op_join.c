@@ -25,8 +25,8 @@
 **                  join the left store, then the new right rows probe it.
 **                  With a time range between the sides (props.has_time_bound:
 **                  an interval join, or a window join on window bounds), rows
-**                  older than the late watermark (the previous batch's) are
-**                  dropped and counted; a stored row leaves the state once
+**                  at or before the late watermark (the previous batch's)
+**                  are dropped and counted; a stored row leaves the state once
 **                  the current watermark says no row still to come can meet
 **                  it (Spark's rule) — padded first, when its side is outer
 **                  and it never matched.  INNER joins without a
@@ -359,9 +359,10 @@ static bool expired(const join_state *st, int s, const dp_vector *tv, int64_t ro
   if (dp_vector_is_null(tv, row)) return true; /* no time: the bound never holds */
   int64_t t = dp_vector_get_i64(tv, row);
   /* left t meets right rows with time in [t - upper, t - lower], right t
-  ** meets left rows in [t + lower, t + upper]; rows to come are >= wm. */
-  if (s == 0) return t - st->evict_lower < wm;
-  return t + st->evict_upper < wm;
+  ** meets left rows in [t + lower, t + upper]; rows to come are > wm (a row
+  ** at or before the watermark is late: Spark's rule). */
+  if (s == 0) return t - st->evict_lower <= wm;
+  return t + st->evict_upper <= wm;
 }
 
 /* The watermark below which input rows are late in this batch: the one the
@@ -375,13 +376,14 @@ static int keep_delta(dp_op *op, const dp_batch *b, int s) {
   struct side *sd = &st->side[s];
   int64_t wm = late_mark(op);
   if (sd->time_col < 0 || wm == DP_WATERMARK_NONE) return dp_rows_append(sd->delta, b);
-  /* Rows older than the watermark are late: they could not be matched fairly. */
+  /* Rows at or before the watermark are late (Spark's rule): they could not
+  ** be matched fairly. */
   const dp_vector *tv = b->cols[sd->time_col];
   int64_t *keep = malloc((size_t)(b->nrows ? b->nrows : 1) * sizeof *keep);
   if (!keep) return DIPPER_NOMEM;
   int64_t n = 0;
   for (int64_t r = 0; r < b->nrows; r++) {
-    if (!dp_vector_is_null(tv, r) && dp_vector_get_i64(tv, r) < wm) {
+    if (!dp_vector_is_null(tv, r) && dp_vector_get_i64(tv, r) <= wm) {
       op->metrics.late_dropped++;
       continue;
     }

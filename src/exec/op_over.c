@@ -24,7 +24,9 @@
 ** before that later frames can still reach (all of them for frames that
 ** start UNBOUNDED PRECEDING, n rows per partition for ROWS n, the last x µs
 ** for RANGE x): each row leaves once, with the frame it has when released.
-** Rows older than the watermark on arrival are late, dropped and counted.
+** Rows at or before the watermark on arrival are late (Spark's `<=`),
+** dropped and counted.  A bounded input in streaming mode ordered by event
+** time runs this way too.
 ** Ordered by processing time (PROCTIME()), rows are computed as they arrive.
 */
 #include <math.h>
@@ -54,15 +56,16 @@ static int keep_rows(dp_op *op, const dp_batch *b) {
   over_state *st = op->state;
   op->metrics.rows_in += b->nrows;
   if (!st->stream || st->proctime) return dp_rows_append(st->stream ? st->pending : st->rows, b);
-  /* Rows older than the late watermark (the previous batch's) may come
-  ** after later rows were emitted: late, dropped and counted. */
+  /* Rows at or before the late watermark (the previous batch's) may come
+  ** after rows of their time were emitted: late, dropped and counted
+  ** (Spark's rule: late when event time <= watermark). */
   int64_t wm = op->ex->late_watermark;
   const dp_vector *t = b->cols[st->time_col];
   int64_t *keep = malloc((size_t)(b->nrows ? b->nrows : 1) * sizeof *keep);
   if (!keep) return DIPPER_NOMEM;
   int64_t n = 0;
   for (int64_t r = 0; r < b->nrows; r++) {
-    if (wm != DP_WATERMARK_NONE && (dp_vector_is_null(t, r) || dp_vector_get_i64(t, r) < wm)) {
+    if (wm != DP_WATERMARK_NONE && (dp_vector_is_null(t, r) || dp_vector_get_i64(t, r) <= wm)) {
       op->metrics.late_dropped++;
       continue;
     }
@@ -511,7 +514,18 @@ static int over_open(dp_op *op) {
   const dp_plan *in = p->inputs[0];
   bool stream = !in->props.bounded && !p->props.bounded;
   int tc = p->u.over.norder > 0 ? dp_expr_as_column(p->u.over.order[0].expr) : -1;
-  if (stream && (tc < 0 || p->u.over.order[0].desc || !in->props.time_attr || in->props.time_attr[tc] == -1))
+  bool by_time = tc >= 0 && !p->u.over.order[0].desc && in->props.time_attr && in->props.time_attr[tc] != -1;
+  /* A bounded input in streaming mode still runs as a stream when it is
+  ** ordered by event time, so that rows leave as the watermark passes them
+  ** (as window aggregations over it do), not all in the final batch.  Calls
+  ** that need the whole partition keep the bounded way. */
+  if (!stream && by_time && in->props.time_attr[tc] >= 0 && op->ex->query && op->ex->query->streaming) {
+    stream = true;
+    for (int c = 0; c < p->u.over.ncalls; c++)
+      if (p->u.over.calls[c].fn->kind == DP_FN_WINDOW && p->u.over.calls[c].fn->id != DP_F_LAG)
+        stream = false;
+  }
+  if (stream && !by_time)
     return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->span,
                     "the embedded engine runs OVER on a stream only ordered ascending by a time "
                     "attribute (an event-time column: rows leave as the watermark passes them; "

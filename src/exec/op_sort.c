@@ -9,7 +9,8 @@
 **             (complete mode): each batch's rows are sorted on their own;
 **   time      the first key is an event-time attribute, ascending: rows wait
 **             until the watermark reaches them and leave in order; rows
-**             older than the watermark on arrival are late, dropped and counted.
+**             at or before the watermark on arrival are late (Spark's rule:
+**             time <= watermark), dropped and counted.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,7 @@ static int keep_rows(dp_op *op, const dp_batch *b) {
   if (!keep) return DIPPER_NOMEM;
   int64_t n = 0;
   for (int64_t r = 0; r < b->nrows; r++) {
-    if (wm != DP_WATERMARK_NONE && !dp_vector_is_null(t, r) && dp_vector_get_i64(t, r) < wm) {
+    if (wm != DP_WATERMARK_NONE && !dp_vector_is_null(t, r) && dp_vector_get_i64(t, r) <= wm) {
       op->metrics.late_dropped++;
       continue;
     }

@@ -11,13 +11,17 @@
 ** Three ways to run, fixed at open:
 **   bounded  the whole input is ranked once, when it has ended;
 **   window   PARTITION BY holds the window_end of a window (a window Top-N,
-**            append mode): rows wait until the watermark reaches their
+**            append mode; also over a bounded input in streaming mode): rows wait until the watermark reaches their
 **            window's end, then that window is ranked, emitted and dropped;
 **            rows of a window already emitted are late (dropped, counted);
 **   update   any other stream: the state is the current top rows of every
-**            partition; each micro-batch re-ranks them with its new rows and
-**            emits the new top rows of the partitions it touched (update
-**            mode: a partition's rows replace the ones emitted before).
+**            partition with the rank each was last emitted with; each
+**            micro-batch re-ranks them with its new rows and emits the top
+**            rows that changed: rows new to the top, and (when the query
+**            reads the rank) rows whose rank moved — Flink's updating Top-N,
+**            as upserts keyed by (partition, rank).  A row pushed out of the
+**            top is not retracted: update mode has no deletes, and the row
+**            that took its rank is emitted in its place.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +38,8 @@ typedef struct topn_state {
   dp_schema part_schema;
   dp_batch *rows;      /* rows waiting (bounded, window) or the current top (update) */
   dp_batch *fresh;     /* TOPN_UPDATE: this batch's new rows */
+  int64_t *rank_of;    /* TOPN_UPDATE: per row of `rows`, the rank it was emitted with */
+  int64_t rank_cap;
   bool drained, emitted;
   dp_batch *result;    /* rows to emit in this batch, output layout */
   int64_t cursor;
@@ -167,45 +173,43 @@ static int close_windows(dp_op *op) {
 }
 
 /* TOPN_UPDATE: re-rank the kept rows with the new ones; the new top becomes
-** the state, and the partitions this batch touched are emitted. */
+** the state, and its rows that are new or changed rank are emitted. */
 static int update_top(dp_op *op) {
   topn_state *st = op->state;
   const dp_plan *p = op->plan;
   if (st->fresh->nrows == 0) return DIPPER_OK;
-  dp_groups touched;
-  memset(&touched, 0, sizeof touched);
-  const dp_vector *pc[64];
-  int np = st->part_schema.ncols;
-  int rc = dp_groups_init(&touched, &st->part_schema);
-  for (int k = 0; k < np; k++) pc[k] = st->fresh->cols[p->u.topn.partition[k]];
-  for (int64_t r = 0; !rc && r < st->fresh->nrows; r++) {
-    int64_t g;
-    bool is_new;
-    rc = dp_groups_find_or_add(&touched, pc, r, &g, &is_new);
-  }
-  if (!rc) rc = dp_rows_append(st->rows, st->fresh);
+  int64_t nold = st->rows->nrows; /* rows [0, nold) were emitted before, with rank_of */
+  int rc = dp_rows_append(st->rows, st->fresh);
   int64_t n = st->rows->nrows, nsel = 0, nemit = 0;
   size_t sz = (size_t)(n ? n : 1) * sizeof(int64_t);
   int64_t *sel = malloc(sz), *ranks = malloc(sz), *emit = malloc(sz), *emit_rank = malloc(sz);
   dp_batch *top = dp_batch_new(st->rows->schema, 0);
   if (!rc && (!sel || !ranks || !emit || !emit_rank || !top)) rc = DIPPER_NOMEM;
   if (!rc) rc = rank_rows(op, st->rows, sel, ranks, &nsel);
-  for (int k = 0; k < np; k++) pc[k] = st->rows->cols[p->u.topn.partition[k]];
-  for (int64_t k = 0; !rc && k < nsel; k++)
-    if (dp_groups_find(&touched, pc, sel[k]) >= 0) {
-      emit[nemit] = sel[k];
-      emit_rank[nemit++] = ranks[k];
-    }
+  for (int64_t k = 0; !rc && k < nsel; k++) {
+    bool same = sel[k] < nold && (!p->u.topn.emit_rank || st->rank_of[sel[k]] == ranks[k]);
+    if (same) continue;
+    emit[nemit] = sel[k];
+    emit_rank[nemit++] = ranks[k];
+  }
   if (!rc) rc = add_result(st, p, st->rows, emit, emit_rank, nemit);
   if (!rc) rc = dp_rows_gather_batch(top, st->rows, sel, 0, nsel);
+  if (!rc && nsel > st->rank_cap) {
+    int64_t *r = realloc(st->rank_of, (size_t)nsel * sizeof *r);
+    if (!r) rc = DIPPER_NOMEM;
+    else {
+      st->rank_of = r;
+      st->rank_cap = nsel;
+    }
+  }
   if (!rc) {
+    if (nsel > 0) memcpy(st->rank_of, ranks, (size_t)nsel * sizeof *ranks);
     dp_batch_free(st->rows);
     st->rows = top;
     top = NULL;
   }
   dp_batch_clear(st->fresh);
   dp_batch_free(top);
-  dp_groups_free(&touched);
   free(sel);
   free(ranks);
   free(emit);
@@ -293,6 +297,7 @@ static void topn_close(dp_op *op) {
   if (!st) return;
   dp_batch_free(st->rows);
   dp_batch_free(st->fresh);
+  free(st->rank_of);
   dp_batch_free(st->result);
   dp_batch_free(st->out);
   free(st);
@@ -308,12 +313,16 @@ static int topn_setup(dp_op *op) {
                     "a Top-N takes at most 64 PARTITION BY columns");
   st->prev_wm = DP_WATERMARK_NONE;
   st->wend_col = -1;
+  for (int k = 0; k < p->u.topn.npartition && st->wend_col < 0; k++)
+    if (is_window_end(in, p->u.topn.partition[k])) st->wend_col = p->u.topn.partition[k];
+  bool window = st->wend_col >= 0 && op->ex->output_mode == DP_MODE_APPEND;
   if (in->props.bounded || p->props.bounded) {
-    st->mode = TOPN_BOUNDED;
+    /* a window Top-N over a bounded input in streaming mode still closes
+    ** its windows as the watermark passes them, as window aggregations do */
+    bool streaming = op->ex->query && op->ex->query->streaming;
+    st->mode = window && streaming ? TOPN_WINDOW : TOPN_BOUNDED;
   } else {
-    for (int k = 0; k < p->u.topn.npartition && st->wend_col < 0; k++)
-      if (is_window_end(in, p->u.topn.partition[k])) st->wend_col = p->u.topn.partition[k];
-    st->mode = st->wend_col >= 0 && op->ex->output_mode == DP_MODE_APPEND ? TOPN_WINDOW : TOPN_UPDATE;
+    st->mode = window ? TOPN_WINDOW : TOPN_UPDATE;
   }
   st->part_schema.ncols = p->u.topn.npartition;
   st->part_schema.cols = dp_arena_calloc(op->ex->arena, (size_t)p->u.topn.npartition + 1, sizeof(dp_field));
