@@ -293,10 +293,12 @@ static ssize_t on_send(nghttp2_session *s, const uint8_t *data, size_t len, int 
 
 static ssize_t read_request(nghttp2_session *s, int32_t sid, uint8_t *out, size_t len,
                             uint32_t *flags, nghttp2_data_source *src, void *ud) {
-  (void)s;
-  (void)sid;
+  (void)src;
   (void)ud;
-  dp_grpc_call *c = src->ptr;
+  /* Through the stream's user data, not src->ptr: a call freed before its
+  ** request went out has cleared it, and the stream is reset instead. */
+  dp_grpc_call *c = nghttp2_session_get_stream_user_data(s, sid);
+  if (!c) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
   size_t n = c->req_len - c->req_off;
   if (n > len) n = len;
   memcpy(out, c->req + c->req_off, n);
@@ -316,7 +318,7 @@ static bool buf_reserve(dp_grpc_call *c, size_t n) {
   if (c->lent == 0 && c->cap - live >= n) {
     memmove(c->buf, c->buf + keep, live);
   } else {
-    size_t cap = c->cap ? c->cap : 64 << 10;
+    size_t cap = c->cap ? c->cap : 4096;
     while (cap < live + n) cap *= 2;
     uint8_t *nb;
     if (c->lent == 0) {
