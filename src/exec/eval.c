@@ -490,9 +490,18 @@ int dp_ev_eval(dp_ev *c, const dp_expr *e, dp_ev_arg *out) {
   case DP_E_CASE: return eval_case(c, e, out);
   case DP_E_FIELD: return eval_field(c, e, out);
   case DP_E_SUBQUERY:
+    /* The binder turns the subqueries the engine runs into joins: [NOT]
+    ** EXISTS and [NOT] IN conjuncts of WHERE into semi and anti joins, and
+    ** uncorrelated scalar subqueries that return at most one row into LEFT
+    ** joins (bind_query.c).  What is left here is one of the others. */
+    if (e->u.subquery.kind == DP_SUBQ_SCALAR)
+      return dp_ev_fail(c, e, DIPPER_UNSUPPORTED,
+                        "the embedded engine runs a scalar subquery only when it is uncorrelated "
+                        "and returns at most one row by its shape (an aggregate without GROUP "
+                        "BY, or LIMIT 1); aggregate it (MAX(..)), or join instead");
     return dp_ev_fail(c, e, DIPPER_UNSUPPORTED,
-                      "subqueries in expressions are not run by the embedded engine yet; "
-                      "rewrite it as a join, or run the query with --engine spark");
+                      "the embedded engine runs EXISTS and IN (subquery) only as conditions of "
+                      "WHERE joined by AND; move it there, or write the join");
   }
   return dp_ev_fail(c, e, DIPPER_INTERNAL, "unknown expression kind %d", (int)e->kind);
 }

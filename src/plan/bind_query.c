@@ -421,6 +421,267 @@ static void alias_scope(dp_binder *b, const dp_bscope *sc, const out_item *items
   }
 }
 
+/* ------------------------------------------------------------------ */
+/* subqueries in expressions                                           */
+/* ------------------------------------------------------------------ */
+
+/* Does some expression of the plan below p refer to a query `level` or more
+** levels out (a correlated subquery's plan, at level 1)? */
+static bool plan_has_outer(const dp_plan *p, int level) {
+  if (!p) return false;
+  bool r = false;
+  switch (p->kind) {
+  case DP_P_VALUES:
+    for (int i = 0; i < p->u.values.nrows * p->schema.ncols && !r; i++)
+      r = dp_bexpr_has_outer(p->u.values.cells[i], level);
+    break;
+  case DP_P_PROJECT:
+    for (int i = 0; i < p->u.project.n && !r; i++) r = dp_bexpr_has_outer(p->u.project.exprs[i], level);
+    break;
+  case DP_P_FILTER: r = dp_bexpr_has_outer(p->u.filter.cond, level); break;
+  case DP_P_JOIN: r = dp_bexpr_has_outer(p->u.join.cond, level) || dp_bexpr_has_outer(p->u.join.as_of, level); break;
+  case DP_P_AGGREGATE:
+    for (int i = 0; i < p->u.aggregate.ngroup && !r; i++) r = dp_bexpr_has_outer(p->u.aggregate.group[i], level);
+    for (int i = 0; i < p->u.aggregate.naggs && !r; i++) {
+      const dp_agg_call *c = &p->u.aggregate.aggs[i];
+      r = dp_bexpr_has_outer(c->filter, level);
+      for (int k = 0; k < c->nargs && !r; k++) r = dp_bexpr_has_outer(c->args[k], level);
+    }
+    break;
+  case DP_P_SORT:
+    for (int i = 0; i < p->u.sort.nkeys && !r; i++) r = dp_bexpr_has_outer(p->u.sort.keys[i].expr, level);
+    break;
+  case DP_P_TOPN:
+    for (int i = 0; i < p->u.topn.nkeys && !r; i++) r = dp_bexpr_has_outer(p->u.topn.order[i].expr, level);
+    break;
+  case DP_P_OVER:
+    for (int i = 0; i < p->u.over.npartition && !r; i++) r = dp_bexpr_has_outer(p->u.over.partition[i], level);
+    for (int i = 0; i < p->u.over.norder && !r; i++) r = dp_bexpr_has_outer(p->u.over.order[i].expr, level);
+    for (int i = 0; i < p->u.over.ncalls && !r; i++) {
+      const dp_over_call *c = &p->u.over.calls[i];
+      r = dp_bexpr_has_outer(c->filter, level);
+      for (int k = 0; k < c->nargs && !r; k++) r = dp_bexpr_has_outer(c->args[k], level);
+    }
+    break;
+  case DP_P_UNNEST: r = dp_bexpr_has_outer(p->u.unnest.arg, level); break;
+  case DP_P_WINDOW: r = dp_bexpr_has_outer(p->u.window.gap_expr, level); break;
+  default: break;
+  }
+  for (int i = 0; i < p->ninputs && !r; i++) r = plan_has_outer(p->inputs[i], level);
+  return r;
+}
+
+/* Does p return at most one row whatever its input: a global aggregate,
+** LIMIT 0 or 1, one row of VALUES, or row-preserving nodes over one? */
+static bool at_most_one_row(const dp_plan *p) {
+  for (int depth = 0; p && depth < 64; depth++) {
+    switch (p->kind) {
+    case DP_P_AGGREGATE: return p->u.aggregate.ngroup == 0;
+    case DP_P_VALUES: return p->u.values.nrows <= 1;
+    case DP_P_LIMIT: if (p->u.limit.limit >= 0 && p->u.limit.limit <= 1) return true; break;
+    case DP_P_PROJECT: case DP_P_FILTER: case DP_P_SORT: case DP_P_DISTINCT: break;
+    default: return false;
+    }
+    p = p->inputs[0];
+  }
+  return false;
+}
+
+/* A copy of e as seen from inside a subquery of its query: every column
+** reference moves one level out.  NULL when e holds a subquery itself. */
+static dp_expr *raise_outer(dp_binder *b, const dp_expr *e) {
+  if (!e) return NULL;
+  dp_expr *c = dp_arena_alloc(b->a, sizeof *c);
+  if (!c) return NULL;
+  *c = *e;
+  switch (e->kind) {
+  case DP_E_COLUMN: c->u.column.outer = e->u.column.outer + 1; return c;
+  case DP_E_LITERAL: return c;
+  case DP_E_CALL:
+    c->u.call.args = dp_arena_calloc(b->a, (size_t)(e->u.call.nargs ? e->u.call.nargs : 1), sizeof(dp_expr *));
+    if (!c->u.call.args) return NULL;
+    for (int i = 0; i < e->u.call.nargs; i++)
+      if (!(c->u.call.args[i] = raise_outer(b, e->u.call.args[i]))) return NULL;
+    return c;
+  case DP_E_CAST: return (c->u.cast.arg = raise_outer(b, e->u.cast.arg)) ? c : NULL;
+  case DP_E_FIELD: return (c->u.field.arg = raise_outer(b, e->u.field.arg)) ? c : NULL;
+  case DP_E_CASE:
+    c->u.case_.whens = dp_arena_calloc(b->a, (size_t)e->u.case_.n + 1, sizeof(dp_expr *));
+    c->u.case_.thens = dp_arena_calloc(b->a, (size_t)e->u.case_.n + 1, sizeof(dp_expr *));
+    if (!c->u.case_.whens || !c->u.case_.thens) return NULL;
+    for (int i = 0; i < e->u.case_.n; i++)
+      if (!(c->u.case_.whens[i] = raise_outer(b, e->u.case_.whens[i])) ||
+          !(c->u.case_.thens[i] = raise_outer(b, e->u.case_.thens[i])))
+        return NULL;
+    if (e->u.case_.else_ && !(c->u.case_.else_ = raise_outer(b, e->u.case_.else_))) return NULL;
+    return c;
+  case DP_E_SUBQUERY: return NULL;
+  }
+  return NULL;
+}
+
+/* `x NOT IN (SELECT v ...)` is TRUE only when every `x = v` is FALSE: a NULL
+** on either side makes it NULL, never TRUE (SQL's three-valued logic).  An
+** anti join on `x = v` alone would keep the row.  So it becomes
+** `NOT EXISTS (SELECT v ... WHERE x = v OR (x = v) IS NULL)` — an anti join
+** on the null-aware condition, the plan Spark builds for NOT IN — with the
+** condition merged into the subquery's own filter when it has one (where a
+** correlation lives).  NULL (and no error) when the shape is not handled:
+** the conjunct stays as it was. */
+static dp_expr *not_in_as_not_exists(dp_binder *b, const dp_expr *conj) {
+  if (conj->kind != DP_E_SUBQUERY || conj->u.subquery.kind != DP_SUBQ_IN || !conj->u.subquery.negated)
+    return NULL;
+  dp_plan *sub = conj->u.subquery.plan;
+  if (!sub || sub->schema.ncols != 1) return NULL;
+  dp_plan *base = sub;    /* the rows the condition filters */
+  dp_expr *val = NULL;    /* the compared value, over `base` */
+  dp_expr *extra = NULL;  /* the subquery's own filter, kept */
+  bool merge = sub->kind == DP_P_PROJECT && sub->inputs[0]->kind == DP_P_FILTER;
+  if (merge) {
+    base = sub->inputs[0]->inputs[0];
+    extra = sub->inputs[0]->u.filter.cond;
+    val = sub->u.project.exprs[0];
+  } else {
+    if (plan_has_outer(sub, 1)) return NULL;
+    val = dp_bind_col_ref(b, 0, sub->schema.cols[0].type, conj->span);
+  }
+  dp_expr *x = raise_outer(b, conj->u.subquery.arg);
+  if (!x || !val) return NULL;
+  dp_expr *eargs[2] = {x, dp_bexpr_copy(b->a, val)};
+  if (!eargs[1]) return NULL;
+  dp_expr *eq = dp_bind_call_named(b, "eq", 2, eargs, conj->span);
+  dp_expr *eq2 = eq ? dp_bexpr_copy(b->a, eq) : NULL;
+  dp_expr *isnull = eq2 ? dp_bind_call_named(b, "is_null", 1, &eq2, conj->span) : NULL;
+  dp_expr *oargs[2] = {eq, isnull};
+  dp_expr *na = isnull ? dp_bind_call_named(b, "or", 2, oargs, conj->span) : NULL;
+  if (!na) return NULL;
+  if (extra) {
+    dp_expr *aargs[2] = {extra, na};
+    if (!(na = dp_bind_and(b, 2, aargs))) return NULL;
+  }
+  dp_plan *f = dp_bind_new_node(b, DP_P_FILTER, conj->span, 1, base);
+  if (!f) return NULL;
+  dp_bind_copy_schema(b, f, base, 0);
+  f->u.filter.cond = na;
+  dp_plan *proj = dp_bind_new_node(b, DP_P_PROJECT, sub->span, 1, f);
+  if (!proj) return NULL;
+  dp_bind_copy_schema(b, proj, sub, 0);
+  proj->u.project.n = 1;
+  proj->u.project.exprs = dp_arena_calloc(b->a, 1, sizeof(dp_expr *));
+  if (!proj->u.project.exprs || !(proj->u.project.exprs[0] = dp_bexpr_copy(b->a, val))) return NULL;
+  dp_expr *e = dp_arena_alloc(b->a, sizeof *e);
+  if (!e) return NULL;
+  *e = *conj;
+  e->u.subquery.kind = DP_SUBQ_EXISTS;
+  e->u.subquery.arg = NULL;
+  e->u.subquery.plan = proj;
+  return e;
+}
+
+static dp_expr *rewrite_not_in(dp_binder *b, dp_expr *cond) {
+  int n = 0, cap = 0;
+  dp_expr **conj = NULL;
+  dp_bind_conjuncts(b, cond, &n, &cap, &conj);
+  bool changed = false;
+  for (int i = 0; i < n; i++) {
+    dp_expr *r = not_in_as_not_exists(b, conj[i]);
+    if (r) {
+      conj[i] = r;
+      changed = true;
+    }
+  }
+  return changed ? dp_bind_and(b, n, conj) : cond;
+}
+
+/* Replace, in e, the uncorrelated scalar subqueries that return at most one
+** row by references to new columns: each is appended to *joins (up to max),
+** the column is nl + its position among the right sides. */
+static dp_expr *take_scalars(dp_binder *b, dp_expr *e, int nl, dp_plan **joins, int *nj, int max) {
+  if (!e) return e;
+  switch (e->kind) {
+  case DP_E_SUBQUERY:
+    if (e->u.subquery.kind == DP_SUBQ_SCALAR && *nj < max && at_most_one_row(e->u.subquery.plan) &&
+        !plan_has_outer(e->u.subquery.plan, 1)) {
+      int col = nl;
+      for (int k = 0; k < *nj; k++) col += joins[k]->schema.ncols;
+      joins[(*nj)++] = e->u.subquery.plan;
+      dp_expr *c = dp_bind_col_ref(b, col, e->type, e->span);
+      return c ? c : e;
+    }
+    return e;
+  case DP_E_CALL:
+    for (int i = 0; i < e->u.call.nargs; i++) e->u.call.args[i] = take_scalars(b, e->u.call.args[i], nl, joins, nj, max);
+    return e;
+  case DP_E_CAST: e->u.cast.arg = take_scalars(b, e->u.cast.arg, nl, joins, nj, max); return e;
+  case DP_E_FIELD: e->u.field.arg = take_scalars(b, e->u.field.arg, nl, joins, nj, max); return e;
+  case DP_E_CASE:
+    for (int i = 0; i < e->u.case_.n; i++) {
+      e->u.case_.whens[i] = take_scalars(b, e->u.case_.whens[i], nl, joins, nj, max);
+      e->u.case_.thens[i] = take_scalars(b, e->u.case_.thens[i], nl, joins, nj, max);
+    }
+    e->u.case_.else_ = take_scalars(b, e->u.case_.else_, nl, joins, nj, max);
+    return e;
+  default: return e;
+  }
+}
+
+#define MAX_SCALARS 16
+
+/* Uncorrelated scalar subqueries that return at most one row, in the
+** expressions of a FILTER or PROJECT, become LEFT joins of the node's input
+** with the subquery (no condition): each input row gets the one value, or
+** NULL when the subquery is empty — a scalar subquery's meaning — and the
+** subquery runs once, to its end, as the join's build side.  (Spark plans
+** uncorrelated scalar subqueries apart and decorrelated ones as such joins.)
+** A FILTER keeps its schema: a projection drops the joined columns. */
+static void join_scalars(dp_binder *b, dp_plan *p) {
+  if (!p) return;
+  for (int i = 0; i < p->ninputs; i++) join_scalars(b, p->inputs[i]);
+  if (p->kind != DP_P_FILTER && p->kind != DP_P_PROJECT) return;
+  dp_plan *in = p->inputs[0];
+  int nl = in->schema.ncols, nj = 0;
+  dp_plan *joins[MAX_SCALARS];
+  if (p->kind == DP_P_FILTER) {
+    p->u.filter.cond = take_scalars(b, p->u.filter.cond, nl, joins, &nj, MAX_SCALARS);
+  } else {
+    for (int i = 0; i < p->u.project.n; i++)
+      p->u.project.exprs[i] = take_scalars(b, p->u.project.exprs[i], nl, joins, &nj, MAX_SCALARS);
+  }
+  if (nj == 0) return;
+  dp_plan *left = in;
+  for (int k = 0; k < nj; k++) {
+    dp_plan *j = dp_bind_new_node(b, DP_P_JOIN, joins[k]->span, 2, left, joins[k]);
+    if (!j) return;
+    int n0 = left->schema.ncols, nr = joins[k]->schema.ncols;
+    dp_bind_schema(b, j, n0 + nr);
+    if (!j->schema.cols) return;
+    memcpy(j->schema.cols, left->schema.cols, (size_t)n0 * sizeof(dp_field));
+    for (int c = 0; c < nr; c++) {
+      j->schema.cols[n0 + c] = joins[k]->schema.cols[c];
+      j->schema.cols[n0 + c].type = dp_bind_nullable(b, joins[k]->schema.cols[c].type);
+    }
+    j->u.join.kind = DP_J_LEFT;
+    left = j;
+  }
+  if (p->kind == DP_P_PROJECT) {
+    p->inputs[0] = left;
+    return;
+  }
+  /* FILTER: filter over the joins, then keep the input's columns */
+  dp_plan *f = dp_bind_new_node(b, DP_P_FILTER, p->span, 1, left);
+  if (!f) return;
+  dp_bind_copy_schema(b, f, left, 0);
+  f->u.filter.cond = p->u.filter.cond;
+  dp_expr **keep = dp_arena_calloc(b->a, (size_t)(nl ? nl : 1), sizeof *keep);
+  if (!keep) return;
+  for (int c = 0; c < nl; c++)
+    if (!(keep[c] = dp_bind_col_ref(b, c, in->schema.cols[c].type, p->span))) return;
+  p->kind = DP_P_PROJECT;
+  p->inputs[0] = f;
+  p->u.project.n = nl;
+  p->u.project.exprs = keep;
+}
+
 static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_query *q,
                             dp_bscope *outer) {
   dp_bscope sc;
@@ -445,6 +706,7 @@ static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_q
     dp_bexpr_init(&x, b, &sc, 0, "WHERE");
     dp_expr *cond = dp_bind_cond(&x, s->where);
     if (!cond) return NULL;
+    if (!(cond = rewrite_not_in(b, cond))) return NULL;
     /* the ROW_NUMBER() patterns apply over subqueries, views and CTEs alike: the
        plan's shape decides */
     p = dp_bind_apply_where(b, p, cond, s->where->span, true);
@@ -819,6 +1081,7 @@ static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_q
     }
     p = make_project(b, p, nvisible, vis, s->span);
   }
+  if (p) join_scalars(b, p);
   return p;
 }
 

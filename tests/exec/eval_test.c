@@ -328,7 +328,7 @@ TEST(subquery_is_refused) {
   dp_vector *v = NULL;
   CHECK_EQ(dp_eval(&f.ex, &e, f.batch, &v), DIPPER_UNSUPPORTED);
   CHECK(v == NULL);
-  CHECK_CONTAINS(last_message(&f), "subqueries in expressions are not run by the embedded engine yet");
+  CHECK_CONTAINS(last_message(&f), "runs a scalar subquery only when it is uncorrelated");
   CHECK_EQ(f.d.items[f.d.count - 1].span.col, 4);
   fx_free(&f);
 }
