@@ -40,16 +40,24 @@ typedef struct dp_arrow_batches {
   int64_t rows;                /* sum of the arrays' lengths */
 } dp_arrow_batches;
 
-/* Decode a whole IPC stream held in data[0..len).  On DIPPER_OK *out owns
-** everything (free with dp_arrow_batches_free).  On failure *out is empty and
-** err says what was wrong.  max_depth bounds nesting (0: 64). */
+/* Decode a whole IPC stream held in data[0..len) (borrowed for the call
+** only).  On DIPPER_OK *out owns everything (free with dp_arrow_batches_free);
+** a stream with a schema and no batch gives n == 0.  On failure *out is
+** empty, the code is DIPPER_PROTOCOL (or DIPPER_NOMEM) and a message is
+** appended to err (may be NULL).  Bounds: nesting 64 levels, 65536 fields,
+** 2^31-1 rows per array, 2 GiB of decompressed buffers per record batch.
+** Each record batch is one allocation (every buffer 64-byte aligned), each
+** schema another; children may be moved out as the C Data spec allows. */
 int dp_arrow_ipc_decode(const uint8_t *data, size_t len, dp_arrow_batches *out, dp_buf *err);
 void dp_arrow_batches_free(dp_arrow_batches *b); /* releases schema and arrays; NULL fine */
 
 /* Encode one IPC stream: the schema message, one record batch (when array is
 ** not NULL) and the end-of-stream marker, uncompressed, 8-byte aligned, as
 ** Spark's LocalRelation.data expects.  `schema` must be a struct ("+s")
-** schema and `array` a struct array of it.  Appends to out. */
+** schema and `array` a struct array of it (any offsets, as C Data allows:
+** slices are written compacted); NULL writes the schema alone.  Appends to
+** out; DIPPER_UNSUPPORTED names a format it cannot write (dictionaries,
+** views, unions, decimal256).  Both inputs stay the caller's. */
 int dp_arrow_ipc_encode(const struct ArrowSchema *schema, const struct ArrowArray *array,
                         dp_buf *out, dp_buf *err);
 
