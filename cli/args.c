@@ -11,8 +11,9 @@
 #include "cli.h"
 
 static const char *const command_names[] = {"check", "explain", "run", NULL};
-static const char *const option_names[] = {"--engine", "--help", "--version", "--no-schema",
-                                           "--no-streaming", "--quiet", "-e", "-h", "-q", NULL};
+static const char *const option_names[] = {"--engine", "--format", "--help", "--version",
+                                           "--no-schema", "--no-streaming", "--quiet", "-e",
+                                           "-h", "-q", NULL};
 
 void cli_print_usage(FILE *out) {
   fputs("usage: dipper COMMAND [OPTIONS] INPUT...\n"
@@ -26,7 +27,10 @@ void cli_print_usage(FILE *out) {
         "                     schema and streaming properties\n"
         "  run INPUT...       run every INSERT and SELECT on the embedded engine, in\n"
         "                     micro-batches, until the inputs end or Ctrl-C; a live\n"
-        "                     progress line per query on a terminal, a summary at the end\n"
+        "                     progress line per query on a terminal, a summary at the end.\n"
+        "                     On Spark (--engine sc://...) or with --format: each statement\n"
+        "                     runs to completion in turn (batch mode) and each SELECT's\n"
+        "                     rows are printed as a table, CSV or JSON\n"
         "\n"
         "Inputs (compiled in order; later inputs see the tables of earlier ones):\n"
         "  FILE.sql           a SQL script\n"
@@ -36,7 +40,9 @@ void cli_print_usage(FILE *out) {
         "Options:\n"
         "  --engine ADDR      the engine to compile for and run on: embedded (the default)\n"
         "                     or a Spark Connect address\n"
-        "                     sc://host:port[/;token=..;use_ssl=true] (check, explain)\n"
+        "                     sc://host:port[/;token=..;use_ssl=true]\n"
+        "  --format FMT       run: print SELECT results as table (the default on Spark),\n"
+        "                     csv (a header, RFC 4180) or json (one object per line)\n"
         "  --no-schema        explain: leave out each node's schema line\n"
         "  --no-streaming     explain: leave out the streaming properties\n"
         "  -q, --quiet        run: no progress lines and no summary\n"
@@ -149,6 +155,21 @@ int cli_parse_args(int argc, char **argv, cli_options *opts) {
       opts->engine = argv[++i];
     } else if (strncmp(arg, "--engine=", 9) == 0) {
       opts->engine = arg + 9;
+    } else if (strcmp(arg, "--format") == 0 || strncmp(arg, "--format=", 9) == 0) {
+      const char *v = arg[8] == '=' ? arg + 9 : NULL;
+      if (!v && i + 1 >= argc) return missing_value(arg, "a format: table, csv or json");
+      if (!v) v = argv[++i];
+      if (strcmp(v, "table") == 0)
+        opts->format = CLI_FORMAT_TABLE;
+      else if (strcmp(v, "csv") == 0)
+        opts->format = CLI_FORMAT_CSV;
+      else if (strcmp(v, "json") == 0)
+        opts->format = CLI_FORMAT_JSON;
+      else {
+        cli_error("unknown format '%s'; write table, csv or json", v);
+        return CLI_EXIT_USAGE;
+      }
+      opts->format_given = true;
     } else if (strcmp(arg, "-e") == 0) {
       if (i + 1 >= argc) return missing_value(arg, "SQL text, e.g. -e 'SELECT 1'");
       add_input(opts, 'e', argv[++i]);

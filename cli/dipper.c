@@ -25,9 +25,34 @@ static void on_stop_signal(int sig) {
   if (running_db) dipper_interrupt(running_db);
 }
 
+/* Run every statement of prog in turn with dipper_execute and print each
+** SELECT's rows (an INSERT or DDL statement's result has no columns). */
+static int execute_program(const cli_options *opts, dipper_program *prog, bool *printed) {
+  int n = dipper_program_count(prog);
+  for (int i = 0; i < n; i++) {
+    struct ArrowArrayStream stream;
+    int rc = dipper_execute(prog, i, &stream);
+    if (rc != DIPPER_OK) return rc;
+    struct ArrowSchema schema;
+    int err = stream.get_schema(&stream, &schema);
+    bool has_rows = !err && schema.n_children > 0;
+    if (!err) schema.release(&schema);
+    if (has_rows) {
+      if (*printed && opts->format == CLI_FORMAT_TABLE) fputc('\n', stdout);
+      err = cli_print_stream(&stream, opts->format, stdout);
+      *printed = true;
+    }
+    stream.release(&stream);
+    if (err) return DIPPER_IO;
+  }
+  return DIPPER_OK;
+}
+
 /* `run`: compile every input first (a script with errors runs nothing),
-** then run the programs in order, each to its end. */
-static int run_programs(const cli_options *opts, dipper *db) {
+** then run the programs in order, each to its end: through dipper_run (live
+** progress, SELECTs printed by the console sink), or, on Spark and with
+** --format, statement by statement with this command's printer. */
+static int run_programs(const cli_options *opts, dipper *db, bool by_statement) {
   dipper_program **progs = calloc((size_t)opts->ninputs + 1, sizeof *progs);
   if (!progs) {
     cli_error("out of memory");
@@ -57,8 +82,10 @@ static int run_programs(const cli_options *opts, dipper *db) {
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     int rc = DIPPER_OK;
+    bool printed = false;
     for (int i = 0; i < opts->ninputs && rc == DIPPER_OK; i++)
-      rc = dipper_run(progs[i], cli_progress_update, progress);
+      rc = by_statement ? execute_program(opts, progs[i], &printed)
+                        : dipper_run(progs[i], cli_progress_update, progress);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     running_db = NULL;
@@ -69,8 +96,10 @@ static int run_programs(const cli_options *opts, dipper *db) {
     cli_progress_finish(progress);
     if (rc == DIPPER_INTERRUPTED) {
       status = 128 + (stop_signal ? (int)stop_signal : SIGINT);
+    } else if (rc == DIPPER_IO && dipper_diag_count(db) == 0) {
+      status = CLI_EXIT_SQL; /* the printer said why */
     } else if (rc != DIPPER_OK) {
-      cli_print_diags(db);
+      cli_print_run_error(db);
       status = CLI_EXIT_SQL;
     }
   }
@@ -128,21 +157,19 @@ int main(int argc, char **argv) {
     if (status == CLI_EXIT_OK) {
       int rc = dipper_open(&db, opts.engine);
       if (rc != DIPPER_OK) {
-        cli_error("cannot use engine '%s': %s; write 'embedded' or "
-                  "sc://host:port[/;token=..;use_ssl=true]",
-                  opts.engine ? opts.engine : "embedded", dipper_strerror(rc));
+        /* A bad address still gives a handle that says what is wrong. */
+        if (db)
+          cli_error("%s", dipper_errmsg(db));
+        else
+          cli_error("cannot open engine '%s': %s", opts.engine ? opts.engine : "embedded",
+                    dipper_strerror(rc));
         status = CLI_EXIT_USAGE;
       }
     }
-    if (status == CLI_EXIT_OK && opts.command == CLI_CMD_RUN && opts.engine &&
-        strncmp(opts.engine, "sc://", 5) == 0) {
-      cli_error("cannot run on '%s': the Spark Connect backend is not built yet; run without "
-                "--engine to use the embedded engine",
-                opts.engine);
-      status = CLI_EXIT_USAGE;
-    }
+    bool on_spark = opts.engine && strncmp(opts.engine, "sc://", 5) == 0;
     if (status == CLI_EXIT_OK)
-      status = opts.command == CLI_CMD_RUN ? run_programs(&opts, db) : run(&opts, db);
+      status = opts.command == CLI_CMD_RUN ? run_programs(&opts, db, on_spark || opts.format_given)
+                                           : run(&opts, db);
     dipper_close(db);
   }
   cli_options_free(&opts);

@@ -135,3 +135,15 @@ void cli_print_diags(const dipper *db) {
     }
   }
 }
+
+void cli_print_run_error(const dipper *db) {
+  int n = dipper_diag_count(db);
+  bool placed = false;
+  for (int i = 0; i < n; i++) placed |= dipper_diag_get(db, i)->line > 0;
+  if (placed) {
+    cli_print_diags(db);
+    return;
+  }
+  for (int i = 0; i < n; i++) cli_error("%s", dipper_diag_get(db, i)->message);
+  if (n == 0) cli_error("%s", dipper_errmsg(db));
+}

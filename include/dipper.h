@@ -74,9 +74,15 @@ typedef struct dipper_program dipper_program;
 
 /*
 ** Open a handle.  `engine` is NULL or "embedded" for the in-process engine,
-** or a Spark Connect address "sc://host:port[/;token=..;use_ssl=true]".
+** or a Spark Connect address
+**   sc://host[:port][/;token=..;use_ssl=true;user_id=..;grpc_max_message_size=N]
+** The address is checked here; the connection is made lazily, by the first
+** call that runs something on Spark (so `check` and `explain` need no server).
 ** On success *out holds the handle: the caller frees it with dipper_close.
-** On failure *out is NULL and the code says why.
+** A bad address gives DIPPER_OPTION and, as sqlite3_open does, still a handle
+** in *out whose dipper_errmsg says what is wrong: the caller frees it with
+** dipper_close; every later call on it fails with the same error.
+** Only DIPPER_MISUSE (out is NULL) and DIPPER_NOMEM leave *out NULL.
 */
 int dipper_open(dipper **out, const char *engine);
 void dipper_close(dipper *db);
@@ -141,7 +147,7 @@ const char *dipper_errmsg(const dipper *db);
 char *dipper_diag_render(const dipper *db, int i);
 
 
-/* ---- running programs (the embedded engine; the Spark backend later) ----
+/* ---- running programs (the embedded engine, or Spark in batch mode) ----
 **
 ** Every INSERT (each INSERT of a statement set) and every bare SELECT of a
 ** program is one query.  A bare SELECT's rows go to standard output as a
@@ -152,6 +158,7 @@ char *dipper_diag_render(const dipper *db, int i);
 typedef struct dipper_query dipper_query;
 struct ArrowSchema; /* defined below (Arrow C Data Interface) */
 struct ArrowArray;
+struct ArrowArrayStream;
 
 /* A snapshot of a query's progress (Spark's StreamingQueryProgress, in C). */
 typedef struct dipper_progress {
@@ -192,6 +199,29 @@ typedef void (*dipper_progress_fn)(void *user, const dipper_progress *p);
 ** until all have finished or dipper_interrupt is called; a final progress
 ** report is made for each query.  `fn` may be NULL. */
 int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *user);
+
+/*
+** Run statement `stmt` (0-based, < dipper_program_count) of the program to
+** completion and hand its rows out as an Arrow C stream of struct arrays (one
+** child per column, named as the SELECT names them).  Batch semantics: the
+** statement's inputs must be bounded — compile it after
+** SET 'execution.runtime-mode' = 'batch', or in streaming mode over bounded
+** inputs with an append-mode result (anything else is DIPPER_STREAMING:
+** run it with dipper_query_start instead).
+**   - a query (a bare SELECT): its rows;
+**   - an INSERT or a statement set: it runs (its sinks get the rows) and the
+**     stream holds no columns and no rows;
+**   - DDL, SET and EXPLAIN: nothing runs (they took effect at compile); an
+**     empty stream as for an INSERT.
+** Embedded: the query runs inside this call; the stream hands out the
+** result's micro-batches (one for batch mode).  On Spark: the statement is
+** translated to Spark Connect relations, sent, and its result collected.
+** On DIPPER_OK *out is a stream the caller releases (out->release(out)),
+** before freeing the program; until then it borrows the program and its
+** handle.  On failure out->release is NULL and dipper_errmsg says why (a
+** Spark error reads "Spark: [ERROR_CLASS] message").
+*/
+int dipper_execute(dipper_program *prog, int stmt, struct ArrowArrayStream *out);
 
 /* Ask a running dipper_run to stop at the end of the current micro-batch.
 ** Async-signal-safe: call it from a SIGINT/SIGTERM handler. */
@@ -247,6 +277,23 @@ struct ArrowArray {
   void *private_data;
 };
 #endif /* ARROW_C_DATA_INTERFACE */
+
+/* The Arrow C Stream Interface
+** (https://arrow.apache.org/docs/format/CStreamInterface.html): a pull-based
+** stream of arrays sharing one schema.  get_next sets out->release to NULL at
+** the end of the stream; the callbacks return 0 or an errno value (EIO, ENOMEM,
+** EINVAL), and get_last_error then describes the failure (borrowed until the
+** next call on the stream). */
+#ifndef ARROW_C_STREAM_INTERFACE
+#define ARROW_C_STREAM_INTERFACE
+struct ArrowArrayStream {
+  int (*get_schema)(struct ArrowArrayStream *, struct ArrowSchema *out);
+  int (*get_next)(struct ArrowArrayStream *, struct ArrowArray *out);
+  const char *(*get_last_error)(struct ArrowArrayStream *);
+  void (*release)(struct ArrowArrayStream *);
+  void *private_data;
+};
+#endif /* ARROW_C_STREAM_INTERFACE */
 
 #ifdef __cplusplus
 }

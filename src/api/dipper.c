@@ -13,6 +13,7 @@
 ** point into, so that a failed compile (whose program is freed at once) can
 ** still be rendered; the arena is reset at the start of every call.
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,36 +25,71 @@
 #include "plan/explain.h"
 #include "sql/parser.h"
 
+static int fail_unplaced(dipper *db, int code, const char *message);
+static void diags_begin(dipper *db, const char *file, const char *text, size_t len);
+
 int dipper_open(dipper **out, const char *engine) {
   if (!out) return DIPPER_MISUSE;
   *out = NULL;
-  const char *stored = NULL; /* NULL: the embedded engine */
-  if (engine && strcmp(engine, "embedded") != 0) {
-    if (dp_engine_address_problem(engine)) return DIPPER_OPTION;
-    stored = engine;
-  }
   dipper *db = calloc(1, sizeof *db);
   if (!db) return DIPPER_NOMEM;
   db->catalog = dp_catalog_new();
   db->diag_arena = dp_arena_new(0);
-  if (stored) db->engine = strdup(stored);
-  if (!db->catalog || !db->diag_arena || (stored && !db->engine)) {
+  if (!db->catalog || !db->diag_arena) {
     dipper_close(db);
     return DIPPER_NOMEM;
   }
   dp_diags_init(&db->diags, db->diag_arena, NULL, NULL, 0);
+  db->engine_explicit = engine != NULL;
+  const char *why = NULL;
+  if (engine && strcmp(engine, "embedded") != 0) {
+    why = dp_spark_address_problem(engine);
+    if (!why && !(db->engine = strdup(engine))) {
+      dipper_close(db);
+      return DIPPER_NOMEM;
+    }
+  }
+  if (why) {
+    /* The handle is returned anyway, so that dipper_errmsg can say why
+    ** (sqlite3_open's way); it refuses every later call. */
+    size_t n = strlen(engine) + strlen(why) + 160;
+    db->open_error = malloc(n);
+    if (!db->open_error) {
+      dipper_close(db);
+      return DIPPER_NOMEM;
+    }
+    snprintf(db->open_error, n,
+             "cannot use engine '%s': %s; write 'embedded' or "
+             "'sc://host:port[/;token=..;use_ssl=true]'",
+             engine, why);
+    db->open_failed = DIPPER_OPTION;
+    diags_begin(db, NULL, NULL, 0);
+    fail_unplaced(db, DIPPER_OPTION, db->open_error);
+    *out = db;
+    return DIPPER_OPTION;
+  }
   *out = db;
   return DIPPER_OK;
 }
 
 void dipper_close(dipper *db) {
   if (!db) return;
+  dp_spark_disconnect(db);
   dp_memory_free(db);
   dp_callbacks_free(db);
   dp_catalog_free(db->catalog);
   dp_arena_free(db->diag_arena);
   free(db->engine);
+  free(db->open_error);
   free(db);
+}
+
+bool dp_api_on_spark(const dipper *db) { return dp_api_spark_address(db) != NULL; }
+
+const char *dp_api_spark_address(const dipper *db) {
+  if (!db || db->engine_explicit) return db ? db->engine : NULL;
+  const char *opt = dp_catalog_option(db->catalog, "dipper.engine");
+  return opt && strncmp(opt, "sc://", 5) == 0 ? opt : NULL;
 }
 
 /* ---- diagnostics ---- */
@@ -256,6 +292,7 @@ int dipper_compile(dipper *db, const char *sql, size_t len, const char *filename
     return fail_unplaced(db, DIPPER_MISUSE,
                          !out ? "dipper_compile needs a place for the program: pass &prog"
                               : "dipper_compile was given no SQL text: pass a string");
+  if (db->open_failed) return fail_unplaced(db, db->open_failed, db->open_error);
   if (len == (size_t)-1) len = strlen(sql);
   if (len > UINT32_MAX - 1)
     return fail_unplaced(db, DIPPER_LIMIT, "the SQL text is larger than 4 GiB: split it");

@@ -20,7 +20,15 @@ struct dipper {
   void *callbacks;         /* connectors/callback.c: registered dipper_batch_fn by name;
                               freed by dp_callbacks_free */
   volatile int interrupted;/* set by dipper_interrupt (a signal handler) */
-  char *engine;            /* NULL: embedded */
+  char *engine;            /* the Spark Connect address given to dipper_open, or NULL */
+  bool engine_explicit;    /* dipper_open named an engine ("embedded" too): it overrides
+                              SET 'dipper.engine' */
+  int open_failed;         /* dipper_open refused the address: every call fails with this
+                              code and open_error (malloc'd) */
+  char *open_error;
+  struct dp_sc *spark;     /* spark_run.c: the Spark Connect session, opened by the first
+                              call that runs on Spark; closed by dipper_close */
+  void *collector;         /* execute.c: where the running dipper_execute collects */
   dp_catalog *catalog;
   dp_arena *diag_arena;    /* diagnostics of the last call; reset at every call */
   dp_diags diags;
@@ -57,5 +65,48 @@ struct dipper_program {
 ** public array) and returns DIPPER_OK or DIPPER_NOMEM. */
 void dp_api_diags_begin(dipper *db, const char *file, const char *text, size_t len);
 int dp_api_diags_finish(dipper *db);
+
+/* run.c: append a query's diagnostics to the handle's (an unplaced one with
+** rc's text when it has none).  Does not finish them. */
+void dp_api_copy_diags(dipper *db, const dp_diags *from, int rc);
+
+/* ---- execute.c: results handed out as an ArrowArrayStream ---- */
+
+typedef struct dp_api_result {
+  struct ArrowSchema schema; /* a "+s" schema, owned */
+  struct ArrowArray *arrays; /* n struct arrays of it, owned until handed out */
+  int n, cap;
+  int next;                  /* the next one get_next hands out */
+} dp_api_result;
+
+/* Move *a (its release set to NULL) to the end of r; on failure *a is released. */
+int dp_api_result_push(dp_api_result *r, struct ArrowArray *a);
+/* r with a schema of no columns and no arrays (INSERT, DDL). */
+int dp_api_result_empty(dp_api_result *r);
+/* Move r into *out (r is left empty, also on failure). */
+int dp_api_result_stream(dp_api_result *r, struct ArrowArrayStream *out);
+void dp_api_result_free(dp_api_result *r);
+/* A deep copy that dst->release frees. */
+int dp_api_schema_copy(const struct ArrowSchema *src, struct ArrowSchema *dst);
+
+/* ---- the engine of a call ---- */
+
+/* Does the program's handle run on Spark: an sc:// address at dipper_open,
+** or SET 'dipper.engine' = 'sc://...' when dipper_open named no engine. */
+bool dp_api_on_spark(const dipper *db);
+/* The Spark Connect address in effect (NULL when embedded); borrowed. */
+const char *dp_api_spark_address(const dipper *db);
+
+/* ---- spark_run.c: the program on Spark ---- */
+
+/* NULL when addr is a well-formed Spark Connect address, else a sentence
+** saying what is wrong (static or in a buffer of the caller's: see the
+** definition). */
+const char *dp_spark_address_problem(const char *addr);
+/* Close the handle's Spark session, if one was opened. */
+void dp_spark_disconnect(dipper *db);
+/* dipper_execute on Spark: errors into db->diags. */
+int dp_spark_execute(dipper *db, const dipper_program *prog, const dp_program_stmt *ps, int stmt,
+                     dp_api_result *res);
 
 #endif /* DP_DIPPER_INT_H */

@@ -45,13 +45,16 @@ static void begin_call(dipper *db, const dipper_program *prog) {
                      prog && prog->text ? strlen(prog->text) : 0);
 }
 
-/* Copy a query's diagnostics to the handle and return rc. */
-static int report(dipper *db, const dp_driver *dr, int rc) {
-  const dp_diags *d = dp_driver_diags(dr);
+void dp_api_copy_diags(dipper *db, const dp_diags *d, int rc) {
   for (int i = 0; i < d->count; i++)
     dp_error(&db->diags, d->items[i].code, d->items[i].span, "%s",
              d->items[i].message ? d->items[i].message : dipper_strerror(d->items[i].code));
   if (d->count == 0) dp_error(&db->diags, rc, nowhere, "%s", dipper_strerror(rc));
+}
+
+/* Copy a query's diagnostics to the handle and return rc. */
+static int report(dipper *db, const dp_driver *dr, int rc) {
+  dp_api_copy_diags(db, dp_driver_diags(dr), rc);
   dp_api_diags_finish(db);
   return rc;
 }
@@ -60,12 +63,6 @@ static int fail_unplaced(dipper *db, int rc, const char *message) {
   dp_error(&db->diags, rc, nowhere, "%s", message);
   dp_api_diags_finish(db);
   return rc;
-}
-
-static bool spark_engine(const dipper *db) {
-  if (db->engine) return true;
-  const char *opt = dp_catalog_option(db->catalog, "dipper.engine");
-  return opt && strncmp(opt, "sc://", 5) == 0;
 }
 
 void dipper_query_free_all(dipper_query **qs, int n) {
@@ -84,7 +81,7 @@ int dipper_query_start(dipper_program *prog, dipper_query ***out, int *n) {
   if (!prog || !out || !n) return DIPPER_MISUSE;
   dipper *db = prog->db;
   begin_call(db, prog);
-  if (spark_engine(db))
+  if (dp_api_on_spark(db))
     return fail_unplaced(db, DIPPER_UNSUPPORTED,
                          "the Spark Connect backend is not built yet; run on the embedded engine "
                          "(no --engine, or SET 'dipper.engine' = 'embedded')");

@@ -175,10 +175,44 @@ contains "$work/err" "bh: finished after"
 contains "$work/err" "5000 rows in, 5000 rows out"
 empty "$work/out"
 
-# the Spark backend is not there yet: say so, exit 2
-run 2 run --engine sc://localhost:15002 -e "SELECT 1"
-contains "$work/err" "the Spark Connect backend is not built yet"
+# a bad engine address: exit 2 with what is wrong in it
+run 2 run --engine 'sc://localhost:15002/;tokn=x' -e "SELECT 1"
+contains "$work/err" "dipper: error: cannot use engine 'sc://localhost:15002/;tokn=x': unknown parameter"
 empty "$work/out"
+run 2 check --engine spark "$work/ok.sql"
+contains "$work/err" "cannot use engine 'spark'"
+
+# --format: each statement runs to completion and SELECT rows are printed by
+# the command's own printer (table, csv, json)
+cat >"$work/fmt.sql" <<'SQL'
+SET 'execution.runtime-mode' = 'batch';
+CREATE TABLE out (a BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO out SELECT 1;
+SELECT a, b, d, ts, arr, r FROM (VALUES
+  (1, 'x', CAST(1.5 AS DECIMAL(6, 2)), TIMESTAMP '2024-01-31 12:30:00', ARRAY[1, 2], ROW('p', 3)),
+  (20, CAST(NULL AS STRING), CAST(-0.25 AS DECIMAL(6, 2)), TIMESTAMP '2024-02-29 00:00:00.000123',
+   ARRAY[CAST(NULL AS INT)], ROW('q"', 4))) AS t(a, b, d, ts, arr, r);
+SQL
+run 0 run --format table "$work/fmt.sql"
+contains "$work/out" " a | b    |     d | ts                         | arr    | r"
+contains "$work/out" "---+------+-------+----------------------------+--------+-"
+contains "$work/out" " 1 | x    |  1.50 | 2024-01-31T12:30:00        | [1, 2] | {\"f0\": \"p\", \"f1\": 3}"
+contains "$work/out" "20 | NULL | -0.25 | 2024-02-29T00:00:00.000123 | [null] | {\"f0\": \"q\\\"\", \"f1\": 4}"
+contains "$work/out" "(2 rows)"
+empty "$work/err"
+run 0 run --format csv "$work/fmt.sql"
+contains "$work/out" "a,b,d,ts,arr,r
+1,x,1.50,2024-01-31T12:30:00,\"[1, 2]\",\"{\"\"f0\"\": \"\"p\"\", \"\"f1\"\": 3}\"
+20,NULL,-0.25,2024-02-29T00:00:00.000123,[null],"
+run 0 run --format=json "$work/fmt.sql"
+contains "$work/out" '{"a": 1, "b": "x", "d": 1.50, "ts": "2024-01-31T12:30:00", "arr": [1, 2], "r": {"f0": "p", "f1": 3}}'
+contains "$work/out" '{"a": 20, "b": null, "d": -0.25,'
+run 2 run --format xml "$work/fmt.sql"
+contains "$work/err" "unknown format 'xml'; write table, csv or json"
+# --format on an unbounded streaming SELECT: refused, with the way out
+run 1 run --format csv -e "CREATE TABLE g (id BIGINT) WITH ('connector' = 'datagen');
+SELECT id FROM g;"
+contains "$work/err" "reads an unbounded input in streaming mode"
 
 # a connector the engine has no source for: exit 1 with the place
 cat >"$work/sock.sql" <<'SQL'
@@ -220,9 +254,10 @@ contains "$work/out" "window_start"
 contains "$work/err" "sink: finished after"
 contains "$work/err" "100000 rows in"
 checks=$((checks + 1))
-# 6 provinces (0..5), each in 2 windows (the data spans 10 s, the slide is 30 s)
+# 6 provinces (0..5), each in 18 windows: the 100,000 payments 5 ms apart span
+# 8 min 20 s, which 1-minute windows sliding by 30 s cover 18 times
 rows=$(grep -cE '^\|[[:space:]]+[0-5]\|' "$work/out" || true)
-[ "$rows" -eq 12 ] || fail "payments_local printed $rows window rows, expected 12"
+[ "$rows" -eq 108 ] || fail "payments_local printed $rows window rows, expected 108"
 
 echo "$checks checks, $failures failed"
 [ "$failures" -eq 0 ]
