@@ -4,12 +4,14 @@
 ** A batch that passes whole goes on as it is (borrowed, no copy); a batch
 ** that passes in part is compacted with dp_batch_take into a batch of ours;
 ** a batch that passes not at all is skipped, so that no empty batch travels
-** up the tree.  A literal condition (WHERE TRUE, WHERE FALSE) is decided once.
+** up the tree.  Only the columns (and ROW fields) the plan above reads are
+** compacted; the others go on as NULLs (exec/narrow.h).  A literal condition (WHERE TRUE, WHERE FALSE) is decided once.
 */
 #include <stdlib.h>
 
 #include "exec/eval.h"
 #include "exec/exec.h"
+#include "exec/narrow.h"
 
 typedef enum { COND_ROWS, COND_ALL, COND_NONE } cond_kind;
 
@@ -17,6 +19,7 @@ typedef struct filter_state {
   cond_kind kind;
   dp_batch view;       /* a whole input batch under the node's schema */
   dp_batch *kept;      /* the compacted rows of a partly passing batch */
+  dp_narrow *narrow;   /* compacts only the read columns; NULL: all are read */
   int64_t *sel;        /* row indexes that pass */
   int64_t sel_cap;
 } filter_state;
@@ -31,8 +34,14 @@ static int filter_open(dp_op *op) {
     bool pass = !v->is_null && v->type && v->type->kind == DP_T_BOOLEAN && v->u.b;
     st->kind = pass ? COND_ALL : COND_NONE;
   }
+  int rc = dp_narrow_open(op, &st->narrow);
+  if (rc) {
+    free(st);
+    return rc;
+  }
   st->kept = dp_batch_new(&op->plan->schema, 0);
   if (!st->kept) {
+    dp_narrow_free(st->narrow);
     free(st);
     return DIPPER_NOMEM;
   }
@@ -75,6 +84,11 @@ static int filter_next(dp_op *op, dp_batch **out) {
       *out = &st->view;
       return DIPPER_OK;
     }
+    if (st->narrow) {
+      rc = dp_narrow_take(st->narrow, in, st->sel, n, out);
+      if (rc != DIPPER_OK) *out = NULL;
+      return rc;
+    }
     dp_batch_clear(st->kept);
     rc = dp_batch_take(in, st->sel, n, st->kept);
     if (rc != DIPPER_OK) return rc;
@@ -88,6 +102,7 @@ static void filter_close(dp_op *op) {
   filter_state *st = op->state;
   if (!st) return;
   dp_batch_free(st->kept);
+  dp_narrow_free(st->narrow);
   free(st->sel);
   free(st);
   op->state = NULL;

@@ -6,15 +6,22 @@
 ** ahead, so that a batch with no input at all is known before it runs.
 ** next() then hands out the planned rows a chunk (up to CHUNK_ROWS) at a
 ** time in one reusable batch; after the micro-batch the driver commits the
-** source (dp_scan_commit).  In batch mode (`to_end`) the scan goes on
+** source (dp_scan_commit).
+**
+** Column pruning: a source that maps the scan schema's columns and ROW
+** fields by name (nexmark) is asked for only what the plan above reads
+** (exec/narrow.h); its batch is widened back to the node's schema without a
+** copy, the unread columns all NULL.  In batch mode (`to_end`) the scan goes on
 ** planning and reading until the source is exhausted or has nothing more to
 ** give now, committing as it goes: one micro-batch reads everything.
 */
 #include <stdlib.h>
+#include <string.h>
 
 #include "connectors/connector.h"
 #include "exec/exec.h"
 #include "exec/exec_int.h"
+#include "exec/narrow.h"
 
 /* Rows per next(): big enough to amortise the per-batch work of every
 ** operator, small enough that a batch's columns stay in the caches. */
@@ -23,7 +30,8 @@
 typedef struct scan_state {
   dp_source src;
   bool opened;        /* src.cls->open succeeded: close it */
-  dp_batch *batch;    /* reused by every next() */
+  dp_batch *batch;    /* reused by every next(); of the source's schema */
+  dp_narrow *narrow;  /* the source reads only some columns, or NULL */
   bool planned;       /* a batch is planned and not fully read */
   bool done;          /* the planned batch is fully read */
   bool ahead;         /* `batch` holds rows read ahead, not yet handed out */
@@ -31,6 +39,12 @@ typedef struct scan_state {
   bool uncommitted;   /* rows were planned since the last commit */
   bool exhausted;
 } scan_state;
+
+/* Sources that find the scan schema's columns and ROW fields by name, so
+** that a schema of fewer columns and fields makes them generate less. */
+static bool prunes_columns(const dp_source_class *cls) {
+  return strcmp(cls->name, "nexmark") == 0;
+}
 
 static int scan_open(dp_op *op) {
   const dp_plan *p = op->plan;
@@ -44,19 +58,30 @@ static int scan_open(dp_op *op) {
                     connector, t ? t->name : "?");
   scan_state *st = calloc(1, sizeof *st);
   if (!st) return DIPPER_NOMEM;
-  st->batch = dp_batch_new(&p->schema, CHUNK_ROWS);
-  if (!st->batch) {
+  const dp_schema *schema = &p->schema;
+  int rc = DIPPER_OK;
+  if (prunes_columns(cls)) {
+    rc = dp_narrow_open(op, &st->narrow);
+    if (!rc && st->narrow) rc = dp_narrow_source_schema(st->narrow, op->ex->arena, &schema);
+  }
+  if (!rc) {
+    st->batch = dp_batch_new(schema, CHUNK_ROWS);
+    if (!st->batch) rc = DIPPER_NOMEM;
+  }
+  if (rc) {
+    dp_narrow_free(st->narrow);
     free(st);
-    return DIPPER_NOMEM;
+    return rc;
   }
   st->src.cls = cls;
   st->src.db = op->ex->db;
   st->src.table = t;
-  st->src.schema = &p->schema;
+  st->src.schema = schema;
   st->src.diags = op->ex->diags;
-  int rc = cls->open(&st->src);
+  rc = cls->open(&st->src);
   if (rc != DIPPER_OK) {
     dp_batch_free(st->batch);
+    dp_narrow_free(st->narrow);
     free(st);
     return rc;
   }
@@ -139,6 +164,7 @@ static int scan_next(dp_op *op, dp_batch **out) {
   }
   if (st->batch->nrows == 0) return DIPPER_OK;
   op->metrics.rows_out += st->batch->nrows;
+  if (st->narrow) return dp_narrow_widen(st->narrow, st->batch, out);
   *out = st->batch;
   return DIPPER_OK;
 }
@@ -162,6 +188,7 @@ static void scan_close(dp_op *op) {
   if (!st) return;
   if (st->opened && st->src.cls->close) st->src.cls->close(&st->src);
   dp_batch_free(st->batch);
+  dp_narrow_free(st->narrow);
   free(st);
   op->state = NULL;
 }

@@ -16,7 +16,9 @@
 ** window (TUMBLE, SESSION) and none is dropped, the input columns are
 ** borrowed, not copied; otherwise one pass writes the three window columns
 ** and the list of source rows, and the input columns are gathered by it into
-** vectors reused from call to call.  HOP and CUMULATE expand an input batch
+** vectors reused from call to call — only the columns the plan above reads;
+** the others are NULL columns (exec/narrow.h), so that a HOP that repeats
+** each row size/slide times copies no string no one reads.  HOP and CUMULATE expand an input batch
 ** EXPAND_CHUNK rows at a time, so that their output stays cache-sized.
 **
 ** Owns no state across micro-batches (only the cursor into the input batch
@@ -27,6 +29,7 @@
 #include "exec/eval.h"
 #include "exec/exec.h"
 #include "exec/hashtable.h"
+#include "exec/narrow.h"
 #include "exec/window_int.h"
 
 /* Input rows per output batch of HOP and CUMULATE: their output is several
@@ -42,6 +45,7 @@ typedef struct window_state {
   dp_vector *wcols[3];   /* window_start, window_end, window_time */
   int64_t *sel;          /* source row of each output row */
   int64_t sel_cap;
+  dp_narrow *narrow;     /* which input columns the plan above reads; NULL: all */
 } window_state;
 
 static int64_t floor_div(int64_t a, int64_t b) {
@@ -135,6 +139,7 @@ static int window_open(dp_op *op) {
     st->wcols[k] = dp_vector_new(p->schema.cols[ninput + k].type, 0);
     if (!st->wcols[k]) rc = DIPPER_NOMEM;
   }
+  if (!rc) rc = dp_narrow_open(op, &st->narrow);
   op->state = st;
   if (rc) {
     op->cls->close(op);
@@ -274,7 +279,13 @@ static int window_next(dp_op *op, dp_batch **out) {
   if (identity && n == in->nrows) {
     for (int c = 0; c < ninput; c++) st->out.cols[c] = in->cols[c];
   } else {
+    const dp_col_need *need = st->narrow ? dp_narrow_need(st->narrow) : NULL;
     for (int c = 0; c < ninput; c++) {
+      if (need && !dp_col_needed(&need[c])) {
+        rc = dp_narrow_null(st->narrow, c, n, &st->out.cols[c]);
+        if (rc) return rc;
+        continue;
+      }
       if (st->gathered[c])
         dp_vector_clear(st->gathered[c]);
       else if (!(st->gathered[c] = dp_vector_new(in->cols[c]->type, n)))
@@ -299,6 +310,7 @@ static void window_close(dp_op *op) {
   free(st->gathered);
   free(st->out.cols);
   free(st->sel);
+  dp_narrow_free(st->narrow);
   free(st);
   op->state = NULL;
 }
