@@ -1,0 +1,493 @@
+/*
+** translate_test.c — the translator (spark/translate.h): SQL compiled by the
+** public API on the embedded engine, its plan translated to Spark Connect
+** messages, and the messages checked through a compact text dump of the
+** protobuf tree (every set field, generic over protobuf-c's descriptors):
+** relation kinds, function names, literal values, names, options.  Refusals
+** are checked with their code, line:col and message.  Offline: no server.
+**
+** With DIPPER_TRANSLATE_PLANS=<dir> each translated query is also written
+** there as <n>.plan (a serialized spark.connect.Plan) for
+** tools/spark-run-plan.py to run on a real server.
+*/
+#include <inttypes.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "api/dipper_int.h"
+#include "core/buf.h"
+#include "spark/translate.h"
+#include "test.h"
+
+static const char *DDL =
+    "CREATE TABLE orders (id BIGINT, customer STRING, amount DECIMAL(10, 2), ts TIMESTAMP(3),\n"
+    "  tags ARRAY<STRING>, attrs MAP<STRING, INT>, addr ROW<city STRING, zip INT>,\n"
+    "  WATERMARK FOR ts AS ts - INTERVAL '5' SECOND)\n"
+    "WITH ('connector' = 'filesystem', 'path' = 'data/orders.json', 'format' = 'json');\n"
+    "CREATE TABLE people (id BIGINT, name STRING, city STRING)\n"
+    "WITH ('connector' = 'filesystem', 'path' = '/data/people.csv', 'format' = 'csv',\n"
+    "  'csv.field-delimiter' = ';', 'csv.header' = 'true', 'csv.ignore-parse-errors' = 'true');\n"
+    "CREATE TABLE mem (k INT, v STRING) WITH ('connector' = 'memory');\n"
+    "CREATE TABLE out_files (id BIGINT, name STRING)\n"
+    "WITH ('connector' = 'filesystem', 'path' = '/tmp/dipper-out', 'format' = 'json');\n"
+    "SET 'execution.runtime-mode' = 'batch';\n";
+
+typedef struct fx {
+  dipper *db;
+  dipper_program *prog;
+  dp_arena *arena;
+  dp_diags d;
+  dp_spark_ctx c;
+  int rc;             /* compile, then translation */
+  char *dump;         /* the translated root, as text */
+} fx;
+
+static int nplans;
+
+/* ---- a text dump of any protobuf-c message ---- */
+
+static void dump_msg(dp_buf *b, const ProtobufCMessage *m);
+
+static void dump_value(dp_buf *b, const ProtobufCFieldDescriptor *f, const void *p) {
+  switch (f->type) {
+  case PROTOBUF_C_TYPE_INT32:
+  case PROTOBUF_C_TYPE_SINT32:
+  case PROTOBUF_C_TYPE_SFIXED32: dp_buf_printf(b, "%d", *(const int32_t *)p); break;
+  case PROTOBUF_C_TYPE_UINT32:
+  case PROTOBUF_C_TYPE_FIXED32: dp_buf_printf(b, "%u", *(const uint32_t *)p); break;
+  case PROTOBUF_C_TYPE_INT64:
+  case PROTOBUF_C_TYPE_SINT64:
+  case PROTOBUF_C_TYPE_SFIXED64: dp_buf_printf(b, "%" PRId64, *(const int64_t *)p); break;
+  case PROTOBUF_C_TYPE_UINT64:
+  case PROTOBUF_C_TYPE_FIXED64: dp_buf_printf(b, "%" PRIu64, *(const uint64_t *)p); break;
+  case PROTOBUF_C_TYPE_FLOAT: dp_buf_printf(b, "%g", (double)*(const float *)p); break;
+  case PROTOBUF_C_TYPE_DOUBLE: dp_buf_printf(b, "%g", *(const double *)p); break;
+  case PROTOBUF_C_TYPE_BOOL: dp_buf_puts(b, *(const protobuf_c_boolean *)p ? "true" : "false"); break;
+  case PROTOBUF_C_TYPE_ENUM: {
+    const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(f->descriptor, *(const int *)p);
+    dp_buf_puts(b, v ? v->name : "?");
+    break;
+  }
+  case PROTOBUF_C_TYPE_STRING: dp_buf_printf(b, "\"%s\"", *(char *const *)p ? *(char *const *)p : ""); break;
+  case PROTOBUF_C_TYPE_BYTES: dp_buf_printf(b, "<%zu bytes>", ((const ProtobufCBinaryData *)p)->len); break;
+  case PROTOBUF_C_TYPE_MESSAGE: dump_msg(b, *(ProtobufCMessage *const *)p); break;
+  }
+}
+
+/* Is a proto3 scalar at its default (then it is not printed)? */
+static bool is_default(const ProtobufCFieldDescriptor *f, const void *p) {
+  switch (f->type) {
+  case PROTOBUF_C_TYPE_STRING: return !*(char *const *)p || !**(char *const *)p;
+  case PROTOBUF_C_TYPE_MESSAGE: return !*(void *const *)p;
+  case PROTOBUF_C_TYPE_BYTES: return ((const ProtobufCBinaryData *)p)->len == 0;
+  case PROTOBUF_C_TYPE_INT64:
+  case PROTOBUF_C_TYPE_UINT64:
+  case PROTOBUF_C_TYPE_SINT64:
+  case PROTOBUF_C_TYPE_FIXED64:
+  case PROTOBUF_C_TYPE_SFIXED64:
+  case PROTOBUF_C_TYPE_DOUBLE: return *(const int64_t *)p == 0;
+  default: return *(const int32_t *)p == 0;
+  }
+}
+
+static void dump_msg(dp_buf *b, const ProtobufCMessage *m) {
+  if (!m) {
+    dp_buf_puts(b, "NULL");
+    return;
+  }
+  const ProtobufCMessageDescriptor *d = m->descriptor;
+  const char *base = (const char *)m;
+  dp_buf_putc(b, '{');
+  bool first = true;
+  for (unsigned i = 0; i < d->n_fields; i++) {
+    const ProtobufCFieldDescriptor *f = &d->fields[i];
+    const void *p = base + f->offset;
+    if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+      size_t n = *(const size_t *)(base + f->quantifier_offset);
+      if (!n) continue;
+      dp_buf_printf(b, "%s%s:[", first ? "" : " ", f->name);
+      size_t sz = f->type == PROTOBUF_C_TYPE_MESSAGE || f->type == PROTOBUF_C_TYPE_STRING ? sizeof(void *)
+                  : f->type == PROTOBUF_C_TYPE_INT64 || f->type == PROTOBUF_C_TYPE_DOUBLE ? 8 : 4;
+      const char *arr = *(const char *const *)p;
+      for (size_t k = 0; k < n; k++) {
+        if (k) dp_buf_putc(b, ' ');
+        dump_value(b, f, arr + k * sz);
+      }
+      dp_buf_putc(b, ']');
+      first = false;
+      continue;
+    }
+    if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+      if (*(const uint32_t *)(base + f->quantifier_offset) != f->id) continue;
+    } else if (is_default(f, p)) {
+      continue;
+    }
+    dp_buf_printf(b, "%s%s:", first ? "" : " ", f->name);
+    dump_value(b, f, p);
+    first = false;
+  }
+  dp_buf_putc(b, '}');
+}
+
+static char *dump(const ProtobufCMessage *m) {
+  dp_buf b = DP_BUF_INIT;
+  dump_msg(&b, m);
+  return dp_buf_take(&b);
+}
+
+static void save_plan(Spark__Connect__Plan *plan) {
+  const char *dir = getenv("DIPPER_TRANSLATE_PLANS");
+  if (!dir) return;
+  size_t n = spark__connect__plan__get_packed_size(plan);
+  uint8_t *buf = malloc(n ? n : 1);
+  if (!buf) return;
+  spark__connect__plan__pack(plan, buf);
+  char path[512];
+  snprintf(path, sizeof path, "%s/%02d.plan", dir, ++nplans);
+  FILE *fp = fopen(path, "wb");
+  if (fp) {
+    fwrite(buf, 1, n, fp);
+    fclose(fp);
+  }
+  free(buf);
+}
+
+/* ---- fixture ---- */
+
+/* Compile DDL + sql on the embedded engine and translate its last statement
+** (a query: dp_spark_relation; an INSERT: dp_spark_sink_plan). */
+static void fx_run(fx *f, const char *sql) {
+  memset(f, 0, sizeof *f);
+  f->arena = dp_arena_new(0);
+  dp_diags_init(&f->d, f->arena, "<test>", sql, strlen(sql));
+  f->c.arena = f->arena;
+  f->c.diags = &f->d;
+  f->rc = dipper_open(&f->db, "embedded");
+  if (f->rc != DIPPER_OK) return;
+  dipper_program *ddl = NULL;
+  f->rc = dipper_compile(f->db, DDL, (size_t)-1, "ddl.sql", &ddl);
+  dipper_program_free(ddl);
+  if (f->rc == DIPPER_OK) f->rc = dipper_compile(f->db, sql, (size_t)-1, "<test>", &f->prog);
+  if (f->rc != DIPPER_OK) {
+    char *msg = dipper_diag_render(f->db, 0);
+    fprintf(stderr, "does not compile:\n%s", msg ? msg : "?\n");
+    free(msg);
+    return;
+  }
+  dp_query_plan *q = &f->prog->stmts[f->prog->n - 1].plan;
+  if (q->nroots < 1) {
+    f->rc = -1;
+    return;
+  }
+  Spark__Connect__Plan plan;
+  spark__connect__plan__init(&plan);
+  if (q->roots[0]->kind == DP_P_SINK) {
+    dp_spark_sink s;
+    f->rc = dp_spark_sink_plan(&f->c, q, q->roots[0], &s);
+    if (f->rc == DIPPER_OK && s.command) {
+      f->dump = dump(&s.command->base);
+      save_plan(s.command);
+    } else if (f->rc == DIPPER_OK) {
+      f->dump = dump(&s.input->base);
+    }
+    return;
+  }
+  Spark__Connect__Relation *rel = NULL;
+  f->rc = dp_spark_relation(&f->c, q, q->roots[0], &rel);
+  if (f->rc == DIPPER_OK && rel) {
+    f->dump = dump(&rel->base);
+    plan.op_type_case = SPARK__CONNECT__PLAN__OP_TYPE_ROOT;
+    plan.root = rel;
+    save_plan(&plan);
+  }
+}
+
+static void fx_close(fx *f) {
+  free(f->dump);
+  dipper_program_free(f->prog);
+  dipper_close(f->db);
+  dp_arena_free(f->arena);
+}
+
+/* Translate and expect success; the dump's text contains every needle. */
+#define EXPECT_OK(sql, ...)                                                   \
+  do {                                                                        \
+    fx f_;                                                                    \
+    fx_run(&f_, sql);                                                         \
+    CHECK_EQ(f_.rc, DIPPER_OK);                                               \
+    if (f_.rc != DIPPER_OK)                                                   \
+      for (int i_ = 0; i_ < f_.d.count; i_++) fprintf(stderr, "  refusal: %s\n", f_.d.items[i_].message); \
+    const char *needles_[] = {__VA_ARGS__, NULL};                             \
+    for (int i_ = 0; needles_[i_]; i_++) CHECK_CONTAINS(f_.dump, needles_[i_]); \
+    if (getenv("DIPPER_TRANSLATE_SHOW")) fprintf(stderr, "%s\n=> %s\n\n", sql, f_.dump); \
+    fx_close(&f_);                                                            \
+  } while (0)
+
+/* Translate and expect a refusal at line:col whose message contains msg. */
+#define EXPECT_REFUSED(sql, ln, cl, msg)                                   \
+  do {                                                                        \
+    fx f_;                                                                    \
+    fx_run(&f_, sql);                                                         \
+    CHECK_EQ(f_.rc, DIPPER_UNSUPPORTED);                                      \
+    CHECK(f_.d.count >= 1);                                                   \
+    if (f_.d.count >= 1) {                                                    \
+      CHECK_EQ(f_.d.items[0].code, DIPPER_UNSUPPORTED);                       \
+      CHECK_EQ(f_.d.items[0].span.line, ln);                                \
+      CHECK_EQ(f_.d.items[0].span.col, cl);                                  \
+      CHECK_CONTAINS(f_.d.items[0].message, msg);                             \
+    }                                                                         \
+    fx_close(&f_);                                                            \
+  } while (0)
+
+/* ---- reads ---- */
+
+TEST(read_json_file_with_ddl_schema_and_absolute_path) {
+  EXPECT_OK("SELECT id, customer FROM orders",
+            "read:{data_source:{format:\"json\"", "options:[{key:\"mode\" value:\"FAILFAST\"}",
+            "schema:\"`id` BIGINT, `customer` STRING, `amount` DECIMAL(10,2), `ts` TIMESTAMP_NTZ, "
+            "`tags` ARRAY<STRING>, `attrs` MAP<STRING, INT>, `addr` STRUCT<`city`: STRING, `zip`: INT>\"",
+            "/data/orders.json\"]", /* made absolute against the current directory */
+            "{alias:{expr:{unresolved_attribute:{unparsed_identifier:\"`id`\"}} name:[\"_c0_0\"]}}",
+            "alias:{expr:{unresolved_attribute:{unparsed_identifier:\"_c1_0\"}} name:[\"id\"]}",
+            "name:[\"customer\"]");
+  char cwd[1024];
+  CHECK(getcwd(cwd, sizeof cwd) != NULL);
+  fx f;
+  fx_run(&f, "SELECT id FROM orders");
+  char want[1100];
+  snprintf(want, sizeof want, "paths:[\"%s/data/orders.json\"]", cwd);
+  CHECK_CONTAINS(f.dump, want);
+  fx_close(&f);
+}
+
+TEST(read_csv_options_mapped_to_spark) {
+  EXPECT_OK("SELECT name FROM people", "format:\"csv\"", "{key:\"sep\" value:\";\"}",
+            "{key:\"header\" value:\"true\"}", "{key:\"mode\" value:\"DROPMALFORMED\"}",
+            "paths:[\"/data/people.csv\"]");
+}
+
+TEST(memory_table_is_a_local_relation_with_its_schema) {
+  EXPECT_OK("SELECT k, v FROM mem", "local_relation:{schema:\"`k` INT, `v` STRING\"}");
+}
+
+TEST(values_as_inline_of_structs) {
+  EXPECT_OK("SELECT * FROM (VALUES (1, 'a'), (2, 'b')) AS t(x, y)", "range:{start:0 end:1 step:1}",
+            "function_name:\"inline\"", "function_name:\"named_struct\"", "string:\"b\"", "integer:2");
+}
+
+/* ---- project, filter, expressions ---- */
+
+TEST(project_filter_and_operators) {
+  EXPECT_OK("SELECT id + 1 AS nxt, customer || '!' AS c FROM orders WHERE customer LIKE 'a%' AND id <> 3",
+            "filter:{input:", "function_name:\"like\"", "function_name:\"not\"", "function_name:\"==\"",
+            "function_name:\"concat\"", "function_name:\"+\"", "name:[\"nxt\"]", "name:[\"c\"]");
+}
+
+TEST(integer_division_and_modulo_are_null_on_zero) {
+  EXPECT_OK("SELECT id / 2 AS q, id % 0 AS r, amount / 3 AS d FROM orders", "function_name:\"div\"",
+            "function_name:\"if\"", "function_name:\"%\"", "function_name:\"try_divide\"");
+}
+
+TEST(literals_of_every_kind) {
+  EXPECT_OK("SELECT 12.50 AS d, DATE '2024-01-02' AS dt, TIMESTAMP '2024-01-02 03:04:05.5' AS t,"
+            " INTERVAL '90' SECOND AS i, TRUE AS b, CAST(NULL AS STRING) AS n, 'it''s' AS s,"
+            " ARRAY[1, 2] AS a, 10000000000 AS big FROM orders",
+            "decimal:{value:\"12.50\" precision:4 scale:2}", "date:19724",
+            "timestamp_ntz:1704164645500000", "day_time_interval:90000000", "boolean:true",
+            "string:\"it's\"", "function_name:\"array\"", "long:10000000000");
+}
+
+TEST(case_cast_and_field_access) {
+  EXPECT_OK("SELECT CASE WHEN id > 1 THEN 'big' ELSE 'small' END AS sz, CAST(id AS STRING) AS s,"
+            " TRY_CAST(customer AS INT) AS n, addr.city AS city, tags[1] AS t1, attrs['x'] AS ax FROM orders",
+            "function_name:\"when\"", "cast:{expr:", "type:{string:{}}", "eval_mode:EVAL_MODE_TRY",
+            "unresolved_extract_value:{child:{unresolved_attribute:{unparsed_identifier:\"_c0_6\"}} "
+            "extraction:{literal:{string:\"city\"}}}",
+            "function_name:\"try_element_at\"");
+}
+
+TEST(functions_mapped_with_semantics_kept) {
+  EXPECT_OK("SELECT SUBSTRING(customer, 2, 3) AS a, CHAR_LENGTH(customer) AS b,"
+            " REGEXP_EXTRACT(customer, 'a(.)', 1) AS c, SPLIT_INDEX(customer, '.', 0) AS d,"
+            " GREATEST(id, 3) AS e, DATE_FORMAT(ts, 'yyyy-MM') AS f, EXTRACT(HOUR FROM ts) AS g,"
+            " TIMESTAMPADD(HOUR, 2, ts) AS h, TIMESTAMPDIFF(DAY, ts, ts) AS i, FLOOR(ts TO HOUR) AS j,"
+            " COALESCE(customer, 'x') AS k, LTRIM(customer, 'x') AS l FROM orders",
+            "function_name:\"substring\"", "function_name:\"char_length\"", "function_name:\"regexp_extract\"",
+            "function_name:\"rlike\"", "string:\"\\.\"", "function_name:\"try_element_at\"",
+            "function_name:\"greatest\"", "function_name:\"isnull\"", "function_name:\"date_format\"",
+            "function_name:\"hour\"", "day_time_interval:3600000000", "function_name:\"timestampdiff\"",
+            "function_name:\"date_trunc\"", "function_name:\"coalesce\"", "function_name:\"ltrim\"");
+}
+
+/* ---- aggregate ---- */
+
+TEST(aggregate_with_distinct_and_filter) {
+  EXPECT_OK("SELECT customer, COUNT(*) AS n, COUNT(DISTINCT id) AS d, SUM(amount) FILTER (WHERE id > 1) AS s"
+            " FROM orders GROUP BY customer",
+            "aggregate:{input:", "group_type:GROUP_TYPE_GROUPBY",
+            "grouping_expressions:[{alias:{expr:{unresolved_attribute:{unparsed_identifier:\"_c0_1\"}}",
+            "function_name:\"count\" arguments:[{literal:{integer:1}}]", "is_distinct:true",
+            "function_name:\"sum\" arguments:[{unresolved_function:{function_name:\"when\"",
+            "name:[\"n\"]");
+}
+
+TEST(first_value_filter_refused) {
+  EXPECT_REFUSED("SELECT FIRST_VALUE(id) FILTER (WHERE id > 1) FROM orders", 1, 38, "does not skip NULLs");
+}
+
+/* ---- joins ---- */
+
+TEST(join_kinds_and_duplicate_user_names) {
+  EXPECT_OK("SELECT o.id, p.id, p.name FROM orders o LEFT JOIN people p ON o.id = p.id",
+            "join:{left:", "join_type:JOIN_TYPE_LEFT_OUTER",
+            "join_condition:{unresolved_function:{function_name:\"==\" arguments:[{unresolved_attribute:"
+            "{unparsed_identifier:\"_c0_0\"}} {unresolved_attribute:{unparsed_identifier:\"_c",
+            "name:[\"id\"]}} {alias:{expr:{unresolved_attribute:{unparsed_identifier:\"_c2_1\"}} name:[\"id\"]}");
+  EXPECT_OK("SELECT o.id FROM orders o FULL JOIN people p ON o.id = p.id", "JOIN_TYPE_FULL_OUTER");
+  EXPECT_OK("SELECT o.id FROM orders o, people p", "join:{");
+  EXPECT_OK("SELECT id FROM orders WHERE id IN (SELECT id FROM people)", "JOIN_TYPE_LEFT_SEMI");
+}
+
+/* ---- set operations, sort, limit, distinct ---- */
+
+TEST(union_of_three_and_set_operations) {
+  EXPECT_OK("SELECT id FROM orders UNION ALL SELECT id FROM people UNION ALL SELECT k FROM mem",
+            "set_op:{left_input:{set_op:{", "set_op_type:SET_OP_TYPE_UNION is_all:true by_name:false");
+  EXPECT_OK("SELECT id FROM orders INTERSECT SELECT id FROM people", "SET_OP_TYPE_INTERSECT is_all:false");
+  EXPECT_OK("SELECT id FROM orders EXCEPT SELECT id FROM people", "SET_OP_TYPE_EXCEPT");
+}
+
+TEST(sort_limit_offset_distinct) {
+  EXPECT_OK("SELECT DISTINCT customer FROM orders ORDER BY customer DESC LIMIT 5 OFFSET 2",
+            "limit:{input:{offset:{input:{sort:{", "offset:2}}", "limit:5}",
+            "direction:SORT_DIRECTION_DESCENDING null_ordering:SORT_NULLS_LAST", "is_global:true",
+            "deduplicate:{", "all_columns_as_keys:true");
+}
+
+/* ---- windows ---- */
+
+TEST(tumble_window_aggregation_groups_by_window) {
+  EXPECT_OK("SELECT window_start, window_end, SUM(amount) AS total FROM TABLE(TUMBLE(TABLE orders,"
+            " DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end",
+            "with_watermark:{", "delay_threshold:\"5 seconds\"", "function_name:\"window\"",
+            "{literal:{string:\"10 seconds\"}} {literal:{string:\"10 seconds\"}} {literal:{string:\"0 seconds\"}}",
+            "extraction:{literal:{string:\"start\"}}", "name:[\"window_start\"]");
+}
+
+TEST(hop_window_and_window_time) {
+  EXPECT_OK("SELECT window_start, window_time, COUNT(*) AS n FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts),"
+            " INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY window_start, window_end, window_time",
+            "{literal:{string:\"10 seconds\"}} {literal:{string:\"5 seconds\"}}",
+            "function_name:\"window_time\"");
+}
+
+TEST(session_window_in_the_group_by) {
+  EXPECT_OK("SELECT window_start, window_end, COUNT(*) AS n FROM TABLE(SESSION(TABLE orders,"
+            " DESCRIPTOR(ts), INTERVAL '30' SECOND)) GROUP BY window_start, window_end",
+            "grouping_expressions:[{alias:{expr:{unresolved_function:{function_name:\"session_window\"",
+            "{literal:{string:\"30 seconds\"}}");
+}
+
+TEST(cumulate_refused_with_reason) {
+  EXPECT_REFUSED("SELECT window_start, COUNT(*) FROM TABLE(\n  CUMULATE(TABLE orders, DESCRIPTOR(ts),"
+                 " INTERVAL '1' MINUTE, INTERVAL '1' HOUR))\nGROUP BY window_start, window_end",
+                 1, 36, "Spark has no CUMULATE windows");
+}
+
+TEST(over_with_rows_frame) {
+  EXPECT_OK("SELECT id, SUM(amount) OVER (PARTITION BY customer ORDER BY ts ROWS BETWEEN 2 PRECEDING AND"
+            " CURRENT ROW) AS s FROM orders",
+            "window:{window_function:{unresolved_function:{function_name:\"sum\"",
+            "frame_spec:{frame_type:FRAME_TYPE_ROW lower:{value:{literal:{long:-2}}} upper:{current_row:true}}");
+  EXPECT_OK("SELECT id, LAG(id, 1) OVER (PARTITION BY customer ORDER BY ts) AS prev FROM orders",
+            "function_name:\"lag\"", "partition_spec:[");
+}
+
+TEST(topn_and_dedup_as_row_number) {
+  EXPECT_OK("SELECT id, customer FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY customer ORDER BY amount DESC)"
+            " AS rn FROM orders) WHERE rn <= 3",
+            "function_name:\"row_number\"", "function_name:\"<=\"", "long:3");
+  EXPECT_OK("SELECT id, customer FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY id ORDER BY ts DESC)"
+            " AS rn FROM orders) WHERE rn = 1",
+            "function_name:\"row_number\"", "SORT_DIRECTION_DESCENDING");
+}
+
+TEST(unnest_as_explode) {
+  EXPECT_OK("SELECT id, t FROM orders CROSS JOIN UNNEST(tags) AS x(t)", "function_name:\"explode\"");
+  EXPECT_OK("SELECT id, t, n FROM orders CROSS JOIN UNNEST(tags) WITH ORDINALITY AS x(t, n)",
+            "function_name:\"posexplode\"");
+}
+
+/* ---- subqueries ---- */
+
+TEST(subqueries_through_with_relations) {
+  /* the binder turns most subqueries into joins; these two stay expressions */
+  EXPECT_OK("SELECT id FROM orders WHERE id > 5 OR id IN (SELECT id FROM people)",
+            "with_relations:{root:{filter:", "references:[{common:{plan_id:1}",
+            "subquery_expression:{plan_id:1 subquery_type:SUBQUERY_TYPE_IN in_subquery_values:[");
+  /* correlated: the outer column by its unique internal name */
+  EXPECT_OK("SELECT id, (SELECT MAX(p.id) FROM people p WHERE p.id < orders.id) AS m FROM orders",
+            "subquery_type:SUBQUERY_TYPE_SCALAR",
+            "function_name:\"<\" arguments:[{unresolved_attribute:{unparsed_identifier:\"_c2_0\"}} "
+            "{unresolved_attribute:{unparsed_identifier:\"_c0_0\"}}");
+}
+
+/* ---- refusals ---- */
+
+TEST(refusals_name_the_construct_and_the_alternative) {
+  EXPECT_REFUSED("SELECT id\nFROM orders WHERE customer SIMILAR TO 'a%'", 2, 19,
+                 "Spark has no SIMILAR TO; write RLIKE");
+  fx f;
+  fx_run(&f, "SELECT 1 FROM orders");
+  const dp_type *t = dp_type_of(DP_T_TIME);
+  dp_span sp = {0, 0, 3, 4};
+  CHECK(dp_spark_type_ddl(&f.c, t, sp) == NULL);
+  CHECK(f.d.count >= 1 && f.d.items[f.d.count - 1].span.line == 3);
+  fx_close(&f);
+}
+
+TEST(check_reports_every_refusal) {
+  const char *sql = "SELECT customer SIMILAR TO 'a' AS x, FIRST_VALUE(id) FILTER (WHERE id > 0) AS y\n"
+                    "FROM orders GROUP BY customer";
+  fx f;
+  fx_run(&f, sql);
+  CHECK_EQ(f.rc, DIPPER_UNSUPPORTED);
+  dp_arena *a = dp_arena_new(0);
+  dp_diags d;
+  dp_diags_init(&d, a, "<test>", sql, strlen(sql));
+  CHECK_EQ(dp_spark_check(&f.prog->stmts[0].plan, a, &d), DIPPER_UNSUPPORTED);
+  CHECK_EQ(d.count, 2);
+  dp_arena_free(a);
+  fx_close(&f);
+}
+
+/* ---- types ---- */
+
+TEST(type_ddl_table) {
+  dp_arena *a = dp_arena_new(0);
+  dp_spark_ctx c;
+  memset(&c, 0, sizeof c);
+  c.arena = a;
+  dp_span sp = {0, 0, 0, 0};
+  dp_field f[2] = {{"a", dp_type_of(DP_T_INT)}, {"b c", dp_type_array(a, dp_type_of(DP_T_STRING))}};
+  CHECK_STR(dp_spark_type_ddl(&c, dp_type_row(a, 2, f), sp), "STRUCT<`a`: INT, `b c`: ARRAY<STRING>>");
+  CHECK_STR(dp_spark_type_ddl(&c, dp_type_decimal(a, 12, 3), sp), "DECIMAL(12,3)");
+  CHECK_STR(dp_spark_type_ddl(&c, dp_type_of(DP_T_TIMESTAMP_LTZ), sp), "TIMESTAMP");
+  CHECK_STR(dp_spark_type_ddl(&c, dp_type_of(DP_T_TIMESTAMP), sp), "TIMESTAMP_NTZ");
+  CHECK_STR(dp_spark_type_ddl(&c, dp_type_of(DP_T_BYTES), sp), "BINARY");
+  CHECK_STR(dp_spark_type_ddl(&c, dp_type_map(a, dp_type_of(DP_T_STRING), dp_type_of(DP_T_BIGINT)), sp),
+            "MAP<STRING, BIGINT>");
+  CHECK_STR(dp_spark_type_ddl(&c, dp_type_of(DP_T_INTERVAL_DT), sp), "INTERVAL DAY TO SECOND");
+  dp_arena_free(a);
+}
+
+/* ---- sinks ---- */
+
+TEST(insert_into_files_is_a_write_operation) {
+  EXPECT_OK("INSERT INTO out_files SELECT id, customer FROM orders", "write_operation:{input:",
+            "mode:SAVE_MODE_APPEND", "path:\"/tmp/dipper-out\"", "source:\"json\"",
+            "{key:\"ignoreNullFields\" value:\"false\"}");
+  EXPECT_OK("INSERT INTO mem SELECT 1, customer FROM orders", "name:[\"k\"]", "name:[\"v\"]");
+}
+
+int main(void) { return RUN_TESTS(); }
