@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "core/vector.h"
+#include "core/vector_import.h"
 #include "spark/arrow/render.h"
 #include "spark/arrow_ipc.h"
 #include "test.h"
@@ -427,6 +428,53 @@ TEST(encoder_refuses_what_it_cannot_write) {
   s.release(&s);
   a.release(&a);
   free_batch(&r);
+}
+
+TEST(decoded_batches_import_into_dipper_vectors) {
+  /* the compressed fixture as Spark would send it: BIGINT, STRING,
+  ** TIMESTAMP_LTZ, DECIMAL, BOOLEAN, ARRAY<STRING> */
+  size_t len;
+  uint8_t *data = fixture("zstd", "arrows", &len);
+  if (!data) return;
+  dp_arrow_batches b;
+  CHECK_EQ(dp_arrow_ipc_decode(data, len, &b, NULL), DIPPER_OK);
+  dp_arena *a = dp_arena_new(0);
+  const dp_type *types[] = {dp_type_of(DP_T_BIGINT), dp_type_of(DP_T_STRING),
+                            dp_type_of(DP_T_TIMESTAMP_LTZ), dp_type_decimal(a, 12, 2),
+                            dp_type_of(DP_T_BOOLEAN), dp_type_array(a, dp_type_of(DP_T_STRING))};
+  dp_schema *schema = dp_schema_new(a, 6);
+  for (int i = 0; i < 6; i++) {
+    schema->cols[i].name = b.schema.children[i]->name;
+    schema->cols[i].type = types[i];
+  }
+  dp_batch *batch = dp_batch_new(schema, 0);
+  dp_buf err = DP_BUF_INIT;
+  for (int i = 0; i < b.n; i++) CHECK_EQ(dp_batch_import(batch, &b.schema, &b.arrays[i], &err), DIPPER_OK);
+  CHECK_EQ(batch->nrows, 300);
+  /* the same rendering through dipper's export */
+  struct ArrowSchema s;
+  struct ArrowArray arr;
+  CHECK_EQ(dp_batch_export(batch, &s, &arr), DIPPER_OK);
+  dp_buf got = DP_BUF_INIT, want = DP_BUF_INIT;
+  render_batch(&got, 0, &s, &arr);
+  render_batch(&want, 0, &b.schema, &b.arrays[0]);
+  CHECK_STR(dp_buf_cstr(&got), dp_buf_cstr(&want));
+  CHECK_EQ(batch->cols[0]->null_count, 28); /* ids: every 11th row is null */
+  /* and the wrong dipper type for a column is named */
+  schema->cols[1].type = dp_type_of(DP_T_BIGINT);
+  dp_batch *wrong = dp_batch_new(schema, 0);
+  CHECK_EQ(dp_batch_import(wrong, &b.schema, &b.arrays[0], &err), DIPPER_TYPE);
+  CHECK_CONTAINS(dp_buf_cstr(&err), "column 'name': Arrow format 'u' does not fit BIGINT");
+  dp_batch_free(wrong);
+  s.release(&s);
+  arr.release(&arr);
+  dp_buf_free(&got);
+  dp_buf_free(&want);
+  dp_buf_free(&err);
+  dp_batch_free(batch);
+  dp_arena_free(a);
+  dp_arrow_batches_free(&b);
+  free(data);
 }
 
 static int write_encoded(const char *path) {
