@@ -21,6 +21,7 @@
 #define DP_SPARK_CLIENT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/buf.h"
@@ -41,10 +42,11 @@ typedef struct dp_sc_error {
 void dp_sc_error_init(dp_sc_error *e);
 void dp_sc_error_free(dp_sc_error *e);   /* frees message; keeps the struct reusable */
 
-/* Parse the connection string, connect and check that a Spark Connect server
-** answers (a Config call that reads spark.version).  Failures name the
-** address: "cannot reach Spark Connect at 127.0.0.1:15002: connection refused
-** (is the server running? scripts/spark-local start)". */
+/* Parse the connection string, connect, set the session time zone to UTC
+** (Config) and read the server's version (AnalyzePlan spark_version).
+** Failures name the address: "cannot reach Spark Connect at
+** 127.0.0.1:15002: connection refused (start one with scripts/spark-local
+** start, or check the sc:// address)" (DIPPER_CONNECT). */
 int dp_sc_open(dp_sc **out, const char *uri, dp_sc_error *err);
 /* ReleaseSession (best effort) and close.  NULL is fine. */
 void dp_sc_close(dp_sc *s);
@@ -86,5 +88,19 @@ int dp_sc_keepalive(dp_sc *s, int64_t interval_ms, dp_sc_error *err);
 
 /* Interrupt every running operation of this session (InterruptRequest ALL). */
 int dp_sc_interrupt_all(dp_sc *s, dp_sc_error *err);
+
+/* ---- for tests and benchmarks only (not part of the backend's interface) ---- */
+
+/* Cut the next execution's result stream, and drop its connection, after n
+** responses (once; 0: off), as a network failure would: the execution must
+** then be resumed with ReattachExecute on a new connection. */
+void dp_sc__test_cut_after(dp_sc *s, int n);
+/* How many ReattachExecute calls this session has made. */
+int dp_sc__test_reattaches(const dp_sc *s);
+/* The ExecutePlan request dp_sc_execute sends for `plan` (reattachable, with
+** this operation id), serialized; malloc'd (free()), NULL when out of memory.
+** The client's own cost per query, for bench/spark_bench.c. */
+uint8_t *dp_sc__encode_execute(dp_sc *s, const Spark__Connect__Plan *plan, const char *operation_id,
+                               size_t *len);
 
 #endif /* DP_SPARK_CLIENT_H */
