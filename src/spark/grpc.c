@@ -65,10 +65,10 @@
 
 /* The gRPC status codes by number, for messages. */
 static const char *const status_names[] = {
-    "OK",          "CANCELLED",          "UNKNOWN",        "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
-    "NOT_FOUND",   "ALREADY_EXISTS",     "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-    "FAILED_PRECONDITION", "ABORTED",    "OUT_OF_RANGE",   "UNIMPLEMENTED",      "INTERNAL",
-    "UNAVAILABLE", "DATA_LOSS",          "UNAUTHENTICATED"};
+    "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+    "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+    "UNAUTHENTICATED"};
 
 static const char *status_name(int code) {
   if (code >= 0 && code < (int)(sizeof status_names / sizeof status_names[0]))
@@ -1072,6 +1072,16 @@ static int call_end(dp_grpc_call *c, dp_grpc_status *st, dp_buf *err) {
     return -c->err_code;
   }
   const char *peer = c->g ? c->g->peer : "the server";
+  /* The server enforces our grpc-timeout too and may end the call first
+  ** (RST_STREAM, or DEADLINE_EXCEEDED): that is our deadline passing. */
+  if (c->deadline && now_ms() >= c->deadline &&
+      (c->st.code < 0 || c->st.code == DP_GRPC_DEADLINE_EXCEEDED)) {
+    dp_buf_printf(err, "the deadline of %lld ms for %s on %s passed", (long long)c->deadline_ms,
+                  c->path, peer);
+    snprintf(c->err_msg, sizeof c->err_msg, "%s already ended: its deadline passed", c->path);
+    c->err_code = DIPPER_TIMEOUT;
+    return -DIPPER_TIMEOUT;
+  }
   if (c->prefix_have != 0) {
     dp_buf_printf(err, "%s ended %s in the middle of a message", peer, c->path);
     return -DIPPER_PROTOCOL;
