@@ -319,10 +319,113 @@ static int add_group(dp_hashtable *ht, const dp_vector *const *cols, int64_t row
   return DIPPER_OK;
 }
 
+/* The common case of streaming aggregation: up to FAST_KEYS BIGINT or
+** timestamp keys, no NULL among the probe rows nor the stored keys.  The
+** key comparison is then a few loads with no call and no type switch, and a
+** new key is a few stores. */
+#define FAST_KEYS 4
+
+static bool fast_keys(const dp_hashtable *ht, const dp_vector *const *cols) {
+  if (ht->nkeys < 1 || ht->nkeys > FAST_KEYS) return false;
+  for (int k = 0; k < ht->nkeys; k++) {
+    const dp_vector *a = ht->keys[k], *b = cols[k];
+    if (a->phys != DP_PHYS_I64 || b->phys != DP_PHYS_I64) return false;
+    if (a->validity || b->null_count != 0) return false; /* stored keys: no bitmap at all */
+  }
+  return true;
+}
+
+static int find_or_insert_fast(dp_hashtable *ht, const dp_vector *const *cols,
+                               const uint64_t *hashes, const int64_t *rows, int64_t n,
+                               int64_t *ids, int64_t *created_out) {
+  const int nk = ht->nkeys;
+  const int64_t *probe[FAST_KEYS];
+  int64_t *stored[FAST_KEYS];
+  for (int c = 0; c < nk; c++) {
+    probe[c] = cols[c]->values;
+    stored[c] = ht->keys[c]->values;
+  }
+  const uint64_t TAG = UINT64_C(0xffffffff00000000);
+  int64_t created = 0;
+  int rc = DIPPER_OK;
+  for (int64_t k = 0; k < n; k++) {
+    int64_t row = rows ? rows[k] : k;
+    uint64_t hash = hashes[row];
+    uint64_t mask = ht->nslots - 1;
+#if defined(__GNUC__)
+    if (k + PREFETCH_AHEAD < n) {
+      int64_t ahead = rows ? rows[k + PREFETCH_AHEAD] : k + PREFETCH_AHEAD;
+      __builtin_prefetch(&ht->slots[hashes[ahead] & mask]);
+      int64_t half = rows ? rows[k + PREFETCH_AHEAD / 2] : k + PREFETCH_AHEAD / 2;
+      uint64_t e = ht->slots[hashes[half] & mask];
+      if (e) {
+        uint64_t id = (e & 0xffffffffu) - 1;
+        for (int c = 0; c < nk; c++) __builtin_prefetch(&stored[c][id]);
+      }
+    }
+#endif
+    int64_t id = -1;
+    for (uint64_t s = hash & mask;; s = (s + 1) & mask) {
+      uint64_t e = ht->slots[s];
+      if (!e) break;
+      if ((e & TAG) != (hash & TAG)) continue;
+      int64_t g = (int64_t)(e & 0xffffffffu) - 1;
+      bool eq = true;
+      for (int c = 0; c < nk; c++) eq &= stored[c][g] == probe[c][row];
+      if (eq) {
+        id = g;
+        break;
+      }
+    }
+    if (id < 0) {
+      if (ht->ngroups >= (int64_t)UINT32_MAX - 1) {
+        rc = DIPPER_LIMIT;
+        break;
+      }
+      if ((uint64_t)(ht->ngroups + 1) * 2 > ht->nslots && (rc = rebuild_slots(ht, ht->nslots * 2)))
+        break;
+      if (ht->ngroups >= ht->hashes_cap) {
+        int64_t cap = ht->hashes_cap ? ht->hashes_cap * 2 : 256;
+        uint64_t *h = realloc(ht->hashes, (size_t)cap * sizeof *h);
+        if (!h) {
+          rc = DIPPER_NOMEM;
+          break;
+        }
+        ht->hashes = h;
+        ht->hashes_cap = cap;
+      }
+      for (int c = 0; c < nk && !rc; c++) {
+        dp_vector *kv = ht->keys[c];
+        if (kv->length >= kv->capacity) {
+          rc = dp_vector_reserve(kv, kv->capacity > 0 ? kv->capacity : 256);
+          stored[c] = kv->values;
+        }
+      }
+      if (rc) break;
+      id = ht->ngroups++;
+      for (int c = 0; c < nk; c++) {
+        stored[c][id] = probe[c][row];
+        ht->keys[c]->length = ht->ngroups;
+      }
+      ht->hashes[id] = hash;
+      place(ht->slots, ht->nslots - 1, hash, id);
+      created++;
+    }
+    ids[row] = id;
+  }
+  *created_out = created;
+  return rc;
+}
+
 int dp_ht_find_or_insert(dp_hashtable *ht, const dp_vector *const *cols, const uint64_t *hashes,
                          const int64_t *rows, int64_t n, int64_t *ids, int64_t *nnew) {
   int64_t created = 0;
   int rc = DIPPER_OK;
+  if (fast_keys(ht, cols)) {
+    rc = find_or_insert_fast(ht, cols, hashes, rows, n, ids, &created);
+    if (nnew) *nnew = created;
+    return rc;
+  }
   for (int64_t k = 0; k < n; k++) {
     int64_t row = rows ? rows[k] : k;
     uint64_t hash = hashes[row];

@@ -1,0 +1,102 @@
+/*
+** hashtable_test.c — the group hash table: the fast path for BIGINT keys
+** without NULLs and the general path give the same groups, across growth,
+** a NULL key (which moves the table to the general path), and compaction.
+** Checked against a model: the first row of each distinct key, in order.
+*/
+#include <stdlib.h>
+
+#include "exec/hashtable.h"
+#include "test.h"
+
+enum { N = 20000 };
+
+/* Key of row i: (i*7 mod 1500, i mod 3), so every key repeats. */
+static void fill(dp_vector *a, dp_vector *b, int64_t from, int64_t n, int64_t null_at) {
+  dp_vector_clear(a);
+  dp_vector_clear(b);
+  for (int64_t i = from; i < from + n; i++) {
+    if (i == null_at)
+      dp_vector_append_null(a);
+    else
+      dp_vector_append_i64(a, (i * 7) % 1500);
+    dp_vector_append_i64(b, i % 3);
+  }
+}
+
+/* The model: the group of a key is the order of its first appearance. */
+static int64_t model_id(int64_t *first_a, int64_t *first_b, bool *first_null, int64_t *ngroups,
+                        bool is_null, int64_t a, int64_t b) {
+  for (int64_t g = 0; g < *ngroups; g++)
+    if (first_null[g] == is_null && (is_null || first_a[g] == a) && first_b[g] == b) return g;
+  first_a[*ngroups] = a;
+  first_b[*ngroups] = b;
+  first_null[*ngroups] = is_null;
+  return (*ngroups)++;
+}
+
+static void probe_batch(dp_hashtable *ht, dp_vector *a, dp_vector *b, int64_t *fa, int64_t *fb,
+                        bool *fnull, int64_t *ng, int64_t *bad) {
+  int64_t n = a->length;
+  const dp_vector *cols[2] = {a, b};
+  uint64_t *h = calloc((size_t)n, sizeof *h);
+  int64_t *ids = calloc((size_t)n, sizeof *ids);
+  dp_ht_hash(cols, 2, n, h);
+  int64_t created = 0, before = *ng;
+  CHECK_EQ(dp_ht_find_or_insert(ht, cols, h, NULL, n, ids, &created), DIPPER_OK);
+  for (int64_t i = 0; i < n; i++) {
+    bool isnull = dp_vector_is_null(a, i);
+    int64_t want = model_id(fa, fb, fnull, ng, isnull, isnull ? 0 : dp_vector_get_i64(a, i),
+                            dp_vector_get_i64(b, i));
+    if (ids[i] != want) (*bad)++;
+  }
+  CHECK_EQ(created, *ng - before);
+  CHECK_EQ(ht->ngroups, *ng);
+  free(h);
+  free(ids);
+}
+
+TEST(fast_and_general_paths_agree) {
+  const dp_type *types[2] = {dp_type_of(DP_T_BIGINT), dp_type_of(DP_T_BIGINT)};
+  dp_hashtable ht;
+  CHECK_EQ(dp_ht_init(&ht, 2, types), DIPPER_OK);
+  dp_vector *a = dp_vector_new(types[0], 0), *b = dp_vector_new(types[1], 0);
+  int64_t *fa = calloc(N, sizeof *fa), *fb = calloc(N, sizeof *fb);
+  bool *fnull = calloc(N, sizeof *fnull);
+  int64_t ng = 0, bad = 0;
+  fill(a, b, 0, 5000, -1); /* fast path, the table grows several times */
+  probe_batch(&ht, a, b, fa, fb, fnull, &ng, &bad);
+  CHECK_EQ(ng, 1500);
+  CHECK(ht.keys[0]->validity == NULL);
+  fill(a, b, 5000, 3000, 6000); /* a NULL key: general path */
+  probe_batch(&ht, a, b, fa, fb, fnull, &ng, &bad);
+  CHECK(ht.keys[0]->validity != NULL);
+  fill(a, b, 100000, 4000, -1); /* no NULL probed, but one stored: general path */
+  probe_batch(&ht, a, b, fa, fb, fnull, &ng, &bad);
+  CHECK_EQ(bad, 0);
+  /* Keep the groups of even `b`; lookups after compaction still agree. */
+  bool *keep = calloc((size_t)ht.ngroups, sizeof *keep);
+  for (int64_t g = 0; g < ht.ngroups; g++) keep[g] = fb[g] % 2 == 0;
+  CHECK_EQ(dp_ht_compact(&ht, keep, NULL), DIPPER_OK);
+  int64_t kept = 0;
+  for (int64_t g = 0; g < ng; g++)
+    if (keep[g]) {
+      fa[kept] = fa[g];
+      fb[kept] = fb[g];
+      fnull[kept] = fnull[g];
+      kept++;
+    }
+  ng = kept;
+  fill(a, b, 0, 6000, -1);
+  probe_batch(&ht, a, b, fa, fb, fnull, &ng, &bad);
+  CHECK_EQ(bad, 0);
+  free(keep);
+  free(fa);
+  free(fb);
+  free(fnull);
+  dp_vector_free(a);
+  dp_vector_free(b);
+  dp_ht_free(&ht);
+}
+
+int main(void) { return RUN_TESTS(); }
