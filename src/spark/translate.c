@@ -987,7 +987,10 @@ bound(dp_sx *x, int64_t v, bool lower, bool rows, const dp_type *okey, dp_span s
     /* Spark's offsets are signed: preceding is negative */
     int64_t off = lower ? -v : v;
     Spark__Connect__Expression *e;
-    if (rows || !okey || !dp_type_is_temporal(okey)) {
+    if (rows) {
+      /* Spark wants an INT offset for ROWS */
+      e = dp_sx_lit_int(x, (int32_t)(off < INT32_MIN ? INT32_MIN : off > INT32_MAX ? INT32_MAX : off));
+    } else if (!okey || !dp_type_is_temporal(okey)) {
       e = dp_sx_lit_long(x, off);
     } else {
       dp_value iv;

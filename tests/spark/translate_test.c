@@ -23,9 +23,11 @@ static const char *DDL =
     "CREATE TABLE orders (id BIGINT, customer STRING, amount DECIMAL(10, 2), ts TIMESTAMP(3),\n"
     "  tags ARRAY<STRING>, attrs MAP<STRING, INT>, addr ROW<city STRING, zip INT>,\n"
     "  WATERMARK FOR ts AS ts - INTERVAL '5' SECOND)\n"
-    "WITH ('connector' = 'filesystem', 'path' = 'data/orders.json', 'format' = 'json');\n"
+    "WITH ('connector' = 'filesystem', 'path' = '" DIPPER_SOURCE_DIR "/tests/spark/plans/orders.json',\n"
+    "  'format' = 'json');\n"
+    "CREATE TABLE rel (id BIGINT) WITH ('connector' = 'filesystem', 'path' = 'data/rel.json', 'format' = 'json');\n"
     "CREATE TABLE people (id BIGINT, name STRING, city STRING)\n"
-    "WITH ('connector' = 'filesystem', 'path' = '/data/people.csv', 'format' = 'csv',\n"
+    "WITH ('connector' = 'filesystem', 'path' = '" DIPPER_SOURCE_DIR "/tests/spark/plans/people.csv', 'format' = 'csv',\n"
     "  'csv.field-delimiter' = ';', 'csv.header' = 'true', 'csv.ignore-parse-errors' = 'true');\n"
     "CREATE TABLE mem (k INT, v STRING) WITH ('connector' = 'memory');\n"
     "CREATE TABLE out_files (id BIGINT, name STRING)\n"
@@ -246,16 +248,16 @@ TEST(read_json_file_with_ddl_schema_and_absolute_path) {
             "read:{data_source:{format:\"json\"", "options:[{key:\"mode\" value:\"FAILFAST\"}",
             "schema:\"`id` BIGINT, `customer` STRING, `amount` DECIMAL(10,2), `ts` TIMESTAMP_NTZ, "
             "`tags` ARRAY<STRING>, `attrs` MAP<STRING, INT>, `addr` STRUCT<`city`: STRING, `zip`: INT>\"",
-            "/data/orders.json\"]", /* made absolute against the current directory */
+            "/tests/spark/plans/orders.json\"]",
             "{alias:{expr:{unresolved_attribute:{unparsed_identifier:\"`id`\"}} name:[\"_c0_0\"]}}",
             "alias:{expr:{unresolved_attribute:{unparsed_identifier:\"_c1_0\"}} name:[\"id\"]}",
             "name:[\"customer\"]");
   char cwd[1024];
   CHECK(getcwd(cwd, sizeof cwd) != NULL);
   fx f;
-  fx_run(&f, "SELECT id FROM orders");
+  fx_run(&f, "SELECT id FROM rel"); /* a relative path: made absolute against the current directory */
   char want[1100];
-  snprintf(want, sizeof want, "paths:[\"%s/data/orders.json\"]", cwd);
+  snprintf(want, sizeof want, "paths:[\"%s/data/rel.json\"]", cwd);
   CHECK_CONTAINS(f.dump, want);
   fx_close(&f);
 }
@@ -263,7 +265,7 @@ TEST(read_json_file_with_ddl_schema_and_absolute_path) {
 TEST(read_csv_options_mapped_to_spark) {
   EXPECT_OK("SELECT name FROM people", "format:\"csv\"", "{key:\"sep\" value:\";\"}",
             "{key:\"header\" value:\"true\"}", "{key:\"mode\" value:\"DROPMALFORMED\"}",
-            "paths:[\"/data/people.csv\"]");
+            "/tests/spark/plans/people.csv\"]");
 }
 
 TEST(memory_table_is_a_local_relation_with_its_schema) {
@@ -398,7 +400,7 @@ TEST(over_with_rows_frame) {
   EXPECT_OK("SELECT id, SUM(amount) OVER (PARTITION BY customer ORDER BY ts ROWS BETWEEN 2 PRECEDING AND"
             " CURRENT ROW) AS s FROM orders",
             "window:{window_function:{unresolved_function:{function_name:\"sum\"",
-            "frame_spec:{frame_type:FRAME_TYPE_ROW lower:{value:{literal:{long:-2}}} upper:{current_row:true}}");
+            "frame_spec:{frame_type:FRAME_TYPE_ROW lower:{value:{literal:{integer:-2}}} upper:{current_row:true}}");
   EXPECT_OK("SELECT id, LAG(id, 1) OVER (PARTITION BY customer ORDER BY ts) AS prev FROM orders",
             "function_name:\"lag\"", "partition_spec:[");
 }
