@@ -25,6 +25,7 @@
 
 #include "core/buf.h"
 #include "spark/arrow_ipc.h"
+#include "spark/stream_rules.h"
 #include "spark/translate_int.h"
 
 #define NEW_(x, ptr, init) ((ptr) = dp_sx_alloc((x), sizeof *(ptr)), (ptr) ? (init(ptr), 1) : 0)
@@ -1380,7 +1381,10 @@ int dp_spark_check(const dp_query_plan *q, dp_arena *a, dp_diags *d) {
   memset(&c, 0, sizeof c);
   c.arena = a;
   c.diags = d;
-  int rc = DIPPER_OK;
+  /* Structured Streaming's own rules first (nothing in batch mode); then
+     what no relation can express */
+  int rc = dp_spark_stream_check(q, d);
+  if (rc == DIPPER_NOMEM) return rc;
   for (int i = 0; i < q->nroots; i++) {
     const dp_plan *root = q->roots[i];
     int r;

@@ -86,7 +86,13 @@ int dp_sx_refuse(dp_sx *x, dp_span span, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  if (x->c->diags) dp_error(x->c->diags, DIPPER_UNSUPPORTED, span, "on Spark: %s", msg);
+  dp_diags *d = x->c->diags;
+  if (!d) return DIPPER_UNSUPPORTED;
+  /* one refusal per construct: the streaming rules may have named it already */
+  for (int i = 0; i < d->count; i++)
+    if (span.line && d->items[i].span.off == span.off && d->items[i].span.len == span.len)
+      return DIPPER_UNSUPPORTED;
+  dp_error(d, DIPPER_UNSUPPORTED, span, "on Spark: %s", msg);
   return DIPPER_UNSUPPORTED;
 }
 
@@ -529,6 +535,16 @@ static Spark__Connect__Expression *custom_call(dp_sx *x, const dp_expr *e, const
   case DP_F_RPAD:
     return when1(x, dp_sx_fn2(x, ">=", a[1], dp_sx_lit_int(x, 0)), dp_sx_fn(x, m->spark, n, a));
   case DP_F_SHA256: return dp_sx_fn2(x, "sha2", a[0], dp_sx_lit_int(x, 256));
+  case DP_F_INITCAP: {
+    /* Spark starts a word after a space only, dipper after any ASCII
+       character that is not a letter or digit: mark those with "\1 ",
+       capitalise, and take the marks out again */
+    Spark__Connect__Expression *marked =
+        dp_sx_fn3(x, "regexp_replace", a[0], dp_sx_lit_string(x, "([\\p{ASCII}&&[^A-Za-z0-9 ]])"),
+                  dp_sx_lit_string(x, "$1\001 "));
+    return dp_sx_fn3(x, "regexp_replace", dp_sx_fn1(x, "initcap", marked), dp_sx_lit_string(x, "\001 "),
+                     dp_sx_lit_string(x, ""));
+  }
   case DP_F_EXTRACT: {
     const char *unit;
     if (!lit_string(args[0], &unit)) break;

@@ -461,6 +461,20 @@ TEST(check_reports_every_refusal) {
   CHECK_EQ(d.count, 2);
   dp_arena_free(a);
   fx_close(&f);
+
+  /* streaming: Structured Streaming's rules run too, and a construct both
+     refuse is reported once */
+  const char *st = "SET 'execution.runtime-mode' = 'streaming';\n"
+                   "SELECT window_start, COUNT(*) AS n FROM TABLE(CUMULATE(TABLE orders, DESCRIPTOR(ts),"
+                   " INTERVAL '1' MINUTE, INTERVAL '1' HOUR)) GROUP BY window_start, window_end";
+  fx_run(&f, st);
+  a = dp_arena_new(0);
+  dp_diags_init(&d, a, "<test>", st, strlen(st));
+  CHECK(dp_spark_check(&f.prog->stmts[f.prog->n - 1].plan, a, &d) != DIPPER_OK);
+  CHECK_EQ(d.count, 1);
+  if (d.count >= 1) CHECK_CONTAINS(d.items[0].message, "CUMULATE");
+  dp_arena_free(a);
+  fx_close(&f);
 }
 
 /* ---- types ---- */
