@@ -30,6 +30,9 @@ static const char *DDL =
     "WITH ('connector' = 'filesystem', 'path' = '" DIPPER_SOURCE_DIR "/tests/spark/plans/people.csv', 'format' = 'csv',\n"
     "  'csv.field-delimiter' = ';', 'csv.header' = 'true', 'csv.ignore-parse-errors' = 'true');\n"
     "CREATE TABLE mem (k INT, v STRING) WITH ('connector' = 'memory');\n"
+    "CREATE TABLE gen (id BIGINT, k INT, name STRING, ts TIMESTAMP(3)) WITH ('connector' = 'datagen',\n"
+    "  'number-of-rows' = '50', 'seed' = '3', 'fields.id.kind' = 'sequence', 'fields.id.start' = '10',\n"
+    "  'fields.id.end' = '19', 'fields.k.min' = '1', 'fields.k.max' = '3', 'fields.name.length' = '5');\n"
     "CREATE TABLE out_files (id BIGINT, name STRING)\n"
     "WITH ('connector' = 'filesystem', 'path' = '/tmp/dipper-out', 'format' = 'json');\n"
     "SET 'execution.runtime-mode' = 'batch';\n";
@@ -270,6 +273,13 @@ TEST(read_csv_options_mapped_to_spark) {
 
 TEST(memory_table_is_a_local_relation_with_its_schema) {
   EXPECT_OK("SELECT k, v FROM mem", "local_relation:{schema:\"`k` INT, `v` STRING\"}");
+}
+
+TEST(bounded_datagen_as_a_range) {
+  /* the shortest sequence (10 rows) ends it before number-of-rows */
+  EXPECT_OK("SELECT * FROM gen", "range:{start:0 end:10 step:1}",
+            "function_name:\"+\" arguments:[{literal:{long:10}} {unresolved_attribute:{unparsed_identifier:\"id\"}}]",
+            "function_name:\"pmod\"", "{literal:{long:3}}", "function_name:\"sha2\"", "function_name:\"timestamp_micros\"");
 }
 
 TEST(values_as_inline_of_structs) {
