@@ -213,7 +213,7 @@ static bool valid_port(const char *p, size_t n) {
 ** document); anything else is refused so that a typo does not surface later
 ** as a puzzling connection failure. */
 static const char *const sc_param_keys[] = {"token", "use_ssl", "user_id", "user_agent",
-                                            "session_id", NULL};
+                                            "session_id", "grpc_max_message_size", NULL};
 
 /* Check sc://host[:port][/;k=v;...] (Spark Connect's connection string; the
 ** port defaults to 15002 there).  NULL when fine, else what is wrong. */
@@ -256,8 +256,8 @@ const char *dp_engine_address_problem(const char *v) {
     size_t vlen = n - klen - 1;
     bool known = false;
     for (int i = 0; sc_param_keys[i]; i++) known |= eq_ci_n(p, klen, sc_param_keys[i]);
-    if (!known) return "unknown parameter: Spark Connect takes token, use_ssl, user_id, user_agent "
-                       "and session_id";
+    if (!known) return "unknown parameter: Spark Connect takes token, use_ssl, user_id, user_agent, "
+                       "session_id and grpc_max_message_size";
     if (vlen == 0) return "a parameter after '/' must have a value: ;key=value";
     if (eq_ci_n(p, klen, "use_ssl") && !eq_ci_n(val, vlen, "true") && !eq_ci_n(val, vlen, "false"))
       return "use_ssl must be true or false";
