@@ -477,8 +477,9 @@ int dp_ev_eval(dp_ev *c, const dp_expr *e, dp_ev_arg *out) {
   case DP_E_COLUMN:
     if (e->u.column.outer > 0)
       return dp_ev_fail(c, e, DIPPER_UNSUPPORTED,
-                        "correlated references to an outer query are not run by the embedded "
-                        "engine yet; rewrite the subquery as a join");
+                        "the embedded engine runs a correlated subquery only when it becomes a "
+                        "join (EXISTS / IN in WHERE, an aggregate correlated by equalities); "
+                        "write the join instead");
     if (!c->in || e->u.column.index < 0 || e->u.column.index >= c->in->ncols)
       return dp_ev_fail(c, e, DIPPER_INTERNAL, "column %d is not in the operator's input",
                         e->u.column.index + 1);
@@ -490,18 +491,10 @@ int dp_ev_eval(dp_ev *c, const dp_expr *e, dp_ev_arg *out) {
   case DP_E_CASE: return eval_case(c, e, out);
   case DP_E_FIELD: return eval_field(c, e, out);
   case DP_E_SUBQUERY:
-    /* The binder turns the subqueries the engine runs into joins: [NOT]
-    ** EXISTS and [NOT] IN conjuncts of WHERE into semi and anti joins, and
-    ** uncorrelated scalar subqueries that return at most one row into LEFT
-    ** joins (bind_query.c).  What is left here is one of the others. */
-    if (e->u.subquery.kind == DP_SUBQ_SCALAR)
-      return dp_ev_fail(c, e, DIPPER_UNSUPPORTED,
-                        "the embedded engine runs a scalar subquery only when it is uncorrelated "
-                        "and returns at most one row by its shape (an aggregate without GROUP "
-                        "BY, or LIMIT 1); aggregate it (MAX(..)), or join instead");
-    return dp_ev_fail(c, e, DIPPER_UNSUPPORTED,
-                      "the embedded engine runs EXISTS and IN (subquery) only as conditions of "
-                      "WHERE joined by AND; move it there, or write the join");
+    /* The binder turns most subqueries into joins; the uncorrelated ones left
+    ** run once per query run (subquery.c).  Correlated ones never get here:
+    ** validate.c and exec.c refuse them before the query runs. */
+    return dp_ev_subquery(c, e, out);
   }
   return dp_ev_fail(c, e, DIPPER_INTERNAL, "unknown expression kind %d", (int)e->kind);
 }

@@ -3,6 +3,9 @@
 ** kernel families eval_arith.c, eval_string.c, eval_time.c, eval_cast.c,
 ** eval_coll.c, eval_hash.c).  Not for other modules: they use eval.h.
 **
+** subquery.c belongs to the family: the uncorrelated subqueries left in
+** expressions, run once per query run and kept in the query's cache.
+**
 ** Operands.  An evaluated sub-expression is a dp_ev_arg: a vector with one
 ** row per input row, or — when the sub-expression is constant (a literal, or
 ** a deterministic call over constants) — a vector of one row that stands for
@@ -85,6 +88,13 @@ static inline const char *dp_ev_str(const dp_ev_arg *a, int64_t i, size_t *len) 
 /* Evaluate e; *out is constant when e is.  The caller frees with dp_ev_arg_free. */
 int dp_ev_eval(dp_ev *c, const dp_expr *e, dp_ev_arg *out);
 void dp_ev_arg_free(dp_ev_arg *a);
+
+/* subquery.c: the value of an uncorrelated DP_E_SUBQUERY over the batch,
+** running its plan the first time the query needs it (the result is kept in
+** c->ex->subqueries until dp_exec_free, which calls dp_subq_cache_free). */
+typedef struct dp_subq_cache dp_subq_cache;
+int dp_ev_subquery(dp_ev *c, const dp_expr *e, dp_ev_arg *out);
+void dp_subq_cache_free(dp_subq_cache *cache);
 
 /* A kernel computes a call's n result rows (n == 1 when every operand is
 ** constant) from its evaluated arguments into a new vector of e->type. */

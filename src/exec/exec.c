@@ -7,6 +7,11 @@
 ** operators themselves (op_*.c) or which class runs which node
 ** (op_registry.c).
 **
+** A query whose plan still holds a correlated subquery is refused when it
+** starts (refuse_correlated): the binder made joins of the correlated
+** subqueries the engine runs, and the Spark backend runs the others, so the
+** compile-time check (validate.c, shared by both engines) lets them by.
+**
 ** Lifecycle of an operator: dp_op_build opens the children first, then the
 ** node's own class; an open that fails has cleaned up after itself, so only
 ** operators whose open succeeded are ever closed.  dp_exec_free closes the
@@ -17,6 +22,7 @@
 
 #include "api/dipper_int.h"
 #include "exec/exec.h"
+#include "exec/eval_int.h"
 #include "exec/exec_int.h"
 #include "plan/analyze.h"
 
@@ -121,11 +127,157 @@ static int parse_trigger(const char *text, dp_trigger *out) {
   return DIPPER_OPTION;
 }
 
+/* ---- correlated subqueries ---- */
+
+static bool plan_reads_outer(const dp_plan *p, int level);
+
+/* Does e read a column of the query `level` or more levels out?  Nested
+** subqueries count, one level further in. */
+static bool expr_reads_outer(const dp_expr *e, int level) {
+  if (!e) return false;
+  switch (e->kind) {
+  case DP_E_COLUMN: return e->u.column.outer >= level;
+  case DP_E_LITERAL: return false;
+  case DP_E_CALL:
+    for (int i = 0; i < e->u.call.nargs; i++)
+      if (expr_reads_outer(e->u.call.args[i], level)) return true;
+    return false;
+  case DP_E_CAST: return expr_reads_outer(e->u.cast.arg, level);
+  case DP_E_FIELD: return expr_reads_outer(e->u.field.arg, level);
+  case DP_E_CASE:
+    for (int i = 0; i < e->u.case_.n; i++)
+      if (expr_reads_outer(e->u.case_.whens[i], level) || expr_reads_outer(e->u.case_.thens[i], level))
+        return true;
+    return expr_reads_outer(e->u.case_.else_, level);
+  case DP_E_SUBQUERY:
+    return expr_reads_outer(e->u.subquery.arg, level) || plan_reads_outer(e->u.subquery.plan, level + 1);
+  }
+  return false;
+}
+
+/* Call fn on each expression of node p (not of its inputs) until it says stop. */
+static bool any_expr(const dp_plan *p, bool (*fn)(const dp_expr *e, void *ud), void *ud) {
+  switch (p->kind) {
+  case DP_P_VALUES:
+    for (int i = 0; i < p->u.values.nrows * p->schema.ncols; i++)
+      if (fn(p->u.values.cells[i], ud)) return true;
+    return false;
+  case DP_P_PROJECT:
+    for (int i = 0; i < p->u.project.n; i++)
+      if (fn(p->u.project.exprs[i], ud)) return true;
+    return false;
+  case DP_P_FILTER: return fn(p->u.filter.cond, ud);
+  case DP_P_WATERMARK: return fn(p->u.watermark.expr, ud);
+  case DP_P_WINDOW: return fn(p->u.window.gap_expr, ud);
+  case DP_P_JOIN: return fn(p->u.join.cond, ud) || fn(p->u.join.as_of, ud);
+  case DP_P_AGGREGATE:
+    for (int i = 0; i < p->u.aggregate.ngroup; i++)
+      if (fn(p->u.aggregate.group[i], ud)) return true;
+    for (int i = 0; i < p->u.aggregate.naggs; i++) {
+      const dp_agg_call *a = &p->u.aggregate.aggs[i];
+      if (fn(a->filter, ud)) return true;
+      for (int k = 0; k < a->nargs; k++)
+        if (fn(a->args[k], ud)) return true;
+    }
+    return false;
+  case DP_P_SORT:
+    for (int i = 0; i < p->u.sort.nkeys; i++)
+      if (fn(p->u.sort.keys[i].expr, ud)) return true;
+    return false;
+  case DP_P_TOPN:
+    for (int i = 0; i < p->u.topn.nkeys; i++)
+      if (fn(p->u.topn.order[i].expr, ud)) return true;
+    return false;
+  case DP_P_OVER:
+    for (int i = 0; i < p->u.over.npartition; i++)
+      if (fn(p->u.over.partition[i], ud)) return true;
+    for (int i = 0; i < p->u.over.norder; i++)
+      if (fn(p->u.over.order[i].expr, ud)) return true;
+    for (int i = 0; i < p->u.over.ncalls; i++) {
+      const dp_over_call *a = &p->u.over.calls[i];
+      if (fn(a->filter, ud)) return true;
+      for (int k = 0; k < a->nargs; k++)
+        if (fn(a->args[k], ud)) return true;
+    }
+    return false;
+  case DP_P_UNNEST: return fn(p->u.unnest.arg, ud);
+  default: return false;
+  }
+}
+
+static bool reads_outer_cb(const dp_expr *e, void *ud) { return expr_reads_outer(e, *(const int *)ud); }
+
+static bool plan_reads_outer(const dp_plan *p, int level) {
+  if (!p) return false;
+  if (any_expr(p, reads_outer_cb, &level)) return true;
+  for (int i = 0; i < p->ninputs; i++)
+    if (plan_reads_outer(p->inputs[i], level)) return true;
+  return false;
+}
+
+static bool find_correlated_plan(const dp_plan *p, const dp_expr **found);
+
+/* The first correlated subquery in e (outermost first), or NULL. */
+static bool find_correlated(const dp_expr *e, void *ud) {
+  const dp_expr **found = ud;
+  if (!e) return false;
+  switch (e->kind) {
+  case DP_E_COLUMN: case DP_E_LITERAL: return false;
+  case DP_E_CALL:
+    for (int i = 0; i < e->u.call.nargs; i++)
+      if (find_correlated(e->u.call.args[i], ud)) return true;
+    return false;
+  case DP_E_CAST: return find_correlated(e->u.cast.arg, ud);
+  case DP_E_FIELD: return find_correlated(e->u.field.arg, ud);
+  case DP_E_CASE:
+    for (int i = 0; i < e->u.case_.n; i++)
+      if (find_correlated(e->u.case_.whens[i], ud) || find_correlated(e->u.case_.thens[i], ud)) return true;
+    return find_correlated(e->u.case_.else_, ud);
+  case DP_E_SUBQUERY:
+    if (plan_reads_outer(e->u.subquery.plan, 1)) {
+      *found = e;
+      return true;
+    }
+    return find_correlated(e->u.subquery.arg, ud) || find_correlated_plan(e->u.subquery.plan, found);
+  }
+  return false;
+}
+
+static bool find_correlated_plan(const dp_plan *p, const dp_expr **found) {
+  if (!p) return false;
+  if (any_expr(p, find_correlated, (void *)found)) return true;
+  for (int i = 0; i < p->ninputs; i++)
+    if (find_correlated_plan(p->inputs[i], found)) return true;
+  return false;
+}
+
+/* Refuse, before anything runs, a correlated subquery the binder did not
+** make a join of: the engine evaluates a subquery once per query run. */
+static int refuse_correlated(dp_diags *d, const dp_plan *root) {
+  const dp_expr *e = NULL;
+  if (!find_correlated_plan(root, &e)) return DIPPER_OK;
+  if (e->u.subquery.kind == DP_SUBQ_SCALAR)
+    return dp_error(d, DIPPER_UNSUPPORTED, e->span,
+                    "the embedded engine runs a correlated scalar subquery only as one "
+                    "aggregate over rows the subquery's WHERE matches by equalities with the "
+                    "outer row, as in (SELECT AVG(y) FROM t2 WHERE t2.k = t1.k); write the "
+                    "join instead: LEFT JOIN (SELECT k, AVG(y) AS a FROM t2 GROUP BY k) AS s "
+                    "ON s.k = t1.k, or run it on Spark (--engine sc://host:port)");
+  return dp_error(d, DIPPER_UNSUPPORTED, e->span,
+                  "the embedded engine runs a correlated %s only as a condition of WHERE, "
+                  "joined to the others by AND, with the correlation in the subquery's WHERE; "
+                  "move it there or write the join (LEFT JOIN the subquery and test its column "
+                  "for NULL), or run it on Spark (--engine sc://host:port)",
+                  e->u.subquery.kind == DP_SUBQ_EXISTS ? "EXISTS" : "IN (subquery)");
+}
+
 int dp_exec_open(dipper *db, const dp_query_plan *q, const dp_plan *root, dp_diags *d,
                  dp_exec **out) {
   if (!out) return DIPPER_MISUSE;
   *out = NULL;
   if (!q || !root || !d) return DIPPER_MISUSE;
+  int rc = refuse_correlated(d, root);
+  if (rc != DIPPER_OK) return rc;
   dp_span nowhere = {0, 0, 0, 0};
   dp_exec *ex = calloc(1, sizeof *ex);
   if (!ex) return dp_error(d, DIPPER_NOMEM, nowhere, "out of memory starting a query");
@@ -156,7 +308,6 @@ int dp_exec_open(dipper *db, const dp_query_plan *q, const dp_plan *root, dp_dia
   }
   ex->max_batch_rows = ex->trigger.kind == DP_TRIGGER_ONCE ? 0 : DEFAULT_MAX_BATCH_ROWS;
 
-  int rc;
   if (root->kind == DP_P_SINK) {
     rc = dp_op_build(ex, root, &ex->root_op);
   } else {
@@ -183,6 +334,7 @@ int dp_exec_new(const dp_query_plan *q, const dp_plan *root, dp_diags *d, dp_exe
 void dp_exec_free(dp_exec *ex) {
   if (!ex) return;
   close_tree(ex->root_op);
+  dp_subq_cache_free(ex->subqueries);
   dp_arena_free(ex->batch_arena);
   dp_arena_free(ex->arena);
   free(ex);

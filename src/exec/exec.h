@@ -122,6 +122,8 @@ struct dp_exec {
   int64_t max_batch_rows;     /* cap per source per micro-batch (0: none) */
   int64_t batch_start_time;   /* µs since the epoch when this micro-batch began: what
                                  CURRENT_TIMESTAMP and PROCTIME() read (eval.c) */
+  struct dp_subq_cache *subqueries; /* results of the uncorrelated subqueries left in
+                                 expressions, each run once per query run (subquery.c) */
 };
 
 /* Build the operator tree for `root` of `q`.  Returns DIPPER_OK and *out, or a

@@ -425,6 +425,32 @@ static void alias_scope(dp_binder *b, const dp_bscope *sc, const out_item *items
 /* subqueries in expressions                                           */
 /* ------------------------------------------------------------------ */
 
+static bool plan_has_outer(const dp_plan *p, int level);
+
+/* Does e refer to a query `level` or more levels out?  Unlike
+** dp_bexpr_has_outer, nested subqueries count (one level further in): a
+** subquery whose own subquery names the outer row is correlated too. */
+static bool expr_has_outer(const dp_expr *e, int level) {
+  if (!e) return false;
+  switch (e->kind) {
+  case DP_E_COLUMN: return e->u.column.outer >= level;
+  case DP_E_LITERAL: return false;
+  case DP_E_CALL:
+    for (int i = 0; i < e->u.call.nargs; i++)
+      if (expr_has_outer(e->u.call.args[i], level)) return true;
+    return false;
+  case DP_E_CAST: return expr_has_outer(e->u.cast.arg, level);
+  case DP_E_FIELD: return expr_has_outer(e->u.field.arg, level);
+  case DP_E_CASE:
+    for (int i = 0; i < e->u.case_.n; i++)
+      if (expr_has_outer(e->u.case_.whens[i], level) || expr_has_outer(e->u.case_.thens[i], level)) return true;
+    return expr_has_outer(e->u.case_.else_, level);
+  case DP_E_SUBQUERY:
+    return expr_has_outer(e->u.subquery.arg, level) || plan_has_outer(e->u.subquery.plan, level + 1);
+  }
+  return false;
+}
+
 /* Does some expression of the plan below p refer to a query `level` or more
 ** levels out (a correlated subquery's plan, at level 1)? */
 static bool plan_has_outer(const dp_plan *p, int level) {
@@ -433,38 +459,39 @@ static bool plan_has_outer(const dp_plan *p, int level) {
   switch (p->kind) {
   case DP_P_VALUES:
     for (int i = 0; i < p->u.values.nrows * p->schema.ncols && !r; i++)
-      r = dp_bexpr_has_outer(p->u.values.cells[i], level);
+      r = expr_has_outer(p->u.values.cells[i], level);
     break;
   case DP_P_PROJECT:
-    for (int i = 0; i < p->u.project.n && !r; i++) r = dp_bexpr_has_outer(p->u.project.exprs[i], level);
+    for (int i = 0; i < p->u.project.n && !r; i++) r = expr_has_outer(p->u.project.exprs[i], level);
     break;
-  case DP_P_FILTER: r = dp_bexpr_has_outer(p->u.filter.cond, level); break;
-  case DP_P_JOIN: r = dp_bexpr_has_outer(p->u.join.cond, level) || dp_bexpr_has_outer(p->u.join.as_of, level); break;
+  case DP_P_FILTER: r = expr_has_outer(p->u.filter.cond, level); break;
+  case DP_P_JOIN: r = expr_has_outer(p->u.join.cond, level) || expr_has_outer(p->u.join.as_of, level); break;
   case DP_P_AGGREGATE:
-    for (int i = 0; i < p->u.aggregate.ngroup && !r; i++) r = dp_bexpr_has_outer(p->u.aggregate.group[i], level);
+    for (int i = 0; i < p->u.aggregate.ngroup && !r; i++) r = expr_has_outer(p->u.aggregate.group[i], level);
     for (int i = 0; i < p->u.aggregate.naggs && !r; i++) {
       const dp_agg_call *c = &p->u.aggregate.aggs[i];
-      r = dp_bexpr_has_outer(c->filter, level);
-      for (int k = 0; k < c->nargs && !r; k++) r = dp_bexpr_has_outer(c->args[k], level);
+      r = expr_has_outer(c->filter, level);
+      for (int k = 0; k < c->nargs && !r; k++) r = expr_has_outer(c->args[k], level);
     }
     break;
   case DP_P_SORT:
-    for (int i = 0; i < p->u.sort.nkeys && !r; i++) r = dp_bexpr_has_outer(p->u.sort.keys[i].expr, level);
+    for (int i = 0; i < p->u.sort.nkeys && !r; i++) r = expr_has_outer(p->u.sort.keys[i].expr, level);
     break;
   case DP_P_TOPN:
-    for (int i = 0; i < p->u.topn.nkeys && !r; i++) r = dp_bexpr_has_outer(p->u.topn.order[i].expr, level);
+    for (int i = 0; i < p->u.topn.nkeys && !r; i++) r = expr_has_outer(p->u.topn.order[i].expr, level);
     break;
   case DP_P_OVER:
-    for (int i = 0; i < p->u.over.npartition && !r; i++) r = dp_bexpr_has_outer(p->u.over.partition[i], level);
-    for (int i = 0; i < p->u.over.norder && !r; i++) r = dp_bexpr_has_outer(p->u.over.order[i].expr, level);
+    for (int i = 0; i < p->u.over.npartition && !r; i++) r = expr_has_outer(p->u.over.partition[i], level);
+    for (int i = 0; i < p->u.over.norder && !r; i++) r = expr_has_outer(p->u.over.order[i].expr, level);
     for (int i = 0; i < p->u.over.ncalls && !r; i++) {
       const dp_over_call *c = &p->u.over.calls[i];
-      r = dp_bexpr_has_outer(c->filter, level);
-      for (int k = 0; k < c->nargs && !r; k++) r = dp_bexpr_has_outer(c->args[k], level);
+      r = expr_has_outer(c->filter, level);
+      for (int k = 0; k < c->nargs && !r; k++) r = expr_has_outer(c->args[k], level);
     }
     break;
-  case DP_P_UNNEST: r = dp_bexpr_has_outer(p->u.unnest.arg, level); break;
-  case DP_P_WINDOW: r = dp_bexpr_has_outer(p->u.window.gap_expr, level); break;
+  case DP_P_UNNEST: r = expr_has_outer(p->u.unnest.arg, level); break;
+  case DP_P_WINDOW: r = expr_has_outer(p->u.window.gap_expr, level); break;
+  case DP_P_WATERMARK: r = expr_has_outer(p->u.watermark.expr, level); break;
   default: break;
   }
   for (int i = 0; i < p->ninputs && !r; i++) r = plan_has_outer(p->inputs[i], level);
@@ -522,7 +549,9 @@ static dp_expr *raise_outer(dp_binder *b, const dp_expr *e) {
 
 /* `x NOT IN (SELECT v ...)` is TRUE only when every `x = v` is FALSE: a NULL
 ** on either side makes it NULL, never TRUE (SQL's three-valued logic).  An
-** anti join on `x = v` alone would keep the row.  So it becomes
+** anti join on `x = v` alone would keep the row.  Uncorrelated, it becomes
+** NOT (x IN (SELECT v ...)), which the evaluator answers by hashing; a
+** correlated one becomes
 ** `NOT EXISTS (SELECT v ... WHERE x = v OR (x = v) IS NULL)` — an anti join
 ** on the null-aware condition, the plan Spark builds for NOT IN — with the
 ** condition merged into the subquery's own filter when it has one (where a
@@ -533,6 +562,18 @@ static dp_expr *not_in_as_not_exists(dp_binder *b, const dp_expr *conj) {
     return NULL;
   dp_plan *sub = conj->u.subquery.plan;
   if (!sub || sub->schema.ncols != 1) return NULL;
+  if (!plan_has_outer(sub, 1)) {
+    /* Uncorrelated: the engine hashes the list once and remembers whether
+    ** it held a NULL (exec/subquery.c) — one probe per row, where an anti
+    ** join on the condition below, which has no equality key, would compare
+    ** every row with every value.  NOT (x IN ..) stays an expression: the
+    ** WHERE rewrites make semi and anti joins only of bare subqueries. */
+    dp_expr *in = dp_arena_alloc(b->a, sizeof *in);
+    if (!in) return NULL;
+    *in = *conj;
+    in->u.subquery.negated = false;
+    return dp_bind_call_named(b, "not", 1, &in, conj->span);
+  }
   dp_plan *base = sub;    /* the rows the condition filters */
   dp_expr *val = NULL;    /* the compared value, over `base` */
   dp_expr *extra = NULL;  /* the subquery's own filter, kept */
@@ -593,60 +634,282 @@ static dp_expr *rewrite_not_in(dp_binder *b, dp_expr *cond) {
   return changed ? dp_bind_and(b, n, conj) : cond;
 }
 
-/* Replace, in e, the uncorrelated scalar subqueries that return at most one
-** row by references to new columns: each is appended to *joins (up to max),
-** the column is nl + its position among the right sides. */
-static dp_expr *take_scalars(dp_binder *b, dp_expr *e, int nl, dp_plan **joins, int *nj, int max) {
+#define MAX_SCALARS 16
+
+/* The scalar subqueries of one FILTER or PROJECT that become LEFT joins of
+** its input: join k's right side, and its condition over the left side so
+** far (the node's input, then the earlier right sides) ++ this right side. */
+typedef struct scalar_joins {
+  int nl;                 /* columns of the node's input */
+  bool correlated_ok;     /* the node's correlated references name its input row */
+  int n;
+  dp_plan *right[MAX_SCALARS];
+  dp_expr *cond[MAX_SCALARS]; /* NULL: no condition (one row for every left row) */
+} scalar_joins;
+
+/* The value of aggregate `a` over no rows: COUNT's 0, NULL for the others;
+** NULL (no expression) when it is neither (a collection). */
+static dp_expr *empty_value(dp_binder *b, const dp_agg_call *a, dp_span span) {
+  const char *fn = a->fn->name;
+  if (strcmp(fn, "count") == 0 || strcmp(fn, "approx_count_distinct") == 0)
+    return dp_bind_literal_expr(b, dp_value_int(a->type, 0), span);
+  if (strcmp(fn, "collect") == 0) return NULL;
+  return dp_bind_literal_expr(b, dp_value_null(a->type), span);
+}
+
+/* A copy of e over an aggregate's output with column j replaced by vals[j]. */
+static dp_expr *subst_cols(dp_binder *b, const dp_expr *e, dp_expr *const *vals, int nvals) {
+  if (e->kind == DP_E_COLUMN && e->u.column.outer == 0) {
+    int j = e->u.column.index;
+    return j >= 0 && j < nvals ? dp_bexpr_copy(b->a, vals[j]) : NULL;
+  }
+  dp_expr *c = dp_arena_alloc(b->a, sizeof *c);
+  if (!c) return NULL;
+  *c = *e;
+  switch (e->kind) {
+  case DP_E_COLUMN: case DP_E_LITERAL: return c;
+  case DP_E_CALL:
+    c->u.call.args = dp_arena_calloc(b->a, (size_t)(e->u.call.nargs ? e->u.call.nargs : 1), sizeof(dp_expr *));
+    if (!c->u.call.args) return NULL;
+    for (int i = 0; i < e->u.call.nargs; i++)
+      if (!(c->u.call.args[i] = subst_cols(b, e->u.call.args[i], vals, nvals))) return NULL;
+    return c;
+  case DP_E_CAST: return (c->u.cast.arg = subst_cols(b, e->u.cast.arg, vals, nvals)) ? c : NULL;
+  case DP_E_FIELD: return (c->u.field.arg = subst_cols(b, e->u.field.arg, vals, nvals)) ? c : NULL;
+  case DP_E_CASE:
+    c->u.case_.whens = dp_arena_calloc(b->a, (size_t)e->u.case_.n + 1, sizeof(dp_expr *));
+    c->u.case_.thens = dp_arena_calloc(b->a, (size_t)e->u.case_.n + 1, sizeof(dp_expr *));
+    if (!c->u.case_.whens || !c->u.case_.thens) return NULL;
+    for (int i = 0; i < e->u.case_.n; i++)
+      if (!(c->u.case_.whens[i] = subst_cols(b, e->u.case_.whens[i], vals, nvals)) ||
+          !(c->u.case_.thens[i] = subst_cols(b, e->u.case_.thens[i], vals, nvals)))
+        return NULL;
+    if (e->u.case_.else_ && !(c->u.case_.else_ = subst_cols(b, e->u.case_.else_, vals, nvals))) return NULL;
+    return c;
+  case DP_E_SUBQUERY: return NULL;
+  }
+  return NULL;
+}
+
+/* A correlated scalar subquery of the common shape
+**     (SELECT f(AGG(y), ..) FROM t2 WHERE t2.k = t1.k AND <uncorrelated>)
+** — one aggregate row over the rows the subquery's WHERE matches by
+** equalities with columns of the outer row — as a right side grouped by the
+** correlated inner expressions:
+**     LEFT JOIN (SELECT k, f(AGG(y), ..) FROM t2 WHERE <uncorrelated> GROUP BY k) ON t1.k = k
+** (Spark's decorrelation of such subqueries).  An outer row that matches no
+** group still has a value — the aggregate over no rows: NULL, but COUNT's 0
+** — so the expression that replaces the subquery is
+**     CASE WHEN k IS NULL THEN <value over no rows> ELSE value END
+** when that value is not NULL (an equality never matches a NULL key, so a
+** NULL key means no group matched).  The right side goes to sj, its columns
+** start at `col`; returns the replacement, or NULL when the shape is
+** another (the subquery is left as it is). */
+static dp_expr *decorrelate_scalar(dp_binder *b, const dp_expr *e, scalar_joins *sj, int col) {
+  dp_plan *sub = e->u.subquery.plan, *top = sub, *proj = NULL;
+  if (top->kind == DP_P_PROJECT) {
+    proj = top;
+    top = top->inputs[0];
+  }
+  if (top->kind != DP_P_AGGREGATE || top->u.aggregate.ngroup != 0 || top->u.aggregate.window) return NULL;
+  const dp_plan *agg = top;
+  dp_plan *filt = agg->inputs[0];
+  if (filt->kind != DP_P_FILTER || plan_has_outer(filt->inputs[0], 1)) return NULL;
+  int naggs = agg->u.aggregate.naggs;
+  if (naggs < 1 || (!proj && naggs != 1)) return NULL;
+  for (int i = 0; i < naggs; i++) {
+    const dp_agg_call *a = &agg->u.aggregate.aggs[i];
+    if (expr_has_outer(a->filter, 1)) return NULL;
+    for (int k = 0; k < a->nargs; k++)
+      if (expr_has_outer(a->args[k], 1)) return NULL;
+  }
+  if (proj && (proj->u.project.n != 1 || expr_has_outer(proj->u.project.exprs[0], 1))) return NULL;
+
+  /* The WHERE: equalities inner = outer column, and uncorrelated conditions. */
+  int n = 0, cap = 0;
+  dp_expr **conj = NULL;
+  dp_bind_conjuncts(b, filt->u.filter.cond, &n, &cap, &conj);
+  dp_expr **inner = dp_arena_calloc(b->a, (size_t)n + 1, sizeof *inner);
+  dp_expr **rest = dp_arena_calloc(b->a, (size_t)n + 1, sizeof *rest);
+  const dp_expr **outer = dp_arena_calloc(b->a, (size_t)n + 1, sizeof *outer);
+  if (!inner || !rest || !outer) return NULL;
+  int nk = 0, nrest = 0;
+  for (int i = 0; i < n; i++) {
+    dp_expr *c = conj[i];
+    if (!expr_has_outer(c, 1)) {
+      rest[nrest++] = c;
+      continue;
+    }
+    if (c->kind != DP_E_CALL || c->u.call.nargs != 2 || strcmp(c->u.call.fn->name, "eq") != 0) return NULL;
+    /* one side a column of the outer row (no cast: it becomes a join key),
+       the other free of it */
+    int taken = nk;
+    for (int side = 0; side < 2 && taken == nk; side++) {
+      const dp_expr *o = c->u.call.args[side], *in = c->u.call.args[1 - side];
+      if (o->kind != DP_E_COLUMN || o->u.column.outer != 1 || expr_has_outer(in, 1)) continue;
+      if (o->u.column.index < 0 || o->u.column.index >= sj->nl) return NULL;
+      outer[nk] = o;
+      if (!(inner[nk++] = dp_bexpr_copy(b->a, in))) return NULL;
+    }
+    if (taken == nk) return NULL;
+  }
+  if (nk == 0) return NULL;
+
+  /* The value over no rows, when it is not NULL. */
+  dp_expr **empties = dp_arena_calloc(b->a, (size_t)naggs, sizeof *empties);
+  if (!empties) return NULL;
+  for (int i = 0; i < naggs; i++)
+    if (!(empties[i] = empty_value(b, &agg->u.aggregate.aggs[i], e->span))) return NULL;
+  dp_expr *empty = proj ? subst_cols(b, proj->u.project.exprs[0], empties, naggs) : empties[0];
+  if (!empty) return NULL;
+  bool empty_is_null = empty->kind == DP_E_LITERAL && empty->u.value.is_null;
+
+  /* FILTER (the rest) → AGGREGATE grouped by the inner sides → PROJECT keys, value */
+  dp_plan *below = filt->inputs[0];
+  if (nrest > 0) {
+    dp_plan *f = dp_bind_new_node(b, DP_P_FILTER, filt->span, 1, below);
+    if (!f) return NULL;
+    dp_bind_copy_schema(b, f, below, 0);
+    if (!(f->u.filter.cond = dp_bind_and(b, nrest, rest))) return NULL;
+    below = f;
+  }
+  dp_plan *g = dp_bind_new_node(b, DP_P_AGGREGATE, agg->span, 1, below);
+  if (!g) return NULL;
+  dp_bind_schema(b, g, nk + naggs);
+  if (!g->schema.cols) return NULL;
+  for (int i = 0; i < nk; i++) {
+    int ic = dp_bind_as_column(inner[i]);
+    const char *name = ic >= 0 && ic < below->schema.ncols ? below->schema.cols[ic].name : dp_bind_expr_name(b, i);
+    g->schema.cols[i] = (dp_field){name, inner[i]->type};
+  }
+  for (int i = 0; i < naggs; i++) g->schema.cols[nk + i] = agg->schema.cols[i];
+  g->u.aggregate.ngroup = nk;
+  g->u.aggregate.group = inner;
+  g->u.aggregate.naggs = naggs;
+  g->u.aggregate.aggs = agg->u.aggregate.aggs;
+  g->u.aggregate.wstart = g->u.aggregate.wend = -1;
+
+  int *map = dp_arena_calloc(b->a, (size_t)naggs, sizeof *map);
+  if (!map) return NULL;
+  for (int i = 0; i < naggs; i++) map[i] = nk + i;
+  dp_expr *value = proj ? dp_bind_remap(b, proj->u.project.exprs[0], map, naggs)
+                        : dp_bind_col_ref(b, nk, agg->schema.cols[0].type, e->span);
+  dp_plan *r = dp_bind_new_node(b, DP_P_PROJECT, sub->span, 1, g);
+  dp_expr **exprs = dp_arena_calloc(b->a, (size_t)nk + 1, sizeof *exprs);
+  if (!value || !r || !exprs) return NULL;
+  dp_bind_schema(b, r, nk + 1);
+  if (!r->schema.cols) return NULL;
+  for (int i = 0; i < nk; i++) {
+    if (!(exprs[i] = dp_bind_col_ref(b, i, inner[i]->type, e->span))) return NULL;
+    r->schema.cols[i] = g->schema.cols[i];
+  }
+  exprs[nk] = value;
+  r->schema.cols[nk] = (dp_field){sub->schema.cols[0].name, value->type};
+  r->u.project.n = nk + 1;
+  r->u.project.exprs = exprs;
+
+  /* ON t1.k = k, ... over left (the input, then earlier right sides) ++ r */
+  dp_expr **eqs = dp_arena_calloc(b->a, (size_t)nk, sizeof *eqs);
+  if (!eqs) return NULL;
+  for (int i = 0; i < nk; i++) {
+    dp_expr *args[2] = {dp_bind_col_ref(b, outer[i]->u.column.index, outer[i]->type, e->span),
+                        dp_bind_col_ref(b, col + i, dp_bind_nullable(b, inner[i]->type), e->span)};
+    if (!args[0] || !args[1] || !(eqs[i] = dp_bind_call_named(b, "eq", 2, args, e->span))) return NULL;
+  }
+  dp_expr *on = dp_bind_and(b, nk, eqs);
+  dp_expr *v = dp_bind_col_ref(b, col + nk, e->type, e->span);
+  if (!on || !v) return NULL;
+  if (!empty_is_null) {
+    /* no group matched: the value over no rows */
+    dp_expr *key = dp_bind_col_ref(b, col, dp_bind_nullable(b, inner[0]->type), e->span);
+    dp_expr *nokey = key ? dp_bind_call_named(b, "is_null", 1, &key, e->span) : NULL;
+    dp_expr *c = dp_arena_calloc(b->a, 1, sizeof *c);
+    dp_expr **whens = dp_arena_calloc(b->a, 1, sizeof *whens);
+    dp_expr **thens = dp_arena_calloc(b->a, 1, sizeof *thens);
+    if (!nokey || !c || !whens || !thens) return NULL;
+    whens[0] = nokey;
+    thens[0] = empty;
+    c->kind = DP_E_CASE;
+    c->type = e->type;
+    c->span = e->span;
+    c->u.case_.n = 1;
+    c->u.case_.whens = whens;
+    c->u.case_.thens = thens;
+    c->u.case_.else_ = v;
+    v = c;
+  }
+  sj->right[sj->n] = r;
+  sj->cond[sj->n++] = on;
+  return v;
+}
+
+/* Replace, in e, the scalar subqueries that become joins by references to
+** the joined columns: the uncorrelated ones that return at most one row (no
+** condition), and, where the node allows it, the correlated ones of
+** decorrelate_scalar's shape. */
+static dp_expr *take_scalars(dp_binder *b, dp_expr *e, scalar_joins *sj) {
   if (!e) return e;
   switch (e->kind) {
-  case DP_E_SUBQUERY:
-    if (e->u.subquery.kind == DP_SUBQ_SCALAR && *nj < max && at_most_one_row(e->u.subquery.plan) &&
-        !plan_has_outer(e->u.subquery.plan, 1)) {
-      int col = nl;
-      for (int k = 0; k < *nj; k++) col += joins[k]->schema.ncols;
-      joins[(*nj)++] = e->u.subquery.plan;
+  case DP_E_SUBQUERY: {
+    if (e->u.subquery.kind != DP_SUBQ_SCALAR || sj->n >= MAX_SCALARS) return e;
+    int col = sj->nl;
+    for (int k = 0; k < sj->n; k++) col += sj->right[k]->schema.ncols;
+    if (!plan_has_outer(e->u.subquery.plan, 1)) {
+      if (!at_most_one_row(e->u.subquery.plan)) return e; /* run apart, once (exec/subquery.c) */
+      sj->right[sj->n] = e->u.subquery.plan;
+      sj->cond[sj->n++] = NULL;
       dp_expr *c = dp_bind_col_ref(b, col, e->type, e->span);
       return c ? c : e;
     }
-    return e;
+    if (!sj->correlated_ok) return e;
+    dp_expr *r = decorrelate_scalar(b, e, sj, col);
+    return r ? r : e;
+  }
   case DP_E_CALL:
-    for (int i = 0; i < e->u.call.nargs; i++) e->u.call.args[i] = take_scalars(b, e->u.call.args[i], nl, joins, nj, max);
+    for (int i = 0; i < e->u.call.nargs; i++) e->u.call.args[i] = take_scalars(b, e->u.call.args[i], sj);
     return e;
-  case DP_E_CAST: e->u.cast.arg = take_scalars(b, e->u.cast.arg, nl, joins, nj, max); return e;
-  case DP_E_FIELD: e->u.field.arg = take_scalars(b, e->u.field.arg, nl, joins, nj, max); return e;
+  case DP_E_CAST: e->u.cast.arg = take_scalars(b, e->u.cast.arg, sj); return e;
+  case DP_E_FIELD: e->u.field.arg = take_scalars(b, e->u.field.arg, sj); return e;
   case DP_E_CASE:
     for (int i = 0; i < e->u.case_.n; i++) {
-      e->u.case_.whens[i] = take_scalars(b, e->u.case_.whens[i], nl, joins, nj, max);
-      e->u.case_.thens[i] = take_scalars(b, e->u.case_.thens[i], nl, joins, nj, max);
+      e->u.case_.whens[i] = take_scalars(b, e->u.case_.whens[i], sj);
+      e->u.case_.thens[i] = take_scalars(b, e->u.case_.thens[i], sj);
     }
-    e->u.case_.else_ = take_scalars(b, e->u.case_.else_, nl, joins, nj, max);
+    e->u.case_.else_ = take_scalars(b, e->u.case_.else_, sj);
     return e;
   default: return e;
   }
 }
 
-#define MAX_SCALARS 16
-
-/* Uncorrelated scalar subqueries that return at most one row, in the
-** expressions of a FILTER or PROJECT, become LEFT joins of the node's input
-** with the subquery (no condition): each input row gets the one value, or
-** NULL when the subquery is empty — a scalar subquery's meaning — and the
-** subquery runs once, to its end, as the join's build side.  (Spark plans
-** uncorrelated scalar subqueries apart and decorrelated ones as such joins.)
+/* Scalar subqueries in the expressions of a FILTER or PROJECT become LEFT
+** joins of the node's input with the subquery: an uncorrelated one that
+** returns at most one row joins with no condition — each input row gets the
+** one value, or NULL when the subquery is empty, a scalar subquery's
+** meaning — and runs once, to its end, as the join's build side; a
+** correlated one of the common shape joins on its correlation
+** (decorrelate_scalar).  (Spark plans uncorrelated scalar subqueries apart
+** and decorrelated ones as such joins.)  The others stay expressions: the
+** uncorrelated ones run once (exec/subquery.c).  `safe` names the nodes whose
+** correlated references name their input row — the WHERE's filter and the
+** select list's projection of a query that does not aggregate.
 ** A FILTER keeps its schema: a projection drops the joined columns. */
-static void join_scalars(dp_binder *b, dp_plan *p) {
+static void join_scalars(dp_binder *b, dp_plan *p, const dp_plan *const safe[2]) {
   if (!p) return;
-  for (int i = 0; i < p->ninputs; i++) join_scalars(b, p->inputs[i]);
+  for (int i = 0; i < p->ninputs; i++) join_scalars(b, p->inputs[i], safe);
   if (p->kind != DP_P_FILTER && p->kind != DP_P_PROJECT) return;
   dp_plan *in = p->inputs[0];
-  int nl = in->schema.ncols, nj = 0;
-  dp_plan *joins[MAX_SCALARS];
+  int nl = in->schema.ncols;
+  scalar_joins sj;
+  memset(&sj, 0, sizeof sj);
+  sj.nl = nl;
+  sj.correlated_ok = p == safe[0] || p == safe[1];
   if (p->kind == DP_P_FILTER) {
-    p->u.filter.cond = take_scalars(b, p->u.filter.cond, nl, joins, &nj, MAX_SCALARS);
+    p->u.filter.cond = take_scalars(b, p->u.filter.cond, &sj);
   } else {
-    for (int i = 0; i < p->u.project.n; i++)
-      p->u.project.exprs[i] = take_scalars(b, p->u.project.exprs[i], nl, joins, &nj, MAX_SCALARS);
+    for (int i = 0; i < p->u.project.n; i++) p->u.project.exprs[i] = take_scalars(b, p->u.project.exprs[i], &sj);
   }
+  int nj = sj.n;
+  dp_plan **joins = sj.right;
   if (nj == 0) return;
   dp_plan *left = in;
   for (int k = 0; k < nj; k++) {
@@ -661,6 +924,22 @@ static void join_scalars(dp_binder *b, dp_plan *p) {
       j->schema.cols[n0 + c].type = dp_bind_nullable(b, joins[k]->schema.cols[c].type);
     }
     j->u.join.kind = DP_J_LEFT;
+    if (sj.cond[k]) {
+      /* the decorrelated equalities: left column = right key k */
+      int n = 0, cap = 0;
+      dp_expr **eqs = NULL;
+      dp_bind_conjuncts(b, sj.cond[k], &n, &cap, &eqs);
+      j->u.join.cond = sj.cond[k];
+      j->u.join.left_keys = dp_arena_calloc(b->a, (size_t)n + 1, sizeof(int));
+      j->u.join.right_keys = dp_arena_calloc(b->a, (size_t)n + 1, sizeof(int));
+      if (!j->u.join.left_keys || !j->u.join.right_keys) return;
+      for (int i = 0; i < n; i++) {
+        int l = dp_bind_as_column(eqs[i]->u.call.args[0]), r = dp_bind_as_column(eqs[i]->u.call.args[1]);
+        if (l < 0 || r < n0) continue; /* an implicit cast: a condition, not a key */
+        j->u.join.left_keys[j->u.join.nkeys] = l;
+        j->u.join.right_keys[j->u.join.nkeys++] = r - n0;
+      }
+    }
     left = j;
   }
   if (p->kind == DP_P_PROJECT) {
@@ -699,6 +978,7 @@ static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_q
   }
   if (!p) return NULL;
   bool ok = true;
+  const dp_plan *safe[2] = {NULL, NULL}; /* see join_scalars */
 
   /* WHERE */
   if (s->where) {
@@ -709,8 +989,10 @@ static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_q
     if (!(cond = rewrite_not_in(b, cond))) return NULL;
     /* the ROW_NUMBER() patterns apply over subqueries, views and CTEs alike: the
        plan's shape decides */
+    int from_cols = p->schema.ncols;
     p = dp_bind_apply_where(b, p, cond, s->where->span, true);
     if (!p) return NULL;
+    if (p->kind == DP_P_FILTER && p->inputs[0]->schema.ncols == from_cols) safe[0] = p;
   }
 
   /* Group windows of the legacy and Spark syntaxes become a WINDOW node first. */
@@ -1046,6 +1328,8 @@ static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_q
 
   p = make_project(b, p, nitems, items, s->span);
   if (!p) return NULL;
+  /* without aggregation the select list is over the FROM row (OVER appends) */
+  if (!aggregating && p->kind == DP_P_PROJECT) safe[1] = p;
 
   if (qualify && !(p = dp_bind_apply_where(b, p, qualify, s->qualify->span, true))) return NULL;
 
@@ -1081,7 +1365,7 @@ static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_q
     }
     p = make_project(b, p, nvisible, vis, s->span);
   }
-  if (p) join_scalars(b, p);
+  if (p) join_scalars(b, p, safe);
   return p;
 }
 

@@ -8,6 +8,10 @@
 ** attribute, outer joins that can never emit their padded rows, state that is
 ** never cleaned, chains of stateful operators outside append mode, sinks that
 ** cannot take updates.  In batch mode it refuses sources that never end.
+** Subqueries the binder left in expressions run apart, once per query run:
+** a stream in one is refused, and so is a correlated scalar subquery that
+** does not aggregate (Spark's rule); the correlated ones an engine cannot
+** decorrelate are that engine's to refuse (the embedded one's: exec.c).
 **
 ** Every refusal is DIPPER_STREAMING at the clause's span, saying what is
 ** wrong, why, and what to write instead.  Owns nothing; never changes the plan.
@@ -740,38 +744,184 @@ static void check_batch_scan(vctx *x, const dp_plan *p) {
 
 static void validate_node(vctx *x, const dp_plan *p, const dp_plan *parent);
 
+/* ---- subqueries left in expressions ---- */
+
+static bool plan_reads_outer(const dp_plan *p, int level);
+
+/* Call fn on each expression of node p (not of its inputs) until it says stop. */
+static bool any_expr(const dp_plan *p, bool (*fn)(const dp_expr *e, void *ud), void *ud) {
+  switch (p->kind) {
+  case DP_P_VALUES:
+    for (int i = 0; i < p->u.values.nrows * p->schema.ncols; i++)
+      if (fn(p->u.values.cells[i], ud)) return true;
+    return false;
+  case DP_P_PROJECT:
+    for (int i = 0; i < p->u.project.n; i++)
+      if (fn(p->u.project.exprs[i], ud)) return true;
+    return false;
+  case DP_P_FILTER: return fn(p->u.filter.cond, ud);
+  case DP_P_WATERMARK: return fn(p->u.watermark.expr, ud);
+  case DP_P_WINDOW: return fn(p->u.window.gap_expr, ud);
+  case DP_P_JOIN: return fn(p->u.join.cond, ud) || fn(p->u.join.as_of, ud);
+  case DP_P_AGGREGATE:
+    for (int i = 0; i < p->u.aggregate.ngroup; i++)
+      if (fn(p->u.aggregate.group[i], ud)) return true;
+    for (int i = 0; i < p->u.aggregate.naggs; i++) {
+      const dp_agg_call *a = &p->u.aggregate.aggs[i];
+      if (fn(a->filter, ud)) return true;
+      for (int k = 0; k < a->nargs; k++)
+        if (fn(a->args[k], ud)) return true;
+    }
+    return false;
+  case DP_P_SORT:
+    for (int i = 0; i < p->u.sort.nkeys; i++)
+      if (fn(p->u.sort.keys[i].expr, ud)) return true;
+    return false;
+  case DP_P_TOPN:
+    for (int i = 0; i < p->u.topn.nkeys; i++)
+      if (fn(p->u.topn.order[i].expr, ud)) return true;
+    return false;
+  case DP_P_OVER:
+    for (int i = 0; i < p->u.over.npartition; i++)
+      if (fn(p->u.over.partition[i], ud)) return true;
+    for (int i = 0; i < p->u.over.norder; i++)
+      if (fn(p->u.over.order[i].expr, ud)) return true;
+    for (int i = 0; i < p->u.over.ncalls; i++) {
+      const dp_over_call *a = &p->u.over.calls[i];
+      if (fn(a->filter, ud)) return true;
+      for (int k = 0; k < a->nargs; k++)
+        if (fn(a->args[k], ud)) return true;
+    }
+    return false;
+  case DP_P_UNNEST: return fn(p->u.unnest.arg, ud);
+  default: return false;
+  }
+}
+
+/* Does e read a column of the query `level` or more levels out?  Nested
+** subqueries count, one level further in. */
+static bool expr_reads_outer(const dp_expr *e, void *ud) {
+  int level = *(const int *)ud;
+  if (!e) return false;
+  switch (e->kind) {
+  case DP_E_COLUMN: return e->u.column.outer >= level;
+  case DP_E_LITERAL: return false;
+  case DP_E_CALL:
+    for (int i = 0; i < e->u.call.nargs; i++)
+      if (expr_reads_outer(e->u.call.args[i], ud)) return true;
+    return false;
+  case DP_E_CAST: return expr_reads_outer(e->u.cast.arg, ud);
+  case DP_E_FIELD: return expr_reads_outer(e->u.field.arg, ud);
+  case DP_E_CASE:
+    for (int i = 0; i < e->u.case_.n; i++)
+      if (expr_reads_outer(e->u.case_.whens[i], ud) || expr_reads_outer(e->u.case_.thens[i], ud)) return true;
+    return expr_reads_outer(e->u.case_.else_, ud);
+  case DP_E_SUBQUERY:
+    return expr_reads_outer(e->u.subquery.arg, ud) || plan_reads_outer(e->u.subquery.plan, level + 1);
+  }
+  return false;
+}
+
+static bool plan_reads_outer(const dp_plan *p, int level) {
+  if (!p) return false;
+  if (any_expr(p, expr_reads_outer, &level)) return true;
+  for (int i = 0; i < p->ninputs; i++)
+    if (plan_reads_outer(p->inputs[i], level)) return true;
+  return false;
+}
+
+/* One aggregate row whatever the input: a global aggregate under filters
+** and projections (Spark's rule for a correlated scalar subquery). */
+static bool one_aggregate_row(const dp_plan *p) {
+  while (p && (p->kind == DP_P_PROJECT || p->kind == DP_P_FILTER)) p = p->inputs[0];
+  return p && p->kind == DP_P_AGGREGATE && p->u.aggregate.ngroup == 0;
+}
+
+/* A table read by p that does not end on its own in this mode, or NULL. */
+static const dp_table_def *unbounded_table(const vctx *x, const dp_plan *p) {
+  if (!p) return NULL;
+  if (p->kind == DP_P_SCAN)
+    return p->u.scan.table && !dp_connector_bounded(p->u.scan.table, !x->q->streaming) ? p->u.scan.table : NULL;
+  for (int i = 0; i < p->ninputs; i++) {
+    const dp_table_def *t = unbounded_table(x, p->inputs[i]);
+    if (t) return t;
+  }
+  return NULL;
+}
+
+static void fail_at(vctx *x, int code, dp_span span, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static void fail_at(vctx *x, int code, dp_span span, const char *fmt, ...) {
+  char msg[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  dp_error(x->d, code, span, "%s", msg);
+  if (!x->rc) x->rc = code;
+}
+
+/* A subquery the binder left in an expression runs apart, once: refuse
+** what cannot.  True when refused. */
+static bool check_subquery(vctx *x, const dp_expr *e) {
+  const dp_plan *sub = e->u.subquery.plan;
+  if (!sub) return false;
+  if (e->u.subquery.kind == DP_SUBQ_SCALAR && !one_aggregate_row(sub) && plan_reads_outer(sub, 1)) {
+    fail_at(x, DIPPER_UNSUPPORTED, e->span,
+            "a correlated scalar subquery must give one value per row: aggregate what it selects "
+            "(MAX(..), SUM(..), COUNT(*)), as Spark requires too, or write the join instead (JOIN "
+            "the subquery's table ON the correlated columns)");
+    return true;
+  }
+  const dp_table_def *t = x->q->streaming ? unbounded_table(x, sub) : NULL;
+  if (t) {
+    fail_at(x, DIPPER_STREAMING, e->span,
+            "this subquery reads `%s`, which is unbounded: a subquery left in an expression runs "
+            "once, to the end of its input, and a stream never ends; join the stream instead (a "
+            "JOIN, or [NOT] EXISTS / IN as a condition of WHERE joined by AND), or read a "
+            "bounded table in the subquery",
+            t->name);
+    return true;
+  }
+  return false;
+}
+
+static void validate_node(vctx *x, const dp_plan *p, const dp_plan *parent);
+
 /* Subquery plans inside an expression are checked like any other plan. */
-static void validate_subqueries(vctx *x, const dp_expr *e) {
-  if (!e) return;
+static bool validate_subqueries(const dp_expr *e, void *ud) {
+  vctx *x = ud;
+  if (!e) return false;
   switch (e->kind) {
   case DP_E_COLUMN: case DP_E_LITERAL: break;
   case DP_E_CALL:
-    for (int i = 0; i < e->u.call.nargs; i++) validate_subqueries(x, e->u.call.args[i]);
+    for (int i = 0; i < e->u.call.nargs; i++) validate_subqueries(e->u.call.args[i], x);
     break;
-  case DP_E_CAST: validate_subqueries(x, e->u.cast.arg); break;
+  case DP_E_CAST: validate_subqueries(e->u.cast.arg, x); break;
   case DP_E_CASE:
     for (int i = 0; i < e->u.case_.n; i++) {
-      validate_subqueries(x, e->u.case_.whens[i]);
-      validate_subqueries(x, e->u.case_.thens[i]);
+      validate_subqueries(e->u.case_.whens[i], x);
+      validate_subqueries(e->u.case_.thens[i], x);
     }
-    validate_subqueries(x, e->u.case_.else_);
+    validate_subqueries(e->u.case_.else_, x);
     break;
-  case DP_E_FIELD: validate_subqueries(x, e->u.field.arg); break;
+  case DP_E_FIELD: validate_subqueries(e->u.field.arg, x); break;
   case DP_E_SUBQUERY:
-    validate_subqueries(x, e->u.subquery.arg);
-    validate_node(x, e->u.subquery.plan, NULL);
+    validate_subqueries(e->u.subquery.arg, x);
+    if (!check_subquery(x, e)) validate_node(x, e->u.subquery.plan, NULL);
     break;
   }
+  return false;
 }
 
 /* Children first, so that a LIMIT sees whether its ORDER BY was refused. */
 static void validate_node(vctx *x, const dp_plan *p, const dp_plan *parent) {
   if (!p) return;
   for (int i = 0; i < p->ninputs; i++) validate_node(x, p->inputs[i], p);
-  if (p->kind == DP_P_FILTER) validate_subqueries(x, p->u.filter.cond);
-  if (p->kind == DP_P_JOIN) validate_subqueries(x, p->u.join.cond);
-  if (p->kind == DP_P_PROJECT)
-    for (int i = 0; i < p->u.project.n; i++) validate_subqueries(x, p->u.project.exprs[i]);
+  any_expr(p, validate_subqueries, x);
   if (!x->q->streaming) {
     if (p->kind == DP_P_SCAN) check_batch_scan(x, p);
     return;

@@ -318,17 +318,78 @@ TEST(collections) {
   fx_free(&f);
 }
 
-TEST(subquery_is_refused) {
+/* Uncorrelated subqueries left in expressions run once, over a batch-mode
+** run of their plan (VALUES here), and their result is kept for the query. */
+TEST(subqueries_run_once) {
+  fx f;
+  fx_init(&f);
+  dp_query_plan q;
+  memset(&q, 0, sizeof q);
+  f.ex.query = &q;
+  CHECK_STR(rows(&f, "i + (SELECT x FROM (VALUES (1)) AS t(x))"), "8|-1|NULL");
+  CHECK_STR(rows(&f, "(SELECT x FROM (VALUES (1), (2)) AS t(x) WHERE x > 5)"), "NULL|NULL|NULL");
+  CHECK_STR(rows(&f, "EXISTS (SELECT x FROM (VALUES (1), (2)) AS t(x) WHERE x > 1)"), "true|true|true");
+  CHECK_STR(rows(&f, "NOT EXISTS (SELECT x FROM (VALUES (1)) AS t(x) WHERE x > 1)"), "true|true|true");
+  /* IN: found, not found, NULL on the left */
+  CHECK_STR(rows(&f, "i IN (SELECT x FROM (VALUES (7), (8)) AS t(x))"), "true|false|NULL");
+  /* a NULL in the list: not found is NULL, found is still TRUE */
+  CHECK_STR(rows(&f, "i IN (SELECT x FROM (VALUES (7), (NULL)) AS t(x))"), "true|NULL|NULL");
+  CHECK_STR(rows(&f, "i NOT IN (SELECT x FROM (VALUES (7), (NULL)) AS t(x))"), "false|NULL|NULL");
+  CHECK_STR(rows(&f, "i NOT IN (SELECT x FROM (VALUES (7), (8)) AS t(x))"), "false|true|NULL");
+  /* an empty list: IN is FALSE and NOT IN TRUE, even for NULL */
+  CHECK_STR(rows(&f, "i NOT IN (SELECT x FROM (VALUES (7)) AS t(x) WHERE x > 7)"), "true|true|true");
+  /* the list is cast to the left side's type (INT values, BIGINT i) */
+  CHECK_STR(rows(&f, "n IN (SELECT x FROM (VALUES (CAST(3 AS BIGINT))) AS t(x))"), "true|false|NULL");
+  CHECK_STR(rows(&f, "s IN (SELECT x FROM (VALUES ('abc'), ('zz')) AS t(x))"), "false|true|NULL");
+  dp_subq_cache_free(f.ex.subqueries);
+  f.ex.subqueries = NULL;
+
+  /* more than one row: an error at the subquery */
+  f.d.count = 0;
+  CHECK_EQ(run(&f, "1 + (SELECT x FROM (VALUES (1), (2), (3)) AS t(x))"), DIPPER_DATA);
+  CHECK_CONTAINS(last_message(&f), "the scalar subquery returned 3 rows");
+  CHECK_EQ(f.d.items[f.d.count - 1].span.col, 12);
+  dp_subq_cache_free(f.ex.subqueries);
+  f.ex.subqueries = NULL;
+  fx_free(&f);
+}
+
+/* The cache is per query run: a second evaluation reuses the result. */
+TEST(subquery_result_is_kept) {
+  fx f;
+  fx_init(&f);
+  dp_query_plan q;
+  memset(&q, 0, sizeof q);
+  f.ex.query = &q;
+  const dp_expr *e = bind(&f, "i IN (SELECT x FROM (VALUES (7), (-2)) AS t(x))");
+  CHECK(e != NULL);
+  dp_vector *v = NULL;
+  CHECK_EQ(dp_eval(&f.ex, e, f.batch, &v), DIPPER_OK);
+  dp_vector_free(v);
+  CHECK(f.ex.subqueries != NULL);
+  dp_subq_cache *first = f.ex.subqueries;
+  CHECK_EQ(dp_eval(&f.ex, e, f.batch, &v), DIPPER_OK);
+  CHECK(f.ex.subqueries == first);
+  CHECK(v && v->length == 3 && dp_vector_get_bool(v, 0) && dp_vector_get_bool(v, 1) && dp_vector_is_null(v, 2));
+  dp_vector_free(v);
+  dp_subq_cache_free(f.ex.subqueries);
+  fx_free(&f);
+}
+
+/* A correlated reference reaching the evaluator (exec.c refuses such plans
+** when a query starts) is an error, not a crash. */
+TEST(correlated_reference_is_refused) {
   fx f;
   fx_init(&f);
   dp_expr e = {0};
-  e.kind = DP_E_SUBQUERY;
+  e.kind = DP_E_COLUMN;
   e.type = dp_type_of(DP_T_BIGINT);
+  e.u.column.outer = 1;
   e.span = (dp_span){3, 4, 1, 4};
   dp_vector *v = NULL;
   CHECK_EQ(dp_eval(&f.ex, &e, f.batch, &v), DIPPER_UNSUPPORTED);
   CHECK(v == NULL);
-  CHECK_CONTAINS(last_message(&f), "runs a scalar subquery only when it is uncorrelated");
+  CHECK_CONTAINS(last_message(&f), "runs a correlated subquery only when it becomes a join");
   CHECK_EQ(f.d.items[f.d.count - 1].span.col, 4);
   fx_free(&f);
 }
