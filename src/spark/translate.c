@@ -227,6 +227,22 @@ static const char *format_option(const dp_table_def *t, const char *key) {
 
 static bool is_true(const char *v) { return v && strcasecmp(v, "true") == 0; }
 
+/* A user's column name as one Spark identifier: `name`, with ` doubled (a
+** dot or a space in it is part of the name, not a path). */
+static const char *quoted(dp_sx *x, const char *name) {
+  size_t n = strlen(name), k = 0;
+  char *q = dp_sx_alloc(x, 2 * n + 3);
+  if (!q) return NULL;
+  q[k++] = '`';
+  for (size_t i = 0; i < n; i++) {
+    if (name[i] == '`') q[k++] = '`';
+    q[k++] = name[i];
+  }
+  q[k++] = '`';
+  q[k] = '\0';
+  return q;
+}
+
 typedef struct opt_list {
   int n;
   const char *kv[40];
@@ -355,7 +371,7 @@ static int scan_filesystem(dp_sx *x, const dp_plan *p, dp_srel *out) {
     if (t->cols[i].kind == DP_CK_COMPUTED) continue;
     Spark__Connect__Expression *v;
     if (t->cols[i].kind == DP_CK_PHYSICAL)
-      v = dp_sx_col(x, !strcmp(lower, "text") ? "value" : dp_sx_printf(x, "`%s`", t->schema.cols[i].name));
+      v = dp_sx_col(x, !strcmp(lower, "text") ? "value" : quoted(x, t->schema.cols[i].name));
     else
       v = file_metadata(x, t, i);
     ok &= (e[k] = dp_sx_alias(x, v, names[k])) != NULL;
@@ -420,7 +436,7 @@ static int scan_memory(dp_sx *x, const dp_plan *p, dp_srel *out) {
   Spark__Connect__Expression **e = expr_list(x, p->schema.ncols);
   if (!names || !e) return fail(x);
   for (int i = 0; i < p->schema.ncols; i++)
-    e[i] = dp_sx_alias(x, dp_sx_col(x, dp_sx_printf(x, "`%s`", p->schema.cols[i].name)), names[i]);
+    e[i] = dp_sx_alias(x, dp_sx_col(x, quoted(x, p->schema.cols[i].name)), names[i]);
   out->rel = dp_sx_project(x, r, p->schema.ncols, e);
   out->ncols = p->schema.ncols;
   out->names = names;
@@ -713,11 +729,28 @@ static int watermark(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
                           p->schema.cols[p->u.watermark.time_col].name, p->schema.cols[p->u.watermark.time_col].name);
     return DIPPER_OK; /* batch: a watermark changes nothing */
   }
-  const char *tcol = in->names[p->u.watermark.time_col];
+  int tc = p->u.watermark.time_col;
+  const char *tcol = in->names[tc];
+  Spark__Connect__Relation *input = in->rel;
+  if (x->q && x->q->streaming && p->schema.cols[tc].type->kind == DP_T_TIMESTAMP && tcol) {
+    /* Spark's event time must be a TIMESTAMP (an instant), not TIMESTAMP_NTZ:
+       the column becomes one under its name (the same wall clock in the
+       session's UTC), and the root casts it back (finish) */
+    Spark__Connect__Expression **e = expr_list(x, in->ncols + in->nhidden);
+    if (!e) return fail(x);
+    int k = 0;
+    for (int i = 0; i < in->ncols; i++) {
+      if (!in->names[i]) continue;
+      Spark__Connect__Expression *c = dp_sx_col(x, in->names[i]);
+      e[k++] = i == tc ? dp_sx_alias(x, dp_sx_cast(x, c, dp_type_of(DP_T_TIMESTAMP_LTZ), false, p->span), tcol) : c;
+    }
+    k = carry_hidden(x, in, e, k);
+    if (!(input = dp_sx_project(x, in->rel, k, e))) return fail(x);
+  }
   Spark__Connect__Relation *r = dp_sx_relation(x, SPARK__CONNECT__RELATION__REL_TYPE_WITH_WATERMARK);
   Spark__Connect__WithWatermark *w;
   if (!r || !tcol || !NEW_(x, w, spark__connect__with_watermark__init)) return fail(x);
-  w->input = in->rel;
+  w->input = input;
   w->event_time = dp_sx_strdup(x, tcol);
   w->delay_threshold = mut(dp_sx_interval_text(x, delay));
   if (!w->event_time || !w->delay_threshold) return fail(x);
@@ -797,8 +830,9 @@ static int window(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
     const char **hidden = dp_sx_alloc(x, (size_t)(in->nhidden + 2) * sizeof *hidden);
     if (!hidden || !out->rel || !out->wgroup) return fail(x);
     if (in->nhidden) memcpy(hidden, in->hidden, (size_t)in->nhidden * sizeof *hidden);
-    hidden[in->nhidden] = tname;
-    if (nh == 2) hidden[in->nhidden + 1] = gname;
+    /* the time column last: a streaming session aggregation's extra key reads it */
+    if (nh == 2) hidden[in->nhidden] = gname;
+    hidden[in->nhidden + nh - 1] = tname;
     out->hidden = hidden;
     out->nhidden = in->nhidden + nh;
     return DIPPER_OK;
@@ -860,6 +894,14 @@ static int aggregate(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
     ok &= (aggs[j] = dp_sx_alias(x, as_type(x, v, a->type, a->span), names[ng + j])) != NULL;
   }
   if (!ok) return fail(x);
+  if (by_window && kg == 1 && x->q && x->q->streaming && p->u.aggregate.window &&
+      p->u.aggregate.window->u.window.kind == DP_WIN_SESSION)
+    /* a streaming session window needs another grouping key on Spark
+       ("global aggregation with session window"), one the optimizer does
+       not fold away: whether the event time is set, which is true for
+       every row a session window takes (it drops NULL times) */
+    groups[kg++] = dp_sx_alias(x, dp_sx_fn1(x, "isnotnull", dp_sx_col(x, in->hidden[in->nhidden - 1])),
+                               dp_sx_colname(x, relno, n + 1));
   Spark__Connect__Relation *r = dp_sx_relation(x, SPARK__CONNECT__RELATION__REL_TYPE_AGGREGATE);
   Spark__Connect__Aggregate *m;
   if (!r || !NEW_(x, m, spark__connect__aggregate__init)) return fail(x);
@@ -1418,6 +1460,10 @@ static int finish(dp_sx *x, dp_srel *r, int n, const dp_field *cols, const int *
       continue;
     } else {
       v = dp_sx_col(x, r->names[c]);
+      /* an event time made a TIMESTAMP for Spark's watermark (watermark())
+         leaves as the TIMESTAMP_NTZ dipper declares */
+      if (x->q && x->q->streaming && cols[i].type->kind == DP_T_TIMESTAMP)
+        v = dp_sx_cast(x, v, cols[i].type, false, sp);
     }
     ok &= (e[i] = dp_sx_alias(x, v, cols[i].name)) != NULL;
   }
