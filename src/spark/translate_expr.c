@@ -674,9 +674,11 @@ static Spark__Connect__Expression *call(dp_sx *x, const dp_sscope *s, const dp_e
 
 /* ---- subqueries ---- */
 
-static Spark__Connect__Expression *subquery(dp_sx *x, const dp_sscope *s, const dp_expr *e) {
-  Spark__Connect__Expression *in_value = NULL;
-  if (e->u.subquery.kind == DP_SUBQ_IN && !(in_value = dp_sx_expr(x, s, e->u.subquery.arg))) return NULL;
+/* Translate a subquery's plan as a reference of the relation being built:
+** the plan id its SubqueryExpression names, or -1.  `agg` (may be NULL)
+** turns the translated relation into another first. */
+static int64_t add_reference(dp_sx *x, const dp_sscope *s, const dp_plan *plan,
+                             Spark__Connect__Relation *(*agg)(dp_sx *, const dp_srel *)) {
   /* The subquery's relations collect their own references; names of this
      scope stay visible to it as outer references. */
   int nrefs = x->nrefs, caprefs = x->caprefs;
@@ -686,41 +688,101 @@ static Spark__Connect__Expression *subquery(dp_sx *x, const dp_sscope *s, const 
   x->refs = NULL;
   x->outer = s;
   dp_srel sub;
-  int rc = dp_sx_plan(x, e->u.subquery.plan, &sub);
+  int rc = dp_sx_plan(x, plan, &sub);
   x->nrefs = nrefs;
   x->caprefs = caprefs;
   x->refs = refs;
   x->outer = outer;
-  if (rc != DIPPER_OK) return NULL;
-  Spark__Connect__Relation *ref = sub.rel;
-  if (!ref->common && !NEW_(x, ref->common, spark__connect__relation_common__init)) return NULL;
+  if (rc != DIPPER_OK) return -1;
+  Spark__Connect__Relation *ref = agg ? agg(x, &sub) : sub.rel;
+  if (!ref || (!ref->common && !NEW_(x, ref->common, spark__connect__relation_common__init))) return -1;
   int64_t id = x->next_plan_id++;
   ref->common->_plan_id_case = SPARK__CONNECT__RELATION_COMMON___PLAN_ID_PLAN_ID;
   ref->common->plan_id = id;
   if (x->nrefs == x->caprefs) {
     int cap = x->caprefs ? 2 * x->caprefs : 4;
     Spark__Connect__Relation **g = dp_arena_grow(x->c->arena, x->refs, (size_t)x->caprefs, (size_t)cap, sizeof *g);
-    if (!g) return dp_sx_nomem(x), NULL;
+    if (!g) return dp_sx_nomem(x), -1;
     x->refs = g;
     x->caprefs = cap;
   }
   x->refs[x->nrefs++] = ref;
+  return id;
+}
 
+static Spark__Connect__Expression *subquery_expr(dp_sx *x, int64_t id,
+                                                 Spark__Connect__SubqueryExpression__SubqueryType type,
+                                                 Spark__Connect__Expression *in_value) {
   Spark__Connect__Expression *r = new_expr(x, SPARK__CONNECT__EXPRESSION__EXPR_TYPE_SUBQUERY_EXPRESSION);
   Spark__Connect__SubqueryExpression *q;
-  if (!r || !NEW_(x, q, spark__connect__subquery_expression__init)) return NULL;
+  if (id < 0 || !r || !NEW_(x, q, spark__connect__subquery_expression__init)) return NULL;
   q->plan_id = id;
-  switch (e->u.subquery.kind) {
-  case DP_SUBQ_SCALAR: q->subquery_type = SPARK__CONNECT__SUBQUERY_EXPRESSION__SUBQUERY_TYPE__SUBQUERY_TYPE_SCALAR; break;
-  case DP_SUBQ_EXISTS: q->subquery_type = SPARK__CONNECT__SUBQUERY_EXPRESSION__SUBQUERY_TYPE__SUBQUERY_TYPE_EXISTS; break;
-  case DP_SUBQ_IN:
-    q->subquery_type = SPARK__CONNECT__SUBQUERY_EXPRESSION__SUBQUERY_TYPE__SUBQUERY_TYPE_IN;
+  q->subquery_type = type;
+  if (in_value) {
     q->n_in_subquery_values = 1;
     if (!(q->in_subquery_values = dp_sx_alloc(x, sizeof *q->in_subquery_values))) return NULL;
     q->in_subquery_values[0] = in_value;
-    break;
   }
   r->subquery_expression = q;
+  return r;
+}
+
+/* MAX(IF(c IS NULL, 2, 1)) over the subquery's one column: NULL when it has
+** no rows, 2 when one of them is NULL, else 1. */
+static Spark__Connect__Relation *null_probe(dp_sx *x, const dp_srel *sub) {
+  Spark__Connect__Relation *r;
+  Spark__Connect__Aggregate *m;
+  Spark__Connect__Expression **aggs = dp_sx_alloc(x, sizeof *aggs);
+  if (!aggs || sub->ncols < 1 || !sub->names[0] || !NEW_(x, r, spark__connect__relation__init) ||
+      !NEW_(x, m, spark__connect__aggregate__init))
+    return NULL;
+  Spark__Connect__Expression *flag = dp_sx_fn3(x, "if", dp_sx_fn1(x, "isnull", dp_sx_col(x, sub->names[0])),
+                                               dp_sx_lit_int(x, 2), dp_sx_lit_int(x, 1));
+  if (!(aggs[0] = dp_sx_alias(x, dp_sx_fn1(x, "max", flag), "_nulls"))) return NULL;
+  m->input = sub->rel;
+  m->group_type = SPARK__CONNECT__AGGREGATE__GROUP_TYPE__GROUP_TYPE_GROUPBY;
+  m->n_aggregate_expressions = 1;
+  m->aggregate_expressions = aggs;
+  r->rel_type_case = SPARK__CONNECT__RELATION__REL_TYPE_AGGREGATE;
+  r->aggregate = m;
+  return r;
+}
+
+static Spark__Connect__Expression *subquery(dp_sx *x, const dp_sscope *s, const dp_expr *e) {
+  const dp_plan *plan = e->u.subquery.plan;
+  Spark__Connect__Expression *r = NULL;
+  switch (e->u.subquery.kind) {
+  case DP_SUBQ_SCALAR:
+    r = subquery_expr(x, add_reference(x, s, plan, NULL),
+                      SPARK__CONNECT__SUBQUERY_EXPRESSION__SUBQUERY_TYPE__SUBQUERY_TYPE_SCALAR, NULL);
+    break;
+  case DP_SUBQ_EXISTS:
+    r = subquery_expr(x, add_reference(x, s, plan, NULL),
+                      SPARK__CONNECT__SUBQUERY_EXPRESSION__SUBQUERY_TYPE__SUBQUERY_TYPE_EXISTS, NULL);
+    break;
+  case DP_SUBQ_IN: {
+    /* Spark's IN (subquery) as a value is false where SQL says NULL (no
+       match, and the value or a row of the subquery is NULL): with the
+       null probe p of the subquery (null_probe),
+         CASE WHEN v IN (q) THEN true WHEN p = 2 THEN NULL
+              WHEN v IS NULL AND p IS NOT NULL THEN NULL ELSE false END */
+    Spark__Connect__Expression *v = dp_sx_expr(x, s, e->u.subquery.arg);
+    if (!v) return NULL;
+    Spark__Connect__Expression *in = subquery_expr(x, add_reference(x, s, plan, NULL),
+                                                   SPARK__CONNECT__SUBQUERY_EXPRESSION__SUBQUERY_TYPE__SUBQUERY_TYPE_IN, v);
+    Spark__Connect__Expression *p = subquery_expr(x, add_reference(x, s, plan, null_probe),
+                                                  SPARK__CONNECT__SUBQUERY_EXPRESSION__SUBQUERY_TYPE__SUBQUERY_TYPE_SCALAR, NULL);
+    Spark__Connect__Expression *null_bool = dp_sx_lit_null(x, dp_type_of(DP_T_BOOLEAN), e->span);
+    Spark__Connect__Expression *w[7] = {
+        in, dp_sx_lit_bool(x, true),
+        dp_sx_fn2(x, "==", p, dp_sx_lit_int(x, 2)), null_bool,
+        dp_sx_fn2(x, "and", dp_sx_fn1(x, "isnull", v), dp_sx_fn1(x, "isnotnull", p)), null_bool,
+        dp_sx_lit_bool(x, false)};
+    r = dp_sx_fn(x, "when", 7, w);
+    break;
+  }
+  }
+  if (!r) return NULL;
   return e->u.subquery.negated ? dp_sx_fn1(x, "not", r) : r;
 }
 

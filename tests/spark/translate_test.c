@@ -436,7 +436,9 @@ TEST(subqueries_through_with_relations) {
   /* the binder turns most subqueries into joins; these two stay expressions */
   EXPECT_OK("SELECT id FROM orders WHERE id > 5 OR id IN (SELECT id FROM people)",
             "with_relations:{root:{filter:", "references:[{common:{plan_id:1}",
-            "subquery_expression:{plan_id:1 subquery_type:SUBQUERY_TYPE_IN in_subquery_values:[");
+            "subquery_expression:{plan_id:1 subquery_type:SUBQUERY_TYPE_IN in_subquery_values:[",
+            /* NULL where SQL says so: the subquery's NULL probe, a second reference */
+            "subquery_expression:{plan_id:2 subquery_type:SUBQUERY_TYPE_SCALAR}", "name:[\"_nulls\"]");
   /* correlated: the outer column by its unique internal name */
   EXPECT_OK("SELECT id, (SELECT MAX(p.id) FROM people p WHERE p.id < orders.id) AS m FROM orders",
             "subquery_type:SUBQUERY_TYPE_SCALAR",
