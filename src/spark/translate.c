@@ -1213,6 +1213,22 @@ bound(dp_sx *x, int64_t v, bool lower, bool rows, const dp_type *okey, dp_span s
     if (rows) {
       /* Spark wants an INT offset for ROWS */
       e = dp_sx_lit_int(x, (int32_t)(off < INT32_MIN ? INT32_MIN : off > INT32_MAX ? INT32_MAX : off));
+    } else if (okey && (dp_type_is_integer(okey) || okey->kind == DP_T_FLOAT || okey->kind == DP_T_DOUBLE ||
+                        okey->kind == DP_T_DECIMAL)) {
+      /* RANGE: an offset of the ORDER BY key's own type, as Spark checks */
+      dp_value nv;
+      memset(&nv, 0, sizeof nv);
+      nv.type = okey;
+      if (dp_type_is_integer(okey)) {
+        nv.u.i = off;
+      } else if (okey->kind == DP_T_DECIMAL) {
+        dp_i128 scaled = off;
+        for (int k = 0; k < okey->scale; k++) scaled *= 10;
+        nv.u.dec = scaled;
+      } else {
+        nv.u.d = (double)off;
+      }
+      e = dp_sx_literal(x, &nv, sp);
     } else if (!okey || !dp_type_is_temporal(okey)) {
       e = dp_sx_lit_long(x, off);
     } else {
