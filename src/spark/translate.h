@@ -15,9 +15,22 @@
 ** Every message is allocated in ctx->arena (protobuf-c structs point into it;
 ** protobuf_c_message_pack serializes them).  Column names: Spark resolves
 ** columns by name, dipper's plan by index; the translator gives every
-** relation it builds unique internal column names ("c0_<n>", ...) through
-** aliases and maps back to the user's names at the root, so that duplicate or
-** odd names (a join of two tables with a column `id` each) cannot clash.
+** relation it builds unique internal column names ("_c<r>_<i>", see
+** translate_int.h) through aliases and maps back to the user's names at the
+** root, so that duplicate or odd names (a join of two tables with a column
+** `id` each) cannot clash.
+**
+** The session.  The translation assumes the Spark session runs with
+** spark.sql.session.timeZone = UTC (dipper keeps time in UTC): TIMESTAMP is
+** Spark's TIMESTAMP_NTZ, TIMESTAMP_LTZ Spark's TIMESTAMP, and the functions
+** and casts that cross between them (and a streaming event time, which Spark
+** wants as a TIMESTAMP) then agree with the embedded engine.
+**
+** Where the engines' semantics differ the translation keeps dipper's (the
+** function table, functions_map.def, says how); what Spark cannot express is
+** refused with DIPPER_UNSUPPORTED, the construct's span and what to write
+** instead.  A file path is made absolute against the current directory: the
+** embedded engine reads it so, and a loopback server shares the file system.
 */
 #ifndef DP_SPARK_TRANSLATE_H
 #define DP_SPARK_TRANSLATE_H
@@ -64,9 +77,10 @@ typedef struct dp_spark_sink {
 int dp_spark_sink_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp_plan *sink,
                        dp_spark_sink *out);
 
-/* Compile-time check of one statement for Spark: translate every root with
-** memory_rows NULL and report every refusal into d.  DIPPER_OK when Spark can
-** run it all. */
+/* Compile-time check of one statement for Spark: Structured Streaming's rules
+** (stream_rules.h, streaming mode only), then every root translated with
+** memory_rows NULL; every refusal goes into d, one per construct.  DIPPER_OK
+** when Spark can run it all; else the first failure's code. */
 int dp_spark_check(const dp_query_plan *q, dp_arena *a, dp_diags *d);
 
 /* The Spark DDL of a type ("DECIMAL(10,2)", "STRUCT<a: INT, b: ARRAY<STRING>>"),
