@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/buf.h"
@@ -354,10 +355,28 @@ static int scan_filesystem(dp_sx *x, const dp_plan *p, dp_srel *out) {
     if (!getcwd(cwd, sizeof cwd)) return dp_sx_refuse(x, t->with_span, "cannot resolve the relative path '%s'", path);
     path = dp_sx_printf(x, "%s/%s", cwd, path);
   }
-  const char *regex = table_option(t, "source.path.regex-pattern");
-  (void)regex; /* dipper matches the whole path; Spark's pathGlobFilter a name glob: not mapped */
   if (rc != DIPPER_OK || !path) return fail(x);
-  bool streaming = x->q && x->q->streaming && !t->bounded;
+  bool streaming = x->q && x->q->streaming && !(p->props.analyzed ? p->props.bounded : t->bounded);
+  if (table_option(t, "source.path.regex-pattern"))
+    return dp_sx_refuse(x, t->with_span, "table `%s`: Spark filters file names with a glob, not dipper's "
+                                         "'source.path.regex-pattern'; keep only the wanted files in the "
+                                         "directory, or read the table on the embedded engine", t->name);
+  struct stat st;
+  if (streaming && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+    /* Spark streams the files of a directory: a single file is its
+       directory with a glob that matches the file's name only */
+    const char *slash = strrchr(path, '/');
+    char *glob = dp_sx_alloc(x, 2 * strlen(slash + 1) + 1);
+    if (!glob) return fail(x);
+    size_t k = 0;
+    for (const char *c = slash + 1; *c; c++) {
+      if (strchr("*?[]{}\\", *c)) glob[k++] = '\\';
+      glob[k++] = *c;
+    }
+    opt_add(&o, "pathGlobFilter", glob);
+    path = dp_arena_strndup(x->c->arena, path, (size_t)(slash - path > 0 ? slash - path : 1));
+    if (!path) return fail(x);
+  }
   Spark__Connect__Relation *rd = dp_sx_read_source(x, lower, ddl, o.n, o.kv, 1, &path, streaming);
   if (!rd) return fail(x);
   /* Name the columns: physical ones by their declared names, metadata ones
@@ -386,6 +405,10 @@ static int scan_filesystem(dp_sx *x, const dp_plan *p, dp_srel *out) {
 
 static int scan_memory(dp_sx *x, const dp_plan *p, dp_srel *out) {
   const dp_table_def *t = p->u.scan.table;
+  if (x->q && x->q->streaming && p->props.analyzed && !p->props.bounded)
+    return dp_sx_refuse(x, p->span, "table `%s`: a memory table is a stream on the embedded engine only; on "
+                                    "Spark read a 'kafka' topic or a 'filesystem' directory, or declare it "
+                                    "'bounded' = 'true'", t->name);
   Spark__Connect__Relation *r = dp_sx_relation(x, SPARK__CONNECT__RELATION__REL_TYPE_LOCAL_RELATION);
   Spark__Connect__LocalRelation *lr;
   if (!r || !NEW_(x, lr, spark__connect__local_relation__init)) return fail(x);

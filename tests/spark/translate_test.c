@@ -271,6 +271,17 @@ TEST(read_csv_options_mapped_to_spark) {
             "/tests/spark/plans/people.csv\"]");
 }
 
+TEST(streaming_file_read_is_its_directory_with_a_glob) {
+  EXPECT_OK("SET 'execution.runtime-mode' = 'streaming';\nSELECT id FROM orders", "is_streaming:true",
+            "{key:\"pathGlobFilter\" value:\"orders.json\"}", "/tests/spark/plans\"]");
+  /* the event time becomes a TIMESTAMP for Spark's watermark */
+  EXPECT_OK("SET 'execution.runtime-mode' = 'streaming';\nSELECT id FROM orders",
+            "{alias:{expr:{cast:{expr:{unresolved_attribute:{unparsed_identifier:\"_c0_3\"}} type:{timestamp:{}}}} "
+            "name:[\"_c0_3\"]}}");
+  EXPECT_REFUSED("SET 'execution.runtime-mode' = 'streaming';\nSELECT k FROM mem", 2, 15,
+                 "a memory table is a stream on the embedded engine only");
+}
+
 TEST(memory_table_is_a_local_relation_with_its_schema) {
   EXPECT_OK("SELECT k, v FROM mem", "local_relation:{schema:\"`k` INT, `v` STRING\"}");
 }
