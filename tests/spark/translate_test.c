@@ -293,6 +293,85 @@ TEST(bounded_datagen_as_a_range) {
             "function_name:\"pmod\"", "{literal:{long:3}}", "function_name:\"sha2\"", "function_name:\"timestamp_micros\"");
 }
 
+/* memory_rows: two rows (1, 'a'), (2, NULL) of mem (k INT, v STRING) as a
+** hand-built Arrow struct array. */
+static const int32_t k_vals[2] = {1, 2};
+static const int32_t v_offs[3] = {0, 1, 1};
+static const uint8_t v_valid[1] = {0x1};
+static const char v_data[] = "a";
+static const void *k_bufs[2] = {NULL, k_vals};
+static const void *v_bufs[3] = {v_valid, v_offs, v_data};
+static const void *top_bufs[1] = {NULL};
+
+static void release_schema(struct ArrowSchema *s) {
+  for (int64_t i = 0; i < s->n_children; i++)
+    if (s->children[i]->release) s->children[i]->release(s->children[i]);
+  free(s->children);
+  free(s->private_data);
+  s->release = NULL;
+}
+static void release_array(struct ArrowArray *a) {
+  for (int64_t i = 0; i < a->n_children; i++)
+    if (a->children[i]->release) a->children[i]->release(a->children[i]);
+  free(a->children);
+  free(a->private_data);
+  a->release = NULL;
+}
+static void release_leaf_schema(struct ArrowSchema *s) { s->release = NULL; }
+static void release_leaf_array(struct ArrowArray *a) { a->release = NULL; }
+
+static int mem_rows(void *user, const dp_table_def *t, struct ArrowSchema *schema, struct ArrowArray *array) {
+  (void)t;
+  int *calls = user;
+  ++*calls;
+  struct ArrowSchema *cs = calloc(2, sizeof *cs);
+  struct ArrowArray *ca = calloc(2, sizeof *ca);
+  struct ArrowSchema **csp = calloc(2, sizeof *csp);
+  struct ArrowArray **cap = calloc(2, sizeof *cap);
+  if (!cs || !ca || !csp || !cap) return DIPPER_NOMEM;
+  cs[0] = (struct ArrowSchema){.format = "i", .name = "k", .flags = 2, .release = release_leaf_schema};
+  cs[1] = (struct ArrowSchema){.format = "u", .name = "v", .flags = 2, .release = release_leaf_schema};
+  ca[0] = (struct ArrowArray){.length = 2, .n_buffers = 2, .buffers = k_bufs, .release = release_leaf_array};
+  ca[1] = (struct ArrowArray){.length = 2, .null_count = 1, .n_buffers = 3, .buffers = v_bufs,
+                              .release = release_leaf_array};
+  csp[0] = &cs[0], csp[1] = &cs[1], cap[0] = &ca[0], cap[1] = &ca[1];
+  *schema = (struct ArrowSchema){.format = "+s", .name = "", .n_children = 2, .children = csp,
+                                 .private_data = cs, .release = release_schema};
+  *array = (struct ArrowArray){.length = 2, .n_buffers = 1, .buffers = top_bufs, .n_children = 2,
+                               .children = cap, .private_data = ca, .release = release_array};
+  return DIPPER_OK;
+}
+
+TEST(memory_rows_sent_as_arrow_ipc) {
+  fx f;
+  memset(&f, 0, sizeof f);
+  const char *sql = "SELECT k, v FROM mem";
+  f.arena = dp_arena_new(0);
+  dp_diags_init(&f.d, f.arena, "<test>", sql, strlen(sql));
+  CHECK_EQ(dipper_open(&f.db, "embedded"), DIPPER_OK);
+  dipper_program *ddl = NULL;
+  CHECK_EQ(dipper_compile(f.db, DDL, (size_t)-1, "ddl.sql", &ddl), DIPPER_OK);
+  dipper_program_free(ddl);
+  CHECK_EQ(dipper_compile(f.db, sql, (size_t)-1, "<test>", &f.prog), DIPPER_OK);
+  int calls = 0;
+  dp_spark_ctx c = {f.arena, &f.d, mem_rows, &calls};
+  Spark__Connect__Relation *rel = NULL;
+  dp_query_plan *q = &f.prog->stmts[0].plan;
+  CHECK_EQ(dp_spark_relation(&c, q, q->roots[0], &rel), DIPPER_OK);
+  CHECK_EQ(calls, 1);
+  if (rel) {
+    f.dump = dump(&rel->base);
+    CHECK_CONTAINS(f.dump, "local_relation:{data:<");
+    CHECK_CONTAINS(f.dump, "schema:\"`k` INT, `v` STRING\"");
+    Spark__Connect__Plan plan;
+    spark__connect__plan__init(&plan);
+    plan.op_type_case = SPARK__CONNECT__PLAN__OP_TYPE_ROOT;
+    plan.root = rel;
+    save_plan(&plan);
+  }
+  fx_close(&f);
+}
+
 TEST(values_as_inline_of_structs) {
   EXPECT_OK("SELECT * FROM (VALUES (1, 'a'), (2, 'b')) AS t(x, y)", "range:{start:0 end:1 step:1}",
             "function_name:\"inline\"", "function_name:\"named_struct\"", "string:\"b\"", "integer:2");
