@@ -809,8 +809,14 @@ Spark__Connect__Expression *dp_sx_expr(dp_sx *x, const dp_sscope *s, const dp_ex
   case DP_E_COLUMN: return column(x, s, e);
   case DP_E_LITERAL: return dp_sx_literal(x, &e->u.value, e->span);
   case DP_E_CALL: return call(x, s, e);
-  case DP_E_CAST:
-    return dp_sx_cast(x, dp_sx_expr(x, s, e->u.cast.arg), e->type, e->u.cast.try_, e->span);
+  case DP_E_CAST: {
+    Spark__Connect__Expression *c = dp_sx_cast(x, dp_sx_expr(x, s, e->u.cast.arg), e->type, e->u.cast.try_, e->span);
+    /* CAST(.. AS VARCHAR(n)) cuts to n characters in dipper (Flink); Spark's
+       strings have no length */
+    if (c && e->type->kind == DP_T_STRING && e->type->length > 0 && e->type->length <= INT32_MAX)
+      c = dp_sx_fn2(x, "left", c, dp_sx_lit_int(x, (int32_t)e->type->length));
+    return c;
+  }
   case DP_E_CASE: {
     int n = 2 * e->u.case_.n + (e->u.case_.else_ ? 1 : 0);
     Spark__Connect__Expression **v = dp_sx_alloc(x, (size_t)(n ? n : 1) * sizeof *v);
