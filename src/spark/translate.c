@@ -1570,9 +1570,26 @@ static Spark__Connect__Plan *write_command(dp_sx *x, const dp_table_def *t, Spar
   opt_list o;
   o.n = 0;
   if (!strcmp(lower, "json")) opt_add(&o, "ignoreNullFields", "false");
+  if (!strcmp(lower, "json") || !strcmp(lower, "csv")) {
+    /* dipper's text form of times: "2024-01-01 10:00:00.250" with the
+       column's precision of fraction digits (the first timestamp column's),
+       and a 'Z' for TIMESTAMP_LTZ in UTC */
+    int prec = 3;
+    for (int i = 0; i < t->schema.ncols; i++)
+      if (dp_type_is_timestamp(t->schema.cols[i].type)) {
+        prec = t->schema.cols[i].type->precision > 6 ? 6 : t->schema.cols[i].type->precision;
+        break;
+      }
+    const char *frac = prec ? dp_sx_printf(x, ".%.*s", prec, "SSSSSS") : "";
+    opt_add(&o, "timestampNTZFormat", dp_sx_printf(x, "yyyy-MM-dd HH:mm:ss%s", frac));
+    opt_add(&o, "timestampFormat", dp_sx_printf(x, "yyyy-MM-dd HH:mm:ss%sXXX", frac));
+  }
   if (!strcmp(lower, "csv")) {
     const char *v;
     opt_add(&o, "header", is_true(format_option(t, "csv.header")) ? "true" : "false");
+    /* Spark's CSV writer trims fields by default; dipper's keeps them */
+    opt_add(&o, "ignoreLeadingWhiteSpace", "false");
+    opt_add(&o, "ignoreTrailingWhiteSpace", "false");
     if ((v = format_option(t, "csv.field-delimiter"))) opt_add(&o, "sep", v);
     if ((v = format_option(t, "csv.null-literal"))) opt_add(&o, "nullValue", v);
   }
