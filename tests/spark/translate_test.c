@@ -408,6 +408,13 @@ TEST(case_cast_and_field_access) {
             "function_name:\"try_element_at\"");
 }
 
+TEST(rewrites_that_keep_the_embedded_answer) {
+  EXPECT_OK("SELECT INITCAP(customer) AS a, CAST(customer AS VARCHAR(3)) AS b, LPAD(customer, 4) AS c,"
+            " id % 3 AS d FROM orders",
+            "function_name:\"initcap\"", "function_name:\"regexp_replace\"",
+            "function_name:\"left\" arguments:[{cast:", "{literal:{integer:3}}", "function_name:\"lpad\"");
+}
+
 TEST(functions_mapped_with_semantics_kept) {
   EXPECT_OK("SELECT SUBSTRING(customer, 2, 3) AS a, CHAR_LENGTH(customer) AS b,"
             " REGEXP_EXTRACT(customer, 'a(.)', 1) AS c, SPLIT_INDEX(customer, '.', 0) AS d,"
@@ -604,7 +611,8 @@ TEST(type_ddl_table) {
 TEST(insert_into_files_is_a_write_operation) {
   EXPECT_OK("INSERT INTO out_files SELECT id, customer FROM orders", "write_operation:{input:",
             "mode:SAVE_MODE_APPEND", "path:\"/tmp/dipper-out\"", "source:\"json\"",
-            "{key:\"ignoreNullFields\" value:\"false\"}");
+            "{key:\"ignoreNullFields\" value:\"false\"}",
+            "{key:\"timestampNTZFormat\" value:\"yyyy-MM-dd HH:mm:ss.SSS\"}");
   EXPECT_OK("INSERT INTO mem SELECT 1, customer FROM orders", "name:[\"k\"]", "name:[\"v\"]");
 }
 
