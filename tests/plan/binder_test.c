@@ -363,12 +363,17 @@ TEST(subqueries_to_semi_anti_joins) {
     CHECK_EQ(j->u.join.left_keys[0], 1);
     CHECK_EQ(j->u.join.right_keys[0], 0);
   }
+  /* uncorrelated NOT IN stays NOT (x IN ..): the engine hashes the list once */
   p = ok_plan(&f, "SELECT order_id FROM orders WHERE user_id NOT IN (SELECT user_id FROM users)");
-  j = find(p, DP_P_JOIN);
-  CHECK(j && j->u.join.kind == DP_J_ANTI);
-  if (j) CHECK_EQ(j->u.join.nkeys, 1);
-  /* a scalar subquery stays a subquery expression */
+  CHECK(find(p, DP_P_JOIN) == NULL);
+  dp_plan *nf = find(p, DP_P_FILTER);
+  CHECK(nf && nf->u.filter.cond->kind == DP_E_CALL && nf->u.filter.cond->u.call.args[0]->kind == DP_E_SUBQUERY);
+  /* a scalar subquery that returns one row by its shape is a LEFT join with no condition */
   p = ok_plan(&f, "SELECT order_id, (SELECT MAX(user_id) FROM users) FROM orders");
+  j = find(p, DP_P_JOIN);
+  CHECK(j && j->u.join.kind == DP_J_LEFT && j->u.join.cond == NULL);
+  /* one of another shape stays a subquery expression, run once by the engine */
+  p = ok_plan(&f, "SELECT order_id, (SELECT user_id FROM users WHERE user_id = 3) FROM orders");
   if (p) CHECK_EQ(p->u.project.exprs[1]->kind, DP_E_SUBQUERY);
   fx_free(&f);
 }
@@ -750,17 +755,22 @@ TEST(unnest_and_correlation) {
   }
   CHECK_EQ(run(&f, "SELECT * FROM orders CROSS JOIN UNNEST(product) AS t(x)"), DIPPER_TYPE);
   CHECK_CONTAINS(f.msg, "ARRAY or a MAP");
-  /* a correlated scalar subquery refers to the outer row */
+  /* a correlated aggregate by an equality: a LEFT join on the correlated columns */
   p = ok_plan(&f, "SELECT order_id, (SELECT MAX(name) FROM users u WHERE u.user_id = o.user_id) FROM orders o");
+  dp_plan *lj = find(p, DP_P_JOIN);
+  CHECK(lj && lj->u.join.kind == DP_J_LEFT && lj->u.join.nkeys == 1 && lj->u.join.left_keys[0] == 1 &&
+        lj->u.join.right_keys[0] == 0);
+  /* by an inequality: the subquery stays, referring to the outer row */
+  p = ok_plan(&f, "SELECT order_id, (SELECT MAX(name) FROM users u WHERE o.user_id < u.user_id) FROM orders o");
   if (p) {
     dp_expr *sq = p->u.project.exprs[1];
     CHECK_EQ(sq->kind, DP_E_SUBQUERY);
     dp_plan *flt = find(sq->u.subquery.plan, DP_P_FILTER);
     CHECK(flt != NULL);
     if (flt) {
-      dp_expr *eq = flt->u.filter.cond;
-      CHECK_EQ(eq->u.call.args[1]->u.column.outer, 1);
-      CHECK_EQ(eq->u.call.args[1]->u.column.index, 1);
+      dp_expr *lt = flt->u.filter.cond;
+      CHECK_EQ(lt->u.call.args[0]->u.column.outer, 1);
+      CHECK_EQ(lt->u.call.args[0]->u.column.index, 1);
     }
   }
   CHECK_EQ(run(&f, "SELECT 1 FROM orders a JOIN users a ON a.user_id = 1"), DIPPER_DUPLICATE);
