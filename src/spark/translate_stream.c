@@ -1,0 +1,672 @@
+/*
+** translate_stream.c — streaming sources and the streaming write on Spark.
+**
+** Owns: kafka and socket sources (Spark's fixed record schema turned into the
+** table's columns: the value parsed by the table's format and DDL schema,
+** metadata columns from the record), unbounded datagen tables as Spark's
+** rate source and WriteStreamOperationStart (sink
+** format and options, the rows serialized for kafka, partitioning, output
+** mode, trigger, checkpoint location, query name).  Options follow dipper's
+** (Flink's) names and are mapped onto Spark's here.
+** Does not own: every other relation (translate.c), expressions and types
+** (translate_expr.c, translate_type.c), running queries (streaming.c).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "core/buf.h"
+#include "plan/analyze.h"
+#include "plan/catalog.h"
+#include "spark/translate_stream.h"
+
+#define MAX_OPTS 48
+
+typedef struct kv_list {
+  int n;
+  const char *kv[2 * MAX_OPTS];
+} kv_list;
+
+static void kv_add(kv_list *o, const char *k, const char *v) {
+  if (k && v && o->n < MAX_OPTS) {
+    o->kv[2 * o->n] = k;
+    o->kv[2 * o->n + 1] = v;
+    o->n++;
+  }
+}
+
+static const char *opt(const dp_table_def *t, const char *key) {
+  for (int i = 0; i < t->noptions; i++)
+    if (strcasecmp(t->options[i].key, key) == 0) return t->options[i].value;
+  return NULL;
+}
+
+static dp_span opt_span(const dp_table_def *t, const char *key) {
+  for (int i = 0; i < t->noptions; i++)
+    if (strcasecmp(t->options[i].key, key) == 0) return t->options[i].span;
+  return t->with_span;
+}
+
+static int failed(dp_sx *x) { return x->rc ? x->rc : dp_sx_nomem(x); }
+
+bool dp_sx_stream_reads(const dp_sx *x, const dp_table_def *t) {
+  const char *conn = t && t->connector ? t->connector : "";
+  if (!strcmp(conn, "kafka") || !strcmp(conn, "socket")) return true;
+  /* An unbounded datagen in streaming mode is Spark's rate source; a bounded
+     one is a bounded input there as everywhere (translate.c's Range). */
+  return !strcmp(conn, "datagen") && x->q && x->q->streaming && !dp_connector_bounded(t, false);
+}
+
+/* 'properties.*' as Spark's 'kafka.*' (group.id left out: Spark keeps the
+** offsets in the checkpoint, and a shared group id makes parallel queries
+** steal each other's partitions). */
+static void kafka_properties(dp_sx *x, const dp_table_def *t, kv_list *o) {
+  for (int i = 0; i < t->noptions; i++) {
+    const char *k = t->options[i].key;
+    if (strncasecmp(k, "properties.", 11) != 0 || !strcasecmp(k, "properties.group.id")) continue;
+    kv_add(o, dp_sx_printf(x, "kafka.%s", k + 11), t->options[i].value);
+  }
+}
+
+/* "a;b" (Flink's topic list) as "a,b". */
+static const char *topic_list(dp_sx *x, const char *topics) {
+  char *s = dp_sx_strdup(x, topics);
+  for (char *c = s; c && *c; c++)
+    if (*c == ';') *c = ',';
+  return s;
+}
+
+/* "partition:0,offset:42;partition:1,offset:300" for topic t as Spark's
+** {"t":{"0":42,"1":300}}; NULL (refused) when malformed. */
+static const char *specific_offsets(dp_sx *x, const dp_table_def *t, const char *topic,
+                                    const char *spec) {
+  dp_buf b = DP_BUF_INIT;
+  dp_buf_printf(&b, "{\"%s\":{", topic);
+  const char *p = spec;
+  int n = 0;
+  while (*p) {
+    long part = -1;
+    long long off = -1;
+    int used = 0;
+    if (sscanf(p, "partition:%ld,offset:%lld%n", &part, &off, &used) != 2 || part < 0 ||
+        off < 0) {
+      dp_buf_free(&b);
+      dp_sx_refuse(x, opt_span(t, "scan.startup.specific-offsets"),
+                   "table `%s`: 'scan.startup.specific-offsets' must read "
+                   "'partition:0,offset:42;partition:1,offset:300'",
+                   t->name);
+      return NULL;
+    }
+    dp_buf_printf(&b, "%s\"%ld\":%lld", n++ ? "," : "", part, off);
+    p += used;
+    if (*p == ';') p++;
+  }
+  dp_buf_puts(&b, "}}");
+  const char *s = b.oom ? NULL : dp_sx_strdup(x, dp_buf_cstr(&b));
+  dp_buf_free(&b);
+  return s;
+}
+
+static int kafka_options(dp_sx *x, const dp_table_def *t, kv_list *o) {
+  const char *topic = opt(t, "topic"), *pattern = opt(t, "topic-pattern");
+  if (pattern)
+    kv_add(o, "subscribePattern", pattern);
+  else if (topic)
+    kv_add(o, "subscribe", topic_list(x, topic));
+  else
+    return dp_sx_refuse(x, t->with_span, "table `%s`: a kafka source needs 'topic' or 'topic-pattern'",
+                        t->name);
+  kafka_properties(x, t, o);
+  const char *mode = opt(t, "scan.startup.mode");
+  if (!mode || !strcasecmp(mode, "group-offsets")) {
+    /* Flink's default reads from the committed group offsets; Spark commits
+       none, so the closest start is the earliest record not yet consumed by
+       this query's checkpoint. */
+    kv_add(o, "startingOffsets", "earliest");
+  } else if (!strcasecmp(mode, "earliest-offset")) {
+    kv_add(o, "startingOffsets", "earliest");
+  } else if (!strcasecmp(mode, "latest-offset")) {
+    kv_add(o, "startingOffsets", "latest");
+  } else if (!strcasecmp(mode, "timestamp")) {
+    kv_add(o, "startingTimestamp", opt(t, "scan.startup.timestamp-millis"));
+  } else if (!strcasecmp(mode, "specific-offsets")) {
+    if (!topic || strchr(topic, ';'))
+      return dp_sx_refuse(x, opt_span(t, "scan.startup.mode"),
+                          "table `%s`: specific offsets need exactly one 'topic'", t->name);
+    const char *js = specific_offsets(x, t, topic, opt(t, "scan.startup.specific-offsets"));
+    if (!js) return failed(x);
+    kv_add(o, "startingOffsets", js);
+  }
+  /* A topic whose old records were deleted must not stop a query started
+     from 'earliest': Flink's source skips them as well. */
+  kv_add(o, "failOnDataLoss", "false");
+  return x->rc;
+}
+
+/* The Spark column of a metadata key of Spark's kafka record. */
+static const char *kafka_meta(const char *key) {
+  static const char *const k[] = {"key", "topic", "partition", "offset", "timestamp",
+                                  "timestamp-type"};
+  static const char *const s[] = {"key", "topic", "partition", "offset", "timestamp",
+                                  "timestampType"};
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+    if (!strcasecmp(key, k[i])) return s[i];
+  return NULL;
+}
+
+/* ---- datagen on Spark's rate source ---- */
+
+/* 'fields.<col>.<what>' of a datagen table. */
+static const char *field_opt(dp_sx *x, const dp_table_def *t, const char *col, const char *what) {
+  const char *k = dp_sx_printf(x, "fields.%s.%s", col, what);
+  return k ? opt(t, k) : NULL;
+}
+
+static Spark__Connect__Expression *lit_double(dp_sx *x, double d, dp_span at) {
+  dp_value v;
+  memset(&v, 0, sizeof v);
+  v.type = dp_type_of(DP_T_DOUBLE);
+  v.u.d = d;
+  return dp_sx_literal(x, &v, at);
+}
+
+/* A uniform double in [0, 1) drawn from the row's `value` and a stream key.
+** Spark's rand(seed) restarts its sequence in every micro-batch (it is seeded
+** per partition index), so random values are hashes of the row number
+** instead: different in every row, the same when a batch is replayed after a
+** restart, independent of how rows fall into batches. */
+#define TWO_53 9007199254740992.0
+static Spark__Connect__Expression *uniform(dp_sx *x, int64_t key, dp_span at) {
+  Spark__Connect__Expression *h =
+      dp_sx_fn2(x, "xxhash64", dp_sx_col(x, "value"), dp_sx_lit_long(x, key));
+  Spark__Connect__Expression *bits =
+      dp_sx_fn2(x, "pmod", h, dp_sx_lit_long(x, (int64_t)TWO_53));
+  return dp_sx_fn2(x, "/", dp_sx_cast(x, bits, dp_type_of(DP_T_DOUBLE), false, at),
+                   lit_double(x, TWO_53, at));
+}
+
+/* Column i of an unbounded datagen table over the rate source's rows
+** (`value`: 0, 1, 2, ... in order; `timestamp`: when the row was due).  The
+** shapes follow connectors/datagen.c: sequences start + row number, random
+** numbers in [min, max], strings of `length` hex digits, times drawn from the
+** clock (here the rate's timestamp, as the embedded engine's wall clock)
+** minus a random delay in [0, max-past], NULLs at null-rate.  The values
+** themselves differ from the embedded engine's, as random data does. */
+static Spark__Connect__Expression *datagen_col(dp_sx *x, const dp_table_def *t, int i,
+                                               int64_t seed) {
+  const char *col = t->schema.cols[i].name;
+  const dp_type *ty = t->schema.cols[i].type;
+  dp_span at = t->cols[i].span;
+  const char *kind = field_opt(x, t, col, "kind");
+  int64_t key = seed * 1000003 + i;  /* one stream per column */
+  Spark__Connect__Expression *v = NULL;
+  if (kind && !strcasecmp(kind, "sequence")) {
+    const char *start = field_opt(x, t, col, "start");
+    v = dp_sx_fn2(x, "+", dp_sx_lit_long(x, start ? strtoll(start, NULL, 10) : 0),
+                  dp_sx_col(x, "value"));
+    return dp_sx_cast(x, v, ty, false, at);
+  }
+  const char *mn = field_opt(x, t, col, "min"), *mx = field_opt(x, t, col, "max");
+  switch (ty->kind) {
+  case DP_T_BOOLEAN:
+    v = dp_sx_fn2(x, "<", uniform(x, key, at), lit_double(x, 0.5, at));
+    break;
+  case DP_T_TINYINT:
+  case DP_T_SMALLINT:
+  case DP_T_INT:
+  case DP_T_BIGINT: {
+    static const int64_t lo[] = {[DP_T_TINYINT] = INT8_MIN, [DP_T_SMALLINT] = INT16_MIN,
+                                 [DP_T_INT] = INT32_MIN, [DP_T_BIGINT] = INT64_MIN};
+    static const int64_t hi[] = {[DP_T_TINYINT] = INT8_MAX, [DP_T_SMALLINT] = INT16_MAX,
+                                 [DP_T_INT] = INT32_MAX, [DP_T_BIGINT] = INT64_MAX};
+    Spark__Connect__Expression *h =
+        dp_sx_fn2(x, "xxhash64", dp_sx_col(x, "value"), dp_sx_lit_long(x, key));
+    int64_t a = mn ? strtoll(mn, NULL, 10) : lo[ty->kind];
+    int64_t b = mx ? strtoll(mx, NULL, 10) : hi[ty->kind];
+    if (b < a) {
+      dp_sx_refuse(x, at, "table `%s`: 'fields.%s.min' is above 'fields.%s.max'", t->name, col,
+                   col);
+      return NULL;
+    }
+    /* the hash is uniform over all of BIGINT: a range that wide takes it as is */
+    if ((a < 0 && b > INT64_MAX + a) || b - a == INT64_MAX)
+      v = h;
+    else
+      v = dp_sx_fn2(x, "+", dp_sx_lit_long(x, a),
+                    dp_sx_fn2(x, "pmod", h, dp_sx_lit_long(x, b - a + 1)));
+    break;
+  }
+  case DP_T_FLOAT:
+  case DP_T_DOUBLE:
+  case DP_T_DECIMAL: {
+    double a = mn ? strtod(mn, NULL) : 0, b = mx ? strtod(mx, NULL) : 1;
+    if (!mx && ty->kind == DP_T_DECIMAL) {
+      b = 1;
+      for (int k = 0; k < ty->precision - ty->scale; k++) b *= 10;
+    }
+    v = dp_sx_fn2(x, "+", lit_double(x, a, at),
+                  dp_sx_fn2(x, "*", uniform(x, key, at), lit_double(x, b - a, at)));
+    /* TRY: a value rounded up past the type's bound is NULL, not a failed query */
+    v = dp_sx_cast(x, v, ty, true, at);
+    break;
+  }
+  case DP_T_STRING:
+  case DP_T_BYTES: {
+    const char *len = field_opt(x, t, col, "length");
+    int64_t length = len ? strtoll(len, NULL, 10) : 100;
+    if (ty->length > 0 && length > (int64_t)ty->length) length = ty->length;
+    if (length < 0) length = 0;
+    if (length > 1000000) {
+      dp_sx_refuse(x, at, "table `%s`: 'fields.%s.length' is above 1000000", t->name, col);
+      return NULL;
+    }
+    int64_t chars = ty->kind == DP_T_BYTES ? 2 * length : length;
+    /* hex digits of SHA-256 of the row's hash, repeated to the length */
+    Spark__Connect__Expression *h =
+        dp_sx_fn2(x, "xxhash64", dp_sx_col(x, "value"), dp_sx_lit_long(x, key));
+    Spark__Connect__Expression *hex =
+        dp_sx_fn2(x, "sha2", dp_sx_cast(x, h, dp_type_of(DP_T_STRING), false, at),
+                  dp_sx_lit_int(x, 256));
+    v = dp_sx_fn3(x, "substring",
+                  dp_sx_fn2(x, "repeat", hex, dp_sx_lit_int(x, (int32_t)(chars / 64 + 1))),
+                  dp_sx_lit_int(x, 1), dp_sx_lit_int(x, (int32_t)chars));
+    if (ty->kind == DP_T_BYTES) v = dp_sx_fn1(x, "unhex", v);
+    break;
+  }
+  case DP_T_TIMESTAMP:
+  case DP_T_TIMESTAMP_LTZ:
+  case DP_T_DATE: {
+    int64_t past = 0;
+    const char *mp = field_opt(x, t, col, "max-past");
+    if (mp && dp_parse_duration(mp, &past) != DIPPER_OK) {
+      dp_sx_refuse(x, at, "table `%s`: 'fields.%s.max-past' is not a duration ('5 s')", t->name,
+                   col);
+      return NULL;
+    }
+    Spark__Connect__Expression *us = dp_sx_fn1(x, "unix_micros", dp_sx_col(x, "timestamp"));
+    if (past > 0)
+      us = dp_sx_fn2(x, "-", us,
+                     dp_sx_cast(x, dp_sx_fn2(x, "*", uniform(x, key, at),
+                                             dp_sx_lit_long(x, past + 1)),
+                                dp_type_of(DP_T_BIGINT), false, at));
+    v = dp_sx_fn1(x, "timestamp_micros", us);
+    break;
+  }
+  default:
+    dp_sx_refuse(x, at,
+                 "table `%s`: a streaming datagen on Spark makes scalar columns (numbers, "
+                 "strings, bytes, booleans, dates, timestamps), not `%s`",
+                 t->name, col);
+    return NULL;
+  }
+  if (!v) return NULL;
+  if (ty->kind != DP_T_FLOAT && ty->kind != DP_T_DOUBLE && ty->kind != DP_T_DECIMAL)
+    v = dp_sx_cast(x, v, ty, false, at);
+  const char *nr = field_opt(x, t, col, "null-rate");
+  double rate = nr ? strtod(nr, NULL) : 0;
+  if (rate > 0)
+    v = dp_sx_fn2(x, "when", dp_sx_fn2(x, ">=", uniform(x, key + 500009, at), lit_double(x, rate, at)),
+                  v);
+  return v;
+}
+
+static int datagen_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
+  const dp_table_def *t = p->u.scan.table;
+  const char *rps = opt(t, "rows-per-second");
+  double r = rps ? strtod(rps, NULL) : 10000.0; /* the embedded engine's default rate */
+  if (!(r >= 1) || r > 1e12 || r != (double)(int64_t)r)
+    return dp_sx_refuse(x, opt_span(t, "rows-per-second"),
+                        "table `%s`: Spark's rate source makes a whole number of rows per second "
+                        "(1 or more), not '%s'",
+                        t->name, rps ? rps : "");
+  const char *seed_text = opt(t, "seed");
+  /* without a seed the values change from run to run, as on the embedded engine */
+  int64_t seed = seed_text ? strtoll(seed_text, NULL, 10) : (int64_t)time(NULL);
+  kv_list o = {0};
+  kv_add(&o, "rowsPerSecond", dp_sx_printf(x, "%lld", (long long)r));
+  Spark__Connect__Relation *rd = dp_sx_read_source(x, "rate", NULL, o.n, o.kv, 0, NULL, true);
+  if (!rd) return failed(x);
+  int nc = t->schema.ncols;
+  int relno = dp_sx_relno(x);
+  const char **names = dp_sx_colnames(x, relno, p->schema.ncols);
+  Spark__Connect__Expression **e = dp_sx_alloc(x, (size_t)(nc ? nc : 1) * sizeof *e);
+  if (!names || !e) return failed(x);
+  int k = 0;
+  bool ok = true;
+  for (int i = 0; i < nc && k < p->schema.ncols; i++) {
+    if (t->cols[i].kind == DP_CK_COMPUTED) continue;
+    if (t->cols[i].kind != DP_CK_PHYSICAL) {
+      dp_sx_refuse(x, t->cols[i].span, "table `%s`: datagen has no metadata column `%s`", t->name,
+                   t->schema.cols[i].name);
+      ok = false;
+      continue;
+    }
+    ok &= (e[k] = dp_sx_alias(x, datagen_col(x, t, i, seed), names[k])) != NULL;
+    k++;
+  }
+  if (!ok) return failed(x);
+  out->rel = dp_sx_project(x, rd, k, e);
+  out->ncols = k;
+  out->names = names;
+  return out->rel ? DIPPER_OK : failed(x);
+}
+
+int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
+  const dp_table_def *t = p->u.scan.table;
+  if (!strcmp(t->connector, "datagen")) return datagen_scan(x, p, out);
+  bool kafka = !strcmp(t->connector, "kafka");
+  const char *fmt = t->format ? t->format : (kafka ? "json" : "csv");
+  if (strcasecmp(fmt, "json") && strcasecmp(fmt, "csv") && strcasecmp(fmt, "raw"))
+    return dp_sx_refuse(x, t->with_span,
+                        "table `%s`: Spark's %s source gives the record as bytes; dipper parses "
+                        "json, csv and raw there, not '%s'",
+                        t->name, t->connector, fmt);
+  kv_list o = {0};
+  if (kafka) {
+    if (kafka_options(x, t, &o) != DIPPER_OK) return failed(x);
+  } else {
+    kv_add(&o, "host", opt(t, "hostname"));
+    kv_add(&o, "port", opt(t, "port"));
+  }
+  int nc = t->schema.ncols;
+  bool *keep = dp_sx_alloc(x, (size_t)(nc ? nc : 1));
+  if (!keep) return failed(x);
+  int nphys = 0;
+  for (int i = 0; i < nc; i++) nphys += keep[i] = t->cols[i].kind == DP_CK_PHYSICAL;
+  bool raw = !strcasecmp(fmt, "raw");
+  if (raw && nphys != 1)
+    return dp_sx_refuse(x, t->with_span, "table `%s`: a raw table has one column (the value)",
+                        t->name);
+  /* Step 1: Spark's record, the value parsed into `_v`, the metadata kept. */
+  Spark__Connect__Relation *rd = dp_sx_read_source(x, kafka ? "kafka" : "socket", NULL, o.n, o.kv,
+                                                   0, NULL, true);
+  Spark__Connect__Expression *value =
+      dp_sx_cast(x, dp_sx_col(x, "value"), dp_type_of(DP_T_STRING), false, t->span);
+  Spark__Connect__Expression *parsed = value;
+  if (!raw) {
+    const char *ddl = dp_sx_schema_ddl(x, &t->schema, keep, t->span);
+    if (!ddl) return failed(x);
+    parsed = dp_sx_fn2(x, strcasecmp(fmt, "csv") ? "from_json" : "from_csv", value,
+                       dp_sx_lit_string(x, ddl));
+  }
+  Spark__Connect__Expression *first[8];
+  int nfirst = 0;
+  first[nfirst++] = dp_sx_alias(x, parsed, "_v");
+  if (kafka)
+    for (int i = 0; i < 6; i++) {
+      static const char *const cols[] = {"key", "topic", "partition", "offset", "timestamp",
+                                         "timestampType"};
+      first[nfirst++] = dp_sx_col(x, cols[i]);
+    }
+  Spark__Connect__Relation *rel = dp_sx_project(x, rd, nfirst, first);
+  if (!rel) return failed(x);
+  /* Step 2: the table's columns under the translator's names. */
+  int relno = dp_sx_relno(x);
+  const char **names = dp_sx_colnames(x, relno, p->schema.ncols);
+  Spark__Connect__Expression **e = dp_sx_alloc(x, (size_t)(nc ? nc : 1) * sizeof *e);
+  if (!names || !e) return failed(x);
+  int k = 0;
+  for (int i = 0; i < nc && k < p->schema.ncols; i++) {
+    const dp_column_def *cd = &t->cols[i];
+    if (cd->kind == DP_CK_COMPUTED) continue;
+    Spark__Connect__Expression *v;
+    if (cd->kind == DP_CK_PHYSICAL) {
+      v = raw ? dp_sx_col(x, "_v") : dp_sx_col(x, dp_sx_printf(x, "_v.`%s`", t->schema.cols[i].name));
+    } else {
+      const char *m = kafka ? kafka_meta(cd->metadata_key ? cd->metadata_key : t->schema.cols[i].name)
+                            : NULL;
+      if (!m)
+        return dp_sx_refuse(x, cd->span, "table `%s`: the metadata column `%s` has no Spark form "
+                                         "(kafka gives key, topic, partition, offset, timestamp, "
+                                         "timestamp-type)",
+                            t->name, t->schema.cols[i].name);
+      v = dp_sx_col(x, m);
+      const dp_type *ty = t->schema.cols[i].type;
+      if (ty && ty->kind != DP_T_BYTES) v = dp_sx_cast(x, v, ty, false, cd->span);
+    }
+    e[k] = dp_sx_alias(x, v, names[k]);
+    if (!e[k]) return failed(x);
+    k++;
+  }
+  out->rel = dp_sx_project(x, rel, k, e);
+  out->ncols = k;
+  out->names = names;
+  return out->rel ? DIPPER_OK : failed(x);
+}
+
+/* ---- the streaming write ---- */
+
+/* dipper.trigger: "processing-time 10 s", "available-now", "once". */
+static int set_trigger(dp_sx *x, Spark__Connect__WriteStreamOperationStart *w, const char *trig,
+                       dp_span at) {
+  if (!trig || !*trig) return DIPPER_OK;
+  if (!strcasecmp(trig, "available-now")) {
+    w->trigger_case = SPARK__CONNECT__WRITE_STREAM_OPERATION_START__TRIGGER_AVAILABLE_NOW;
+    w->available_now = 1;
+    return DIPPER_OK;
+  }
+  if (!strcasecmp(trig, "once")) {
+    w->trigger_case = SPARK__CONNECT__WRITE_STREAM_OPERATION_START__TRIGGER_ONCE;
+    w->once = 1;
+    return DIPPER_OK;
+  }
+  if (!strncasecmp(trig, "processing-time", 15)) {
+    int64_t us = 0;
+    const char *d = trig + 15;
+    while (*d == ' ') d++;
+    if (dp_parse_duration(d, &us) != DIPPER_OK)
+      return dp_sx_refuse(x, at, "dipper.trigger '%s': write 'processing-time 10 s'", trig);
+    w->trigger_case = SPARK__CONNECT__WRITE_STREAM_OPERATION_START__TRIGGER_PROCESSING_TIME_INTERVAL;
+    w->processing_time_interval = (char *)(uintptr_t)dp_sx_interval_text(x, us);
+    return w->processing_time_interval ? DIPPER_OK : failed(x);
+  }
+  return dp_sx_refuse(x, at,
+                      "dipper.trigger '%s' has no Spark form in this server's protocol: use "
+                      "'processing-time <duration>', 'available-now' or 'once'",
+                      trig);
+}
+
+/* The sink's physical columns as expressions over r, named as the table's. */
+static int sink_columns(dp_sx *x, const dp_plan *sink, const dp_srel *r,
+                        Spark__Connect__Expression ***cols, const char ***names, int *n) {
+  const dp_table_def *t = sink->u.sink.table;
+  int nc = t->schema.ncols;
+  *cols = dp_sx_alloc(x, (size_t)(nc ? nc : 1) * sizeof **cols);
+  *names = dp_sx_alloc(x, (size_t)(nc ? nc : 1) * sizeof **names);
+  if (!*cols || !*names) return failed(x);
+  const dp_plan *in = sink->inputs[0];
+  int k = 0;
+  for (int i = 0; i < nc; i++) {
+    if (t->cols && (t->cols[i].kind == DP_CK_COMPUTED ||
+                    (t->cols[i].kind == DP_CK_METADATA && t->cols[i].is_virtual)))
+      continue;
+    int src = sink->u.sink.col_map[i];
+    const dp_type *ty = t->schema.cols[i].type;
+    Spark__Connect__Expression *v;
+    if (src < 0) {
+      v = dp_sx_lit_null(x, ty, sink->span);
+    } else {
+      v = dp_sx_col(x, dp_sx_printf(x, "`%s`", r->names[src]));
+      if (!dp_type_equal(in->schema.cols[src].type, ty)) v = dp_sx_cast(x, v, ty, false, sink->span);
+    }
+    (*names)[k] = t->schema.cols[i].name;
+    (*cols)[k] = dp_sx_alias(x, v, t->schema.cols[i].name);
+    if (!(*cols)[k]) return failed(x);
+    k++;
+  }
+  *n = k;
+  return DIPPER_OK;
+}
+
+static Spark__Connect__Expression *struct_of(dp_sx *x, int n, const char *const *names) {
+  Spark__Connect__Expression **a = dp_sx_alloc(x, (size_t)(n ? n : 1) * sizeof *a);
+  if (!a) return NULL;
+  for (int i = 0; i < n; i++) a[i] = dp_sx_col(x, dp_sx_printf(x, "`%s`", names[i]));
+  return dp_sx_fn(x, "struct", n, a);
+}
+
+/* to_json with dipper's timestamp text ("2024-01-01 00:00:00.000"), so that a
+** consumer sees the same records from either engine. */
+static Spark__Connect__Expression *serialize(dp_sx *x, const char *fmt, Spark__Connect__Expression *st) {
+  Spark__Connect__Expression *opts =
+      dp_sx_fn2(x, "map", dp_sx_lit_string(x, "timestampFormat"),
+                dp_sx_lit_string(x, "yyyy-MM-dd HH:mm:ss.SSS"));
+  return dp_sx_fn2(x, strcasecmp(fmt, "csv") ? "to_json" : "to_csv", st, opts);
+}
+
+/* Kafka: Project(value [, key]) over the sink's columns. */
+static Spark__Connect__Relation *kafka_records(dp_sx *x, const dp_table_def *t,
+                                               Spark__Connect__Relation *rows, int n,
+                                               const char *const *names) {
+  const char *fmt = t->format ? t->format : "json";
+  if (strcasecmp(fmt, "json") && strcasecmp(fmt, "csv") && strcasecmp(fmt, "raw")) {
+    dp_sx_refuse(x, t->with_span, "table `%s`: the kafka sink on Spark writes json, csv or raw, "
+                                  "not '%s'", t->name, fmt);
+    return NULL;
+  }
+  Spark__Connect__Expression *e[2];
+  int ne = 0;
+  if (!strcasecmp(fmt, "raw")) {
+    if (n != 1) {
+      dp_sx_refuse(x, t->with_span, "table `%s`: a raw kafka sink has one column", t->name);
+      return NULL;
+    }
+    e[ne++] = dp_sx_alias(x, dp_sx_col(x, dp_sx_printf(x, "`%s`", names[0])), "value");
+  } else {
+    e[ne++] = dp_sx_alias(x, serialize(x, fmt, struct_of(x, n, names)), "value");
+  }
+  /* The key: PRIMARY KEY columns, else 'key.fields' ("a;b"), as JSON. */
+  const char *kf[32];
+  int nk = 0;
+  for (int i = 0; i < t->npk && nk < 32; i++) kf[nk++] = t->schema.cols[t->pk[i]].name;
+  const char *fields = opt(t, "key.fields");
+  if (nk == 0 && fields) {
+    char *s = dp_sx_strdup(x, fields);
+    for (char *tok = s ? strtok(s, ";") : NULL; tok && nk < 32; tok = strtok(NULL, ";"))
+      kf[nk++] = tok;
+  }
+  if (nk > 0) e[ne++] = dp_sx_alias(x, serialize(x, "json", struct_of(x, nk, kf)), "key");
+  return dp_sx_project(x, rows, ne, e);
+}
+
+static void put_options(dp_sx *x, Spark__Connect__WriteStreamOperationStart *w, const kv_list *o) {
+  w->options = dp_sx_alloc(x, (size_t)(o->n ? o->n : 1) * sizeof *w->options);
+  if (!w->options) return;
+  for (int i = 0; i < o->n; i++) {
+    Spark__Connect__WriteStreamOperationStart__OptionsEntry *en = dp_sx_alloc(x, sizeof *en);
+    if (!en) return;
+    spark__connect__write_stream_operation_start__options_entry__init(en);
+    en->key = (char *)(uintptr_t)o->kv[2 * i];
+    en->value = (char *)(uintptr_t)o->kv[2 * i + 1];
+    w->options[w->n_options++] = en;
+  }
+}
+
+int dp_spark_stream_start_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp_plan *sink,
+                               const dp_spark_stream_opts *so, Spark__Connect__Plan **out) {
+  dp_sx sx;
+  dp_sx *x = &sx;
+  dp_sx_init(x, c, q);
+  *out = NULL;
+  if (!sink || sink->kind != DP_P_SINK || !sink->u.sink.table)
+    return dp_sx_refuse(x, sink ? sink->span : (dp_span){0, 0, 0, 0},
+                        "a streaming write starts from an INSERT");
+  const dp_table_def *t = sink->u.sink.table;
+  const char *conn = t->connector ? t->connector : "";
+  const char *format = NULL;
+  bool needs_checkpoint = false;
+  if (!strcmp(conn, "kafka")) {
+    format = "kafka";
+    needs_checkpoint = true;
+  } else if (!strcmp(conn, "filesystem")) {
+    format = t->format ? t->format : "json";
+    if (!strcasecmp(format, "raw")) format = "text";
+    needs_checkpoint = true;
+  } else if (!strcmp(conn, "console")) {
+    format = "console";
+  } else if (!strcmp(conn, "memory")) {
+    format = "memory";
+  } else if (!strcmp(conn, "blackhole")) {
+    format = "noop";
+  } else {
+    return dp_sx_refuse(x, sink->span,
+                        "table `%s`: Spark's streaming writes go to kafka, filesystem, console, "
+                        "memory or blackhole tables, not '%s'",
+                        t->name, conn);
+  }
+  if (sink->inputs[0]->props.bounded)
+    return dp_sx_refuse(x, sink->span,
+                        "INSERT INTO `%s`: every input is bounded, and Spark starts a streaming "
+                        "query only over a stream (kafka, socket, a filesystem directory, datagen "
+                        "without 'number-of-rows'); run it in batch mode "
+                        "('execution.runtime-mode' = 'batch')",
+                        t->name);
+  const char *ckdir = so ? so->checkpoint_dir : NULL;
+  if (needs_checkpoint && (!ckdir || !*ckdir) && !(so && so->checking))
+    return dp_sx_refuse(x, sink->span,
+                        "INSERT INTO `%s` on Spark needs a checkpoint so that a restarted query "
+                        "neither loses nor repeats rows: SET 'execution.checkpointing.dir' = "
+                        "'/path/to/checkpoints' before the INSERT",
+                        t->name);
+  dp_srel r;
+  int rc = dp_sx_plan(x, sink->inputs[0], &r);
+  if (rc != DIPPER_OK) return rc;
+  Spark__Connect__Expression **cols;
+  const char **names;
+  int n = 0;
+  if (sink_columns(x, sink, &r, &cols, &names, &n) != DIPPER_OK) return failed(x);
+  Spark__Connect__Relation *rows = dp_sx_project(x, r.rel, n, cols);
+  if (!rows) return failed(x);
+
+  Spark__Connect__WriteStreamOperationStart *w = dp_sx_alloc(x, sizeof *w);
+  if (!w) return failed(x);
+  spark__connect__write_stream_operation_start__init(w);
+  kv_list o = {0};
+  if (!strcmp(format, "kafka")) {
+    rows = kafka_records(x, t, rows, n, names);
+    const char *topic = opt(t, "topic");
+    if (!topic || strchr(topic, ';'))
+      return dp_sx_refuse(x, t->with_span, "table `%s`: a kafka sink writes to one 'topic'",
+                          t->name);
+    kv_add(&o, "topic", topic);
+    kafka_properties(x, t, &o);
+  } else if (!strcmp(conn, "filesystem")) {
+    const char *path = opt(t, "path");
+    if (!path) return dp_sx_refuse(x, t->with_span, "table `%s` has no 'path'", t->name);
+    w->sink_destination_case = SPARK__CONNECT__WRITE_STREAM_OPERATION_START__SINK_DESTINATION_PATH;
+    w->path = (char *)(uintptr_t)path;
+    if (t->npartition > 0) {
+      w->partitioning_column_names = dp_sx_alloc(x, (size_t)t->npartition * sizeof(char *));
+      if (!w->partitioning_column_names) return failed(x);
+      for (int i = 0; i < t->npartition; i++)
+        w->partitioning_column_names[i] = (char *)(uintptr_t)t->schema.cols[t->partition[i]].name;
+      w->n_partitioning_column_names = (size_t)t->npartition;
+    }
+  }
+  if (!rows) return failed(x);
+  if (ckdir && *ckdir) kv_add(&o, "checkpointLocation", dp_sx_printf(x, "%s/%s", ckdir, t->name));
+  put_options(x, w, &o);
+  w->input = rows;
+  w->format = (char *)(uintptr_t)format;
+  unsigned mode = dp_analyze_output_mode(q, sink);
+  w->output_mode = (char *)(uintptr_t)(mode == DP_MODE_COMPLETE ? "complete"
+                                       : mode == DP_MODE_UPDATE ? "update"
+                                                                : "append");
+  w->query_name = (char *)(uintptr_t)t->name;
+  if (set_trigger(x, w, so ? so->trigger : NULL, sink->span) != DIPPER_OK) return failed(x);
+
+  Spark__Connect__Command *cmd = dp_sx_alloc(x, sizeof *cmd);
+  Spark__Connect__Plan *plan = dp_sx_alloc(x, sizeof *plan);
+  if (!cmd || !plan) return failed(x);
+  spark__connect__command__init(cmd);
+  cmd->command_type_case = SPARK__CONNECT__COMMAND__COMMAND_TYPE_WRITE_STREAM_OPERATION_START;
+  cmd->write_stream_operation_start = w;
+  spark__connect__plan__init(plan);
+  plan->op_type_case = SPARK__CONNECT__PLAN__OP_TYPE_COMMAND;
+  plan->command = cmd;
+  if (x->rc) return x->rc;
+  *out = plan;
+  return DIPPER_OK;
+}

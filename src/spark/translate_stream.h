@@ -1,0 +1,50 @@
+/*
+** translate_stream.h — the streaming side of the Spark translation: sources
+** that only streams read (kafka, socket) and the command that starts a
+** streaming INSERT (WriteStreamOperationStart).
+**
+** Owns: the mapping of dipper's (Flink's) connector options onto Spark's
+** kafka and socket sources and onto Spark's streaming sinks (kafka,
+** filesystem, console, memory, blackhole), the output mode, the trigger and
+** the checkpoint location.  Does not own: relations of other node kinds
+** (translate.c), running the query (streaming.c).
+*/
+#ifndef DP_SPARK_TRANSLATE_STREAM_H
+#define DP_SPARK_TRANSLATE_STREAM_H
+
+#include "spark/translate_int.h"
+
+/* Does translate_stream.c read table t in this translation?  kafka and socket
+** tables always; datagen tables when the query streams and the table is
+** unbounded (Spark's rate source).  translate.c's scan() asks first. */
+bool dp_sx_stream_reads(const dp_sx *x, const dp_table_def *t);
+
+/* A SCAN of a table dp_sx_stream_reads claims.  kafka, socket: the raw
+** source, the value parsed by the table's format (json, csv, raw) and DDL
+** schema, metadata columns from the record (key, topic, partition, offset,
+** timestamp).  datagen: Spark's rate source at 'rows-per-second' and a
+** projection making each column from the rate's `value` and `timestamp` per
+** the 'fields.<col>.*' options.  Output names follow the translator's scheme
+** ("_c<r>_<i>"). */
+int dp_sx_stream_scan(dp_sx *x, const dp_plan *scan, dp_srel *out);
+
+/* What the session says about a streaming write (SET options). */
+typedef struct dp_spark_stream_opts {
+  const char *trigger;         /* dipper.trigger, or NULL (Spark's default: as fast as possible) */
+  const char *checkpoint_dir;  /* execution.checkpointing.dir, or NULL */
+  bool checking;               /* a compile-time check (dp_spark_check), where the session's
+                                  options are not known: the checkpoint is not required */
+} dp_spark_stream_opts;
+
+/* The WriteStreamOperationStart command of a streaming INSERT (a SINK root):
+** format and options of the sink table, the rows serialized for kafka,
+** partitioning, output mode (q->output_mode or inferred), trigger, checkpoint
+** location <checkpoint_dir>/<sink name> (required for kafka and filesystem
+** sinks: a refusal at the INSERT otherwise), query name = the sink's name.
+** An INSERT whose every input is bounded is refused: Spark starts a
+** streaming query only over a streaming source.
+** Refusals go to c->diags (DIPPER_UNSUPPORTED or DIPPER_OPTION). */
+int dp_spark_stream_start_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp_plan *sink,
+                               const dp_spark_stream_opts *o, Spark__Connect__Plan **out);
+
+#endif /* DP_SPARK_TRANSLATE_STREAM_H */

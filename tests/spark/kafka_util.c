@@ -1,0 +1,406 @@
+/*
+** kafka_util.c — Kafka helpers for the Spark streaming tests (kafka_util.h).
+*/
+#include <dirent.h>
+#include <librdkafka/rdkafka.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/dipper_int.h"
+#include "kafka_util.h"
+#include "spark/stream_rules.h"
+#include "spark/streaming.h"
+#include "spark/translate_stream.h"
+
+static rd_kafka_t *tk_client(rd_kafka_type_t type, const char *brokers, const char *group,
+                             char *err, size_t errlen) {
+  rd_kafka_conf_t *conf = rd_kafka_conf_new();
+  if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers, err, errlen) != RD_KAFKA_CONF_OK ||
+      (group && rd_kafka_conf_set(conf, "group.id", group, err, errlen) != RD_KAFKA_CONF_OK) ||
+      (type == RD_KAFKA_PRODUCER &&
+       rd_kafka_conf_set(conf, "enable.idempotence", "true", err, errlen) != RD_KAFKA_CONF_OK)) {
+    rd_kafka_conf_destroy(conf);
+    return NULL;
+  }
+  rd_kafka_t *rk = rd_kafka_new(type, conf, err, errlen);
+  if (!rk) rd_kafka_conf_destroy(conf); /* on success the client owns conf */
+  return rk;
+}
+
+static void tk_sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+int dp_tk_create_topic(const char *brokers, const char *topic, int partitions, char *err,
+                       size_t errlen) {
+  rd_kafka_t *rk = tk_client(RD_KAFKA_PRODUCER, brokers, NULL, err, errlen);
+  if (!rk) return -1;
+  int rc = -1;
+  rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(topic, partitions, 1, err, errlen);
+  rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+  if (nt && q) {
+    rd_kafka_CreateTopics(rk, &nt, 1, NULL, q);
+    rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 30000);
+    const rd_kafka_CreateTopics_result_t *res = ev ? rd_kafka_event_CreateTopics_result(ev) : NULL;
+    size_t n = 0;
+    const rd_kafka_topic_result_t **tr = res ? rd_kafka_CreateTopics_result_topics(res, &n) : NULL;
+    if (n == 1 && rd_kafka_topic_result_error(tr[0]) == RD_KAFKA_RESP_ERR_NO_ERROR)
+      rc = 0;
+    else
+      snprintf(err, errlen, "create topic %s at %s: %s", topic, brokers,
+               n == 1 ? rd_kafka_topic_result_error_string(tr[0]) : "no answer (is Kafka running? scripts/kafka-local start)");
+    if (ev) rd_kafka_event_destroy(ev);
+  }
+  if (q) rd_kafka_queue_destroy(q);
+  if (nt) rd_kafka_NewTopic_destroy(nt);
+  /* Wait until the metadata shows every partition with a leader. */
+  bool seen = false;
+  for (int tries = 0; rc == 0 && tries < 100 && !seen; tries++) {
+    rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
+    const struct rd_kafka_metadata *md = NULL;
+    if (rkt && rd_kafka_metadata(rk, 0, rkt, &md, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      seen = md->topic_cnt == 1 && !md->topics[0].err &&
+             md->topics[0].partition_cnt == partitions;
+      for (int i = 0; seen && i < md->topics[0].partition_cnt; i++)
+        seen = md->topics[0].partitions[i].leader >= 0;
+      rd_kafka_metadata_destroy(md);
+    }
+    if (rkt) rd_kafka_topic_destroy(rkt);
+    if (!seen) tk_sleep_ms(100);
+  }
+  if (rc == 0 && !seen) {
+    snprintf(err, errlen, "topic %s did not show up in the metadata of %s", topic, brokers);
+    rc = -1;
+  }
+  rd_kafka_destroy(rk);
+  return rc;
+}
+
+int dp_tk_produce(const char *brokers, const char *topic, int n, const char *const *values,
+                  char *err, size_t errlen) {
+  rd_kafka_t *rk = tk_client(RD_KAFKA_PRODUCER, brokers, NULL, err, errlen);
+  if (!rk) return -1;
+  int rc = 0;
+  for (int i = 0; i < n && rc == 0; i++) {
+    rd_kafka_resp_err_t e = rd_kafka_producev(
+        rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(0),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        RD_KAFKA_V_VALUE((void *)(uintptr_t)values[i], strlen(values[i])), RD_KAFKA_V_END);
+    if (e) {
+      snprintf(err, errlen, "produce to %s: %s", topic, rd_kafka_err2str(e));
+      rc = -1;
+    }
+  }
+  rd_kafka_resp_err_t fe = rd_kafka_flush(rk, 30000);
+  if (rc == 0 && fe) {
+    snprintf(err, errlen, "flush to %s: %s", topic, rd_kafka_err2str(fe));
+    rc = -1;
+  }
+  rd_kafka_destroy(rk);
+  return rc;
+}
+
+void dp_tk_free(char **values, int n) {
+  for (int i = 0; values && i < n; i++) free(values[i]);
+  free(values);
+}
+
+int dp_tk_consume(const char *brokers, const char *topic, int partitions, int expect,
+                  int64_t timeout_ms, char ***out, char *err, size_t errlen) {
+  *out = NULL;
+  rd_kafka_t *rk = tk_client(RD_KAFKA_CONSUMER, brokers, "dipper-stream-test-reader", err, errlen);
+  if (!rk) return -1;
+  rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(partitions);
+  for (int p = 0; p < partitions; p++)
+    rd_kafka_topic_partition_list_add(l, topic, p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+  rd_kafka_assign(rk, l);
+  rd_kafka_topic_partition_list_destroy(l);
+  int n = 0, cap = 0;
+  char **v = NULL;
+  int rc = 0;
+  /* After the expected count, listen 2 s more: a duplicate must show. */
+  int64_t quiet = 0;
+  for (int64_t waited = 0; waited < timeout_ms && (n < expect || quiet < 2000); waited += 100) {
+    rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 100);
+    if (n >= expect) quiet += 100;
+    if (!m) continue;
+    if (!m->err) {
+      if (n == cap) {
+        cap = cap ? cap * 2 : 16;
+        char **nv = realloc(v, (size_t)cap * sizeof *nv);
+        if (!nv) {
+          rc = -1;
+          rd_kafka_message_destroy(m);
+          break;
+        }
+        v = nv;
+      }
+      v[n] = malloc(m->len + 1);
+      if (!v[n]) {
+        rc = -1;
+        rd_kafka_message_destroy(m);
+        break;
+      }
+      if (m->len) memcpy(v[n], m->payload, m->len);
+      v[n][m->len] = '\0';
+      n++;
+    }
+    rd_kafka_message_destroy(m);
+  }
+  rd_kafka_consumer_close(rk);
+  rd_kafka_destroy(rk);
+  if (rc) {
+    snprintf(err, errlen, "out of memory reading %s", topic);
+    dp_tk_free(v, n);
+    return -1;
+  }
+  *out = v;
+  return n;
+}
+
+/* ---- the Spark streaming harness ---- */
+
+int st_open(st_env *e, const char *what) {
+  memset(e, 0, sizeof *e);
+  snprintf(e->tag, sizeof e->tag, "dipper_%s_%ld_%ld", what, (long)getpid(), (long)time(NULL));
+  snprintf(e->dir, sizeof e->dir, "/tmp/%s", e->tag);
+  if (mkdir(e->dir, 0755) != 0) {
+    fprintf(stderr, "mkdir %s failed\n", e->dir);
+    return -1;
+  }
+  dp_sc_error err;
+  dp_sc_error_init(&err);
+  int rc = dp_sc_open(&e->s, ST_SPARK, &err);
+  if (rc) fprintf(stderr, "Spark Connect: %s\n", dp_buf_cstr(&err.message));
+  dp_sc_error_free(&err);
+  return rc;
+}
+
+static void st_rmtree(const char *path) {
+  DIR *d = opendir(path);
+  if (!d) {
+    unlink(path);
+    return;
+  }
+  struct dirent *de;
+  char sub[1024];
+  while ((de = readdir(d)) != NULL) {
+    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+    snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
+    st_rmtree(sub);
+  }
+  closedir(d);
+  rmdir(path);
+}
+
+void st_close(st_env *e) {
+  if (e->s) {
+    /* Stop whatever this session still runs: a failed test leaves nothing behind. */
+    dp_sc_error err;
+    dp_sc_error_init(&err);
+    dp_sq *qs = NULL;
+    int n = 0;
+    if (dp_sq_active(e->s, &qs, &n, &err) == DIPPER_OK) {
+      for (int i = 0; i < n; i++) {
+        fprintf(stderr, "stopping query %s left running\n", qs[i].name ? qs[i].name : qs[i].id);
+        (void)dp_sq_stop(e->s, &qs[i], &err);
+        dp_sq_free(&qs[i]);
+      }
+      free(qs);
+    }
+    dp_sc_error_free(&err);
+    dp_sc_close(e->s);
+    e->s = NULL;
+  }
+  if (e->dir[0]) st_rmtree(e->dir);
+}
+
+int st_write_file(const st_env *e, const char *sub, const char *name, const char *text) {
+  char dir[512], tmp[768], path[768];
+  snprintf(dir, sizeof dir, "%s/%s", e->dir, sub);
+  mkdir(dir, 0755);
+  snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(tmp, "w");
+  if (!f) {
+    fprintf(stderr, "cannot write %s\n", tmp);
+    return -1;
+  }
+  size_t len = strlen(text);
+  int ok = fwrite(text, 1, len, f) == len;
+  ok &= fclose(f) == 0;
+  if (!ok || rename(tmp, path) != 0) {
+    fprintf(stderr, "cannot write %s\n", path);
+    return -1;
+  }
+  return 0;
+}
+
+int st_start(st_env *e, const char *sql, dp_sq *q) {
+  memset(q, 0, sizeof *q);
+  dipper *db = NULL;
+  if (dipper_open(&db, "embedded") != DIPPER_OK || !db) return -1;
+  dipper_program *prog = NULL;
+  int rc = dipper_compile(db, sql, (size_t)-1, "test.sql", &prog);
+  if (rc) {
+    char *m = dipper_diag_render(db, 0);
+    fprintf(stderr, "compile: %s\n", m ? m : "?");
+    free(m);
+    dipper_close(db);
+    return rc;
+  }
+  dp_query_plan *qp = &prog->stmts[prog->n - 1].plan;
+  dp_arena *a = dp_arena_new(0);
+  dp_diags d;
+  dp_diags_init(&d, a, "test.sql", sql, strlen(sql));
+  /* What dp_spark_check does at compile time: Spark's streaming rules. */
+  rc = dp_spark_stream_check(qp, &d);
+  if (rc == DIPPER_OK) {
+    dp_spark_ctx c;
+    memset(&c, 0, sizeof c);
+    c.arena = a;
+    c.diags = &d;
+    dp_spark_stream_opts o = {
+        .trigger = dp_catalog_option(db->catalog, "dipper.trigger"),
+        .checkpoint_dir = dp_catalog_option(db->catalog, "execution.checkpointing.dir")};
+    Spark__Connect__Plan *plan = NULL;
+    rc = dp_spark_stream_start_plan(&c, qp, qp->roots[0], &o, &plan);
+    if (rc == DIPPER_OK) {
+      dp_sc_error err;
+      dp_sc_error_init(&err);
+      rc = dp_sq_start(e->s, plan, q, &err);
+      if (rc) fprintf(stderr, "start: %s\n", dp_buf_cstr(&err.message));
+      dp_sc_error_free(&err);
+    }
+  }
+  for (int i = 0; i < d.count; i++)
+    fprintf(stderr, "refused at %d:%d: %s\n", d.items[i].span.line, d.items[i].span.col,
+            d.items[i].message);
+  dp_arena_free(a);
+  dipper_program_free(prog);
+  dipper_close(db);
+  return rc;
+}
+
+int st_finish(st_env *e, dp_sq *q, int available_now) {
+  dp_sc_error err;
+  dp_sc_error_init(&err);
+  int rc;
+  if (available_now) {
+    bool done = false;
+    rc = dp_sq_await(e->s, q, 240000, &done, &err);
+    if (rc == DIPPER_OK && !done) {
+      fprintf(stderr, "query %s did not end within 240 s\n", q->name ? q->name : q->id);
+      (void)dp_sq_stop(e->s, q, &err);
+      rc = -1;
+    }
+  } else {
+    rc = dp_sq_process_all_available(e->s, q, &err);
+    int rs = dp_sq_stop(e->s, q, &err);
+    if (!rc) rc = rs;
+  }
+  if (rc > 0) fprintf(stderr, "query %s: %s\n", q->id, dp_buf_cstr(&err.message));
+  char *ex = NULL;
+  if (dp_sq_exception(e->s, q, &ex, &err) == DIPPER_OK && ex) {
+    fprintf(stderr, "query %s failed: %s\n", q->name ? q->name : q->id, ex);
+    if (!rc) rc = -1;
+  }
+  free(ex);
+  dp_sc_error_free(&err);
+  return rc;
+}
+
+int st_run(st_env *e, const char *sql, int available_now) {
+  dp_sq q;
+  int rc = st_start(e, sql, &q);
+  if (rc == 0) rc = st_finish(e, &q, available_now);
+  dp_sq_free(&q);
+  return rc;
+}
+
+/* The string at row i of a utf8 ("u") or large_utf8 ("U") array. */
+static char *st_cell(const struct ArrowSchema *sc, const struct ArrowArray *col, int64_t i) {
+  int64_t r = col->offset + i;
+  const uint8_t *valid = col->buffers[0];
+  if (col->null_count != 0 && valid && !(valid[r / 8] >> (r % 8) & 1)) return strdup("NULL");
+  int64_t lo, hi;
+  if (sc->format[0] == 'U') {
+    const int64_t *off = col->buffers[1];
+    lo = off[r];
+    hi = off[r + 1];
+  } else {
+    const int32_t *off = col->buffers[1];
+    lo = off[r];
+    hi = off[r + 1];
+  }
+  char *v = malloc((size_t)(hi - lo) + 1);
+  if (!v) return NULL;
+  memcpy(v, (const char *)col->buffers[2] + lo, (size_t)(hi - lo));
+  v[hi - lo] = '\0';
+  return v;
+}
+
+int st_rows(st_env *e, const char *query, char ***rows) {
+  *rows = NULL;
+  Spark__Connect__SQL sql;
+  spark__connect__sql__init(&sql);
+  sql.query = (char *)(uintptr_t)query;
+  Spark__Connect__Relation rel;
+  spark__connect__relation__init(&rel);
+  rel.rel_type_case = SPARK__CONNECT__RELATION__REL_TYPE_SQL;
+  rel.sql = &sql;
+  dp_arrow_batches b;
+  dp_sc_error err;
+  dp_sc_error_init(&err);
+  int rc = dp_sc_collect(e->s, &rel, &b, &err);
+  if (rc) {
+    fprintf(stderr, "%s: %s\n", query, dp_buf_cstr(&err.message));
+    dp_sc_error_free(&err);
+    return -1;
+  }
+  dp_sc_error_free(&err);
+  int n = 0;
+  char **v = calloc((size_t)b.rows + 1, sizeof *v);
+  const struct ArrowSchema *cs = b.schema.n_children == 1 ? b.schema.children[0] : NULL;
+  if (!v || !cs || (strcmp(cs->format, "u") && strcmp(cs->format, "U"))) {
+    fprintf(stderr, "%s: wanted one string column\n", query);
+    free(v);
+    dp_arrow_batches_free(&b);
+    return -1;
+  }
+  for (int k = 0; k < b.n; k++)
+    for (int64_t i = 0; i < b.arrays[k].length; i++) v[n++] = st_cell(cs, b.arrays[k].children[0], i);
+  dp_arrow_batches_free(&b);
+  *rows = v;
+  return n;
+}
+
+int st_table_json(st_env *e, const char *table, char ***rows) {
+  char q[512];
+  snprintf(q, sizeof q,
+           "SELECT to_json(struct(*), map('timestampFormat', 'yyyy-MM-dd HH:mm:ss')) AS j "
+           "FROM %s ORDER BY j",
+           table);
+  return st_rows(e, q, rows);
+}
+
+int st_expect(char **rows, int n, const char *const *want, int nwant) {
+  int bad = n != nwant;
+  for (int i = 0; i < n || i < nwant; i++) {
+    const char *got = i < n ? rows[i] : "(none)", *w = i < nwant ? want[i] : "(none)";
+    if (strcmp(got, w) != 0) bad = 1;
+  }
+  if (bad) {
+    fprintf(stderr, "rows differ; got %d:\n", n);
+    for (int i = 0; i < n; i++) fprintf(stderr, "  %s\n", rows[i]);
+    fprintf(stderr, "expected %d:\n", nwant);
+    for (int i = 0; i < nwant; i++) fprintf(stderr, "  %s\n", want[i]);
+  }
+  return bad;
+}

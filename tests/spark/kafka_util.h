@@ -1,0 +1,73 @@
+/*
+** kafka_util.h — Kafka helpers for the Spark streaming tests (librdkafka):
+** create a topic, produce JSON records, read a topic back from its start.
+**
+** Owns: nothing beyond the calls; every function opens and closes its own
+** client.  Errors are written to `err` (one line) and returned as -1.
+**
+** Also the harness of the Spark streaming tests (st_*, built on dipper's
+** compile pipeline, translate_stream.h and streaming.h): a session and a
+** scratch directory unique to the run, input files written atomically,
+** a statement compiled, checked for Spark and started, a query run to its
+** end (available-now) or drained (process-all-available) and stopped, and
+** rows read back through Spark SQL as sorted JSON lines.  Every st_ call
+** prints what went wrong and returns nonzero; the tests CHECK the result.
+** st_close stops every query the session still runs, also after a failure.
+**
+** kafka_util.c is #included by each streaming test (one source file per test
+** target), after test.h and the headers it names below.
+*/
+#ifndef DP_TESTS_KAFKA_UTIL_H
+#define DP_TESTS_KAFKA_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Create `topic` with `partitions` partitions and wait until its metadata shows them. */
+int dp_tk_create_topic(const char *brokers, const char *topic, int partitions, char *err,
+                       size_t errlen);
+/* Produce n values to partition 0, in order, and wait until all are acknowledged. */
+int dp_tk_produce(const char *brokers, const char *topic, int n, const char *const *values,
+                  char *err, size_t errlen);
+/* Read every record of the topic's partitions from the beginning until
+** `expect` records have arrived (then 2 s more, so that a duplicate shows)
+** or timeout_ms passed: *out a malloc'd array of
+** malloc'd values (free with dp_tk_free).  Returns the number read, or -1. */
+int dp_tk_consume(const char *brokers, const char *topic, int partitions, int expect,
+                  int64_t timeout_ms, char ***out, char *err, size_t errlen);
+void dp_tk_free(char **values, int n);
+
+/* ---- the Spark streaming harness ---- */
+
+#define ST_SPARK "sc://127.0.0.1:15002"
+#define ST_BROKERS "127.0.0.1:9092"
+
+typedef struct st_env {
+  struct dp_sc *s;
+  char tag[80];   /* dipper_<what>_<pid>_<seconds>: topics, names */
+  char dir[200];  /* /tmp/<tag>: inputs, outputs, checkpoints; removed by st_close */
+} st_env;
+
+int st_open(st_env *e, const char *what);
+void st_close(st_env *e);
+/* dir/sub/name holding text, written beside and renamed in (a file source
+** must never list a half-written file); dir/sub is created. */
+int st_write_file(const st_env *e, const char *sub, const char *name, const char *text);
+/* Compile a script (the last statement an INSERT), check it for Spark
+** (stream rules and translation), build the start command with the script's
+** SET options, start it.  *q is filled on success. */
+int st_start(st_env *e, const char *sql, struct dp_sq *q);
+/* available_now: wait for the query's end (it must end well); else process
+** what is available and stop it. */
+int st_finish(st_env *e, struct dp_sq *q, int available_now);
+/* st_start then st_finish, then dp_sq_free. */
+int st_run(st_env *e, const char *sql, int available_now);
+/* Run a Spark SQL query whose one column is a string; *rows malloc'd. */
+int st_rows(st_env *e, const char *query, char ***rows);
+/* The rows of a table or view as JSON objects (timestamps as
+** "yyyy-MM-dd HH:mm:ss"), sorted: SELECT to_json(struct(*)) ... ORDER BY 1. */
+int st_table_json(st_env *e, const char *table, char ***rows);
+/* Compare rows with want exactly (count and order), printing differences: 0 when equal. */
+int st_expect(char **rows, int n, const char *const *want, int nwant);
+
+#endif /* DP_TESTS_KAFKA_UTIL_H */
