@@ -27,6 +27,7 @@
 #include "core/buf.h"
 #include "spark/arrow_ipc.h"
 #include "spark/stream_rules.h"
+#include "spark/translate_stream.h"
 #include "spark/translate_int.h"
 
 #define NEW_(x, ptr, init) ((ptr) = dp_sx_alloc((x), sizeof *(ptr)), (ptr) ? (init(ptr), 1) : 0)
@@ -590,10 +591,6 @@ static Spark__Connect__Expression *datagen_column(dp_sx *x, const dp_table_def *
 
 static int scan_datagen(dp_sx *x, const dp_plan *p, dp_srel *out) {
   const dp_table_def *t = p->u.scan.table;
-  if (x->q && x->q->streaming)
-    return dp_sx_refuse(x, p->span, "table `%s`: a streaming datagen source is not translated for Spark yet; "
-                                    "run in batch mode ('execution.runtime-mode' = 'batch') with 'number-of-rows'",
-                        t->name);
   int64_t rows = -1;
   const char *v = table_option(t, "number-of-rows");
   if (v) rows = strtoll(v, NULL, 10);
@@ -648,12 +645,14 @@ static int scan_datagen(dp_sx *x, const dp_plan *p, dp_srel *out) {
 static int scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
   const dp_table_def *t = p->u.scan.table;
   const char *conn = t->connector ? t->connector : "";
+  /* kafka, socket and streaming datagen: translate_stream.c */
+  if (dp_sx_stream_reads(x, t)) return dp_sx_stream_scan(x, p, out);
   if (!strcmp(conn, "filesystem")) return scan_filesystem(x, p, out);
   if (!strcmp(conn, "memory")) return scan_memory(x, p, out);
   if (!strcmp(conn, "datagen")) return scan_datagen(x, p, out);
   return dp_sx_refuse(x, p->span,
-                      "table `%s`: the '%s' connector is not read by the Spark backend in this mode; "
-                      "batch queries on Spark read 'filesystem', 'memory' and bounded 'datagen' tables",
+                      "table `%s`: the Spark backend does not read the '%s' connector; it reads 'filesystem', "
+                      "'kafka', 'socket', 'memory' and 'datagen' tables",
                       t->name, conn);
 }
 
@@ -1670,7 +1669,15 @@ int dp_spark_check(const dp_query_plan *q, dp_arena *a, dp_diags *d) {
   for (int i = 0; i < q->nroots; i++) {
     const dp_plan *root = q->roots[i];
     int r;
-    if (root->kind == DP_P_SINK) {
+    if (root->kind == DP_P_SINK && q->streaming) {
+      /* a streaming INSERT starts a streaming query (translate_stream.c);
+         the session's trigger and checkpoint are known only when it runs */
+      dp_spark_stream_opts so;
+      memset(&so, 0, sizeof so);
+      so.checking = true;
+      Spark__Connect__Plan *plan;
+      r = dp_spark_stream_start_plan(&c, q, root, &so, &plan);
+    } else if (root->kind == DP_P_SINK) {
       dp_spark_sink s;
       r = dp_spark_sink_plan(&c, q, root, &s);
     } else {

@@ -282,6 +282,32 @@ TEST(streaming_file_read_is_its_directory_with_a_glob) {
                  "a memory table is a stream on the embedded engine only");
 }
 
+TEST(kafka_tables_through_the_streaming_translator) {
+  /* translate_stream.c reads kafka; dp_spark_check judges a streaming INSERT
+     by the streaming write it starts */
+  const char *sql =
+      "CREATE TABLE k_in (id BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)\n"
+      "WITH ('connector' = 'kafka', 'topic' = 'a', 'format' = 'json', 'properties.bootstrap.servers' = 'h:9092');\n"
+      "CREATE TABLE k_out (ws TIMESTAMP(3), n BIGINT)\n"
+      "WITH ('connector' = 'kafka', 'topic' = 'b', 'format' = 'json', 'properties.bootstrap.servers' = 'h:9092');\n"
+      "SET 'execution.runtime-mode' = 'streaming';\n"
+      "INSERT INTO k_out SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE k_in, DESCRIPTOR(ts),\n"
+      "  INTERVAL '10' SECOND)) GROUP BY window_start, window_end";
+  fx f;
+  fx_run(&f, "SELECT 1 FROM orders");
+  dipper_program *p = NULL;
+  CHECK_EQ(dipper_compile(f.db, sql, (size_t)-1, "<test>", &p), DIPPER_OK);
+  if (p) {
+    dp_diags d;
+    dp_diags_init(&d, f.arena, "<test>", sql, strlen(sql));
+    CHECK_EQ(dp_spark_check(&p->stmts[p->n - 1].plan, f.arena, &d), DIPPER_OK);
+    for (int i = 0; i < d.count; i++) fprintf(stderr, "  refusal: %s\n", d.items[i].message);
+    CHECK_EQ(d.count, 0);
+  }
+  dipper_program_free(p);
+  fx_close(&f);
+}
+
 TEST(memory_table_is_a_local_relation_with_its_schema) {
   EXPECT_OK("SELECT k, v FROM mem", "local_relation:{schema:\"`k` INT, `v` STRING\"}");
 }
