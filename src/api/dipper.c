@@ -41,9 +41,13 @@ int dipper_open(dipper **out, const char *engine) {
   }
   dp_diags_init(&db->diags, db->diag_arena, NULL, NULL, 0);
   db->engine_explicit = engine != NULL;
+  char why_buf[512];
   const char *why = NULL;
   if (engine && strcmp(engine, "embedded") != 0) {
-    why = dp_spark_address_problem(engine);
+    if (strncmp(engine, "sc://", 5) != 0)
+      why = "it must be 'embedded' or start with 'sc://'";
+    else if (!dp_spark_address_check(engine, why_buf, sizeof why_buf))
+      why = why_buf;
     if (!why && !(db->engine = strdup(engine))) {
       dipper_close(db);
       return DIPPER_NOMEM;
@@ -272,7 +276,12 @@ static int compile_stmt(dipper *db, dipper_program *prog, dp_program_stmt *ps) {
   if (ps->plan.nroots == 0) return DIPPER_OK;
   rc = dp_analyze(prog->arena, &db->diags, db->catalog, &ps->plan);
   if (rc != DIPPER_OK) return rc;
-  return dp_validate(&db->diags, db->catalog, &ps->plan);
+  rc = dp_validate(&db->diags, db->catalog, &ps->plan);
+  /* On Spark, what Spark cannot run is a compile error too (with its place),
+  ** never an AnalysisException at run time. */
+  if (rc == DIPPER_OK && !ps->explain && dp_api_on_spark(db))
+    rc = dp_spark_check_stmt(db, prog->arena, &ps->plan);
+  return rc;
 }
 
 /* Record a failure that has no place in the text (misuse, no memory). */

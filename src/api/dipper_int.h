@@ -28,6 +28,7 @@ struct dipper {
   char *open_error;
   struct dp_sc *spark;     /* spark_run.c: the Spark Connect session, opened by the first
                               call that runs on Spark; closed by dipper_close */
+  char *spark_address;     /* the address that session was opened with (malloc'd) */
   void *collector;         /* execute.c: where the running dipper_execute collects */
   dp_catalog *catalog;
   dp_arena *diag_arena;    /* diagnostics of the last call; reset at every call */
@@ -99,14 +100,27 @@ const char *dp_api_spark_address(const dipper *db);
 
 /* ---- spark_run.c: the program on Spark ---- */
 
-/* NULL when addr is a well-formed Spark Connect address, else a sentence
-** saying what is wrong (static or in a buffer of the caller's: see the
-** definition). */
-const char *dp_spark_address_problem(const char *addr);
+/* true when addr is a well-formed Spark Connect address, else false with
+** why[0..cap) saying what is wrong. */
+bool dp_spark_address_check(const char *addr, char *why, size_t cap);
 /* Close the handle's Spark session, if one was opened. */
 void dp_spark_disconnect(dipper *db);
 /* dipper_execute on Spark: errors into db->diags. */
 int dp_spark_execute(dipper *db, const dipper_program *prog, const dp_program_stmt *ps, int stmt,
                      dp_api_result *res);
+/* dipper_compile on Spark: what Spark cannot run, refused into db->diags
+** with the construct's place (spark/translate.h's dp_spark_check). */
+int dp_spark_check_stmt(dipper *db, dp_arena *a, const dp_query_plan *q);
+
+/* The Spark side of a dipper_query: one INSERT or bare SELECT.  new fails
+** (and still sets *out, for its diagnostics) for what cannot run on Spark
+** now; step runs the statement (batch mode: its one micro-batch). */
+typedef struct dp_spark_query dp_spark_query;
+int dp_spark_query_new(dipper *db, const dp_query_plan *q, const dp_plan *root, const char *name,
+                       dp_spark_query **out);
+int dp_spark_query_step(dp_spark_query *sq, bool *ran, bool *finished);
+void dp_spark_query_progress(const dp_spark_query *sq, dipper_progress *out);
+const dp_diags *dp_spark_query_diags(const dp_spark_query *sq);
+void dp_spark_query_free(dp_spark_query *sq);
 
 #endif /* DP_DIPPER_INT_H */

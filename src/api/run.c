@@ -2,9 +2,10 @@
 ** run.c — the run API of dipper.h: queries of a program, their micro-batches
 ** and progress, dipper_run's scheduling by trigger, and dipper_interrupt.
 **
-** Owns: dipper_query (a driver per INSERT or bare SELECT, plus when its
-** trigger next wants a batch).  Does not own: the micro-batch itself
-** (exec/driver.c) or the operators.
+** Owns: dipper_query (per INSERT or bare SELECT: an embedded driver, or on
+** Spark a dp_spark_query of spark_run.c; plus when its trigger next wants a
+** batch).  Does not own: the micro-batch itself (exec/driver.c, or Spark),
+** or the operators.
 **
 ** Diagnostics: a query keeps its run-time errors in its own list (its arena
 ** outlives any call); a call that fails copies them to the handle, where
@@ -33,7 +34,8 @@
 struct dipper_query {
   dipper *db;
   const dipper_program *prog;
-  dp_driver *dr;
+  dp_driver *dr;       /* the embedded engine, or */
+  dp_spark_query *sq;  /* Spark */
   int64_t started;   /* monotonic µs */
   int64_t next_due;  /* monotonic µs */
 };
@@ -52,9 +54,31 @@ void dp_api_copy_diags(dipper *db, const dp_diags *d, int rc) {
   if (d->count == 0) dp_error(&db->diags, rc, nowhere, "%s", dipper_strerror(rc));
 }
 
+/* ---- a query on either engine ---- */
+
+static const dp_diags *query_diags(const dipper_query *q) {
+  return q->sq ? dp_spark_query_diags(q->sq) : dp_driver_diags(q->dr);
+}
+
+static void query_progress(const dipper_query *q, dipper_progress *p) {
+  if (q->sq)
+    dp_spark_query_progress(q->sq, p);
+  else
+    dp_driver_progress(q->dr, p);
+}
+
+static int query_step(dipper_query *q, bool *ran, bool *done) {
+  return q->sq ? dp_spark_query_step(q->sq, ran, done) : dp_driver_step(q->dr, ran, done);
+}
+
+static const dp_trigger *query_trigger(const dipper_query *q) {
+  static const dp_trigger once = {DP_TRIGGER_DEFAULT, 0};
+  return q->sq ? &once : dp_driver_trigger(q->dr);
+}
+
 /* Copy a query's diagnostics to the handle and return rc. */
-static int report(dipper *db, const dp_driver *dr, int rc) {
-  dp_api_copy_diags(db, dp_driver_diags(dr), rc);
+static int report(dipper *db, const dipper_query *q, int rc) {
+  dp_api_copy_diags(db, query_diags(q), rc);
   dp_api_diags_finish(db);
   return rc;
 }
@@ -70,6 +94,7 @@ void dipper_query_free_all(dipper_query **qs, int n) {
   for (int i = 0; i < n; i++)
     if (qs[i]) {
       dp_driver_free(qs[i]->dr);
+      dp_spark_query_free(qs[i]->sq);
       free(qs[i]);
     }
   free(qs);
@@ -81,10 +106,7 @@ int dipper_query_start(dipper_program *prog, dipper_query ***out, int *n) {
   if (!prog || !out || !n) return DIPPER_MISUSE;
   dipper *db = prog->db;
   begin_call(db, prog);
-  if (dp_api_on_spark(db))
-    return fail_unplaced(db, DIPPER_UNSUPPORTED,
-                         "the Spark Connect backend is not built yet; run on the embedded engine "
-                         "(no --engine, or SET 'dipper.engine' = 'embedded')");
+  bool spark = dp_api_on_spark(db);
   int count = 0;
   for (int i = 0; i < prog->n; i++)
     if (!prog->stmts[i].explain) count += prog->stmts[i].plan.nroots;
@@ -112,13 +134,14 @@ int dipper_query_start(dipper_program *prog, dipper_query ***out, int *n) {
       q->db = db;
       q->prog = prog;
       q->started = q->next_due = now;
-      int rc = dp_driver_new(db, &ps->plan, root, label, &q->dr);
+      int rc = spark ? dp_spark_query_new(db, &ps->plan, root, label, &q->sq)
+                     : dp_driver_new(db, &ps->plan, root, label, &q->dr);
       if (rc != DIPPER_OK) {
-        if (!q->dr) {
+        if (!q->dr && !q->sq) {
           dipper_query_free_all(qs, made);
           return fail_unplaced(db, rc, "out of memory starting the queries");
         }
-        report(db, q->dr, rc);
+        report(db, q, rc);
         dipper_query_free_all(qs, made);
         return rc;
       }
@@ -134,15 +157,15 @@ int dipper_query_step(dipper_query *q, int *finished) {
   if (!q) return DIPPER_MISUSE;
   begin_call(q->db, q->prog);
   bool ran = false, done = false;
-  int rc = dp_driver_step(q->dr, &ran, &done);
+  int rc = query_step(q, &ran, &done);
   if (finished) *finished = done ? 1 : 0;
-  if (rc != DIPPER_OK) return report(q->db, q->dr, rc);
+  if (rc != DIPPER_OK) return report(q->db, q, rc);
   return DIPPER_OK;
 }
 
 int dipper_query_progress(const dipper_query *q, dipper_progress *out) {
   if (!q || !out) return DIPPER_MISUSE;
-  dp_driver_progress(q->dr, out);
+  query_progress(q, out);
   return DIPPER_OK;
 }
 
@@ -161,7 +184,7 @@ static void sleep_micros(int64_t us) {
 /* When the query's trigger next wants a step, given that one ran (or found
 ** nothing) between `before` and `after`. */
 static int64_t next_due(const dipper_query *q, bool ran, int64_t before, int64_t after) {
-  const dp_trigger *t = dp_driver_trigger(q->dr);
+  const dp_trigger *t = query_trigger(q);
   if (t->kind == DP_TRIGGER_PROCESSING_TIME && t->interval > 0) {
     int64_t k = (before - q->started) / t->interval + 1;
     int64_t due = q->started + k * t->interval;
@@ -187,20 +210,20 @@ int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *user) {
     for (int i = 0; i < n && rc == DIPPER_OK; i++) {
       dipper_query *q = qs[i];
       dipper_progress p;
-      dp_driver_progress(q->dr, &p);
+      query_progress(q, &p);
       if (p.finished) continue;
       running = true;
       if (now >= q->next_due) {
         bool ran = false, done = false;
         int64_t before = dp_mono_micros();
-        rc = dp_driver_step(q->dr, &ran, &done);
+        rc = query_step(q, &ran, &done);
         if (rc != DIPPER_OK) {
-          report(db, q->dr, rc);
+          report(db, q, rc);
           break;
         }
         int64_t after = dp_mono_micros();
         if (ran && fn) {
-          dp_driver_progress(q->dr, &p);
+          query_progress(q, &p);
           fn(user, &p);
         }
         q->next_due = next_due(q, ran, before, after);
@@ -217,7 +240,7 @@ int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *user) {
   if (fn)
     for (int i = 0; i < n; i++) {
       dipper_progress p;
-      dp_driver_progress(qs[i]->dr, &p);
+      query_progress(qs[i], &p);
       fn(user, &p);
     }
   dipper_query_free_all(qs, n);

@@ -80,7 +80,7 @@ TEST(open_engines) {
 
   const char *good[] = {"sc://localhost", "sc://localhost:15002", "sc://10.0.0.7:15002/",
                         "sc://spark.example.com:443/;token=abc;use_ssl=true",
-                        "sc://[::1]:15002/;user_id=me;session_id=x", NULL};
+                        "sc://[::1]:15002/;user_id=me;session_id=0f8fad5b-d9cb-469f-a165-70867728950e", NULL};
   for (int i = 0; good[i]; i++) {
     db = NULL;
     int rc = dipper_open(&db, good[i]);

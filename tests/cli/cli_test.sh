@@ -124,9 +124,19 @@ checks=$((checks + 1))
 [ "$status" -eq 1 ] || fail "check - exited $status, expected 1"
 contains "$work/err" "<stdin>:3:8: error: "
 
-# --engine is accepted and does not change what compiles
-run 0 check --engine sc://localhost:15002 "$work/ok.sql"
+# --engine sc:// checks what Spark can run, with no server (port 1 is closed):
+# a refusal is a compile error with its place; batch mode over files passes
+run 1 check --engine sc://127.0.0.1:1 "$work/ok.sql"
+contains "$work/err" "ok.sql:2:22: error: on Spark: table \`gen\`"
 run 0 check --engine=embedded "$work/ok.sql"
+cat >"$work/spark_ok.sql" <<'SQL'
+SET 'execution.runtime-mode' = 'batch';
+CREATE TABLE f (id BIGINT, name STRING) WITH ('connector' = 'filesystem', 'path' = '/nowhere',
+  'format' = 'csv');
+SELECT name, COUNT(*) AS n FROM f WHERE id > 2 GROUP BY name;
+SQL
+run 0 check --engine sc://127.0.0.1:1 "$work/spark_ok.sql"
+empty "$work/err"
 
 # explain of the main example
 run 0 explain "$root/examples/payments.sql"
@@ -177,7 +187,8 @@ empty "$work/out"
 
 # a bad engine address: exit 2 with what is wrong in it
 run 2 run --engine 'sc://localhost:15002/;tokn=x' -e "SELECT 1"
-contains "$work/err" "dipper: error: cannot use engine 'sc://localhost:15002/;tokn=x': unknown parameter"
+contains "$work/err" "dipper: error: cannot use engine 'sc://localhost:15002/;tokn=x': connection string"
+contains "$work/err" "unknown parameter 'tokn'"
 empty "$work/out"
 run 2 check --engine spark "$work/ok.sql"
 contains "$work/err" "cannot use engine 'spark'"
