@@ -510,9 +510,11 @@ static Spark__Connect__Expression *struct_of(dp_sx *x, int n, const char *const 
 /* to_json with dipper's timestamp text ("2024-01-01 00:00:00.000"), so that a
 ** consumer sees the same records from either engine. */
 static Spark__Connect__Expression *serialize(dp_sx *x, const char *fmt, Spark__Connect__Expression *st) {
-  Spark__Connect__Expression *opts =
-      dp_sx_fn2(x, "map", dp_sx_lit_string(x, "timestampFormat"),
-                dp_sx_lit_string(x, "yyyy-MM-dd HH:mm:ss.SSS"));
+  /* TIMESTAMP is Spark's TIMESTAMP_NTZ, TIMESTAMP_LTZ its TIMESTAMP: both formats */
+  Spark__Connect__Expression *kv[4] = {
+      dp_sx_lit_string(x, "timestampFormat"), dp_sx_lit_string(x, "yyyy-MM-dd HH:mm:ss.SSS"),
+      dp_sx_lit_string(x, "timestampNTZFormat"), dp_sx_lit_string(x, "yyyy-MM-dd HH:mm:ss.SSS")};
+  Spark__Connect__Expression *opts = dp_sx_fn(x, "map", 4, kv);
   return dp_sx_fn2(x, strcasecmp(fmt, "csv") ? "to_json" : "to_csv", st, opts);
 }
 
@@ -646,7 +648,11 @@ int dp_spark_stream_start_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp
     }
   }
   if (!rows) return failed(x);
-  if (ckdir && *ckdir) kv_add(&o, "checkpointLocation", dp_sx_printf(x, "%s/%s", ckdir, t->name));
+  /* Spark's memory sink cannot restart from a checkpoint (outside complete
+     mode it refuses to): it runs on a temporary one, as its rows do not
+     outlive the session anyway. */
+  if (ckdir && *ckdir && strcmp(format, "memory") != 0)
+    kv_add(&o, "checkpointLocation", dp_sx_printf(x, "%s/%s", ckdir, t->name));
   put_options(x, w, &o);
   w->input = rows;
   w->format = (char *)(uintptr_t)format;

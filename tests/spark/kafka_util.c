@@ -2,6 +2,7 @@
 ** kafka_util.c — Kafka helpers for the Spark streaming tests (kafka_util.h).
 */
 #include <dirent.h>
+#include <errno.h>
 #include <librdkafka/rdkafka.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -221,6 +222,12 @@ void st_close(st_env *e) {
   if (e->dir[0]) st_rmtree(e->dir);
 }
 
+int st_mkdir(const st_env *e, const char *sub) {
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/%s", e->dir, sub);
+  return mkdir(dir, 0755) == 0 || errno == EEXIST ? 0 : -1;
+}
+
 int st_write_file(const st_env *e, const char *sub, const char *name, const char *text) {
   char dir[512], tmp[768], path[768];
   snprintf(dir, sizeof dir, "%s/%s", e->dir, sub);
@@ -316,6 +323,15 @@ int st_finish(st_env *e, dp_sq *q, int available_now) {
   return rc;
 }
 
+int st_drain(st_env *e, dp_sq *q) {
+  dp_sc_error err;
+  dp_sc_error_init(&err);
+  int rc = dp_sq_process_all_available(e->s, q, &err);
+  if (rc) fprintf(stderr, "process all available: %s\n", dp_buf_cstr(&err.message));
+  dp_sc_error_free(&err);
+  return rc;
+}
+
 int st_run(st_env *e, const char *sql, int available_now) {
   dp_sq q;
   int rc = st_start(e, sql, &q);
@@ -381,12 +397,12 @@ int st_rows(st_env *e, const char *query, char ***rows) {
   return n;
 }
 
-int st_table_json(st_env *e, const char *table, char ***rows) {
-  char q[512];
+int st_table_json(st_env *e, const char *table, const char *where, char ***rows) {
+  char q[1024];
   snprintf(q, sizeof q,
-           "SELECT to_json(struct(*), map('timestampFormat', 'yyyy-MM-dd HH:mm:ss')) AS j "
-           "FROM %s ORDER BY j",
-           table);
+           "SELECT to_json(struct(*), map('timestampFormat', 'yyyy-MM-dd HH:mm:ss', "
+           "'timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss')) AS j FROM %s WHERE %s ORDER BY j",
+           table, where ? where : "true");
   return st_rows(e, q, rows);
 }
 

@@ -50,6 +50,8 @@ typedef struct st_env {
 
 int st_open(st_env *e, const char *what);
 void st_close(st_env *e);
+/* Create dir/sub (a watched input directory must exist when the query starts). */
+int st_mkdir(const st_env *e, const char *sub);
 /* dir/sub/name holding text, written beside and renamed in (a file source
 ** must never list a half-written file); dir/sub is created. */
 int st_write_file(const st_env *e, const char *sub, const char *name, const char *text);
@@ -60,13 +62,15 @@ int st_start(st_env *e, const char *sql, struct dp_sq *q);
 /* available_now: wait for the query's end (it must end well); else process
 ** what is available and stop it. */
 int st_finish(st_env *e, struct dp_sq *q, int available_now);
+/* Process every input available now (the query keeps running). */
+int st_drain(st_env *e, struct dp_sq *q);
 /* st_start then st_finish, then dp_sq_free. */
 int st_run(st_env *e, const char *sql, int available_now);
 /* Run a Spark SQL query whose one column is a string; *rows malloc'd. */
 int st_rows(st_env *e, const char *query, char ***rows);
-/* The rows of a table or view as JSON objects (timestamps as
-** "yyyy-MM-dd HH:mm:ss"), sorted: SELECT to_json(struct(*)) ... ORDER BY 1. */
-int st_table_json(st_env *e, const char *table, char ***rows);
+/* The rows of a table or view that pass `where` (Spark SQL; NULL: all) as
+** JSON objects (timestamps as "yyyy-MM-dd HH:mm:ss"), sorted. */
+int st_table_json(st_env *e, const char *table, const char *where, char ***rows);
 /* Compare rows with want exactly (count and order), printing differences: 0 when equal. */
 int st_expect(char **rows, int n, const char *const *want, int nwant);
 
