@@ -107,10 +107,11 @@ static dp_plan *bind_table(dp_binder *b, const dp_table_def *t, const char *alia
       if (!g) return dp_bind_fail(b, DIPPER_NOMEM, span, "out of memory");
       q->watermarks = g;
       wm->u.watermark.id = q->nwatermarks;
-      g[q->nwatermarks].source = t->name;
-      g[q->nwatermarks].column = t->schema.cols[t->watermark_col].name;
-      g[q->nwatermarks].delay = t->watermark_delay;
-      g[q->nwatermarks].node = wm;
+      /* Every field, members included: dp_arena_grow does not zero. */
+      g[q->nwatermarks] = (dp_watermark_info){.source = t->name,
+                                              .column = t->schema.cols[t->watermark_col].name,
+                                              .delay = t->watermark_delay,
+                                              .node = wm};
       q->nwatermarks++;
     }
     top = wm;

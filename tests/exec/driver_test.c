@@ -415,16 +415,6 @@ TEST(unsupported_connector_fails_start_with_its_place) {
   dipper_close(db);
 }
 
-TEST(spark_engine_is_not_built_yet) {
-  dipper *db = NULL;
-  CHECK_EQ(dipper_open(&db, "sc://localhost:15002"), DIPPER_OK);
-  dipper_program *prog = compile(db, "SELECT 1");
-  CHECK_EQ(dipper_run(prog, NULL, NULL), DIPPER_UNSUPPORTED);
-  CHECK_CONTAINS(dipper_errmsg(db), "Spark Connect backend is not built yet");
-  dipper_program_free(prog);
-  dipper_close(db);
-}
-
 /* A window closes in the batch after the one that moved the watermark past
 ** its end: the watermark is computed at the end of a batch and takes effect
 ** from the next, which here is a no-data batch (Spark runs one too). */
