@@ -886,7 +886,7 @@ static int sc_run(dp_sc *s, sc_exec *x, const uint8_t *ebuf, size_t elen, dp_sc_
         failures++;
         rc = DIPPER_IO;
         resume = true;
-      } else if (code == DIPPER_REMOTE) {
+      } else if (code == DIPPER_REMOTE && st.code != DP_GRPC_DEADLINE_EXCEEDED) {
         sc_errinfo info;
         parse_status(st.details, st.details_len, &info);
         if (lost_before_start && strstr(info.error_class, "OPERATION_NOT_FOUND")) {
@@ -897,7 +897,8 @@ static int sc_run(dp_sc *s, sc_exec *x, const uint8_t *ebuf, size_t elen, dp_sc_
         } else {
           rc = sc_remote_error(s, &st, true, err);
         }
-      } else if (code == DIPPER_TIMEOUT) {
+      } else if (code == DIPPER_TIMEOUT ||
+                 (code == DIPPER_REMOTE && st.code == DP_GRPC_DEADLINE_EXCEEDED)) {
         rc = sc_err(err, DIPPER_TIMEOUT, "Spark Connect at %s: operation %s ran past its deadline",
                     s->address, x->op_id);
       } else {

@@ -230,6 +230,45 @@ TEST(collect_mixed_types) {
   dp_sc_close(s);
 }
 
+static int wire_fn(void *user, const Spark__Connect__ExecutePlanResponse *r) {
+  if (r->response_type_case == SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__RESPONSE_TYPE_ARROW_BATCH)
+    *(size_t *)user += r->arrow_batch->data.len;
+  return DIPPER_OK;
+}
+
+/* Whatever codec the session asks Spark to compress Arrow buffers with
+** (Spark 4.1's spark.sql.execution.arrow.compression.codec), collect gives
+** the same rows. */
+TEST(collect_with_each_arrow_codec) {
+  dp_sc *s = open_session();
+  if (!s) return;
+  dp_arena *a = dp_arena_new(0);
+  dp_sc_error e;
+  dp_sc_error_init(&e);
+  static const char *const codecs[] = {"zstd", "lz4", "none"};
+  size_t wire[3] = {0, 0, 0};
+  for (int i = 0; i < 3; i++) {
+    const char *k = "spark.sql.execution.arrow.compression.codec";
+    CHECK_EQ(dp_sc_config_set(s, 1, &k, &codecs[i], &e), DIPPER_OK);
+    CHECK_EQ(dp_sc_execute(s, root_plan(a, sb_mixed(a, 0, 5000, 2)), wire_fn, &wire[i], 0, &e),
+             DIPPER_OK);
+    dp_arrow_batches b;
+    int rc = dp_sc_collect(s, sb_mixed(a, 0, 5000, 2), &b, &e);
+    if (rc) fprintf(stderr, "%s: %s\n", codecs[i], dp_buf_cstr(&e.message));
+    CHECK_EQ(rc, DIPPER_OK);
+    if (rc != DIPPER_OK) continue;
+    CHECK_EQ(b.rows, 5000);
+    CHECK_EQ(check_mixed(&b, 0, 5000), 0);
+    dp_arrow_batches_free(&b);
+  }
+  /* The codecs were really used: compressed batches are smaller. */
+  CHECK(wire[0] > 0 && wire[0] < wire[2]);
+  CHECK(wire[1] > 0 && wire[1] < wire[2]);
+  dp_sc_error_free(&e);
+  dp_arena_free(a);
+  dp_sc_close(s);
+}
+
 TEST(analyze_schema_gives_ddl) {
   dp_sc *s = open_session();
   if (!s) return;
@@ -295,6 +334,25 @@ TEST(reader_stops_early_and_session_goes_on) {
   CHECK_EQ(dp_sc_execute(s, root_plan(a, sb_range(a, 0, 10, 1)), count_fn, &c2, 0, &e), DIPPER_OK);
   CHECK_EQ(c2.rows, 10);
   CHECK_EQ(dp_sc_interrupt_all(s, &e), DIPPER_OK);
+  dp_sc_error_free(&e);
+  dp_arena_free(a);
+  dp_sc_close(s);
+}
+
+TEST(deadline_stops_a_long_execution) {
+  dp_sc *s = open_session();
+  if (!s) return;
+  dp_arena *a = dp_arena_new(0);
+  dp_sc_error e;
+  dp_sc_error_init(&e);
+  counts c = {0};
+  /* Ten billion rows: far more than 300 ms of work. */
+  int rc = dp_sc_execute(s, root_plan(a, sb_range(a, 0, 10000000000LL, 2)), count_fn, &c, 300, &e);
+  CHECK_EQ(rc, DIPPER_TIMEOUT);
+  CHECK_CONTAINS(dp_buf_cstr(&e.message), "deadline");
+  counts c2 = {0};
+  CHECK_EQ(dp_sc_execute(s, root_plan(a, sb_range(a, 0, 10, 1)), count_fn, &c2, 0, &e), DIPPER_OK);
+  CHECK_EQ(c2.rows, 10);
   dp_sc_error_free(&e);
   dp_arena_free(a);
   dp_sc_close(s);
