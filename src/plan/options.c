@@ -138,6 +138,11 @@ static const known_key known_keys[] = {
     {"dipper.trigger", V_TRIGGER,
      "'processing-time 10 s', 'available-now', 'once' or 'real-time 5 s'"},
     {"dipper.output-mode", V_ENUM, "append|update|complete"},
+    /* Spark's global watermark over several inputs: their minimum (Spark's
+       and the embedded engine's rule) or maximum (Spark's
+       spark.sql.streaming.multipleWatermarkPolicy = max: faster results, the
+       slower input's late rows dropped).  Read by the Spark backend only. */
+    {"dipper.spark.multiple-watermark-policy", V_ENUM, "min|max"},
     {"table.exec.source.idle-timeout", V_DURATION, "a duration, e.g. '30 s' ('0' disables)"},
     {"pipeline.name", V_TEXT, "any name"},
     {"parallelism.default", V_POSINT, "a whole number >= 1"},

@@ -411,3 +411,15 @@ int dp_spark_stream_check(const dp_query_plan *q, dp_diags *d) {
   }
   return x.rc;
 }
+
+int dp_spark_stream_confs(const dp_catalog *c, const char **keys, const char **values, int cap) {
+  int n = 0;
+  /* options.c accepts only "min" and "max", stored lower-case: Spark's words */
+  const char *policy = c ? dp_catalog_option(c, "dipper.spark.multiple-watermark-policy") : NULL;
+  if (n < cap) {
+    keys[n] = "spark.sql.streaming.multipleWatermarkPolicy";
+    values[n] = policy ? policy : "min";
+  }
+  n++;
+  return n;
+}

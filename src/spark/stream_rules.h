@@ -10,7 +10,9 @@
 ** deduplication, distinct aggregates, the stream-stream and stream-static
 ** join matrix, unions of streams with bounded inputs, session windows in
 ** update mode, chained stateful operators outside append mode, watermarks
-** with a delay that is not a constant interval, temporal joins on streams.
+** with a delay that is not a constant interval, temporal joins on streams;
+** and the Spark session settings that dipper's options turn into for a
+** streaming query (the global watermark's policy).
 ** Does not own: translating the plan (translate.h) or the engine-neutral
 ** rules (plan/validate.c runs first; every plan seen here has passed it).
 */
@@ -18,6 +20,7 @@
 #define DP_SPARK_STREAM_RULES_H
 
 #include "core/diag.h"
+#include "plan/catalog.h"
 #include "plan/plan.h"
 
 /* Check one compiled statement for Spark.  Does nothing in batch mode.  Every
@@ -26,5 +29,16 @@
 ** Spark accepts the plan, DIPPER_STREAMING otherwise (DIPPER_NOMEM when the
 ** list ran out of memory).  The plan is not changed. */
 int dp_spark_stream_check(const dp_query_plan *q, dp_diags *d);
+
+/* The Spark SQL settings a streaming query takes from dipper's session
+** options, which the Spark session must hold when the query starts (Spark
+** copies them into the query's checkpoint then; a restarted query keeps its
+** first ones): spark.sql.streaming.multipleWatermarkPolicy from
+** 'dipper.spark.multiple-watermark-policy' ("min" when unset, so that a
+** session reused after a script that set "max" is back at Spark's default).
+** Fills keys[i], values[i] (static or the catalog's strings, borrowed while
+** the catalog lives) for up to cap settings; returns how many there are.
+** The caller sets them (dp_sc_config_set) before dp_sq_start. */
+int dp_spark_stream_confs(const dp_catalog *c, const char **keys, const char **values, int cap);
 
 #endif /* DP_SPARK_STREAM_RULES_H */

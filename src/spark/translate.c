@@ -948,7 +948,13 @@ static int aggregate(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   for (int i = 0; i < n; i++) {
     if (i < ng && wrole[i] != DP_SW_NONE) {
       Spark__Connect__Expression *v = window_part(x, wout, wrole[i]);
-      e[i] = dp_sx_alias(x, as_type(x, v, p->schema.cols[i].type, p->span), names[i]);
+      /* A streaming window_time stays what window_time(window) gives: an
+         attribute with Spark's event-time marker, which an aggregation
+         above (a chained window) needs to find its watermark.  A cast
+         would drop the marker; the root casts it to dipper's type. */
+      if (!(wrole[i] == DP_SW_TIME && x->q && x->q->streaming))
+        v = as_type(x, v, p->schema.cols[i].type, p->span);
+      e[i] = dp_sx_alias(x, v, names[i]);
     } else {
       e[i] = dp_sx_col(x, names[i]);
     }
