@@ -156,6 +156,9 @@ static const conn_opt filesystem_opts[] = {
     {"format", K_FORMAT, "json", 0},
     {"source.monitor-interval", K_DURATION, "10 s", 0},
     {"source.path.regex-pattern", K_STRING, ".*\\.json", 0},
+    /* how many new files one micro-batch reads at most (Spark's
+       maxFilesPerTrigger); a stream reads every new file when absent */
+    {"source.max-files-per-trigger", K_INT, "10", 0},
     {"sink.rolling-policy.*", K_STRING, NULL, 0},
     {"partition.*", K_STRING, NULL, 0},
     {"dipper.bad-records", K_ENUM, "fail|skip|dead-letter", 0},
@@ -256,6 +259,7 @@ static const conn_opt format_opts[] = {
 static int kafka_check(dp_diags *d, const dp_table_def *t, int role);
 static int datagen_check(dp_diags *d, const dp_table_def *t, int role);
 static int kinesis_check(dp_diags *d, const dp_table_def *t, int role);
+static int filesystem_check(dp_diags *d, const dp_table_def *t, int role);
 static bool kafka_bounded(const dp_table_def *t, bool batch_mode);
 static bool datagen_bounded(const dp_table_def *t, bool batch_mode);
 static bool nexmark_bounded(const dp_table_def *t, bool batch_mode);
@@ -271,7 +275,7 @@ static const connector connectors[] = {
     {"kinesis", NULL, true, true, STREAM_FORMATS, true, kinesis_opts, kinesis_meta, kinesis_check,
      never_bounded},
     {"filesystem", NULL, true, true, "csv|json|parquet|orc|avro|raw|text", true, filesystem_opts,
-     filesystem_meta, NULL, batch_bounded},
+     filesystem_meta, filesystem_check, batch_bounded},
     {"datagen", NULL, true, false, NULL, false, datagen_opts, NULL, datagen_check, datagen_bounded},
     {"nexmark", NULL, true, false, NULL, false, nexmark_opts, NULL, NULL, nexmark_bounded},
     {"socket", NULL, true, false, "csv|json|raw", false, socket_opts, NULL, NULL, never_bounded},
@@ -811,6 +815,17 @@ static int kinesis_check(dp_diags *d, const dp_table_def *t, int role) {
   (void)role;
   return needs_companion(d, t, "scan.stream.initpos", "AT_TIMESTAMP", "scan.stream.initpos-timestamp",
                          "2024-01-01T00:00:00Z");
+}
+
+/* A micro-batch of no files would never move: the cap starts at one. */
+static int filesystem_check(dp_diags *d, const dp_table_def *t, int role) {
+  (void)role;
+  const dp_option *o = find_option(t, "source.max-files-per-trigger");
+  if (o && o->value[0] && strspn(o->value, "0") == strlen(o->value))
+    return dp_error(d, DIPPER_OPTION, o->value_span,
+                    "'source.max-files-per-trigger' must be 1 or more (a micro-batch reads at "
+                    "most that many new files); leave it out to read every new file at once");
+  return DIPPER_OK;
 }
 
 /* A sequence field counts from start to end: both are needed, in order. */

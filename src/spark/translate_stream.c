@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/buf.h"
 #include "plan/analyze.h"
@@ -358,6 +359,15 @@ int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
   if (!strcmp(t->connector, "datagen")) return datagen_scan(x, p, out);
   bool kafka = !strcmp(t->connector, "kafka");
   const char *fmt = t->format ? t->format : (kafka ? "json" : "csv");
+  if (!strcasecmp(fmt, "avro"))
+    /* from_avro lives in Spark's spark-avro package, which a Spark Connect
+       server does not load by default: refused here rather than failing
+       in the query with a missing-function error */
+    return dp_sx_refuse(x, opt_span(t, "format"),
+                        "table `%s`: 'format' = 'avro' on Spark needs the spark-avro package on "
+                        "the server, which dipper cannot rely on; produce the records as json, "
+                        "csv or raw, or read the table on the embedded engine",
+                        t->name);
   if (strcasecmp(fmt, "json") && strcasecmp(fmt, "csv") && strcasecmp(fmt, "raw"))
     return dp_sx_refuse(x, t->with_span,
                         "table `%s`: Spark's %s source gives the record as bytes; dipper parses "
@@ -423,6 +433,13 @@ int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
                                          "timestamp-type)",
                             t->name, t->schema.cols[i].name);
       v = dp_sx_col(x, m);
+      if (!strcmp(m, "timestampType"))
+        /* Spark gives Kafka's code (-1, 0, 1); dipper's kafka source its name */
+        v = dp_sx_fn2(x, "try_element_at",
+                      dp_sx_fn3(x, "array", dp_sx_lit_string(x, "NoTimestampType"),
+                                dp_sx_lit_string(x, "CreateTime"),
+                                dp_sx_lit_string(x, "LogAppendTime")),
+                      dp_sx_fn2(x, "+", v, dp_sx_lit_int(x, 2)));
       const dp_type *ty = t->schema.cols[i].type;
       if (ty && ty->kind != DP_T_BYTES) v = dp_sx_cast(x, v, ty, false, cd->span);
     }
@@ -489,7 +506,11 @@ static int sink_columns(dp_sx *x, const dp_plan *sink, const dp_srel *r,
       v = dp_sx_lit_null(x, ty, sink->span);
     } else {
       v = dp_sx_col(x, dp_sx_printf(x, "`%s`", r->names[src]));
-      if (!dp_type_equal(in->schema.cols[src].type, ty)) v = dp_sx_cast(x, v, ty, false, sink->span);
+      /* A TIMESTAMP (wall clock) is Spark's TIMESTAMP (an instant) inside a
+         streaming plan once it carried a watermark (translate.c); the cast
+         makes it TIMESTAMP_NTZ again, so that no sink writes it with a zone. */
+      if (!dp_type_equal(in->schema.cols[src].type, ty) || ty->kind == DP_T_TIMESTAMP)
+        v = dp_sx_cast(x, v, ty, false, sink->span);
     }
     (*names)[k] = t->schema.cols[i].name;
     (*cols)[k] = dp_sx_alias(x, v, t->schema.cols[i].name);
@@ -518,10 +539,9 @@ static Spark__Connect__Expression *serialize(dp_sx *x, const char *fmt, Spark__C
   return dp_sx_fn2(x, strcasecmp(fmt, "csv") ? "to_json" : "to_csv", st, opts);
 }
 
-/* Kafka: Project(value [, key]) over the sink's columns. */
-static Spark__Connect__Relation *kafka_records(dp_sx *x, const dp_table_def *t,
-                                               Spark__Connect__Relation *rows, int n,
-                                               const char *const *names) {
+Spark__Connect__Relation *dp_sx_kafka_records(dp_sx *x, const dp_table_def *t,
+                                              Spark__Connect__Relation *rows, int n,
+                                              const char *const *names) {
   const char *fmt = t->format ? t->format : "json";
   if (strcasecmp(fmt, "json") && strcasecmp(fmt, "csv") && strcasecmp(fmt, "raw")) {
     dp_sx_refuse(x, t->with_span, "table `%s`: the kafka sink on Spark writes json, csv or raw, "
@@ -551,6 +571,90 @@ static Spark__Connect__Relation *kafka_records(dp_sx *x, const dp_table_def *t,
   }
   if (nk > 0) e[ne++] = dp_sx_alias(x, serialize(x, "json", struct_of(x, nk, kf)), "key");
   return dp_sx_project(x, rows, ne, e);
+}
+
+/* The names of the sink table's written columns (physical and writable
+** metadata ones), in the table's order: the rows' names after sink_columns
+** and after translate.c's sink projection alike. */
+static const char **written_names(dp_sx *x, const dp_table_def *t, int *n) {
+  const char **names = dp_sx_alloc(x, (size_t)(t->schema.ncols ? t->schema.ncols : 1) * sizeof *names);
+  *n = 0;
+  for (int i = 0; names && i < t->schema.ncols; i++) {
+    if (t->cols && (t->cols[i].kind == DP_CK_COMPUTED ||
+                    (t->cols[i].kind == DP_CK_METADATA && t->cols[i].is_virtual)))
+      continue;
+    names[(*n)++] = t->schema.cols[i].name;
+  }
+  return names;
+}
+
+Spark__Connect__Plan *dp_sx_kafka_write(dp_sx *x, const dp_table_def *t,
+                                        Spark__Connect__Relation *rows) {
+  int n = 0;
+  const char **names = written_names(x, t, &n);
+  const char *topic = opt(t, "topic");
+  if (!topic || strchr(topic, ';')) {
+    dp_sx_refuse(x, t->with_span, "table `%s`: a kafka sink writes to one 'topic'", t->name);
+    return NULL;
+  }
+  Spark__Connect__Relation *records = names ? dp_sx_kafka_records(x, t, rows, n, names) : NULL;
+  kv_list o = {0};
+  kv_add(&o, "topic", topic);
+  kafka_properties(x, t, &o);
+  Spark__Connect__WriteOperation *w = dp_sx_alloc(x, sizeof *w);
+  Spark__Connect__Command *cmd = dp_sx_alloc(x, sizeof *cmd);
+  Spark__Connect__Plan *plan = dp_sx_alloc(x, sizeof *plan);
+  if (!records || !w || !cmd || !plan) return NULL;
+  spark__connect__write_operation__init(w);
+  w->input = records;
+  w->_source_case = SPARK__CONNECT__WRITE_OPERATION___SOURCE_SOURCE;
+  w->source = (char *)(uintptr_t)"kafka";
+  w->mode = SPARK__CONNECT__WRITE_OPERATION__SAVE_MODE__SAVE_MODE_APPEND;
+  w->options = dp_sx_alloc(x, (size_t)o.n * sizeof *w->options);
+  if (!w->options) return NULL;
+  for (int i = 0; i < o.n; i++) {
+    Spark__Connect__WriteOperation__OptionsEntry *en = dp_sx_alloc(x, sizeof *en);
+    if (!en) return NULL;
+    spark__connect__write_operation__options_entry__init(en);
+    en->key = (char *)(uintptr_t)o.kv[2 * i];
+    en->value = (char *)(uintptr_t)o.kv[2 * i + 1];
+    w->options[w->n_options++] = en;
+  }
+  spark__connect__command__init(cmd);
+  cmd->command_type_case = SPARK__CONNECT__COMMAND__COMMAND_TYPE_WRITE_OPERATION;
+  cmd->write_operation = w;
+  spark__connect__plan__init(plan);
+  plan->op_type_case = SPARK__CONNECT__PLAN__OP_TYPE_COMMAND;
+  plan->command = cmd;
+  return x->rc ? NULL : plan;
+}
+
+/* Options of a streaming file sink, as translate.c's batch write sets them:
+** dipper's text of times ("2024-01-01 10:00:00.250", 'Z' added for
+** TIMESTAMP_LTZ) with the first time column's digits, every JSON key written
+** (NULLs too), CSV fields untrimmed and a header only when asked. */
+static void file_sink_options(dp_sx *x, const dp_table_def *t, const char *format, kv_list *o) {
+  bool json = !strcasecmp(format, "json"), csv = !strcasecmp(format, "csv");
+  if (json) kv_add(o, "ignoreNullFields", "false");
+  if (json || csv) {
+    int prec = 3;
+    for (int i = 0; i < t->schema.ncols; i++)
+      if (dp_type_is_timestamp(t->schema.cols[i].type)) {
+        prec = t->schema.cols[i].type->precision > 6 ? 6 : t->schema.cols[i].type->precision;
+        break;
+      }
+    const char *frac = prec > 0 ? dp_sx_printf(x, ".%.*s", prec, "SSSSSS") : "";
+    kv_add(o, "timestampNTZFormat", dp_sx_printf(x, "yyyy-MM-dd HH:mm:ss%s", frac));
+    kv_add(o, "timestampFormat", dp_sx_printf(x, "yyyy-MM-dd HH:mm:ss%sXXX", frac));
+  }
+  if (csv) {
+    const char *h = opt(t, "csv.header"), *v;
+    kv_add(o, "header", h && !strcasecmp(h, "true") ? "true" : "false");
+    kv_add(o, "ignoreLeadingWhiteSpace", "false");
+    kv_add(o, "ignoreTrailingWhiteSpace", "false");
+    if ((v = opt(t, "csv.field-delimiter"))) kv_add(o, "sep", strcmp(v, "\\t") ? v : "\t");
+    if ((v = opt(t, "csv.null-literal"))) kv_add(o, "nullValue", v);
+  }
 }
 
 static void put_options(dp_sx *x, Spark__Connect__WriteStreamOperationStart *w, const kv_list *o) {
@@ -585,6 +689,12 @@ int dp_spark_stream_start_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp
   } else if (!strcmp(conn, "filesystem")) {
     format = t->format ? t->format : "json";
     if (!strcasecmp(format, "raw")) format = "text";
+    if (strcasecmp(format, "json") && strcasecmp(format, "csv") && strcasecmp(format, "parquet") &&
+        strcasecmp(format, "orc") && strcasecmp(format, "text"))
+      return dp_sx_refuse(x, opt_span(t, "format"),
+                          "table `%s`: Spark's file sink writes csv, json, parquet, orc or raw "
+                          "(text), not '%s' (its avro writer is the spark-avro package)",
+                          t->name, format);
     needs_checkpoint = true;
   } else if (!strcmp(conn, "console")) {
     format = "console";
@@ -627,7 +737,7 @@ int dp_spark_stream_start_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp
   spark__connect__write_stream_operation_start__init(w);
   kv_list o = {0};
   if (!strcmp(format, "kafka")) {
-    rows = kafka_records(x, t, rows, n, names);
+    rows = dp_sx_kafka_records(x, t, rows, n, names);
     const char *topic = opt(t, "topic");
     if (!topic || strchr(topic, ';'))
       return dp_sx_refuse(x, t->with_span, "table `%s`: a kafka sink writes to one 'topic'",
@@ -637,6 +747,18 @@ int dp_spark_stream_start_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp
   } else if (!strcmp(conn, "filesystem")) {
     const char *path = opt(t, "path");
     if (!path) return dp_sx_refuse(x, t->with_span, "table `%s` has no 'path'", t->name);
+    if (path[0] != '/' && !strstr(path, "://")) {
+      /* the loopback server shares the client's file system; a relative
+         path means the client's directory, as on the embedded engine */
+      char cwd[4096];
+      if (!getcwd(cwd, sizeof cwd))
+        return dp_sx_refuse(x, opt_span(t, "path"), "table `%s`: cannot resolve the relative "
+                                                    "path '%s'; write an absolute one",
+                            t->name, path);
+      path = dp_sx_printf(x, "%s/%s", cwd, path);
+      if (!path) return failed(x);
+    }
+    file_sink_options(x, t, format, &o);
     w->sink_destination_case = SPARK__CONNECT__WRITE_STREAM_OPERATION_START__SINK_DESTINATION_PATH;
     w->path = (char *)(uintptr_t)path;
     if (t->npartition > 0) {

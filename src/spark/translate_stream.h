@@ -7,7 +7,8 @@
 ** kafka and socket sources and onto Spark's streaming sinks (kafka,
 ** filesystem, console, memory, blackhole), the output mode, the trigger and
 ** the checkpoint location.  Does not own: relations of other node kinds
-** (translate.c), running the query (streaming.c).
+** (translate.c), running the query (streaming.c).  A batch INSERT into kafka
+** borrows the record building (dp_sx_kafka_write).
 */
 #ifndef DP_SPARK_TRANSLATE_STREAM_H
 #define DP_SPARK_TRANSLATE_STREAM_H
@@ -46,5 +47,23 @@ typedef struct dp_spark_stream_opts {
 ** Refusals go to c->diags (DIPPER_UNSUPPORTED or DIPPER_OPTION). */
 int dp_spark_stream_start_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp_plan *sink,
                                const dp_spark_stream_opts *o, Spark__Connect__Plan **out);
+
+/* Kafka records of a sink table's rows: Project(value [, key]) over `rows`,
+** whose n columns are named `names` (the table's written columns).  The
+** value is the row serialized by the table's format (json, csv: times in
+** dipper's text; raw: the one column as is), the key the PRIMARY KEY columns
+** or 'key.fields' as JSON, absent when neither is declared.  NULL on a
+** refusal (x->diags) or out of memory.  Streaming and batch writes share it. */
+Spark__Connect__Relation *dp_sx_kafka_records(dp_sx *x, const dp_table_def *t,
+                                              Spark__Connect__Relation *rows, int n,
+                                              const char *const *names);
+
+/* A batch INSERT into a kafka table: the WriteOperation command (source
+** "kafka", mode append, 'topic' and 'properties.*' as Spark's options) over
+** dp_sx_kafka_records of `rows`, which hold the table's written columns in
+** its order, named as the table's (translate.c's sink projection).  NULL on a
+** refusal or out of memory. */
+Spark__Connect__Plan *dp_sx_kafka_write(dp_sx *x, const dp_table_def *t,
+                                        Spark__Connect__Relation *rows);
 
 #endif /* DP_SPARK_TRANSLATE_STREAM_H */

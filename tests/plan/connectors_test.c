@@ -312,6 +312,14 @@ TEST(filesystem_rules) {
   rc = run(&e, "CREATE TABLE h (a INT) WITH ('connector' = 'filesystem', 'path' = '/x', 'format' "
                "= 'xml')");
   EXPECT_ERROR(&e, rc, DIPPER_OPTION, "connector 'filesystem' has no format 'xml'", "'xml'");
+  EXPECT_OK(&e, "CREATE TABLE m (a INT) WITH ('connector' = 'filesystem', 'path' = '/x', "
+                "'format' = 'json', 'source.max-files-per-trigger' = '2')");
+  rc = run(&e, "CREATE TABLE m0 (a INT) WITH ('connector' = 'filesystem', 'path' = '/x', "
+               "'format' = 'json', 'source.max-files-per-trigger' = '0')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "'source.max-files-per-trigger' must be 1 or more", "'0'");
+  rc = run(&e, "CREATE TABLE m1 (a INT) WITH ('connector' = 'filesystem', 'path' = '/x', "
+               "'format' = 'json', 'source.max-files-per-trigger' = 'many')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "'source.max-files-per-trigger'", "'many'");
   env_free(&e);
 }
 

@@ -107,13 +107,54 @@ int dp_tk_produce(const char *brokers, const char *topic, int n, const char *con
   return rc;
 }
 
+int dp_tk_produce_records(const char *brokers, const char *topic, int partition, int n,
+                          const char *const *keys, const char *const *values,
+                          const int64_t *timestamps_ms, char *err, size_t errlen) {
+  rd_kafka_t *rk = tk_client(RD_KAFKA_PRODUCER, brokers, NULL, err, errlen);
+  if (!rk) return -1;
+  int rc = 0;
+  for (int i = 0; i < n && rc == 0; i++) {
+    const char *k = keys ? keys[i] : NULL;
+    rd_kafka_resp_err_t e = rd_kafka_producev(
+        rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(partition),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        RD_KAFKA_V_KEY((void *)(uintptr_t)k, k ? strlen(k) : 0),
+        RD_KAFKA_V_VALUE((void *)(uintptr_t)values[i], strlen(values[i])),
+        RD_KAFKA_V_TIMESTAMP(timestamps_ms ? timestamps_ms[i] : 0), RD_KAFKA_V_END);
+    if (e) {
+      snprintf(err, errlen, "produce to %s: %s", topic, rd_kafka_err2str(e));
+      rc = -1;
+    }
+  }
+  rd_kafka_resp_err_t fe = rd_kafka_flush(rk, 30000);
+  if (rc == 0 && fe) {
+    snprintf(err, errlen, "flush to %s: %s", topic, rd_kafka_err2str(fe));
+    rc = -1;
+  }
+  rd_kafka_destroy(rk);
+  return rc;
+}
+
 void dp_tk_free(char **values, int n) {
   for (int i = 0; values && i < n; i++) free(values[i]);
   free(values);
 }
 
+static int tk_consume(const char *brokers, const char *topic, int partitions, int expect,
+                      int64_t timeout_ms, bool with_key, char ***out, char *err, size_t errlen);
+
 int dp_tk_consume(const char *brokers, const char *topic, int partitions, int expect,
                   int64_t timeout_ms, char ***out, char *err, size_t errlen) {
+  return tk_consume(brokers, topic, partitions, expect, timeout_ms, false, out, err, errlen);
+}
+
+int dp_tk_consume_keyed(const char *brokers, const char *topic, int partitions, int expect,
+                        int64_t timeout_ms, char ***out, char *err, size_t errlen) {
+  return tk_consume(brokers, topic, partitions, expect, timeout_ms, true, out, err, errlen);
+}
+
+static int tk_consume(const char *brokers, const char *topic, int partitions, int expect,
+                      int64_t timeout_ms, bool with_key, char ***out, char *err, size_t errlen) {
   *out = NULL;
   rd_kafka_t *rk = tk_client(RD_KAFKA_CONSUMER, brokers, "dipper-stream-test-reader", err, errlen);
   if (!rk) return -1;
@@ -142,14 +183,19 @@ int dp_tk_consume(const char *brokers, const char *topic, int partitions, int ex
         }
         v = nv;
       }
-      v[n] = malloc(m->len + 1);
+      /* with_key: "<key>\t<value>", "(null)" for a record without a key */
+      size_t klen = !with_key ? 0 : m->key ? m->key_len + 1 : 7;
+      v[n] = malloc(klen + m->len + 1);
       if (!v[n]) {
         rc = -1;
         rd_kafka_message_destroy(m);
         break;
       }
-      if (m->len) memcpy(v[n], m->payload, m->len);
-      v[n][m->len] = '\0';
+      if (with_key && m->key) memcpy(v[n], m->key, m->key_len);
+      if (with_key && !m->key) memcpy(v[n], "(null)", 6);
+      if (with_key) v[n][klen - 1] = '\t';
+      if (m->len) memcpy(v[n] + klen, m->payload, m->len);
+      v[n][klen + m->len] = '\0';
       n++;
     }
     rd_kafka_message_destroy(m);
@@ -167,10 +213,17 @@ int dp_tk_consume(const char *brokers, const char *topic, int partitions, int ex
 
 /* ---- the Spark streaming harness ---- */
 
+static int64_t st_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 int st_open(st_env *e, const char *what) {
   memset(e, 0, sizeof *e);
   snprintf(e->tag, sizeof e->tag, "dipper_%s_%ld_%ld", what, (long)getpid(), (long)time(NULL));
   snprintf(e->dir, sizeof e->dir, "/tmp/%s", e->tag);
+  e->opened_ms = st_now_ms();
   if (mkdir(e->dir, 0755) != 0) {
     fprintf(stderr, "mkdir %s failed\n", e->dir);
     return -1;
@@ -220,6 +273,8 @@ void st_close(st_env *e) {
     e->s = NULL;
   }
   if (e->dir[0]) st_rmtree(e->dir);
+  if (e->tag[0])
+    fprintf(stderr, "%s: %.1f s\n", e->tag, (double)(st_now_ms() - e->opened_ms) / 1000.0);
 }
 
 int st_mkdir(const st_env *e, const char *sub) {
@@ -249,15 +304,42 @@ int st_write_file(const st_env *e, const char *sub, const char *name, const char
   return 0;
 }
 
+static int st_compile(st_env *e, const char *sql, dp_sq *qs, int cap, int *nq, char *why,
+                      size_t whylen);
+
 int st_start(st_env *e, const char *sql, dp_sq *q) {
+  int n = 0;
   memset(q, 0, sizeof *q);
+  return st_compile(e, sql, q, 1, &n, NULL, 0);
+}
+
+int st_start_all(st_env *e, const char *sql, dp_sq *qs, int cap, int *n) {
+  *n = 0;
+  return st_compile(e, sql, qs, cap, n, NULL, 0);
+}
+
+int st_refusal(st_env *e, const char *sql, char *why, size_t whylen) {
+  int n = 0;
+  why[0] = '\0';
+  return st_compile(e, sql, NULL, 0, &n, why, whylen);
+}
+
+/* Compile sql; check and translate each root of its last statement (the
+** first `cap` of them); start each when qs is given.  why: the first
+** refusal as "line:col: message" (then nothing is printed). */
+static int st_compile(st_env *e, const char *sql, dp_sq *qs, int cap, int *nq, char *why,
+                      size_t whylen) {
+  for (int i = 0; i < cap; i++) memset(&qs[i], 0, sizeof qs[i]);
   dipper *db = NULL;
   if (dipper_open(&db, "embedded") != DIPPER_OK || !db) return -1;
   dipper_program *prog = NULL;
   int rc = dipper_compile(db, sql, (size_t)-1, "test.sql", &prog);
   if (rc) {
     char *m = dipper_diag_render(db, 0);
-    fprintf(stderr, "compile: %s\n", m ? m : "?");
+    if (why)
+      snprintf(why, whylen, "%s", m ? m : "?");
+    else
+      fprintf(stderr, "compile: %s\n", m ? m : "?");
     free(m);
     dipper_close(db);
     return rc;
@@ -276,17 +358,26 @@ int st_start(st_env *e, const char *sql, dp_sq *q) {
     dp_spark_stream_opts o = {
         .trigger = dp_catalog_option(db->catalog, "dipper.trigger"),
         .checkpoint_dir = dp_catalog_option(db->catalog, "execution.checkpointing.dir")};
-    Spark__Connect__Plan *plan = NULL;
-    rc = dp_spark_stream_start_plan(&c, qp, qp->roots[0], &o, &plan);
-    if (rc == DIPPER_OK) {
-      dp_sc_error err;
-      dp_sc_error_init(&err);
-      rc = dp_sq_start(e->s, plan, q, &err);
-      if (rc) fprintf(stderr, "start: %s\n", dp_buf_cstr(&err.message));
-      dp_sc_error_free(&err);
+    /* One streaming query per INSERT (a statement set has several). */
+    for (int r = 0; r < qp->nroots && rc == DIPPER_OK && (!qs || *nq < cap); r++) {
+      Spark__Connect__Plan *plan = NULL;
+      rc = dp_spark_stream_start_plan(&c, qp, qp->roots[r], &o, &plan);
+      if (rc == DIPPER_OK && qs) {
+        dp_sc_error err;
+        dp_sc_error_init(&err);
+        rc = dp_sq_start(e->s, plan, &qs[*nq], &err);
+        if (rc)
+          fprintf(stderr, "start: %s\n", dp_buf_cstr(&err.message));
+        else
+          (*nq)++;
+        dp_sc_error_free(&err);
+      }
     }
   }
-  for (int i = 0; i < d.count; i++)
+  if (why && d.count > 0)
+    snprintf(why, whylen, "%d:%d: %s", d.items[0].span.line, d.items[0].span.col,
+             d.items[0].message);
+  for (int i = 0; i < d.count && !why; i++)
     fprintf(stderr, "refused at %d:%d: %s\n", d.items[i].span.line, d.items[i].span.col,
             d.items[i].message);
   dp_arena_free(a);
@@ -394,6 +485,53 @@ int st_rows(st_env *e, const char *query, char ***rows) {
     for (int64_t i = 0; i < b.arrays[k].length; i++) v[n++] = st_cell(cs, b.arrays[k].children[0], i);
   dp_arrow_batches_free(&b);
   *rows = v;
+  return n;
+}
+
+int st_sql(st_env *e, const char *query) {
+  Spark__Connect__SQL sql;
+  spark__connect__sql__init(&sql);
+  sql.query = (char *)(uintptr_t)query;
+  Spark__Connect__Relation rel;
+  spark__connect__relation__init(&rel);
+  rel.rel_type_case = SPARK__CONNECT__RELATION__REL_TYPE_SQL;
+  rel.sql = &sql;
+  dp_arrow_batches b;
+  dp_sc_error err;
+  dp_sc_error_init(&err);
+  int rc = dp_sc_collect(e->s, &rel, &b, &err);
+  if (rc)
+    fprintf(stderr, "%s: %s\n", query, dp_buf_cstr(&err.message));
+  else
+    dp_arrow_batches_free(&b);
+  dp_sc_error_free(&err);
+  return rc ? -1 : 0;
+}
+
+static int st_cmp(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void st_sort(char **rows, int n) {
+  if (rows && n > 1) qsort(rows, (size_t)n, sizeof *rows, st_cmp);
+}
+
+void st_free_rows(char **rows, int n) {
+  for (int i = 0; rows && i < n; i++) free(rows[i]);
+  free(rows);
+}
+
+int st_wait_rows(st_env *e, const char *table, const char *where, int want, int64_t timeout_ms,
+                 char ***rows) {
+  *rows = NULL;
+  int n = -1;
+  for (int64_t waited = 0;; waited += 500) {
+    n = st_table_json(e, table, where, rows);
+    if (n < 0 || n >= want || waited >= timeout_ms) break;
+    st_free_rows(*rows, n);
+    *rows = NULL;
+    tk_sleep_ms(500);
+  }
   return n;
 }
 

@@ -36,6 +36,14 @@ int dp_tk_produce(const char *brokers, const char *topic, int n, const char *con
 int dp_tk_consume(const char *brokers, const char *topic, int partitions, int expect,
                   int64_t timeout_ms, char ***out, char *err, size_t errlen);
 void dp_tk_free(char **values, int n);
+/* Produce n records to one partition, in order: keys (NULL, or NULL entries:
+** no key), values, and record timestamps in ms since the epoch (NULL: now). */
+int dp_tk_produce_records(const char *brokers, const char *topic, int partition, int n,
+                          const char *const *keys, const char *const *values,
+                          const int64_t *timestamps_ms, char *err, size_t errlen);
+/* dp_tk_consume, each record as "<key>\t<value>" ("(null)" for no key). */
+int dp_tk_consume_keyed(const char *brokers, const char *topic, int partitions, int expect,
+                        int64_t timeout_ms, char ***out, char *err, size_t errlen);
 
 /* ---- the Spark streaming harness ---- */
 
@@ -46,6 +54,7 @@ typedef struct st_env {
   struct dp_sc *s;
   char tag[80];   /* dipper_<what>_<pid>_<seconds>: topics, names */
   char dir[200];  /* /tmp/<tag>: inputs, outputs, checkpoints; removed by st_close */
+  int64_t opened_ms; /* st_close prints how long the test took (the machine is shared) */
 } st_env;
 
 int st_open(st_env *e, const char *what);
@@ -59,6 +68,12 @@ int st_write_file(const st_env *e, const char *sub, const char *name, const char
 ** (stream rules and translation), build the start command with the script's
 ** SET options, start it.  *q is filled on success. */
 int st_start(st_env *e, const char *sql, struct dp_sq *q);
+/* The same for every INSERT of the last statement (EXECUTE STATEMENT SET:
+** one query each), at most cap; *n says how many started. */
+int st_start_all(st_env *e, const char *sql, struct dp_sq *qs, int cap, int *n);
+/* Compile, check and translate as st_start does, without starting: the
+** code, and the first refusal as "line:col: message" in why ("" if none). */
+int st_refusal(st_env *e, const char *sql, char *why, size_t whylen);
 /* available_now: wait for the query's end (it must end well); else process
 ** what is available and stop it. */
 int st_finish(st_env *e, struct dp_sq *q, int available_now);
@@ -71,6 +86,15 @@ int st_rows(st_env *e, const char *query, char ***rows);
 /* The rows of a table or view that pass `where` (Spark SQL; NULL: all) as
 ** JSON objects (timestamps as "yyyy-MM-dd HH:mm:ss"), sorted. */
 int st_table_json(st_env *e, const char *table, const char *where, char ***rows);
+/* Run a Spark SQL statement (a command: CREATE, INSERT OVERWRITE DIRECTORY, ...),
+** its result dropped. */
+int st_sql(st_env *e, const char *query);
+/* st_table_json until at least `want` rows are there or timeout_ms passed
+** (a query on a processing-time trigger, not drained). */
+int st_wait_rows(st_env *e, const char *table, const char *where, int want, int64_t timeout_ms,
+                 char ***rows);
+void st_sort(char **rows, int n);
+void st_free_rows(char **rows, int n);
 /* Compare rows with want exactly (count and order), printing differences: 0 when equal. */
 int st_expect(char **rows, int n, const char *const *want, int nwant);
 
