@@ -168,11 +168,17 @@ void *dp_arena_grow(dp_arena *a, void *old, size_t oldcap, size_t newcap, size_t
     size_t need = round_up(new_bytes);
     if (need >= new_bytes && b->cap - start >= need) {
       b->used = start + need;
+      memset((unsigned char *)old + old_bytes, 0, new_bytes - old_bytes);
       return old;
     }
   }
-  void *p = dp_arena_alloc(a, new_bytes);
-  if (p && old && old_bytes) memcpy(p, old, old_bytes);
+  unsigned char *p = dp_arena_alloc(a, new_bytes);
+  if (!p) return NULL;
+  if (old && old_bytes) memcpy(p, old, old_bytes);
+  else old_bytes = 0;
+  /* The new elements start zeroed: a struct appended field by field cannot
+     keep garbage in a field added later. */
+  memset(p + old_bytes, 0, new_bytes - old_bytes);
   return p;
 }
 

@@ -43,7 +43,8 @@ char *dp_arena_printf(dp_arena *a, const char *fmt, ...)
 char *dp_arena_vprintf(dp_arena *a, const char *fmt, va_list ap);
 
 /* Grow an array kept in the arena: returns a copy with room for `newcap`
-** elements (the old memory stays until reset). */
+** elements (the old memory stays until reset); elements oldcap..newcap-1
+** are zeroed. */
 void *dp_arena_grow(dp_arena *a, void *old, size_t oldcap, size_t newcap, size_t elem);
 
 dp_arena_mark dp_arena_save(dp_arena *a);

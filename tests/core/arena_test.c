@@ -130,8 +130,22 @@ TEST(grow_keeps_contents_and_extends_in_place) {
   /* the newest allocation grows where it stands when the block has room */
   dp_arena_reset(a);
   char *s = dp_arena_alloc(a, 16);
+  memset(s, 0xAB, 16);
   char *t = dp_arena_grow(a, s, 16, 64, 1);
   CHECK(s == t);
+  /* the new part is zeroed, in place or moved, on dirty memory */
+  int zero = 1;
+  for (int i = 16; i < 64; i++) zero &= t[i] == 0;
+  CHECK(zero);
+  CHECK_EQ((unsigned char)t[15], 0xAB);
+  dp_arena_reset(a);
+  char *dirty = dp_arena_alloc(a, 256);
+  memset(dirty, 0xCD, 256);
+  dp_arena_reset(a);
+  char *first = dp_arena_grow(a, NULL, 0, 100, 1);
+  zero = 1;
+  for (int i = 0; i < 100; i++) zero &= first[i] == 0;
+  CHECK(zero);
   dp_arena_free(a);
 }
 
