@@ -29,7 +29,7 @@
 /* Rows a source may put in one micro-batch unless the trigger says
 ** otherwise: big enough that the per-batch costs vanish, small enough that
 ** a large bounded input still shows progress and closes windows as it goes. */
-#define DEFAULT_MAX_BATCH_ROWS (INT64_C(1) << 20)
+#define DEFAULT_MAX_BATCH_ROWS (INT64_C(1) << 17)
 
 void dp_op_walk(dp_op *op, void (*fn)(dp_op *op, void *user), void *user) {
   if (!op) return;
