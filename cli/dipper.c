@@ -50,9 +50,11 @@ static int execute_program(const cli_options *opts, dipper_program *prog, bool *
 
 /* `run`: compile every input first (a script with errors runs nothing),
 ** then run the programs in order, each to its end: through dipper_run (live
-** progress, SELECTs printed by the console sink), or, on Spark and with
-** --format, statement by statement with this command's printer. */
-static int run_programs(const cli_options *opts, dipper *db, bool by_statement) {
+** progress, SELECTs printed by the console sink; on Spark, streaming
+** programs, whose queries Spark runs until they end or a signal stops them),
+** or, with --format and for batch programs on Spark, statement by statement
+** with this command's printer. */
+static int run_programs(const cli_options *opts, dipper *db, bool on_spark) {
   dipper_program **progs = calloc((size_t)opts->ninputs + 1, sizeof *progs);
   if (!progs) {
     cli_error("out of memory");
@@ -83,9 +85,12 @@ static int run_programs(const cli_options *opts, dipper *db, bool by_statement) 
     sigaction(SIGTERM, &sa, &old_term);
     int rc = DIPPER_OK;
     bool printed = false;
-    for (int i = 0; i < opts->ninputs && rc == DIPPER_OK; i++)
+    for (int i = 0; i < opts->ninputs && rc == DIPPER_OK; i++) {
+      bool by_statement =
+          opts->format_given || (on_spark && !dipper_program_streaming(progs[i]));
       rc = by_statement ? execute_program(opts, progs[i], &printed)
                         : dipper_run(progs[i], cli_progress_update, progress);
+    }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     running_db = NULL;
@@ -168,7 +173,7 @@ int main(int argc, char **argv) {
     }
     bool on_spark = opts.engine && strncmp(opts.engine, "sc://", 5) == 0;
     if (status == CLI_EXIT_OK)
-      status = opts.command == CLI_CMD_RUN ? run_programs(&opts, db, on_spark || opts.format_given)
+      status = opts.command == CLI_CMD_RUN ? run_programs(&opts, db, on_spark)
                                            : run(&opts, db);
     dipper_close(db);
   }

@@ -11,6 +11,11 @@
 ** them back under the new output.  Redraws are limited to ten a second: a
 ** fast query runs thousands of batches a second and the terminal would
 ** become the bottleneck.
+**
+** When stderr is not a terminal (a log, a pipe) nothing can be redrawn: a
+** query's progress line is printed as a plain line instead, for its first
+** micro-batch and then at most every LINE_EVERY_NS while batches run, so
+** that a log of a long run shows how it went without a line per batch.
 */
 #define _GNU_SOURCE /* fopencookie */
 #include <inttypes.h>
@@ -24,6 +29,7 @@
 #include "cli.h"
 
 #define REDRAW_EVERY_NS 100000000LL
+#define LINE_EVERY_NS 5000000000LL
 
 typedef struct query_line {
   char *name;
@@ -36,6 +42,7 @@ typedef struct query_line {
   long long drawn_ns;
   double rate_in, rate_out;
   double elapsed; /* seconds from the start of `run` to the query's last report */
+  int64_t printed_batch; /* not a terminal: the batch of the last plain line (-1: none) */
 } query_line;
 
 struct cli_progress {
@@ -129,6 +136,7 @@ static query_line *line_for(cli_progress *cp, const char *name) {
   }
   query_line *q = &cp->lines[cp->n];
   memset(q, 0, sizeof *q);
+  q->printed_batch = -1;
   q->name = malloc(strlen(name) + 1);
   if (!q->name) return NULL;
   strcpy(q->name, name);
@@ -178,23 +186,39 @@ static size_t terminal_width(void) {
   return 0;
 }
 
+/* The progress line of one query into line[0..cap); its length. */
+static size_t format_line(const query_line *q, char *line, size_t cap) {
+  const dipper_progress *p = &q->last;
+  char wm[48], in[16], out[16];
+  format_watermark(wm, sizeof wm, p->watermark);
+  format_count(in, sizeof in, q->rate_in);
+  format_count(out, sizeof out, q->rate_out);
+  int len = snprintf(line, cap,
+                     "%s: batch %" PRId64 ", %s rows/s in, %s rows/s out, watermark %s, "
+                     "state %" PRId64 ", late %" PRId64,
+                     q->name, p->batch_id, in, out, wm, p->state_rows, p->late_rows_dropped);
+  return len < 0 ? 0 : (size_t)len < cap ? (size_t)len : cap - 1;
+}
+
+/* Rates since the query's previous line: rows through over wall time. */
+static void update_rates(cli_progress *cp, query_line *l, long long now) {
+  long long since = now - (l->drawn_ns ? l->drawn_ns : cp->start_ns);
+  if (since <= 0) return;
+  l->rate_in = (double)(l->last.total_input_rows - l->drawn_in) * 1e9 / (double)since;
+  l->rate_out = (double)(l->last.total_output_rows - l->drawn_out) * 1e9 / (double)since;
+  l->drawn_in = l->last.total_input_rows;
+  l->drawn_out = l->last.total_output_rows;
+  l->drawn_ns = now;
+}
+
 static void draw(cli_progress *cp) {
   if (cp->drawn > 0) fputs("\r\033[J", stderr);
   /* A line that wrapped would break the cursor arithmetic of the redraw:
   ** cut each to the terminal's width. */
   size_t width = terminal_width();
   for (int i = 0; i < cp->n; i++) {
-    const dipper_progress *p = &cp->lines[i].last;
-    char wm[48], in[16], out[16], line[512];
-    format_watermark(wm, sizeof wm, p->watermark);
-    format_count(in, sizeof in, cp->lines[i].rate_in);
-    format_count(out, sizeof out, cp->lines[i].rate_out);
-    int len = snprintf(line, sizeof line,
-                       "%s: batch %" PRId64 ", %s rows/s in, %s rows/s out, watermark %s, "
-                       "state %" PRId64 ", late %" PRId64,
-                       cp->lines[i].name, p->batch_id, in, out, wm, p->state_rows,
-                       p->late_rows_dropped);
-    size_t n = len < 0 ? 0 : (size_t)len < sizeof line ? (size_t)len : sizeof line - 1;
+    char line[512];
+    size_t n = format_line(&cp->lines[i], line, sizeof line);
     if (width > 1 && n > width - 1) n = width - 1;
     if (i) fputc('\n', stderr);
     fwrite(line, 1, n, stderr);
@@ -214,19 +238,23 @@ void cli_progress_update(void *user, const dipper_progress *p) {
   q->last = *p;
   long long now = now_ns();
   q->elapsed = (double)(now - cp->start_ns) / 1e9;
-  if (!cp->live) return;
+  if (cp->quiet) return;
+  if (!cp->live) {
+    /* A plain line: the first batch, then every LINE_EVERY_NS of batches. */
+    if (p->batch_id < 0 || p->batch_id == q->printed_batch) return;
+    if (q->printed_batch >= 0 && now - q->drawn_ns < LINE_EVERY_NS) return;
+    update_rates(cp, q, now);
+    q->printed_batch = p->batch_id;
+    char line[512];
+    size_t n = format_line(q, line, sizeof line);
+    fwrite(line, 1, n, stderr);
+    fputc('\n', stderr);
+    fflush(stderr);
+    return;
+  }
   if (now - cp->last_draw_ns < REDRAW_EVERY_NS && !p->finished) return;
   cp->last_draw_ns = now;
-  for (int i = 0; i < cp->n; i++) {
-    query_line *l = &cp->lines[i];
-    long long since = now - (l->drawn_ns ? l->drawn_ns : cp->start_ns);
-    if (since <= 0) continue;
-    l->rate_in = (double)(l->last.total_input_rows - l->drawn_in) * 1e9 / (double)since;
-    l->rate_out = (double)(l->last.total_output_rows - l->drawn_out) * 1e9 / (double)since;
-    l->drawn_in = l->last.total_input_rows;
-    l->drawn_out = l->last.total_output_rows;
-    l->drawn_ns = now;
-  }
+  for (int i = 0; i < cp->n; i++) update_rates(cp, &cp->lines[i], now);
   draw(cp);
 }
 

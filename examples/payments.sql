@@ -9,6 +9,14 @@
 --     | scripts/kafka-local produce payment_msg
 --   dipper run examples/payments.sql          # Ctrl-C to stop; then
 --   scripts/kafka-local consume sink           # the closed windows as JSON
+-- The same on Spark (scripts/spark-local start): one Structured Streaming
+-- query, `sink`, with a live progress line; Ctrl-C stops it cleanly:
+--   dipper run --engine sc://127.0.0.1:15002 examples/payments.sql
+
+-- Where the query keeps its progress (source offsets, window state), as the
+-- seed's Spark job does with checkpointLocation: Spark requires one for a
+-- Kafka sink, and a run started again resumes where the last one stopped.
+SET 'execution.checkpointing.dir' = '/tmp/dipper/payments-checkpoints';
 
 CREATE TABLE payment_msg (
   createTime  TIMESTAMP(3),

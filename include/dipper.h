@@ -103,6 +103,11 @@ void dipper_program_free(dipper_program *prog);
 /* How many statements the program holds. */
 int dipper_program_count(const dipper_program *prog);
 
+/* 1 when a query or INSERT of the program was compiled in streaming mode
+** ('execution.runtime-mode' = 'streaming', the default): it runs by its
+** trigger (dipper_query_start, dipper_run), not to an end; 0 otherwise. */
+int dipper_program_streaming(const dipper_program *prog);
+
 /* Flags for dipper_explain. */
 #define DIPPER_EXPLAIN_DEFAULT 0u
 #define DIPPER_EXPLAIN_NO_SCHEMA 1u   /* leave out each node's schema line */
@@ -147,7 +152,7 @@ const char *dipper_errmsg(const dipper *db);
 char *dipper_diag_render(const dipper *db, int i);
 
 
-/* ---- running programs (the embedded engine, or Spark in batch mode) ----
+/* ---- running programs (the embedded engine, or Spark) ----
 **
 ** Every INSERT (each INSERT of a statement set) and every bare SELECT of a
 ** program is one query.  A bare SELECT's rows go to standard output as a
@@ -223,9 +228,75 @@ int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *user);
 */
 int dipper_execute(dipper_program *prog, int stmt, struct ArrowArrayStream *out);
 
-/* Ask a running dipper_run to stop at the end of the current micro-batch.
-** Async-signal-safe: call it from a SIGINT/SIGTERM handler. */
+/* Ask a running dipper_run to stop at the end of the current micro-batch
+** (on Spark: to stop every query it started, StreamingQuery.stop), and a
+** waiting dipper_query_await to return DIPPER_INTERRUPTED.  The flag is
+** cleared by the call that honours it.  Async-signal-safe: call it from a
+** SIGINT/SIGTERM handler. */
 void dipper_interrupt(dipper *db);
+
+/* ---- managing running queries (both engines) ----
+**
+** On a Spark handle in streaming mode, dipper_query_start starts one Spark
+** Structured Streaming query per INSERT (each INSERT of a statement set),
+** named after its sink table; the query runs on the server by its trigger
+** ('dipper.trigger') while the calls below look at it.  dipper_query_step
+** then runs nothing itself: it asks Spark for the query's state and newest
+** progress (a report per micro-batch Spark ran since the last call) and sets
+** *finished once the query has ended by itself (available-now, once); a
+** query that failed on Spark makes it fail with DIPPER_REMOTE and Spark's
+** exception ("Spark: [ERROR_CLASS] message").  dipper_run polls every query
+** this way about twice a second, calls fn with each new report, keeps the
+** session alive, returns when every query has ended or on dipper_interrupt,
+** and then stops the queries still running and reports their last progress.
+** dipper_query_free_all stops the queries that still run.
+** On the embedded engine the same calls drive the query in-process. */
+
+/* What a query is doing now (Spark's StreamingQueryStatus). */
+typedef struct dipper_status {
+  int active;          /* 1 until the query has finished, been stopped, or failed */
+  int data_available;  /* Spark: input is waiting for the next batch (0 embedded) */
+  int trigger_active;  /* Spark: a micro-batch runs right now (0 embedded: a batch
+                          runs only inside a call) */
+  char message[128];   /* "Waiting for data to arrive", "Stopped", "Finished", ... */
+} dipper_status;
+
+int dipper_query_status(dipper_query *q, dipper_status *out);
+
+/* Wait until q has ended, at most timeout_ms (< 0: no limit).  *terminated
+** tells whether it has (finished, stopped or failed).  Embedded: runs q by
+** its trigger meanwhile (the query advances only inside calls).  Spark: waits
+** on the server.  DIPPER_OK when q ended well or is still running at the
+** timeout; the query's error when it failed; DIPPER_INTERRUPTED (q still
+** running) after dipper_interrupt. */
+int dipper_query_await(dipper_query *q, int64_t timeout_ms, int *terminated);
+
+/* Stop q: Spark stops the query (its checkpoint keeps what was committed, so
+** a later run resumes there); embedded, no further batch runs.  The last
+** progress is taken in first.  Stopping a query that has ended is DIPPER_OK. */
+int dipper_query_stop(dipper_query *q);
+
+/* The most recent progress reports of q, oldest first: up to cap of the last
+** DIPPER_RECENT_PROGRESS (one per micro-batch, as taken in by step, await,
+** stop or dipper_run) copied to out[0..*n).  Names are borrowed until the
+** query is freed. */
+#define DIPPER_RECENT_PROGRESS 32
+int dipper_query_recent_progress(const dipper_query *q, dipper_progress *out, int cap, int *n);
+
+/* The sink table's name ("select#N" for a bare SELECT).  Borrowed until the
+** query is freed. */
+const char *dipper_query_name(const dipper_query *q);
+/* Spark: the query's id (a UUID, the same after a restart from its
+** checkpoint) and this run's id.  NULL on the embedded engine, in batch mode,
+** and before the query started.  Borrowed until the query is freed. */
+const char *dipper_query_id(const dipper_query *q);
+const char *dipper_query_run_id(const dipper_query *q);
+
+/* The handle's queries that are active now (started by dipper_query_start
+** and not yet freed, on Spark as the server's active list says): up to cap
+** of them in out (borrowed until freed by dipper_query_free_all), and their
+** number in *n (which may exceed cap). */
+int dipper_active_queries(dipper *db, dipper_query **out, int cap, int *n);
 
 /* The embedded foreachBatch: a sink declared WITH ('connector' = 'callback',
 ** 'name' = NAME) calls fn with each micro-batch as an Arrow C Data struct array

@@ -365,6 +365,13 @@ void dipper_program_free(dipper_program *prog) {
 
 int dipper_program_count(const dipper_program *prog) { return prog ? prog->n : 0; }
 
+int dipper_program_streaming(const dipper_program *prog) {
+  for (int i = 0; prog && i < prog->n; i++)
+    if (!prog->stmts[i].explain && prog->stmts[i].plan.nroots > 0 && prog->stmts[i].plan.streaming)
+      return 1;
+  return 0;
+}
+
 /* ---- explain ---- */
 
 int dipper_explain(const dipper_program *prog, unsigned flags, char **out) {

@@ -30,6 +30,7 @@ struct dipper {
                               call that runs on Spark; closed by dipper_close */
   char *spark_address;     /* the address that session was opened with (malloc'd) */
   void *collector;         /* execute.c: where the running dipper_execute collects */
+  struct dipper_query *queries; /* run.c: the queries started and not yet freed (a list) */
   dp_catalog *catalog;
   dp_arena *diag_arena;    /* diagnostics of the last call; reset at every call */
   dp_diags diags;
@@ -112,15 +113,45 @@ int dp_spark_execute(dipper *db, const dipper_program *prog, const dp_program_st
 ** with the construct's place (spark/translate.h's dp_spark_check). */
 int dp_spark_check_stmt(dipper *db, dp_arena *a, const dp_query_plan *q);
 
+/* The last DIPPER_RECENT_PROGRESS reports of a query (run.c keeps one per
+** dipper_query; the Spark side pushes every report it takes in). */
+typedef struct dp_progress_ring {
+  dipper_progress items[DIPPER_RECENT_PROGRESS];
+  int64_t pushed;          /* reports pushed so far; the newest is items[(pushed-1) % N] */
+} dp_progress_ring;
+void dp_progress_ring_push(dp_progress_ring *r, const dipper_progress *p);
+
 /* The Spark side of a dipper_query: one INSERT or bare SELECT.  new fails
-** (and still sets *out, for its diagnostics) for what cannot run on Spark
-** now; step runs the statement (batch mode: its one micro-batch). */
+** (and still sets *out, for its diagnostics) for what cannot run on Spark;
+** in streaming mode it starts the Spark query (an INSERT; a streaming bare
+** SELECT is refused).  step: batch mode runs the statement (its one
+** micro-batch); streaming polls Spark (status, new progress reports pushed
+** to ring, *ran when there was one; *finished once the query has ended).
+** Errors of a call go to the query's diagnostics, forgotten at the next
+** call unless the query failed. */
 typedef struct dp_spark_query dp_spark_query;
 int dp_spark_query_new(dipper *db, const dp_query_plan *q, const dp_plan *root, const char *name,
                        dp_spark_query **out);
-int dp_spark_query_step(dp_spark_query *sq, bool *ran, bool *finished);
+int dp_spark_query_step(dp_spark_query *sq, dp_progress_ring *ring, bool *ran, bool *finished);
 void dp_spark_query_progress(const dp_spark_query *sq, dipper_progress *out);
 const dp_diags *dp_spark_query_diags(const dp_spark_query *sq);
+/* Stops a streaming query that still runs (errors ignored: best effort). */
 void dp_spark_query_free(dp_spark_query *sq);
+/* Streaming on Spark: a query the server runs by its own trigger. */
+bool dp_spark_query_streaming(const dp_spark_query *sq);
+/* Streaming: wait on the server (in slices, so that dipper_interrupt is seen:
+** DIPPER_INTERRUPTED), then take in the last progress when it ended. */
+int dp_spark_query_await(dp_spark_query *sq, dp_progress_ring *ring, int64_t timeout_ms,
+                         bool *terminated);
+/* Streaming: StreamingQuery.stop, then the last progress taken in.  Batch
+** mode: the statement will not run. */
+int dp_spark_query_stop(dp_spark_query *sq, dp_progress_ring *ring);
+int dp_spark_query_status(dp_spark_query *sq, dipper_status *out);
+/* The Spark query id and run id; NULL when none (batch mode, not started). */
+const char *dp_spark_query_id(const dp_spark_query *sq);
+const char *dp_spark_query_run_id(const dp_spark_query *sq);
+/* The ids of the queries the handle's session runs now: *ids malloc'd (free()),
+** *n of them; errors into d. */
+int dp_spark_active_ids(dipper *db, dp_diags *d, char (**ids)[40], int *n);
 
 #endif /* DP_DIPPER_INT_H */

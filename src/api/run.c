@@ -4,8 +4,10 @@
 **
 ** Owns: dipper_query (per INSERT or bare SELECT: an embedded driver, or on
 ** Spark a dp_spark_query of spark_run.c; plus when its trigger next wants a
-** batch).  Does not own: the micro-batch itself (exec/driver.c, or Spark),
-** or the operators.
+** batch, its last progress reports, and the handle's list of live queries),
+** and the query management calls (status, await, stop, recent progress,
+** ids, the active list) on both engines.  Does not own: the micro-batch
+** itself (exec/driver.c, or Spark), or the operators.
 **
 ** Diagnostics: a query keeps its run-time errors in its own list (its arena
 ** outlives any call); a call that fails copies them to the handle, where
@@ -17,7 +19,10 @@
 ** processing-time query is due at the next multiple of its interval since
 ** it started (at once when a batch overran it, as in Spark).  Between turns
 ** the thread sleeps until the soonest due time, in slices short enough that
-** an interrupt is seen within SLICE_US.
+** an interrupt is seen within SLICE_US.  A streaming query on Spark runs by
+** its own trigger on the server: it is due for a look every SPARK_POLL_US,
+** and an interrupted run stops it (and any other still running) before
+** returning.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +36,10 @@
 #define POLL_US INT64_C(10000)  /* Spark polls idle sources every 10 ms too */
 #define SLICE_US INT64_C(50000)
 
+/* How often dipper_run looks at a streaming query that runs on Spark: Spark
+** runs it by its own trigger, and each look costs two calls to the server. */
+#define SPARK_POLL_US INT64_C(500000)
+
 struct dipper_query {
   dipper *db;
   const dipper_program *prog;
@@ -38,6 +47,11 @@ struct dipper_query {
   dp_spark_query *sq;  /* Spark */
   int64_t started;   /* monotonic µs */
   int64_t next_due;  /* monotonic µs */
+  bool over;         /* ended: finished, stopped or failed */
+  bool stopped;      /* by dipper_query_stop or an interrupted dipper_run */
+  int failed;        /* the code it failed with */
+  dipper_query *next_live; /* the handle's list of queries (db->queries) */
+  dp_progress_ring recent;
 };
 
 static const dp_span nowhere = {0, 0, 0, 0};
@@ -67,8 +81,39 @@ static void query_progress(const dipper_query *q, dipper_progress *p) {
     dp_driver_progress(q->dr, p);
 }
 
+static bool spark_streaming(const dipper_query *q) {
+  return q->sq && dp_spark_query_streaming(q->sq);
+}
+
+/* One step; every progress report it brings is kept in q->recent. */
 static int query_step(dipper_query *q, bool *ran, bool *done) {
-  return q->sq ? dp_spark_query_step(q->sq, ran, done) : dp_driver_step(q->dr, ran, done);
+  *ran = false;
+  *done = q->over;
+  if (q->failed) return q->failed;
+  if (q->over) return DIPPER_OK;
+  int rc;
+  if (q->sq) {
+    rc = dp_spark_query_step(q->sq, &q->recent, ran, done);
+  } else {
+    rc = dp_driver_step(q->dr, ran, done);
+    if (rc == DIPPER_OK && *ran) {
+      dipper_progress p;
+      dp_driver_progress(q->dr, &p);
+      dp_progress_ring_push(&q->recent, &p);
+    }
+  }
+  if (rc != DIPPER_OK) q->failed = rc;
+  if (rc != DIPPER_OK || *done) q->over = true;
+  return rc;
+}
+
+/* Hand the reports pushed since `since` to fn (at most the ring's worth). */
+static void report_since(const dipper_query *q, int64_t since, dipper_progress_fn fn, void *user) {
+  if (!fn) return;
+  if (q->recent.pushed - since > DIPPER_RECENT_PROGRESS)
+    since = q->recent.pushed - DIPPER_RECENT_PROGRESS;
+  for (int64_t k = since; k < q->recent.pushed; k++)
+    fn(user, &q->recent.items[k % DIPPER_RECENT_PROGRESS]);
 }
 
 static const dp_trigger *query_trigger(const dipper_query *q) {
@@ -89,12 +134,21 @@ static int fail_unplaced(dipper *db, int rc, const char *message) {
   return rc;
 }
 
+static void unlink_query(dipper_query *q) {
+  for (dipper_query **at = &q->db->queries; *at; at = &(*at)->next_live)
+    if (*at == q) {
+      *at = q->next_live;
+      return;
+    }
+}
+
 void dipper_query_free_all(dipper_query **qs, int n) {
   if (!qs) return;
   for (int i = 0; i < n; i++)
     if (qs[i]) {
+      unlink_query(qs[i]);
       dp_driver_free(qs[i]->dr);
-      dp_spark_query_free(qs[i]->sq);
+      dp_spark_query_free(qs[i]->sq); /* stops a Spark query still running */
       free(qs[i]);
     }
   free(qs);
@@ -131,6 +185,11 @@ int dipper_query_start(dipper_program *prog, dipper_query ***out, int *n) {
         return fail_unplaced(db, DIPPER_NOMEM, "out of memory starting the queries");
       }
       qs[made++] = q;
+      /* On the handle's list at once: a failure below frees it through
+      ** dipper_query_free_all, which unlinks it. */
+      dipper_query **tail = &db->queries;
+      while (*tail) tail = &(*tail)->next_live;
+      *tail = q;
       q->db = db;
       q->prog = prog;
       q->started = q->next_due = now;
@@ -184,6 +243,7 @@ static void sleep_micros(int64_t us) {
 /* When the query's trigger next wants a step, given that one ran (or found
 ** nothing) between `before` and `after`. */
 static int64_t next_due(const dipper_query *q, bool ran, int64_t before, int64_t after) {
+  if (spark_streaming(q)) return after + SPARK_POLL_US;
   const dp_trigger *t = query_trigger(q);
   if (t->kind == DP_TRIGGER_PROCESSING_TIME && t->interval > 0) {
     int64_t k = (before - q->started) / t->interval + 1;
@@ -191,6 +251,25 @@ static int64_t next_due(const dipper_query *q, bool ran, int64_t before, int64_t
     return due > after ? due : after;
   }
   return ran ? after : after + POLL_US;
+}
+
+/* Stop every query that still runs (an interrupted run) and hand out the
+** reports the stop brought.  The first failure's code, or DIPPER_OK. */
+static int stop_all(dipper_query **qs, int n, dipper_progress_fn fn, void *user) {
+  int first = DIPPER_OK;
+  for (int i = 0; i < n; i++) {
+    dipper_query *q = qs[i];
+    if (q->over) continue;
+    int64_t since = q->recent.pushed;
+    q->stopped = q->over = true;
+    int rc = q->sq ? dp_spark_query_stop(q->sq, &q->recent) : DIPPER_OK;
+    report_since(q, since, fn, user);
+    if (rc != DIPPER_OK && first == DIPPER_OK) {
+      report(q->db, q, rc);
+      first = rc;
+    }
+  }
+  return first;
 }
 
 int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *user) {
@@ -209,23 +288,19 @@ int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *user) {
     bool running = false;
     for (int i = 0; i < n && rc == DIPPER_OK; i++) {
       dipper_query *q = qs[i];
-      dipper_progress p;
-      query_progress(q, &p);
-      if (p.finished) continue;
+      if (q->over) continue;
       running = true;
       if (now >= q->next_due) {
         bool ran = false, done = false;
         int64_t before = dp_mono_micros();
+        int64_t since = q->recent.pushed;
         rc = query_step(q, &ran, &done);
         if (rc != DIPPER_OK) {
           report(db, q, rc);
           break;
         }
         int64_t after = dp_mono_micros();
-        if (ran && fn) {
-          query_progress(q, &p);
-          fn(user, &p);
-        }
+        report_since(q, since, fn, user);
         q->next_due = next_due(q, ran, before, after);
         now = after;
         if (db->interrupted) break;
@@ -237,6 +312,11 @@ int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *user) {
     now = dp_mono_micros();
     if (soonest > now) sleep_micros(soonest - now < SLICE_US ? soonest - now : SLICE_US);
   }
+  if (rc == DIPPER_INTERRUPTED) {
+    /* Stop cleanly: Spark ends each query's batch and keeps its checkpoint. */
+    int stop_rc = stop_all(qs, n, fn, user);
+    if (stop_rc != DIPPER_OK) rc = stop_rc;
+  }
   if (fn)
     for (int i = 0; i < n; i++) {
       dipper_progress p;
@@ -247,6 +327,148 @@ int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *user) {
   if (rc == DIPPER_INTERRUPTED) {
     db->interrupted = 0; /* honoured: the handle may run again */
     fail_unplaced(db, DIPPER_INTERRUPTED, "the run was interrupted (dipper_interrupt)");
+  } else if (db->interrupted && rc != DIPPER_OK) {
+    db->interrupted = 0;
   }
   return rc;
+}
+
+/* ---- managing queries ---- */
+
+int dipper_query_status(dipper_query *q, dipper_status *out) {
+  if (!q || !out) return DIPPER_MISUSE;
+  memset(out, 0, sizeof *out);
+  begin_call(q->db, q->prog);
+  if (q->sq) {
+    int rc = dp_spark_query_status(q->sq, out);
+    if (rc != DIPPER_OK) return report(q->db, q, rc);
+    if (q->stopped && !out->active) snprintf(out->message, sizeof out->message, "Stopped");
+    return DIPPER_OK;
+  }
+  dipper_progress p;
+  query_progress(q, &p);
+  out->active = !q->over;
+  snprintf(out->message, sizeof out->message, "%s",
+           q->failed    ? "Failed"
+           : q->stopped ? "Stopped"
+           : q->over    ? "Finished"
+           : p.batch_id < 0 ? "Waiting for the first batch"
+                            : "Waiting for the next trigger");
+  return DIPPER_OK;
+}
+
+int dipper_query_await(dipper_query *q, int64_t timeout_ms, int *terminated) {
+  if (terminated) *terminated = 0;
+  if (!q || !terminated) return DIPPER_MISUSE;
+  dipper *db = q->db;
+  begin_call(db, q->prog);
+  if (spark_streaming(q)) {
+    bool t = false;
+    int rc = dp_spark_query_await(q->sq, &q->recent, timeout_ms, &t);
+    *terminated = t ? 1 : 0;
+    if (t) q->over = true;
+    if (rc == DIPPER_INTERRUPTED) db->interrupted = 0;
+    if (rc != DIPPER_OK && rc != DIPPER_INTERRUPTED) q->failed = rc;
+    return rc == DIPPER_OK ? DIPPER_OK : report(db, q, rc);
+  }
+  /* The embedded engine (and a batch statement on Spark) runs inside the
+  ** call: step by the trigger, as dipper_run does, until the end or the
+  ** deadline. */
+  int64_t deadline = timeout_ms < 0 ? INT64_MAX : dp_mono_micros() + timeout_ms * 1000;
+  for (;;) {
+    if (q->over) break;
+    if (db->interrupted) {
+      db->interrupted = 0;
+      return fail_unplaced(db, DIPPER_INTERRUPTED,
+                           "waiting for the query was interrupted (dipper_interrupt)");
+    }
+    int64_t now = dp_mono_micros();
+    if (now >= deadline) break;
+    if (now >= q->next_due) {
+      bool ran = false, done = false;
+      int rc = query_step(q, &ran, &done);
+      if (rc != DIPPER_OK) {
+        *terminated = 1;
+        return report(db, q, rc);
+      }
+      int64_t after = dp_mono_micros();
+      q->next_due = next_due(q, ran, now, after);
+      continue;
+    }
+    int64_t wait = q->next_due - now;
+    if (deadline - now < wait) wait = deadline - now;
+    sleep_micros(wait < SLICE_US ? wait : SLICE_US);
+  }
+  *terminated = q->over ? 1 : 0;
+  return DIPPER_OK;
+}
+
+int dipper_query_stop(dipper_query *q) {
+  if (!q) return DIPPER_MISUSE;
+  begin_call(q->db, q->prog);
+  if (q->over) return DIPPER_OK;
+  q->stopped = q->over = true;
+  int rc = q->sq ? dp_spark_query_stop(q->sq, &q->recent) : DIPPER_OK;
+  if (rc != DIPPER_OK) return report(q->db, q, rc);
+  return DIPPER_OK;
+}
+
+int dipper_query_recent_progress(const dipper_query *q, dipper_progress *out, int cap, int *n) {
+  if (n) *n = 0;
+  if (!q || !n || cap < 0 || (cap > 0 && !out)) return DIPPER_MISUSE;
+  int64_t have = q->recent.pushed < DIPPER_RECENT_PROGRESS ? q->recent.pushed
+                                                            : DIPPER_RECENT_PROGRESS;
+  if (have > cap) have = cap;
+  for (int64_t k = q->recent.pushed - have, i = 0; k < q->recent.pushed; k++, i++)
+    out[i] = q->recent.items[k % DIPPER_RECENT_PROGRESS];
+  *n = (int)have;
+  return DIPPER_OK;
+}
+
+const char *dipper_query_name(const dipper_query *q) {
+  if (!q) return NULL;
+  dipper_progress p;
+  query_progress(q, &p);
+  return p.name;
+}
+
+const char *dipper_query_id(const dipper_query *q) {
+  return q && q->sq ? dp_spark_query_id(q->sq) : NULL;
+}
+
+const char *dipper_query_run_id(const dipper_query *q) {
+  return q && q->sq ? dp_spark_query_run_id(q->sq) : NULL;
+}
+
+int dipper_active_queries(dipper *db, dipper_query **out, int cap, int *n) {
+  if (n) *n = 0;
+  if (!db || !n || cap < 0 || (cap > 0 && !out)) return DIPPER_MISUSE;
+  begin_call(db, NULL);
+  char(*ids)[40] = NULL;
+  int nids = 0;
+  bool any_spark = false;
+  for (dipper_query *q = db->queries; q; q = q->next_live) any_spark |= spark_streaming(q);
+  if (any_spark) {
+    /* The server's word: a query may have ended since the last look. */
+    int rc = dp_spark_active_ids(db, &db->diags, &ids, &nids);
+    if (rc != DIPPER_OK) {
+      dp_api_diags_finish(db);
+      return rc;
+    }
+  }
+  int count = 0;
+  for (dipper_query *q = db->queries; q; q = q->next_live) {
+    bool active = !q->over;
+    if (active && spark_streaming(q)) {
+      const char *id = dp_spark_query_id(q->sq);
+      active = false;
+      for (int i = 0; id && i < nids && !active; i++) active = strcmp(ids[i], id) == 0;
+    }
+    if (!active) continue;
+    if (count < cap) out[count] = q;
+    count++;
+  }
+  free(ids);
+  *n = count;
+  return DIPPER_OK;
 }

@@ -21,14 +21,21 @@
 **     through dipper's own sink connector (one micro-batch, id 0);
 **   - an INSERT into a filesystem or kafka table: Spark writes, by the
 **     translator's WriteOperation command.
-** Streaming mode on Spark is the next step of the backend (query start,
-** progress and stop over StreamingQueryCommand); until then it is refused at
-** start with DIPPER_UNSUPPORTED.  dp_spark_query is the shape it slots into.
+** Streaming mode: each INSERT is one Spark Structured Streaming query,
+** started when the query handle is made (WriteStreamOperationStart, built by
+** translate_stream.c with the session's trigger and checkpoint options, and
+** the Spark settings of stream_rules.c set first) and then watched: a step
+** polls its status and takes in every progress report Spark made since the
+** last one (lastProgress, or recentProgress when batches were missed), so
+** that totals and late-row counts add up over every batch; the exception of
+** a query that failed becomes the error.  dipper_execute refuses streaming
+** statements (they run by their trigger, not to an end).
 **
 ** Errors: the client's messages ("cannot reach Spark Connect at host:port:
 ** ...", "Spark: [ERROR_CLASS] message") become unplaced diagnostics with
 ** the client's dipper code; translation refusals keep their span.
 */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,9 +48,18 @@
 #include "plan/analyze.h"
 #include "spark/client.h"
 #include "spark/grpc.h"
+#include "spark/stream_rules.h"
+#include "spark/streaming.h"
 #include "spark/translate.h"
+#include "spark/translate_stream.h"
 
 static const dp_span nowhere = {0, 0, 0, 0};
+
+#define STREAMING_SELECT_REFUSAL                                                            \
+  "on Spark, a streaming SELECT over an unbounded input has no place to show its rows "     \
+  "(Spark's console sink prints on the server): write it into a table with INSERT INTO "    \
+  "(kafka, filesystem, or a memory table that Spark keeps queryable by its name), or run it " \
+  "on the embedded engine"
 
 /* ---- the address and the session ---- */
 
@@ -257,14 +273,20 @@ static int run_root(dipper *db, const dp_query_plan *q, const dp_plan *root, dp_
   return rc;
 }
 
-/* Batch mode only, for now: say so, and where. */
+/* A SELECT in streaming mode over bounded inputs only: its append-mode
+** result is the batch one, which Spark computes as a batch query. */
+static bool bounded_select(const dp_query_plan *q, const dp_plan *root) {
+  return q->streaming && root->kind != DP_P_SINK && root->props.analyzed && root->props.bounded;
+}
+
+/* dipper_execute runs a statement to its end; on Spark a streaming one is a
+** Structured Streaming query, which runs by its trigger: say where it goes. */
 static int refuse_streaming(const dp_query_plan *q, const dp_plan *root, dp_diags *d) {
-  if (!q->streaming) return DIPPER_OK;
-  return dp_error(d, DIPPER_UNSUPPORTED, root->span,
-                  "streaming queries on Spark are not supported yet (Structured Streaming "
-                  "through Spark Connect is the next step of the backend); put "
-                  "SET 'execution.runtime-mode' = 'batch' before the statement, or run it on "
-                  "the embedded engine");
+  if (!q->streaming || bounded_select(q, root)) return DIPPER_OK;
+  return dp_error(d, DIPPER_STREAMING, root->span,
+                  "this statement is a streaming query on Spark, which runs by its trigger "
+                  "rather than to an end: start it with dipper_query_start or dipper_run "
+                  "(`dipper run`), or put SET 'execution.runtime-mode' = 'batch' before it");
 }
 
 /* ---- dipper_execute on Spark ---- */
@@ -306,20 +328,237 @@ int dp_spark_execute(dipper *db, const dipper_program *prog, const dp_program_st
 
 int dp_spark_check_stmt(dipper *db, dp_arena *a, const dp_query_plan *q) {
   if (q->nroots == 0) return DIPPER_OK;
-  return dp_spark_check(q, a, &db->diags);
+  int rc = dp_spark_check(q, a, &db->diags);
+  for (int r = 0; r < q->nroots; r++) {
+    const dp_plan *root = q->roots[r];
+    if (q->streaming && root->kind != DP_P_SINK && !bounded_select(q, root)) {
+      dp_error(&db->diags, DIPPER_UNSUPPORTED, root->span, STREAMING_SELECT_REFUSAL);
+      if (rc == DIPPER_OK) rc = DIPPER_UNSUPPORTED;
+    }
+  }
+  return rc;
 }
 
 /* ---- a query handle on Spark (dipper_query_start / step / run) ---- */
+
+/* A streaming query's server-side calls wait at most this long each, so that
+** dipper_interrupt is seen soon while awaiting. */
+#define AWAIT_SLICE_MS 1000
+/* dp_sc_keepalive's interval: far below Spark Connect's idle session timeout. */
+#define KEEPALIVE_MS 30000
 
 struct dp_spark_query {
   dipper *db;
   const dp_query_plan *q;
   const dp_plan *root;
-  dp_arena *arena;   /* the name and the diagnostics */
+  dp_arena *arena;      /* the name */
+  dp_arena *call_arena; /* the diagnostics of the last call (reset by the next) */
   dp_diags diags;
-  int failed;
+  int failed;           /* the query failed: every later call returns this */
   dipper_progress progress;
+  /* streaming: the Spark query */
+  bool streaming, started, ended, stopped;
+  dp_sc *session;       /* the session that started it (the handle's; checked before use) */
+  dp_sq sq;
+  int64_t last_report_us; /* timestamp of the newest report taken in */
 };
+
+/* Forget the last call's diagnostics, unless the query failed: its error is
+** what every later call reports. */
+static void begin_call(dp_spark_query *sq) {
+  if (sq->failed) return;
+  dp_arena_reset(sq->call_arena);
+  dp_diags_init(&sq->diags, sq->call_arena, NULL, NULL, 0);
+}
+
+/* The session the streaming query runs on, if the handle still has it. */
+static int stream_session(dp_spark_query *sq, dp_sc **out) {
+  if (sq->session && sq->db->spark == sq->session) {
+    *out = sq->session;
+    return DIPPER_OK;
+  }
+  return dp_error(&sq->diags, DIPPER_MISUSE, nowhere,
+                  "query `%s` was started on a Spark Connect session that this handle has "
+                  "since closed (the engine address changed): a Spark query is reached only "
+                  "through its session; free the queries before changing 'dipper.engine'",
+                  sq->progress.name);
+}
+
+/* Start the INSERT as a Spark streaming query. */
+static int start_stream(dp_spark_query *sq) {
+  dipper *db = sq->db;
+  dp_sc *sc = NULL;
+  int rc = session(db, &sq->diags, &sc);
+  if (rc != DIPPER_OK) return rc;
+  dp_sc_error err;
+  dp_sc_error_init(&err);
+  /* Settings Spark copies into a new query's checkpoint: set before the start. */
+  const char *keys[16], *values[16];
+  int nconf = dp_spark_stream_confs(db->catalog, keys, values, 16);
+  if (nconf > 16) nconf = 16;
+  if (nconf > 0) {
+    rc = dp_sc_config_set(sc, nconf, keys, values, &err);
+    if (rc != DIPPER_OK) return client_error(&sq->diags, &err, rc);
+  }
+  dp_arena *a = dp_arena_new(0);
+  if (!a) return dp_error(&sq->diags, DIPPER_NOMEM, nowhere, "out of memory starting a query");
+  spark_ctx user = {db, &sq->diags};
+  dp_spark_ctx ctx = {a, &sq->diags, memory_rows, &user};
+  dp_spark_stream_opts o;
+  memset(&o, 0, sizeof o);
+  o.trigger = dp_catalog_option(db->catalog, "dipper.trigger");
+  o.checkpoint_dir = dp_catalog_option(db->catalog, "execution.checkpointing.dir");
+  Spark__Connect__Plan *plan = NULL;
+  rc = dp_spark_stream_start_plan(&ctx, sq->q, sq->root, &o, &plan);
+  if (rc == DIPPER_OK) {
+    rc = dp_sq_start(sc, plan, &sq->sq, &err);
+    if (rc != DIPPER_OK) rc = client_error(&sq->diags, &err, rc);
+  }
+  if (rc == DIPPER_OK) {
+    sq->started = true;
+    sq->session = sc;
+  } else if (sq->diags.count == 0) {
+    dp_error(&sq->diags, rc, sq->root->span, "starting the streaming query on Spark failed: %s",
+             dipper_strerror(rc));
+  }
+  dp_arena_free(a);
+  dp_sc_error_free(&err);
+  return rc;
+}
+
+/* Add one of Spark's progress reports to the query's progress. */
+static void take_report(dp_spark_query *sq, const dp_spark_progress *r, dp_progress_ring *ring) {
+  dipper_progress *p = &sq->progress;
+  p->batch_id = r->batch_id;
+  /* Spark 4.1's report leaves the query's totals out (clients sum the
+  ** sources, as pyspark does): sum them when they are missing. */
+  int64_t in = r->num_input_rows;
+  double rate = r->processed_rows_per_second;
+  if (in < 0 || isnan(rate)) {
+    int64_t sum_in = 0;
+    double sum_rate = 0;
+    for (int i = 0; i < r->nsources; i++) {
+      if (r->sources[i].num_input_rows > 0) sum_in += r->sources[i].num_input_rows;
+      if (!isnan(r->sources[i].processed_rows_per_second))
+        sum_rate += r->sources[i].processed_rows_per_second;
+    }
+    if (in < 0) in = sum_in;
+    if (isnan(rate)) rate = sum_rate;
+  }
+  p->input_rows = in > 0 ? in : 0;
+  p->output_rows = r->sink_output_rows > 0 ? r->sink_output_rows : 0;
+  /* dipper's rates are over the batch's duration: Spark's processed rate. */
+  p->input_rows_per_sec = rate;
+  p->batch_duration_us = r->batch_duration_ms > 0 ? r->batch_duration_ms * 1000 : 0;
+  p->output_rows_per_sec =
+      p->batch_duration_us > 0 ? (double)p->output_rows * 1e6 / (double)p->batch_duration_us : 0;
+  /* Spark says 1970-01-01T00:00:00Z until an event has been seen. */
+  p->watermark = r->has_watermark && r->watermark_us > 0 ? r->watermark_us : DP_WATERMARK_NONE;
+  p->state_rows = r->state_rows_total > 0 ? r->state_rows_total : 0;
+  /* Per batch in Spark; since the start in dipper_progress. */
+  if (r->state_rows_dropped_by_watermark > 0) p->late_rows_dropped += r->state_rows_dropped_by_watermark;
+  p->total_input_rows += p->input_rows;
+  p->total_output_rows += p->output_rows;
+  sq->last_report_us = r->timestamp_us;
+  if (ring) dp_progress_ring_push(ring, p);
+}
+
+/* Take in every report newer than the last one taken: lastProgress, or the
+** recent list when batches ran since (a poll sees one report, Spark may run
+** several batches meanwhile, and each counts in the totals). */
+static int take_new_reports(dp_spark_query *sq, dp_sc *sc, dp_progress_ring *ring, bool *ran,
+                            dp_sc_error *err) {
+  dp_spark_progress last;
+  bool has = false;
+  int rc = dp_sq_last_progress(sc, &sq->sq, &last, &has, err);
+  if (rc != DIPPER_OK || !has || last.timestamp_us <= sq->last_report_us) {
+    dp_spark_progress_free(&last);
+    return rc;
+  }
+  *ran = true;
+  if (last.batch_id <= sq->progress.batch_id + 1) {
+    take_report(sq, &last, ring);
+    dp_spark_progress_free(&last);
+    return DIPPER_OK;
+  }
+  dp_spark_progress_free(&last);
+  dp_spark_progress *recent = NULL;
+  int n = 0;
+  rc = dp_sq_recent_progress(sc, &sq->sq, &recent, &n, err);
+  for (int i = 0; i < n; i++) {
+    if (rc == DIPPER_OK && recent[i].timestamp_us > sq->last_report_us)
+      take_report(sq, &recent[i], ring);
+    dp_spark_progress_free(&recent[i]);
+  }
+  free(recent);
+  return rc;
+}
+
+/* "Spark: [CLASS] message" from the query's exception ("CLASS: message"). */
+static int record_exception(dp_spark_query *sq, const char *ex) {
+  const char *colon = strstr(ex, ": ");
+  size_t cls = 0;
+  if (colon) {
+    cls = (size_t)(colon - ex);
+    for (size_t i = 0; i < cls; i++)
+      if (!(ex[i] == '_' || ex[i] == '.' || (ex[i] >= 'A' && ex[i] <= 'Z') ||
+            (ex[i] >= '0' && ex[i] <= '9')))
+        cls = 0;
+  }
+  const char *msg = cls ? colon + 2 : ex;
+  /* Spark's message often starts with its class already. */
+  bool repeated = cls && msg[0] == '[' && strncmp(msg + 1, ex, cls) == 0 && msg[cls + 1] == ']';
+  if (cls && !repeated)
+    dp_error(&sq->diags, DIPPER_REMOTE, nowhere, "Spark: [%.*s] %s (query `%s`)", (int)cls, ex,
+             msg, sq->progress.name);
+  else
+    dp_error(&sq->diags, DIPPER_REMOTE, nowhere, "Spark: %s (query `%s`)", msg,
+             sq->progress.name);
+  sq->failed = DIPPER_REMOTE;
+  return DIPPER_REMOTE;
+}
+
+/* The query is no longer active on the server: failed, stopped, or done. */
+static int take_end(dp_spark_query *sq, dp_sc *sc, dp_sc_error *err) {
+  char *ex = NULL;
+  int rc = dp_sq_exception(sc, &sq->sq, &ex, err);
+  if (rc != DIPPER_OK) return rc;
+  sq->ended = true;
+  if (ex) {
+    rc = record_exception(sq, ex);
+    free(ex);
+    return rc;
+  }
+  if (!sq->stopped) sq->progress.finished = 1;
+  return DIPPER_OK;
+}
+
+/* One look at the running query: its status, its new reports, its end. */
+static int poll_stream(dp_spark_query *sq, dp_progress_ring *ring, bool *ran) {
+  *ran = false;
+  if (sq->ended) return DIPPER_OK;
+  dp_sc *sc = NULL;
+  int rc = stream_session(sq, &sc);
+  if (rc != DIPPER_OK) return rc;
+  dp_sc_error err;
+  dp_sc_error_init(&err);
+  dp_sq_status st;
+  /* Status first: when it says the query ended, the reports read next are
+  ** its last. */
+  rc = dp_sq_get_status(sc, &sq->sq, &st, &err);
+  if (rc == DIPPER_OK) rc = take_new_reports(sq, sc, ring, ran, &err);
+  if (rc == DIPPER_OK && !st.active) {
+    rc = take_end(sq, sc, &err);
+    if (rc == DIPPER_REMOTE && sq->failed) {
+      dp_sc_error_free(&err);
+      return rc;
+    }
+  }
+  if (rc == DIPPER_OK) rc = dp_sc_keepalive(sc, KEEPALIVE_MS, &err);
+  if (rc != DIPPER_OK) return client_error(&sq->diags, &err, rc);
+  dp_sc_error_free(&err);
+  return DIPPER_OK;
+}
 
 int dp_spark_query_new(dipper *db, const dp_query_plan *q, const dp_plan *root, const char *name,
                        dp_spark_query **out) {
@@ -327,9 +566,11 @@ int dp_spark_query_new(dipper *db, const dp_query_plan *q, const dp_plan *root, 
   dp_spark_query *sq = calloc(1, sizeof *sq);
   if (!sq) return DIPPER_NOMEM;
   sq->arena = dp_arena_new(0);
+  sq->call_arena = dp_arena_new(0);
   const char *copy = sq->arena ? dp_arena_strdup(sq->arena, name) : NULL;
-  if (!copy) {
+  if (!copy || !sq->call_arena) {
     dp_arena_free(sq->arena);
+    dp_arena_free(sq->call_arena);
     free(sq);
     return DIPPER_NOMEM;
   }
@@ -337,17 +578,42 @@ int dp_spark_query_new(dipper *db, const dp_query_plan *q, const dp_plan *root, 
   sq->db = db;
   sq->q = q;
   sq->root = root;
-  dp_diags_init(&sq->diags, sq->arena, NULL, NULL, 0);
+  sq->streaming = q->streaming;
+  sq->last_report_us = INT64_MIN;
+  dp_diags_init(&sq->diags, sq->call_arena, NULL, NULL, 0);
   sq->progress.name = copy;
   sq->progress.batch_id = -1;
   sq->progress.watermark = DP_WATERMARK_NONE;
-  int rc = refuse_streaming(q, root, &sq->diags);
+  if (!q->streaming) return DIPPER_OK;
+  if (bounded_select(q, root)) {
+    sq->streaming = false; /* runs as a batch query: see bounded_select */
+    return DIPPER_OK;
+  }
+  int rc = DIPPER_OK;
+  if (root->kind != DP_P_SINK)
+    rc = dp_error(&sq->diags, DIPPER_UNSUPPORTED, root->span, STREAMING_SELECT_REFUSAL);
+  else
+    rc = start_stream(sq);
   if (rc != DIPPER_OK) sq->failed = rc;
   return rc;
 }
 
+void dp_progress_ring_push(dp_progress_ring *r, const dipper_progress *p) {
+  r->items[r->pushed % DIPPER_RECENT_PROGRESS] = *p;
+  r->pushed++;
+}
+
 void dp_spark_query_free(dp_spark_query *sq) {
   if (!sq) return;
+  if (sq->started && !sq->ended && sq->db->spark == sq->session) {
+    /* A query handle that goes stops its query: nothing keeps running unseen. */
+    dp_sc_error err;
+    dp_sc_error_init(&err);
+    (void)dp_sq_stop(sq->session, &sq->sq, &err);
+    dp_sc_error_free(&err);
+  }
+  dp_sq_free(&sq->sq);
+  dp_arena_free(sq->call_arena);
   dp_arena_free(sq->arena);
   free(sq);
 }
@@ -358,12 +624,29 @@ void dp_spark_query_progress(const dp_spark_query *sq, dipper_progress *out) {
   *out = sq->progress;
 }
 
-/* Batch mode: the one micro-batch is the whole statement on Spark. */
-int dp_spark_query_step(dp_spark_query *sq, bool *ran, bool *finished) {
+bool dp_spark_query_streaming(const dp_spark_query *sq) { return sq->streaming; }
+
+const char *dp_spark_query_id(const dp_spark_query *sq) {
+  return sq->started && sq->sq.id[0] ? sq->sq.id : NULL;
+}
+
+const char *dp_spark_query_run_id(const dp_spark_query *sq) {
+  return sq->started && sq->sq.run_id[0] ? sq->sq.run_id : NULL;
+}
+
+/* Batch mode: the one micro-batch is the whole statement on Spark.
+** Streaming: a look at the query the server runs. */
+int dp_spark_query_step(dp_spark_query *sq, dp_progress_ring *ring, bool *ran, bool *finished) {
+  begin_call(sq);
   *ran = false;
-  *finished = sq->progress.finished != 0;
+  *finished = sq->progress.finished != 0 || sq->ended || sq->stopped;
   if (sq->failed) return sq->failed;
-  if (sq->progress.finished) return DIPPER_OK;
+  if (*finished) return DIPPER_OK;
+  if (sq->streaming) {
+    int rc = poll_stream(sq, ring, ran);
+    *finished = sq->ended;
+    return rc;
+  }
   int64_t t0 = dp_mono_micros();
   int64_t written = 0;
   int rc = run_root(sq->db, sq->q, sq->root, &sq->diags, NULL, &written);
@@ -378,7 +661,121 @@ int dp_spark_query_step(dp_spark_query *sq, bool *ran, bool *finished) {
   double secs = p->batch_duration_us > 0 ? (double)p->batch_duration_us / 1e6 : 1e-6;
   p->output_rows_per_sec = (double)written / secs;
   p->finished = 1;
+  if (ring) dp_progress_ring_push(ring, p);
   *ran = true;
   *finished = true;
+  return DIPPER_OK;
+}
+
+int dp_spark_query_await(dp_spark_query *sq, dp_progress_ring *ring, int64_t timeout_ms,
+                         bool *terminated) {
+  begin_call(sq);
+  *terminated = sq->ended;
+  if (sq->failed) {
+    *terminated = true;
+    return sq->failed;
+  }
+  if (sq->ended) return DIPPER_OK;
+  dp_sc *sc = NULL;
+  int rc = stream_session(sq, &sc);
+  if (rc != DIPPER_OK) return rc;
+  int64_t deadline = timeout_ms < 0 ? -1 : dp_mono_micros() / 1000 + timeout_ms;
+  dp_sc_error err;
+  dp_sc_error_init(&err);
+  bool done = false;
+  while (!done) {
+    if (sq->db->interrupted) {
+      dp_sc_error_free(&err);
+      return dp_error(&sq->diags, DIPPER_INTERRUPTED, nowhere,
+                      "waiting for query `%s` was interrupted (dipper_interrupt); it still runs "
+                      "on Spark: stop it with dipper_query_stop",
+                      sq->progress.name);
+    }
+    int64_t slice = AWAIT_SLICE_MS;
+    if (deadline >= 0) {
+      int64_t left = deadline - dp_mono_micros() / 1000;
+      if (left <= 0) break;
+      if (left < slice) slice = left;
+    }
+    rc = dp_sq_await(sc, &sq->sq, slice, &done, &err);
+    if (rc != DIPPER_OK) return client_error(&sq->diags, &err, rc);
+  }
+  dp_sc_error_free(&err);
+  bool ran = false;
+  rc = poll_stream(sq, ring, &ran);
+  *terminated = sq->ended;
+  return rc;
+}
+
+int dp_spark_query_stop(dp_spark_query *sq, dp_progress_ring *ring) {
+  begin_call(sq);
+  if (!sq->streaming || sq->failed || sq->ended || !sq->started) {
+    sq->stopped = true;
+    return DIPPER_OK;
+  }
+  dp_sc *sc = NULL;
+  int rc = stream_session(sq, &sc);
+  if (rc != DIPPER_OK) return rc;
+  dp_sc_error err;
+  dp_sc_error_init(&err);
+  sq->stopped = true;
+  rc = dp_sq_stop(sc, &sq->sq, &err);
+  if (rc != DIPPER_OK) return client_error(&sq->diags, &err, rc);
+  dp_sc_error_free(&err);
+  /* Spark's stop returns once the query's thread has ended: its last report
+  ** and its end are there to take in. */
+  bool ran = false;
+  rc = poll_stream(sq, ring, &ran);
+  sq->ended = true;
+  return rc;
+}
+
+int dp_spark_query_status(dp_spark_query *sq, dipper_status *out) {
+  begin_call(sq);
+  memset(out, 0, sizeof *out);
+  if (!sq->streaming || !sq->started || sq->ended) {
+    bool done = sq->progress.finished || sq->ended;
+    out->active = !(done || sq->stopped || sq->failed);
+    snprintf(out->message, sizeof out->message, "%s",
+             sq->failed ? "Failed" : sq->stopped ? "Stopped" : done ? "Finished"
+                                                             : "Waiting to run");
+    return DIPPER_OK;
+  }
+  dp_sc *sc = NULL;
+  int rc = stream_session(sq, &sc);
+  if (rc != DIPPER_OK) return rc;
+  dp_sc_error err;
+  dp_sc_error_init(&err);
+  dp_sq_status st;
+  rc = dp_sq_get_status(sc, &sq->sq, &st, &err);
+  if (rc != DIPPER_OK) return client_error(&sq->diags, &err, rc);
+  dp_sc_error_free(&err);
+  out->active = st.active;
+  out->data_available = st.data_available;
+  out->trigger_active = st.trigger_active;
+  snprintf(out->message, sizeof out->message, "%.127s", st.message);
+  return DIPPER_OK;
+}
+
+int dp_spark_active_ids(dipper *db, dp_diags *d, char (**ids)[40], int *n) {
+  *ids = NULL;
+  *n = 0;
+  if (!db->spark) return DIPPER_OK; /* no session yet: nothing runs */
+  dp_sc_error err;
+  dp_sc_error_init(&err);
+  dp_sq *qs = NULL;
+  int m = 0;
+  int rc = dp_sq_active(db->spark, &qs, &m, &err);
+  if (rc != DIPPER_OK) return client_error(d, &err, rc);
+  dp_sc_error_free(&err);
+  char(*out)[40] = calloc((size_t)(m ? m : 1), sizeof *out);
+  for (int i = 0; i < m; i++) {
+    if (out) memcpy(out[i], qs[i].id, sizeof out[i]);
+    dp_sq_free(&qs[i]);
+  }
+  free(qs);
+  if (!out) return dp_error(d, DIPPER_NOMEM, nowhere, "out of memory listing Spark's queries");
+  *ids = out;
+  *n = m;
   return DIPPER_OK;
 }
