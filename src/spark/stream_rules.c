@@ -182,10 +182,71 @@ static bool watermark_in_keys(const dp_plan *p) {
   return false;
 }
 
+/* How the query names a join's side in a suggestion: the table's alias or
+** name when the side is one table, else `dflt`. */
+static const char *side_name(const dp_plan *p, const char *dflt) {
+  while (p && p->kind == DP_P_WATERMARK) p = p->inputs[0];
+  if (!p || p->kind != DP_P_SCAN) return dflt;
+  return p->u.scan.alias ? p->u.scan.alias : p->u.scan.table->name;
+}
+
+/* Which sides an expression of a join's condition reads: 1 the left (input
+** columns below nl), 2 the right, 4 something Spark cannot place on one side
+** (a subquery, a correlated reference). */
+static unsigned sides(const dp_expr *e, int nl) {
+  if (!e) return 0;
+  switch (e->kind) {
+  case DP_E_COLUMN: return e->u.column.outer ? 4u : e->u.column.index < nl ? 1u : 2u;
+  case DP_E_LITERAL: return 0;
+  case DP_E_CALL: {
+    unsigned m = 0;
+    for (int i = 0; i < e->u.call.nargs; i++) m |= sides(e->u.call.args[i], nl);
+    return m;
+  }
+  case DP_E_CAST: return sides(e->u.cast.arg, nl);
+  case DP_E_FIELD: return sides(e->u.field.arg, nl);
+  case DP_E_CASE: {
+    unsigned m = sides(e->u.case_.else_, nl);
+    for (int i = 0; i < e->u.case_.n; i++)
+      m |= sides(e->u.case_.whens[i], nl) | sides(e->u.case_.thens[i], nl);
+    return m;
+  }
+  case DP_E_SUBQUERY: return 4;
+  }
+  return 4;
+}
+
+/* Does the condition hold, among its AND-ed parts, an equality between an
+** expression of the left side and one of the right (what Spark's streaming
+** join finds its keys in: `=` or IS NOT DISTINCT FROM)? */
+static bool has_equality(const dp_expr *e, int nl) {
+  if (!e || e->kind != DP_E_CALL) return false;
+  const dp_func *fn = e->u.call.fn;
+  if (dp_analyze_fn_is(fn, "AND", "and")) {
+    for (int i = 0; i < e->u.call.nargs; i++)
+      if (has_equality(e->u.call.args[i], nl)) return true;
+    return false;
+  }
+  if (e->u.call.nargs != 2 ||
+      !(dp_analyze_fn_is(fn, "=", "eq") || dp_analyze_fn_is(fn, NULL, "is_not_distinct_from")))
+    return false;
+  unsigned a = sides(e->u.call.args[0], nl), b = sides(e->u.call.args[1], nl);
+  return (a == 1 && b == 2) || (a == 2 && b == 1);
+}
+
 static void check_stream_stream_join(rctx *x, const dp_plan *p) {
   const dp_plan *L = p->inputs[0], *R = p->inputs[1];
   dp_join_kind k = p->u.join.kind;
   const char *jn = join_name(k);
+  if (p->u.join.nkeys == 0 && !has_equality(p->u.join.cond, L->schema.ncols)) {
+    refuse(x, p->span,
+           "%s of two streams without an equality between them: Spark joins two streams only "
+           "on equal keys (\"Stream-stream join without equality predicate is not "
+           "supported\"); add a key to the ON clause (e.g. ON %s.id = %s.id AND ...), or join "
+           "a stream with a bounded table",
+           jn, side_name(L, "l"), side_name(R, "r"));
+    return;
+  }
   if (x->mode != DP_MODE_APPEND) {
     refuse(x, p->span,
            "%s of two streams in %s mode: Spark runs a stream-stream join only in append "
@@ -354,7 +415,7 @@ static bool stateful(const dp_plan *p) {
   case DP_P_AGGREGATE: case DP_P_DISTINCT: return true;
   case DP_P_JOIN: return stream(p->inputs[0]) && stream(p->inputs[1]);
   case DP_P_DEDUPLICATE: {
-    if (p->u.dedup.within_watermark) return true;
+    if (dp_spark_dedup_within_watermark(p)) return true;
     for (int i = 0; i < p->u.dedup.nkeys; i++)
       if (dp_analyze_attr(p->inputs[0], p->u.dedup.keys[i]) >= 0) return true;
     return false;
@@ -410,6 +471,17 @@ int dp_spark_stream_check(const dp_query_plan *q, dp_diags *d) {
     check_node(&x, root);
   }
   return x.rc;
+}
+
+bool dp_spark_dedup_within_watermark(const dp_plan *p) {
+  if (p->kind != DP_P_DEDUPLICATE) return false;
+  if (p->u.dedup.within_watermark) return true;
+  const dp_plan *in = p->inputs[0];
+  if (p->props.bounded || in->props.bounded || p->u.dedup.order_col < 0 || p->u.dedup.keep_last)
+    return false;
+  for (int i = 0; i < p->u.dedup.nkeys; i++)
+    if (dp_analyze_attr(in, p->u.dedup.keys[i]) >= 0) return false;
+  return dp_analyze_attr(in, p->u.dedup.order_col) >= 0;
 }
 
 int dp_spark_stream_confs(const dp_catalog *c, const char **keys, const char **values, int cap) {

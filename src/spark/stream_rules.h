@@ -30,6 +30,16 @@
 ** list ran out of memory).  The plan is not changed. */
 int dp_spark_stream_check(const dp_query_plan *q, dp_diags *d);
 
+/* Does the streaming DEDUPLICATE node p become Spark's
+** dropDuplicatesWithinWatermark?  When the C API asked for it, or when it
+** orders by an event-time attribute and no key is one: dipper then forgets a
+** key once the watermark passes its first row's event time (plan/analyze.c),
+** and that Spark operator is the one that cleans such state (dropping late
+** rows, as dipper's stateful operators do).  A key that is an event time lets
+** Spark's plain Deduplicate clean its state by itself; a processing-time or
+** unwatermarked order keeps every key forever, as Spark's plain one does. */
+bool dp_spark_dedup_within_watermark(const dp_plan *p);
+
 /* The Spark SQL settings a streaming query takes from dipper's session
 ** options, which the Spark session must hold when the query starts (Spark
 ** copies them into the query's checkpoint then; a restarted query keeps its

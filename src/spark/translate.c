@@ -362,6 +362,8 @@ static int scan_filesystem(dp_sx *x, const dp_plan *p, dp_srel *out) {
     return dp_sx_refuse(x, t->with_span, "table `%s`: Spark filters file names with a glob, not dipper's "
                                          "'source.path.regex-pattern'; keep only the wanted files in the "
                                          "directory, or read the table on the embedded engine", t->name);
+  const char *mf = table_option(t, "source.max-files-per-trigger");
+  if (streaming && mf) opt_add(&o, "maxFilesPerTrigger", mf);
   struct stat st;
   if (streaming && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
     /* Spark streams the files of a directory: a single file is its
@@ -811,9 +813,19 @@ static int window(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   int nin = in->ncols, n = p->schema.ncols; /* n == nin + 3 */
   const char *tcol = w->time_col >= 0 && w->time_col < nin ? in->names[w->time_col] : NULL;
   if (!tcol) return dp_sx_refuse(x, w->span, "internal: the window's time column is not available");
-  if (w->kind == DP_WIN_CUMULATE)
-    return dp_sx_refuse(x, w->span, "Spark has no CUMULATE windows; use TUMBLE windows of the step size and a "
-                                    "running SUM(..) OVER (ORDER BY window_end) over their results, or HOP windows");
+  if (w->kind == DP_WIN_CUMULATE) {
+    /* Spark's window() and session_window() make tumbling, sliding and
+       session windows only; a stream cannot add the steps up either (no
+       OVER on streams) */
+    if (x->q && x->q->streaming)
+      return dp_sx_refuse(x, w->span, "Spark has no CUMULATE windows; aggregate per TUMBLE window of the step and "
+                                      "add the steps up in the consumer, use HOP windows (slide = step, size = the "
+                                      "max size) if overlapping windows will do, or run on the embedded engine");
+    return dp_sx_refuse(x, w->span, "Spark has no CUMULATE windows; aggregate per TUMBLE window of the step and add "
+                                    "the steps up with SUM(..) OVER (PARTITION BY the keys and the max window's "
+                                    "start ORDER BY window_end), or use HOP windows (slide = step, size = the max "
+                                    "size) if overlapping windows will do");
+  }
   int relno = dp_sx_relno(x);
   const char **names = dp_sx_alloc(x, (size_t)n * sizeof *names);
   unsigned char *role = dp_sx_alloc(x, (size_t)n);
@@ -1172,7 +1184,9 @@ static int dedup(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   int nk = p->u.dedup.nkeys;
   *out = *in;
   end_window(out);
-  bool streaming = x->q && x->q->streaming;
+  /* a bounded input in a streaming query is read whole: the exact first row
+     by time (below), as in batch mode */
+  bool streaming = x->q && x->q->streaming && !(p->props.analyzed && p->props.bounded);
   if (streaming || p->u.dedup.order_col < 0) {
     if (streaming && p->u.dedup.keep_last)
       return dp_sx_refuse(x, p->span, "a streaming deduplication on Spark keeps the first row of a key, not the "
@@ -1180,7 +1194,7 @@ static int dedup(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
     const char **keys = dp_sx_alloc(x, (size_t)(nk ? nk : 1) * sizeof *keys);
     if (!keys) return fail(x);
     for (int i = 0; i < nk; i++) keys[i] = in->names[p->u.dedup.keys[i]];
-    out->rel = deduplicate(x, in->rel, nk, keys, p->u.dedup.within_watermark);
+    out->rel = deduplicate(x, in->rel, nk, keys, dp_spark_dedup_within_watermark(p));
     return out->rel ? DIPPER_OK : fail(x);
   }
   /* Batch: exactly the first (or last) row by time per key: ROW_NUMBER = 1 */
@@ -1627,9 +1641,10 @@ int dp_spark_sink_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp_plan *s
   const char *conn = t->connector ? t->connector : "";
   bool local = !strcmp(conn, "memory") || !strcmp(conn, "console") || !strcmp(conn, "blackhole") ||
                !strcmp(conn, "callback");
-  if (!local && strcmp(conn, "filesystem") != 0)
+  bool kafka = !strcmp(conn, "kafka");
+  if (!local && !kafka && strcmp(conn, "filesystem") != 0)
     return dp_sx_refuse(&x, sink->span, "table `%s`: writing to the '%s' connector on Spark is not supported in "
-                                        "batch mode; write to a 'filesystem' or 'memory' table",
+                                        "batch mode; write to a 'filesystem', 'kafka' or 'memory' table",
                         t->name, conn);
   dp_srel r;
   int rc = dp_sx_plan(&x, sink->inputs[0], &r);
@@ -1657,6 +1672,14 @@ int dp_spark_sink_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp_plan *s
                                         "backend; run this INSERT in batch mode ('execution.runtime-mode' = 'batch')",
                         t->name);
   out->kind = DP_SPARK_SINK_WRITE;
+  if (kafka) {
+    /* the records serialized by the table's format (translate_stream.c) */
+    if (sink->u.sink.overwrite)
+      return dp_sx_refuse(&x, sink->span, "table `%s`: a Kafka topic is appended to, never overwritten; write "
+                                          "INSERT INTO instead of INSERT OVERWRITE", t->name);
+    if (!(out->command = dp_sx_kafka_write(&x, t, out->input))) return fail(&x);
+    return x.rc;
+  }
   if (!(out->command = write_command(&x, t, out->input, sink->u.sink.overwrite, sink->span))) return fail(&x);
   return x.rc;
 }

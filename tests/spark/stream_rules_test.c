@@ -303,6 +303,120 @@ TEST(temporal_join_of_a_stream) {
            "LEFT JOIN provinces ON pay.provinceId = provinces.provinceId");
 }
 
+TEST(stream_stream_join_without_an_equality) {
+  refused("SELECT pay.orderId, shipTime FROM pay\n"
+          "JOIN ship ON shipTime BETWEEN createTime AND createTime + INTERVAL '1' HOUR",
+          1, 35, "INNER JOIN of two streams without an equality between them: Spark joins two "
+                 "streams only on equal keys");
+  fx f;
+  fx_open(&f, "SELECT pay.orderId, shipTime FROM pay\n"
+              "JOIN ship ON shipTime BETWEEN createTime AND createTime + INTERVAL '1' HOUR");
+  CHECK_EQ(fx_check(&f), 1);
+  if (f.d.count) CHECK_CONTAINS(f.d.items[0].message, "ON pay.id = ship.id AND ...");
+  fx_close(&f);
+  /* an equality of expressions of each side is a key to Spark too */
+  accepted("SELECT pay.orderId, shipTime FROM pay\n"
+           "JOIN ship ON pay.orderId + 1 = ship.orderId + 1");
+  accepted("SELECT pay.orderId, shipTime FROM pay\n"
+           "JOIN ship ON pay.orderId IS NOT DISTINCT FROM ship.orderId\n"
+           "  AND shipTime BETWEEN createTime AND createTime + INTERVAL '1' HOUR");
+}
+
+/* The first JOIN node of the compiled query of f. */
+static dp_plan *first_join(fx *f) {
+  return fx_plan(f) ? find_kind(fx_plan(f)->roots[0], DP_P_JOIN) : NULL;
+}
+
+/* `sql` compiles; then its join's kind and time bound are set as given (forms
+** the engine-neutral validator refuses itself, with the same reasons, so
+** that only a plan built otherwise reaches Spark's rules with them). */
+static void refused_as(const char *sql, dp_join_kind kind, bool bound, uint32_t col, const char *words) {
+  fx f;
+  fx_open(&f, sql);
+  CHECK_EQ(f.compiled, DIPPER_OK);
+  dp_plan *j = first_join(&f);
+  CHECK(j != NULL);
+  if (j) {
+    j->u.join.kind = kind;
+    j->props.has_time_bound = bound;
+  }
+  CHECK_REFUSED(&f, 1, col, words);
+  fx_close(&f);
+}
+
+TEST(stream_stream_outer_joins_say_what_is_missing) {
+  static const char *ranged = "SELECT pay.orderId, shipTime FROM pay\n"
+                              "JOIN ship ON pay.orderId = ship.orderId\n"
+                              "  AND shipTime BETWEEN createTime AND createTime + INTERVAL '1' HOUR";
+  refused_as(ranged, DP_J_LEFT, false, 35,
+             "LEFT JOIN of two streams: Spark needs a watermark in the join keys, or a watermark "
+             "on the right side and a time range between the two sides, but the ON clause has "
+             "no time range between the two sides' event times; declare a WATERMARK on both "
+             "sources and add e.g. AND createTime BETWEEN shipTime - INTERVAL '1' HOUR");
+  refused_as(ranged, DP_J_RIGHT, false, 35, "RIGHT JOIN of two streams: Spark needs a watermark in the "
+                                        "join keys, or a watermark on the left side");
+  refused_as(ranged, DP_J_FULL, false, 35, "FULL JOIN of two streams: Spark needs a watermark in the "
+                                       "join keys, or a watermark on the either side");
+  refused_as(ranged, DP_J_SEMI, false, 35, "SEMI JOIN of two streams: Spark needs a watermark in the "
+                                       "join keys, or a watermark on the right side");
+  /* every outer kind, and semi, with watermarks on both sides and a time range */
+  static const char *const kinds[] = {"LEFT", "RIGHT", "FULL", "LEFT SEMI"};
+  for (int i = 0; i < 4; i++) {
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT pay.orderId FROM pay\n"
+             "%s JOIN ship ON pay.orderId = ship.orderId\n"
+             "  AND shipTime BETWEEN createTime AND createTime + INTERVAL '1' HOUR", kinds[i]);
+    accepted(sql);
+  }
+}
+
+TEST(stream_static_join_sides) {
+  static const char *inner = "SELECT pay.orderId, name FROM pay\n"
+                             "JOIN provinces ON pay.provinceId = provinces.provinceId";
+  accepted(inner);
+  accepted("SELECT pay.orderId, name FROM pay\n"
+           "LEFT JOIN provinces ON pay.provinceId = provinces.provinceId");
+  accepted("SELECT pay.orderId, name FROM provinces\n"
+           "RIGHT JOIN pay ON pay.provinceId = provinces.provinceId");
+  /* a join without equality is fine when one side is bounded */
+  accepted("SELECT pay.orderId, name FROM pay\n"
+           "JOIN provinces ON pay.provinceId > provinces.provinceId");
+  refused_as(inner, DP_J_FULL, false, 31, "FULL JOIN of a stream and a bounded table: Spark cannot emit the "
+                                      "bounded side's unmatched rows");
+  refused_as(inner, DP_J_RIGHT, false, 31, "RIGHT JOIN with the stream on the left and a bounded table on "
+                                       "the right: Spark supports it only with the stream on the right");
+}
+
+/* ---- the global watermark's policy ---- */
+
+TEST(multiple_watermark_policy_option) {
+  const char *k[2], *v[2];
+  fx f;
+  fx_open(&f, "SELECT 1");
+  CHECK_EQ(f.compiled, DIPPER_OK);
+  /* unset: Spark's default, said explicitly */
+  CHECK_EQ(dp_spark_stream_confs(f.db ? f.db->catalog : NULL, k, v, 2), 1);
+  CHECK_STR(k[0], "spark.sql.streaming.multipleWatermarkPolicy");
+  CHECK_STR(v[0], "min");
+  dipper_program *p = NULL;
+  CHECK_EQ(dipper_compile(f.db, "SET 'dipper.spark.multiple-watermark-policy' = 'MAX'", (size_t)-1,
+                          "<set>", &p), DIPPER_OK);
+  dipper_program_free(p);
+  CHECK_EQ(dp_spark_stream_confs(f.db->catalog, k, v, 2), 1);
+  CHECK_STR(v[0], "max");
+  /* a value Spark does not know is refused at the SET */
+  p = NULL;
+  CHECK_EQ(dipper_compile(f.db, "SET 'dipper.spark.multiple-watermark-policy' = 'median'", (size_t)-1,
+                          "<set>", &p), DIPPER_OPTION);
+  dipper_program_free(p);
+  char *msg = dipper_diag_render(f.db, 0);
+  CHECK_CONTAINS(msg, "'min' or 'max'");
+  free(msg);
+  CHECK_EQ(dp_spark_stream_confs(f.db->catalog, k, v, 0), 1); /* the count even without room */
+  fx_close(&f);
+}
+
 /* ---- set operations ---- */
 
 TEST(union_of_a_stream_and_a_bounded_input) {

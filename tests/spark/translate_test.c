@@ -523,10 +523,82 @@ TEST(session_window_in_the_group_by) {
             "{literal:{string:\"30 seconds\"}}");
 }
 
+TEST(window_offset_and_the_three_spellings) {
+  /* an offset is window()'s start argument, modulo the slide */
+  EXPECT_OK("SELECT window_start, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts),"
+            " INTERVAL '1' MINUTE, INTERVAL '15' SECOND)) GROUP BY window_start, window_end",
+            "{literal:{string:\"60 seconds\"}} {literal:{string:\"60 seconds\"}} {literal:{string:\"15 seconds\"}}");
+  EXPECT_OK("SELECT window_start, COUNT(*) AS n FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts),"
+            " INTERVAL '10' SECOND, INTERVAL '1' MINUTE, INTERVAL '25' SECOND)) GROUP BY window_start, window_end",
+            "{literal:{string:\"60 seconds\"}} {literal:{string:\"10 seconds\"}} {literal:{string:\"5 seconds\"}}");
+  /* Flink's legacy group windows */
+  EXPECT_OK("SELECT TUMBLE_START(ts, INTERVAL '10' SECOND) AS ws, COUNT(*) AS n FROM orders\n"
+            "GROUP BY TUMBLE(ts, INTERVAL '10' SECOND)",
+            "function_name:\"window\"", "{literal:{string:\"10 seconds\"}} {literal:{string:\"10 seconds\"}}",
+            "extraction:{literal:{string:\"start\"}}");
+  EXPECT_OK("SELECT HOP_END(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND) AS we, COUNT(*) AS n FROM orders\n"
+            "GROUP BY HOP(ts, INTERVAL '5' SECOND, INTERVAL '10' SECOND)",
+            "{literal:{string:\"10 seconds\"}} {literal:{string:\"5 seconds\"}}",
+            "extraction:{literal:{string:\"end\"}}");
+  EXPECT_OK("SELECT SESSION_START(ts, INTERVAL '30' SECOND) AS ws, COUNT(*) AS n FROM orders\n"
+            "GROUP BY SESSION(ts, INTERVAL '30' SECOND)",
+            "function_name:\"session_window\"", "{literal:{string:\"30 seconds\"}}");
+  /* Spark's own spelling, start time included */
+  EXPECT_OK("SELECT window.start AS ws, COUNT(*) AS n FROM orders\n"
+            "GROUP BY window(ts, '1 minute', '30 seconds', '10 seconds')",
+            "{literal:{string:\"60 seconds\"}} {literal:{string:\"30 seconds\"}} {literal:{string:\"10 seconds\"}}");
+  EXPECT_OK("SELECT session_window.end AS we, COUNT(*) AS n FROM orders\n"
+            "GROUP BY session_window(ts, CASE WHEN amount > 10 THEN '1 minute' ELSE '10 seconds' END)",
+            "function_name:\"session_window\"", "function_name:\"when\"");
+}
+
+TEST(streaming_window_time_keeps_spark_event_time) {
+  /* window_time leaves the aggregation as window_time(window), uncast:
+     a cast would drop the event-time marker a chained window needs */
+  EXPECT_OK("SET 'execution.runtime-mode' = 'streaming';\n"
+            "SELECT window_time, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts),"
+            " INTERVAL '10' SECOND)) GROUP BY window_start, window_end, window_time",
+            "{alias:{expr:{unresolved_function:{function_name:\"window_time\" arguments:[{unresolved_attribute:");
+  /* in batch mode it is cast to dipper's type as every aggregate output is */
+  EXPECT_OK("SELECT window_time, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts),"
+            " INTERVAL '10' SECOND)) GROUP BY window_start, window_end, window_time",
+            "{alias:{expr:{cast:{expr:{unresolved_function:{function_name:\"window_time\"");
+}
+
+TEST(streaming_deduplication) {
+  /* ordered by the event time: forgotten as the watermark passes, Spark's
+     dropDuplicatesWithinWatermark */
+  EXPECT_OK("SET 'execution.runtime-mode' = 'streaming';\n"
+            "SELECT id, customer FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY customer ORDER BY ts)"
+            " AS rn FROM orders) WHERE rn = 1",
+            "deduplicate:{", "column_names:[\"_c0_1\"] within_watermark:true}");
+  /* the event time among the keys: Spark's plain Deduplicate cleans by it */
+  EXPECT_OK("SET 'execution.runtime-mode' = 'streaming';\n"
+            "SELECT id, customer FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY customer, ts ORDER BY ts)"
+            " AS rn FROM orders) WHERE rn = 1",
+            "column_names:[\"_c0_1\" \"_c0_3\"]}");
+  /* DISTINCT: every column a key */
+  EXPECT_OK("SET 'execution.runtime-mode' = 'streaming';\nSELECT DISTINCT customer, ts FROM orders",
+            "deduplicate:{", "all_columns_as_keys:true");
+}
+
+TEST(streaming_file_options) {
+  const char *sql = "CREATE TABLE few (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '/tmp/few',\n"
+                    "  'format' = 'json', 'source.max-files-per-trigger' = '2');\n"
+                    "SET 'execution.runtime-mode' = 'streaming';\nSELECT id FROM few";
+  EXPECT_OK(sql, "{key:\"maxFilesPerTrigger\" value:\"2\"}", "is_streaming:true");
+}
+
 TEST(cumulate_refused_with_reason) {
   EXPECT_REFUSED("SELECT window_start, COUNT(*) FROM TABLE(\n  CUMULATE(TABLE orders, DESCRIPTOR(ts),"
                  " INTERVAL '1' MINUTE, INTERVAL '1' HOUR))\nGROUP BY window_start, window_end",
-                 1, 36, "Spark has no CUMULATE windows");
+                 1, 36, "Spark has no CUMULATE windows; aggregate per TUMBLE window of the step and add "
+                        "the steps up with SUM(..) OVER (PARTITION BY the keys and the max window's start");
+  EXPECT_REFUSED("SET 'execution.runtime-mode' = 'streaming';\n"
+                 "SELECT window_start, COUNT(*) FROM TABLE(\n  CUMULATE(TABLE orders, DESCRIPTOR(ts),"
+                 " INTERVAL '1' MINUTE, INTERVAL '1' HOUR))\nGROUP BY window_start, window_end",
+                 2, 36, "Spark has no CUMULATE windows; aggregate per TUMBLE window of the step and add "
+                        "the steps up in the consumer");
 }
 
 TEST(over_with_rows_frame) {
@@ -640,6 +712,15 @@ TEST(insert_into_files_is_a_write_operation) {
             "{key:\"ignoreNullFields\" value:\"false\"}",
             "{key:\"timestampNTZFormat\" value:\"yyyy-MM-dd HH:mm:ss.SSS\"}");
   EXPECT_OK("INSERT INTO mem SELECT 1, customer FROM orders", "name:[\"k\"]", "name:[\"v\"]");
+}
+
+TEST(batch_insert_into_kafka_is_a_write_operation) {
+  const char *sql = "CREATE TABLE topic_out (id BIGINT, customer STRING, PRIMARY KEY (id) NOT ENFORCED)\n"
+                    "WITH ('connector' = 'kafka', 'topic' = 'out', 'format' = 'json',\n"
+                    "  'properties.bootstrap.servers' = '127.0.0.1:9092');\n"
+                    "INSERT INTO topic_out SELECT id, customer FROM orders";
+  EXPECT_OK(sql, "write_operation:{input:", "source:\"kafka\"", "mode:SAVE_MODE_APPEND",
+            "value:\"out\"", "function_name:\"to_json\"");
 }
 
 int main(void) { return RUN_TESTS(); }
