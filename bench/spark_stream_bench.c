@@ -14,7 +14,8 @@
 **       create a fresh (sink) topic.
 **   bench_spark_stream_bench run --topic T --sink S --checkpoint DIR [--plan-out F]
 **       examples/payments.sql with the topics and broker substituted, the
-**       checkpoint directory and trigger available-now SET, compiled by
+**       checkpoint directory and trigger available-now SET before its
+**       INSERT (so that they win over the file's own SETs), compiled by
 **       dipper, checked against Spark's streaming rules, translated into a
 **       WriteStreamOperationStart and started (the internal layers: the
 **       public API does not start streaming queries on Spark yet); awaited to
@@ -512,12 +513,20 @@ static char *pipeline_sql(const opts *o) {
     }
   }
   if (!cur) return NULL;
+  /* This run's SETs just before the INSERT: they win over any the file makes. */
+  const char *ins = strstr(cur, "\nINSERT INTO");
+  if (!ins) {
+    fprintf(stderr, PROG ": %s has no INSERT INTO at the start of a line\n", path);
+    free(cur);
+    return NULL;
+  }
   dp_buf b = DP_BUF_INIT;
+  dp_buf_put(&b, cur, (size_t)(ins - cur) + 1);
   dp_buf_printf(&b,
                 "SET 'execution.checkpointing.dir' = '%s';\n"
                 "SET 'dipper.trigger' = 'available-now';\n",
                 o->checkpoint);
-  dp_buf_puts(&b, cur);
+  dp_buf_puts(&b, ins + 1);
   free(cur);
   return dp_buf_take(&b);
 }
