@@ -432,6 +432,14 @@ int dp_spark_progress_from(dp_arena *a, const dp_jv *o, dp_spark_progress *out, 
       sp->processed_rows_per_second = dp_jv_num(s, "processedRowsPerSecond");
     }
   }
+  /* The batch's input is the sum over its sources, which is how Spark
+     defines it; some servers send only the per-source counts. */
+  for (int i = 0; out->num_input_rows < 0 && i < out->nsources; i++)
+    if (out->sources[i].num_input_rows >= 0) {
+      out->num_input_rows = 0;
+      for (int j = 0; j < out->nsources; j++)
+        if (out->sources[j].num_input_rows > 0) out->num_input_rows += out->sources[j].num_input_rows;
+    }
   const dp_jv *sink = dp_jv_get(o, "sink");
   out->sink_description = dp_jv_str(sink, "description");
   out->sink_output_rows = dp_jv_int(sink, "numOutputRows", -1);

@@ -401,7 +401,9 @@ int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
     parsed = dp_sx_fn2(x, strcasecmp(fmt, "csv") ? "from_json" : "from_csv", value,
                        dp_sx_lit_string(x, ddl));
   }
-  Spark__Connect__Expression *first[8];
+  /* dp_sx_project keeps the array: it lives in the arena, not on this stack */
+  Spark__Connect__Expression **first = dp_sx_alloc(x, 8 * sizeof *first);
+  if (!first) return failed(x);
   int nfirst = 0;
   first[nfirst++] = dp_sx_alias(x, parsed, "_v");
   if (kafka)
@@ -532,10 +534,12 @@ static Spark__Connect__Expression *struct_of(dp_sx *x, int n, const char *const 
 ** consumer sees the same records from either engine. */
 static Spark__Connect__Expression *serialize(dp_sx *x, const char *fmt, Spark__Connect__Expression *st) {
   /* TIMESTAMP is Spark's TIMESTAMP_NTZ, TIMESTAMP_LTZ its TIMESTAMP: both formats */
-  Spark__Connect__Expression *kv[4] = {
+  /* and every key written, NULLs too, as dipper's JSON writer does */
+  Spark__Connect__Expression *kv[6] = {
       dp_sx_lit_string(x, "timestampFormat"), dp_sx_lit_string(x, "yyyy-MM-dd HH:mm:ss.SSS"),
-      dp_sx_lit_string(x, "timestampNTZFormat"), dp_sx_lit_string(x, "yyyy-MM-dd HH:mm:ss.SSS")};
-  Spark__Connect__Expression *opts = dp_sx_fn(x, "map", 4, kv);
+      dp_sx_lit_string(x, "timestampNTZFormat"), dp_sx_lit_string(x, "yyyy-MM-dd HH:mm:ss.SSS"),
+      dp_sx_lit_string(x, "ignoreNullFields"), dp_sx_lit_string(x, "false")};
+  Spark__Connect__Expression *opts = dp_sx_fn(x, "map", strcasecmp(fmt, "csv") ? 6 : 4, kv);
   return dp_sx_fn2(x, strcasecmp(fmt, "csv") ? "to_json" : "to_csv", st, opts);
 }
 
@@ -548,7 +552,9 @@ Spark__Connect__Relation *dp_sx_kafka_records(dp_sx *x, const dp_table_def *t,
                                   "not '%s'", t->name, fmt);
     return NULL;
   }
-  Spark__Connect__Expression *e[2];
+  /* dp_sx_project keeps the array: it lives in the arena, not on this stack */
+  Spark__Connect__Expression **e = dp_sx_alloc(x, 2 * sizeof *e);
+  if (!e) return NULL;
   int ne = 0;
   if (!strcasecmp(fmt, "raw")) {
     if (n != 1) {
