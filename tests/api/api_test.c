@@ -1,7 +1,9 @@
 /*
 ** api_test.c — the public API of dipper.h as a caller sees it: handles,
 ** compile, diagnostics and their rendering, the catalog kept across calls,
-** EXPLAIN of a program, version and result-code strings.
+** EXPLAIN of a program, version and result-code strings; query management
+** on the embedded engine (status, await, stop, recent progress, the active
+** list, an interrupted await).
 */
 #include <stdbool.h>
 #include <stdio.h>
@@ -631,6 +633,157 @@ TEST(execute_leaves_user_callbacks_alone) {
   CHECK_STR(drain(&st, names, sizeof names), "7\n");
   st.release(&st);
   CHECK_EQ(calls, 1);
+  dipper_program_free(prog);
+  dipper_close(db);
+}
+
+/* ---- query management on the embedded engine ---- */
+
+static const char *const bounded_run =
+    "CREATE TABLE g (id BIGINT, v INT) WITH ('connector' = 'datagen', 'number-of-rows' = '3000');\n"
+    "CREATE TABLE bh (id BIGINT, v INT) WITH ('connector' = 'blackhole');\n"
+    "INSERT INTO bh SELECT id, v FROM g;\n";
+
+TEST(await_runs_a_bounded_query_to_its_end) {
+  dipper *db = open_embedded();
+  dipper_program *prog = NULL;
+  CHECK_EQ(compile(db, bounded_run, "b.sql", &prog), DIPPER_OK);
+  CHECK_EQ(dipper_program_streaming(prog), 1);
+  dipper_query **qs = NULL;
+  int n = 0;
+  CHECK_EQ(dipper_query_start(prog, &qs, &n), DIPPER_OK);
+  CHECK_EQ(n, 1);
+  if (n != 1) return;
+  CHECK_STR(dipper_query_name(qs[0]), "bh");
+  CHECK(dipper_query_id(qs[0]) == NULL); /* a Spark id only */
+  CHECK(dipper_query_run_id(qs[0]) == NULL);
+  dipper_status st;
+  CHECK_EQ(dipper_query_status(qs[0], &st), DIPPER_OK);
+  CHECK_EQ(st.active, 1);
+  CHECK_STR(st.message, "Waiting for the first batch");
+  dipper_query *active[4];
+  int nactive = -1;
+  CHECK_EQ(dipper_active_queries(db, active, 4, &nactive), DIPPER_OK);
+  CHECK_EQ(nactive, 1);
+  CHECK(active[0] == qs[0]);
+  int terminated = 0;
+  CHECK_EQ(dipper_query_await(qs[0], -1, &terminated), DIPPER_OK);
+  CHECK_EQ(terminated, 1);
+  dipper_progress p;
+  CHECK_EQ(dipper_query_progress(qs[0], &p), DIPPER_OK);
+  CHECK_EQ(p.finished, 1);
+  CHECK_EQ(p.total_output_rows, 3000);
+  /* every batch that ran is among the recent reports, the last one newest */
+  dipper_progress recent[DIPPER_RECENT_PROGRESS];
+  int nrecent = 0;
+  CHECK_EQ(dipper_query_recent_progress(qs[0], recent, DIPPER_RECENT_PROGRESS, &nrecent), DIPPER_OK);
+  CHECK(nrecent >= 1);
+  if (nrecent >= 1) {
+    CHECK_EQ(recent[nrecent - 1].batch_id, p.batch_id);
+    CHECK_EQ(recent[nrecent - 1].total_output_rows, 3000);
+    CHECK_STR(recent[nrecent - 1].name, "bh");
+    for (int i = 1; i < nrecent; i++) CHECK(recent[i].batch_id > recent[i - 1].batch_id);
+  }
+  /* fewer than there are: the newest ones */
+  int one = 0;
+  CHECK_EQ(dipper_query_recent_progress(qs[0], recent, 1, &one), DIPPER_OK);
+  CHECK_EQ(one, 1);
+  CHECK_EQ(recent[0].batch_id, p.batch_id);
+  CHECK_EQ(dipper_query_status(qs[0], &st), DIPPER_OK);
+  CHECK_EQ(st.active, 0);
+  CHECK_STR(st.message, "Finished");
+  CHECK_EQ(dipper_active_queries(db, active, 4, &nactive), DIPPER_OK);
+  CHECK_EQ(nactive, 0);
+  CHECK_EQ(dipper_query_stop(qs[0]), DIPPER_OK); /* ended already: fine */
+  dipper_query_free_all(qs, n);
+  CHECK_EQ(dipper_active_queries(db, active, 4, &nactive), DIPPER_OK);
+  CHECK_EQ(nactive, 0);
+  dipper_program_free(prog);
+  dipper_close(db);
+}
+
+static const char *const endless_run =
+    "CREATE TABLE g (id BIGINT, v INT) WITH ('connector' = 'datagen', 'rows-per-second' = '2000');\n"
+    "CREATE TABLE a (id BIGINT) WITH ('connector' = 'blackhole');\n"
+    "CREATE TABLE b (v INT) WITH ('connector' = 'blackhole');\n"
+    "EXECUTE STATEMENT SET BEGIN\n"
+    "  INSERT INTO a SELECT id FROM g;\n"
+    "  INSERT INTO b SELECT v FROM g;\n"
+    "END;\n";
+
+TEST(await_times_out_and_stop_ends_an_endless_query) {
+  dipper *db = open_embedded();
+  dipper_program *prog = NULL;
+  CHECK_EQ(compile(db, endless_run, "e.sql", &prog), DIPPER_OK);
+  dipper_query **qs = NULL;
+  int n = 0;
+  CHECK_EQ(dipper_query_start(prog, &qs, &n), DIPPER_OK);
+  CHECK_EQ(n, 2);
+  if (n != 2) return;
+  int terminated = 1;
+  CHECK_EQ(dipper_query_await(qs[0], 300, &terminated), DIPPER_OK);
+  CHECK_EQ(terminated, 0);
+  dipper_progress p;
+  CHECK_EQ(dipper_query_progress(qs[0], &p), DIPPER_OK);
+  CHECK(p.batch_id >= 0); /* it ran meanwhile */
+  CHECK(p.total_input_rows > 0);
+  CHECK_EQ(p.finished, 0);
+  dipper_query *active[1];
+  int nactive = 0;
+  CHECK_EQ(dipper_active_queries(db, active, 1, &nactive), DIPPER_OK);
+  CHECK_EQ(nactive, 2); /* more than fit: the count says so */
+  CHECK(active[0] == qs[0]);
+
+  CHECK_EQ(dipper_query_stop(qs[0]), DIPPER_OK);
+  dipper_status st;
+  CHECK_EQ(dipper_query_status(qs[0], &st), DIPPER_OK);
+  CHECK_EQ(st.active, 0);
+  CHECK_STR(st.message, "Stopped");
+  int64_t batch = p.batch_id;
+  int finished = 0;
+  CHECK_EQ(dipper_query_step(qs[0], &finished), DIPPER_OK);
+  CHECK_EQ(finished, 1); /* no batch runs after a stop */
+  CHECK_EQ(dipper_query_progress(qs[0], &p), DIPPER_OK);
+  CHECK_EQ(p.batch_id, batch);
+  CHECK_EQ(p.finished, 0); /* stopped, not finished */
+  CHECK_EQ(dipper_query_await(qs[0], -1, &terminated), DIPPER_OK);
+  CHECK_EQ(terminated, 1);
+  CHECK_EQ(dipper_active_queries(db, active, 1, &nactive), DIPPER_OK);
+  CHECK_EQ(nactive, 1);
+  CHECK(active[0] == qs[1]);
+
+  /* dipper_interrupt ends a wait with no limit; the query goes on after */
+  dipper_interrupt(db);
+  CHECK_EQ(dipper_query_await(qs[1], -1, &terminated), DIPPER_INTERRUPTED);
+  CHECK_EQ(terminated, 0);
+  CHECK_CONTAINS(dipper_errmsg(db), "interrupted");
+  CHECK_EQ(dipper_query_await(qs[1], 50, &terminated), DIPPER_OK); /* the flag was honoured */
+  CHECK_EQ(terminated, 0);
+  dipper_query_free_all(qs, n);
+  dipper_program_free(prog);
+  dipper_close(db);
+}
+
+TEST(query_management_misuse) {
+  int terminated = 7, n = 7;
+  dipper_status st;
+  CHECK_EQ(dipper_query_status(NULL, &st), DIPPER_MISUSE);
+  CHECK_EQ(dipper_query_await(NULL, 0, &terminated), DIPPER_MISUSE);
+  CHECK_EQ(terminated, 0);
+  CHECK_EQ(dipper_query_stop(NULL), DIPPER_MISUSE);
+  CHECK_EQ(dipper_query_recent_progress(NULL, NULL, 0, &n), DIPPER_MISUSE);
+  CHECK_EQ(n, 0);
+  CHECK(dipper_query_name(NULL) == NULL);
+  CHECK(dipper_query_id(NULL) == NULL);
+  CHECK_EQ(dipper_active_queries(NULL, NULL, 0, &n), DIPPER_MISUSE);
+  CHECK_EQ(dipper_program_streaming(NULL), 0);
+  dipper *db = open_embedded();
+  dipper_program *prog = NULL;
+  CHECK_EQ(compile(db, "SET 'execution.runtime-mode' = 'batch';\nSELECT 1 AS one;\n", "m.sql", &prog),
+           DIPPER_OK);
+  CHECK_EQ(dipper_program_streaming(prog), 0);
+  CHECK_EQ(dipper_active_queries(db, NULL, 0, &n), DIPPER_OK); /* cap 0: just the count */
+  CHECK_EQ(n, 0);
   dipper_program_free(prog);
   dipper_close(db);
 }

@@ -3,11 +3,17 @@
 ** spark_server fixture): dipper_execute's rows, INSERTs into dipper's own
 ** memory sink through dipper_query_start/step, compile-time refusals with
 ** their place, a lazy connection (errors at the first run, naming the
-** address), Spark's errors with their class, streaming refused for now.
+** address), Spark's errors with their class; streaming on Spark: a
+** statement set started as one Spark query per INSERT, watched and managed
+** through the public calls (ids, status, progress, recent progress, await,
+** stop, the active list as the server says), a query that fails on Spark
+** with its exception as the error, dipper_run interrupted (queries stopped
+** on the server), a streaming SELECT over an endless input refused at compile.
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dipper.h"
 #include "test.h"
@@ -159,16 +165,215 @@ TEST(errors_reach_errmsg) {
 
   dipper_close(db);
 
-  /* streaming on Spark (a fresh handle: SET outlives a program): refused when
-  ** the query starts, saying so */
+  /* streaming on Spark (a fresh handle: SET outlives a program): a SELECT
+  ** over an endless input has nowhere to show its rows: refused at compile
+  ** with its place; an INSERT runs by its trigger, not to an end: refused by
+  ** dipper_execute, saying where it goes */
   CHECK_EQ(dipper_open(&db, SPARK), DIPPER_OK);
-  CHECK_EQ(compile(db, "SELECT 1 AS one", &prog), DIPPER_OK);
+  int rc = dipper_compile(db,
+                          "CREATE TABLE g (id BIGINT) WITH ('connector' = 'datagen');\n"
+                          "SELECT id FROM g;\n",
+                          (size_t)-1, "s.sql", &prog);
+  CHECK_EQ(rc, DIPPER_UNSUPPORTED);
+  CHECK_CONTAINS(dipper_errmsg(db), "a streaming SELECT over an unbounded input");
+  const dipper_diag *g = dipper_diag_get(db, 0);
+  CHECK(g != NULL && g->line == 2);
+  CHECK_EQ(compile(db, "CREATE TABLE bh (id BIGINT) WITH ('connector' = 'blackhole');\n"
+                       "INSERT INTO bh SELECT id FROM g;\n",
+                   &prog),
+           DIPPER_OK);
+  CHECK_EQ(dipper_execute(prog, 1, &st), DIPPER_STREAMING);
+  CHECK_CONTAINS(dipper_errmsg(db), "start it with dipper_query_start or dipper_run");
+  dipper_program_free(prog);
+  dipper_close(db);
+}
+
+/* ---- streaming on Spark ---- */
+
+static void nap_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* Step q until its progress shows batch `batch` or later (at most 120 s). */
+static int step_until_batch(dipper *db, dipper_query *q, int64_t batch, dipper_progress *p) {
+  for (int i = 0; i < 240; i++) {
+    int finished = 0;
+    int rc = dipper_query_step(q, &finished);
+    if (rc != DIPPER_OK) {
+      fprintf(stderr, "  step: %s\n", dipper_errmsg(db));
+      return rc;
+    }
+    dipper_query_progress(q, p);
+    if (p->batch_id >= batch) return DIPPER_OK;
+    if (finished) return DIPPER_INTERNAL;
+    nap_ms(500);
+  }
+  return DIPPER_TIMEOUT;
+}
+
+/* Spark's rate source through datagen: endless, no checkpoint needed for
+** blackhole (noop) sinks. */
+static const char *const endless_set =
+    "SET 'dipper.trigger' = 'processing-time 1 s';\n"
+    "CREATE TABLE g (id BIGINT, v INT) WITH ('connector' = 'datagen', 'rows-per-second' = '40');\n"
+    "CREATE TABLE bh_ids (id BIGINT) WITH ('connector' = 'blackhole');\n"
+    "CREATE TABLE bh_vs (v INT) WITH ('connector' = 'blackhole');\n"
+    "EXECUTE STATEMENT SET BEGIN\n"
+    "  INSERT INTO bh_ids SELECT id FROM g;\n"
+    "  INSERT INTO bh_vs SELECT v FROM g WHERE v IS NOT NULL;\n"
+    "END;\n";
+
+TEST(streaming_queries_managed_on_spark) {
+  dipper *db = NULL;
+  CHECK_EQ(dipper_open(&db, SPARK), DIPPER_OK);
+  dipper_program *prog = NULL;
+  CHECK_EQ(compile(db, endless_set, &prog), DIPPER_OK);
+  if (!prog) return;
+  CHECK_EQ(dipper_program_streaming(prog), 1);
   dipper_query **qs = NULL;
   int n = 0;
-  CHECK_EQ(dipper_query_start(prog, &qs, &n), DIPPER_UNSUPPORTED);
-  CHECK_CONTAINS(dipper_errmsg(db), "streaming queries on Spark are not supported yet");
-  CHECK(qs == NULL);
-  CHECK_EQ(dipper_execute(prog, 0, &st), DIPPER_UNSUPPORTED);
+  int rc = dipper_query_start(prog, &qs, &n);
+  if (rc) fprintf(stderr, "  start: %s\n", dipper_errmsg(db));
+  CHECK_EQ(rc, DIPPER_OK);
+  CHECK_EQ(n, 2); /* one Spark query per INSERT */
+  if (n != 2) return;
+  CHECK_STR(dipper_query_name(qs[0]), "bh_ids");
+  CHECK_STR(dipper_query_name(qs[1]), "bh_vs");
+  const char *id0 = dipper_query_id(qs[0]), *id1 = dipper_query_id(qs[1]);
+  CHECK(id0 != NULL && strlen(id0) == 36);
+  CHECK(id1 != NULL && strlen(id1) == 36);
+  CHECK(id0 && id1 && strcmp(id0, id1) != 0);
+  CHECK(dipper_query_run_id(qs[0]) != NULL);
+
+  dipper_query *active[4];
+  int nactive = 0;
+  CHECK_EQ(dipper_active_queries(db, active, 4, &nactive), DIPPER_OK);
+  CHECK_EQ(nactive, 2);
+  dipper_status st;
+  CHECK_EQ(dipper_query_status(qs[0], &st), DIPPER_OK);
+  CHECK_EQ(st.active, 1);
+  CHECK(st.message[0] != '\0');
+
+  /* a wait that times out: still running */
+  int terminated = 1;
+  CHECK_EQ(dipper_query_await(qs[0], 1500, &terminated), DIPPER_OK);
+  CHECK_EQ(terminated, 0);
+
+  /* progress from Spark's reports, every batch counted */
+  dipper_progress p;
+  CHECK_EQ(step_until_batch(db, qs[0], 2, &p), DIPPER_OK);
+  CHECK(p.batch_id >= 2);
+  CHECK(p.total_input_rows > 0);
+  CHECK_EQ(p.finished, 0);
+  CHECK_STR(p.name, "bh_ids");
+  dipper_progress recent[DIPPER_RECENT_PROGRESS];
+  int nrecent = 0;
+  CHECK_EQ(dipper_query_recent_progress(qs[0], recent, DIPPER_RECENT_PROGRESS, &nrecent),
+           DIPPER_OK);
+  CHECK(nrecent >= 1);
+  if (nrecent >= 1) {
+    CHECK_EQ(recent[nrecent - 1].batch_id, p.batch_id);
+    CHECK_EQ(recent[nrecent - 1].total_input_rows, p.total_input_rows);
+    int64_t sum = recent[0].total_input_rows - recent[0].input_rows;
+    for (int i = 0; i < nrecent; i++) sum += recent[i].input_rows;
+    CHECK_EQ(sum, p.total_input_rows); /* the totals are the sum of the batches */
+  }
+
+  /* stop one: gone from the server's active list, the other still there */
+  CHECK_EQ(dipper_query_stop(qs[0]), DIPPER_OK);
+  CHECK_EQ(dipper_query_status(qs[0], &st), DIPPER_OK);
+  CHECK_EQ(st.active, 0);
+  CHECK_EQ(dipper_query_await(qs[0], 0, &terminated), DIPPER_OK);
+  CHECK_EQ(terminated, 1);
+  CHECK_EQ(dipper_query_progress(qs[0], &p), DIPPER_OK);
+  CHECK_EQ(p.finished, 0); /* stopped, not finished */
+  CHECK_EQ(dipper_active_queries(db, active, 4, &nactive), DIPPER_OK);
+  CHECK_EQ(nactive, 1);
+  CHECK(nactive == 1 && active[0] == qs[1]);
+  int finished = 0;
+  CHECK_EQ(dipper_query_step(qs[0], &finished), DIPPER_OK);
+  CHECK_EQ(finished, 1);
+
+  /* freeing the handles stops what still runs */
+  dipper_query_free_all(qs, n);
+  CHECK_EQ(dipper_active_queries(db, active, 4, &nactive), DIPPER_OK);
+  CHECK_EQ(nactive, 0);
+  dipper_program_free(prog);
+  dipper_close(db);
+}
+
+static void count_reports(void *user, const dipper_progress *p) {
+  int *seen = user;
+  if (p->batch_id >= 0) (*seen)++;
+}
+
+TEST(failure_on_spark_is_the_error) {
+  dipper *db = NULL;
+  CHECK_EQ(dipper_open(&db, SPARK), DIPPER_OK);
+  dipper_program *prog = NULL;
+  /* ANSI mode: a string that is no number fails the cast at run time */
+  CHECK_EQ(compile(db,
+                   "CREATE TABLE g (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '5');\n"
+                   "CREATE TABLE bad (n INT) WITH ('connector' = 'blackhole');\n"
+                   "INSERT INTO bad SELECT CAST(CONCAT('x', CAST(id AS STRING)) AS INT) FROM g;\n",
+                   &prog),
+           DIPPER_OK);
+  if (!prog) return;
+  int seen = 0;
+  int rc = dipper_run(prog, count_reports, &seen);
+  CHECK_EQ(rc, DIPPER_REMOTE);
+  CHECK_CONTAINS(dipper_errmsg(db), "Spark: [");
+  CHECK_CONTAINS(dipper_errmsg(db), "CAST_INVALID_INPUT");
+  CHECK_CONTAINS(dipper_errmsg(db), "query `bad`");
+  dipper_program_free(prog);
+  dipper_close(db);
+}
+
+/* dipper_run until a report shows, then dipper_interrupt: the run stops the
+** query on Spark and returns DIPPER_INTERRUPTED after a final report. */
+typedef struct interrupt_ctx {
+  dipper *db;
+  int reports;
+  int64_t last_batch;
+} interrupt_ctx;
+
+static void interrupt_after_a_batch(void *user, const dipper_progress *p) {
+  interrupt_ctx *c = user;
+  c->reports++;
+  c->last_batch = p->batch_id;
+  if (p->batch_id >= 1) dipper_interrupt(c->db);
+}
+
+TEST(run_interrupted_stops_the_spark_query) {
+  dipper *db = NULL;
+  CHECK_EQ(dipper_open(&db, SPARK), DIPPER_OK);
+  dipper_program *prog = NULL;
+  CHECK_EQ(compile(db,
+                   "SET 'dipper.trigger' = 'processing-time 1 s';\n"
+                   "CREATE TABLE g (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '20');\n"
+                   "CREATE TABLE bh (id BIGINT) WITH ('connector' = 'blackhole');\n"
+                   "INSERT INTO bh SELECT id FROM g;\n",
+                   &prog),
+           DIPPER_OK);
+  if (!prog) return;
+  interrupt_ctx c = {db, 0, -1};
+  CHECK_EQ(dipper_run(prog, interrupt_after_a_batch, &c), DIPPER_INTERRUPTED);
+  CHECK(c.reports >= 2); /* the batches, then the final report */
+  CHECK(c.last_batch >= 1);
+  /* nothing left running in the handle's session */
+  dipper_query *active[2];
+  int nactive = -1;
+  dipper_query **qs = NULL;
+  int n = 0;
+  CHECK_EQ(dipper_active_queries(db, active, 2, &nactive), DIPPER_OK);
+  CHECK_EQ(nactive, 0);
+  /* and the name is free again: the query can start anew */
+  CHECK_EQ(dipper_query_start(prog, &qs, &n), DIPPER_OK);
+  CHECK_EQ(n, 1);
+  CHECK_EQ(dipper_active_queries(db, active, 2, &nactive), DIPPER_OK);
+  CHECK_EQ(nactive, 1);
+  dipper_query_free_all(qs, n);
   dipper_program_free(prog);
   dipper_close(db);
 }
