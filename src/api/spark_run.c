@@ -494,25 +494,65 @@ static int take_new_reports(dp_spark_query *sq, dp_sc *sc, dp_progress_ring *rin
   return rc;
 }
 
-/* "Spark: [CLASS] message" from the query's exception ("CLASS: message"). */
+/* Is s[0..n) a Java class name ("org.apache.spark...Exception")? */
+static bool java_class(const char *s, size_t n) {
+  bool dot = false;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (c == '.') dot = true;
+    else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_' || c == '$'))
+      return false;
+  }
+  return dot && n > 0;
+}
+
+/* "Spark: [CLASS] message" from the query's exception ("CLASS: message").
+** Spark wraps the cause: "[STREAM_FAILED] org.apache...StreamingQueryException:
+** [CAUSE] text\n=== Streaming Query ===\n<the query's plan>".  The cause is
+** what the user must act on: keep it, its class and text, and leave out the
+** wrapper and the plan dump. */
 static int record_exception(dp_spark_query *sq, const char *ex) {
-  const char *colon = strstr(ex, ": ");
+  const char *msg = ex;
   size_t cls = 0;
+  const char *colon = strstr(ex, ": ");
   if (colon) {
     cls = (size_t)(colon - ex);
     for (size_t i = 0; i < cls; i++)
-      if (!(ex[i] == '_' || ex[i] == '.' || (ex[i] >= 'A' && ex[i] <= 'Z') ||
-            (ex[i] >= '0' && ex[i] <= '9')))
+      if (!(ex[i] == '_' || (ex[i] >= 'A' && ex[i] <= 'Z') || (ex[i] >= '0' && ex[i] <= '9')))
         cls = 0;
+    if (cls) msg = colon + 2;
   }
-  const char *msg = cls ? colon + 2 : ex;
-  /* Spark's message often starts with its class already. */
-  bool repeated = cls && msg[0] == '[' && strncmp(msg + 1, ex, cls) == 0 && msg[cls + 1] == ']';
-  if (cls && !repeated)
-    dp_error(&sq->diags, DIPPER_REMOTE, nowhere, "Spark: [%.*s] %s (query `%s`)", (int)cls, ex,
-             msg, sq->progress.name);
+  const char *cls_text = ex;
+  /* "org....Exception: [CAUSE] text" (after the class): the cause */
+  const char *jcolon0 = strstr(msg, ": ");
+  if (jcolon0 && java_class(msg, (size_t)(jcolon0 - msg)) && jcolon0[2] == '[') {
+    msg = jcolon0 + 2;
+    cls = 0;
+  }
+  /* "[STREAM_FAILED] org....Exception: [CAUSE] text": the cause */
+  if (msg[0] == '[') {
+    const char *close = strchr(msg, ']');
+    const char *jc = close ? close + 1 : NULL;
+    while (jc && *jc == ' ') jc++;
+    const char *jcolon = jc ? strstr(jc, ": ") : NULL;
+    if (jcolon && java_class(jc, (size_t)(jcolon - jc)) && jcolon[2] == '[') {
+      msg = jcolon + 2;
+      cls = 0; /* the cause carries its own class */
+    } else if (cls && close && (size_t)(close - msg - 1) == cls &&
+               strncmp(msg + 1, cls_text, cls) == 0) {
+      cls = 0; /* "[CLASS] text" already */
+    }
+  }
+  size_t len = strlen(msg);
+  const char *dump = strstr(msg, "\n=== Streaming Query ===");
+  if (dump) len = (size_t)(dump - msg);
+  while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' ')) len--;
+  if (cls)
+    dp_error(&sq->diags, DIPPER_REMOTE, nowhere, "Spark: [%.*s] %.*s (query `%s`)", (int)cls,
+             cls_text, (int)len, msg, sq->progress.name);
   else
-    dp_error(&sq->diags, DIPPER_REMOTE, nowhere, "Spark: %s (query `%s`)", msg,
+    dp_error(&sq->diags, DIPPER_REMOTE, nowhere, "Spark: %.*s (query `%s`)", (int)len, msg,
              sq->progress.name);
   sq->failed = DIPPER_REMOTE;
   return DIPPER_REMOTE;
