@@ -808,6 +808,76 @@ static Spark__Connect__Expression *window_part(dp_sx *x, const char *w, int role
   }
 }
 
+/* A day-time interval literal of `micros`. */
+static Spark__Connect__Expression *interval_lit(dp_sx *x, int64_t micros, dp_span sp) {
+  dp_value v;
+  memset(&v, 0, sizeof v);
+  v.type = dp_type_of(DP_T_INTERVAL_DT);
+  v.u.i = micros;
+  return dp_sx_literal(x, &v, sp);
+}
+
+/* CUMULATE over a bounded input: a row at ts lies in the windows that start
+** where its max-size window starts and end at each step boundary after ts
+** up to that window's end.  window(ts, size) gives the start and the last
+** end, window(ts, step) the first end (the end of ts's step); explode of
+** sequence(first, last, step) makes one row per window.  Spark takes one
+** window() per operator, hence three projections. */
+static int cumulate(dp_sx *x, const dp_plan *p, dp_srel *in, const char *tcol, dp_srel *out) {
+  const dp_window_spec *w = &p->u.window;
+  int nin = in->ncols, n = p->schema.ncols;
+  int relno = dp_sx_relno(x);
+  const char *mname = dp_sx_colname(x, relno, n), *sname = dp_sx_colname(x, relno, n + 1);
+  const char *ename = dp_sx_colname(x, relno, n + 2);
+  const char **names = dp_sx_alloc(x, (size_t)n * sizeof *names);
+  if (!mname || !sname || !ename || !names) return fail(x);
+  memcpy(names, in->names, (size_t)nin * sizeof *names);
+  int64_t start_max = w->size > 0 ? ((w->offset % w->size) + w->size) % w->size : 0;
+  int64_t start_step = w->slide > 0 ? ((w->offset % w->slide) + w->slide) % w->slide : 0;
+  Spark__Connect__Expression *wmax[4] = {
+      dp_sx_col(x, tcol), dp_sx_lit_string(x, dp_sx_interval_text(x, w->size)),
+      dp_sx_lit_string(x, dp_sx_interval_text(x, w->size)),
+      dp_sx_lit_string(x, dp_sx_interval_text(x, start_max))};
+  Spark__Connect__Expression *wstep[4] = {
+      dp_sx_col(x, tcol), dp_sx_lit_string(x, dp_sx_interval_text(x, w->slide)),
+      dp_sx_lit_string(x, dp_sx_interval_text(x, w->slide)),
+      dp_sx_lit_string(x, dp_sx_interval_text(x, start_step))};
+  Spark__Connect__Expression **e1 = expr_list(x, nin + in->nhidden + 1);
+  Spark__Connect__Expression **e2 = expr_list(x, nin + in->nhidden + 2);
+  Spark__Connect__Expression **e3 = expr_list(x, nin + in->nhidden + 2);
+  Spark__Connect__Expression **e4 = expr_list(x, nin + in->nhidden + 3);
+  if (!e1 || !e2 || !e3 || !e4) return fail(x);
+  int k = carry_hidden(x, in, e1, pass_columns(x, in, e1, 0));
+  e1[k++] = dp_sx_alias(x, dp_sx_fn(x, "window", 4, wmax), mname);
+  Spark__Connect__Relation *r = dp_sx_project(x, in->rel, k, e1);
+  k = carry_hidden(x, in, e2, pass_columns(x, in, e2, 0));
+  e2[k++] = dp_sx_col(x, mname);
+  e2[k++] = dp_sx_alias(x, dp_sx_fn(x, "window", 4, wstep), sname);
+  r = dp_sx_project(x, r, k, e2);
+  k = carry_hidden(x, in, e3, pass_columns(x, in, e3, 0));
+  e3[k++] = dp_sx_col(x, mname);
+  Spark__Connect__Expression *ends =
+      dp_sx_fn3(x, "sequence", field(x, dp_sx_col(x, sname), "end"), field(x, dp_sx_col(x, mname), "end"),
+                interval_lit(x, w->slide, w->span));
+  e3[k++] = dp_sx_alias(x, dp_sx_fn1(x, "explode", ends), ename);
+  r = dp_sx_project(x, r, k, e3);
+  k = pass_columns(x, in, e4, 0);
+  Spark__Connect__Expression *bounds[3] = {
+      field(x, dp_sx_col(x, mname), "start"), dp_sx_col(x, ename),
+      dp_sx_fn2(x, "-", dp_sx_col(x, ename), interval_lit(x, 1, w->span))};
+  for (int i = 0; i < 3; i++) {
+    names[nin + i] = dp_sx_colname(x, relno, nin + i);
+    e4[k++] = dp_sx_alias(x, as_type(x, bounds[i], p->schema.cols[nin + i].type, w->span), names[nin + i]);
+  }
+  k = carry_hidden(x, in, e4, k);
+  *out = *in;
+  out->rel = dp_sx_project(x, r, k, e4);
+  out->ncols = n;
+  out->names = names;
+  end_window(out); /* plain columns: the GROUP BY takes them as they are */
+  return out->rel ? DIPPER_OK : fail(x);
+}
+
 static int window(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   const dp_window_spec *w = &p->u.window;
   int nin = in->ncols, n = p->schema.ncols; /* n == nin + 3 */
@@ -815,16 +885,15 @@ static int window(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   if (!tcol) return dp_sx_refuse(x, w->span, "internal: the window's time column is not available");
   if (w->kind == DP_WIN_CUMULATE) {
     /* Spark's window() and session_window() make tumbling, sliding and
-       session windows only; a stream cannot add the steps up either (no
-       OVER on streams) */
-    if (x->q && x->q->streaming)
-      return dp_sx_refuse(x, w->span, "Spark has no CUMULATE windows; aggregate per TUMBLE window of the step and "
-                                      "add the steps up in the consumer, use HOP windows (slide = step, size = the "
-                                      "max size) if overlapping windows will do, or run on the embedded engine");
-    return dp_sx_refuse(x, w->span, "Spark has no CUMULATE windows; aggregate per TUMBLE window of the step and add "
-                                    "the steps up with SUM(..) OVER (PARTITION BY the keys and the max window's "
-                                    "start ORDER BY window_end), or use HOP windows (slide = step, size = the max "
-                                    "size) if overlapping windows will do");
+       session windows only; on a stream the windows below cannot be closed
+       by the watermark (it needs window() itself in the GROUP BY), nor the
+       steps added up (no OVER on streams) */
+    if (x->q && x->q->streaming && !(p->props.analyzed && p->props.bounded))
+      return dp_sx_refuse(x, w->span, "Spark has no CUMULATE windows on streams; aggregate per TUMBLE window of "
+                                      "the step and add the steps up in the consumer, use HOP windows (slide = "
+                                      "step, size = the max size) if overlapping windows will do, or run on the "
+                                      "embedded engine");
+    return cumulate(x, p, in, tcol, out);
   }
   int relno = dp_sx_relno(x);
   const char **names = dp_sx_alloc(x, (size_t)n * sizeof *names);

@@ -589,16 +589,26 @@ TEST(streaming_file_options) {
   EXPECT_OK(sql, "{key:\"maxFilesPerTrigger\" value:\"2\"}", "is_streaming:true");
 }
 
-TEST(cumulate_refused_with_reason) {
-  EXPECT_REFUSED("SELECT window_start, COUNT(*) FROM TABLE(\n  CUMULATE(TABLE orders, DESCRIPTOR(ts),"
-                 " INTERVAL '1' MINUTE, INTERVAL '1' HOUR))\nGROUP BY window_start, window_end",
-                 1, 36, "Spark has no CUMULATE windows; aggregate per TUMBLE window of the step and add "
-                        "the steps up with SUM(..) OVER (PARTITION BY the keys and the max window's start");
+TEST(cumulate_as_exploded_step_ends) {
+  /* batch: one row per window from window() of the max size and of the step */
+  EXPECT_OK("SELECT window_start, window_end, COUNT(*) AS n FROM TABLE(\n  CUMULATE(TABLE orders, DESCRIPTOR(ts),"
+            " INTERVAL '1' MINUTE, INTERVAL '1' HOUR))\nGROUP BY window_start, window_end",
+            "{literal:{string:\"3600 seconds\"}} {literal:{string:\"3600 seconds\"}} {literal:{string:\"0 seconds\"}}",
+            "{literal:{string:\"60 seconds\"}} {literal:{string:\"60 seconds\"}} {literal:{string:\"0 seconds\"}}",
+            "function_name:\"explode\" arguments:[{unresolved_function:{function_name:\"sequence\"");
+  /* a stream: refused, with what to do instead */
   EXPECT_REFUSED("SET 'execution.runtime-mode' = 'streaming';\n"
                  "SELECT window_start, COUNT(*) FROM TABLE(\n  CUMULATE(TABLE orders, DESCRIPTOR(ts),"
                  " INTERVAL '1' MINUTE, INTERVAL '1' HOUR))\nGROUP BY window_start, window_end",
-                 2, 36, "Spark has no CUMULATE windows; aggregate per TUMBLE window of the step and add "
-                        "the steps up in the consumer");
+                 2, 36, "Spark has no CUMULATE windows on streams; aggregate per TUMBLE window of the step "
+                        "and add the steps up in the consumer");
+}
+
+TEST(temporal_join_refused) {
+  EXPECT_REFUSED("CREATE TABLE rates (k INT, v INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts,\n"
+                 "  PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'memory');\n"
+                 "SELECT id, v FROM orders JOIN rates FOR SYSTEM_TIME AS OF orders.ts ON orders.id = rates.k",
+                 3, 19, "Spark has no temporal join (FOR SYSTEM_TIME AS OF)");
 }
 
 TEST(over_with_rows_frame) {
