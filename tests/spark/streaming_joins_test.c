@@ -1,12 +1,13 @@
 /*
 ** streaming_joins_test.c — joins on a real Spark (127.0.0.1:15002): every
 ** kind Spark's streaming join matrix allows, from watched directories of
-** JSON files into Spark's memory sink, through dipper's compile pipeline,
-** the Spark checks and the streaming backend.
+** JSON files (stream-stream) and a Kafka topic (stream-static) into Spark's
+** memory sink, through dipper's compile pipeline, the Spark checks and the
+** streaming backend.
 **
 ** The queries of one test run side by side (each its own query, all reading
-** the same input directories), so that a test costs one query's time: files
-** are written in phases, and after each phase every query processes what is
+** the same inputs), so that a test costs one query's time: rows are written
+** in phases, and after each phase every query processes what is
 ** available.  Phase 1 holds the rows that join or not; phase 2 moves both
 ** streams' event time (key z) far ahead, so the watermark passes every time
 ** range of phase 1 and the outer rows come out: in the batch with no data
@@ -54,6 +55,39 @@ static const char R2[] = R("z", 0, "00:10:00");
   "CREATE VIEW dim AS SELECT * FROM (VALUES ('a', 'one'), ('b', 'two'), ('d', 'four'))\n" \
   "  AS t(k, name);\n"
 
+/* The same tables with the streams on Kafka: topics <tag>_l and <tag>_r. */
+#define KAFKA_TABLES \
+  "SET 'execution.checkpointing.dir' = '%s/ck';\n" \
+  "CREATE TABLE l (k STRING, lv INT, lts TIMESTAMP(3),\n" \
+  "  WATERMARK FOR lts AS lts - INTERVAL '10' SECOND)\n" \
+  "WITH ('connector' = 'kafka', 'topic' = '%s_l', 'format' = 'json',\n" \
+  "  'properties.bootstrap.servers' = '" ST_BROKERS "', 'scan.startup.mode' = 'earliest-offset');\n" \
+  "CREATE TABLE r (k STRING, rv INT, rts TIMESTAMP(3),\n" \
+  "  WATERMARK FOR rts AS rts - INTERVAL '10' SECOND)\n" \
+  "WITH ('connector' = 'kafka', 'topic' = '%s_r', 'format' = 'json',\n" \
+  "  'properties.bootstrap.servers' = '" ST_BROKERS "', 'scan.startup.mode' = 'earliest-offset');\n" \
+  "CREATE VIEW dim AS SELECT * FROM (VALUES ('a', 'one'), ('b', 'two'), ('d', 'four'))\n" \
+  "  AS t(k, name);\n"
+
+/* Write one phase's rows of a side: a file in directory `side`, or (kafka)
+** one record per line to topic <tag>_<side>. */
+static int feed(const st_env *e, bool kafka, const char *side, int phase, const char *rows) {
+  if (!kafka) {
+    char name[16];
+    snprintf(name, sizeof name, "%d.json", phase);
+    return st_write_file(e, side, name, rows);
+  }
+  char topic[128], err[512], *copy = strdup(rows);
+  const char *lines[16];
+  int n = 0;
+  for (char *ln = copy ? strtok(copy, "\n") : NULL; ln && n < 16; ln = strtok(NULL, "\n")) lines[n++] = ln;
+  snprintf(topic, sizeof topic, "%s_%s", e->tag, side);
+  int rc = copy ? dp_tk_produce(ST_BROKERS, topic, n, lines, err, sizeof err) : -1;
+  if (rc) fprintf(stderr, "produce to %s: %s\n", topic, copy ? err : "out of memory");
+  free(copy);
+  return rc;
+}
+
 /* One query of a test: its sink table (memory, named `name`), the INSERT,
 ** and the rows it must hold at the end (JSON, sorted; NULLs left out). */
 typedef struct jcase {
@@ -67,12 +101,19 @@ typedef struct jcase {
 #define MAXQ 8
 
 /* Start every case's query, feed the phases, stop them, compare each sink. */
-static void run_cases(const char *what, const jcase *cases, int n) {
+static void run_cases(const char *what, bool kafka, const jcase *cases, int n) {
   time_t t0 = time(NULL);
   st_env e;
   CHECK_EQ(st_open(&e, what), 0);
   CHECK_EQ(st_mkdir(&e, "l"), 0);
   CHECK_EQ(st_mkdir(&e, "r"), 0);
+  for (int i = 0; kafka && i < 2; i++) {
+    char topic[128], err[512];
+    snprintf(topic, sizeof topic, "%s_%s", e.tag, i ? "r" : "l");
+    int rc = dp_tk_create_topic(ST_BROKERS, topic, 1, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    CHECK_EQ(rc, 0);
+  }
   {
     const char *k = "spark.sql.shuffle.partitions", *v = "1";
     dp_sc_error err;
@@ -85,7 +126,10 @@ static void run_cases(const char *what, const jcase *cases, int n) {
   int ok = 1;
   for (int i = 0; i < n && i < MAXQ; i++) {
     char sql[8192];
-    snprintf(sql, sizeof sql, TABLES "%s", e.dir, e.dir, e.dir, cases[i].body);
+    if (kafka)
+      snprintf(sql, sizeof sql, KAFKA_TABLES "%s", e.dir, e.tag, e.tag, cases[i].body);
+    else
+      snprintf(sql, sizeof sql, TABLES "%s", e.dir, e.dir, e.dir, cases[i].body);
     int rc = st_start(&e, sql, &q[i]);
     if (rc) fprintf(stderr, "%s: the query did not start\n", cases[i].name);
     CHECK_EQ(rc, 0);
@@ -94,10 +138,8 @@ static void run_cases(const char *what, const jcase *cases, int n) {
   static const char *const lf[] = {L1, L2}, *const rf[] = {R1, R2};
   fprintf(stderr, "%s: started at %ld s\n", what, (long)(time(NULL) - t0));
   for (int ph = 0; ph < 2 && ok; ph++) {
-    char name[16];
-    snprintf(name, sizeof name, "%d.json", ph + 1);
-    CHECK_EQ(st_write_file(&e, "l", name, lf[ph]), 0);
-    CHECK_EQ(st_write_file(&e, "r", name, rf[ph]), 0);
+    CHECK_EQ(feed(&e, kafka, "l", ph + 1, lf[ph]), 0);
+    CHECK_EQ(feed(&e, kafka, "r", ph + 1, rf[ph]), 0);
     for (int i = 0; i < n && ok; i++) {
       int rc = st_drain(&e, &q[i]);
       if (rc) fprintf(stderr, "%s: phase %d failed\n", cases[i].name, ph + 1);
@@ -152,12 +194,12 @@ TEST(stream_stream_joins) {
        "  SELECT 1 FROM r WHERE r.k = l.k AND rts BETWEEN lts AND lts + INTERVAL '1' MINUTE)",
        "k <> 'z'", semi, 1},
   };
-  run_cases("joins_ss", cases, (int)(sizeof cases / sizeof cases[0]));
+  run_cases("joins_ss", false, cases, (int)(sizeof cases / sizeof cases[0]));
 }
 
 TEST(stream_static_joins) {
-  /* A bounded view joined with a stream: rows come out in the batch that
-     reads the stream's row, no watermark involved. */
+  /* A bounded view joined with a stream read from Kafka: rows come out in
+     the batch that reads the stream's record, no watermark involved. */
   static const char *const inner[] = {"{\"k\":\"a\",\"lv\":1,\"name\":\"one\"}",
                                       "{\"k\":\"b\",\"lv\":2,\"name\":\"two\"}"};
   static const char *const left[] = {"{\"k\":\"a\",\"lv\":1,\"name\":\"one\"}",
@@ -173,7 +215,7 @@ TEST(stream_static_joins) {
        "INSERT INTO s_left SELECT l.k, lv, name FROM l LEFT JOIN dim ON l.k = dim.k",
        "k <> 'z'", left, 3},
   };
-  run_cases("joins_static", cases, (int)(sizeof cases / sizeof cases[0]));
+  run_cases("joins_static", true, cases, (int)(sizeof cases / sizeof cases[0]));
 }
 
 int main(void) { return RUN_TESTS(); }
