@@ -73,7 +73,7 @@ static const char R2[] = R("z", 0, "00:10:00");
 ** one record per line to topic <tag>_<side>. */
 static int feed(const st_env *e, bool kafka, const char *side, int phase, const char *rows) {
   if (!kafka) {
-    char name[16];
+    char name[24];
     snprintf(name, sizeof name, "%d.json", phase);
     return st_write_file(e, side, name, rows);
   }
