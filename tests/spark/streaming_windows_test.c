@@ -60,7 +60,7 @@ typedef struct wcase {
 ** costs one query's time), feed FIRST, SECOND and THIRD, each processed by
 ** every query before the next, stop them, then compare each sink. */
 static void run_windows(const char *what, const wcase *cases, int n) {
-  enum { MAXQ = 8 };
+  enum { MAXQ = 10 };
   st_env e;
   CHECK_EQ(st_open(&e, what), 0);
   CHECK_EQ(st_mkdir(&e, "in"), 0);
@@ -168,6 +168,15 @@ TEST(window_kinds) {
        "FROM TABLE(TUMBLE(TABLE per_minute, DESCRIPTOR(window_time), INTERVAL '2' MINUTE))\n"
        "GROUP BY window_start, window_end",
        "ws < '2024-01-01 00:05:00'", chained, 2},
+      /* the same windows in Flink's legacy and in Spark's spelling */
+      {"w_legacy",
+       OUT("w_legacy") "SELECT k, TUMBLE_START(ts, INTERVAL '1' MINUTE), TUMBLE_END(ts, INTERVAL '1' MINUTE),\n"
+       "  SUM(v) FROM ev GROUP BY k, TUMBLE(ts, INTERVAL '1' MINUTE)",
+       "k <> 'z'", tumble, 4},
+      {"w_spark",
+       OUT("w_spark") "SELECT k, window.start, window.end, SUM(v)\n"
+       "FROM ev GROUP BY k, window(ts, '1 minute', '30 seconds')",
+       "k <> 'z'", hop, 8},
       {"w_offset",
        OUT("w_offset") "SELECT k, window_start, window_end, SUM(v)\n"
        "FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' MINUTE, INTERVAL '15' SECOND))\n"
