@@ -126,14 +126,15 @@ TEST(refused_at_compile_with_place) {
   int rc = dipper_compile(db,
                           "SET 'execution.runtime-mode' = 'batch';\n"
                           "CREATE TABLE t (k INT, ts TIMESTAMP(3)) WITH ('connector' = 'memory');\n"
-                          "SELECT window_start, COUNT(*) FROM TABLE(CUMULATE(TABLE t, DESCRIPTOR(ts),\n"
-                          "  INTERVAL '1' MINUTE, INTERVAL '1' HOUR)) GROUP BY window_start, window_end;\n",
+                          "CREATE TABLE r (k INT, v INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts,\n"
+                          "  PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'memory');\n"
+                          "SELECT t.k, v FROM t JOIN r FOR SYSTEM_TIME AS OF t.ts ON t.k = r.k;\n",
                           (size_t)-1, "c.sql", &prog);
   CHECK_EQ(rc, DIPPER_UNSUPPORTED);
   CHECK(prog == NULL);
   const dipper_diag *g = dipper_diag_get(db, 0);
   CHECK(g != NULL && g->line >= 3);
-  CHECK_CONTAINS(dipper_errmsg(db), "CUMULATE");
+  CHECK_CONTAINS(dipper_errmsg(db), "temporal join");
   dipper_close(db);
 }
 
