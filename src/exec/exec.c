@@ -129,91 +129,6 @@ static int parse_trigger(const char *text, dp_trigger *out) {
 
 /* ---- correlated subqueries ---- */
 
-static bool plan_reads_outer(const dp_plan *p, int level);
-
-/* Does e read a column of the query `level` or more levels out?  Nested
-** subqueries count, one level further in. */
-static bool expr_reads_outer(const dp_expr *e, int level) {
-  if (!e) return false;
-  switch (e->kind) {
-  case DP_E_COLUMN: return e->u.column.outer >= level;
-  case DP_E_LITERAL: return false;
-  case DP_E_CALL:
-    for (int i = 0; i < e->u.call.nargs; i++)
-      if (expr_reads_outer(e->u.call.args[i], level)) return true;
-    return false;
-  case DP_E_CAST: return expr_reads_outer(e->u.cast.arg, level);
-  case DP_E_FIELD: return expr_reads_outer(e->u.field.arg, level);
-  case DP_E_CASE:
-    for (int i = 0; i < e->u.case_.n; i++)
-      if (expr_reads_outer(e->u.case_.whens[i], level) || expr_reads_outer(e->u.case_.thens[i], level))
-        return true;
-    return expr_reads_outer(e->u.case_.else_, level);
-  case DP_E_SUBQUERY:
-    return expr_reads_outer(e->u.subquery.arg, level) || plan_reads_outer(e->u.subquery.plan, level + 1);
-  }
-  return false;
-}
-
-/* Call fn on each expression of node p (not of its inputs) until it says stop. */
-static bool any_expr(const dp_plan *p, bool (*fn)(const dp_expr *e, void *ud), void *ud) {
-  switch (p->kind) {
-  case DP_P_VALUES:
-    for (int i = 0; i < p->u.values.nrows * p->schema.ncols; i++)
-      if (fn(p->u.values.cells[i], ud)) return true;
-    return false;
-  case DP_P_PROJECT:
-    for (int i = 0; i < p->u.project.n; i++)
-      if (fn(p->u.project.exprs[i], ud)) return true;
-    return false;
-  case DP_P_FILTER: return fn(p->u.filter.cond, ud);
-  case DP_P_WATERMARK: return fn(p->u.watermark.expr, ud);
-  case DP_P_WINDOW: return fn(p->u.window.gap_expr, ud);
-  case DP_P_JOIN: return fn(p->u.join.cond, ud) || fn(p->u.join.as_of, ud);
-  case DP_P_AGGREGATE:
-    for (int i = 0; i < p->u.aggregate.ngroup; i++)
-      if (fn(p->u.aggregate.group[i], ud)) return true;
-    for (int i = 0; i < p->u.aggregate.naggs; i++) {
-      const dp_agg_call *a = &p->u.aggregate.aggs[i];
-      if (fn(a->filter, ud)) return true;
-      for (int k = 0; k < a->nargs; k++)
-        if (fn(a->args[k], ud)) return true;
-    }
-    return false;
-  case DP_P_SORT:
-    for (int i = 0; i < p->u.sort.nkeys; i++)
-      if (fn(p->u.sort.keys[i].expr, ud)) return true;
-    return false;
-  case DP_P_TOPN:
-    for (int i = 0; i < p->u.topn.nkeys; i++)
-      if (fn(p->u.topn.order[i].expr, ud)) return true;
-    return false;
-  case DP_P_OVER:
-    for (int i = 0; i < p->u.over.npartition; i++)
-      if (fn(p->u.over.partition[i], ud)) return true;
-    for (int i = 0; i < p->u.over.norder; i++)
-      if (fn(p->u.over.order[i].expr, ud)) return true;
-    for (int i = 0; i < p->u.over.ncalls; i++) {
-      const dp_over_call *a = &p->u.over.calls[i];
-      if (fn(a->filter, ud)) return true;
-      for (int k = 0; k < a->nargs; k++)
-        if (fn(a->args[k], ud)) return true;
-    }
-    return false;
-  case DP_P_UNNEST: return fn(p->u.unnest.arg, ud);
-  default: return false;
-  }
-}
-
-static bool reads_outer_cb(const dp_expr *e, void *ud) { return expr_reads_outer(e, *(const int *)ud); }
-
-static bool plan_reads_outer(const dp_plan *p, int level) {
-  if (!p) return false;
-  if (any_expr(p, reads_outer_cb, &level)) return true;
-  for (int i = 0; i < p->ninputs; i++)
-    if (plan_reads_outer(p->inputs[i], level)) return true;
-  return false;
-}
 
 static bool find_correlated_plan(const dp_plan *p, const dp_expr **found);
 
@@ -234,7 +149,7 @@ static bool find_correlated(const dp_expr *e, void *ud) {
       if (find_correlated(e->u.case_.whens[i], ud) || find_correlated(e->u.case_.thens[i], ud)) return true;
     return find_correlated(e->u.case_.else_, ud);
   case DP_E_SUBQUERY:
-    if (plan_reads_outer(e->u.subquery.plan, 1)) {
+    if (dp_plan_reads_outer(e->u.subquery.plan, 1)) {
       *found = e;
       return true;
     }
@@ -245,7 +160,7 @@ static bool find_correlated(const dp_expr *e, void *ud) {
 
 static bool find_correlated_plan(const dp_plan *p, const dp_expr **found) {
   if (!p) return false;
-  if (any_expr(p, find_correlated, (void *)found)) return true;
+  if (dp_plan_any_expr(p, find_correlated, (void *)found)) return true;
   for (int i = 0; i < p->ninputs; i++)
     if (find_correlated_plan(p->inputs[i], found)) return true;
   return false;

@@ -332,4 +332,14 @@ bool dp_expr_equal(const dp_expr *x, const dp_expr *y);
 ** field accesses: the same value for every row (and foldable). */
 bool dp_expr_is_constant(const dp_expr *e);
 
+/* Call fn on each expression node p holds itself (not its inputs': VALUES cells,
+** projections, conditions, the watermark and session-gap expressions, group keys,
+** aggregate and OVER arguments and filters, sort keys, ...) until fn returns true;
+** true when it did. */
+bool dp_plan_any_expr(const dp_plan *p, bool (*fn)(const dp_expr *e, void *ud), void *ud);
+/* Does e (any expression of p or of its inputs) read a column of the query
+** `level` or more levels out?  Nested subqueries count, one level further in. */
+bool dp_expr_reads_outer(const dp_expr *e, int level);
+bool dp_plan_reads_outer(const dp_plan *p, int level);
+
 #endif /* DP_PLAN_H */

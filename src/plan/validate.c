@@ -746,89 +746,8 @@ static void validate_node(vctx *x, const dp_plan *p, const dp_plan *parent);
 
 /* ---- subqueries left in expressions ---- */
 
-static bool plan_reads_outer(const dp_plan *p, int level);
 
-/* Call fn on each expression of node p (not of its inputs) until it says stop. */
-static bool any_expr(const dp_plan *p, bool (*fn)(const dp_expr *e, void *ud), void *ud) {
-  switch (p->kind) {
-  case DP_P_VALUES:
-    for (int i = 0; i < p->u.values.nrows * p->schema.ncols; i++)
-      if (fn(p->u.values.cells[i], ud)) return true;
-    return false;
-  case DP_P_PROJECT:
-    for (int i = 0; i < p->u.project.n; i++)
-      if (fn(p->u.project.exprs[i], ud)) return true;
-    return false;
-  case DP_P_FILTER: return fn(p->u.filter.cond, ud);
-  case DP_P_WATERMARK: return fn(p->u.watermark.expr, ud);
-  case DP_P_WINDOW: return fn(p->u.window.gap_expr, ud);
-  case DP_P_JOIN: return fn(p->u.join.cond, ud) || fn(p->u.join.as_of, ud);
-  case DP_P_AGGREGATE:
-    for (int i = 0; i < p->u.aggregate.ngroup; i++)
-      if (fn(p->u.aggregate.group[i], ud)) return true;
-    for (int i = 0; i < p->u.aggregate.naggs; i++) {
-      const dp_agg_call *a = &p->u.aggregate.aggs[i];
-      if (fn(a->filter, ud)) return true;
-      for (int k = 0; k < a->nargs; k++)
-        if (fn(a->args[k], ud)) return true;
-    }
-    return false;
-  case DP_P_SORT:
-    for (int i = 0; i < p->u.sort.nkeys; i++)
-      if (fn(p->u.sort.keys[i].expr, ud)) return true;
-    return false;
-  case DP_P_TOPN:
-    for (int i = 0; i < p->u.topn.nkeys; i++)
-      if (fn(p->u.topn.order[i].expr, ud)) return true;
-    return false;
-  case DP_P_OVER:
-    for (int i = 0; i < p->u.over.npartition; i++)
-      if (fn(p->u.over.partition[i], ud)) return true;
-    for (int i = 0; i < p->u.over.norder; i++)
-      if (fn(p->u.over.order[i].expr, ud)) return true;
-    for (int i = 0; i < p->u.over.ncalls; i++) {
-      const dp_over_call *a = &p->u.over.calls[i];
-      if (fn(a->filter, ud)) return true;
-      for (int k = 0; k < a->nargs; k++)
-        if (fn(a->args[k], ud)) return true;
-    }
-    return false;
-  case DP_P_UNNEST: return fn(p->u.unnest.arg, ud);
-  default: return false;
-  }
-}
 
-/* Does e read a column of the query `level` or more levels out?  Nested
-** subqueries count, one level further in. */
-static bool expr_reads_outer(const dp_expr *e, void *ud) {
-  int level = *(const int *)ud;
-  if (!e) return false;
-  switch (e->kind) {
-  case DP_E_COLUMN: return e->u.column.outer >= level;
-  case DP_E_LITERAL: return false;
-  case DP_E_CALL:
-    for (int i = 0; i < e->u.call.nargs; i++)
-      if (expr_reads_outer(e->u.call.args[i], ud)) return true;
-    return false;
-  case DP_E_CAST: return expr_reads_outer(e->u.cast.arg, ud);
-  case DP_E_FIELD: return expr_reads_outer(e->u.field.arg, ud);
-  case DP_E_CASE:
-    for (int i = 0; i < e->u.case_.n; i++)
-      if (expr_reads_outer(e->u.case_.whens[i], ud) || expr_reads_outer(e->u.case_.thens[i], ud)) return true;
-    return expr_reads_outer(e->u.case_.else_, ud);
-  case DP_E_SUBQUERY:
-    return expr_reads_outer(e->u.subquery.arg, ud) || plan_reads_outer(e->u.subquery.plan, level + 1);
-  }
-  return false;
-}
-
-static bool plan_reads_outer(const dp_plan *p, int level) {
-  if (!p) return false;
-  if (any_expr(p, expr_reads_outer, &level)) return true;
-  for (int i = 0; i < p->ninputs; i++)
-    if (plan_reads_outer(p->inputs[i], level)) return true;
-  return false;
-}
 
 /* One aggregate row whatever the input: a global aggregate under filters
 ** and projections (Spark's rule for a correlated scalar subquery). */
@@ -869,7 +788,7 @@ static void fail_at(vctx *x, int code, dp_span span, const char *fmt, ...) {
 static bool check_subquery(vctx *x, const dp_expr *e) {
   const dp_plan *sub = e->u.subquery.plan;
   if (!sub) return false;
-  if (e->u.subquery.kind == DP_SUBQ_SCALAR && !one_aggregate_row(sub) && plan_reads_outer(sub, 1)) {
+  if (e->u.subquery.kind == DP_SUBQ_SCALAR && !one_aggregate_row(sub) && dp_plan_reads_outer(sub, 1)) {
     fail_at(x, DIPPER_UNSUPPORTED, e->span,
             "a correlated scalar subquery must give one value per row: aggregate what it selects "
             "(MAX(..), SUM(..), COUNT(*)), as Spark requires too, or write the join instead (JOIN "
@@ -921,7 +840,7 @@ static bool validate_subqueries(const dp_expr *e, void *ud) {
 static void validate_node(vctx *x, const dp_plan *p, const dp_plan *parent) {
   if (!p) return;
   for (int i = 0; i < p->ninputs; i++) validate_node(x, p->inputs[i], p);
-  any_expr(p, validate_subqueries, x);
+  dp_plan_any_expr(p, validate_subqueries, x);
   if (!x->q->streaming) {
     if (p->kind == DP_P_SCAN) check_batch_scan(x, p);
     return;
