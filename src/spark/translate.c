@@ -324,13 +324,17 @@ static int scan_filesystem(dp_sx *x, const dp_plan *p, dp_srel *out) {
   const dp_table_def *t = p->u.scan.table;
   const char *fmt = t->format ? t->format : "json";
   const char *sfmt = NULL;
-  if (!strcasecmp(fmt, "json") || !strcasecmp(fmt, "csv") || !strcasecmp(fmt, "parquet") || !strcasecmp(fmt, "orc"))
+  /* avro: a directory of Avro object container files (Flink's meaning),
+     read by the spark-avro data source (scripts/spark-local passes its jar)
+     with the DDL schema: Spark matches the files' fields by name */
+  if (!strcasecmp(fmt, "json") || !strcasecmp(fmt, "csv") || !strcasecmp(fmt, "parquet") || !strcasecmp(fmt, "orc") ||
+      !strcasecmp(fmt, "avro"))
     sfmt = fmt;
   else if (!strcasecmp(fmt, "raw") || !strcasecmp(fmt, "text"))
     sfmt = "text";
   else
-    return dp_sx_refuse(x, t->with_span, "table `%s`: Spark reads the formats csv, json, parquet, orc "
-                                         "and raw/text, not '%s' (Spark's avro reader is an extra package)",
+    return dp_sx_refuse(x, t->with_span, "table `%s`: Spark reads the formats csv, json, parquet, orc, avro "
+                                         "and raw/text, not '%s'",
                         t->name, fmt);
   char lower[16];
   snprintf(lower, sizeof lower, "%s", sfmt);
@@ -878,7 +882,7 @@ static int cumulate(dp_sx *x, const dp_plan *p, dp_srel *in, const char *tcol, d
   return out->rel ? DIPPER_OK : fail(x);
 }
 
-static int window(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
+static int window(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out, bool direct) {
   const dp_window_spec *w = &p->u.window;
   int nin = in->ncols, n = p->schema.ncols; /* n == nin + 3 */
   const char *tcol = w->time_col >= 0 && w->time_col < nin ? in->names[w->time_col] : NULL;
@@ -940,13 +944,27 @@ static int window(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
     out->nhidden = in->nhidden + nh;
     return DIPPER_OK;
   }
-  /* TUMBLE / HOP: window(ts, size, slide, start) as a struct column, then
-     its bounds; the struct stays as a hidden column for a GROUP BY */
   int64_t slide = w->kind == DP_WIN_TUMBLE ? w->size : w->slide;
   int64_t start = slide > 0 ? ((w->offset % slide) + slide) % slide : 0;
   Spark__Connect__Expression *args[4] = {
       dp_sx_col(x, tcol), dp_sx_lit_string(x, dp_sx_interval_text(x, w->size)),
       dp_sx_lit_string(x, dp_sx_interval_text(x, slide)), dp_sx_lit_string(x, dp_sx_interval_text(x, start))};
+  if (direct) {
+    /* TUMBLE / HOP whose bounds only the GROUP BY above reads (grouped_window):
+       no relation of its own; the aggregation groups by window(ts, ..)
+       itself, as a hand-written Spark job does, and Spark plans the window's
+       Expand right under the partial aggregation.  The bounds stay unnamed
+       (nothing reads them) and the time column rides along as a hidden
+       column through the projections on the way. */
+    names[nin] = names[nin + 1] = names[nin + 2] = NULL;
+    out->wgroup = dp_sx_fn(x, "window", 4, args);
+    out->hidden = append_name(x, in->hidden, in->nhidden, tcol);
+    out->nhidden = in->nhidden + 1;
+    return out->wgroup && out->hidden ? DIPPER_OK : fail(x);
+  }
+  /* TUMBLE / HOP read elsewhere too (a filter, an expression, a join, a
+     Top-N): window(ts, size, slide, start) as a struct column, then its
+     bounds; the struct stays as a hidden column for a GROUP BY */
   int k = pass_columns(x, in, e, 0);
   k = carry_hidden(x, in, e, k);
   e[k++] = dp_sx_alias(x, dp_sx_fn(x, "window", 4, args), wname);
@@ -968,6 +986,72 @@ static int window(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
 }
 
 /* ---- AGGREGATE ---- */
+
+/* Does e read one of the columns marked in `is_bound` (ncols of them)? */
+static bool reads_bound(const dp_expr *e, const bool *is_bound, int ncols) {
+  for (int i = 0; i < ncols; i++)
+    if (is_bound[i] && dp_expr_uses_column(e, i)) return true;
+  return false;
+}
+
+/* The TUMBLE or HOP window under aggregation p (through filters and
+** projections) whose bounds nothing but p's GROUP BY reads, and only as bare
+** group keys: then p groups by window(ts, ..) itself and the WINDOW node
+** makes no relation (window(.., direct)).  NULL otherwise: the window's
+** bounds are columns of its own Projects, which Spark keeps between the
+** window's Expand and the aggregation. */
+static const dp_plan *grouped_window(dp_sx *x, const dp_plan *p) {
+  const dp_plan *w = p->u.aggregate.window;
+  if (!w || w->kind != DP_P_WINDOW || (w->u.window.kind != DP_WIN_TUMBLE && w->u.window.kind != DP_WIN_HOP))
+    return NULL;
+  /* the nodes from p's input down to the window, at most 64 */
+  const dp_plan *chain[64];
+  int n = 0;
+  for (const dp_plan *c = p->inputs[0]; c != w; c = c->inputs[0]) {
+    if (n == 64 || (c->kind != DP_P_PROJECT && c->kind != DP_P_FILTER)) return NULL;
+    chain[n++] = c;
+  }
+  /* which columns are the window's bounds, from the window up */
+  int ncols = w->schema.ncols;
+  bool *is_bound = dp_sx_alloc(x, (size_t)(ncols ? ncols : 1));
+  if (!is_bound || ncols < 3) return NULL;
+  for (int i = ncols - 3; i < ncols; i++) is_bound[i] = true;
+  while (n-- > 0) {
+    const dp_plan *c = chain[n];
+    if (c->kind == DP_P_FILTER) {
+      if (reads_bound(c->u.filter.cond, is_bound, ncols)) return NULL;
+      continue;
+    }
+    bool *next = dp_sx_alloc(x, (size_t)(c->u.project.n ? c->u.project.n : 1));
+    if (!next) return NULL;
+    for (int i = 0; i < c->u.project.n; i++) {
+      const dp_expr *e = c->u.project.exprs[i];
+      int col = dp_expr_as_column(e);
+      if (col >= 0 && col < ncols && is_bound[col])
+        next[i] = true;
+      else if (reads_bound(e, is_bound, ncols))
+        return NULL;
+    }
+    is_bound = next;
+    ncols = c->u.project.n;
+  }
+  bool grouped = false;
+  for (int i = 0; i < p->u.aggregate.ngroup; i++) {
+    const dp_expr *g = p->u.aggregate.group[i];
+    int col = dp_expr_as_column(g);
+    if (col >= 0 && col < ncols && is_bound[col])
+      grouped = true;
+    else if (reads_bound(g, is_bound, ncols))
+      return NULL;
+  }
+  for (int j = 0; j < p->u.aggregate.naggs; j++) {
+    const dp_agg_call *a = &p->u.aggregate.aggs[j];
+    if (a->filter && reads_bound(a->filter, is_bound, ncols)) return NULL;
+    for (int k = 0; k < a->nargs; k++)
+      if (reads_bound(a->args[k], is_bound, ncols)) return NULL;
+  }
+  return grouped ? w : NULL;
+}
 
 static int aggregate(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   int ng = p->u.aggregate.ngroup, na = p->u.aggregate.naggs, n = ng + na;
@@ -1468,7 +1552,7 @@ static int unnest(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
 
 /* ---- dispatch ---- */
 
-static int node(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out);
+static int node(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out, const dp_plan *direct);
 
 /* A stand-in for a subtree that was refused: an empty relation with fresh
 ** names, so that the nodes above can still be checked. */
@@ -1483,15 +1567,21 @@ static int placeholder(dp_sx *x, const dp_plan *p, dp_srel *out) {
   return out->names ? DIPPER_OK : fail(x);
 }
 
-int dp_sx_plan(dp_sx *x, const dp_plan *p, dp_srel *out) {
+/* p's subtree; `direct` is the WINDOW node below that an aggregation above
+** groups by directly (grouped_window), passed down through the filters and
+** projections between them. */
+static int plan(dp_sx *x, const dp_plan *p, dp_srel *out, const dp_plan *direct) {
   memset(out, 0, sizeof *out);
   dp_srel in[2];
   memset(in, 0, sizeof in);
+  const dp_plan *below = p->kind == DP_P_AGGREGATE                          ? grouped_window(x, p)
+                        : p->kind == DP_P_PROJECT || p->kind == DP_P_FILTER ? direct
+                                                                            : NULL;
   /* children first; translate all of them even after a refusal, for check */
   int rc = DIPPER_OK;
   if (p->kind != DP_P_UNION) {
     for (int i = 0; i < p->ninputs && i < 2; i++) {
-      int r = dp_sx_plan(x, p->inputs[i], &in[i]);
+      int r = plan(x, p->inputs[i], &in[i], below);
       if (r == DIPPER_NOMEM) return r;
       if (r != DIPPER_OK) {
         rc = r;
@@ -1503,13 +1593,15 @@ int dp_sx_plan(dp_sx *x, const dp_plan *p, dp_srel *out) {
     /* a child was refused: translate this node over a stand-in anyway, so
        that its own refusals are reported too, and fail */
     dp_srel ignored;
-    (void)node(x, p, in, &ignored);
+    (void)node(x, p, in, &ignored, direct);
     return rc;
   }
-  return node(x, p, in, out);
+  return node(x, p, in, out, direct);
 }
 
-static int node(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
+int dp_sx_plan(dp_sx *x, const dp_plan *p, dp_srel *out) { return plan(x, p, out, NULL); }
+
+static int node(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out, const dp_plan *direct) {
   memset(out, 0, sizeof *out);
   switch (p->kind) {
   case DP_P_SCAN: return scan(x, p, out);
@@ -1517,7 +1609,7 @@ static int node(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   case DP_P_PROJECT: return project(x, p, &in[0], out);
   case DP_P_FILTER: return filter(x, p, &in[0], out);
   case DP_P_WATERMARK: return watermark(x, p, &in[0], out);
-  case DP_P_WINDOW: return window(x, p, &in[0], out);
+  case DP_P_WINDOW: return window(x, p, &in[0], out, p == direct);
   case DP_P_AGGREGATE: return aggregate(x, p, &in[0], out);
   case DP_P_JOIN: return join(x, p, &in[0], &in[1], out);
   case DP_P_UNION: {
@@ -1620,8 +1712,8 @@ static Spark__Connect__Plan *write_command(dp_sx *x, const dp_table_def *t, Spar
                                            bool overwrite, dp_span sp) {
   const char *fmt = t->format ? t->format : "json";
   if (strcasecmp(fmt, "json") != 0 && strcasecmp(fmt, "csv") != 0 && strcasecmp(fmt, "parquet") != 0 &&
-      strcasecmp(fmt, "orc") != 0) {
-    dp_sx_refuse(x, t->with_span, "table `%s`: Spark writes files as csv, json, parquet or orc, not '%s'",
+      strcasecmp(fmt, "orc") != 0 && strcasecmp(fmt, "avro") != 0) {
+    dp_sx_refuse(x, t->with_span, "table `%s`: Spark writes files as csv, json, parquet, orc or avro, not '%s'",
                  t->name, fmt);
     return NULL;
   }
@@ -1680,6 +1772,13 @@ static Spark__Connect__Plan *write_command(dp_sx *x, const dp_table_def *t, Spar
     opt_add(&o, "ignoreTrailingWhiteSpace", "false");
     if ((v = format_option(t, "csv.field-delimiter"))) opt_add(&o, "sep", v);
     if ((v = format_option(t, "csv.null-literal"))) opt_add(&o, "nullValue", v);
+  }
+  if (!strcmp(lower, "avro")) {
+    /* Flink's 'avro.codec' (null, deflate, snappy, bzip2, xz, zstandard) is
+       Spark's 'compression', whose "no codec" is spelled uncompressed; both
+       default to snappy */
+    const char *v = format_option(t, "avro.codec");
+    if (v) opt_add(&o, "compression", !strcasecmp(v, "null") ? "uncompressed" : v);
   }
   if (o.n) {
     w->n_options = (size_t)o.n;

@@ -565,6 +565,102 @@ TEST(streaming_window_time_keeps_spark_event_time) {
             "{alias:{expr:{cast:{expr:{unresolved_function:{function_name:\"window_time\"");
 }
 
+/* How often needle occurs in hay. */
+static int occurrences(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *h = hay ? strstr(hay, needle) : NULL; h; h = strstr(h + 1, needle)) n++;
+  return n;
+}
+
+/* Translate sql; the number of window() calls, and whether the GROUP BY
+** is window(..) itself (the expression, not a column that holds it). */
+static void window_shape(const char *sql, int *nwindow, bool *grouped_directly) {
+  fx f;
+  fx_run(&f, sql);
+  CHECK_EQ(f.rc, DIPPER_OK);
+  *nwindow = occurrences(f.dump, "function_name:\"window\"");
+  const char *g = f.dump ? strstr(f.dump, "grouping_expressions:[") : NULL;
+  const char *a = g ? strstr(g, " aggregate_expressions:[") : NULL;
+  const char *w = g ? strstr(g, "{unresolved_function:{function_name:\"window\"") : NULL;
+  *grouped_directly = w && a && w < a;
+  if (getenv("DIPPER_TRANSLATE_SHOW")) fprintf(stderr, "%s\n=> %s\n\n", sql, f.dump);
+  fx_close(&f);
+}
+
+TEST(window_aggregation_groups_by_the_window_expression) {
+  /* the bounds only as group keys: GROUP BY window(ts, ..) itself, one
+     window() call, no Project of the window struct under the aggregation
+     (Spark plans window()'s Expand right under the partial aggregate, as
+     for a hand-written job) */
+  int nw = 0;
+  bool direct = false;
+  window_shape("SET 'execution.runtime-mode' = 'streaming';\n"
+               "SELECT customer, window_start, window_end, SUM(amount) AS total FROM TABLE(HOP(TABLE orders,"
+               " DESCRIPTOR(ts), INTERVAL '30' SECOND, INTERVAL '1' MINUTE)) GROUP BY customer, window_start, window_end",
+               &nw, &direct);
+  CHECK_EQ(nw, 1);
+  CHECK(direct);
+  EXPECT_OK("SET 'execution.runtime-mode' = 'streaming';\n"
+            "SELECT customer, window_start, window_end, SUM(amount) AS total FROM TABLE(HOP(TABLE orders,"
+            " DESCRIPTOR(ts), INTERVAL '30' SECOND, INTERVAL '1' MINUTE)) GROUP BY customer, window_start, window_end",
+            /* straight over the watermark */
+            "aggregate:{input:{with_watermark:{",
+            "{alias:{expr:{unresolved_function:{function_name:\"window\" arguments:[{unresolved_attribute:"
+            "{unparsed_identifier:\"_c0_3\"}} {literal:{string:\"60 seconds\"}} {literal:{string:\"30 seconds\"}} "
+            "{literal:{string:\"0 seconds\"}}]}} name:[\"_c2_4\"]}}",
+            "extraction:{literal:{string:\"start\"}}");
+  /* batch, the legacy and Spark's spellings too */
+  window_shape("SELECT window_start, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts),"
+               " INTERVAL '10' SECOND)) GROUP BY window_start, window_end", &nw, &direct);
+  CHECK_EQ(nw, 1);
+  CHECK(direct);
+  window_shape("SELECT TUMBLE_END(ts, INTERVAL '10' SECOND) AS we, COUNT(*) AS n FROM orders\n"
+               "GROUP BY TUMBLE(ts, INTERVAL '10' SECOND)", &nw, &direct);
+  CHECK_EQ(nw, 1);
+  CHECK(direct);
+  window_shape("SELECT window.start AS ws, COUNT(*) AS n FROM orders GROUP BY window(ts, '1 minute')", &nw, &direct);
+  CHECK_EQ(nw, 1);
+  CHECK(direct);
+  /* through a projection: the time column rides along as a hidden column */
+  window_shape("SELECT ws, SUM(amount) AS total FROM (SELECT window_start AS ws, window_end AS we, amount FROM"
+               " TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND))) GROUP BY ws, we",
+               &nw, &direct);
+  CHECK_EQ(nw, 1);
+  CHECK(direct);
+  EXPECT_OK("SELECT ws, SUM(amount) AS total FROM (SELECT window_start AS ws, window_end AS we, amount FROM"
+            " TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND))) GROUP BY ws, we",
+            "expressions:[{alias:{expr:{unresolved_attribute:{unparsed_identifier:\"_c0_2\"}} name:[\"_c2_2\"]}} "
+            "{unresolved_attribute:{unparsed_identifier:\"_c0_3\"}}]",
+            "arguments:[{unresolved_attribute:{unparsed_identifier:\"_c0_3\"}} {literal:{string:\"10 seconds\"}}");
+}
+
+TEST(window_bounds_read_elsewhere_keep_the_window_column) {
+  /* a bound read by a filter, an aggregate's argument or a computed key
+     before the aggregation: the window struct is a column (one window()
+     call), its bounds columns, and the GROUP BY takes the struct column */
+  static const char *const sqls[] = {
+      "SELECT window_start, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND))\n"
+      "WHERE window_start >= TIMESTAMP '2024-01-01 00:00:00' GROUP BY window_start, window_end",
+      "SELECT window_start, window_end, MAX(window_time) AS t FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts),"
+      " INTERVAL '10' SECOND)) GROUP BY window_start, window_end",
+      "SELECT window_start, window_end, h, COUNT(*) AS n FROM (SELECT window_start, window_end,"
+      " HOUR(window_start) AS h FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)))"
+      " GROUP BY window_start, window_end, h",
+  };
+  for (size_t i = 0; i < sizeof sqls / sizeof sqls[0]; i++) {
+    int nw = 0;
+    bool direct = true;
+    window_shape(sqls[i], &nw, &direct);
+    CHECK_EQ(nw, 1);
+    CHECK(!direct);
+  }
+  /* a window read by a Top-N, no aggregation: the bounds are columns */
+  EXPECT_OK("SELECT * FROM (SELECT id, window_start, ROW_NUMBER() OVER (PARTITION BY window_start, window_end"
+            " ORDER BY amount DESC) AS rn FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)))"
+            " WHERE rn <= 2",
+            "function_name:\"window\"", "extraction:{literal:{string:\"start\"}}", "function_name:\"row_number\"");
+}
+
 TEST(streaming_deduplication) {
   /* ordered by the event time: forgotten as the watermark passes, Spark's
      dropDuplicatesWithinWatermark */
@@ -722,6 +818,29 @@ TEST(insert_into_files_is_a_write_operation) {
             "{key:\"ignoreNullFields\" value:\"false\"}",
             "{key:\"timestampNTZFormat\" value:\"yyyy-MM-dd HH:mm:ss.SSS\"}");
   EXPECT_OK("INSERT INTO mem SELECT 1, customer FROM orders", "name:[\"k\"]", "name:[\"v\"]");
+}
+
+TEST(avro_files_read_and_written_by_spark_avro) {
+  /* a directory of Avro container files: the avro data source with the DDL
+     schema, in batch and as a streaming directory source */
+  const char *ddl = "CREATE TABLE av (id BIGINT, name STRING, ts TIMESTAMP(3))\n"
+                    "WITH ('connector' = 'filesystem', 'path' = '/tmp/dipper-avro-in', 'format' = 'avro');\n";
+  char sql[1024];
+  snprintf(sql, sizeof sql, "%sSELECT id, name FROM av WHERE id > 1", ddl);
+  EXPECT_OK(sql, "read:{data_source:{format:\"avro\" schema:\"`id` BIGINT, `name` STRING, `ts` TIMESTAMP_NTZ\"",
+            "paths:[\"/tmp/dipper-avro-in\"]");
+  snprintf(sql, sizeof sql, "%sSET 'execution.runtime-mode' = 'streaming';\nSELECT id, name FROM av", ddl);
+  EXPECT_OK(sql, "read:{data_source:{format:\"avro\"", "is_streaming:true");
+  /* a batch INSERT writes avro; Flink's 'avro.codec' is Spark's compression */
+  EXPECT_OK("CREATE TABLE av_out (id BIGINT, name STRING) WITH ('connector' = 'filesystem',\n"
+            "  'path' = '/tmp/dipper-avro-out', 'format' = 'avro', 'avro.codec' = 'null');\n"
+            "INSERT INTO av_out SELECT id, customer FROM orders",
+            "write_operation:{input:", "source:\"avro\"", "path:\"/tmp/dipper-avro-out\"",
+            "options:[{key:\"compression\" value:\"uncompressed\"}]");
+  EXPECT_OK("CREATE TABLE av_out (id BIGINT, name STRING) WITH ('connector' = 'filesystem',\n"
+            "  'path' = '/tmp/dipper-avro-out', 'format' = 'avro', 'avro.codec' = 'deflate');\n"
+            "INSERT INTO av_out SELECT id, customer FROM orders",
+            "{key:\"compression\" value:\"deflate\"}");
 }
 
 TEST(batch_insert_into_kafka_is_a_write_operation) {
