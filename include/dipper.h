@@ -298,6 +298,50 @@ const char *dipper_query_run_id(const dipper_query *q);
 ** number in *n (which may exceed cap). */
 int dipper_active_queries(dipper *db, dipper_query **out, int cap, int *n);
 
+/* ---- the listener bus (Spark's StreamingQueryListener, in C) ---- */
+
+typedef enum dipper_event_kind {
+  DIPPER_EVENT_PROGRESS = 1, /* a micro-batch ended: `progress` is its report */
+  DIPPER_EVENT_IDLE,         /* Spark: the trigger fired and found no new input */
+  DIPPER_EVENT_TERMINATED    /* the query ended: finished, stopped, or failed (`error`) */
+} dipper_event_kind;
+
+/* One event.  Everything it points to is borrowed for the callback only. */
+typedef struct dipper_event {
+  dipper_event_kind kind;
+  dipper_query *query;       /* the handle's query it is about; NULL for a Spark query
+                                of the session that is no longer (or never was) one
+                                of the handle's */
+  const char *name;          /* the query's name (its sink table), NULL if unknown */
+  const char *id, *run_id;   /* Spark: the query's ids; NULL on the embedded engine */
+  const dipper_progress *progress; /* PROGRESS: the report, as dipper_query_progress
+                                gives it right after that batch; else NULL */
+  const char *error;         /* TERMINATED: why it failed ("Spark: [CLASS] ..."), NULL
+                                when it finished or was stopped */
+  const char *json;          /* Spark: the event as the server sent it; else NULL */
+} dipper_event;
+
+/* Return 0 to go on listening, anything else to stop dipper_listen. */
+typedef int (*dipper_event_fn)(void *user, const dipper_event *ev);
+
+/* Hand the events of the handle's running queries (started by
+** dipper_query_start and not yet freed) to fn as they happen, until every
+** one of them has ended (its TERMINATED event delivered), fn returns
+** non-zero, timeout_ms passes (< 0: no limit) or dipper_interrupt is called.
+** Spark: the session's listener bus (one registered listener for the call;
+** the server pushes the events, nothing is polled); a query found ended
+** when the call begins gets its TERMINATED event at once.  Embedded: the
+** queries run inside the call by their triggers, as in dipper_run, and
+** each batch is a PROGRESS event.  Reports delivered here are also taken
+** into each query's progress and recent progress.  fn runs on the calling
+** thread and must not call into the handle except for dipper_query_progress,
+** _recent_progress, _name, _id and _run_id (on Spark the session is busy
+** with the bus): to stop a query, return non-zero, then dipper_query_stop.
+** A query that fails is an event, not this call's error: DIPPER_OK in all
+** the cases above but DIPPER_INTERRUPTED (after dipper_interrupt, which it
+** clears); an error when listening itself fails (the server went away). */
+int dipper_listen(dipper *db, dipper_event_fn fn, void *user, int64_t timeout_ms);
+
 /* The embedded foreachBatch: a sink declared WITH ('connector' = 'callback',
 ** 'name' = NAME) calls fn with each micro-batch as an Arrow C Data struct array
 ** (one child per column) and the batch id.  fn owns the arrays: it must call

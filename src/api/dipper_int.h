@@ -153,5 +153,18 @@ const char *dp_spark_query_run_id(const dp_spark_query *sq);
 /* The ids of the queries the handle's session runs now: *ids malloc'd (free()),
 ** *n of them; errors into d. */
 int dp_spark_active_ids(dipper *db, dp_diags *d, char (**ids)[40], int *n);
+/* dipper_listen on Spark: the session's listener bus until fn stops (any
+** non-zero code ends it: DIPPER_OK), timeout_ms passes (> 0; < 0 none:
+** DIPPER_OK) or db->interrupted is set (DIPPER_INTERRUPTED, within about
+** 200 ms).  Errors into d.  Nothing to listen to without a session: OK. */
+struct dp_sq_event; /* spark/streaming.h */
+int dp_spark_listen(dipper *db, int (*fn)(void *user, const struct dp_sq_event *ev), void *user,
+                    int64_t timeout_ms, dp_diags *d);
+/* Take in a bus event about sq: a progress report not taken before (pushed
+** to ring), or its end (with the error it failed with, *error then borrowed
+** until the query is freed).  *news: whether the event tells something new
+** (an already-taken report does not). */
+void dp_spark_query_take_event(dp_spark_query *sq, const struct dp_sq_event *ev, dp_progress_ring *ring,
+                               bool *news, const char **error);
 
 #endif /* DP_DIPPER_INT_H */

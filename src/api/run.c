@@ -32,6 +32,7 @@
 #include "api/dipper_int.h"
 #include "exec/exec.h"
 #include "exec/exec_int.h"
+#include "spark/streaming.h"
 
 #define POLL_US INT64_C(10000)  /* Spark polls idle sources every 10 ms too */
 #define SLICE_US INT64_C(50000)
@@ -471,4 +472,171 @@ int dipper_active_queries(dipper *db, dipper_query **out, int cap, int *n) {
   free(ids);
   *n = count;
   return DIPPER_OK;
+}
+
+/* ---- the listener bus ---- */
+
+typedef struct listen_ctx {
+  dipper *db;
+  dipper_event_fn fn;
+  void *user;
+  int left;          /* the handle's queries listened to that have not ended */
+  bool user_stopped; /* fn returned non-zero */
+} listen_ctx;
+
+/* Hand one event to the user's callback; false when it asked to stop. */
+static bool deliver(listen_ctx *c, dipper_event_kind kind, dipper_query *q,
+                    const dipper_progress *p, const char *error, const char *json) {
+  dipper_event ev = {kind, q, NULL, NULL, NULL, p, error, json};
+  if (q) {
+    ev.name = dipper_query_name(q);
+    ev.id = dipper_query_id(q);
+    ev.run_id = dipper_query_run_id(q);
+  }
+  if (c->fn(c->user, &ev) == 0) return true;
+  c->user_stopped = true;
+  return false;
+}
+
+/* The message of the error q failed with, for its TERMINATED event. */
+static const char *failure_text(const dipper_query *q) {
+  const dp_diags *d = query_diags(q);
+  if (!q->failed) return NULL;
+  return d->count > 0 && d->items[d->count - 1].message ? d->items[d->count - 1].message
+                                                         : dipper_strerror(q->failed);
+}
+
+/* Spark: one event from the session's bus.  A non-zero return ends the
+** listening (dp_spark_listen then returns DIPPER_OK). */
+static int on_bus_event(void *user, const dp_sq_event *e) {
+  listen_ctx *c = user;
+  if (e->kind == DP_SQ_EVENT_LISTENING) {
+    /* From now on every event comes: a query that ended since dipper_listen
+    ** looked is caught by one more look now (on the same connection). */
+    for (dipper_query *q = c->db->queries; q && c->left > 0; q = q->next_live) {
+      if (q->over || !spark_streaming(q)) continue;
+      bool ran = false, done = false;
+      int64_t since = q->recent.pushed;
+      (void)query_step(q, &ran, &done);
+      for (int64_t k = since; k < q->recent.pushed; k++)
+        if (!deliver(c, DIPPER_EVENT_PROGRESS, q, &q->recent.items[k % DIPPER_RECENT_PROGRESS],
+                     NULL, NULL))
+          return DIPPER_INTERRUPTED;
+      if (q->over) {
+        c->left--;
+        if (!deliver(c, DIPPER_EVENT_TERMINATED, q, NULL, failure_text(q), NULL))
+          return DIPPER_INTERRUPTED;
+      }
+    }
+    return c->left > 0 ? DIPPER_OK : DIPPER_INTERRUPTED;
+  }
+  dipper_query *q = NULL;
+  for (dipper_query *it = c->db->queries; it && !q; it = it->next_live) {
+    const char *id = spark_streaming(it) ? dp_spark_query_id(it->sq) : NULL;
+    if (id && e->id && strcmp(id, e->id) == 0) q = it;
+  }
+  dipper_event_kind kind = e->kind == DP_SQ_EVENT_PROGRESS     ? DIPPER_EVENT_PROGRESS
+                           : e->kind == DP_SQ_EVENT_TERMINATED ? DIPPER_EVENT_TERMINATED
+                                                               : DIPPER_EVENT_IDLE;
+  if (!q) {
+    /* a query of the session this handle no longer holds: told as it is */
+    dipper_event ev = {kind, NULL, NULL, e->id, e->run_id, NULL,
+                       kind == DIPPER_EVENT_TERMINATED ? e->exception : NULL, e->json};
+    if (c->fn(c->user, &ev) == 0) return DIPPER_OK;
+    c->user_stopped = true;
+    return DIPPER_INTERRUPTED;
+  }
+  bool news = false;
+  const char *error = NULL;
+  bool was_over = q->over;
+  dp_spark_query_take_event(q->sq, e, &q->recent, &news, &error);
+  if (!news || was_over) return DIPPER_OK;
+  dipper_progress p;
+  query_progress(q, &p);
+  if (kind == DIPPER_EVENT_TERMINATED) {
+    q->over = true;
+    if (error) q->failed = DIPPER_REMOTE;
+    c->left--;
+  }
+  if (!deliver(c, kind, q, kind == DIPPER_EVENT_PROGRESS ? &p : NULL, error, e->json))
+    return DIPPER_INTERRUPTED;
+  return c->left > 0 ? DIPPER_OK : DIPPER_INTERRUPTED; /* all ended: done */
+}
+
+/* Embedded (and batch statements on a Spark handle): run the queries by their
+** triggers as dipper_run does, each new report and each end an event. */
+static int listen_in_process(listen_ctx *c, int64_t deadline) {
+  dipper *db = c->db;
+  while (c->left > 0) {
+    if (db->interrupted) {
+      db->interrupted = 0;
+      return fail_unplaced(db, DIPPER_INTERRUPTED,
+                           "listening to the queries was interrupted (dipper_interrupt)");
+    }
+    int64_t now = dp_mono_micros();
+    if (now >= deadline) break;
+    int64_t soonest = deadline;
+    for (dipper_query *q = db->queries; q; q = q->next_live) {
+      if (q->over || spark_streaming(q)) continue;
+      if (now >= q->next_due) {
+        bool ran = false, done = false;
+        int64_t since = q->recent.pushed;
+        (void)query_step(q, &ran, &done); /* a failure is the query's TERMINATED event */
+        int64_t after = dp_mono_micros();
+        q->next_due = next_due(q, ran, now, after);
+        if (q->recent.pushed - since > DIPPER_RECENT_PROGRESS)
+          since = q->recent.pushed - DIPPER_RECENT_PROGRESS;
+        for (int64_t k = since; k < q->recent.pushed; k++)
+          if (!deliver(c, DIPPER_EVENT_PROGRESS, q, &q->recent.items[k % DIPPER_RECENT_PROGRESS],
+                       NULL, NULL))
+            return DIPPER_OK;
+        if (q->over) {
+          c->left--;
+          if (!deliver(c, DIPPER_EVENT_TERMINATED, q, NULL, failure_text(q), NULL))
+            return DIPPER_OK;
+        }
+        now = after;
+      }
+      if (!q->over && q->next_due < soonest) soonest = q->next_due;
+    }
+    now = dp_mono_micros();
+    if (c->left > 0 && soonest > now)
+      sleep_micros(soonest - now < SLICE_US ? soonest - now : SLICE_US);
+  }
+  return DIPPER_OK;
+}
+
+int dipper_listen(dipper *db, dipper_event_fn fn, void *user, int64_t timeout_ms) {
+  if (!db || !fn) return DIPPER_MISUSE;
+  begin_call(db, NULL);
+  listen_ctx c = {db, fn, user, 0, false};
+  int64_t deadline = timeout_ms < 0 ? INT64_MAX : dp_mono_micros() + timeout_ms * 1000;
+  /* Spark's streaming queries are told by the server's bus, which does not
+  ** replay: a query that has ended already would never be.  Look at each
+  ** first, and again once the listener is in place (on_bus_event). */
+  int on_bus = 0;
+  for (dipper_query *q = db->queries; q; q = q->next_live) {
+    if (q->over || !spark_streaming(q)) continue;
+    bool ran = false, done = false;
+    (void)query_step(q, &ran, &done); /* its reports so far are not events of this call */
+    if (q->over) {
+      if (!deliver(&c, DIPPER_EVENT_TERMINATED, q, NULL, failure_text(q), NULL)) return DIPPER_OK;
+      continue;
+    }
+    on_bus++;
+  }
+  for (dipper_query *q = db->queries; q; q = q->next_live)
+    if (!q->over && !spark_streaming(q)) c.left++;
+  if (c.left > 0) {
+    int rc = listen_in_process(&c, deadline);
+    if (rc != DIPPER_OK || c.user_stopped) return rc;
+  }
+  if (on_bus == 0) return DIPPER_OK;
+  c.left = on_bus;
+  int64_t left_ms = timeout_ms < 0 ? -1 : (deadline - dp_mono_micros()) / 1000;
+  if (timeout_ms >= 0 && left_ms <= 0) return DIPPER_OK;
+  int rc = dp_spark_listen(db, on_bus_event, &c, left_ms, &db->diags);
+  if (rc == DIPPER_INTERRUPTED) db->interrupted = 0;
+  if (rc != DIPPER_OK) dp_api_diags_finish(db);
+  return rc;
 }

@@ -547,6 +547,9 @@ static int record_exception(dp_spark_query *sq, const char *ex) {
   size_t len = strlen(msg);
   const char *dump = strstr(msg, "\n=== Streaming Query ===");
   if (dump) len = (size_t)(dump - msg);
+  /* the listener bus's terminated event carries the Java stack after it */
+  const char *stack = strstr(msg, "\n\tat ");
+  if (stack && (size_t)(stack - msg) < len) len = (size_t)(stack - msg);
   while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' ')) len--;
   if (cls)
     dp_error(&sq->diags, DIPPER_REMOTE, nowhere, "Spark: [%.*s] %.*s (query `%s`)", (int)cls,
@@ -818,4 +821,54 @@ int dp_spark_active_ids(dipper *db, dp_diags *d, char (**ids)[40], int *n) {
   *ids = out;
   *n = m;
   return DIPPER_OK;
+}
+
+/* ---- the listener bus (dipper_listen) ---- */
+
+int dp_spark_listen(dipper *db, int (*fn)(void *user, const struct dp_sq_event *ev), void *user,
+                    int64_t timeout_ms, dp_diags *d) {
+  if (!db->spark || timeout_ms == 0) return DIPPER_OK;
+  dp_sc_error err;
+  dp_sc_error_init(&err);
+  /* The bus may stay quiet for minutes: the session looks at the interrupt
+  ** flag meanwhile (dipper_interrupt from a signal handler). */
+  dp_sc_set_abort(db->spark, &db->interrupted);
+  int rc = dp_sq_listen(db->spark, fn, user, timeout_ms > 0 ? timeout_ms : 0, &err);
+  dp_sc_set_abort(db->spark, NULL);
+  if (rc == DIPPER_TIMEOUT && timeout_ms > 0) rc = DIPPER_OK; /* the caller's own limit */
+  if (rc == DIPPER_INTERRUPTED) {
+    dp_sc_error_free(&err);
+    return dp_error(d, rc, nowhere, "listening to the queries was interrupted (dipper_interrupt)");
+  }
+  if (rc != DIPPER_OK) return client_error(d, &err, rc);
+  dp_sc_error_free(&err);
+  return DIPPER_OK;
+}
+
+void dp_spark_query_take_event(dp_spark_query *sq, const struct dp_sq_event *ev,
+                               dp_progress_ring *ring, bool *news, const char **error) {
+  *news = false;
+  *error = NULL;
+  switch (ev->kind) {
+  case DP_SQ_EVENT_PROGRESS:
+    /* a report that a poll took in already counts once */
+    if (ev->progress && ev->progress->timestamp_us > sq->last_report_us) {
+      take_report(sq, ev->progress, ring);
+      *news = true;
+    }
+    return;
+  case DP_SQ_EVENT_IDLE: *news = !sq->ended; return;
+  case DP_SQ_EVENT_LISTENING: return; /* about the bus, not a query */
+  case DP_SQ_EVENT_TERMINATED:
+    if (sq->ended) return;
+    sq->ended = true;
+    *news = true;
+    if (ev->exception && ev->exception[0]) {
+      (void)record_exception(sq, ev->exception);
+      if (sq->diags.count > 0) *error = sq->diags.items[sq->diags.count - 1].message;
+    } else if (!sq->stopped) {
+      sq->progress.finished = 1;
+    }
+    return;
+  }
 }

@@ -56,6 +56,7 @@ struct dp_sc {
   int npending;
   int cut_after;              /* tests: cut the next execution after this many responses */
   int reattaches;
+  const volatile int *abort;  /* dp_sc_set_abort: a set flag ends the running execution */
 };
 
 /* protobuf-c's message structs hold `char *` and non-const sub-message
@@ -66,6 +67,9 @@ static void *unconst(const void *p) {
   memcpy(&q, &p, sizeof q);
   return q;
 }
+
+/* How often a running execution looks at its abort flag (dp_sc_set_abort). */
+#define ABORT_SLICE_MS 200
 
 static int64_t now_ms(void) {
   struct timespec ts;
@@ -821,7 +825,17 @@ static int sc_run(dp_sc *s, sc_exec *x, const uint8_t *ebuf, size_t elen, dp_sc_
       const uint8_t *m;
       size_t mlen;
       dp_grpc_status st = {0};
-      int r = dp_grpc_stream_next(call, 0, &m, &mlen, &st, &gerr);
+      /* With an abort flag the wait is sliced, so that the flag is seen while
+         the server sends nothing (a listener bus between events). */
+      int r = dp_grpc_stream_next(call, s->abort ? ABORT_SLICE_MS : 0, &m, &mlen, &st, &gerr);
+      if (r == -DIPPER_TIMEOUT && s->abort && !(t_end && now_ms() >= t_end)) {
+        gerr.len = 0; /* "no message within ..." is no error here */
+        if (!*s->abort) continue;
+        s->abort = NULL; /* consumed: what the caller runs next is not cut short */
+        rc = sc_err(err, DIPPER_INTERRUPTED, "Spark Connect at %s: operation %s was interrupted",
+                    s->address, x->op_id);
+        break;
+      }
       if (r == 1) {
         Spark__Connect__ExecutePlanResponse *resp =
             spark__connect__execute_plan_response__unpack(NULL, mlen, m);
@@ -1203,6 +1217,10 @@ int dp_sc_keepalive(dp_sc *s, int64_t interval_ms, dp_sc_error *err) {
   int rc = dp_sc_config_get(s, "spark.sql.session.timeZone", &v, err);
   free(v);
   return rc;
+}
+
+void dp_sc_set_abort(dp_sc *s, const volatile int *flag) {
+  if (s) s->abort = flag;
 }
 
 int dp_sc_interrupt_all(dp_sc *s, dp_sc_error *err) {

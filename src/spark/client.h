@@ -86,6 +86,14 @@ int dp_sc_analyze_schema(dp_sc *s, const Spark__Connect__Relation *root, char **
 ** interval_ms); returns at once otherwise. */
 int dp_sc_keepalive(dp_sc *s, int64_t interval_ms, dp_sc_error *err);
 
+/* While flag is set (not NULL), every execution of the session looks at
+** *flag at least every 200 ms while it waits for the server; when *flag is
+** non-zero the execution ends with DIPPER_INTERRUPTED (abandoned and
+** released as after a callback that stops) and the hook is cleared, so that
+** what the caller sends next (a clean-up) runs to its end.  NULL: no hook.
+** For long waits on a quiet stream (the listener bus) that a signal handler
+** must be able to end; the flag is read, never written. */
+void dp_sc_set_abort(dp_sc *s, const volatile int *flag);
 /* Interrupt every running operation of this session (InterruptRequest ALL). */
 int dp_sc_interrupt_all(dp_sc *s, dp_sc_error *err);
 

@@ -556,6 +556,17 @@ static int on_listener_event(void *user, const Spark__Connect__ExecutePlanRespon
     return DIPPER_OK;
   const Spark__Connect__StreamingQueryListenerEventsResult *res =
       r->streaming_query_listener_events_result;
+  if (res && res->_listener_bus_listener_added_case ==
+                 SPARK__CONNECT__STREAMING_QUERY_LISTENER_EVENTS_RESULT___LISTENER_BUS_LISTENER_ADDED_LISTENER_BUS_LISTENER_ADDED &&
+      res->listener_bus_listener_added) {
+    dp_sq_event ev = {.kind = DP_SQ_EVENT_LISTENING, .id = "", .run_id = ""};
+    int rc = c->fn(c->user, &ev);
+    if (rc) {
+      c->stopped = true;
+      c->stop_rc = rc;
+      return rc;
+    }
+  }
   for (size_t i = 0; res && i < res->n_events; i++) {
     int rc = deliver(c, res->events[i]);
     if (rc) {

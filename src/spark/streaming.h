@@ -141,6 +141,8 @@ typedef enum dp_sq_event_kind {
   DP_SQ_EVENT_PROGRESS = 1,
   DP_SQ_EVENT_TERMINATED,
   DP_SQ_EVENT_IDLE,
+  DP_SQ_EVENT_LISTENING, /* the server has put the listener in place: every event from
+                            now on is delivered (a query that ended before is not) */
 } dp_sq_event_kind;
 
 typedef struct dp_sq_event {
@@ -158,9 +160,10 @@ typedef int (*dp_sq_event_fn)(void *user, const dp_sq_event *ev);
 /* Register this session's listener-bus listener and hand every event of the
 ** session's queries (Spark's bus is per session) to fn until fn stops,
 ** deadline_ms passes (0: none) or the session ends; then remove the listener.
-** The session is busy meanwhile: calls on it wait until fn stops (fn typically
-** stops at the termination of the query it watches).  The start of a query is
-** no bus event: dp_sq_start reports it. */
+** The session is busy meanwhile with the bus's stream; fn may still make
+** calls on it (another stream on the same connection), e.g. on
+** DP_SQ_EVENT_LISTENING, to see which queries ended before the listener was
+** in place.  The start of a query is no bus event: dp_sq_start reports it. */
 int dp_sq_listen(dp_sc *s, dp_sq_event_fn fn, void *user, int64_t deadline_ms,
                  dp_sc_error *err);
 

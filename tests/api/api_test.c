@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "dipper.h"
 #include "test.h"
@@ -762,6 +764,200 @@ TEST(await_times_out_and_stop_ends_an_endless_query) {
   dipper_query_free_all(qs, n);
   dipper_program_free(prog);
   dipper_close(db);
+}
+
+/* ---- the listener bus on the embedded engine ---- */
+
+typedef struct seen_events {
+  int progress[2], idle, terminated[2], other;
+  int64_t out_rows[2];      /* the sum of the PROGRESS reports' output_rows */
+  int64_t last_total[2];    /* total_output_rows of the last report */
+  int64_t last_batch[2];
+  bool ordered;             /* batch ids rose report by report */
+  const char *error;        /* a TERMINATED's error (copied) */
+  char error_text[512];
+  int stop_after;           /* return 1 after this many events (0: never) */
+  int events;
+  dipper_query *qs[2];
+} seen_events;
+
+static int on_event(void *user, const dipper_event *ev) {
+  seen_events *s = user;
+  s->events++;
+  int k = ev->query == s->qs[0] ? 0 : ev->query == s->qs[1] ? 1 : -1;
+  if (k < 0) {
+    s->other++;
+    return 0;
+  }
+  CHECK(ev->name != NULL);
+  CHECK(ev->id == NULL && ev->run_id == NULL && ev->json == NULL); /* Spark's only */
+  switch (ev->kind) {
+  case DIPPER_EVENT_PROGRESS:
+    CHECK(ev->progress != NULL);
+    if (!ev->progress) break;
+    if (ev->progress->batch_id <= s->last_batch[k]) s->ordered = false;
+    s->last_batch[k] = ev->progress->batch_id;
+    s->progress[k]++;
+    s->out_rows[k] += ev->progress->output_rows;
+    s->last_total[k] = ev->progress->total_output_rows;
+    break;
+  case DIPPER_EVENT_TERMINATED:
+    CHECK(ev->progress == NULL);
+    s->terminated[k]++;
+    if (ev->error) {
+      snprintf(s->error_text, sizeof s->error_text, "%s", ev->error);
+      s->error = s->error_text;
+    }
+    break;
+  case DIPPER_EVENT_IDLE: s->idle++; break;
+  }
+  return s->stop_after > 0 && s->events >= s->stop_after;
+}
+
+static const char *const two_bounded =
+    "CREATE TABLE g (id BIGINT, v INT) WITH ('connector' = 'datagen', 'number-of-rows' = '5000');\n"
+    "CREATE TABLE h (id BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '700');\n"
+    "CREATE TABLE a (id BIGINT, v INT) WITH ('connector' = 'blackhole');\n"
+    "CREATE TABLE b (id BIGINT) WITH ('connector' = 'blackhole');\n"
+    "EXECUTE STATEMENT SET BEGIN\n"
+    "  INSERT INTO a SELECT id, v FROM g;\n"
+    "  INSERT INTO b SELECT id FROM h;\n"
+    "END;\n";
+
+TEST(listen_tells_every_batch_and_each_end) {
+  dipper *db = open_embedded();
+  dipper_program *prog = NULL;
+  CHECK_EQ(compile(db, two_bounded, "l.sql", &prog), DIPPER_OK);
+  dipper_query **qs = NULL;
+  int n = 0;
+  CHECK_EQ(dipper_query_start(prog, &qs, &n), DIPPER_OK);
+  CHECK_EQ(n, 2);
+  if (n != 2) return;
+  seen_events s;
+  memset(&s, 0, sizeof s);
+  s.ordered = true;
+  s.last_batch[0] = s.last_batch[1] = -1;
+  s.qs[0] = qs[0];
+  s.qs[1] = qs[1];
+  /* no limit: returns once both have ended */
+  CHECK_EQ(dipper_listen(db, on_event, &s, -1), DIPPER_OK);
+  CHECK_EQ(s.terminated[0], 1);
+  CHECK_EQ(s.terminated[1], 1);
+  CHECK(s.error == NULL);
+  CHECK(s.progress[0] >= 1 && s.progress[1] >= 1);
+  CHECK(s.ordered);
+  CHECK_EQ(s.other, 0);
+  /* every batch was told: the reports add up to the totals */
+  CHECK_EQ(s.out_rows[0], 5000);
+  CHECK_EQ(s.last_total[0], 5000);
+  CHECK_EQ(s.out_rows[1], 700);
+  CHECK_EQ(s.last_total[1], 700);
+  dipper_progress p;
+  CHECK_EQ(dipper_query_progress(qs[1], &p), DIPPER_OK);
+  CHECK_EQ(p.finished, 1);
+  CHECK_EQ(p.batch_id, s.last_batch[1]);
+  /* nothing left to listen to: at once */
+  int events = s.events;
+  CHECK_EQ(dipper_listen(db, on_event, &s, -1), DIPPER_OK);
+  CHECK_EQ(s.events, events);
+  dipper_query_free_all(qs, n);
+  dipper_program_free(prog);
+  dipper_close(db);
+}
+
+TEST(listen_stops_when_told_and_at_the_timeout) {
+  dipper *db = open_embedded();
+  dipper_program *prog = NULL;
+  CHECK_EQ(compile(db, endless_run, "e.sql", &prog), DIPPER_OK);
+  dipper_query **qs = NULL;
+  int n = 0;
+  CHECK_EQ(dipper_query_start(prog, &qs, &n), DIPPER_OK);
+  CHECK_EQ(n, 2);
+  if (n != 2) return;
+  seen_events s;
+  memset(&s, 0, sizeof s);
+  s.ordered = true;
+  s.last_batch[0] = s.last_batch[1] = -1;
+  s.qs[0] = qs[0];
+  s.qs[1] = qs[1];
+  /* the callback's word ends it */
+  s.stop_after = 3;
+  CHECK_EQ(dipper_listen(db, on_event, &s, -1), DIPPER_OK);
+  CHECK_EQ(s.events, 3);
+  CHECK_EQ(s.terminated[0] + s.terminated[1], 0);
+  /* an endless query: the timeout ends it, with batches told meanwhile */
+  s.stop_after = 0;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  CHECK_EQ(dipper_listen(db, on_event, &s, 400), DIPPER_OK);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+  CHECK(secs >= 0.39);
+  CHECK(s.progress[0] + s.progress[1] > 3);
+  CHECK(s.ordered);
+  /* the reports told are the queries' own */
+  dipper_progress p;
+  CHECK_EQ(dipper_query_progress(qs[0], &p), DIPPER_OK);
+  CHECK_EQ(p.batch_id, s.last_batch[0]);
+  CHECK_EQ(p.total_output_rows, s.last_total[0]);
+  /* a stopped query is no longer listened to; interrupt ends the listening */
+  CHECK_EQ(dipper_query_stop(qs[0]), DIPPER_OK);
+  int before = s.progress[0];
+  dipper_interrupt(db);
+  CHECK_EQ(dipper_listen(db, on_event, &s, -1), DIPPER_INTERRUPTED);
+  CHECK_CONTAINS(dipper_errmsg(db), "interrupted");
+  CHECK_EQ(dipper_listen(db, on_event, &s, 100), DIPPER_OK); /* the flag was honoured */
+  CHECK_EQ(s.progress[0], before);
+  CHECK_EQ(dipper_listen(NULL, on_event, &s, 0), DIPPER_MISUSE);
+  CHECK_EQ(dipper_listen(db, NULL, &s, 0), DIPPER_MISUSE);
+  dipper_query_free_all(qs, n);
+  dipper_program_free(prog);
+  dipper_close(db);
+}
+
+TEST(listen_tells_a_failure_as_the_end) {
+  char dir[] = "/tmp/dipper_listen_XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  char path[96], sql[512];
+  snprintf(path, sizeof path, "%s/in.json", dir);
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL);
+  if (!f) return;
+  fputs("{\"n\": 1}\n{\"n\": \"not a number\"}\n", f);
+  fclose(f);
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE src (n INT) WITH ('connector' = 'filesystem', 'path' = '%s', "
+           "'format' = 'json');\n"
+           "CREATE TABLE bh (n INT) WITH ('connector' = 'blackhole');\n"
+           "INSERT INTO bh SELECT n FROM src;\n",
+           path);
+  dipper *db = open_embedded();
+  dipper_program *prog = NULL;
+  CHECK_EQ(compile(db, sql, "f.sql", &prog), DIPPER_OK);
+  dipper_query **qs = NULL;
+  int n = 0;
+  CHECK_EQ(dipper_query_start(prog, &qs, &n), DIPPER_OK);
+  CHECK_EQ(n, 1);
+  if (n == 1) {
+    seen_events s;
+    memset(&s, 0, sizeof s);
+    s.ordered = true;
+    s.last_batch[0] = s.last_batch[1] = -1;
+    s.qs[0] = qs[0];
+    /* the query's failure is its TERMINATED event, not the call's error */
+    CHECK_EQ(dipper_listen(db, on_event, &s, 10000), DIPPER_OK);
+    CHECK_EQ(s.terminated[0], 1);
+    CHECK(s.error != NULL);
+    if (s.error) CHECK_CONTAINS(s.error, "`n`");
+    dipper_status st;
+    CHECK_EQ(dipper_query_status(qs[0], &st), DIPPER_OK);
+    CHECK_STR(st.message, "Failed");
+  }
+  dipper_query_free_all(qs, n);
+  dipper_program_free(prog);
+  dipper_close(db);
+  unlink(path);
+  rmdir(dir);
 }
 
 TEST(query_management_misuse) {

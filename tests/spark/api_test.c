@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dipper.h"
 #include "test.h"
@@ -374,6 +377,178 @@ TEST(run_interrupted_stops_the_spark_query) {
   CHECK_EQ(n, 1);
   CHECK_EQ(dipper_active_queries(db, active, 2, &nactive), DIPPER_OK);
   CHECK_EQ(nactive, 1);
+  dipper_query_free_all(qs, n);
+  dipper_program_free(prog);
+  dipper_close(db);
+}
+
+/* ---- the listener bus on Spark ---- */
+
+typedef struct bus_seen {
+  dipper_query *qs[2];
+  int progress[2], idle, terminated[2], other, events;
+  int64_t last_batch[2];
+  bool ordered, ids_match, have_json;
+  int want_progress; /* stop once each query told this many reports (0: never) */
+  char error[512];
+} bus_seen;
+
+static int on_bus(void *user, const dipper_event *ev) {
+  bus_seen *s = user;
+  s->events++;
+  int k = ev->query && ev->query == s->qs[0] ? 0 : ev->query && ev->query == s->qs[1] ? 1 : -1;
+  if (k < 0) {
+    s->other++;
+    return 0;
+  }
+  const char *id = dipper_query_id(ev->query);
+  if (!ev->id || !id || strcmp(ev->id, id) != 0) s->ids_match = false;
+  if (ev->kind == DIPPER_EVENT_PROGRESS) {
+    if (!ev->progress || ev->progress->batch_id <= s->last_batch[k]) s->ordered = false;
+    if (ev->progress) s->last_batch[k] = ev->progress->batch_id;
+    s->progress[k]++;
+    s->have_json = s->have_json || (ev->json && strstr(ev->json, "batchId"));
+  } else if (ev->kind == DIPPER_EVENT_TERMINATED) {
+    s->terminated[k]++;
+    if (ev->error) snprintf(s->error, sizeof s->error, "%s", ev->error);
+  } else {
+    s->idle++;
+  }
+  return s->want_progress > 0 && s->progress[0] >= s->want_progress &&
+         (!s->qs[1] || s->progress[1] >= s->want_progress);
+}
+
+static void bus_init(bus_seen *s, dipper_query *a, dipper_query *b) {
+  memset(s, 0, sizeof *s);
+  s->qs[0] = a;
+  s->qs[1] = b;
+  s->last_batch[0] = s->last_batch[1] = -1;
+  s->ordered = s->ids_match = true;
+}
+
+static dipper *alarm_db;
+static void on_alarm(int sig) {
+  (void)sig;
+  dipper_interrupt(alarm_db); /* async-signal-safe, as a SIGINT handler would call it */
+}
+
+TEST(listener_bus_on_spark) {
+  dipper *db = NULL;
+  CHECK_EQ(dipper_open(&db, SPARK), DIPPER_OK);
+  dipper_program *prog = NULL;
+  CHECK_EQ(compile(db, endless_set, &prog), DIPPER_OK);
+  if (!prog) return;
+  dipper_query **qs = NULL;
+  int n = 0;
+  int rc = dipper_query_start(prog, &qs, &n);
+  if (rc) fprintf(stderr, "  start: %s\n", dipper_errmsg(db));
+  CHECK_EQ(n, 2);
+  if (n != 2) return;
+  bus_seen s;
+  bus_init(&s, qs[0], qs[1]);
+  /* the server pushes each query's reports; the callback's word ends it */
+  s.want_progress = 2;
+  rc = dipper_listen(db, on_bus, &s, 120000);
+  if (rc) fprintf(stderr, "  listen: %s\n", dipper_errmsg(db));
+  CHECK_EQ(rc, DIPPER_OK);
+  CHECK(s.progress[0] >= 2 && s.progress[1] >= 2);
+  CHECK(s.ordered);
+  CHECK(s.ids_match);
+  CHECK(s.have_json);
+  CHECK_EQ(s.terminated[0] + s.terminated[1], 0);
+  /* the reports told are taken into the queries' progress */
+  dipper_progress p;
+  CHECK_EQ(dipper_query_progress(qs[0], &p), DIPPER_OK);
+  CHECK(p.batch_id >= s.last_batch[0]);
+  CHECK(p.total_input_rows > 0);
+  dipper_progress recent[DIPPER_RECENT_PROGRESS];
+  int nrecent = 0;
+  CHECK_EQ(dipper_query_recent_progress(qs[1], recent, DIPPER_RECENT_PROGRESS, &nrecent), DIPPER_OK);
+  CHECK(nrecent >= 2);
+  if (nrecent >= 1) CHECK(recent[nrecent - 1].batch_id >= s.last_batch[1]);
+
+  /* a query stopped meanwhile ended before the listener: told at once; the
+     other runs on until the timeout */
+  CHECK_EQ(dipper_query_stop(qs[0]), DIPPER_OK);
+  bus_init(&s, qs[0], qs[1]);
+  rc = dipper_listen(db, on_bus, &s, 2500);
+  CHECK_EQ(rc, DIPPER_OK);
+  CHECK_EQ(s.progress[0], 0);
+  CHECK_EQ(s.terminated[0], 0); /* stopped by the caller before: not a new event */
+  CHECK(s.progress[1] >= 1);
+  CHECK_EQ(s.terminated[1], 0);
+
+  /* a quiet bus (a 60 s trigger) ends on dipper_interrupt from a signal */
+  dipper_query_free_all(qs, n);
+  dipper_program_free(prog);
+  prog = NULL;
+  CHECK_EQ(compile(db,
+                   "SET 'dipper.trigger' = 'processing-time 60 s';\n"
+                   "CREATE TABLE quiet (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '5');\n"
+                   "CREATE TABLE bh_quiet (id BIGINT) WITH ('connector' = 'blackhole');\n"
+                   "INSERT INTO bh_quiet SELECT id FROM quiet;\n",
+                   &prog),
+           DIPPER_OK);
+  if (!prog) return;
+  CHECK_EQ(dipper_query_start(prog, &qs, &n), DIPPER_OK);
+  CHECK_EQ(n, 1);
+  if (n != 1) return;
+  bus_init(&s, qs[0], NULL);
+  alarm_db = db;
+  signal(SIGALRM, on_alarm);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  alarm(3);
+  rc = dipper_listen(db, on_bus, &s, 90000);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  alarm(0);
+  signal(SIGALRM, SIG_DFL);
+  double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+  CHECK_EQ(rc, DIPPER_INTERRUPTED);
+  CHECK(secs < 20); /* the signal's second plus one slice, not the 90 s limit */
+  CHECK_CONTAINS(dipper_errmsg(db), "interrupted");
+  /* the session is usable after: the query is still there to stop */
+  dipper_status st;
+  CHECK_EQ(dipper_query_status(qs[0], &st), DIPPER_OK);
+  CHECK_EQ(st.active, 1);
+  CHECK_EQ(dipper_query_stop(qs[0]), DIPPER_OK);
+  dipper_query_free_all(qs, n);
+  dipper_program_free(prog);
+  dipper_close(db);
+}
+
+/* A query that fails on Spark: its TERMINATED event carries Spark's error;
+** the listening itself ends well once no query is left. */
+TEST(listener_bus_tells_a_failure) {
+  dipper *db = NULL;
+  CHECK_EQ(dipper_open(&db, SPARK), DIPPER_OK);
+  dipper_program *prog = NULL;
+  CHECK_EQ(compile(db,
+                   "CREATE TABLE g (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '5');\n"
+                   "CREATE TABLE bad (n INT) WITH ('connector' = 'blackhole');\n"
+                   "INSERT INTO bad SELECT CAST(CONCAT('x', CAST(id AS STRING)) AS INT) FROM g;\n",
+                   &prog),
+           DIPPER_OK);
+  if (!prog) return;
+  dipper_query **qs = NULL;
+  int n = 0;
+  CHECK_EQ(dipper_query_start(prog, &qs, &n), DIPPER_OK);
+  CHECK_EQ(n, 1);
+  if (n != 1) return;
+  bus_seen s;
+  bus_init(&s, qs[0], NULL);
+  int rc = dipper_listen(db, on_bus, &s, 120000);
+  if (rc) fprintf(stderr, "  listen: %s\n", dipper_errmsg(db));
+  CHECK_EQ(rc, DIPPER_OK);
+  CHECK_EQ(s.terminated[0], 1);
+  CHECK_CONTAINS(s.error, "CAST_INVALID_INPUT");
+  CHECK_CONTAINS(s.error, "query `bad`");
+  dipper_status st;
+  CHECK_EQ(dipper_query_status(qs[0], &st), DIPPER_OK);
+  CHECK_EQ(st.active, 0);
+  int terminated = 0;
+  CHECK_EQ(dipper_query_await(qs[0], 0, &terminated), DIPPER_REMOTE);
+  CHECK_EQ(terminated, 1);
   dipper_query_free_all(qs, n);
   dipper_program_free(prog);
   dipper_close(db);
