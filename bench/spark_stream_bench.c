@@ -817,9 +817,12 @@ static int cmd_plans(const opts *o) {
     b.len = 0;
     only_in(&op[1], &op[0], &b);
     printf("plan_only_b %s\n", dp_buf_cstr(&b));
-    if (!same && first_diff >= 0)
+    if (!same && first_diff < 0) /* one plan is the other's start: it ends first */
+      first_diff = op[0].n < op[1].n ? op[0].n : op[1].n;
+    if (!same)
       printf("plan_first_difference operator %d: %s vs %s\n", first_diff + 1,
-             op[0].name[first_diff], op[1].name[first_diff]);
+             first_diff < op[0].n ? op[0].name[first_diff] : "(end)",
+             first_diff < op[1].n ? op[1].name[first_diff] : "(end)");
     for (int k = 0; k < 2; k++) {
       b.len = 0;
       python_ops(&op[k], &b);
