@@ -329,6 +329,8 @@ int dp_spark_execute(dipper *db, const dipper_program *prog, const dp_program_st
 int dp_spark_check_stmt(dipper *db, dp_arena *a, const dp_query_plan *q) {
   if (q->nroots == 0) return DIPPER_OK;
   int rc = dp_spark_check(q, a, &db->diags);
+  int rt = dp_spark_realtime_check(q, dp_catalog_option(db->catalog, "dipper.trigger"), &db->diags);
+  if (rc == DIPPER_OK) rc = rt;
   for (int r = 0; r < q->nroots; r++) {
     const dp_plan *root = q->roots[r];
     if (q->streaming && root->kind != DP_P_SINK && !bounded_select(q, root)) {
@@ -408,6 +410,7 @@ static int start_stream(dp_spark_query *sq) {
   memset(&o, 0, sizeof o);
   o.trigger = dp_catalog_option(db->catalog, "dipper.trigger");
   o.checkpoint_dir = dp_catalog_option(db->catalog, "execution.checkpointing.dir");
+  o.server_version = dp_sc_server_version(sc);
   Spark__Connect__Plan *plan = NULL;
   rc = dp_spark_stream_start_plan(&ctx, sq->q, sq->root, &o, &plan);
   if (rc == DIPPER_OK) {

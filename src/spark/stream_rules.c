@@ -473,6 +473,52 @@ int dp_spark_stream_check(const dp_query_plan *q, dp_diags *d) {
   return x.rc;
 }
 
+/* The first node under p that keeps state across micro-batches, or NULL. */
+static const dp_plan *state_kept(const dp_plan *p) {
+  if (!p) return NULL;
+  for (int i = 0; i < p->ninputs; i++) {
+    const dp_plan *s = state_kept(p->inputs[i]);
+    if (s) return s;
+  }
+  if (!any_stream_input(p)) return NULL;
+  switch (p->kind) {
+  case DP_P_AGGREGATE: case DP_P_DISTINCT: case DP_P_DEDUPLICATE: case DP_P_OVER:
+  case DP_P_TOPN: case DP_P_SORT: case DP_P_LIMIT:
+    return p;
+  case DP_P_JOIN: return stream(p->inputs[0]) && stream(p->inputs[1]) ? p : NULL;
+  default: return NULL;
+  }
+}
+
+static const char *state_name(const dp_plan *p) {
+  switch (p->kind) {
+  case DP_P_AGGREGATE: return "an aggregation";
+  case DP_P_DISTINCT: return "SELECT DISTINCT";
+  case DP_P_DEDUPLICATE: return "a deduplication";
+  case DP_P_OVER: return "an OVER aggregation";
+  case DP_P_TOPN: return "a Top-N";
+  case DP_P_SORT: return "an ORDER BY";
+  case DP_P_LIMIT: return "a LIMIT";
+  default: return "a join of two streams";
+  }
+}
+
+int dp_spark_realtime_check(const dp_query_plan *q, const char *trigger, dp_diags *d) {
+  if (!q || !q->streaming || !trigger || strncmp(trigger, "real-time", 9) != 0) return DIPPER_OK;
+  rctx x = {.d = d, .q = q};
+  for (int r = 0; r < q->nroots; r++) {
+    const dp_plan *root = q->roots[r];
+    const dp_plan *s = root && !root->props.bounded ? state_kept(root) : NULL;
+    if (s)
+      refuse(&x, s->span,
+             "%s keeps state between micro-batches, and Spark's real-time mode ('dipper.trigger' = "
+             "'%s') runs stateless queries only (filters, projections, unions, joins with a "
+             "bounded table): use a 'processing-time' trigger for this statement",
+             state_name(s), trigger);
+  }
+  return x.rc;
+}
+
 bool dp_spark_dedup_within_watermark(const dp_plan *p) {
   if (p->kind != DP_P_DEDUPLICATE) return false;
   if (p->u.dedup.within_watermark) return true;

@@ -30,6 +30,14 @@
 ** list ran out of memory).  The plan is not changed. */
 int dp_spark_stream_check(const dp_query_plan *q, dp_diags *d);
 
+/* 'dipper.trigger' = 'real-time <duration>': Spark's real-time mode (Spark
+** Connect 4.2 on) runs stateless queries only.  Refuses (DIPPER_STREAMING, at
+** the construct) an aggregation, DISTINCT, deduplication, a join of two
+** streams, OVER, Top-N or ORDER BY in a streaming statement when `trigger`
+** is a real-time one; DIPPER_OK otherwise.  The server's version is checked
+** where the query starts (translate_stream.c), not here. */
+int dp_spark_realtime_check(const dp_query_plan *q, const char *trigger, dp_diags *d);
+
 /* Does the streaming DEDUPLICATE node p become Spark's
 ** dropDuplicatesWithinWatermark?  When the C API asked for it, or when it
 ** orders by an event-time attribute and no key is one: dipper then forgets a

@@ -457,9 +457,44 @@ int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
 
 /* ---- the streaming write ---- */
 
-/* dipper.trigger: "processing-time 10 s", "available-now", "once". */
-static int set_trigger(dp_sx *x, Spark__Connect__WriteStreamOperationStart *w, const char *trig,
-                       dp_span at) {
+/* Is the server's version ("4.2.0", "4.2.0-preview1") at least major.minor? */
+static bool version_at_least(const char *v, int major, int minor) {
+  int a = 0, b = 0;
+  if (!v || sscanf(v, "%d.%d", &a, &b) != 2) return false;
+  return a > major || (a == major && b >= minor);
+}
+
+/* WriteStreamOperationStart's real_time_batch_duration (field 100 of the
+** trigger oneof, a string) came with Spark 4.2, after the protocol dipper is
+** built against (4.1): it goes out as an unknown field, which protobuf-c
+** packs as given (tag, then the length-prefixed bytes). */
+#define REAL_TIME_FIELD 100
+
+static int set_real_time(dp_sx *x, Spark__Connect__WriteStreamOperationStart *w, const char *text) {
+  size_t n = strlen(text);
+  if (n > 127) return dp_sx_refuse(x, (dp_span){0, 0, 0, 0}, "internal: a real-time interval text of %zu bytes", n);
+  uint8_t *data = dp_sx_alloc(x, n + 1);
+  ProtobufCMessageUnknownField *f = dp_sx_alloc(x, sizeof *f);
+  if (!data || !f) return failed(x);
+  data[0] = (uint8_t)n; /* the length as a one-byte varint */
+  memcpy(data + 1, text, n);
+  f->tag = REAL_TIME_FIELD;
+  f->wire_type = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED;
+  f->len = n + 1;
+  f->data = data;
+  w->base.n_unknown_fields = 1;
+  w->base.unknown_fields = f;
+  /* the mode real-time queries run in; for the stateless queries it takes
+     (stream_rules.c) update and append emit the same rows */
+  w->output_mode = (char *)(uintptr_t)"update";
+  return DIPPER_OK;
+}
+
+/* dipper.trigger: "processing-time 10 s", "available-now", "once",
+** "real-time 5 s" (Spark 4.2 and later). */
+static int set_trigger(dp_sx *x, Spark__Connect__WriteStreamOperationStart *w,
+                       const dp_spark_stream_opts *so, dp_span at) {
+  const char *trig = so ? so->trigger : NULL;
   if (!trig || !*trig) return DIPPER_OK;
   if (!strcasecmp(trig, "available-now")) {
     w->trigger_case = SPARK__CONNECT__WRITE_STREAM_OPERATION_START__TRIGGER_AVAILABLE_NOW;
@@ -481,9 +516,25 @@ static int set_trigger(dp_sx *x, Spark__Connect__WriteStreamOperationStart *w, c
     w->processing_time_interval = (char *)(uintptr_t)dp_sx_interval_text(x, us);
     return w->processing_time_interval ? DIPPER_OK : failed(x);
   }
+  if (!strncasecmp(trig, "real-time", 9)) {
+    int64_t us = 0;
+    const char *d = trig + 9;
+    while (*d == ' ') d++;
+    if (dp_parse_duration(d, &us) != DIPPER_OK || us <= 0)
+      return dp_sx_refuse(x, at, "dipper.trigger '%s': write 'real-time 5 s'", trig);
+    if (!so->checking && !version_at_least(so->server_version, 4, 2))
+      return dp_sx_refuse(x, at,
+                          "dipper.trigger '%s': Spark's real-time mode is reachable through Spark "
+                          "Connect from Spark 4.2 on, and the server runs Spark %s (an older "
+                          "server would run the query with its default trigger instead); use "
+                          "'processing-time %s' here",
+                          trig, so->server_version ? so->server_version : "of unknown version", d);
+    const char *text = dp_sx_interval_text(x, us);
+    return text ? set_real_time(x, w, text) : failed(x);
+  }
   return dp_sx_refuse(x, at,
-                      "dipper.trigger '%s' has no Spark form in this server's protocol: use "
-                      "'processing-time <duration>', 'available-now' or 'once'",
+                      "dipper.trigger '%s' has no Spark form: use 'processing-time <duration>', "
+                      "'available-now', 'once' or 'real-time <duration>'",
                       trig);
 }
 
@@ -789,7 +840,7 @@ int dp_spark_stream_start_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp
                                        : mode == DP_MODE_UPDATE ? "update"
                                                                 : "append");
   w->query_name = (char *)(uintptr_t)t->name;
-  if (set_trigger(x, w, so ? so->trigger : NULL, sink->span) != DIPPER_OK) return failed(x);
+  if (set_trigger(x, w, so, sink->span) != DIPPER_OK) return failed(x);
 
   Spark__Connect__Command *cmd = dp_sx_alloc(x, sizeof *cmd);
   Spark__Connect__Plan *plan = dp_sx_alloc(x, sizeof *plan);

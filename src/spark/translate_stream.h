@@ -35,6 +35,8 @@ typedef struct dp_spark_stream_opts {
   const char *checkpoint_dir;  /* execution.checkpointing.dir, or NULL */
   bool checking;               /* a compile-time check (dp_spark_check), where the session's
                                   options are not known: the checkpoint is not required */
+  const char *server_version;  /* the server's Spark version ("4.1.1"), or NULL when not
+                                  known (a check): what the trigger may use depends on it */
 } dp_spark_stream_opts;
 
 /* The WriteStreamOperationStart command of a streaming INSERT (a SINK root):

@@ -554,4 +554,32 @@ TEST(listener_bus_tells_a_failure) {
   dipper_close(db);
 }
 
+/* 'real-time' reaches Spark Connect from 4.2 on; this server is 4.1: the start
+** is refused with the server's version, nothing runs with another trigger. */
+TEST(real_time_trigger_needs_spark_4_2) {
+  dipper *db = NULL;
+  CHECK_EQ(dipper_open(&db, SPARK), DIPPER_OK);
+  dipper_program *prog = NULL;
+  CHECK_EQ(compile(db,
+                   "SET 'dipper.trigger' = 'real-time 5 s';\n"
+                   "CREATE TABLE rt_g (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '5');\n"
+                   "CREATE TABLE rt_bh (id BIGINT) WITH ('connector' = 'blackhole');\n"
+                   "INSERT INTO rt_bh SELECT id FROM rt_g;\n",
+                   &prog),
+           DIPPER_OK);
+  if (!prog) return;
+  dipper_query **qs = NULL;
+  int n = 0;
+  CHECK_EQ(dipper_query_start(prog, &qs, &n), DIPPER_UNSUPPORTED);
+  CHECK_EQ(n, 0);
+  CHECK_CONTAINS(dipper_errmsg(db), "real-time mode is reachable through Spark Connect from Spark "
+                                    "4.2 on, and the server runs Spark 4.1");
+  dipper_query *active[1];
+  int nactive = -1;
+  CHECK_EQ(dipper_active_queries(db, active, 1, &nactive), DIPPER_OK);
+  CHECK_EQ(nactive, 0);
+  dipper_program_free(prog);
+  dipper_close(db);
+}
+
 int main(void) { return RUN_TESTS(); }

@@ -12,6 +12,7 @@
 
 #include "api/dipper_int.h"
 #include "spark/stream_rules.h"
+#include "spark/translate_stream.h"
 #include "test.h"
 
 static const char *DDL =
@@ -542,6 +543,111 @@ TEST(the_seed_pipeline_is_accepted) {
            "FROM TABLE(\n"
            "  HOP(TABLE pay, DESCRIPTOR(createTime), INTERVAL '30' SECOND, INTERVAL '1' MINUTE))\n"
            "GROUP BY provinceId, window_start, window_end");
+}
+
+/* ---- the real-time trigger ---- */
+
+#define REAL_TIME "SET 'dipper.trigger' = 'real-time 5 s';\n"
+#define OUT_TABLE "CREATE TABLE rt_out (orderId BIGINT, amount DOUBLE) WITH ('connector' = 'kafka',\n" \
+                  "  'topic' = 'rt_out', 'format' = 'json', 'properties.bootstrap.servers' = '127.0.0.1:9092');\n"
+
+/* The last statement's real-time check: the number of diagnostics. */
+static int fx_realtime(fx *f) {
+  dp_query_plan *q = fx_plan(f);
+  if (!q) return -1;
+  dp_spark_realtime_check(q, dp_catalog_option(f->db->catalog, "dipper.trigger"), &f->d);
+  return f->d.count;
+}
+
+TEST(real_time_runs_stateless_queries_only) {
+  fx f;
+  fx_open(&f, REAL_TIME OUT_TABLE
+          "INSERT INTO rt_out SELECT orderId, payAmount * 2 FROM pay WHERE payAmount > 0");
+  CHECK_EQ(f.compiled, DIPPER_OK);
+  CHECK_EQ(fx_realtime(&f), 0);
+  fx_close(&f);
+  fx_open(&f, REAL_TIME OUT_TABLE
+          "INSERT INTO rt_out SELECT orderId, SUM(payAmount) FROM pay\n"
+          "GROUP BY orderId, TUMBLE(createTime, INTERVAL '1' MINUTE)");
+  CHECK_EQ(f.compiled, DIPPER_OK);
+  CHECK_EQ(fx_realtime(&f), 1);
+  if (f.d.count == 1) {
+    CHECK_EQ(f.d.items[0].code, DIPPER_STREAMING);
+    CHECK_EQ(f.d.items[0].span.line, 5); /* the GROUP BY */
+    CHECK_CONTAINS(f.d.items[0].message, "an aggregation keeps state between micro-batches, and "
+                                          "Spark's real-time mode ('dipper.trigger' = 'real-time 5 s') "
+                                          "runs stateless queries only");
+    CHECK_CONTAINS(f.d.items[0].message, "use a 'processing-time' trigger");
+  }
+  fx_close(&f);
+  /* a join of two streams keeps both sides; one with a bounded table does not */
+  fx_open(&f, REAL_TIME OUT_TABLE
+          "INSERT INTO rt_out SELECT pay.orderId, payAmount FROM pay JOIN ship\n"
+          "ON pay.orderId = ship.orderId AND shipTime BETWEEN createTime AND createTime + INTERVAL '1' HOUR");
+  CHECK_EQ(f.compiled, DIPPER_OK);
+  CHECK_EQ(fx_realtime(&f), 1);
+  if (f.d.count == 1) CHECK_CONTAINS(f.d.items[0].message, "a join of two streams keeps state");
+  fx_close(&f);
+  /* without the real-time trigger nothing is asked */
+  fx_open(&f, OUT_TABLE "INSERT INTO rt_out SELECT orderId, SUM(payAmount) FROM pay\n"
+                        "GROUP BY orderId, TUMBLE(createTime, INTERVAL '1' MINUTE)");
+  CHECK_EQ(f.compiled, DIPPER_OK);
+  CHECK_EQ(fx_realtime(&f), 0);
+  fx_close(&f);
+}
+
+/* The start command for a server of `version`: its bytes in *bytes (malloc'd). */
+static int realtime_start(fx *f, const char *version, uint8_t **bytes, size_t *len) {
+  dp_query_plan *q = fx_plan(f);
+  if (!q || q->nroots != 1) return -1;
+  dp_spark_ctx ctx = {f->arena, &f->d, NULL, NULL};
+  dp_spark_stream_opts o;
+  memset(&o, 0, sizeof o);
+  o.trigger = "real-time 5 s";
+  o.checkpoint_dir = "/tmp/dipper-rt-check";
+  o.server_version = version;
+  Spark__Connect__Plan *plan = NULL;
+  int rc = dp_spark_stream_start_plan(&ctx, q, q->roots[0], &o, &plan);
+  if (rc != DIPPER_OK) return rc;
+  *len = spark__connect__plan__get_packed_size(plan);
+  *bytes = malloc(*len);
+  if (!*bytes) return DIPPER_NOMEM;
+  spark__connect__plan__pack(plan, *bytes);
+  return DIPPER_OK;
+}
+
+static bool has_bytes(const uint8_t *p, size_t n, const void *want, size_t m) {
+  for (size_t i = 0; i + m <= n; i++)
+    if (memcmp(p + i, want, m) == 0) return true;
+  return false;
+}
+
+TEST(real_time_trigger_on_the_wire) {
+  fx f;
+  fx_open(&f, REAL_TIME OUT_TABLE "INSERT INTO rt_out SELECT orderId, payAmount FROM pay");
+  CHECK_EQ(f.compiled, DIPPER_OK);
+  uint8_t *b = NULL;
+  size_t n = 0;
+  /* Spark 4.2: WriteStreamOperationStart field 100 (tag bytes a2 06), a string */
+  CHECK_EQ(realtime_start(&f, "4.2.0", &b, &n), DIPPER_OK);
+  static const uint8_t field[] = {0xa2, 0x06, 9, '5', ' ', 's', 'e', 'c', 'o', 'n', 'd', 's'};
+  CHECK(b && has_bytes(b, n, field, sizeof field));
+  /* output_mode (field 9) "update": the mode real-time queries run in */
+  static const uint8_t mode[] = {0x4a, 6, 'u', 'p', 'd', 'a', 't', 'e'};
+  CHECK(b && has_bytes(b, n, mode, sizeof mode));
+  free(b);
+  b = NULL;
+  /* a 4.1 server would ignore the field and run its default trigger: refused */
+  CHECK_EQ(realtime_start(&f, "4.1.1", &b, &n), DIPPER_UNSUPPORTED);
+  CHECK(b == NULL);
+  CHECK(f.d.count >= 1);
+  if (f.d.count >= 1) {
+    CHECK_CONTAINS(f.d.items[f.d.count - 1].message,
+                   "dipper.trigger 'real-time 5 s': Spark's real-time mode is reachable through "
+                   "Spark Connect from Spark 4.2 on, and the server runs Spark 4.1.1");
+    CHECK_CONTAINS(f.d.items[f.d.count - 1].message, "use 'processing-time 5 s' here");
+  }
+  fx_close(&f);
 }
 
 int main(void) { return RUN_TESTS(); }
