@@ -116,6 +116,14 @@ static int fs_source_open_state(dp_source *s, fs_source *st) {
       st->meta[i] = t->cols[k].metadata_key ? t->cols[k].metadata_key : t->schema.cols[k].name;
   }
   dp_bad_records_init(&st->bad, t);
+  /* records.c's 'avro' is one datum per framed record (a Kafka message); a
+  ** file of format 'avro' is an object container file, which is not that */
+  if (t->format && strcasecmp(t->format, "avro") == 0)
+    return dp_error(s->diags, DIPPER_UNSUPPORTED, t->with_span,
+                    "table `%s`: 'format' = 'avro' on a filesystem table means Avro object "
+                    "container files, which the embedded engine does not read; convert them to "
+                    "'json' or 'csv', or run the query on Spark",
+                    t->name);
   int rc = dp_record_decoder_open(&st->dec, t, s->schema, "json", s->diags);
   return rc;
 }

@@ -15,9 +15,10 @@
 ** end cannot be reached record by record (offsets taken by transaction
 ** markers or compaction) is finished by the consumer's end-of-partition event.
 **
-** Values are decoded with the table's format: 'json' and 'csv' through
-** records.h (the formats layer), 'raw' as the bytes of the one physical
-** column.  A tombstone (NULL value) carries no row and is passed over.
+** Values are decoded with the table's format: 'json', 'csv' and 'avro' (one
+** Avro binary datum per message, its schema derived from the columns)
+** through records.h (the formats layer), 'raw' as the bytes of the one
+** physical column.  A tombstone (NULL value) carries no row and is passed over.
 ** With 'value.fields-include' = 'EXCEPT_KEY' the 'key.fields' columns are
 ** decoded from the message key in 'key.format' (their names less
 ** 'key.fields-prefix'; a message without a key gives NULLs) and the others
@@ -39,7 +40,7 @@
 **
 ** Sink.  One producer; each row becomes one message: the value encoded by
 ** the format ('json': keys = column names; 'csv' without its line break;
-** 'raw'), the key from 'key.fields' in 'key.format', else from the PRIMARY
+** 'avro': one datum of the table's declared column types; 'raw'), the key from 'key.fields' in 'key.format', else from the PRIMARY
 ** KEY as JSON, else none; the writable metadata columns `timestamp` and
 ** `headers` set the message's timestamp and headers; keys are spread over
 ** partitions by murmur2, as the Java client does.  commit flushes the
@@ -166,7 +167,7 @@ typedef struct kpart {
   int64_t stall_since_ms; /* when this partition last had records owed and none came; 0: not owed */
 } kpart;
 
-typedef enum kfmt_src { KEY_JSON, KEY_CSV, KEY_RAW } kfmt_src;
+typedef enum kfmt_src { KEY_JSON, KEY_CSV, KEY_RAW, KEY_AVRO } kfmt_src;
 
 typedef struct kafka_source {
   rd_kafka_t *rk;
@@ -188,6 +189,7 @@ typedef struct kafka_source {
   dp_schema key_schema;      /* the scan schema with the key columns' names less 'key.fields-prefix' */
   dp_json_decoder *key_json;
   dp_csv_decoder *key_csv;
+  dp_avro_decoder *key_avro;
   dp_bad_records bad;
   meta_kind *meta;           /* per scan column */
   rd_kafka_message_t **msgs; /* consume_batch_queue's scratch */
@@ -547,6 +549,7 @@ static void kafka_source_close(dp_source *s) {
   if (ks->decoder_open) dp_record_decoder_close(&ks->dec);
   dp_json_decoder_free(ks->key_json);
   dp_csv_decoder_free(ks->key_csv);
+  dp_avro_decoder_free(ks->key_avro);
   free(ks->key_col);
   free(ks->key_schema.cols);
   dp_bad_records_close(&ks->bad);
@@ -595,7 +598,10 @@ static int open_key(dp_source *s, kafka_source *ks) {
     return DIPPER_OK;
   }
   const char *kf = dp_table_option(t, "key.format", "json");
-  ks->key_fmt = strcasecmp(kf, "csv") == 0 ? KEY_CSV : strcasecmp(kf, "raw") == 0 ? KEY_RAW : KEY_JSON;
+  ks->key_fmt = strcasecmp(kf, "csv") == 0    ? KEY_CSV
+                : strcasecmp(kf, "raw") == 0  ? KEY_RAW
+                : strcasecmp(kf, "avro") == 0 ? KEY_AVRO
+                                              : KEY_JSON;
   if (ks->key_fmt == KEY_RAW) {
     const dp_type *ty = ks->key_raw_col >= 0 ? sc->cols[ks->key_raw_col].type : NULL;
     if (nkey != 1 || !ty || (ty->kind != DP_T_STRING && ty->kind != DP_T_BYTES))
@@ -614,6 +620,22 @@ static int open_key(dp_source *s, kafka_source *ks) {
                                   "key column `%s` has no CSV form; use 'key.format' = 'json'",
                                   sc->cols[bad].name);
     return DIPPER_OK;
+  }
+  if (ks->key_fmt == KEY_AVRO) {
+    /* the key's datum: the key columns in table order, named less the prefix */
+    dp_buf text = DP_BUF_INIT;
+    int bad = -1;
+    char why[200];
+    int rc = dp_avro_schema_json(&ks->key_schema, ks->key_col, &text, &bad, why, sizeof why);
+    dp_buf_free(&text);
+    if (rc == DIPPER_UNSUPPORTED && bad >= 0)
+      return kafka_fail(s, DIPPER_UNSUPPORTED,
+                        "key column `%s` has no Avro form (%s); change it, or use "
+                        "'key.format' = 'json'",
+                        sc->cols[bad].name, why);
+    if (rc != DIPPER_OK) return rc;
+    ks->key_avro = dp_avro_decoder_new(&ks->key_schema, ks->key_col);
+    return ks->key_avro ? DIPPER_OK : DIPPER_NOMEM;
   }
   ks->key_json = dp_json_decoder_new(&ks->key_schema, ks->key_col, NULL);
   return ks->key_json ? DIPPER_OK : DIPPER_NOMEM;
@@ -887,8 +909,9 @@ static int take_key(dp_source *s, kafka_source *ks, kpart *p, const rd_kafka_mes
   if (ks->key_fmt == KEY_RAW) return dp_vector_append_str(out->cols[ks->key_raw_col], key, m->key_len);
   dp_format_error fe;
   bool skipped = false;
-  rc = ks->key_fmt == KEY_CSV ? dp_csv_decode(ks->key_csv, key, m->key_len, out, &skipped, &fe)
-                              : dp_json_decode(ks->key_json, key, m->key_len, out, &fe);
+  rc = ks->key_fmt == KEY_CSV    ? dp_csv_decode(ks->key_csv, key, m->key_len, out, &skipped, &fe)
+       : ks->key_fmt == KEY_AVRO ? dp_avro_decode(ks->key_avro, key, m->key_len, out, &fe)
+                                 : dp_json_decode(ks->key_json, key, m->key_len, out, &fe);
   if (rc == DIPPER_OK && skipped) { /* an empty CSV key: NULLs */
     for (int c = 0; c < out->ncols && rc == DIPPER_OK; c++)
       if (ks->key_col[c]) rc = dp_vector_append_null(out->cols[c]);
@@ -1116,7 +1139,7 @@ const dp_source_class dp_source_kafka = {
 
 /* ---- sink ---- */
 
-typedef enum kfmt { FMT_JSON, FMT_CSV, FMT_RAW } kfmt;
+typedef enum kfmt { FMT_JSON, FMT_CSV, FMT_RAW, FMT_AVRO } kfmt;
 
 typedef struct kafka_sink {
   rd_kafka_t *rk;
@@ -1137,6 +1160,7 @@ typedef struct kafka_sink {
 static kfmt fmt_kind(const char *f) {
   if (f && strcasecmp(f, "csv") == 0) return FMT_CSV;
   if (f && strcasecmp(f, "raw") == 0) return FMT_RAW;
+  if (f && strcasecmp(f, "avro") == 0) return FMT_AVRO;
   return FMT_JSON;
 }
 
@@ -1197,6 +1221,37 @@ static int set_columns(dp_schema *sch, int **idx, int n, const int *cols, const 
     sch->cols[i] = in->cols[cols[i]];
   }
   return DIPPER_OK;
+}
+
+/* An Avro datum is written with the table's declared types: a reader of the
+** table derives its schema from them, NOT NULL (no union) included, and the
+** binder's casts may leave an input column nullable where the table's is not. */
+static int avro_columns(dp_sink *k, dp_schema *sch, const char *option) {
+  const dp_table_def *t = k->table;
+  for (int i = 0; i < sch->ncols; i++) {
+    int tc = dp_schema_find(&t->schema, sch->cols[i].name);
+    if (tc >= 0 && dp_type_equal(t->schema.cols[tc].type, sch->cols[i].type))
+      sch->cols[i].type = t->schema.cols[tc].type;
+  }
+  dp_buf text = DP_BUF_INIT;
+  int bad = -1;
+  char why[200];
+  int rc = dp_avro_schema_json(sch, NULL, &text, &bad, why, sizeof why);
+  dp_buf_free(&text);
+  if (rc == DIPPER_UNSUPPORTED && bad >= 0)
+    return sink_fail(k, DIPPER_UNSUPPORTED,
+                     "column `%s` has no Avro form (%s); change it, or use '%s' = 'json'",
+                     sch->cols[bad].name, why, option);
+  return rc;
+}
+
+/* A NULL in a NOT NULL column, which an Avro datum of the table's schema
+** cannot hold: the column, or -1. */
+static int avro_null_col(const dp_batch *b, const int *cols, int n, const dp_schema *sch,
+                         int64_t row) {
+  for (int i = 0; i < n; i++)
+    if (sch->cols[i].type->not_null && dp_vector_is_null(b->cols[cols[i]], row)) return i;
+  return -1;
 }
 
 /* Value columns, key columns and the writable metadata of the input. */
@@ -1264,6 +1319,11 @@ static int sink_columns(dp_sink *k, kafka_sink *ks) {
     return sink_fail(k, DIPPER_UNSUPPORTED,
                      "key format 'raw' writes one STRING or BYTES key column; use "
                      "'key.format' = 'json'");
+  if (ks->value_fmt == FMT_AVRO && (rc = avro_columns(k, &ks->value_schema, "format")) != DIPPER_OK)
+    return rc;
+  if (ks->key_fmt == FMT_AVRO && nkey > 0 &&
+      (rc = avro_columns(k, &ks->key_schema, "key.format")) != DIPPER_OK)
+    return rc;
   return DIPPER_OK;
 }
 
@@ -1343,8 +1403,9 @@ static int encode(kafka_sink *ks, kfmt f, const dp_batch *b, const int *cols, in
   if (!vc) return DIPPER_NOMEM;
   for (int i = 0; i < n; i++) vc[i] = b->cols[cols[i]];
   dp_batch view = {sch, n, vc, b->nrows};
-  int rc = f == FMT_CSV ? dp_csv_encode_row(&view, row, &ks->csv_opts, out)
-                        : dp_json_encode_row(&view, row, out);
+  int rc = f == FMT_CSV    ? dp_csv_encode_row(&view, row, &ks->csv_opts, out)
+           : f == FMT_AVRO ? dp_avro_encode_row(&view, row, NULL, out)
+                           : dp_json_encode_row(&view, row, out);
   if (vc != view_cols) free(vc);
   if (rc == DIPPER_OK && f == FMT_CSV)
     while (out->len > 0 && (out->data[out->len - 1] == '\n' || out->data[out->len - 1] == '\r'))
@@ -1375,6 +1436,19 @@ static int kafka_sink_write(dp_sink *k, int64_t batch_id, const dp_batch *b) {
   kafka_sink *ks = k->state;
   for (int64_t r = 0; r < b->nrows; r++) {
     bool value_null = false, key_null = true;
+    const char *null_col = NULL;
+    int bad = -1;
+    if (ks->value_fmt == FMT_AVRO &&
+        (bad = avro_null_col(b, ks->value_cols, ks->nvalue, &ks->value_schema, r)) >= 0)
+      null_col = ks->value_schema.cols[bad].name;
+    else if (ks->key_fmt == FMT_AVRO && ks->nkey > 0 &&
+             (bad = avro_null_col(b, ks->key_cols, ks->nkey, &ks->key_schema, r)) >= 0)
+      null_col = ks->key_schema.cols[bad].name;
+    if (null_col)
+      return sink_fail(k, DIPPER_DATA,
+                       "a row has NULL in column `%s`, declared NOT NULL: an Avro datum of the "
+                       "table's schema cannot hold it; filter the NULLs out, or drop NOT NULL",
+                       null_col);
     int rc = encode(ks, ks->value_fmt, b, ks->value_cols, ks->nvalue, &ks->value_schema, r,
                     &ks->value, &value_null);
     if (rc == DIPPER_OK && ks->nkey > 0)

@@ -1,6 +1,6 @@
 /*
 ** records.c — the connectors' shared machinery (records.h): a table's format
-** options turned into a decoder, the bad-records policy, row and schema
+** options turned into a decoder (json, csv, avro), the bad-records policy, row and schema
 ** copies, and errors of the handle's own calls.
 */
 #include <errno.h>
@@ -32,18 +32,26 @@ static char char_option(const char *v, char dflt) {
   return v[0];
 }
 
-int dp_record_decoder_open(dp_record_decoder *rd, const dp_table_def *t, const dp_schema *schema,
-                           const char *fallback, dp_diags *d) {
-  memset(rd, 0, sizeof *rd);
+static int decoder_open(dp_record_decoder *rd, const dp_table_def *t, const dp_schema *schema,
+                        const char *fallback, dp_diags *d) {
   dp_span nowhere = {0, 0, 0, 0};
   const char *fmt = t && t->format ? t->format : fallback;
   const char *name = t ? t->name : "?";
-  if (!fmt || (strcasecmp(fmt, "json") != 0 && strcasecmp(fmt, "csv") != 0))
+  /* 'avro' is one datum per record: only where the medium frames records */
+  bool framed = t && t->connector && strcasecmp(t->connector, "kafka") == 0;
+  if (framed && (!fmt || (strcasecmp(fmt, "json") != 0 && strcasecmp(fmt, "csv") != 0 &&
+                          strcasecmp(fmt, "avro") != 0)))
+    return dp_error(d, DIPPER_UNSUPPORTED, t->with_span,
+                    "table `%s`: the embedded engine reads formats 'json', 'csv' and 'avro', not "
+                    "'%s'; write 'format' = 'json', 'csv' or 'avro'",
+                    name, fmt ? fmt : "(none)");
+  if (!framed && (!fmt || (strcasecmp(fmt, "json") != 0 && strcasecmp(fmt, "csv") != 0)))
     return dp_error(d, DIPPER_UNSUPPORTED, t ? t->with_span : nowhere,
                     "table `%s`: the embedded engine reads formats 'json' and 'csv', not '%s'; "
                     "write 'format' = 'json' or 'csv'",
                     name, fmt ? fmt : "(none)");
   rd->csv = strcasecmp(fmt, "csv") == 0;
+  rd->avro = strcasecmp(fmt, "avro") == 0;
   int n = schema->ncols;
   rd->decode_col = calloc(n ? (size_t)n : 1, sizeof *rd->decode_col);
   if (!rd->decode_col) return DIPPER_NOMEM;
@@ -73,6 +81,21 @@ int dp_record_decoder_open(dp_record_decoder *rd, const dp_table_def *t, const d
                       "'json', or declare it as STRING",
                       name, schema->cols[bad].name, tn);
     }
+  } else if (rd->avro) {
+    /* the schema text is checked first: it says which column has no form */
+    dp_buf text = DP_BUF_INIT;
+    int bad = -1;
+    char why[200];
+    int rc = dp_avro_schema_json(schema, rd->decode_col, &text, &bad, why, sizeof why);
+    dp_buf_free(&text);
+    if (rc == DIPPER_UNSUPPORTED && bad >= 0)
+      return dp_error(d, DIPPER_UNSUPPORTED, t ? t->with_span : nowhere,
+                      "table `%s`: column `%s` has no Avro form (%s); change it, or use "
+                      "'format' = 'json'",
+                      name, schema->cols[bad].name, why);
+    if (rc != DIPPER_OK) return rc;
+    rd->avrod = dp_avro_decoder_new(schema, rd->decode_col);
+    if (!rd->avrod) return DIPPER_NOMEM;
   } else {
     dp_json_options o = {is_true(fmt_option(t, "json.fail-on-missing-field"))};
     rd->json = dp_json_decoder_new(schema, rd->decode_col, &o);
@@ -81,9 +104,19 @@ int dp_record_decoder_open(dp_record_decoder *rd, const dp_table_def *t, const d
   return DIPPER_OK;
 }
 
+int dp_record_decoder_open(dp_record_decoder *rd, const dp_table_def *t, const dp_schema *schema,
+                           const char *fallback, dp_diags *d) {
+  memset(rd, 0, sizeof *rd);
+  int rc = decoder_open(rd, t, schema, fallback, d);
+  /* callers close only what opened: a refused format or column frees here */
+  if (rc != DIPPER_OK) dp_record_decoder_close(rd);
+  return rc;
+}
+
 void dp_record_decoder_close(dp_record_decoder *rd) {
   dp_json_decoder_free(rd->json);
   dp_csv_decoder_free(rd->csvd);
+  dp_avro_decoder_free(rd->avrod);
   free(rd->decode_col);
   memset(rd, 0, sizeof *rd);
 }
@@ -92,6 +125,7 @@ int dp_record_decode(dp_record_decoder *rd, const char *rec, size_t n, dp_batch 
                      bool *skipped, dp_format_error *err) {
   *skipped = false;
   if (rd->csv) return dp_csv_decode(rd->csvd, rec, n, out, skipped, err);
+  if (rd->avro) return dp_avro_decode(rd->avrod, rec, n, out, err);
   /* JSON lines: a blank line is no record */
   size_t i = 0;
   while (i < n && (rec[i] == ' ' || rec[i] == '\t' || rec[i] == '\r' || rec[i] == '\n')) i++;
@@ -104,6 +138,10 @@ int dp_record_decode(dp_record_decoder *rd, const char *rec, size_t n, dp_batch 
 
 size_t dp_record_end(const dp_record_decoder *rd, const char *p, size_t n, bool *complete) {
   if (rd->csv) return dp_csv_record_end(p, n, rd->csv_opts.quote, complete);
+  if (rd->avro) { /* the medium frames it: all of it is one datum */
+    *complete = true;
+    return n;
+  }
   const char *nl = memchr(p, '\n', n);
   *complete = nl != NULL;
   return nl ? (size_t)(nl - p) + 1 : n;

@@ -4,7 +4,7 @@
 ** error from a public call of the handle (records.c).
 **
 ** Owns: the mapping from a table's options to a format decoder
-** ('format', 'json.*', 'csv.*'), and the policy 'dipper.bad-records' =
+** ('format' = json | csv | avro, 'json.*', 'csv.*'), and the policy 'dipper.bad-records' =
 ** fail (default) | skip | dead-letter with 'dipper.dead-letter.path'.
 ** Does not own: the formats themselves (src/formats/).
 */
@@ -15,15 +15,18 @@
 #include <stdio.h>
 
 #include "connectors/connector.h"
+#include "formats/avro.h"
 #include "formats/formats.h"
 
 /* ---- decoding a table's records ---- */
 
 typedef struct dp_record_decoder {
-  bool csv;                 /* else JSON */
+  bool csv;                 /* else JSON or Avro */
+  bool avro;                /* one Avro binary datum per record (Kafka's messages) */
   bool header;              /* csv.header: the first record of each file names the columns */
   dp_json_decoder *json;
   dp_csv_decoder *csvd;
+  dp_avro_decoder *avrod;
   dp_csv_options csv_opts;
   bool *decode_col;         /* scan column i is a physical column of the table */
   int nmeta;                /* columns left to the connector (metadata) */
@@ -31,7 +34,10 @@ typedef struct dp_record_decoder {
 
 /* Set up the decoder of table t's format for the scan schema `schema`.
 ** `fallback` is the format when the table names none ("json").  Errors (a
-** format the engine does not read, a column CSV cannot hold) go to d. */
+** format the engine does not read, a column CSV or Avro cannot hold) go to
+** d.  'avro' is one binary datum per record, whose schema is the decoded
+** columns (dp_avro_schema_json): read only for Kafka tables, whose messages
+** frame the records (for files 'avro' means container files). */
 int dp_record_decoder_open(dp_record_decoder *rd, const dp_table_def *t, const dp_schema *schema,
                            const char *fallback, dp_diags *d);
 void dp_record_decoder_close(dp_record_decoder *rd);
@@ -39,7 +45,8 @@ void dp_record_decoder_close(dp_record_decoder *rd);
 ** and comments (no row). */
 int dp_record_decode(dp_record_decoder *rd, const char *rec, size_t n, dp_batch *out,
                      bool *skipped, dp_format_error *err);
-/* The end of the record at p (JSON: the line; CSV: quotes respected). */
+/* The end of the record at p (JSON: the line; CSV: quotes respected; Avro:
+** the whole of p, one datum, *complete set). */
 size_t dp_record_end(const dp_record_decoder *rd, const char *p, size_t n, bool *complete);
 
 /* ---- bad records ---- */

@@ -10,7 +10,9 @@
 ** late events; metadata columns; each startup mode; bounded modes; records
 ** produced after a bounded query opened are not read; bad records under
 ** 'fail' (the error names topic, partition and offset) and 'skip' (counted);
-** format raw; the sink's JSON and CSV values and keys.
+** format raw; the sink's JSON and CSV values and keys; format 'avro' (values
+** and keys written with dp_avro_encode_row and read back exactly, a bad datum
+** skipped; the sink's datums decoded back with dp_avro_decode).
 **
 ** No broker is no reason to pass: every test fails when it cannot reach one.
 ** Topic names carry the process id and time, so reruns against one broker do
@@ -26,7 +28,10 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include "core/arena.h"
 #include "dipper.h"
+#include "formats/avro.h"
+#include "formats/formats.h"
 #include "test.h"
 
 static char bootstrap[64];
@@ -952,6 +957,262 @@ TEST(examples_payments_sql_runs) {
             "\"window_end\":\"2024-01-01 00:00:30.000\",\"pay_amount\":12.5}\n"
             "\t{\"province_id\":1,\"window_start\":\"2024-01-01 00:00:00.000\","
             "\"window_end\":\"2024-01-01 00:01:00.000\",\"pay_amount\":12.5}\n");
+}
+
+/* ---- format avro ---- */
+
+/* Binary records: keys[i] NULL = no key. */
+static void produce_bin(const char *topic, int n, const dp_buf *keys, const dp_buf *values) {
+  rd_kafka_t *rk = client(RD_KAFKA_PRODUCER, NULL);
+  CHECK(rk != NULL);
+  if (!rk) return;
+  for (int i = 0; i < n; i++) {
+    rd_kafka_resp_err_t err = rd_kafka_producev(
+        rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(0),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_VALUE(values[i].data, values[i].len),
+        RD_KAFKA_V_KEY(keys[i].data, keys[i].len), RD_KAFKA_V_END);
+    CHECK_EQ(err, RD_KAFKA_RESP_ERR_NO_ERROR);
+  }
+  CHECK_EQ(rd_kafka_flush(rk, 30000), RD_KAFKA_RESP_ERR_NO_ERROR);
+  rd_kafka_destroy(rk);
+}
+
+static dp_schema *test_schema(dp_arena *a, int n, const char *const *names,
+                              const dp_type *const *types) {
+  dp_schema *s = dp_schema_new(a, n);
+  for (int i = 0; i < n; i++) {
+    s->cols[i].name = names[i];
+    s->cols[i].type = types[i];
+  }
+  return s;
+}
+
+TEST(avro_values_and_keys_are_read) {
+  char topic[160];
+  topic_name(topic, sizeof topic, "avro-in");
+  create_topic(topic, 1);
+  dp_arena *a = dp_arena_new(0);
+  /* the value: every column but the key and the metadata, in table order */
+  const char *vnames[] = {"uid", "name", "amount", "ts", "tags"};
+  const dp_type *vtypes[] = {dp_type_with_nullability(a, dp_type_of(DP_T_BIGINT), true),
+                             dp_type_of(DP_T_STRING), dp_type_decimal(a, 10, 2),
+                             dp_type_timestamp(a, DP_T_TIMESTAMP, 3),
+                             dp_type_array(a, dp_type_of(DP_T_STRING))};
+  dp_schema *vs = test_schema(a, 5, vnames, vtypes);
+  const char *knames[] = {"id"};
+  const dp_type *ktypes[] = {dp_type_of(DP_T_BIGINT)};
+  dp_schema *ks = test_schema(a, 1, knames, ktypes);
+  dp_batch *v = dp_batch_new(vs, 0), *k = dp_batch_new(ks, 0);
+  /* row 0: key 7: 1, "a", 12.34, 2024-01-01 00:00:01, ["x", "y"] */
+  dp_vector_append_i64(k->cols[0], 7);
+  dp_vector_append_i64(v->cols[0], 1);
+  dp_vector_append_str(v->cols[1], "a", 1);
+  dp_vector_append_dec(v->cols[2], 1234);
+  dp_vector_append_i64(v->cols[3], INT64_C(1704067201000000));
+  dp_vector_append_str(v->cols[4]->children[0], "x", 1);
+  dp_vector_append_str(v->cols[4]->children[0], "y", 1);
+  dp_vector_append_list(v->cols[4]);
+  /* row 1: no key: 2, NULL, NULL, NULL, NULL */
+  dp_vector_append_null(k->cols[0]);
+  dp_vector_append_i64(v->cols[0], 2);
+  for (int c = 1; c < 5; c++) dp_vector_append_null(v->cols[c]);
+  /* row 2: key 9: -3, "\u00fc", -0.01, 1969-12-31 23:59:59.999, [] */
+  dp_vector_append_i64(k->cols[0], 9);
+  dp_vector_append_i64(v->cols[0], -3);
+  dp_vector_append_str(v->cols[1], "\xc3\xbc", 2);
+  dp_vector_append_dec(v->cols[2], -1);
+  dp_vector_append_i64(v->cols[3], -1000);
+  dp_vector_append_list(v->cols[4]);
+  dp_batch_sync(v);
+  dp_batch_sync(k);
+  dp_buf keys[5] = {DP_BUF_INIT, DP_BUF_INIT, DP_BUF_INIT, DP_BUF_INIT, DP_BUF_INIT};
+  dp_buf vals[5] = {DP_BUF_INIT, DP_BUF_INIT, DP_BUF_INIT, DP_BUF_INIT, DP_BUF_INIT};
+  /* messages: row 0, row 1 (no key), a value cut short, a bad key, row 2 */
+  CHECK_EQ(dp_avro_encode_row(k, 0, NULL, &keys[0]), DIPPER_OK);
+  CHECK_EQ(dp_avro_encode_row(v, 0, NULL, &vals[0]), DIPPER_OK);
+  CHECK_EQ(dp_avro_encode_row(v, 1, NULL, &vals[1]), DIPPER_OK);
+  CHECK_EQ(dp_avro_encode_row(k, 2, NULL, &keys[2]), DIPPER_OK);
+  CHECK_EQ(dp_avro_encode_row(v, 0, NULL, &vals[2]), DIPPER_OK);
+  vals[2].len -= 3;
+  dp_buf_put(&keys[3], "\x04", 1); /* union branch 2 */
+  CHECK_EQ(dp_avro_encode_row(v, 2, NULL, &vals[3]), DIPPER_OK);
+  CHECK_EQ(dp_avro_encode_row(k, 2, NULL, &keys[4]), DIPPER_OK);
+  CHECK_EQ(dp_avro_encode_row(v, 2, NULL, &vals[4]), DIPPER_OK);
+  produce_bin(topic, 5, keys, vals);
+  for (int i = 0; i < 5; i++) {
+    dp_buf_free(&keys[i]);
+    dp_buf_free(&vals[i]);
+  }
+  dp_batch_free(v);
+  dp_batch_free(k);
+  dp_arena_free(a);
+
+  dipper *db = open_db();
+  char *sql = sql_of(
+      "CREATE TABLE t (k_id BIGINT, off BIGINT METADATA FROM 'offset' VIRTUAL, uid BIGINT NOT "
+      "NULL, name STRING, amount DECIMAL(10, 2), ts TIMESTAMP(3), tags ARRAY<STRING>) WITH ("
+      "'connector' = 'kafka', 'topic' = 'TOPIC', 'properties.bootstrap.servers' = 'BOOT',"
+      " 'format' = 'avro', 'key.format' = 'avro', 'key.fields' = 'k_id',"
+      " 'key.fields-prefix' = 'k_', 'value.fields-include' = 'EXCEPT_KEY',"
+      " 'scan.bounded.mode' = 'latest-offset', 'dipper.bad-records' = 'skip');\n"
+      "CREATE TABLE out_t (k BIGINT, off BIGINT, uid BIGINT, name STRING, amount STRING,"
+      " ts TIMESTAMP(3), tag1 STRING, n INT) WITH ('connector' = 'memory');\n"
+      "INSERT INTO out_t SELECT k_id, off, uid, name, CAST(amount AS STRING), ts, tags[1],"
+      " CARDINALITY(tags) FROM t;",
+      topic);
+  dipper_program *prog = compile(db, sql);
+  dipper_query **qs = NULL;
+  dipper_query *q = prog ? start(db, prog, &qs) : NULL;
+  if (q) {
+    run_to_end(db, q);
+    CHECK_STR(fetch(db, "out_t"), "7|0|1|a|12.34|1704067201000000|x|2\n"
+                                  "9|4|-3|\xc3\xbc|-0.01|-1000|NULL|0\n"
+                                  "NULL|1|2|NULL|NULL|NULL|NULL|NULL\n");
+    dipper_progress pr;
+    CHECK_EQ(dipper_query_progress(q, &pr), DIPPER_OK);
+    CHECK_EQ(pr.bad_records_skipped, 2);
+  }
+  if (qs) dipper_query_free_all(qs, 1);
+  dipper_program_free(prog);
+  dipper_close(db);
+  free(sql);
+
+  /* the same topic under 'fail': the cut-short value is named with its offset */
+  db = open_db();
+  sql = sql_of("CREATE TABLE t (uid BIGINT NOT NULL, name STRING, amount DECIMAL(10, 2),"
+               " ts TIMESTAMP(3), tags ARRAY<STRING>) WITH ('connector' = 'kafka',"
+               " 'topic' = 'TOPIC', 'properties.bootstrap.servers' = 'BOOT', 'format' = 'avro',"
+               " 'scan.bounded.mode' = 'latest-offset');\n"
+               "CREATE TABLE out_t (uid BIGINT) WITH ('connector' = 'memory');\n"
+               "INSERT INTO out_t SELECT uid FROM t;",
+               topic);
+  prog = compile(db, sql);
+  q = prog ? start(db, prog, &qs) : NULL;
+  if (q) {
+    int finished = 0;
+    const char *msg;
+    CHECK_EQ(step(db, q, &finished, &msg), DIPPER_DATA);
+    CHECK_CONTAINS(msg, "partition 0 offset 2 (byte ");
+    CHECK_CONTAINS(msg, "field `tags");
+  }
+  if (qs) dipper_query_free_all(qs, 1);
+  dipper_program_free(prog);
+  dipper_close(db);
+  free(sql);
+}
+
+/* Every message of partition 0 of a topic, key and value as bytes. */
+static int consume_bin(const char *topic, int expect, dp_buf *keys, dp_buf *vals) {
+  rd_kafka_t *rk = client(RD_KAFKA_CONSUMER, "dipper-test-reader");
+  CHECK(rk != NULL);
+  if (!rk) return 0;
+  rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(l, topic, 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
+  rd_kafka_assign(rk, l);
+  rd_kafka_topic_partition_list_destroy(l);
+  int got = 0;
+  for (int polls = 0; got < expect && polls < 200; polls++) {
+    rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 100);
+    if (!m) continue;
+    if (!m->err) {
+      keys[got].len = vals[got].len = 0;
+      dp_buf_put(&keys[got], m->key ? m->key : "", m->key_len);
+      dp_buf_put(&vals[got], m->payload ? m->payload : "", m->len);
+      got++;
+    }
+    rd_kafka_message_destroy(m);
+  }
+  rd_kafka_consumer_close(rk);
+  rd_kafka_destroy(rk);
+  return got;
+}
+
+TEST(avro_sink_writes_datums_of_the_table_schema) {
+  char in[160], out[160];
+  topic_name(in, sizeof in, "avro-sink-in");
+  topic_name(out, sizeof out, "avro-sink-out");
+  create_topic(in, 1);
+  create_topic(out, 1);
+  static const char *const values[] = {
+      "{\"id\":1,\"name\":\"a\",\"price\":\"1.50\",\"ts\":\"2024-01-01 00:00:01.000\"}",
+      "{\"id\":2,\"name\":null,\"price\":null,\"ts\":null}",
+      "{\"id\":3,\"name\":\"c\",\"price\":\"-99.99\",\"ts\":\"1969-12-31 23:59:59.999\"}"};
+  produce_values(in, values, 3);
+  char tmpl[2048];
+  snprintf(tmpl, sizeof tmpl,
+           "CREATE TABLE t (id BIGINT, name STRING, price DECIMAL(6, 2), ts TIMESTAMP(3)) WITH ("
+           "'connector' = 'kafka', 'topic' = 'TOPIC', 'properties.bootstrap.servers' = 'BOOT',"
+           " 'format' = 'json', 'scan.bounded.mode' = 'latest-offset');\n"
+           "CREATE TABLE o (id BIGINT, name STRING, price DECIMAL(6, 2), ts TIMESTAMP(3),"
+           " tags ARRAY<BIGINT>, r ROW<a INT, b STRING>, flag BOOLEAN NOT NULL) WITH ("
+           "'connector' = 'kafka', 'topic' = '%s', 'properties.bootstrap.servers' = 'BOOT',"
+           " 'format' = 'avro', 'key.format' = 'avro', 'key.fields' = 'id');\n"
+           "INSERT INTO o SELECT id, name, price, ts, ARRAY[id, id * 10],"
+           " CAST(ROW(CAST(id AS INT), name) AS ROW<a INT, b STRING>), id > 1 FROM t;",
+           out);
+  dipper *db = open_db();
+  char *sql = sql_of(tmpl, in);
+  dipper_program *prog = compile(db, sql);
+  dipper_query **qs = NULL;
+  dipper_query *q = prog ? start(db, prog, &qs) : NULL;
+  if (q) run_to_end(db, q);
+  if (qs) dipper_query_free_all(qs, 1);
+  dipper_program_free(prog);
+  dipper_close(db);
+  free(sql);
+  dp_buf keys[3] = {DP_BUF_INIT, DP_BUF_INIT, DP_BUF_INIT};
+  dp_buf vals[3] = {DP_BUF_INIT, DP_BUF_INIT, DP_BUF_INIT};
+  CHECK_EQ(consume_bin(out, 3, keys, vals), 3);
+  /* decode them with the schema the table's columns give */
+  dp_arena *a = dp_arena_new(0);
+  dp_field rf[2] = {{"a", dp_type_of(DP_T_INT)}, {"b", dp_type_of(DP_T_STRING)}};
+  const char *names[] = {"id", "name", "price", "ts", "tags", "r", "flag"};
+  const dp_type *types[] = {dp_type_of(DP_T_BIGINT),
+                            dp_type_of(DP_T_STRING),
+                            dp_type_decimal(a, 6, 2),
+                            dp_type_timestamp(a, DP_T_TIMESTAMP, 3),
+                            dp_type_array(a, dp_type_of(DP_T_BIGINT)),
+                            dp_type_row(a, 2, rf),
+                            dp_type_with_nullability(a, dp_type_of(DP_T_BOOLEAN), true)};
+  dp_schema *s = test_schema(a, 7, names, types);
+  dp_buf sch = DP_BUF_INIT;
+  CHECK_EQ(dp_avro_schema_json(s, NULL, &sch, NULL, NULL, 0), DIPPER_OK);
+  CHECK_CONTAINS(dp_buf_cstr(&sch), "{\"name\":\"flag\",\"type\":\"boolean\"}");
+  dp_buf_free(&sch);
+  dp_schema *kschema = test_schema(a, 1, names, types);
+  dp_avro_decoder *vd = dp_avro_decoder_new(s, NULL), *kd = dp_avro_decoder_new(kschema, NULL);
+  dp_batch *b = dp_batch_new(s, 0), *kb = dp_batch_new(kschema, 0);
+  for (int i = 0; i < 3; i++) {
+    dp_format_error err;
+    CHECK_EQ(dp_avro_decode(vd, vals[i].data, vals[i].len, b, &err), DIPPER_OK);
+    CHECK_EQ(dp_avro_decode(kd, keys[i].data, keys[i].len, kb, &err), DIPPER_OK);
+    dp_buf_free(&keys[i]);
+    dp_buf_free(&vals[i]);
+  }
+  dp_batch_sync(b);
+  dp_batch_sync(kb);
+  CHECK_EQ(b->nrows, 3);
+  CHECK_EQ(kb->nrows, 3);
+  dp_buf text = DP_BUF_INIT;
+  for (int64_t r = 0; r < b->nrows && r < kb->nrows; r++) {
+    dp_json_encode_row(kb, r, &text);
+    dp_buf_putc(&text, '\t');
+    dp_json_encode_row(b, r, &text);
+    dp_buf_putc(&text, '\n');
+  }
+  CHECK_STR(dp_buf_cstr(&text),
+            "{\"id\":1}\t{\"id\":1,\"name\":\"a\",\"price\":1.50,\"ts\":\"2024-01-01 "
+            "00:00:01.000\",\"tags\":[1,10],\"r\":{\"a\":1,\"b\":\"a\"},\"flag\":false}\n"
+            "{\"id\":2}\t{\"id\":2,\"name\":null,\"price\":null,\"ts\":null,\"tags\":[2,20],"
+            "\"r\":{\"a\":2,\"b\":null},\"flag\":true}\n"
+            "{\"id\":3}\t{\"id\":3,\"name\":\"c\",\"price\":-99.99,\"ts\":\"1969-12-31 "
+            "23:59:59.999\",\"tags\":[3,30],\"r\":{\"a\":3,\"b\":\"c\"},\"flag\":true}\n");
+  dp_buf_free(&text);
+  dp_batch_free(b);
+  dp_batch_free(kb);
+  dp_avro_decoder_free(vd);
+  dp_avro_decoder_free(kd);
+  dp_arena_free(a);
 }
 
 int main(void) {
