@@ -11,8 +11,13 @@
 **
 ** The mapping (writer and reader schema are the same, derived text):
 **   top level        record "record"; a nested ROW is record "record_<path>"
-**                    (its field names joined by '_'), names unique per schema
-**   nullable column  union ["null", T] (branch 0 = NULL); NOT NULL: T alone
+**                    (its field names joined by '_'; a ROW inside an ARRAY or
+**                    MAP takes its column's path); a name already taken gets
+**                    "_2", "_3", ... so that names are unique per schema
+**   nullable column  union ["null", T] (branch 0 = NULL) and, as Flink
+**   or field         writes it, "default": null; NOT NULL: T alone
+**   names            column and field names must be Avro names
+**                    ([A-Za-z_][A-Za-z0-9_]*): others are refused
 **   BOOLEAN          boolean           TINYINT/SMALLINT/INT  int
 **   BIGINT           long              FLOAT float   DOUBLE double
 **   STRING/CHAR/VARCHAR string         BYTES/BINARY/VARBINARY bytes
@@ -56,8 +61,9 @@ typedef struct dp_avro_decoder dp_avro_decoder;
 
 /* As dp_json_decoder_new: decodes the columns with decode_col[i] (NULL =
 ** all) from each datum, leaves the others to the caller.  NULL when out of
-** memory or when a decoded column has no Avro form (check with
-** dp_avro_schema_json first to say which). */
+** memory or when a decoded column's type has no Avro form (check with
+** dp_avro_schema_json first to say which; names are not checked here: the
+** binary form has none). */
 dp_avro_decoder *dp_avro_decoder_new(const dp_schema *schema, const bool *decode_col);
 void dp_avro_decoder_free(dp_avro_decoder *dec);
 
@@ -69,7 +75,11 @@ int dp_avro_decode(dp_avro_decoder *dec, const char *rec, size_t n, dp_batch *ou
                    dp_format_error *err);
 
 /* Append row `row` of b, columns with cols[i] (NULL = all), as one datum to
-** out.  DIPPER_NOMEM when out ran out. */
+** out, in the schema of b->schema's types (their NOT NULL included: a NULL
+** there is written as the type's zero, so a caller that must not do that
+** checks first).  A STRING that is not UTF-8 is written with U+FFFD for each
+** stray byte, a NULL map key as "".  DIPPER_NOMEM when out ran out,
+** DIPPER_MISUSE for a row out of range. */
 int dp_avro_encode_row(const dp_batch *b, int64_t row, const bool *cols, dp_buf *out);
 
 #endif /* DP_FORMATS_AVRO_H */
