@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "api/dipper_int.h"
+#include "formats/avro.h"
+#include "formats/formats.h"
 #include "kafka_util.h"
 #include "spark/stream_rules.h"
 #include "spark/streaming.h"
@@ -107,19 +109,22 @@ int dp_tk_produce(const char *brokers, const char *topic, int n, const char *con
   return rc;
 }
 
-int dp_tk_produce_records(const char *brokers, const char *topic, int partition, int n,
-                          const char *const *keys, const char *const *values,
-                          const int64_t *timestamps_ms, char *err, size_t errlen) {
+/* Keys and values with their lengths (NULL lens: NUL-terminated text). */
+static int tk_produce(const char *brokers, const char *topic, int partition, int n,
+                      const char *const *keys, const size_t *key_lens, const char *const *values,
+                      const size_t *value_lens, const int64_t *timestamps_ms, char *err,
+                      size_t errlen) {
   rd_kafka_t *rk = tk_client(RD_KAFKA_PRODUCER, brokers, NULL, err, errlen);
   if (!rk) return -1;
   int rc = 0;
   for (int i = 0; i < n && rc == 0; i++) {
     const char *k = keys ? keys[i] : NULL;
+    size_t klen = !k ? 0 : key_lens ? key_lens[i] : strlen(k);
+    size_t vlen = value_lens ? value_lens[i] : strlen(values[i]);
     rd_kafka_resp_err_t e = rd_kafka_producev(
         rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(partition),
-        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-        RD_KAFKA_V_KEY((void *)(uintptr_t)k, k ? strlen(k) : 0),
-        RD_KAFKA_V_VALUE((void *)(uintptr_t)values[i], strlen(values[i])),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_KEY((void *)(uintptr_t)k, klen),
+        RD_KAFKA_V_VALUE((void *)(uintptr_t)values[i], vlen),
         RD_KAFKA_V_TIMESTAMP(timestamps_ms ? timestamps_ms[i] : 0), RD_KAFKA_V_END);
     if (e) {
       snprintf(err, errlen, "produce to %s: %s", topic, rd_kafka_err2str(e));
@@ -135,13 +140,133 @@ int dp_tk_produce_records(const char *brokers, const char *topic, int partition,
   return rc;
 }
 
+int dp_tk_produce_records(const char *brokers, const char *topic, int partition, int n,
+                          const char *const *keys, const char *const *values,
+                          const int64_t *timestamps_ms, char *err, size_t errlen) {
+  return tk_produce(brokers, topic, partition, n, keys, NULL, values, NULL, timestamps_ms, err,
+                    errlen);
+}
+
+int dp_tk_produce_bytes(const char *brokers, const char *topic, int partition, int n,
+                        const char *const *keys, const size_t *key_lens,
+                        const char *const *values, const size_t *value_lens, char *err,
+                        size_t errlen) {
+  return tk_produce(brokers, topic, partition, n, keys, key_lens, values, value_lens, NULL, err,
+                    errlen);
+}
+
 void dp_tk_free(char **values, int n) {
   for (int i = 0; values && i < n; i++) free(values[i]);
   free(values);
 }
 
+void dp_tk_free_records(dp_tk_record *r, int n) {
+  for (int i = 0; r && i < n; i++) {
+    free(r[i].key);
+    free(r[i].value);
+  }
+  free(r);
+}
+
+static char *copy_bytes(const void *p, size_t n) {
+  char *c = malloc(n + 1);
+  if (!c) return NULL;
+  if (n) memcpy(c, p, n);
+  c[n] = '\0';
+  return c;
+}
+
+int dp_tk_consume_records(const char *brokers, const char *topic, int partitions, int expect,
+                          int64_t timeout_ms, dp_tk_record **out, char *err, size_t errlen) {
+  *out = NULL;
+  rd_kafka_t *rk = tk_client(RD_KAFKA_CONSUMER, brokers, "dipper-stream-test-reader", err, errlen);
+  if (!rk) return -1;
+  rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(partitions);
+  for (int p = 0; p < partitions; p++)
+    rd_kafka_topic_partition_list_add(l, topic, p)->offset = RD_KAFKA_OFFSET_BEGINNING;
+  rd_kafka_assign(rk, l);
+  rd_kafka_topic_partition_list_destroy(l);
+  int n = 0, cap = 0;
+  dp_tk_record *v = NULL;
+  int rc = 0;
+  /* After the expected count, listen 2 s more: a duplicate must show. */
+  int64_t quiet = 0;
+  for (int64_t waited = 0; waited < timeout_ms && (n < expect || quiet < 2000); waited += 100) {
+    rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 100);
+    if (n >= expect) quiet += 100;
+    if (!m) continue;
+    if (!m->err) {
+      if (n == cap) {
+        cap = cap ? cap * 2 : 16;
+        dp_tk_record *nv = realloc(v, (size_t)cap * sizeof *nv);
+        if (!nv) {
+          rc = -1;
+          rd_kafka_message_destroy(m);
+          break;
+        }
+        v = nv;
+      }
+      memset(&v[n], 0, sizeof v[n]);
+      v[n].value = copy_bytes(m->payload, m->len);
+      v[n].value_len = m->len;
+      if (m->key) {
+        v[n].key = copy_bytes(m->key, m->key_len);
+        v[n].key_len = m->key_len;
+      }
+      n++;
+      if (!v[n - 1].value || (m->key && !v[n - 1].key)) {
+        rc = -1;
+        rd_kafka_message_destroy(m);
+        break;
+      }
+    }
+    rd_kafka_message_destroy(m);
+  }
+  rd_kafka_consumer_close(rk);
+  rd_kafka_destroy(rk);
+  if (rc) {
+    snprintf(err, errlen, "out of memory reading %s", topic);
+    dp_tk_free_records(v, n);
+    return -1;
+  }
+  *out = v;
+  return n;
+}
+
+/* Records as text: the value, or "<key>\t<value>" ("(null)" for no key). */
 static int tk_consume(const char *brokers, const char *topic, int partitions, int expect,
-                      int64_t timeout_ms, bool with_key, char ***out, char *err, size_t errlen);
+                      int64_t timeout_ms, bool with_key, char ***out, char *err, size_t errlen) {
+  *out = NULL;
+  dp_tk_record *r = NULL;
+  int n = dp_tk_consume_records(brokers, topic, partitions, expect, timeout_ms, &r, err, errlen);
+  if (n < 0) return -1;
+  char **v = calloc((size_t)n + 1, sizeof *v);
+  for (int i = 0; v && i < n; i++) {
+    if (!with_key) {
+      v[i] = r[i].value;
+      r[i].value = NULL;
+      continue;
+    }
+    const char *k = r[i].key ? r[i].key : "(null)";
+    size_t klen = r[i].key ? r[i].key_len : 6;
+    v[i] = malloc(klen + 1 + r[i].value_len + 1);
+    if (!v[i]) {
+      dp_tk_free(v, i);
+      v = NULL;
+      break;
+    }
+    memcpy(v[i], k, klen);
+    v[i][klen] = '\t';
+    memcpy(v[i] + klen + 1, r[i].value, r[i].value_len + 1);
+  }
+  dp_tk_free_records(r, n);
+  if (!v) {
+    snprintf(err, errlen, "out of memory reading %s", topic);
+    return -1;
+  }
+  *out = v;
+  return n;
+}
 
 int dp_tk_consume(const char *brokers, const char *topic, int partitions, int expect,
                   int64_t timeout_ms, char ***out, char *err, size_t errlen) {
@@ -153,70 +278,22 @@ int dp_tk_consume_keyed(const char *brokers, const char *topic, int partitions, 
   return tk_consume(brokers, topic, partitions, expect, timeout_ms, true, out, err, errlen);
 }
 
-static int tk_consume(const char *brokers, const char *topic, int partitions, int expect,
-                      int64_t timeout_ms, bool with_key, char ***out, char *err, size_t errlen) {
-  *out = NULL;
-  rd_kafka_t *rk = tk_client(RD_KAFKA_CONSUMER, brokers, "dipper-stream-test-reader", err, errlen);
-  if (!rk) return -1;
-  rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(partitions);
-  for (int p = 0; p < partitions; p++)
-    rd_kafka_topic_partition_list_add(l, topic, p)->offset = RD_KAFKA_OFFSET_BEGINNING;
-  rd_kafka_assign(rk, l);
-  rd_kafka_topic_partition_list_destroy(l);
-  int n = 0, cap = 0;
-  char **v = NULL;
-  int rc = 0;
-  /* After the expected count, listen 2 s more: a duplicate must show. */
-  int64_t quiet = 0;
-  for (int64_t waited = 0; waited < timeout_ms && (n < expect || quiet < 2000); waited += 100) {
-    rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 100);
-    if (n >= expect) quiet += 100;
-    if (!m) continue;
-    if (!m->err) {
-      if (n == cap) {
-        cap = cap ? cap * 2 : 16;
-        char **nv = realloc(v, (size_t)cap * sizeof *nv);
-        if (!nv) {
-          rc = -1;
-          rd_kafka_message_destroy(m);
-          break;
-        }
-        v = nv;
-      }
-      /* with_key: "<key>\t<value>", "(null)" for a record without a key */
-      size_t klen = !with_key ? 0 : m->key ? m->key_len + 1 : 7;
-      v[n] = malloc(klen + m->len + 1);
-      if (!v[n]) {
-        rc = -1;
-        rd_kafka_message_destroy(m);
-        break;
-      }
-      if (with_key && m->key) memcpy(v[n], m->key, m->key_len);
-      if (with_key && !m->key) memcpy(v[n], "(null)", 6);
-      if (with_key) v[n][klen - 1] = '\t';
-      if (m->len) memcpy(v[n] + klen, m->payload, m->len);
-      v[n][klen + m->len] = '\0';
-      n++;
-    }
-    rd_kafka_message_destroy(m);
-  }
-  rd_kafka_consumer_close(rk);
-  rd_kafka_destroy(rk);
-  if (rc) {
-    snprintf(err, errlen, "out of memory reading %s", topic);
-    dp_tk_free(v, n);
-    return -1;
-  }
-  *out = v;
-  return n;
-}
-
 /* ---- the Spark streaming harness ---- */
 
 static int64_t st_now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+const char *st_spark_remote(void) {
+  static char uri[256];
+  const char *r = getenv("DIPPER_SPARK_REMOTE"), *port = getenv("DIPPER_SPARK_PORT");
+  if (r && *r)
+    snprintf(uri, sizeof uri, "%s", r);
+  else
+    snprintf(uri, sizeof uri, "sc://127.0.0.1:%s", port && *port ? port : "15002");
+  return uri;
 }
 
 int st_open(st_env *e, const char *what) {
@@ -230,8 +307,8 @@ int st_open(st_env *e, const char *what) {
   }
   dp_sc_error err;
   dp_sc_error_init(&err);
-  int rc = dp_sc_open(&e->s, ST_SPARK, &err);
-  if (rc) fprintf(stderr, "Spark Connect: %s\n", dp_buf_cstr(&err.message));
+  int rc = dp_sc_open(&e->s, st_spark_remote(), &err);
+  if (rc) fprintf(stderr, "Spark Connect %s: %s\n", st_spark_remote(), dp_buf_cstr(&err.message));
   dp_sc_error_free(&err);
   return rc;
 }
@@ -350,6 +427,17 @@ static int st_compile(st_env *e, const char *sql, dp_sq *qs, int cap, int *nq, c
   dp_diags_init(&d, a, "test.sql", sql, strlen(sql));
   /* What dp_spark_check does at compile time: Spark's streaming rules. */
   rc = dp_spark_stream_check(qp, &d);
+  if (rc == DIPPER_OK && qs) {
+    /* Settings Spark copies into a new query's checkpoint, set before the
+       start as api/spark_run.c sets them. */
+    const char *k[16], *v[16];
+    int n = dp_spark_stream_confs(db->catalog, k, v, 16);
+    dp_sc_error err;
+    dp_sc_error_init(&err);
+    if (n > 0) rc = dp_sc_config_set(e->s, n < 16 ? n : 16, k, v, &err);
+    if (rc) fprintf(stderr, "config: %s\n", dp_buf_cstr(&err.message));
+    dp_sc_error_free(&err);
+  }
   if (rc == DIPPER_OK) {
     dp_spark_ctx c;
     memset(&c, 0, sizeof c);
@@ -506,6 +594,127 @@ int st_sql(st_env *e, const char *query) {
     dp_arrow_batches_free(&b);
   dp_sc_error_free(&err);
   return rc ? -1 : 0;
+}
+
+/* The schema of `cols` of `table` in `script`, into s (s->cols malloc'd). */
+static int st_avro_schema(const char *script, const char *table, const char *cols, dp_schema *s,
+                          dipper **db) {
+  s->ncols = 0;
+  s->cols = NULL;
+  if (dipper_open(db, "embedded") != DIPPER_OK || !*db) return -1;
+  dipper_program *prog = NULL;
+  if (dipper_compile(*db, script, (size_t)-1, "avro.sql", &prog) != DIPPER_OK) {
+    char *m = dipper_diag_render(*db, 0);
+    fprintf(stderr, "compile: %s\n", m ? m : "?");
+    free(m);
+    return -1;
+  }
+  dipper_program_free(prog);
+  const dp_table_def *t = dp_catalog_table((*db)->catalog, table);
+  if (!t) {
+    fprintf(stderr, "no table `%s` in the script\n", table);
+    return -1;
+  }
+  s->cols = calloc((size_t)t->schema.ncols + 1, sizeof *s->cols);
+  if (!s->cols) return -1;
+  if (!cols) {
+    for (int i = 0; i < t->schema.ncols; i++)
+      if (t->cols[i].kind == DP_CK_PHYSICAL) s->cols[s->ncols++] = t->schema.cols[i];
+    return 0;
+  }
+  for (const char *p = cols; *p && s->ncols < t->schema.ncols;) {
+    size_t len = strcspn(p, ";");
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)len, p);
+    int c = dp_schema_find(&t->schema, name);
+    if (c < 0) {
+      fprintf(stderr, "no column `%s` in `%s`\n", name, table);
+      return -1;
+    }
+    s->cols[s->ncols++] = t->schema.cols[c];
+    p += len + (p[len] == ';');
+  }
+  return 0;
+}
+
+int st_avro_encode(const char *script, const char *table, const char *cols, int n,
+                   const char *const *json, char ***out, size_t **lens) {
+  *out = calloc((size_t)n + 1, sizeof **out);
+  *lens = calloc((size_t)n + 1, sizeof **lens);
+  dipper *db = NULL;
+  dp_schema s;
+  int rc = *out && *lens ? st_avro_schema(script, table, cols, &s, &db) : -1;
+  dp_batch *b = rc == 0 ? dp_batch_new(&s, 0) : NULL;
+  dp_json_decoder *dec = b ? dp_json_decoder_new(&s, NULL, NULL) : NULL;
+  if (!dec) rc = -1;
+  dp_buf buf = DP_BUF_INIT;
+  for (int i = 0; i < n && rc == 0; i++) {
+    dp_format_error fe = {0, ""};
+    if (dp_json_decode(dec, json[i], strlen(json[i]), b, &fe) != DIPPER_OK ||
+        dp_batch_sync(b) != DIPPER_OK) {
+      fprintf(stderr, "row %d %s: %s\n", i, json[i], fe.msg);
+      rc = -1;
+      break;
+    }
+    buf.len = 0;
+    if (dp_avro_encode_row(b, i, NULL, &buf) != DIPPER_OK || buf.oom) {
+      fprintf(stderr, "row %d: Avro encoding failed\n", i);
+      rc = -1;
+      break;
+    }
+    (*out)[i] = malloc(buf.len + 1);
+    if (!(*out)[i]) rc = -1;
+    else memcpy((*out)[i], buf.data, buf.len);
+    (*lens)[i] = buf.len;
+  }
+  dp_buf_free(&buf);
+  dp_json_decoder_free(dec);
+  dp_batch_free(b);
+  free(s.cols);
+  dipper_close(db);
+  if (rc) {
+    dp_tk_free(*out, n);
+    free(*lens);
+    *out = NULL;
+    *lens = NULL;
+  }
+  return rc;
+}
+
+int st_avro_decode(const char *script, const char *table, const char *cols, int n,
+                   const dp_tk_record *records, int key, char ***json) {
+  *json = calloc((size_t)n + 1, sizeof **json);
+  dipper *db = NULL;
+  dp_schema s;
+  int rc = *json ? st_avro_schema(script, table, cols, &s, &db) : -1;
+  dp_batch *b = rc == 0 ? dp_batch_new(&s, 0) : NULL;
+  dp_avro_decoder *dec = b ? dp_avro_decoder_new(&s, NULL) : NULL;
+  if (!dec) rc = -1;
+  dp_buf buf = DP_BUF_INIT;
+  for (int i = 0; i < n && rc == 0; i++) {
+    const char *d = key ? records[i].key : records[i].value;
+    size_t len = key ? records[i].key_len : records[i].value_len;
+    dp_format_error fe = {0, ""};
+    if (!d || dp_avro_decode(dec, d, len, b, &fe) != DIPPER_OK || dp_batch_sync(b) != DIPPER_OK) {
+      fprintf(stderr, "record %d: %s\n", i, d ? fe.msg : "no bytes");
+      rc = -1;
+      break;
+    }
+    buf.len = 0;
+    dp_json_encode_row(b, i, &buf);
+    (*json)[i] = strdup(buf.oom ? "" : dp_buf_cstr(&buf));
+    if (!(*json)[i]) rc = -1;
+  }
+  dp_buf_free(&buf);
+  dp_avro_decoder_free(dec);
+  dp_batch_free(b);
+  free(s.cols);
+  dipper_close(db);
+  if (rc) {
+    dp_tk_free(*json, n);
+    *json = NULL;
+  }
+  return rc;
 }
 
 static int st_cmp(const void *a, const void *b) {

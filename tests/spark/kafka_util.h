@@ -44,10 +44,30 @@ int dp_tk_produce_records(const char *brokers, const char *topic, int partition,
 /* dp_tk_consume, each record as "<key>\t<value>" ("(null)" for no key). */
 int dp_tk_consume_keyed(const char *brokers, const char *topic, int partitions, int expect,
                         int64_t timeout_ms, char ***out, char *err, size_t errlen);
+/* dp_tk_produce_records for binary keys and values (Avro): each with its
+** length (keys[i] NULL: no key). */
+int dp_tk_produce_bytes(const char *brokers, const char *topic, int partition, int n,
+                        const char *const *keys, const size_t *key_lens,
+                        const char *const *values, const size_t *value_lens, char *err,
+                        size_t errlen);
+/* One record read back as bytes: key NULL when it had none (each buffer
+** malloc'd and NUL-terminated past its length; free with dp_tk_free_records). */
+typedef struct dp_tk_record {
+  char *key, *value;
+  size_t key_len, value_len;
+} dp_tk_record;
+/* dp_tk_consume keeping the bytes and the key: *out a malloc'd array. */
+int dp_tk_consume_records(const char *brokers, const char *topic, int partitions, int expect,
+                          int64_t timeout_ms, dp_tk_record **out, char *err, size_t errlen);
+void dp_tk_free_records(dp_tk_record *r, int n);
 
 /* ---- the Spark streaming harness ---- */
 
-#define ST_SPARK "sc://127.0.0.1:15002"
+/* The Spark Connect server the harness uses: $DIPPER_SPARK_REMOTE ("sc://
+** host:port") if set, else sc://127.0.0.1:$DIPPER_SPARK_PORT, else
+** sc://127.0.0.1:15002 (scripts/spark-local's default): a second server
+** on another port serves a developer without disturbing the shared one. */
+const char *st_spark_remote(void);
 #define ST_BROKERS "127.0.0.1:9092"
 
 typedef struct st_env {
@@ -66,7 +86,9 @@ int st_mkdir(const st_env *e, const char *sub);
 int st_write_file(const st_env *e, const char *sub, const char *name, const char *text);
 /* Compile a script (the last statement an INSERT), check it for Spark
 ** (stream rules and translation), build the start command with the script's
-** SET options, start it.  *q is filled on success. */
+** SET options, set the session's confs Spark copies into a new query
+** (dp_spark_stream_confs, as api/spark_run.c does), start it.  *q is filled
+** on success. */
 int st_start(st_env *e, const char *sql, struct dp_sq *q);
 /* The same for every INSERT of the last statement (EXECUTE STATEMENT SET:
 ** one query each), at most cap; *n says how many started. */
@@ -93,6 +115,19 @@ int st_sql(st_env *e, const char *query);
 ** (a query on a processing-time trigger, not drained). */
 int st_wait_rows(st_env *e, const char *table, const char *where, int want, int64_t timeout_ms,
                  char ***rows);
+/* Avro records as dipper's embedded engine writes and reads them
+** (formats/avro.h), for the columns `cols` ("a;b" in that order; NULL: every
+** physical column in the table's order) of table `table` in `script`
+** (CREATE TABLE statements, compiled on the embedded engine).
+** st_avro_encode: one datum per JSON object of json[0..n), *out and *lens
+** malloc'd (free *out with dp_tk_free, *lens with free).
+** st_avro_decode: each datum (the record's key when `key`, else its value)
+** as a JSON object (dp_json_encode_row: NULL as null), *json malloc'd.
+** Both return 0, or -1 with what failed printed. */
+int st_avro_encode(const char *script, const char *table, const char *cols, int n,
+                   const char *const *json, char ***out, size_t **lens);
+int st_avro_decode(const char *script, const char *table, const char *cols, int n,
+                   const dp_tk_record *records, int key, char ***json);
 void st_sort(char **rows, int n);
 void st_free_rows(char **rows, int n);
 /* Compare rows with want exactly (count and order), printing differences: 0 when equal. */

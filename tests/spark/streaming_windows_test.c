@@ -188,31 +188,6 @@ TEST(window_kinds) {
 
 /* ---- two inputs: Spark's global watermark, its policy set by dipper ---- */
 
-/* Set what dp_spark_stream_confs asks for after compiling `sql` (its SET
-** statements): Spark takes the settings into a query when it starts. */
-static int apply_confs(st_env *e, const char *sql) {
-  dipper *db = NULL;
-  dipper_program *prog = NULL;
-  if (dipper_open(&db, "embedded") != DIPPER_OK) return -1;
-  int rc = dipper_compile(db, sql, (size_t)-1, "confs.sql", &prog);
-  if (rc != DIPPER_OK) {
-    char *m = dipper_diag_render(db, 0);
-    fprintf(stderr, "compile: %s\n", m ? m : "?");
-    free(m);
-  } else {
-    const char *k[8], *v[8];
-    int n = dp_spark_stream_confs(db->catalog, k, v, 8);
-    dp_sc_error err;
-    dp_sc_error_init(&err);
-    rc = dp_sc_config_set(e->s, n < 8 ? n : 8, k, v, &err);
-    if (rc) fprintf(stderr, "config: %s\n", dp_buf_cstr(&err.message));
-    dp_sc_error_free(&err);
-  }
-  dipper_program_free(prog);
-  dipper_close(db);
-  return rc;
-}
-
 #define TWO_SOURCES \
   "SET 'execution.checkpointing.dir' = '%s/ck';\n" \
   "SET 'dipper.spark.multiple-watermark-policy' = '%s';\n" \
@@ -249,8 +224,8 @@ TEST(global_watermark_of_two_inputs_min_and_max) {
   for (int i = 0; i < 2 && ok; i++) {
     char sql[4096];
     snprintf(sql, sizeof sql, TWO_SOURCES, e.dir, policy[i], e.dir, e.dir, sink[i], sink[i]);
-    int rc = apply_confs(&e, sql);
-    if (rc == 0) rc = st_start(&e, sql, &q[i]);
+    /* st_start sets the policy (dp_spark_stream_confs) before each start */
+    int rc = st_start(&e, sql, &q[i]);
     CHECK_EQ(rc, 0);
     ok &= rc == 0;
   }
