@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "formats/avro.h"
 #include "plan/analyze.h"
 #include "plan/catalog.h"
 #include "spark/translate_stream.h"
@@ -354,25 +355,123 @@ static int datagen_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
   return out->rel ? DIPPER_OK : failed(x);
 }
 
+/* ---- records parsed by a format (kafka, socket) ---- */
+
+/* The Avro schema text of the columns of s with keep[i] (NULL: all): what
+** the embedded engine writes and reads (formats/avro.h), so that both
+** engines agree byte for byte.  NULL on a refusal (a type without an Avro
+** form, at its column) or out of memory. */
+static const char *avro_schema(dp_sx *x, const dp_table_def *t, const dp_schema *s,
+                               const bool *keep) {
+  dp_buf b = DP_BUF_INIT;
+  int bad = -1;
+  char why[256] = "";
+  int rc = dp_avro_schema_json(s, keep, &b, &bad, why, sizeof why);
+  const char *text = rc == DIPPER_OK && !b.oom ? dp_sx_strdup(x, dp_buf_cstr(&b)) : NULL;
+  dp_buf_free(&b);
+  if (rc == DIPPER_UNSUPPORTED) {
+    int col = bad >= 0 && bad < t->schema.ncols ? dp_schema_find(&t->schema, s->cols[bad].name) : -1;
+    dp_sx_refuse(x, col >= 0 && t->cols ? t->cols[col].span : t->with_span,
+                 "table `%s`: 'avro' has no form for %s; declare another type or use 'format' "
+                 "= 'json'",
+                 t->name, why[0] ? why : "a column");
+    return NULL;
+  }
+  if (!text) dp_sx_nomem(x);
+  return text;
+}
+
+/* 'dipper.bad-records' of a table Spark parses: fail (the default) or skip;
+** Spark has no dead-letter file. */
+static int bad_records(dp_sx *x, const dp_table_def *t, bool *skip) {
+  const char *bad = opt(t, "dipper.bad-records");
+  *skip = bad && !strcasecmp(bad, "skip");
+  if (bad && !strcasecmp(bad, "dead-letter"))
+    return dp_sx_refuse(x, opt_span(t, "dipper.bad-records"),
+                        "table `%s`: Spark has no dead-letter file for bad records; use "
+                        "'dipper.bad-records' = 'skip' or 'fail'",
+                        t->name);
+  return DIPPER_OK;
+}
+
+/* The columns of s with keep[i], parsed from `in` (Spark's binary key or
+** value) by format fmt: from_json / from_csv with the DDL schema (Spark's
+** default mode, as the json path always had), from_avro with the Avro
+** schema (FAILFAST, or PERMISSIVE when bad records are skipped: a bad record
+** then parses to a struct of NULLs, which avro_parsed() tells apart), or
+** the bytes as they are for raw (STRING: as text).  NULL on a refusal. */
+static Spark__Connect__Expression *parse_record(dp_sx *x, const dp_table_def *t, const char *fmt,
+                                                const dp_schema *s, const bool *keep,
+                                                Spark__Connect__Expression *in, bool skip) {
+  if (!strcasecmp(fmt, "raw")) {
+    for (int i = 0; i < s->ncols; i++)
+      if (keep[i] && s->cols[i].type->kind == DP_T_BYTES) return in;
+    return dp_sx_cast(x, in, dp_type_of(DP_T_STRING), false, t->span);
+  }
+  if (!strcasecmp(fmt, "avro")) {
+    const char *schema = avro_schema(x, t, s, keep);
+    if (!schema) return NULL;
+    Spark__Connect__Expression *kv[2] = {dp_sx_lit_string(x, "mode"),
+                                         dp_sx_lit_string(x, skip ? "PERMISSIVE" : "FAILFAST")};
+    return dp_sx_fn3(x, "from_avro", in, dp_sx_lit_string(x, schema), dp_sx_fn(x, "map", 2, kv));
+  }
+  const char *ddl = dp_sx_schema_ddl(x, s, keep, t->span);
+  if (!ddl) return NULL;
+  return dp_sx_fn2(x, strcasecmp(fmt, "csv") ? "from_json" : "from_csv",
+                   dp_sx_cast(x, in, dp_type_of(DP_T_STRING), false, t->span),
+                   dp_sx_lit_string(x, ddl));
+}
+
+/* True where the PERMISSIVE from_avro in column `st` (the columns of s with
+** keep[i]) read a record: some field is not NULL, or the bytes in `col` are
+** those of the record whose every field is NULL (one zero byte per union
+** branch; possible only when every column is nullable). */
+static Spark__Connect__Expression *avro_parsed(dp_sx *x, const dp_schema *s, const bool *keep,
+                                               const char *st, const char *col) {
+  Spark__Connect__Expression *ok = NULL;
+  int n = 0;
+  bool all_nullable = true;
+  for (int i = 0; i < s->ncols; i++) {
+    if (!keep[i]) continue;
+    n++;
+    all_nullable &= !s->cols[i].type->not_null;
+    Spark__Connect__Expression *v =
+        dp_sx_fn1(x, "isnotnull", dp_sx_col(x, dp_sx_printf(x, "%s.`%s`", st, s->cols[i].name)));
+    ok = ok ? dp_sx_fn2(x, "or", ok, v) : v;
+  }
+  if (all_nullable && n > 0) {
+    char *zeros = dp_sx_alloc(x, 2 * (size_t)n + 1);
+    if (!zeros) return NULL;
+    memset(zeros, '0', 2 * (size_t)n);
+    ok = dp_sx_fn2(x, "or", ok,
+                   dp_sx_fn2(x, "<=>", dp_sx_fn1(x, "hex", dp_sx_col(x, col)),
+                             dp_sx_lit_string(x, zeros)));
+  }
+  return ok ? ok : dp_sx_lit_bool(x, true);
+}
+
+/* Is 'key.fields' ("a;b") naming column `name` (case-insensitive)? */
+static bool in_key_fields(const char *fields, const char *name) {
+  for (const char *p = fields; p && *p;) {
+    size_t len = strcspn(p, ";");
+    if (strlen(name) == len && !strncasecmp(name, p, len)) return true;
+    p += len + (p[len] == ';');
+  }
+  return false;
+}
+
 int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
   const dp_table_def *t = p->u.scan.table;
   if (!strcmp(t->connector, "datagen")) return datagen_scan(x, p, out);
   bool kafka = !strcmp(t->connector, "kafka");
   const char *fmt = t->format ? t->format : (kafka ? "json" : "csv");
-  if (!strcasecmp(fmt, "avro"))
-    /* from_avro lives in Spark's spark-avro package, which a Spark Connect
-       server does not load by default: refused here rather than failing
-       in the query with a missing-function error */
-    return dp_sx_refuse(x, opt_span(t, "format"),
-                        "table `%s`: 'format' = 'avro' on Spark needs the spark-avro package on "
-                        "the server, which dipper cannot rely on; produce the records as json, "
-                        "csv or raw, or read the table on the embedded engine",
-                        t->name);
-  if (strcasecmp(fmt, "json") && strcasecmp(fmt, "csv") && strcasecmp(fmt, "raw"))
+  if (strcasecmp(fmt, "json") && strcasecmp(fmt, "csv") && strcasecmp(fmt, "raw") &&
+      (!kafka || strcasecmp(fmt, "avro")))
     return dp_sx_refuse(x, t->with_span,
-                        "table `%s`: Spark's %s source gives the record as bytes; dipper parses "
-                        "json, csv and raw there, not '%s'",
-                        t->name, t->connector, fmt);
+                        "table `%s`: Spark's %s source gives the record as %s; dipper parses "
+                        "json, csv%s and raw there, not '%s'",
+                        t->name, t->connector, kafka ? "bytes" : "lines of text",
+                        kafka ? ", avro" : "", fmt);
   kv_list o = {0};
   if (kafka) {
     if (kafka_options(x, t, &o) != DIPPER_OK) return failed(x);
@@ -380,32 +479,68 @@ int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
     kv_add(&o, "host", opt(t, "hostname"));
     kv_add(&o, "port", opt(t, "port"));
   }
+  bool skip = false;
+  if (bad_records(x, t, &skip) != DIPPER_OK) return failed(x);
   int nc = t->schema.ncols;
+  /* keep: the value's columns; key: the key's ('value.fields-include' =
+     'EXCEPT_KEY': the 'key.fields' columns come from Spark's `key`, their
+     names there less 'key.fields-prefix'; with 'ALL' the value holds all) */
   bool *keep = dp_sx_alloc(x, (size_t)(nc ? nc : 1));
-  if (!keep) return failed(x);
-  int nphys = 0;
-  for (int i = 0; i < nc; i++) nphys += keep[i] = t->cols[i].kind == DP_CK_PHYSICAL;
+  bool *key = dp_sx_alloc(x, (size_t)(nc ? nc : 1));
+  dp_schema ks = {nc, dp_sx_alloc(x, (size_t)(nc ? nc : 1) * sizeof *ks.cols)};
+  if (!keep || !key || !ks.cols) return failed(x);
+  const char *fields = opt(t, "key.fields"), *incl = opt(t, "value.fields-include");
+  const char *prefix = opt(t, "key.fields-prefix");
+  size_t plen = prefix ? strlen(prefix) : 0;
+  bool except_key = kafka && fields && incl && !strcasecmp(incl, "EXCEPT_KEY");
+  int nphys = 0, nkey = 0;
+  for (int i = 0; i < nc; i++) {
+    ks.cols[i] = t->schema.cols[i];
+    if (t->cols[i].kind != DP_CK_PHYSICAL) continue;
+    if (except_key && in_key_fields(fields, t->schema.cols[i].name)) {
+      key[i] = true;
+      nkey++;
+      if (plen && !strncmp(ks.cols[i].name, prefix, plen)) ks.cols[i].name += plen;
+    } else {
+      keep[i] = true;
+      nphys++;
+    }
+  }
+  const char *kfmt = opt(t, "key.format");
+  if (!kfmt) kfmt = "json";
+  if (nkey > 0 && strcasecmp(kfmt, "json") && strcasecmp(kfmt, "csv") &&
+      strcasecmp(kfmt, "raw") && strcasecmp(kfmt, "avro"))
+    return dp_sx_refuse(x, opt_span(t, "key.format"),
+                        "table `%s`: dipper parses a kafka key on Spark as json, csv, avro or "
+                        "raw, not '%s'",
+                        t->name, kfmt);
   bool raw = !strcasecmp(fmt, "raw");
   if (raw && nphys != 1)
     return dp_sx_refuse(x, t->with_span, "table `%s`: a raw table has one column (the value)",
                         t->name);
-  /* Step 1: Spark's record, the value parsed into `_v`, the metadata kept. */
+  bool raw_key = nkey > 0 && !strcasecmp(kfmt, "raw");
+  if (raw_key && nkey != 1)
+    return dp_sx_refuse(x, opt_span(t, "key.fields"),
+                        "table `%s`: 'key.format' = 'raw' reads the key into one column; name "
+                        "one in 'key.fields' or use 'key.format' = 'json'",
+                        t->name);
+  /* Step 1: Spark's record, the value parsed into `_v` (the key into `_k`),
+     the metadata kept. */
   Spark__Connect__Relation *rd = dp_sx_read_source(x, kafka ? "kafka" : "socket", NULL, o.n, o.kv,
                                                    0, NULL, true);
-  Spark__Connect__Expression *value =
-      dp_sx_cast(x, dp_sx_col(x, "value"), dp_type_of(DP_T_STRING), false, t->span);
-  Spark__Connect__Expression *parsed = value;
-  if (!raw) {
-    const char *ddl = dp_sx_schema_ddl(x, &t->schema, keep, t->span);
-    if (!ddl) return failed(x);
-    parsed = dp_sx_fn2(x, strcasecmp(fmt, "csv") ? "from_json" : "from_csv", value,
-                       dp_sx_lit_string(x, ddl));
-  }
+  Spark__Connect__Expression *parsed = parse_record(x, t, fmt, &t->schema, keep,
+                                                    dp_sx_col(x, "value"), skip);
+  if (!parsed) return failed(x);
   /* dp_sx_project keeps the array: it lives in the arena, not on this stack */
   Spark__Connect__Expression **first = dp_sx_alloc(x, 8 * sizeof *first);
   if (!first) return failed(x);
   int nfirst = 0;
   first[nfirst++] = dp_sx_alias(x, parsed, "_v");
+  if (nkey > 0) {
+    Spark__Connect__Expression *pk = parse_record(x, t, kfmt, &ks, key, dp_sx_col(x, "key"), skip);
+    if (!pk) return failed(x);
+    first[nfirst++] = dp_sx_alias(x, pk, "_k");
+  }
   if (kafka)
     for (int i = 0; i < 6; i++) {
       static const char *const cols[] = {"key", "topic", "partition", "offset", "timestamp",
@@ -414,6 +549,20 @@ int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
     }
   Spark__Connect__Relation *rel = dp_sx_project(x, rd, nfirst, first);
   if (!rel) return failed(x);
+  if (kafka) {
+    /* A tombstone (a NULL value) carries no row, as on the embedded engine;
+       with bad records skipped, a record Avro could not read is passed over.
+       (A message without a key gives NULL key columns.) */
+    Spark__Connect__Expression *keep_row = dp_sx_fn1(x, "isnotnull", dp_sx_col(x, "_v"));
+    if (skip && !strcasecmp(fmt, "avro"))
+      keep_row = dp_sx_fn2(x, "and", keep_row, avro_parsed(x, &t->schema, keep, "_v", "value"));
+    if (skip && nkey > 0 && !strcasecmp(kfmt, "avro"))
+      keep_row = dp_sx_fn2(x, "and", keep_row,
+                           dp_sx_fn2(x, "or", dp_sx_fn1(x, "isnull", dp_sx_col(x, "key")),
+                                     avro_parsed(x, &ks, key, "_k", "key")));
+    rel = dp_sx_filter(x, rel, keep_row);
+    if (!rel) return failed(x);
+  }
   /* Step 2: the table's columns under the translator's names. */
   int relno = dp_sx_relno(x);
   const char **names = dp_sx_colnames(x, relno, p->schema.ncols);
@@ -425,7 +574,16 @@ int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
     if (cd->kind == DP_CK_COMPUTED) continue;
     Spark__Connect__Expression *v;
     if (cd->kind == DP_CK_PHYSICAL) {
-      v = raw ? dp_sx_col(x, "_v") : dp_sx_col(x, dp_sx_printf(x, "_v.`%s`", t->schema.cols[i].name));
+      bool from_key = key[i];
+      const char *st = from_key ? "_k" : "_v";
+      const char *f = from_key ? kfmt : fmt;
+      if (from_key ? raw_key : raw)
+        v = dp_sx_col(x, st);
+      else
+        v = dp_sx_col(x, dp_sx_printf(x, "%s.`%s`", st, ks.cols[i].name));
+      /* Avro's types are fewer than dipper's (TINYINT and SMALLINT are int,
+         CHAR(n) is string): the column gets its declared type */
+      if (!strcasecmp(f, "avro")) v = dp_sx_cast(x, v, t->schema.cols[i].type, false, cd->span);
     } else {
       const char *m = kafka ? kafka_meta(cd->metadata_key ? cd->metadata_key : t->schema.cols[i].name)
                             : NULL;
@@ -594,39 +752,95 @@ static Spark__Connect__Expression *serialize(dp_sx *x, const char *fmt, Spark__C
   return dp_sx_fn2(x, strcasecmp(fmt, "csv") ? "to_json" : "to_csv", st, opts);
 }
 
+/* The key or value (`what`) of a kafka record: the columns names[0..n) of
+** the sink's rows, which hold the table's types, in format fmt.  avro:
+** to_avro with the schema dp_avro_schema_json derives from those columns in
+** that order (the embedded sink's bytes: dp_avro_encode_row).  NULL on a
+** refusal or out of memory. */
+static Spark__Connect__Expression *encode_record(dp_sx *x, const dp_table_def *t, const char *fmt,
+                                                 const char *what, int n,
+                                                 const char *const *names) {
+  if (!strcasecmp(fmt, "raw")) {
+    if (n != 1) {
+      dp_sx_refuse(x, t->with_span, "table `%s`: a raw kafka %s is one column, not %d", t->name,
+                   what, n);
+      return NULL;
+    }
+    return dp_sx_col(x, dp_sx_printf(x, "`%s`", names[0]));
+  }
+  if (!strcasecmp(fmt, "json") || !strcasecmp(fmt, "csv"))
+    return serialize(x, fmt, struct_of(x, n, names));
+  if (strcasecmp(fmt, "avro")) {
+    dp_sx_refuse(x, opt_span(t, !strcmp(what, "key") ? "key.format" : "format"),
+                 "table `%s`: the kafka sink on Spark writes its %s as json, csv, avro or raw, "
+                 "not '%s'",
+                 t->name, what, fmt);
+    return NULL;
+  }
+  dp_schema s = {n, dp_sx_alloc(x, (size_t)(n ? n : 1) * sizeof *s.cols)};
+  if (!s.cols) return NULL;
+  for (int i = 0; i < n; i++) {
+    int c = dp_schema_find(&t->schema, names[i]);
+    if (c < 0) {
+      dp_sx_nomem(x); /* names come from the table: cannot happen */
+      return NULL;
+    }
+    s.cols[i] = t->schema.cols[c];
+  }
+  const char *schema = avro_schema(x, t, &s, NULL);
+  return schema ? dp_sx_fn2(x, "to_avro", struct_of(x, n, names), dp_sx_lit_string(x, schema))
+                : NULL;
+}
+
 Spark__Connect__Relation *dp_sx_kafka_records(dp_sx *x, const dp_table_def *t,
                                               Spark__Connect__Relation *rows, int n,
                                               const char *const *names) {
   const char *fmt = t->format ? t->format : "json";
-  if (strcasecmp(fmt, "json") && strcasecmp(fmt, "csv") && strcasecmp(fmt, "raw")) {
-    dp_sx_refuse(x, t->with_span, "table `%s`: the kafka sink on Spark writes json, csv or raw, "
-                                  "not '%s'", t->name, fmt);
-    return NULL;
+  const char *kfmt = opt(t, "key.format");
+  if (!kfmt) kfmt = "json";
+  /* The key: 'key.fields' ("a;b", in that order), else the PRIMARY KEY
+     columns, as the embedded sink picks it. */
+  const char **kf = dp_sx_alloc(x, (size_t)(n ? n : 1) * sizeof *kf);
+  const char **vf = dp_sx_alloc(x, (size_t)(n ? n : 1) * sizeof *vf);
+  if (!kf || !vf) return NULL;
+  int nk = 0, nv = 0;
+  const char *fields = opt(t, "key.fields");
+  if (fields) {
+    char *f = dp_sx_strdup(x, fields);
+    for (char *tok = f ? strtok(f, ";") : NULL; tok; tok = strtok(NULL, ";")) {
+      int j = 0;
+      while (j < n && strcasecmp(names[j], tok)) j++;
+      if (j == n || nk == n) {
+        dp_sx_refuse(x, opt_span(t, "key.fields"),
+                     "table `%s`: key field `%s` is not a written column of the table", t->name,
+                     tok);
+        return NULL;
+      }
+      kf[nk++] = names[j];
+    }
+  } else {
+    for (int i = 0; i < t->npk && nk < n; i++) kf[nk++] = t->schema.cols[t->pk[i]].name;
+  }
+  /* The value: the physical columns (writable metadata is no part of it),
+     less the key's with 'value.fields-include' = 'EXCEPT_KEY'. */
+  const char *incl = opt(t, "value.fields-include");
+  bool except_key = incl && !strcasecmp(incl, "EXCEPT_KEY");
+  for (int i = 0; i < n; i++) {
+    int c = dp_schema_find(&t->schema, names[i]);
+    if (c >= 0 && t->cols && t->cols[c].kind == DP_CK_METADATA) continue;
+    bool is_key = false;
+    for (int j = 0; j < nk; j++) is_key |= !strcasecmp(kf[j], names[i]);
+    if (except_key && is_key) continue;
+    vf[nv++] = names[i];
   }
   /* dp_sx_project keeps the array: it lives in the arena, not on this stack */
   Spark__Connect__Expression **e = dp_sx_alloc(x, 2 * sizeof *e);
   if (!e) return NULL;
   int ne = 0;
-  if (!strcasecmp(fmt, "raw")) {
-    if (n != 1) {
-      dp_sx_refuse(x, t->with_span, "table `%s`: a raw kafka sink has one column", t->name);
-      return NULL;
-    }
-    e[ne++] = dp_sx_alias(x, dp_sx_col(x, dp_sx_printf(x, "`%s`", names[0])), "value");
-  } else {
-    e[ne++] = dp_sx_alias(x, serialize(x, fmt, struct_of(x, n, names)), "value");
-  }
-  /* The key: PRIMARY KEY columns, else 'key.fields' ("a;b"), as JSON. */
-  const char *kf[32];
-  int nk = 0;
-  for (int i = 0; i < t->npk && nk < 32; i++) kf[nk++] = t->schema.cols[t->pk[i]].name;
-  const char *fields = opt(t, "key.fields");
-  if (nk == 0 && fields) {
-    char *s = dp_sx_strdup(x, fields);
-    for (char *tok = s ? strtok(s, ";") : NULL; tok && nk < 32; tok = strtok(NULL, ";"))
-      kf[nk++] = tok;
-  }
-  if (nk > 0) e[ne++] = dp_sx_alias(x, serialize(x, "json", struct_of(x, nk, kf)), "key");
+  e[ne++] = dp_sx_alias(x, encode_record(x, t, fmt, "value", nv, vf), "value");
+  if (nk > 0) e[ne++] = dp_sx_alias(x, encode_record(x, t, kfmt, "key", nk, kf), "key");
+  for (int i = 0; i < ne; i++)
+    if (!e[i]) return NULL;
   return dp_sx_project(x, rows, ne, e);
 }
 
@@ -746,11 +960,13 @@ int dp_spark_stream_start_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp
   } else if (!strcmp(conn, "filesystem")) {
     format = t->format ? t->format : "json";
     if (!strcasecmp(format, "raw")) format = "text";
+    /* avro: Spark's "avro" data source (the spark-avro package, which
+       scripts/spark-local loads), container files */
     if (strcasecmp(format, "json") && strcasecmp(format, "csv") && strcasecmp(format, "parquet") &&
-        strcasecmp(format, "orc") && strcasecmp(format, "text"))
+        strcasecmp(format, "orc") && strcasecmp(format, "text") && strcasecmp(format, "avro"))
       return dp_sx_refuse(x, opt_span(t, "format"),
-                          "table `%s`: Spark's file sink writes csv, json, parquet, orc or raw "
-                          "(text), not '%s' (its avro writer is the spark-avro package)",
+                          "table `%s`: Spark's file sink writes csv, json, parquet, orc, avro or "
+                          "raw (text), not '%s'",
                           t->name, format);
     needs_checkpoint = true;
   } else if (!strcmp(conn, "console")) {

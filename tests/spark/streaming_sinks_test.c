@@ -1,11 +1,17 @@
 /*
 ** streaming_sinks_test.c — dipper's streaming sinks on a real Spark
-** (127.0.0.1:15002) and a real Kafka (127.0.0.1:9092), through the compile
-** pipeline and the streaming backend (translate_stream.h, streaming.h):
+** (127.0.0.1:15002, or $DIPPER_SPARK_REMOTE) and a real Kafka
+** (127.0.0.1:9092), through the compile pipeline and the streaming backend
+** (translate_stream.h, streaming.h):
 **
 **  - kafka, three sinks started by one EXECUTE STATEMENT SET (one query per
 **    INSERT): json with the key from PRIMARY KEY, csv with the key from
 **    'key.fields', raw without a key; records read back key and value;
+**  - kafka avro (key.format avro), json with a raw key and
+**    'value.fields-include' = 'EXCEPT_KEY', csv with a csv key: the Avro
+**    records decoded by dipper's codec and equal byte for byte to what the
+**    embedded engine writes for the same rows;
+**  - filesystem avro (Spark's avro data source), read back through Spark;
 **  - filesystem json PARTITIONED BY, run twice from one checkpoint: every
 **    row once, in its partition directory, times in dipper's text;
 **  - console and blackhole (Spark's noop), started together: both end,
@@ -97,6 +103,161 @@ TEST(kafka_sinks_key_and_format_from_a_statement_set) {
   expect_topic(tc, want_csv, 2);
   static const char *const want_raw[] = {"(null)\tann!", "(null)\tbob!"};
   expect_topic(tr, want_raw, 2);
+  st_close(&e);
+}
+
+/* The bytes as hex "0a 02", each a malloc'd string. */
+static char **hex_of(int n, char *const *v, const size_t *lens) {
+  char **h = calloc((size_t)n + 1, sizeof *h);
+  for (int i = 0; h && i < n; i++) {
+    h[i] = calloc(3 * lens[i] + 1, 1);
+    for (size_t k = 0, at = 0; h[i] && k < lens[i]; k++)
+      at += (size_t)snprintf(h[i] + at, 4, "%s%02x", k ? " " : "", (unsigned char)v[i][k]);
+  }
+  return h;
+}
+
+#define AVRO_TABLES(path, ta, tr, tc) \
+  "CREATE TABLE src (id INT, name STRING, price DECIMAL(10, 2), ts TIMESTAMP(3),\n" \
+  "  lts TIMESTAMP_LTZ(3)) WITH ('connector' = 'filesystem', 'path' = '" path "',\n" \
+  "  'format' = 'json');\n" \
+  "CREATE TABLE ka (id INT, name STRING, price DECIMAL(10, 2), ts TIMESTAMP(3),\n" \
+  "  lts TIMESTAMP_LTZ(3)) WITH (" KAFKA(ta) ", 'format' = 'avro',\n" \
+  "  'key.fields' = 'id', 'key.format' = 'avro');\n" \
+  "CREATE TABLE kr (id INT, name STRING, price DECIMAL(10, 2)) WITH (" KAFKA(tr) ",\n" \
+  "  'format' = 'json', 'key.fields' = 'name', 'key.format' = 'raw',\n" \
+  "  'value.fields-include' = 'EXCEPT_KEY');\n" \
+  "CREATE TABLE kc (id INT, name STRING, price DECIMAL(10, 2)) WITH (" KAFKA(tc) ",\n" \
+  "  'format' = 'csv', 'key.fields' = 'name;id', 'key.format' = 'csv');\n"
+
+TEST(kafka_avro_value_and_key_formats) {
+  st_env e;
+  CHECK_EQ(st_open(&e, "sink_avro"), 0);
+  char ta[160], tr[160], tc[160], ddl[4096], sql[8192];
+  snprintf(ta, sizeof ta, "%s_avro", e.tag);
+  snprintf(tr, sizeof tr, "%s_rawkey", e.tag);
+  snprintf(tc, sizeof tc, "%s_csvkey", e.tag);
+  const char *topics[] = {ta, tr, tc};
+  for (int i = 0; i < 3; i++) {
+    int rc = dp_tk_create_topic(ST_BROKERS, topics[i], 1, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    CHECK_EQ(rc, 0);
+  }
+  static const char *const in[] = {
+      "{\"id\":1,\"name\":\"ann\",\"price\":12.34,\"ts\":\"2024-01-01 10:00:00.123\","
+      "\"lts\":\"2024-01-01 10:00:00.456Z\"}",
+      "{\"id\":2,\"name\":\"bob\",\"price\":null,\"ts\":\"1969-12-31 23:59:59.999\","
+      "\"lts\":null}",
+  };
+  CHECK_EQ(st_write_file(&e, "in", "1.json", "{\"id\":1,\"name\":\"ann\",\"price\":12.34,"
+                                             "\"ts\":\"2024-01-01 10:00:00.123\","
+                                             "\"lts\":\"2024-01-01 10:00:00.456Z\"}\n"
+                                             "{\"id\":2,\"name\":\"bob\",\"price\":null,"
+                                             "\"ts\":\"1969-12-31 23:59:59.999\",\"lts\":null}\n"),
+           0);
+  snprintf(ddl, sizeof ddl, AVRO_TABLES("%s/in", "%s", "%s", "%s"), e.dir, ta, tr, tc);
+  snprintf(sql, sizeof sql,
+           "SET 'execution.checkpointing.dir' = '%s/ck';\n"
+           "SET 'dipper.trigger' = 'available-now';\n%s"
+           "EXECUTE STATEMENT SET BEGIN\n"
+           "INSERT INTO ka SELECT * FROM src;\n"
+           "INSERT INTO kr SELECT id, name, price FROM src;\n"
+           "INSERT INTO kc SELECT id, name, price FROM src;\n"
+           "END",
+           e.dir, ddl);
+  dp_sq qs[3];
+  int nq = 0;
+  CHECK_EQ(st_start_all(&e, sql, qs, 3, &nq), 0);
+  CHECK_EQ(nq, 3);
+  for (int i = 0; i < nq; i++) {
+    CHECK_EQ(st_finish(&e, &qs[i], 1), 0);
+    dp_sq_free(&qs[i]);
+  }
+  /* the Avro records: values and keys decoded by dipper's codec, and the
+     very bytes the embedded engine writes for the same rows */
+  dp_tk_record *r = NULL;
+  int n = dp_tk_consume_records(ST_BROKERS, ta, 1, 2, 60000, &r, err, sizeof err);
+  if (n < 0) fprintf(stderr, "%s\n", err);
+  CHECK_EQ(n, 2);
+  char **values = NULL, **keys = NULL;
+  if (n == 2) {
+    CHECK_EQ(st_avro_decode(ddl, "ka", NULL, n, r, 0, &values), 0);
+    CHECK_EQ(st_avro_decode(ddl, "ka", "id", n, r, 1, &keys), 0);
+  }
+  if (values && keys) {
+    st_sort(values, n);
+    st_sort(keys, n);
+    static const char *const want_values[] = {
+        "{\"id\":1,\"name\":\"ann\",\"price\":12.34,\"ts\":\"2024-01-01 10:00:00.123\","
+        "\"lts\":\"2024-01-01 10:00:00.456Z\"}",
+        "{\"id\":2,\"name\":\"bob\",\"price\":null,\"ts\":\"1969-12-31 23:59:59.999\","
+        "\"lts\":null}",
+    };
+    CHECK_EQ(st_expect(values, n, want_values, 2), 0);
+    static const char *const want_keys[] = {"{\"id\":1}", "{\"id\":2}"};
+    CHECK_EQ(st_expect(keys, n, want_keys, 2), 0);
+    char **emb = NULL;
+    size_t *emb_lens = NULL;
+    CHECK_EQ(st_avro_encode(ddl, "ka", NULL, 2, in, &emb, &emb_lens), 0);
+    char *got_v[2] = {r[0].value, r[1].value};
+    size_t got_l[2] = {r[0].value_len, r[1].value_len};
+    char **hg = hex_of(2, got_v, got_l), **he = emb ? hex_of(2, emb, emb_lens) : NULL;
+    if (hg && he) {
+      st_sort(hg, 2);
+      st_sort(he, 2);
+      CHECK_EQ(st_expect(hg, 2, (const char *const *)he, 2), 0);
+    }
+    dp_tk_free(hg, 2);
+    dp_tk_free(he, he ? 2 : 0);
+    dp_tk_free(emb, emb ? 2 : 0);
+    free(emb_lens);
+  }
+  dp_tk_free(values, values ? n : 0);
+  dp_tk_free(keys, keys ? n : 0);
+  dp_tk_free_records(r, n < 0 ? 0 : n);
+  /* a raw key (the name as it is), the value without it (EXCEPT_KEY) */
+  static const char *const want_raw[] = {
+      "ann\t{\"id\":1,\"price\":12.34}",
+      "bob\t{\"id\":2,\"price\":null}",
+  };
+  expect_topic(tr, want_raw, 2);
+  /* a CSV key in 'key.fields' order, the value every column */
+  static const char *const want_csv[] = {"ann,1\t1,ann,12.34", "bob,2\t2,bob,"};
+  expect_topic(tc, want_csv, 2);
+  st_close(&e);
+}
+
+TEST(filesystem_avro_read_back) {
+  st_env e;
+  CHECK_EQ(st_open(&e, "sink_files_avro"), 0);
+  char sql[4096];
+  snprintf(sql, sizeof sql,
+           "SET 'execution.checkpointing.dir' = '%s/ck';\n"
+           "SET 'dipper.trigger' = 'available-now';\n"
+           "CREATE TABLE src (id INT, name STRING, price DECIMAL(10, 2), ts TIMESTAMP(3))\n"
+           "  WITH ('connector' = 'filesystem', 'path' = '%s/in', 'format' = 'json');\n"
+           "CREATE TABLE fout (id INT, name STRING, price DECIMAL(10, 2), ts TIMESTAMP(3))\n"
+           "  WITH ('connector' = 'filesystem', 'path' = '%s/out', 'format' = 'avro');\n"
+           "INSERT INTO fout SELECT * FROM src",
+           e.dir, e.dir, e.dir);
+  CHECK_EQ(st_write_file(&e, "in", "1.json",
+                         "{\"id\":1,\"name\":\"ann\",\"price\":12.34,\"ts\":\"2024-01-01 10:00:00.123\"}\n"
+                         "{\"id\":2,\"name\":null,\"price\":-0.5,\"ts\":null}\n"),
+           0);
+  CHECK_EQ(st_run(&e, sql, 1), 0);
+  /* Spark's avro reader of the directory (the files its sink committed) */
+  char q[1024], **rows = NULL;
+  snprintf(q, sizeof q,
+           "SELECT to_json(struct(*), map('timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss.SSS')) AS j "
+           "FROM avro.`%s/out` ORDER BY j",
+           e.dir);
+  int n = st_rows(&e, q, &rows);
+  static const char *const want[] = {
+      "{\"id\":1,\"name\":\"ann\",\"price\":12.34,\"ts\":\"2024-01-01 10:00:00.123\"}",
+      "{\"id\":2,\"price\":-0.50}",
+  };
+  CHECK_EQ(st_expect(rows, n, want, 2), 0);
+  st_free_rows(rows, n);
   st_close(&e);
 }
 

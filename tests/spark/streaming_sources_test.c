@@ -1,12 +1,15 @@
 /*
 ** streaming_sources_test.c — dipper's kafka source on a real Spark
-** (127.0.0.1:15002) reading a real Kafka (127.0.0.1:9092), through the
-** compile pipeline and the streaming backend (translate_stream.h,
-** streaming.h): a topic list with every metadata column, a topic pattern
+** (127.0.0.1:15002, or $DIPPER_SPARK_REMOTE) reading a real Kafka
+** (127.0.0.1:9092), through the compile pipeline and the streaming backend
+** (translate_stream.h, streaming.h): a topic list with every metadata column, a topic pattern
 ** with CSV values, raw values from specific offsets, the start at a record
-** timestamp, the start at the latest offset, and Avro refused at compile
-** time.  Topics are unique per run; each query writes Spark's memory sink,
-** read back as sorted JSON and compared exactly.
+** timestamp, the start at the latest offset, Avro values written as the
+** embedded engine writes them (every time, a DECIMAL, NULLs; bad records
+** skipped), and a JSON key read into the 'key.fields' columns
+** ('value.fields-include' = 'EXCEPT_KEY').  Topics are unique per run; each
+** query writes Spark's memory sink, read back as sorted JSON and compared
+** exactly.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,19 +197,140 @@ TEST(start_at_latest_offset) {
   st_close(&e);
 }
 
-TEST(avro_refused_at_compile_time) {
+/* The memory table `out` as JSON with milliseconds in every time. */
+static void expect_out_ms(st_env *e, const char *const *want, int nwant) {
+  char **rows = NULL;
+  int n = st_rows(e,
+                  "SELECT to_json(struct(*), map('timestampFormat', 'yyyy-MM-dd HH:mm:ss.SSS', "
+                  "'timestampNTZFormat', 'yyyy-MM-dd HH:mm:ss.SSS')) AS j FROM out ORDER BY j",
+                  &rows);
+  CHECK_EQ(st_expect(rows, n, want, nwant), 0);
+  st_free_rows(rows, n);
+}
+
+/* Produce the JSON rows as Avro datums of table `table` in `script`. */
+static int produce_avro(const char *t, const char *script, const char *table, int n,
+                        const char *const *json) {
+  char **v = NULL;
+  size_t *lens = NULL;
+  int rc = st_avro_encode(script, table, NULL, n, json, &v, &lens);
+  if (rc == 0) rc = dp_tk_produce_bytes(ST_BROKERS, t, 0, n, NULL, NULL, (const char *const *)v,
+                                        lens, err, sizeof err);
+  if (rc) fprintf(stderr, "%s\n", err);
+  dp_tk_free(v, v ? n : 0);
+  free(lens);
+  return rc;
+}
+
+#define AVRO_SRC \
+  "CREATE TABLE src (id BIGINT NOT NULL, name STRING, price DECIMAL(10, 2), ts TIMESTAMP(3),\n" \
+  "  lts TIMESTAMP_LTZ(3), small SMALLINT)\n" \
+  KAFKA_WITH("'topic' = '%s'") ",\n" \
+  "  'scan.startup.mode' = 'earliest-offset', 'format' = 'avro');\n"
+
+TEST(avro_values_as_the_embedded_engine_writes_them) {
   st_env e;
   CHECK_EQ(st_open(&e, "src_avro"), 0);
-  char why[1024];
-  int rc = st_refusal(&e,
-                      "CREATE TABLE src (n INT) WITH ('connector' = 'kafka', 'topic' = 't',\n"
-                      "  'properties.bootstrap.servers' = '" ST_BROKERS "', 'format' = 'avro');\n"
-                      "CREATE TABLE out (n INT) WITH ('connector' = 'memory');\n"
-                      "INSERT INTO out SELECT n FROM src",
-                      why, sizeof why);
-  CHECK_EQ(rc, DIPPER_UNSUPPORTED);
-  CHECK(strncmp(why, "2:", 2) == 0);
-  CHECK_CONTAINS(why, "table `src`: 'format' = 'avro' on Spark needs the spark-avro package");
+  char t[160], ddl[1024], sql[4096];
+  CHECK_EQ(topic(&e, t, sizeof t, "avro"), 0);
+  snprintf(ddl, sizeof ddl, AVRO_SRC, t);
+  /* TIMESTAMP(3) is local-timestamp-millis, TIMESTAMP_LTZ(3) timestamp-millis
+     (the session's zone is UTC), DECIMAL bytes, SMALLINT an Avro int */
+  static const char *const rows[] = {
+      "{\"id\":1,\"name\":\"ann\",\"price\":12.34,\"ts\":\"2024-01-01 10:00:00.123\","
+      "\"lts\":\"2024-01-01 10:00:00.456Z\",\"small\":-7}",
+      "{\"id\":2,\"name\":null,\"price\":-0.5,\"ts\":\"1969-12-31 23:59:59.999\","
+      "\"lts\":\"2024-06-30 23:59:59.001Z\",\"small\":300}",
+      "{\"id\":3,\"name\":\"\\u00e9t\\u00e9\",\"price\":null,\"ts\":null,\"lts\":null,\"small\":null}",
+  };
+  CHECK_EQ(produce_avro(t, ddl, "src", 3, rows), 0);
+  snprintf(sql, sizeof sql,
+           "SET 'dipper.trigger' = 'available-now';\n%s"
+           "CREATE TABLE out (id BIGINT, name STRING, price DECIMAL(10, 2), ts TIMESTAMP(3),\n"
+           "  lts TIMESTAMP_LTZ(3), small SMALLINT) WITH ('connector' = 'memory');\n"
+           "INSERT INTO out SELECT * FROM src",
+           ddl);
+  CHECK_EQ(st_run(&e, sql, 1), 0);
+  static const char *const want[] = {
+      "{\"id\":1,\"name\":\"ann\",\"price\":12.34,\"ts\":\"2024-01-01 10:00:00.123\","
+      "\"lts\":\"2024-01-01 10:00:00.456\",\"small\":-7}",
+      "{\"id\":2,\"price\":-0.50,\"ts\":\"1969-12-31 23:59:59.999\","
+      "\"lts\":\"2024-06-30 23:59:59.001\",\"small\":300}",
+      "{\"id\":3,\"name\":\"\xc3\xa9t\xc3\xa9\"}",
+  };
+  expect_out_ms(&e, want, 3);
+  st_close(&e);
+}
+
+TEST(avro_bad_records_skipped) {
+  st_env e;
+  CHECK_EQ(st_open(&e, "src_avro_bad"), 0);
+  char t[160], ddl[1024], sql[4096];
+  CHECK_EQ(topic(&e, t, sizeof t, "avro_bad"), 0);
+  snprintf(ddl, sizeof ddl,
+           "CREATE TABLE src (a INT, b STRING) " KAFKA_WITH("'topic' = '%s'") ",\n"
+           "  'format' = 'avro', 'dipper.bad-records' = 'skip');\n",
+           t);
+  /* a record, a datum whose first union branch is 7 (bad: skipped), the
+     record whose fields are all NULL (00 00: kept), a datum cut short in
+     its string (bad: skipped), a record */
+  static const char *const good[] = {"{\"a\":1,\"b\":\"x\"}", "{\"a\":null,\"b\":null}",
+                                     "{\"a\":2,\"b\":null}"};
+  char **v = NULL;
+  size_t *lens = NULL;
+  CHECK_EQ(st_avro_encode(ddl, "src", NULL, 3, good, &v, &lens), 0);
+  if (v) {
+    static const char bad1[] = "\x0e\x01", bad2[] = "\x02\x02\x02";
+    const char *recs[] = {v[0], bad1, v[1], bad2, v[2]};
+    size_t rl[] = {lens[0], 2, lens[1], 3, lens[2]};
+    CHECK_EQ(lens[1], 2);
+    int rc = dp_tk_produce_bytes(ST_BROKERS, t, 0, 5, NULL, NULL, recs, rl, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    CHECK_EQ(rc, 0);
+  }
+  dp_tk_free(v, v ? 3 : 0);
+  free(lens);
+  snprintf(sql, sizeof sql,
+           "SET 'dipper.trigger' = 'available-now';\n%s"
+           "CREATE TABLE out (a INT, b STRING) WITH ('connector' = 'memory');\n"
+           "INSERT INTO out SELECT * FROM src",
+           ddl);
+  CHECK_EQ(st_run(&e, sql, 1), 0);
+  static const char *const want[] = {"{\"a\":1,\"b\":\"x\"}", "{\"a\":2}", "{}"};
+  expect_out(&e, want, 3);
+  st_close(&e);
+}
+
+TEST(json_key_fields_except_key) {
+  st_env e;
+  CHECK_EQ(st_open(&e, "src_key"), 0);
+  char t[160], sql[4096];
+  CHECK_EQ(topic(&e, t, sizeof t, "key"), 0);
+  /* the key holds id and region (named without the table's prefix k_), the
+     value the rest: its own k_id is not read; no key gives NULLs */
+  static const char *const keys[] = {"{\"id\":1,\"region\":\"eu\"}",
+                                     "{\"region\":\"us\",\"id\":2}", NULL};
+  static const char *const values[] = {"{\"amount\":1.5,\"note\":\"a\"}",
+                                       "{\"amount\":2,\"note\":null,\"k_id\":99}",
+                                       "{\"amount\":3,\"note\":\"c\"}"};
+  CHECK_EQ(produce(t, 3, keys, values, NULL), 0);
+  snprintf(sql, sizeof sql,
+           "SET 'dipper.trigger' = 'available-now';\n"
+           "CREATE TABLE src (k_id INT, amount DOUBLE, k_region STRING, note STRING)\n"
+           KAFKA_WITH("'topic' = '%s'") ",\n"
+           "  'format' = 'json', 'key.format' = 'json', 'key.fields' = 'k_id;k_region',\n"
+           "  'key.fields-prefix' = 'k_', 'value.fields-include' = 'EXCEPT_KEY');\n"
+           "CREATE TABLE out (k_id INT, k_region STRING, amount DOUBLE, note STRING)\n"
+           "  WITH ('connector' = 'memory');\n"
+           "INSERT INTO out SELECT k_id, k_region, amount, note FROM src",
+           t);
+  CHECK_EQ(st_run(&e, sql, 1), 0);
+  static const char *const want[] = {
+      "{\"amount\":3.0,\"note\":\"c\"}",
+      "{\"k_id\":1,\"k_region\":\"eu\",\"amount\":1.5,\"note\":\"a\"}",
+      "{\"k_id\":2,\"k_region\":\"us\",\"amount\":2.0}",
+  };
+  expect_out(&e, want, 3);
   st_close(&e);
 }
 
