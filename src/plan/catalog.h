@@ -98,10 +98,6 @@ int dp_catalog_create_view(dp_catalog *c, dp_diags *d, const dp_ast_create_view 
                            const char *text);
 int dp_catalog_drop_stmt(dp_catalog *c, dp_diags *d, const dp_ast_drop *dr);
 
-/* Is `addr` a well-formed Spark Connect address sc://host[:port][/;key=value...]
-** (only its shape: nothing is resolved)?  NULL when it is, else what is wrong. */
-const char *dp_engine_address_problem(const char *addr);
-
 /* Session options (SET/RESET). Known keys are validated by dp_catalog_set. */
 int dp_catalog_set(dp_catalog *c, dp_diags *d, const dp_ast_set *s);
 int dp_catalog_reset(dp_catalog *c, const char *key); /* NULL: all */

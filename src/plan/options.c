@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sc_uri.h"
 #include "plan/catalog.h"
 #include "plan/catalog_int.h"
 
@@ -202,76 +203,6 @@ static bool enum_match(const char *values, const char *v, char *out, size_t cap)
   return false;
 }
 
-/* ---- engine addresses ---- */
-
-static bool valid_port(const char *p, size_t n) {
-  if (n == 0 || n > 5) return false;
-  long v = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!is_digit((unsigned char)p[i])) return false;
-    v = v * 10 + (p[i] - '0');
-  }
-  return v >= 1 && v <= 65535;
-}
-
-/* Keys of a Spark Connect connection string (Spark's client-connection-string
-** document); anything else is refused so that a typo does not surface later
-** as a puzzling connection failure. */
-static const char *const sc_param_keys[] = {"token", "use_ssl", "user_id", "user_agent",
-                                            "session_id", "grpc_max_message_size", NULL};
-
-/* Check sc://host[:port][/;k=v;...] (Spark Connect's connection string; the
-** port defaults to 15002 there).  NULL when fine, else what is wrong. */
-const char *dp_engine_address_problem(const char *v) {
-  if (strncmp(v, "sc://", 5) != 0) return "it must be 'embedded' or start with 'sc://'";
-  const char *p = v + 5;
-  const char *host = p;
-  if (*p == '[') {
-    p = strchr(p, ']');
-    if (!p || p == host + 1) return "the IPv6 host in [...] is not closed or empty";
-    p++;
-  } else {
-    while (*p && *p != ':' && *p != '/') {
-      if (!(is_alpha((unsigned char)*p) || is_digit((unsigned char)*p) || *p == '.' || *p == '-' ||
-            *p == '_'))
-        return "the host name may hold only letters, digits, '.', '-' and '_'";
-      p++;
-    }
-    if (p == host) return "the host is missing (sc://host:15002)";
-  }
-  if (*p == ':') {
-    const char *port = ++p;
-    while (*p && *p != '/' && *p != ';') p++;
-    if (!valid_port(port, (size_t)(p - port))) return "the port must be a number from 1 to 65535";
-  }
-  if (!*p) return NULL;
-  if (*p != '/') return "parameters follow a '/': sc://host:port/;key=value";
-  p++;
-  if (*p && *p != ';') return "parameters follow '/;' (Spark's grammar): sc://host:port/;key=value";
-  while (*p) {
-    if (*p == ';') {
-      p++;
-      continue;
-    }
-    size_t n = strcspn(p, ";");
-    const char *eq = memchr(p, '=', n);
-    if (!eq || eq == p) return "each parameter after '/' must be written ;key=value";
-    size_t klen = (size_t)(eq - p);
-    const char *val = eq + 1;
-    size_t vlen = n - klen - 1;
-    bool known = false;
-    for (int i = 0; sc_param_keys[i]; i++) known |= eq_ci_n(p, klen, sc_param_keys[i]);
-    if (!known) return "unknown parameter: Spark Connect takes token, use_ssl, user_id, user_agent, "
-                       "session_id and grpc_max_message_size";
-    if (vlen == 0) return "a parameter after '/' must have a value: ;key=value";
-    if (eq_ci_n(p, klen, "use_ssl") && !eq_ci_n(val, vlen, "true") && !eq_ci_n(val, vlen, "false"))
-      return "use_ssl must be true or false";
-    if (eq_ci_n(p, klen, "token") && vlen == 0) return "token must not be empty";
-    p += n;
-  }
-  return NULL;
-}
-
 /* ---- triggers ---- */
 
 /* Canonical trigger text into out, or NULL with *why set. */
@@ -395,13 +326,27 @@ int dp_catalog_set(dp_catalog *c, dp_diags *d, const dp_ast_set *s) {
   }
   case V_ENGINE: {
     if (eq_ci(value, "embedded")) return store(c, key, "embedded");
-    const char *why = dp_engine_address_problem(value);
-    if (why)
-      return dp_error(d, DIPPER_OPTION, s->value_span,
-                      "'%s' = '%s' is not an engine: %s; write 'embedded' or "
-                      "'sc://host:port[/;token=..;use_ssl=true]'",
-                      key, value, why);
-    return store(c, key, value);
+    /* the parser the Spark client connects with: what passes here connects */
+    dp_sc_uri uri;
+    dp_buf why = DP_BUF_INIT;
+    int rc = dp_sc_uri_parse(value, &uri, &why);
+    dp_sc_uri_free(&uri);
+    if (rc == DIPPER_OK) {
+      dp_buf_free(&why);
+      return store(c, key, value);
+    }
+    /* the parser names the string first: said once here */
+    const char *text = why.len ? dp_buf_cstr(&why) : "out of memory";
+    size_t vlen = strlen(value);
+    if (strncmp(text, "connection string '", 19) == 0 && strncmp(text + 19, value, vlen) == 0 &&
+        strncmp(text + 19 + vlen, "', ", 3) == 0)
+      text += 19 + vlen + 3;
+    rc = dp_error(d, rc == DIPPER_NOMEM ? DIPPER_NOMEM : DIPPER_OPTION, s->value_span,
+                  "'%s' = '%s' is not an engine: %s; write 'embedded' or "
+                  "'sc://host:port[/;token=..;use_ssl=true]'",
+                  key, value, text);
+    dp_buf_free(&why);
+    return rc;
   }
   case V_TRIGGER: {
     const char *why = NULL;

@@ -8,7 +8,7 @@
 ** the status of each call (grpc-status, grpc-message, grpc-status-details-bin
 ** in the trailers or in a trailers-only response).
 ** Does not own: what the messages mean (serialized protobuf, client.c), the
-** connection string (uri.c), retries and reconnecting (client.c).
+** connection string (core/sc_uri.c), retries and reconnecting (client.c).
 **
 ** Why nghttp2 and not gRPC core: Spark Connect needs only unary and
 ** server-streaming calls (AddArtifacts, the one client-streaming method, is

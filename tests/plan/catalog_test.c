@@ -562,7 +562,7 @@ TEST(engine_addresses) {
   CHECK_EQ(run(&e, "SET 'dipper.engine' = 'sc://[::1]:15002'"), DIPPER_OK);
   CHECK_STR(dp_catalog_option(e.cat, "dipper.engine"), "sc://[::1]:15002");
   int rc = run(&e, "SET 'dipper.engine' = 'http://localhost:15002'");
-  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "start with 'sc://'", "'http");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "is not an engine: character 1: a Spark Connect address starts with sc://", "'http");
   rc = run(&e, "SET 'dipper.engine' = 'sc://:15002'");
   EXPECT_ERROR(&e, rc, DIPPER_OPTION, "the host is missing", "'sc:");
   rc = run(&e, "SET 'dipper.engine' = 'sc://h:99999'");
@@ -572,7 +572,7 @@ TEST(engine_addresses) {
   rc = run(&e, "SET 'dipper.engine' = 'sc://h:15002;token=x'");
   EXPECT_ERROR(&e, rc, DIPPER_OPTION, "parameters follow a '/'", "'sc:");
   rc = run(&e, "SET 'dipper.engine' = 'sc://h:15002/;token'");
-  EXPECT_ERROR(&e, rc, DIPPER_OPTION, ";key=value", "'sc:");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "character 15: a parameter must be written key=value", "'sc:");
   env_free(&e);
 }
 

@@ -1,18 +1,19 @@
 /*
-** uri.c — the Spark Connect connection string, parsed into a dp_sc_uri.
+** sc_uri.c — the Spark Connect connection string, parsed into a dp_sc_uri.
 **
 ** Owns: the grammar sc://host[:port][/;key=value;...] (Spark's
 ** client-connection-string document) with dipper's one addition,
 ** grpc_max_message_size, and the errors that say at which character a
 ** string goes wrong and what to write instead.
-** Does not own: the quick well-formedness check of SET 'dipper.engine'
-** (plan/options.c, which accepts the same strings), connecting (grpc.c).
+** Its users: SET 'dipper.engine' (plan/options.c) and dipper_open check an
+** address with it; the Spark client (spark/client.c) connects with it.
+** Does not own: connecting (spark/grpc.c).
 **
 ** Keys are matched without regard to case, as options.c does; values are
 ** taken as written (no percent-decoding), and may not hold spaces or control
 ** characters, which only a mistake puts there.
 */
-#include "spark/grpc.h"
+#include "core/sc_uri.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
 /*
-** uri_test.c — the Spark Connect connection string (src/spark/uri.c): every
+** sc_uri_test.c — the Spark Connect connection string (src/core/sc_uri.c): every
 ** parameter, the defaults, IPv6 hosts, and the errors with their positions.
 ** Offline: no server.
 */
-#include "spark/grpc.h"
+#include "core/sc_uri.h"
 
 #include <stdlib.h>
 
