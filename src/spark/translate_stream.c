@@ -2,12 +2,16 @@
 ** translate_stream.c — streaming sources and the streaming write on Spark.
 **
 ** Owns: kafka and socket sources (Spark's fixed record schema turned into the
-** table's columns: the value parsed by the table's format and DDL schema,
-** metadata columns from the record), unbounded datagen tables as Spark's
-** rate source and WriteStreamOperationStart (sink
-** format and options, the rows serialized for kafka, partitioning, output
-** mode, trigger, checkpoint location, query name).  Options follow dipper's
-** (Flink's) names and are mapped onto Spark's here.
+** table's columns: the value parsed by the table's format and DDL schema —
+** from_json, from_csv, raw, from_avro with formats/avro.h's schema — the
+** 'key.fields' columns from the key with 'value.fields-include' =
+** 'EXCEPT_KEY', metadata columns from the record), unbounded datagen tables
+** as Spark's rate source and WriteStreamOperationStart (sink format and
+** options, the rows serialized for kafka — value and key each in its format,
+** to_avro giving the embedded engine's bytes — partitioning, output mode,
+** trigger, checkpoint location, query name).  Options follow dipper's
+** (Flink's) names and are mapped onto Spark's here.  from_avro and to_avro
+** are the spark-avro package's: scripts/spark-local loads it.
 ** Does not own: every other relation (translate.c), expressions and types
 ** (translate_expr.c, translate_type.c), running queries (streaming.c).
 */
