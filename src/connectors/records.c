@@ -188,9 +188,16 @@ int dp_bad_record(dp_bad_records *br, dp_source *s, const char *where, const dp_
     dp_json_put_string(&line, where, strlen(where));
     dp_buf_printf(&line, ",\"offset\":%lld,\"error\":", (long long)e->offset);
     dp_json_put_string(&line, e->msg, strlen(e->msg));
-    dp_buf_puts(&line, ",\"record\":");
-    while (n > 0 && (rec[n - 1] == '\n' || rec[n - 1] == '\r')) n--;
-    dp_json_put_string(&line, rec, n);
+    if (dp_utf8_valid_prefix((const unsigned char *)rec, n) == n) {
+      dp_buf_puts(&line, ",\"record\":");
+      while (n > 0 && (rec[n - 1] == '\n' || rec[n - 1] == '\r')) n--;
+      dp_json_put_string(&line, rec, n);
+    } else {
+      /* binary (an Avro datum, stray bytes): kept whole rather than mangled */
+      dp_buf_puts(&line, ",\"record_base64\":\"");
+      dp_base64_put(&line, (const unsigned char *)rec, n);
+      dp_buf_putc(&line, '"');
+    }
     dp_buf_puts(&line, "}\n");
     int rc = DIPPER_OK;
     if (line.oom)

@@ -241,51 +241,6 @@ int dp_avro_schema_json(const dp_schema *s, const bool *cols, dp_buf *out, int *
   return DIPPER_OK;
 }
 
-/* ---- UTF-8 (as json.c checks it) ---- */
-
-/* Length of the valid UTF-8 sequence at p (1..4), or 0. */
-static size_t utf8_len(const unsigned char *p, const unsigned char *end) {
-  unsigned c = p[0];
-  size_t n;
-  unsigned min;
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-    min = 0x80;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    min = 0x800;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    min = 0x10000;
-  } else {
-    return 0;
-  }
-  if ((size_t)(end - p) < n) return 0;
-  unsigned cp = c & (0x7Fu >> n);
-  for (size_t i = 1; i < n; i++) {
-    if ((p[i] & 0xC0) != 0x80) return 0;
-    cp = cp << 6 | (p[i] & 0x3Fu);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return n;
-}
-
-/* The offset of the first byte of p[0..n) that is not UTF-8, or n. */
-static size_t utf8_bad(const unsigned char *p, size_t n) {
-  size_t i = 0;
-  while (i < n) {
-    if (p[i] < 0x80) {
-      i++;
-      continue;
-    }
-    size_t k = utf8_len(p + i, p + n);
-    if (!k) return i;
-    i += k;
-  }
-  return n;
-}
-
 /* ---- the decoding plan ---- */
 
 typedef struct anode anode;
@@ -623,7 +578,7 @@ static int decode_map(dp_avro_decoder *dec, const anode *a, dp_vector *v) {
       const unsigned char *k;
       size_t kn;
       if ((rc = read_bytes(dec, &k, &kn)) != DIPPER_OK) return rc;
-      size_t bad = utf8_bad(k, kn);
+      size_t bad = dp_utf8_valid_prefix(k, kn);
       if (bad < kn) return fail(dec, k + bad, "a map key that is not UTF-8 (byte 0x%02x)", k[bad]);
       if ((rc = dp_vector_append_str(keys, (const char *)k, kn)) != DIPPER_OK) return rc;
       push_seg(dec, (const char *)k, kn, -1);
@@ -718,7 +673,7 @@ static int decode_value(dp_avro_decoder *dec, const anode *a, dp_vector *v) {
     size_t n;
     if ((rc = read_bytes(dec, &s, &n)) != DIPPER_OK) return rc;
     if (t->kind == DP_T_STRING) {
-      size_t bad = utf8_bad(s, n);
+      size_t bad = dp_utf8_valid_prefix(s, n);
       if (bad < n)
         return fail(dec, s + bad,
                     "a string that is not UTF-8 (byte 0x%02x); declare the column BYTES for "
@@ -790,7 +745,7 @@ static void put_long(dp_buf *out, int64_t x) {
 
 static void put_string(dp_buf *out, const char *p, size_t n) {
   const unsigned char *u = (const unsigned char *)p;
-  size_t bad = utf8_bad(u, n);
+  size_t bad = dp_utf8_valid_prefix(u, n);
   if (bad == n) {
     put_long(out, (int64_t)n);
     dp_buf_put(out, p, n);
@@ -800,7 +755,7 @@ static void put_string(dp_buf *out, const char *p, size_t n) {
   dp_buf fixed = DP_BUF_INIT;
   size_t i = 0;
   while (i < n) {
-    size_t k = u[i] < 0x80 ? 1 : utf8_len(u + i, u + n);
+    size_t k = u[i] < 0x80 ? 1 : dp_utf8_len(u + i, u + n);
     if (k) {
       dp_buf_put(&fixed, p + i, k);
       i += k;

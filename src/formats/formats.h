@@ -149,6 +149,12 @@ int dp_text_append_scalar(dp_vector *v, const char *p, size_t n);
 void dp_base64_put(dp_buf *out, const unsigned char *p, size_t n);
 bool dp_base64_decode(const char *p, size_t n, unsigned char *dst, size_t *dst_len);
 
+/* UTF-8 as the decoders check it (no overlong forms, no surrogates, at most
+** U+10FFFF): the length of the valid sequence at p (1..4; p < end), or 0;
+** and the offset of the first byte of p[0..n) that is not UTF-8, or n. */
+size_t dp_utf8_len(const unsigned char *p, const unsigned char *end);
+size_t dp_utf8_valid_prefix(const unsigned char *p, size_t n);
+
 /* Cut v back to `length` rows (children too): undoes a part-written row. */
 void dp_format_cut(dp_vector *v, int64_t length);
 

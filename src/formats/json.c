@@ -216,34 +216,6 @@ static const char *scan_number(const char *p, const char *end) {
   return p;
 }
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0. */
-static size_t utf8_len(const unsigned char *p, const unsigned char *end) {
-  unsigned c = p[0];
-  size_t n;
-  unsigned min;
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-    min = 0x80;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    min = 0x800;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    min = 0x10000;
-  } else {
-    return 0;
-  }
-  if ((size_t)(end - p) < n) return 0;
-  unsigned cp = c & (0x7Fu >> n);
-  for (size_t i = 1; i < n; i++) {
-    if ((p[i] & 0xC0) != 0x80) return 0;
-    cp = cp << 6 | (p[i] & 0x3Fu);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return n;
-}
-
 static bool scratch_room(dp_json_decoder *dec, size_t need) {
   if (need <= dec->scratch_cap) return true;
   size_t cap = dec->scratch_cap ? dec->scratch_cap * 2 : 256;
@@ -303,7 +275,7 @@ static int lex_string(dp_json_decoder *dec, const char **pp, const char **s, siz
     }
     if (ch < 0x20) return fail(dec, p, NULL, 0, "a control character inside a string; escape it");
     if (ch >= 0x80) {
-      size_t k = utf8_len((const unsigned char *)p, (const unsigned char *)end);
+      size_t k = dp_utf8_len((const unsigned char *)p, (const unsigned char *)end);
       if (!k) return fail(dec, p, NULL, 0, "invalid UTF-8 inside a string");
       memcpy(dec->scratch + n, p, k);
       n += k;
@@ -815,7 +787,7 @@ void dp_json_put_string(dp_buf *out, const char *p, size_t n) {
     if (ch >= 0x80) {
       /* valid UTF-8 passes through; a stray byte (CSV input, BYTES cast to
       ** STRING) becomes U+FFFD so that the line stays JSON */
-      size_t k = utf8_len((const unsigned char *)p + i, (const unsigned char *)p + n);
+      size_t k = dp_utf8_len((const unsigned char *)p + i, (const unsigned char *)p + n);
       if (k) {
         i += k - 1;
         continue;

@@ -392,3 +392,47 @@ void dp_format_cut(dp_vector *v, int64_t length) {
     for (int i = 0; i < v->nchildren; i++) dp_format_cut(v->children[i], length);
   v->length = length;
 }
+
+/* ---- UTF-8 ---- */
+
+size_t dp_utf8_len(const unsigned char *p, const unsigned char *end) {
+  unsigned c = p[0];
+  size_t n;
+  unsigned min;
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+    min = 0x80;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    min = 0x800;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    min = 0x10000;
+  } else {
+    return 0;
+  }
+  if ((size_t)(end - p) < n) return 0;
+  unsigned cp = c & (0x7Fu >> n);
+  for (size_t i = 1; i < n; i++) {
+    if ((p[i] & 0xC0) != 0x80) return 0;
+    cp = cp << 6 | (p[i] & 0x3Fu);
+  }
+  /* overlong forms, beyond U+10FFFF, and UTF-16 surrogates are not UTF-8 */
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+
+size_t dp_utf8_valid_prefix(const unsigned char *p, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    if (p[i] < 0x80) {
+      i++;
+      continue;
+    }
+    size_t k = dp_utf8_len(p + i, p + n);
+    if (!k) return i;
+    i += k;
+  }
+  return n;
+}

@@ -161,7 +161,7 @@ TEST(watch_directory_and_commit_parts) {
 
 TEST(bad_records_name_the_file_and_line) {
   char *dir = h_tempdir();
-  h_write(dir, "data.csv", "1,ok\nx,bad\n3,fine\n");
+  h_write(dir, "data.csv", "1,ok\nx,bad\n3,fine\n\xff\xfe,\x01\n");
   dipper *db;
   dipper_open(&db, NULL);
   const char *msg;
@@ -185,6 +185,9 @@ TEST(bad_records_name_the_file_and_line) {
   char *dead = h_read(dir, "dead.jsonl");
   CHECK_CONTAINS(dead, "/data.csv:2\",\"offset\":0,\"error\":\"column `id` (field 1)");
   CHECK_CONTAINS(dead, "\"record\":\"x,bad\"}\n");
+  /* bytes that are not UTF-8 are kept whole, in base64 ("\xff\xfe,\x01\n") */
+  CHECK_CONTAINS(dead, "/data.csv:4\",\"offset\":0,");
+  CHECK_CONTAINS(dead, "\"record_base64\":\"//4sAQo=\"}\n");
   free(dead);
   struct ArrowSchema s;
   struct ArrowArray a;
