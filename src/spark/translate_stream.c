@@ -374,11 +374,11 @@ static const char *avro_schema(dp_sx *x, const dp_table_def *t, const dp_schema 
   const char *text = rc == DIPPER_OK && !b.oom ? dp_sx_strdup(x, dp_buf_cstr(&b)) : NULL;
   dp_buf_free(&b);
   if (rc == DIPPER_UNSUPPORTED) {
-    int col = bad >= 0 && bad < t->schema.ncols ? dp_schema_find(&t->schema, s->cols[bad].name) : -1;
+    int col = bad >= 0 && bad < s->ncols ? dp_schema_find(&t->schema, s->cols[bad].name) : -1;
     dp_sx_refuse(x, col >= 0 && t->cols ? t->cols[col].span : t->with_span,
-                 "table `%s`: 'avro' has no form for %s; declare another type or use 'format' "
-                 "= 'json'",
-                 t->name, why[0] ? why : "a column");
+                 "table `%s`: column `%s` has no Avro form (%s); declare another type or use "
+                 "'format' = 'json'",
+                 t->name, bad >= 0 && bad < s->ncols ? s->cols[bad].name : "?", why);
     return NULL;
   }
   if (!text) dp_sx_nomem(x);

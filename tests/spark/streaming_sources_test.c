@@ -6,8 +6,9 @@
 ** with CSV values, raw values from specific offsets, the start at a record
 ** timestamp, the start at the latest offset, Avro values written as the
 ** embedded engine writes them (every time, a DECIMAL, NULLs; bad records
-** skipped), and a JSON key read into the 'key.fields' columns
-** ('value.fields-include' = 'EXCEPT_KEY').  Topics are unique per run; each
+** skipped), JSON and Avro keys read into the 'key.fields' columns
+** ('value.fields-include' = 'EXCEPT_KEY'), and what Spark cannot read
+** refused at compile time.  Topics are unique per run; each
 ** query writes Spark's memory sink, read back as sorted JSON and compared
 ** exactly.
 */
@@ -331,6 +332,79 @@ TEST(json_key_fields_except_key) {
       "{\"k_id\":2,\"k_region\":\"us\",\"amount\":2.0}",
   };
   expect_out(&e, want, 3);
+  st_close(&e);
+}
+
+TEST(avro_key_fields_except_key) {
+  st_env e;
+  CHECK_EQ(st_open(&e, "src_avro_key"), 0);
+  char t[160], ddl[1024], sql[4096];
+  CHECK_EQ(topic(&e, t, sizeof t, "avro_key"), 0);
+  snprintf(ddl, sizeof ddl,
+           "CREATE TABLE src (id BIGINT, region STRING, amount DOUBLE)\n"
+           KAFKA_WITH("'topic' = '%s'") ",\n"
+           "  'format' = 'json', 'key.format' = 'avro', 'key.fields' = 'region;id',\n"
+           "  'value.fields-include' = 'EXCEPT_KEY');\n",
+           t);
+  /* keys: Avro datums of (id, region) in the table's order, as the
+     embedded engine reads them; the value holds amount only */
+  static const char *const key_rows[] = {"{\"id\":7,\"region\":\"eu\"}",
+                                         "{\"id\":null,\"region\":\"us\"}"};
+  char **k = NULL;
+  size_t *kl = NULL;
+  CHECK_EQ(st_avro_encode(ddl, "src", "id;region", 2, key_rows, &k, &kl), 0);
+  if (k) {
+    static const char *const values[] = {"{\"amount\":1.5}", "{\"amount\":-2}"};
+    size_t vl[] = {strlen(values[0]), strlen(values[1])};
+    int rc = dp_tk_produce_bytes(ST_BROKERS, t, 0, 2, (const char *const *)k, kl, values, vl,
+                                 err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    CHECK_EQ(rc, 0);
+  }
+  dp_tk_free(k, k ? 2 : 0);
+  free(kl);
+  snprintf(sql, sizeof sql,
+           "SET 'dipper.trigger' = 'available-now';\n%s"
+           "CREATE TABLE out (id BIGINT, region STRING, amount DOUBLE) WITH ('connector' = 'memory');\n"
+           "INSERT INTO out SELECT * FROM src",
+           ddl);
+  CHECK_EQ(st_run(&e, sql, 1), 0);
+  static const char *const want[] = {"{\"id\":7,\"region\":\"eu\",\"amount\":1.5}",
+                                     "{\"region\":\"us\",\"amount\":-2.0}"};
+  expect_out(&e, want, 2);
+  st_close(&e);
+}
+
+/* What Spark cannot do with these tables is refused at compile time, at
+** the place in the SQL. */
+TEST(avro_and_key_refusals) {
+  st_env e;
+  CHECK_EQ(st_open(&e, "src_refused"), 0);
+  char why[1024];
+  /* a column Avro has no form for */
+  int rc = st_refusal(&e,
+                      "CREATE TABLE src (n INT,\n  m MAP<INT, STRING>) WITH ('connector' = 'kafka', "
+                      "'topic' = 't',\n"
+                      "  'properties.bootstrap.servers' = '" ST_BROKERS "', 'format' = 'avro');\n"
+                      "CREATE TABLE out (n INT) WITH ('connector' = 'memory');\n"
+                      "INSERT INTO out SELECT n FROM src",
+                      why, sizeof why);
+  CHECK_EQ(rc, DIPPER_UNSUPPORTED);
+  CHECK(strncmp(why, "2:3:", 4) == 0);
+  CHECK_CONTAINS(why, "table `src`: column `m` has no Avro form (MAP<INT, STRING>: Avro map "
+                      "keys are strings); declare another type or use 'format' = 'json'");
+  /* no dead-letter file on Spark */
+  rc = st_refusal(&e,
+                  "CREATE TABLE src (n INT) WITH ('connector' = 'kafka', 'topic' = 't',\n"
+                  "  'properties.bootstrap.servers' = '" ST_BROKERS "', 'format' = 'avro',\n"
+                  "  'dipper.bad-records' = 'dead-letter');\n"
+                  "CREATE TABLE out (n INT) WITH ('connector' = 'memory');\n"
+                  "INSERT INTO out SELECT n FROM src",
+                  why, sizeof why);
+  CHECK_EQ(rc, DIPPER_UNSUPPORTED);
+  CHECK(strncmp(why, "3:", 2) == 0);
+  CHECK_CONTAINS(why, "Spark has no dead-letter file for bad records; use 'dipper.bad-records' = "
+                      "'skip' or 'fail'");
   st_close(&e);
 }
 
