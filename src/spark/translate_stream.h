@@ -21,9 +21,10 @@
 bool dp_sx_stream_reads(const dp_sx *x, const dp_table_def *t);
 
 /* A SCAN of a table dp_sx_stream_reads claims.  kafka, socket: the raw
-** source, the value parsed by the table's format (json, csv, raw) and DDL
-** schema, metadata columns from the record (key, topic, partition, offset,
-** timestamp).  datagen: Spark's rate source at 'rows-per-second' and a
+** source, the value parsed by the table's format (json, csv, raw, avro) and
+** DDL schema, with 'value.fields-include' = 'EXCEPT_KEY' the 'key.fields'
+** columns parsed from the key by 'key.format', metadata columns from the
+** record (key, topic, partition, offset, timestamp).  datagen: Spark's rate source at 'rows-per-second' and a
 ** projection making each column from the rate's `value` and `timestamp` per
 ** the 'fields.<col>.*' options.  Output names follow the translator's scheme
 ** ("_c<r>_<i>"). */
@@ -53,8 +54,10 @@ int dp_spark_stream_start_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp
 /* Kafka records of a sink table's rows: Project(value [, key]) over `rows`,
 ** whose n columns are named `names` (the table's written columns).  The
 ** value is the row serialized by the table's format (json, csv: times in
-** dipper's text; raw: the one column as is), the key the PRIMARY KEY columns
-** or 'key.fields' as JSON, absent when neither is declared.  NULL on a
+** dipper's text; raw: the one column as is; avro: to_avro with the schema of
+** formats/avro.h), the key the 'key.fields' columns, else the PRIMARY KEY
+** ones, in 'key.format' (json, csv, avro, raw), absent when neither is
+** declared; EXCEPT_KEY leaves the key columns out of the value.  NULL on a
 ** refusal (x->diags) or out of memory.  Streaming and batch writes share it. */
 Spark__Connect__Relation *dp_sx_kafka_records(dp_sx *x, const dp_table_def *t,
                                               Spark__Connect__Relation *rows, int n,
