@@ -11,7 +11,8 @@
 ** Every relation built here names its output columns uniquely (see
 ** translate_int.h); nodes that keep their input's columns (Filter, Sort,
 ** Limit, Deduplicate, WithWatermark) keep its names too.  Columns a node
-** carries beyond its plan schema (the window of a window aggregation, a rank
+** carries beyond its plan schema (the window struct of a window aggregation,
+** or only its time column when the GROUP BY takes window() itself, a rank
 ** that is filtered on) are listed in dp_srel.hidden; positional operations
 ** (set operations, DISTINCT) first project them away (strip).
 */
