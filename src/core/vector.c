@@ -2,7 +2,8 @@
 ** vector.c — columnar vectors and batches (vector.h): construction, growth,
 ** the slow paths of appending, values out, and batches.
 **
-** The Arrow C Data export lives in vector_export.c.
+** The Arrow C Data export lives in vector_export.c, the row gather
+** (dp_vector_take, dp_batch_take, dp_vector_append_from) in vector_take.c.
 **
 ** Growth doubles the row capacity (16 at least) and grows every buffer of the
 ** vector together, so the inline fast paths need one capacity check.  New
@@ -168,17 +169,16 @@ void dp_vector_clear(dp_vector *v) {
   if (v->offsets) v->offsets[0] = 0;
 }
 
-/* Drop rows past `length` (used to undo a composite append that failed). */
-static void truncate_to(dp_vector *v, int64_t length) {
+void dp_vector_truncate(dp_vector *v, int64_t length) {
   if (length >= v->length) return;
   if (v->validity)
     for (int64_t i = length; i < v->length; i++)
       if (!dp_bit_get(v->validity, i)) v->null_count--;
   if (v->phys == DP_PHYS_NULL) v->null_count = length;
   if (v->phys == DP_PHYS_VARBIN) v->data_len = v->offsets[length];
-  if (v->phys == DP_PHYS_LIST) truncate_to(v->children[0], v->offsets[length]);
+  if (v->phys == DP_PHYS_LIST) dp_vector_truncate(v->children[0], v->offsets[length]);
   if (v->phys == DP_PHYS_STRUCT)
-    for (int i = 0; i < v->nchildren; i++) truncate_to(v->children[i], length);
+    for (int i = 0; i < v->nchildren; i++) dp_vector_truncate(v->children[i], length);
   v->length = length;
 }
 
@@ -361,9 +361,9 @@ int dp_vector_append_value(dp_vector *v, const dp_value *x) {
     /* The row itself is closed last, so only members can be left over:
     ** cut the children back to their lengths before this row. */
     if (v->phys == DP_PHYS_LIST)
-      truncate_to(v->children[0], elements_before);
+      dp_vector_truncate(v->children[0], elements_before);
     else
-      for (int i = 0; i < v->nchildren; i++) truncate_to(v->children[i], before);
+      for (int i = 0; i < v->nchildren; i++) dp_vector_truncate(v->children[i], before);
   }
   return rc;
 }

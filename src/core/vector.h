@@ -97,6 +97,32 @@ int dp_vector_append_struct(dp_vector *v); /* closes a ROW whose children each g
 int dp_vector_append_list(dp_vector *v);   /* closes an ARRAY/MAP at the child's length */
 int dp_vector_append_value(dp_vector *v, const dp_value *x);
 
+/* n NULL rows at once, laid out as n calls of dp_vector_append_null. */
+int dp_vector_append_nulls(dp_vector *v, int64_t n);
+/* Drop the rows past `length` (children and bytes too); no-op when the
+** vector is not longer than that. */
+void dp_vector_truncate(dp_vector *v, int64_t length);
+
+/* ---- copying rows between vectors (vector_take.c) ----
+** The one row gather of the engine: filter compaction, join pairs, key
+** stores, sorts and window assignment all copy rows with it.
+**
+** dp_vector_take appends n rows of src to dst: rows sel[start..start+n),
+** where a negative index appends a NULL row (the padding of outer joins),
+** or, with sel NULL, the consecutive rows start..start+n-1.  Repeats are
+** allowed.  dst has src's type, or another layout: then only NULL rows can
+** go (as dp_vector_append_from decides), except that a NULL-typed dst or
+** src takes or gives NULLs only.  Rows NULL in src keep their slots' bytes
+** under a NULL bit; a ROW's members are copied as they are under a NULL
+** ROW.  Returns DIPPER_OK, DIPPER_NOMEM, DIPPER_LIMIT (more than 2^31-1
+** bytes or elements) or DIPPER_MISUSE (layouts that differ, or ROWs of
+** different arity); on failure dst keeps its row count (buffers may have
+** grown).  Indexes are trusted: each must be < src->length. */
+int dp_vector_take(dp_vector *dst, const dp_vector *src, const int64_t *sel, int64_t start,
+                   int64_t n);
+/* Append row `row` of src to dst (same type; a NULL row goes to any). */
+int dp_vector_append_from(dp_vector *dst, const dp_vector *src, int64_t row);
+
 static inline dp_vector *dp_vector_map_keys(dp_vector *v) { return v->children[0]->children[0]; }
 static inline dp_vector *dp_vector_map_values(dp_vector *v) { return v->children[0]->children[1]; }
 
@@ -243,6 +269,12 @@ void dp_batch_clear(dp_batch *b);
 /* Take the row count from the columns after appending to them; DIPPER_MISUSE
 ** when the columns disagree. */
 int dp_batch_sync(dp_batch *b);
+/* dp_vector_take for the first dst->ncols columns of src (same types,
+** column by column), then dst->nrows taken from the columns (DIPPER_MISUSE
+** when they disagree; a batch of no columns just counts n more rows).  src
+** must have at least dst's columns. */
+int dp_batch_take(dp_batch *dst, const dp_batch *src, const int64_t *sel, int64_t start,
+                  int64_t n);
 
 /* ---- Arrow C Data Interface export ----
 ** Fills *schema and *array with a copy of the data: the vector stays the

@@ -269,7 +269,7 @@ static int touch(dp_agg_state *s, int64_t g, int64_t *ntouched) {
 }
 
 static int store_append(dp_agg_state *s, const dp_vector *v, int64_t r, int64_t *row_out) {
-  int rc = dp_ht_gather(s->store, v, &r, 1);
+  int rc = dp_vector_take(s->store, v, &r, 0, 1);
   if (rc) return rc;
   *row_out = s->store->length - 1;
   if (s->kind == AGG_COLLECT) {
@@ -626,10 +626,11 @@ int dp_agg_state_finish(dp_agg_state *s, const int64_t *groups, int64_t n, dp_ve
     case AGG_MAX_ANY:
     case AGG_FIRST:
     case AGG_LAST:
-      rc = s->idx[g] < 0 ? dp_vector_append_null(out) : dp_ht_gather(out, s->store, &s->idx[g], 1);
+      rc = dp_vector_take(out, s->store, &s->idx[g], 0, 1); /* -1: no value, a NULL */
       break;
     case AGG_COLLECT:
-      for (int64_t e = s->idx[g]; e >= 0 && !rc; e = s->next[e]) rc = dp_ht_gather(out->children[0], s->store, &e, 1);
+      for (int64_t e = s->idx[g]; e >= 0 && !rc; e = s->next[e])
+        rc = dp_vector_take(out->children[0], s->store, &e, 0, 1);
       if (!rc) rc = dp_vector_append_list(out);
       break;
     case AGG_LISTAGG: rc = dp_vector_append_str(out, s->bufs[g].p ? s->bufs[g].p : "", (size_t)s->bufs[g].len); break;
@@ -666,13 +667,13 @@ static int rebuild_store(dp_agg_state *s, int64_t ngroups) {
   for (int64_t g = 0; g < ngroups && !rc; g++) {
     if (s->idx[g] < 0) continue;
     if (s->kind != AGG_COLLECT) {
-      rc = dp_ht_gather(fresh, s->store, &s->idx[g], 1);
+      rc = dp_vector_take(fresh, s->store, &s->idx[g], 0, 1);
       s->idx[g] = fresh->length - 1;
       continue;
     }
     int64_t head = -1, prev = -1;
     for (int64_t e = s->idx[g]; e >= 0 && !rc; e = s->next[e]) {
-      rc = dp_ht_gather(fresh, s->store, &e, 1);
+      rc = dp_vector_take(fresh, s->store, &e, 0, 1);
       if (rc) break;
       int64_t at = fresh->length - 1;
       if (at >= next_cap) {

@@ -1,8 +1,8 @@
 /*
 ** eval.c — the expression evaluator (eval.h): the walk over a bound
 ** expression, constant operands, CASE and its lazily evaluated branches,
-** and the row-level vector operations the operators share (select, take,
-** append, hash, equality, order).
+** and the row-level vector operations the operators share (select, hash,
+** equality, order; copying rows is core/vector_take.c's).
 **
 ** Owns: dispatch of calls to the kernel families (eval_arith.c,
 ** eval_string.c, eval_time.c, eval_coll.c) and casts (eval_cast.c), and the
@@ -380,8 +380,6 @@ static int eval_literal(const dp_expr *e, dp_ev_arg *out) {
   return DIPPER_OK;
 }
 
-static int take_any(const dp_vector *src, const int64_t *sel, int64_t n, dp_vector *dst);
-
 /* Is `child` NULL wherever `row` is, over rows [0, n)?  Then the child
 ** vector is the field as it stands (sources build ROWs that way). */
 static bool nulls_covered(const dp_vector *row, const dp_vector *child, int64_t n) {
@@ -400,11 +398,7 @@ static bool nulls_covered(const dp_vector *row, const dp_vector *child, int64_t 
 static int field_masked(const dp_vector *row, const dp_vector *child, const dp_type *t, int64_t n,
                         dp_vector **out) {
   dp_vector *v = dp_ev_new(t, n);
-  int64_t *sel = malloc((size_t)(n ? n : 1) * sizeof *sel);
-  int rc = v && sel ? DIPPER_OK : DIPPER_NOMEM;
-  for (int64_t i = 0; i < n && !rc; i++) sel[i] = i;
-  if (!rc) rc = take_any(child, sel, n, v);
-  free(sel);
+  int rc = v ? dp_vector_take(v, child, NULL, 0, n) : DIPPER_NOMEM;
   if (!rc && v->phys != DP_PHYS_NULL) rc = ensure_validity(v, n);
   if (!rc && v->phys != DP_PHYS_NULL) {
     int64_t nulls = 0;
@@ -513,7 +507,7 @@ static int eval_on_rows(dp_ev *c, const dp_expr *e, const int64_t *sel, int64_t 
   int rc = sub->cols ? DIPPER_OK : DIPPER_NOMEM;
   for (int k = 0; k < sub->ncols && !rc; k++)
     if (!(sub->cols[k] = dp_ev_new(c->in->cols[k]->type, n))) rc = DIPPER_NOMEM;
-  if (!rc) rc = dp_batch_take(c->in, sel, n, sub);
+  if (!rc) rc = dp_batch_take(sub, c->in, sel, 0, n);
   sub->nrows = n;
   if (!rc) {
     dp_ev sc = {c->ex, sub, n};
@@ -809,17 +803,7 @@ int dp_eval(dp_exec *ex, const dp_expr *e, const dp_batch *in, dp_vector **out) 
   /* A bare column: the caller gets its own copy. */
   dp_vector *v = dp_ev_new(e->type, in->nrows);
   if (!v) return DIPPER_NOMEM;
-  int64_t all = in->nrows;
-  int64_t *sel = malloc((size_t)(all ? all : 1) * sizeof *sel);
-  if (!sel) {
-    dp_vector_free(v);
-    return DIPPER_NOMEM;
-  }
-  for (int64_t i = 0; i < all; i++) sel[i] = i;
-  dp_batch one = {NULL, 1, &a.v, all};
-  dp_batch dst = {NULL, 1, &v, 0};
-  rc = dp_batch_take(&one, sel, all, &dst);
-  free(sel);
+  rc = dp_vector_take(v, a.v, NULL, 0, in->nrows);
   if (rc) {
     dp_vector_free(v);
     return rc;
@@ -845,236 +829,6 @@ int64_t dp_eval_select(const dp_vector *mask, int64_t *sel) {
   for (int64_t i = full * 8; i < n; i++)
     if (dp_bit_get(vals, i) && (!valid || dp_bit_get(valid, i))) sel[k++] = i;
   return k;
-}
-
-/* ---- row operations ---- */
-
-int dp_vector_append_from(dp_vector *dst, const dp_vector *src, int64_t row) {
-  if (dp_vector_is_null(src, row)) return dp_vector_append_null(dst);
-  if (dst->phys != src->phys) {
-    if (dst->phys == DP_PHYS_NULL) return dp_vector_append_null(dst);
-    return DIPPER_MISUSE;
-  }
-  switch (src->phys) {
-  case DP_PHYS_NULL: return dp_vector_append_null(dst);
-  case DP_PHYS_BIT: return dp_vector_append_bool(dst, dp_vector_get_bool(src, row));
-  case DP_PHYS_VARBIN: {
-    size_t len;
-    const char *p = dp_vector_get_str(src, row, &len);
-    return dp_vector_append_str(dst, p, len);
-  }
-  case DP_PHYS_STRUCT: {
-    int64_t before = dst->length;
-    int rc = DIPPER_OK;
-    for (int i = 0; i < dst->nchildren && !rc; i++)
-      rc = dp_vector_append_from(dst->children[i], src->children[i], row);
-    if (!rc) rc = dp_vector_append_struct(dst);
-    if (rc) /* put the children back at the row count */
-      for (int i = 0; i < dst->nchildren; i++)
-        if (dst->children[i]->length > before) dst->children[i]->length = before;
-    return rc;
-  }
-  case DP_PHYS_LIST: {
-    int64_t start, end;
-    dp_vector_list_bounds(src, row, &start, &end);
-    int rc = DIPPER_OK;
-    for (int64_t k = start; k < end && !rc; k++)
-      rc = dp_vector_append_from(dst->children[0], src->children[0], k);
-    return rc ? rc : dp_vector_append_list(dst);
-  }
-  default: {
-    int width = dp_phys_width(src->phys);
-    int rc = dp_vector_room_(dst);
-    if (rc) return rc;
-    memcpy((char *)dst->values + dst->length * width, (const char *)src->values + row * width,
-           (size_t)width);
-    return dp_vector_push_valid_(dst);
-  }
-  }
-}
-
-/* Set bits [from, from + n) of a bitmap, whole bytes at a time. */
-static void set_bit_range(uint8_t *bits, int64_t from, int64_t n) {
-  int64_t i = from, end = from + n;
-  for (; i < end && (i & 7); i++) dp_bit_set(bits, i, true);
-  if (end - i >= 8) {
-    memset(bits + (i >> 3), 0xff, (size_t)((end - i) >> 3));
-    i += (end - i) & ~(int64_t)7;
-  }
-  for (; i < end; i++) dp_bit_set(bits, i, true);
-}
-
-/* The validity of rows sel[0..n) of src as rows [base, base + n) of dst,
-** eight rows to a byte store once base is byte-aligned; rows with no
-** nulls in src cost nothing unless dst already keeps a bitmap. */
-static int take_validity(const dp_vector *src, const int64_t *sel, int64_t n, dp_vector *dst,
-                         int64_t base) {
-  bool src_nulls = src->validity && src->null_count > 0;
-  if (!src_nulls) {
-    if (dst->validity) set_bit_range(dst->validity, base, n);
-    return DIPPER_OK;
-  }
-  if (!dst->validity) {
-    size_t cap_bytes = bitmap_bytes(dst->capacity > base + n ? dst->capacity : base + n);
-    dst->validity = calloc(cap_bytes ? cap_bytes : 1, 1);
-    if (!dst->validity) return DIPPER_NOMEM;
-    set_bit_range(dst->validity, 0, base);
-  }
-  const uint8_t *sv = src->validity;
-  uint8_t *dv = dst->validity;
-  int64_t valid = 0, k = 0;
-  for (; k < n && ((base + k) & 7); k++) {
-    bool on = dp_bit_get(sv, sel[k]);
-    dp_bit_set(dv, base + k, on);
-    valid += on;
-  }
-  for (; k + 8 <= n; k += 8) {
-    unsigned byte = 0;
-    for (unsigned j = 0; j < 8; j++) byte |= (unsigned)dp_bit_get(sv, sel[k + j]) << j;
-    dv[(base + k) >> 3] = (uint8_t)byte;
-    valid += __builtin_popcount(byte);
-  }
-  for (; k < n; k++) {
-    bool on = dp_bit_get(sv, sel[k]);
-    dp_bit_set(dv, base + k, on);
-    valid += on;
-  }
-  dst->null_count += n - valid;
-  return DIPPER_OK;
-}
-
-/* Gather rows sel[0..n) of a fixed-width or VARBIN column; NULL slots are
-** copied as they are and their validity set afterwards. */
-static int take_column(const dp_vector *src, const int64_t *sel, int64_t n, dp_vector *dst) {
-  int width = dp_phys_width(src->phys);
-  int rc = dp_vector_reserve(dst, n);
-  if (rc) return rc;
-  int64_t base = dst->length;
-  if (width) {
-    char *d = (char *)dst->values + base * width;
-    const char *s = src->values;
-    switch (width) {
-    case 8:
-      for (int64_t k = 0; k < n; k++)
-        ((int64_t *)(void *)d)[k] = ((const int64_t *)(const void *)s)[sel[k]];
-      break;
-    case 4:
-      for (int64_t k = 0; k < n; k++)
-        ((int32_t *)(void *)d)[k] = ((const int32_t *)(const void *)s)[sel[k]];
-      break;
-    default:
-      for (int64_t k = 0; k < n; k++) memcpy(d + k * width, s + sel[k] * width, (size_t)width);
-    }
-  } else { /* VARBIN: size the bytes once, then copy */
-    int64_t bytes = 0;
-    for (int64_t k = 0; k < n; k++) bytes += src->offsets[sel[k] + 1] - src->offsets[sel[k]];
-    if (bytes > INT32_MAX - dst->data_len) return DIPPER_LIMIT;
-    if (dst->data_len + bytes > dst->data_cap) {
-      int64_t cap = dst->data_cap ? dst->data_cap * 2 : 64;
-      if (cap < dst->data_len + bytes) cap = dst->data_len + bytes;
-      char *p = realloc(dst->data, (size_t)cap);
-      if (!p) return DIPPER_NOMEM;
-      dst->data = p;
-      dst->data_cap = cap;
-    }
-    int64_t at = dst->data_len;
-    for (int64_t k = 0; k < n; k++) {
-      int32_t from = src->offsets[sel[k]], len = src->offsets[sel[k] + 1] - from;
-      if (len) memcpy(dst->data + at, src->data + from, (size_t)len);
-      at += len;
-      dst->offsets[base + k + 1] = (int32_t)at;
-    }
-    dst->data_len = at;
-  }
-  rc = take_validity(src, sel, n, dst, base);
-  if (rc) return rc;
-  dst->length = base + n;
-  return DIPPER_OK;
-}
-
-/* Clear bits [from, from + n) of a bitmap, whole bytes at a time. */
-static void clear_bit_range(uint8_t *bits, int64_t from, int64_t n) {
-  int64_t i = from, end = from + n;
-  for (; i < end && (i & 7); i++) dp_bit_set(bits, i, false);
-  if (end - i >= 8) {
-    memset(bits + (i >> 3), 0, (size_t)((end - i) >> 3));
-    i += (end - i) & ~(int64_t)7;
-  }
-  for (; i < end; i++) dp_bit_set(bits, i, false);
-}
-
-/* Append n NULL rows at once, laid out as dp_vector_append_null lays one
-** out: zeroed slots, empty strings and lists, NULL members of a ROW. */
-static int append_nulls(dp_vector *v, int64_t n) {
-  int rc = dp_vector_reserve(v, n);
-  if (rc || n == 0) return rc;
-  int64_t base = v->length;
-  if (v->phys != DP_PHYS_NULL) {
-    if ((rc = ensure_validity(v, base)) != DIPPER_OK) return rc;
-    clear_bit_range(v->validity, base, n);
-  }
-  int width = dp_phys_width(v->phys);
-  if (width) memset((char *)v->values + base * width, 0, (size_t)(n * width));
-  if (v->phys == DP_PHYS_BIT) clear_bit_range(v->values, base, n);
-  if (v->phys == DP_PHYS_VARBIN || v->phys == DP_PHYS_LIST)
-    for (int64_t k = 0; k < n; k++) v->offsets[base + k + 1] = v->offsets[base];
-  if (v->phys == DP_PHYS_STRUCT)
-    for (int i = 0; i < v->nchildren; i++)
-      if ((rc = append_nulls(v->children[i], n)) != DIPPER_OK) return rc;
-  v->null_count += n;
-  v->length = base + n;
-  return DIPPER_OK;
-}
-
-/* Gather rows sel[0..n) of a ROW column: each child is gathered with the
-** same selection (children are as long as the ROW), then the ROW's own
-** validity. */
-static int take_struct(const dp_vector *src, const int64_t *sel, int64_t n, dp_vector *dst) {
-  if (src->nchildren != dst->nchildren) return DIPPER_MISUSE;
-  int rc = dp_vector_reserve(dst, n);
-  if (rc) return rc;
-  int64_t base = dst->length;
-  /* Rows that are all NULL ROWs (the person and auction columns of bids):
-  ** a member that is NULL wherever the ROW is needs no gathering. */
-  bool all_null = src->validity != NULL;
-  for (int64_t k = 0; k < n && all_null; k++) all_null = !dp_bit_get(src->validity, sel[k]);
-  for (int i = 0; i < src->nchildren && !rc; i++) {
-    if (all_null && nulls_covered(src, src->children[i], src->length))
-      rc = append_nulls(dst->children[i], n);
-    else
-      rc = take_any(src->children[i], sel, n, dst->children[i]);
-  }
-  if (!rc) rc = take_validity(src, sel, n, dst, base);
-  if (rc) {
-    for (int i = 0; i < dst->nchildren; i++)
-      if (dst->children[i]->length > base) dst->children[i]->length = base;
-    return rc;
-  }
-  dst->length = base + n;
-  return DIPPER_OK;
-}
-
-static int take_any(const dp_vector *src, const int64_t *sel, int64_t n, dp_vector *dst) {
-  if (src->phys == dst->phys && (dp_phys_width(src->phys) || src->phys == DP_PHYS_VARBIN))
-    return take_column(src, sel, n, dst);
-  if (src->phys == DP_PHYS_STRUCT && dst->phys == DP_PHYS_STRUCT) return take_struct(src, sel, n, dst);
-  int rc = DIPPER_OK;
-  for (int64_t k = 0; k < n && !rc; k++) rc = dp_vector_append_from(dst, src, sel[k]);
-  return rc;
-}
-
-int dp_batch_take(const dp_batch *in, const int64_t *sel, int64_t n, dp_batch *out) {
-  if (in->ncols != out->ncols) return DIPPER_MISUSE;
-  for (int c = 0; c < in->ncols; c++) {
-    int rc = take_any(in->cols[c], sel, n, out->cols[c]);
-    if (rc) return rc;
-  }
-  if (out->ncols == 0) {
-    out->nrows += n;
-    return DIPPER_OK;
-  }
-  out->nrows = out->cols[0]->length;
-  return DIPPER_OK;
 }
 
 /* ---- hashing ---- */

@@ -25,10 +25,8 @@ int dp_eval(dp_exec *ex, const dp_expr *e, const dp_batch *in, dp_vector **out);
 ** their indexes into sel (room for in->nrows), and the count. */
 int64_t dp_eval_select(const dp_vector *mask, int64_t *sel);
 
-/* Copy rows sel[0..n) of `in` into `out` (same schema; rows are appended). */
-int dp_batch_take(const dp_batch *in, const int64_t *sel, int64_t n, dp_batch *out);
-/* Append row `row` of vector `src` to `dst` (same type). */
-int dp_vector_append_from(dp_vector *dst, const dp_vector *src, int64_t row);
+/* Copying rows (dp_vector_take, dp_batch_take, dp_vector_append_from) is
+** core/vector.h's. */
 
 /* 64-bit hash of row `row` of v, mixed into `seed` (for group keys, joins);
 ** equal values hash equal across vectors of the same type, NULL included. */

@@ -1,7 +1,8 @@
 /*
 ** hashtable.c — the group hash table of hashtable.h: batch hashing, find or
-** insert, compaction, and the row gather/compare helpers the aggregation and
-** window operators share.
+** insert, compaction, and the row compare helpers the aggregation and
+** window operators share (rows are copied with core/vector.h's
+** dp_vector_take).
 */
 #include "exec/hashtable.h"
 
@@ -168,54 +169,6 @@ int dp_ht_row_compare(const dp_vector *a, int64_t i, const dp_vector *b, int64_t
   }
 }
 
-int dp_ht_gather(dp_vector *dst, const dp_vector *src, const int64_t *sel, int64_t n) {
-  int rc = dp_vector_reserve(dst, n);
-  if (rc) return rc;
-  int width = dp_phys_width(src->phys);
-  bool fixed = width > 0 && dst->phys == src->phys;
-  if (fixed && !src->validity && !dst->validity) {
-    char *out = (char *)dst->values + (size_t)dst->length * (size_t)width;
-    const char *in = src->values;
-    if (width == 8) {
-      int64_t *o = (int64_t *)(void *)out;
-      const int64_t *x = (const int64_t *)(const void *)in;
-      if (sel)
-        for (int64_t k = 0; k < n; k++) o[k] = x[sel[k]];
-      else
-        memcpy(o, x, (size_t)n * 8);
-    } else {
-      for (int64_t k = 0; k < n; k++)
-        memcpy(out + (size_t)k * (size_t)width, in + (size_t)(sel ? sel[k] : k) * (size_t)width,
-               (size_t)width);
-    }
-    dst->length += n;
-    return DIPPER_OK;
-  }
-  for (int64_t k = 0; k < n; k++) {
-    int64_t r = sel ? sel[k] : k;
-    if (dp_vector_is_null(src, r)) {
-      rc = dp_vector_append_null(dst);
-    } else if (fixed) {
-      rc = dp_vector_room_(dst);
-      if (!rc) {
-        memcpy((char *)dst->values + (size_t)dst->length * (size_t)width,
-               (const char *)src->values + (size_t)r * (size_t)width, (size_t)width);
-        dp_vector_push_valid_(dst);
-      }
-    } else if (src->phys == DP_PHYS_BIT) {
-      rc = dp_vector_append_bool(dst, dp_vector_get_bool(src, r));
-    } else if (src->phys == DP_PHYS_VARBIN) {
-      size_t len;
-      const char *p = dp_vector_get_str(src, r, &len);
-      rc = dp_vector_append_str(dst, p, len);
-    } else {
-      rc = dp_vector_append_from(dst, src, r);
-    }
-    if (rc) return rc;
-  }
-  return DIPPER_OK;
-}
-
 int dp_ht_init(dp_hashtable *ht, int nkeys, const dp_type *const *types) {
   memset(ht, 0, sizeof *ht);
   ht->nkeys = nkeys;
@@ -306,9 +259,10 @@ static int add_group(dp_hashtable *ht, const dp_vector *const *cols, int64_t row
     ht->hashes_cap = cap;
   }
   for (int k = 0; k < ht->nkeys; k++) {
-    int rc = dp_ht_gather(ht->keys[k], cols[k], &row, 1);
+    int rc = dp_vector_take(ht->keys[k], cols[k], &row, 0, 1);
     if (rc) {
-      for (int j = 0; j < k; j++) ht->keys[j]->length--; /* undo the partial row */
+      for (int j = 0; j < k; j++) /* undo the partial row */
+        dp_vector_truncate(ht->keys[j], ht->ngroups);
       return rc;
     }
   }
@@ -480,7 +434,7 @@ int dp_ht_compact(dp_hashtable *ht, const bool *keep, int64_t *remap) {
       rc = DIPPER_NOMEM;
       break;
     }
-    rc = dp_ht_gather(fresh, ht->keys[k], sel, kept);
+    rc = dp_vector_take(fresh, ht->keys[k], sel, 0, kept);
     if (rc) {
       dp_vector_free(fresh);
       break;

@@ -65,10 +65,6 @@ int64_t dp_ht_find(const dp_hashtable *ht, const dp_vector *const *cols, uint64_
 ** remap[old] = new id or -1 (remap has room for ngroups; may be NULL). */
 int dp_ht_compact(dp_hashtable *ht, const bool *keep, int64_t *remap);
 
-/* Append rows sel[0..n) of src to dst (same type), repeats allowed; a tight
-** loop for the fixed-width and string layouts.  sel NULL: rows 0..n. */
-int dp_ht_gather(dp_vector *dst, const dp_vector *src, const int64_t *sel, int64_t n);
-
 /* Grouping equality of row i of a and row j of b (same type). */
 bool dp_ht_row_equal(const dp_vector *a, int64_t i, const dp_vector *b, int64_t j);
 /* Order of row i of a and row j of b (same type), NULLs first. */

@@ -217,7 +217,7 @@ int dp_narrow_take(dp_narrow *nw, const dp_batch *in, const int64_t *sel, int64_
   if (rc) return rc;
   dp_batch vin = {NULL, nview, nw->vin, in->nrows};
   dp_batch vout = {NULL, nview, nw->vout, 0};
-  rc = dp_batch_take(&vin, sel, n, &vout);
+  rc = dp_batch_take(&vout, &vin, sel, 0, n);
   if (rc) return rc;
   nw->out.nrows = n;
   *out = &nw->out;

@@ -311,7 +311,7 @@ static int merge_distinct(agg_call_state *c, int64_t dst, int64_t src) {
     dp_vector_clear(c->probe_gid);
     dp_vector_clear(c->probe_val);
     if ((rc = dp_vector_append_i64(c->probe_gid, dst))) break;
-    if ((rc = dp_ht_gather(c->probe_val, c->distinct.keys[1], &e, 1))) break;
+    if ((rc = dp_vector_take(c->probe_val, c->distinct.keys[1], &e, 0, 1))) break;
     const dp_vector *probe[2] = {c->probe_gid, c->probe_val};
     uint64_t h;
     int64_t id, created = 0;
@@ -535,9 +535,10 @@ static int build_output(dp_op *op, int64_t nemit) {
       for (int64_t k = 0; k < nemit && !rc; k++) rc = dp_vector_append_i64(col, src[st->emit[k]]);
     } else if (st->session) {
       const dp_vector *kv = st->ht.keys[st->key_of_group[j]];
-      for (int64_t k = 0; k < nemit && !rc; k++) rc = dp_ht_gather(col, kv, &st->s_key[st->emit[k]], 1);
+      for (int64_t k = 0; k < nemit && !rc; k++)
+        rc = dp_vector_take(col, kv, &st->s_key[st->emit[k]], 0, 1);
     } else {
-      rc = dp_ht_gather(col, st->ht.keys[st->key_of_group[j]], st->emit, nemit);
+      rc = dp_vector_take(col, st->ht.keys[st->key_of_group[j]], st->emit, 0, nemit);
     }
   }
   for (int a = 0; a < st->naggs && !rc; a++)

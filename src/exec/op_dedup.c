@@ -112,13 +112,13 @@ static int take_rows(dp_op *op, const dp_batch *b) {
       continue;
     }
     if (!fresh && !better(op, st, b, r, id)) continue;
-    if ((rc = dp_rows_gather_batch(st->store, b, NULL, r, 1))) return rc;
+    if ((rc = dp_batch_take(st->store, b, NULL, r, 1))) return rc;
     st->best[id] = st->store->nrows - 1;
     st->ts[id] = t;
     st->changed[id] = 1;
   }
   if (st->mode == DEDUP_FIRST && nfirst > 0) {
-    if ((rc = dp_rows_gather_batch(st->out, b, st->sel, 0, nfirst))) return rc;
+    if ((rc = dp_batch_take(st->out, b, st->sel, 0, nfirst))) return rc;
   }
   return DIPPER_OK;
 }
@@ -160,7 +160,7 @@ static int dedup_next(dp_op *op, dp_batch **out) {
   int64_t n = st->nout - st->cursor;
   if (n > DP_ROWS_CHUNK) n = DP_ROWS_CHUNK;
   dp_batch_clear(st->out);
-  if ((rc = dp_rows_gather_batch(st->out, st->store, st->sel, st->cursor, n))) return rc;
+  if ((rc = dp_batch_take(st->out, st->store, st->sel, st->cursor, n))) return rc;
   st->cursor += n;
   op->metrics.rows_out += n;
   *out = st->out;

@@ -60,7 +60,7 @@ static int distinct_next(dp_op *op, dp_batch **out) {
       return DIPPER_OK;
     }
     dp_batch_clear(st->out);
-    if ((rc = dp_rows_gather_batch(st->out, b, st->sel, 0, n))) return rc;
+    if ((rc = dp_batch_take(st->out, b, st->sel, 0, n))) return rc;
     *out = st->out;
     return DIPPER_OK;
   }

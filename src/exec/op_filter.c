@@ -90,7 +90,7 @@ static int filter_next(dp_op *op, dp_batch **out) {
       return rc;
     }
     dp_batch_clear(st->kept);
-    rc = dp_batch_take(in, st->sel, n, st->kept);
+    rc = dp_batch_take(st->kept, in, st->sel, 0, n);
     if (rc != DIPPER_OK) return rc;
     st->kept->nrows = n;
     *out = st->kept;

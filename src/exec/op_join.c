@@ -122,12 +122,12 @@ static int gather_pairs(join_state *st, dp_batch *dst) {
   const int64_t *ri = st->pside == 0 ? st->bi : st->pi;
   int nl = left->ncols;
   for (int c = 0; c < nl; c++) {
-    int rc = dp_rows_gather(dst->cols[c], left->cols[c], li, 0, st->npairs);
+    int rc = dp_vector_take(dst->cols[c], left->cols[c], li, 0, st->npairs);
     if (rc) return rc;
   }
   if (!st->semi)
     for (int c = 0; c < right->ncols; c++) {
-      int rc = dp_rows_gather(dst->cols[nl + c], right->cols[c], ri, 0, st->npairs);
+      int rc = dp_vector_take(dst->cols[nl + c], right->cols[c], ri, 0, st->npairs);
       if (rc) return rc;
     }
   return dp_batch_sync(dst);
@@ -325,8 +325,8 @@ static int release_pending(dp_op *op) {
       wait[nwait++] = r;
   }
   if (!rc && nready > 0) {
-    rc = dp_rows_gather_batch(st->probe, st->pending, ready, 0, nready);
-    if (!rc) rc = dp_rows_gather_batch(rest, st->pending, wait, 0, nwait);
+    rc = dp_batch_take(st->probe, st->pending, ready, 0, nready);
+    if (!rc) rc = dp_batch_take(rest, st->pending, wait, 0, nwait);
     if (!rc) {
       dp_batch_free(st->pending);
       st->pending = rest;
@@ -389,7 +389,7 @@ static int keep_delta(dp_op *op, const dp_batch *b, int s) {
     }
     keep[n++] = r;
   }
-  int rc = dp_rows_gather_batch(sd->delta, b, keep, 0, n);
+  int rc = dp_batch_take(sd->delta, b, keep, 0, n);
   free(keep);
   return rc;
 }
@@ -462,7 +462,7 @@ static int evict(dp_op *op) {
     if (!rc && nkeep < n) {
       /* Compact the store and rebuild its index. */
       dp_batch *rest = dp_batch_new(sd->store->schema, 0);
-      rc = rest ? dp_rows_gather_batch(rest, sd->store, keep, 0, nkeep) : DIPPER_NOMEM;
+      rc = rest ? dp_batch_take(rest, sd->store, keep, 0, nkeep) : DIPPER_NOMEM;
       for (int64_t k = 0; !rc && k < nkeep; k++) sd->hit[k] = sd->hit[keep[k]];
       if (!rc) {
         dp_batch_free(sd->store);

@@ -44,7 +44,7 @@ static int limit_next(dp_op *op, dp_batch **out) {
       return DIPPER_OK;
     }
     dp_batch_clear(st->out);
-    if ((rc = dp_rows_gather_batch(st->out, b, NULL, first, n))) return rc;
+    if ((rc = dp_batch_take(st->out, b, NULL, first, n))) return rc;
     *out = st->out;
     return DIPPER_OK;
   }

@@ -71,7 +71,7 @@ static int keep_rows(dp_op *op, const dp_batch *b) {
     }
     keep[n++] = r;
   }
-  int rc = dp_rows_gather_batch(st->pending, b, keep, 0, n);
+  int rc = dp_batch_take(st->pending, b, keep, 0, n);
   free(keep);
   return rc;
 }
@@ -225,10 +225,10 @@ static int run_window_fn(dp_op *op, const layout *L, const dp_over_call *call, d
       int64_t j = id == DP_F_LAG ? k - off : k + off;
       if (j >= L->pstart[k] && j < L->pend[k]) {
         int64_t r = L->ord[j];
-        rc = dp_rows_gather(res, arg, &r, 0, 1);
+        rc = dp_vector_take(res, arg, &r, 0, 1);
       } else if (dflt) {
         int64_t r = L->ord[k];
-        rc = dp_rows_gather(res, dflt, &r, 0, 1);
+        rc = dp_vector_take(res, dflt, &r, 0, 1);
       } else {
         rc = dp_vector_append_null(res);
       }
@@ -369,7 +369,7 @@ static int compute_into(dp_op *op, dp_batch *dst, layout *L) {
   int rc = build_layout(op, L);
   int nin = st->rows->ncols;
   for (int c = 0; !rc && c < nin; c++)
-    rc = dp_rows_gather(dst->cols[c], st->rows->cols[c], L->ord, 0, L->n);
+    rc = dp_vector_take(dst->cols[c], st->rows->cols[c], L->ord, 0, L->n);
   for (int c = 0; !rc && c < p->u.over.ncalls; c++) {
     const dp_over_call *call = &p->u.over.calls[c];
     dp_vector *res = dst->cols[nin + c];
@@ -413,8 +413,8 @@ static int release(dp_op *op) {
   layout L;
   memset(&L, 0, sizeof L);
   if (!rc && nready > 0) {
-    rc = dp_rows_gather_batch(st->rows, st->pending, ready, 0, nready);
-    if (!rc) rc = dp_rows_gather_batch(still, st->pending, wait, 0, nwait);
+    rc = dp_batch_take(st->rows, st->pending, ready, 0, nready);
+    if (!rc) rc = dp_batch_take(still, st->pending, wait, 0, nwait);
     if (!rc) rc = compute_into(op, all, &L);
     /* the new rows' results, in (partition, time) order */
     int64_t nsel = 0;
@@ -422,7 +422,7 @@ static int release(dp_op *op) {
     if (!rc && !sel) rc = DIPPER_NOMEM;
     for (int64_t k = 0; !rc && k < L.n; k++)
       if (L.ord[k] >= nhist) sel[nsel++] = k;
-    if (!rc) rc = dp_rows_gather_batch(st->result, all, sel, 0, nsel);
+    if (!rc) rc = dp_batch_take(st->result, all, sel, 0, nsel);
     /* trim: keep, per partition, what a later row's frame can reach */
     if (!rc && (st->keep_rows >= 0 || st->keep_time >= 0)) {
       int64_t *keep = malloc((size_t)(L.n ? L.n : 1) * sizeof *keep), nkeep = 0;
@@ -435,7 +435,7 @@ static int release(dp_op *op) {
         bool by_time = st->keep_time >= 0 && dp_vector_get_i64(ht, r) >= wm - st->keep_time;
         if (by_rows || by_time) keep[nkeep++] = r;
       }
-      if (!rc) rc = dp_rows_gather_batch(hist, st->rows, keep, 0, nkeep);
+      if (!rc) rc = dp_batch_take(hist, st->rows, keep, 0, nkeep);
       if (!rc) {
         dp_batch_free(st->rows);
         st->rows = hist;
@@ -479,7 +479,7 @@ static int over_next(dp_op *op, dp_batch **out) {
   int64_t n = st->result->nrows - st->cursor;
   if (n > DP_ROWS_CHUNK) n = DP_ROWS_CHUNK;
   dp_batch_clear(st->out);
-  if ((rc = dp_rows_gather_batch(st->out, st->result, NULL, st->cursor, n))) return rc;
+  if ((rc = dp_batch_take(st->out, st->result, NULL, st->cursor, n))) return rc;
   st->cursor += n;
   op->metrics.rows_out += n;
   *out = st->out;

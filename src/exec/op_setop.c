@@ -96,7 +96,7 @@ static int setop_next(dp_op *op, dp_batch **out) {
     return DIPPER_OK;
   }
   dp_batch_clear(st->out);
-  if ((rc = dp_rows_gather_batch(st->out, st->rows.keys, st->rep, 0, n))) return rc;
+  if ((rc = dp_batch_take(st->out, st->rows.keys, st->rep, 0, n))) return rc;
   op->metrics.rows_out += n;
   *out = st->out;
   return DIPPER_OK;

@@ -48,7 +48,7 @@ static int keep_rows(dp_op *op, const dp_batch *b) {
     }
     keep[n++] = r;
   }
-  int rc = dp_rows_gather_batch(st->rows, b, keep, 0, n);
+  int rc = dp_batch_take(st->rows, b, keep, 0, n);
   free(keep);
   return rc;
 }
@@ -98,7 +98,7 @@ static int sort_next(dp_op *op, dp_batch **out) {
   dp_batch_clear(st->out);
   int64_t n = st->nperm - st->cursor;
   if (n > DP_ROWS_CHUNK) n = DP_ROWS_CHUNK;
-  int rc = dp_rows_gather_batch(st->out, st->rows, st->perm, st->cursor, n);
+  int rc = dp_batch_take(st->out, st->rows, st->perm, st->cursor, n);
   if (rc) return rc;
   st->cursor += n;
   op->metrics.rows_out += n;
@@ -119,7 +119,7 @@ static int compact(sort_state *st) {
     int64_t k = 0;
     for (int64_t r = 0; r < n; r++)
       if (!gone[r]) keep[k++] = r;
-    rc = dp_rows_gather_batch(rest, st->rows, keep, 0, k);
+    rc = dp_batch_take(rest, st->rows, keep, 0, k);
   }
   if (!rc) {
     dp_batch_free(st->rows);

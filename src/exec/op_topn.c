@@ -63,7 +63,7 @@ static int keep_rows(dp_op *op, const dp_batch *b) {
     }
     keep[n++] = r;
   }
-  int rc = dp_rows_gather_batch(st->rows, b, keep, 0, n);
+  int rc = dp_batch_take(st->rows, b, keep, 0, n);
   free(keep);
   return rc;
 }
@@ -119,7 +119,7 @@ static int add_result(topn_state *st, const dp_plan *p, const dp_batch *rows, co
                       const int64_t *ranks, int64_t n) {
   int nin = rows->ncols, rc;
   for (int c = 0; c < nin; c++)
-    if ((rc = dp_rows_gather(st->result->cols[c], rows->cols[c], sel, 0, n))) return rc;
+    if ((rc = dp_vector_take(st->result->cols[c], rows->cols[c], sel, 0, n))) return rc;
   if (p->u.topn.emit_rank)
     for (int64_t k = 0; k < n; k++)
       if ((rc = dp_vector_append_i64(st->result->cols[nin], ranks[k]))) return rc;
@@ -156,8 +156,8 @@ static int close_windows(dp_op *op) {
       open[nopen++] = r;
   }
   if (!rc && nclosed > 0) {
-    rc = dp_rows_gather_batch(done, st->rows, closed, 0, nclosed);
-    if (!rc) rc = dp_rows_gather_batch(rest, st->rows, open, 0, nopen);
+    rc = dp_batch_take(done, st->rows, closed, 0, nclosed);
+    if (!rc) rc = dp_batch_take(rest, st->rows, open, 0, nopen);
     if (!rc) rc = rank_into_result(op, done);
     if (!rc) {
       dp_batch_free(st->rows);
@@ -193,7 +193,7 @@ static int update_top(dp_op *op) {
     emit_rank[nemit++] = ranks[k];
   }
   if (!rc) rc = add_result(st, p, st->rows, emit, emit_rank, nemit);
-  if (!rc) rc = dp_rows_gather_batch(top, st->rows, sel, 0, nsel);
+  if (!rc) rc = dp_batch_take(top, st->rows, sel, 0, nsel);
   if (!rc && nsel > st->rank_cap) {
     int64_t *r = realloc(st->rank_of, (size_t)nsel * sizeof *r);
     if (!r) rc = DIPPER_NOMEM;
@@ -241,7 +241,7 @@ static int topn_next(dp_op *op, dp_batch **out) {
   int64_t n = st->result->nrows - st->cursor;
   if (n > DP_ROWS_CHUNK) n = DP_ROWS_CHUNK;
   dp_batch_clear(st->out);
-  if ((rc = dp_rows_gather_batch(st->out, st->result, NULL, st->cursor, n))) return rc;
+  if ((rc = dp_batch_take(st->out, st->result, NULL, st->cursor, n))) return rc;
   st->cursor += n;
   op->metrics.rows_out += n;
   *out = st->out;

@@ -52,21 +52,22 @@ static int expand(dp_op *op, const dp_batch *b, const dp_vector *arr) {
   }
   int nin = b->ncols, col = nin, rc;
   for (int c = 0; c < nin; c++)
-    if ((rc = dp_rows_gather(st->out->cols[c], b->cols[c], st->in_idx, 0, n))) return rc;
+    if ((rc = dp_vector_take(st->out->cols[c], b->cols[c], st->in_idx, 0, n))) return rc;
   const dp_vector *elems = arr->children[0];
   const dp_type *t = p->u.unnest.arg->type;
   if (t->kind == DP_T_MAP) {
     for (int k = 0; k < 2; k++)
-      if ((rc = dp_rows_gather(st->out->cols[col++], elems->children[k], st->el_idx, 0, n))) return rc;
+      if ((rc = dp_vector_take(st->out->cols[col++], elems->children[k], st->el_idx, 0, n)))
+        return rc;
   } else if (t->elem && t->elem->kind == DP_T_ROW) {
     /* A NULL element gives NULL fields. */
     for (int64_t k = 0; k < n; k++)
       st->field_idx[k] = dp_vector_is_null(elems, st->el_idx[k]) ? -1 : st->el_idx[k];
     for (int f = 0; f < elems->nchildren; f++)
-      if ((rc = dp_rows_gather(st->out->cols[col++], elems->children[f], st->field_idx, 0, n)))
+      if ((rc = dp_vector_take(st->out->cols[col++], elems->children[f], st->field_idx, 0, n)))
         return rc;
   } else {
-    if ((rc = dp_rows_gather(st->out->cols[col++], elems, st->el_idx, 0, n))) return rc;
+    if ((rc = dp_vector_take(st->out->cols[col++], elems, st->el_idx, 0, n))) return rc;
   }
   if (p->u.unnest.with_ordinality)
     for (int64_t k = 0; k < n; k++) {

@@ -290,7 +290,7 @@ static int window_next(dp_op *op, dp_batch **out) {
         dp_vector_clear(st->gathered[c]);
       else if (!(st->gathered[c] = dp_vector_new(in->cols[c]->type, n)))
         return DIPPER_NOMEM;
-      rc = dp_ht_gather(st->gathered[c], in->cols[c], st->sel, n);
+      rc = dp_vector_take(st->gathered[c], in->cols[c], st->sel, 0, n);
       if (rc) return rc;
       st->out.cols[c] = st->gathered[c];
     }

@@ -8,49 +8,6 @@
 
 #include "exec/eval.h"
 
-/* ---- gather ---- */
-
-int dp_rows_gather(dp_vector *dst, const dp_vector *src, const int64_t *idx, int64_t start,
-                   int64_t n) {
-  if (n <= 0) return DIPPER_OK;
-  int rc = dp_vector_reserve(dst, n);
-  if (rc) return rc;
-  int width = dp_phys_width(src->phys);
-  bool same = dst->phys == src->phys;
-  for (int64_t k = 0; k < n; k++) {
-    int64_t r = idx ? idx[start + k] : start + k;
-    if (r < 0 || dp_vector_is_null(src, r)) {
-      rc = dp_vector_append_null(dst);
-    } else if (same && width > 0 && src->phys != DP_PHYS_BIT) {
-      /* Fixed width: one copy of the value, no dispatch per row beyond this. */
-      rc = dp_vector_room_(dst);
-      if (rc) return rc;
-      memcpy((char *)dst->values + dst->length * width, (const char *)src->values + r * width,
-             (size_t)width);
-      rc = dp_vector_push_valid_(dst);
-    } else if (src->phys == DP_PHYS_BIT) {
-      rc = dp_vector_append_bool(dst, dp_vector_get_bool(src, r));
-    } else if (src->phys == DP_PHYS_VARBIN) {
-      size_t len;
-      const char *p = dp_vector_get_str(src, r, &len);
-      rc = dp_vector_append_str(dst, p, len);
-    } else {
-      rc = dp_vector_append_from(dst, src, r);
-    }
-    if (rc) return rc;
-  }
-  return DIPPER_OK;
-}
-
-int dp_rows_gather_batch(dp_batch *dst, const dp_batch *src, const int64_t *idx, int64_t start,
-                         int64_t n) {
-  for (int c = 0; c < dst->ncols; c++) {
-    int rc = dp_rows_gather(dst->cols[c], src->cols[c], idx, start, n);
-    if (rc) return rc;
-  }
-  return dp_batch_sync(dst);
-}
-
 /* ---- keys ---- */
 
 uint64_t dp_rows_hash(const dp_vector *const *cols, int ncols, int64_t row) {
@@ -164,8 +121,11 @@ int dp_groups_find_or_add(dp_groups *g, const dp_vector *const *cols, int64_t ro
       return DIPPER_OK;
     }
   for (int c = 0; c < n; c++) {
-    int rc = dp_rows_gather(g->keys->cols[c], cols[c], NULL, row, 1);
-    if (rc) return rc;
+    int rc = dp_vector_take(g->keys->cols[c], cols[c], NULL, row, 1);
+    if (rc) { /* undo the partial row */
+      for (int j = 0; j < c; j++) dp_vector_truncate(g->keys->cols[j], g->keys->nrows);
+      return rc;
+    }
   }
   g->keys->nrows++;
   int rc = dp_rowhash_add(&g->index, h);

@@ -2,11 +2,12 @@
 ** rows.h — row-set helpers shared by the operators over bounded inputs
 ** (join, sort, limit, distinct, dedup, top-N, OVER, set operations, unnest).
 **
-** Owns: gathering rows of one vector into another by an index list, hashing
-** and comparing multi-column keys, a chained hash index over row ids, a
-** "group table" that numbers distinct keys, a stable sort of row indexes, and
-** an append-only row store (a dp_batch that grows).  It owns no operator
-** semantics: each op_*.c decides what to keep and when to emit.
+** Owns: hashing and comparing multi-column keys, a chained hash index over
+** row ids, a "group table" that numbers distinct keys, a stable sort of row
+** indexes, and an append-only row store (a dp_batch that grows).  It owns no
+** operator semantics: each op_*.c decides what to keep and when to emit; nor
+** the copying of rows, which is core/vector.h's dp_vector_take /
+** dp_batch_take (a negative index pads an outer join with a NULL row).
 **
 ** Memory: everything here is malloc'd (operator state outlives micro-batches,
 ** see exec.h) and freed by the matching *_free, which accepts NULL.
@@ -19,15 +20,6 @@
 
 #include "core/vector.h"
 #include "exec/exec.h"
-
-/* Append rows of `src` to `dst` (same type): with idx NULL the rows
-** start..start+n-1; else rows idx[start..start+n), where a negative index
-** appends a NULL (the padding of outer joins). */
-int dp_rows_gather(dp_vector *dst, const dp_vector *src, const int64_t *idx, int64_t start,
-                   int64_t n);
-/* The same for every column: dst and src have the same column types. */
-int dp_rows_gather_batch(dp_batch *dst, const dp_batch *src, const int64_t *idx, int64_t start,
-                         int64_t n);
 
 /* Hash of row `row` over the key columns; equal keys (NULL = NULL) hash equal. */
 uint64_t dp_rows_hash(const dp_vector *const *cols, int ncols, int64_t row);
@@ -94,7 +86,7 @@ void dp_rows_order_free(dp_rows_order *o, const dp_sort_key *keys);
 
 /* Append every row of src to dst (same schema). */
 static inline int dp_rows_append(dp_batch *dst, const dp_batch *src) {
-  return dp_rows_gather_batch(dst, src, NULL, 0, src->nrows);
+  return dp_batch_take(dst, src, NULL, 0, src->nrows);
 }
 
 /* Rows per output batch of the operators that emit from stored rows. */

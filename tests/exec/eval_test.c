@@ -406,7 +406,7 @@ TEST(select_take_hash_compare) {
   CHECK_EQ(sel[1], 1);
   int64_t pick[2] = {2, 0};
   dp_batch *out = dp_batch_new(f.schema, 2);
-  CHECK_EQ(dp_batch_take(f.batch, pick, 2, out), DIPPER_OK);
+  CHECK_EQ(dp_batch_take(out, f.batch, pick, 0, 2), DIPPER_OK);
   CHECK_EQ(out->nrows, 2);
   CHECK(dp_vector_is_null(out->cols[2], 0));
   CHECK(dp_vector_row_equal(out->cols[2], 1, f.batch->cols[2], 0));
@@ -641,8 +641,8 @@ TEST(take_keeps_values_and_nulls) {
   for (int64_t i = 99; i >= 0; i -= 3) sel[n++] = i;
   dp_batch *out = dp_batch_new(s, 1);
   /* twice: the second take appends after the first */
-  CHECK_EQ(dp_batch_take(b, sel, n, out), DIPPER_OK);
-  CHECK_EQ(dp_batch_take(b, sel, n, out), DIPPER_OK);
+  CHECK_EQ(dp_batch_take(out, b, sel, 0, n), DIPPER_OK);
+  CHECK_EQ(dp_batch_take(out, b, sel, 0, n), DIPPER_OK);
   CHECK_EQ(out->nrows, 2 * n);
   int bad = 0;
   int64_t nulls = 0;

@@ -173,8 +173,8 @@ TEST(take_gathers_row_columns) {
   for (int64_t i = 1; i < ROWS; i += 3) sel[n++] = i;
   dp_batch *out = dp_batch_new(f.s, 4);
   int64_t first[3] = {0, 2, 4};
-  CHECK_EQ(dp_batch_take(f.b, first, 3, out), DIPPER_OK);
-  CHECK_EQ(dp_batch_take(f.b, sel, n, out), DIPPER_OK);
+  CHECK_EQ(dp_batch_take(out, f.b, first, 0, 3), DIPPER_OK);
+  CHECK_EQ(dp_batch_take(out, f.b, sel, 0, n), DIPPER_OK);
   CHECK_EQ(out->nrows, n + 3);
   dp_vector *r = out->cols[0];
   CHECK_EQ(r->length, n + 3);
@@ -214,9 +214,9 @@ TEST(take_of_null_rows_appends_null_members) {
   for (int64_t i = 2; i < ROWS; i += 5) sel[n++] = i;
   int64_t first[5] = {0, 1, 3, 4, 6};
   dp_batch *out = dp_batch_new(f.s, 4);
-  CHECK_EQ(dp_batch_take(f.b, first, 5, out), DIPPER_OK);
-  CHECK_EQ(dp_batch_take(f.b, sel, n, out), DIPPER_OK);
-  CHECK_EQ(dp_batch_take(f.b, first, 5, out), DIPPER_OK);
+  CHECK_EQ(dp_batch_take(out, f.b, first, 0, 5), DIPPER_OK);
+  CHECK_EQ(dp_batch_take(out, f.b, sel, 0, n), DIPPER_OK);
+  CHECK_EQ(dp_batch_take(out, f.b, first, 0, 5), DIPPER_OK);
   int64_t total = n + 10;
   dp_vector *r = out->cols[0];
   CHECK_EQ(out->nrows, total);
