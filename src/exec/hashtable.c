@@ -59,15 +59,43 @@ static inline uint64_t double_bits(double d) {
   return u;
 }
 
+/* h with row i of a scalar column mixed in (the loops of dp_ht_hash, one row). */
+static inline uint64_t mix_value(uint64_t h, const dp_vector *v, int64_t i) {
+  switch (v->phys) {
+  case DP_PHYS_F32:
+  case DP_PHYS_F64: return mix(h, double_bits(dp_vector_get_f64(v, i)));
+  case DP_PHYS_BIT: return mix(h, dp_vector_get_bool(v, i) ? 1u : 2u);
+  case DP_PHYS_D128: {
+    unsigned __int128 u = (unsigned __int128)dp_vector_get_dec(v, i);
+    return mix(mix(h, (uint64_t)u), (uint64_t)(u >> 64));
+  }
+  case DP_PHYS_VARBIN: {
+    size_t len;
+    const char *p = dp_vector_get_str(v, i, &len);
+    return mix(h, hash_bytes(p, len));
+  }
+  default: return mix(h, (uint64_t)dp_vector_get_i64(v, i));
+  }
+}
+
 void dp_ht_hash(const dp_vector *const *cols, int ncols, int64_t nrows, uint64_t *hashes) {
   for (int64_t i = 0; i < nrows; i++) hashes[i] = 0;
   for (int c = 0; c < ncols; c++) {
     const dp_vector *v = cols[c];
+    bool nested = v->phys == DP_PHYS_STRUCT || v->phys == DP_PHYS_LIST;
+    if (v->validity && v->null_count > 0 && v->phys != DP_PHYS_NULL && !nested) {
+      /* A NULL row hashes alike whatever its slot holds: gathers keep the
+      ** slot's bytes under a NULL bit, and so may kernels. */
+      for (int64_t i = 0; i < nrows; i++)
+        hashes[i] = dp_bit_get(v->validity, i) ? mix_value(hashes[i], v, i)
+                                               : mix(hashes[i] * HT_K1, HT_NULL_HASH);
+      continue;
+    }
     /* The switch is per column; each case is a plain loop over the rows. */
     switch (v->phys) {
     case DP_PHYS_NULL:
       for (int64_t i = 0; i < nrows; i++) hashes[i] = mix(hashes[i], HT_NULL_HASH);
-      continue;
+      break;
     case DP_PHYS_I8:
     case DP_PHYS_I16:
     case DP_PHYS_I32:
@@ -100,13 +128,10 @@ void dp_ht_hash(const dp_vector *const *cols, int ncols, int64_t nrows, uint64_t
         hashes[i] = mix(hashes[i], hash_bytes(p, len));
       }
       break;
-    default:
+    default: /* dp_vector_hash has its own NULL hash */
       for (int64_t i = 0; i < nrows; i++) hashes[i] = mix(hashes[i], dp_vector_hash(v, i, 0));
-      continue; /* dp_vector_hash has its own NULL hash */
+      break;
     }
-    if (v->validity)
-      for (int64_t i = 0; i < nrows; i++)
-        if (!dp_bit_get(v->validity, i)) hashes[i] = mix(hashes[i] * HT_K1, HT_NULL_HASH);
   }
   for (int64_t i = 0; i < nrows; i++) hashes[i] = finish(hashes[i]);
 }

@@ -20,7 +20,8 @@
 ** renumbers them densely (streaming windows are dropped in bulk as the
 ** watermark passes, so one O(groups) pass per batch is the right price).
 **
-** Equality is grouping equality: NULL equals NULL, NaN equals NaN, 0.0
+** Equality is grouping equality: NULL equals NULL (and hashes alike, whatever
+** bytes its slot holds), NaN equals NaN, 0.0
 ** equals -0.0; nested values (ARRAY, MAP, ROW) use eval.h's
 ** dp_vector_hash / dp_vector_row_equal.  At most 2^32 - 2 groups.
 */

@@ -99,4 +99,43 @@ TEST(fast_and_general_paths_agree) {
   dp_ht_free(&ht);
 }
 
+/* A NULL key is one group whatever bytes its slot holds: gathers keep a
+** NULL row's slot as it is (dp_vector_take), and kernels may leave values
+** under a NULL bit (NULLIF(x, 5) keeps the 5). */
+TEST(null_keys_ignore_slot_contents) {
+  const dp_type *types[2] = {dp_type_of(DP_T_INT), dp_type_of(DP_T_STRING)};
+  dp_hashtable ht;
+  CHECK_EQ(dp_ht_init(&ht, 2, types), DIPPER_OK);
+  dp_vector *a = dp_vector_new(types[0], 0), *s = dp_vector_new(types[1], 0);
+  /* rows: (NULL[5], 'x'), (NULL[0], 'x'), (7, NULL['abc']), (7, NULL[''])  */
+  dp_vector_append_i64(a, 5);
+  dp_vector_append_null(a);
+  dp_vector_append_i64(a, 7);
+  dp_vector_append_i64(a, 7);
+  dp_vector_append_str(s, "x", 1);
+  dp_vector_append_str(s, "x", 1);
+  dp_vector_append_str(s, "abc", 3);
+  dp_vector_append_null(s);
+  a->validity[0] &= (uint8_t)~1u; /* row 0: NULL over the value 5 */
+  a->null_count++;
+  s->validity[0] &= (uint8_t)~4u; /* row 2: NULL over 'abc' */
+  s->null_count++;
+  const dp_vector *cols[2] = {a, s};
+  uint64_t h[4];
+  dp_ht_hash(cols, 2, 4, h);
+  CHECK(h[0] == h[1]);
+  CHECK(h[2] == h[3]);
+  CHECK(h[0] != h[2]);
+  int64_t ids[4], nnew = 0;
+  CHECK_EQ(dp_ht_find_or_insert(&ht, cols, h, NULL, 4, ids, &nnew), DIPPER_OK);
+  CHECK_EQ(nnew, 2);
+  CHECK_EQ(ids[0], 0);
+  CHECK_EQ(ids[1], 0);
+  CHECK_EQ(ids[2], 1);
+  CHECK_EQ(ids[3], 1);
+  dp_vector_free(a);
+  dp_vector_free(s);
+  dp_ht_free(&ht);
+}
+
 int main(void) { return RUN_TESTS(); }
