@@ -136,6 +136,22 @@ void dp_ht_hash(const dp_vector *const *cols, int ncols, int64_t nrows, uint64_t
   for (int64_t i = 0; i < nrows; i++) hashes[i] = finish(hashes[i]);
 }
 
+uint64_t dp_ht_hash_row(const dp_vector *const *cols, int ncols, int64_t row) {
+  uint64_t h = 0;
+  for (int c = 0; c < ncols; c++) {
+    const dp_vector *v = cols[c];
+    if (v->phys == DP_PHYS_NULL)
+      h = mix(h, HT_NULL_HASH);
+    else if (v->phys == DP_PHYS_STRUCT || v->phys == DP_PHYS_LIST)
+      h = mix(h, dp_vector_hash(v, row, 0));
+    else if (v->validity && !dp_bit_get(v->validity, row))
+      h = mix(h * HT_K1, HT_NULL_HASH);
+    else
+      h = mix_value(h, v, row);
+  }
+  return finish(h);
+}
+
 bool dp_ht_row_equal(const dp_vector *a, int64_t i, const dp_vector *b, int64_t j) {
   bool na = dp_vector_is_null(a, i), nb = dp_vector_is_null(b, j);
   if (na || nb) return na && nb;
@@ -234,11 +250,14 @@ static void place(uint64_t *slots, uint64_t mask, uint64_t hash, int64_t id) {
   slots[s] = slot_of(hash, id);
 }
 
+/* The slots are placed again from the kept hashes, so the old array can be
+** reused: realloc grows a large one in place (mremap) instead of holding
+** both sizes at once, which kept a third more memory at the peak. */
 static int rebuild_slots(dp_hashtable *ht, uint64_t nslots) {
-  uint64_t *slots = calloc(nslots, sizeof *slots);
+  uint64_t *slots = realloc(ht->slots, nslots * sizeof *slots);
   if (!slots) return DIPPER_NOMEM;
+  memset(slots, 0, nslots * sizeof *slots);
   for (int64_t g = 0; g < ht->ngroups; g++) place(slots, nslots - 1, ht->hashes[g], g);
-  free(ht->slots);
   ht->slots = slots;
   ht->nslots = nslots;
   return DIPPER_OK;
@@ -269,8 +288,8 @@ int64_t dp_ht_find(const dp_hashtable *ht, const dp_vector *const *cols, uint64_
   }
 }
 
-static int add_group(dp_hashtable *ht, const dp_vector *const *cols, int64_t row, uint64_t hash,
-                     int64_t *id_out) {
+int dp_ht_add(dp_hashtable *ht, const dp_vector *const *cols, int64_t row, uint64_t hash,
+              int64_t *id_out) {
   if (ht->ngroups >= (int64_t)UINT32_MAX - 1) return DIPPER_LIMIT;
   if ((uint64_t)(ht->ngroups + 1) * 2 > ht->nslots) {
     int rc = rebuild_slots(ht, ht->nslots * 2);
@@ -428,7 +447,7 @@ int dp_ht_find_or_insert(dp_hashtable *ht, const dp_vector *const *cols, const u
 #endif
     int64_t id = dp_ht_find(ht, cols, hash, row);
     if (id < 0) {
-      rc = add_group(ht, cols, row, hash, &id);
+      rc = dp_ht_add(ht, cols, row, hash, &id);
       if (rc) break;
       created++;
     }

@@ -62,6 +62,13 @@ int dp_ht_find_or_insert(dp_hashtable *ht, const dp_vector *const *cols, const u
 /* The group of row `row` of the probe columns, or -1 when absent. */
 int64_t dp_ht_find(const dp_hashtable *ht, const dp_vector *const *cols, uint64_t hash, int64_t row);
 
+/* One row at a time (rows.h's dp_groups): the hash dp_ht_hash gives row
+** `row`, and a new group for that row's key, which the caller found absent
+** (*id its id).  dp_ht_add returns DIPPER_OK, DIPPER_NOMEM or DIPPER_LIMIT. */
+uint64_t dp_ht_hash_row(const dp_vector *const *cols, int ncols, int64_t row);
+int dp_ht_add(dp_hashtable *ht, const dp_vector *const *cols, int64_t row, uint64_t hash,
+              int64_t *id);
+
 /* Keep the groups with keep[id] true, renumbered densely in their old order;
 ** remap[old] = new id or -1 (remap has room for ngroups; may be NULL). */
 int dp_ht_compact(dp_hashtable *ht, const bool *keep, int64_t *remap);

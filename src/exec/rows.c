@@ -87,52 +87,52 @@ int dp_rowhash_add(dp_rowhash *h, uint64_t hash) {
 /* ---- groups ---- */
 
 int dp_groups_init(dp_groups *g, const dp_schema *key_schema) {
-  dp_rowhash_init(&g->index);
-  g->keys = dp_batch_new(key_schema, 0);
-  return g->keys ? DIPPER_OK : DIPPER_NOMEM;
+  memset(g, 0, sizeof *g);
+  int n = key_schema->ncols;
+  const dp_type **types = calloc((size_t)(n ? n : 1), sizeof *types);
+  g->keys = calloc(1, sizeof *g->keys);
+  if (!types || !g->keys) {
+    free(types);
+    free(g->keys);
+    g->keys = NULL;
+    return DIPPER_NOMEM;
+  }
+  for (int c = 0; c < n; c++) types[c] = key_schema->cols[c].type;
+  int rc = dp_ht_init(&g->ht, n, types);
+  free(types);
+  if (rc) {
+    free(g->keys);
+    g->keys = NULL;
+    return rc;
+  }
+  /* the view: the table's key vectors (ht.keys is a heap array, so the view
+  ** survives copies of *g; dp_groups never compacts, which replaces them) */
+  g->keys->schema = key_schema;
+  g->keys->ncols = n;
+  g->keys->cols = g->ht.keys;
+  return DIPPER_OK;
 }
 
 void dp_groups_free(dp_groups *g) {
   if (!g) return;
-  dp_rowhash_free(&g->index);
-  dp_batch_free(g->keys);
+  dp_ht_free(&g->ht);
+  free(g->keys); /* the view only: its vectors were the table's */
   g->keys = NULL;
 }
 
 int64_t dp_groups_find(const dp_groups *g, const dp_vector *const *cols, int64_t row) {
-  int n = g->keys->ncols;
-  uint64_t h = dp_rows_hash(cols, n, row);
-  for (int64_t id = dp_rowhash_first(&g->index, h); id >= 0; id = dp_rowhash_next(&g->index, id))
-    if (g->index.hashes[id] == h &&
-        dp_rows_equal((const dp_vector *const *)g->keys->cols, id, cols, row, n))
-      return id;
-  return -1;
+  return dp_ht_find(&g->ht, cols, dp_ht_hash_row(cols, g->ht.nkeys, row), row);
 }
 
 int dp_groups_find_or_add(dp_groups *g, const dp_vector *const *cols, int64_t row, int64_t *id,
                           bool *is_new) {
-  int n = g->keys->ncols;
-  uint64_t h = dp_rows_hash(cols, n, row);
-  for (int64_t k = dp_rowhash_first(&g->index, h); k >= 0; k = dp_rowhash_next(&g->index, k))
-    if (g->index.hashes[k] == h &&
-        dp_rows_equal((const dp_vector *const *)g->keys->cols, k, cols, row, n)) {
-      *id = k;
-      *is_new = false;
-      return DIPPER_OK;
-    }
-  for (int c = 0; c < n; c++) {
-    int rc = dp_vector_take(g->keys->cols[c], cols[c], NULL, row, 1);
-    if (rc) { /* undo the partial row */
-      for (int j = 0; j < c; j++) dp_vector_truncate(g->keys->cols[j], g->keys->nrows);
-      return rc;
-    }
-  }
-  g->keys->nrows++;
-  int rc = dp_rowhash_add(&g->index, h);
-  if (rc) return rc;
-  *id = g->index.n - 1;
-  *is_new = true;
-  return DIPPER_OK;
+  uint64_t h = dp_ht_hash_row(cols, g->ht.nkeys, row);
+  *id = dp_ht_find(&g->ht, cols, h, row);
+  *is_new = *id < 0;
+  if (!*is_new) return DIPPER_OK;
+  int rc = dp_ht_add(&g->ht, cols, row, h, id);
+  g->keys->nrows = g->ht.ngroups;
+  return rc;
 }
 
 /* ---- ordering ---- */

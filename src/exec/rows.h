@@ -3,8 +3,10 @@
 ** (join, sort, limit, distinct, dedup, top-N, OVER, set operations, unnest).
 **
 ** Owns: hashing and comparing multi-column keys, a chained hash index over
-** row ids, a "group table" that numbers distinct keys, a stable sort of row
-** indexes, and an append-only row store (a dp_batch that grows).  It owns no
+** row ids (the join's build side: one key, many rows), a "group table" that
+** numbers distinct keys (the aggregation's dp_hashtable a row at a time), a
+** stable sort of row indexes, and an append-only row store (a dp_batch that
+** grows).  It owns no
 ** operator semantics: each op_*.c decides what to keep and when to emit; nor
 ** the copying of rows, which is core/vector.h's dp_vector_take /
 ** dp_batch_take (a negative index pads an outer join with a NULL row).
@@ -20,6 +22,7 @@
 
 #include "core/vector.h"
 #include "exec/exec.h"
+#include "exec/hashtable.h"
 
 /* Hash of row `row` over the key columns; equal keys (NULL = NULL) hash equal. */
 uint64_t dp_rows_hash(const dp_vector *const *cols, int ncols, int64_t row);
@@ -29,7 +32,10 @@ bool dp_rows_equal(const dp_vector *const *a, int64_t i, const dp_vector *const 
 /* Does row `row` hold a NULL in some key column? */
 bool dp_rows_any_null(const dp_vector *const *cols, int ncols, int64_t row);
 
-/* ---- a chained hash index: row id -> hash, lookups by hash ---- */
+/* ---- a chained hash index: row id -> hash, lookups by hash ----
+** A multimap: every row of a join's build side is an id, however many share
+** a key, and a probe walks the candidates of its bucket.  dp_hashtable keeps
+** each key once (a group), so it serves DISTINCT and GROUP BY, not this. */
 typedef struct dp_rowhash {
   int64_t *heads;   /* per bucket: the newest row id, or -1 */
   int64_t *next;    /* per row id: the next row of its bucket, or -1 */
@@ -49,10 +55,14 @@ static inline int64_t dp_rowhash_first(const dp_rowhash *h, uint64_t hash) {
 }
 static inline int64_t dp_rowhash_next(const dp_rowhash *h, int64_t id) { return h->next[id]; }
 
-/* ---- a group table: numbers the distinct keys in order of first sight ---- */
+/* ---- a group table: numbers the distinct keys in order of first sight ----
+** The aggregation's hash table (hashtable.h: open addressing, tags, keys
+** stored columnar) a row at a time; unlike dp_rowhash it holds each key
+** once.  A dp_groups may be copied by value (the old copy is then dead). */
 typedef struct dp_groups {
-  dp_rowhash index;
-  dp_batch *keys; /* one row per group: the key columns */
+  dp_hashtable ht;
+  dp_batch *keys; /* one row per group: a view of ht's key vectors, with the
+                     schema; read only (the table appends to them) */
 } dp_groups;
 
 /* key_schema: the types of the key columns (borrowed for the table's life). */
@@ -63,7 +73,7 @@ int dp_groups_find_or_add(dp_groups *g, const dp_vector *const *cols, int64_t ro
                           bool *is_new);
 /* The group of that row, or -1. */
 int64_t dp_groups_find(const dp_groups *g, const dp_vector *const *cols, int64_t row);
-static inline int64_t dp_groups_count(const dp_groups *g) { return g->index.n; }
+static inline int64_t dp_groups_count(const dp_groups *g) { return g->ht.ngroups; }
 
 /* ---- ordering ---- */
 typedef struct dp_rows_order {
