@@ -186,7 +186,13 @@ typedef struct kafka_source {
   bool *key_col;             /* per scan column; NULL when the key is not read */
   kfmt_src key_fmt;
   int key_raw_col;
-  dp_schema key_schema;      /* the scan schema with the key columns' names less 'key.fields-prefix' */
+  /* The key's own record: the 'key.fields' columns in that order (Flink's
+  ** key format: csv and avro keys are positional), named less
+  ** 'key.fields-prefix'.  A key is decoded into key_rec, then each field goes
+  ** to its scan column key_dest[k] (-1: a key field the scan does not read). */
+  dp_schema key_schema;
+  int *key_dest;
+  dp_batch *key_rec;
   dp_json_decoder *key_json;
   dp_csv_decoder *key_csv;
   dp_avro_decoder *key_avro;
@@ -552,6 +558,8 @@ static void kafka_source_close(dp_source *s) {
   dp_avro_decoder_free(ks->key_avro);
   free(ks->key_col);
   free(ks->key_schema.cols);
+  free(ks->key_dest);
+  dp_batch_free(ks->key_rec);
   dp_bad_records_close(&ks->bad);
   for (int i = 0; i < ks->ntopics; i++) free(ks->topics[i]);
   free(ks->topics);
@@ -570,29 +578,41 @@ static int open_key(dp_source *s, kafka_source *ks) {
   const char *fields = dp_table_option(t, "key.fields", "");
   const char *prefix = dp_table_option(t, "key.fields-prefix", "");
   size_t plen = strlen(prefix);
+  int nfields = 1;
+  for (const char *p = fields; *p; p++) nfields += *p == ';';
   ks->key_col = calloc((size_t)sc->ncols + 1, sizeof *ks->key_col);
-  ks->key_schema.cols = malloc(((size_t)sc->ncols + 1) * sizeof *ks->key_schema.cols);
-  if (!ks->key_col || !ks->key_schema.cols) return DIPPER_NOMEM;
-  ks->key_schema.ncols = sc->ncols;
-  int nkey = 0;
+  ks->key_schema.cols = malloc((size_t)nfields * sizeof *ks->key_schema.cols);
+  ks->key_dest = malloc((size_t)nfields * sizeof *ks->key_dest);
+  if (!ks->key_col || !ks->key_schema.cols || !ks->key_dest) return DIPPER_NOMEM;
+  int nkey = 0, nread = 0;
   ks->key_raw_col = -1;
-  for (int i = 0; i < sc->ncols; i++) {
-    ks->key_schema.cols[i] = sc->cols[i];
-    for (const char *p = fields; *p;) {
-      size_t len = strcspn(p, ";");
-      if (ks->meta[i] == META_NONE && strlen(sc->cols[i].name) == len &&
-          strncasecmp(sc->cols[i].name, p, len) == 0) {
-        ks->key_col[i] = true;
-        ks->key_raw_col = i;
-        nkey++;
-        /* the key format names the field without the table's prefix */
-        if (plen && strncmp(sc->cols[i].name, prefix, plen) == 0)
-          ks->key_schema.cols[i].name = sc->cols[i].name + plen;
+  for (const char *p = fields; *p;) {
+    size_t len = strcspn(p, ";");
+    /* the table's column (plan/connectors.c has checked that it is one) */
+    int tc = -1;
+    for (int i = 0; i < t->schema.ncols && tc < 0; i++)
+      if (strlen(t->schema.cols[i].name) == len && strncasecmp(t->schema.cols[i].name, p, len) == 0)
+        tc = i;
+    if (tc >= 0) {
+      int dest = -1;
+      for (int i = 0; i < sc->ncols && dest < 0; i++)
+        if (ks->meta[i] == META_NONE && strcasecmp(sc->cols[i].name, t->schema.cols[tc].name) == 0)
+          dest = i;
+      dp_field kc = t->schema.cols[tc];
+      /* the key format names the field without the table's prefix */
+      if (plen && strncmp(kc.name, prefix, plen) == 0) kc.name += plen;
+      ks->key_schema.cols[nkey] = kc;
+      ks->key_dest[nkey++] = dest;
+      if (dest >= 0) {
+        ks->key_col[dest] = true;
+        ks->key_raw_col = dest;
+        nread++;
       }
-      p += len + (p[len] == ';');
     }
+    p += len + (p[len] == ';');
   }
-  if (nkey == 0) { /* the scan reads none of the key's columns */
+  ks->key_schema.ncols = nkey;
+  if (nread == 0) { /* the scan reads none of the key's columns */
     free(ks->key_col);
     ks->key_col = NULL;
     return DIPPER_OK;
@@ -610,34 +630,35 @@ static int open_key(dp_source *s, kafka_source *ks) {
                         "'key.format' = 'json'");
     return DIPPER_OK;
   }
+  ks->key_rec = dp_batch_new(&ks->key_schema, 1);
+  if (!ks->key_rec) return DIPPER_NOMEM;
   if (ks->key_fmt == KEY_CSV) {
     dp_csv_options o = dp_csv_default_options();
     int bad = -1;
-    ks->key_csv = dp_csv_decoder_new(&ks->key_schema, ks->key_col, &o, &bad);
+    ks->key_csv = dp_csv_decoder_new(&ks->key_schema, NULL, &o, &bad);
     if (!ks->key_csv)
       return bad < 0 ? DIPPER_NOMEM
                      : kafka_fail(s, DIPPER_UNSUPPORTED,
                                   "key column `%s` has no CSV form; use 'key.format' = 'json'",
-                                  sc->cols[bad].name);
+                                  ks->key_schema.cols[bad].name);
     return DIPPER_OK;
   }
   if (ks->key_fmt == KEY_AVRO) {
-    /* the key's datum: the key columns in table order, named less the prefix */
     dp_buf text = DP_BUF_INIT;
     int bad = -1;
     char why[200];
-    int rc = dp_avro_schema_json(&ks->key_schema, ks->key_col, &text, &bad, why, sizeof why);
+    int rc = dp_avro_schema_json(&ks->key_schema, NULL, &text, &bad, why, sizeof why);
     dp_buf_free(&text);
     if (rc == DIPPER_UNSUPPORTED && bad >= 0)
       return kafka_fail(s, DIPPER_UNSUPPORTED,
                         "key column `%s` has no Avro form (%s); change it, or use "
                         "'key.format' = 'json'",
-                        sc->cols[bad].name, why);
+                        ks->key_schema.cols[bad].name, why);
     if (rc != DIPPER_OK) return rc;
-    ks->key_avro = dp_avro_decoder_new(&ks->key_schema, ks->key_col);
+    ks->key_avro = dp_avro_decoder_new(&ks->key_schema, NULL);
     return ks->key_avro ? DIPPER_OK : DIPPER_NOMEM;
   }
-  ks->key_json = dp_json_decoder_new(&ks->key_schema, ks->key_col, NULL);
+  ks->key_json = dp_json_decoder_new(&ks->key_schema, NULL, NULL);
   return ks->key_json ? DIPPER_OK : DIPPER_NOMEM;
 }
 
@@ -909,12 +930,20 @@ static int take_key(dp_source *s, kafka_source *ks, kpart *p, const rd_kafka_mes
   if (ks->key_fmt == KEY_RAW) return dp_vector_append_str(out->cols[ks->key_raw_col], key, m->key_len);
   dp_format_error fe;
   bool skipped = false;
-  rc = ks->key_fmt == KEY_CSV    ? dp_csv_decode(ks->key_csv, key, m->key_len, out, &skipped, &fe)
-       : ks->key_fmt == KEY_AVRO ? dp_avro_decode(ks->key_avro, key, m->key_len, out, &fe)
-                                 : dp_json_decode(ks->key_json, key, m->key_len, out, &fe);
+  dp_batch *kr = ks->key_rec;
+  dp_batch_clear(kr);
+  rc = ks->key_fmt == KEY_CSV    ? dp_csv_decode(ks->key_csv, key, m->key_len, kr, &skipped, &fe)
+       : ks->key_fmt == KEY_AVRO ? dp_avro_decode(ks->key_avro, key, m->key_len, kr, &fe)
+                                 : dp_json_decode(ks->key_json, key, m->key_len, kr, &fe);
   if (rc == DIPPER_OK && skipped) { /* an empty CSV key: NULLs */
     for (int c = 0; c < out->ncols && rc == DIPPER_OK; c++)
       if (ks->key_col[c]) rc = dp_vector_append_null(out->cols[c]);
+    return rc;
+  }
+  if (rc == DIPPER_OK) {
+    /* the key's fields, in key.fields order, to their columns */
+    for (int k = 0; k < ks->key_schema.ncols && rc == DIPPER_OK; k++)
+      if (ks->key_dest[k] >= 0) rc = dp_vector_append_from(out->cols[ks->key_dest[k]], kr->cols[k], 0);
     return rc;
   }
   if (rc != DIPPER_DATA) return rc;
