@@ -6,7 +6,9 @@ dipper's examples/payments.sql on the same Kafka topic.
     python bench/payments_pyspark.py --topic IN --sink OUT --checkpoint DIR \
         [--uri sc://127.0.0.1:15002] [--brokers 127.0.0.1:9092] [--plan-out FILE]
 
-The job is the seed's (readStream kafka, from_json by the payment schema,
+The job is the seed's (readStream kafka without tombstones, from_json by the
+payment schema failing on a malformed record — what the SQL means on either
+of dipper's engines, 'dipper.bad-records' = 'fail' being the default —
 withWatermark 10 s, groupBy(window(createTime, 1 minute, 30 seconds),
 provinceId).agg(sum(payAmount)), writeStream kafka in append mode), with
 trigger available-now, and the sink rows serialized as dipper serializes them
@@ -53,7 +55,9 @@ def pipeline(spark, args):
                 .option("subscribe", args.topic)
                 .option("startingOffsets", "earliest")
                 .load()
-                .select(F.from_json(F.col("value").cast("string"), SCHEMA).alias("p"))
+                .where(F.col("value").isNotNull())
+                .select(F.from_json(F.col("value").cast("string"), SCHEMA,
+                                    {"mode": "FAILFAST"}).alias("p"))
                 .select("p.*")
                 .withWatermark("createTime", "10 seconds"))
     totals = (payments

@@ -387,9 +387,16 @@ static const char *avro_schema(dp_sx *x, const dp_table_def *t, const dp_schema 
 
 /* 'dipper.bad-records' of a table Spark parses: fail (the default) or skip;
 ** Spark has no dead-letter file. */
+static bool is_true(const char *v) { return v && !strcasecmp(v, "true"); }
+
 static int bad_records(dp_sx *x, const dp_table_def *t, bool *skip) {
   const char *bad = opt(t, "dipper.bad-records");
   *skip = bad && !strcasecmp(bad, "skip");
+  /* Flink's own switch for the same thing, as connectors/records.c reads it */
+  if (!bad)
+    *skip = is_true(opt(t, "json.ignore-parse-errors")) || is_true(opt(t, "csv.ignore-parse-errors")) ||
+            is_true(opt(t, "value.json.ignore-parse-errors")) ||
+            is_true(opt(t, "value.csv.ignore-parse-errors"));
   if (bad && !strcasecmp(bad, "dead-letter"))
     return dp_sx_refuse(x, opt_span(t, "dipper.bad-records"),
                         "table `%s`: Spark has no dead-letter file for bad records; use "
@@ -398,12 +405,19 @@ static int bad_records(dp_sx *x, const dp_table_def *t, bool *skip) {
   return DIPPER_OK;
 }
 
+/* The corrupt-record field a PERMISSIVE from_json / from_csv fills with the
+** text of a record it could not read (json_parsed() drops those rows). */
+#define CORRUPT_FIELD "_dp_corrupt_record"
+
 /* The columns of s with keep[i], parsed from `in` (Spark's binary key or
-** value) by format fmt: from_json / from_csv with the DDL schema (Spark's
-** default mode, as the json path always had), from_avro with the Avro
-** schema (FAILFAST, or PERMISSIVE when bad records are skipped: a bad record
-** then parses to a struct of NULLs, which avro_parsed() tells apart), or
-** the bytes as they are for raw (STRING: as text).  NULL on a refusal. */
+** value) by format fmt, with 'dipper.bad-records' as the embedded engine
+** has it: FAILFAST (fail, the default: the query fails with Spark's
+** malformed-record error) or PERMISSIVE when bad records are skipped.
+** from_json / from_csv with the DDL schema (skipping: plus CORRUPT_FIELD,
+** Spark's columnNameOfCorruptRecord), from_avro with the Avro schema (a bad
+** record then parses to a struct of NULLs, which avro_parsed() tells
+** apart), or the bytes as they are for raw (STRING: as text).  NULL on a
+** refusal. */
 static Spark__Connect__Expression *parse_record(dp_sx *x, const dp_table_def *t, const char *fmt,
                                                 const dp_schema *s, const bool *keep,
                                                 Spark__Connect__Expression *in, bool skip) {
@@ -421,9 +435,13 @@ static Spark__Connect__Expression *parse_record(dp_sx *x, const dp_table_def *t,
   }
   const char *ddl = dp_sx_schema_ddl(x, s, keep, t->span);
   if (!ddl) return NULL;
-  return dp_sx_fn2(x, strcasecmp(fmt, "csv") ? "from_json" : "from_csv",
+  if (skip) ddl = dp_sx_printf(x, "%s%s`" CORRUPT_FIELD "` STRING", ddl, *ddl ? ", " : "");
+  Spark__Connect__Expression *kv[4] = {
+      dp_sx_lit_string(x, "mode"), dp_sx_lit_string(x, skip ? "PERMISSIVE" : "FAILFAST"),
+      dp_sx_lit_string(x, "columnNameOfCorruptRecord"), dp_sx_lit_string(x, CORRUPT_FIELD)};
+  return dp_sx_fn3(x, strcasecmp(fmt, "csv") ? "from_json" : "from_csv",
                    dp_sx_cast(x, in, dp_type_of(DP_T_STRING), false, t->span),
-                   dp_sx_lit_string(x, ddl));
+                   ddl ? dp_sx_lit_string(x, ddl) : NULL, dp_sx_fn(x, "map", skip ? 4 : 2, kv));
 }
 
 /* True where the PERMISSIVE from_avro in column `st` (the columns of s with
@@ -452,6 +470,23 @@ static Spark__Connect__Expression *avro_parsed(dp_sx *x, const dp_schema *s, con
                              dp_sx_lit_string(x, zeros)));
   }
   return ok ? ok : dp_sx_lit_bool(x, true);
+}
+
+/* True where the PERMISSIVE from_json / from_csv in column `st` read the
+** record (its corrupt-record field is NULL). */
+static Spark__Connect__Expression *text_parsed(dp_sx *x, const char *st) {
+  return dp_sx_fn1(x, "isnull", dp_sx_col(x, dp_sx_printf(x, "%s.`" CORRUPT_FIELD "`", st)));
+}
+
+/* With skipped bad records, does format fmt leave a mark to drop rows by? */
+static bool marks_bad(const char *fmt) {
+  return !strcasecmp(fmt, "json") || !strcasecmp(fmt, "csv") || !strcasecmp(fmt, "avro");
+}
+
+/* True where the record in `st` (parsed by fmt from column `col`) was read. */
+static Spark__Connect__Expression *record_parsed(dp_sx *x, const char *fmt, const dp_schema *s,
+                                                 const bool *keep, const char *st, const char *col) {
+  return !strcasecmp(fmt, "avro") ? avro_parsed(x, s, keep, st, col) : text_parsed(x, st);
 }
 
 /* Is 'key.fields' ("a;b") naming column `name` (case-insensitive)? */
@@ -518,6 +553,22 @@ int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
                         "table `%s`: dipper parses a kafka key on Spark as json, csv, avro or "
                         "raw, not '%s'",
                         t->name, kfmt);
+  /* The key's record: its fields in 'key.fields' order (Flink's key format;
+     csv and avro keys are positional), as the embedded engine reads them. */
+  dp_schema kso = {0, dp_sx_alloc(x, (size_t)(nkey ? nkey : 1) * sizeof *kso.cols)};
+  bool *kall = dp_sx_alloc(x, (size_t)(nkey ? nkey : 1));
+  if (!kso.cols || !kall) return failed(x);
+  for (const char *f = fields; nkey > 0 && f && *f;) {
+    size_t len = strcspn(f, ";");
+    for (int i = 0; i < nc; i++)
+      if (key[i] && strlen(t->schema.cols[i].name) == len &&
+          !strncasecmp(t->schema.cols[i].name, f, len) && kso.ncols < nkey) {
+        kall[kso.ncols] = true;
+        kso.cols[kso.ncols++] = ks.cols[i];
+        break;
+      }
+    f += len + (f[len] == ';');
+  }
   bool raw = !strcasecmp(fmt, "raw");
   if (raw && nphys != 1)
     return dp_sx_refuse(x, t->with_span, "table `%s`: a raw table has one column (the value)",
@@ -532,6 +583,11 @@ int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
      the metadata kept. */
   Spark__Connect__Relation *rd = dp_sx_read_source(x, kafka ? "kafka" : "socket", NULL, o.n, o.kv,
                                                    0, NULL, true);
+  /* A tombstone (a NULL value) carries no row, as on the embedded engine.
+     Tested on the raw value, before the parse: a filter on the parsed
+     struct would be pushed under the projection and parse each value twice. */
+  if (kafka) rd = dp_sx_filter(x, rd, dp_sx_fn1(x, "isnotnull", dp_sx_col(x, "value")));
+  if (!rd) return failed(x);
   Spark__Connect__Expression *parsed = parse_record(x, t, fmt, &t->schema, keep,
                                                     dp_sx_col(x, "value"), skip);
   if (!parsed) return failed(x);
@@ -541,7 +597,7 @@ int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
   int nfirst = 0;
   first[nfirst++] = dp_sx_alias(x, parsed, "_v");
   if (nkey > 0) {
-    Spark__Connect__Expression *pk = parse_record(x, t, kfmt, &ks, key, dp_sx_col(x, "key"), skip);
+    Spark__Connect__Expression *pk = parse_record(x, t, kfmt, &kso, kall, dp_sx_col(x, "key"), skip);
     if (!pk) return failed(x);
     first[nfirst++] = dp_sx_alias(x, pk, "_k");
   }
@@ -553,17 +609,17 @@ int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
     }
   Spark__Connect__Relation *rel = dp_sx_project(x, rd, nfirst, first);
   if (!rel) return failed(x);
-  if (kafka) {
-    /* A tombstone (a NULL value) carries no row, as on the embedded engine;
-       with bad records skipped, a record Avro could not read is passed over.
-       (A message without a key gives NULL key columns.) */
-    Spark__Connect__Expression *keep_row = dp_sx_fn1(x, "isnotnull", dp_sx_col(x, "_v"));
-    if (skip && !strcasecmp(fmt, "avro"))
-      keep_row = dp_sx_fn2(x, "and", keep_row, avro_parsed(x, &t->schema, keep, "_v", "value"));
-    if (skip && nkey > 0 && !strcasecmp(kfmt, "avro"))
-      keep_row = dp_sx_fn2(x, "and", keep_row,
-                           dp_sx_fn2(x, "or", dp_sx_fn1(x, "isnull", dp_sx_col(x, "key")),
-                                     avro_parsed(x, &ks, key, "_k", "key")));
+  bool mark_value = skip && marks_bad(fmt), mark_key = skip && nkey > 0 && marks_bad(kfmt);
+  if (mark_value || mark_key) {
+    /* With bad records skipped, a record that could not be read is passed
+       over.  (A message without a key gives NULL key columns.) */
+    Spark__Connect__Expression *keep_row = NULL;
+    if (mark_value) keep_row = record_parsed(x, fmt, &t->schema, keep, "_v", "value");
+    if (mark_key) {
+      Spark__Connect__Expression *k = dp_sx_fn2(x, "or", dp_sx_fn1(x, "isnull", dp_sx_col(x, "key")),
+                                                record_parsed(x, kfmt, &kso, kall, "_k", "key"));
+      keep_row = keep_row ? dp_sx_fn2(x, "and", keep_row, k) : k;
+    }
     rel = dp_sx_filter(x, rel, keep_row);
     if (!rel) return failed(x);
   }
