@@ -506,6 +506,20 @@ static const char *failure_text(const dipper_query *q) {
                                                          : dipper_strerror(q->failed);
 }
 
+/* After a step of q: the reports it took in since `since` as PROGRESS events,
+** then its TERMINATED event if it ended.  false when fn asked to stop. */
+static bool tell_step(listen_ctx *c, dipper_query *q, int64_t since) {
+  if (q->recent.pushed - since > DIPPER_RECENT_PROGRESS)
+    since = q->recent.pushed - DIPPER_RECENT_PROGRESS;
+  for (int64_t k = since; k < q->recent.pushed; k++)
+    if (!deliver(c, DIPPER_EVENT_PROGRESS, q, &q->recent.items[k % DIPPER_RECENT_PROGRESS], NULL,
+                 NULL))
+      return false;
+  if (!q->over) return true;
+  c->left--;
+  return deliver(c, DIPPER_EVENT_TERMINATED, q, NULL, failure_text(q), NULL);
+}
+
 /* Spark: one event from the session's bus.  A non-zero return ends the
 ** listening (dp_spark_listen then returns DIPPER_OK). */
 static int on_bus_event(void *user, const dp_sq_event *e) {
@@ -518,15 +532,7 @@ static int on_bus_event(void *user, const dp_sq_event *e) {
       bool ran = false, done = false;
       int64_t since = q->recent.pushed;
       (void)query_step(q, &ran, &done);
-      for (int64_t k = since; k < q->recent.pushed; k++)
-        if (!deliver(c, DIPPER_EVENT_PROGRESS, q, &q->recent.items[k % DIPPER_RECENT_PROGRESS],
-                     NULL, NULL))
-          return DIPPER_INTERRUPTED;
-      if (q->over) {
-        c->left--;
-        if (!deliver(c, DIPPER_EVENT_TERMINATED, q, NULL, failure_text(q), NULL))
-          return DIPPER_INTERRUPTED;
-      }
+      if (!tell_step(c, q, since)) return DIPPER_INTERRUPTED;
     }
     return c->left > 0 ? DIPPER_OK : DIPPER_INTERRUPTED;
   }
@@ -584,17 +590,7 @@ static int listen_in_process(listen_ctx *c, int64_t deadline) {
         (void)query_step(q, &ran, &done); /* a failure is the query's TERMINATED event */
         int64_t after = dp_mono_micros();
         q->next_due = next_due(q, ran, now, after);
-        if (q->recent.pushed - since > DIPPER_RECENT_PROGRESS)
-          since = q->recent.pushed - DIPPER_RECENT_PROGRESS;
-        for (int64_t k = since; k < q->recent.pushed; k++)
-          if (!deliver(c, DIPPER_EVENT_PROGRESS, q, &q->recent.items[k % DIPPER_RECENT_PROGRESS],
-                       NULL, NULL))
-            return DIPPER_OK;
-        if (q->over) {
-          c->left--;
-          if (!deliver(c, DIPPER_EVENT_TERMINATED, q, NULL, failure_text(q), NULL))
-            return DIPPER_OK;
-        }
+        if (!tell_step(c, q, since)) return DIPPER_OK;
         now = after;
       }
       if (!q->over && q->next_due < soonest) soonest = q->next_due;

@@ -122,6 +122,10 @@ int dp_vector_take(dp_vector *dst, const dp_vector *src, const int64_t *sel, int
                    int64_t n);
 /* Append row `row` of src to dst (same type; a NULL row goes to any). */
 int dp_vector_append_from(dp_vector *dst, const dp_vector *src, int64_t row);
+/* Is `child`, a member of the ROW vector `row`, NULL wherever `row` is over
+** rows [0, n)?  Then the child is the field as it stands (sources build ROWs
+** that way), and a gather of only NULL ROWs need not copy it. */
+bool dp_vector_nulls_covered(const dp_vector *row, const dp_vector *child, int64_t n);
 
 static inline dp_vector *dp_vector_map_keys(dp_vector *v) { return v->children[0]->children[0]; }
 static inline dp_vector *dp_vector_map_values(dp_vector *v) { return v->children[0]->children[1]; }

@@ -274,8 +274,7 @@ static int take_list(dp_vector *dst, const dp_vector *src, pick p, int64_t n, in
   return rc;
 }
 
-/* Is `child` NULL wherever `row` is, over rows [0, n)? */
-static bool nulls_covered(const dp_vector *row, const dp_vector *child, int64_t n) {
+bool dp_vector_nulls_covered(const dp_vector *row, const dp_vector *child, int64_t n) {
   if (!row->validity) return true;
   if (child->phys == DP_PHYS_NULL) return true;
   if (!child->validity) return row->null_count == 0;
@@ -300,7 +299,7 @@ static int take_struct(dp_vector *dst, const dp_vector *src, pick p, int64_t n, 
   }
   int rc = DIPPER_OK;
   for (int i = 0; i < src->nchildren && !rc; i++) {
-    if (all_null && nulls_covered(src, src->children[i], src->length))
+    if (all_null && dp_vector_nulls_covered(src, src->children[i], src->length))
       rc = dp_vector_append_nulls(dst->children[i], n);
     else
       rc = take_any(dst->children[i], src->children[i], p, n);

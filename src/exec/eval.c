@@ -380,19 +380,6 @@ static int eval_literal(const dp_expr *e, dp_ev_arg *out) {
   return DIPPER_OK;
 }
 
-/* Is `child` NULL wherever `row` is, over rows [0, n)?  Then the child
-** vector is the field as it stands (sources build ROWs that way). */
-static bool nulls_covered(const dp_vector *row, const dp_vector *child, int64_t n) {
-  if (!row->validity) return true;
-  if (!child->validity) return row->null_count == 0;
-  int64_t full = n >> 3;
-  for (int64_t b = 0; b < full; b++)
-    if ((uint8_t)~row->validity[b] & child->validity[b]) return false;
-  for (int64_t i = full << 3; i < n; i++)
-    if (!dp_bit_get(row->validity, i) && dp_bit_get(child->validity, i)) return false;
-  return true;
-}
-
 /* A copy of `child` (n rows) that is also NULL wherever `row` is: the rows
 ** gathered in bulk, then the ROW's bitmap ANDed in a byte at a time. */
 static int field_masked(const dp_vector *row, const dp_vector *child, const dp_type *t, int64_t n,
@@ -433,7 +420,8 @@ static int eval_field(dp_ev *c, const dp_expr *e, dp_ev_arg *out) {
   }
   bool is_const = row.is_const;
   dp_vector *child = row.v->children[idx];
-  if (nulls_covered(row.v, child, n)) {
+  /* the child vector is then the field as it stands (sources build ROWs that way) */
+  if (dp_vector_nulls_covered(row.v, child, n)) {
     if (!row.owned) {
       *out = (dp_ev_arg){child, is_const, false};
       return DIPPER_OK;
