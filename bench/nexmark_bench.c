@@ -52,6 +52,9 @@ static const bench_query queries[] = {
     {"q2", {"nexmark.sql", "q2.sql"}, "filter MOD(auction, 123) = 0", "~155-175 K"},
     {"q5_count", {"nexmark.sql", "q5_count.sql"}, "count per auction, HOP 10 s / 2 s",
      "~22 K (all q5)"},
+    {"join", {"nexmark.sql", "join_interval.sql"}, "bids x auctions, interval join 10 s", "-"},
+    {"dedup", {"nexmark.sql", "dedup.sql"}, "first bid per bidder (ROW_NUMBER = 1)", "-"},
+    {"distinct", {"nexmark.sql", "distinct.sql"}, "DISTINCT bidder, auction per TUMBLE 10 s", "-"},
     {"payments", {"payments.sql", NULL}, "seed pipeline on datagen, HOP sums", "-"},
 };
 #define NQUERIES (int)(sizeof queries / sizeof queries[0])
@@ -364,7 +367,8 @@ static void usage(const char *argv0) {
           "usage: %s [--events N] [--runs R] [--query NAME]... [--queries DIR]\n"
           "  --events N    events (rows) per query, default 10000000\n"
           "  --runs R      runs per query; the median by CPU time is shown (default 1)\n"
-          "  --query NAME  run only these (source, q0, q1, q2, q5_count, payments)\n"
+          "  --query NAME  run only these (source, q0, q1, q2, q5_count, join, dedup, distinct,\n"
+          "                payments)\n"
           "  --queries DIR the SQL files (default " DIPPER_SOURCE_DIR "/bench/queries)\n",
           argv0);
 }

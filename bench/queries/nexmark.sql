@@ -25,3 +25,8 @@ CREATE VIEW bid AS
 SELECT bid.auction AS auction, bid.bidder AS bidder, bid.price AS price,
        bid.channel AS channel, bid.url AS url, dateTime, bid.extra AS extra
 FROM datagen WHERE event_type = 2;
+
+CREATE VIEW auction AS
+SELECT auction.id AS id, auction.itemName AS itemName, auction.seller AS seller,
+       auction.category AS category, auction.reserve AS reserve, dateTime
+FROM datagen WHERE event_type = 1;

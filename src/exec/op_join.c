@@ -698,6 +698,16 @@ static int join_setup(dp_op *op) {
       if (R->props.time_attr[c] >= 0) st->version_col = c;
   }
   bool two_streams = !L->props.bounded && !R->props.bounded && !st->versions_stream;
+  /* In streaming mode, two bounded inputs with event times and a time range
+  ** between them join as two streams do, their state evicted by the
+  ** watermark as they are read, rather than both held whole until the end
+  ** (memory in proportion to the input: 1.7 GB for 10 M Nexmark events). */
+  if (st->bounded && ex->query && ex->query->streaming && p->props.has_time_bound &&
+      !p->u.join.as_of && st->kind != DP_J_SEMI && st->kind != DP_J_ANTI &&
+      L->props.time_attr && R->props.time_attr) {
+    two_streams = true;
+    st->bounded = false;
+  }
   st->bside = 1;
   if (!st->bounded && !two_streams && !R->props.bounded) st->bside = 0; /* the bounded side builds */
   st->pside = 1 - st->bside;

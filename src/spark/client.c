@@ -196,11 +196,11 @@ typedef struct sc_errinfo {
 } sc_errinfo;
 
 static void parse_errorinfo(const uint8_t *p, const uint8_t *end, sc_errinfo *o) {
-  pb_field f;
+  pb_field f = {0};
   while (pb_next(&p, end, &f) == 1) {
     if (f.num != 3 || f.wire != 2) continue;
     const uint8_t *q = f.data, *qend = f.data + f.len;
-    pb_field k = {0}, v = {0}, e;
+    pb_field k = {0}, v = {0}, e = {0};
     bool hk = false, hv = false;
     while (pb_next(&q, qend, &e) == 1) {
       if (e.wire != 2) continue;
@@ -219,11 +219,11 @@ static void parse_status(const uint8_t *d, size_t n, sc_errinfo *o) {
   if (!d) return;
   static const char want[] = "google.rpc.ErrorInfo";
   const uint8_t *p = d, *end = d + n;
-  pb_field f;
+  pb_field f = {0};
   while (pb_next(&p, end, &f) == 1) {
     if (f.num != 3 || f.wire != 2) continue;
     const uint8_t *q = f.data, *qend = f.data + f.len;
-    pb_field a, url = {0}, val = {0};
+    pb_field a = {0}, url = {0}, val = {0};
     bool hu = false, hv = false;
     while (pb_next(&q, qend, &a) == 1) {
       if (a.wire != 2) continue;
