@@ -781,6 +781,14 @@ typedef struct seen_events {
   dipper_query *qs[2];
 } seen_events;
 
+static void seen_init(seen_events *s, dipper_query *a, dipper_query *b) {
+  memset(s, 0, sizeof *s);
+  s->ordered = true;
+  s->last_batch[0] = s->last_batch[1] = -1;
+  s->qs[0] = a;
+  s->qs[1] = b;
+}
+
 static int on_event(void *user, const dipper_event *ev) {
   seen_events *s = user;
   s->events++;
@@ -834,11 +842,7 @@ TEST(listen_tells_every_batch_and_each_end) {
   CHECK_EQ(n, 2);
   if (n != 2) return;
   seen_events s;
-  memset(&s, 0, sizeof s);
-  s.ordered = true;
-  s.last_batch[0] = s.last_batch[1] = -1;
-  s.qs[0] = qs[0];
-  s.qs[1] = qs[1];
+  seen_init(&s, qs[0], qs[1]);
   /* no limit: returns once both have ended */
   CHECK_EQ(dipper_listen(db, on_event, &s, -1), DIPPER_OK);
   CHECK_EQ(s.terminated[0], 1);
@@ -875,11 +879,7 @@ TEST(listen_stops_when_told_and_at_the_timeout) {
   CHECK_EQ(n, 2);
   if (n != 2) return;
   seen_events s;
-  memset(&s, 0, sizeof s);
-  s.ordered = true;
-  s.last_batch[0] = s.last_batch[1] = -1;
-  s.qs[0] = qs[0];
-  s.qs[1] = qs[1];
+  seen_init(&s, qs[0], qs[1]);
   /* the callback's word ends it */
   s.stop_after = 3;
   CHECK_EQ(dipper_listen(db, on_event, &s, -1), DIPPER_OK);
@@ -940,10 +940,7 @@ TEST(listen_tells_a_failure_as_the_end) {
   CHECK_EQ(n, 1);
   if (n == 1) {
     seen_events s;
-    memset(&s, 0, sizeof s);
-    s.ordered = true;
-    s.last_batch[0] = s.last_batch[1] = -1;
-    s.qs[0] = qs[0];
+    seen_init(&s, qs[0], NULL);
     /* the query's failure is its TERMINATED event, not the call's error */
     CHECK_EQ(dipper_listen(db, on_event, &s, 10000), DIPPER_OK);
     CHECK_EQ(s.terminated[0], 1);
