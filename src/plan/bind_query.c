@@ -423,80 +423,8 @@ static void alias_scope(dp_binder *b, const dp_bscope *sc, const out_item *items
 
 /* ------------------------------------------------------------------ */
 /* subqueries in expressions                                           */
+/* (correlated references: dp_expr_reads_outer / dp_plan_reads_outer)  */
 /* ------------------------------------------------------------------ */
-
-static bool plan_has_outer(const dp_plan *p, int level);
-
-/* Does e refer to a query `level` or more levels out?  Unlike
-** dp_bexpr_has_outer, nested subqueries count (one level further in): a
-** subquery whose own subquery names the outer row is correlated too. */
-static bool expr_has_outer(const dp_expr *e, int level) {
-  if (!e) return false;
-  switch (e->kind) {
-  case DP_E_COLUMN: return e->u.column.outer >= level;
-  case DP_E_LITERAL: return false;
-  case DP_E_CALL:
-    for (int i = 0; i < e->u.call.nargs; i++)
-      if (expr_has_outer(e->u.call.args[i], level)) return true;
-    return false;
-  case DP_E_CAST: return expr_has_outer(e->u.cast.arg, level);
-  case DP_E_FIELD: return expr_has_outer(e->u.field.arg, level);
-  case DP_E_CASE:
-    for (int i = 0; i < e->u.case_.n; i++)
-      if (expr_has_outer(e->u.case_.whens[i], level) || expr_has_outer(e->u.case_.thens[i], level)) return true;
-    return expr_has_outer(e->u.case_.else_, level);
-  case DP_E_SUBQUERY:
-    return expr_has_outer(e->u.subquery.arg, level) || plan_has_outer(e->u.subquery.plan, level + 1);
-  }
-  return false;
-}
-
-/* Does some expression of the plan below p refer to a query `level` or more
-** levels out (a correlated subquery's plan, at level 1)? */
-static bool plan_has_outer(const dp_plan *p, int level) {
-  if (!p) return false;
-  bool r = false;
-  switch (p->kind) {
-  case DP_P_VALUES:
-    for (int i = 0; i < p->u.values.nrows * p->schema.ncols && !r; i++)
-      r = expr_has_outer(p->u.values.cells[i], level);
-    break;
-  case DP_P_PROJECT:
-    for (int i = 0; i < p->u.project.n && !r; i++) r = expr_has_outer(p->u.project.exprs[i], level);
-    break;
-  case DP_P_FILTER: r = expr_has_outer(p->u.filter.cond, level); break;
-  case DP_P_JOIN: r = expr_has_outer(p->u.join.cond, level) || expr_has_outer(p->u.join.as_of, level); break;
-  case DP_P_AGGREGATE:
-    for (int i = 0; i < p->u.aggregate.ngroup && !r; i++) r = expr_has_outer(p->u.aggregate.group[i], level);
-    for (int i = 0; i < p->u.aggregate.naggs && !r; i++) {
-      const dp_agg_call *c = &p->u.aggregate.aggs[i];
-      r = expr_has_outer(c->filter, level);
-      for (int k = 0; k < c->nargs && !r; k++) r = expr_has_outer(c->args[k], level);
-    }
-    break;
-  case DP_P_SORT:
-    for (int i = 0; i < p->u.sort.nkeys && !r; i++) r = expr_has_outer(p->u.sort.keys[i].expr, level);
-    break;
-  case DP_P_TOPN:
-    for (int i = 0; i < p->u.topn.nkeys && !r; i++) r = expr_has_outer(p->u.topn.order[i].expr, level);
-    break;
-  case DP_P_OVER:
-    for (int i = 0; i < p->u.over.npartition && !r; i++) r = expr_has_outer(p->u.over.partition[i], level);
-    for (int i = 0; i < p->u.over.norder && !r; i++) r = expr_has_outer(p->u.over.order[i].expr, level);
-    for (int i = 0; i < p->u.over.ncalls && !r; i++) {
-      const dp_over_call *c = &p->u.over.calls[i];
-      r = expr_has_outer(c->filter, level);
-      for (int k = 0; k < c->nargs && !r; k++) r = expr_has_outer(c->args[k], level);
-    }
-    break;
-  case DP_P_UNNEST: r = expr_has_outer(p->u.unnest.arg, level); break;
-  case DP_P_WINDOW: r = expr_has_outer(p->u.window.gap_expr, level); break;
-  case DP_P_WATERMARK: r = expr_has_outer(p->u.watermark.expr, level); break;
-  default: break;
-  }
-  for (int i = 0; i < p->ninputs && !r; i++) r = plan_has_outer(p->inputs[i], level);
-  return r;
-}
 
 /* Does p return at most one row whatever its input: a global aggregate,
 ** LIMIT 0 or 1, one row of VALUES, or row-preserving nodes over one? */
@@ -562,7 +490,7 @@ static dp_expr *not_in_as_not_exists(dp_binder *b, const dp_expr *conj) {
     return NULL;
   dp_plan *sub = conj->u.subquery.plan;
   if (!sub || sub->schema.ncols != 1) return NULL;
-  if (!plan_has_outer(sub, 1)) {
+  if (!dp_plan_reads_outer(sub, 1)) {
     /* Uncorrelated: the engine hashes the list once and remembers whether
     ** it held a NULL (exec/subquery.c) — one probe per row, where an anti
     ** join on the condition below, which has no equality key, would compare
@@ -583,7 +511,7 @@ static dp_expr *not_in_as_not_exists(dp_binder *b, const dp_expr *conj) {
     extra = sub->inputs[0]->u.filter.cond;
     val = sub->u.project.exprs[0];
   } else {
-    if (plan_has_outer(sub, 1)) return NULL;
+    if (dp_plan_reads_outer(sub, 1)) return NULL;
     val = dp_bind_col_ref(b, 0, sub->schema.cols[0].type, conj->span);
   }
   dp_expr *x = raise_outer(b, conj->u.subquery.arg);
@@ -714,16 +642,16 @@ static dp_expr *decorrelate_scalar(dp_binder *b, const dp_expr *e, scalar_joins 
   if (top->kind != DP_P_AGGREGATE || top->u.aggregate.ngroup != 0 || top->u.aggregate.window) return NULL;
   const dp_plan *agg = top;
   dp_plan *filt = agg->inputs[0];
-  if (filt->kind != DP_P_FILTER || plan_has_outer(filt->inputs[0], 1)) return NULL;
+  if (filt->kind != DP_P_FILTER || dp_plan_reads_outer(filt->inputs[0], 1)) return NULL;
   int naggs = agg->u.aggregate.naggs;
   if (naggs < 1 || (!proj && naggs != 1)) return NULL;
   for (int i = 0; i < naggs; i++) {
     const dp_agg_call *a = &agg->u.aggregate.aggs[i];
-    if (expr_has_outer(a->filter, 1)) return NULL;
+    if (dp_expr_reads_outer(a->filter, 1)) return NULL;
     for (int k = 0; k < a->nargs; k++)
-      if (expr_has_outer(a->args[k], 1)) return NULL;
+      if (dp_expr_reads_outer(a->args[k], 1)) return NULL;
   }
-  if (proj && (proj->u.project.n != 1 || expr_has_outer(proj->u.project.exprs[0], 1))) return NULL;
+  if (proj && (proj->u.project.n != 1 || dp_expr_reads_outer(proj->u.project.exprs[0], 1))) return NULL;
 
   /* The WHERE: equalities inner = outer column, and uncorrelated conditions. */
   int n = 0, cap = 0;
@@ -736,7 +664,7 @@ static dp_expr *decorrelate_scalar(dp_binder *b, const dp_expr *e, scalar_joins 
   int nk = 0, nrest = 0;
   for (int i = 0; i < n; i++) {
     dp_expr *c = conj[i];
-    if (!expr_has_outer(c, 1)) {
+    if (!dp_expr_reads_outer(c, 1)) {
       rest[nrest++] = c;
       continue;
     }
@@ -746,7 +674,7 @@ static dp_expr *decorrelate_scalar(dp_binder *b, const dp_expr *e, scalar_joins 
     int taken = nk;
     for (int side = 0; side < 2 && taken == nk; side++) {
       const dp_expr *o = c->u.call.args[side], *in = c->u.call.args[1 - side];
-      if (o->kind != DP_E_COLUMN || o->u.column.outer != 1 || expr_has_outer(in, 1)) continue;
+      if (o->kind != DP_E_COLUMN || o->u.column.outer != 1 || dp_expr_reads_outer(in, 1)) continue;
       if (o->u.column.index < 0 || o->u.column.index >= sj->nl) return NULL;
       outer[nk] = o;
       if (!(inner[nk++] = dp_bexpr_copy(b->a, in))) return NULL;
@@ -854,7 +782,7 @@ static dp_expr *take_scalars(dp_binder *b, dp_expr *e, scalar_joins *sj) {
     if (e->u.subquery.kind != DP_SUBQ_SCALAR || sj->n >= MAX_SCALARS) return e;
     int col = sj->nl;
     for (int k = 0; k < sj->n; k++) col += sj->right[k]->schema.ncols;
-    if (!plan_has_outer(e->u.subquery.plan, 1)) {
+    if (!dp_plan_reads_outer(e->u.subquery.plan, 1)) {
       if (!at_most_one_row(e->u.subquery.plan)) return e; /* run apart, once (exec/subquery.c) */
       sj->right[sj->n] = e->u.subquery.plan;
       sj->cond[sj->n++] = NULL;
