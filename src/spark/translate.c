@@ -482,120 +482,6 @@ static const char *field_option(dp_sx *x, const dp_table_def *t, const char *col
   return k ? table_option(t, k) : NULL;
 }
 
-/* One random column: Spark's generators are not dipper's, so the values
-** differ from the embedded engine's run by run, as random data does; their
-** ranges, lengths, NULL shares and the synthetic clock are the same. */
-static Spark__Connect__Expression *datagen_column(dp_sx *x, const dp_table_def *t, int i, int64_t seed,
-                                                  int64_t step_us) {
-  const char *col = t->schema.cols[i].name;
-  const dp_type *ty = t->schema.cols[i].type;
-  dp_span sp = t->cols[i].span;
-  const char *kind = field_option(x, t, col, "kind");
-  Spark__Connect__Expression *id = dp_sx_col(x, "id"), *v = NULL;
-  Spark__Connect__Expression *s = dp_sx_lit_long(x, seed + i);
-  if (kind && !strcasecmp(kind, "sequence")) {
-    const char *start = field_option(x, t, col, "start");
-    v = dp_sx_fn2(x, "+", dp_sx_lit_long(x, start ? strtoll(start, NULL, 10) : 0), id);
-    return dp_sx_cast(x, v, ty, false, sp);
-  }
-  const char *mn = field_option(x, t, col, "min"), *mx = field_option(x, t, col, "max");
-  const char *len = field_option(x, t, col, "length");
-  int64_t length = len ? strtoll(len, NULL, 10) : 100;
-  if (ty->length > 0 && length > (int64_t)ty->length) length = ty->length;
-  switch (ty->kind) {
-  case DP_T_BOOLEAN: {
-    dp_value half;
-    memset(&half, 0, sizeof half);
-    half.type = dp_type_of(DP_T_DOUBLE);
-    half.u.d = 0.5;
-    v = dp_sx_fn2(x, "<", dp_sx_fn1(x, "rand", s), dp_sx_literal(x, &half, sp));
-    break;
-  }
-  case DP_T_TINYINT:
-  case DP_T_SMALLINT:
-  case DP_T_INT:
-  case DP_T_BIGINT: {
-    static const int64_t lo[] = {[DP_T_TINYINT] = INT8_MIN, [DP_T_SMALLINT] = INT16_MIN, [DP_T_INT] = INT32_MIN};
-    static const int64_t hi[] = {[DP_T_TINYINT] = INT8_MAX, [DP_T_SMALLINT] = INT16_MAX, [DP_T_INT] = INT32_MAX};
-    Spark__Connect__Expression *h = dp_sx_fn2(x, "xxhash64", id, s);
-    if (!mn && !mx && ty->kind == DP_T_BIGINT) {
-      v = h;
-      break;
-    }
-    int64_t a = mn ? strtoll(mn, NULL, 10) : lo[ty->kind], b = mx ? strtoll(mx, NULL, 10) : hi[ty->kind];
-    if (b < a || (a < 0 && b > INT64_MAX + a)) { /* a range wider than BIGINT's half */
-      v = h;
-      break;
-    }
-    v = dp_sx_fn2(x, "+", dp_sx_lit_long(x, a), dp_sx_fn2(x, "pmod", h, dp_sx_lit_long(x, b - a + 1)));
-    break;
-  }
-  case DP_T_FLOAT:
-  case DP_T_DOUBLE:
-  case DP_T_DECIMAL: {
-    double a = mn ? strtod(mn, NULL) : 0, b = mx ? strtod(mx, NULL) : 1;
-    if (!mx && ty->kind == DP_T_DECIMAL) {
-      b = 1;
-      for (int k = 0; k < ty->precision - ty->scale; k++) b *= 10;
-    }
-    dp_value va, vw;
-    memset(&va, 0, sizeof va);
-    memset(&vw, 0, sizeof vw);
-    va.type = vw.type = dp_type_of(DP_T_DOUBLE);
-    va.u.d = a;
-    vw.u.d = b - a;
-    v = dp_sx_fn2(x, "+", dp_sx_literal(x, &va, sp), dp_sx_fn2(x, "*", dp_sx_fn1(x, "rand", s), dp_sx_literal(x, &vw, sp)));
-    /* TRY: a value rounded up to the type's bound is NULL, not an error */
-    return dp_sx_cast(x, v, ty, true, sp);
-  }
-  case DP_T_STRING:
-  case DP_T_BYTES: {
-    /* hex digits of SHA-256 of a random number, repeated to the length */
-    int64_t chars = ty->kind == DP_T_BYTES ? 2 * length : length;
-    Spark__Connect__Expression *hex = dp_sx_fn2(x, "sha2", dp_sx_cast(x, dp_sx_fn1(x, "rand", s), dp_type_of(DP_T_STRING), false, sp),
-                                                dp_sx_lit_int(x, 256));
-    v = dp_sx_fn3(x, "substring", dp_sx_fn2(x, "repeat", hex, dp_sx_lit_int(x, (int32_t)(chars / 64 + 1))),
-                  dp_sx_lit_int(x, 1), dp_sx_lit_int(x, (int32_t)(chars > INT32_MAX ? INT32_MAX : chars)));
-    if (ty->kind == DP_T_BYTES) v = dp_sx_fn1(x, "unhex", v);
-    break;
-  }
-  case DP_T_TIMESTAMP:
-  case DP_T_TIMESTAMP_LTZ:
-  case DP_T_DATE: {
-    /* the synthetic clock of a bounded run: 2024-01-01 00:00:00 UTC plus one
-       step a row, minus a random delay of up to max-past */
-    int64_t past = 0;
-    const char *mp = field_option(x, t, col, "max-past");
-    if (mp && dp_parse_duration(mp, &past) != DIPPER_OK) past = 0;
-    Spark__Connect__Expression *us = dp_sx_fn2(x, "+", dp_sx_lit_long(x, INT64_C(1704067200000000)),
-                                               dp_sx_fn2(x, "*", id, dp_sx_lit_long(x, step_us)));
-    if (past > 0)
-      us = dp_sx_fn2(x, "-", us, dp_sx_cast(x, dp_sx_fn2(x, "*", dp_sx_fn1(x, "rand", s), dp_sx_lit_long(x, past)),
-                                            dp_type_of(DP_T_BIGINT), false, sp));
-    v = dp_sx_fn1(x, "timestamp_micros", us);
-    break;
-  }
-  default:
-    dp_sx_refuse(x, sp, "table `%s`: Spark's datagen translation makes scalar columns only, not `%s`; "
-                        "declare it with a scalar type",
-                 t->name, col);
-    return NULL;
-  }
-  if (!v) return NULL;
-  v = dp_sx_cast(x, v, ty, false, sp);
-  const char *nr = field_option(x, t, col, "null-rate");
-  if (nr && strtod(nr, NULL) > 0) {
-    dp_value r;
-    memset(&r, 0, sizeof r);
-    r.type = dp_type_of(DP_T_DOUBLE);
-    r.u.d = strtod(nr, NULL);
-    v = dp_sx_fn2(x, "when", dp_sx_fn2(x, ">=", dp_sx_fn1(x, "rand", dp_sx_lit_long(x, seed + 1000 + i)),
-                                        dp_sx_literal(x, &r, sp)),
-                  v);
-  }
-  return v;
-}
-
 static int scan_datagen(dp_sx *x, const dp_plan *p, dp_srel *out) {
   const dp_table_def *t = p->u.scan.table;
   int64_t rows = -1;
@@ -639,7 +525,12 @@ static int scan_datagen(dp_sx *x, const dp_plan *p, dp_srel *out) {
       ok = false;
       continue;
     }
-    ok &= (e[k] = dp_sx_alias(x, datagen_column(x, t, i, seed, step), names[k])) != NULL;
+    /* the Range's `id` numbers the rows; the synthetic clock of a bounded
+       run: 2024-01-01 00:00:00 UTC plus one step a row */
+    Spark__Connect__Expression *clock =
+        dp_sx_fn2(x, "+", dp_sx_lit_long(x, INT64_C(1704067200000000)),
+                  dp_sx_fn2(x, "*", dp_sx_col(x, "id"), dp_sx_lit_long(x, step)));
+    ok &= (e[k] = dp_sx_alias(x, dp_sx_datagen_column(x, t, i, seed, "id", clock), names[k])) != NULL;
     k++;
   }
   if (!ok) return fail(x);

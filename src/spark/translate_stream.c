@@ -178,30 +178,25 @@ static Spark__Connect__Expression *lit_double(dp_sx *x, double d, dp_span at) {
   return dp_sx_literal(x, &v, at);
 }
 
-/* A uniform double in [0, 1) drawn from the row's `value` and a stream key.
+/* A uniform double in [0, 1) drawn from the row number (column `row`) and a
+** stream key.
 ** Spark's rand(seed) restarts its sequence in every micro-batch (it is seeded
 ** per partition index), so random values are hashes of the row number
 ** instead: different in every row, the same when a batch is replayed after a
 ** restart, independent of how rows fall into batches. */
 #define TWO_53 9007199254740992.0
-static Spark__Connect__Expression *uniform(dp_sx *x, int64_t key, dp_span at) {
+static Spark__Connect__Expression *uniform(dp_sx *x, const char *row, int64_t key, dp_span at) {
   Spark__Connect__Expression *h =
-      dp_sx_fn2(x, "xxhash64", dp_sx_col(x, "value"), dp_sx_lit_long(x, key));
+      dp_sx_fn2(x, "xxhash64", dp_sx_col(x, row), dp_sx_lit_long(x, key));
   Spark__Connect__Expression *bits =
       dp_sx_fn2(x, "pmod", h, dp_sx_lit_long(x, (int64_t)TWO_53));
   return dp_sx_fn2(x, "/", dp_sx_cast(x, bits, dp_type_of(DP_T_DOUBLE), false, at),
                    lit_double(x, TWO_53, at));
 }
 
-/* Column i of an unbounded datagen table over the rate source's rows
-** (`value`: 0, 1, 2, ... in order; `timestamp`: when the row was due).  The
-** shapes follow connectors/datagen.c: sequences start + row number, random
-** numbers in [min, max], strings of `length` hex digits, times drawn from the
-** clock (here the rate's timestamp, as the embedded engine's wall clock)
-** minus a random delay in [0, max-past], NULLs at null-rate.  The values
-** themselves differ from the embedded engine's, as random data does. */
-static Spark__Connect__Expression *datagen_col(dp_sx *x, const dp_table_def *t, int i,
-                                               int64_t seed) {
+Spark__Connect__Expression *dp_sx_datagen_column(dp_sx *x, const dp_table_def *t, int i,
+                                                 int64_t seed, const char *row,
+                                                 Spark__Connect__Expression *clock_us) {
   const char *col = t->schema.cols[i].name;
   const dp_type *ty = t->schema.cols[i].type;
   dp_span at = t->cols[i].span;
@@ -211,13 +206,13 @@ static Spark__Connect__Expression *datagen_col(dp_sx *x, const dp_table_def *t, 
   if (kind && !strcasecmp(kind, "sequence")) {
     const char *start = field_opt(x, t, col, "start");
     v = dp_sx_fn2(x, "+", dp_sx_lit_long(x, start ? strtoll(start, NULL, 10) : 0),
-                  dp_sx_col(x, "value"));
+                  dp_sx_col(x, row));
     return dp_sx_cast(x, v, ty, false, at);
   }
   const char *mn = field_opt(x, t, col, "min"), *mx = field_opt(x, t, col, "max");
   switch (ty->kind) {
   case DP_T_BOOLEAN:
-    v = dp_sx_fn2(x, "<", uniform(x, key, at), lit_double(x, 0.5, at));
+    v = dp_sx_fn2(x, "<", uniform(x, row, key, at), lit_double(x, 0.5, at));
     break;
   case DP_T_TINYINT:
   case DP_T_SMALLINT:
@@ -228,7 +223,7 @@ static Spark__Connect__Expression *datagen_col(dp_sx *x, const dp_table_def *t, 
     static const int64_t hi[] = {[DP_T_TINYINT] = INT8_MAX, [DP_T_SMALLINT] = INT16_MAX,
                                  [DP_T_INT] = INT32_MAX, [DP_T_BIGINT] = INT64_MAX};
     Spark__Connect__Expression *h =
-        dp_sx_fn2(x, "xxhash64", dp_sx_col(x, "value"), dp_sx_lit_long(x, key));
+        dp_sx_fn2(x, "xxhash64", dp_sx_col(x, row), dp_sx_lit_long(x, key));
     int64_t a = mn ? strtoll(mn, NULL, 10) : lo[ty->kind];
     int64_t b = mx ? strtoll(mx, NULL, 10) : hi[ty->kind];
     if (b < a) {
@@ -253,7 +248,7 @@ static Spark__Connect__Expression *datagen_col(dp_sx *x, const dp_table_def *t, 
       for (int k = 0; k < ty->precision - ty->scale; k++) b *= 10;
     }
     v = dp_sx_fn2(x, "+", lit_double(x, a, at),
-                  dp_sx_fn2(x, "*", uniform(x, key, at), lit_double(x, b - a, at)));
+                  dp_sx_fn2(x, "*", uniform(x, row, key, at), lit_double(x, b - a, at)));
     /* TRY: a value rounded up past the type's bound is NULL, not a failed query */
     v = dp_sx_cast(x, v, ty, true, at);
     break;
@@ -271,7 +266,7 @@ static Spark__Connect__Expression *datagen_col(dp_sx *x, const dp_table_def *t, 
     int64_t chars = ty->kind == DP_T_BYTES ? 2 * length : length;
     /* hex digits of SHA-256 of the row's hash, repeated to the length */
     Spark__Connect__Expression *h =
-        dp_sx_fn2(x, "xxhash64", dp_sx_col(x, "value"), dp_sx_lit_long(x, key));
+        dp_sx_fn2(x, "xxhash64", dp_sx_col(x, row), dp_sx_lit_long(x, key));
     Spark__Connect__Expression *hex =
         dp_sx_fn2(x, "sha2", dp_sx_cast(x, h, dp_type_of(DP_T_STRING), false, at),
                   dp_sx_lit_int(x, 256));
@@ -291,10 +286,10 @@ static Spark__Connect__Expression *datagen_col(dp_sx *x, const dp_table_def *t, 
                    col);
       return NULL;
     }
-    Spark__Connect__Expression *us = dp_sx_fn1(x, "unix_micros", dp_sx_col(x, "timestamp"));
+    Spark__Connect__Expression *us = clock_us;
     if (past > 0)
       us = dp_sx_fn2(x, "-", us,
-                     dp_sx_cast(x, dp_sx_fn2(x, "*", uniform(x, key, at),
+                     dp_sx_cast(x, dp_sx_fn2(x, "*", uniform(x, row, key, at),
                                              dp_sx_lit_long(x, past + 1)),
                                 dp_type_of(DP_T_BIGINT), false, at));
     v = dp_sx_fn1(x, "timestamp_micros", us);
@@ -302,8 +297,8 @@ static Spark__Connect__Expression *datagen_col(dp_sx *x, const dp_table_def *t, 
   }
   default:
     dp_sx_refuse(x, at,
-                 "table `%s`: a streaming datagen on Spark makes scalar columns (numbers, "
-                 "strings, bytes, booleans, dates, timestamps), not `%s`",
+                 "table `%s`: a datagen on Spark makes scalar columns (numbers, strings, "
+                 "bytes, booleans, dates, timestamps), not `%s`; declare it with a scalar type",
                  t->name, col);
     return NULL;
   }
@@ -313,7 +308,7 @@ static Spark__Connect__Expression *datagen_col(dp_sx *x, const dp_table_def *t, 
   const char *nr = field_opt(x, t, col, "null-rate");
   double rate = nr ? strtod(nr, NULL) : 0;
   if (rate > 0)
-    v = dp_sx_fn2(x, "when", dp_sx_fn2(x, ">=", uniform(x, key + 500009, at), lit_double(x, rate, at)),
+    v = dp_sx_fn2(x, "when", dp_sx_fn2(x, ">=", uniform(x, row, key + 500009, at), lit_double(x, rate, at)),
                   v);
   return v;
 }
@@ -349,7 +344,9 @@ static int datagen_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
       ok = false;
       continue;
     }
-    ok &= (e[k] = dp_sx_alias(x, datagen_col(x, t, i, seed), names[k])) != NULL;
+    /* the rate's `value` numbers the rows, its `timestamp` is the clock */
+    Spark__Connect__Expression *clock = dp_sx_fn1(x, "unix_micros", dp_sx_col(x, "timestamp"));
+    ok &= (e[k] = dp_sx_alias(x, dp_sx_datagen_column(x, t, i, seed, "value", clock), names[k])) != NULL;
     k++;
   }
   if (!ok) return failed(x);

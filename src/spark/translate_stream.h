@@ -51,6 +51,19 @@ typedef struct dp_spark_stream_opts {
 int dp_spark_stream_start_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp_plan *sink,
                                const dp_spark_stream_opts *o, Spark__Connect__Plan **out);
 
+/* Column i of a datagen table over rows numbered 0, 1, 2, ... in column
+** `row` (a batch Range's `id`, the rate source's `value`), with `clock_us` the
+** row's time in µs (BIGINT).  The shapes follow connectors/datagen.c:
+** sequences start + row number, random numbers in [min, max], strings of
+** `length` hex digits, times from the clock minus a random delay in
+** [0, max-past], NULLs at null-rate.  Random values are hashes of the row
+** number and a per-column key from `seed` (Spark's rand(seed) restarts in
+** every micro-batch), so a replayed row gets its values again; they differ
+** from the embedded engine's, as random data does.  NULL on a refusal. */
+Spark__Connect__Expression *dp_sx_datagen_column(dp_sx *x, const dp_table_def *t, int i,
+                                                 int64_t seed, const char *row,
+                                                 Spark__Connect__Expression *clock_us);
+
 /* Kafka records of a sink table's rows: Project(value [, key]) over `rows`,
 ** whose n columns are named `names` (the table's written columns).  The
 ** value is the row serialized by the table's format (json, csv: times in
