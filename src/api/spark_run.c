@@ -432,6 +432,13 @@ static int start_stream(dp_spark_query *sq) {
 /* Add one of Spark's progress reports to the query's progress. */
 static void take_report(dp_spark_query *sq, const dp_spark_progress *r, dp_progress_ring *ring) {
   dipper_progress *p = &sq->progress;
+  sq->last_report_us = r->timestamp_us;
+  /* While a query waits for data Spark reports its idle triggers too (every
+  ** noDataProgressEventInterval): no batch ran (no addBatch duration), and
+  ** the batchId is the next batch's.  Taken as a batch it would make that
+  ** batch look seen already, and take_new_reports would then skip its
+  ** report (its rows, its late rows) when the one after it comes. */
+  if (r->add_batch_ms < 0) return;
   p->batch_id = r->batch_id;
   /* Spark 4.1's report leaves the query's totals out (clients sum the
   ** sources, as pyspark does): sum them when they are missing. */
@@ -462,7 +469,6 @@ static void take_report(dp_spark_query *sq, const dp_spark_progress *r, dp_progr
   if (r->state_rows_dropped_by_watermark > 0) p->late_rows_dropped += r->state_rows_dropped_by_watermark;
   p->total_input_rows += p->input_rows;
   p->total_output_rows += p->output_rows;
-  sq->last_report_us = r->timestamp_us;
   if (ring) dp_progress_ring_push(ring, p);
 }
 
@@ -478,13 +484,14 @@ static int take_new_reports(dp_spark_query *sq, dp_sc *sc, dp_progress_ring *rin
     dp_spark_progress_free(&last);
     return rc;
   }
-  *ran = true;
   if (last.batch_id <= sq->progress.batch_id + 1) {
+    *ran = last.add_batch_ms >= 0; /* not an idle trigger's report */
     take_report(sq, &last, ring);
     dp_spark_progress_free(&last);
     return DIPPER_OK;
   }
   dp_spark_progress_free(&last);
+  *ran = true; /* batches ran since the last look */
   dp_spark_progress *recent = NULL;
   int n = 0;
   rc = dp_sq_recent_progress(sc, &sq->sq, &recent, &n, err);
@@ -857,7 +864,7 @@ void dp_spark_query_take_event(dp_spark_query *sq, const struct dp_sq_event *ev,
     /* a report that a poll took in already counts once */
     if (ev->progress && ev->progress->timestamp_us > sq->last_report_us) {
       take_report(sq, ev->progress, ring);
-      *news = true;
+      *news = ev->progress->add_batch_ms >= 0; /* an idle trigger ran no batch */
     }
     return;
   case DP_SQ_EVENT_IDLE: *news = !sq->ended; return;
