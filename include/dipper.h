@@ -55,7 +55,8 @@ const char *dipper_version(void);
   X(REMOTE, 15, "the engine reported an error")                                \
   X(DATA, 16, "bad record")                                                    \
   X(TIMEOUT, 17, "timed out")                                                  \
-  X(INTERRUPTED, 18, "interrupted")
+  X(INTERRUPTED, 18, "interrupted")                                            \
+  X(CORRUPT, 19, "corrupt or incompatible checkpoint")
 
 #define DIPPER_CODE_ENUM_(name, num, str) DIPPER_##name = num,
 typedef enum dipper_code { DIPPER_CODES(DIPPER_CODE_ENUM_) DIPPER_CODE_END_ } dipper_code;

@@ -4,8 +4,12 @@
 ** A connector is a class (a table of functions) registered under the name
 ** that `'connector' = '...'` selects; one file per connector.  Sources are
 ** replayable where the medium allows (files, Kafka offsets, generators with a
-** seed): a source's position is an opaque offset string that the driver
-** commits with the batch, so a restart resumes exactly.
+** seed): with a checkpoint folder (exec/checkpoint.h) the driver writes the
+** bounds of each planned batch to the offset log before it runs, and the
+** source's position after each committed batch to the commit log, both as
+** bytes only the source class reads (core/bytes.h), so a restart resumes
+** exactly: at the last committed position, with a batch that was logged and
+** not committed planned again to exactly its logged bounds.
 **
 ** Sources produce rows in the layout of the SCAN node's schema (the table's
 ** physical and metadata columns, in declared order); computed columns and
@@ -18,6 +22,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/buf.h"
+#include "core/bytes.h"
 #include "core/diag.h"
 #include "core/vector.h"
 #include "plan/catalog.h"
@@ -45,6 +51,22 @@ typedef struct dp_source_class {
   /* The batch was committed downstream: make its end the new start. */
   int (*commit)(dp_source *s);
   void (*close)(dp_source *s);
+
+  /* Fault tolerance.  A source without these four cannot resume: a query
+  ** over it with a checkpoint folder is refused when it starts.
+  ** save_plan: after plan_batch, the bounds of the planned batch (what
+  ** replay_plan needs to plan the same rows again), appended to `out`.
+  ** save_position: after commit, where the next batch starts.
+  ** restore_position: right after open, before any plan_batch: resume at a
+  ** position save_position wrote (a source of the same table definition).
+  ** replay_plan: the next plan_batch plans exactly the rows of the bounds
+  ** save_plan wrote, whatever is available by then (more rows waiting are
+  ** left for the batches after it).  Bytes that do not read back whole give
+  ** DIPPER_CORRUPT with a diagnostic. */
+  int (*save_plan)(dp_source *s, dp_buf *out);
+  int (*save_position)(dp_source *s, dp_buf *out);
+  int (*restore_position)(dp_source *s, dp_rd *in);
+  int (*replay_plan)(dp_source *s, dp_rd *in);
 } dp_source_class;
 
 struct dp_source {
@@ -64,7 +86,11 @@ typedef struct dp_sink_class {
   ** more times per batch. `mode` is the DP_MODE_* of the query. */
   int (*write)(dp_sink *k, int64_t batch_id, const dp_batch *b);
   /* The batch is complete: make its output visible atomically where the
-  ** medium allows (rename a file, flush a producer). */
+  ** medium allows (rename a file, flush a producer).  With a checkpoint
+  ** folder, batch ids carry over restarts and a batch whose commit record
+  ** was not written is run again under the same id with the same rows
+  ** (exec/checkpoint.h): a sink that claims exactly-once makes a second
+  ** commit of one batch id replace, or skip, the first. */
   int (*commit)(dp_sink *k, int64_t batch_id);
   void (*close)(dp_sink *k);
 } dp_sink_class;
@@ -75,6 +101,7 @@ struct dp_sink {
   const dp_table_def *table; /* borrowed; NULL for a bare SELECT's result */
   const dp_schema *schema;   /* input rows' schema, borrowed */
   unsigned mode;             /* DP_MODE_* */
+  const char *checkpoint;    /* the query's checkpoint folder, or NULL: none */
   dp_diags *diags;
   void *state;
   void *user;                /* the callback connector's registration, console's FILE* */

@@ -43,6 +43,8 @@
 #include <stdint.h>
 
 #include "core/arena.h"
+#include "core/buf.h"
+#include "core/bytes.h"
 #include "core/diag.h"
 #include "core/vector.h"
 #include "plan/plan.h"
@@ -73,6 +75,14 @@ typedef struct dp_op_class {
   ** watermark computed at its end takes effect from the next batch. May be NULL. */
   int (*end_batch)(dp_op *op);
   void (*close)(dp_op *op);
+  /* Checkpoints (checkpoint.h): save_state appends the operator's whole
+  ** state after end_batch to `out`; restore_state reads it back into an
+  ** operator just opened for the same plan, before its first batch
+  ** (DIPPER_CORRUPT with a diagnostic on bytes that do not read back whole).
+  ** Both NULL on a stateless operator; a stateful operator without them
+  ** cannot be checkpointed and the query is refused at start, naming it. */
+  int (*save_state)(dp_op *op, dp_buf *out);
+  int (*restore_state)(dp_op *op, dp_rd *in);
 } dp_op_class;
 
 struct dp_op {

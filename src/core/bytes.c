@@ -1,0 +1,169 @@
+/*
+** bytes.c — the binary codec of bytes.h.
+*/
+#include "core/bytes.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+void dp_put_u8(dp_buf *b, uint8_t v) { dp_buf_put(b, &v, 1); }
+
+void dp_put_u32(dp_buf *b, uint32_t v) {
+  uint8_t x[4];
+  for (int i = 0; i < 4; i++) x[i] = (uint8_t)(v >> (8 * i));
+  dp_buf_put(b, x, 4);
+}
+
+void dp_put_u64(dp_buf *b, uint64_t v) {
+  uint8_t x[8];
+  for (int i = 0; i < 8; i++) x[i] = (uint8_t)(v >> (8 * i));
+  dp_buf_put(b, x, 8);
+}
+
+void dp_put_uvar(dp_buf *b, uint64_t v) {
+  uint8_t x[10];
+  size_t n = 0;
+  while (v >= 0x80) {
+    x[n++] = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  x[n++] = (uint8_t)v;
+  dp_buf_put(b, x, n);
+}
+
+void dp_put_svar(dp_buf *b, int64_t v) {
+  dp_put_uvar(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+void dp_put_f64(dp_buf *b, double v) {
+  uint64_t u;
+  memcpy(&u, &v, sizeof u);
+  dp_put_u64(b, u);
+}
+
+void dp_put_bytes(dp_buf *b, const void *p, size_t n) {
+  dp_put_uvar(b, n);
+  if (n) dp_buf_put(b, p, n);
+}
+
+void dp_put_str(dp_buf *b, const char *s) { dp_put_bytes(b, s ? s : "", s ? strlen(s) : 0); }
+
+void dp_rd_init(dp_rd *r, const void *p, size_t n) {
+  r->p = p;
+  r->n = p ? n : 0;
+  r->pos = 0;
+  r->bad = false;
+}
+
+static const uint8_t *take(dp_rd *r, size_t n) {
+  if (r->bad || r->n - r->pos < n) {
+    r->bad = true;
+    return NULL;
+  }
+  const uint8_t *p = r->p + r->pos;
+  r->pos += n;
+  return p;
+}
+
+uint8_t dp_get_u8(dp_rd *r) {
+  const uint8_t *p = take(r, 1);
+  return p ? p[0] : 0;
+}
+
+uint32_t dp_get_u32(dp_rd *r) {
+  const uint8_t *p = take(r, 4);
+  uint32_t v = 0;
+  for (int i = 0; p && i < 4; i++) v |= (uint32_t)p[i] << (8 * i);
+  return v;
+}
+
+uint64_t dp_get_u64(dp_rd *r) {
+  const uint8_t *p = take(r, 8);
+  uint64_t v = 0;
+  for (int i = 0; p && i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+uint64_t dp_get_uvar(dp_rd *r) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    const uint8_t *p = take(r, 1);
+    if (!p) return 0;
+    /* the tenth byte may carry only the top bit */
+    if (shift == 63 && *p > 1) break;
+    v |= (uint64_t)(*p & 0x7f) << shift;
+    if (!(*p & 0x80)) return v;
+  }
+  r->bad = true;
+  return 0;
+}
+
+int64_t dp_get_svar(dp_rd *r) {
+  uint64_t u = dp_get_uvar(r);
+  return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+double dp_get_f64(dp_rd *r) {
+  uint64_t u = dp_get_u64(r);
+  double v;
+  memcpy(&v, &u, sizeof v);
+  return v;
+}
+
+const uint8_t *dp_get_bytes(dp_rd *r, size_t *n) {
+  uint64_t len = dp_get_uvar(r);
+  *n = 0;
+  if (r->bad || len > r->n - r->pos) {
+    r->bad = true;
+    return NULL;
+  }
+  *n = (size_t)len;
+  return take(r, (size_t)len);
+}
+
+uint64_t dp_get_count(dp_rd *r, size_t min_item) {
+  uint64_t c = dp_get_uvar(r);
+  if (r->bad) return 0;
+  if (min_item == 0) min_item = 1;
+  if (c > (r->n - r->pos) / min_item) {
+    r->bad = true;
+    return 0;
+  }
+  return c;
+}
+
+char *dp_get_strdup(dp_rd *r, bool *oom) {
+  if (oom) *oom = false;
+  size_t n;
+  const uint8_t *p = dp_get_bytes(r, &n);
+  if (!p && r->bad) return NULL;
+  char *s = malloc(n + 1);
+  if (!s) {
+    if (oom) *oom = true;
+    return NULL;
+  }
+  if (n) memcpy(s, p, n);
+  s[n] = '\0';
+  return s;
+}
+
+/* CRC-32C, reflected polynomial 0x82F63B78, a table of 256 built once. */
+static uint32_t crc_table[256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_init(void) {
+  for (uint32_t i = 0; i < 256; i++) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    crc_table[i] = c;
+  }
+}
+
+uint32_t dp_crc32c(uint32_t crc, const void *p, size_t n) {
+  pthread_once(&crc_once, crc_init);
+  const uint8_t *b = p;
+  crc = ~crc;
+  for (size_t i = 0; i < n; i++) crc = crc_table[(crc ^ b[i]) & 0xff] ^ (crc >> 8);
+  return ~crc;
+}
