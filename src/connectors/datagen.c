@@ -67,7 +67,8 @@ typedef struct datagen_state {
   bool synthetic;
   int64_t emitted;         /* rows read */
   int64_t planned_end;     /* the planned batch ends before this row */
-  int64_t start_mono;      /* µs, when the source opened */
+  int64_t start_mono;      /* µs, when the source opened (or would have, at its rate) */
+  int64_t replay_end;      /* the next plan ends exactly here; -1: none (a batch run again) */
   dp_buf text;             /* scratch for strings */
 } datagen_state;
 
@@ -315,6 +316,7 @@ static int open_state(dp_source *s, datagen_state *st) {
   /* batch mode wants the whole answer now: the rate only spaces the clock */
   if (s->db && !dp_catalog_streaming(s->db->catalog)) st->rate = 0;
   st->start_mono = mono_micros();
+  st->replay_end = -1;
   return DIPPER_OK;
 }
 
@@ -343,6 +345,10 @@ static int datagen_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
   if (st->total < 0 && allowed > UNCAPPED_BATCH) allowed = UNCAPPED_BATCH;
   if (max_rows > 0 && allowed > max_rows) allowed = max_rows;
   st->planned_end = st->emitted + allowed;
+  if (st->replay_end >= 0) {
+    st->planned_end = st->replay_end;
+    st->replay_end = -1;
+  }
   *exhausted = st->total >= 0 && st->emitted >= st->total;
   return DIPPER_OK;
 }
@@ -384,6 +390,54 @@ static int datagen_commit(dp_source *s) {
   return DIPPER_OK;
 }
 
+/* Checkpoints.  The position is the row count and every column's generator
+** state, so a resumed run goes on with the very values it would have made,
+** seeded or not (the clock of an unbounded run is the real one, so its
+** timestamps are those of the run that makes them).  A plan is its end. */
+static int datagen_save_plan(dp_source *s, dp_buf *out) {
+  const datagen_state *st = s->state;
+  dp_put_svar(out, st->planned_end);
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int datagen_save_position(dp_source *s, dp_buf *out) {
+  const datagen_state *st = s->state;
+  dp_put_svar(out, st->emitted);
+  dp_put_uvar(out, (uint64_t)st->ncols);
+  for (int i = 0; i < st->ncols; i++) dp_put_u64(out, st->cols[i].rng);
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int datagen_corrupt(dp_source *s, const char *what) {
+  dp_span nowhere = {0, 0, 0, 0};
+  return dp_error(s->diags, DIPPER_CORRUPT, nowhere,
+                  "table `%s`: the checkpoint's %s does not fit this datagen table", s->table->name,
+                  what);
+}
+
+static int datagen_restore_position(dp_source *s, dp_rd *in) {
+  datagen_state *st = s->state;
+  int64_t emitted = dp_get_svar(in);
+  uint64_t ncols = dp_get_count(in, 8);
+  if (in->bad || emitted < 0 || ncols != (uint64_t)st->ncols ||
+      (st->total >= 0 && emitted > st->total))
+    return datagen_corrupt(s, "position");
+  for (int i = 0; i < st->ncols; i++) st->cols[i].rng = dp_get_u64(in);
+  st->emitted = st->planned_end = emitted;
+  /* the rate counts from a start as far back as the rows already made */
+  if (st->rate > 0) st->start_mono = mono_micros() - (int64_t)((double)emitted * 1e6 / st->rate);
+  return DIPPER_OK;
+}
+
+static int datagen_replay_plan(dp_source *s, dp_rd *in) {
+  datagen_state *st = s->state;
+  int64_t end = dp_get_svar(in);
+  if (in->bad || end < st->emitted || (st->total >= 0 && end > st->total))
+    return datagen_corrupt(s, "batch bounds");
+  st->replay_end = end;
+  return DIPPER_OK;
+}
+
 static void datagen_close(dp_source *s) {
   datagen_state *st = s->state;
   if (!st) return;
@@ -400,4 +454,8 @@ const dp_source_class dp_source_datagen = {
     .read = datagen_read,
     .commit = datagen_commit,
     .close = datagen_close,
+    .save_plan = datagen_save_plan,
+    .save_position = datagen_save_position,
+    .restore_position = datagen_restore_position,
+    .replay_plan = datagen_replay_plan,
 };

@@ -15,16 +15,19 @@
 ** with "path:line" as their place.
 **
 ** Sink.  'path' is a directory (made when missing).  Each micro-batch with
-** rows becomes one file part-<batch>-<n>.<json|csv>, written under a hidden
-** temporary name (.part-...inprogress) and renamed at commit, so a reader of
-** the directory never sees half a batch.  <n> is 0, or the next free number
-** when the name is taken by an earlier run.  When the session sets
-** 'execution.checkpointing.dir' the batch ids carry over a restart, and a
-** batch whose part file is already there was committed before the restart:
-** it is not written again (Spark's file sink does the same with its log).
+** rows becomes one file, written under a hidden temporary name
+** (.part-...inprogress) and renamed at commit, so a reader of the directory
+** never sees half a batch.  With a checkpoint folder (exactly-once) the file
+** is part-<batch>-<tag>.<json|csv>, <tag> the query's (a hash of its
+** checkpoint folder): it is fsync'd before the rename and the directory
+** after, and a batch run again after a restart replaces it with the same
+** rows, so each batch's rows are there once.  Without one, batch ids start
+** at 0 on every run and the file is part-<batch>-<n>, <n> the first number
+** free (no guarantee: a restarted run writes its input again).
 */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,8 +71,16 @@ typedef struct fs_source {
   int64_t line;
   bool header_pending;
   int64_t cap_left;  /* rows the planned batch may still take; -1: no cap */
+  int64_t cap_planned; /* cap_left as planned, for the offset log */
   /* metadata: per scan column, which key, or NULL for decoded columns */
   const char **meta;
+  /* checkpoints: where to start in the first queued file once loaded, and
+  ** the files of a batch to plan again (replay_n >= 0) */
+  size_t resume_pos;
+  int64_t resume_line;
+  bool resume_header_done, resuming;
+  char **replay;
+  int64_t replay_n, replay_cap;
 } fs_source;
 
 static void fs_source_close(dp_source *s);
@@ -131,6 +142,7 @@ static int fs_source_open_state(dp_source *s, fs_source *st) {
 static int fs_source_open(dp_source *s) {
   fs_source *st = calloc(1, sizeof *st);
   if (!st) return DIPPER_NOMEM;
+  st->replay_n = -1;
   s->state = st;
   int rc = fs_source_open_state(s, st);
   if (rc) fs_source_close(s); /* the caller does not close a source that failed to open */
@@ -232,15 +244,21 @@ static int list_new(dp_source *s, fs_source *st) {
   return rc;
 }
 
+static int replay_files(dp_source *s, fs_source *st);
+
 static int fs_source_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
   fs_source *st = s->state;
   *exhausted = false;
-  /* batch mode lists once; a stream looks again each time */
-  if (!st->listed || !st->bounded) {
+  st->cap_left = max_rows > 0 ? max_rows : -1;
+  if (st->replay_n >= 0) {
+    int rc = replay_files(s, st);
+    if (rc) return rc;
+  } else if (!st->listed || !st->bounded) {
+    /* batch mode lists once; a stream looks again each time */
     int rc = list_new(s, st);
     if (rc) return rc;
   }
-  st->cap_left = max_rows > 0 ? max_rows : -1;
+  st->cap_planned = st->cap_left;
   *exhausted = st->bounded && st->cur >= st->nqueue;
   return DIPPER_OK;
 }
@@ -280,6 +298,18 @@ static int load_file(dp_source *s, fs_source *st, const fs_file *f) {
   st->line = 0;
   st->loaded = true;
   st->header_pending = st->dec.header;
+  if (st->resuming) {
+    /* the checkpoint's place in this file: the file must still hold it */
+    st->resuming = false;
+    if (st->resume_pos > len)
+      return dp_error(s->diags, DIPPER_CORRUPT, nowhere(),
+                      "table `%s`: '%s' is shorter (%zu bytes) than when the checkpoint was "
+                      "taken (read to byte %zu); files a source has begun must not change",
+                      s->table->name, f->path, len, st->resume_pos);
+    st->pos = st->resume_pos;
+    st->line = st->resume_line;
+    if (st->resume_header_done) st->header_pending = false;
+  }
   return DIPPER_OK;
 }
 
@@ -368,11 +398,140 @@ static void fs_source_close(dp_source *s) {
   free(st->seen);
   for (int i = 0; i < st->nqueue; i++) free(st->queue[i].path);
   free(st->queue);
+  for (int64_t i = 0; i < st->replay_n; i++) free(st->replay[i]);
+  free(st->replay);
   free(st->data);
   free(st->meta);
   free(st->root);
   free(st);
   s->state = NULL;
+}
+
+/* ---- source checkpoints (connector.h) ----
+** A position: whether the path was listed, every name taken so far, the
+** files queued and not finished (path, size, modification time), and where
+** the first of them was left (byte, line, header read).  A plan: the cap on
+** rows and the queued files' paths; planned again, the batch takes exactly
+** those files — the first ones the position had queued, then the ones the
+** listing had found — and the same cap, so the same rows. */
+
+static int fs_save_plan(dp_source *s, dp_buf *out) {
+  const fs_source *st = s->state;
+  dp_put_svar(out, st->cap_planned);
+  dp_put_uvar(out, (uint64_t)(st->nqueue - st->cur));
+  for (int i = st->cur; i < st->nqueue; i++) dp_put_str(out, st->queue[i].path);
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int fs_save_position(dp_source *s, dp_buf *out) {
+  const fs_source *st = s->state;
+  dp_put_u8(out, st->listed ? 1 : 0);
+  dp_put_uvar(out, (uint64_t)st->nseen);
+  for (int i = 0; i < st->nseen; i++) dp_put_str(out, st->seen[i]);
+  dp_put_uvar(out, (uint64_t)(st->nqueue - st->cur));
+  for (int i = st->cur; i < st->nqueue; i++) {
+    dp_put_str(out, st->queue[i].path);
+    dp_put_svar(out, st->queue[i].size);
+    dp_put_svar(out, st->queue[i].mtime);
+  }
+  bool begun = st->loaded && st->cur < st->nqueue;
+  dp_put_uvar(out, begun ? st->pos : 0);
+  dp_put_svar(out, begun ? st->line : 0);
+  dp_put_u8(out, begun && !st->header_pending ? 1 : 0);
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int fs_corrupt(dp_source *s, const char *what) {
+  return dp_error(s->diags, DIPPER_CORRUPT, nowhere(),
+                  "table `%s`: the checkpoint's %s does not fit this filesystem table",
+                  s->table->name, what);
+}
+
+static int fs_restore_position(dp_source *s, dp_rd *in) {
+  fs_source *st = s->state;
+  bool oom = false;
+  int rc = DIPPER_OK;
+  st->listed = dp_get_u8(in) != 0;
+  uint64_t nseen = dp_get_count(in, 1);
+  for (uint64_t i = 0; i < nseen && !in->bad && !rc; i++) {
+    char *name = dp_get_strdup(in, &oom);
+    if (name) rc = remember(st, name);
+    free(name);
+  }
+  uint64_t nq = dp_get_count(in, 3);
+  for (uint64_t i = 0; i < nq && !in->bad && !rc && !oom; i++) {
+    char *path = dp_get_strdup(in, &oom);
+    struct stat sb = {0};
+    sb.st_size = (off_t)dp_get_svar(in);
+    int64_t mtime = dp_get_svar(in);
+    if (!path) break;
+    const char *slash = strrchr(path, '/');
+    rc = queue_file(st, path, slash ? slash + 1 : path, &sb);
+    if (!rc) st->queue[st->nqueue - 1].mtime = mtime;
+    free(path);
+  }
+  uint64_t pos = dp_get_uvar(in);
+  st->resume_line = dp_get_svar(in);
+  st->resume_header_done = dp_get_u8(in) != 0;
+  if (oom) return DIPPER_NOMEM;
+  if (rc) return rc;
+  if (in->bad) return fs_corrupt(s, "position");
+  st->resume_pos = (size_t)pos;
+  st->resuming = pos > 0 || st->resume_header_done;
+  return DIPPER_OK;
+}
+
+static int fs_replay_plan(dp_source *s, dp_rd *in) {
+  fs_source *st = s->state;
+  int64_t cap = dp_get_svar(in);
+  uint64_t n = dp_get_count(in, 1);
+  if (in->bad) return fs_corrupt(s, "batch bounds");
+  char **paths = calloc(n ? n : 1, sizeof *paths);
+  if (!paths) return DIPPER_NOMEM;
+  bool oom = false;
+  for (uint64_t i = 0; i < n && !in->bad && !oom; i++) paths[i] = dp_get_strdup(in, &oom);
+  if (in->bad || oom) {
+    for (uint64_t i = 0; i < n; i++) free(paths[i]);
+    free(paths);
+    return oom ? DIPPER_NOMEM : fs_corrupt(s, "batch bounds");
+  }
+  st->replay = paths;
+  st->replay_n = (int64_t)n;
+  st->replay_cap = cap;
+  return DIPPER_OK;
+}
+
+/* Plan the logged batch again: its files in its order, its cap. */
+static int replay_files(dp_source *s, fs_source *st) {
+  int rc = DIPPER_OK;
+  for (int64_t i = 0; i < st->replay_n && !rc; i++) {
+    const char *path = st->replay[i];
+    int64_t k = st->cur + i;
+    if (k < st->nqueue) {
+      if (strcmp(st->queue[k].path, path) != 0) rc = fs_corrupt(s, "batch bounds");
+      continue;
+    }
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+      rc = dp_error(s->diags, DIPPER_IO, nowhere(),
+                    "table `%s`: '%s', read by the batch that is run again after the restart, "
+                    "is gone: %s; files a source has taken must stay until their batch is "
+                    "committed",
+                    s->table->name, path, strerror(errno));
+      break;
+    }
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    if (st->is_dir && !seen_before(st, name)) rc = remember(st, name);
+    if (!rc) rc = queue_file(st, path, name, &sb);
+    st->listed = true;
+  }
+  st->cap_left = st->replay_cap;
+  for (int64_t i = 0; i < st->replay_n; i++) free(st->replay[i]);
+  free(st->replay);
+  st->replay = NULL;
+  st->replay_n = -1;
+  return rc;
 }
 
 const dp_source_class dp_source_filesystem = {
@@ -382,6 +541,10 @@ const dp_source_class dp_source_filesystem = {
     .read = fs_source_read,
     .commit = fs_source_commit,
     .close = fs_source_close,
+    .save_plan = fs_save_plan,
+    .save_position = fs_save_position,
+    .restore_position = fs_restore_position,
+    .replay_plan = fs_replay_plan,
 };
 
 /* ---- sink ---- */
@@ -391,8 +554,7 @@ typedef struct fs_sink {
   bool csv, header;
   dp_csv_options csv_opts;
   const char *ext;
-  bool dedupe;             /* batch ids carry over restarts (checkpointing is on) */
-  int64_t committed_max;   /* the highest batch id with a part file, -1: none */
+  char tag[9];             /* with a checkpoint: the query's mark in part names, else "" */
   int64_t batch;           /* the batch being written, -1: none */
   FILE *tmp;
   char *tmp_path;
@@ -421,15 +583,21 @@ static int mkdirs(const char *path) {
   return rc;
 }
 
-/* part-<batch>-<n>.<ext>: the batch id, or -1 when the name is not one. */
-static int64_t part_batch(const char *name, const char *ext) {
-  if (strncmp(name, "part-", 5) != 0) return -1;
-  char *end;
-  long long b = strtoll(name + 5, &end, 10);
-  if (end == name + 5 || *end != '-' || b < 0) return -1;
-  const char *dot = strrchr(end, '.');
-  if (!dot || strcmp(dot + 1, ext) != 0) return -1;
-  return b;
+/* The query's mark: a hash of its checkpoint folder, the same on every
+** restart and another for another query writing to the same directory. */
+static void query_tag(const char *checkpoint, char out[9]) {
+  uint32_t h = 2166136261u; /* FNV-1a */
+  for (const char *p = checkpoint; *p; p++) h = (h ^ (uint8_t)*p) * 16777619u;
+  snprintf(out, 9, "%08x", h);
+}
+
+/* A temporary file of ours that a killed run left: ".part-<b>-<tag>.<ext>.inprogress". */
+static bool our_leftover(const char *name, const char *tag) {
+  size_t n = strlen(name), suffix = strlen(".inprogress");
+  if (strncmp(name, ".part-", 6) != 0 || n < suffix || strcmp(name + n - suffix, ".inprogress") != 0)
+    return false;
+  const char *dash = strchr(name + 6, '-');
+  return dash && strncmp(dash + 1, tag, 8) == 0 && dash[9] == '.';
 }
 
 static int fs_sink_open_state(dp_sink *k, fs_sink *st) {
@@ -448,7 +616,6 @@ static int fs_sink_open_state(dp_sink *k, fs_sink *st) {
   st->csv = strcasecmp(fmt, "csv") == 0;
   st->ext = st->csv ? "csv" : "json";
   st->batch = -1;
-  st->committed_max = -1;
   if (st->csv) {
     dp_record_decoder probe; /* the CSV options, read the way the source reads them */
     int rc = dp_record_decoder_open(&probe, t, k->schema, "csv", k->diags);
@@ -462,15 +629,23 @@ static int fs_sink_open_state(dp_sink *k, fs_sink *st) {
     return dp_error(k->diags, DIPPER_IO, t ? t->with_span : nowhere(),
                     "table `%s`: cannot make the output directory '%s': %s", name, path,
                     strerror(errno));
-  st->dedupe = k->db && dp_catalog_option(k->db->catalog, "execution.checkpointing.dir") != NULL;
+  if (!k->checkpoint) return DIPPER_OK;
+  query_tag(k->checkpoint, st->tag);
   DIR *d = opendir(path);
   if (!d)
     return dp_error(k->diags, DIPPER_IO, nowhere(), "table `%s`: cannot list '%s': %s", name, path,
                     strerror(errno));
+  /* The checkpoint folder's lock makes this run the query's only writer:
+  ** what its temporary names hold is a killed run's. */
   struct dirent *de;
   while ((de = readdir(d)) != NULL) {
-    int64_t b = part_batch(de->d_name, st->ext);
-    if (b > st->committed_max) st->committed_max = b;
+    if (!our_leftover(de->d_name, st->tag)) continue;
+    size_t n = strlen(path) + strlen(de->d_name) + 2;
+    char *full = malloc(n);
+    if (!full) break;
+    snprintf(full, n, "%s/%s", path, de->d_name);
+    unlink(full);
+    free(full);
   }
   closedir(d);
   return DIPPER_OK;
@@ -496,16 +671,19 @@ static int flush_buf(dp_sink *k, fs_sink *st) {
 
 static int fs_sink_write(dp_sink *k, int64_t batch_id, const dp_batch *b) {
   fs_sink *st = k->state;
-  if (st->dedupe && batch_id <= st->committed_max) return DIPPER_OK; /* committed before a restart */
   int rc;
   if (!st->tmp) {
     size_t n = strlen(st->dir) + 96;
     free(st->tmp_path);
     if (!(st->tmp_path = malloc(n))) return DIPPER_NOMEM;
-    /* the process and the sink in the name: two sinks of a statement set may
-    ** write to one directory */
-    snprintf(st->tmp_path, n, "%s/.part-%lld-%ld-%lx.%s.inprogress", st->dir, (long long)batch_id,
-             (long)getpid(), (unsigned long)(uintptr_t)st, st->ext);
+    /* The query's tag, or the process and the sink, in the name: two sinks
+    ** of a statement set may write to one directory. */
+    if (st->tag[0])
+      snprintf(st->tmp_path, n, "%s/.part-%lld-%s.%s.inprogress", st->dir, (long long)batch_id,
+               st->tag, st->ext);
+    else
+      snprintf(st->tmp_path, n, "%s/.part-%lld-%ld-%lx.%s.inprogress", st->dir,
+               (long long)batch_id, (long)getpid(), (unsigned long)(uintptr_t)st, st->ext);
     st->tmp = fopen(st->tmp_path, "wb");
     if (!st->tmp)
       return dp_error(k->diags, DIPPER_IO, nowhere(), "table `%s`: cannot create '%s': %s",
@@ -527,34 +705,64 @@ static int fs_sink_write(dp_sink *k, int64_t batch_id, const dp_batch *b) {
   return DIPPER_OK;
 }
 
+/* Put the finished temporary file in place.  With a checkpoint the name is
+** the batch's own and a batch run again after a restart replaces its file
+** with the same rows (rename is atomic: a reader sees one or the other);
+** without one, batch ids start again at 0 on every run, so the file takes
+** the first free part-<batch>-<n> — link() fails on a name that exists,
+** with no window between a check and the rename for another writer. */
+static int place_part(dp_sink *k, fs_sink *st) {
+  size_t n = strlen(st->dir) + 64;
+  char *final = malloc(n);
+  if (!final) return DIPPER_NOMEM;
+  int rc = DIPPER_OK, err = 0;
+  if (st->tag[0]) {
+    snprintf(final, n, "%s/part-%lld-%s.%s", st->dir, (long long)st->batch, st->tag, st->ext);
+    if (rename(st->tmp_path, final) != 0) err = errno;
+  } else {
+    for (int part = 0;; part++) {
+      snprintf(final, n, "%s/part-%lld-%d.%s", st->dir, (long long)st->batch, part, st->ext);
+      if (link(st->tmp_path, final) == 0) break;
+      if (errno != EEXIST) {
+        err = errno;
+        break;
+      }
+    }
+    unlink(st->tmp_path);
+  }
+  if (err)
+    rc = dp_error(k->diags, DIPPER_IO, nowhere(), "table `%s`: cannot rename '%s' to '%s': %s",
+                  k->table ? k->table->name : "?", st->tmp_path, final, strerror(err));
+  else if (st->tag[0]) {
+    /* the rename is durable before the batch's commit record says so */
+    int fd = open(st->dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0 || fsync(fd) != 0)
+      rc = dp_error(k->diags, DIPPER_IO, nowhere(), "table `%s`: cannot sync '%s': %s",
+                    k->table ? k->table->name : "?", st->dir, strerror(errno));
+    if (fd >= 0) close(fd);
+  }
+  free(final);
+  return rc;
+}
+
 static int fs_sink_commit(dp_sink *k, int64_t batch_id) {
   fs_sink *st = k->state;
   if (!st->tmp) return DIPPER_OK; /* no rows: no file */
   (void)batch_id;
   int rc = flush_buf(k, st);
   bool bad = fflush(st->tmp) != 0;
+  if (!bad && st->tag[0]) bad = fsync(fileno(st->tmp)) != 0;
+  int err = errno;
   bad |= fclose(st->tmp) != 0;
   st->tmp = NULL;
-  if (rc) return rc;
-  if (bad)
-    return dp_error(k->diags, DIPPER_IO, nowhere(), "table `%s`: cannot write '%s': %s",
-                    k->table ? k->table->name : "?", st->tmp_path, strerror(errno));
-  size_t n = strlen(st->dir) + 64;
-  char *final = malloc(n);
-  if (!final) return DIPPER_NOMEM;
-  struct stat sb;
-  for (int part = 0;; part++) {
-    snprintf(final, n, "%s/part-%lld-%d.%s", st->dir, (long long)st->batch, part, st->ext);
-    if (stat(final, &sb) != 0) break; /* a free name: never overwrite an earlier run's file */
+  if (!rc && bad)
+    rc = dp_error(k->diags, DIPPER_IO, nowhere(), "table `%s`: cannot write '%s': %s",
+                  k->table ? k->table->name : "?", st->tmp_path, strerror(err ? err : errno));
+  if (rc) {
+    remove(st->tmp_path); /* a full disk leaves no half-written file behind */
+    return rc;
   }
-  if (rename(st->tmp_path, final) != 0) {
-    rc = dp_error(k->diags, DIPPER_IO, nowhere(), "table `%s`: cannot rename '%s' to '%s': %s",
-                  k->table ? k->table->name : "?", st->tmp_path, final, strerror(errno));
-  } else if (st->batch > st->committed_max) {
-    st->committed_max = st->batch;
-  }
-  free(final);
-  return rc;
+  return place_part(k, st);
 }
 
 static void fs_sink_close(dp_sink *k) {

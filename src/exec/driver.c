@@ -26,14 +26,26 @@
 ** is run.c's business: a step runs now).  Batch mode (not streaming) is one
 ** batch that reads every input to its end with `final` set and the watermark
 ** NONE, so that no row is late and every operator emits its complete result.
+**
+** Checkpoints (checkpoint.h), for a streaming query whose session sets
+** 'execution.checkpointing.dir': at start every input must be able to resume
+** and every stateful operator to save its state, or the query is refused,
+** naming the one that cannot.  Each batch writes its offsets record after
+** its inputs were planned and before it runs, and its commit record (after
+** a state file when one is due) once the sink, the sources and end_batch are
+** done.  A restart restores the newest state and the positions of its batch,
+** then runs every batch logged after it again from its offsets record
+** (`replay`), before planning new ones.
 */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "api/dipper_int.h"
+#include "exec/checkpoint.h"
 #include "exec/exec.h"
 #include "exec/exec_int.h"
+#include "plan/explain.h"
 
 struct dp_driver {
   dipper *db;
@@ -54,6 +66,14 @@ struct dp_driver {
   int64_t batch_watermark; /* the watermark the last batch ran under */
   int64_t next_watermark;  /* computed at the end of the last batch */
   dipper_progress progress;
+  /* checkpoints: all unused when ckpt is NULL */
+  dp_ckpt *ckpt;
+  int64_t state_every;     /* µs between state files ('execution.checkpointing.interval'), 0: each batch */
+  int64_t last_state_at;   /* monotonic µs of the last state file */
+  int64_t state_batch;     /* the batch of the newest state (file), or -1 */
+  int64_t prev_state_batch;/* the one before it, or -1 */
+  int64_t purged_below;    /* records below this batch are gone */
+  int64_t replay_next, replay_last; /* batches logged after the restored state, to run again */
 };
 
 int64_t dp_wall_micros(void) {
@@ -106,6 +126,363 @@ static void mark_watermarks(const dp_plan *p, bool *seen, int n) {
   for (int i = 0; i < p->ninputs; i++) mark_watermarks(p->inputs[i], seen, n);
 }
 
+/* ---- checkpoints (checkpoint.h) ---- */
+
+static int ck_fail(dp_driver *dr, int rc, const char *what) {
+  dp_span nowhere = {0, 0, 0, 0};
+  if (rc == DIPPER_NOMEM) return dp_error(&dr->diags, rc, nowhere, "out of memory %s", what);
+  return rc;
+}
+
+/* Every input resumes and every stateful operator saves its state, or the
+** query cannot keep the promise of its checkpoint folder. */
+static int check_checkpointable(dp_driver *dr) {
+  for (int i = 0; i < dr->ninputs; i++) {
+    dp_op *op = dr->inputs[i];
+    if (op->cls != &dp_op_scan || dp_scan_resumable(op)) continue;
+    const dp_table_def *t = op->plan->u.scan.table;
+    return dp_error(&dr->diags, DIPPER_UNSUPPORTED, op->plan->span,
+                    "table `%s` (connector '%s') cannot resume from a checkpoint, and the session "
+                    "sets 'execution.checkpointing.dir'; read from a replayable source "
+                    "(filesystem, kafka, datagen, nexmark, memory) or drop the checkpoint folder",
+                    t && t->name ? t->name : "?", dp_scan_connector(op));
+  }
+  for (int i = 0; i < dr->nops; i++) {
+    dp_op *op = dr->ops[i];
+    if (!keeps_state(op->plan) || op->cls->save_state) continue;
+    return dp_error(&dr->diags, DIPPER_UNSUPPORTED, op->plan->span,
+                    "the embedded engine cannot checkpoint the state of %s yet, and the session "
+                    "sets 'execution.checkpointing.dir'; drop the checkpoint folder to run the "
+                    "query without fault tolerance",
+                    op->cls->name);
+  }
+  return DIPPER_OK;
+}
+
+/* What the state was made by: inputs, watermarks, windows and every
+** operator that keeps state, one line each (explain.h). */
+static void fingerprint(const dp_driver *dr, dp_buf *out) {
+  for (int i = 0; i < dr->nops; i++) {
+    const dp_plan *p = dr->ops[i]->plan;
+    if (is_input(dr->ops[i]) || keeps_state(p) || p->kind == DP_P_WATERMARK ||
+        p->kind == DP_P_WINDOW)
+      dp_explain_node(out, p);
+  }
+}
+
+/* The first line where two fingerprints differ, copied into `out`. */
+static void nth_line(const char *text, size_t len, int n, dp_buf *out) {
+  const char *p = text, *end = text + len;
+  for (int i = 0; i < n && p < end; i++) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    p = nl ? nl + 1 : end;
+  }
+  const char *nl = memchr(p, '\n', (size_t)(end - p));
+  dp_buf_put(out, p, (size_t)((nl ? nl : end) - p));
+  if (p >= end) dp_buf_puts(out, "(nothing)");
+}
+
+static int check_fingerprint(dp_driver *dr, bool has_commits) {
+  dp_buf mine = DP_BUF_INIT;
+  fingerprint(dr, &mine);
+  if (mine.oom) return ck_fail(dr, DIPPER_NOMEM, "writing the checkpoint's fingerprint");
+  uint8_t *old = NULL;
+  size_t n = 0;
+  int rc = has_commits ? dp_ckpt_read(dr->ckpt, DP_CKPT_FINGERPRINT, 0, true, &old, &n) : DIPPER_NAME;
+  if (rc == DIPPER_NAME) {
+    rc = dp_ckpt_write(dr->ckpt, DP_CKPT_FINGERPRINT, 0, mine.data, mine.len);
+  } else if (rc == DIPPER_OK && (n != mine.len || memcmp(old, mine.data, n) != 0)) {
+    int line = 0;
+    for (size_t i = 0; i < n && i < mine.len && old[i] == (uint8_t)mine.data[i]; i++)
+      if (old[i] == '\n') line++;
+    dp_buf was = DP_BUF_INIT, now = DP_BUF_INIT;
+    nth_line((const char *)old, n, line, &was);
+    nth_line(mine.data, mine.len, line, &now);
+    dp_span nowhere = {0, 0, 0, 0};
+    rc = dp_error(&dr->diags, DIPPER_CORRUPT, nowhere,
+                  "the checkpoint in '%s' was written by a query whose state does not fit this "
+                  "one: where it had\n  %s\nthis query has\n  %s\nremove the folder, or give "
+                  "'execution.checkpointing.dir' another one, to start this query afresh",
+                  dp_ckpt_dir(dr->ckpt), dp_buf_cstr(&was), dp_buf_cstr(&now));
+    dp_buf_free(&was);
+    dp_buf_free(&now);
+  }
+  free(old);
+  dp_buf_free(&mine);
+  return rc;
+}
+
+/* Commit record: the watermarks after the batch, the max event time per
+** watermark id, the newest state file's batch, and every input's position. */
+static int write_commit(dp_driver *dr, int64_t batch, bool final) {
+  dp_buf b = DP_BUF_INIT;
+  const dp_exec *ex = dr->ex;
+  dp_put_svar(&b, dr->batch_watermark);
+  dp_put_svar(&b, dr->next_watermark);
+  int nq = ex->query->nwatermarks;
+  dp_put_uvar(&b, (uint64_t)nq);
+  for (int i = 0; i < nq; i++) dp_put_svar(&b, ex->max_event_time[i]);
+  dp_put_svar(&b, dr->state_batch);
+  dp_put_u8(&b, final ? 1 : 0); /* the query ended with this batch */
+  dp_put_uvar(&b, (uint64_t)dr->ninputs);
+  int rc = DIPPER_OK;
+  for (int i = 0; i < dr->ninputs && !rc; i++) {
+    dp_buf pos = DP_BUF_INIT;
+    dp_op *op = dr->inputs[i];
+    rc = op->cls == &dp_op_scan ? dp_scan_save_position(op, &pos)
+                                : dp_values_save_position(op, &pos);
+    dp_put_bytes(&b, pos.data, pos.len);
+    if (pos.oom) rc = DIPPER_NOMEM;
+    dp_buf_free(&pos);
+  }
+  if (!rc && b.oom) rc = DIPPER_NOMEM;
+  if (!rc) rc = dp_ckpt_write(dr->ckpt, DP_CKPT_COMMIT, batch, b.data, b.len);
+  dp_buf_free(&b);
+  return rc ? ck_fail(dr, rc, "writing a commit record") : DIPPER_OK;
+}
+
+/* Keep the two newest states and what a restart from the older one needs:
+** its commit record and the offsets records after it. */
+static void purge_old(dp_driver *dr) {
+  int64_t keep = dr->prev_state_batch;
+  if (keep <= dr->purged_below) return;
+  dp_ckpt_purge(dr->ckpt, DP_CKPT_STATE, keep);
+  dp_ckpt_purge(dr->ckpt, DP_CKPT_COMMIT, keep);
+  dp_ckpt_purge(dr->ckpt, DP_CKPT_OFFSETS, keep + 1);
+  dr->purged_below = keep;
+}
+
+static bool has_state(const dp_driver *dr) {
+  for (int i = 0; i < dr->nops; i++)
+    if (dr->ops[i]->cls->save_state) return true;
+  return false;
+}
+
+static int write_state(dp_driver *dr, int64_t batch) {
+  dp_buf b = DP_BUF_INIT;
+  int rc = DIPPER_OK;
+  dr->prev_state_batch = dr->state_batch;
+  if (!has_state(dr)) { /* nothing to write: every batch is a state */
+    dr->state_batch = batch;
+    return DIPPER_OK;
+  }
+  for (int i = 0; i < dr->nops && !rc; i++) {
+    dp_op *op = dr->ops[i];
+    if (!op->cls->save_state) continue;
+    dp_buf one = DP_BUF_INIT;
+    rc = op->cls->save_state(op, &one);
+    dp_put_str(&b, op->cls->name);
+    dp_put_bytes(&b, one.data, one.len);
+    if (one.oom) rc = DIPPER_NOMEM;
+    dp_buf_free(&one);
+  }
+  if (!rc && b.oom) rc = DIPPER_NOMEM;
+  if (!rc) rc = dp_ckpt_write(dr->ckpt, DP_CKPT_STATE, batch, b.data, b.len);
+  dp_buf_free(&b);
+  if (rc) return ck_fail(dr, rc, "writing the operators' state");
+  dr->state_batch = batch;
+  dr->last_state_at = dp_mono_micros();
+  return DIPPER_OK;
+}
+
+/* After a committed batch: the state when due, then the commit record. */
+static int checkpoint_batch(dp_driver *dr, int64_t batch, bool final) {
+  bool due = dr->state_every == 0 || final || dr->state_batch < 0 ||
+             dp_mono_micros() - dr->last_state_at >= dr->state_every;
+  int rc = due ? write_state(dr, batch) : DIPPER_OK;
+  if (!rc) rc = write_commit(dr, batch, final);
+  if (!rc && due) purge_old(dr);
+  return rc;
+}
+
+/* Offsets record, before the batch runs: its watermarks and, when the
+** inputs were planned for it, their bounds. */
+static int write_offsets(dp_driver *dr, int64_t batch, bool final, bool planned) {
+  dp_buf b = DP_BUF_INIT;
+  dp_put_svar(&b, dr->ex->watermark);
+  dp_put_svar(&b, dr->ex->late_watermark);
+  dp_put_u8(&b, final ? 1 : 0);
+  dp_put_u8(&b, planned ? 1 : 0);
+  dp_put_uvar(&b, (uint64_t)dr->ninputs);
+  int rc = DIPPER_OK;
+  for (int i = 0; i < dr->ninputs && !rc; i++) {
+    dp_buf plan = DP_BUF_INIT;
+    if (planned && dr->inputs[i]->cls == &dp_op_scan) rc = dp_scan_save_plan(dr->inputs[i], &plan);
+    dp_put_bytes(&b, plan.data, plan.len);
+    if (plan.oom) rc = DIPPER_NOMEM;
+    dp_buf_free(&plan);
+  }
+  if (!rc && b.oom) rc = DIPPER_NOMEM;
+  if (!rc) rc = dp_ckpt_write(dr->ckpt, DP_CKPT_OFFSETS, batch, b.data, b.len);
+  dp_buf_free(&b);
+  return rc ? ck_fail(dr, rc, "writing an offsets record") : DIPPER_OK;
+}
+
+static int damaged(dp_driver *dr, dp_ckpt_kind kind, int64_t batch, const char *why) {
+  dp_span nowhere = {0, 0, 0, 0};
+  return dp_error(&dr->diags, DIPPER_CORRUPT, nowhere,
+                  "checkpoint file '%s' does not fit this query (%s); remove '%s' to start the "
+                  "query afresh",
+                  dp_ckpt_path(dr->ckpt, kind, batch), why, dp_ckpt_dir(dr->ckpt));
+}
+
+/* Restore the operators from state/S. */
+static int restore_state(dp_driver *dr, int64_t s) {
+  uint8_t *data;
+  size_t n;
+  int rc = dp_ckpt_read(dr->ckpt, DP_CKPT_STATE, s, true, &data, &n);
+  if (rc == DIPPER_NAME) return damaged(dr, DP_CKPT_STATE, s, "it is missing");
+  if (rc) return rc;
+  dp_rd r;
+  dp_rd_init(&r, data, n);
+  for (int i = 0; i < dr->nops && !rc; i++) {
+    dp_op *op = dr->ops[i];
+    if (!op->cls->save_state) continue;
+    size_t nname, nblob;
+    const uint8_t *name = dp_get_bytes(&r, &nname);
+    const uint8_t *blob = dp_get_bytes(&r, &nblob);
+    if (r.bad || nname != strlen(op->cls->name) || memcmp(name, op->cls->name, nname) != 0) {
+      rc = damaged(dr, DP_CKPT_STATE, s, "its operators are not this query's");
+      break;
+    }
+    dp_rd one;
+    dp_rd_init(&one, blob, nblob);
+    rc = op->cls->restore_state(op, &one);
+    if (!rc && !dp_rd_done(&one)) rc = DIPPER_CORRUPT;
+    if (rc == DIPPER_CORRUPT && dr->diags.count == 0)
+      rc = damaged(dr, DP_CKPT_STATE, s, "an operator's state does not read back");
+  }
+  if (!rc && !dp_rd_done(&r)) rc = damaged(dr, DP_CKPT_STATE, s, "bytes are left over");
+  free(data);
+  return rc;
+}
+
+/* Restore the watermarks and input positions of commits/S. */
+static int restore_commit(dp_driver *dr, int64_t s, const uint8_t *data, size_t n) {
+  dp_rd r;
+  dp_rd_init(&r, data, n);
+  dp_exec *ex = dr->ex;
+  dr->batch_watermark = dp_get_svar(&r);
+  dr->next_watermark = dp_get_svar(&r);
+  uint64_t nq = dp_get_count(&r, 1);
+  if (r.bad || nq != (uint64_t)ex->query->nwatermarks)
+    return damaged(dr, DP_CKPT_COMMIT, s, "its watermarks are not this query's");
+  for (uint64_t i = 0; i < nq; i++) ex->max_event_time[i] = dp_get_svar(&r);
+  dp_get_svar(&r); /* the state batch: the caller's business */
+  uint8_t ended = dp_get_u8(&r);
+  uint64_t ni = dp_get_count(&r, 1);
+  if (r.bad || ni != (uint64_t)dr->ninputs || ended > 1)
+    return damaged(dr, DP_CKPT_COMMIT, s, "its inputs are not this query's");
+  for (int i = 0; i < dr->ninputs; i++) {
+    size_t len;
+    const uint8_t *p = dp_get_bytes(&r, &len);
+    if (r.bad) break;
+    dp_rd one;
+    dp_rd_init(&one, p, len);
+    dp_op *op = dr->inputs[i];
+    int rc = op->cls == &dp_op_scan ? dp_scan_restore_position(op, &one)
+                                    : dp_values_restore_position(op, &one);
+    if (!rc && !dp_rd_done(&one)) rc = DIPPER_CORRUPT;
+    if (rc == DIPPER_CORRUPT && dr->diags.count == 0)
+      return damaged(dr, DP_CKPT_COMMIT, s, "an input's position does not read back");
+    if (rc) return rc;
+  }
+  if (!dp_rd_done(&r)) return damaged(dr, DP_CKPT_COMMIT, s, "bytes are left over");
+  dr->finished = ended == 1;
+  dr->progress.batch_id = s;
+  dr->progress.watermark = dr->next_watermark;
+  return DIPPER_OK;
+}
+
+/* The newest commit record that reads back whole, or -1. */
+static int newest_commit(dp_driver *dr, int64_t *c, uint8_t **data, size_t *n) {
+  int64_t *ids;
+  int count, rc = dp_ckpt_list(dr->ckpt, DP_CKPT_COMMIT, &ids, &count);
+  *c = -1;
+  *data = NULL;
+  for (int i = count - 1; i >= 0 && !rc; i--) {
+    rc = dp_ckpt_read(dr->ckpt, DP_CKPT_COMMIT, ids[i], false, data, n);
+    if (rc == DIPPER_OK) {
+      *c = ids[i];
+      break;
+    }
+    if (rc == DIPPER_CORRUPT || rc == DIPPER_NAME) rc = DIPPER_OK; /* the one before it, then */
+  }
+  free(ids);
+  return rc;
+}
+
+/* The state batch a commit record names. */
+static int64_t commit_state_batch(const uint8_t *data, size_t n) {
+  dp_rd r;
+  dp_rd_init(&r, data, n);
+  dp_get_svar(&r), dp_get_svar(&r);
+  uint64_t nq = dp_get_count(&r, 1);
+  for (uint64_t i = 0; i < nq; i++) dp_get_svar(&r);
+  int64_t s = dp_get_svar(&r);
+  return r.bad ? -2 : s;
+}
+
+static int recover(dp_driver *dr) {
+  int64_t c;
+  uint8_t *data;
+  size_t n;
+  int rc = newest_commit(dr, &c, &data, &n);
+  if (rc) return rc;
+  int64_t s = c >= 0 ? commit_state_batch(data, n) : -1;
+  if (s < -1 || s > c) {
+    free(data);
+    return damaged(dr, DP_CKPT_COMMIT, c, "it names no state file");
+  }
+  if (s >= 0 && s != c) {
+    free(data);
+    rc = dp_ckpt_read(dr->ckpt, DP_CKPT_COMMIT, s, true, &data, &n);
+    if (rc == DIPPER_NAME) return damaged(dr, DP_CKPT_COMMIT, s, "it is missing");
+    if (rc) return rc;
+  }
+  if (s >= 0) {
+    rc = has_state(dr) ? restore_state(dr, s) : DIPPER_OK;
+    if (!rc) rc = restore_commit(dr, s, data, n);
+    dr->state_batch = s;
+    dr->last_state_at = dp_mono_micros();
+  }
+  free(data);
+  if (rc) return rc;
+  /* Every batch logged after the state runs again, in order. */
+  int64_t *ids;
+  int count;
+  if ((rc = dp_ckpt_list(dr->ckpt, DP_CKPT_OFFSETS, &ids, &count)) != DIPPER_OK) return rc;
+  dr->replay_next = s + 1;
+  dr->replay_last = s;
+  for (int i = 0; i < count; i++) {
+    if (ids[i] <= s) continue;
+    if (ids[i] != dr->replay_last + 1) {
+      rc = damaged(dr, DP_CKPT_OFFSETS, dr->replay_last + 1, "it is missing");
+      break;
+    }
+    dr->replay_last = ids[i];
+  }
+  free(ids);
+  return rc;
+}
+
+static int checkpoint_start(dp_driver *dr) {
+  int rc = check_checkpointable(dr);
+  if (rc) return rc;
+  const char *every = dp_catalog_option(dr->db->catalog, "execution.checkpointing.interval");
+  if (every && dp_parse_duration(every, &dr->state_every) != DIPPER_OK) dr->state_every = 0;
+  int64_t *ids;
+  int count;
+  if ((rc = dp_ckpt_list(dr->ckpt, DP_CKPT_COMMIT, &ids, &count)) != DIPPER_OK) return rc;
+  free(ids);
+  int64_t *offs;
+  int noffs;
+  if ((rc = dp_ckpt_list(dr->ckpt, DP_CKPT_OFFSETS, &offs, &noffs)) != DIPPER_OK) return rc;
+  free(offs);
+  if ((rc = check_fingerprint(dr, count > 0 || noffs > 0)) != DIPPER_OK) return rc;
+  return recover(dr);
+}
+
 int dp_driver_new(dipper *db, const dp_query_plan *q, const dp_plan *root, const char *name,
                   dp_driver **out) {
   *out = NULL;
@@ -126,7 +503,16 @@ int dp_driver_new(dipper *db, const dp_query_plan *q, const dp_plan *root, const
   if (!dr->name) return DIPPER_NOMEM;
   dr->progress.name = dr->name;
 
-  int rc = dp_exec_open(db, q, root, &dr->diags, &dr->ex);
+  dr->state_batch = dr->prev_state_batch = -1;
+  dr->purged_below = 0;
+  dr->replay_next = 0;
+  dr->replay_last = -1;
+  const char *ckdir = db && db->catalog && q->streaming
+                          ? dp_catalog_option(db->catalog, "execution.checkpointing.dir")
+                          : NULL;
+  int rc = ckdir ? dp_ckpt_open(ckdir, dr->name, &dr->diags, &dr->ckpt) : DIPPER_OK;
+  if (rc == DIPPER_OK)
+    rc = dp_exec_open(db, q, root, &dr->diags, dr->ckpt ? dp_ckpt_dir(dr->ckpt) : NULL, &dr->ex);
   if (rc != DIPPER_OK) {
     dr->failed = rc;
     return rc;
@@ -149,12 +535,14 @@ int dp_driver_new(dipper *db, const dp_query_plan *q, const dp_plan *root, const
   mark_watermarks(root, seen, nq);
   for (int i = 0; i < nq; i++)
     if (seen[i]) dr->wm_ids[dr->nwm++] = i;
-  return DIPPER_OK;
+  if (dr->ckpt && (rc = checkpoint_start(dr)) != DIPPER_OK) dr->failed = rc;
+  return rc;
 }
 
 void dp_driver_free(dp_driver *dr) {
   if (!dr) return;
   dp_exec_free(dr->ex);
+  dp_ckpt_close(dr->ckpt);
   dp_arena_free(dr->arena);
   free(dr);
 }
@@ -209,12 +597,19 @@ static int fail(dp_driver *dr, int rc) {
   return rc;
 }
 
-static int run_batch(dp_driver *dr, bool final, int64_t watermark) {
+/* Run the next micro-batch.  `planned`: the inputs were planned for it
+** (the final batch after they ended is not).  `logged`: its offsets record
+** is on disk already (a batch run again after a restart). */
+static int run_batch_as(dp_driver *dr, bool final, int64_t watermark, bool planned, bool logged) {
   dp_exec *ex = dr->ex;
   ex->batch_id = dr->progress.batch_id + 1;
   ex->late_watermark = dr->batch_watermark;
   ex->watermark = watermark;
   ex->final = final;
+  if (dr->ckpt && !logged) {
+    int rc = write_offsets(dr, ex->batch_id, final, planned);
+    if (rc != DIPPER_OK) return fail(dr, rc);
+  }
   ex->batch_start_time = dp_wall_micros();
   int64_t t0 = dp_mono_micros();
   int64_t in_before = input_rows(dr);
@@ -238,6 +633,7 @@ static int run_batch(dp_driver *dr, bool final, int64_t watermark) {
     dp_op *op = dr->ops[i];
     if (op->cls->end_batch && (rc = op->cls->end_batch(op)) != DIPPER_OK) return fail(dr, rc);
   }
+  if (dr->ckpt && (rc = checkpoint_batch(dr, ex->batch_id, final)) != DIPPER_OK) return fail(dr, rc);
   dp_arena_reset(ex->batch_arena);
 
   int64_t took = dp_mono_micros() - t0;
@@ -264,6 +660,10 @@ static int run_batch(dp_driver *dr, bool final, int64_t watermark) {
   return DIPPER_OK;
 }
 
+static int run_batch(dp_driver *dr, bool final, int64_t watermark) {
+  return run_batch_as(dr, final, watermark, true, false);
+}
+
 /* Plan every input; *has_data when one has rows, *exhausted when all ended. */
 static int plan_inputs(dp_driver *dr, int64_t max_rows, bool to_end, bool *has_data,
                        bool *exhausted) {
@@ -287,6 +687,50 @@ static int finish_with(dp_driver *dr, int rc, bool *finished) {
   return rc;
 }
 
+/* Run again the next batch logged after the restored state, from its
+** offsets record: the inputs planned to exactly its bounds, under its
+** watermarks. */
+static int replay_batch(dp_driver *dr) {
+  int64_t b = dr->replay_next++;
+  uint8_t *data;
+  size_t n;
+  int rc = dp_ckpt_read(dr->ckpt, DP_CKPT_OFFSETS, b, true, &data, &n);
+  if (rc == DIPPER_NAME) rc = damaged(dr, DP_CKPT_OFFSETS, b, "it is missing");
+  if (rc) return fail(dr, rc);
+  dp_rd r;
+  dp_rd_init(&r, data, n);
+  int64_t wm = dp_get_svar(&r), late = dp_get_svar(&r);
+  uint8_t final = dp_get_u8(&r), planned = dp_get_u8(&r);
+  uint64_t ni = dp_get_count(&r, 1);
+  if (r.bad || final > 1 || planned > 1 || ni != (uint64_t)dr->ninputs || b != dr->progress.batch_id + 1)
+    rc = damaged(dr, DP_CKPT_OFFSETS, b, "its inputs are not this query's");
+  for (int i = 0; i < dr->ninputs && !rc; i++) {
+    size_t len;
+    const uint8_t *p = dp_get_bytes(&r, &len);
+    if (r.bad) break;
+    if (!planned || dr->inputs[i]->cls != &dp_op_scan) continue;
+    dp_rd one;
+    dp_rd_init(&one, p, len);
+    rc = dp_scan_replay_plan(dr->inputs[i], &one);
+    if (!rc && !dp_rd_done(&one)) rc = DIPPER_CORRUPT;
+    if (rc == DIPPER_CORRUPT && dr->diags.count == 0)
+      rc = damaged(dr, DP_CKPT_OFFSETS, b, "an input's bounds do not read back");
+  }
+  if (!rc && !dp_rd_done(&r)) rc = damaged(dr, DP_CKPT_OFFSETS, b, "bytes are left over");
+  free(data);
+  if (rc) return fail(dr, rc);
+  bool has_data = false, exhausted = false;
+  if (planned && (rc = plan_inputs(dr, dr->ex->max_batch_rows, false, &has_data, &exhausted)))
+    return rc;
+  dr->batch_watermark = late;
+  if ((rc = run_batch_as(dr, final, wm, planned, true)) != DIPPER_OK) return rc;
+  if (final)
+    dr->finished = true;
+  else if (planned && exhausted)
+    dr->final_next = true;
+  return DIPPER_OK;
+}
+
 int dp_driver_step(dp_driver *dr, bool *ran, bool *finished) {
   *ran = false;
   *finished = dr->finished;
@@ -304,8 +748,14 @@ int dp_driver_step(dp_driver *dr, bool *ran, bool *finished) {
     return finish_with(dr, rc, finished);
   }
 
+  if (dr->replay_next <= dr->replay_last) {
+    rc = replay_batch(dr);
+    *ran = rc == DIPPER_OK;
+    return finish_with(dr, rc, finished);
+  }
+
   if (dr->final_next) {
-    rc = run_batch(dr, true, DP_WATERMARK_END);
+    rc = run_batch_as(dr, true, DP_WATERMARK_END, false, false);
     *ran = rc == DIPPER_OK;
     dr->finished = rc == DIPPER_OK;
     return finish_with(dr, rc, finished);

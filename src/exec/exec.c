@@ -187,7 +187,7 @@ static int refuse_correlated(dp_diags *d, const dp_plan *root) {
 }
 
 int dp_exec_open(dipper *db, const dp_query_plan *q, const dp_plan *root, dp_diags *d,
-                 dp_exec **out) {
+                 const char *checkpoint, dp_exec **out) {
   if (!out) return DIPPER_MISUSE;
   *out = NULL;
   if (!q || !root || !d) return DIPPER_MISUSE;
@@ -222,6 +222,9 @@ int dp_exec_open(dipper *db, const dp_query_plan *q, const dp_plan *root, dp_dia
                     trigger);
   }
   ex->max_batch_rows = ex->trigger.kind == DP_TRIGGER_ONCE ? 0 : DEFAULT_MAX_BATCH_ROWS;
+  const char *cap = db && db->catalog ? dp_catalog_option(db->catalog, "dipper.max-batch-rows") : NULL;
+  if (cap && ex->trigger.kind != DP_TRIGGER_ONCE) ex->max_batch_rows = strtoll(cap, NULL, 10);
+  ex->checkpoint = checkpoint;
 
   if (root->kind == DP_P_SINK) {
     rc = dp_op_build(ex, root, &ex->root_op);
@@ -243,7 +246,7 @@ int dp_exec_open(dipper *db, const dp_query_plan *q, const dp_plan *root, dp_dia
 }
 
 int dp_exec_new(const dp_query_plan *q, const dp_plan *root, dp_diags *d, dp_exec **out) {
-  return dp_exec_open(NULL, q, root, d, out);
+  return dp_exec_open(NULL, q, root, d, NULL, out);
 }
 
 void dp_exec_free(dp_exec *ex) {

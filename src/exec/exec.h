@@ -129,7 +129,9 @@ struct dp_exec {
   unsigned output_mode;       /* DP_MODE_*: the chosen output mode */
   bool final;                 /* the last batch of a bounded run */
   dp_trigger trigger;
-  int64_t max_batch_rows;     /* cap per source per micro-batch (0: none) */
+  int64_t max_batch_rows;     /* cap per source per micro-batch (0: none):
+                                 'dipper.max-batch-rows', or DEFAULT_MAX_BATCH_ROWS */
+  const char *checkpoint;     /* the query's checkpoint folder, or NULL (checkpoint.h) */
   int64_t batch_start_time;   /* µs since the epoch when this micro-batch began: what
                                  CURRENT_TIMESTAMP and PROCTIME() read (eval.c) */
   struct dp_subq_cache *subqueries; /* results of the uncorrelated subqueries left in
@@ -143,9 +145,10 @@ int dp_exec_new(const dp_query_plan *q, const dp_plan *root, dp_diags *d, dp_exe
 void dp_exec_free(dp_exec *ex);
 /* Like dp_exec_new, for a query of the handle `db` (NULL: none): operators
 ** reach its memory tables and callbacks, and the trigger is its session
-** option `dipper.trigger`. */
+** option `dipper.trigger`.  `checkpoint` is the query's checkpoint folder
+** (borrowed while the query lives), or NULL. */
 int dp_exec_open(dipper *db, const dp_query_plan *q, const dp_plan *root, dp_diags *d,
-                 dp_exec **out);
+                 const char *checkpoint, dp_exec **out);
 
 /* Build and open the operator for one plan node (and its children). */
 int dp_op_build(dp_exec *ex, const dp_plan *p, dp_op **out);

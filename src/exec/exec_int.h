@@ -44,6 +44,18 @@ int64_t dp_scan_bad_records(const dp_op *op);
 /* VALUES rows are a bounded input read once: in the first micro-batch. */
 int dp_values_plan(dp_op *op, bool *has_data, bool *exhausted);
 
+/* Checkpoints of the inputs (checkpoint.h): a scan passes its source's
+** hooks through (connector.h); resumable when its source has all four.
+** VALUES keeps whether its rows went out. */
+bool dp_scan_resumable(const dp_op *op);
+const char *dp_scan_connector(const dp_op *op);
+int dp_scan_save_plan(dp_op *op, dp_buf *out);
+int dp_scan_save_position(dp_op *op, dp_buf *out);
+int dp_scan_restore_position(dp_op *op, dp_rd *in);
+int dp_scan_replay_plan(dp_op *op, dp_rd *in);
+int dp_values_save_position(dp_op *op, dp_buf *out);
+int dp_values_restore_position(dp_op *op, dp_rd *in);
+
 /* ---- the root: op_sink.c ---- */
 
 /* The sink operator over `input`, built for a plan root: a SINK node writes

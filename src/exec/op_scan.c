@@ -178,6 +178,39 @@ int dp_scan_commit(dp_op *op) {
   return st->src.cls->commit(&st->src);
 }
 
+/* ---- checkpoints: the source's own bytes (connector.h) ---- */
+
+bool dp_scan_resumable(const dp_op *op) {
+  const scan_state *st = op->state;
+  const dp_source_class *c = st->src.cls;
+  return c->save_plan && c->save_position && c->restore_position && c->replay_plan;
+}
+
+const char *dp_scan_connector(const dp_op *op) {
+  const scan_state *st = op->state;
+  return st->src.cls->name;
+}
+
+int dp_scan_save_plan(dp_op *op, dp_buf *out) {
+  scan_state *st = op->state;
+  return st->src.cls->save_plan(&st->src, out);
+}
+
+int dp_scan_save_position(dp_op *op, dp_buf *out) {
+  scan_state *st = op->state;
+  return st->src.cls->save_position(&st->src, out);
+}
+
+int dp_scan_restore_position(dp_op *op, dp_rd *in) {
+  scan_state *st = op->state;
+  return st->src.cls->restore_position(&st->src, in);
+}
+
+int dp_scan_replay_plan(dp_op *op, dp_rd *in) {
+  scan_state *st = op->state;
+  return st->src.cls->replay_plan(&st->src, in);
+}
+
 int64_t dp_scan_bad_records(const dp_op *op) {
   const scan_state *st = op->state;
   return st ? st->src.metrics.bad_records_skipped : 0;

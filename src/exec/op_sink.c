@@ -37,6 +37,7 @@ static int sink_open(dp_op *op) {
   ** table order, already cast to the table's types by the binder. */
   st->sink.schema = &p->schema;
   st->sink.mode = op->ex->output_mode;
+  st->sink.checkpoint = op->ex->checkpoint;
   st->sink.diags = op->ex->diags;
   int rc = cls->open(&st->sink);
   if (rc != DIPPER_OK) {

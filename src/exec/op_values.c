@@ -78,6 +78,23 @@ static void values_close(dp_op *op) {
   op->state = NULL;
 }
 
+/* Checkpoints: the rows are part of the plan, so the one thing to keep is
+** whether they went out; a batch planned before they did emits them again
+** on its own when it is run again. */
+int dp_values_save_position(dp_op *op, dp_buf *out) {
+  const values_state *st = op->state;
+  dp_put_u8(out, st->emitted ? 1 : 0);
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+int dp_values_restore_position(dp_op *op, dp_rd *in) {
+  values_state *st = op->state;
+  uint8_t emitted = dp_get_u8(in);
+  if (in->bad || emitted > 1) return DIPPER_CORRUPT;
+  st->emitted = emitted != 0;
+  return DIPPER_OK;
+}
+
 const dp_op_class dp_op_values = {
     .name = "Values",
     .open = values_open,

@@ -688,6 +688,17 @@ void dp_explain_plan(dp_buf *out, const dp_query_plan *q, unsigned flags) {
   dp_arena_free(x.scratch);
 }
 
+void dp_explain_node(dp_buf *out, const dp_plan *p) {
+  explain_ctx x = {0};
+  x.out = out;
+  x.scratch = dp_arena_new(0);
+  if (!x.scratch) out->oom = true;
+  put_node_line(&x, p);
+  dp_buf_puts(out, " ");
+  put_schema_line(&x, p);
+  dp_arena_free(x.scratch);
+}
+
 void dp_explain_expr(dp_buf *out, const dp_expr *e, const dp_schema *in) {
   explain_ctx x = {0};
   x.out = out;

@@ -55,6 +55,9 @@
 
 /* Flags: DIPPER_EXPLAIN_* from dipper.h. */
 void dp_explain_plan(dp_buf *out, const dp_query_plan *q, unsigned flags);
+/* One node's line and its schema line, without its inputs (a checkpoint's
+** fingerprint of the operators that keep state: exec/checkpoint.c). */
+void dp_explain_node(dp_buf *out, const dp_plan *p);
 /* Print one expression the way EXPLAIN does ("($3 + 1)" uses column names of `in`). */
 void dp_explain_expr(dp_buf *out, const dp_expr *e, const dp_schema *in);
 

@@ -139,6 +139,8 @@ static const known_key known_keys[] = {
     {"dipper.trigger", V_TRIGGER,
      "'processing-time 10 s', 'available-now', 'once' or 'real-time 5 s'"},
     {"dipper.output-mode", V_ENUM, "append|update|complete"},
+    /* Rows per source per micro-batch (Spark's maxOffsetsPerTrigger). */
+    {"dipper.max-batch-rows", V_POSINT, "a whole number >= 1"},
     /* Spark's global watermark over several inputs: their minimum (Spark's
        and the embedded engine's rule) or maximum (Spark's
        spark.sql.streaming.multipleWatermarkPolicy = max: faster results, the

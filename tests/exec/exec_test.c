@@ -244,7 +244,7 @@ TEST(unknown_source_is_refused_with_its_place) {
     dp_diags d;
     dp_diags_init(&d, a, "k.sql", prog->text, strlen(prog->text));
     dp_exec *ex = NULL;
-    rc = dp_exec_open(db, &prog->stmts[1].plan, prog->stmts[1].plan.roots[0], &d, &ex);
+    rc = dp_exec_open(db, &prog->stmts[1].plan, prog->stmts[1].plan.roots[0], &d, NULL, &ex);
     CHECK_EQ(rc, DIPPER_UNSUPPORTED);
     CHECK(ex == NULL);
     CHECK(d.count >= 1);

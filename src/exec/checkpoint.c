@@ -1,0 +1,371 @@
+/*
+** checkpoint.c — the files of a checkpoint folder (checkpoint.h): making and
+** locking the folder, atomic writes, checked reads, listing and removal.
+** What the records hold is the driver's business (driver.c).
+*/
+#include "exec/checkpoint.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/bytes.h"
+#include "dipper.h"
+
+#define MAGIC "DPCK"
+#define FORMAT_VERSION 1
+#define HEADER_BYTES 20 /* magic 4, kind 1, version 1, zero 2, batch 8, length 4 */
+
+struct dp_ckpt {
+  char *dir;
+  int lock_fd;
+  dp_diags *diags;
+  dp_buf path; /* the last path built */
+};
+
+static const dp_span nowhere = {0, 0, 0, 0};
+
+static const char *subdir(dp_ckpt_kind kind) {
+  switch (kind) {
+  case DP_CKPT_OFFSETS: return "offsets";
+  case DP_CKPT_COMMIT: return "commits";
+  case DP_CKPT_STATE: return "state";
+  case DP_CKPT_FINGERPRINT: return NULL;
+  }
+  return NULL;
+}
+
+const char *dp_ckpt_path(dp_ckpt *c, dp_ckpt_kind kind, int64_t batch) {
+  c->path.len = 0;
+  const char *sub = subdir(kind);
+  if (sub)
+    dp_buf_printf(&c->path, "%s/%s/%lld", c->dir, sub, (long long)batch);
+  else
+    dp_buf_printf(&c->path, "%s/fingerprint", c->dir);
+  return dp_buf_cstr(&c->path);
+}
+
+/* mkdir -p */
+static int make_dirs(const char *path) {
+  char *p = strdup(path);
+  if (!p) return -1;
+  for (char *q = p + 1; *q; q++) {
+    if (*q != '/') continue;
+    *q = '\0';
+    if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+      free(p);
+      return -1;
+    }
+    *q = '/';
+  }
+  int rc = mkdir(p, 0777) != 0 && errno != EEXIST ? -1 : 0;
+  free(p);
+  return rc;
+}
+
+static int fsync_dir(const char *dir) {
+  int fd = open(dir, O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return -1;
+  int rc = fsync(fd);
+  close(fd);
+  return rc;
+}
+
+/* A query name as one path component: '/' and leading dots would escape. */
+static void put_component(dp_buf *b, const char *name) {
+  if (!name || !*name) name = "query";
+  for (const char *p = name; *p; p++) {
+    char ch = *p;
+    if (ch == '/' || ch == '\\' || (p == name && ch == '.')) ch = '_';
+    dp_buf_putc(b, ch);
+  }
+}
+
+int dp_ckpt_open(const char *root, const char *name, dp_diags *d, dp_ckpt **out) {
+  *out = NULL;
+  dp_ckpt *c = calloc(1, sizeof *c);
+  if (!c) return DIPPER_NOMEM;
+  c->lock_fd = -1;
+  c->diags = d;
+  dp_buf dir = DP_BUF_INIT;
+  dp_buf_puts(&dir, root);
+  if (dir.len && dir.data[dir.len - 1] != '/') dp_buf_putc(&dir, '/');
+  put_component(&dir, name);
+  if (!(c->dir = dp_buf_take(&dir))) {
+    free(c);
+    return DIPPER_NOMEM;
+  }
+  static const dp_ckpt_kind kinds[] = {DP_CKPT_OFFSETS, DP_CKPT_COMMIT, DP_CKPT_STATE};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    dp_buf sub = DP_BUF_INIT;
+    dp_buf_printf(&sub, "%s/%s", c->dir, subdir(kinds[i]));
+    int bad = sub.oom || make_dirs(dp_buf_cstr(&sub)) != 0;
+    int err = errno;
+    dp_buf_free(&sub);
+    if (bad) {
+      int rc = dp_error(d, DIPPER_IO, nowhere,
+                        "cannot make the checkpoint folder '%s': %s; check "
+                        "'execution.checkpointing.dir'",
+                        c->dir, strerror(err));
+      dp_ckpt_close(c);
+      return rc;
+    }
+  }
+  dp_buf lock = DP_BUF_INIT;
+  dp_buf_printf(&lock, "%s/LOCK", c->dir);
+  c->lock_fd = lock.oom ? -1 : open(dp_buf_cstr(&lock), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  int err = errno;
+  dp_buf_free(&lock);
+  if (c->lock_fd < 0) {
+    int rc = dp_error(d, DIPPER_IO, nowhere, "cannot open the lock of checkpoint folder '%s': %s",
+                      c->dir, strerror(err));
+    dp_ckpt_close(c);
+    return rc;
+  }
+  if (flock(c->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    int rc = dp_error(d, DIPPER_IO, nowhere,
+                      "the checkpoint folder '%s' is in use by another running query; stop it, "
+                      "or give this one another 'execution.checkpointing.dir'",
+                      c->dir);
+    dp_ckpt_close(c);
+    return rc;
+  }
+  *out = c;
+  return DIPPER_OK;
+}
+
+void dp_ckpt_close(dp_ckpt *c) {
+  if (!c) return;
+  if (c->lock_fd >= 0) close(c->lock_fd); /* releases the flock */
+  dp_buf_free(&c->path);
+  free(c->dir);
+  free(c);
+}
+
+const char *dp_ckpt_dir(const dp_ckpt *c) { return c->dir; }
+
+static int write_all(int fd, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+int dp_ckpt_write(dp_ckpt *c, dp_ckpt_kind kind, int64_t batch, const void *payload, size_t n) {
+  if (n > UINT32_MAX)
+    return dp_error(c->diags, DIPPER_LIMIT, nowhere,
+                    "a checkpoint record of %zu bytes is over the 4 GiB a record may hold", n);
+  dp_buf file = DP_BUF_INIT;
+  dp_buf_put(&file, MAGIC, 4);
+  dp_put_u8(&file, (uint8_t)kind);
+  dp_put_u8(&file, FORMAT_VERSION);
+  dp_put_u8(&file, 0);
+  dp_put_u8(&file, 0);
+  dp_put_u64(&file, (uint64_t)batch);
+  dp_put_u32(&file, (uint32_t)n);
+  if (n) dp_buf_put(&file, payload, n);
+  if (!file.oom) dp_put_u32(&file, dp_crc32c(0, file.data, file.len));
+  if (file.oom) {
+    dp_buf_free(&file);
+    return DIPPER_NOMEM;
+  }
+  dp_buf final = DP_BUF_INIT, tmp = DP_BUF_INIT;
+  dp_buf_puts(&final, dp_ckpt_path(c, kind, batch));
+  const char *slash = strrchr(dp_buf_cstr(&final), '/');
+  size_t dirlen = slash ? (size_t)(slash - final.data) : 0;
+  dp_buf_put(&tmp, final.data, dirlen);
+  dp_buf_printf(&tmp, "/.%s.tmp", slash ? slash + 1 : final.data);
+  int rc = DIPPER_OK;
+  if (final.oom || tmp.oom) {
+    rc = DIPPER_NOMEM;
+    goto done;
+  }
+  int fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    rc = dp_error(c->diags, DIPPER_IO, nowhere, "cannot write checkpoint file '%s': %s", tmp.data,
+                  strerror(errno));
+    goto done;
+  }
+  bool bad = write_all(fd, file.data, file.len) != 0 || fsync(fd) != 0;
+  int err = errno;
+  bad |= close(fd) != 0;
+  if (!bad && rename(tmp.data, final.data) != 0) {
+    bad = true;
+    err = errno;
+  }
+  if (bad) {
+    unlink(tmp.data);
+    rc = dp_error(c->diags, DIPPER_IO, nowhere,
+                  "cannot write checkpoint file '%s': %s; the checkpoint folder keeps its last "
+                  "complete checkpoint",
+                  final.data, strerror(err ? err : EIO));
+    goto done;
+  }
+  final.data[dirlen] = '\0';
+  if (fsync_dir(final.data) != 0)
+    rc = dp_error(c->diags, DIPPER_IO, nowhere, "cannot sync checkpoint folder '%s': %s",
+                  final.data, strerror(errno));
+done:
+  dp_buf_free(&file);
+  dp_buf_free(&final);
+  dp_buf_free(&tmp);
+  return rc;
+}
+
+static int corrupt(dp_ckpt *c, bool report, const char *path, const char *why) {
+  if (!report) return DIPPER_CORRUPT;
+  return dp_error(c->diags, DIPPER_CORRUPT, nowhere,
+                  "checkpoint file '%s' is damaged (%s); restore the folder from a copy, or "
+                  "remove '%s' to start the query afresh",
+                  path, why, c->dir);
+}
+
+int dp_ckpt_read(dp_ckpt *c, dp_ckpt_kind kind, int64_t batch, bool report, uint8_t **payload,
+                 size_t *n) {
+  *payload = NULL;
+  *n = 0;
+  const char *path = dp_ckpt_path(c, kind, batch);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    if (errno == ENOENT) return DIPPER_NAME;
+    return dp_error(c->diags, DIPPER_IO, nowhere, "cannot read checkpoint file '%s': %s", path,
+                    strerror(errno));
+  }
+  dp_buf file = DP_BUF_INIT;
+  char chunk[65536];
+  size_t got;
+  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) dp_buf_put(&file, chunk, got);
+  bool failed = ferror(f) != 0;
+  fclose(f);
+  if (file.oom) {
+    dp_buf_free(&file);
+    return DIPPER_NOMEM;
+  }
+  if (failed) {
+    dp_buf_free(&file);
+    return dp_error(c->diags, DIPPER_IO, nowhere, "cannot read checkpoint file '%s'", path);
+  }
+  int rc = DIPPER_OK;
+  dp_rd r;
+  dp_rd_init(&r, file.data, file.len);
+  const uint8_t *magic = file.len >= 4 ? (const uint8_t *)file.data : NULL;
+  if (file.len < HEADER_BYTES + 4 || memcmp(magic, MAGIC, 4) != 0) {
+    rc = corrupt(c, report, path, "not a dipper checkpoint file, or cut short");
+    goto done;
+  }
+  uint32_t want = dp_get_u32(&(dp_rd){(const uint8_t *)file.data + file.len - 4, 4, 0, false});
+  if (dp_crc32c(0, file.data, file.len - 4) != want) {
+    rc = corrupt(c, report, path, "its checksum does not match");
+    goto done;
+  }
+  r.pos = 4;
+  uint8_t k = dp_get_u8(&r), version = dp_get_u8(&r);
+  dp_get_u8(&r), dp_get_u8(&r);
+  int64_t id = (int64_t)dp_get_u64(&r);
+  uint32_t len = dp_get_u32(&r);
+  if (version != FORMAT_VERSION) {
+    if (report)
+      rc = dp_error(c->diags, DIPPER_CORRUPT, nowhere,
+                    "checkpoint file '%s' has format version %d; this dipper reads version %d",
+                    path, version, FORMAT_VERSION);
+    else
+      rc = DIPPER_CORRUPT;
+    goto done;
+  }
+  if (k != (uint8_t)kind || id != batch || (size_t)len != file.len - HEADER_BYTES - 4) {
+    rc = corrupt(c, report, path, "its header does not match its name or length");
+    goto done;
+  }
+  *n = len;
+  *payload = malloc(len ? len : 1);
+  if (!*payload) {
+    rc = DIPPER_NOMEM;
+    goto done;
+  }
+  if (len) memcpy(*payload, file.data + HEADER_BYTES, len);
+done:
+  dp_buf_free(&file);
+  return rc;
+}
+
+static int cmp_id(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* A record's name: decimal digits only (temporary files start with '.'). */
+static bool record_id(const char *name, int64_t *id) {
+  if (!*name) return false;
+  int64_t v = 0;
+  for (const char *p = name; *p; p++) {
+    if (*p < '0' || *p > '9' || v > (INT64_MAX - 9) / 10) return false;
+    v = v * 10 + (*p - '0');
+  }
+  *id = v;
+  return true;
+}
+
+int dp_ckpt_list(dp_ckpt *c, dp_ckpt_kind kind, int64_t **ids, int *n) {
+  *ids = NULL;
+  *n = 0;
+  dp_buf dir = DP_BUF_INIT;
+  dp_buf_printf(&dir, "%s/%s", c->dir, subdir(kind));
+  if (dir.oom) return DIPPER_NOMEM;
+  DIR *d = opendir(dir.data);
+  if (!d) {
+    int rc = dp_error(c->diags, DIPPER_IO, nowhere, "cannot list checkpoint folder '%s': %s",
+                      dir.data, strerror(errno));
+    dp_buf_free(&dir);
+    return rc;
+  }
+  dp_buf_free(&dir);
+  int64_t *v = NULL;
+  int count = 0, cap = 0, rc = DIPPER_OK;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    int64_t id;
+    if (!record_id(de->d_name, &id)) continue;
+    if (count == cap) {
+      int nc = cap ? cap * 2 : 16;
+      int64_t *p = realloc(v, (size_t)nc * sizeof *p);
+      if (!p) {
+        rc = DIPPER_NOMEM;
+        break;
+      }
+      v = p;
+      cap = nc;
+    }
+    v[count++] = id;
+  }
+  closedir(d);
+  if (rc) {
+    free(v);
+    return rc;
+  }
+  if (count > 1) qsort(v, (size_t)count, sizeof *v, cmp_id);
+  *ids = v;
+  *n = count;
+  return DIPPER_OK;
+}
+
+void dp_ckpt_purge(dp_ckpt *c, dp_ckpt_kind kind, int64_t below) {
+  int64_t *ids;
+  int n;
+  dp_diags *keep = c->diags;
+  if (dp_ckpt_list(c, kind, &ids, &n) != DIPPER_OK) return;
+  c->diags = keep;
+  for (int i = 0; i < n && ids[i] < below; i++) unlink(dp_ckpt_path(c, kind, ids[i]));
+  free(ids);
+}
