@@ -255,5 +255,56 @@ static void dedup_close(dp_op *op) {
   op->state = NULL;
 }
 
-const dp_op_class dp_op_dedup = {"Deduplicate", dedup_open, dedup_next, dedup_end_batch,
-                                 dedup_close};
+/* ---- checkpoints ----
+** Blob, version 1:
+**   version:u8  mode:u8  emitted:u8  keys (rows.h's group table)
+**   ts:svar per key  [bounded, keep last: the best row of each key, in key
+**   order (rows.h's row store)]
+** Only the best rows are written, not the whole store (which also holds
+** rows that were best once): a restore gives best[id] = id.  A per-batch
+** delta would write the keys added since the last checkpoint, the ids
+** expiry dropped (or the new numbering after compaction) and, for keep
+** last, the keys whose `changed` flag was set with their new row. */
+#define DEDUP_STATE_VERSION 1
+
+static int dedup_save(dp_op *op, dp_buf *out) {
+  dedup_state *st = op->state;
+  int64_t n = dp_groups_count(&st->keys);
+  dp_state_begin(out, DEDUP_STATE_VERSION);
+  dp_put_u8(out, (uint8_t)st->mode);
+  dp_put_u8(out, st->emitted);
+  int rc = dp_groups_save(out, &st->keys);
+  for (int64_t id = 0; id < n; id++) dp_put_svar(out, st->ts[id]);
+  if (!rc && st->mode != DEDUP_FIRST) {
+    dp_batch *best = dp_batch_new(st->store->schema, n);
+    rc = best ? dp_batch_take(best, st->store, st->best, 0, n) : DIPPER_NOMEM;
+    if (!rc) rc = dp_rows_save(out, best);
+    dp_batch_free(best);
+  }
+  return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int dedup_restore(dp_op *op, dp_rd *in) {
+  dedup_state *st = op->state;
+  int rc = dp_state_check(op, in, DEDUP_STATE_VERSION);
+  if (rc) return rc;
+  uint8_t mode = dp_get_u8(in), emitted = dp_get_u8(in);
+  if (in->bad || mode != st->mode || emitted > 1)
+    return dp_state_corrupt(op, DIPPER_CORRUPT, "its mode");
+  st->emitted = emitted;
+  if ((rc = dp_groups_load(in, &st->keys))) return dp_state_corrupt(op, rc, "its keys");
+  int64_t n = dp_groups_count(&st->keys);
+  if ((rc = grow_keys(st, n))) return dp_state_corrupt(op, rc, "its keys");
+  for (int64_t id = 0; id < n; id++) st->ts[id] = dp_get_svar(in);
+  if (in->bad) return dp_state_corrupt(op, DIPPER_CORRUPT, "the times of its keys");
+  if (st->mode != DEDUP_FIRST) {
+    if ((rc = dp_rows_load(in, st->store))) return dp_state_corrupt(op, rc, "its rows");
+    if (st->store->nrows != n) return dp_state_corrupt(op, DIPPER_CORRUPT, "its rows");
+    for (int64_t id = 0; id < n; id++) st->best[id] = id;
+  }
+  op->metrics.state_rows = n;
+  return DIPPER_OK;
+}
+
+const dp_op_class dp_op_dedup = {"Deduplicate", dedup_open,  dedup_next,   dedup_end_batch,
+                                 dedup_close,   dedup_save, dedup_restore};

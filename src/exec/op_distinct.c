@@ -126,5 +126,29 @@ static int distinct_open(dp_op *op) {
   return rc;
 }
 
-const dp_op_class dp_op_distinct = {"Distinct", distinct_open, distinct_next, distinct_end_batch,
-                                    distinct_close};
+/* ---- checkpoints ----
+** Blob, version 1:  version:u8  the rows seen (rows.h's group table).
+** A per-batch delta would write the rows added since the last checkpoint
+** and, with an event-time column, the watermark the eviction ran under
+** (replaying it drops the same rows). */
+#define DISTINCT_STATE_VERSION 1
+
+static int distinct_save(dp_op *op, dp_buf *out) {
+  distinct_state *st = op->state;
+  dp_state_begin(out, DISTINCT_STATE_VERSION);
+  int rc = dp_groups_save(out, &st->seen);
+  return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int distinct_restore(dp_op *op, dp_rd *in) {
+  distinct_state *st = op->state;
+  int rc = dp_state_check(op, in, DISTINCT_STATE_VERSION);
+  if (rc) return rc;
+  if ((rc = dp_groups_load(in, &st->seen))) return dp_state_corrupt(op, rc, "its rows");
+  op->metrics.state_rows = dp_groups_count(&st->seen);
+  return DIPPER_OK;
+}
+
+const dp_op_class dp_op_distinct = {"Distinct",     distinct_open,  distinct_next,
+                                    distinct_end_batch, distinct_close, distinct_save,
+                                    distinct_restore};

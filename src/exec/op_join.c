@@ -812,4 +812,86 @@ static void join_close(dp_op *op) {
   op->state = NULL;
 }
 
-const dp_op_class dp_op_join = {"Join", join_open, join_next, join_end_batch, join_close};
+/* ---- checkpoints ----
+** Blob, version 1, by the way the join runs:
+**   version:u8  shape:u8 (0 one build side, 1 two streams)
+**   shape 0   done:u8  build (rows.h's row store)  build_hit (rows.h's
+**             flags, one per build row when they are kept, else none)
+**             probe rows (bounded: every left row so far; a stream's are
+**             not kept, so none)  [temporal join of two streams: the left
+**             rows waiting for the watermark]
+**   shape 1   per side, left then right: store  hit flags (outer sides)
+** The hash indexes are not written: a restore adds the rows again in
+** order, which rebuilds each bucket chain as it was, so probes find their
+** matches in the same order.  A per-batch delta would write the rows each
+** store gained (an append), the flags set in the batch (by row id) and,
+** for the two streams, the watermark that evicted rows (eviction keeps
+** exactly the rows not expired under it, so replaying it compacts alike). */
+#define JOIN_STATE_VERSION 1
+
+static int save_side(dp_buf *out, const dp_batch *rows, const uint8_t *hit, bool flags) {
+  int rc = dp_rows_save(out, rows);
+  dp_flags_save(out, hit, flags ? rows->nrows : 0);
+  return rc;
+}
+
+/* Rows, then their flags (when kept), into an empty store; *hit grows to fit. */
+static int load_side(dp_rd *in, dp_batch *rows, uint8_t **hit, int64_t *cap, bool flags) {
+  int rc = dp_rows_load(in, rows);
+  if (!rc && flags) rc = grow_hits(hit, cap, rows->nrows);
+  if (!rc) rc = dp_flags_load(in, flags ? *hit : NULL, flags ? rows->nrows : 0);
+  return rc;
+}
+
+static int join_save(dp_op *op, dp_buf *out) {
+  join_state *st = op->state;
+  dp_state_begin(out, JOIN_STATE_VERSION);
+  dp_put_u8(out, st->stream2);
+  int rc = DIPPER_OK;
+  if (st->stream2) {
+    for (int s = 0; s < 2 && !rc; s++)
+      rc = save_side(out, st->side[s].store, st->side[s].hit, st->side[s].outer);
+  } else {
+    dp_put_u8(out, st->done);
+    rc = save_side(out, st->build, st->build_hit, st->mark_build);
+    if (!rc) rc = dp_rows_save(out, st->probe);
+    if (!rc && st->versions_stream) rc = dp_rows_save(out, st->pending);
+  }
+  return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int join_restore(dp_op *op, dp_rd *in) {
+  join_state *st = op->state;
+  int rc = dp_state_check(op, in, JOIN_STATE_VERSION);
+  if (rc) return rc;
+  uint8_t shape = dp_get_u8(in);
+  if (in->bad || shape != st->stream2) return dp_state_corrupt(op, DIPPER_CORRUPT, "its shape");
+  if (st->stream2) {
+    for (int s = 0; s < 2; s++) {
+      struct side *sd = &st->side[s];
+      rc = load_side(in, sd->store, &sd->hit, &sd->hit_cap, sd->outer);
+      if (!rc) rc = dp_rowhash_add_rows(&sd->index, sd->store, sd->keys, st->nkeys, 0);
+      if (rc) return dp_state_corrupt(op, rc, s == 0 ? "its left rows" : "its right rows");
+    }
+    op->metrics.state_rows = st->side[0].store->nrows + st->side[1].store->nrows;
+    return DIPPER_OK;
+  }
+  uint8_t done = dp_get_u8(in);
+  if (in->bad || done > 1) return dp_state_corrupt(op, DIPPER_CORRUPT, "its progress");
+  st->done = done;
+  rc = load_side(in, st->build, &st->build_hit, &st->hit_cap, st->mark_build);
+  if (!rc) rc = dp_rowhash_add_rows(st->index, st->build, st->bkeys, st->nkeys, 0);
+  if (rc) return dp_state_corrupt(op, rc, "its build side");
+  if ((rc = dp_rows_load(in, st->probe))) return dp_state_corrupt(op, rc, "its probe side");
+  /* a stream's probe rows leave with their batch: only a bounded run keeps them */
+  if (!st->bounded && st->probe->nrows > 0)
+    return dp_state_corrupt(op, DIPPER_CORRUPT, "its probe side");
+  if (st->versions_stream && (rc = dp_rows_load(in, st->pending)))
+    return dp_state_corrupt(op, rc, "its waiting rows");
+  op->metrics.state_rows = st->build->nrows + st->probe->nrows +
+                           (st->pending ? st->pending->nrows : 0);
+  return DIPPER_OK;
+}
+
+const dp_op_class dp_op_join = {"Join",     join_open,  join_next,   join_end_batch,
+                                join_close, join_save, join_restore};

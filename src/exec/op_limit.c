@@ -81,4 +81,31 @@ static int limit_open(dp_op *op) {
   return rc;
 }
 
-const dp_op_class dp_op_limit = {"Limit", limit_open, limit_next, limit_end_batch, limit_close};
+/* ---- checkpoints ----
+** Blob, version 1:  version:u8  seen:uvar  kept:uvar  (the counts; in
+** complete mode both 0 after every batch).  The whole state is this small:
+** a delta would be the same two numbers. */
+#define LIMIT_STATE_VERSION 1
+
+static int limit_save(dp_op *op, dp_buf *out) {
+  limit_state *st = op->state;
+  dp_state_begin(out, LIMIT_STATE_VERSION);
+  dp_put_uvar(out, (uint64_t)st->seen);
+  dp_put_uvar(out, (uint64_t)st->kept);
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int limit_restore(dp_op *op, dp_rd *in) {
+  limit_state *st = op->state;
+  int rc = dp_state_check(op, in, LIMIT_STATE_VERSION);
+  if (rc) return rc;
+  uint64_t seen = dp_get_uvar(in), kept = dp_get_uvar(in);
+  if (in->bad || seen > INT64_MAX || kept > seen)
+    return dp_state_corrupt(op, DIPPER_CORRUPT, "its counts");
+  st->seen = (int64_t)seen;
+  st->kept = (int64_t)kept;
+  return DIPPER_OK;
+}
+
+const dp_op_class dp_op_limit = {"Limit",     limit_open,  limit_next,   limit_end_batch,
+                                 limit_close, limit_save, limit_restore};

@@ -572,4 +572,40 @@ static int over_open(dp_op *op) {
   return DIPPER_OK;
 }
 
-const dp_op_class dp_op_over = {"Over", over_open, over_next, over_end_batch, over_close};
+/* ---- checkpoints ----
+** Blob, version 1:
+**   version:u8  stream:u8  emitted:u8  rows (rows.h's row store: bounded,
+**   every row; stream, the history later frames reach)  pending (the rows
+**   the watermark has not reached; none when bounded)
+** A per-batch delta would write the rows added to pending, the watermark
+** that released rows (they leave pending and join the history exactly at
+** or before it) and the trim of the history, which follows from the same
+** watermark and the frame. */
+#define OVER_STATE_VERSION 1
+
+static int over_save(dp_op *op, dp_buf *out) {
+  over_state *st = op->state;
+  dp_state_begin(out, OVER_STATE_VERSION);
+  dp_put_u8(out, st->stream);
+  dp_put_u8(out, st->emitted);
+  int rc = dp_rows_save(out, st->rows);
+  if (!rc) rc = dp_rows_save(out, st->pending);
+  return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int over_restore(dp_op *op, dp_rd *in) {
+  over_state *st = op->state;
+  int rc = dp_state_check(op, in, OVER_STATE_VERSION);
+  if (rc) return rc;
+  uint8_t stream = dp_get_u8(in), emitted = dp_get_u8(in);
+  if (in->bad || stream != st->stream || emitted > 1)
+    return dp_state_corrupt(op, DIPPER_CORRUPT, "its mode");
+  st->emitted = emitted;
+  if ((rc = dp_rows_load(in, st->rows))) return dp_state_corrupt(op, rc, "its rows");
+  if ((rc = dp_rows_load(in, st->pending))) return dp_state_corrupt(op, rc, "its pending rows");
+  op->metrics.state_rows = st->rows->nrows + st->pending->nrows;
+  return DIPPER_OK;
+}
+
+const dp_op_class dp_op_over = {"Over",     over_open,  over_next,   over_end_batch,
+                                over_close, over_save, over_restore};

@@ -138,4 +138,61 @@ static void setop_close(dp_op *op) {
   op->state = NULL;
 }
 
-const dp_op_class dp_op_setop = {"SetOp", setop_open, setop_next, setop_end_batch, setop_close};
+/* ---- checkpoints ----
+** Blob, version 1:
+**   version:u8  done:u8  cursor:uvar  rows (rows.h's group table)
+**   left:uvar right:uvar per row
+** (the cursor is 0 until the final batch, which ends with done).  A
+** per-batch delta would write the rows added since the last checkpoint and
+** the counts that changed, by row id. */
+#define SETOP_STATE_VERSION 1
+#define SETOP_MAX_COUNT ((UINT64_C(1) << 48) - 1)
+
+static int setop_save(dp_op *op, dp_buf *out) {
+  setop_state *st = op->state;
+  int64_t n = dp_groups_count(&st->rows);
+  dp_state_begin(out, SETOP_STATE_VERSION);
+  dp_put_u8(out, st->done);
+  dp_put_uvar(out, (uint64_t)st->cursor);
+  int rc = dp_groups_save(out, &st->rows);
+  for (int64_t id = 0; id < n; id++) {
+    dp_put_uvar(out, (uint64_t)st->count[0][id]);
+    dp_put_uvar(out, (uint64_t)st->count[1][id]);
+  }
+  return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int setop_restore(dp_op *op, dp_rd *in) {
+  setop_state *st = op->state;
+  int rc = dp_state_check(op, in, SETOP_STATE_VERSION);
+  if (rc) return rc;
+  uint8_t done = dp_get_u8(in);
+  uint64_t cursor = dp_get_uvar(in);
+  if (in->bad || done > 1) return dp_state_corrupt(op, DIPPER_CORRUPT, "its progress");
+  if ((rc = dp_groups_load(in, &st->rows))) return dp_state_corrupt(op, rc, "its rows");
+  int64_t n = dp_groups_count(&st->rows);
+  if (cursor > (uint64_t)n) return dp_state_corrupt(op, DIPPER_CORRUPT, "its progress");
+  /* room for every row read, zeroed past them as count_side expects */
+  int64_t cap = n > 1024 ? n : 1024;
+  for (int s = 0; s < 2; s++) {
+    int64_t *c = calloc((size_t)cap, sizeof *c);
+    if (!c) return dp_state_corrupt(op, DIPPER_NOMEM, "its counts");
+    free(st->count[s]);
+    st->count[s] = c;
+  }
+  st->cap = cap;
+  for (int64_t id = 0; id < n; id++)
+    for (int s = 0; s < 2; s++) {
+      uint64_t k = dp_get_uvar(in);
+      if (k > SETOP_MAX_COUNT) in->bad = true; /* more rows than any run could hold */
+      st->count[s][id] = (int64_t)(k & SETOP_MAX_COUNT);
+    }
+  if (in->bad) return dp_state_corrupt(op, DIPPER_CORRUPT, "its counts");
+  st->done = done;
+  st->cursor = (int64_t)cursor;
+  op->metrics.state_rows = n;
+  return DIPPER_OK;
+}
+
+const dp_op_class dp_op_setop = {"SetOp",     setop_open,  setop_next,   setop_end_batch,
+                                 setop_close, setop_save, setop_restore};

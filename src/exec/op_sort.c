@@ -189,4 +189,35 @@ static int sort_open(dp_op *op) {
   return rc;
 }
 
-const dp_op_class dp_op_sort = {"Sort", sort_open, sort_next, sort_end_batch, sort_close};
+/* ---- checkpoints ----
+** Blob, version 1:  version:u8  mode:u8  emitted_all:u8  the rows waiting
+** (rows.h's row store; none in complete mode).  The order is recomputed
+** from the rows when they leave, so nothing else is kept.  A per-batch
+** delta would write the rows added in the batch and the watermark that
+** released rows (SORT_TIME leaves exactly those at or before it). */
+#define SORT_STATE_VERSION 1
+
+static int sort_save(dp_op *op, dp_buf *out) {
+  sort_state *st = op->state;
+  dp_state_begin(out, SORT_STATE_VERSION);
+  dp_put_u8(out, (uint8_t)st->mode);
+  dp_put_u8(out, st->emitted_all);
+  int rc = dp_rows_save(out, st->rows);
+  return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int sort_restore(dp_op *op, dp_rd *in) {
+  sort_state *st = op->state;
+  int rc = dp_state_check(op, in, SORT_STATE_VERSION);
+  if (rc) return rc;
+  uint8_t mode = dp_get_u8(in), emitted = dp_get_u8(in);
+  if (in->bad || mode != st->mode || emitted > 1)
+    return dp_state_corrupt(op, DIPPER_CORRUPT, "its mode");
+  st->emitted_all = emitted;
+  if ((rc = dp_rows_load(in, st->rows))) return dp_state_corrupt(op, rc, "its rows");
+  op->metrics.state_rows = st->rows->nrows;
+  return DIPPER_OK;
+}
+
+const dp_op_class dp_op_sort = {"Sort",     sort_open,  sort_next,   sort_end_batch,
+                                sort_close, sort_save, sort_restore};

@@ -345,4 +345,56 @@ static int topn_open(dp_op *op) {
   return rc;
 }
 
-const dp_op_class dp_op_topn = {"TopN", topn_open, topn_next, topn_end_batch, topn_close};
+/* ---- checkpoints ----
+** Blob, version 1:
+**   version:u8  mode:u8  emitted:u8  prev_wm:svar  rows (rows.h's row
+**   store: waiting, or the current top)  [update: rank:uvar per row]
+** A per-batch delta would write, for the window mode, the rows added and
+** the watermark that closed windows; for the update mode the new top is a
+** re-ranking of old and new rows, so the delta is the rows that entered
+** the top with their ranks and the ids of those that left it. */
+#define TOPN_STATE_VERSION 1
+
+static int topn_save(dp_op *op, dp_buf *out) {
+  topn_state *st = op->state;
+  dp_state_begin(out, TOPN_STATE_VERSION);
+  dp_put_u8(out, (uint8_t)st->mode);
+  dp_put_u8(out, st->emitted);
+  dp_put_svar(out, st->prev_wm);
+  int rc = dp_rows_save(out, st->rows);
+  if (st->mode == TOPN_UPDATE)
+    for (int64_t r = 0; r < st->rows->nrows; r++) dp_put_uvar(out, (uint64_t)st->rank_of[r]);
+  return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int topn_restore(dp_op *op, dp_rd *in) {
+  topn_state *st = op->state;
+  int rc = dp_state_check(op, in, TOPN_STATE_VERSION);
+  if (rc) return rc;
+  uint8_t mode = dp_get_u8(in), emitted = dp_get_u8(in);
+  int64_t prev_wm = dp_get_svar(in);
+  if (in->bad || mode != st->mode || emitted > 1)
+    return dp_state_corrupt(op, DIPPER_CORRUPT, "its mode");
+  st->emitted = emitted;
+  st->prev_wm = prev_wm;
+  if ((rc = dp_rows_load(in, st->rows))) return dp_state_corrupt(op, rc, "its rows");
+  int64_t n = st->rows->nrows;
+  if (st->mode == TOPN_UPDATE && n > 0) {
+    int64_t *r = realloc(st->rank_of, (size_t)n * sizeof *r);
+    if (!r) return dp_state_corrupt(op, DIPPER_NOMEM, "its ranks");
+    st->rank_of = r;
+    st->rank_cap = n;
+    for (int64_t k = 0; k < n; k++) {
+      uint64_t rank = dp_get_uvar(in);
+      /* a row of the top has a rank from 1 to N */
+      if (rank < 1 || rank > (uint64_t)op->plan->u.topn.n) in->bad = true;
+      r[k] = (int64_t)(rank & INT64_MAX);
+    }
+    if (in->bad) return dp_state_corrupt(op, DIPPER_CORRUPT, "its ranks");
+  }
+  op->metrics.state_rows = n;
+  return DIPPER_OK;
+}
+
+const dp_op_class dp_op_topn = {"TopN",     topn_open,  topn_next,   topn_end_batch,
+                                topn_close, topn_save, topn_restore};

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vector_codec.h"
 #include "exec/eval.h"
 
 /* ---- keys ---- */
@@ -292,4 +293,98 @@ void dp_rows_order_free(dp_rows_order *o, const dp_sort_key *keys) {
   free((void *)(uintptr_t)o->desc);
   free((void *)(uintptr_t)o->nulls_first);
   memset(o, 0, sizeof *o);
+}
+
+/* ---- checkpoints ---- */
+
+int dp_rows_save(dp_buf *out, const dp_batch *b) {
+  return dp_batch_encode(b, 0, b->nrows, out);
+}
+
+int dp_rows_load(dp_rd *in, dp_batch *into) {
+  int rc = dp_batch_decode(in, into);
+  if (rc == DIPPER_OK && in->bad) rc = DIPPER_CORRUPT;
+  return rc;
+}
+
+int dp_groups_save(dp_buf *out, const dp_groups *g) {
+  return dp_rows_save(out, g->keys);
+}
+
+/* The keys go through dp_groups_find_or_add in id order, so group i is key
+** row i again; a key seen twice was never written by dp_groups_save. */
+int dp_groups_load(dp_rd *in, dp_groups *g) {
+  if (dp_groups_count(g) != 0) return DIPPER_MISUSE;
+  dp_batch *keys = dp_batch_new(g->keys->schema, 0);
+  if (!keys) return DIPPER_NOMEM;
+  int rc = dp_rows_load(in, keys);
+  const dp_vector *const *cols = (const dp_vector *const *)keys->cols;
+  for (int64_t r = 0; !rc && r < keys->nrows; r++) {
+    int64_t id;
+    bool fresh;
+    rc = dp_groups_find_or_add(g, cols, r, &id, &fresh);
+    if (!rc && (!fresh || id != r)) rc = DIPPER_CORRUPT;
+  }
+  dp_batch_free(keys);
+  if (rc == DIPPER_CORRUPT) in->bad = true;
+  return rc;
+}
+
+void dp_flags_save(dp_buf *out, const uint8_t *flags, int64_t n) {
+  dp_put_bytes(out, n > 0 ? flags : NULL, (size_t)(n > 0 ? n : 0));
+}
+
+int dp_flags_load(dp_rd *in, uint8_t *flags, int64_t n) {
+  size_t len = 0;
+  const uint8_t *p = dp_get_bytes(in, &len);
+  if (in->bad || len != (size_t)n) {
+    in->bad = true;
+    return DIPPER_CORRUPT;
+  }
+  for (size_t i = 0; i < len; i++) {
+    if (p[i] > 1) {
+      in->bad = true;
+      return DIPPER_CORRUPT;
+    }
+    flags[i] = p[i];
+  }
+  return DIPPER_OK;
+}
+
+int dp_rowhash_add_rows(dp_rowhash *h, const dp_batch *b, const int *keys, int nkeys,
+                        int64_t first) {
+  const dp_vector *kc[64];
+  if (nkeys > 64) return DIPPER_LIMIT;
+  for (int k = 0; k < nkeys; k++) kc[k] = b->cols[keys[k]];
+  for (int64_t r = first; r < b->nrows; r++) {
+    int rc = dp_rowhash_add(h, dp_rows_hash(kc, nkeys, r));
+    if (rc) return rc;
+  }
+  return DIPPER_OK;
+}
+
+int dp_state_check(dp_op *op, dp_rd *in, uint8_t version) {
+  uint8_t v = dp_get_u8(in);
+  if (in->bad)
+    return dp_error(op->ex->diags, DIPPER_CORRUPT, op->plan->span,
+                    "the checkpointed state of the %s operator is empty or cut short",
+                    op->cls->name);
+  if (v != version) {
+    in->bad = true;
+    return dp_error(op->ex->diags, DIPPER_CORRUPT, op->plan->span,
+                    "the checkpointed state of the %s operator is of version %u, and this "
+                    "build reads version %u; start the query from a fresh checkpoint folder",
+                    op->cls->name, (unsigned)v, (unsigned)version);
+  }
+  return DIPPER_OK;
+}
+
+int dp_state_corrupt(dp_op *op, int rc, const char *what) {
+  if (rc == DIPPER_NOMEM)
+    return dp_error(op->ex->diags, DIPPER_NOMEM, op->plan->span,
+                    "out of memory restoring the state of the %s operator", op->cls->name);
+  return dp_error(op->ex->diags, DIPPER_CORRUPT, op->plan->span,
+                  "the checkpointed state of the %s operator does not read back whole (%s); "
+                  "the checkpoint is damaged or was written for another query",
+                  op->cls->name, what);
 }

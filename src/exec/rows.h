@@ -6,7 +6,8 @@
 ** row ids (the join's build side: one key, many rows), a "group table" that
 ** numbers distinct keys (the aggregation's dp_hashtable a row at a time), a
 ** stable sort of row indexes, and an append-only row store (a dp_batch that
-** grows).  It owns no
+** grows), and the checkpoint form of the stores, group tables and per-row
+** flags that several operators keep.  It owns no
 ** operator semantics: each op_*.c decides what to keep and when to emit; nor
 ** the copying of rows, which is core/vector.h's dp_vector_take /
 ** dp_batch_take (a negative index pads an outer join with a NULL row).
@@ -98,6 +99,36 @@ void dp_rows_order_free(dp_rows_order *o, const dp_sort_key *keys);
 static inline int dp_rows_append(dp_batch *dst, const dp_batch *src) {
   return dp_batch_take(dst, src, NULL, 0, src->nrows);
 }
+
+/* ---- checkpoints (exec.h: save_state / restore_state) ----
+** The pieces of state several operators keep, as bytes and back: a row
+** store (core/vector_codec.h's batch encoding), a group table (its keys in
+** id order; loading adds them again in that order, so the ids, and every
+** per-group array the caller indexes by them, read back as they were) and
+** per-row flags (one byte each, 0 or 1).  A load appends to an empty
+** structure built at open for the same plan.  Saves return DIPPER_OK or
+** DIPPER_NOMEM (out->oom); loads DIPPER_OK, DIPPER_NOMEM, DIPPER_LIMIT or
+** DIPPER_CORRUPT for bytes that do not read back whole (in->bad is then
+** set), which the operator reports with dp_state_corrupt. */
+int dp_rows_save(dp_buf *out, const dp_batch *b);
+int dp_rows_load(dp_rd *in, dp_batch *into);
+int dp_groups_save(dp_buf *out, const dp_groups *g);
+int dp_groups_load(dp_rd *in, dp_groups *g);
+void dp_flags_save(dp_buf *out, const uint8_t *flags, int64_t n);
+/* Exactly n flags into flags[0..n) (room for n; NULL when n is 0). */
+int dp_flags_load(dp_rd *in, uint8_t *flags, int64_t n);
+/* Index rows [first, b->nrows) of b by the hash of their key columns, in
+** row order: the index a store had before it was saved. */
+int dp_rowhash_add_rows(dp_rowhash *h, const dp_batch *b, const int *keys, int nkeys,
+                        int64_t first);
+/* The version byte that opens every operator's blob, and its check (a
+** blob of another version is corrupt for this build: DIPPER_CORRUPT). */
+static inline void dp_state_begin(dp_buf *out, uint8_t version) { dp_put_u8(out, version); }
+int dp_state_check(dp_op *op, dp_rd *in, uint8_t version);
+/* The code of a failed restore of op's state, with its diagnostic on
+** op->ex->diags: DIPPER_CORRUPT (and every other code but DIPPER_NOMEM)
+** says which operator's state did not read back and `what` of it. */
+int dp_state_corrupt(dp_op *op, int rc, const char *what);
 
 /* Rows per output batch of the operators that emit from stored rows. */
 #define DP_ROWS_CHUNK 4096
