@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# kill_test.sh DIPPER PIPELINE WORKDIR — fault tolerance of `dipper run`.
+#
+# project, window, join, dedup: 60,001 JSON rows in 20 files (a streaming
+# filesystem source capped at 500 rows a batch: ~120 micro-batches) through a
+# projection, a TUMBLE 10 s SUM/COUNT per key, an interval join with a second
+# reading of the files, or a deduplication (ROW_NUMBER() = 1), into a
+# filesystem sink with a checkpoint folder.  The run is killed with SIGKILL $KILLS times (default
+# 20) after a random time, each time started again on the same folder, then
+# run to the end (trigger available-now).  The rows in the sink must be the
+# exact answer, computed here in Python: nothing lost, nothing doubled,
+# nothing wrong.  The kills' seed is printed; KILL_SEED=N replays it.
+#
+# edges: a clean stop and restart, a damaged commit record (the one before it
+# is used), a damaged state file (refused with its path), a query changed so
+# that its state no longer fits (refused, naming the change), and a second
+# run on a folder in use (refused).
+set -euo pipefail
+dipper=$1 pipeline=$2 work=$3
+kills=${KILLS:-20}
+seed=${KILL_SEED:-$RANDOM}
+RANDOM=$seed
+rm -rf "$work"
+mkdir -p "$work/in"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# 60,000 rows 10 ms apart (10 minutes of event time) and one row an hour
+# later, whose watermark closes every window of the others.
+python3 - "$work/in" <<'EOF'
+import json, sys
+out = sys.argv[1]
+n = 0
+for f in range(20):
+    with open(f"{out}/f{f:03d}.json", "w") as fh:
+        for _ in range(3000):
+            ms = n * 10
+            ts = f"2024-01-01 00:{ms // 60000:02d}:{ms // 1000 % 60:02d}.{ms % 1000:03d}"
+            fh.write(json.dumps({"id": n, "k": n % 7, "v": n % 100, "d": n % 30000, "ts": ts}) + "\n")
+            n += 1
+        if f == 19:
+            fh.write(json.dumps({"id": n, "k": 0, "v": 1, "d": 0, "ts": "2024-01-01 01:00:00.000"}) + "\n")
+EOF
+
+write_sql() { # $1: file, $2: the query's body
+  cat >"$1" <<EOF
+SET 'execution.checkpointing.dir' = '$work/ck';
+SET 'dipper.max-batch-rows' = '500';
+SET 'dipper.trigger' = 'available-now';
+CREATE TABLE src (id BIGINT, k INT, v INT, d INT, ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+WITH ('connector' = 'filesystem', 'path' = '$work/in', 'format' = 'json');
+$2
+EOF
+}
+
+# An interval join of the stream with a second reading of the same files.
+join_sql="CREATE TABLE src2 (id BIGINT, v INT, ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+WITH ('connector' = 'filesystem', 'path' = '$work/in', 'format' = 'json');
+CREATE TABLE dst (id BIGINT, k INT, v2 INT)
+WITH ('connector' = 'filesystem', 'path' = '$work/out', 'format' = 'json');
+INSERT INTO dst SELECT a.id, a.k, a.v + b.v FROM src a JOIN src2 b
+ON a.id = b.id AND b.ts BETWEEN a.ts - INTERVAL '1' SECOND AND a.ts + INTERVAL '1' SECOND;"
+
+# The first row of each d (ids 0..29999; the rest are duplicates).
+dedup_sql="CREATE TABLE dst (id BIGINT, k INT, v2 INT)
+WITH ('connector' = 'filesystem', 'path' = '$work/out', 'format' = 'json');
+INSERT INTO dst SELECT id, k, v * 2 FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY d ORDER BY ts ASC) AS rn FROM src)
+WHERE rn = 1;"
+
+project_sql="CREATE TABLE dst (id BIGINT, k INT, v2 INT)
+WITH ('connector' = 'filesystem', 'path' = '$work/out', 'format' = 'json');
+INSERT INTO dst SELECT id, k, v * 2 FROM src;"
+
+window_sql() { # $1: the window size in seconds
+  echo "CREATE TABLE dst (k INT, ws TIMESTAMP(3), we TIMESTAMP(3), s BIGINT, c BIGINT)
+WITH ('connector' = 'filesystem', 'path' = '$work/out', 'format' = 'json');
+INSERT INTO dst SELECT k, window_start, window_end, SUM(CAST(v AS BIGINT)), COUNT(*)
+FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '$1' SECOND))
+GROUP BY k, window_start, window_end;"
+}
+
+# The exact answer of each pipeline, as sorted JSON lines.
+expected() {
+  python3 - "$1" <<'EOF'
+import json, sys
+rows = [{"id": n, "k": n % 7, "v": n % 100, "ms": n * 10} for n in range(60000)]
+rows.append({"id": 60000, "k": 0, "v": 1, "ms": 3600 * 1000})
+def ts(ms):
+    return f"2024-01-01 {ms // 3600000:02d}:{ms // 60000 % 60:02d}:{ms // 1000 % 60:02d}"
+out = []
+if sys.argv[1] in ("project", "join"):
+    out = [{"id": r["id"], "k": r["k"], "v2": r["v"] * 2} for r in rows]
+elif sys.argv[1] == "dedup":
+    out = [{"id": r["id"], "k": r["k"], "v2": r["v"] * 2} for r in rows if r["id"] < 30000]
+else:
+    groups = {}
+    for r in rows[:-1]:  # the last row's window stays open
+        w = r["ms"] // 10000 * 10000
+        g = groups.setdefault((r["k"], w), [0, 0])
+        g[0] += r["v"]
+        g[1] += 1
+    out = [{"k": k, "ws": ts(w), "we": ts(w + 10000), "s": s, "c": c}
+           for (k, w), (s, c) in groups.items()]
+for line in sorted(json.dumps(o, sort_keys=True) for o in out):
+    print(line)
+EOF
+}
+
+# What the sink holds, normalised the same way (".000" millis dropped).
+actual() {
+  python3 - "$work/out" <<'EOF'
+import glob, json, os, sys
+lines = []
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "part-*"))):
+    with open(f) as fh:
+        for line in fh:
+            o = json.loads(line)
+            for key in ("ws", "we"):
+                if key in o and o[key].endswith(".000"):
+                    o[key] = o[key][:-4]
+            lines.append(json.dumps(o, sort_keys=True))
+for line in sorted(lines):
+    print(line)
+EOF
+}
+
+compare() {
+  expected "$1" >"$work/expected"
+  actual >"$work/actual"
+  local want got
+  want=$(wc -l <"$work/expected")
+  got=$(wc -l <"$work/actual")
+  if ! cmp -s "$work/expected" "$work/actual"; then
+    local lost dup
+    lost=$(comm -23 "$work/expected" "$work/actual" | wc -l)
+    dup=$(sort "$work/actual" | uniq -d | wc -l)
+    fail "$1: $got rows in the sink, $want expected: $lost missing or wrong, $dup doubled (seed $seed; see $work)"
+  fi
+  echo "$1: $got rows exact"
+}
+
+run_killed() { # $1: sql file; kills at random points, then a run to the end
+  local sql=$1 i pid
+  for i in $(seq 1 "$kills"); do
+    "$dipper" run -q "$sql" >/dev/null 2>>"$work/stderr" &
+    pid=$!
+    # 0.05 to 1.5 s: before the first batch, in the middle, at the end
+    sleep "$(printf '0.%02d' $((RANDOM % 95 + 5)))"
+    if [ $((RANDOM % 3)) -eq 0 ]; then sleep 0.5; fi
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  "$dipper" run -q "$sql" >/dev/null 2>>"$work/stderr" || fail "the last run failed: $(tail -5 "$work/stderr")"
+}
+
+case $pipeline in
+project | window | join | dedup)
+  echo "kill seed $seed, $kills kills"
+  case $pipeline in
+  project) write_sql "$work/p.sql" "$project_sql" ;;
+  window) write_sql "$work/p.sql" "$(window_sql 10)" ;;
+  join) write_sql "$work/p.sql" "$join_sql" ;;
+  dedup) write_sql "$work/p.sql" "$dedup_sql" ;;
+  esac
+  run_killed "$work/p.sql"
+  compare "$pipeline"
+  # A run after the end reads nothing new and writes nothing more.
+  "$dipper" run -q "$work/p.sql" >/dev/null 2>>"$work/stderr" || fail "a run after the end failed"
+  compare "$pipeline"
+  ;;
+edges)
+  write_sql "$work/w.sql" "$(window_sql 10)"
+  # Clean stops: three runs that each stop on their own part-way (SIGTERM).
+  for i in 1 2 3; do
+    "$dipper" run -q "$work/w.sql" >/dev/null 2>>"$work/stderr" &
+    pid=$!
+    sleep 0.4
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  # A second run on a folder in use is refused.
+  "$dipper" run -q "$work/w.sql" >/dev/null 2>&1 &
+  pid=$!
+  sleep 0.3
+  if out=$("$dipper" run -q "$work/w.sql" 2>&1 >/dev/null); then
+    kill -9 "$pid" 2>/dev/null || true
+    fail "a second run on the same checkpoint folder was not refused"
+  fi
+  echo "$out" | grep -q "in use by another running query" || fail "second writer: $out"
+  kill -9 "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  # The newest commit record damaged: the one before it is used.
+  newest=$(ls "$work/ck/dst/commits" | sort -n | tail -1)
+  printf 'X' | dd of="$work/ck/dst/commits/$newest" bs=1 seek=30 conv=notrunc 2>/dev/null
+  "$dipper" run -q "$work/w.sql" >/dev/null 2>>"$work/stderr" || fail "a damaged commit record was not passed over: $(tail -3 "$work/stderr")"
+  compare window
+  # A changed window: refused, naming what changed.
+  write_sql "$work/w20.sql" "$(window_sql 20)"
+  if out=$("$dipper" run -q "$work/w20.sql" 2>&1 >/dev/null); then fail "a changed window was accepted"; fi
+  echo "$out" | grep -q "does not fit this one" || fail "changed window: $out"
+  echo "$out" | grep -q "size=20 s" || fail "changed window, no new size named: $out"
+  # A damaged state file: refused with its path.
+  state=$(ls "$work/ck/dst/state" | sort -n | tail -1)
+  commits=$(ls "$work/ck/dst/commits" | sort -n)
+  size=$(stat -c %s "$work/ck/dst/state/$state")
+  printf 'X' | dd of="$work/ck/dst/state/$state" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+  if out=$("$dipper" run -q "$work/w.sql" 2>&1 >/dev/null); then fail "a damaged state file was accepted"; fi
+  echo "$out" | grep -q "state/$state' is damaged" || fail "damaged state: $out"
+  echo "edges: clean stops exact, second writer refused, damaged commit passed over, changed query and damaged state refused"
+  ;;
+*) fail "unknown pipeline $pipeline" ;;
+esac
