@@ -508,7 +508,11 @@ static int replay_files(dp_source *s, fs_source *st) {
     const char *path = st->replay[i];
     int64_t k = st->cur + i;
     if (k < st->nqueue) {
-      if (strcmp(st->queue[k].path, path) != 0) rc = fs_corrupt(s, "batch bounds");
+      if (strcmp(st->queue[k].path, path) != 0)
+        rc = dp_error(s->diags, DIPPER_CORRUPT, nowhere(),
+                      "table `%s`: the batch run again after the restart read '%s' as its file %lld, "
+                      "but the checkpoint's position has '%s' there",
+                      s->table->name, path, (long long)i, st->queue[k].path);
       continue;
     }
     struct stat sb;

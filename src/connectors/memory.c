@@ -153,6 +153,9 @@ typedef struct mem_source {
   bool planned;
   bool push_done;    /* the push is read to its end */
   int64_t cap_left;  /* rows the planned batch may still take; -1: no cap */
+  int64_t cap_planned;
+  int replay;        /* a batch run again: -1 none, 0 no push planned, 1 the push */
+  int64_t replay_cap;
 } mem_source;
 
 static void mem_source_close(dp_source *s);
@@ -161,6 +164,7 @@ static int mem_source_open(dp_source *s) {
   mem_source *st = calloc(1, sizeof *st);
   if (!st) return DIPPER_NOMEM;
   s->state = st;
+  st->replay = -1;
   st->key = strdup(table_key(s->table));
   const char *b = dp_table_option(s->table, "bounded", "false");
   st->bounded = strcasecmp(b, "true") == 0 || (s->db && !dp_catalog_streaming(s->db->catalog));
@@ -178,6 +182,13 @@ static int mem_source_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
   st->planned = st->push < npushes;
   st->push_done = false;
   st->cap_left = max_rows > 0 ? max_rows : -1;
+  if (st->replay >= 0) {
+    /* the same push (which the embedder must have pushed again) and cap */
+    st->planned = st->replay == 1 && st->push < npushes;
+    st->cap_left = st->replay_cap;
+    st->replay = -1;
+  }
+  st->cap_planned = st->cap_left;
   *exhausted = st->bounded && !st->planned;
   return DIPPER_OK;
 }
@@ -245,6 +256,52 @@ static void mem_source_close(dp_source *s) {
   s->state = NULL;
 }
 
+/* Checkpoints.  A memory table lives in the process, so a restarted one
+** resumes only over the same pushes made again (an embedder that replays
+** its input): the position is the push, the bytes and lines of it read. */
+static int mem_save_plan(dp_source *s, dp_buf *out) {
+  const mem_source *st = s->state;
+  dp_put_u8(out, st->planned ? 1 : 0);
+  dp_put_svar(out, st->cap_planned);
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int mem_save_position(dp_source *s, dp_buf *out) {
+  const mem_source *st = s->state;
+  dp_put_uvar(out, (uint64_t)st->push);
+  dp_put_uvar(out, st->pos);
+  dp_put_svar(out, st->line);
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int mem_bad_bytes(dp_source *s) {
+  dp_span nowhere = {0, 0, 0, 0};
+  return dp_error(s->diags, DIPPER_CORRUPT, nowhere,
+                  "table `%s`: the checkpoint's position does not fit this memory table",
+                  s->table->name);
+}
+
+static int mem_restore_position(dp_source *s, dp_rd *in) {
+  mem_source *st = s->state;
+  uint64_t push = dp_get_uvar(in), pos = dp_get_uvar(in);
+  int64_t line = dp_get_svar(in);
+  if (in->bad || push > INT32_MAX || line < 0) return mem_bad_bytes(s);
+  st->push = (int)push;
+  st->pos = (size_t)pos;
+  st->line = line;
+  return DIPPER_OK;
+}
+
+static int mem_replay_plan(dp_source *s, dp_rd *in) {
+  mem_source *st = s->state;
+  uint8_t planned = dp_get_u8(in);
+  int64_t cap = dp_get_svar(in);
+  if (in->bad || planned > 1) return mem_bad_bytes(s);
+  st->replay = planned;
+  st->replay_cap = cap;
+  return DIPPER_OK;
+}
+
 const dp_source_class dp_source_memory = {
     .name = "memory",
     .open = mem_source_open,
@@ -252,6 +309,10 @@ const dp_source_class dp_source_memory = {
     .read = mem_source_read,
     .commit = mem_source_commit,
     .close = mem_source_close,
+    .save_plan = mem_save_plan,
+    .save_position = mem_save_position,
+    .restore_position = mem_restore_position,
+    .replay_plan = mem_replay_plan,
 };
 
 /* ---- sink ---- */

@@ -203,6 +203,7 @@ typedef struct nx_state {
   int64_t delay_ms, delay_rem_ns; /* event-time spacing: whole ms + ns */
   int64_t horizon_ms;        /* an auction's expected lifetime (half the longest) */
   int64_t committed, read_pos, planned_end;
+  int64_t replay_end;        /* the next plan ends here (a batch run again), or -1 */
   int64_t pace_start_us;     /* monotonic µs at the first plan (rate only) */
   int64_t pace_base;         /* events committed when pacing began */
   int ncols;
@@ -1009,6 +1010,7 @@ static int nx_open(dp_source *s) {
   nx_state *st = calloc(1, sizeof *st);
   if (!st) return DIPPER_NOMEM;
   s->state = st;
+  st->replay_end = -1;
   int rc = read_options(s, st);
   if (!rc) rc = map_columns(s, st);
   if (!rc && !build_pools(st)) rc = DIPPER_NOMEM;
@@ -1018,6 +1020,12 @@ static int nx_open(dp_source *s) {
 
 static int nx_plan_batch(dp_source *s, int64_t max_rows, bool *exhausted) {
   nx_state *st = s->state;
+  if (st->replay_end >= 0) { /* a batch run again after a restart: its logged end */
+    st->planned_end = st->replay_end;
+    st->replay_end = -1;
+    *exhausted = st->total >= 0 && st->planned_end >= st->total;
+    return DIPPER_OK;
+  }
   int64_t end = INT64_MAX;
   if (st->total >= 0) end = st->total;
   if (st->rate > 0) {
@@ -1072,6 +1080,52 @@ static int nx_commit(dp_source *s) {
   return DIPPER_OK;
 }
 
+/* Checkpoints: an event is a function of its id and the seed, so the
+** position is the count committed and a plan its end. */
+static int nx_save_plan(dp_source *s, dp_buf *out) {
+  const nx_state *st = s->state;
+  dp_put_svar(out, st->planned_end);
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int nx_save_position(dp_source *s, dp_buf *out) {
+  const nx_state *st = s->state;
+  dp_put_svar(out, st->committed);
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int nx_bad_bytes(dp_source *s) {
+  dp_span nowhere = {0, 0, 0, 0};
+  return dp_error(s->diags, DIPPER_CORRUPT, nowhere,
+                  "table `%s`: the checkpoint's events do not fit this nexmark table",
+                  s->table->name);
+}
+
+static int nx_restore_position(dp_source *s, dp_rd *in) {
+  nx_state *st = s->state;
+  int64_t at = dp_get_svar(in);
+  if (in->bad || at < 0 || (st->total >= 0 && at > st->total)) return nx_bad_bytes(s);
+  st->committed = st->read_pos = st->planned_end = at;
+  return DIPPER_OK;
+}
+
+static int nx_replay_plan(dp_source *s, dp_rd *in) {
+  nx_state *st = s->state;
+  int64_t end = dp_get_svar(in);
+  if (in->bad || end < st->read_pos || (st->total >= 0 && end > st->total)) return nx_bad_bytes(s);
+  st->replay_end = end;
+  return DIPPER_OK;
+}
+
 const dp_source_class dp_source_nexmark = {
-    "nexmark", nx_open, nx_plan_batch, nx_read, nx_commit, nx_close,
+    .name = "nexmark",
+    .open = nx_open,
+    .plan_batch = nx_plan_batch,
+    .read = nx_read,
+    .commit = nx_commit,
+    .close = nx_close,
+    .save_plan = nx_save_plan,
+    .save_position = nx_save_position,
+    .restore_position = nx_restore_position,
+    .replay_plan = nx_replay_plan,
 };

@@ -35,10 +35,10 @@ for f in range(20):
         for _ in range(3000):
             ms = n * 10
             ts = f"2024-01-01 00:{ms // 60000:02d}:{ms // 1000 % 60:02d}.{ms % 1000:03d}"
-            fh.write(json.dumps({"id": n, "k": n % 7, "v": n % 100, "d": n % 30000, "ts": ts}) + "\n")
+            fh.write(json.dumps({"id": n, "k": n % 7, "v": n % 100, "d": n // 2, "ts": ts}) + "\n")
             n += 1
         if f == 19:
-            fh.write(json.dumps({"id": n, "k": 0, "v": 1, "d": 0, "ts": "2024-01-01 01:00:00.000"}) + "\n")
+            fh.write(json.dumps({"id": n, "k": 0, "v": 1, "d": 30000, "ts": "2024-01-01 01:00:00.000"}) + "\n")
 EOF
 
 write_sql() { # $1: file, $2: the query's body
@@ -62,7 +62,9 @@ WITH ('connector' = 'filesystem', 'path' = '$work/out', 'format' = 'json');
 INSERT INTO dst SELECT a.id, a.k, a.v + b.v FROM src a JOIN src2 b
 ON a.id = b.id AND b.ts BETWEEN a.ts - INTERVAL '1' SECOND AND a.ts + INTERVAL '1' SECOND;"
 
-# The first row of each d (ids 0..29999; the rest are duplicates).
+# The first row of each d: each pair of rows 10 ms apart shares one (the
+# even ids and the last row pass; the state of a key goes once the watermark
+# passes its first row).
 dedup_sql="CREATE TABLE dst (id BIGINT, k INT, v2 INT)
 WITH ('connector' = 'filesystem', 'path' = '$work/out', 'format' = 'json');
 INSERT INTO dst SELECT id, k, v * 2 FROM (
@@ -93,7 +95,7 @@ out = []
 if sys.argv[1] in ("project", "join"):
     out = [{"id": r["id"], "k": r["k"], "v2": r["v"] * 2} for r in rows]
 elif sys.argv[1] == "dedup":
-    out = [{"id": r["id"], "k": r["k"], "v2": r["v"] * 2} for r in rows if r["id"] < 30000]
+    out = [{"id": r["id"], "k": r["k"], "v2": r["v"] * 2} for r in rows if r["id"] % 2 == 0]
 else:
     groups = {}
     for r in rows[:-1]:  # the last row's window stays open
