@@ -1,7 +1,7 @@
 /*
-** kafka.c — the `kafka` source and sink, through librdkafka.
+** kafka_source.c — the `kafka` source, through librdkafka.
 **
-** Source.  Offsets are dipper's, not the consumer group's: the partitions of
+** Offsets are dipper's, not the consumer group's: the partitions of
 ** the topics ('topic' = 'a;b', or every topic matching 'topic-pattern') are
 ** assigned explicitly at the offsets the startup mode gives, and nothing is
 ** ever committed to the group, so a replay from a given position reads the
@@ -37,20 +37,6 @@
 ** latest-offset (the high watermark then), timestamp, specific-offsets (an
 ** unlisted partition ends at its high watermark then), group-offsets.
 ** Partitions created after the source opened are not read.
-**
-** Sink.  One producer; each row becomes one message: the value encoded by
-** the format ('json': keys = column names; 'csv' without its line break;
-** 'avro': one datum of the table's declared column types; 'raw'), the key from 'key.fields' in 'key.format', else from the PRIMARY
-** KEY as JSON, else none; the writable metadata columns `timestamp` and
-** `headers` set the message's timestamp and headers; keys are spread over
-** partitions by murmur2, as the Java client does.  commit flushes the
-** producer and fails the batch when a message was not delivered
-** (at least once: 'sink.delivery-guarantee' = 'exactly-once' is refused,
-** there are no transactions; 'sink.partitioner' is not read).
-**
-** 'properties.*' options go to librdkafka as they are; the Java client's
-** serializer/deserializer settings have no meaning here and are ignored, and
-** a key librdkafka does not know is an error (a typo would otherwise pass).
 */
 #include <regex.h>
 #include <stdarg.h>
@@ -60,87 +46,17 @@
 #include <strings.h>
 #include <time.h>
 
-#include <librdkafka/rdkafka.h>
-
-#include "connectors/connector.h"
+#include "connectors/kafka_int.h"
 #include "connectors/records.h"
 #include "formats/formats.h"
 
-/* Broker calls that answer at once on a healthy broker; a broker that does
-** not answer in this time is reported, not waited for. */
-#define QUERY_TIMEOUT_MS 10000
 /* How long records the broker announced may take to arrive before the batch
 ** fails. */
 #define STALL_TIMEOUT_MS 60000
 /* Held records per partition before it is paused. */
 #define HOLD_LIMIT 8192
-/* How long commit waits for the producer's deliveries. */
-#define FLUSH_TIMEOUT_MS 60000
 
 static const dp_span nowhere = {0, 0, 0, 0};
-
-/* ---- shared: configuration ---- */
-
-/* Java client settings without a librdkafka meaning. */
-static bool java_only(const char *key) {
-  static const char *const keys[] = {"key.deserializer", "value.deserializer", "key.serializer",
-                                     "value.serializer", "partition.discovery.interval.ms",
-                                     "flink.partition-discovery.interval-millis",
-                                     "commit.offsets.on.checkpoint", "register.consumer.metrics"};
-  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-    if (strcmp(keys[i], key) == 0) return true;
-  return false;
-}
-
-static int conf_set(dp_diags *d, const dp_table_def *t, rd_kafka_conf_t *conf, const char *key,
-                    const char *value) {
-  char err[512];
-  rd_kafka_conf_res_t r = rd_kafka_conf_set(conf, key, value, err, sizeof err);
-  if (r == RD_KAFKA_CONF_OK) return DIPPER_OK;
-  if (r == RD_KAFKA_CONF_UNKNOWN)
-    return dp_error(d, DIPPER_OPTION, t->with_span,
-                    "table `%s`: Kafka client property '%s' is not known to librdkafka; remove "
-                    "'properties.%s' or spell it as librdkafka does (see its CONFIGURATION.md)",
-                    t->name, key, key);
-  return dp_error(d, DIPPER_OPTION, t->with_span, "table `%s`: 'properties.%s' = '%s': %s",
-                  t->name, key, value, err);
-}
-
-/* A client configuration from the table's 'properties.*' options, then the
-** settings dipper needs (`fixed`, pairs, NULL-terminated) on top, unless the
-** user set them (`user_wins`) or they are dipper's own (the others). */
-static int make_conf(dp_diags *d, const dp_table_def *t, const char *const *fixed,
-                     const char *const *defaults, rd_kafka_conf_t **out) {
-  rd_kafka_conf_t *conf = rd_kafka_conf_new();
-  if (!conf) return DIPPER_NOMEM;
-  int rc = DIPPER_OK;
-  for (int i = 0; i < t->noptions && rc == DIPPER_OK; i++) {
-    const char *k = t->options[i].key;
-    if (strncmp(k, "properties.", 11) != 0 || java_only(k + 11)) continue;
-    rc = conf_set(d, t, conf, k + 11, t->options[i].value);
-  }
-  for (int i = 0; defaults && defaults[i] && rc == DIPPER_OK; i += 2) {
-    char key[160];
-    snprintf(key, sizeof key, "properties.%s", defaults[i]);
-    if (!dp_table_option(t, key, NULL)) rc = conf_set(d, t, conf, defaults[i], defaults[i + 1]);
-  }
-  for (int i = 0; fixed && fixed[i] && rc == DIPPER_OK; i += 2)
-    rc = conf_set(d, t, conf, fixed[i], fixed[i + 1]);
-  if (rc != DIPPER_OK) {
-    rd_kafka_conf_destroy(conf);
-    return rc;
-  }
-  *out = conf;
-  return DIPPER_OK;
-}
-
-static const char *format_of(const dp_table_def *t) {
-  const char *f = t->format ? t->format : dp_table_option(t, "value.format", NULL);
-  if (!f) f = dp_table_option(t, "format", "json");
-  return f;
-}
-
-/* ---- source ---- */
 
 typedef enum meta_kind {
   META_NONE, /* a physical column: decoded from the value */
@@ -201,14 +117,6 @@ typedef struct kafka_source {
   rd_kafka_message_t **msgs; /* consume_batch_queue's scratch */
   int msgs_cap;
 } kafka_source;
-
-static bool transient(rd_kafka_resp_err_t err);
-
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static meta_kind meta_of(const char *key) {
   static const struct {
@@ -279,7 +187,7 @@ static int resolve_partitions(dp_source *s, kafka_source *ks) {
   const char *list = dp_table_option(t, "topic", NULL);
   const char *pattern = dp_table_option(t, "topic-pattern", NULL);
   const struct rd_kafka_metadata *md = NULL;
-  rd_kafka_resp_err_t err = rd_kafka_metadata(ks->rk, 1, NULL, &md, QUERY_TIMEOUT_MS);
+  rd_kafka_resp_err_t err = rd_kafka_metadata(ks->rk, 1, NULL, &md, DP_KAFKA_QUERY_TIMEOUT_MS);
   if (err)
     return kafka_fail(s, DIPPER_CONNECT,
                       "cannot read the cluster's metadata from '%s': %s; is the broker "
@@ -356,12 +264,12 @@ static int resolve_partitions(dp_source *s, kafka_source *ks) {
 static int query_watermarks(dp_source *s, kafka_source *ks, kpart *p, int64_t *low, int64_t *high) {
   /* A partition whose leader is being elected (a topic just created, a
   ** broker restarting) answers again shortly: retry for a while. */
-  int64_t give_up = now_ms() + QUERY_TIMEOUT_MS;
+  int64_t give_up = dp_kafka_now_ms() + DP_KAFKA_QUERY_TIMEOUT_MS;
   rd_kafka_resp_err_t err;
   for (;;) {
     err = rd_kafka_query_watermark_offsets(ks->rk, ks->topics[p->topic], p->partition, low, high,
-                                           QUERY_TIMEOUT_MS);
-    if (!transient(err) || now_ms() >= give_up) break;
+                                           DP_KAFKA_QUERY_TIMEOUT_MS);
+    if (!dp_kafka_transient(err) || dp_kafka_now_ms() >= give_up) break;
     nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
   }
   if (!err) return DIPPER_OK;
@@ -394,16 +302,16 @@ static rd_kafka_resp_err_t retry_list(kafka_source *ks, rd_kafka_topic_partition
                                                                 rd_kafka_topic_partition_list_t *,
                                                                 int),
                                       int64_t reset) {
-  int64_t give_up = now_ms() + QUERY_TIMEOUT_MS;
+  int64_t give_up = dp_kafka_now_ms() + DP_KAFKA_QUERY_TIMEOUT_MS;
   for (;;) {
     for (int i = 0; i < l->cnt; i++) {
       l->elems[i].offset = reset;
       l->elems[i].err = RD_KAFKA_RESP_ERR_NO_ERROR;
     }
-    rd_kafka_resp_err_t err = fn(ks->rk, l, QUERY_TIMEOUT_MS);
-    bool again = transient(err);
-    for (int i = 0; !err && i < l->cnt; i++) again |= transient(l->elems[i].err);
-    if (!again || now_ms() >= give_up) return err;
+    rd_kafka_resp_err_t err = fn(ks->rk, l, DP_KAFKA_QUERY_TIMEOUT_MS);
+    bool again = dp_kafka_transient(err);
+    for (int i = 0; !err && i < l->cnt; i++) again |= dp_kafka_transient(l->elems[i].err);
+    if (!again || dp_kafka_now_ms() >= give_up) return err;
     nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
   }
 }
@@ -694,7 +602,7 @@ static int open_columns(dp_source *s, kafka_source *ks) {
       nvalue++;
       ks->raw_col = i;
     }
-  const char *fmt = format_of(t);
+  const char *fmt = dp_kafka_format(t);
   if (strcasecmp(fmt, "raw") == 0) {
     ks->raw = true;
     const dp_type *ty = ks->raw_col >= 0 ? sc->cols[ks->raw_col].type : NULL;
@@ -741,12 +649,12 @@ static int kafka_source_open(dp_source *s) {
   static const char *const defaults[] = {"auto.offset.reset", "error", "client.id", "dipper",
                                          NULL};
   rd_kafka_conf_t *conf = NULL;
-  if (rc == DIPPER_OK) rc = make_conf(s->diags, s->table, fixed, defaults, &conf);
+  if (rc == DIPPER_OK) rc = dp_kafka_make_conf(s->diags, s->table, fixed, defaults, &conf);
   if (rc == DIPPER_OK) {
     /* librdkafka wants a group id for a consumer handle; it is only used to
     ** read committed offsets (group-offsets), never to join or commit. */
     if (!dp_table_option(s->table, "properties.group.id", NULL))
-      rc = conf_set(s->diags, s->table, conf, "group.id", "dipper");
+      rc = dp_kafka_conf_set(s->diags, s->table, conf, "group.id", "dipper");
   }
   if (rc == DIPPER_OK) {
     char err[512];
@@ -1003,25 +911,6 @@ static kpart *part_of(kafka_source *ks, const rd_kafka_message_t *m) {
   return NULL;
 }
 
-/* Errors that librdkafka retries by itself. */
-static bool transient(rd_kafka_resp_err_t err) {
-  switch (err) {
-  case RD_KAFKA_RESP_ERR__TRANSPORT:
-  case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
-  case RD_KAFKA_RESP_ERR__RESOLVE:
-  case RD_KAFKA_RESP_ERR__TIMED_OUT:
-  case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
-  case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
-  case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
-  case RD_KAFKA_RESP_ERR_NOT_COORDINATOR:
-  case RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE:
-  case RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS:
-  case RD_KAFKA_RESP_ERR__WAIT_COORD:
-  case RD_KAFKA_RESP_ERR__IN_PROGRESS: return true;
-  default: return false;
-  }
-}
-
 /* A message from the queue: a record, an end-of-partition event or an error. */
 static int dispatch(dp_source *s, kafka_source *ks, rd_kafka_message_t *m, dp_batch *out,
                     int64_t *got) {
@@ -1039,7 +928,7 @@ static int dispatch(dp_source *s, kafka_source *ks, rd_kafka_message_t *m, dp_ba
     if (p)
       snprintf(where, sizeof where, " (topic %s partition %d)", topic_of(s, p), (int)p->partition);
     rd_kafka_message_destroy(m);
-    if (transient(err)) return DIPPER_OK;
+    if (dp_kafka_transient(err)) return DIPPER_OK;
     if (err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET || err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE)
       return kafka_fail(s, DIPPER_DATA,
                         "records to be read are gone from the broker%s: %s; they were "
@@ -1125,7 +1014,7 @@ static int kafka_source_read(dp_source *s, dp_batch *out, int64_t want, bool *do
     if (rc != DIPPER_OK) break;
     /* Return what there is rather than wait with rows in hand. */
     if (n == 0 && got > 0) break;
-    int64_t now = now_ms();
+    int64_t now = dp_kafka_now_ms();
     for (int i = 0; i < ks->nparts; i++) {
       kpart *p = &ks->parts[i];
       if (!owed(p)) continue;
@@ -1164,378 +1053,4 @@ const dp_source_class dp_source_kafka = {
     .read = kafka_source_read,
     .commit = kafka_source_commit,
     .close = kafka_source_close,
-};
-
-/* ---- sink ---- */
-
-typedef enum kfmt { FMT_JSON, FMT_CSV, FMT_RAW, FMT_AVRO } kfmt;
-
-typedef struct kafka_sink {
-  rd_kafka_t *rk;
-  rd_kafka_topic_t *rkt;
-  const char *topic;
-  kfmt value_fmt, key_fmt;
-  dp_csv_options csv_opts;
-  int nvalue, nkey;
-  int *value_cols, *key_cols; /* input columns of the value and of the key */
-  dp_schema value_schema, key_schema;
-  int ts_col, headers_col;    /* writable metadata, -1: none */
-  dp_buf value, key;
-  /* Filled by the delivery callback (on the thread of rd_kafka_poll/flush). */
-  int64_t failed;
-  char first_error[400];
-} kafka_sink;
-
-static kfmt fmt_kind(const char *f) {
-  if (f && strcasecmp(f, "csv") == 0) return FMT_CSV;
-  if (f && strcasecmp(f, "raw") == 0) return FMT_RAW;
-  if (f && strcasecmp(f, "avro") == 0) return FMT_AVRO;
-  return FMT_JSON;
-}
-
-static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque) {
-  (void)rk;
-  kafka_sink *ks = opaque;
-  if (!m->err) return;
-  if (ks->failed++ == 0)
-    snprintf(ks->first_error, sizeof ks->first_error, "%s", rd_kafka_err2str(m->err));
-}
-
-static void kafka_sink_close(dp_sink *k) {
-  kafka_sink *ks = k->state;
-  if (!ks) return;
-  if (ks->rkt) rd_kafka_topic_destroy(ks->rkt);
-  if (ks->rk) {
-    rd_kafka_flush(ks->rk, 5000);
-    rd_kafka_destroy(ks->rk);
-  }
-  free(ks->value_cols);
-  free(ks->key_cols);
-  free(ks->value_schema.cols);
-  free(ks->key_schema.cols);
-  dp_buf_free(&ks->value);
-  dp_buf_free(&ks->key);
-  free(ks);
-  k->state = NULL;
-}
-
-static int sink_fail(dp_sink *k, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static int sink_fail(dp_sink *k, int code, const char *fmt, ...) {
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return dp_error(k->diags, code, nowhere, "table `%s`: %s", k->table ? k->table->name : "?", msg);
-}
-
-/* The input column named `name` (case-insensitive), or -1. */
-static int input_col(const dp_schema *s, const char *name, size_t len) {
-  for (int i = 0; i < s->ncols; i++)
-    if (strlen(s->cols[i].name) == len && strncasecmp(s->cols[i].name, name, len) == 0) return i;
-  return -1;
-}
-
-static int set_columns(dp_schema *sch, int **idx, int n, const int *cols, const dp_schema *in) {
-  *idx = malloc(((size_t)n + 1) * sizeof **idx);
-  sch->cols = malloc(((size_t)n + 1) * sizeof *sch->cols);
-  if (!*idx || !sch->cols) return DIPPER_NOMEM;
-  sch->ncols = n;
-  for (int i = 0; i < n; i++) {
-    (*idx)[i] = cols[i];
-    sch->cols[i] = in->cols[cols[i]];
-  }
-  return DIPPER_OK;
-}
-
-/* An Avro datum is written with the table's declared types: a reader of the
-** table derives its schema from them, NOT NULL (no union) included, and the
-** binder's casts may leave an input column nullable where the table's is not. */
-static int avro_columns(dp_sink *k, dp_schema *sch, const char *option) {
-  const dp_table_def *t = k->table;
-  for (int i = 0; i < sch->ncols; i++) {
-    int tc = dp_schema_find(&t->schema, sch->cols[i].name);
-    if (tc >= 0 && dp_type_equal(t->schema.cols[tc].type, sch->cols[i].type))
-      sch->cols[i].type = t->schema.cols[tc].type;
-  }
-  dp_buf text = DP_BUF_INIT;
-  int bad = -1;
-  char why[200];
-  int rc = dp_avro_schema_json(sch, NULL, &text, &bad, why, sizeof why);
-  dp_buf_free(&text);
-  if (rc == DIPPER_UNSUPPORTED && bad >= 0)
-    return sink_fail(k, DIPPER_UNSUPPORTED,
-                     "column `%s` has no Avro form (%s); change it, or use '%s' = 'json'",
-                     sch->cols[bad].name, why, option);
-  return rc;
-}
-
-/* A NULL in a NOT NULL column, which an Avro datum of the table's schema
-** cannot hold: the column, or -1. */
-static int avro_null_col(const dp_batch *b, const int *cols, int n, const dp_schema *sch,
-                         int64_t row) {
-  for (int i = 0; i < n; i++)
-    if (sch->cols[i].type->not_null && dp_vector_is_null(b->cols[cols[i]], row)) return i;
-  return -1;
-}
-
-/* Value columns, key columns and the writable metadata of the input. */
-static int sink_columns(dp_sink *k, kafka_sink *ks) {
-  const dp_table_def *t = k->table;
-  const dp_schema *in = k->schema;
-  int n = in->ncols;
-  int *cols = malloc(((size_t)n + 1) * sizeof *cols);
-  if (!cols) return DIPPER_NOMEM;
-  int nkey = 0, nvalue = 0, rc = DIPPER_OK;
-  ks->ts_col = ks->headers_col = -1;
-  /* the key: 'key.fields', else the primary key */
-  const char *fields = dp_table_option(t, "key.fields", NULL);
-  if (fields) {
-    for (const char *p = fields; *p && rc == DIPPER_OK;) {
-      size_t len = strcspn(p, ";");
-      int c = input_col(in, p, len);
-      if (c < 0) {
-        char name[160];
-        snprintf(name, sizeof name, "%.*s", (int)len, p);
-        rc = sink_fail(k, DIPPER_NAME, "key field `%s` is not a written column",
-                       name);
-      } else {
-        cols[nkey++] = c;
-      }
-      p += len + (p[len] == ';');
-    }
-  } else {
-    for (int i = 0; i < t->npk; i++) {
-      int c = dp_schema_find(in, t->schema.cols[t->pk[i]].name);
-      if (c >= 0) cols[nkey++] = c;
-    }
-  }
-  if (rc == DIPPER_OK) rc = set_columns(&ks->key_schema, &ks->key_cols, nkey, cols, in);
-  bool except_key =
-      strcasecmp(dp_table_option(t, "value.fields-include", "ALL"), "EXCEPT_KEY") == 0;
-  for (int i = 0; i < n && rc == DIPPER_OK; i++) {
-    int tc = dp_schema_find(&t->schema, in->cols[i].name);
-    if (tc >= 0 && t->cols[tc].kind == DP_CK_METADATA) {
-      const char *key = t->cols[tc].metadata_key ? t->cols[tc].metadata_key : in->cols[i].name;
-      if (strcasecmp(key, "timestamp") == 0) ks->ts_col = i;
-      if (strcasecmp(key, "headers") == 0) ks->headers_col = i;
-      continue;
-    }
-    if (tc >= 0 && t->cols[tc].kind == DP_CK_COMPUTED) continue;
-    bool is_key = false;
-    for (int j = 0; j < nkey; j++) is_key |= ks->key_cols[j] == i;
-    if (except_key && is_key) continue;
-    cols[nvalue++] = i;
-  }
-  if (rc == DIPPER_OK) rc = set_columns(&ks->value_schema, &ks->value_cols, nvalue, cols, in);
-  free(cols);
-  if (rc != DIPPER_OK) return rc;
-  ks->nkey = nkey;
-  ks->nvalue = nvalue;
-  if (ks->value_fmt == FMT_RAW &&
-      (nvalue != 1 || (ks->value_schema.cols[0].type->kind != DP_T_STRING &&
-                       ks->value_schema.cols[0].type->kind != DP_T_BYTES)))
-    return sink_fail(k, DIPPER_UNSUPPORTED,
-                     "format 'raw' writes one STRING or BYTES column as the "
-                     "message; write one such column, or use format 'json' or 'csv'");
-  if (ks->key_fmt == FMT_RAW && nkey > 0 &&
-      (nkey != 1 || (ks->key_schema.cols[0].type->kind != DP_T_STRING &&
-                     ks->key_schema.cols[0].type->kind != DP_T_BYTES)))
-    return sink_fail(k, DIPPER_UNSUPPORTED,
-                     "key format 'raw' writes one STRING or BYTES key column; use "
-                     "'key.format' = 'json'");
-  if (ks->value_fmt == FMT_AVRO && (rc = avro_columns(k, &ks->value_schema, "format")) != DIPPER_OK)
-    return rc;
-  if (ks->key_fmt == FMT_AVRO && nkey > 0 &&
-      (rc = avro_columns(k, &ks->key_schema, "key.format")) != DIPPER_OK)
-    return rc;
-  return DIPPER_OK;
-}
-
-static int kafka_sink_open(dp_sink *k) {
-  if (!k->table)
-    return dp_error(k->diags, DIPPER_MISUSE, nowhere, "the Kafka sink needs a table definition");
-  kafka_sink *ks = calloc(1, sizeof *ks);
-  if (!ks) return DIPPER_NOMEM;
-  k->state = ks;
-  ks->topic = dp_table_option(k->table, "topic", "");
-  ks->value_fmt = fmt_kind(format_of(k->table));
-  ks->key_fmt = fmt_kind(dp_table_option(k->table, "key.format", "json"));
-  ks->csv_opts = dp_csv_default_options();
-  const char *delim = dp_table_option(k->table, "csv.field-delimiter",
-                                      dp_table_option(k->table, "value.csv.field-delimiter", NULL));
-  if (delim && delim[0]) ks->csv_opts.delimiter = delim[0] == '\\' && delim[1] == 't' ? '\t' : delim[0];
-  int rc = sink_columns(k, ks);
-  if (rc == DIPPER_OK &&
-      strcasecmp(dp_table_option(k->table, "sink.delivery-guarantee", "at-least-once"),
-                 "exactly-once") == 0)
-    rc = sink_fail(k, DIPPER_UNSUPPORTED,
-                   "the embedded engine's Kafka sink delivers at least once (a replayed batch "
-                   "may be written again); it has no transactions for 'exactly-once': write "
-                   "'sink.delivery-guarantee' = 'at-least-once'");
-  /* murmur2 as the Java client hashes keys, so that a key lands on the
-  ** partition a Java producer (Flink, Spark) would pick. */
-  static const char *const defaults[] = {"client.id", "dipper", "partitioner", "murmur2_random",
-                                         NULL};
-  rd_kafka_conf_t *conf = NULL;
-  if (rc == DIPPER_OK) rc = make_conf(k->diags, k->table, NULL, defaults, &conf);
-  /* Idempotence keeps each partition's messages in the order written when a
-  ** send is retried (the Java client's default too); it needs acks=all, so
-  ** a table that sets its own acks keeps librdkafka's default. */
-  if (rc == DIPPER_OK && !dp_table_option(k->table, "properties.enable.idempotence", NULL) &&
-      !dp_table_option(k->table, "properties.acks", NULL) &&
-      !dp_table_option(k->table, "properties.request.required.acks", NULL))
-    rc = conf_set(k->diags, k->table, conf, "enable.idempotence", "true");
-  if (rc != DIPPER_OK && conf) {
-    rd_kafka_conf_destroy(conf);
-    conf = NULL;
-  }
-  if (rc == DIPPER_OK) {
-    rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
-    rd_kafka_conf_set_opaque(conf, ks);
-    char err[512];
-    ks->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
-    if (!ks->rk) {
-      rd_kafka_conf_destroy(conf);
-      rc = sink_fail(k, DIPPER_OPTION, "cannot create the Kafka producer: %s", err);
-    }
-  }
-  if (rc == DIPPER_OK && !(ks->rkt = rd_kafka_topic_new(ks->rk, ks->topic, NULL)))
-    rc = sink_fail(k, DIPPER_OPTION, "cannot use topic '%s': %s", ks->topic,
-                   rd_kafka_err2str(rd_kafka_last_error()));
-  if (rc != DIPPER_OK) kafka_sink_close(k);
-  return rc;
-}
-
-/* Row `row` of the columns `cols` in format f, into out. */
-static int encode(kafka_sink *ks, kfmt f, const dp_batch *b, const int *cols, int n,
-                  const dp_schema *sch, int64_t row, dp_buf *out, bool *is_null) {
-  out->len = 0;
-  *is_null = false;
-  if (f == FMT_RAW) {
-    const dp_vector *v = b->cols[cols[0]];
-    if (dp_vector_is_null(v, row)) {
-      *is_null = true;
-      return DIPPER_OK;
-    }
-    size_t len;
-    const char *p = dp_vector_get_str(v, row, &len);
-    dp_buf_put(out, p, len);
-    return out->oom ? DIPPER_NOMEM : DIPPER_OK;
-  }
-  dp_vector *view_cols[64];
-  dp_vector **vc = n <= 64 ? view_cols : malloc((size_t)n * sizeof *vc);
-  if (!vc) return DIPPER_NOMEM;
-  for (int i = 0; i < n; i++) vc[i] = b->cols[cols[i]];
-  dp_batch view = {sch, n, vc, b->nrows};
-  int rc = f == FMT_CSV    ? dp_csv_encode_row(&view, row, &ks->csv_opts, out)
-           : f == FMT_AVRO ? dp_avro_encode_row(&view, row, NULL, out)
-                           : dp_json_encode_row(&view, row, out);
-  if (vc != view_cols) free(vc);
-  if (rc == DIPPER_OK && f == FMT_CSV)
-    while (out->len > 0 && (out->data[out->len - 1] == '\n' || out->data[out->len - 1] == '\r'))
-      out->len--;
-  if (rc == DIPPER_OK && out->oom) rc = DIPPER_NOMEM;
-  return rc;
-}
-
-static rd_kafka_headers_t *row_headers(const dp_vector *v, int64_t row) {
-  if (dp_vector_is_null(v, row)) return NULL;
-  int64_t a, z;
-  dp_vector_list_bounds(v, row, &a, &z);
-  rd_kafka_headers_t *h = rd_kafka_headers_new((size_t)(z - a));
-  if (!h) return NULL;
-  const dp_vector *keys = v->children[0]->children[0], *vals = v->children[0]->children[1];
-  for (int64_t i = a; i < z; i++) {
-    size_t klen, vlen = 0;
-    const char *key = dp_vector_get_str(keys, i, &klen);
-    bool null_val = dp_vector_is_null(vals, i);
-    const char *val = null_val ? NULL : dp_vector_get_str(vals, i, &vlen);
-    rd_kafka_header_add(h, key, (ssize_t)klen, val, null_val ? 0 : (ssize_t)vlen);
-  }
-  return h;
-}
-
-static int kafka_sink_write(dp_sink *k, int64_t batch_id, const dp_batch *b) {
-  (void)batch_id;
-  kafka_sink *ks = k->state;
-  for (int64_t r = 0; r < b->nrows; r++) {
-    bool value_null = false, key_null = true;
-    const char *null_col = NULL;
-    int bad = -1;
-    if (ks->value_fmt == FMT_AVRO &&
-        (bad = avro_null_col(b, ks->value_cols, ks->nvalue, &ks->value_schema, r)) >= 0)
-      null_col = ks->value_schema.cols[bad].name;
-    else if (ks->key_fmt == FMT_AVRO && ks->nkey > 0 &&
-             (bad = avro_null_col(b, ks->key_cols, ks->nkey, &ks->key_schema, r)) >= 0)
-      null_col = ks->key_schema.cols[bad].name;
-    if (null_col)
-      return sink_fail(k, DIPPER_DATA,
-                       "a row has NULL in column `%s`, declared NOT NULL: an Avro datum of the "
-                       "table's schema cannot hold it; filter the NULLs out, or drop NOT NULL",
-                       null_col);
-    int rc = encode(ks, ks->value_fmt, b, ks->value_cols, ks->nvalue, &ks->value_schema, r,
-                    &ks->value, &value_null);
-    if (rc == DIPPER_OK && ks->nkey > 0)
-      rc = encode(ks, ks->key_fmt, b, ks->key_cols, ks->nkey, &ks->key_schema, r, &ks->key,
-                  &key_null);
-    if (rc != DIPPER_OK) return rc;
-    int64_t ts_ms = 0;
-    if (ks->ts_col >= 0 && !dp_vector_is_null(b->cols[ks->ts_col], r)) {
-      int64_t us = dp_vector_get_i64(b->cols[ks->ts_col], r);
-      ts_ms = us >= 0 ? us / 1000 : -((-us + 999) / 1000);
-    }
-    rd_kafka_headers_t *hdrs =
-        ks->headers_col >= 0 ? row_headers(b->cols[ks->headers_col], r) : NULL;
-    for (;;) {
-      rd_kafka_resp_err_t err = rd_kafka_producev(
-          ks->rk, RD_KAFKA_V_RKT(ks->rkt), RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
-          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-          RD_KAFKA_V_VALUE(value_null ? NULL : ks->value.data, value_null ? 0 : ks->value.len),
-          RD_KAFKA_V_KEY(key_null ? NULL : ks->key.data, key_null ? 0 : ks->key.len),
-          RD_KAFKA_V_TIMESTAMP(ts_ms), RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
-      if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break; /* the producer owns hdrs now */
-      if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-        rd_kafka_poll(ks->rk, 100); /* deliveries make room */
-        continue;
-      }
-      if (hdrs) rd_kafka_headers_destroy(hdrs);
-      return sink_fail(k, DIPPER_IO, "cannot send a message to topic '%s': %s",
-                       ks->topic, rd_kafka_err2str(err));
-    }
-  }
-  rd_kafka_poll(ks->rk, 0);
-  return DIPPER_OK;
-}
-
-static int kafka_sink_commit(dp_sink *k, int64_t batch_id) {
-  kafka_sink *ks = k->state;
-  rd_kafka_resp_err_t err = rd_kafka_flush(ks->rk, FLUSH_TIMEOUT_MS);
-  if (err)
-    return dp_error(k->diags, DIPPER_TIMEOUT, nowhere,
-                    "table `%s`: %d message(s) of batch %lld were not delivered to topic '%s' "
-                    "within %d s; is the broker up?",
-                    k->table->name, rd_kafka_outq_len(ks->rk), (long long)batch_id, ks->topic,
-                    FLUSH_TIMEOUT_MS / 1000);
-  if (ks->failed > 0) {
-    int64_t n = ks->failed;
-    ks->failed = 0;
-    return dp_error(k->diags, DIPPER_IO, nowhere,
-                    "table `%s`: %lld message(s) of batch %lld could not be delivered to topic "
-                    "'%s': %s",
-                    k->table->name, (long long)n, (long long)batch_id, ks->topic, ks->first_error);
-  }
-  return DIPPER_OK;
-}
-
-const dp_sink_class dp_sink_kafka = {
-    .name = "kafka",
-    .open = kafka_sink_open,
-    .write = kafka_sink_write,
-    .commit = kafka_sink_commit,
-    .close = kafka_sink_close,
 };
