@@ -77,6 +77,7 @@ typedef struct kpart {
   int64_t end;        /* exclusive end of the planned batch */
   int64_t bound;      /* exclusive end of a bounded input; INT64_MAX: none */
   int64_t eof;        /* offset of the last end-of-partition event, -1: none */
+  int64_t replay_end; /* replay_plan's end for the next batch */
   rd_kafka_message_t **held; /* records at or past `end`, in offset order */
   int nheld, held_head, held_cap;
   bool paused;
@@ -116,6 +117,12 @@ typedef struct kafka_source {
   meta_kind *meta;           /* per scan column */
   rd_kafka_message_t **msgs; /* consume_batch_queue's scratch */
   int msgs_cap;
+  int64_t *high;             /* per partition: plan's high watermarks, the hooks' offsets */
+  bool assigned;             /* the partitions are assigned (the first plan) */
+  bool replay;               /* the next plan is replay_plan's */
+  /* Offsets read are committed to 'properties.group.id' at each commit
+  ** (asynchronously; the results come to commit_q); NULL: not. */
+  rd_kafka_queue_t *commit_q;
 } kafka_source;
 
 static meta_kind meta_of(const char *key) {
@@ -148,6 +155,11 @@ static int kafka_fail(dp_source *s, int code, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   return dp_error(s->diags, code, nowhere, "table `%s`: %s", s->table->name, msg);
+}
+
+static int interrupted(dp_source *s) {
+  return kafka_fail(s, DIPPER_INTERRUPTED,
+                    "interrupted (dipper_interrupt) while waiting for the Kafka broker");
 }
 
 /* Split 'a;b;c' into the topic list. */
@@ -187,7 +199,15 @@ static int resolve_partitions(dp_source *s, kafka_source *ks) {
   const char *list = dp_table_option(t, "topic", NULL);
   const char *pattern = dp_table_option(t, "topic-pattern", NULL);
   const struct rd_kafka_metadata *md = NULL;
-  rd_kafka_resp_err_t err = rd_kafka_metadata(ks->rk, 1, NULL, &md, DP_KAFKA_QUERY_TIMEOUT_MS);
+  rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__TIMED_OUT;
+  dp_kwait w = dp_kwait_start(s->db, DP_KAFKA_QUERY_TIMEOUT_MS);
+  int why = DIPPER_TIMEOUT;
+  for (int slice; (slice = dp_kwait_slice(&w, &why)) > 0;) {
+    err = rd_kafka_metadata(ks->rk, 1, NULL, &md, slice);
+    if (!dp_kafka_transient(err)) break;
+    if (err != RD_KAFKA_RESP_ERR__TIMED_OUT) dp_kwait_nap(&w);
+  }
+  if (err && why == DIPPER_INTERRUPTED) return interrupted(s);
   if (err)
     return kafka_fail(s, DIPPER_CONNECT,
                       "cannot read the cluster's metadata from '%s': %s; is the broker "
@@ -261,24 +281,6 @@ static int resolve_partitions(dp_source *s, kafka_source *ks) {
   return rc;
 }
 
-static int query_watermarks(dp_source *s, kafka_source *ks, kpart *p, int64_t *low, int64_t *high) {
-  /* A partition whose leader is being elected (a topic just created, a
-  ** broker restarting) answers again shortly: retry for a while. */
-  int64_t give_up = dp_kafka_now_ms() + DP_KAFKA_QUERY_TIMEOUT_MS;
-  rd_kafka_resp_err_t err;
-  for (;;) {
-    err = rd_kafka_query_watermark_offsets(ks->rk, ks->topics[p->topic], p->partition, low, high,
-                                           DP_KAFKA_QUERY_TIMEOUT_MS);
-    if (!dp_kafka_transient(err) || dp_kafka_now_ms() >= give_up) break;
-    nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
-  }
-  if (!err) return DIPPER_OK;
-  char where[300];
-  snprintf(where, sizeof where, "%s' partition %d", ks->topics[p->topic], (int)p->partition);
-  return kafka_fail(s, DIPPER_CONNECT, "cannot read the offsets of topic '%s: %s",
-                    where, rd_kafka_err2str(err));
-}
-
 /* "partition:0,offset:42;partition:1,offset:300": the offset given for
 ** partition `partition`, or -1. */
 static int64_t specific_offset(const char *spec, int32_t partition) {
@@ -294,78 +296,120 @@ static int64_t specific_offset(const char *spec, int32_t partition) {
   return -1;
 }
 
-/* Call fn (offsets_for_times, committed) on the list until no answer is
-** transient or the time is up; `reset` is what each offset holds before a
-** call (the timestamp asked for, or nothing). */
-static rd_kafka_resp_err_t retry_list(kafka_source *ks, rd_kafka_topic_partition_list_t *l,
-                                      rd_kafka_resp_err_t (*fn)(rd_kafka_t *,
-                                                                rd_kafka_topic_partition_list_t *,
-                                                                int),
-                                      int64_t reset) {
-  int64_t give_up = dp_kafka_now_ms() + DP_KAFKA_QUERY_TIMEOUT_MS;
-  for (;;) {
+/* Every partition of the source, offsets unset (the caller frees it). */
+static rd_kafka_topic_partition_list_t *part_list(const kafka_source *ks) {
+  rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(ks->nparts);
+  for (int i = 0; l && i < ks->nparts; i++)
+    rd_kafka_topic_partition_list_add(l, ks->topics[ks->parts[i].topic], ks->parts[i].partition);
+  return l;
+}
+
+/* Call fn (offsets_for_times, committed) on the list, a slice at a time,
+** until no answer is transient, the time is up or the handle is interrupted
+** (then DIPPER_INTERRUPTED, with a diagnostic); `reset` is what each offset
+** holds before a call (the timestamp asked for, or nothing).  *err is the
+** list's error, else the first partition's, else none. */
+static int ask_list(dp_source *s, kafka_source *ks, rd_kafka_topic_partition_list_t *l,
+                    rd_kafka_resp_err_t (*fn)(rd_kafka_t *, rd_kafka_topic_partition_list_t *, int),
+                    int64_t reset, rd_kafka_resp_err_t *err) {
+  dp_kwait w = dp_kwait_start(s->db, DP_KAFKA_QUERY_TIMEOUT_MS);
+  int why = DIPPER_TIMEOUT;
+  *err = RD_KAFKA_RESP_ERR__TIMED_OUT;
+  for (int slice; (slice = dp_kwait_slice(&w, &why)) > 0;) {
     for (int i = 0; i < l->cnt; i++) {
       l->elems[i].offset = reset;
       l->elems[i].err = RD_KAFKA_RESP_ERR_NO_ERROR;
     }
-    rd_kafka_resp_err_t err = fn(ks->rk, l, DP_KAFKA_QUERY_TIMEOUT_MS);
-    bool again = dp_kafka_transient(err);
-    for (int i = 0; !err && i < l->cnt; i++) again |= dp_kafka_transient(l->elems[i].err);
-    if (!again || dp_kafka_now_ms() >= give_up) return err;
-    nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+    *err = fn(ks->rk, l, slice);
+    for (int i = 0; !*err && i < l->cnt; i++)
+      if (l->elems[i].err) *err = l->elems[i].err;
+    if (!dp_kafka_transient(*err)) return DIPPER_OK;
+    if (*err != RD_KAFKA_RESP_ERR__TIMED_OUT) dp_kwait_nap(&w);
   }
+  return why == DIPPER_INTERRUPTED ? interrupted(s) : DIPPER_OK;
+}
+
+/* Per partition, the high watermark (RD_KAFKA_OFFSET_END: for a
+** read_committed consumer, the last stable offset) or the first offset
+** (RD_KAFKA_OFFSET_BEGINNING), in one ListOffsets round: offsets_for_times
+** honours its timeout, where query_watermark_offsets (librdkafka 2.0.2) may
+** wait minutes for a broker that is down. */
+static int end_offsets(dp_source *s, kafka_source *ks, int64_t which, int64_t *out) {
+  rd_kafka_topic_partition_list_t *l = part_list(ks);
+  if (!l) return DIPPER_NOMEM;
+  rd_kafka_resp_err_t err;
+  int rc = ask_list(s, ks, l, rd_kafka_offsets_for_times, which, &err);
+  for (int i = 0; rc == DIPPER_OK && i < l->cnt; i++) {
+    if (err || l->elems[i].offset < 0) {
+      rd_kafka_resp_err_t e = l->elems[i].err ? l->elems[i].err : err;
+      rc = kafka_fail(s, DIPPER_CONNECT, "cannot read the offsets of topic '%s' partition %d: %s",
+                      l->elems[i].topic, (int)l->elems[i].partition,
+                      e ? rd_kafka_err2str(e) : "no offset in the broker's answer");
+      break;
+    }
+    out[i] = l->elems[i].offset;
+  }
+  rd_kafka_topic_partition_list_destroy(l);
+  return rc;
 }
 
 /* Offsets by timestamp (ms) for every partition: the first offset whose
 ** timestamp is at or after ts, or the high watermark when none is. */
 static int offsets_for_time(dp_source *s, kafka_source *ks, int64_t ts_ms, int64_t *out) {
-  rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(ks->nparts);
+  rd_kafka_topic_partition_list_t *l = part_list(ks);
   if (!l) return DIPPER_NOMEM;
-  for (int i = 0; i < ks->nparts; i++)
-    rd_kafka_topic_partition_list_add(l, ks->topics[ks->parts[i].topic], ks->parts[i].partition)
-        ->offset = ts_ms;
-  rd_kafka_resp_err_t err = retry_list(ks, l, rd_kafka_offsets_for_times, ts_ms);
-  int rc = DIPPER_OK;
-  if (err)
+  rd_kafka_resp_err_t err;
+  int rc = ask_list(s, ks, l, rd_kafka_offsets_for_times, ts_ms, &err);
+  if (rc == DIPPER_OK && err)
     rc = kafka_fail(s, DIPPER_CONNECT, "cannot look offsets up by timestamp: %s",
                     rd_kafka_err2str(err));
-  for (int i = 0; i < ks->nparts && rc == DIPPER_OK; i++) {
-    int64_t off = l->elems[i].offset;
-    if (l->elems[i].err || off < 0) {
-      int64_t low, high;
-      rc = query_watermarks(s, ks, &ks->parts[i], &low, &high);
-      off = high;
-    }
-    out[i] = off;
-  }
+  for (int i = 0; i < ks->nparts && rc == DIPPER_OK; i++) out[i] = l->elems[i].offset;
   rd_kafka_topic_partition_list_destroy(l);
+  int64_t *high = rc == DIPPER_OK ? malloc((size_t)ks->nparts * sizeof *high + 1) : NULL;
+  if (rc == DIPPER_OK && !high) rc = DIPPER_NOMEM;
+  if (rc == DIPPER_OK) rc = end_offsets(s, ks, RD_KAFKA_OFFSET_END, high);
+  for (int i = 0; i < ks->nparts && rc == DIPPER_OK; i++)
+    if (out[i] < 0) out[i] = high[i];
+  free(high);
   return rc;
 }
 
 /* The group's committed offsets (group-offsets), -1 where none. */
 static int committed_offsets(dp_source *s, kafka_source *ks, int64_t *out) {
-  rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(ks->nparts);
+  rd_kafka_topic_partition_list_t *l = part_list(ks);
   if (!l) return DIPPER_NOMEM;
-  for (int i = 0; i < ks->nparts; i++)
-    rd_kafka_topic_partition_list_add(l, ks->topics[ks->parts[i].topic], ks->parts[i].partition);
-  rd_kafka_resp_err_t err = retry_list(ks, l, rd_kafka_committed, RD_KAFKA_OFFSET_INVALID);
-  int rc = DIPPER_OK;
-  if (err)
+  rd_kafka_resp_err_t err;
+  int rc = ask_list(s, ks, l, rd_kafka_committed, RD_KAFKA_OFFSET_INVALID, &err);
+  if (rc == DIPPER_OK && err)
     rc = kafka_fail(s, DIPPER_CONNECT,
                     "cannot read the committed offsets of group '%s': %s",
                     dp_table_option(s->table, "properties.group.id", "?"), rd_kafka_err2str(err));
   for (int i = 0; i < ks->nparts && rc == DIPPER_OK; i++)
-    out[i] = l->elems[i].err ? -1 : l->elems[i].offset;
+    out[i] = l->elems[i].offset >= 0 ? l->elems[i].offset : -1;
   rd_kafka_topic_partition_list_destroy(l);
   return rc;
+}
+
+/* The error of a partition the group has no offset for (group-offsets
+** without 'properties.auto.offset.reset'), raised when the partition is to
+** be read from there: a restored position may make it moot. */
+static int no_group_offset(dp_source *s, kafka_source *ks, const kpart *p) {
+  return kafka_fail(s, DIPPER_DATA,
+                    "group '%s' has no committed offset for topic '%s' partition %d; set "
+                    "'properties.auto.offset.reset' = 'earliest' (or 'latest'), or use another "
+                    "'scan.startup.mode'",
+                    dp_table_option(s->table, "properties.group.id", "?"), ks->topics[p->topic],
+                    (int)p->partition);
 }
 
 /* Start offsets by 'scan.startup.mode', clamped to what the partition holds. */
 static int startup_offsets(dp_source *s, kafka_source *ks) {
   const dp_table_def *t = s->table;
   const char *mode = dp_table_option(t, "scan.startup.mode", "earliest-offset");
-  int64_t *given = calloc((size_t)ks->nparts + 1, sizeof *given);
+  size_t n = (size_t)ks->nparts;
+  int64_t *given = calloc(3 * n + 1, sizeof *given);
   if (!given) return DIPPER_NOMEM;
+  int64_t *low = given + n, *high = given + 2 * n;
   int rc = DIPPER_OK;
   for (int i = 0; i < ks->nparts; i++) given[i] = -1;
   if (strcasecmp(mode, "timestamp") == 0)
@@ -378,51 +422,46 @@ static int startup_offsets(dp_source *s, kafka_source *ks) {
     for (int i = 0; i < ks->nparts; i++)
       given[i] = specific_offset(dp_table_option(t, "scan.startup.specific-offsets", ""),
                                  ks->parts[i].partition);
+  if (rc == DIPPER_OK) rc = end_offsets(s, ks, RD_KAFKA_OFFSET_BEGINNING, low);
+  if (rc == DIPPER_OK) rc = end_offsets(s, ks, RD_KAFKA_OFFSET_END, high);
   const char *reset = dp_table_option(t, "properties.auto.offset.reset", NULL);
   for (int i = 0; i < ks->nparts && rc == DIPPER_OK; i++) {
     kpart *p = &ks->parts[i];
-    int64_t low = 0, high = 0;
-    if ((rc = query_watermarks(s, ks, p, &low, &high)) != DIPPER_OK) break;
-    int64_t off = low;
+    int64_t off = low[i];
     if (strcasecmp(mode, "latest-offset") == 0) {
-      off = high;
+      off = high[i];
     } else if (strcasecmp(mode, "group-offsets") == 0 && given[i] < 0) {
       if (reset && (strcasecmp(reset, "latest") == 0 || strcasecmp(reset, "largest") == 0 ||
                     strcasecmp(reset, "end") == 0))
-        off = high;
+        off = high[i];
       else if (!reset || !(strcasecmp(reset, "earliest") == 0 ||
                            strcasecmp(reset, "smallest") == 0 ||
-                           strcasecmp(reset, "beginning") == 0)) {
-        char where[300];
-        snprintf(where, sizeof where, "%s' partition %d", ks->topics[p->topic], (int)p->partition);
-        rc = kafka_fail(s, DIPPER_DATA,
-                        "group '%s' has no committed offset for topic '%s; set "
-                        "'properties.auto.offset.reset' = 'earliest' (or 'latest'), or use another "
-                        "'scan.startup.mode'",
-                        dp_table_option(t, "properties.group.id", "?"), where);
-        break;
-      }
+                           strcasecmp(reset, "beginning") == 0))
+        off = -1; /* no_group_offset, unless a restored position names it */
     } else if (given[i] >= 0) {
       off = given[i];
     }
     /* An offset past the end waits for records that may never come; one
     ** before the start names records retention has deleted. */
-    if (off > high) off = high;
-    if (off < low) off = low;
+    if (off >= 0 && off > high[i]) off = high[i];
+    if (off >= 0 && off < low[i]) off = low[i];
     p->start = p->pos = p->end = off;
   }
   free(given);
   return rc;
 }
 
-/* Ends by 'scan.bounded.mode', fixed now. */
+/* Ends by 'scan.bounded.mode', fixed now (never before the start: see
+** assign). */
 static int bounded_offsets(dp_source *s, kafka_source *ks) {
   const dp_table_def *t = s->table;
   const char *mode = dp_table_option(t, "scan.bounded.mode", "unbounded");
   if (strcasecmp(mode, "unbounded") == 0) return DIPPER_OK;
   ks->bounded = true;
-  int64_t *given = calloc((size_t)ks->nparts + 1, sizeof *given);
+  size_t n = (size_t)ks->nparts;
+  int64_t *given = calloc(2 * n + 1, sizeof *given);
   if (!given) return DIPPER_NOMEM;
+  int64_t *high = given + n;
   int rc = DIPPER_OK;
   for (int i = 0; i < ks->nparts; i++) given[i] = -1;
   if (strcasecmp(mode, "timestamp") == 0)
@@ -435,16 +474,48 @@ static int bounded_offsets(dp_source *s, kafka_source *ks) {
     for (int i = 0; i < ks->nparts; i++)
       given[i] = specific_offset(dp_table_option(t, "scan.bounded.specific-offsets", ""),
                                  ks->parts[i].partition);
+  if (rc == DIPPER_OK) rc = end_offsets(s, ks, RD_KAFKA_OFFSET_END, high);
   for (int i = 0; i < ks->nparts && rc == DIPPER_OK; i++) {
-    kpart *p = &ks->parts[i];
-    int64_t low = 0, high = 0;
-    if ((rc = query_watermarks(s, ks, p, &low, &high)) != DIPPER_OK) break;
-    int64_t end = given[i] >= 0 ? given[i] : high;
-    if (end > high) end = high; /* records that do not exist yet are not waited for */
-    p->bound = end < p->start ? p->start : end;
+    int64_t end = given[i] >= 0 ? given[i] : high[i];
+    if (end > high[i]) end = high[i]; /* records that do not exist yet are not waited for */
+    ks->parts[i].bound = end;
   }
   free(given);
   return rc;
+}
+
+/* The results of the group commits made so far: a failure is noted, not
+** raised (the group's offsets are for other readers and for group-offsets;
+** dipper's own position is its checkpoint). */
+static void drain_commits(kafka_source *ks, int timeout_ms) {
+  rd_kafka_event_t *ev;
+  while (ks->commit_q && (ev = rd_kafka_queue_poll(ks->commit_q, timeout_ms)) != NULL) {
+    if (rd_kafka_event_type(ev) == RD_KAFKA_EVENT_OFFSET_COMMIT && rd_kafka_event_error(ev))
+      dp_kafka_note(ks->rk, "committing offsets to group '%s' failed: %s",
+                    rd_kafka_event_opaque(ev) ? (const char *)rd_kafka_event_opaque(ev) : "?",
+                    rd_kafka_event_error_string(ev));
+    rd_kafka_event_destroy(ev);
+    timeout_ms = 0;
+  }
+}
+
+/* rd_kafka_consumer_close may wait as long as the broker makes it (a group
+** commit in flight to a broker that is down): close in the background and
+** wait a little, in slices; whatever is left is dropped by destroy. */
+static void close_consumer(dp_source *s, kafka_source *ks) {
+  rd_kafka_queue_t *q = rd_kafka_queue_new(ks->rk);
+  rd_kafka_error_t *e = q ? rd_kafka_consumer_close_queue(ks->rk, q) : NULL;
+  dp_kwait w = dp_kwait_start(s->db, 2000);
+  for (int slice; q && !e && !rd_kafka_consumer_closed(ks->rk) &&
+                  (slice = dp_kwait_slice(&w, NULL)) > 0;) {
+    rd_kafka_event_t *ev = rd_kafka_queue_poll(q, slice < 100 ? slice : 100);
+    if (ev) rd_kafka_event_destroy(ev);
+  }
+  if (e) rd_kafka_error_destroy(e);
+  if (q) rd_kafka_queue_destroy(q);
+  drain_commits(ks, 0);
+  if (ks->commit_q) rd_kafka_queue_destroy(ks->commit_q);
+  rd_kafka_destroy_flags(ks->rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
 }
 
 static void kafka_source_close(dp_source *s) {
@@ -456,10 +527,7 @@ static void kafka_source_close(dp_source *s) {
     free(p->held);
   }
   if (ks->queue) rd_kafka_queue_destroy(ks->queue);
-  if (ks->rk) {
-    rd_kafka_consumer_close(ks->rk);
-    rd_kafka_destroy(ks->rk);
-  }
+  if (ks->rk) close_consumer(s, ks);
   if (ks->decoder_open) dp_record_decoder_close(&ks->dec);
   dp_json_decoder_free(ks->key_json);
   dp_csv_decoder_free(ks->key_csv);
@@ -474,6 +542,7 @@ static void kafka_source_close(dp_source *s) {
   free(ks->parts);
   free(ks->meta);
   free(ks->msgs);
+  free(ks->high);
   free(ks);
   s->state = NULL;
 }
@@ -640,7 +709,7 @@ static int kafka_source_open(dp_source *s) {
   s->state = ks;
   dp_bad_records_init(&ks->bad, s->table);
   int rc = open_columns(s, ks);
-  /* Offsets are dipper's: nothing is stored or committed to the group, and
+  /* Offsets are dipper's: librdkafka stores and commits none by itself, and
   ** a lost position is an error rather than a silent jump. */
   static const char *const fixed[] = {"enable.auto.commit", "false",
                                       "enable.auto.offset.store", "false",
@@ -651,11 +720,16 @@ static int kafka_source_open(dp_source *s) {
   rd_kafka_conf_t *conf = NULL;
   if (rc == DIPPER_OK) rc = dp_kafka_make_conf(s->diags, s->table, fixed, defaults, &conf);
   if (rc == DIPPER_OK) {
-    /* librdkafka wants a group id for a consumer handle; it is only used to
-    ** read committed offsets (group-offsets), never to join or commit. */
+    /* librdkafka wants a group id for a consumer handle; the group is never
+    ** joined, only read (group-offsets) and, when the table names it,
+    ** committed to (Flink's commit.offsets.on.checkpoint). */
     if (!dp_table_option(s->table, "properties.group.id", NULL))
       rc = dp_kafka_conf_set(s->diags, s->table, conf, "group.id", "dipper");
   }
+  bool commit_group =
+      dp_table_option(s->table, "properties.group.id", NULL) &&
+      strcasecmp(dp_table_option(s->table, "properties.commit.offsets.on.checkpoint", "true"),
+                 "false") != 0;
   if (rc == DIPPER_OK) {
     char err[512];
     ks->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
@@ -669,18 +743,10 @@ static int kafka_source_open(dp_source *s) {
   if (rc == DIPPER_OK) rc = resolve_partitions(s, ks);
   if (rc == DIPPER_OK) rc = startup_offsets(s, ks);
   if (rc == DIPPER_OK) rc = bounded_offsets(s, ks);
-  if (rc == DIPPER_OK) {
-    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(ks->nparts);
-    if (!l) rc = DIPPER_NOMEM;
-    for (int i = 0; l && i < ks->nparts; i++)
-      rd_kafka_topic_partition_list_add(l, ks->topics[ks->parts[i].topic], ks->parts[i].partition)
-          ->offset = ks->parts[i].start;
-    rd_kafka_resp_err_t err = l ? rd_kafka_assign(ks->rk, l) : RD_KAFKA_RESP_ERR_NO_ERROR;
-    if (l) rd_kafka_topic_partition_list_destroy(l);
-    if (err)
-      rc = kafka_fail(s, DIPPER_CONNECT, "cannot assign the partitions: %s",
-                      rd_kafka_err2str(err));
-  }
+  if (rc == DIPPER_OK && !(ks->high = malloc((size_t)ks->nparts * sizeof *ks->high + 1)))
+    rc = DIPPER_NOMEM;
+  if (rc == DIPPER_OK && commit_group && !(ks->commit_q = rd_kafka_queue_new(ks->rk)))
+    rc = DIPPER_NOMEM;
   if (rc == DIPPER_OK && !(ks->queue = rd_kafka_queue_get_consumer(ks->rk))) rc = DIPPER_NOMEM;
   if (rc != DIPPER_OK) kafka_source_close(s); /* the caller does not close a failed open */
   return rc;
@@ -699,42 +765,80 @@ static int set_paused(kafka_source *ks, kpart *p, bool pause) {
   return DIPPER_OK;
 }
 
+/* Assign every partition at its start: at the first plan, after any
+** restore_position, so that a restored position is where fetching starts. */
+static int assign(dp_source *s, kafka_source *ks) {
+  for (int i = 0; i < ks->nparts; i++) {
+    kpart *p = &ks->parts[i];
+    if (p->start < 0) return no_group_offset(s, ks, p);
+    if (p->bound < p->start) p->bound = p->start;
+  }
+  rd_kafka_topic_partition_list_t *l = part_list(ks);
+  if (!l) return DIPPER_NOMEM;
+  for (int i = 0; i < ks->nparts; i++) l->elems[i].offset = ks->parts[i].start;
+  rd_kafka_resp_err_t err = rd_kafka_assign(ks->rk, l);
+  rd_kafka_topic_partition_list_destroy(l);
+  if (err)
+    return kafka_fail(s, DIPPER_CONNECT, "cannot assign the partitions: %s", rd_kafka_err2str(err));
+  ks->assigned = true;
+  return DIPPER_OK;
+}
+
 static int kafka_source_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
   kafka_source *ks = s->state;
+  int rc = ks->assigned ? DIPPER_OK : assign(s, ks);
+  if (rc == DIPPER_OK) rc = end_offsets(s, ks, RD_KAFKA_OFFSET_END, ks->high);
+  if (rc != DIPPER_OK) return rc;
+  bool replay = ks->replay;
+  ks->replay = false;
   int64_t left = max_rows > 0 ? max_rows : INT64_MAX;
   bool all_ended = true;
   for (int i = 0; i < ks->nparts; i++) {
     kpart *p = &ks->parts[i];
+    int64_t high = ks->high[i];
     p->start = p->pos;
     p->end = p->pos;
     p->stall_since_ms = 0;
-    if (p->pos >= p->bound) {
-      /* Ended for good: stop fetching it. */
-      if (!p->paused) {
-        int rc = set_paused(ks, p, true);
-        if (rc != DIPPER_OK) return rc;
+    if (high < p->pos)
+      return kafka_fail(s, DIPPER_DATA,
+                        "topic '%s' partition %d ends at offset %lld, before offset %lld where "
+                        "reading is to resume: was the topic deleted and created again? Start "
+                        "the query with a new checkpoint folder",
+                        ks->topics[p->topic], (int)p->partition, (long long)high,
+                        (long long)p->pos);
+    int64_t end;
+    if (replay) {
+      /* Exactly the logged batch, whatever came since. */
+      end = p->replay_end;
+      if (end > high)
+        return kafka_fail(s, DIPPER_DATA,
+                          "the batch to run again reads topic '%s' partition %d to offset %lld, "
+                          "but the partition now ends at %lld",
+                          ks->topics[p->topic], (int)p->partition, (long long)end,
+                          (long long)high);
+      if (end < p->bound) all_ended = false;
+    } else {
+      if (p->pos >= p->bound) {
+        /* Ended for good: stop fetching it. */
+        if (!p->paused && (rc = set_paused(ks, p, true)) != DIPPER_OK) return rc;
+        continue;
       }
-      continue;
+      all_ended = false;
+      end = high < p->bound ? high : p->bound;
+      if (end <= p->pos) continue;
+      /* The cap is shared out in partition order, at least one record each
+      ** that has some, so that no partition starves across batches. */
+      int64_t share = left / (ks->nparts - i);
+      if (share < 1) share = left > 0 ? 1 : 0;
+      if (end - p->pos > share) end = p->pos + share;
+      if (max_rows > 0) left -= end - p->pos;
     }
-    all_ended = false;
-    int64_t low = 0, high = 0;
-    int rc = query_watermarks(s, ks, p, &low, &high);
-    if (rc != DIPPER_OK) return rc;
-    int64_t end = high < p->bound ? high : p->bound;
-    if (end <= p->pos) continue;
-    /* The cap is shared out in partition order, at least one record each
-    ** that has some, so that no partition starves across batches. */
-    int64_t share = left / (ks->nparts - i);
-    if (share < 1) share = left > 0 ? 1 : 0;
-    if (end - p->pos > share) end = p->pos + share;
-    if (max_rows > 0) left -= end - p->pos;
     p->end = end;
-    if (p->paused && p->nheld - p->held_head < HOLD_LIMIT / 2) {
-      rc = set_paused(ks, p, false);
-      if (rc != DIPPER_OK) return rc;
-    }
+    if (end > p->pos && p->paused && p->nheld - p->held_head < HOLD_LIMIT / 2 &&
+        (rc = set_paused(ks, p, false)) != DIPPER_OK)
+      return rc;
   }
-  *exhausted = ks->bounded && all_ended;
+  *exhausted = ks->bounded && all_ended && !replay;
   return DIPPER_OK;
 }
 
@@ -981,6 +1085,7 @@ static int kafka_source_read(dp_source *s, dp_batch *out, int64_t want, bool *do
     if (!ks->msgs) return DIPPER_NOMEM;
   }
   for (;;) {
+    if (dp_kafka_interrupted(s->db)) return interrupted(s);
     if (rc == DIPPER_OK) rc = take_held(s, ks, out, want, &got);
     if (rc != DIPPER_OK) break;
     bool any_owed = false;
@@ -1043,7 +1148,134 @@ static int kafka_source_read(dp_source *s, dp_batch *out, int64_t want, bool *do
 static int kafka_source_commit(dp_source *s) {
   kafka_source *ks = s->state;
   for (int i = 0; i < ks->nparts; i++) ks->parts[i].start = ks->parts[i].pos;
+  if (ks->commit_q && ks->assigned) {
+    /* Asynchronous, as Flink commits on a checkpoint: the batch does not
+    ** wait for the group's coordinator. */
+    drain_commits(ks, 0);
+    rd_kafka_topic_partition_list_t *l = part_list(ks);
+    if (!l) return DIPPER_NOMEM;
+    for (int i = 0; i < ks->nparts; i++) l->elems[i].offset = ks->parts[i].pos;
+    const char *group = dp_table_option(s->table, "properties.group.id", "?");
+    rd_kafka_resp_err_t err = rd_kafka_commit_queue(ks->rk, l, ks->commit_q, NULL,
+                                                  (void *)(uintptr_t)group);
+    rd_kafka_topic_partition_list_destroy(l);
+    if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET)
+      dp_kafka_note(ks->rk, "cannot commit offsets to group '%s': %s", group,
+                    rd_kafka_err2str(err));
+  }
   return dp_bad_records_flush(&ks->bad, s);
+}
+
+/* ---- positions and batch bounds (the checkpoint's bytes) ----
+**
+** Both are: a tag byte ('P' a position: the next offset to read; 'B' a
+** batch's bounds: the exclusive end offset it reads to), a version byte (1),
+** a uvar count, and that many entries of topic name (a byte string),
+** partition (uvar) and offset (uvar).  Names, not indexes, so that a table
+** whose topic list changed is caught rather than misread. */
+
+#define POS_TAG 'P'
+#define PLAN_TAG 'B'
+#define CODEC_VERSION 1
+
+static int put_offsets(kafka_source *ks, dp_buf *out, uint8_t tag, bool ends) {
+  uint64_t n = 0;
+  for (int i = 0; i < ks->nparts; i++) n += (ends ? ks->parts[i].end : ks->parts[i].start) >= 0;
+  dp_put_u8(out, tag);
+  dp_put_u8(out, CODEC_VERSION);
+  dp_put_uvar(out, n);
+  for (int i = 0; i < ks->nparts; i++) {
+    const kpart *p = &ks->parts[i];
+    int64_t off = ends ? p->end : p->start;
+    if (off < 0) continue;
+    dp_put_str(out, ks->topics[p->topic]);
+    dp_put_uvar(out, (uint64_t)p->partition);
+    dp_put_uvar(out, (uint64_t)off);
+  }
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int corrupt(dp_source *s, const char *what, const char *why) {
+  return kafka_fail(s, DIPPER_CORRUPT,
+                    "the checkpoint's %s of this Kafka source does not read back (%s); it was "
+                    "damaged, or written by another table: start the query with a new "
+                    "checkpoint folder",
+                    what, why);
+}
+
+/* Offsets per partition of the source from bytes put_offsets wrote with
+** `tag`; -1 where the bytes name none. */
+static int get_offsets(dp_source *s, kafka_source *ks, dp_rd *in, uint8_t tag, const char *what,
+                       int64_t *out) {
+  for (int i = 0; i < ks->nparts; i++) out[i] = -1;
+  uint8_t t = dp_get_u8(in), version = dp_get_u8(in);
+  uint64_t n = dp_get_count(in, 3);
+  if (in->bad) return corrupt(s, what, "cut short");
+  if (t != tag) return corrupt(s, what, "not a Kafka source's record of this kind");
+  if (version != CODEC_VERSION) return corrupt(s, what, "an unknown version");
+  for (uint64_t k = 0; k < n; k++) {
+    size_t len = 0;
+    const uint8_t *name = dp_get_bytes(in, &len);
+    uint64_t partition = dp_get_uvar(in), off = dp_get_uvar(in);
+    if (in->bad) return corrupt(s, what, "cut short");
+    if (partition > INT32_MAX || off > INT64_MAX) return corrupt(s, what, "an offset out of range");
+    int topic = -1;
+    for (int ti = 0; ti < ks->ntopics && topic < 0; ti++)
+      if (strlen(ks->topics[ti]) == len && memcmp(ks->topics[ti], name, len) == 0) topic = ti;
+    if (topic < 0)
+      return kafka_fail(s, DIPPER_CORRUPT,
+                        "the checkpoint's %s names topic '%.*s', which the table no longer reads "
+                        "(it reads %s%s%s); read that topic again, or start the query with a new "
+                        "checkpoint folder",
+                        what, (int)(len > 200 ? 200 : len), (const char *)name,
+                        ks->ntopics ? "'" : "no topic", ks->ntopics ? ks->topics[0] : "",
+                        ks->ntopics > 1 ? "' and others" : (ks->ntopics ? "'" : ""));
+    int at = -1;
+    for (int i = 0; i < ks->nparts && at < 0; i++)
+      if (ks->parts[i].topic == topic && ks->parts[i].partition == (int32_t)partition) at = i;
+    if (at < 0)
+      return kafka_fail(s, DIPPER_CORRUPT,
+                        "the checkpoint's %s names partition %d of topic '%s', which the topic "
+                        "does not have (was it deleted and created again?); start the query with "
+                        "a new checkpoint folder",
+                        what, (int)partition, ks->topics[topic]);
+    if (out[at] >= 0) return corrupt(s, what, "a partition named twice");
+    out[at] = (int64_t)off;
+  }
+  return dp_rd_done(in) ? DIPPER_OK : corrupt(s, what, "bytes left over");
+}
+
+static int kafka_source_save_plan(dp_source *s, dp_buf *out) {
+  return put_offsets(s->state, out, PLAN_TAG, true);
+}
+
+static int kafka_source_save_position(dp_source *s, dp_buf *out) {
+  return put_offsets(s->state, out, POS_TAG, false);
+}
+
+/* Partitions the position does not name (created since, or matched by
+** 'topic-pattern' since) keep the start 'scan.startup.mode' gave them. */
+static int kafka_source_restore_position(dp_source *s, dp_rd *in) {
+  kafka_source *ks = s->state;
+  if (ks->assigned)
+    return kafka_fail(s, DIPPER_MISUSE, "a position is restored before the first batch is planned");
+  int rc = get_offsets(s, ks, in, POS_TAG, "position", ks->high);
+  for (int i = 0; rc == DIPPER_OK && i < ks->nparts; i++)
+    if (ks->high[i] >= 0) ks->parts[i].start = ks->parts[i].pos = ks->parts[i].end = ks->high[i];
+  return rc;
+}
+
+static int kafka_source_replay_plan(dp_source *s, dp_rd *in) {
+  kafka_source *ks = s->state;
+  int rc = get_offsets(s, ks, in, PLAN_TAG, "batch bounds", ks->high);
+  for (int i = 0; rc == DIPPER_OK && i < ks->nparts; i++) {
+    kpart *p = &ks->parts[i];
+    if (ks->high[i] >= 0 && ks->high[i] < p->pos)
+      return corrupt(s, "batch bounds", "a batch that ends before the position it starts at");
+    p->replay_end = ks->high[i] >= 0 ? ks->high[i] : p->pos;
+  }
+  if (rc == DIPPER_OK) ks->replay = true;
+  return rc;
 }
 
 const dp_source_class dp_source_kafka = {
@@ -1053,4 +1285,8 @@ const dp_source_class dp_source_kafka = {
     .read = kafka_source_read,
     .commit = kafka_source_commit,
     .close = kafka_source_close,
+    .save_plan = kafka_source_save_plan,
+    .save_position = kafka_source_save_position,
+    .restore_position = kafka_source_restore_position,
+    .replay_plan = kafka_source_replay_plan,
 };
