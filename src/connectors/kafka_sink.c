@@ -6,10 +6,22 @@
 ** 'avro': one datum of the table's declared column types; 'raw'), the key from 'key.fields' in 'key.format', else from the PRIMARY
 ** KEY as JSON, else none; the writable metadata columns `timestamp` and
 ** `headers` set the message's timestamp and headers; keys are spread over
-** partitions by murmur2, as the Java client does.  commit flushes the
-** producer and fails the batch when a message was not delivered
-** (at least once: 'sink.delivery-guarantee' = 'exactly-once' is refused,
-** there are no transactions; 'sink.partitioner' is not read).
+** partitions by murmur2, as the Java client does ('sink.partitioner' is not
+** read).
+**
+** 'sink.delivery-guarantee': 'none' sends and does not wait; 'at-least-once'
+** (the default) has an idempotent producer, and commit flushes it and fails
+** the batch when a delivery report is an error; 'exactly-once' writes each
+** batch in one transaction (transactional.id = 'sink.transactional-id-prefix'
+** + the table's name).  Open runs init_transactions, which fences an earlier
+** producer of the id and ends its open transaction, then reads the marker: the
+** committed offset, in the group named after the transactional id, of the
+** sink topic's partition 0, which each transaction sets to its batch id + 1
+** (send_offsets_to_transaction, metadata "dipper batch N") atomically with the
+** rows.  A write or commit of a batch id at or below the marker is skipped, so
+** a batch Kafka committed before a crash, run again under the same id by the
+** driver, is not written twice.  Without a checkpoint folder batch ids restart
+** at 0 and exactly-once is refused.  Close without commit aborts.
 */
 #include <stdarg.h>
 #include <stdio.h>

@@ -3,9 +3,15 @@
 **
 ** Offsets are dipper's, not the consumer group's: the partitions of
 ** the topics ('topic' = 'a;b', or every topic matching 'topic-pattern') are
-** assigned explicitly at the offsets the startup mode gives, and nothing is
-** ever committed to the group, so a replay from a given position reads the
-** same records.  Each micro-batch is fixed before it is read: plan_batch asks
+** assigned explicitly (at the first plan) at the offsets the startup mode
+** gives, or a restored position, so a replay from a given position reads the
+** same records.  The group is never joined; with 'properties.group.id' the
+** offsets read are committed to it after each commit (asynchronously, for
+** other readers and for group-offsets; failures are logged).  Checkpoints:
+** save_position writes each topic-partition's next offset, save_plan the end
+** offsets of the planned batch, by topic name (see "positions and batch
+** bounds" below); replay_plan makes the next plan read exactly to the logged
+** ends.  Every broker call is sliced (kafka_int.h).  Each micro-batch is fixed before it is read: plan_batch asks
 ** the broker for every partition's high watermark and sets the batch's end
 ** offset per partition (capped by max_rows and by the bounded end); read then
 ** takes records up to those ends.  The consumer fetches ahead in the

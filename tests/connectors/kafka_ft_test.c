@@ -44,8 +44,9 @@ static rd_kafka_t *client(rd_kafka_type_t type, const char *group, bool committe
   rd_kafka_conf_t *conf = rd_kafka_conf_new();
   rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap, err, sizeof err);
   if (group) rd_kafka_conf_set(conf, "group.id", group, err, sizeof err);
-  rd_kafka_conf_set(conf, "isolation.level", committed_only ? "read_committed" : "read_uncommitted",
-                    err, sizeof err);
+  if (type == RD_KAFKA_CONSUMER)
+    rd_kafka_conf_set(conf, "isolation.level",
+                      committed_only ? "read_committed" : "read_uncommitted", err, sizeof err);
   if (type == RD_KAFKA_PRODUCER) rd_kafka_conf_set(conf, "enable.idempotence", "true", err, sizeof err);
   rd_kafka_t *rk = rd_kafka_new(type, conf, err, sizeof err);
   if (!rk) {
