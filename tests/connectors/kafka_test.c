@@ -12,7 +12,9 @@
 ** 'fail' (the error names topic, partition and offset) and 'skip' (counted);
 ** format raw; the sink's JSON and CSV values and keys; format 'avro' (values
 ** and keys written with dp_avro_encode_row and read back exactly, a bad datum
-** skipped; the sink's datums decoded back with dp_avro_decode).
+** skipped; the sink's datums decoded back with dp_avro_decode); exactly-once
+** refused without a transactional id or a checkpoint folder (kafka_ft_test.c
+** has the rest of fault tolerance).
 **
 ** No broker is no reason to pass: every test fails when it cannot reach one.
 ** Topic names carry the process id and time, so reruns against one broker do
@@ -891,28 +893,46 @@ TEST(sink_writes_json_and_csv_with_keys) {
                                      "\t30\n");
 }
 
-TEST(sink_refuses_exactly_once) {
-  char topic[160];
-  topic_name(topic, sizeof topic, "eos");
+/* The first batch's error of a one-statement program writing `o`. */
+static int first_step(const char *tmpl, const char *topic, char *msg, size_t cap) {
   dipper *db = open_db();
-  char *sql = sql_of("CREATE TABLE o (id BIGINT) WITH ('connector' = 'kafka', 'topic' = 'TOPIC',"
-                     " 'properties.bootstrap.servers' = 'BOOT', 'format' = 'json',"
-                     " 'sink.delivery-guarantee' = 'exactly-once');\n"
-                     "INSERT INTO o VALUES (1);",
-                     topic);
+  char *sql = sql_of(tmpl, topic);
   dipper_program *prog = compile(db, sql);
   dipper_query **qs = NULL;
   int n = 0;
   int rc = prog ? dipper_query_start(prog, &qs, &n) : DIPPER_MISUSE;
   int finished = 0;
-  const char *msg = dipper_errmsg(db);
-  if (rc == DIPPER_OK && n == 1) rc = step(db, qs[0], &finished, &msg);
-  CHECK_EQ(rc, DIPPER_UNSUPPORTED);
-  CHECK_CONTAINS(msg, "'sink.delivery-guarantee' = 'at-least-once'");
+  const char *m = dipper_errmsg(db);
+  if (rc == DIPPER_OK && n == 1) rc = step(db, qs[0], &finished, &m);
+  snprintf(msg, cap, "%s", m);
   if (qs) dipper_query_free_all(qs, n);
   dipper_program_free(prog);
   dipper_close(db);
   free(sql);
+  return rc;
+}
+
+/* Exactly-once needs a transactional id, and batch ids that carry over
+** restarts (a checkpoint folder): without either it is refused. */
+TEST(sink_exactly_once_needs_a_prefix_and_a_checkpoint) {
+  char topic[160], msg[1024];
+  topic_name(topic, sizeof topic, "eos");
+  int rc = first_step("CREATE TABLE o (id BIGINT) WITH ('connector' = 'kafka', 'topic' = 'TOPIC',"
+                      " 'properties.bootstrap.servers' = 'BOOT', 'format' = 'json',"
+                      " 'sink.delivery-guarantee' = 'exactly-once');\n"
+                      "INSERT INTO o VALUES (1);",
+                      topic, msg, sizeof msg);
+  CHECK_EQ(rc, DIPPER_OPTION);
+  CHECK_CONTAINS(msg, "'sink.transactional-id-prefix'");
+  rc = first_step("CREATE TABLE o (id BIGINT) WITH ('connector' = 'kafka', 'topic' = 'TOPIC',"
+                  " 'properties.bootstrap.servers' = 'BOOT', 'format' = 'json',"
+                  " 'sink.delivery-guarantee' = 'exactly-once',"
+                  " 'sink.transactional-id-prefix' = 'dipper-test-');\n"
+                  "INSERT INTO o VALUES (1);",
+                  topic, msg, sizeof msg);
+  CHECK_EQ(rc, DIPPER_UNSUPPORTED);
+  CHECK_CONTAINS(msg, "needs a checkpoint folder");
+  CHECK_CONTAINS(msg, "'sink.delivery-guarantee' = 'at-least-once'");
 }
 
 /* ---- the example of the README ---- */

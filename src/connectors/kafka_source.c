@@ -1,11 +1,17 @@
 /*
-** kafka.c — the `kafka` source and sink, through librdkafka.
+** kafka_source.c — the `kafka` source, through librdkafka.
 **
-** Source.  Offsets are dipper's, not the consumer group's: the partitions of
+** Offsets are dipper's, not the consumer group's: the partitions of
 ** the topics ('topic' = 'a;b', or every topic matching 'topic-pattern') are
-** assigned explicitly at the offsets the startup mode gives, and nothing is
-** ever committed to the group, so a replay from a given position reads the
-** same records.  Each micro-batch is fixed before it is read: plan_batch asks
+** assigned explicitly (at the first plan) at the offsets the startup mode
+** gives, or a restored position, so a replay from a given position reads the
+** same records.  The group is never joined; with 'properties.group.id' the
+** offsets read are committed to it after each commit (asynchronously, for
+** other readers and for group-offsets; failures are logged).  Checkpoints:
+** save_position writes each topic-partition's next offset, save_plan the end
+** offsets of the planned batch, by topic name (see "positions and batch
+** bounds" below); replay_plan makes the next plan read exactly to the logged
+** ends.  Every broker call is sliced (kafka_int.h).  Each micro-batch is fixed before it is read: plan_batch asks
 ** the broker for every partition's high watermark and sets the batch's end
 ** offset per partition (capped by max_rows and by the bounded end); read then
 ** takes records up to those ends.  The consumer fetches ahead in the
@@ -37,20 +43,6 @@
 ** latest-offset (the high watermark then), timestamp, specific-offsets (an
 ** unlisted partition ends at its high watermark then), group-offsets.
 ** Partitions created after the source opened are not read.
-**
-** Sink.  One producer; each row becomes one message: the value encoded by
-** the format ('json': keys = column names; 'csv' without its line break;
-** 'avro': one datum of the table's declared column types; 'raw'), the key from 'key.fields' in 'key.format', else from the PRIMARY
-** KEY as JSON, else none; the writable metadata columns `timestamp` and
-** `headers` set the message's timestamp and headers; keys are spread over
-** partitions by murmur2, as the Java client does.  commit flushes the
-** producer and fails the batch when a message was not delivered
-** (at least once: 'sink.delivery-guarantee' = 'exactly-once' is refused,
-** there are no transactions; 'sink.partitioner' is not read).
-**
-** 'properties.*' options go to librdkafka as they are; the Java client's
-** serializer/deserializer settings have no meaning here and are ignored, and
-** a key librdkafka does not know is an error (a typo would otherwise pass).
 */
 #include <regex.h>
 #include <stdarg.h>
@@ -60,87 +52,17 @@
 #include <strings.h>
 #include <time.h>
 
-#include <librdkafka/rdkafka.h>
-
-#include "connectors/connector.h"
+#include "connectors/kafka_int.h"
 #include "connectors/records.h"
 #include "formats/formats.h"
 
-/* Broker calls that answer at once on a healthy broker; a broker that does
-** not answer in this time is reported, not waited for. */
-#define QUERY_TIMEOUT_MS 10000
 /* How long records the broker announced may take to arrive before the batch
 ** fails. */
 #define STALL_TIMEOUT_MS 60000
 /* Held records per partition before it is paused. */
 #define HOLD_LIMIT 8192
-/* How long commit waits for the producer's deliveries. */
-#define FLUSH_TIMEOUT_MS 60000
 
 static const dp_span nowhere = {0, 0, 0, 0};
-
-/* ---- shared: configuration ---- */
-
-/* Java client settings without a librdkafka meaning. */
-static bool java_only(const char *key) {
-  static const char *const keys[] = {"key.deserializer", "value.deserializer", "key.serializer",
-                                     "value.serializer", "partition.discovery.interval.ms",
-                                     "flink.partition-discovery.interval-millis",
-                                     "commit.offsets.on.checkpoint", "register.consumer.metrics"};
-  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-    if (strcmp(keys[i], key) == 0) return true;
-  return false;
-}
-
-static int conf_set(dp_diags *d, const dp_table_def *t, rd_kafka_conf_t *conf, const char *key,
-                    const char *value) {
-  char err[512];
-  rd_kafka_conf_res_t r = rd_kafka_conf_set(conf, key, value, err, sizeof err);
-  if (r == RD_KAFKA_CONF_OK) return DIPPER_OK;
-  if (r == RD_KAFKA_CONF_UNKNOWN)
-    return dp_error(d, DIPPER_OPTION, t->with_span,
-                    "table `%s`: Kafka client property '%s' is not known to librdkafka; remove "
-                    "'properties.%s' or spell it as librdkafka does (see its CONFIGURATION.md)",
-                    t->name, key, key);
-  return dp_error(d, DIPPER_OPTION, t->with_span, "table `%s`: 'properties.%s' = '%s': %s",
-                  t->name, key, value, err);
-}
-
-/* A client configuration from the table's 'properties.*' options, then the
-** settings dipper needs (`fixed`, pairs, NULL-terminated) on top, unless the
-** user set them (`user_wins`) or they are dipper's own (the others). */
-static int make_conf(dp_diags *d, const dp_table_def *t, const char *const *fixed,
-                     const char *const *defaults, rd_kafka_conf_t **out) {
-  rd_kafka_conf_t *conf = rd_kafka_conf_new();
-  if (!conf) return DIPPER_NOMEM;
-  int rc = DIPPER_OK;
-  for (int i = 0; i < t->noptions && rc == DIPPER_OK; i++) {
-    const char *k = t->options[i].key;
-    if (strncmp(k, "properties.", 11) != 0 || java_only(k + 11)) continue;
-    rc = conf_set(d, t, conf, k + 11, t->options[i].value);
-  }
-  for (int i = 0; defaults && defaults[i] && rc == DIPPER_OK; i += 2) {
-    char key[160];
-    snprintf(key, sizeof key, "properties.%s", defaults[i]);
-    if (!dp_table_option(t, key, NULL)) rc = conf_set(d, t, conf, defaults[i], defaults[i + 1]);
-  }
-  for (int i = 0; fixed && fixed[i] && rc == DIPPER_OK; i += 2)
-    rc = conf_set(d, t, conf, fixed[i], fixed[i + 1]);
-  if (rc != DIPPER_OK) {
-    rd_kafka_conf_destroy(conf);
-    return rc;
-  }
-  *out = conf;
-  return DIPPER_OK;
-}
-
-static const char *format_of(const dp_table_def *t) {
-  const char *f = t->format ? t->format : dp_table_option(t, "value.format", NULL);
-  if (!f) f = dp_table_option(t, "format", "json");
-  return f;
-}
-
-/* ---- source ---- */
 
 typedef enum meta_kind {
   META_NONE, /* a physical column: decoded from the value */
@@ -161,6 +83,7 @@ typedef struct kpart {
   int64_t end;        /* exclusive end of the planned batch */
   int64_t bound;      /* exclusive end of a bounded input; INT64_MAX: none */
   int64_t eof;        /* offset of the last end-of-partition event, -1: none */
+  int64_t replay_end; /* replay_plan's end for the next batch */
   rd_kafka_message_t **held; /* records at or past `end`, in offset order */
   int nheld, held_head, held_cap;
   bool paused;
@@ -200,15 +123,13 @@ typedef struct kafka_source {
   meta_kind *meta;           /* per scan column */
   rd_kafka_message_t **msgs; /* consume_batch_queue's scratch */
   int msgs_cap;
+  int64_t *high;             /* per partition: plan's high watermarks, the hooks' offsets */
+  bool assigned;             /* the partitions are assigned (the first plan) */
+  bool replay;               /* the next plan is replay_plan's */
+  /* Offsets read are committed to 'properties.group.id' at each commit
+  ** (asynchronously; the results come to commit_q); NULL: not. */
+  rd_kafka_queue_t *commit_q;
 } kafka_source;
-
-static bool transient(rd_kafka_resp_err_t err);
-
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static meta_kind meta_of(const char *key) {
   static const struct {
@@ -240,6 +161,11 @@ static int kafka_fail(dp_source *s, int code, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   return dp_error(s->diags, code, nowhere, "table `%s`: %s", s->table->name, msg);
+}
+
+static int interrupted(dp_source *s) {
+  return kafka_fail(s, DIPPER_INTERRUPTED,
+                    "interrupted (dipper_interrupt) while waiting for the Kafka broker");
 }
 
 /* Split 'a;b;c' into the topic list. */
@@ -279,7 +205,15 @@ static int resolve_partitions(dp_source *s, kafka_source *ks) {
   const char *list = dp_table_option(t, "topic", NULL);
   const char *pattern = dp_table_option(t, "topic-pattern", NULL);
   const struct rd_kafka_metadata *md = NULL;
-  rd_kafka_resp_err_t err = rd_kafka_metadata(ks->rk, 1, NULL, &md, QUERY_TIMEOUT_MS);
+  rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__TIMED_OUT;
+  dp_kwait w = dp_kwait_start(s->db, DP_KAFKA_QUERY_TIMEOUT_MS);
+  int why = DIPPER_TIMEOUT;
+  for (int slice; (slice = dp_kwait_slice(&w, &why)) > 0;) {
+    err = rd_kafka_metadata(ks->rk, 1, NULL, &md, slice);
+    if (!dp_kafka_transient(err)) break;
+    if (err != RD_KAFKA_RESP_ERR__TIMED_OUT) dp_kwait_nap(&w);
+  }
+  if (err && why == DIPPER_INTERRUPTED) return interrupted(s);
   if (err)
     return kafka_fail(s, DIPPER_CONNECT,
                       "cannot read the cluster's metadata from '%s': %s; is the broker "
@@ -353,24 +287,6 @@ static int resolve_partitions(dp_source *s, kafka_source *ks) {
   return rc;
 }
 
-static int query_watermarks(dp_source *s, kafka_source *ks, kpart *p, int64_t *low, int64_t *high) {
-  /* A partition whose leader is being elected (a topic just created, a
-  ** broker restarting) answers again shortly: retry for a while. */
-  int64_t give_up = now_ms() + QUERY_TIMEOUT_MS;
-  rd_kafka_resp_err_t err;
-  for (;;) {
-    err = rd_kafka_query_watermark_offsets(ks->rk, ks->topics[p->topic], p->partition, low, high,
-                                           QUERY_TIMEOUT_MS);
-    if (!transient(err) || now_ms() >= give_up) break;
-    nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
-  }
-  if (!err) return DIPPER_OK;
-  char where[300];
-  snprintf(where, sizeof where, "%s' partition %d", ks->topics[p->topic], (int)p->partition);
-  return kafka_fail(s, DIPPER_CONNECT, "cannot read the offsets of topic '%s: %s",
-                    where, rd_kafka_err2str(err));
-}
-
 /* "partition:0,offset:42;partition:1,offset:300": the offset given for
 ** partition `partition`, or -1. */
 static int64_t specific_offset(const char *spec, int32_t partition) {
@@ -386,78 +302,120 @@ static int64_t specific_offset(const char *spec, int32_t partition) {
   return -1;
 }
 
-/* Call fn (offsets_for_times, committed) on the list until no answer is
-** transient or the time is up; `reset` is what each offset holds before a
-** call (the timestamp asked for, or nothing). */
-static rd_kafka_resp_err_t retry_list(kafka_source *ks, rd_kafka_topic_partition_list_t *l,
-                                      rd_kafka_resp_err_t (*fn)(rd_kafka_t *,
-                                                                rd_kafka_topic_partition_list_t *,
-                                                                int),
-                                      int64_t reset) {
-  int64_t give_up = now_ms() + QUERY_TIMEOUT_MS;
-  for (;;) {
+/* Every partition of the source, offsets unset (the caller frees it). */
+static rd_kafka_topic_partition_list_t *part_list(const kafka_source *ks) {
+  rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(ks->nparts);
+  for (int i = 0; l && i < ks->nparts; i++)
+    rd_kafka_topic_partition_list_add(l, ks->topics[ks->parts[i].topic], ks->parts[i].partition);
+  return l;
+}
+
+/* Call fn (offsets_for_times, committed) on the list, a slice at a time,
+** until no answer is transient, the time is up or the handle is interrupted
+** (then DIPPER_INTERRUPTED, with a diagnostic); `reset` is what each offset
+** holds before a call (the timestamp asked for, or nothing).  *err is the
+** list's error, else the first partition's, else none. */
+static int ask_list(dp_source *s, kafka_source *ks, rd_kafka_topic_partition_list_t *l,
+                    rd_kafka_resp_err_t (*fn)(rd_kafka_t *, rd_kafka_topic_partition_list_t *, int),
+                    int64_t reset, rd_kafka_resp_err_t *err) {
+  dp_kwait w = dp_kwait_start(s->db, DP_KAFKA_QUERY_TIMEOUT_MS);
+  int why = DIPPER_TIMEOUT;
+  *err = RD_KAFKA_RESP_ERR__TIMED_OUT;
+  for (int slice; (slice = dp_kwait_slice(&w, &why)) > 0;) {
     for (int i = 0; i < l->cnt; i++) {
       l->elems[i].offset = reset;
       l->elems[i].err = RD_KAFKA_RESP_ERR_NO_ERROR;
     }
-    rd_kafka_resp_err_t err = fn(ks->rk, l, QUERY_TIMEOUT_MS);
-    bool again = transient(err);
-    for (int i = 0; !err && i < l->cnt; i++) again |= transient(l->elems[i].err);
-    if (!again || now_ms() >= give_up) return err;
-    nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+    *err = fn(ks->rk, l, slice);
+    for (int i = 0; !*err && i < l->cnt; i++)
+      if (l->elems[i].err) *err = l->elems[i].err;
+    if (!dp_kafka_transient(*err)) return DIPPER_OK;
+    if (*err != RD_KAFKA_RESP_ERR__TIMED_OUT) dp_kwait_nap(&w);
   }
+  return why == DIPPER_INTERRUPTED ? interrupted(s) : DIPPER_OK;
+}
+
+/* Per partition, the high watermark (RD_KAFKA_OFFSET_END: for a
+** read_committed consumer, the last stable offset) or the first offset
+** (RD_KAFKA_OFFSET_BEGINNING), in one ListOffsets round: offsets_for_times
+** honours its timeout, where query_watermark_offsets (librdkafka 2.0.2) may
+** wait minutes for a broker that is down. */
+static int end_offsets(dp_source *s, kafka_source *ks, int64_t which, int64_t *out) {
+  rd_kafka_topic_partition_list_t *l = part_list(ks);
+  if (!l) return DIPPER_NOMEM;
+  rd_kafka_resp_err_t err;
+  int rc = ask_list(s, ks, l, rd_kafka_offsets_for_times, which, &err);
+  for (int i = 0; rc == DIPPER_OK && i < l->cnt; i++) {
+    if (err || l->elems[i].offset < 0) {
+      rd_kafka_resp_err_t e = l->elems[i].err ? l->elems[i].err : err;
+      rc = kafka_fail(s, DIPPER_CONNECT, "cannot read the offsets of topic '%s' partition %d: %s",
+                      l->elems[i].topic, (int)l->elems[i].partition,
+                      e ? rd_kafka_err2str(e) : "no offset in the broker's answer");
+      break;
+    }
+    out[i] = l->elems[i].offset;
+  }
+  rd_kafka_topic_partition_list_destroy(l);
+  return rc;
 }
 
 /* Offsets by timestamp (ms) for every partition: the first offset whose
 ** timestamp is at or after ts, or the high watermark when none is. */
 static int offsets_for_time(dp_source *s, kafka_source *ks, int64_t ts_ms, int64_t *out) {
-  rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(ks->nparts);
+  rd_kafka_topic_partition_list_t *l = part_list(ks);
   if (!l) return DIPPER_NOMEM;
-  for (int i = 0; i < ks->nparts; i++)
-    rd_kafka_topic_partition_list_add(l, ks->topics[ks->parts[i].topic], ks->parts[i].partition)
-        ->offset = ts_ms;
-  rd_kafka_resp_err_t err = retry_list(ks, l, rd_kafka_offsets_for_times, ts_ms);
-  int rc = DIPPER_OK;
-  if (err)
+  rd_kafka_resp_err_t err;
+  int rc = ask_list(s, ks, l, rd_kafka_offsets_for_times, ts_ms, &err);
+  if (rc == DIPPER_OK && err)
     rc = kafka_fail(s, DIPPER_CONNECT, "cannot look offsets up by timestamp: %s",
                     rd_kafka_err2str(err));
-  for (int i = 0; i < ks->nparts && rc == DIPPER_OK; i++) {
-    int64_t off = l->elems[i].offset;
-    if (l->elems[i].err || off < 0) {
-      int64_t low, high;
-      rc = query_watermarks(s, ks, &ks->parts[i], &low, &high);
-      off = high;
-    }
-    out[i] = off;
-  }
+  for (int i = 0; i < ks->nparts && rc == DIPPER_OK; i++) out[i] = l->elems[i].offset;
   rd_kafka_topic_partition_list_destroy(l);
+  int64_t *high = rc == DIPPER_OK ? malloc((size_t)ks->nparts * sizeof *high + 1) : NULL;
+  if (rc == DIPPER_OK && !high) rc = DIPPER_NOMEM;
+  if (rc == DIPPER_OK) rc = end_offsets(s, ks, RD_KAFKA_OFFSET_END, high);
+  for (int i = 0; i < ks->nparts && rc == DIPPER_OK; i++)
+    if (out[i] < 0) out[i] = high[i];
+  free(high);
   return rc;
 }
 
 /* The group's committed offsets (group-offsets), -1 where none. */
 static int committed_offsets(dp_source *s, kafka_source *ks, int64_t *out) {
-  rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(ks->nparts);
+  rd_kafka_topic_partition_list_t *l = part_list(ks);
   if (!l) return DIPPER_NOMEM;
-  for (int i = 0; i < ks->nparts; i++)
-    rd_kafka_topic_partition_list_add(l, ks->topics[ks->parts[i].topic], ks->parts[i].partition);
-  rd_kafka_resp_err_t err = retry_list(ks, l, rd_kafka_committed, RD_KAFKA_OFFSET_INVALID);
-  int rc = DIPPER_OK;
-  if (err)
+  rd_kafka_resp_err_t err;
+  int rc = ask_list(s, ks, l, rd_kafka_committed, RD_KAFKA_OFFSET_INVALID, &err);
+  if (rc == DIPPER_OK && err)
     rc = kafka_fail(s, DIPPER_CONNECT,
                     "cannot read the committed offsets of group '%s': %s",
                     dp_table_option(s->table, "properties.group.id", "?"), rd_kafka_err2str(err));
   for (int i = 0; i < ks->nparts && rc == DIPPER_OK; i++)
-    out[i] = l->elems[i].err ? -1 : l->elems[i].offset;
+    out[i] = l->elems[i].offset >= 0 ? l->elems[i].offset : -1;
   rd_kafka_topic_partition_list_destroy(l);
   return rc;
+}
+
+/* The error of a partition the group has no offset for (group-offsets
+** without 'properties.auto.offset.reset'), raised when the partition is to
+** be read from there: a restored position may make it moot. */
+static int no_group_offset(dp_source *s, kafka_source *ks, const kpart *p) {
+  return kafka_fail(s, DIPPER_DATA,
+                    "group '%s' has no committed offset for topic '%s' partition %d; set "
+                    "'properties.auto.offset.reset' = 'earliest' (or 'latest'), or use another "
+                    "'scan.startup.mode'",
+                    dp_table_option(s->table, "properties.group.id", "?"), ks->topics[p->topic],
+                    (int)p->partition);
 }
 
 /* Start offsets by 'scan.startup.mode', clamped to what the partition holds. */
 static int startup_offsets(dp_source *s, kafka_source *ks) {
   const dp_table_def *t = s->table;
   const char *mode = dp_table_option(t, "scan.startup.mode", "earliest-offset");
-  int64_t *given = calloc((size_t)ks->nparts + 1, sizeof *given);
+  size_t n = (size_t)ks->nparts;
+  int64_t *given = calloc(3 * n + 1, sizeof *given);
   if (!given) return DIPPER_NOMEM;
+  int64_t *low = given + n, *high = given + 2 * n;
   int rc = DIPPER_OK;
   for (int i = 0; i < ks->nparts; i++) given[i] = -1;
   if (strcasecmp(mode, "timestamp") == 0)
@@ -470,51 +428,46 @@ static int startup_offsets(dp_source *s, kafka_source *ks) {
     for (int i = 0; i < ks->nparts; i++)
       given[i] = specific_offset(dp_table_option(t, "scan.startup.specific-offsets", ""),
                                  ks->parts[i].partition);
+  if (rc == DIPPER_OK) rc = end_offsets(s, ks, RD_KAFKA_OFFSET_BEGINNING, low);
+  if (rc == DIPPER_OK) rc = end_offsets(s, ks, RD_KAFKA_OFFSET_END, high);
   const char *reset = dp_table_option(t, "properties.auto.offset.reset", NULL);
   for (int i = 0; i < ks->nparts && rc == DIPPER_OK; i++) {
     kpart *p = &ks->parts[i];
-    int64_t low = 0, high = 0;
-    if ((rc = query_watermarks(s, ks, p, &low, &high)) != DIPPER_OK) break;
-    int64_t off = low;
+    int64_t off = low[i];
     if (strcasecmp(mode, "latest-offset") == 0) {
-      off = high;
+      off = high[i];
     } else if (strcasecmp(mode, "group-offsets") == 0 && given[i] < 0) {
       if (reset && (strcasecmp(reset, "latest") == 0 || strcasecmp(reset, "largest") == 0 ||
                     strcasecmp(reset, "end") == 0))
-        off = high;
+        off = high[i];
       else if (!reset || !(strcasecmp(reset, "earliest") == 0 ||
                            strcasecmp(reset, "smallest") == 0 ||
-                           strcasecmp(reset, "beginning") == 0)) {
-        char where[300];
-        snprintf(where, sizeof where, "%s' partition %d", ks->topics[p->topic], (int)p->partition);
-        rc = kafka_fail(s, DIPPER_DATA,
-                        "group '%s' has no committed offset for topic '%s; set "
-                        "'properties.auto.offset.reset' = 'earliest' (or 'latest'), or use another "
-                        "'scan.startup.mode'",
-                        dp_table_option(t, "properties.group.id", "?"), where);
-        break;
-      }
+                           strcasecmp(reset, "beginning") == 0))
+        off = -1; /* no_group_offset, unless a restored position names it */
     } else if (given[i] >= 0) {
       off = given[i];
     }
     /* An offset past the end waits for records that may never come; one
     ** before the start names records retention has deleted. */
-    if (off > high) off = high;
-    if (off < low) off = low;
+    if (off >= 0 && off > high[i]) off = high[i];
+    if (off >= 0 && off < low[i]) off = low[i];
     p->start = p->pos = p->end = off;
   }
   free(given);
   return rc;
 }
 
-/* Ends by 'scan.bounded.mode', fixed now. */
+/* Ends by 'scan.bounded.mode', fixed now (never before the start: see
+** assign). */
 static int bounded_offsets(dp_source *s, kafka_source *ks) {
   const dp_table_def *t = s->table;
   const char *mode = dp_table_option(t, "scan.bounded.mode", "unbounded");
   if (strcasecmp(mode, "unbounded") == 0) return DIPPER_OK;
   ks->bounded = true;
-  int64_t *given = calloc((size_t)ks->nparts + 1, sizeof *given);
+  size_t n = (size_t)ks->nparts;
+  int64_t *given = calloc(2 * n + 1, sizeof *given);
   if (!given) return DIPPER_NOMEM;
+  int64_t *high = given + n;
   int rc = DIPPER_OK;
   for (int i = 0; i < ks->nparts; i++) given[i] = -1;
   if (strcasecmp(mode, "timestamp") == 0)
@@ -527,16 +480,48 @@ static int bounded_offsets(dp_source *s, kafka_source *ks) {
     for (int i = 0; i < ks->nparts; i++)
       given[i] = specific_offset(dp_table_option(t, "scan.bounded.specific-offsets", ""),
                                  ks->parts[i].partition);
+  if (rc == DIPPER_OK) rc = end_offsets(s, ks, RD_KAFKA_OFFSET_END, high);
   for (int i = 0; i < ks->nparts && rc == DIPPER_OK; i++) {
-    kpart *p = &ks->parts[i];
-    int64_t low = 0, high = 0;
-    if ((rc = query_watermarks(s, ks, p, &low, &high)) != DIPPER_OK) break;
-    int64_t end = given[i] >= 0 ? given[i] : high;
-    if (end > high) end = high; /* records that do not exist yet are not waited for */
-    p->bound = end < p->start ? p->start : end;
+    int64_t end = given[i] >= 0 ? given[i] : high[i];
+    if (end > high[i]) end = high[i]; /* records that do not exist yet are not waited for */
+    ks->parts[i].bound = end;
   }
   free(given);
   return rc;
+}
+
+/* The results of the group commits made so far: a failure is noted, not
+** raised (the group's offsets are for other readers and for group-offsets;
+** dipper's own position is its checkpoint). */
+static void drain_commits(kafka_source *ks, int timeout_ms) {
+  rd_kafka_event_t *ev;
+  while (ks->commit_q && (ev = rd_kafka_queue_poll(ks->commit_q, timeout_ms)) != NULL) {
+    if (rd_kafka_event_type(ev) == RD_KAFKA_EVENT_OFFSET_COMMIT && rd_kafka_event_error(ev))
+      dp_kafka_note(ks->rk, "committing offsets to group '%s' failed: %s",
+                    rd_kafka_event_opaque(ev) ? (const char *)rd_kafka_event_opaque(ev) : "?",
+                    rd_kafka_event_error_string(ev));
+    rd_kafka_event_destroy(ev);
+    timeout_ms = 0;
+  }
+}
+
+/* rd_kafka_consumer_close may wait as long as the broker makes it (a group
+** commit in flight to a broker that is down): close in the background and
+** wait a little, in slices; whatever is left is dropped by destroy. */
+static void close_consumer(dp_source *s, kafka_source *ks) {
+  rd_kafka_queue_t *q = rd_kafka_queue_new(ks->rk);
+  rd_kafka_error_t *e = q ? rd_kafka_consumer_close_queue(ks->rk, q) : NULL;
+  dp_kwait w = dp_kwait_start(s->db, 2000);
+  for (int slice; q && !e && !rd_kafka_consumer_closed(ks->rk) &&
+                  (slice = dp_kwait_slice(&w, NULL)) > 0;) {
+    rd_kafka_event_t *ev = rd_kafka_queue_poll(q, slice < 100 ? slice : 100);
+    if (ev) rd_kafka_event_destroy(ev);
+  }
+  if (e) rd_kafka_error_destroy(e);
+  if (q) rd_kafka_queue_destroy(q);
+  drain_commits(ks, 0);
+  if (ks->commit_q) rd_kafka_queue_destroy(ks->commit_q);
+  rd_kafka_destroy_flags(ks->rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
 }
 
 static void kafka_source_close(dp_source *s) {
@@ -548,10 +533,7 @@ static void kafka_source_close(dp_source *s) {
     free(p->held);
   }
   if (ks->queue) rd_kafka_queue_destroy(ks->queue);
-  if (ks->rk) {
-    rd_kafka_consumer_close(ks->rk);
-    rd_kafka_destroy(ks->rk);
-  }
+  if (ks->rk) close_consumer(s, ks);
   if (ks->decoder_open) dp_record_decoder_close(&ks->dec);
   dp_json_decoder_free(ks->key_json);
   dp_csv_decoder_free(ks->key_csv);
@@ -566,6 +548,7 @@ static void kafka_source_close(dp_source *s) {
   free(ks->parts);
   free(ks->meta);
   free(ks->msgs);
+  free(ks->high);
   free(ks);
   s->state = NULL;
 }
@@ -694,7 +677,7 @@ static int open_columns(dp_source *s, kafka_source *ks) {
       nvalue++;
       ks->raw_col = i;
     }
-  const char *fmt = format_of(t);
+  const char *fmt = dp_kafka_format(t);
   if (strcasecmp(fmt, "raw") == 0) {
     ks->raw = true;
     const dp_type *ty = ks->raw_col >= 0 ? sc->cols[ks->raw_col].type : NULL;
@@ -732,7 +715,7 @@ static int kafka_source_open(dp_source *s) {
   s->state = ks;
   dp_bad_records_init(&ks->bad, s->table);
   int rc = open_columns(s, ks);
-  /* Offsets are dipper's: nothing is stored or committed to the group, and
+  /* Offsets are dipper's: librdkafka stores and commits none by itself, and
   ** a lost position is an error rather than a silent jump. */
   static const char *const fixed[] = {"enable.auto.commit", "false",
                                       "enable.auto.offset.store", "false",
@@ -741,13 +724,18 @@ static int kafka_source_open(dp_source *s) {
   static const char *const defaults[] = {"auto.offset.reset", "error", "client.id", "dipper",
                                          NULL};
   rd_kafka_conf_t *conf = NULL;
-  if (rc == DIPPER_OK) rc = make_conf(s->diags, s->table, fixed, defaults, &conf);
+  if (rc == DIPPER_OK) rc = dp_kafka_make_conf(s->diags, s->table, fixed, defaults, &conf);
   if (rc == DIPPER_OK) {
-    /* librdkafka wants a group id for a consumer handle; it is only used to
-    ** read committed offsets (group-offsets), never to join or commit. */
+    /* librdkafka wants a group id for a consumer handle; the group is never
+    ** joined, only read (group-offsets) and, when the table names it,
+    ** committed to (Flink's commit.offsets.on.checkpoint). */
     if (!dp_table_option(s->table, "properties.group.id", NULL))
-      rc = conf_set(s->diags, s->table, conf, "group.id", "dipper");
+      rc = dp_kafka_conf_set(s->diags, s->table, conf, "group.id", "dipper");
   }
+  bool commit_group =
+      dp_table_option(s->table, "properties.group.id", NULL) &&
+      strcasecmp(dp_table_option(s->table, "properties.commit.offsets.on.checkpoint", "true"),
+                 "false") != 0;
   if (rc == DIPPER_OK) {
     char err[512];
     ks->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
@@ -761,18 +749,10 @@ static int kafka_source_open(dp_source *s) {
   if (rc == DIPPER_OK) rc = resolve_partitions(s, ks);
   if (rc == DIPPER_OK) rc = startup_offsets(s, ks);
   if (rc == DIPPER_OK) rc = bounded_offsets(s, ks);
-  if (rc == DIPPER_OK) {
-    rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(ks->nparts);
-    if (!l) rc = DIPPER_NOMEM;
-    for (int i = 0; l && i < ks->nparts; i++)
-      rd_kafka_topic_partition_list_add(l, ks->topics[ks->parts[i].topic], ks->parts[i].partition)
-          ->offset = ks->parts[i].start;
-    rd_kafka_resp_err_t err = l ? rd_kafka_assign(ks->rk, l) : RD_KAFKA_RESP_ERR_NO_ERROR;
-    if (l) rd_kafka_topic_partition_list_destroy(l);
-    if (err)
-      rc = kafka_fail(s, DIPPER_CONNECT, "cannot assign the partitions: %s",
-                      rd_kafka_err2str(err));
-  }
+  if (rc == DIPPER_OK && !(ks->high = malloc((size_t)ks->nparts * sizeof *ks->high + 1)))
+    rc = DIPPER_NOMEM;
+  if (rc == DIPPER_OK && commit_group && !(ks->commit_q = rd_kafka_queue_new(ks->rk)))
+    rc = DIPPER_NOMEM;
   if (rc == DIPPER_OK && !(ks->queue = rd_kafka_queue_get_consumer(ks->rk))) rc = DIPPER_NOMEM;
   if (rc != DIPPER_OK) kafka_source_close(s); /* the caller does not close a failed open */
   return rc;
@@ -791,42 +771,80 @@ static int set_paused(kafka_source *ks, kpart *p, bool pause) {
   return DIPPER_OK;
 }
 
+/* Assign every partition at its start: at the first plan, after any
+** restore_position, so that a restored position is where fetching starts. */
+static int assign(dp_source *s, kafka_source *ks) {
+  for (int i = 0; i < ks->nparts; i++) {
+    kpart *p = &ks->parts[i];
+    if (p->start < 0) return no_group_offset(s, ks, p);
+    if (p->bound < p->start) p->bound = p->start;
+  }
+  rd_kafka_topic_partition_list_t *l = part_list(ks);
+  if (!l) return DIPPER_NOMEM;
+  for (int i = 0; i < ks->nparts; i++) l->elems[i].offset = ks->parts[i].start;
+  rd_kafka_resp_err_t err = rd_kafka_assign(ks->rk, l);
+  rd_kafka_topic_partition_list_destroy(l);
+  if (err)
+    return kafka_fail(s, DIPPER_CONNECT, "cannot assign the partitions: %s", rd_kafka_err2str(err));
+  ks->assigned = true;
+  return DIPPER_OK;
+}
+
 static int kafka_source_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
   kafka_source *ks = s->state;
+  int rc = ks->assigned ? DIPPER_OK : assign(s, ks);
+  if (rc == DIPPER_OK) rc = end_offsets(s, ks, RD_KAFKA_OFFSET_END, ks->high);
+  if (rc != DIPPER_OK) return rc;
+  bool replay = ks->replay;
+  ks->replay = false;
   int64_t left = max_rows > 0 ? max_rows : INT64_MAX;
   bool all_ended = true;
   for (int i = 0; i < ks->nparts; i++) {
     kpart *p = &ks->parts[i];
+    int64_t high = ks->high[i];
     p->start = p->pos;
     p->end = p->pos;
     p->stall_since_ms = 0;
-    if (p->pos >= p->bound) {
-      /* Ended for good: stop fetching it. */
-      if (!p->paused) {
-        int rc = set_paused(ks, p, true);
-        if (rc != DIPPER_OK) return rc;
+    if (high < p->pos)
+      return kafka_fail(s, DIPPER_DATA,
+                        "topic '%s' partition %d ends at offset %lld, before offset %lld where "
+                        "reading is to resume: was the topic deleted and created again? Start "
+                        "the query with a new checkpoint folder",
+                        ks->topics[p->topic], (int)p->partition, (long long)high,
+                        (long long)p->pos);
+    int64_t end;
+    if (replay) {
+      /* Exactly the logged batch, whatever came since. */
+      end = p->replay_end;
+      if (end > high)
+        return kafka_fail(s, DIPPER_DATA,
+                          "the batch to run again reads topic '%s' partition %d to offset %lld, "
+                          "but the partition now ends at %lld",
+                          ks->topics[p->topic], (int)p->partition, (long long)end,
+                          (long long)high);
+      if (end < p->bound) all_ended = false;
+    } else {
+      if (p->pos >= p->bound) {
+        /* Ended for good: stop fetching it. */
+        if (!p->paused && (rc = set_paused(ks, p, true)) != DIPPER_OK) return rc;
+        continue;
       }
-      continue;
+      all_ended = false;
+      end = high < p->bound ? high : p->bound;
+      if (end <= p->pos) continue;
+      /* The cap is shared out in partition order, at least one record each
+      ** that has some, so that no partition starves across batches. */
+      int64_t share = left / (ks->nparts - i);
+      if (share < 1) share = left > 0 ? 1 : 0;
+      if (end - p->pos > share) end = p->pos + share;
+      if (max_rows > 0) left -= end - p->pos;
     }
-    all_ended = false;
-    int64_t low = 0, high = 0;
-    int rc = query_watermarks(s, ks, p, &low, &high);
-    if (rc != DIPPER_OK) return rc;
-    int64_t end = high < p->bound ? high : p->bound;
-    if (end <= p->pos) continue;
-    /* The cap is shared out in partition order, at least one record each
-    ** that has some, so that no partition starves across batches. */
-    int64_t share = left / (ks->nparts - i);
-    if (share < 1) share = left > 0 ? 1 : 0;
-    if (end - p->pos > share) end = p->pos + share;
-    if (max_rows > 0) left -= end - p->pos;
     p->end = end;
-    if (p->paused && p->nheld - p->held_head < HOLD_LIMIT / 2) {
-      rc = set_paused(ks, p, false);
-      if (rc != DIPPER_OK) return rc;
-    }
+    if (end > p->pos && p->paused && p->nheld - p->held_head < HOLD_LIMIT / 2 &&
+        (rc = set_paused(ks, p, false)) != DIPPER_OK)
+      return rc;
   }
-  *exhausted = ks->bounded && all_ended;
+  *exhausted = ks->bounded && all_ended && !replay;
   return DIPPER_OK;
 }
 
@@ -1003,25 +1021,6 @@ static kpart *part_of(kafka_source *ks, const rd_kafka_message_t *m) {
   return NULL;
 }
 
-/* Errors that librdkafka retries by itself. */
-static bool transient(rd_kafka_resp_err_t err) {
-  switch (err) {
-  case RD_KAFKA_RESP_ERR__TRANSPORT:
-  case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
-  case RD_KAFKA_RESP_ERR__RESOLVE:
-  case RD_KAFKA_RESP_ERR__TIMED_OUT:
-  case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
-  case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
-  case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
-  case RD_KAFKA_RESP_ERR_NOT_COORDINATOR:
-  case RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE:
-  case RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS:
-  case RD_KAFKA_RESP_ERR__WAIT_COORD:
-  case RD_KAFKA_RESP_ERR__IN_PROGRESS: return true;
-  default: return false;
-  }
-}
-
 /* A message from the queue: a record, an end-of-partition event or an error. */
 static int dispatch(dp_source *s, kafka_source *ks, rd_kafka_message_t *m, dp_batch *out,
                     int64_t *got) {
@@ -1039,7 +1038,7 @@ static int dispatch(dp_source *s, kafka_source *ks, rd_kafka_message_t *m, dp_ba
     if (p)
       snprintf(where, sizeof where, " (topic %s partition %d)", topic_of(s, p), (int)p->partition);
     rd_kafka_message_destroy(m);
-    if (transient(err)) return DIPPER_OK;
+    if (dp_kafka_transient(err)) return DIPPER_OK;
     if (err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET || err == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE)
       return kafka_fail(s, DIPPER_DATA,
                         "records to be read are gone from the broker%s: %s; they were "
@@ -1092,6 +1091,7 @@ static int kafka_source_read(dp_source *s, dp_batch *out, int64_t want, bool *do
     if (!ks->msgs) return DIPPER_NOMEM;
   }
   for (;;) {
+    if (dp_kafka_interrupted(s->db)) return interrupted(s);
     if (rc == DIPPER_OK) rc = take_held(s, ks, out, want, &got);
     if (rc != DIPPER_OK) break;
     bool any_owed = false;
@@ -1125,7 +1125,7 @@ static int kafka_source_read(dp_source *s, dp_batch *out, int64_t want, bool *do
     if (rc != DIPPER_OK) break;
     /* Return what there is rather than wait with rows in hand. */
     if (n == 0 && got > 0) break;
-    int64_t now = now_ms();
+    int64_t now = dp_kafka_now_ms();
     for (int i = 0; i < ks->nparts; i++) {
       kpart *p = &ks->parts[i];
       if (!owed(p)) continue;
@@ -1154,7 +1154,134 @@ static int kafka_source_read(dp_source *s, dp_batch *out, int64_t want, bool *do
 static int kafka_source_commit(dp_source *s) {
   kafka_source *ks = s->state;
   for (int i = 0; i < ks->nparts; i++) ks->parts[i].start = ks->parts[i].pos;
+  if (ks->commit_q && ks->assigned) {
+    /* Asynchronous, as Flink commits on a checkpoint: the batch does not
+    ** wait for the group's coordinator. */
+    drain_commits(ks, 0);
+    rd_kafka_topic_partition_list_t *l = part_list(ks);
+    if (!l) return DIPPER_NOMEM;
+    for (int i = 0; i < ks->nparts; i++) l->elems[i].offset = ks->parts[i].pos;
+    const char *group = dp_table_option(s->table, "properties.group.id", "?");
+    rd_kafka_resp_err_t err = rd_kafka_commit_queue(ks->rk, l, ks->commit_q, NULL,
+                                                  (void *)(uintptr_t)group);
+    rd_kafka_topic_partition_list_destroy(l);
+    if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET)
+      dp_kafka_note(ks->rk, "cannot commit offsets to group '%s': %s", group,
+                    rd_kafka_err2str(err));
+  }
   return dp_bad_records_flush(&ks->bad, s);
+}
+
+/* ---- positions and batch bounds (the checkpoint's bytes) ----
+**
+** Both are: a tag byte ('P' a position: the next offset to read; 'B' a
+** batch's bounds: the exclusive end offset it reads to), a version byte (1),
+** a uvar count, and that many entries of topic name (a byte string),
+** partition (uvar) and offset (uvar).  Names, not indexes, so that a table
+** whose topic list changed is caught rather than misread. */
+
+#define POS_TAG 'P'
+#define PLAN_TAG 'B'
+#define CODEC_VERSION 1
+
+static int put_offsets(kafka_source *ks, dp_buf *out, uint8_t tag, bool ends) {
+  uint64_t n = 0;
+  for (int i = 0; i < ks->nparts; i++) n += (ends ? ks->parts[i].end : ks->parts[i].start) >= 0;
+  dp_put_u8(out, tag);
+  dp_put_u8(out, CODEC_VERSION);
+  dp_put_uvar(out, n);
+  for (int i = 0; i < ks->nparts; i++) {
+    const kpart *p = &ks->parts[i];
+    int64_t off = ends ? p->end : p->start;
+    if (off < 0) continue;
+    dp_put_str(out, ks->topics[p->topic]);
+    dp_put_uvar(out, (uint64_t)p->partition);
+    dp_put_uvar(out, (uint64_t)off);
+  }
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int corrupt(dp_source *s, const char *what, const char *why) {
+  return kafka_fail(s, DIPPER_CORRUPT,
+                    "the checkpoint's %s of this Kafka source does not read back (%s); it was "
+                    "damaged, or written by another table: start the query with a new "
+                    "checkpoint folder",
+                    what, why);
+}
+
+/* Offsets per partition of the source from bytes put_offsets wrote with
+** `tag`; -1 where the bytes name none. */
+static int get_offsets(dp_source *s, kafka_source *ks, dp_rd *in, uint8_t tag, const char *what,
+                       int64_t *out) {
+  for (int i = 0; i < ks->nparts; i++) out[i] = -1;
+  uint8_t t = dp_get_u8(in), version = dp_get_u8(in);
+  uint64_t n = dp_get_count(in, 3);
+  if (in->bad) return corrupt(s, what, "cut short");
+  if (t != tag) return corrupt(s, what, "not a Kafka source's record of this kind");
+  if (version != CODEC_VERSION) return corrupt(s, what, "an unknown version");
+  for (uint64_t k = 0; k < n; k++) {
+    size_t len = 0;
+    const uint8_t *name = dp_get_bytes(in, &len);
+    uint64_t partition = dp_get_uvar(in), off = dp_get_uvar(in);
+    if (in->bad) return corrupt(s, what, "cut short");
+    if (partition > INT32_MAX || off > INT64_MAX) return corrupt(s, what, "an offset out of range");
+    int topic = -1;
+    for (int ti = 0; ti < ks->ntopics && topic < 0; ti++)
+      if (strlen(ks->topics[ti]) == len && memcmp(ks->topics[ti], name, len) == 0) topic = ti;
+    if (topic < 0)
+      return kafka_fail(s, DIPPER_CORRUPT,
+                        "the checkpoint's %s names topic '%.*s', which the table no longer reads "
+                        "(it reads %s%s%s); read that topic again, or start the query with a new "
+                        "checkpoint folder",
+                        what, (int)(len > 200 ? 200 : len), (const char *)name,
+                        ks->ntopics ? "'" : "no topic", ks->ntopics ? ks->topics[0] : "",
+                        ks->ntopics > 1 ? "' and others" : (ks->ntopics ? "'" : ""));
+    int at = -1;
+    for (int i = 0; i < ks->nparts && at < 0; i++)
+      if (ks->parts[i].topic == topic && ks->parts[i].partition == (int32_t)partition) at = i;
+    if (at < 0)
+      return kafka_fail(s, DIPPER_CORRUPT,
+                        "the checkpoint's %s names partition %d of topic '%s', which the topic "
+                        "does not have (was it deleted and created again?); start the query with "
+                        "a new checkpoint folder",
+                        what, (int)partition, ks->topics[topic]);
+    if (out[at] >= 0) return corrupt(s, what, "a partition named twice");
+    out[at] = (int64_t)off;
+  }
+  return dp_rd_done(in) ? DIPPER_OK : corrupt(s, what, "bytes left over");
+}
+
+static int kafka_source_save_plan(dp_source *s, dp_buf *out) {
+  return put_offsets(s->state, out, PLAN_TAG, true);
+}
+
+static int kafka_source_save_position(dp_source *s, dp_buf *out) {
+  return put_offsets(s->state, out, POS_TAG, false);
+}
+
+/* Partitions the position does not name (created since, or matched by
+** 'topic-pattern' since) keep the start 'scan.startup.mode' gave them. */
+static int kafka_source_restore_position(dp_source *s, dp_rd *in) {
+  kafka_source *ks = s->state;
+  if (ks->assigned)
+    return kafka_fail(s, DIPPER_MISUSE, "a position is restored before the first batch is planned");
+  int rc = get_offsets(s, ks, in, POS_TAG, "position", ks->high);
+  for (int i = 0; rc == DIPPER_OK && i < ks->nparts; i++)
+    if (ks->high[i] >= 0) ks->parts[i].start = ks->parts[i].pos = ks->parts[i].end = ks->high[i];
+  return rc;
+}
+
+static int kafka_source_replay_plan(dp_source *s, dp_rd *in) {
+  kafka_source *ks = s->state;
+  int rc = get_offsets(s, ks, in, PLAN_TAG, "batch bounds", ks->high);
+  for (int i = 0; rc == DIPPER_OK && i < ks->nparts; i++) {
+    kpart *p = &ks->parts[i];
+    if (ks->high[i] >= 0 && ks->high[i] < p->pos)
+      return corrupt(s, "batch bounds", "a batch that ends before the position it starts at");
+    p->replay_end = ks->high[i] >= 0 ? ks->high[i] : p->pos;
+  }
+  if (rc == DIPPER_OK) ks->replay = true;
+  return rc;
 }
 
 const dp_source_class dp_source_kafka = {
@@ -1164,378 +1291,8 @@ const dp_source_class dp_source_kafka = {
     .read = kafka_source_read,
     .commit = kafka_source_commit,
     .close = kafka_source_close,
-};
-
-/* ---- sink ---- */
-
-typedef enum kfmt { FMT_JSON, FMT_CSV, FMT_RAW, FMT_AVRO } kfmt;
-
-typedef struct kafka_sink {
-  rd_kafka_t *rk;
-  rd_kafka_topic_t *rkt;
-  const char *topic;
-  kfmt value_fmt, key_fmt;
-  dp_csv_options csv_opts;
-  int nvalue, nkey;
-  int *value_cols, *key_cols; /* input columns of the value and of the key */
-  dp_schema value_schema, key_schema;
-  int ts_col, headers_col;    /* writable metadata, -1: none */
-  dp_buf value, key;
-  /* Filled by the delivery callback (on the thread of rd_kafka_poll/flush). */
-  int64_t failed;
-  char first_error[400];
-} kafka_sink;
-
-static kfmt fmt_kind(const char *f) {
-  if (f && strcasecmp(f, "csv") == 0) return FMT_CSV;
-  if (f && strcasecmp(f, "raw") == 0) return FMT_RAW;
-  if (f && strcasecmp(f, "avro") == 0) return FMT_AVRO;
-  return FMT_JSON;
-}
-
-static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque) {
-  (void)rk;
-  kafka_sink *ks = opaque;
-  if (!m->err) return;
-  if (ks->failed++ == 0)
-    snprintf(ks->first_error, sizeof ks->first_error, "%s", rd_kafka_err2str(m->err));
-}
-
-static void kafka_sink_close(dp_sink *k) {
-  kafka_sink *ks = k->state;
-  if (!ks) return;
-  if (ks->rkt) rd_kafka_topic_destroy(ks->rkt);
-  if (ks->rk) {
-    rd_kafka_flush(ks->rk, 5000);
-    rd_kafka_destroy(ks->rk);
-  }
-  free(ks->value_cols);
-  free(ks->key_cols);
-  free(ks->value_schema.cols);
-  free(ks->key_schema.cols);
-  dp_buf_free(&ks->value);
-  dp_buf_free(&ks->key);
-  free(ks);
-  k->state = NULL;
-}
-
-static int sink_fail(dp_sink *k, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static int sink_fail(dp_sink *k, int code, const char *fmt, ...) {
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return dp_error(k->diags, code, nowhere, "table `%s`: %s", k->table ? k->table->name : "?", msg);
-}
-
-/* The input column named `name` (case-insensitive), or -1. */
-static int input_col(const dp_schema *s, const char *name, size_t len) {
-  for (int i = 0; i < s->ncols; i++)
-    if (strlen(s->cols[i].name) == len && strncasecmp(s->cols[i].name, name, len) == 0) return i;
-  return -1;
-}
-
-static int set_columns(dp_schema *sch, int **idx, int n, const int *cols, const dp_schema *in) {
-  *idx = malloc(((size_t)n + 1) * sizeof **idx);
-  sch->cols = malloc(((size_t)n + 1) * sizeof *sch->cols);
-  if (!*idx || !sch->cols) return DIPPER_NOMEM;
-  sch->ncols = n;
-  for (int i = 0; i < n; i++) {
-    (*idx)[i] = cols[i];
-    sch->cols[i] = in->cols[cols[i]];
-  }
-  return DIPPER_OK;
-}
-
-/* An Avro datum is written with the table's declared types: a reader of the
-** table derives its schema from them, NOT NULL (no union) included, and the
-** binder's casts may leave an input column nullable where the table's is not. */
-static int avro_columns(dp_sink *k, dp_schema *sch, const char *option) {
-  const dp_table_def *t = k->table;
-  for (int i = 0; i < sch->ncols; i++) {
-    int tc = dp_schema_find(&t->schema, sch->cols[i].name);
-    if (tc >= 0 && dp_type_equal(t->schema.cols[tc].type, sch->cols[i].type))
-      sch->cols[i].type = t->schema.cols[tc].type;
-  }
-  dp_buf text = DP_BUF_INIT;
-  int bad = -1;
-  char why[200];
-  int rc = dp_avro_schema_json(sch, NULL, &text, &bad, why, sizeof why);
-  dp_buf_free(&text);
-  if (rc == DIPPER_UNSUPPORTED && bad >= 0)
-    return sink_fail(k, DIPPER_UNSUPPORTED,
-                     "column `%s` has no Avro form (%s); change it, or use '%s' = 'json'",
-                     sch->cols[bad].name, why, option);
-  return rc;
-}
-
-/* A NULL in a NOT NULL column, which an Avro datum of the table's schema
-** cannot hold: the column, or -1. */
-static int avro_null_col(const dp_batch *b, const int *cols, int n, const dp_schema *sch,
-                         int64_t row) {
-  for (int i = 0; i < n; i++)
-    if (sch->cols[i].type->not_null && dp_vector_is_null(b->cols[cols[i]], row)) return i;
-  return -1;
-}
-
-/* Value columns, key columns and the writable metadata of the input. */
-static int sink_columns(dp_sink *k, kafka_sink *ks) {
-  const dp_table_def *t = k->table;
-  const dp_schema *in = k->schema;
-  int n = in->ncols;
-  int *cols = malloc(((size_t)n + 1) * sizeof *cols);
-  if (!cols) return DIPPER_NOMEM;
-  int nkey = 0, nvalue = 0, rc = DIPPER_OK;
-  ks->ts_col = ks->headers_col = -1;
-  /* the key: 'key.fields', else the primary key */
-  const char *fields = dp_table_option(t, "key.fields", NULL);
-  if (fields) {
-    for (const char *p = fields; *p && rc == DIPPER_OK;) {
-      size_t len = strcspn(p, ";");
-      int c = input_col(in, p, len);
-      if (c < 0) {
-        char name[160];
-        snprintf(name, sizeof name, "%.*s", (int)len, p);
-        rc = sink_fail(k, DIPPER_NAME, "key field `%s` is not a written column",
-                       name);
-      } else {
-        cols[nkey++] = c;
-      }
-      p += len + (p[len] == ';');
-    }
-  } else {
-    for (int i = 0; i < t->npk; i++) {
-      int c = dp_schema_find(in, t->schema.cols[t->pk[i]].name);
-      if (c >= 0) cols[nkey++] = c;
-    }
-  }
-  if (rc == DIPPER_OK) rc = set_columns(&ks->key_schema, &ks->key_cols, nkey, cols, in);
-  bool except_key =
-      strcasecmp(dp_table_option(t, "value.fields-include", "ALL"), "EXCEPT_KEY") == 0;
-  for (int i = 0; i < n && rc == DIPPER_OK; i++) {
-    int tc = dp_schema_find(&t->schema, in->cols[i].name);
-    if (tc >= 0 && t->cols[tc].kind == DP_CK_METADATA) {
-      const char *key = t->cols[tc].metadata_key ? t->cols[tc].metadata_key : in->cols[i].name;
-      if (strcasecmp(key, "timestamp") == 0) ks->ts_col = i;
-      if (strcasecmp(key, "headers") == 0) ks->headers_col = i;
-      continue;
-    }
-    if (tc >= 0 && t->cols[tc].kind == DP_CK_COMPUTED) continue;
-    bool is_key = false;
-    for (int j = 0; j < nkey; j++) is_key |= ks->key_cols[j] == i;
-    if (except_key && is_key) continue;
-    cols[nvalue++] = i;
-  }
-  if (rc == DIPPER_OK) rc = set_columns(&ks->value_schema, &ks->value_cols, nvalue, cols, in);
-  free(cols);
-  if (rc != DIPPER_OK) return rc;
-  ks->nkey = nkey;
-  ks->nvalue = nvalue;
-  if (ks->value_fmt == FMT_RAW &&
-      (nvalue != 1 || (ks->value_schema.cols[0].type->kind != DP_T_STRING &&
-                       ks->value_schema.cols[0].type->kind != DP_T_BYTES)))
-    return sink_fail(k, DIPPER_UNSUPPORTED,
-                     "format 'raw' writes one STRING or BYTES column as the "
-                     "message; write one such column, or use format 'json' or 'csv'");
-  if (ks->key_fmt == FMT_RAW && nkey > 0 &&
-      (nkey != 1 || (ks->key_schema.cols[0].type->kind != DP_T_STRING &&
-                     ks->key_schema.cols[0].type->kind != DP_T_BYTES)))
-    return sink_fail(k, DIPPER_UNSUPPORTED,
-                     "key format 'raw' writes one STRING or BYTES key column; use "
-                     "'key.format' = 'json'");
-  if (ks->value_fmt == FMT_AVRO && (rc = avro_columns(k, &ks->value_schema, "format")) != DIPPER_OK)
-    return rc;
-  if (ks->key_fmt == FMT_AVRO && nkey > 0 &&
-      (rc = avro_columns(k, &ks->key_schema, "key.format")) != DIPPER_OK)
-    return rc;
-  return DIPPER_OK;
-}
-
-static int kafka_sink_open(dp_sink *k) {
-  if (!k->table)
-    return dp_error(k->diags, DIPPER_MISUSE, nowhere, "the Kafka sink needs a table definition");
-  kafka_sink *ks = calloc(1, sizeof *ks);
-  if (!ks) return DIPPER_NOMEM;
-  k->state = ks;
-  ks->topic = dp_table_option(k->table, "topic", "");
-  ks->value_fmt = fmt_kind(format_of(k->table));
-  ks->key_fmt = fmt_kind(dp_table_option(k->table, "key.format", "json"));
-  ks->csv_opts = dp_csv_default_options();
-  const char *delim = dp_table_option(k->table, "csv.field-delimiter",
-                                      dp_table_option(k->table, "value.csv.field-delimiter", NULL));
-  if (delim && delim[0]) ks->csv_opts.delimiter = delim[0] == '\\' && delim[1] == 't' ? '\t' : delim[0];
-  int rc = sink_columns(k, ks);
-  if (rc == DIPPER_OK &&
-      strcasecmp(dp_table_option(k->table, "sink.delivery-guarantee", "at-least-once"),
-                 "exactly-once") == 0)
-    rc = sink_fail(k, DIPPER_UNSUPPORTED,
-                   "the embedded engine's Kafka sink delivers at least once (a replayed batch "
-                   "may be written again); it has no transactions for 'exactly-once': write "
-                   "'sink.delivery-guarantee' = 'at-least-once'");
-  /* murmur2 as the Java client hashes keys, so that a key lands on the
-  ** partition a Java producer (Flink, Spark) would pick. */
-  static const char *const defaults[] = {"client.id", "dipper", "partitioner", "murmur2_random",
-                                         NULL};
-  rd_kafka_conf_t *conf = NULL;
-  if (rc == DIPPER_OK) rc = make_conf(k->diags, k->table, NULL, defaults, &conf);
-  /* Idempotence keeps each partition's messages in the order written when a
-  ** send is retried (the Java client's default too); it needs acks=all, so
-  ** a table that sets its own acks keeps librdkafka's default. */
-  if (rc == DIPPER_OK && !dp_table_option(k->table, "properties.enable.idempotence", NULL) &&
-      !dp_table_option(k->table, "properties.acks", NULL) &&
-      !dp_table_option(k->table, "properties.request.required.acks", NULL))
-    rc = conf_set(k->diags, k->table, conf, "enable.idempotence", "true");
-  if (rc != DIPPER_OK && conf) {
-    rd_kafka_conf_destroy(conf);
-    conf = NULL;
-  }
-  if (rc == DIPPER_OK) {
-    rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
-    rd_kafka_conf_set_opaque(conf, ks);
-    char err[512];
-    ks->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
-    if (!ks->rk) {
-      rd_kafka_conf_destroy(conf);
-      rc = sink_fail(k, DIPPER_OPTION, "cannot create the Kafka producer: %s", err);
-    }
-  }
-  if (rc == DIPPER_OK && !(ks->rkt = rd_kafka_topic_new(ks->rk, ks->topic, NULL)))
-    rc = sink_fail(k, DIPPER_OPTION, "cannot use topic '%s': %s", ks->topic,
-                   rd_kafka_err2str(rd_kafka_last_error()));
-  if (rc != DIPPER_OK) kafka_sink_close(k);
-  return rc;
-}
-
-/* Row `row` of the columns `cols` in format f, into out. */
-static int encode(kafka_sink *ks, kfmt f, const dp_batch *b, const int *cols, int n,
-                  const dp_schema *sch, int64_t row, dp_buf *out, bool *is_null) {
-  out->len = 0;
-  *is_null = false;
-  if (f == FMT_RAW) {
-    const dp_vector *v = b->cols[cols[0]];
-    if (dp_vector_is_null(v, row)) {
-      *is_null = true;
-      return DIPPER_OK;
-    }
-    size_t len;
-    const char *p = dp_vector_get_str(v, row, &len);
-    dp_buf_put(out, p, len);
-    return out->oom ? DIPPER_NOMEM : DIPPER_OK;
-  }
-  dp_vector *view_cols[64];
-  dp_vector **vc = n <= 64 ? view_cols : malloc((size_t)n * sizeof *vc);
-  if (!vc) return DIPPER_NOMEM;
-  for (int i = 0; i < n; i++) vc[i] = b->cols[cols[i]];
-  dp_batch view = {sch, n, vc, b->nrows};
-  int rc = f == FMT_CSV    ? dp_csv_encode_row(&view, row, &ks->csv_opts, out)
-           : f == FMT_AVRO ? dp_avro_encode_row(&view, row, NULL, out)
-                           : dp_json_encode_row(&view, row, out);
-  if (vc != view_cols) free(vc);
-  if (rc == DIPPER_OK && f == FMT_CSV)
-    while (out->len > 0 && (out->data[out->len - 1] == '\n' || out->data[out->len - 1] == '\r'))
-      out->len--;
-  if (rc == DIPPER_OK && out->oom) rc = DIPPER_NOMEM;
-  return rc;
-}
-
-static rd_kafka_headers_t *row_headers(const dp_vector *v, int64_t row) {
-  if (dp_vector_is_null(v, row)) return NULL;
-  int64_t a, z;
-  dp_vector_list_bounds(v, row, &a, &z);
-  rd_kafka_headers_t *h = rd_kafka_headers_new((size_t)(z - a));
-  if (!h) return NULL;
-  const dp_vector *keys = v->children[0]->children[0], *vals = v->children[0]->children[1];
-  for (int64_t i = a; i < z; i++) {
-    size_t klen, vlen = 0;
-    const char *key = dp_vector_get_str(keys, i, &klen);
-    bool null_val = dp_vector_is_null(vals, i);
-    const char *val = null_val ? NULL : dp_vector_get_str(vals, i, &vlen);
-    rd_kafka_header_add(h, key, (ssize_t)klen, val, null_val ? 0 : (ssize_t)vlen);
-  }
-  return h;
-}
-
-static int kafka_sink_write(dp_sink *k, int64_t batch_id, const dp_batch *b) {
-  (void)batch_id;
-  kafka_sink *ks = k->state;
-  for (int64_t r = 0; r < b->nrows; r++) {
-    bool value_null = false, key_null = true;
-    const char *null_col = NULL;
-    int bad = -1;
-    if (ks->value_fmt == FMT_AVRO &&
-        (bad = avro_null_col(b, ks->value_cols, ks->nvalue, &ks->value_schema, r)) >= 0)
-      null_col = ks->value_schema.cols[bad].name;
-    else if (ks->key_fmt == FMT_AVRO && ks->nkey > 0 &&
-             (bad = avro_null_col(b, ks->key_cols, ks->nkey, &ks->key_schema, r)) >= 0)
-      null_col = ks->key_schema.cols[bad].name;
-    if (null_col)
-      return sink_fail(k, DIPPER_DATA,
-                       "a row has NULL in column `%s`, declared NOT NULL: an Avro datum of the "
-                       "table's schema cannot hold it; filter the NULLs out, or drop NOT NULL",
-                       null_col);
-    int rc = encode(ks, ks->value_fmt, b, ks->value_cols, ks->nvalue, &ks->value_schema, r,
-                    &ks->value, &value_null);
-    if (rc == DIPPER_OK && ks->nkey > 0)
-      rc = encode(ks, ks->key_fmt, b, ks->key_cols, ks->nkey, &ks->key_schema, r, &ks->key,
-                  &key_null);
-    if (rc != DIPPER_OK) return rc;
-    int64_t ts_ms = 0;
-    if (ks->ts_col >= 0 && !dp_vector_is_null(b->cols[ks->ts_col], r)) {
-      int64_t us = dp_vector_get_i64(b->cols[ks->ts_col], r);
-      ts_ms = us >= 0 ? us / 1000 : -((-us + 999) / 1000);
-    }
-    rd_kafka_headers_t *hdrs =
-        ks->headers_col >= 0 ? row_headers(b->cols[ks->headers_col], r) : NULL;
-    for (;;) {
-      rd_kafka_resp_err_t err = rd_kafka_producev(
-          ks->rk, RD_KAFKA_V_RKT(ks->rkt), RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
-          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-          RD_KAFKA_V_VALUE(value_null ? NULL : ks->value.data, value_null ? 0 : ks->value.len),
-          RD_KAFKA_V_KEY(key_null ? NULL : ks->key.data, key_null ? 0 : ks->key.len),
-          RD_KAFKA_V_TIMESTAMP(ts_ms), RD_KAFKA_V_HEADERS(hdrs), RD_KAFKA_V_END);
-      if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break; /* the producer owns hdrs now */
-      if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-        rd_kafka_poll(ks->rk, 100); /* deliveries make room */
-        continue;
-      }
-      if (hdrs) rd_kafka_headers_destroy(hdrs);
-      return sink_fail(k, DIPPER_IO, "cannot send a message to topic '%s': %s",
-                       ks->topic, rd_kafka_err2str(err));
-    }
-  }
-  rd_kafka_poll(ks->rk, 0);
-  return DIPPER_OK;
-}
-
-static int kafka_sink_commit(dp_sink *k, int64_t batch_id) {
-  kafka_sink *ks = k->state;
-  rd_kafka_resp_err_t err = rd_kafka_flush(ks->rk, FLUSH_TIMEOUT_MS);
-  if (err)
-    return dp_error(k->diags, DIPPER_TIMEOUT, nowhere,
-                    "table `%s`: %d message(s) of batch %lld were not delivered to topic '%s' "
-                    "within %d s; is the broker up?",
-                    k->table->name, rd_kafka_outq_len(ks->rk), (long long)batch_id, ks->topic,
-                    FLUSH_TIMEOUT_MS / 1000);
-  if (ks->failed > 0) {
-    int64_t n = ks->failed;
-    ks->failed = 0;
-    return dp_error(k->diags, DIPPER_IO, nowhere,
-                    "table `%s`: %lld message(s) of batch %lld could not be delivered to topic "
-                    "'%s': %s",
-                    k->table->name, (long long)n, (long long)batch_id, ks->topic, ks->first_error);
-  }
-  return DIPPER_OK;
-}
-
-const dp_sink_class dp_sink_kafka = {
-    .name = "kafka",
-    .open = kafka_sink_open,
-    .write = kafka_sink_write,
-    .commit = kafka_sink_commit,
-    .close = kafka_sink_close,
+    .save_plan = kafka_source_save_plan,
+    .save_position = kafka_source_save_position,
+    .restore_position = kafka_source_restore_position,
+    .replay_plan = kafka_source_replay_plan,
 };

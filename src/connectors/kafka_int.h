@@ -1,0 +1,74 @@
+/*
+** kafka_int.h — what the kafka connector's files share, private to them:
+** kafka_conf.c (client configuration, librdkafka's log lines, bounded waits),
+** kafka_source.c and kafka_sink.c.
+**
+** Waits.  No librdkafka call of the connector blocks for long: each gets at
+** most DP_KAFKA_SLICE_MS and is called again while the wait's deadline has
+** not passed and the handle was not interrupted (dipper_interrupt), so that
+** SIGINT/SIGTERM are honoured within a second whatever the broker does.  A
+** call that cannot be cut so (rd_kafka_query_watermark_offsets in librdkafka
+** 2.0.2 waits for its reply without a timeout) is not used.
+*/
+#ifndef DP_KAFKA_INT_H
+#define DP_KAFKA_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <librdkafka/rdkafka.h>
+
+#include "connectors/connector.h"
+
+/* Broker calls that answer at once on a healthy broker; a broker that does
+** not answer in this time is reported, not waited for. */
+#define DP_KAFKA_QUERY_TIMEOUT_MS 10000
+/* The longest one librdkafka call may block. */
+#define DP_KAFKA_SLICE_MS 400
+
+/* ---- configuration (kafka_conf.c) ---- */
+
+int dp_kafka_conf_set(dp_diags *d, const dp_table_def *t, rd_kafka_conf_t *conf,
+                      const char *key, const char *value);
+/* A client configuration from the table's 'properties.*' options, then
+** `defaults` (pairs, NULL-terminated) where the user set none, then `fixed`
+** on top; the log callback is dp_kafka_log.  *out is the caller's to free
+** (or to hand to rd_kafka_new). */
+int dp_kafka_make_conf(dp_diags *d, const dp_table_def *t, const char *const *fixed,
+                       const char *const *defaults, rd_kafka_conf_t **out);
+/* The value format's name ('format', else 'value.format', else json). */
+const char *dp_kafka_format(const dp_table_def *t);
+/* Errors that librdkafka retries by itself: worth asking again. */
+bool dp_kafka_transient(rd_kafka_resp_err_t err);
+
+/* Every line librdkafka logs, and the connector's own notes, go through
+** here: printed to stderr as librdkafka's default logger prints them.  Called
+** on librdkafka's threads. */
+void dp_kafka_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf);
+/* A note of the connector's (level 4: warning) through dp_kafka_log. */
+void dp_kafka_note(const rd_kafka_t *rk, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ---- bounded waits (kafka_conf.c) ---- */
+
+int64_t dp_kafka_now_ms(void);
+
+typedef struct dp_kwait {
+  dipper *db;       /* whose interrupt flag is watched; NULL: none */
+  int64_t deadline; /* dp_kafka_now_ms() time */
+} dp_kwait;
+
+dp_kwait dp_kwait_start(dipper *db, int total_ms);
+/* True when dipper_interrupt was called on the handle. */
+bool dp_kafka_interrupted(dipper *db);
+/* The timeout for the next call, at most DP_KAFKA_SLICE_MS; 0 when the wait
+** is over: interrupted, or past its deadline (*why says which when not NULL:
+** DIPPER_INTERRUPTED or DIPPER_TIMEOUT). */
+int dp_kwait_slice(const dp_kwait *w, int *why);
+/* Sleep a little (100 ms, less near the deadline) before asking again. */
+void dp_kwait_nap(const dp_kwait *w);
+
+#endif /* DP_KAFKA_INT_H */
