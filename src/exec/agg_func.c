@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vector_codec.h"
 #include "exec/eval.h"
 #include "exec/hashtable.h"
 
@@ -735,4 +736,234 @@ int dp_agg_state_compact(dp_agg_state *s, const int64_t *remap, int64_t old_n, i
   /* Compact the store only when mostly garbage: amortized O(1) per value. */
   if (s->store && s->store->length > 2 * new_n + 1024) return rebuild_store(s, new_n);
   return DIPPER_OK;
+}
+
+/* ---- checkpoints ----
+** One call's states as bytes (agg_func.h).  Every group's record is written
+** on its own, with nothing carried from one group to the next, so that a
+** later per-batch delta can write the records of only the groups a batch
+** changed: save_groups/load_groups take a list of group ids (NULL: all of
+** 0..n) for that, though only whole states are written today.  The store of
+** the kept values is the one exception: it is shared by the groups, and is
+** written whole (a delta would write the rows appended since the previous
+** checkpoint, which is all that changes between rebuild_store calls, and
+** fall back to the whole state after a rebuild).
+**
+**   kind:u8                     AGG_*, checked against the plan's
+**   per group: n:uvar           every kind
+**              i:svar           SUM/MIN/MAX of integers, BOOL_AND/OR
+**              d:f64 [d2:f64]   float SUM/AVG/MIN/MAX; VAR's mean and M2
+**              x:u64 u64        DECIMAL (low, high)
+**   LISTAGG    has_sep:u8 [sep:bytes], then per group has:u8 bytes:bytes
+**   HLL        per group: 0 (no registers) | 1 count:uvar (gap:uvar reg:u8)*
+**              (the non-zero registers) | 2 the 1024 registers
+**   store      the store vector (vector_codec.h), then per group idx:svar
+**              (COLLECT: idx then tail), then COLLECT's next:svar per store
+**              row
+*/
+
+#define HLL_MAX_RANK (64 - HLL_P + 1)
+
+static inline int64_t group_at(const int64_t *groups, int64_t k) { return groups ? groups[k] : k; }
+
+static void put_i128(dp_buf *out, dp_i128 x) {
+  unsigned __int128 u = (unsigned __int128)x;
+  dp_put_u64(out, (uint64_t)u);
+  dp_put_u64(out, (uint64_t)(u >> 64));
+}
+
+static dp_i128 get_i128(dp_rd *in) {
+  uint64_t lo = dp_get_u64(in), hi = dp_get_u64(in);
+  return (dp_i128)(((unsigned __int128)hi << 64) | lo);
+}
+
+static void save_regs(const uint8_t *regs, dp_buf *out) {
+  if (!regs) {
+    dp_put_u8(out, 0);
+    return;
+  }
+  int nz = 0;
+  for (int k = 0; k < HLL_M; k++) nz += regs[k] != 0;
+  if (nz * 3 >= HLL_M) {
+    dp_put_u8(out, 2);
+    dp_buf_put(out, regs, HLL_M);
+    return;
+  }
+  dp_put_u8(out, 1);
+  dp_put_uvar(out, (uint64_t)nz);
+  int last = -1;
+  for (int k = 0; k < HLL_M; k++)
+    if (regs[k]) {
+      dp_put_uvar(out, (uint64_t)(k - last - 1));
+      dp_put_u8(out, regs[k]);
+      last = k;
+    }
+}
+
+static void save_groups(const dp_agg_state *s, const int64_t *groups, int64_t n, dp_buf *out) {
+  dp_put_u8(out, (uint8_t)s->kind);
+  for (int64_t k = 0; k < n; k++) {
+    int64_t g = group_at(groups, k);
+    dp_put_uvar(out, (uint64_t)s->n[g]);
+    if (s->i) dp_put_svar(out, s->i[g]);
+    if (s->d) dp_put_f64(out, s->d[g]);
+    if (s->d2) dp_put_f64(out, s->d2[g]);
+    if (s->x) put_i128(out, s->x[g]);
+  }
+  if (s->kind == AGG_LISTAGG) {
+    dp_put_u8(out, s->sep != NULL);
+    if (s->sep) dp_put_bytes(out, s->sep, s->sep_len);
+    for (int64_t k = 0; k < n; k++) {
+      const agg_strbuf *b = &s->bufs[group_at(groups, k)];
+      dp_put_u8(out, b->has);
+      dp_put_bytes(out, b->p, (size_t)b->len);
+    }
+  }
+  if (s->kind == AGG_HLL)
+    for (int64_t k = 0; k < n; k++) save_regs(s->regs[group_at(groups, k)], out);
+  if (uses_store(s)) {
+    if (dp_vector_encode(s->store, 0, s->store->length, out) != DIPPER_OK) out->oom = true;
+    for (int64_t k = 0; k < n; k++) {
+      int64_t g = group_at(groups, k);
+      dp_put_svar(out, s->idx[g]);
+      if (s->kind == AGG_COLLECT) dp_put_svar(out, s->tail[g]);
+    }
+    if (s->kind == AGG_COLLECT)
+      for (int64_t e = 0; e < s->store->length; e++) dp_put_svar(out, s->next[e]);
+  }
+}
+
+int dp_agg_state_save(const dp_agg_state *s, int64_t ngroups, dp_buf *out) {
+  if (ngroups < 0 || ngroups > s->cap) return DIPPER_MISUSE;
+  save_groups(s, NULL, ngroups, out);
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int load_regs(dp_rd *in, uint8_t **regs) {
+  uint8_t mode = dp_get_u8(in);
+  if (in->bad || mode > 2) return DIPPER_CORRUPT;
+  if (mode == 0) return DIPPER_OK;
+  uint8_t *r = *regs ? *regs : calloc(HLL_M, 1);
+  if (!r) return DIPPER_NOMEM;
+  *regs = r;
+  if (mode == 2) {
+    if (dp_rd_left(in) < HLL_M) return DIPPER_CORRUPT;
+    memcpy(r, in->p + in->pos, HLL_M);
+    in->pos += HLL_M;
+  } else {
+    uint64_t nz = dp_get_count(in, 2);
+    int64_t at = -1;
+    for (uint64_t k = 0; k < nz && !in->bad; k++) {
+      uint64_t gap = dp_get_uvar(in);
+      uint8_t v = dp_get_u8(in);
+      if (gap >= HLL_M || at + 1 + (int64_t)gap >= HLL_M || v == 0) return DIPPER_CORRUPT;
+      at += 1 + (int64_t)gap;
+      r[at] = v;
+    }
+  }
+  for (int k = 0; k < HLL_M; k++)
+    if (r[k] > HLL_MAX_RANK) return DIPPER_CORRUPT;
+  return in->bad ? DIPPER_CORRUPT : DIPPER_OK;
+}
+
+static int load_listagg(dp_agg_state *s, const int64_t *groups, int64_t n, dp_rd *in) {
+  uint8_t has_sep = dp_get_u8(in);
+  if (in->bad || has_sep > 1) return DIPPER_CORRUPT;
+  if (has_sep) {
+    size_t len;
+    const uint8_t *p = dp_get_bytes(in, &len);
+    if (!p && in->bad) return DIPPER_CORRUPT;
+    free(s->sep);
+    if (!(s->sep = malloc(len + 1))) return DIPPER_NOMEM;
+    if (len) memcpy(s->sep, p, len);
+    s->sep_len = len;
+  }
+  for (int64_t k = 0; k < n; k++) {
+    agg_strbuf *b = &s->bufs[group_at(groups, k)];
+    uint8_t has = dp_get_u8(in);
+    size_t len;
+    const uint8_t *p = dp_get_bytes(in, &len);
+    if (in->bad || has > 1 || (!has && len)) return DIPPER_CORRUPT;
+    b->len = 0;
+    b->has = has;
+    if (len > INT32_MAX) return DIPPER_CORRUPT;
+    if (buf_append(b, (const char *)p, len)) return DIPPER_NOMEM;
+  }
+  return DIPPER_OK;
+}
+
+/* COLLECT's chains: each group's runs from idx to tail through next, over
+** store rows that no other chain holds (so finish always ends). */
+static int check_chains(const dp_agg_state *s, const int64_t *groups, int64_t n) {
+  int64_t len = s->store->length;
+  uint8_t *seen = calloc((size_t)(len > 0 ? len : 1), 1);
+  if (!seen) return DIPPER_NOMEM;
+  int rc = DIPPER_OK;
+  for (int64_t k = 0; k < n && !rc; k++) {
+    int64_t g = group_at(groups, k), last = -1;
+    for (int64_t e = s->idx[g]; e >= 0 && !rc; e = s->next[e]) {
+      if (seen[e]) rc = DIPPER_CORRUPT;
+      seen[e] = 1;
+      last = e;
+    }
+    if (last != s->tail[g]) rc = DIPPER_CORRUPT;
+  }
+  free(seen);
+  return rc;
+}
+
+static int load_store(dp_agg_state *s, const int64_t *groups, int64_t n, dp_rd *in) {
+  int rc = dp_vector_decode(in, s->store);
+  if (rc) return rc == DIPPER_NOMEM ? rc : DIPPER_CORRUPT;
+  int64_t len = s->store->length;
+  for (int64_t k = 0; k < n; k++) {
+    int64_t g = group_at(groups, k);
+    s->idx[g] = dp_get_svar(in);
+    if (s->kind == AGG_COLLECT) s->tail[g] = dp_get_svar(in);
+    if (in->bad || s->idx[g] < -1 || s->idx[g] >= len) return DIPPER_CORRUPT;
+    if (s->tail && (s->tail[g] < -1 || s->tail[g] >= len)) return DIPPER_CORRUPT;
+  }
+  if (s->kind != AGG_COLLECT) return DIPPER_OK;
+  if (len > s->next_cap) {
+    int64_t *q = realloc(s->next, (size_t)len * sizeof *q);
+    if (!q) return DIPPER_NOMEM;
+    s->next = q;
+    s->next_cap = len;
+  }
+  for (int64_t e = 0; e < len; e++) {
+    s->next[e] = dp_get_svar(in);
+    if (in->bad || s->next[e] < -1 || s->next[e] >= len) return DIPPER_CORRUPT;
+  }
+  return check_chains(s, groups, n);
+}
+
+static int load_groups(dp_agg_state *s, const int64_t *groups, int64_t n, dp_rd *in) {
+  if (dp_get_u8(in) != s->kind || in->bad) return DIPPER_CORRUPT;
+  for (int64_t k = 0; k < n; k++) {
+    int64_t g = group_at(groups, k);
+    uint64_t cnt = dp_get_uvar(in);
+    if (cnt > INT64_MAX) return DIPPER_CORRUPT;
+    s->n[g] = (int64_t)cnt;
+    if (s->i) s->i[g] = dp_get_svar(in);
+    if (s->d) s->d[g] = dp_get_f64(in);
+    if (s->d2) s->d2[g] = dp_get_f64(in);
+    if (s->x) s->x[g] = get_i128(in);
+    if (in->bad) return DIPPER_CORRUPT;
+  }
+  int rc = DIPPER_OK;
+  if (s->kind == AGG_LISTAGG) rc = load_listagg(s, groups, n, in);
+  for (int64_t k = 0; s->kind == AGG_HLL && k < n && !rc; k++)
+    rc = load_regs(in, &s->regs[group_at(groups, k)]);
+  if (!rc && uses_store(s)) rc = load_store(s, groups, n, in);
+  if (!rc && in->bad) rc = DIPPER_CORRUPT;
+  return rc;
+}
+
+int dp_agg_state_load(dp_agg_state *s, int64_t ngroups, dp_rd *in) {
+  if (ngroups < 0) return DIPPER_MISUSE;
+  if (uses_store(s) && s->store->length != 0) return DIPPER_MISUSE;
+  int rc = dp_agg_state_reserve(s, ngroups);
+  if (!rc) rc = load_groups(s, NULL, ngroups, in);
+  if (rc == DIPPER_CORRUPT) in->bad = true;
+  return rc;
 }

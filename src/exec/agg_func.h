@@ -25,6 +25,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/buf.h"
+#include "core/bytes.h"
 #include "core/vector.h"
 #include "plan/plan.h"
 
@@ -73,5 +75,17 @@ int dp_agg_state_finish(dp_agg_state *s, const int64_t *groups, int64_t n, dp_ve
 int dp_agg_state_compact(dp_agg_state *s, const int64_t *remap, int64_t old_n, int64_t new_n);
 /* Make group g empty again (a group id reused). */
 void dp_agg_state_reset(dp_agg_state *s, int64_t g);
+
+/* Checkpoints: the states of groups 0..ngroups-1 appended to out, exactly
+** (floats by their bits, the store of kept values whole): DIPPER_OK or
+** DIPPER_NOMEM.  dp_agg_state_load reads them back into a state just
+** initialised for the same call (dp_agg_state_init, nothing updated yet):
+** DIPPER_OK; DIPPER_CORRUPT (and in->bad) for bytes that do not read back
+** whole or hold what no update makes (an index past the store, a COLLECT
+** chain that loops or shares rows, an HLL rank past 55); DIPPER_NOMEM.  After
+** a failure the state is only fit for dp_agg_state_free.  The format is in
+** agg_func.c. */
+int dp_agg_state_save(const dp_agg_state *s, int64_t ngroups, dp_buf *out);
+int dp_agg_state_load(dp_agg_state *s, int64_t ngroups, dp_rd *in);
 
 #endif /* DP_AGG_FUNC_H */

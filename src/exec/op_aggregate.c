@@ -36,10 +36,17 @@
 ** DISTINCT in a session window keeps each session's values as a chain of
 ** the (session, value) table; merging re-adds the merged session's values
 ** that the surviving one lacks, so each distinct value counts once.
+**
+** Checkpoints (save_state/restore_state, at the end of this file): the whole
+** state after a micro-batch — group keys, sessions, every call's states and
+** DISTINCT tables — as one versioned, checksummed blob.  Restoring inserts
+** the keys in their order, so group ids, and with them the order of output
+** rows, are those of the run that saved.
 */
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vector_codec.h"
 #include "exec/agg_func.h"
 #include "exec/eval.h"
 #include "exec/exec.h"
@@ -727,10 +734,330 @@ static int agg_end_batch(dp_op *op) {
   return DIPPER_OK;
 }
 
+/* ---- checkpoints ----
+** The blob:
+**   version:u8 (AGG_STATE_VERSION)  body:bytes  crc32c:u32
+** the checksum over the version and body bytes as they stand, so that any
+** damage is refused before the body is parsed (the body's parser checks
+** everything again, for bytes that were written wrong or for another plan).
+** The body:
+**   shape     flags:u8 (1 windowed, 2 session, 4 evicts), nkeys:uvar,
+**             naggs:uvar: checked against this operator's plan
+**   keys      ngroups:uvar, each key column's rows 0..ngroups (vector_codec.h)
+**   sessions  (session windows) nsess:uvar, per session key:uvar start:svar
+**             end:svar next:svar parent:uvar dead:u8; key_head:svar per key
+**   changed   count:uvar and the state ids (ascending) flagged changed
+**   calls     per call: its states (dp_agg_state_save) over the state ids
+**             (sessions, or groups), has_distinct:u8, and if set the
+**             DISTINCT table's keys like `keys` and (sessions) the chains:
+**             d_head:svar per session, d_next:svar per entry
+**
+** Deltas, for later: a blob of version 2 would carry, instead of `keys`
+** and the states of every group, the groups dropped since the previous
+** checkpoint (the ids of its numbering, from which the compaction replays:
+** dp_ht_compact keeps order), the keys of the groups created since (key rows
+** past the previous count, through the same codec), and the records of the
+** groups changed since, by id — dp_agg_state_save's per-group records are
+** independent of one another for that (agg_func.c); `changed` is per batch,
+** so the operator would keep a dirty set across the batches between two
+** checkpoints.  A reader replays a whole blob and then the deltas in order.
+*/
+
+#define AGG_STATE_VERSION 1
+
+static uint8_t shape_flags(const agg_state *st) {
+  return (uint8_t)((st->windowed ? 1 : 0) | (st->session ? 2 : 0) | (st->evicts ? 4 : 0));
+}
+
+static int64_t nstates(const agg_state *st) { return st->session ? st->nsess : st->ht.ngroups; }
+
+static int save_keys(const dp_hashtable *ht, dp_buf *out) {
+  dp_put_uvar(out, (uint64_t)ht->ngroups);
+  for (int j = 0; j < ht->nkeys; j++) {
+    int rc = dp_vector_encode(ht->keys[j], 0, ht->ngroups, out);
+    if (rc) return rc == DIPPER_MISUSE ? DIPPER_LIMIT : rc;
+  }
+  return DIPPER_OK;
+}
+
+static void save_sessions(const agg_state *st, dp_buf *out) {
+  dp_put_uvar(out, (uint64_t)st->nsess);
+  for (int64_t s = 0; s < st->nsess; s++) {
+    dp_put_uvar(out, (uint64_t)st->s_key[s]);
+    dp_put_svar(out, st->s_start[s]);
+    dp_put_svar(out, st->s_end[s]);
+    dp_put_svar(out, st->s_next[s]);
+    dp_put_uvar(out, (uint64_t)st->s_parent[s]);
+    dp_put_u8(out, st->s_dead[s]);
+  }
+  for (int64_t k = 0; k < st->ht.ngroups; k++) dp_put_svar(out, k < st->kcap ? st->key_head[k] : -1);
+}
+
+static int save_call(const agg_state *st, const agg_call_state *c, dp_buf *out) {
+  int rc = dp_agg_state_save(&c->st, nstates(st), out);
+  dp_put_u8(out, c->has_distinct);
+  if (rc || !c->has_distinct) return rc;
+  if ((rc = save_keys(&c->distinct, out))) return rc;
+  if (st->session) {
+    for (int64_t s = 0; s < st->nsess; s++) dp_put_svar(out, s < c->d_head_cap ? c->d_head[s] : -1);
+    for (int64_t e = 0; e < c->distinct.ngroups; e++)
+      dp_put_svar(out, e < c->d_next_cap ? c->d_next[e] : -1);
+  }
+  return DIPPER_OK;
+}
+
+static int save_body(const agg_state *st, dp_buf *out) {
+  dp_put_u8(out, shape_flags(st));
+  dp_put_uvar(out, (uint64_t)st->nkeys);
+  dp_put_uvar(out, (uint64_t)st->naggs);
+  int rc = save_keys(&st->ht, out);
+  if (rc) return rc;
+  if (st->session) save_sessions(st, out);
+  int64_t n = nstates(st), nchanged = 0;
+  for (int64_t g = 0; g < n && g < st->gcap; g++) nchanged += st->changed[g] != 0;
+  dp_put_uvar(out, (uint64_t)nchanged);
+  for (int64_t g = 0; g < n && g < st->gcap; g++)
+    if (st->changed[g]) dp_put_uvar(out, (uint64_t)g);
+  for (int a = 0; a < st->naggs && !rc; a++) rc = save_call(st, &st->calls[a], out);
+  return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int agg_save_state(dp_op *op, dp_buf *out) {
+  agg_state *st = op->state;
+  dp_buf body = DP_BUF_INIT;
+  int rc = save_body(st, &body);
+  if (!rc) {
+    size_t at = out->len;
+    dp_put_u8(out, AGG_STATE_VERSION);
+    dp_put_bytes(out, body.data, body.len);
+    if (!out->oom) dp_put_u32(out, dp_crc32c(0, out->data + at, out->len - at));
+    if (out->oom) rc = DIPPER_NOMEM;
+  }
+  dp_buf_free(&body);
+  return rc;
+}
+
+/* Key rows into an empty table, in order: row i must become group i (a
+** repeated key is damage). */
+static int load_keys(dp_hashtable *ht, dp_rd *in) {
+  uint64_t n = dp_get_uvar(in);
+  if (in->bad || n > INT32_MAX || ht->ngroups != 0) return DIPPER_CORRUPT;
+  size_t from = in->pos;
+  dp_vector *cols[64];
+  int nk = ht->nkeys, rc = nk <= 64 ? DIPPER_OK : DIPPER_LIMIT;
+  int made = 0;
+  for (; made < nk && !rc; made++) {
+    if (!(cols[made] = dp_vector_new(ht->keys[made]->type, 0))) {
+      rc = DIPPER_NOMEM;
+      break;
+    }
+    rc = dp_vector_decode(in, cols[made]);
+    if (!rc && cols[made]->length != (int64_t)n) rc = DIPPER_CORRUPT;
+  }
+  /* Distinct keys take some bits each, whatever their type: more rows than
+  ** bits read cannot all differ (and must not size the arrays below). */
+  if (!rc && n > 1 && n / 8 > in->pos - from) rc = DIPPER_CORRUPT;
+  uint64_t *h = rc ? NULL : malloc((size_t)(n ? n : 1) * sizeof *h);
+  int64_t *ids = h ? malloc((size_t)(n ? n : 1) * sizeof *ids) : NULL;
+  if (!rc && !ids) rc = DIPPER_NOMEM;
+  int64_t created = 0;
+  if (!rc) {
+    dp_ht_hash((const dp_vector *const *)cols, nk, (int64_t)n, h);
+    rc = dp_ht_find_or_insert(ht, (const dp_vector *const *)cols, h, NULL, (int64_t)n, ids, &created);
+  }
+  if (!rc && created != (int64_t)n) rc = DIPPER_CORRUPT;
+  free(h);
+  free(ids);
+  for (int j = 0; j < made && j < nk; j++) dp_vector_free(cols[j]);
+  return rc;
+}
+
+/* Every session's parent chain ends at a root (find_root ends), a live
+** session is its own root, and the key lists run over sessions of their key,
+** each once, by start: what session_for walks. */
+static int check_sessions(const agg_state *st) {
+  int64_t n = st->nsess;
+  uint8_t *mark = calloc((size_t)(n > 0 ? n : 1), 1);
+  if (!mark) return DIPPER_NOMEM;
+  int rc = DIPPER_OK;
+  for (int64_t s = 0; s < n && !rc; s++) {
+    if (st->s_dead[s] == (st->s_parent[s] == s)) rc = DIPPER_CORRUPT;
+    int64_t x = s, steps = 0;
+    while (!rc && mark[x] != 1 && st->s_parent[x] != x)
+      if (++steps > n) rc = DIPPER_CORRUPT;
+      else x = st->s_parent[x];
+    for (x = s; !rc && mark[x] != 1; x = st->s_parent[x]) {
+      mark[x] = 1;
+      if (st->s_parent[x] == x) break;
+    }
+  }
+  memset(mark, 0, (size_t)(n > 0 ? n : 1));
+  for (int64_t k = 0; k < st->ht.ngroups && !rc; k++)
+    for (int64_t s = st->key_head[k], prev = -1; s >= 0 && !rc; prev = s, s = st->s_next[s]) {
+      if (mark[s] || st->s_dead[s] || st->s_key[s] != k ||
+          (prev >= 0 && st->s_start[s] < st->s_start[prev]))
+        rc = DIPPER_CORRUPT;
+      mark[s] = 1;
+    }
+  free(mark);
+  return rc;
+}
+
+static int load_sessions(agg_state *st, dp_rd *in) {
+  uint64_t n = dp_get_count(in, 6);
+  if (in->bad) return DIPPER_CORRUPT;
+  int64_t cap, nk = st->ht.ngroups;
+  int rc = DIPPER_OK;
+#define GROW_S(arr)                                          \
+  cap = st->scap;                                            \
+  if (!rc) rc = ensure(&st->arr, &cap, (int64_t)n, sizeof *st->arr);
+  GROW_S(s_key) GROW_S(s_start) GROW_S(s_end) GROW_S(s_next) GROW_S(s_parent) GROW_S(s_dead)
+#undef GROW_S
+  if (rc) return rc;
+  st->scap = cap;
+  int64_t kc = st->kcap;
+  if ((rc = ensure(&st->key_head, &kc, nk, sizeof *st->key_head))) return rc;
+  for (int64_t k = st->kcap; k < kc; k++) st->key_head[k] = -1;
+  st->kcap = kc;
+  for (int64_t s = 0; s < (int64_t)n; s++) {
+    uint64_t key = dp_get_uvar(in), parent;
+    st->s_start[s] = dp_get_svar(in);
+    st->s_end[s] = dp_get_svar(in);
+    st->s_next[s] = dp_get_svar(in);
+    parent = dp_get_uvar(in);
+    uint8_t dead = dp_get_u8(in);
+    if (in->bad || key >= (uint64_t)nk || parent >= n || dead > 1 || st->s_next[s] < -1 ||
+        st->s_next[s] >= (int64_t)n)
+      return DIPPER_CORRUPT;
+    st->s_key[s] = (int64_t)key;
+    st->s_parent[s] = (int64_t)parent;
+    st->s_dead[s] = dead;
+  }
+  for (int64_t k = 0; k < nk; k++) {
+    st->key_head[k] = dp_get_svar(in);
+    if (in->bad || st->key_head[k] < -1 || st->key_head[k] >= (int64_t)n) return DIPPER_CORRUPT;
+  }
+  st->nsess = (int64_t)n;
+  return check_sessions(st);
+}
+
+/* The DISTINCT table of a call: its group ids are state ids; in session
+** windows each session's chain holds entries of that session, each entry
+** in one chain at most. */
+static int load_distinct(agg_state *st, agg_call_state *c, dp_rd *in) {
+  int rc = load_keys(&c->distinct, in);
+  if (rc) return rc;
+  int64_t n = nstates(st), dn = c->distinct.ngroups;
+  const dp_vector *gv = c->distinct.keys[0];
+  const int64_t *gid = gv->values;
+  if (gv->null_count) return DIPPER_CORRUPT;
+  for (int64_t e = 0; e < dn; e++)
+    if (gid[e] < 0 || gid[e] >= n) return DIPPER_CORRUPT;
+  if (!st->session) return DIPPER_OK;
+  int64_t old = c->d_head_cap;
+  if ((rc = ensure(&c->d_head, &c->d_head_cap, n, sizeof *c->d_head))) return rc;
+  for (int64_t k = old; k < c->d_head_cap; k++) c->d_head[k] = -1;
+  if ((rc = ensure(&c->d_next, &c->d_next_cap, dn, sizeof *c->d_next))) return rc;
+  for (int64_t s = 0; s < n; s++) c->d_head[s] = dp_get_svar(in);
+  for (int64_t e = 0; e < dn; e++) c->d_next[e] = dp_get_svar(in);
+  if (in->bad) return DIPPER_CORRUPT;
+  uint8_t *seen = calloc((size_t)(dn > 0 ? dn : 1), 1);
+  if (!seen) return DIPPER_NOMEM;
+  for (int64_t s = 0; s < n && !rc; s++)
+    for (int64_t e = c->d_head[s]; e != -1 && !rc; e = c->d_next[e]) {
+      if (e < -1 || e >= dn || seen[e] || gid[e] != s) {
+        rc = DIPPER_CORRUPT;
+        break;
+      }
+      seen[e] = 1;
+    }
+  free(seen);
+  return rc;
+}
+
+static int load_body(agg_state *st, dp_rd *in, const char **what) {
+  *what = "its shape";
+  uint8_t flags = dp_get_u8(in);
+  uint64_t nkeys = dp_get_uvar(in), naggs = dp_get_uvar(in);
+  if (in->bad || flags != shape_flags(st) || nkeys != (uint64_t)st->nkeys ||
+      naggs != (uint64_t)st->naggs)
+    return DIPPER_CORRUPT;
+  *what = "the group keys";
+  int rc = load_keys(&st->ht, in);
+  if (rc) return rc;
+  *what = "the sessions";
+  if (st->session && (rc = load_sessions(st, in))) return rc;
+  int64_t n = nstates(st);
+  if ((rc = grow_groups(st, n))) return rc;
+  *what = "the changed flags";
+  uint64_t nchanged = dp_get_count(in, 1);
+  for (uint64_t k = 0, prev = 0; k < nchanged && !in->bad; k++) {
+    uint64_t g = dp_get_uvar(in);
+    if (g >= (uint64_t)n || (k && g <= prev)) return DIPPER_CORRUPT;
+    st->changed[g] = 1;
+    prev = g;
+  }
+  if (in->bad) return DIPPER_CORRUPT;
+  *what = "an aggregate's states";
+  for (int a = 0; a < st->naggs && !rc; a++) {
+    agg_call_state *c = &st->calls[a];
+    rc = dp_agg_state_load(&c->st, n, in);
+    uint8_t has = dp_get_u8(in);
+    if (!rc && (in->bad || has != c->has_distinct)) rc = DIPPER_CORRUPT;
+    if (!rc && has) rc = load_distinct(st, c, in);
+  }
+  return rc;
+}
+
+static int agg_restore_state(dp_op *op, dp_rd *in) {
+  agg_state *st = op->state;
+  dp_span nowhere = {0, 0, 0, 0};
+  if (st->ht.ngroups || st->nsess) return DIPPER_MISUSE; /* only into a fresh operator */
+  size_t at = in->pos, len;
+  uint8_t version = dp_get_u8(in);
+  const uint8_t *body = dp_get_bytes(in, &len);
+  size_t end = in->pos;
+  uint32_t crc = dp_get_u32(in);
+  const char *what = "the blob";
+  int rc = in->bad ? DIPPER_CORRUPT : DIPPER_OK;
+  if (!rc && crc != dp_crc32c(0, in->p + at, end - at)) {
+    what = "its checksum";
+    rc = DIPPER_CORRUPT;
+  }
+  if (!rc && version != AGG_STATE_VERSION) {
+    in->bad = true;
+    return dp_error(op->ex->diags, DIPPER_CORRUPT, nowhere,
+                    "aggregate state of version %u: this build reads version %d", version,
+                    AGG_STATE_VERSION);
+  }
+  if (!rc) {
+    dp_rd b;
+    dp_rd_init(&b, body, len);
+    rc = load_body(st, &b, &what);
+    if (!rc && !dp_rd_done(&b)) {
+      what = "its end";
+      rc = DIPPER_CORRUPT;
+    }
+  }
+  if (rc == DIPPER_CORRUPT) {
+    in->bad = true;
+    return dp_error(op->ex->diags, rc, nowhere,
+                    "the checkpointed state of the aggregation does not read back (%s): the "
+                    "checkpoint is damaged or was written for another query",
+                    what);
+  }
+  if (rc) return dp_error(op->ex->diags, rc, nowhere, "cannot restore the aggregation's state: %s",
+                          dipper_strerror(rc));
+  op->metrics.state_rows = live_count(st);
+  return DIPPER_OK;
+}
+
 const dp_op_class dp_op_aggregate = {
     .name = "Aggregate",
     .open = agg_open,
     .next = agg_next,
     .end_batch = agg_end_batch,
     .close = agg_close,
+    .save_state = agg_save_state,
+    .restore_state = agg_restore_state,
 };
