@@ -182,10 +182,12 @@ edges)
     kill -TERM "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
   done
-  # A second run on a folder in use is refused.
-  "$dipper" run -q "$work/w.sql" >/dev/null 2>&1 &
+  # A second run on a folder in use is refused (the first, without
+  # available-now, watches the folder until it is killed).
+  grep -v available-now "$work/w.sql" >"$work/w_forever.sql"
+  "$dipper" run -q "$work/w_forever.sql" >/dev/null 2>&1 &
   pid=$!
-  sleep 0.3
+  sleep 1
   if out=$("$dipper" run -q "$work/w.sql" 2>&1 >/dev/null); then
     kill -9 "$pid" 2>/dev/null || true
     fail "a second run on the same checkpoint folder was not refused"
