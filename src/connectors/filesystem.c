@@ -72,6 +72,8 @@ typedef struct fs_source {
   bool header_pending;
   int64_t cap_left;  /* rows the planned batch may still take; -1: no cap */
   int64_t cap_planned; /* cap_left as planned, for the offset log */
+  int plan_first, plan_end; /* the queued files when the batch was planned: the
+                               scan reads ahead before the log is written */
   /* metadata: per scan column, which key, or NULL for decoded columns */
   const char **meta;
   /* checkpoints: where to start in the first queued file once loaded, and
@@ -259,6 +261,8 @@ static int fs_source_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
     if (rc) return rc;
   }
   st->cap_planned = st->cap_left;
+  st->plan_first = st->cur;
+  st->plan_end = st->nqueue;
   *exhausted = st->bounded && st->cur >= st->nqueue;
   return DIPPER_OK;
 }
@@ -418,8 +422,8 @@ static void fs_source_close(dp_source *s) {
 static int fs_save_plan(dp_source *s, dp_buf *out) {
   const fs_source *st = s->state;
   dp_put_svar(out, st->cap_planned);
-  dp_put_uvar(out, (uint64_t)(st->nqueue - st->cur));
-  for (int i = st->cur; i < st->nqueue; i++) dp_put_str(out, st->queue[i].path);
+  dp_put_uvar(out, (uint64_t)(st->plan_end - st->plan_first));
+  for (int i = st->plan_first; i < st->plan_end; i++) dp_put_str(out, st->queue[i].path);
   return out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
