@@ -32,7 +32,8 @@
 ** Decoding trusts nothing: every count is checked against the bytes left
 ** before anything is allocated, lengths against int32 offsets, padding bits
 ** and tags must be zero where the writer writes zero (so an encoding that
-** decodes is the one the encoder writes for those rows).  A vector holds at
+** decodes is the one the encoder writes for those rows, but for the length
+** of its varints: bytes.h reads a value's longer forms too).  A vector holds at
 ** most 2^31-1 rows in one encoding.
 */
 #ifndef DP_VECTOR_CODEC_H

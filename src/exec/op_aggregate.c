@@ -843,9 +843,9 @@ static int load_keys(dp_hashtable *ht, dp_rd *in) {
   uint64_t n = dp_get_uvar(in);
   if (in->bad || n > INT32_MAX || ht->ngroups != 0) return DIPPER_CORRUPT;
   size_t from = in->pos;
-  dp_vector *cols[64];
-  int nk = ht->nkeys, rc = nk <= 64 ? DIPPER_OK : DIPPER_LIMIT;
-  int made = 0;
+  int nk = ht->nkeys, made = 0;
+  dp_vector **cols = calloc((size_t)(nk > 0 ? nk : 1), sizeof *cols);
+  int rc = cols ? DIPPER_OK : DIPPER_NOMEM;
   for (; made < nk && !rc; made++) {
     if (!(cols[made] = dp_vector_new(ht->keys[made]->type, 0))) {
       rc = DIPPER_NOMEM;
@@ -868,7 +868,8 @@ static int load_keys(dp_hashtable *ht, dp_rd *in) {
   if (!rc && created != (int64_t)n) rc = DIPPER_CORRUPT;
   free(h);
   free(ids);
-  for (int j = 0; j < made && j < nk; j++) dp_vector_free(cols[j]);
+  for (int j = 0; cols && j < made && j < nk; j++) dp_vector_free(cols[j]);
+  free(cols);
   return rc;
 }
 

@@ -81,6 +81,8 @@ static const query_case cases[] = {
     {DDL "SELECT auction, window_start, window_end, count(DISTINCT price), sum(DISTINCT price), "
          "listagg(DISTINCT CAST(price AS STRING)), collect(DISTINCT price), count(*) " SESSION BYWIN,
      DP_MODE_UPDATE},
+    /* a GROUP BY of the event-time column: groups close with the watermark */
+    {DDL "SELECT auction, ts, count(*), sum(price) FROM bid GROUP BY auction, ts;", DP_MODE_APPEND},
     {DDL "SELECT window_start, window_end, count(*), count(DISTINCT auction), "
          "approx_count_distinct(auction) FROM TABLE(SESSION(TABLE bid, DESCRIPTOR(ts), INTERVAL '2' SECOND)) "
          "GROUP BY window_start, window_end;",
