@@ -363,9 +363,7 @@ int dp_ckpt_list(dp_ckpt *c, dp_ckpt_kind kind, int64_t **ids, int *n) {
 void dp_ckpt_purge(dp_ckpt *c, dp_ckpt_kind kind, int64_t below) {
   int64_t *ids;
   int n;
-  dp_diags *keep = c->diags;
   if (dp_ckpt_list(c, kind, &ids, &n) != DIPPER_OK) return;
-  c->diags = keep;
   for (int i = 0; i < n && ids[i] < below; i++) unlink(dp_ckpt_path(c, kind, ids[i]));
   free(ids);
 }
