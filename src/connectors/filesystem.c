@@ -27,7 +27,6 @@
 */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +38,7 @@
 
 #include "api/dipper_int.h"
 #include "connectors/records.h"
+#include "core/files.h"
 
 static dp_span nowhere(void) {
   dp_span s = {0, 0, 0, 0};
@@ -574,23 +574,6 @@ typedef struct fs_sink {
 
 static void fs_sink_close(dp_sink *k);
 
-static int mkdirs(const char *path) {
-  char *p = strdup(path);
-  if (!p) return -1;
-  for (char *q = p + 1; *q; q++) {
-    if (*q != '/') continue;
-    *q = '\0';
-    if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-      free(p);
-      return -1;
-    }
-    *q = '/';
-  }
-  int rc = mkdir(p, 0777) != 0 && errno != EEXIST ? -1 : 0;
-  free(p);
-  return rc;
-}
-
 /* The query's mark: a hash of its checkpoint folder, the same on every
 ** restart and another for another query writing to the same directory. */
 static void query_tag(const char *checkpoint, char out[9]) {
@@ -633,7 +616,7 @@ static int fs_sink_open_state(dp_sink *k, fs_sink *st) {
     dp_record_decoder_close(&probe);
   }
   if (!(st->dir = strdup(path))) return DIPPER_NOMEM;
-  if (mkdirs(path) != 0)
+  if (dp_make_dirs(path) != 0)
     return dp_error(k->diags, DIPPER_IO, t ? t->with_span : nowhere(),
                     "table `%s`: cannot make the output directory '%s': %s", name, path,
                     strerror(errno));
@@ -743,11 +726,9 @@ static int place_part(dp_sink *k, fs_sink *st) {
                   k->table ? k->table->name : "?", st->tmp_path, final, strerror(err));
   else if (st->tag[0]) {
     /* the rename is durable before the batch's commit record says so */
-    int fd = open(st->dir, O_RDONLY | O_DIRECTORY);
-    if (fd < 0 || fsync(fd) != 0)
+    if (dp_sync_dir(st->dir) != 0)
       rc = dp_error(k->diags, DIPPER_IO, nowhere(), "table `%s`: cannot sync '%s': %s",
                     k->table ? k->table->name : "?", st->dir, strerror(errno));
-    if (fd >= 0) close(fd);
   }
   free(final);
   return rc;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/bytes.h"
+#include "core/files.h"
 #include "dipper.h"
 
 #define MAGIC "DPCK"
@@ -51,32 +52,6 @@ const char *dp_ckpt_path(dp_ckpt *c, dp_ckpt_kind kind, int64_t batch) {
   return dp_buf_cstr(&c->path);
 }
 
-/* mkdir -p */
-static int make_dirs(const char *path) {
-  char *p = strdup(path);
-  if (!p) return -1;
-  for (char *q = p + 1; *q; q++) {
-    if (*q != '/') continue;
-    *q = '\0';
-    if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-      free(p);
-      return -1;
-    }
-    *q = '/';
-  }
-  int rc = mkdir(p, 0777) != 0 && errno != EEXIST ? -1 : 0;
-  free(p);
-  return rc;
-}
-
-static int fsync_dir(const char *dir) {
-  int fd = open(dir, O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return -1;
-  int rc = fsync(fd);
-  close(fd);
-  return rc;
-}
-
 /* A query name as one path component: '/' and leading dots would escape. */
 static void put_component(dp_buf *b, const char *name) {
   if (!name || !*name) name = "query";
@@ -105,7 +80,7 @@ int dp_ckpt_open(const char *root, const char *name, dp_diags *d, dp_ckpt **out)
   for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
     dp_buf sub = DP_BUF_INIT;
     dp_buf_printf(&sub, "%s/%s", c->dir, subdir(kinds[i]));
-    int bad = sub.oom || make_dirs(dp_buf_cstr(&sub)) != 0;
+    int bad = sub.oom || dp_make_dirs(dp_buf_cstr(&sub)) != 0;
     int err = errno;
     dp_buf_free(&sub);
     if (bad) {
@@ -214,7 +189,7 @@ int dp_ckpt_write(dp_ckpt *c, dp_ckpt_kind kind, int64_t batch, const void *payl
     goto done;
   }
   final.data[dirlen] = '\0';
-  if (fsync_dir(final.data) != 0)
+  if (dp_sync_dir(final.data) != 0)
     rc = dp_error(c->diags, DIPPER_IO, nowhere, "cannot sync checkpoint folder '%s': %s",
                   final.data, strerror(errno));
 done:

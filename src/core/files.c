@@ -1,0 +1,38 @@
+/*
+** files.c — the file-system steps of files.h.
+*/
+#include "core/files.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int dp_make_dirs(const char *path) {
+  char *p = strdup(path);
+  if (!p) return -1;
+  for (char *q = p + 1; *q; q++) {
+    if (*q != '/') continue;
+    *q = '\0';
+    if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+      free(p);
+      return -1;
+    }
+    *q = '/';
+  }
+  int rc = mkdir(p, 0777) != 0 && errno != EEXIST ? -1 : 0;
+  free(p);
+  return rc;
+}
+
+int dp_sync_dir(const char *dir) {
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  int rc = fsync(fd);
+  int err = errno;
+  close(fd);
+  errno = err;
+  return rc;
+}

@@ -1,0 +1,14 @@
+/*
+** files.h — the few file-system steps that more than one module takes:
+** making a folder with its parents, and making a rename in a folder durable.
+*/
+#ifndef DP_FILES_H
+#define DP_FILES_H
+
+/* mkdir -p: 0, or -1 with errno set. */
+int dp_make_dirs(const char *path);
+/* fsync of a folder, so that the names made or renamed in it survive a
+** crash: 0, or -1 with errno set. */
+int dp_sync_dir(const char *dir);
+
+#endif /* DP_FILES_H */
