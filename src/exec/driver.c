@@ -71,7 +71,10 @@ struct dp_driver {
   int64_t state_every;     /* µs between state files ('execution.checkpointing.interval'), 0: each batch */
   int64_t last_state_at;   /* monotonic µs of the last state file */
   int64_t state_batch;     /* the batch of the newest state (file), or -1 */
-  int64_t prev_state_batch;/* the one before it, or -1 */
+  int64_t last_full_batch; /* of the newest full state, or -1: the next is full */
+  int64_t prev_full_batch; /* the one before it, or -1 */
+  size_t full_bytes, delta_bytes; /* the newest full state file's size; the deltas' since */
+  int deltas_since_full;
   int64_t purged_below;    /* records below this batch are gone */
   int64_t replay_next, replay_last; /* batches logged after the restored state, to run again */
 };
@@ -241,10 +244,10 @@ static int write_commit(dp_driver *dr, int64_t batch, bool final) {
   return rc ? ck_fail(dr, rc, "writing a commit record") : DIPPER_OK;
 }
 
-/* Keep the two newest states and what a restart from the older one needs:
-** its commit record and the offsets records after it. */
+/* Keep the two newest full states and what a restart from the older one
+** needs: the deltas after it, its commit record and the offsets after it. */
 static void purge_old(dp_driver *dr) {
-  int64_t keep = dr->prev_state_batch;
+  int64_t keep = dr->prev_full_batch;
   if (keep <= dr->purged_below) return;
   dp_ckpt_purge(dr->ckpt, DP_CKPT_STATE, keep);
   dp_ckpt_purge(dr->ckpt, DP_CKPT_COMMIT, keep);
@@ -258,29 +261,55 @@ static bool has_state(const dp_driver *dr) {
   return false;
 }
 
+/* A state file: u8 full (every operator's whole state: a point a restart
+** can start from), then per stateful operator its class name, 'F' (whole)
+** or 'D' (a delta on the state before), and its bytes.  A full file is due
+** first, after a restart, after DELTAS_PER_FULL deltas, and once the deltas
+** since the last full one add up to its size: the deltas a restart reads
+** stay below one more snapshot. */
+#define DELTAS_PER_FULL 100
+
 static int write_state(dp_driver *dr, int64_t batch) {
-  dp_buf b = DP_BUF_INIT;
-  int rc = DIPPER_OK;
-  dr->prev_state_batch = dr->state_batch;
-  if (!has_state(dr)) { /* nothing to write: every batch is a state */
-    dr->state_batch = batch;
+  bool deltas = false;
+  for (int i = 0; i < dr->nops; i++) deltas |= dr->ops[i]->cls->save_delta != NULL;
+  bool full = !deltas || dr->last_full_batch < 0 || dr->deltas_since_full >= DELTAS_PER_FULL ||
+              dr->delta_bytes >= dr->full_bytes;
+  dr->state_batch = batch;
+  if (!has_state(dr)) { /* nothing to write: every batch is a full state */
+    dr->prev_full_batch = dr->last_full_batch;
+    dr->last_full_batch = batch;
     return DIPPER_OK;
   }
+  dp_buf b = DP_BUF_INIT;
+  int rc = DIPPER_OK;
+  dp_put_u8(&b, full ? 1 : 0);
   for (int i = 0; i < dr->nops && !rc; i++) {
     dp_op *op = dr->ops[i];
     if (!op->cls->save_state) continue;
+    bool delta = !full && op->cls->save_delta;
     dp_buf one = DP_BUF_INIT;
-    rc = op->cls->save_state(op, &one);
+    rc = delta ? op->cls->save_delta(op, &one) : op->cls->save_state(op, &one);
     dp_put_str(&b, op->cls->name);
+    dp_put_u8(&b, delta ? 'D' : 'F');
     dp_put_bytes(&b, one.data, one.len);
     if (one.oom) rc = DIPPER_NOMEM;
     dp_buf_free(&one);
   }
   if (!rc && b.oom) rc = DIPPER_NOMEM;
   if (!rc) rc = dp_ckpt_write(dr->ckpt, DP_CKPT_STATE, batch, b.data, b.len);
+  size_t written = b.len;
   dp_buf_free(&b);
   if (rc) return ck_fail(dr, rc, "writing the operators' state");
-  dr->state_batch = batch;
+  if (full) {
+    dr->prev_full_batch = dr->last_full_batch;
+    dr->last_full_batch = batch;
+    dr->full_bytes = written;
+    dr->delta_bytes = 0;
+    dr->deltas_since_full = 0;
+  } else {
+    dr->delta_bytes += written;
+    dr->deltas_since_full++;
+  }
   dr->last_state_at = dp_mono_micros();
   return DIPPER_OK;
 }
@@ -326,34 +355,107 @@ static int damaged(dp_driver *dr, dp_ckpt_kind kind, int64_t batch, const char *
                   dp_ckpt_path(dr->ckpt, kind, batch), why, dp_ckpt_dir(dr->ckpt));
 }
 
-/* Restore the operators from state/S. */
-static int restore_state(dp_driver *dr, int64_t s) {
+/* One state file of a restore's chain, split by operator. */
+typedef struct state_file {
+  int64_t batch;
   uint8_t *data;
-  size_t n;
-  int rc = dp_ckpt_read(dr->ckpt, DP_CKPT_STATE, s, true, &data, &n);
-  if (rc == DIPPER_NAME) return damaged(dr, DP_CKPT_STATE, s, "it is missing");
-  if (rc) return rc;
+  bool full;
+  const uint8_t **blob; /* per operator of dr->ops (NULL: stateless) */
+  size_t *len;
+  bool *whole;
+} state_file;
+
+static int split_state(dp_driver *dr, state_file *f, size_t n) {
   dp_rd r;
-  dp_rd_init(&r, data, n);
+  dp_rd_init(&r, f->data, n);
+  uint8_t full = dp_get_u8(&r);
+  f->full = full == 1;
+  for (int i = 0; i < dr->nops && !r.bad; i++) {
+    dp_op *op = dr->ops[i];
+    if (!op->cls->save_state) continue;
+    size_t nname;
+    const uint8_t *name = dp_get_bytes(&r, &nname);
+    uint8_t kind = dp_get_u8(&r);
+    f->blob[i] = dp_get_bytes(&r, &f->len[i]);
+    f->whole[i] = kind == 'F';
+    if (r.bad || nname != strlen(op->cls->name) || memcmp(name, op->cls->name, nname) != 0 ||
+        (kind != 'F' && kind != 'D') || (kind == 'D' && (!op->cls->restore_delta || f->full)))
+      return damaged(dr, DP_CKPT_STATE, f->batch, "its operators are not this query's");
+  }
+  if (full > 1 || !dp_rd_done(&r)) return damaged(dr, DP_CKPT_STATE, f->batch, "bytes are left over");
+  return DIPPER_OK;
+}
+
+/* The state files from the newest full one at or before S up to S. */
+static int read_chain(dp_driver *dr, int64_t s, state_file **out, int *count) {
+  int64_t *ids;
+  int nids, rc = dp_ckpt_list(dr->ckpt, DP_CKPT_STATE, &ids, &nids);
+  *out = NULL;
+  *count = 0;
+  if (rc) return rc;
+  state_file *chain = calloc((size_t)(nids ? nids : 1), sizeof *chain);
+  if (!chain) rc = DIPPER_NOMEM;
+  int n = 0, last = -1;
+  for (int i = 0; i < nids && !rc; i++)
+    if (ids[i] <= s) last = i;
+  if (!rc && (last < 0 || ids[last] != s)) rc = damaged(dr, DP_CKPT_STATE, s, "it is missing");
+  /* newest first, until a full one */
+  for (int i = last; i >= 0 && !rc; i--) {
+    state_file *f = &chain[n++];
+    size_t len;
+    f->batch = ids[i];
+    rc = dp_ckpt_read(dr->ckpt, DP_CKPT_STATE, ids[i], true, &f->data, &len);
+    if (rc) break;
+    size_t k = (size_t)dr->nops;
+    f->blob = calloc(k ? k : 1, sizeof *f->blob);
+    f->len = calloc(k ? k : 1, sizeof *f->len);
+    f->whole = calloc(k ? k : 1, sizeof *f->whole);
+    if (!f->blob || !f->len || !f->whole) rc = DIPPER_NOMEM;
+    if (!rc) rc = split_state(dr, f, len);
+    if (!rc && f->full) break;
+    if (!rc && i == 0) rc = damaged(dr, DP_CKPT_STATE, ids[i], "no full state comes before it");
+  }
+  free(ids);
+  *out = chain;
+  *count = n;
+  return rc;
+}
+
+static void free_chain(state_file *chain, int n) {
+  for (int i = 0; chain && i < n; i++) {
+    free(chain[i].data);
+    free(chain[i].blob);
+    free(chain[i].len);
+    free(chain[i].whole);
+  }
+  free(chain);
+}
+
+/* Restore the operators from the state chain ending at S: per operator, its
+** newest whole state in the chain, then each of its deltas after it. */
+static int restore_state(dp_driver *dr, int64_t s) {
+  state_file *chain;
+  int n;
+  int rc = read_chain(dr, s, &chain, &n); /* chain[0] is S, chain[n-1] the full one */
   for (int i = 0; i < dr->nops && !rc; i++) {
     dp_op *op = dr->ops[i];
     if (!op->cls->save_state) continue;
-    size_t nname, nblob;
-    const uint8_t *name = dp_get_bytes(&r, &nname);
-    const uint8_t *blob = dp_get_bytes(&r, &nblob);
-    if (r.bad || nname != strlen(op->cls->name) || memcmp(name, op->cls->name, nname) != 0) {
-      rc = damaged(dr, DP_CKPT_STATE, s, "its operators are not this query's");
-      break;
+    int from = 0;
+    while (from < n - 1 && !chain[from].whole[i]) from++;
+    for (int k = from; k >= 0 && !rc; k--) {
+      dp_rd one;
+      dp_rd_init(&one, chain[k].blob[i], chain[k].len[i]);
+      rc = k == from ? op->cls->restore_state(op, &one) : op->cls->restore_delta(op, &one);
+      if (!rc && !dp_rd_done(&one)) rc = DIPPER_CORRUPT;
+      if (rc == DIPPER_CORRUPT && dr->diags.count == 0)
+        rc = damaged(dr, DP_CKPT_STATE, chain[k].batch, "an operator's state does not read back");
     }
-    dp_rd one;
-    dp_rd_init(&one, blob, nblob);
-    rc = op->cls->restore_state(op, &one);
-    if (!rc && !dp_rd_done(&one)) rc = DIPPER_CORRUPT;
-    if (rc == DIPPER_CORRUPT && dr->diags.count == 0)
-      rc = damaged(dr, DP_CKPT_STATE, s, "an operator's state does not read back");
   }
-  if (!rc && !dp_rd_done(&r)) rc = damaged(dr, DP_CKPT_STATE, s, "bytes are left over");
-  free(data);
+  if (!rc) {
+    dr->last_full_batch = -1; /* the first state after a restart is a full one */
+    dr->prev_full_batch = n > 0 ? chain[n - 1].batch : -1;
+  }
+  free_chain(chain, n);
   return rc;
 }
 
@@ -444,6 +546,7 @@ static int recover(dp_driver *dr) {
     rc = has_state(dr) ? restore_state(dr, s) : DIPPER_OK;
     if (!rc) rc = restore_commit(dr, s, data, n);
     dr->state_batch = s;
+    if (!has_state(dr)) dr->last_full_batch = dr->prev_full_batch = s;
     dr->last_state_at = dp_mono_micros();
   }
   free(data);
@@ -503,7 +606,7 @@ int dp_driver_new(dipper *db, const dp_query_plan *q, const dp_plan *root, const
   if (!dr->name) return DIPPER_NOMEM;
   dr->progress.name = dr->name;
 
-  dr->state_batch = dr->prev_state_batch = -1;
+  dr->state_batch = dr->last_full_batch = dr->prev_full_batch = -1;
   dr->purged_below = 0;
   dr->replay_next = 0;
   dr->replay_last = -1;
