@@ -214,5 +214,26 @@ edges)
   echo "$out" | grep -q "state/$state' is damaged" || fail "damaged state: $out"
   echo "edges: clean stops exact, second writer refused, damaged commit passed over, changed query and damaged state refused"
   ;;
+diskfull)
+  # Checkpoint and sink on a 512 KB tmpfs: the run stops with a clear error
+  # when the disk is full, leaves no temporary file, and once there is room
+  # again a run ends with the exact answer.  Mounting needs root (as CI and
+  # the developers' machines run): without it this fails, it does not skip.
+  disk="$work/disk"
+  mkdir -p "$disk"
+  mount -t tmpfs -o size=512k tmpfs "$disk" || fail "cannot mount a tmpfs on $disk (root is needed)"
+  trap 'umount "$disk" 2>/dev/null || true' EXIT
+  write_sql "$work/p.sql" "$project_sql"
+  sed -i "s|$work/ck|$disk/ck|; s|'path' = '$work/out'|'path' = '$disk/out'|" "$work/p.sql"
+  if out=$("$dipper" run -q "$work/p.sql" 2>&1 >/dev/null); then fail "a full disk went unnoticed"; fi
+  echo "$out" | grep -q "No space left on device" || fail "disk full: $out"
+  leftovers=$(find "$disk" -name '*.tmp' -o -name '*.inprogress' | wc -l)
+  [ "$leftovers" -eq 0 ] || fail "a full disk left $leftovers temporary files: $(find "$disk" -name '*.tmp' -o -name '*.inprogress')"
+  mount -o remount,size=64m "$disk" || fail "cannot grow the tmpfs"
+  "$dipper" run -q "$work/p.sql" >/dev/null 2>>"$work/stderr" || fail "the run after the disk had room failed: $(tail -3 "$work/stderr")"
+  ln -sfn "$disk/out" "$work/out"
+  compare project
+  echo "diskfull: stopped with '$(echo "$out" | head -1)', no temporary file left, exact after room was made"
+  ;;
 *) fail "unknown pipeline $pipeline" ;;
 esac
