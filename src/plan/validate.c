@@ -836,6 +836,20 @@ static bool validate_subqueries(const dp_expr *e, void *ud) {
   return false;
 }
 
+/* A checkpoint folder promises that a restart resumes; a socket cannot
+** give again what it gave (the other sources keep positions: connector.h). */
+static void check_resumable_scan(vctx *x, const dp_plan *p) {
+  const dp_table_def *t = p->u.scan.table;
+  if (!t || !t->connector || strcmp(t->connector, "socket") != 0) return;
+  if (!x->cat || !dp_catalog_option(x->cat, "execution.checkpointing.dir")) return;
+  refuse(x, p,
+         "socket source `%s` cannot give again what it has read, so a query over it cannot "
+         "resume from the checkpoint folder that 'execution.checkpointing.dir' sets; RESET "
+         "'execution.checkpointing.dir' for this query, or read from a replayable source "
+         "(kafka, filesystem)",
+         t->name);
+}
+
 /* Children first, so that a LIMIT sees whether its ORDER BY was refused. */
 static void validate_node(vctx *x, const dp_plan *p, const dp_plan *parent) {
   if (!p) return;
@@ -846,6 +860,7 @@ static void validate_node(vctx *x, const dp_plan *p, const dp_plan *parent) {
     return;
   }
   switch (p->kind) {
+  case DP_P_SCAN: check_resumable_scan(x, p); break;
   case DP_P_WATERMARK: check_watermark(x, p); break;
   case DP_P_WINDOW: check_window(x, p); break;
   case DP_P_SORT: check_sort(x, p, parent); break;
