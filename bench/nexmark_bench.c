@@ -19,11 +19,13 @@
 ** from the engine's.  With --runs R each query runs R times and the median
 ** by CPU time is shown.
 */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -56,12 +58,14 @@ static const bench_query queries[] = {
     {"dedup", {"nexmark.sql", "dedup.sql"}, "first bid per bidder (ROW_NUMBER = 1)", "-"},
     {"distinct", {"nexmark.sql", "distinct.sql"}, "DISTINCT bidder, auction per TUMBLE 10 s", "-"},
     {"payments", {"payments.sql", NULL}, "seed pipeline on datagen, HOP sums", "-"},
+    {"state_big", {"state_big.sql", NULL}, "GROUP BY k over N distinct keys, kept", "-"},
 };
 #define NQUERIES (int)(sizeof queries / sizeof queries[0])
 
 /* What a child reports to the parent through a pipe. */
 typedef struct result {
   int rc;
+  double start_s;      /* --checkpoint, the restart: dipper_query_start, which restores */
   int64_t events;      /* rows the sources gave */
   int64_t rows_out;
   int64_t batches;
@@ -133,11 +137,23 @@ static void fail(result *r, int rc, const char *what, dipper *db) {
            db && dipper_errmsg(db)[0] ? dipper_errmsg(db) : dipper_strerror(r->rc));
 }
 
+/* --checkpoint: the checkpoint folder of the run, or NULL (none). */
+static const char *checkpoint_dir;
+
 /* Compile the query's files into db; NULL (and r->error) on failure. */
 static dipper_program *compile_query(const bench_query *q, const char *dir, long long events,
                                      dipper *db, result *r) {
   char *sql = NULL;
   size_t total = 0;
+  if (checkpoint_dir) {
+    char set[4200];
+    int n = snprintf(set, sizeof set, "SET 'execution.checkpointing.dir' = '%s';\n", checkpoint_dir);
+    if (n < 0 || (size_t)n >= sizeof set || !(sql = strdup(set))) {
+      fail(r, DIPPER_NOMEM, "the checkpoint folder", NULL);
+      return NULL;
+    }
+    total = (size_t)n;
+  }
   for (int i = 0; i < 2 && q->files[i]; i++) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, q->files[i]);
@@ -188,6 +204,29 @@ static void on_progress(void *user, const dipper_progress *p) {
   r->events = p->total_input_rows;
   r->rows_out = p->total_output_rows;
   r->batches = p->batch_id + 1;
+}
+
+/* A restart on the checkpoint folder of a finished run: the time
+** dipper_query_start takes to restore the state. */
+static void run_restart(const bench_query *q, const char *dir, long long events, result *r) {
+  dipper *db = NULL;
+  int rc = dipper_open(&db, NULL);
+  if (rc != DIPPER_OK) {
+    fail(r, rc, "open", NULL);
+    return;
+  }
+  dipper_program *prog = compile_query(q, dir, events, db, r);
+  if (prog) {
+    dipper_query **qs = NULL;
+    int n = 0;
+    double t0 = mono_s();
+    rc = dipper_query_start(prog, &qs, &n);
+    r->start_s = mono_s() - t0;
+    if (rc != DIPPER_OK) fail(r, rc, "restart", db);
+    dipper_query_free_all(qs, n);
+    dipper_program_free(prog);
+  }
+  dipper_close(db);
 }
 
 static void run_engine(const bench_query *q, const char *dir, long long events, result *r) {
@@ -271,7 +310,7 @@ static void run_source(const bench_query *q, const char *dir, long long events, 
 }
 
 /* Run one query in a child process; the parent reads its result. */
-static result run_isolated(const bench_query *q, const char *dir, long long events) {
+static result run_isolated(const bench_query *q, const char *dir, long long events, bool restart) {
   result r;
   memset(&r, 0, sizeof r);
   int fds[2];
@@ -282,7 +321,9 @@ static result run_isolated(const bench_query *q, const char *dir, long long even
     close(fds[0]);
     result mine;
     memset(&mine, 0, sizeof mine);
-    if (strcmp(q->name, "source") == 0)
+    if (restart)
+      run_restart(q, dir, events, &mine);
+    else if (strcmp(q->name, "source") == 0)
       run_source(q, dir, events, &mine);
     else
       run_engine(q, dir, events, &mine);
@@ -362,6 +403,88 @@ static void print_machine(void) {
          model, load);
 }
 
+/* The largest state file under root/<query>/state/ (the newest full one). */
+static long long state_file_bytes(const char *root) {
+  long long best = 0;
+  DIR *d = opendir(root);
+  if (!d) return 0;
+  struct dirent *q;
+  while ((q = readdir(d)) != NULL) {
+    if (q->d_name[0] == '.') continue;
+    char sub[4200];
+    snprintf(sub, sizeof sub, "%s/%s/state", root, q->d_name);
+    DIR *s = opendir(sub);
+    if (!s) continue;
+    struct dirent *f;
+    while ((f = readdir(s)) != NULL) {
+      char path[4500];
+      struct stat sb;
+      snprintf(path, sizeof path, "%s/%s", sub, f->d_name);
+      if (f->d_name[0] != '.' && stat(path, &sb) == 0 && sb.st_size > best) best = sb.st_size;
+    }
+    closedir(s);
+  }
+  closedir(d);
+  return best;
+}
+
+/* --checkpoint: each query without a checkpoint folder and with one (state
+** after every batch), side by side in each run, then a restart on that
+** folder, timed: what checkpoints cost and how fast a large state comes
+** back. */
+static int run_checkpoint_pairs(const bool *wanted, bool any_wanted, const char *dir,
+                                long long events, int runs) {
+  static const char *const dflt[] = {"q5_count", "join", "payments", "state_big"};
+  printf("%-10s %12s %12s %7s %8s %11s %10s %11s\n", "query", "ev/s/core", "with ckpt",
+         "ratio", "batches", "state file", "restart s", "restore/s");
+  int failures = 0;
+  for (int q = 0; q < NQUERIES; q++) {
+    bool pick = any_wanted ? wanted[q] : false;
+    for (size_t i = 0; !any_wanted && i < sizeof dflt / sizeof dflt[0]; i++)
+      pick |= strcmp(queries[q].name, dflt[i]) == 0;
+    if (!pick || strcmp(queries[q].name, "source") == 0) continue;
+    for (int k = 0; k < runs; k++) {
+      char root[] = "/tmp/dipper-bench-ckpt-XXXXXX";
+      if (!mkdtemp(root)) {
+        printf("%-10s cannot make a temporary folder: %s\n", queries[q].name, strerror(errno));
+        return 1;
+      }
+      checkpoint_dir = NULL;
+      result off = run_isolated(&queries[q], dir, events, false);
+      checkpoint_dir = root;
+      result on = run_isolated(&queries[q], dir, events, false);
+      long long bytes = state_file_bytes(root);
+      result again = run_isolated(&queries[q], dir, events, true);
+      checkpoint_dir = NULL;
+      char cmd[200];
+      snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+      if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", root);
+      printf("%-10s", queries[q].name);
+      const result *bad = off.rc ? &off : on.rc ? &on : again.rc ? &again : NULL;
+      if (bad) {
+        printf("  FAILED: %s\n", bad->error);
+        failures++;
+        continue;
+      }
+      print_rate((double)off.events, off.cpu_s);
+      print_rate((double)on.events, on.cpu_s);
+      printf(" %7.2f %8lld %8.1f MB %10.3f", off.cpu_s / on.cpu_s, (long long)on.batches,
+             (double)bytes / 1e6, again.start_s);
+      if (again.start_s > 0)
+        printf(" %7.0f MB/s\n", (double)bytes / 1e6 / again.start_s);
+      else
+        printf(" %11s\n", "-");
+    }
+  }
+  printf("ratio = events per CPU second with a checkpoint after every micro-batch / without "
+         "(target >= 0.8);\nstate file = the largest state file written; restart = "
+         "dipper_query_start on the folder, which restores it (target: under 1 s per GB).\n");
+  printf("reproduce: scripts/build release && build/bench/bench_nexmark_bench --checkpoint "
+         "--events %lld --runs %d\n",
+         events, runs);
+  return failures ? 1 : 0;
+}
+
 static void usage(const char *argv0) {
   fprintf(stderr,
           "usage: %s [--events N] [--runs R] [--query NAME]... [--queries DIR]\n"
@@ -369,7 +492,10 @@ static void usage(const char *argv0) {
           "  --runs R      runs per query; the median by CPU time is shown (default 1)\n"
           "  --query NAME  run only these (source, q0, q1, q2, q5_count, join, dedup, distinct,\n"
           "                payments)\n"
-          "  --queries DIR the SQL files (default " DIPPER_SOURCE_DIR "/bench/queries)\n",
+          "  --queries DIR the SQL files (default " DIPPER_SOURCE_DIR "/bench/queries)\n"
+          "  --checkpoint  each query without and with a checkpoint after every batch, side by\n"
+          "                side, then a timed restart (default queries: q5_count, join,\n"
+          "                payments, state_big)\n",
           argv0);
 }
 
@@ -378,7 +504,7 @@ int main(int argc, char **argv) {
   int runs = 1;
   const char *dir = DIPPER_SOURCE_DIR "/bench/queries";
   bool wanted[NQUERIES];
-  bool any_wanted = false;
+  bool any_wanted = false, checkpoints = false;
   memset(wanted, 0, sizeof wanted);
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -397,6 +523,8 @@ int main(int argc, char **argv) {
         return 2;
       }
       i++;
+    } else if (strcmp(arg, "--checkpoint") == 0) {
+      checkpoints = true;
     } else if (strcmp(arg, "--queries") == 0 && val) {
       dir = val;
       i++;
@@ -421,13 +549,14 @@ int main(int argc, char **argv) {
          "%d run(s) each%s\n",
          events, runs, runs > 1 ? ", the median by CPU time shown" : "");
   print_machine();
+  if (checkpoints) return run_checkpoint_pairs(wanted, any_wanted, dir, events, runs);
   printf("%-9s %-36s %12s %12s %8s %8s %9s %10s   %s\n", "query", "what", "ev/s/core",
          "ev/s wall", "CPU s", "wall s", "peak RSS", "rows out", "Flink/core (published)");
   int failures = 0;
   for (int q = 0; q < NQUERIES; q++) {
     if (any_wanted && !wanted[q]) continue;
     result all[100];
-    for (int k = 0; k < runs; k++) all[k] = run_isolated(&queries[q], dir, events);
+    for (int k = 0; k < runs; k++) all[k] = run_isolated(&queries[q], dir, events, false);
     qsort(all, (size_t)runs, sizeof all[0], by_cpu);
     const result *r = &all[runs / 2];
     for (int k = 0; k < runs; k++)
