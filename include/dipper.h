@@ -244,8 +244,9 @@ DIPPER_API int dipper_execute(dipper_program *prog, int stmt, struct ArrowArrayS
 /* Ask a running dipper_run to stop at the end of the current micro-batch
 ** (on Spark: to stop every query it started, StreamingQuery.stop), and a
 ** waiting dipper_query_await to return DIPPER_INTERRUPTED.  The flag is
-** cleared by the call that honours it.  Async-signal-safe: call it from a
-** SIGINT/SIGTERM handler. */
+** cleared by the call that honours it.  Async-signal-safe and thread-safe
+** (the flag is a lock-free C11 atomic): call it from a SIGINT/SIGTERM
+** handler or from another thread than the one running the handle. */
 DIPPER_API void dipper_interrupt(dipper *db);
 
 /* ---- managing running queries (both engines) ----

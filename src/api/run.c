@@ -229,8 +229,20 @@ int dipper_query_progress(const dipper_query *q, dipper_progress *out) {
   return DIPPER_OK;
 }
 
+/* dipper_interrupt runs in a signal handler while the flag is read by the
+** thread that runs the queries (and by librdkafka's callbacks on its own
+** threads): a C11 atomic, and one that is lock-free, since only a lock-free
+** atomic may be touched from a signal handler (C11 7.14.1.1). */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "dipper_interrupt needs a lock-free atomic_int");
+
 void dipper_interrupt(dipper *db) {
-  if (db) db->interrupted = 1;
+  if (db) atomic_store(&db->interrupted, 1);
+}
+
+bool dp_api_interrupted(dipper *db) { return db && atomic_load(&db->interrupted) != 0; }
+
+bool dp_api_honour_interrupt(dipper *db) {
+  return db && atomic_exchange(&db->interrupted, 0) != 0;
 }
 
 static void sleep_micros(int64_t us) {
@@ -280,7 +292,7 @@ int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *user) {
   if (rc != DIPPER_OK) return rc;
   dipper *db = prog->db;
   for (;;) {
-    if (db->interrupted) {
+    if (dp_api_interrupted(db)) {
       rc = DIPPER_INTERRUPTED;
       break;
     }
@@ -304,12 +316,12 @@ int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *user) {
         report_since(q, since, fn, user);
         q->next_due = next_due(q, ran, before, after);
         now = after;
-        if (db->interrupted) break;
+        if (dp_api_interrupted(db)) break;
       }
       if (q->next_due < soonest) soonest = q->next_due;
     }
     if (rc != DIPPER_OK || !running) break;
-    if (db->interrupted) continue;
+    if (dp_api_interrupted(db)) continue;
     now = dp_mono_micros();
     if (soonest > now) sleep_micros(soonest - now < SLICE_US ? soonest - now : SLICE_US);
   }
@@ -326,10 +338,10 @@ int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *user) {
     }
   dipper_query_free_all(qs, n);
   if (rc == DIPPER_INTERRUPTED) {
-    db->interrupted = 0; /* honoured: the handle may run again */
+    (void)dp_api_honour_interrupt(db); /* the handle may run again */
     fail_unplaced(db, DIPPER_INTERRUPTED, "the run was interrupted (dipper_interrupt)");
-  } else if (db->interrupted && rc != DIPPER_OK) {
-    db->interrupted = 0;
+  } else if (rc != DIPPER_OK) {
+    (void)dp_api_honour_interrupt(db);
   }
   return rc;
 }
@@ -368,7 +380,7 @@ int dipper_query_await(dipper_query *q, int64_t timeout_ms, int *terminated) {
     int rc = dp_spark_query_await(q->sq, &q->recent, timeout_ms, &t);
     *terminated = t ? 1 : 0;
     if (t) q->over = true;
-    if (rc == DIPPER_INTERRUPTED) db->interrupted = 0;
+    if (rc == DIPPER_INTERRUPTED) (void)dp_api_honour_interrupt(db);
     if (rc != DIPPER_OK && rc != DIPPER_INTERRUPTED) q->failed = rc;
     return rc == DIPPER_OK ? DIPPER_OK : report(db, q, rc);
   }
@@ -378,11 +390,9 @@ int dipper_query_await(dipper_query *q, int64_t timeout_ms, int *terminated) {
   int64_t deadline = timeout_ms < 0 ? INT64_MAX : dp_mono_micros() + timeout_ms * 1000;
   for (;;) {
     if (q->over) break;
-    if (db->interrupted) {
-      db->interrupted = 0;
+    if (dp_api_honour_interrupt(db))
       return fail_unplaced(db, DIPPER_INTERRUPTED,
                            "waiting for the query was interrupted (dipper_interrupt)");
-    }
     int64_t now = dp_mono_micros();
     if (now >= deadline) break;
     if (now >= q->next_due) {
@@ -574,11 +584,9 @@ static int on_bus_event(void *user, const dp_sq_event *e) {
 static int listen_in_process(listen_ctx *c, int64_t deadline) {
   dipper *db = c->db;
   while (c->left > 0) {
-    if (db->interrupted) {
-      db->interrupted = 0;
+    if (dp_api_honour_interrupt(db))
       return fail_unplaced(db, DIPPER_INTERRUPTED,
                            "listening to the queries was interrupted (dipper_interrupt)");
-    }
     int64_t now = dp_mono_micros();
     if (now >= deadline) break;
     int64_t soonest = deadline;
@@ -632,7 +640,7 @@ int dipper_listen(dipper *db, dipper_event_fn fn, void *user, int64_t timeout_ms
   int64_t left_ms = timeout_ms < 0 ? -1 : (deadline - dp_mono_micros()) / 1000;
   if (timeout_ms >= 0 && left_ms <= 0) return DIPPER_OK;
   int rc = dp_spark_listen(db, on_bus_event, &c, left_ms, &db->diags);
-  if (rc == DIPPER_INTERRUPTED) db->interrupted = 0;
+  if (rc == DIPPER_INTERRUPTED) (void)dp_api_honour_interrupt(db);
   if (rc != DIPPER_OK) dp_api_diags_finish(db);
   return rc;
 }

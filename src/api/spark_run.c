@@ -737,7 +737,7 @@ int dp_spark_query_await(dp_spark_query *sq, dp_progress_ring *ring, int64_t tim
   dp_sc_error_init(&err);
   bool done = false;
   while (!done) {
-    if (sq->db->interrupted) {
+    if (dp_api_interrupted(sq->db)) {
       dp_sc_error_free(&err);
       return dp_error(&sq->diags, DIPPER_INTERRUPTED, nowhere,
                       "waiting for query `%s` was interrupted (dipper_interrupt); it still runs "

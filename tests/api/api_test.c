@@ -3,8 +3,9 @@
 ** compile, diagnostics and their rendering, the catalog kept across calls,
 ** EXPLAIN of a program, version and result-code strings; query management
 ** on the embedded engine (status, await, stop, recent progress, the active
-** list, an interrupted await).
+** list, an await interrupted from the same thread and from another one).
 */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -713,6 +714,14 @@ static const char *const endless_run =
     "  INSERT INTO b SELECT v FROM g;\n"
     "END;\n";
 
+/* A second thread: interrupts the handle after 100 ms. */
+static void *interrupt_soon(void *db) {
+  struct timespec ts = {0, 100 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  dipper_interrupt(db);
+  return NULL;
+}
+
 TEST(await_times_out_and_stop_ends_an_endless_query) {
   dipper *db = open_embedded();
   dipper_program *prog = NULL;
@@ -761,6 +770,12 @@ TEST(await_times_out_and_stop_ends_an_endless_query) {
   CHECK_CONTAINS(dipper_errmsg(db), "interrupted");
   CHECK_EQ(dipper_query_await(qs[1], 50, &terminated), DIPPER_OK); /* the flag was honoured */
   CHECK_EQ(terminated, 0);
+  /* ... and from another thread, while this one waits with no limit */
+  pthread_t th;
+  CHECK_EQ(pthread_create(&th, NULL, interrupt_soon, db), 0);
+  CHECK_EQ(dipper_query_await(qs[1], -1, &terminated), DIPPER_INTERRUPTED);
+  CHECK_EQ(terminated, 0);
+  CHECK_EQ(pthread_join(th, NULL), 0);
   dipper_query_free_all(qs, n);
   dipper_program_free(prog);
   dipper_close(db);
