@@ -178,8 +178,25 @@ struct ArrowSchema; /* defined below (Arrow C Data Interface) */
 struct ArrowArray;
 struct ArrowArrayStream;
 
+/*
+** Structs that grow: dipper_progress, dipper_status and dipper_event begin
+** with `size`, and new fields only ever go at the end (as Windows' cbSize).
+**   - One the caller gives to be filled (dipper_query_progress,
+**     dipper_query_recent_progress, dipper_query_status): the caller sets
+**     size = sizeof first, e.g. `dipper_progress p = {sizeof p};`.  The library
+**     writes at most size bytes — the fields of a caller built against an
+**     older dipper.h, nothing past its struct — and sets size to the bytes it
+**     filled (smaller than the caller's when the library is the older one: the
+**     fields past it keep what the caller put there).  A size smaller than the
+**     size field itself (0: not set) is DIPPER_MISUSE.
+**   - One the library hands out (a dipper_progress_fn's report, a
+**     dipper_event and its progress): size is the library's sizeof; a field
+**     is there when offsetof(field) + sizeof field <= size.
+*/
+
 /* A snapshot of a query's progress (Spark's StreamingQueryProgress, in C). */
 typedef struct dipper_progress {
+  size_t size;               /* see "Structs that grow" above */
   const char *name;          /* the sink table, or "select#N"; borrowed until the query is freed */
   int64_t batch_id;          /* the last completed micro-batch, -1 before the first */
   int64_t input_rows;        /* rows read by the sources in the last batch */
@@ -268,6 +285,7 @@ DIPPER_API void dipper_interrupt(dipper *db);
 
 /* What a query is doing now (Spark's StreamingQueryStatus). */
 typedef struct dipper_status {
+  size_t size;         /* see "Structs that grow" above */
   int active;          /* 1 until the query has finished, been stopped, or failed */
   int data_available;  /* Spark: input is waiting for the next batch (0 embedded) */
   int trigger_active;  /* Spark: a micro-batch runs right now (0 embedded: a batch
@@ -292,8 +310,10 @@ DIPPER_API int dipper_query_stop(dipper_query *q);
 
 /* The most recent progress reports of q, oldest first: up to cap of the last
 ** DIPPER_RECENT_PROGRESS (one per micro-batch, as taken in by step, await,
-** stop or dipper_run) copied to out[0..*n).  Names are borrowed until the
-** query is freed. */
+** stop or dipper_run) copied to out[0..*n).  out[0].size is the size of
+** every element (`dipper_progress r[8] = {{sizeof r[0]}};`); each one filled
+** gets size set as dipper_query_progress sets it.  Names are borrowed until
+** the query is freed. */
 #define DIPPER_RECENT_PROGRESS 32
 DIPPER_API int dipper_query_recent_progress(const dipper_query *q, dipper_progress *out, int cap, int *n);
 
@@ -322,6 +342,7 @@ typedef enum dipper_event_kind {
 
 /* One event.  Everything it points to is borrowed for the callback only. */
 typedef struct dipper_event {
+  size_t size;               /* the library's sizeof (see "Structs that grow" above) */
   dipper_event_kind kind;
   dipper_query *query;       /* the handle's query it is about; NULL for a Spark query
                                 of the session that is no longer (or never was) one

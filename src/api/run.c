@@ -75,11 +75,28 @@ static const dp_diags *query_diags(const dipper_query *q) {
   return q->sq ? dp_spark_query_diags(q->sq) : dp_driver_diags(q->dr);
 }
 
+/* The whole report, as the library's callbacks and events hand it out. */
 static void query_progress(const dipper_query *q, dipper_progress *p) {
   if (q->sq)
     dp_spark_query_progress(q->sq, p);
   else
     dp_driver_progress(q->dr, p);
+  p->size = sizeof *p;
+}
+
+/* Copy the library's struct `full` (of `full_size` bytes, a size_t first)
+** into the caller's `dst`, whose own size_t says how large it is: at most
+** that many bytes are written, and dst's size becomes the number filled
+** ("Structs that grow" in dipper.h).  DIPPER_MISUSE when dst's size cannot
+** even hold the size field (0: the caller did not set it). */
+static int copy_sized(void *dst, const void *full, size_t full_size) {
+  size_t have;
+  memcpy(&have, dst, sizeof have);
+  if (have < sizeof have) return DIPPER_MISUSE;
+  size_t n = have < full_size ? have : full_size;
+  memcpy((char *)dst + sizeof have, (const char *)full + sizeof have, n - sizeof have);
+  memcpy(dst, &n, sizeof n);
+  return DIPPER_OK;
 }
 
 static bool spark_streaming(const dipper_query *q) {
@@ -225,8 +242,9 @@ int dipper_query_step(dipper_query *q, int *finished) {
 
 int dipper_query_progress(const dipper_query *q, dipper_progress *out) {
   if (!q || !out) return DIPPER_MISUSE;
-  query_progress(q, out);
-  return DIPPER_OK;
+  dipper_progress p;
+  query_progress(q, &p);
+  return copy_sized(out, &p, sizeof p);
 }
 
 /* dipper_interrupt runs in a signal handler while the flag is read by the
@@ -348,26 +366,39 @@ int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *user) {
 
 /* ---- managing queries ---- */
 
-int dipper_query_status(dipper_query *q, dipper_status *out) {
-  if (!q || !out) return DIPPER_MISUSE;
-  memset(out, 0, sizeof *out);
-  begin_call(q->db, q->prog);
+/* The whole status of q, into st (its size set). */
+static int query_status(dipper_query *q, dipper_status *st) {
+  memset(st, 0, sizeof *st);
+  st->size = sizeof *st;
   if (q->sq) {
-    int rc = dp_spark_query_status(q->sq, out);
+    int rc = dp_spark_query_status(q->sq, st);
+    st->size = sizeof *st;
     if (rc != DIPPER_OK) return report(q->db, q, rc);
-    if (q->stopped && !out->active) snprintf(out->message, sizeof out->message, "Stopped");
+    if (q->stopped && !st->active) snprintf(st->message, sizeof st->message, "Stopped");
     return DIPPER_OK;
   }
   dipper_progress p;
   query_progress(q, &p);
-  out->active = !q->over;
-  snprintf(out->message, sizeof out->message, "%s",
+  st->active = !q->over;
+  snprintf(st->message, sizeof st->message, "%s",
            q->failed    ? "Failed"
            : q->stopped ? "Stopped"
            : q->over    ? "Finished"
            : p.batch_id < 0 ? "Waiting for the first batch"
                             : "Waiting for the next trigger");
   return DIPPER_OK;
+}
+
+int dipper_query_status(dipper_query *q, dipper_status *out) {
+  if (!q || !out) return DIPPER_MISUSE;
+  size_t have;
+  memcpy(&have, out, sizeof have);
+  if (have < sizeof have) return DIPPER_MISUSE;
+  begin_call(q->db, q->prog);
+  dipper_status st;
+  int rc = query_status(q, &st);
+  if (rc != DIPPER_OK) return rc;
+  return copy_sized(out, &st, sizeof st);
 }
 
 int dipper_query_await(dipper_query *q, int64_t timeout_ms, int *terminated) {
@@ -430,8 +461,15 @@ int dipper_query_recent_progress(const dipper_query *q, dipper_progress *out, in
   int64_t have = q->recent.pushed < DIPPER_RECENT_PROGRESS ? q->recent.pushed
                                                             : DIPPER_RECENT_PROGRESS;
   if (have > cap) have = cap;
-  for (int64_t k = q->recent.pushed - have, i = 0; k < q->recent.pushed; k++, i++)
-    out[i] = q->recent.items[k % DIPPER_RECENT_PROGRESS];
+  size_t stride = sizeof *out;
+  if (cap > 0) memcpy(&stride, out, sizeof stride);
+  if (stride < sizeof out->size) return DIPPER_MISUSE;
+  /* The caller's elements are `stride` bytes each (its dipper_progress). */
+  char *at = (char *)out;
+  for (int64_t k = q->recent.pushed - have; k < q->recent.pushed; k++, at += stride) {
+    memcpy(at, &stride, sizeof stride);
+    (void)copy_sized(at, &q->recent.items[k % DIPPER_RECENT_PROGRESS], sizeof *out);
+  }
   *n = (int)have;
   return DIPPER_OK;
 }
@@ -497,7 +535,7 @@ typedef struct listen_ctx {
 /* Hand one event to the user's callback; false when it asked to stop. */
 static bool deliver(listen_ctx *c, dipper_event_kind kind, dipper_query *q,
                     const dipper_progress *p, const char *error, const char *json) {
-  dipper_event ev = {kind, q, NULL, NULL, NULL, p, error, json};
+  dipper_event ev = {sizeof ev, kind, q, NULL, NULL, NULL, p, error, json};
   if (q) {
     ev.name = dipper_query_name(q);
     ev.id = dipper_query_id(q);
@@ -556,7 +594,7 @@ static int on_bus_event(void *user, const dp_sq_event *e) {
                                                                : DIPPER_EVENT_IDLE;
   if (!q) {
     /* a query of the session this handle no longer holds: told as it is */
-    dipper_event ev = {kind, NULL, NULL, e->id, e->run_id, NULL,
+    dipper_event ev = {sizeof ev, kind, NULL, NULL, e->id, e->run_id, NULL,
                        kind == DIPPER_EVENT_TERMINATED ? e->exception : NULL, e->json};
     if (c->fn(c->user, &ev) == 0) return DIPPER_OK;
     c->user_stopped = true;
