@@ -383,6 +383,28 @@ DIPPER_API int dipper_listen(dipper *db, dipper_event_fn fn, void *user, int64_t
 ** their release callbacks.  Return 0 to go on, non-zero to fail the query. */
 typedef int (*dipper_batch_fn)(void *user, int64_t batch_id, struct ArrowSchema *schema,
                                struct ArrowArray *array);
+/* Frees the `user` of a registration (see dipper_register_callback2). */
+typedef void (*dipper_free_fn)(void *user);
+
+/* Register fn under name (case-insensitive) for the queries started from now
+** on; a query started before keeps the registration it found.  On
+** DIPPER_OK the handle owns user: free_user (NULL: nothing to free) is
+** called with it exactly once, when the registration has ended — replaced
+** by another under the same name (by either function), removed
+** (dipper_unregister_callback, or dipper_register_callback with fn NULL), or
+** the handle closed (dipper_close) — and no query started under it is left
+** (until dipper_query_free_all, a running query may still call fn with
+** user).  Registering the same user with the same free_user again only
+** changes fn: user is not freed then.  fn must not be NULL.  On failure
+** (DIPPER_MISUSE, DIPPER_NOMEM) nothing changed and the caller frees user. */
+DIPPER_API int dipper_register_callback2(dipper *db, const char *name, dipper_batch_fn fn,
+                                         void *user, dipper_free_fn free_user);
+/* End the registration under name; its free_user runs as above.
+** DIPPER_NAME when nothing is registered under name. */
+DIPPER_API int dipper_unregister_callback(dipper *db, const char *name);
+/* The first form: dipper_register_callback2 with no free_user (user stays
+** the caller's: it must outlive every query started under it); fn NULL
+** removes the registration under name (DIPPER_OK also when there is none). */
 DIPPER_API int dipper_register_callback(dipper *db, const char *name, dipper_batch_fn fn, void *user);
 
 /* The `memory` connector, for tests and embedding.  As a source, each push is

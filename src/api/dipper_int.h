@@ -19,8 +19,8 @@
 struct dipper {
   void *memory;            /* connectors/memory.c: named in-memory tables (pushed source
                               batches, rows written by sinks); freed by dp_memory_free */
-  void *callbacks;         /* connectors/callback.c: registered dipper_batch_fn by name;
-                              freed by dp_callbacks_free */
+  struct dp_callback_entry *callbacks; /* connectors/callback.c: registered dipper_batch_fn
+                              by name (private to it); freed by dp_callbacks_free */
   atomic_int interrupted;  /* set by dipper_interrupt, from a signal handler or another
                               thread: read and cleared only through atomic_load and
                               atomic_exchange (dp_api_interrupted, dp_api_honour_interrupt) */

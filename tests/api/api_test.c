@@ -640,6 +640,112 @@ TEST(execute_leaves_user_callbacks_alone) {
   dipper_close(db);
 }
 
+/* ---- callbacks that own their user (dipper_register_callback2) ---- */
+
+typedef struct owned_user {
+  int *freed; /* how many times free_owned ran on this user */
+  int calls;  /* non-empty micro-batches seen */
+} owned_user;
+
+static owned_user *new_owned(int *freed) {
+  owned_user *u = calloc(1, sizeof *u);
+  CHECK(u != NULL);
+  if (u) u->freed = freed;
+  return u;
+}
+
+static void free_owned(void *p) {
+  owned_user *u = p;
+  (*u->freed)++;
+  free(u);
+}
+
+static int owned_calls(void *user, int64_t batch_id, struct ArrowSchema *schema,
+                       struct ArrowArray *array) {
+  (void)batch_id;
+  owned_user *u = user;
+  if (array->length > 0) u->calls++;
+  array->release(array);
+  schema->release(schema);
+  return 0;
+}
+
+TEST(register_callback2_frees_user_once_replaced_unregistered_or_closed) {
+  dipper *db = open_embedded();
+  int freed[4] = {0, 0, 0, 0};
+  owned_user *a = new_owned(&freed[0]), *b = new_owned(&freed[1]);
+  /* replaced (the name is case-insensitive): the old user is freed, once */
+  CHECK_EQ(dipper_register_callback2(db, "cb", owned_calls, a, free_owned), DIPPER_OK);
+  CHECK_EQ(dipper_register_callback2(db, "CB", owned_calls, b, free_owned), DIPPER_OK);
+  CHECK_EQ(freed[0], 1);
+  CHECK_EQ(freed[1], 0);
+  /* the same user handed over again is owned once: not freed */
+  CHECK_EQ(dipper_register_callback2(db, "cb", owned_calls, b, free_owned), DIPPER_OK);
+  CHECK_EQ(freed[1], 0);
+  /* unregistered: freed once; a second unregister finds nothing */
+  CHECK_EQ(dipper_unregister_callback(db, "cb"), DIPPER_OK);
+  CHECK_EQ(freed[1], 1);
+  CHECK_EQ(dipper_unregister_callback(db, "cb"), DIPPER_NAME);
+  CHECK_CONTAINS(dipper_errmsg(db), "no callback is registered under 'cb'");
+  CHECK_EQ(freed[1], 1);
+  /* the first form's fn NULL is an unregister too */
+  owned_user *c = new_owned(&freed[2]);
+  CHECK_EQ(dipper_register_callback2(db, "old", owned_calls, c, free_owned), DIPPER_OK);
+  CHECK_EQ(dipper_register_callback(db, "old", NULL, NULL), DIPPER_OK);
+  CHECK_EQ(freed[2], 1);
+  /* refused: nothing registered, the caller keeps user */
+  owned_user *d = new_owned(&freed[3]);
+  CHECK_EQ(dipper_register_callback2(db, "", owned_calls, d, free_owned), DIPPER_MISUSE);
+  CHECK_EQ(dipper_register_callback2(db, "x", NULL, d, free_owned), DIPPER_MISUSE);
+  CHECK_CONTAINS(dipper_errmsg(db), "dipper_unregister_callback");
+  CHECK_EQ(dipper_register_callback2(NULL, "x", owned_calls, d, free_owned), DIPPER_MISUSE);
+  CHECK_EQ(dipper_unregister_callback(NULL, "x"), DIPPER_MISUSE);
+  CHECK_EQ(freed[3], 0);
+  /* the handle closed: freed once */
+  CHECK_EQ(dipper_register_callback2(db, "x", owned_calls, d, free_owned), DIPPER_OK);
+  int plain = 0; /* the first form's user stays the caller's */
+  CHECK_EQ(dipper_register_callback(db, "plain", count_calls, &plain), DIPPER_OK);
+  dipper_close(db);
+  CHECK_EQ(freed[3], 1);
+  CHECK_EQ(freed[0] + freed[1] + freed[2], 3);
+}
+
+TEST(register_callback2_user_outlives_the_queries_started_under_it) {
+  dipper *db = open_embedded();
+  int freed = 0, freed_next = 0;
+  owned_user *u = new_owned(&freed);
+  CHECK_EQ(dipper_register_callback2(db, "mine", owned_calls, u, free_owned), DIPPER_OK);
+  dipper_program *prog = NULL;
+  CHECK_EQ(compile(db,
+                   "SET 'execution.runtime-mode' = 'batch';\n"
+                   "CREATE TABLE cb (a INT) WITH ('connector' = 'callback', 'name' = 'mine');\n"
+                   "INSERT INTO cb SELECT a FROM (VALUES (1), (2)) AS t(a);\n",
+                   "owned.sql", &prog),
+           DIPPER_OK);
+  dipper_query **qs = NULL;
+  int n = 0;
+  CHECK_EQ(dipper_query_start(prog, &qs, &n), DIPPER_OK);
+  CHECK_EQ(n, 1);
+  if (n != 1) return;
+  /* replaced and then removed while the query runs: the query keeps its
+  ** registration, so u is not freed under it */
+  owned_user *next = new_owned(&freed_next);
+  CHECK_EQ(dipper_register_callback2(db, "mine", owned_calls, next, free_owned), DIPPER_OK);
+  CHECK_EQ(dipper_unregister_callback(db, "mine"), DIPPER_OK);
+  CHECK_EQ(freed_next, 1);
+  CHECK_EQ(freed, 0);
+  int terminated = 0;
+  CHECK_EQ(dipper_query_await(qs[0], -1, &terminated), DIPPER_OK);
+  CHECK_EQ(terminated, 1);
+  CHECK_EQ(u->calls, 1); /* the old registration's fn and user */
+  CHECK_EQ(freed, 0);
+  dipper_query_free_all(qs, n);
+  CHECK_EQ(freed, 1); /* the query was the last to hold it */
+  dipper_program_free(prog);
+  dipper_close(db);
+  CHECK_EQ(freed, 1);
+}
+
 /* ---- query management on the embedded engine ---- */
 
 static const char *const bounded_run =
