@@ -21,6 +21,18 @@
 extern "C" {
 #endif
 
+/* On every function of this header: the library is built with
+** -fvisibility=hidden, so these are the only symbols libdipper.so exports
+** (tests/install/exports_test.sh checks both ways).  Defined beforehand
+** (e.g. empty), it is left alone. */
+#ifndef DIPPER_API
+#if defined(__GNUC__) || defined(__clang__)
+#define DIPPER_API __attribute__((visibility("default")))
+#else
+#define DIPPER_API
+#endif
+#endif
+
 #define DIPPER_VERSION_MAJOR 0
 #define DIPPER_VERSION_MINOR 1
 #define DIPPER_VERSION_PATCH 0
@@ -30,7 +42,7 @@ extern "C" {
   ((DIPPER_VERSION_MAJOR << 16) | (DIPPER_VERSION_MINOR << 8) | DIPPER_VERSION_PATCH)
 
 /* The version of the library actually linked, e.g. "0.1.0". Static string. */
-const char *dipper_version(void);
+DIPPER_API const char *dipper_version(void);
 
 /*
 ** Result codes.  Generated once from this list (the strings live in
@@ -63,7 +75,7 @@ typedef enum dipper_code { DIPPER_CODES(DIPPER_CODE_ENUM_) DIPPER_CODE_END_ } di
 #undef DIPPER_CODE_ENUM_
 
 /* The English text of a code, e.g. "syntax error". Static string; never NULL. */
-const char *dipper_strerror(int code);
+DIPPER_API const char *dipper_strerror(int code);
 
 /* An opaque handle: a catalog of tables and views, session options, and the
 ** diagnostics of the last call that failed. One thread at a time. */
@@ -85,8 +97,8 @@ typedef struct dipper_program dipper_program;
 ** dipper_close; every later call on it fails with the same error.
 ** Only DIPPER_MISUSE (out is NULL) and DIPPER_NOMEM leave *out NULL.
 */
-int dipper_open(dipper **out, const char *engine);
-void dipper_close(dipper *db);
+DIPPER_API int dipper_open(dipper **out, const char *engine);
+DIPPER_API void dipper_close(dipper *db);
 
 /*
 ** Compile SQL text: parse, bind, analyse and validate every statement.
@@ -97,17 +109,17 @@ void dipper_close(dipper *db);
 ** On success *out is a program the caller frees with dipper_program_free.
 ** On failure *out is NULL and the diagnostics are read with dipper_diag_*.
 */
-int dipper_compile(dipper *db, const char *sql, size_t len, const char *filename,
-                   dipper_program **out);
-void dipper_program_free(dipper_program *prog);
+DIPPER_API int dipper_compile(dipper *db, const char *sql, size_t len, const char *filename,
+                              dipper_program **out);
+DIPPER_API void dipper_program_free(dipper_program *prog);
 
 /* How many statements the program holds. */
-int dipper_program_count(const dipper_program *prog);
+DIPPER_API int dipper_program_count(const dipper_program *prog);
 
 /* 1 when a query or INSERT of the program was compiled in streaming mode
 ** ('execution.runtime-mode' = 'streaming', the default): it runs by its
 ** trigger (dipper_query_start, dipper_run), not to an end; 0 otherwise. */
-int dipper_program_streaming(const dipper_program *prog);
+DIPPER_API int dipper_program_streaming(const dipper_program *prog);
 
 /* Flags for dipper_explain. */
 #define DIPPER_EXPLAIN_DEFAULT 0u
@@ -119,10 +131,10 @@ int dipper_program_streaming(const dipper_program *prog);
 ** effect of each DDL/SET statement) as an indented tree.  On success *out is a
 ** NUL-terminated string the caller frees with dipper_free.
 */
-int dipper_explain(const dipper_program *prog, unsigned flags, char **out);
+DIPPER_API int dipper_explain(const dipper_program *prog, unsigned flags, char **out);
 
 /* Free memory that dipper handed to the caller. NULL is fine. */
-void dipper_free(void *p);
+DIPPER_API void dipper_free(void *p);
 
 /*
 ** Diagnostics of the last failing call on `db`.  A call that succeeds clears
@@ -137,12 +149,12 @@ typedef struct dipper_diag {
   int length;          /* bytes underlined by the caret, >= 1 when line > 0 */
 } dipper_diag;
 
-int dipper_diag_count(const dipper *db);
+DIPPER_API int dipper_diag_count(const dipper *db);
 /* Borrowed until the next call on db. NULL when i is out of range. */
-const dipper_diag *dipper_diag_get(const dipper *db, int i);
+DIPPER_API const dipper_diag *dipper_diag_get(const dipper *db, int i);
 /* The first diagnostic's message, or "" when the last call succeeded.
 ** Borrowed until the next call on db. */
-const char *dipper_errmsg(const dipper *db);
+DIPPER_API const char *dipper_errmsg(const dipper *db);
 /*
 ** Render diagnostic i the way a compiler does:
 **   file.sql:3:10: error: message
@@ -150,7 +162,7 @@ const char *dipper_errmsg(const dipper *db);
 **        |                 ^~~~~~~~~~
 ** The caller frees the result with dipper_free; NULL on bad i or no memory.
 */
-char *dipper_diag_render(const dipper *db, int i);
+DIPPER_API char *dipper_diag_render(const dipper *db, int i);
 
 
 /* ---- running programs (the embedded engine, or Spark) ----
@@ -166,8 +178,25 @@ struct ArrowSchema; /* defined below (Arrow C Data Interface) */
 struct ArrowArray;
 struct ArrowArrayStream;
 
+/*
+** Structs that grow: dipper_progress, dipper_status and dipper_event begin
+** with `size`, and new fields only ever go at the end (as Windows' cbSize).
+**   - One the caller gives to be filled (dipper_query_progress,
+**     dipper_query_recent_progress, dipper_query_status): the caller sets
+**     size = sizeof first, e.g. `dipper_progress p = {sizeof p};`.  The library
+**     writes at most size bytes — the fields of a caller built against an
+**     older dipper.h, nothing past its struct — and sets size to the bytes it
+**     filled (smaller than the caller's when the library is the older one: the
+**     fields past it keep what the caller put there).  A size smaller than the
+**     size field itself (0: not set) is DIPPER_MISUSE.
+**   - One the library hands out (a dipper_progress_fn's report, a
+**     dipper_event and its progress): size is the library's sizeof; a field
+**     is there when offsetof(field) + sizeof field <= size.
+*/
+
 /* A snapshot of a query's progress (Spark's StreamingQueryProgress, in C). */
 typedef struct dipper_progress {
+  size_t size;               /* see "Structs that grow" above */
   const char *name;          /* the sink table, or "select#N"; borrowed until the query is freed */
   int64_t batch_id;          /* the last completed micro-batch, -1 before the first */
   int64_t input_rows;        /* rows read by the sources in the last batch */
@@ -187,16 +216,16 @@ typedef struct dipper_progress {
 /* Start one query per INSERT / SELECT of the program, in order.  *out is an
 ** array of *n queries the caller frees with dipper_query_free_all (which stops
 ** them).  The program must outlive the queries. */
-int dipper_query_start(dipper_program *prog, dipper_query ***out, int *n);
+DIPPER_API int dipper_query_start(dipper_program *prog, dipper_query ***out, int *n);
 /* Run one micro-batch of q now, whatever its trigger says. *finished is set
 ** when the query has ended (bounded sources exhausted and emitted).  As in
 ** Spark, a batch runs only when it has something to do: new input rows, a
 ** watermark that moved under a stateful operator (a no-data batch), or the
 ** last batch of a bounded run; otherwise the call does nothing, and
 ** dipper_query_progress's batch_id shows that no batch ran. */
-int dipper_query_step(dipper_query *q, int *finished);
-int dipper_query_progress(const dipper_query *q, dipper_progress *out);
-void dipper_query_free_all(dipper_query **qs, int n);
+DIPPER_API int dipper_query_step(dipper_query *q, int *finished);
+DIPPER_API int dipper_query_progress(const dipper_query *q, dipper_progress *out);
+DIPPER_API void dipper_query_free_all(dipper_query **qs, int n);
 
 /* Called after every micro-batch of every query, from the thread that runs it. */
 typedef void (*dipper_progress_fn)(void *user, const dipper_progress *p);
@@ -204,7 +233,7 @@ typedef void (*dipper_progress_fn)(void *user, const dipper_progress *p);
 /* Run the whole program: start its queries and drive them by their triggers
 ** until all have finished or dipper_interrupt is called; a final progress
 ** report is made for each query.  `fn` may be NULL. */
-int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *user);
+DIPPER_API int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *user);
 
 /*
 ** Run statement `stmt` (0-based, < dipper_program_count) of the program to
@@ -227,14 +256,15 @@ int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *user);
 ** handle.  On failure out->release is NULL and dipper_errmsg says why (a
 ** Spark error reads "Spark: [ERROR_CLASS] message").
 */
-int dipper_execute(dipper_program *prog, int stmt, struct ArrowArrayStream *out);
+DIPPER_API int dipper_execute(dipper_program *prog, int stmt, struct ArrowArrayStream *out);
 
 /* Ask a running dipper_run to stop at the end of the current micro-batch
 ** (on Spark: to stop every query it started, StreamingQuery.stop), and a
 ** waiting dipper_query_await to return DIPPER_INTERRUPTED.  The flag is
-** cleared by the call that honours it.  Async-signal-safe: call it from a
-** SIGINT/SIGTERM handler. */
-void dipper_interrupt(dipper *db);
+** cleared by the call that honours it.  Async-signal-safe and thread-safe
+** (the flag is a lock-free C11 atomic): call it from a SIGINT/SIGTERM
+** handler or from another thread than the one running the handle. */
+DIPPER_API void dipper_interrupt(dipper *db);
 
 /* ---- managing running queries (both engines) ----
 **
@@ -255,6 +285,7 @@ void dipper_interrupt(dipper *db);
 
 /* What a query is doing now (Spark's StreamingQueryStatus). */
 typedef struct dipper_status {
+  size_t size;         /* see "Structs that grow" above */
   int active;          /* 1 until the query has finished, been stopped, or failed */
   int data_available;  /* Spark: input is waiting for the next batch (0 embedded) */
   int trigger_active;  /* Spark: a micro-batch runs right now (0 embedded: a batch
@@ -262,7 +293,7 @@ typedef struct dipper_status {
   char message[128];   /* "Waiting for data to arrive", "Stopped", "Finished", ... */
 } dipper_status;
 
-int dipper_query_status(dipper_query *q, dipper_status *out);
+DIPPER_API int dipper_query_status(dipper_query *q, dipper_status *out);
 
 /* Wait until q has ended, at most timeout_ms (< 0: no limit).  *terminated
 ** tells whether it has (finished, stopped or failed).  Embedded: runs q by
@@ -270,34 +301,36 @@ int dipper_query_status(dipper_query *q, dipper_status *out);
 ** on the server.  DIPPER_OK when q ended well or is still running at the
 ** timeout; the query's error when it failed; DIPPER_INTERRUPTED (q still
 ** running) after dipper_interrupt. */
-int dipper_query_await(dipper_query *q, int64_t timeout_ms, int *terminated);
+DIPPER_API int dipper_query_await(dipper_query *q, int64_t timeout_ms, int *terminated);
 
 /* Stop q: Spark stops the query (its checkpoint keeps what was committed, so
 ** a later run resumes there); embedded, no further batch runs.  The last
 ** progress is taken in first.  Stopping a query that has ended is DIPPER_OK. */
-int dipper_query_stop(dipper_query *q);
+DIPPER_API int dipper_query_stop(dipper_query *q);
 
 /* The most recent progress reports of q, oldest first: up to cap of the last
 ** DIPPER_RECENT_PROGRESS (one per micro-batch, as taken in by step, await,
-** stop or dipper_run) copied to out[0..*n).  Names are borrowed until the
-** query is freed. */
+** stop or dipper_run) copied to out[0..*n).  out[0].size is the size of
+** every element (`dipper_progress r[8] = {{sizeof r[0]}};`); each one filled
+** gets size set as dipper_query_progress sets it.  Names are borrowed until
+** the query is freed. */
 #define DIPPER_RECENT_PROGRESS 32
-int dipper_query_recent_progress(const dipper_query *q, dipper_progress *out, int cap, int *n);
+DIPPER_API int dipper_query_recent_progress(const dipper_query *q, dipper_progress *out, int cap, int *n);
 
 /* The sink table's name ("select#N" for a bare SELECT).  Borrowed until the
 ** query is freed. */
-const char *dipper_query_name(const dipper_query *q);
+DIPPER_API const char *dipper_query_name(const dipper_query *q);
 /* Spark: the query's id (a UUID, the same after a restart from its
 ** checkpoint) and this run's id.  NULL on the embedded engine, in batch mode,
 ** and before the query started.  Borrowed until the query is freed. */
-const char *dipper_query_id(const dipper_query *q);
-const char *dipper_query_run_id(const dipper_query *q);
+DIPPER_API const char *dipper_query_id(const dipper_query *q);
+DIPPER_API const char *dipper_query_run_id(const dipper_query *q);
 
 /* The handle's queries that are active now (started by dipper_query_start
 ** and not yet freed, on Spark as the server's active list says): up to cap
 ** of them in out (borrowed until freed by dipper_query_free_all), and their
 ** number in *n (which may exceed cap). */
-int dipper_active_queries(dipper *db, dipper_query **out, int cap, int *n);
+DIPPER_API int dipper_active_queries(dipper *db, dipper_query **out, int cap, int *n);
 
 /* ---- the listener bus (Spark's StreamingQueryListener, in C) ---- */
 
@@ -309,6 +342,7 @@ typedef enum dipper_event_kind {
 
 /* One event.  Everything it points to is borrowed for the callback only. */
 typedef struct dipper_event {
+  size_t size;               /* the library's sizeof (see "Structs that grow" above) */
   dipper_event_kind kind;
   dipper_query *query;       /* the handle's query it is about; NULL for a Spark query
                                 of the session that is no longer (or never was) one
@@ -341,7 +375,7 @@ typedef int (*dipper_event_fn)(void *user, const dipper_event *ev);
 ** A query that fails is an event, not this call's error: DIPPER_OK in all
 ** the cases above but DIPPER_INTERRUPTED (after dipper_interrupt, which it
 ** clears); an error when listening itself fails (the server went away). */
-int dipper_listen(dipper *db, dipper_event_fn fn, void *user, int64_t timeout_ms);
+DIPPER_API int dipper_listen(dipper *db, dipper_event_fn fn, void *user, int64_t timeout_ms);
 
 /* The embedded foreachBatch: a sink declared WITH ('connector' = 'callback',
 ** 'name' = NAME) calls fn with each micro-batch as an Arrow C Data struct array
@@ -349,15 +383,37 @@ int dipper_listen(dipper *db, dipper_event_fn fn, void *user, int64_t timeout_ms
 ** their release callbacks.  Return 0 to go on, non-zero to fail the query. */
 typedef int (*dipper_batch_fn)(void *user, int64_t batch_id, struct ArrowSchema *schema,
                                struct ArrowArray *array);
-int dipper_register_callback(dipper *db, const char *name, dipper_batch_fn fn, void *user);
+/* Frees the `user` of a registration (see dipper_register_callback2). */
+typedef void (*dipper_free_fn)(void *user);
+
+/* Register fn under name (case-insensitive) for the queries started from now
+** on; a query started before keeps the registration it found.  On
+** DIPPER_OK the handle owns user: free_user (NULL: nothing to free) is
+** called with it exactly once, when the registration has ended — replaced
+** by another under the same name (by either function), removed
+** (dipper_unregister_callback, or dipper_register_callback with fn NULL), or
+** the handle closed (dipper_close) — and no query started under it is left
+** (until dipper_query_free_all, a running query may still call fn with
+** user).  Registering the same user with the same free_user again only
+** changes fn: user is not freed then.  fn must not be NULL.  On failure
+** (DIPPER_MISUSE, DIPPER_NOMEM) nothing changed and the caller frees user. */
+DIPPER_API int dipper_register_callback2(dipper *db, const char *name, dipper_batch_fn fn,
+                                         void *user, dipper_free_fn free_user);
+/* End the registration under name; its free_user runs as above.
+** DIPPER_NAME when nothing is registered under name. */
+DIPPER_API int dipper_unregister_callback(dipper *db, const char *name);
+/* The first form: dipper_register_callback2 with no free_user (user stays
+** the caller's: it must outlive every query started under it); fn NULL
+** removes the registration under name (DIPPER_OK also when there is none). */
+DIPPER_API int dipper_register_callback(dipper *db, const char *name, dipper_batch_fn fn, void *user);
 
 /* The `memory` connector, for tests and embedding.  As a source, each push is
 ** one micro-batch of rows given as JSON lines (one object per row, keys =
 ** column names); as a sink, fetch returns every row written so far as a struct
 ** array the caller releases. */
-int dipper_memory_push_json(dipper *db, const char *table, const char *jsonl, size_t len);
-int dipper_memory_fetch(dipper *db, const char *table, struct ArrowSchema *schema,
-                        struct ArrowArray *array);
+DIPPER_API int dipper_memory_push_json(dipper *db, const char *table, const char *jsonl, size_t len);
+DIPPER_API int dipper_memory_fetch(dipper *db, const char *table, struct ArrowSchema *schema,
+                                   struct ArrowArray *array);
 
 /* ---- Arrow C Data Interface (https://arrow.apache.org/docs/format/CDataInterface.html).
 ** Columnar results cross the API in this form.  The definitions are the

@@ -7,6 +7,8 @@
 #ifndef DP_DIPPER_INT_H
 #define DP_DIPPER_INT_H
 
+#include <stdatomic.h>
+
 #include "core/arena.h"
 #include "core/diag.h"
 #include "dipper.h"
@@ -17,9 +19,11 @@
 struct dipper {
   void *memory;            /* connectors/memory.c: named in-memory tables (pushed source
                               batches, rows written by sinks); freed by dp_memory_free */
-  void *callbacks;         /* connectors/callback.c: registered dipper_batch_fn by name;
-                              freed by dp_callbacks_free */
-  volatile int interrupted;/* set by dipper_interrupt (a signal handler) */
+  struct dp_callback_entry *callbacks; /* connectors/callback.c: registered dipper_batch_fn
+                              by name (private to it); freed by dp_callbacks_free */
+  atomic_int interrupted;  /* set by dipper_interrupt, from a signal handler or another
+                              thread: read and cleared only through atomic_load and
+                              atomic_exchange (dp_api_interrupted, dp_api_honour_interrupt) */
   char *engine;            /* the Spark Connect address given to dipper_open, or NULL */
   bool engine_explicit;    /* dipper_open named an engine ("embedded" too): it overrides
                               SET 'dipper.engine' */
@@ -38,6 +42,12 @@ struct dipper {
   char *text;              /* copy of the failed text in diag_arena, for rendering */
   char *file;              /* the filename of the last call, in diag_arena */
 };
+
+/* run.c: whether dipper_interrupt was called (the flag stays set), and the
+** same for the call that honours it (the flag is cleared: true once per
+** dipper_interrupt). */
+bool dp_api_interrupted(dipper *db);
+bool dp_api_honour_interrupt(dipper *db);
 
 /* connectors/memory.c, connectors/callback.c: free the handle's memory tables
 ** and registered callbacks (dipper_close). */

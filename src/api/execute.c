@@ -254,8 +254,7 @@ static int run_root(dipper *db, const dp_query_plan *q, const dp_plan *root, con
   int rc = dp_driver_new(db, q, root, name, &dr);
   bool ran = false, finished = false;
   while (rc == DIPPER_OK && !finished) {
-    if (db->interrupted) {
-      db->interrupted = 0;
+    if (dp_api_honour_interrupt(db)) {
       dp_driver_free(dr);
       return dp_error(&db->diags, DIPPER_INTERRUPTED, nowhere,
                       "dipper_execute was interrupted (dipper_interrupt)");

@@ -75,11 +75,28 @@ static const dp_diags *query_diags(const dipper_query *q) {
   return q->sq ? dp_spark_query_diags(q->sq) : dp_driver_diags(q->dr);
 }
 
+/* The whole report, as the library's callbacks and events hand it out. */
 static void query_progress(const dipper_query *q, dipper_progress *p) {
   if (q->sq)
     dp_spark_query_progress(q->sq, p);
   else
     dp_driver_progress(q->dr, p);
+  p->size = sizeof *p;
+}
+
+/* Copy the library's struct `full` (of `full_size` bytes, a size_t first)
+** into the caller's `dst`, whose own size_t says how large it is: at most
+** that many bytes are written, and dst's size becomes the number filled
+** ("Structs that grow" in dipper.h).  DIPPER_MISUSE when dst's size cannot
+** even hold the size field (0: the caller did not set it). */
+static int copy_sized(void *dst, const void *full, size_t full_size) {
+  size_t have;
+  memcpy(&have, dst, sizeof have);
+  if (have < sizeof have) return DIPPER_MISUSE;
+  size_t n = have < full_size ? have : full_size;
+  memcpy((char *)dst + sizeof have, (const char *)full + sizeof have, n - sizeof have);
+  memcpy(dst, &n, sizeof n);
+  return DIPPER_OK;
 }
 
 static bool spark_streaming(const dipper_query *q) {
@@ -225,12 +242,25 @@ int dipper_query_step(dipper_query *q, int *finished) {
 
 int dipper_query_progress(const dipper_query *q, dipper_progress *out) {
   if (!q || !out) return DIPPER_MISUSE;
-  query_progress(q, out);
-  return DIPPER_OK;
+  dipper_progress p;
+  query_progress(q, &p);
+  return copy_sized(out, &p, sizeof p);
 }
 
+/* dipper_interrupt runs in a signal handler while the flag is read by the
+** thread that runs the queries (and by librdkafka's callbacks on its own
+** threads): a C11 atomic, and one that is lock-free, since only a lock-free
+** atomic may be touched from a signal handler (C11 7.14.1.1). */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "dipper_interrupt needs a lock-free atomic_int");
+
 void dipper_interrupt(dipper *db) {
-  if (db) db->interrupted = 1;
+  if (db) atomic_store(&db->interrupted, 1);
+}
+
+bool dp_api_interrupted(dipper *db) { return db && atomic_load(&db->interrupted) != 0; }
+
+bool dp_api_honour_interrupt(dipper *db) {
+  return db && atomic_exchange(&db->interrupted, 0) != 0;
 }
 
 static void sleep_micros(int64_t us) {
@@ -280,7 +310,7 @@ int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *user) {
   if (rc != DIPPER_OK) return rc;
   dipper *db = prog->db;
   for (;;) {
-    if (db->interrupted) {
+    if (dp_api_interrupted(db)) {
       rc = DIPPER_INTERRUPTED;
       break;
     }
@@ -304,12 +334,12 @@ int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *user) {
         report_since(q, since, fn, user);
         q->next_due = next_due(q, ran, before, after);
         now = after;
-        if (db->interrupted) break;
+        if (dp_api_interrupted(db)) break;
       }
       if (q->next_due < soonest) soonest = q->next_due;
     }
     if (rc != DIPPER_OK || !running) break;
-    if (db->interrupted) continue;
+    if (dp_api_interrupted(db)) continue;
     now = dp_mono_micros();
     if (soonest > now) sleep_micros(soonest - now < SLICE_US ? soonest - now : SLICE_US);
   }
@@ -326,36 +356,49 @@ int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *user) {
     }
   dipper_query_free_all(qs, n);
   if (rc == DIPPER_INTERRUPTED) {
-    db->interrupted = 0; /* honoured: the handle may run again */
+    (void)dp_api_honour_interrupt(db); /* the handle may run again */
     fail_unplaced(db, DIPPER_INTERRUPTED, "the run was interrupted (dipper_interrupt)");
-  } else if (db->interrupted && rc != DIPPER_OK) {
-    db->interrupted = 0;
+  } else if (rc != DIPPER_OK) {
+    (void)dp_api_honour_interrupt(db);
   }
   return rc;
 }
 
 /* ---- managing queries ---- */
 
-int dipper_query_status(dipper_query *q, dipper_status *out) {
-  if (!q || !out) return DIPPER_MISUSE;
-  memset(out, 0, sizeof *out);
-  begin_call(q->db, q->prog);
+/* The whole status of q, into st (its size set). */
+static int query_status(dipper_query *q, dipper_status *st) {
+  memset(st, 0, sizeof *st);
+  st->size = sizeof *st;
   if (q->sq) {
-    int rc = dp_spark_query_status(q->sq, out);
+    int rc = dp_spark_query_status(q->sq, st);
+    st->size = sizeof *st;
     if (rc != DIPPER_OK) return report(q->db, q, rc);
-    if (q->stopped && !out->active) snprintf(out->message, sizeof out->message, "Stopped");
+    if (q->stopped && !st->active) snprintf(st->message, sizeof st->message, "Stopped");
     return DIPPER_OK;
   }
   dipper_progress p;
   query_progress(q, &p);
-  out->active = !q->over;
-  snprintf(out->message, sizeof out->message, "%s",
+  st->active = !q->over;
+  snprintf(st->message, sizeof st->message, "%s",
            q->failed    ? "Failed"
            : q->stopped ? "Stopped"
            : q->over    ? "Finished"
            : p.batch_id < 0 ? "Waiting for the first batch"
                             : "Waiting for the next trigger");
   return DIPPER_OK;
+}
+
+int dipper_query_status(dipper_query *q, dipper_status *out) {
+  if (!q || !out) return DIPPER_MISUSE;
+  size_t have;
+  memcpy(&have, out, sizeof have);
+  if (have < sizeof have) return DIPPER_MISUSE;
+  begin_call(q->db, q->prog);
+  dipper_status st;
+  int rc = query_status(q, &st);
+  if (rc != DIPPER_OK) return rc;
+  return copy_sized(out, &st, sizeof st);
 }
 
 int dipper_query_await(dipper_query *q, int64_t timeout_ms, int *terminated) {
@@ -368,7 +411,7 @@ int dipper_query_await(dipper_query *q, int64_t timeout_ms, int *terminated) {
     int rc = dp_spark_query_await(q->sq, &q->recent, timeout_ms, &t);
     *terminated = t ? 1 : 0;
     if (t) q->over = true;
-    if (rc == DIPPER_INTERRUPTED) db->interrupted = 0;
+    if (rc == DIPPER_INTERRUPTED) (void)dp_api_honour_interrupt(db);
     if (rc != DIPPER_OK && rc != DIPPER_INTERRUPTED) q->failed = rc;
     return rc == DIPPER_OK ? DIPPER_OK : report(db, q, rc);
   }
@@ -378,11 +421,9 @@ int dipper_query_await(dipper_query *q, int64_t timeout_ms, int *terminated) {
   int64_t deadline = timeout_ms < 0 ? INT64_MAX : dp_mono_micros() + timeout_ms * 1000;
   for (;;) {
     if (q->over) break;
-    if (db->interrupted) {
-      db->interrupted = 0;
+    if (dp_api_honour_interrupt(db))
       return fail_unplaced(db, DIPPER_INTERRUPTED,
                            "waiting for the query was interrupted (dipper_interrupt)");
-    }
     int64_t now = dp_mono_micros();
     if (now >= deadline) break;
     if (now >= q->next_due) {
@@ -420,8 +461,15 @@ int dipper_query_recent_progress(const dipper_query *q, dipper_progress *out, in
   int64_t have = q->recent.pushed < DIPPER_RECENT_PROGRESS ? q->recent.pushed
                                                             : DIPPER_RECENT_PROGRESS;
   if (have > cap) have = cap;
-  for (int64_t k = q->recent.pushed - have, i = 0; k < q->recent.pushed; k++, i++)
-    out[i] = q->recent.items[k % DIPPER_RECENT_PROGRESS];
+  size_t stride = sizeof *out;
+  if (cap > 0) memcpy(&stride, out, sizeof stride);
+  if (stride < sizeof out->size) return DIPPER_MISUSE;
+  /* The caller's elements are `stride` bytes each (its dipper_progress). */
+  char *at = (char *)out;
+  for (int64_t k = q->recent.pushed - have; k < q->recent.pushed; k++, at += stride) {
+    memcpy(at, &stride, sizeof stride);
+    (void)copy_sized(at, &q->recent.items[k % DIPPER_RECENT_PROGRESS], sizeof *out);
+  }
   *n = (int)have;
   return DIPPER_OK;
 }
@@ -487,7 +535,7 @@ typedef struct listen_ctx {
 /* Hand one event to the user's callback; false when it asked to stop. */
 static bool deliver(listen_ctx *c, dipper_event_kind kind, dipper_query *q,
                     const dipper_progress *p, const char *error, const char *json) {
-  dipper_event ev = {kind, q, NULL, NULL, NULL, p, error, json};
+  dipper_event ev = {sizeof ev, kind, q, NULL, NULL, NULL, p, error, json};
   if (q) {
     ev.name = dipper_query_name(q);
     ev.id = dipper_query_id(q);
@@ -546,7 +594,7 @@ static int on_bus_event(void *user, const dp_sq_event *e) {
                                                                : DIPPER_EVENT_IDLE;
   if (!q) {
     /* a query of the session this handle no longer holds: told as it is */
-    dipper_event ev = {kind, NULL, NULL, e->id, e->run_id, NULL,
+    dipper_event ev = {sizeof ev, kind, NULL, NULL, e->id, e->run_id, NULL,
                        kind == DIPPER_EVENT_TERMINATED ? e->exception : NULL, e->json};
     if (c->fn(c->user, &ev) == 0) return DIPPER_OK;
     c->user_stopped = true;
@@ -574,11 +622,9 @@ static int on_bus_event(void *user, const dp_sq_event *e) {
 static int listen_in_process(listen_ctx *c, int64_t deadline) {
   dipper *db = c->db;
   while (c->left > 0) {
-    if (db->interrupted) {
-      db->interrupted = 0;
+    if (dp_api_honour_interrupt(db))
       return fail_unplaced(db, DIPPER_INTERRUPTED,
                            "listening to the queries was interrupted (dipper_interrupt)");
-    }
     int64_t now = dp_mono_micros();
     if (now >= deadline) break;
     int64_t soonest = deadline;
@@ -632,7 +678,7 @@ int dipper_listen(dipper *db, dipper_event_fn fn, void *user, int64_t timeout_ms
   int64_t left_ms = timeout_ms < 0 ? -1 : (deadline - dp_mono_micros()) / 1000;
   if (timeout_ms >= 0 && left_ms <= 0) return DIPPER_OK;
   int rc = dp_spark_listen(db, on_bus_event, &c, left_ms, &db->diags);
-  if (rc == DIPPER_INTERRUPTED) db->interrupted = 0;
+  if (rc == DIPPER_INTERRUPTED) (void)dp_api_honour_interrupt(db);
   if (rc != DIPPER_OK) dp_api_diags_finish(db);
   return rc;
 }

@@ -652,7 +652,9 @@ int dp_spark_query_new(dipper *db, const dp_query_plan *q, const dp_plan *root, 
 }
 
 void dp_progress_ring_push(dp_progress_ring *r, const dipper_progress *p) {
-  r->items[r->pushed % DIPPER_RECENT_PROGRESS] = *p;
+  dipper_progress *to = &r->items[r->pushed % DIPPER_RECENT_PROGRESS];
+  *to = *p;
+  to->size = sizeof *to; /* handed out whole, to callbacks and events */
   r->pushed++;
 }
 
@@ -675,6 +677,7 @@ const dp_diags *dp_spark_query_diags(const dp_spark_query *sq) { return &sq->dia
 
 void dp_spark_query_progress(const dp_spark_query *sq, dipper_progress *out) {
   *out = sq->progress;
+  out->size = sizeof *out;
 }
 
 bool dp_spark_query_streaming(const dp_spark_query *sq) { return sq->streaming; }
@@ -737,7 +740,7 @@ int dp_spark_query_await(dp_spark_query *sq, dp_progress_ring *ring, int64_t tim
   dp_sc_error_init(&err);
   bool done = false;
   while (!done) {
-    if (sq->db->interrupted) {
+    if (dp_api_interrupted(sq->db)) {
       dp_sc_error_free(&err);
       return dp_error(&sq->diags, DIPPER_INTERRUPTED, nowhere,
                       "waiting for query `%s` was interrupted (dipper_interrupt); it still runs "

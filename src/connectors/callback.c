@@ -11,8 +11,10 @@
 ** query with DIPPER_DATA naming the callback.
 **
 ** The registration is looked up when the query starts: registering again
-** under the same name replaces it for queries started later; registering
-** NULL removes it.
+** under the same name replaces it for queries started later; unregistering
+** (or registering NULL) removes it.  A registration may own its `user`
+** (dipper_register_callback2's free_user): it is freed once neither the
+** handle's list nor a running query's sink holds the registration.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -21,59 +23,109 @@
 #include "api/dipper_int.h"
 #include "connectors/records.h"
 
-typedef struct cb_entry {
+/* One registration.  It is referenced by the handle's list while it is
+** registered and by every open sink that found it there (cb_open), and it
+** ends — free_user runs — when the last of them lets go: a query keeps
+** calling fn with user after the name was registered again or removed. */
+typedef struct dp_callback_entry {
   char *name;
   dipper_batch_fn fn;
   void *user;
-  struct cb_entry *next;
+  dipper_free_fn free_user; /* NULL: the caller keeps user */
+  int refs;                 /* the list's (while listed) + one per open sink */
+  struct dp_callback_entry *next; /* the handle's list (db->callbacks) */
 } cb_entry;
 
-int dipper_register_callback(dipper *db, const char *name, dipper_batch_fn fn, void *user) {
+static void entry_release(cb_entry *e) {
+  if (--e->refs > 0) return;
+  if (e->free_user) e->free_user(e->user);
+  free(e->name);
+  free(e);
+}
+
+/* The link that points at the registration under name, or at the list's
+** NULL end when there is none. */
+static cb_entry **find_link(dipper *db, const char *name) {
+  cb_entry **at = &db->callbacks;
+  while (*at && strcasecmp((*at)->name, name) != 0) at = &(*at)->next;
+  return at;
+}
+
+/* Take the registration at *at off the list: the list's reference goes. */
+static void unlist(cb_entry **at) {
+  cb_entry *e = *at;
+  *at = e->next;
+  e->next = NULL;
+  entry_release(e);
+}
+
+static int check_name(dipper *db, const char *name, const char *fn_name) {
+  if (name && name[0]) return DIPPER_OK;
+  return dp_handle_fail(db, DIPPER_MISUSE,
+                        "%s needs the name that the sink's 'name' option gives", fn_name);
+}
+
+int dipper_register_callback2(dipper *db, const char *name, dipper_batch_fn fn, void *user,
+                              dipper_free_fn free_user) {
   if (!db) return DIPPER_MISUSE;
-  if (!name || !name[0])
+  int rc = check_name(db, name, "dipper_register_callback2");
+  if (rc != DIPPER_OK) return rc;
+  if (!fn)
     return dp_handle_fail(db, DIPPER_MISUSE,
-                          "dipper_register_callback needs the name that the sink's 'name' option "
-                          "gives");
-  cb_entry *head = db->callbacks, *prev = NULL, *e = head;
-  while (e && strcasecmp(e->name, name) != 0) {
-    prev = e;
-    e = e->next;
-  }
-  if (!fn) {
-    if (e) {
-      if (prev)
-        prev->next = e->next;
-      else
-        db->callbacks = e->next;
-      free(e->name);
-      free(e);
-    }
-    dp_handle_ok(db);
-    return DIPPER_OK;
-  }
-  if (!e) {
-    e = calloc(1, sizeof *e);
-    if (!e || !(e->name = strdup(name))) {
-      free(e);
-      return dp_handle_fail(db, DIPPER_NOMEM, "out of memory registering callback '%s'", name);
-    }
-    e->next = head;
-    db->callbacks = e;
+                          "dipper_register_callback2 needs a function for '%s'; to remove the "
+                          "registration call dipper_unregister_callback",
+                          name);
+  cb_entry *e = calloc(1, sizeof *e);
+  if (!e || !(e->name = strdup(name))) {
+    free(e);
+    return dp_handle_fail(db, DIPPER_NOMEM, "out of memory registering callback '%s'", name);
   }
   e->fn = fn;
   e->user = user;
+  e->free_user = free_user;
+  e->refs = 1;
+  cb_entry **at = find_link(db, name);
+  if (*at) {
+    cb_entry *old = *at;
+    /* The same user handed over again is still owned once: by the new one. */
+    if (old->user == user && old->free_user == free_user) old->free_user = NULL;
+    e->next = old->next;
+    old->next = NULL;
+    *at = e;
+    entry_release(old);
+  } else {
+    *at = e;
+  }
+  dp_handle_ok(db);
+  return DIPPER_OK;
+}
+
+int dipper_unregister_callback(dipper *db, const char *name) {
+  if (!db) return DIPPER_MISUSE;
+  int rc = check_name(db, name, "dipper_unregister_callback");
+  if (rc != DIPPER_OK) return rc;
+  cb_entry **at = find_link(db, name);
+  if (!*at)
+    return dp_handle_fail(db, DIPPER_NAME, "no callback is registered under '%s'", name);
+  unlist(at);
+  dp_handle_ok(db);
+  return DIPPER_OK;
+}
+
+int dipper_register_callback(dipper *db, const char *name, dipper_batch_fn fn, void *user) {
+  if (!db) return DIPPER_MISUSE;
+  int rc = check_name(db, name, "dipper_register_callback");
+  if (rc != DIPPER_OK) return rc;
+  if (fn) return dipper_register_callback2(db, name, fn, user, NULL);
+  cb_entry **at = find_link(db, name);
+  if (*at) unlist(at);
   dp_handle_ok(db);
   return DIPPER_OK;
 }
 
 void dp_callbacks_free(dipper *db) {
   if (!db) return;
-  for (cb_entry *e = db->callbacks, *next; e; e = next) {
-    next = e->next;
-    free(e->name);
-    free(e);
-  }
-  db->callbacks = NULL;
+  while (db->callbacks) unlist(&db->callbacks);
 }
 
 typedef struct cb_sink {
@@ -111,6 +163,7 @@ static int cb_open(dp_sink *k) {
   }
   k->state = st;
   k->user = e;
+  e->refs++; /* the sink's: see cb_entry */
   return DIPPER_OK;
 }
 
@@ -144,6 +197,8 @@ static void cb_close(dp_sink *k) {
   dp_batch_free(st->pending);
   free(st);
   k->state = NULL;
+  if (k->user) entry_release(k->user);
+  k->user = NULL;
 }
 
 const dp_sink_class dp_sink_callback = {

@@ -56,7 +56,7 @@ struct dp_sc {
   int npending;
   int cut_after;              /* tests: cut the next execution after this many responses */
   int reattaches;
-  const volatile int *abort;  /* dp_sc_set_abort: a set flag ends the running execution */
+  atomic_int *abort;          /* dp_sc_set_abort: a set flag ends the running execution */
 };
 
 /* protobuf-c's message structs hold `char *` and non-const sub-message
@@ -830,7 +830,7 @@ static int sc_run(dp_sc *s, sc_exec *x, const uint8_t *ebuf, size_t elen, dp_sc_
       int r = dp_grpc_stream_next(call, s->abort ? ABORT_SLICE_MS : 0, &m, &mlen, &st, &gerr);
       if (r == -DIPPER_TIMEOUT && s->abort && !(t_end && now_ms() >= t_end)) {
         gerr.len = 0; /* "no message within ..." is no error here */
-        if (!*s->abort) continue;
+        if (!atomic_load(s->abort)) continue;
         s->abort = NULL; /* consumed: what the caller runs next is not cut short */
         rc = sc_err(err, DIPPER_INTERRUPTED, "Spark Connect at %s: operation %s was interrupted",
                     s->address, x->op_id);
@@ -1219,7 +1219,7 @@ int dp_sc_keepalive(dp_sc *s, int64_t interval_ms, dp_sc_error *err) {
   return rc;
 }
 
-void dp_sc_set_abort(dp_sc *s, const volatile int *flag) {
+void dp_sc_set_abort(dp_sc *s, atomic_int *flag) {
   if (s) s->abort = flag;
 }
 

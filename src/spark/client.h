@@ -20,6 +20,7 @@
 #ifndef DP_SPARK_CLIENT_H
 #define DP_SPARK_CLIENT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -92,8 +93,8 @@ int dp_sc_keepalive(dp_sc *s, int64_t interval_ms, dp_sc_error *err);
 ** released as after a callback that stops) and the hook is cleared, so that
 ** what the caller sends next (a clean-up) runs to its end.  NULL: no hook.
 ** For long waits on a quiet stream (the listener bus) that a signal handler
-** must be able to end; the flag is read, never written. */
-void dp_sc_set_abort(dp_sc *s, const volatile int *flag);
+** must be able to end; the flag is read (atomic_load), never written. */
+void dp_sc_set_abort(dp_sc *s, atomic_int *flag);
 /* Interrupt every running operation of this session (InterruptRequest ALL). */
 int dp_sc_interrupt_all(dp_sc *s, dp_sc_error *err);
 

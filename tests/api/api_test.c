@@ -3,8 +3,9 @@
 ** compile, diagnostics and their rendering, the catalog kept across calls,
 ** EXPLAIN of a program, version and result-code strings; query management
 ** on the embedded engine (status, await, stop, recent progress, the active
-** list, an interrupted await).
+** list, an await interrupted from the same thread and from another one).
 */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -639,6 +640,112 @@ TEST(execute_leaves_user_callbacks_alone) {
   dipper_close(db);
 }
 
+/* ---- callbacks that own their user (dipper_register_callback2) ---- */
+
+typedef struct owned_user {
+  int *freed; /* how many times free_owned ran on this user */
+  int calls;  /* non-empty micro-batches seen */
+} owned_user;
+
+static owned_user *new_owned(int *freed) {
+  owned_user *u = calloc(1, sizeof *u);
+  CHECK(u != NULL);
+  if (u) u->freed = freed;
+  return u;
+}
+
+static void free_owned(void *p) {
+  owned_user *u = p;
+  (*u->freed)++;
+  free(u);
+}
+
+static int owned_calls(void *user, int64_t batch_id, struct ArrowSchema *schema,
+                       struct ArrowArray *array) {
+  (void)batch_id;
+  owned_user *u = user;
+  if (array->length > 0) u->calls++;
+  array->release(array);
+  schema->release(schema);
+  return 0;
+}
+
+TEST(register_callback2_frees_user_once_replaced_unregistered_or_closed) {
+  dipper *db = open_embedded();
+  int freed[4] = {0, 0, 0, 0};
+  owned_user *a = new_owned(&freed[0]), *b = new_owned(&freed[1]);
+  /* replaced (the name is case-insensitive): the old user is freed, once */
+  CHECK_EQ(dipper_register_callback2(db, "cb", owned_calls, a, free_owned), DIPPER_OK);
+  CHECK_EQ(dipper_register_callback2(db, "CB", owned_calls, b, free_owned), DIPPER_OK);
+  CHECK_EQ(freed[0], 1);
+  CHECK_EQ(freed[1], 0);
+  /* the same user handed over again is owned once: not freed */
+  CHECK_EQ(dipper_register_callback2(db, "cb", owned_calls, b, free_owned), DIPPER_OK);
+  CHECK_EQ(freed[1], 0);
+  /* unregistered: freed once; a second unregister finds nothing */
+  CHECK_EQ(dipper_unregister_callback(db, "cb"), DIPPER_OK);
+  CHECK_EQ(freed[1], 1);
+  CHECK_EQ(dipper_unregister_callback(db, "cb"), DIPPER_NAME);
+  CHECK_CONTAINS(dipper_errmsg(db), "no callback is registered under 'cb'");
+  CHECK_EQ(freed[1], 1);
+  /* the first form's fn NULL is an unregister too */
+  owned_user *c = new_owned(&freed[2]);
+  CHECK_EQ(dipper_register_callback2(db, "old", owned_calls, c, free_owned), DIPPER_OK);
+  CHECK_EQ(dipper_register_callback(db, "old", NULL, NULL), DIPPER_OK);
+  CHECK_EQ(freed[2], 1);
+  /* refused: nothing registered, the caller keeps user */
+  owned_user *d = new_owned(&freed[3]);
+  CHECK_EQ(dipper_register_callback2(db, "", owned_calls, d, free_owned), DIPPER_MISUSE);
+  CHECK_EQ(dipper_register_callback2(db, "x", NULL, d, free_owned), DIPPER_MISUSE);
+  CHECK_CONTAINS(dipper_errmsg(db), "dipper_unregister_callback");
+  CHECK_EQ(dipper_register_callback2(NULL, "x", owned_calls, d, free_owned), DIPPER_MISUSE);
+  CHECK_EQ(dipper_unregister_callback(NULL, "x"), DIPPER_MISUSE);
+  CHECK_EQ(freed[3], 0);
+  /* the handle closed: freed once */
+  CHECK_EQ(dipper_register_callback2(db, "x", owned_calls, d, free_owned), DIPPER_OK);
+  int plain = 0; /* the first form's user stays the caller's */
+  CHECK_EQ(dipper_register_callback(db, "plain", count_calls, &plain), DIPPER_OK);
+  dipper_close(db);
+  CHECK_EQ(freed[3], 1);
+  CHECK_EQ(freed[0] + freed[1] + freed[2], 3);
+}
+
+TEST(register_callback2_user_outlives_the_queries_started_under_it) {
+  dipper *db = open_embedded();
+  int freed = 0, freed_next = 0;
+  owned_user *u = new_owned(&freed);
+  CHECK_EQ(dipper_register_callback2(db, "mine", owned_calls, u, free_owned), DIPPER_OK);
+  dipper_program *prog = NULL;
+  CHECK_EQ(compile(db,
+                   "SET 'execution.runtime-mode' = 'batch';\n"
+                   "CREATE TABLE cb (a INT) WITH ('connector' = 'callback', 'name' = 'mine');\n"
+                   "INSERT INTO cb SELECT a FROM (VALUES (1), (2)) AS t(a);\n",
+                   "owned.sql", &prog),
+           DIPPER_OK);
+  dipper_query **qs = NULL;
+  int n = 0;
+  CHECK_EQ(dipper_query_start(prog, &qs, &n), DIPPER_OK);
+  CHECK_EQ(n, 1);
+  if (n != 1) return;
+  /* replaced and then removed while the query runs: the query keeps its
+  ** registration, so u is not freed under it */
+  owned_user *next = new_owned(&freed_next);
+  CHECK_EQ(dipper_register_callback2(db, "mine", owned_calls, next, free_owned), DIPPER_OK);
+  CHECK_EQ(dipper_unregister_callback(db, "mine"), DIPPER_OK);
+  CHECK_EQ(freed_next, 1);
+  CHECK_EQ(freed, 0);
+  int terminated = 0;
+  CHECK_EQ(dipper_query_await(qs[0], -1, &terminated), DIPPER_OK);
+  CHECK_EQ(terminated, 1);
+  CHECK_EQ(u->calls, 1); /* the old registration's fn and user */
+  CHECK_EQ(freed, 0);
+  dipper_query_free_all(qs, n);
+  CHECK_EQ(freed, 1); /* the query was the last to hold it */
+  dipper_program_free(prog);
+  dipper_close(db);
+  CHECK_EQ(freed, 1);
+}
+
 /* ---- query management on the embedded engine ---- */
 
 static const char *const bounded_run =
@@ -659,7 +766,7 @@ TEST(await_runs_a_bounded_query_to_its_end) {
   CHECK_STR(dipper_query_name(qs[0]), "bh");
   CHECK(dipper_query_id(qs[0]) == NULL); /* a Spark id only */
   CHECK(dipper_query_run_id(qs[0]) == NULL);
-  dipper_status st;
+  dipper_status st = {sizeof st};
   CHECK_EQ(dipper_query_status(qs[0], &st), DIPPER_OK);
   CHECK_EQ(st.active, 1);
   CHECK_STR(st.message, "Waiting for the first batch");
@@ -671,12 +778,12 @@ TEST(await_runs_a_bounded_query_to_its_end) {
   int terminated = 0;
   CHECK_EQ(dipper_query_await(qs[0], -1, &terminated), DIPPER_OK);
   CHECK_EQ(terminated, 1);
-  dipper_progress p;
+  dipper_progress p = {sizeof p};
   CHECK_EQ(dipper_query_progress(qs[0], &p), DIPPER_OK);
   CHECK_EQ(p.finished, 1);
   CHECK_EQ(p.total_output_rows, 3000);
   /* every batch that ran is among the recent reports, the last one newest */
-  dipper_progress recent[DIPPER_RECENT_PROGRESS];
+  dipper_progress recent[DIPPER_RECENT_PROGRESS] = {{sizeof recent[0]}};
   int nrecent = 0;
   CHECK_EQ(dipper_query_recent_progress(qs[0], recent, DIPPER_RECENT_PROGRESS, &nrecent), DIPPER_OK);
   CHECK(nrecent >= 1);
@@ -713,6 +820,14 @@ static const char *const endless_run =
     "  INSERT INTO b SELECT v FROM g;\n"
     "END;\n";
 
+/* A second thread: interrupts the handle after 100 ms. */
+static void *interrupt_soon(void *db) {
+  struct timespec ts = {0, 100 * 1000 * 1000};
+  nanosleep(&ts, NULL);
+  dipper_interrupt(db);
+  return NULL;
+}
+
 TEST(await_times_out_and_stop_ends_an_endless_query) {
   dipper *db = open_embedded();
   dipper_program *prog = NULL;
@@ -725,7 +840,7 @@ TEST(await_times_out_and_stop_ends_an_endless_query) {
   int terminated = 1;
   CHECK_EQ(dipper_query_await(qs[0], 300, &terminated), DIPPER_OK);
   CHECK_EQ(terminated, 0);
-  dipper_progress p;
+  dipper_progress p = {sizeof p};
   CHECK_EQ(dipper_query_progress(qs[0], &p), DIPPER_OK);
   CHECK(p.batch_id >= 0); /* it ran meanwhile */
   CHECK(p.total_input_rows > 0);
@@ -737,7 +852,7 @@ TEST(await_times_out_and_stop_ends_an_endless_query) {
   CHECK(active[0] == qs[0]);
 
   CHECK_EQ(dipper_query_stop(qs[0]), DIPPER_OK);
-  dipper_status st;
+  dipper_status st = {sizeof st};
   CHECK_EQ(dipper_query_status(qs[0], &st), DIPPER_OK);
   CHECK_EQ(st.active, 0);
   CHECK_STR(st.message, "Stopped");
@@ -761,7 +876,147 @@ TEST(await_times_out_and_stop_ends_an_endless_query) {
   CHECK_CONTAINS(dipper_errmsg(db), "interrupted");
   CHECK_EQ(dipper_query_await(qs[1], 50, &terminated), DIPPER_OK); /* the flag was honoured */
   CHECK_EQ(terminated, 0);
+  /* ... and from another thread, while this one waits with no limit */
+  pthread_t th;
+  CHECK_EQ(pthread_create(&th, NULL, interrupt_soon, db), 0);
+  CHECK_EQ(dipper_query_await(qs[1], -1, &terminated), DIPPER_INTERRUPTED);
+  CHECK_EQ(terminated, 0);
+  CHECK_EQ(pthread_join(th, NULL), 0);
   dipper_query_free_all(qs, n);
+  dipper_program_free(prog);
+  dipper_close(db);
+}
+
+/* ---- structs that grow: a leading size, the library writes what fits ---- */
+
+/* What a caller built against an older, smaller dipper.h would hold: the
+** first fields only.  (The first dipper.h with `size` is this one; these
+** stand for any prefix of it.) */
+typedef struct old_progress {
+  size_t size;
+  const char *name;
+  int64_t batch_id;
+} old_progress;
+typedef struct old_status {
+  size_t size;
+  int active;
+  int data_available;
+} old_status;
+
+#define GUARD 0xA5
+
+/* Bytes [from, to) of p still hold GUARD: nothing was written there. */
+static bool untouched(const void *p, size_t from, size_t to) {
+  const unsigned char *b = p;
+  for (size_t i = from; i < to; i++)
+    if (b[i] != GUARD) return false;
+  return true;
+}
+
+static int reports_seen;
+static void check_report_size(void *user, const dipper_progress *p) {
+  (void)user;
+  CHECK_EQ(p->size, sizeof *p);
+  reports_seen++;
+}
+
+TEST(structs_that_grow_fill_an_older_caller_up_to_its_size) {
+  dipper *db = open_embedded();
+  dipper_program *prog = NULL;
+  CHECK_EQ(compile(db, bounded_run, "grow.sql", &prog), DIPPER_OK);
+  dipper_query **qs = NULL;
+  int n = 0;
+  CHECK_EQ(dipper_query_start(prog, &qs, &n), DIPPER_OK);
+  CHECK_EQ(n, 1);
+  if (n != 1) return;
+  int terminated = 0;
+  CHECK_EQ(dipper_query_await(qs[0], -1, &terminated), DIPPER_OK);
+  CHECK_EQ(terminated, 1);
+  dipper_progress full = {sizeof full};
+  CHECK_EQ(dipper_query_progress(qs[0], &full), DIPPER_OK);
+  CHECK_EQ(full.size, sizeof full);
+  CHECK(full.batch_id >= 0);
+  CHECK_EQ(full.finished, 1);
+
+  /* progress: the old fields filled, not one byte past the old size */
+  union {
+    old_progress p;
+    unsigned char bytes[sizeof(dipper_progress) + 64];
+  } op;
+  memset(&op, GUARD, sizeof op);
+  op.p.size = sizeof op.p;
+  CHECK_EQ(dipper_query_progress(qs[0], (dipper_progress *)(void *)&op), DIPPER_OK);
+  CHECK_EQ(op.p.size, sizeof op.p);
+  CHECK_STR(op.p.name, full.name);
+  CHECK_EQ(op.p.batch_id, full.batch_id);
+  CHECK(untouched(&op, sizeof op.p, sizeof op));
+
+  /* recent progress: the caller's element size is the stride */
+  dipper_progress recent[3] = {{sizeof recent[0]}};
+  int nrecent = 0;
+  CHECK_EQ(dipper_query_recent_progress(qs[0], recent, 3, &nrecent), DIPPER_OK);
+  CHECK(nrecent >= 1);
+  union {
+    old_progress p[3];
+    unsigned char bytes[3 * sizeof(dipper_progress)];
+  } orec;
+  memset(&orec, GUARD, sizeof orec);
+  orec.p[0].size = sizeof orec.p[0];
+  int nold = 0;
+  CHECK_EQ(dipper_query_recent_progress(qs[0], (dipper_progress *)(void *)&orec, 3, &nold),
+           DIPPER_OK);
+  CHECK_EQ(nold, nrecent);
+  for (int i = 0; i < nold && i < 3; i++) {
+    CHECK_EQ(orec.p[i].size, sizeof orec.p[i]);
+    CHECK_EQ(orec.p[i].batch_id, recent[i].batch_id);
+    CHECK_STR(orec.p[i].name, full.name);
+  }
+  CHECK(untouched(&orec, (size_t)nold * sizeof orec.p[0], sizeof orec));
+
+  /* status: the same */
+  union {
+    old_status s;
+    unsigned char bytes[sizeof(dipper_status) + 64];
+  } os;
+  memset(&os, GUARD, sizeof os);
+  os.s.size = sizeof os.s;
+  CHECK_EQ(dipper_query_status(qs[0], (dipper_status *)(void *)&os), DIPPER_OK);
+  CHECK_EQ(os.s.size, sizeof os.s);
+  CHECK_EQ(os.s.active, 0); /* finished */
+  CHECK_EQ(os.s.data_available, 0);
+  CHECK(untouched(&os, sizeof os.s, sizeof os));
+
+  /* a newer caller (a field this library does not know): size tells what
+  ** was filled, its own field is left as it was */
+  struct {
+    dipper_progress p;
+    int64_t future;
+  } np;
+  memset(&np, 0, sizeof np);
+  np.p.size = sizeof np;
+  np.future = 42;
+  CHECK_EQ(dipper_query_progress(qs[0], &np.p), DIPPER_OK);
+  CHECK_EQ(np.p.size, sizeof(dipper_progress));
+  CHECK_EQ(np.p.batch_id, full.batch_id);
+  CHECK_EQ(np.future, 42);
+
+  /* no size set: refused, and nothing written */
+  dipper_progress unset;
+  memset(&unset, GUARD, sizeof unset);
+  unset.size = 0;
+  CHECK_EQ(dipper_query_progress(qs[0], &unset), DIPPER_MISUSE);
+  CHECK(untouched(&unset, sizeof unset.size, sizeof unset));
+  dipper_status st_unset = {0};
+  CHECK_EQ(dipper_query_status(qs[0], &st_unset), DIPPER_MISUSE);
+  dipper_progress rec_unset[2] = {{0}};
+  CHECK_EQ(dipper_query_recent_progress(qs[0], rec_unset, 2, &nold), DIPPER_MISUSE);
+  CHECK_EQ(nold, 0);
+  dipper_query_free_all(qs, n);
+
+  /* reports handed to a dipper_progress_fn are the library's whole struct */
+  reports_seen = 0;
+  CHECK_EQ(dipper_run(prog, check_report_size, NULL), DIPPER_OK);
+  CHECK(reports_seen >= 1);
   dipper_program_free(prog);
   dipper_close(db);
 }
@@ -792,6 +1047,7 @@ static void seen_init(seen_events *s, dipper_query *a, dipper_query *b) {
 static int on_event(void *user, const dipper_event *ev) {
   seen_events *s = user;
   s->events++;
+  CHECK_EQ(ev->size, sizeof *ev); /* the library's struct, whole */
   int k = ev->query == s->qs[0] ? 0 : ev->query == s->qs[1] ? 1 : -1;
   if (k < 0) {
     s->other++;
@@ -803,6 +1059,7 @@ static int on_event(void *user, const dipper_event *ev) {
   case DIPPER_EVENT_PROGRESS:
     CHECK(ev->progress != NULL);
     if (!ev->progress) break;
+    CHECK_EQ(ev->progress->size, sizeof *ev->progress);
     if (ev->progress->batch_id <= s->last_batch[k]) s->ordered = false;
     s->last_batch[k] = ev->progress->batch_id;
     s->progress[k]++;
@@ -856,7 +1113,7 @@ TEST(listen_tells_every_batch_and_each_end) {
   CHECK_EQ(s.last_total[0], 5000);
   CHECK_EQ(s.out_rows[1], 700);
   CHECK_EQ(s.last_total[1], 700);
-  dipper_progress p;
+  dipper_progress p = {sizeof p};
   CHECK_EQ(dipper_query_progress(qs[1], &p), DIPPER_OK);
   CHECK_EQ(p.finished, 1);
   CHECK_EQ(p.batch_id, s.last_batch[1]);
@@ -896,7 +1153,7 @@ TEST(listen_stops_when_told_and_at_the_timeout) {
   CHECK(s.progress[0] + s.progress[1] > 3);
   CHECK(s.ordered);
   /* the reports told are the queries' own */
-  dipper_progress p;
+  dipper_progress p = {sizeof p};
   CHECK_EQ(dipper_query_progress(qs[0], &p), DIPPER_OK);
   CHECK_EQ(p.batch_id, s.last_batch[0]);
   CHECK_EQ(p.total_output_rows, s.last_total[0]);
@@ -946,7 +1203,7 @@ TEST(listen_tells_a_failure_as_the_end) {
     CHECK_EQ(s.terminated[0], 1);
     CHECK(s.error != NULL);
     if (s.error) CHECK_CONTAINS(s.error, "`n`");
-    dipper_status st;
+    dipper_status st = {sizeof st};
     CHECK_EQ(dipper_query_status(qs[0], &st), DIPPER_OK);
     CHECK_STR(st.message, "Failed");
   }
@@ -998,8 +1255,7 @@ TEST(bounded_interval_join_keeps_bounded_state) {
   CHECK_EQ(dipper_query_start(prog, &qs, &n), DIPPER_OK);
   CHECK_EQ(n, 1);
   int64_t max_state = 0, batches = 0;
-  dipper_progress p;
-  memset(&p, 0, sizeof p);
+  dipper_progress p = {sizeof p};
   for (int finished = 0; n == 1 && !finished && batches < 1000;) {
     CHECK_EQ(dipper_query_step(qs[0], &finished), DIPPER_OK);
     CHECK_EQ(dipper_query_progress(qs[0], &p), DIPPER_OK);
@@ -1020,7 +1276,7 @@ TEST(bounded_interval_join_keeps_bounded_state) {
 
 TEST(query_management_misuse) {
   int terminated = 7, n = 7;
-  dipper_status st;
+  dipper_status st = {sizeof st};
   CHECK_EQ(dipper_query_status(NULL, &st), DIPPER_MISUSE);
   CHECK_EQ(dipper_query_await(NULL, 0, &terminated), DIPPER_MISUSE);
   CHECK_EQ(terminated, 0);

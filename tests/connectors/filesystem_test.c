@@ -109,7 +109,7 @@ TEST(watch_directory_and_commit_parts) {
   h_write(in, "2.json", "{\"id\":3}\n");
   h_write(in, "3.json", "{\"id\":4}\n");
   CHECK_EQ(dipper_query_step(qs[0], &finished), DIPPER_OK);
-  dipper_progress p;
+  dipper_progress p = {sizeof p};
   dipper_query_progress(qs[0], &p);
   CHECK_EQ(p.input_rows, 2); /* the two new files, and not 1.json again */
   CHECK(!finished);

@@ -405,7 +405,7 @@ TEST(windowed_sums_with_out_of_order_and_late_events) {
     const char *msg = NULL;
     int rc = step(db, q, &finished, &msg);
     CHECK_EQ(rc, DIPPER_OK);
-    dipper_progress pr;
+    dipper_progress pr = {sizeof pr};
     CHECK_EQ(dipper_query_progress(q, &pr), DIPPER_OK);
     CHECK_EQ(pr.total_input_rows, 4);
     CHECK_EQ(pr.watermark, INT64_C(1704067200000000) + 65 * INT64_C(1000000));
@@ -658,7 +658,7 @@ TEST(bad_records_fail_with_the_offset_or_are_skipped) {
   if (q) {
     run_to_end(db, q);
     CHECK_STR(fetch(db, "out_t"), "1\n3\n");
-    dipper_progress pr;
+    dipper_progress pr = {sizeof pr};
     CHECK_EQ(dipper_query_progress(q, &pr), DIPPER_OK);
     CHECK_EQ(pr.bad_records_skipped, 2);
   }
@@ -774,7 +774,7 @@ TEST(key_columns_from_the_message_key) {
     run_to_end(db, q);
     /* the bad key and the bad value are skipped, and leave no half row */
     CHECK_STR(fetch(db, "out_t"), "10|w\n7|x\nNULL|y\n");
-    dipper_progress pr;
+    dipper_progress pr = {sizeof pr};
     CHECK_EQ(dipper_query_progress(q, &pr), DIPPER_OK);
     CHECK_EQ(pr.bad_records_skipped, 2);
   }
@@ -1138,7 +1138,7 @@ TEST(avro_values_and_keys_are_read) {
     CHECK_STR(fetch(db, "out_t"), "7|0|1|a|12.34|1704067201000000|x|2\n"
                                   "9|4|-3|\xc3\xbc|-0.01|-1000|NULL|0\n"
                                   "NULL|1|2|NULL|NULL|NULL|NULL|NULL\n");
-    dipper_progress pr;
+    dipper_progress pr = {sizeof pr};
     CHECK_EQ(dipper_query_progress(q, &pr), DIPPER_OK);
     CHECK_EQ(pr.bad_records_skipped, 2);
   }

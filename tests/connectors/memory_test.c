@@ -63,7 +63,7 @@ TEST(each_push_is_a_micro_batch) {
   dipper_memory_push_json(db, "live", "{\"id\":1}\n{\"id\":2}\n", (size_t)-1);
   dipper_memory_push_json(db, "live", "{\"id\":3}\n", (size_t)-1);
   CHECK_EQ(dipper_query_step(qs[0], &finished), DIPPER_OK);
-  dipper_progress p;
+  dipper_progress p = {sizeof p};
   dipper_query_progress(qs[0], &p);
   CHECK_EQ(p.input_rows, 2); /* the first push only */
   CHECK_EQ(dipper_query_step(qs[0], &finished), DIPPER_OK);
@@ -114,7 +114,7 @@ TEST(bad_records_fail_skip_dead_letter) {
   CHECK_EQ(dipper_query_start(prog, &qs, &n), DIPPER_OK);
   for (int i = 0; i < 10 && !finished; i++) CHECK_EQ(dipper_query_step(qs[0], &finished), DIPPER_OK);
   CHECK(finished);
-  dipper_progress p;
+  dipper_progress p = {sizeof p};
   dipper_query_progress(qs[0], &p);
   CHECK_EQ(p.bad_records_skipped, 1);
   CHECK_EQ(p.total_output_rows, 2);

@@ -833,7 +833,7 @@ TEST(api_tumble_append_late_rows_and_final_flush) {
   ** judged late by the first batch's watermark (none), so it counts. */
   api_step(&run, ROW(1, 40, "07") ROW(1, 99, "04"));
   CHECK_STR(fetch_rows(run.db, "out1", buf, sizeof buf), "1|0|5000000|3|129;2|0|5000000|1|5");
-  dipper_progress pr;
+  dipper_progress pr = {sizeof pr};
   CHECK(dipper_query_progress(run.qs[0], &pr) == DIPPER_OK);
   CHECK_EQ(pr.late_rows_dropped, 0);
   CHECK_EQ(pr.state_rows, 1);

@@ -50,8 +50,7 @@ static int step(dipper *db, dipper_query *q) {
 }
 
 static dipper_progress progress_of(dipper_query *q) {
-  dipper_progress p;
-  memset(&p, 0, sizeof p);
+  dipper_progress p = {sizeof p};
   CHECK_EQ(dipper_query_progress(q, &p), DIPPER_OK);
   return p;
 }

@@ -181,7 +181,7 @@ static const char *interval_join(const char *kind, int64_t *late, int64_t *state
     if (rc) fprintf(stderr, "%s\n", dipper_errmsg(db));
   }
   snprintf(result, sizeof result, "%s", fetch_rows(db, "out"));
-  dipper_progress pg;
+  dipper_progress pg = {sizeof pg};
   if (nq == 1 && dipper_query_progress(qs[0], &pg) == DIPPER_OK) {
     *late = pg.late_rows_dropped;
     *state = pg.state_rows;

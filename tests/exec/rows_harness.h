@@ -244,7 +244,7 @@ static inline const char *stream_rows(const char *sql, const char *const *pushes
     snprintf(result, sizeof result, "RUN: %s", dipper_errmsg(db));
   } else {
     snprintf(result, sizeof result, "%s", fetch_rows(db, "out"));
-    dipper_progress pg;
+    dipper_progress pg = {sizeof pg};
     if (late && nq == 1 && dipper_query_progress(qs[0], &pg) == DIPPER_OK) *late = pg.late_rows_dropped;
   }
   dipper_query_free_all(qs, nq);

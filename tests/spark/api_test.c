@@ -103,7 +103,7 @@ TEST(insert_into_memory_through_query_handles) {
   if (rc) fprintf(stderr, "  %s\n", dipper_errmsg(db));
   CHECK_EQ(rc, DIPPER_OK);
   CHECK_EQ(finished, 1);
-  dipper_progress p;
+  dipper_progress p = {sizeof p};
   if (n == 2) {
     CHECK_EQ(dipper_query_progress(qs[1], &p), DIPPER_OK);
     CHECK_STR(p.name, "out");
@@ -254,7 +254,7 @@ TEST(streaming_queries_managed_on_spark) {
   int nactive = 0;
   CHECK_EQ(dipper_active_queries(db, active, 4, &nactive), DIPPER_OK);
   CHECK_EQ(nactive, 2);
-  dipper_status st;
+  dipper_status st = {sizeof st};
   CHECK_EQ(dipper_query_status(qs[0], &st), DIPPER_OK);
   CHECK_EQ(st.active, 1);
   CHECK(st.message[0] != '\0');
@@ -265,13 +265,13 @@ TEST(streaming_queries_managed_on_spark) {
   CHECK_EQ(terminated, 0);
 
   /* progress from Spark's reports, every batch counted */
-  dipper_progress p;
+  dipper_progress p = {sizeof p};
   CHECK_EQ(step_until_batch(db, qs[0], 2, &p), DIPPER_OK);
   CHECK(p.batch_id >= 2);
   CHECK(p.total_input_rows > 0);
   CHECK_EQ(p.finished, 0);
   CHECK_STR(p.name, "bh_ids");
-  dipper_progress recent[DIPPER_RECENT_PROGRESS];
+  dipper_progress recent[DIPPER_RECENT_PROGRESS] = {{sizeof recent[0]}};
   int nrecent = 0;
   CHECK_EQ(dipper_query_recent_progress(qs[0], recent, DIPPER_RECENT_PROGRESS, &nrecent),
            DIPPER_OK);
@@ -457,11 +457,11 @@ TEST(listener_bus_on_spark) {
   CHECK(s.have_json);
   CHECK_EQ(s.terminated[0] + s.terminated[1], 0);
   /* the reports told are taken into the queries' progress */
-  dipper_progress p;
+  dipper_progress p = {sizeof p};
   CHECK_EQ(dipper_query_progress(qs[0], &p), DIPPER_OK);
   CHECK(p.batch_id >= s.last_batch[0]);
   CHECK(p.total_input_rows > 0);
-  dipper_progress recent[DIPPER_RECENT_PROGRESS];
+  dipper_progress recent[DIPPER_RECENT_PROGRESS] = {{sizeof recent[0]}};
   int nrecent = 0;
   CHECK_EQ(dipper_query_recent_progress(qs[1], recent, DIPPER_RECENT_PROGRESS, &nrecent), DIPPER_OK);
   CHECK(nrecent >= 2);
@@ -508,7 +508,7 @@ TEST(listener_bus_on_spark) {
   CHECK(secs < 20); /* the signal's second plus one slice, not the 90 s limit */
   CHECK_CONTAINS(dipper_errmsg(db), "interrupted");
   /* the session is usable after: the query is still there to stop */
-  dipper_status st;
+  dipper_status st = {sizeof st};
   CHECK_EQ(dipper_query_status(qs[0], &st), DIPPER_OK);
   CHECK_EQ(st.active, 1);
   CHECK_EQ(dipper_query_stop(qs[0]), DIPPER_OK);
@@ -543,7 +543,7 @@ TEST(listener_bus_tells_a_failure) {
   CHECK_EQ(s.terminated[0], 1);
   CHECK_CONTAINS(s.error, "CAST_INVALID_INPUT");
   CHECK_CONTAINS(s.error, "query `bad`");
-  dipper_status st;
+  dipper_status st = {sizeof st};
   CHECK_EQ(dipper_query_status(qs[0], &st), DIPPER_OK);
   CHECK_EQ(st.active, 0);
   int terminated = 0;

@@ -343,7 +343,7 @@ TEST(avro_directory_as_a_stream) {
     if (rc) fprintf(stderr, "  (await) %s\n", dipper_errmsg(db));
     CHECK_EQ(rc, DIPPER_OK);
     CHECK_EQ(terminated, 1);
-    dipper_progress p;
+    dipper_progress p = {sizeof p};
     CHECK_EQ(dipper_query_progress(qs[0], &p), DIPPER_OK);
     CHECK_EQ(p.total_input_rows, 3);
   }

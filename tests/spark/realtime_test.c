@@ -84,13 +84,13 @@ TEST(real_time_query_on_spark_4_2) {
     }
     dp_tk_free(got, m > 0 ? m : 0);
     /* real-time batches: each spans the 5 s duration */
-    dipper_progress p;
+    dipper_progress p = {sizeof p};
     int64_t longest = 0, batches = 0;
     for (int i = 0; i < 60 && batches < 2; i++) {
       int finished = 0;
       CHECK_EQ(dipper_query_step(qs[0], &finished), DIPPER_OK);
       CHECK_EQ(finished, 0);
-      dipper_progress recent[DIPPER_RECENT_PROGRESS];
+      dipper_progress recent[DIPPER_RECENT_PROGRESS] = {{sizeof recent[0]}};
       int nr = 0;
       CHECK_EQ(dipper_query_recent_progress(qs[0], recent, DIPPER_RECENT_PROGRESS, &nr), DIPPER_OK);
       batches = nr;
@@ -102,7 +102,7 @@ TEST(real_time_query_on_spark_4_2) {
     CHECK(longest >= 4500000);
     CHECK_EQ(dipper_query_progress(qs[0], &p), DIPPER_OK);
     CHECK_EQ(p.total_input_rows, 3);
-    dipper_status st;
+    dipper_status st = {sizeof st};
     CHECK_EQ(dipper_query_status(qs[0], &st), DIPPER_OK);
     CHECK_EQ(st.active, 1);
     CHECK_EQ(dipper_query_stop(qs[0]), DIPPER_OK);

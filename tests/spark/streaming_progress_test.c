@@ -72,7 +72,7 @@ TEST(batches_across_idle_reports_all_counted) {
   if (rc) fprintf(stderr, "  start: %s\n", dipper_errmsg(db));
   CHECK_EQ(rc, DIPPER_OK);
   if (rc == DIPPER_OK && n == 1) {
-    dipper_progress p;
+    dipper_progress p = {sizeof p};
     /* batch 0: the first record */
     for (int i = 0; i < 120; i++) {
       look(qs[0], &p);
@@ -91,7 +91,7 @@ TEST(batches_across_idle_reports_all_counted) {
     CHECK_EQ(produce(in, "{\"ts\":\"2024-01-01 00:00:30.000\",\"k\":1}"), 0);
     for (int i = 0; i < 60; i++) {
       nap_ms(1000);
-      dipper_status st;
+      dipper_status st = {sizeof st};
       CHECK_EQ(dipper_query_status(qs[0], &st), DIPPER_OK);
       if (!st.data_available && !st.trigger_active && i >= 8) break;
     }

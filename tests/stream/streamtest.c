@@ -776,7 +776,7 @@ static int query_of(case_run *cr, const char *table, int line) {
     return -1;
   }
   for (int i = 0; i < cr->nq; i++) {
-    dipper_progress p;
+    dipper_progress p = {sizeof p};
     dipper_query_progress(cr->qs[i], &p);
     if (p.name && strcasecmp(p.name, table) == 0) return i;
   }
@@ -893,6 +893,7 @@ static void run_round(case_run *cr, const section *const *pushes, int npush, boo
     }
   }
   for (int i = 0; i < cr->nq; i++) {
+    cr->before[i].size = sizeof cr->before[i];
     dipper_query_progress(cr->qs[i], &cr->before[i]);
     int finished = 0;
     int rc = dipper_query_step(cr->qs[i], &finished);
@@ -901,7 +902,7 @@ static void run_round(case_run *cr, const section *const *pushes, int npush, boo
       cr->last_err = diag_text(cr->db);
     }
     if (rc == DIPPER_OK && end && !finished) {
-      dipper_progress p;
+      dipper_progress p = {sizeof p};
       dipper_query_progress(cr->qs[i], &p);
       fail_head(cr, line);
       fprintf(stderr, "query `%s` did not end at `--- end`: declare its memory sources "
@@ -910,7 +911,7 @@ static void run_round(case_run *cr, const section *const *pushes, int npush, boo
   }
   if (cr->o->verbose) {
     for (int i = 0; i < cr->nq; i++) {
-      dipper_progress p;
+      dipper_progress p = {sizeof p};
       dipper_query_progress(cr->qs[i], &p);
       text wm = {0};
       put_timestamp(&wm, p.watermark);
@@ -935,7 +936,7 @@ static void check_unreported_error(case_run *cr) {
 
 /* The rows query qi wrote to `table` in its last micro-batch. */
 static bool batch_rows(case_run *cr, int qi, const char *table, int line, strlist *rows) {
-  dipper_progress p;
+  dipper_progress p = {sizeof p};
   dipper_query_progress(cr->qs[qi], &p);
   if (p.batch_id == cr->before[qi].batch_id || p.output_rows == 0) return true;
   struct ArrowSchema schema;
@@ -997,7 +998,7 @@ static void check_expect(case_run *cr, const section *sec) {
   for (int i = 0; same && i < actual.n; i++) same = strcmp(actual.items[i], expected.items[i]) == 0;
   if (cr->o->verbose) print_rows(stdout, "rows", &actual);
   if (!same) {
-    dipper_progress p;
+    dipper_progress p = {sizeof p};
     if (callback) {
       p.name = "callback 'streamtest'";
       p.batch_id = cr->cb_batch_id;
@@ -1050,7 +1051,7 @@ static void check_progress(case_run *cr, const section *sec) {
   if (cr->last_rc != DIPPER_OK) return;
   int qi = query_of(cr, sec->table, sec->line);
   if (qi < 0) return;
-  dipper_progress p;
+  dipper_progress p = {sizeof p};
   dipper_query_progress(cr->qs[qi], &p);
   const char *s = sec->args;
   while (*(s = skip_space(s))) {
