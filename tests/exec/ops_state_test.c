@@ -733,6 +733,51 @@ TEST(temporal_joins) {
   check_script(&bounded, NULL);
 }
 
+/* The size of a delta: a join holding 100,000 rows whose batch adds 10 and
+** evicts 10 writes a delta under 1% of its whole state. */
+static char *left_rows(int from, int to) {
+  dp_buf b = DP_BUF_INIT;
+  for (int i = from; i < to; i++)
+    dp_buf_printf(&b, "{\"k\": %d, \"v\": \"l%d\", \"ts\": \"2024-01-%02d %02d:%02d:%02d\"}\n", i,
+                  i, 1 + i / 86400, i / 3600 % 24, i / 60 % 60, i % 60);
+  return b.data;
+}
+
+TEST(a_join_delta_costs_what_the_batch_changed) {
+  char *big = left_rows(0, 100000), *b1 = left_rows(100000, 100010), *b2 = left_rows(100010, 100020);
+  script sc = {INTERVAL_JOIN(""), {"l", "r"},
+               {{big, EV(-1, "r0", "09")}, {b1, EV(-2, "r1", "19")}, {b2, EV(-3, "r2", "29")}},
+               3};
+  run r, again;
+  blobs base, delta, whole;
+  CHECK(run_open(&r, &sc));
+  CHECK_EQ(run_batch(&r, 0), DIPPER_OK);
+  CHECK_EQ(run_batch(&r, 1), DIPPER_OK);
+  save_all(&r, &base);                     /* 100,010 left rows, 2 right rows */
+  CHECK_EQ(run_batch(&r, 2), DIPPER_OK);   /* +10 and +1; the watermark (19 s) evicts 10 and 1 */
+  save_all_as(&r, &delta, true);
+  save_all(&r, &whole);
+  CHECK_EQ(delta.n, 1);
+  CHECK(delta.delta[0]);
+  fprintf(stderr, "  join of 100,010 rows: whole state %zu bytes, the batch's delta %zu bytes\n",
+          whole.b[0].len, delta.b[0].len);
+  CHECK(whole.b[0].len > 1000000);
+  CHECK(delta.b[0].len * 100 < whole.b[0].len);
+  /* and base + delta is that state */
+  const blobs *seq[] = {&base, &delta};
+  CHECK(run_open(&again, &sc));
+  CHECK_EQ(restore_seq(&again, seq, 2), DIPPER_OK);
+  check_same_state(&again, &whole, "a big join from its delta", 2);
+  run_close(&again);
+  run_close(&r);
+  free_blobs(&base);
+  free_blobs(&delta);
+  free_blobs(&whole);
+  free(big);
+  free(b1);
+  free(b2);
+}
+
 /* ---- the other operators ---- */
 
 TEST(topn_updating_and_per_window) {
