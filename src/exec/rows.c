@@ -488,7 +488,7 @@ int dp_rowlog_save(dp_buf *out, const dp_rowlog *l, int64_t **at, int64_t *nat) 
   int64_t *d = n ? malloc((size_t)n * sizeof *d) : NULL;
   if (n && !d) return DIPPER_NOMEM;
   if (n) memcpy(d, l->dirty, (size_t)n * sizeof *d);
-  qsort(d, (size_t)n, sizeof *d, cmp_i64);
+  if (n) qsort(d, (size_t)n, sizeof *d, cmp_i64);
   int64_t j = 0;
   for (int64_t i = 0; i < n; i++) {
     if (k > 0 && d[k - 1] == d[i]) continue;

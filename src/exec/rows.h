@@ -6,8 +6,9 @@
 ** row ids (the join's build side: one key, many rows), a "group table" that
 ** numbers distinct keys (the aggregation's dp_hashtable a row at a time), a
 ** stable sort of row indexes, and an append-only row store (a dp_batch that
-** grows), and the checkpoint form of the stores, group tables and per-row
-** flags that several operators keep.  It owns no
+** grows), the checkpoint form of the stores, group tables and per-row
+** flags that several operators keep, and the log of a store's changes
+** since its last checkpoint that their deltas are written from.  It owns no
 ** operator semantics: each op_*.c decides what to keep and when to emit; nor
 ** the copying of rows, which is core/vector.h's dp_vector_take /
 ** dp_batch_take (a negative index pads an outer join with a NULL row).
