@@ -36,6 +36,7 @@ typedef struct dedup_state {
   uint8_t *changed;    /* per key: changed in this micro-batch (DEDUP_LAST) */
   int64_t cap;
   dp_batch *store;     /* rows that were best at some point */
+  dp_rowlog log;       /* the keys' changes since the last checkpoint (rows.h) */
   int64_t *sel;        /* scratch: rows of a batch, or of the output */
   int64_t sel_cap;
   int64_t cursor, nout;
@@ -113,6 +114,7 @@ static int take_rows(dp_op *op, const dp_batch *b) {
     }
     if (!fresh && !better(op, st, b, r, id)) continue;
     if ((rc = dp_batch_take(st->store, b, NULL, r, 1))) return rc;
+    if (!fresh && (rc = dp_rowlog_touch(&st->log, id))) return rc;
     st->best[id] = st->store->nrows - 1;
     st->ts[id] = t;
     st->changed[id] = 1;
@@ -177,22 +179,19 @@ static int expire(dp_op *op) {
   for (int64_t id = 0; id < n; id++)
     if (st->ts[id] > wm) nkeep++;
   if (nkeep == n) return DIPPER_OK;
-  dp_groups fresh;
-  int rc = dp_groups_init(&fresh, &st->key_schema);
-  const dp_vector *const *kc = (const dp_vector *const *)st->keys.keys->cols;
+  int64_t *keep = malloc((size_t)n * sizeof *keep), *drop = malloc((size_t)n * sizeof *drop);
+  int64_t k = 0, d = 0;
+  int rc = keep && drop ? DIPPER_OK : DIPPER_NOMEM;
   for (int64_t id = 0; !rc && id < n; id++) {
-    if (st->ts[id] <= wm) continue;
-    int64_t nid;
-    bool is_new;
-    if (!(rc = dp_groups_find_or_add(&fresh, kc, id, &nid, &is_new))) st->ts[nid] = st->ts[id];
+    if (st->ts[id] <= wm) drop[d++] = id;
+    else keep[k++] = id;
   }
-  if (rc) {
-    dp_groups_free(&fresh);
-    return rc;
-  }
-  dp_groups_free(&st->keys);
-  st->keys = fresh;
-  return DIPPER_OK;
+  if (!rc) rc = dp_groups_compact(&st->keys, keep, k);
+  for (int64_t i = 0; !rc && i < k; i++) st->ts[i] = st->ts[keep[i]];
+  if (!rc) rc = dp_rowlog_drop(&st->log, drop, d);
+  free(keep);
+  free(drop);
+  return rc;
 }
 
 static int dedup_end_batch(dp_op *op) {
@@ -245,6 +244,7 @@ static void dedup_close(dp_op *op) {
   dedup_state *st = op->state;
   if (!st) return;
   dp_groups_free(&st->keys);
+  dp_rowlog_free(&st->log);
   dp_batch_free(st->store);
   dp_batch_free(st->out);
   free(st->best);
@@ -261,11 +261,32 @@ static void dedup_close(dp_op *op) {
 **   ts:svar per key  [bounded, keep last: the best row of each key, in key
 **   order (rows.h's row store)]
 ** Only the best rows are written, not the whole store (which also holds
-** rows that were best once): a restore gives best[id] = id.  A per-batch
-** delta would write the keys added since the last checkpoint, the ids
-** expiry dropped (or the new numbering after compaction) and, for keep
-** last, the keys whose `changed` flag was set with their new row. */
+** rows that were best once): a restore gives best[id] = id.
+** Delta (save_delta), the same version:  version:u8  mode:u8  emitted:u8
+**   the keys' log (rows.h: the keys expiry dropped, by base position; the
+**   keys whose best row was replaced)  [not keep first: ts:svar per
+**   replaced key, then their new rows]  the keys added since (rows.h's
+**   group table form)  ts:svar per added key  [not keep first: their rows]
+** A batch that adds k keys, replaces r best rows and expires d keys costs
+** O(k + r + d). */
 #define DEDUP_STATE_VERSION 1
+
+/* The stored rows sel[0..n), in rows.h's store form. */
+static int save_best(dp_buf *out, const dedup_state *st, const int64_t *sel, int64_t n) {
+  dp_batch *best = dp_batch_new(st->store->schema, n);
+  int rc = best ? dp_batch_take(best, st->store, sel, 0, n) : DIPPER_NOMEM;
+  if (!rc) rc = dp_rows_save(out, best);
+  dp_batch_free(best);
+  return rc;
+}
+
+/* Read n rows and append them to the store: *first is where they begin. */
+static int load_best(dp_rd *in, dedup_state *st, int64_t n, int64_t *first) {
+  *first = st->store->nrows;
+  int rc = dp_rows_load(in, st->store);
+  if (!rc && st->store->nrows - *first != n) rc = DIPPER_CORRUPT;
+  return rc;
+}
 
 static int dedup_save(dp_op *op, dp_buf *out) {
   dedup_state *st = op->state;
@@ -275,12 +296,8 @@ static int dedup_save(dp_op *op, dp_buf *out) {
   dp_put_u8(out, st->emitted);
   int rc = dp_groups_save(out, &st->keys);
   for (int64_t id = 0; id < n; id++) dp_put_svar(out, st->ts[id]);
-  if (!rc && st->mode != DEDUP_FIRST) {
-    dp_batch *best = dp_batch_new(st->store->schema, n);
-    rc = best ? dp_batch_take(best, st->store, st->best, 0, n) : DIPPER_NOMEM;
-    if (!rc) rc = dp_rows_save(out, best);
-    dp_batch_free(best);
-  }
+  if (!rc && st->mode != DEDUP_FIRST) rc = save_best(out, st, st->best, n);
+  if (!rc) dp_rowlog_mark(&st->log, n);
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
@@ -303,8 +320,90 @@ static int dedup_restore(dp_op *op, dp_rd *in) {
     for (int64_t id = 0; id < n; id++) st->best[id] = id;
   }
   op->metrics.state_rows = n;
+  dp_rowlog_mark(&st->log, n);
   return DIPPER_OK;
 }
 
-const dp_op_class dp_op_dedup = {"Deduplicate", dedup_open,  dedup_next,   dedup_end_batch,
-                                 dedup_close,   dedup_save, dedup_restore};
+static int dedup_save_delta(dp_op *op, dp_buf *out) {
+  dedup_state *st = op->state;
+  int64_t n = dp_groups_count(&st->keys), *at = NULL, nat = 0;
+  dp_state_begin(out, DEDUP_STATE_VERSION);
+  dp_put_u8(out, (uint8_t)st->mode);
+  dp_put_u8(out, st->emitted);
+  int rc = dp_rowlog_save(out, &st->log, &at, &nat);
+  if (!rc && st->mode != DEDUP_FIRST) {
+    for (int64_t i = 0; i < nat; i++) dp_put_svar(out, st->ts[at[i]]);
+    for (int64_t i = 0; i < nat; i++) at[i] = st->best[at[i]];
+    rc = save_best(out, st, at, nat);
+  }
+  free(at);
+  int64_t first = dp_rowlog_first_new(&st->log);
+  if (!rc) rc = dp_groups_save_from(out, &st->keys, first);
+  for (int64_t id = first; id < n; id++) dp_put_svar(out, st->ts[id]);
+  if (!rc && st->mode != DEDUP_FIRST) rc = save_best(out, st, st->best + first, n - first);
+  if (!rc) dp_rowlog_mark(&st->log, n);
+  return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+/* The keys' changes: replaced rows, expired keys, added keys. */
+static int apply_delta(dedup_state *st, dp_rd *in, const dp_rowlog_delta *d, const char **what) {
+  int64_t n = dp_groups_count(&st->keys), *keep = NULL, nkeep = 0, first;
+  bool rows = st->mode != DEDUP_FIRST;
+  *what = "its replaced rows";
+  if (!rows && d->ndirty > 0) return DIPPER_CORRUPT;
+  int64_t *ts = d->ndirty ? malloc((size_t)d->ndirty * sizeof *ts) : NULL;
+  if (d->ndirty && !ts) return DIPPER_NOMEM;
+  for (int64_t i = 0; i < d->ndirty; i++) ts[i] = dp_get_svar(in);
+  int rc = in->bad ? DIPPER_CORRUPT : DIPPER_OK;
+  if (!rc && rows) rc = load_best(in, st, d->ndirty, &first);
+  for (int64_t i = 0; !rc && i < d->ndirty; i++) {
+    st->ts[d->dirty[i]] = ts[i];
+    st->best[d->dirty[i]] = first + i;
+  }
+  free(ts);
+  if (rc) return rc;
+  *what = "its expired keys";
+  if ((rc = dp_rowlog_keep(d, n, &keep, &nkeep))) return rc;
+  if (nkeep < n) rc = dp_groups_compact(&st->keys, keep, nkeep);
+  for (int64_t i = 0; !rc && i < nkeep; i++) {
+    st->ts[i] = st->ts[keep[i]];
+    st->best[i] = st->best[keep[i]];
+  }
+  free(keep);
+  if (rc) return rc;
+  *what = "its new keys";
+  int64_t base = dp_groups_count(&st->keys);
+  if ((rc = dp_groups_load_more(in, &st->keys))) return rc;
+  n = dp_groups_count(&st->keys);
+  if ((rc = grow_keys(st, n))) return rc;
+  for (int64_t id = base; id < n; id++) st->ts[id] = dp_get_svar(in);
+  if (in->bad) return DIPPER_CORRUPT;
+  if (rows && !(rc = load_best(in, st, n - base, &first)))
+    for (int64_t id = base; id < n; id++) st->best[id] = first + (id - base);
+  return rc;
+}
+
+static int dedup_restore_delta(dp_op *op, dp_rd *in) {
+  dedup_state *st = op->state;
+  int rc = dp_state_check(op, in, DEDUP_STATE_VERSION);
+  if (rc) return rc;
+  uint8_t mode = dp_get_u8(in), emitted = dp_get_u8(in);
+  if (in->bad || mode != st->mode || emitted > 1)
+    return dp_state_corrupt(op, DIPPER_CORRUPT, "its mode");
+  st->emitted = emitted;
+  dp_rowlog_delta d;
+  if ((rc = dp_rowlog_load(in, dp_groups_count(&st->keys), &d)))
+    return dp_state_corrupt(op, rc, "the change of its keys");
+  const char *what = "";
+  rc = apply_delta(st, in, &d, &what);
+  dp_rowlog_delta_free(&d);
+  if (rc == DIPPER_CORRUPT) in->bad = true;
+  if (rc) return dp_state_corrupt(op, rc, what);
+  op->metrics.state_rows = dp_groups_count(&st->keys);
+  dp_rowlog_mark(&st->log, dp_groups_count(&st->keys));
+  return DIPPER_OK;
+}
+
+const dp_op_class dp_op_dedup = {"Deduplicate",    dedup_open,       dedup_next,
+                                 dedup_end_batch,  dedup_close,      dedup_save,
+                                 dedup_restore,    dedup_save_delta, dedup_restore_delta};

@@ -17,6 +17,7 @@
 typedef struct distinct_state {
   int time_col;      /* an event-time column of the rows, or -1 */
   dp_groups seen;
+  dp_rowlog log;     /* the rows' changes since the last checkpoint (rows.h) */
   int64_t *sel;
   int64_t cap;
   dp_batch *out;
@@ -76,23 +77,19 @@ static int distinct_end_batch(dp_op *op) {
   for (int64_t id = 0; id < n; id++)
     if (dp_vector_is_null(t, id) || dp_vector_get_i64(t, id) <= wm) old++;
   if (old == 0) return DIPPER_OK;
-  dp_groups fresh;
-  int rc = dp_groups_init(&fresh, st->seen.keys->schema);
-  const dp_vector *const *cols = (const dp_vector *const *)st->seen.keys->cols;
+  int64_t *keep = malloc((size_t)n * sizeof *keep), *drop = malloc((size_t)old * sizeof *drop);
+  int64_t k = 0, d = 0;
+  int rc = keep && drop ? DIPPER_OK : DIPPER_NOMEM;
   for (int64_t id = 0; !rc && id < n; id++) {
-    if (dp_vector_is_null(t, id) || dp_vector_get_i64(t, id) <= wm) continue;
-    int64_t nid;
-    bool is_new;
-    rc = dp_groups_find_or_add(&fresh, cols, id, &nid, &is_new);
+    if (dp_vector_is_null(t, id) || dp_vector_get_i64(t, id) <= wm) drop[d++] = id;
+    else keep[k++] = id;
   }
-  if (rc) {
-    dp_groups_free(&fresh);
-    return rc;
-  }
-  dp_groups_free(&st->seen);
-  st->seen = fresh;
+  if (!rc) rc = dp_groups_compact(&st->seen, keep, k);
+  if (!rc) rc = dp_rowlog_drop(&st->log, drop, d);
+  free(keep);
+  free(drop);
   op->metrics.state_rows = dp_groups_count(&st->seen);
-  return DIPPER_OK;
+  return rc;
 }
 
 static int distinct_setup(dp_op *op) {
@@ -113,6 +110,7 @@ static void distinct_close(dp_op *op) {
   distinct_state *st = op->state;
   if (!st) return;
   dp_groups_free(&st->seen);
+  dp_rowlog_free(&st->log);
   dp_batch_free(st->out);
   free(st->sel);
   free(st);
@@ -128,15 +126,16 @@ static int distinct_open(dp_op *op) {
 
 /* ---- checkpoints ----
 ** Blob, version 1:  version:u8  the rows seen (rows.h's group table).
-** A per-batch delta would write the rows added since the last checkpoint
-** and, with an event-time column, the watermark the eviction ran under
-** (replaying it drops the same rows). */
+** Delta (save_delta), the same version:  version:u8  the rows' log (rows.h:
+** the rows the watermark dropped, by base position)  the rows added since
+** (rows.h's group table form): O(rows added + rows dropped). */
 #define DISTINCT_STATE_VERSION 1
 
 static int distinct_save(dp_op *op, dp_buf *out) {
   distinct_state *st = op->state;
   dp_state_begin(out, DISTINCT_STATE_VERSION);
   int rc = dp_groups_save(out, &st->seen);
+  if (!rc) dp_rowlog_mark(&st->log, dp_groups_count(&st->seen));
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
@@ -146,9 +145,41 @@ static int distinct_restore(dp_op *op, dp_rd *in) {
   if (rc) return rc;
   if ((rc = dp_groups_load(in, &st->seen))) return dp_state_corrupt(op, rc, "its rows");
   op->metrics.state_rows = dp_groups_count(&st->seen);
+  dp_rowlog_mark(&st->log, dp_groups_count(&st->seen));
+  return DIPPER_OK;
+}
+
+static int distinct_save_delta(dp_op *op, dp_buf *out) {
+  distinct_state *st = op->state;
+  dp_state_begin(out, DISTINCT_STATE_VERSION);
+  int64_t *at, nat;
+  int rc = dp_rowlog_save(out, &st->log, &at, &nat);
+  free(at); /* nothing here changes in place */
+  if (!rc) rc = dp_groups_save_from(out, &st->seen, dp_rowlog_first_new(&st->log));
+  if (!rc) dp_rowlog_mark(&st->log, dp_groups_count(&st->seen));
+  return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int distinct_restore_delta(dp_op *op, dp_rd *in) {
+  distinct_state *st = op->state;
+  int rc = dp_state_check(op, in, DISTINCT_STATE_VERSION);
+  if (rc) return rc;
+  int64_t n = dp_groups_count(&st->seen), *keep = NULL, nkeep = 0;
+  dp_rowlog_delta d;
+  if ((rc = dp_rowlog_load(in, n, &d))) return dp_state_corrupt(op, rc, "the rows it dropped");
+  if (d.ndirty > 0) rc = DIPPER_CORRUPT;
+  if (!rc) rc = dp_rowlog_keep(&d, n, &keep, &nkeep);
+  if (!rc) rc = dp_groups_compact(&st->seen, keep, nkeep);
+  free(keep);
+  dp_rowlog_delta_free(&d);
+  if (rc) return dp_state_corrupt(op, rc, "the rows it dropped");
+  if ((rc = dp_groups_load_more(in, &st->seen))) return dp_state_corrupt(op, rc, "its new rows");
+  op->metrics.state_rows = dp_groups_count(&st->seen);
+  dp_rowlog_mark(&st->log, dp_groups_count(&st->seen));
   return DIPPER_OK;
 }
 
 const dp_op_class dp_op_distinct = {"Distinct",     distinct_open,  distinct_next,
                                     distinct_end_batch, distinct_close, distinct_save,
-                                    distinct_restore};
+                                    distinct_restore, distinct_save_delta,
+                                    distinct_restore_delta};

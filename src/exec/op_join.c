@@ -61,6 +61,8 @@ typedef struct join_state {
   dp_vector *as_of;    /* temporal join: FOR SYSTEM_TIME AS OF over the probe rows */
   bool versions_stream;/* temporal join of two streams: left rows wait for the watermark */
   dp_batch *pending;   /* versions_stream: left rows whose AS OF time it has not reached */
+  dp_rowlog build_log, probe_log, pending_log; /* their changes since the last checkpoint */
+  dp_rowlog *hit_log;  /* the log of the store build_hit flags (probe_slice marks it) */
 
   dp_batch *build;     /* every build-side row */
   dp_rowhash *index;   /* build row id -> hash of its keys */
@@ -85,6 +87,7 @@ typedef struct join_state {
     dp_batch *delta;   /* this batch's new rows */
     uint8_t *dhit;     /* per new row: matched while probing */
     int64_t dhit_cap;
+    dp_rowlog log;     /* the store's changes since the last checkpoint */
   } side[2];
   int phase;           /* stream2: 0 new left rows, 1 new right rows, 2 evict, 3 done */
   int64_t evict_lower, evict_upper; /* the time bound: left.t in [right.t + lower, right.t + upper] */
@@ -236,7 +239,11 @@ static int probe_slice(dp_op *op, int64_t start, int64_t end) {
   if (st->version_col >= 0 && (rc = pick_versions(op))) return rc;
   for (int64_t k = 0; k < st->npairs; k++) {
     st->probe_hit[st->pi[k] - start] = 1;
-    if (st->mark_build && !(st->semi && st->pside == 1)) st->build_hit[st->bi[k]] = 1;
+    int64_t b = st->bi[k];
+    if (st->mark_build && !(st->semi && st->pside == 1) && !st->build_hit[b]) {
+      st->build_hit[b] = 1;
+      if ((rc = dp_rowlog_touch(st->hit_log, b))) return rc;
+    }
   }
   if (st->semi && st->pside == 1) {
     /* SEMI with the stream probing the bounded left side: a left row leaves
@@ -246,6 +253,7 @@ static int probe_slice(dp_op *op, int64_t start, int64_t end) {
       int64_t b = st->bi[k];
       if (st->build_hit[b]) continue;
       st->build_hit[b] = 1;
+      if ((rc = dp_rowlog_touch(st->hit_log, b))) return rc;
       st->pi[nhit] = -1;
       st->bi[nhit++] = b;
     }
@@ -327,6 +335,7 @@ static int release_pending(dp_op *op) {
   if (!rc && nready > 0) {
     rc = dp_batch_take(st->probe, st->pending, ready, 0, nready);
     if (!rc) rc = dp_batch_take(rest, st->pending, wait, 0, nwait);
+    if (!rc) rc = dp_rowlog_drop(&st->pending_log, ready, nready);
     if (!rc) {
       dp_batch_free(st->pending);
       st->pending = rest;
@@ -407,6 +416,7 @@ static void aim(join_state *st, int s) {
   st->pkeys = P->keys;
   st->bkeys = B->keys;
   st->build_hit = B->hit;
+  st->hit_log = &B->log;
   st->mark_build = B->outer;
   st->probe_outer = false;
   st->build_outer = false;
@@ -441,9 +451,14 @@ static int evict(dp_op *op) {
     int64_t wm = op->ex->final ? DP_WATERMARK_END : op->ex->watermark;
     if (wm == DP_WATERMARK_NONE) continue;
     if (sd->time_col < 0 && !op->ex->final) continue;
-    int64_t n = sd->store->nrows, nkeep = 0;
+    int64_t n = sd->store->nrows, nkeep = 0, ndrop = 0;
     int64_t *keep = malloc((size_t)(n ? n : 1) * sizeof *keep);
-    if (!keep) return DIPPER_NOMEM;
+    int64_t *drop = malloc((size_t)(n ? n : 1) * sizeof *drop);
+    if (!keep || !drop) {
+      free(keep);
+      free(drop);
+      return DIPPER_NOMEM;
+    }
     st->npairs = 0;
     int rc = DIPPER_OK;
     const dp_vector *tv = sd->time_col >= 0 ? sd->store->cols[sd->time_col] : NULL;
@@ -452,8 +467,11 @@ static int evict(dp_op *op) {
         keep[nkeep++] = r;
         continue;
       }
+      drop[ndrop++] = r;
       if (sd->outer && !sd->hit[r]) rc = add_pair(st, r, -1);
     }
+    if (!rc) rc = dp_rowlog_drop(&sd->log, drop, ndrop);
+    free(drop);
     if (!rc && st->npairs > 0) {
       aim(st, s);
       st->probe = sd->store; /* the padded rows come from this side's store */
@@ -639,11 +657,13 @@ static int join_end_batch(dp_op *op) {
     dp_vector_free(st->as_of);
     st->as_of = NULL;
     dp_batch_clear(st->probe);
+    dp_rowlog_clear(&st->probe_log);
     st->probe_cursor = 0;
   }
   if (st->done) {
     /* The bounded run has ended: nothing is needed any more. */
     dp_batch_clear(st->build);
+    dp_rowlog_clear(&st->build_log);
     dp_rowhash_free(st->index);
   }
   op->metrics.state_rows = st->build->nrows + st->probe->nrows;
@@ -763,6 +783,7 @@ static int join_setup(dp_op *op) {
   st->cand = dp_batch_new(&st->both, 0);
   st->out = dp_batch_new(&p->schema, DP_ROWS_CHUNK);
   st->index = &st->own_index;
+  st->hit_log = &st->build_log;
   dp_rowhash_init(st->index);
   if (st->versions_stream && !(st->pending = dp_batch_new(&L->schema, 0))) return DIPPER_NOMEM;
   if (!st->build || !st->probe || !st->cand || !st->out) return DIPPER_NOMEM;
@@ -793,6 +814,7 @@ static void join_close(dp_op *op) {
     dp_batch_free(st->probe);
   }
   for (int s = 0; s < 2; s++) {
+    dp_rowlog_free(&st->side[s].log);
     dp_batch_free(st->side[s].store);
     dp_batch_free(st->side[s].delta);
     dp_rowhash_free(&st->side[s].index);
@@ -804,6 +826,9 @@ static void join_close(dp_op *op) {
   dp_rowhash_free(&st->own_index);
   dp_vector_free(st->as_of);
   dp_batch_free(st->pending);
+  dp_rowlog_free(&st->build_log);
+  dp_rowlog_free(&st->probe_log);
+  dp_rowlog_free(&st->pending_log);
   if (!st->stream2) free(st->build_hit);
   free(st->probe_hit);
   free(st->pi);
@@ -823,10 +848,14 @@ static void join_close(dp_op *op) {
 **   shape 1   per side, left then right: store  hit flags (outer sides)
 ** The hash indexes are not written: a restore adds the rows again in
 ** order, which rebuilds each bucket chain as it was, so probes find their
-** matches in the same order.  A per-batch delta would write the rows each
-** store gained (an append), the flags set in the batch (by row id) and,
-** for the two streams, the watermark that evicted rows (eviction keeps
-** exactly the rows not expired under it, so replaying it compacts alike). */
+** matches in the same order.
+** Delta (save_delta), the same version, after the same shape byte: every
+** store above as its rows.h log (the base rows dropped, by base position:
+** the two streams' eviction, the temporal join's released rows, a store
+** cleared; the base rows whose matched flag was set, which needs no more
+** bytes: a flag only goes from 0 to 1), then the rows appended since with
+** their flags — shape 0: done:u8, build, probe, [pending]; shape 1: left
+** then right.  A batch that adds k rows and evicts d costs O(k + d). */
 #define JOIN_STATE_VERSION 1
 
 static int save_side(dp_buf *out, const dp_batch *rows, const uint8_t *hit, bool flags) {
@@ -843,6 +872,17 @@ static int load_side(dp_rd *in, dp_batch *rows, uint8_t **hit, int64_t *cap, boo
   return rc;
 }
 
+/* Every store's current rows become the base of the next delta. */
+static void mark_logs(join_state *st) {
+  if (st->stream2) {
+    for (int s = 0; s < 2; s++) dp_rowlog_mark(&st->side[s].log, st->side[s].store->nrows);
+    return;
+  }
+  dp_rowlog_mark(&st->build_log, st->build->nrows);
+  dp_rowlog_mark(&st->probe_log, st->probe->nrows);
+  dp_rowlog_mark(&st->pending_log, st->pending ? st->pending->nrows : 0);
+}
+
 static int join_save(dp_op *op, dp_buf *out) {
   join_state *st = op->state;
   dp_state_begin(out, JOIN_STATE_VERSION);
@@ -857,6 +897,7 @@ static int join_save(dp_op *op, dp_buf *out) {
     if (!rc) rc = dp_rows_save(out, st->probe);
     if (!rc && st->versions_stream) rc = dp_rows_save(out, st->pending);
   }
+  if (!rc) mark_logs(st);
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
@@ -874,6 +915,7 @@ static int join_restore(dp_op *op, dp_rd *in) {
       if (rc) return dp_state_corrupt(op, rc, s == 0 ? "its left rows" : "its right rows");
     }
     op->metrics.state_rows = st->side[0].store->nrows + st->side[1].store->nrows;
+    mark_logs(st);
     return DIPPER_OK;
   }
   uint8_t done = dp_get_u8(in);
@@ -890,8 +932,107 @@ static int join_restore(dp_op *op, dp_rd *in) {
     return dp_state_corrupt(op, rc, "its waiting rows");
   op->metrics.state_rows = st->build->nrows + st->probe->nrows +
                            (st->pending ? st->pending->nrows : 0);
+  mark_logs(st);
   return DIPPER_OK;
 }
 
-const dp_op_class dp_op_join = {"Join",     join_open,  join_next,   join_end_batch,
-                                join_close, join_save, join_restore};
+/* One store's delta: its log, then the rows appended since the base with
+** their flags (when kept). */
+static int save_store_delta(dp_buf *out, const dp_batch *rows, const uint8_t *hit, bool flags,
+                            const dp_rowlog *log) {
+  int64_t *at, nat;
+  int rc = dp_rowlog_save(out, log, &at, &nat);
+  free(at); /* a dirty row's flag is 1: its position says all */
+  int64_t first = dp_rowlog_first_new(log);
+  if (!rc) rc = dp_rows_save_from(out, rows, first);
+  dp_flags_save(out, flags ? hit + first : NULL, flags ? rows->nrows - first : 0);
+  return rc;
+}
+
+/* Apply one store's delta: flags set, rows dropped, rows appended; the index
+** (when there is one) ends as it would after adding the rows in order. */
+static int load_store_delta(dp_rd *in, dp_batch **rows, uint8_t **hit, int64_t *cap, bool flags,
+                            dp_rowhash *index, const int *keys, int nkeys) {
+  dp_rowlog_delta d;
+  int64_t n = (*rows)->nrows, *keep = NULL, nkeep = 0;
+  int rc = dp_rowlog_load(in, n, &d);
+  if (!rc && d.ndirty > 0 && !flags) rc = DIPPER_CORRUPT;
+  for (int64_t i = 0; !rc && i < d.ndirty; i++) (*hit)[d.dirty[i]] = 1;
+  if (!rc) rc = dp_rowlog_keep(&d, n, &keep, &nkeep);
+  if (!rc && nkeep < n) {
+    rc = dp_rows_compact(rows, keep, nkeep);
+    for (int64_t k = 0; !rc && flags && k < nkeep; k++) (*hit)[k] = (*hit)[keep[k]];
+    if (!rc && index) dp_rowhash_free(index);
+  }
+  int64_t first = (*rows)->nrows;
+  if (!rc) rc = dp_rows_load(in, *rows);
+  if (!rc && flags) rc = grow_hits(hit, cap, (*rows)->nrows);
+  if (!rc) rc = dp_flags_load(in, flags ? *hit + first : NULL, flags ? (*rows)->nrows - first : 0);
+  if (!rc && index) rc = dp_rowhash_add_rows(index, *rows, keys, nkeys, index->n);
+  if (rc == DIPPER_CORRUPT) in->bad = true;
+  free(keep);
+  dp_rowlog_delta_free(&d);
+  return rc;
+}
+
+static int join_save_delta(dp_op *op, dp_buf *out) {
+  join_state *st = op->state;
+  dp_state_begin(out, JOIN_STATE_VERSION);
+  dp_put_u8(out, st->stream2);
+  int rc = DIPPER_OK;
+  if (st->stream2) {
+    for (int s = 0; s < 2 && !rc; s++) {
+      struct side *sd = &st->side[s];
+      rc = save_store_delta(out, sd->store, sd->hit, sd->outer, &sd->log);
+    }
+  } else {
+    dp_put_u8(out, st->done);
+    rc = save_store_delta(out, st->build, st->build_hit, st->mark_build, &st->build_log);
+    if (!rc) rc = save_store_delta(out, st->probe, NULL, false, &st->probe_log);
+    if (!rc && st->versions_stream)
+      rc = save_store_delta(out, st->pending, NULL, false, &st->pending_log);
+  }
+  if (!rc) mark_logs(st);
+  return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int join_restore_delta(dp_op *op, dp_rd *in) {
+  join_state *st = op->state;
+  int rc = dp_state_check(op, in, JOIN_STATE_VERSION);
+  if (rc) return rc;
+  uint8_t shape = dp_get_u8(in);
+  if (in->bad || shape != st->stream2) return dp_state_corrupt(op, DIPPER_CORRUPT, "its shape");
+  if (st->stream2) {
+    for (int s = 0; s < 2; s++) {
+      struct side *sd = &st->side[s];
+      rc = load_store_delta(in, &sd->store, &sd->hit, &sd->hit_cap, sd->outer, &sd->index,
+                            sd->keys, st->nkeys);
+      if (rc) return dp_state_corrupt(op, rc, s == 0 ? "the change of its left rows"
+                                                     : "the change of its right rows");
+    }
+    op->metrics.state_rows = st->side[0].store->nrows + st->side[1].store->nrows;
+    mark_logs(st);
+    return DIPPER_OK;
+  }
+  uint8_t done = dp_get_u8(in);
+  if (in->bad || done > 1 || (st->done && !done))
+    return dp_state_corrupt(op, DIPPER_CORRUPT, "its progress");
+  st->done = done;
+  rc = load_store_delta(in, &st->build, &st->build_hit, &st->hit_cap, st->mark_build, st->index,
+                        st->bkeys, st->nkeys);
+  if (rc) return dp_state_corrupt(op, rc, "the change of its build side");
+  rc = load_store_delta(in, &st->probe, NULL, NULL, false, NULL, NULL, 0);
+  if (!rc && !st->bounded && st->probe->nrows > 0) rc = DIPPER_CORRUPT;
+  if (rc) return dp_state_corrupt(op, rc, "the change of its probe side");
+  if (st->versions_stream &&
+      (rc = load_store_delta(in, &st->pending, NULL, NULL, false, NULL, NULL, 0)))
+    return dp_state_corrupt(op, rc, "the change of its waiting rows");
+  op->metrics.state_rows = st->build->nrows + st->probe->nrows +
+                           (st->pending ? st->pending->nrows : 0);
+  mark_logs(st);
+  return DIPPER_OK;
+}
+
+const dp_op_class dp_op_join = {"Join",          join_open,         join_next,
+                                join_end_batch,  join_close,        join_save,
+                                join_restore,    join_save_delta,   join_restore_delta};

@@ -46,6 +46,7 @@ typedef struct over_state {
   int64_t keep_rows; /* stream: rows per partition a frame can reach back (-1: all) */
   int64_t keep_time; /* stream: µs a RANGE frame reaches back (-1: all) */
   dp_batch *pending; /* stream: rows the watermark has not reached */
+  dp_rowlog rows_log, pending_log; /* their changes since the last checkpoint (rows.h) */
   bool drained, emitted;
   dp_batch *result;  /* input columns + calls, in output order */
   int64_t cursor;
@@ -388,6 +389,26 @@ static int compute(dp_op *op) {
   return rc;
 }
 
+/* The history trimmed to rows keep[0..nkeep) of n, in the layout's order:
+** when that is the rows' own order the log records the rows dropped, else
+** the history was laid out afresh. */
+static int log_trim(dp_rowlog *log, const int64_t *keep, int64_t nkeep, int64_t n) {
+  for (int64_t k = 1; k < nkeep; k++)
+    if (keep[k] < keep[k - 1]) {
+      dp_rowlog_clear(log);
+      return DIPPER_OK;
+    }
+  int64_t *drop = malloc((size_t)(n - nkeep + 1) * sizeof *drop), nd = 0;
+  if (!drop) return DIPPER_NOMEM;
+  for (int64_t r = 0, k = 0; r < n; r++) {
+    if (k < nkeep && keep[k] == r) k++;
+    else drop[nd++] = r;
+  }
+  int rc = dp_rowlog_drop(log, drop, nd);
+  free(drop);
+  return rc;
+}
+
 /* Stream: release the pending rows the watermark has reached.  They are
 ** computed together with the kept history (whose results left earlier), and
 ** only their own results leave; then the history is trimmed to what later
@@ -415,6 +436,7 @@ static int release(dp_op *op) {
   if (!rc && nready > 0) {
     rc = dp_batch_take(st->rows, st->pending, ready, 0, nready);
     if (!rc) rc = dp_batch_take(still, st->pending, wait, 0, nwait);
+    if (!rc) rc = dp_rowlog_drop(&st->pending_log, ready, nready);
     if (!rc) rc = compute_into(op, all, &L);
     /* the new rows' results, in (partition, time) order */
     int64_t nsel = 0;
@@ -436,6 +458,7 @@ static int release(dp_op *op) {
         if (by_rows || by_time) keep[nkeep++] = r;
       }
       if (!rc) rc = dp_batch_take(hist, st->rows, keep, 0, nkeep);
+      if (!rc) rc = log_trim(&st->rows_log, keep, nkeep, L.n);
       if (!rc) {
         dp_batch_free(st->rows);
         st->rows = hist;
@@ -489,7 +512,10 @@ static int over_next(dp_op *op, dp_batch **out) {
 static int over_end_batch(dp_op *op) {
   over_state *st = op->state;
   st->drained = false;
-  if (st->emitted) dp_batch_clear(st->rows);
+  if (st->emitted) {
+    dp_batch_clear(st->rows);
+    dp_rowlog_clear(&st->rows_log);
+  }
   if (st->emitted || st->stream) {
     dp_batch_clear(st->result);
     st->cursor = 0;
@@ -503,6 +529,8 @@ static void over_close(dp_op *op) {
   if (!st) return;
   dp_batch_free(st->rows);
   dp_batch_free(st->pending);
+  dp_rowlog_free(&st->rows_log);
+  dp_rowlog_free(&st->pending_log);
   dp_batch_free(st->result);
   dp_batch_free(st->out);
   free(st);
@@ -577,10 +605,15 @@ static int over_open(dp_op *op) {
 **   version:u8  stream:u8  emitted:u8  rows (rows.h's row store: bounded,
 **   every row; stream, the history later frames reach)  pending (the rows
 **   the watermark has not reached; none when bounded)
-** A per-batch delta would write the rows added to pending, the watermark
-** that released rows (they leave pending and join the history exactly at
-** or before it) and the trim of the history, which follows from the same
-** watermark and the frame. */
+** Delta (save_delta), the same version:  version:u8  stream:u8  emitted:u8
+**   per store, rows then pending: its log (rows.h: the rows released from
+**   pending, the history trimmed, by base position; all of them once a
+**   bounded run emitted) and the rows added since.
+** A batch costs the rows it added, released and trimmed; but a trim that
+** lays the history out in another order (several partitions: the layout
+** sorts by partition) writes the history whole, which a frame of n rows or
+** x µs keeps small; a history that is not trimmed (LAG, UNBOUNDED
+** PRECEDING) only grows at its end. */
 #define OVER_STATE_VERSION 1
 
 static int over_save(dp_op *op, dp_buf *out) {
@@ -590,7 +623,63 @@ static int over_save(dp_op *op, dp_buf *out) {
   dp_put_u8(out, st->emitted);
   int rc = dp_rows_save(out, st->rows);
   if (!rc) rc = dp_rows_save(out, st->pending);
+  if (!rc) {
+    dp_rowlog_mark(&st->rows_log, st->rows->nrows);
+    dp_rowlog_mark(&st->pending_log, st->pending->nrows);
+  }
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int save_store_delta(dp_buf *out, const dp_batch *rows, const dp_rowlog *log) {
+  int64_t *at, nat;
+  int rc = dp_rowlog_save(out, log, &at, &nat);
+  free(at); /* no row changes in place */
+  return rc ? rc : dp_rows_save_from(out, rows, dp_rowlog_first_new(log));
+}
+
+static int load_store_delta(dp_rd *in, dp_batch **rows) {
+  int64_t n = (*rows)->nrows, *keep = NULL, nkeep = 0;
+  dp_rowlog_delta d;
+  int rc = dp_rowlog_load(in, n, &d);
+  if (!rc && d.ndirty > 0) rc = DIPPER_CORRUPT;
+  if (!rc) rc = dp_rowlog_keep(&d, n, &keep, &nkeep);
+  if (!rc) rc = dp_rows_compact(rows, keep, nkeep);
+  if (!rc) rc = dp_rows_load(in, *rows);
+  if (rc == DIPPER_CORRUPT) in->bad = true;
+  free(keep);
+  dp_rowlog_delta_free(&d);
+  return rc;
+}
+
+static int over_save_delta(dp_op *op, dp_buf *out) {
+  over_state *st = op->state;
+  dp_state_begin(out, OVER_STATE_VERSION);
+  dp_put_u8(out, st->stream);
+  dp_put_u8(out, st->emitted);
+  int rc = save_store_delta(out, st->rows, &st->rows_log);
+  if (!rc) rc = save_store_delta(out, st->pending, &st->pending_log);
+  if (!rc) {
+    dp_rowlog_mark(&st->rows_log, st->rows->nrows);
+    dp_rowlog_mark(&st->pending_log, st->pending->nrows);
+  }
+  return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int over_restore_delta(dp_op *op, dp_rd *in) {
+  over_state *st = op->state;
+  int rc = dp_state_check(op, in, OVER_STATE_VERSION);
+  if (rc) return rc;
+  uint8_t stream = dp_get_u8(in), emitted = dp_get_u8(in);
+  if (in->bad || stream != st->stream || emitted > 1)
+    return dp_state_corrupt(op, DIPPER_CORRUPT, "its mode");
+  st->emitted = emitted;
+  if ((rc = load_store_delta(in, &st->rows))) return dp_state_corrupt(op, rc, "the change of its rows");
+  if ((rc = load_store_delta(in, &st->pending)))
+    return dp_state_corrupt(op, rc, "the change of its pending rows");
+  op->metrics.state_rows = st->rows->nrows + st->pending->nrows;
+  dp_rowlog_mark(&st->rows_log, st->rows->nrows);
+  dp_rowlog_mark(&st->pending_log, st->pending->nrows);
+  return DIPPER_OK;
 }
 
 static int over_restore(dp_op *op, dp_rd *in) {
@@ -604,8 +693,11 @@ static int over_restore(dp_op *op, dp_rd *in) {
   if ((rc = dp_rows_load(in, st->rows))) return dp_state_corrupt(op, rc, "its rows");
   if ((rc = dp_rows_load(in, st->pending))) return dp_state_corrupt(op, rc, "its pending rows");
   op->metrics.state_rows = st->rows->nrows + st->pending->nrows;
+  dp_rowlog_mark(&st->rows_log, st->rows->nrows);
+  dp_rowlog_mark(&st->pending_log, st->pending->nrows);
   return DIPPER_OK;
 }
 
-const dp_op_class dp_op_over = {"Over",     over_open,  over_next,   over_end_batch,
-                                over_close, over_save, over_restore};
+const dp_op_class dp_op_over = {"Over",         over_open,       over_next,
+                                over_end_batch, over_close,      over_save,
+                                over_restore,   over_save_delta, over_restore_delta};

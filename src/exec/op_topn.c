@@ -37,6 +37,7 @@ typedef struct topn_state {
   int64_t prev_wm;     /* the watermark of the previous batch */
   dp_schema part_schema;
   dp_batch *rows;      /* rows waiting (bounded, window) or the current top (update) */
+  dp_rowlog log;       /* the changes of `rows` since the last checkpoint (rows.h) */
   dp_batch *fresh;     /* TOPN_UPDATE: this batch's new rows */
   int64_t *rank_of;    /* TOPN_UPDATE: per row of `rows`, the rank it was emitted with */
   int64_t rank_cap;
@@ -158,6 +159,7 @@ static int close_windows(dp_op *op) {
   if (!rc && nclosed > 0) {
     rc = dp_batch_take(done, st->rows, closed, 0, nclosed);
     if (!rc) rc = dp_batch_take(rest, st->rows, open, 0, nopen);
+    if (!rc) rc = dp_rowlog_drop(&st->log, closed, nclosed);
     if (!rc) rc = rank_into_result(op, done);
     if (!rc) {
       dp_batch_free(st->rows);
@@ -205,6 +207,7 @@ static int update_top(dp_op *op) {
   if (!rc) {
     if (nsel > 0) memcpy(st->rank_of, ranks, (size_t)nsel * sizeof *ranks);
     dp_batch_free(st->rows);
+    dp_rowlog_clear(&st->log); /* the new top is laid out afresh */
     st->rows = top;
     top = NULL;
   }
@@ -254,7 +257,10 @@ static int topn_end_batch(dp_op *op) {
   st->prev_wm = op->ex->watermark;
   dp_batch_clear(st->result);
   st->cursor = 0;
-  if (st->mode == TOPN_BOUNDED && st->emitted) dp_batch_clear(st->rows);
+  if (st->mode == TOPN_BOUNDED && st->emitted) {
+    dp_batch_clear(st->rows);
+    dp_rowlog_clear(&st->log);
+  }
   op->metrics.state_rows = st->rows->nrows;
   return DIPPER_OK;
 }
@@ -296,6 +302,7 @@ static void topn_close(dp_op *op) {
   topn_state *st = op->state;
   if (!st) return;
   dp_batch_free(st->rows);
+  dp_rowlog_free(&st->log);
   dp_batch_free(st->fresh);
   free(st->rank_of);
   dp_batch_free(st->result);
@@ -349,10 +356,14 @@ static int topn_open(dp_op *op) {
 ** Blob, version 1:
 **   version:u8  mode:u8  emitted:u8  prev_wm:svar  rows (rows.h's row
 **   store: waiting, or the current top)  [update: rank:uvar per row]
-** A per-batch delta would write, for the window mode, the rows added and
-** the watermark that closed windows; for the update mode the new top is a
-** re-ranking of old and new rows, so the delta is the rows that entered
-** the top with their ranks and the ids of those that left it. */
+** Delta (save_delta), the same version:  version:u8  mode:u8  emitted:u8
+**   prev_wm:svar  the rows' log (rows.h: the rows of the windows closed, by
+**   base position; all of them once a bounded run emitted)  the rows added
+**   since  [update: rank:uvar per added row]
+** The window mode's delta costs the rows added and the rows closed.  The
+** update mode lays out a new top in every batch that has rows (a
+** re-ranking of old and new rows), so its delta holds the whole top, as a
+** whole state would: a top stays N rows per partition. */
 #define TOPN_STATE_VERSION 1
 
 static int topn_save(dp_op *op, dp_buf *out) {
@@ -364,7 +375,73 @@ static int topn_save(dp_op *op, dp_buf *out) {
   int rc = dp_rows_save(out, st->rows);
   if (st->mode == TOPN_UPDATE)
     for (int64_t r = 0; r < st->rows->nrows; r++) dp_put_uvar(out, (uint64_t)st->rank_of[r]);
+  if (!rc) dp_rowlog_mark(&st->log, st->rows->nrows);
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+/* Ranks of rows [first, nrows): each from 1 to N. */
+static int load_ranks(dp_op *op, dp_rd *in, int64_t first) {
+  topn_state *st = op->state;
+  int64_t n = st->rows->nrows;
+  if (n > st->rank_cap) {
+    int64_t *r = realloc(st->rank_of, (size_t)n * sizeof *r);
+    if (!r) return DIPPER_NOMEM;
+    st->rank_of = r;
+    st->rank_cap = n;
+  }
+  for (int64_t k = first; k < n; k++) {
+    uint64_t rank = dp_get_uvar(in);
+    /* a row of the top has a rank from 1 to N */
+    if (rank < 1 || rank > (uint64_t)op->plan->u.topn.n) in->bad = true;
+    st->rank_of[k] = (int64_t)(rank & INT64_MAX);
+  }
+  return in->bad ? DIPPER_CORRUPT : DIPPER_OK;
+}
+
+static int topn_save_delta(dp_op *op, dp_buf *out) {
+  topn_state *st = op->state;
+  dp_state_begin(out, TOPN_STATE_VERSION);
+  dp_put_u8(out, (uint8_t)st->mode);
+  dp_put_u8(out, st->emitted);
+  dp_put_svar(out, st->prev_wm);
+  int64_t *at, nat, first = dp_rowlog_first_new(&st->log);
+  int rc = dp_rowlog_save(out, &st->log, &at, &nat);
+  free(at); /* no row changes in place */
+  if (!rc) rc = dp_rows_save_from(out, st->rows, first);
+  if (st->mode == TOPN_UPDATE)
+    for (int64_t r = first; r < st->rows->nrows; r++) dp_put_uvar(out, (uint64_t)st->rank_of[r]);
+  if (!rc) dp_rowlog_mark(&st->log, st->rows->nrows);
+  return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int topn_restore_delta(dp_op *op, dp_rd *in) {
+  topn_state *st = op->state;
+  int rc = dp_state_check(op, in, TOPN_STATE_VERSION);
+  if (rc) return rc;
+  uint8_t mode = dp_get_u8(in), emitted = dp_get_u8(in);
+  int64_t prev_wm = dp_get_svar(in);
+  if (in->bad || mode != st->mode || emitted > 1)
+    return dp_state_corrupt(op, DIPPER_CORRUPT, "its mode");
+  st->emitted = emitted;
+  st->prev_wm = prev_wm;
+  int64_t n = st->rows->nrows, *keep = NULL, nkeep = 0;
+  dp_rowlog_delta d;
+  if ((rc = dp_rowlog_load(in, n, &d))) return dp_state_corrupt(op, rc, "the rows it dropped");
+  if (d.ndirty > 0) rc = DIPPER_CORRUPT;
+  if (!rc) rc = dp_rowlog_keep(&d, n, &keep, &nkeep);
+  if (!rc) rc = dp_rows_compact(&st->rows, keep, nkeep);
+  for (int64_t k = 0; !rc && st->mode == TOPN_UPDATE && k < nkeep; k++)
+    st->rank_of[k] = st->rank_of[keep[k]];
+  free(keep);
+  dp_rowlog_delta_free(&d);
+  if (rc) return dp_state_corrupt(op, rc, "the rows it dropped");
+  int64_t first = st->rows->nrows;
+  if ((rc = dp_rows_load(in, st->rows))) return dp_state_corrupt(op, rc, "its new rows");
+  if (st->mode == TOPN_UPDATE && (rc = load_ranks(op, in, first)))
+    return dp_state_corrupt(op, rc, "its ranks");
+  op->metrics.state_rows = st->rows->nrows;
+  dp_rowlog_mark(&st->log, st->rows->nrows);
+  return DIPPER_OK;
 }
 
 static int topn_restore(dp_op *op, dp_rd *in) {
@@ -379,22 +456,13 @@ static int topn_restore(dp_op *op, dp_rd *in) {
   st->prev_wm = prev_wm;
   if ((rc = dp_rows_load(in, st->rows))) return dp_state_corrupt(op, rc, "its rows");
   int64_t n = st->rows->nrows;
-  if (st->mode == TOPN_UPDATE && n > 0) {
-    int64_t *r = realloc(st->rank_of, (size_t)n * sizeof *r);
-    if (!r) return dp_state_corrupt(op, DIPPER_NOMEM, "its ranks");
-    st->rank_of = r;
-    st->rank_cap = n;
-    for (int64_t k = 0; k < n; k++) {
-      uint64_t rank = dp_get_uvar(in);
-      /* a row of the top has a rank from 1 to N */
-      if (rank < 1 || rank > (uint64_t)op->plan->u.topn.n) in->bad = true;
-      r[k] = (int64_t)(rank & INT64_MAX);
-    }
-    if (in->bad) return dp_state_corrupt(op, DIPPER_CORRUPT, "its ranks");
-  }
+  if (st->mode == TOPN_UPDATE && (rc = load_ranks(op, in, 0)))
+    return dp_state_corrupt(op, rc, "its ranks");
   op->metrics.state_rows = n;
+  dp_rowlog_mark(&st->log, n);
   return DIPPER_OK;
 }
 
-const dp_op_class dp_op_topn = {"TopN",     topn_open,  topn_next,   topn_end_batch,
-                                topn_close, topn_save, topn_restore};
+const dp_op_class dp_op_topn = {"TopN",         topn_open,       topn_next,
+                                topn_end_batch, topn_close,      topn_save,
+                                topn_restore,   topn_save_delta, topn_restore_delta};

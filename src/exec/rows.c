@@ -315,15 +315,20 @@ int dp_groups_save(dp_buf *out, const dp_groups *g) {
 ** row i again; a key seen twice was never written by dp_groups_save. */
 int dp_groups_load(dp_rd *in, dp_groups *g) {
   if (dp_groups_count(g) != 0) return DIPPER_MISUSE;
+  return dp_groups_load_more(in, g);
+}
+
+int dp_groups_load_more(dp_rd *in, dp_groups *g) {
   dp_batch *keys = dp_batch_new(g->keys->schema, 0);
   if (!keys) return DIPPER_NOMEM;
+  int64_t first = dp_groups_count(g);
   int rc = dp_rows_load(in, keys);
   const dp_vector *const *cols = (const dp_vector *const *)keys->cols;
   for (int64_t r = 0; !rc && r < keys->nrows; r++) {
     int64_t id;
     bool fresh;
     rc = dp_groups_find_or_add(g, cols, r, &id, &fresh);
-    if (!rc && (!fresh || id != r)) rc = DIPPER_CORRUPT;
+    if (!rc && (!fresh || id != first + r)) rc = DIPPER_CORRUPT;
   }
   dp_batch_free(keys);
   if (rc == DIPPER_CORRUPT) in->bad = true;
@@ -361,6 +366,231 @@ int dp_rowhash_add_rows(dp_rowhash *h, const dp_batch *b, const int *keys, int n
     if (rc) return rc;
   }
   return DIPPER_OK;
+}
+
+/* ---- deltas ---- */
+
+void dp_rowlog_free(dp_rowlog *l) {
+  if (!l) return;
+  free(l->drop);
+  free(l->dirty);
+  memset(l, 0, sizeof *l);
+}
+
+void dp_rowlog_mark(dp_rowlog *l, int64_t n) {
+  l->on = true;
+  l->base_n = l->base_live = n;
+  l->ndrop = l->ndirty = 0;
+}
+
+static int grow_ids(int64_t **a, int64_t *cap, int64_t need) {
+  if (need <= *cap) return DIPPER_OK;
+  int64_t n = *cap ? *cap * 2 : 64;
+  while (n < need) n *= 2;
+  int64_t *p = realloc(*a, (size_t)n * sizeof *p);
+  if (!p) return DIPPER_NOMEM;
+  *a = p;
+  *cap = n;
+  return DIPPER_OK;
+}
+
+/* The base position of the base row at current position p: p plus the drops
+** below it, i.e. the number of j with drop[j] - j <= p (a nondecreasing
+** sequence, searched by halves). */
+static int64_t base_of(const dp_rowlog *l, int64_t p) {
+  int64_t lo = 0, hi = l->ndrop;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (l->drop[mid] - mid <= p) lo = mid + 1;
+    else hi = mid;
+  }
+  return p + lo;
+}
+
+int dp_rowlog_drop(dp_rowlog *l, const int64_t *pos, int64_t n) {
+  if (!l->on || l->base_live == 0) return DIPPER_OK;
+  int64_t m = 0;
+  while (m < n && pos[m] < l->base_live) m++;
+  if (m == 0) return DIPPER_OK;
+  int64_t *merged = malloc((size_t)(l->ndrop + m) * sizeof *merged);
+  if (!merged) return DIPPER_NOMEM;
+  /* one walk: map each position onto the base (j drops below it so far)
+  ** and merge the result into the sorted drops */
+  int64_t j = 0, k = 0;
+  for (int64_t i = 0; i < m; i++) {
+    while (j < l->ndrop && l->drop[j] - j <= pos[i]) merged[k++] = l->drop[j], j++;
+    merged[k++] = pos[i] + j;
+  }
+  while (j < l->ndrop) merged[k++] = l->drop[j++];
+  free(l->drop);
+  l->drop = merged;
+  l->ndrop = l->drop_cap = k;
+  l->base_live -= m;
+  return DIPPER_OK;
+}
+
+void dp_rowlog_clear(dp_rowlog *l) {
+  l->base_live = 0;
+  l->ndrop = l->ndirty = 0;
+}
+
+int dp_rowlog_touch(dp_rowlog *l, int64_t pos) {
+  if (!l->on || pos < 0 || pos >= l->base_live) return DIPPER_OK;
+  if (grow_ids(&l->dirty, &l->dirty_cap, l->ndirty + 1)) return DIPPER_NOMEM;
+  l->dirty[l->ndirty++] = base_of(l, pos);
+  return DIPPER_OK;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Ascending positions as their count, the first, then each gap less one. */
+static void put_ascending(dp_buf *out, const int64_t *v, int64_t n) {
+  dp_put_uvar(out, (uint64_t)n);
+  for (int64_t i = 0; i < n; i++) dp_put_uvar(out, (uint64_t)(i ? v[i] - v[i - 1] - 1 : v[i]));
+}
+
+/* Read them back, each below `limit`; *v malloc'd (NULL when none). */
+static int get_ascending(dp_rd *in, int64_t limit, int64_t **v, int64_t *n) {
+  *v = NULL;
+  *n = 0;
+  uint64_t count = dp_get_count(in, 1);
+  if (in->bad || count > (uint64_t)limit) goto bad;
+  if (count == 0) return DIPPER_OK;
+  *v = malloc((size_t)count * sizeof **v);
+  if (!*v) return DIPPER_NOMEM;
+  uint64_t next = 0; /* the smallest value the next one may take */
+  for (uint64_t i = 0; i < count; i++) {
+    uint64_t gap = dp_get_uvar(in);
+    if (in->bad || gap >= (uint64_t)limit - next) goto bad;
+    (*v)[i] = (int64_t)(next + gap);
+    next += gap + 1;
+  }
+  *n = (int64_t)count;
+  return DIPPER_OK;
+bad:
+  in->bad = true;
+  return DIPPER_CORRUPT;
+}
+
+int dp_rowlog_save(dp_buf *out, const dp_rowlog *l, int64_t **at, int64_t *nat) {
+  *at = NULL;
+  *nat = 0;
+  dp_put_uvar(out, (uint64_t)l->base_n);
+  bool all = l->base_live == 0;
+  dp_put_u8(out, all ? 1 : 0);
+  if (all) return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+  put_ascending(out, l->drop, l->ndrop);
+  /* the dirty rows: sorted, once each, those still alive */
+  int64_t n = l->ndirty, k = 0;
+  int64_t *d = n ? malloc((size_t)n * sizeof *d) : NULL;
+  if (n && !d) return DIPPER_NOMEM;
+  if (n) memcpy(d, l->dirty, (size_t)n * sizeof *d);
+  if (n) qsort(d, (size_t)n, sizeof *d, cmp_i64);
+  int64_t j = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (k > 0 && d[k - 1] == d[i]) continue;
+    while (j < l->ndrop && l->drop[j] < d[i]) j++;
+    if (j < l->ndrop && l->drop[j] == d[i]) continue;
+    d[k++] = d[i];
+  }
+  put_ascending(out, d, k);
+  /* their current positions: the base position less the drops below it */
+  j = 0;
+  for (int64_t i = 0; i < k; i++) {
+    while (j < l->ndrop && l->drop[j] < d[i]) j++;
+    d[i] -= j;
+  }
+  if (k) *at = d;
+  else free(d);
+  *nat = k;
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+int dp_rowlog_load(dp_rd *in, int64_t n, dp_rowlog_delta *d) {
+  memset(d, 0, sizeof *d);
+  uint64_t base_n = dp_get_uvar(in);
+  uint8_t all = dp_get_u8(in);
+  if (in->bad || base_n != (uint64_t)n || all > 1) {
+    in->bad = true;
+    return DIPPER_CORRUPT;
+  }
+  d->all = all;
+  if (all) return DIPPER_OK;
+  int rc = get_ascending(in, n, &d->drop, &d->ndrop);
+  if (!rc) rc = get_ascending(in, n, &d->dirty, &d->ndirty);
+  for (int64_t i = 0, j = 0; !rc && i < d->ndirty; i++) {
+    while (j < d->ndrop && d->drop[j] < d->dirty[i]) j++;
+    if (j < d->ndrop && d->drop[j] == d->dirty[i]) {
+      in->bad = true;
+      rc = DIPPER_CORRUPT; /* a row changed and dropped: the log was not written so */
+    }
+  }
+  if (rc) dp_rowlog_delta_free(d);
+  return rc;
+}
+
+void dp_rowlog_delta_free(dp_rowlog_delta *d) {
+  free(d->drop);
+  free(d->dirty);
+  memset(d, 0, sizeof *d);
+}
+
+int dp_rowlog_keep(const dp_rowlog_delta *d, int64_t n, int64_t **keep, int64_t *nkeep) {
+  *nkeep = 0;
+  *keep = malloc((size_t)(n ? n : 1) * sizeof **keep);
+  if (!*keep) return DIPPER_NOMEM;
+  if (d->all) return DIPPER_OK;
+  for (int64_t r = 0, j = 0; r < n; r++) {
+    if (j < d->ndrop && d->drop[j] == r) {
+      j++;
+      continue;
+    }
+    (*keep)[(*nkeep)++] = r;
+  }
+  return DIPPER_OK;
+}
+
+int dp_rows_compact(dp_batch **b, const int64_t *keep, int64_t n) {
+  if (n == (*b)->nrows) return DIPPER_OK; /* keep lists are ascending: all of them */
+  dp_batch *rest = dp_batch_new((*b)->schema, 0);
+  int rc = rest ? dp_batch_take(rest, *b, keep, 0, n) : DIPPER_NOMEM;
+  if (rc) {
+    dp_batch_free(rest);
+    return rc;
+  }
+  dp_batch_free(*b);
+  *b = rest;
+  return DIPPER_OK;
+}
+
+int dp_groups_compact(dp_groups *g, const int64_t *keep, int64_t n) {
+  if (n == dp_groups_count(g)) return DIPPER_OK;
+  dp_groups fresh;
+  int rc = dp_groups_init(&fresh, g->keys->schema);
+  const dp_vector *const *cols = (const dp_vector *const *)g->keys->cols;
+  for (int64_t i = 0; !rc && i < n; i++) {
+    int64_t id;
+    bool is_new;
+    rc = dp_groups_find_or_add(&fresh, cols, keep[i], &id, &is_new);
+  }
+  if (rc) {
+    dp_groups_free(&fresh);
+    return rc;
+  }
+  dp_groups_free(g);
+  *g = fresh;
+  return DIPPER_OK;
+}
+
+int dp_rows_save_from(dp_buf *out, const dp_batch *b, int64_t first) {
+  return dp_batch_encode(b, first, b->nrows - first, out);
+}
+
+int dp_groups_save_from(dp_buf *out, const dp_groups *g, int64_t first) {
+  return dp_rows_save_from(out, g->keys, first);
 }
 
 int dp_state_check(dp_op *op, dp_rd *in, uint8_t version) {

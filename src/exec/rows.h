@@ -6,8 +6,9 @@
 ** row ids (the join's build side: one key, many rows), a "group table" that
 ** numbers distinct keys (the aggregation's dp_hashtable a row at a time), a
 ** stable sort of row indexes, and an append-only row store (a dp_batch that
-** grows), and the checkpoint form of the stores, group tables and per-row
-** flags that several operators keep.  It owns no
+** grows), the checkpoint form of the stores, group tables and per-row
+** flags that several operators keep, and the log of a store's changes
+** since its last checkpoint that their deltas are written from.  It owns no
 ** operator semantics: each op_*.c decides what to keep and when to emit; nor
 ** the copying of rows, which is core/vector.h's dp_vector_take /
 ** dp_batch_take (a negative index pads an outer join with a NULL row).
@@ -129,6 +130,85 @@ int dp_state_check(dp_op *op, dp_rd *in, uint8_t version);
 ** op->ex->diags: DIPPER_CORRUPT (and every other code but DIPPER_NOMEM)
 ** says which operator's state did not read back and `what` of it. */
 int dp_state_corrupt(dp_op *op, int rc, const char *what);
+
+/* ---- per-batch deltas (exec.h: save_delta / restore_delta) ----
+** Design.  Every store the operators keep (a row store, a group table)
+** changes in two ways only: rows appended at its end, and a compaction that
+** drops some rows and keeps the rest in their order (the watermark's
+** eviction, a released or expired row).  So at every moment a store is
+**   [the base rows still alive, in base order] ++ [the rows appended since
+**   the base that are still alive, in arrival order]
+** where the base is the store at the last save or restore.  A dp_rowlog,
+** one per store, records since the base: how many rows it had (base_n),
+** how many of them are alive (base_live: they are the store's first rows),
+** the base positions dropped, and the base positions whose per-row data
+** changed (a dirty list: a join's matched flag, a keep-last key's best row).
+** A delta is then the log (drops and dirty rows as gaps between base
+** positions), the dirty rows' new data and the rows [base_live, n) with
+** theirs: O(rows changed + rows dropped), never a pass over the store.  Ids
+** are base positions, so a compaction that renumbers the store costs the
+** delta only the rows it dropped: dp_rowlog_drop maps the current positions
+** it is given onto base positions by one walk of the (sorted) drops so far.
+** A rewrite that does not keep the order (a Top-N's new top, an OVER
+** history trimmed in sorted order) calls dp_rowlog_clear: every base row is
+** dropped and the whole store is new, so that delta is the whole store.
+** A log records nothing before its first mark (a query without
+** checkpoints pays nothing).  Restoring: dp_rowlog_load reads and checks
+** the log against the store restored so far (its row count must be
+** base_n); the operator applies the dirty rows (by base position), then
+** compacts by dp_rowlog_keep, then appends the new rows. */
+typedef struct dp_rowlog {
+  bool on;           /* a base was marked: changes are recorded */
+  int64_t base_n;    /* rows of the store at the base */
+  int64_t base_live; /* of them still in the store (its first base_live rows) */
+  int64_t *drop;     /* base positions dropped since, ascending */
+  int64_t ndrop, drop_cap;
+  int64_t *dirty;    /* base positions changed since (repeats allowed) */
+  int64_t ndirty, dirty_cap;
+} dp_rowlog;
+
+void dp_rowlog_free(dp_rowlog *l);
+/* The store has n rows now: the base of the next delta (after every save
+** and restore, whole or delta). */
+void dp_rowlog_mark(dp_rowlog *l, int64_t n);
+/* A compaction dropped the rows at current positions pos[0..n) (ascending);
+** those past the base rows are forgotten.  DIPPER_OK or DIPPER_NOMEM. */
+int dp_rowlog_drop(dp_rowlog *l, const int64_t *pos, int64_t n);
+/* Every row of the store was dropped, or it was rewritten in another order. */
+void dp_rowlog_clear(dp_rowlog *l);
+/* The row at current position pos changed (nothing to record past the base
+** rows).  DIPPER_OK or DIPPER_NOMEM. */
+int dp_rowlog_touch(dp_rowlog *l, int64_t pos);
+static inline int64_t dp_rowlog_first_new(const dp_rowlog *l) { return l->base_live; }
+/* Write the log: base_n, all-dropped, the drops and the dirty rows still
+** alive.  *at (malloc'd, the caller frees; NULL when none) gets the current
+** positions of those dirty rows, in the order their data must follow. */
+int dp_rowlog_save(dp_buf *out, const dp_rowlog *l, int64_t **at, int64_t *nat);
+
+/* A log read back: positions of the base (the store before the delta). */
+typedef struct dp_rowlog_delta {
+  bool all;        /* every base row dropped */
+  int64_t *drop;   /* ascending */
+  int64_t ndrop;
+  int64_t *dirty;  /* ascending, none of them dropped */
+  int64_t ndirty;
+} dp_rowlog_delta;
+
+/* Read a log written for a store of n rows; DIPPER_CORRUPT (in->bad) when
+** it does not fit. */
+int dp_rowlog_load(dp_rd *in, int64_t n, dp_rowlog_delta *d);
+void dp_rowlog_delta_free(dp_rowlog_delta *d);
+/* The base positions that stay, ascending (*keep malloc'd, the caller frees). */
+int dp_rowlog_keep(const dp_rowlog_delta *d, int64_t n, int64_t **keep, int64_t *nkeep);
+/* Keep rows keep[0..n) of *b (a new batch replaces it). */
+int dp_rows_compact(dp_batch **b, const int64_t *keep, int64_t n);
+/* Keep groups keep[0..n) of g, renumbered 0..n-1 in that order. */
+int dp_groups_compact(dp_groups *g, const int64_t *keep, int64_t n);
+/* Rows [first, nrows) of b, in rows.h's store form; and the groups from
+** `first` (dp_groups_load_more appends them, checking they are new). */
+int dp_rows_save_from(dp_buf *out, const dp_batch *b, int64_t first);
+int dp_groups_save_from(dp_buf *out, const dp_groups *g, int64_t first);
+int dp_groups_load_more(dp_rd *in, dp_groups *g);
 
 /* Rows per output batch of the operators that emit from stored rows. */
 #define DP_ROWS_CHUNK 4096

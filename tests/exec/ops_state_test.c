@@ -159,6 +159,8 @@ static int run_batch(run *r, int b) {
 typedef struct blobs {
   int n;
   dp_buf b[MAX_BLOBS];
+  bool delta[MAX_BLOBS];     /* b[i] is a delta (save_delta), not a whole state */
+  bool deltas;               /* save_delta where the operator has one */
   int64_t batch_wm, next_wm, max_event_time[8];
   int nwm;
   bool failed;
@@ -184,21 +186,26 @@ static void save_op(dp_op *op, void *user) {
     bl->failed = true;
     return;
   }
+  bool delta = bl->deltas && op->cls->save_delta;
+  bl->delta[bl->n] = delta;
   dp_buf *b = &bl->b[bl->n++];
-  int rc = op->cls->save_state(op, b);
+  int rc = delta ? op->cls->save_delta(op, b) : op->cls->save_state(op, b);
   CHECK_EQ(rc, DIPPER_OK);
   CHECK(b->len > 0);
   if (rc) bl->failed = true;
 }
 
-static void save_all(run *r, blobs *bl) {
+static void save_all_as(run *r, blobs *bl, bool deltas) {
   memset(bl, 0, sizeof *bl);
+  bl->deltas = deltas;
   dp_op_walk(r->h->root, save_op, bl);
   bl->batch_wm = r->batch_wm;
   bl->next_wm = r->next_wm;
   bl->nwm = r->h->ex.query->nwatermarks < 8 ? r->h->ex.query->nwatermarks : 8;
   for (int i = 0; i < bl->nwm; i++) bl->max_event_time[i] = r->h->ex.max_event_time[i];
 }
+
+static void save_all(run *r, blobs *bl) { save_all_as(r, bl, false); }
 
 static void free_blobs(blobs *bl) {
   for (int i = 0; i < bl->n; i++) dp_buf_free(&bl->b[i]);
@@ -220,7 +227,8 @@ static void restore_op(dp_op *op, void *user) {
   const dp_buf *b = &rs->bl->b[rs->next++];
   dp_rd in;
   dp_rd_init(&in, b->data, b->len);
-  rs->rc = op->cls->restore_state(op, &in);
+  bool delta = rs->bl->delta[rs->next - 1];
+  rs->rc = delta ? op->cls->restore_delta(op, &in) : op->cls->restore_state(op, &in);
   if (!rs->rc && !dp_rd_done(&in)) rs->rc = DIPPER_CORRUPT; /* bytes left over */
 }
 
@@ -328,6 +336,212 @@ static void check_damage(const script *sc, int k) {
   free_blobs(&bl);
 }
 
+/* ---- deltas: a whole state after batch 0, then what changed ---- */
+
+/* The checkpoints of one run: whole after batch 0, then after every
+** `stride`-th batch (and the final one) a delta of each operator that has
+** save_delta, its whole state otherwise. */
+typedef struct chain {
+  int n;
+  int at[MAX_BATCHES + 2];           /* the batch each step was saved after */
+  blobs step[MAX_BATCHES + 2];       /* step[0]: whole */
+} chain;
+
+static void free_chain(chain *c) {
+  for (int i = 0; i < c->n; i++) free_blobs(&c->step[i]);
+  memset(c, 0, sizeof *c);
+}
+
+/* driver.c's restore_state: per operator its newest whole state in the
+** sequence, then its deltas after it, in order. */
+typedef struct seq_restorer {
+  const blobs *const *seq;
+  int n, idx, rc;
+} seq_restorer;
+
+static void restore_seq_op(dp_op *op, void *user) {
+  seq_restorer *rs = user;
+  if (!op->cls->restore_state || rs->rc) return;
+  int idx = rs->idx++, from = rs->n - 1;
+  while (from > 0 && rs->seq[from]->delta[idx]) from--;
+  for (int i = from; i < rs->n && !rs->rc; i++) {
+    const blobs *bl = rs->seq[i];
+    if (idx >= bl->n) {
+      rs->rc = DIPPER_CORRUPT;
+      break;
+    }
+    dp_rd in;
+    dp_rd_init(&in, bl->b[idx].data, bl->b[idx].len);
+    rs->rc = bl->delta[idx] ? op->cls->restore_delta(op, &in) : op->cls->restore_state(op, &in);
+    if (!rs->rc && !dp_rd_done(&in)) rs->rc = DIPPER_CORRUPT;
+  }
+}
+
+static int restore_seq(run *r, const blobs *const *seq, int n) {
+  seq_restorer rs = {seq, n, 0, DIPPER_OK};
+  dp_op_walk(r->h->root, restore_seq_op, &rs);
+  const blobs *last = seq[n - 1];
+  r->batch_wm = last->batch_wm;
+  r->next_wm = last->next_wm;
+  for (int i = 0; i < last->nwm; i++) r->h->ex.max_event_time[i] = last->max_event_time[i];
+  if (rs.rc) harness_print_diags(r->h);
+  return rs.rc;
+}
+
+/* Steps [0, upto] of c, then (when more is not NULL) every step of more. */
+static int restore_steps(run *r, const chain *c, int upto, const chain *more) {
+  const blobs *seq[2 * (MAX_BATCHES + 2)];
+  int n = 0;
+  for (int i = 0; i <= upto; i++) seq[n++] = &c->step[i];
+  for (int i = 0; more && i < more->n; i++) seq[n++] = &more->step[i];
+  return restore_seq(r, seq, n);
+}
+
+/* Every operator's save_state bytes equal the reference's. */
+static void check_same_state(run *r, const blobs *want, const char *what, int k) {
+  blobs got;
+  save_all(r, &got);
+  CHECK_EQ(got.n, want->n);
+  for (int i = 0; i < got.n && i < want->n; i++) {
+    bool same = got.b[i].len == want->b[i].len &&
+                memcmp(got.b[i].data, want->b[i].data, got.b[i].len) == 0;
+    if (!same) fprintf(stderr, "%s at batch %d: operator %d's state differs\n", what, k, i);
+    CHECK(same);
+  }
+  free_blobs(&got);
+}
+
+/* Reopen op and restore its own blobs (index `idx` of each step) up to step
+** `upto`, then the bytes as a delta; the code of that last restore. */
+static int restore_delta_bytes(harness *h, dp_op *op, const chain *c, int idx, int upto,
+                               const uint8_t *bytes, size_t n) {
+  op->cls->close(op);
+  memset(&op->metrics, 0, sizeof op->metrics);
+  h->diags.count = 0;
+  int rc = op->cls->open(op);
+  CHECK_EQ(rc, DIPPER_OK);
+  int from = upto;
+  while (from > 0 && c->step[from].delta[idx]) from--;
+  for (int i = from; i <= upto && !rc; i++) {
+    const blobs *bl = &c->step[i];
+    dp_rd in;
+    dp_rd_init(&in, bl->b[idx].data, bl->b[idx].len);
+    rc = bl->delta[idx] ? op->cls->restore_delta(op, &in) : op->cls->restore_state(op, &in);
+    CHECK_EQ(rc, DIPPER_OK);
+  }
+  if (rc) return DIPPER_OK;
+  dp_rd in;
+  dp_rd_init(&in, bytes, n);
+  rc = op->cls->restore_delta(op, &in);
+  if (rc == DIPPER_OK && !dp_rd_done(&in)) rc = DIPPER_CORRUPT;
+  else if (rc != DIPPER_OK) CHECK(h->diags.count > 0);
+  return rc;
+}
+
+typedef struct delta_damager {
+  const chain *c;
+  int step, idx;
+  harness *h;
+} delta_damager;
+
+/* Every truncation of the op's delta at one step is corrupt; every damaged
+** byte reads back (into state that saves again) or is corrupt. */
+static void damage_delta_op(dp_op *op, void *user) {
+  delta_damager *d = user;
+  if (!op->cls->restore_state) return;
+  int idx = d->idx++;
+  const blobs *bl = &d->c->step[d->step];
+  if (idx >= bl->n || !bl->delta[idx]) return;
+  const dp_buf *b = &bl->b[idx];
+  uint8_t *copy = malloc(b->len ? b->len : 1);
+  if (!copy) return;
+  memcpy(copy, b->data, b->len);
+  for (size_t n = 0; n < b->len; n++)
+    CHECK_EQ(restore_delta_bytes(d->h, op, d->c, idx, d->step - 1, copy, n), DIPPER_CORRUPT);
+  static const uint8_t flips[] = {0xff, 0x01, 0x80};
+  for (size_t i = 0; i < b->len; i++)
+    for (size_t f = 0; f < sizeof flips; f++) {
+      copy[i] = (uint8_t)(b->data[i] ^ flips[f]);
+      int rc = restore_delta_bytes(d->h, op, d->c, idx, d->step - 1, copy, b->len);
+      CHECK(rc == DIPPER_OK || rc == DIPPER_CORRUPT);
+      if (rc == DIPPER_OK) {
+        dp_buf again = DP_BUF_INIT;
+        CHECK_EQ(op->cls->save_state(op, &again), DIPPER_OK);
+        dp_buf_free(&again);
+      }
+      copy[i] = (uint8_t)b->data[i];
+    }
+  free(copy);
+  d->h->diags.count = 0;
+}
+
+/* The delta checks of one case, for deltas every `stride` batches. */
+static void check_deltas(const script *sc, const run *a, int stride, bool damage) {
+  /* the reference: every operator's whole state after each batch */
+  static blobs full[MAX_BATCHES + 2];
+  static chain ch;
+  int nfull = 0;
+  run ref, c;
+  memset(&ch, 0, sizeof ch);
+  bool ok = run_open(&ref, sc);
+  for (int b = 0; ok && b <= sc->nbatches; b++) {
+    ok = run_batch(&ref, b) == DIPPER_OK;
+    if (ok) save_all(&ref, &full[nfull++]);
+  }
+  run_close(&ref);
+  ok = ok && run_open(&c, sc);
+  for (int b = 0; ok && b <= sc->nbatches; b++) {
+    ok = run_batch(&c, b) == DIPPER_OK;
+    if (ok && (b == 0 || b % stride == 0 || b == sc->nbatches)) {
+      ch.at[ch.n] = b;
+      save_all_as(&c, &ch.step[ch.n++], b > 0);
+    }
+  }
+  run_close(&c);
+  /* For every step k: base + deltas up to k give the straight run's state
+  ** and its output from there on; and the resumed run's own deltas (their
+  ** base: what restore_delta left) give its state at the end. */
+  for (int k = 0; ok && k < ch.n; k++) {
+    run d;
+    if (!run_open(&d, sc)) break;
+    int at = ch.at[k];
+    CHECK_EQ(restore_steps(&d, &ch, k, NULL), DIPPER_OK);
+    check_same_state(&d, &full[at], "restored from deltas", at);
+    static chain mine;
+    memset(&mine, 0, sizeof mine);
+    for (int b = at + 1; b <= sc->nbatches && ok; b++) {
+      ok = run_batch(&d, b) == DIPPER_OK;
+      if (ok && (b % stride == 0 || b == sc->nbatches)) save_all_as(&d, &mine.step[mine.n++], true);
+    }
+    /* d's own output begins at the batch after `at` */
+    const char *want = at < sc->nbatches && a->out.data ? a->out.data + a->mark[at + 1] : "";
+    const char *got = dp_buf_cstr(&d.out);
+    if (strcmp(want, got) != 0) fprintf(stderr, "resumed from deltas after batch %d:\n", at);
+    CHECK_STR(got, want);
+    run_close(&d);
+    if (ok && mine.n > 0) {
+      run e;
+      if (run_open(&e, sc)) {
+        CHECK_EQ(restore_steps(&e, &ch, k, &mine), DIPPER_OK);
+        check_same_state(&e, &full[nfull - 1], "the resumed run's deltas", sc->nbatches);
+      }
+      run_close(&e);
+    }
+    free_chain(&mine);
+  }
+  if (ok && damage) {
+    for (int k = 1; k < ch.n; k++) {
+      run r;
+      if (!run_open(&r, sc)) break;
+      delta_damager dd = {&ch, k, 0, r.h};
+      dp_op_walk(r.h->root, damage_delta_op, &dd);
+      run_close(&r);
+    }
+  }
+  for (int i = 0; i < nfull; i++) free_blobs(&full[i]);
+  free_chain(&ch);
+}
+
 /* The whole check of one case; `expect` (when not NULL) is A's output, so
 ** that the case is seen to do something. */
 static void check_script(const script *sc, const char *expect) {
@@ -340,6 +554,8 @@ static void check_script(const script *sc, const char *expect) {
   for (int b = 0; ok && b <= sc->nbatches; b++) ok = run_batch(&a, b) == DIPPER_OK;
   if (ok && expect) CHECK_STR(dp_buf_cstr(&a.out), expect);
   for (int k = 0; ok && k <= sc->nbatches; k++) check_resume_at(sc, &a, k);
+  if (ok) check_deltas(sc, &a, 1, true);
+  if (ok) check_deltas(sc, &a, 2, false);
   run_close(&a);
   if (ok) check_damage(sc, sc->nbatches > 1 ? sc->nbatches - 1 : sc->nbatches);
 }
@@ -515,6 +731,51 @@ TEST(temporal_joins) {
   static const script bounded = {RATES_DDL(", 'bounded' = 'true'"), {"rates", "orders"},
                                  RATES_BATCHES, 5};
   check_script(&bounded, NULL);
+}
+
+/* The size of a delta: a join holding 100,000 rows whose batch adds 10 and
+** evicts 10 writes a delta under 1% of its whole state. */
+static char *left_rows(int from, int to) {
+  dp_buf b = DP_BUF_INIT;
+  for (int i = from; i < to; i++)
+    dp_buf_printf(&b, "{\"k\": %d, \"v\": \"l%d\", \"ts\": \"2024-01-%02d %02d:%02d:%02d\"}\n", i,
+                  i, 1 + i / 86400, i / 3600 % 24, i / 60 % 60, i % 60);
+  return b.data;
+}
+
+TEST(a_join_delta_costs_what_the_batch_changed) {
+  char *big = left_rows(0, 100000), *b1 = left_rows(100000, 100010), *b2 = left_rows(100010, 100020);
+  script sc = {INTERVAL_JOIN(""), {"l", "r"},
+               {{big, EV(-1, "r0", "09")}, {b1, EV(-2, "r1", "19")}, {b2, EV(-3, "r2", "29")}},
+               3};
+  run r, again;
+  blobs base, delta, whole;
+  CHECK(run_open(&r, &sc));
+  CHECK_EQ(run_batch(&r, 0), DIPPER_OK);
+  CHECK_EQ(run_batch(&r, 1), DIPPER_OK);
+  save_all(&r, &base);                     /* 100,010 left rows, 2 right rows */
+  CHECK_EQ(run_batch(&r, 2), DIPPER_OK);   /* +10 and +1; the watermark (19 s) evicts 10 and 1 */
+  save_all_as(&r, &delta, true);
+  save_all(&r, &whole);
+  CHECK_EQ(delta.n, 1);
+  CHECK(delta.delta[0]);
+  fprintf(stderr, "  join of 100,010 rows: whole state %zu bytes, the batch's delta %zu bytes\n",
+          whole.b[0].len, delta.b[0].len);
+  CHECK(whole.b[0].len > 1000000);
+  CHECK(delta.b[0].len * 100 < whole.b[0].len);
+  /* and base + delta is that state */
+  const blobs *seq[] = {&base, &delta};
+  CHECK(run_open(&again, &sc));
+  CHECK_EQ(restore_seq(&again, seq, 2), DIPPER_OK);
+  check_same_state(&again, &whole, "a big join from its delta", 2);
+  run_close(&again);
+  run_close(&r);
+  free_blobs(&base);
+  free_blobs(&delta);
+  free_blobs(&whole);
+  free(big);
+  free(b1);
+  free(b2);
 }
 
 /* ---- the other operators ---- */
