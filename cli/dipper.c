@@ -54,6 +54,12 @@ static int execute_program(const cli_options *opts, dipper_program *prog, bool *
 ** programs, whose queries Spark runs until they end or a signal stops them),
 ** or, with --format and for batch programs on Spark, statement by statement
 ** with this command's printer. */
+/* The library's notes and warnings, on stderr (not with -q). */
+static void print_note(void *user, int level, const char *message) {
+  (void)user;
+  fprintf(stderr, "dipper: %s: %s\n", level == DIPPER_LOG_WARNING ? "warning" : "note", message);
+}
+
 static int run_programs(const cli_options *opts, dipper *db, bool on_spark) {
   dipper_program **progs = calloc((size_t)opts->ninputs + 1, sizeof *progs);
   if (!progs) {
@@ -61,6 +67,7 @@ static int run_programs(const cli_options *opts, dipper *db, bool on_spark) {
     return CLI_EXIT_USAGE;
   }
   int status = CLI_EXIT_OK;
+  if (!opts->quiet) dipper_set_log(db, print_note, NULL);
   for (int i = 0; i < opts->ninputs; i++) {
     const cli_input *in = &opts->inputs[i];
     if (dipper_compile(db, in->text, in->len, in->name, &progs[i]) != DIPPER_OK) {

@@ -13,6 +13,7 @@
 ** point into, so that a failed compile (whose program is freed at once) can
 ** still be rendered; the arena is reset at the start of every call.
 */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,22 @@ int dipper_open(dipper **out, const char *engine) {
   }
   *out = db;
   return DIPPER_OK;
+}
+
+void dipper_set_log(dipper *db, dipper_log_fn fn, void *user) {
+  if (!db) return;
+  db->log_fn = fn;
+  db->log_user = user;
+}
+
+void dp_api_log(dipper *db, int level, const char *fmt, ...) {
+  if (!db || !db->log_fn) return;
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  db->log_fn(db->log_user, level, msg);
 }
 
 void dipper_close(dipper *db) {

@@ -35,6 +35,8 @@ struct dipper {
   char *spark_address;     /* the address that session was opened with (malloc'd) */
   void *collector;         /* execute.c: where the running dipper_execute collects */
   struct dipper_query *queries; /* run.c: the queries started and not yet freed (a list) */
+  dipper_log_fn log_fn;    /* dipper_set_log: where notes go, or NULL: nowhere */
+  void *log_user;
   dp_catalog *catalog;
   dp_arena *diag_arena;    /* diagnostics of the last call; reset at every call */
   dp_diags diags;
@@ -42,6 +44,13 @@ struct dipper {
   char *text;              /* copy of the failed text in diag_arena, for rendering */
   char *file;              /* the filename of the last call, in diag_arena */
 };
+
+/* dipper.c: a note or warning to the handle's log callback, if it has one. */
+void dp_api_log(dipper *db, int level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 
 /* run.c: whether dipper_interrupt was called (the flag stays set), and the
 ** same for the call that honours it (the flag is cleared: true once per

@@ -57,6 +57,22 @@ struct dipper_query {
 
 static const dp_span nowhere = {0, 0, 0, 0};
 
+/* A streaming query whose sink keeps what it wrote (files, a topic) and no
+** checkpoint folder: a run again reads its input from the start and writes
+** it there again.  Said once, when it starts. */
+static void note_without_checkpoint(dipper *db, const dp_query_plan *q, const dp_plan *root,
+                                    const char *name) {
+  if (!q->streaming || root->kind != DP_P_SINK || !root->u.sink.table) return;
+  if (dp_catalog_option(db->catalog, "execution.checkpointing.dir")) return;
+  const char *c = root->u.sink.table->connector;
+  if (!c || (strcmp(c, "filesystem") != 0 && strcmp(c, "kafka") != 0)) return;
+  dp_api_log(db, DIPPER_LOG_NOTE,
+             "query `%s` runs without a checkpoint folder: run again after it stops, it reads "
+             "its input from the start and writes those rows to `%s` again; SET "
+             "'execution.checkpointing.dir' = '/some/dir' to resume where it stopped instead",
+             name, root->u.sink.table->name);
+}
+
 static void begin_call(dipper *db, const dipper_program *prog) {
   dp_api_diags_begin(db, prog ? prog->file : NULL, prog ? prog->text : NULL,
                      prog && prog->text ? strlen(prog->text) : 0);
@@ -213,6 +229,7 @@ int dipper_query_start(dipper_program *prog, dipper_query ***out, int *n) {
       q->started = q->next_due = now;
       int rc = spark ? dp_spark_query_new(db, &ps->plan, root, label, &q->sq)
                      : dp_driver_new(db, &ps->plan, root, label, &q->dr);
+      if (rc == DIPPER_OK && !spark) note_without_checkpoint(db, &ps->plan, root, label);
       if (rc != DIPPER_OK) {
         if (!q->dr && !q->sq) {
           dipper_query_free_all(qs, made);

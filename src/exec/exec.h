@@ -84,11 +84,12 @@ typedef struct dp_op_class {
   int (*save_state)(dp_op *op, dp_buf *out);
   int (*restore_state)(dp_op *op, dp_rd *in);
   /* Optional, with the two above: save_delta appends only what changed
-  ** since the last save_state or save_delta (rows added, changed and
+  ** since the last save_state, save_delta, restore_state or restore_delta
+  ** (rows added, changed and
   ** dropped), so that a checkpoint costs what the batches changed, not the
   ** whole state; restore_delta applies one such delta to the state restored
-  ** so far (save_state's, then each delta after it, in order).  Both calls
-  ** make the current state the base of the next delta.  NULL: every
+  ** so far (save_state's, then each delta after it, in order).  All four
+  ** calls make the current state the base of the next delta.  NULL: every
   ** checkpoint holds the operator's whole state (fine for state that stays
   ** small: a LIMIT's counts). */
   int (*save_delta)(dp_op *op, dp_buf *out);
