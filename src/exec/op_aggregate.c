@@ -52,8 +52,15 @@
 #include "exec/exec.h"
 #include "exec/hashtable.h"
 
+/* A growing list of ids. */
+typedef struct idlist {
+  int64_t *v;
+  int64_t n, cap;
+} idlist;
+
 typedef struct agg_call_state {
   dp_agg_state st;
+  int64_t base_entries;    /* DISTINCT entries below this are the base's (deltas) */
   int nargs;
   dp_vector *args[2];      /* this batch: borrowed or owned (owned[k]) */
   bool owned[2];
@@ -91,6 +98,13 @@ typedef struct agg_state {
   bool *s_dead;
   int64_t *key_head;         /* per ht key: first session (by start), -1 */
   int64_t kcap;
+  /* deltas: what changed since the base (the last save or restore) */
+  uint8_t *dirty;            /* per state id: listed in dirty_ids (capacity gcap) */
+  idlist dirty_ids;          /* state ids whose states changed, in today's numbering */
+  int64_t base_live;         /* state ids below this are the base's, the rest are new */
+  idlist dropped;            /* the base's state ids dropped since, ascending */
+  int64_t base_keys_live;    /* sessions: the same two for the keys of ht */
+  idlist keys_dropped;
   /* output */
   dp_batch *out;
   int64_t *emit;
@@ -109,6 +123,19 @@ static int ensure(void *pp, int64_t *cap, int64_t need, size_t elem) {
   *p = q;
   *cap = c;
   return DIPPER_OK;
+}
+
+static int idlist_push(idlist *l, int64_t x) {
+  int rc = ensure(&l->v, &l->cap, l->n + 1, sizeof *l->v);
+  if (!rc) l->v[l->n++] = x;
+  return rc;
+}
+
+/* State id g changed: the next delta writes its states. */
+static int mark_dirty(agg_state *st, int64_t g) {
+  if (st->dirty[g]) return DIPPER_OK;
+  st->dirty[g] = 1;
+  return idlist_push(&st->dirty_ids, g);
 }
 
 static void free_batch_vectors(agg_state *st) {
@@ -150,6 +177,10 @@ static void agg_close(dp_op *op) {
   free(st->sel);
   free(st->hashes);
   free(st->changed);
+  free(st->dirty);
+  free(st->dirty_ids.v);
+  free(st->dropped.v);
+  free(st->keys_dropped.v);
   free(st->s_key);
   free(st->s_start);
   free(st->s_end);
@@ -254,8 +285,9 @@ static int eval_into(dp_op *op, const dp_expr *e, const dp_batch *in, dp_vector 
 }
 
 static int grow_groups(agg_state *st, int64_t n) {
-  int64_t cap = st->gcap;
+  int64_t cap = st->gcap, dcap = st->gcap;
   int rc = ensure(&st->changed, &cap, n, sizeof *st->changed);
+  if (!rc) rc = ensure(&st->dirty, &dcap, n, sizeof *st->dirty);
   if (rc) return rc;
   st->gcap = cap;
   for (int a = 0; a < st->naggs; a++)
@@ -336,6 +368,9 @@ static int merge_distinct(agg_call_state *c, int64_t dst, int64_t src) {
 
 /* Fold session s into target (which overlaps it) and retire s. */
 static int merge_session(agg_state *st, int64_t target, int64_t s) {
+  int rc0 = mark_dirty(st, target);
+  if (!rc0) rc0 = mark_dirty(st, s);
+  if (rc0) return rc0;
   for (int a = 0; a < st->naggs; a++) {
     agg_call_state *c = &st->calls[a];
     int rc = c->has_distinct ? merge_distinct(c, target, s) : dp_agg_state_merge(&c->st, target, s);
@@ -455,7 +490,11 @@ static int consume(dp_op *self, const dp_batch *in) {
     return rc;
   }
 
-  for (int64_t k = 0; k < n; k++) st->changed[st->ids[st->rows[k]]] = 1;
+  for (int64_t k = 0; k < n; k++) {
+    int64_t g = st->ids[st->rows[k]];
+    st->changed[g] = 1;
+    if (!st->dirty[g] && (rc = mark_dirty(st, g))) return rc;
+  }
 
   for (int a = 0; a < st->naggs; a++) {
     const dp_agg_call *call = &p->u.aggregate.aggs[a];
@@ -554,7 +593,143 @@ static int build_output(dp_op *op, int64_t nemit) {
   return rc;
 }
 
-/* Drop the groups with drop[g] set (and, for sessions, the merged-away
+/* Deltas: after a compaction, the base's state ids that remap drops join
+** `dropped`, in the base's numbering.  The survivors of the base keep their
+** order and come first (dp_ht_compact keeps order; new ids are appended), so
+** today's id g < base_live is the g-th base id not in `dropped`: one walk
+** over both, within the compaction's own O(groups). */
+static int note_drops(int64_t *base_live, idlist *dropped, const int64_t *remap) {
+  idlist fresh = {0};
+  int64_t live = 0, b = 0, j = 0;
+  int rc = DIPPER_OK;
+  for (int64_t g = 0; g < *base_live && !rc; g++, b++) {
+    while (j < dropped->n && dropped->v[j] == b) j++, b++;
+    if (remap[g] >= 0) live++;
+    else rc = idlist_push(&fresh, b);
+  }
+  /* merge the two ascending lists */
+  idlist both = {0};
+  int64_t x = 0, y = 0;
+  while (!rc && (x < dropped->n || y < fresh.n)) {
+    bool first = y >= fresh.n || (x < dropped->n && dropped->v[x] < fresh.v[y]);
+    rc = idlist_push(&both, first ? dropped->v[x++] : fresh.v[y++]);
+  }
+  free(fresh.v);
+  if (rc) {
+    free(both.v);
+    return rc;
+  }
+  free(dropped->v);
+  *dropped = both;
+  *base_live = live;
+  return DIPPER_OK;
+}
+
+/* The dirty flags and list follow the renumbering. */
+static void remap_dirty(agg_state *st, const int64_t *remap, int64_t n, int64_t kept) {
+  for (int64_t g = 0; g < n; g++)
+    if (remap[g] >= 0) st->dirty[remap[g]] = st->dirty[g];
+  for (int64_t g = kept; g < n; g++) st->dirty[g] = 0;
+  int64_t m = 0;
+  for (int64_t k = 0; k < st->dirty_ids.n; k++)
+    if (remap[st->dirty_ids.v[k]] >= 0) st->dirty_ids.v[m++] = remap[st->dirty_ids.v[k]];
+  st->dirty_ids.n = m;
+}
+
+/* DISTINCT in session windows: every session's chain, its entries newest
+** first — what chain_link builds one entry at a time. */
+static int rechain(agg_call_state *c) {
+  for (int64_t g = 0; g < c->d_head_cap; g++) c->d_head[g] = -1;
+  const int64_t *gid = c->distinct.keys[0]->values;
+  int rc = DIPPER_OK;
+  for (int64_t e = 0; e < c->distinct.ngroups && !rc; e++) rc = chain_link(c, gid[e], e);
+  return rc;
+}
+
+/* A call's DISTINCT table keeps the (group, value) pairs of kept groups,
+** with the new ids. */
+static int compact_distinct(agg_state *st, agg_call_state *c, const int64_t *remap) {
+  int64_t dn = c->distinct.ngroups;
+  bool *dkeep = malloc((size_t)(dn > 0 ? dn : 1));
+  if (!dkeep) return DIPPER_NOMEM;
+  int64_t *gid = c->distinct.keys[0]->values, base = 0;
+  for (int64_t e = 0; e < dn; e++) {
+    dkeep[e] = remap[gid[e]] >= 0;
+    if (e < c->base_entries) base += dkeep[e];
+  }
+  int rc = dp_ht_compact(&c->distinct, dkeep, NULL);
+  free(dkeep);
+  if (rc) return rc;
+  c->base_entries = base;
+  /* The ids changed, so the stored hashes are stale: rebuild. */
+  int64_t m = c->distinct.ngroups;
+  gid = c->distinct.keys[0]->values;
+  for (int64_t e = 0; e < m; e++) gid[e] = remap[gid[e]];
+  dp_hashtable fresh;
+  const dp_type *dt[2] = {c->distinct.keys[0]->type, c->distinct.keys[1]->type};
+  rc = dp_ht_init(&fresh, 2, dt);
+  uint64_t *h = rc ? NULL : malloc((size_t)(m > 0 ? m : 1) * sizeof *h);
+  int64_t *ids = h ? malloc((size_t)(m > 0 ? m : 1) * sizeof *ids) : NULL;
+  if (!rc && (!h || !ids)) rc = DIPPER_NOMEM;
+  if (!rc) {
+    dp_ht_hash((const dp_vector *const *)c->distinct.keys, 2, m, h);
+    rc = dp_ht_find_or_insert(&fresh, (const dp_vector *const *)c->distinct.keys, h, NULL, m, ids, NULL);
+  }
+  free(h);
+  free(ids);
+  if (rc) {
+    dp_ht_free(&fresh);
+    return rc;
+  }
+  dp_ht_free(&c->distinct);
+  c->distinct = fresh;
+  /* Entries were renumbered: chain them again by session. */
+  return st->session ? rechain(c) : DIPPER_OK;
+}
+
+/* Every call's states and DISTINCT table renumbered by remap (n ids before,
+** kept after).  A replay (restore_delta) never rebuilds the store. */
+static int compact_calls(agg_state *st, const int64_t *remap, int64_t n, int64_t kept, bool replay) {
+  int rc = DIPPER_OK;
+  for (int a = 0; a < st->naggs && !rc; a++) {
+    agg_call_state *c = &st->calls[a];
+    rc = replay ? dp_agg_state_renumber(&c->st, remap, n, kept)
+                : dp_agg_state_compact(&c->st, remap, n, kept);
+    if (!rc && c->has_distinct) rc = compact_distinct(st, c, remap);
+  }
+  return rc;
+}
+
+/* Sessions: move the kept ones to their new ids (parents and dead flags
+** only matter within a batch). */
+static void compact_sessions(agg_state *st, const int64_t *remap, int64_t n) {
+  for (int64_t s = 0; s < n; s++) {
+    int64_t to = remap[s];
+    if (to < 0) continue;
+    st->s_key[to] = st->s_key[s];
+    st->s_start[to] = st->s_start[s];
+    st->s_end[to] = st->s_end[s];
+    st->s_parent[to] = to;
+    st->s_dead[to] = false;
+  }
+}
+
+/* Every key's list of live sessions by start, from scratch: the lists are a
+** function of the sessions' keys and starts (sessions of a key never share
+** a start: they would overlap), which a delta's restore relies on.  Every
+** head is reset, not only the live keys': new keys reuse the ids. */
+static void relink_sessions(agg_state *st) {
+  for (int64_t k = 0; k < st->kcap; k++) st->key_head[k] = -1;
+  for (int64_t s = st->nsess - 1; s >= 0; s--) {
+    if (st->s_dead[s]) continue;
+    int64_t *link = &st->key_head[st->s_key[s]];
+    while (*link >= 0 && st->s_start[*link] <= st->s_start[s]) link = &st->s_next[*link];
+    st->s_next[s] = *link;
+    *link = s;
+  }
+}
+
+/* Drop the groups with keep[g] false (and, for sessions, the merged-away
 ** ones): renumber the states densely. */
 static int drop_groups(agg_state *st, bool *keep, int64_t n) {
   int64_t *remap = malloc((size_t)(n > 0 ? n : 1) * sizeof *remap);
@@ -567,64 +742,11 @@ static int drop_groups(agg_state *st, bool *keep, int64_t n) {
   } else {
     for (int64_t s = 0; s < n; s++) remap[s] = keep[s] ? kept++ : -1;
   }
-  for (int a = 0; a < st->naggs && !rc; a++) {
-    rc = dp_agg_state_compact(&st->calls[a].st, remap, n, kept);
-    agg_call_state *c = &st->calls[a];
-    if (!rc && c->has_distinct) {
-      /* Keep the (group, value) pairs of kept groups, with the new ids. */
-      int64_t dn = c->distinct.ngroups;
-      bool *dkeep = malloc((size_t)(dn > 0 ? dn : 1));
-      if (!dkeep) {
-        rc = DIPPER_NOMEM;
-        break;
-      }
-      int64_t *gid = c->distinct.keys[0]->values;
-      for (int64_t e = 0; e < dn; e++) dkeep[e] = remap[gid[e]] >= 0;
-      rc = dp_ht_compact(&c->distinct, dkeep, NULL);
-      free(dkeep);
-      if (!rc) {
-        /* The ids changed, so the stored hashes are stale: rebuild. */
-        int64_t m = c->distinct.ngroups;
-        gid = c->distinct.keys[0]->values;
-        for (int64_t e = 0; e < m; e++) gid[e] = remap[gid[e]];
-        dp_hashtable fresh;
-        const dp_type *dt[2] = {c->distinct.keys[0]->type, c->distinct.keys[1]->type};
-        rc = dp_ht_init(&fresh, 2, dt);
-        uint64_t *h = rc ? NULL : malloc((size_t)(m > 0 ? m : 1) * sizeof *h);
-        int64_t *ids = h ? malloc((size_t)(m > 0 ? m : 1) * sizeof *ids) : NULL;
-        if (!rc && (!h || !ids)) rc = DIPPER_NOMEM;
-        if (!rc) {
-          dp_ht_hash((const dp_vector *const *)c->distinct.keys, 2, m, h);
-          rc = dp_ht_find_or_insert(&fresh, (const dp_vector *const *)c->distinct.keys, h, NULL, m, ids, NULL);
-        }
-        free(h);
-        free(ids);
-        if (!rc) {
-          dp_ht_free(&c->distinct);
-          c->distinct = fresh;
-        } else {
-          dp_ht_free(&fresh);
-        }
-        if (!rc && st->session) {
-          /* Entries were renumbered: chain them again by session. */
-          for (int64_t g = 0; g < c->d_head_cap; g++) c->d_head[g] = -1;
-          gid = c->distinct.keys[0]->values;
-          for (int64_t e = 0; e < c->distinct.ngroups && !rc; e++) rc = chain_link(c, gid[e], e);
-        }
-      }
-    }
-  }
+  if (!rc) rc = note_drops(&st->base_live, &st->dropped, remap);
+  if (!rc) remap_dirty(st, remap, n, kept);
+  if (!rc) rc = compact_calls(st, remap, n, kept, false);
   if (!rc && st->session) {
-    for (int64_t s = 0; s < n; s++) {
-      int64_t to = remap[s];
-      if (to < 0) continue;
-      st->s_key[to] = st->s_key[s];
-      st->s_start[to] = st->s_start[s];
-      st->s_end[to] = st->s_end[s];
-      st->s_next[to] = st->s_next[s] >= 0 ? remap[st->s_next[s]] : -1;
-      st->s_parent[to] = to;
-      st->s_dead[to] = false;
-    }
+    compact_sessions(st, remap, n);
     /* Keys left without a session go too: the table holds live keys only. */
     int64_t nk = st->ht.ngroups;
     bool *kkeep = calloc((size_t)(nk > 0 ? nk : 1), sizeof *kkeep);
@@ -632,24 +754,12 @@ static int drop_groups(agg_state *st, bool *keep, int64_t n) {
     if (!kkeep || !kremap) rc = DIPPER_NOMEM;
     for (int64_t s = 0; s < kept && !rc; s++) kkeep[st->s_key[s]] = true;
     if (!rc) rc = dp_ht_compact(&st->ht, kkeep, kremap);
+    if (!rc) rc = note_drops(&st->base_keys_live, &st->keys_dropped, kremap);
     for (int64_t s = 0; s < kept && !rc; s++) st->s_key[s] = kremap[st->s_key[s]];
     free(kkeep);
     free(kremap);
-    if (rc) {
-      free(remap);
-      return rc;
-    }
-    /* Relink: a kept session's successor may have been dropped.  Every
-    ** head is reset, not only the live keys': new keys reuse the ids. */
-    for (int64_t k = 0; k < st->kcap; k++) st->key_head[k] = -1;
-    for (int64_t s = kept - 1; s >= 0; s--) {
-      int64_t key = st->s_key[s];
-      int64_t *link = &st->key_head[key];
-      while (*link >= 0 && st->s_start[*link] <= st->s_start[s]) link = &st->s_next[*link];
-      st->s_next[s] = *link;
-      *link = s;
-    }
     st->nsess = kept;
+    if (!rc) relink_sessions(st);
   }
   free(remap);
   return rc;
@@ -705,9 +815,11 @@ static int emit(dp_op *op) {
       keep[g] = false;
       any_dropped = true;
     }
+    /* clearing a flag a restored state had set is a change too */
+    if (st->changed[g] && !st->dirty[g] && (rc = mark_dirty(st, g))) break;
     st->changed[g] = 0;
   }
-  rc = build_output(op, nemit);
+  if (!rc) rc = build_output(op, nemit);
   if (!rc && any_dropped) rc = drop_groups(st, keep, n);
   free(keep);
   op->metrics.state_rows = live_count(st);
