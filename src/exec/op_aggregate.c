@@ -41,7 +41,12 @@
 ** state after a micro-batch — group keys, sessions, every call's states and
 ** DISTINCT tables — as one versioned, checksummed blob.  Restoring inserts
 ** the keys in their order, so group ids, and with them the order of output
-** rows, are those of the run that saved.
+** rows, are those of the run that saved.  save_delta writes only what
+** changed since the last checkpoint (groups and sessions created, changed
+** and dropped, DISTINCT entries created, kept values appended): a batch that
+** changed k of n groups costs O(k) plus what it created and dropped, never
+** a pass over the n; consume marks the changed state ids in a list as it
+** goes (the `changed` flags are per batch: emit clears them).
 */
 #include <stdlib.h>
 #include <string.h>
@@ -864,15 +869,8 @@ static int agg_end_batch(dp_op *op) {
 **             DISTINCT table's keys like `keys` and (sessions) the chains:
 **             d_head:svar per session, d_next:svar per entry
 **
-** Deltas, for later: a blob of version 2 would carry, instead of `keys`
-** and the states of every group, the groups dropped since the previous
-** checkpoint (the ids of its numbering, from which the compaction replays:
-** dp_ht_compact keeps order), the keys of the groups created since (key rows
-** past the previous count, through the same codec), and the records of the
-** groups changed since, by id — dp_agg_state_save's per-group records are
-** independent of one another for that (agg_func.c); `changed` is per batch,
-** so the operator would keep a dirty set across the batches between two
-** checkpoints.  A reader replays a whole blob and then the deltas in order.
+** Deltas (save_delta/restore_delta): what changed since the last
+** checkpoint, in the section after this one.
 */
 
 #define AGG_STATE_VERSION 1
@@ -882,6 +880,7 @@ static uint8_t shape_flags(const agg_state *st) {
 }
 
 static int64_t nstates(const agg_state *st) { return st->session ? st->nsess : st->ht.ngroups; }
+static void reset_tracking(agg_state *st);
 
 static int save_keys(const dp_hashtable *ht, dp_buf *out) {
   dp_put_uvar(out, (uint64_t)ht->ngroups);
@@ -946,14 +945,15 @@ static int agg_save_state(dp_op *op, dp_buf *out) {
     if (out->oom) rc = DIPPER_NOMEM;
   }
   dp_buf_free(&body);
+  if (!rc) reset_tracking(st);
   return rc;
 }
 
-/* Key rows into an empty table, in order: row i must become group i (a
-** repeated key is damage). */
+/* Key rows appended to the table, in order: row i must become group
+** ngroups + i (a key there already, or repeated, is damage). */
 static int load_keys(dp_hashtable *ht, dp_rd *in) {
   uint64_t n = dp_get_uvar(in);
-  if (in->bad || n > INT32_MAX || ht->ngroups != 0) return DIPPER_CORRUPT;
+  if (in->bad || n > INT32_MAX) return DIPPER_CORRUPT;
   size_t from = in->pos;
   int nk = ht->nkeys, made = 0;
   dp_vector **cols = calloc((size_t)(nk > 0 ? nk : 1), sizeof *cols);
@@ -1122,12 +1122,342 @@ static int load_body(agg_state *st, dp_rd *in, const char **what) {
   return rc;
 }
 
-static int agg_restore_state(dp_op *op, dp_rd *in) {
+
+/* ---- deltas ----
+** save_delta writes what changed since the base (the state of the last
+** save_state, save_delta, restore_state or restore_delta; all four call
+** reset_tracking), in a blob like save_state's but of version
+** AGG_DELTA_VERSION:
+**   version:u8 (2)  body:bytes  crc32c:u32
+** The body, ids as ascending lists `count:uvar (gap:uvar)*` (the gap from
+** the previous id + 1, from -1):
+**   shape     as in the whole state
+**   base      nstates:uvar at the base [sessions: nkeys:uvar], checked
+**             against the state the delta is applied to
+**   dropped   the base's state ids dropped since, in the base's numbering
+**             [sessions: the base's keys dropped, likewise]
+**   new keys  count:uvar and the key columns' rows (vector_codec.h) past
+**             the base's survivors: groups, or (sessions) keys
+**   [sessions new:uvar, the sessions created since]
+**   dirty     the base's state ids changed since, in today's numbering
+**   [sessions per written id (the dirty ones, then the new ones): key:uvar
+**             start:svar end:svar parent:uvar dead:u8]
+**   changed   the written ids flagged changed (the others are cleared)
+**   calls     per call: dp_agg_state_save_delta over the written ids,
+**             has_distinct:u8, and if set the DISTINCT entries created
+**             since: count:uvar and the two key columns' rows
+** Why drops by the base's ids: a compaction keeps order and new ids are
+** appended, so today's numbering is the base's survivors in order, then the
+** ids created since in order; the dropped list in the base's numbering is
+** all a reader needs to replay every compaction since as one, it costs what
+** was dropped, and the writer keeps no per-group map of ids to reset at each
+** checkpoint (drop_groups updates the list within its own O(groups) pass).
+** What a restore derives instead of reading: the DISTINCT entries dropped
+** (those of dropped groups), the sessions' key lists (relinked by start) and
+** the DISTINCT chains of sessions (newest entry first).
+**
+** Cost: save_delta touches the dirty ids (sorted: O(k log k)), the ids,
+** keys, entries and store rows created since and the drops, never every
+** group, so the delta of a batch that changed k of n groups is O(k) plus
+** what it created and dropped.  The exceptions are amortized: a store
+** rebuilt since writes that call's whole state (agg_func.h), and LISTAGG and
+** HLL write a changed group's whole buffer or registers.  restore_delta is
+** O(n): it checks the whole state again (sessions, COLLECT chains) and
+** replays the compaction.
+*/
+
+#define AGG_DELTA_VERSION 2
+
+static void reset_tracking(agg_state *st) {
+  for (int64_t k = 0; k < st->dirty_ids.n; k++) st->dirty[st->dirty_ids.v[k]] = 0;
+  st->dirty_ids.n = 0;
+  st->dropped.n = 0;
+  st->keys_dropped.n = 0;
+  st->base_live = nstates(st);
+  st->base_keys_live = st->ht.ngroups;
+  for (int a = 0; a < st->naggs; a++) {
+    agg_call_state *c = &st->calls[a];
+    c->base_entries = c->has_distinct ? c->distinct.ngroups : 0;
+    dp_agg_state_mark(&c->st);
+  }
+}
+
+static void put_ids(dp_buf *out, const int64_t *v, int64_t n) {
+  dp_put_uvar(out, (uint64_t)n);
+  for (int64_t k = 0, prev = -1; k < n; prev = v[k++]) dp_put_uvar(out, (uint64_t)(v[k] - prev - 1));
+}
+
+/* An ascending list of ids below `below`. */
+static int get_ids(dp_rd *in, int64_t below, idlist *l) {
+  uint64_t n = dp_get_count(in, 1);
+  if (in->bad || n > (uint64_t)below) return DIPPER_CORRUPT;
+  l->n = 0;
+  int rc = ensure(&l->v, &l->cap, (int64_t)n, sizeof *l->v);
+  for (uint64_t k = 0, prev = (uint64_t)-1; k < n && !rc; k++) {
+    uint64_t gap = dp_get_uvar(in);
+    if (in->bad || gap >= (uint64_t)below || prev + 1 + gap >= (uint64_t)below) return DIPPER_CORRUPT;
+    prev += 1 + gap;
+    l->v[l->n++] = (int64_t)prev;
+  }
+  return rc;
+}
+
+static int cmp_id(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static int save_rows(const dp_vector *const *cols, int ncols, int64_t from, int64_t to, dp_buf *out) {
+  dp_put_uvar(out, (uint64_t)(to - from));
+  for (int j = 0; j < ncols; j++) {
+    int rc = dp_vector_encode(cols[j], from, to - from, out);
+    if (rc) return rc == DIPPER_MISUSE ? DIPPER_LIMIT : rc;
+  }
+  return DIPPER_OK;
+}
+
+/* The ids a delta writes states of: the dirty ones of the base (ascending),
+** then every one created since. */
+static int written_ids(const agg_state *st, int64_t **out, int64_t *nw) {
+  int64_t n = nstates(st), nd = 0;
+  int64_t *w = malloc((size_t)(st->dirty_ids.n + n - st->base_live + 1) * sizeof *w);
+  if (!w) return DIPPER_NOMEM;
+  for (int64_t k = 0; k < st->dirty_ids.n; k++)
+    if (st->dirty_ids.v[k] < st->base_live) w[nd++] = st->dirty_ids.v[k];
+  qsort(w, (size_t)nd, sizeof *w, cmp_id);
+  *nw = nd;
+  for (int64_t g = st->base_live; g < n; g++) w[(*nw)++] = g;
+  *out = w;
+  return DIPPER_OK;
+}
+
+static int save_delta_body(const agg_state *st, dp_buf *out) {
+  dp_put_u8(out, shape_flags(st));
+  dp_put_uvar(out, (uint64_t)st->nkeys);
+  dp_put_uvar(out, (uint64_t)st->naggs);
+  dp_put_uvar(out, (uint64_t)(st->base_live + st->dropped.n));
+  if (st->session) dp_put_uvar(out, (uint64_t)(st->base_keys_live + st->keys_dropped.n));
+  put_ids(out, st->dropped.v, st->dropped.n);
+  if (st->session) put_ids(out, st->keys_dropped.v, st->keys_dropped.n);
+  int64_t kfrom = st->session ? st->base_keys_live : st->base_live, n = nstates(st), nw;
+  int rc = save_rows((const dp_vector *const *)st->ht.keys, st->nkeys, kfrom, st->ht.ngroups, out);
+  if (rc) return rc;
+  if (st->session) dp_put_uvar(out, (uint64_t)(n - st->base_live));
+  int64_t *w;
+  if ((rc = written_ids(st, &w, &nw))) return rc;
+  int64_t ndirty = nw - (n - st->base_live), nch = 0;
+  put_ids(out, w, ndirty);
+  for (int64_t k = 0; st->session && k < nw; k++) {
+    int64_t s = w[k];
+    dp_put_uvar(out, (uint64_t)st->s_key[s]);
+    dp_put_svar(out, st->s_start[s]);
+    dp_put_svar(out, st->s_end[s]);
+    dp_put_uvar(out, (uint64_t)st->s_parent[s]);
+    dp_put_u8(out, st->s_dead[s]);
+  }
+  int64_t *ch = malloc((size_t)(nw + 1) * sizeof *ch);
+  if (!ch) rc = DIPPER_NOMEM;
+  for (int64_t k = 0; !rc && k < nw; k++)
+    if (st->changed[w[k]]) ch[nch++] = w[k];
+  if (!rc) put_ids(out, ch, nch);
+  free(ch);
+  for (int a = 0; a < st->naggs && !rc; a++) {
+    const agg_call_state *c = &st->calls[a];
+    rc = dp_agg_state_save_delta(&c->st, w, nw, n, out);
+    dp_put_u8(out, c->has_distinct);
+    if (!rc && c->has_distinct)
+      rc = save_rows((const dp_vector *const *)c->distinct.keys, 2, c->base_entries,
+                     c->distinct.ngroups, out);
+  }
+  free(w);
+  return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int agg_save_delta(dp_op *op, dp_buf *out) {
+  agg_state *st = op->state;
+  dp_buf body = DP_BUF_INIT;
+  int rc = save_delta_body(st, &body);
+  if (!rc) {
+    size_t at = out->len;
+    dp_put_u8(out, AGG_DELTA_VERSION);
+    dp_put_bytes(out, body.data, body.len);
+    if (!out->oom) dp_put_u32(out, dp_crc32c(0, out->data + at, out->len - at));
+    if (out->oom) rc = DIPPER_NOMEM;
+  }
+  dp_buf_free(&body);
+  if (!rc) reset_tracking(st);
+  return rc;
+}
+
+static int grow_sessions(agg_state *st, int64_t n) {
+  int64_t cap;
+  int rc = DIPPER_OK;
+#define GROW_S(arr)                                          \
+  cap = st->scap;                                            \
+  if (!rc) rc = ensure(&st->arr, &cap, n, sizeof *st->arr);
+  GROW_S(s_key) GROW_S(s_start) GROW_S(s_end) GROW_S(s_next) GROW_S(s_parent) GROW_S(s_dead)
+#undef GROW_S
+  if (rc) return rc;
+  st->scap = cap;
+  int64_t kc = st->kcap;
+  if ((rc = ensure(&st->key_head, &kc, st->ht.ngroups, sizeof *st->key_head))) return rc;
+  for (int64_t k = st->kcap; k < kc; k++) st->key_head[k] = -1;
+  st->kcap = kc;
+  return DIPPER_OK;
+}
+
+/* Replay the compactions since the base as one: drop the base's ids in
+** `drops` (and, sessions, the keys in `kdrops`). */
+static int replay_drops(agg_state *st, const idlist *drops, const idlist *kdrops) {
+  int64_t n = nstates(st), kept = n - drops->n;
+  int rc = DIPPER_OK;
+  if (drops->n) {
+    bool *keep = malloc((size_t)(n > 0 ? n : 1));
+    int64_t *remap = malloc((size_t)(n > 0 ? n : 1) * sizeof *remap);
+    if (!keep || !remap) rc = DIPPER_NOMEM;
+    for (int64_t g = 0; !rc && g < n; g++) keep[g] = true;
+    for (int64_t k = 0; !rc && k < drops->n; k++) keep[drops->v[k]] = false;
+    if (!rc && !st->session) rc = dp_ht_compact(&st->ht, keep, remap);
+    for (int64_t g = 0, to = 0; !rc && st->session && g < n; g++) remap[g] = keep[g] ? to++ : -1;
+    for (int64_t g = 0; !rc && g < n; g++)
+      if (remap[g] >= 0) st->changed[remap[g]] = st->changed[g];
+    if (!rc) rc = compact_calls(st, remap, n, kept, true);
+    if (!rc && st->session) {
+      compact_sessions(st, remap, n);
+      st->nsess = kept;
+    }
+    free(keep);
+    free(remap);
+  }
+  if (rc || !st->session || !kdrops->n) return rc;
+  int64_t nk = st->ht.ngroups;
+  bool *kkeep = malloc((size_t)(nk > 0 ? nk : 1));
+  int64_t *kremap = malloc((size_t)(nk > 0 ? nk : 1) * sizeof *kremap);
+  if (!kkeep || !kremap) rc = DIPPER_NOMEM;
+  for (int64_t k = 0; !rc && k < nk; k++) kkeep[k] = true;
+  for (int64_t k = 0; !rc && k < kdrops->n; k++) kkeep[kdrops->v[k]] = false;
+  if (!rc) rc = dp_ht_compact(&st->ht, kkeep, kremap);
+  for (int64_t s = 0; !rc && s < st->nsess; s++) {
+    if (kremap[st->s_key[s]] < 0) rc = DIPPER_CORRUPT; /* a session kept on a key dropped */
+    else st->s_key[s] = kremap[st->s_key[s]];
+  }
+  free(kkeep);
+  free(kremap);
+  return rc;
+}
+
+static int load_delta_sessions(agg_state *st, const int64_t *w, int64_t nw, int64_t n, dp_rd *in) {
+  int rc = grow_sessions(st, n);
+  if (rc) return rc;
+  for (int64_t k = 0; k < nw; k++) {
+    int64_t s = w[k];
+    uint64_t key = dp_get_uvar(in);
+    st->s_start[s] = dp_get_svar(in);
+    st->s_end[s] = dp_get_svar(in);
+    uint64_t parent = dp_get_uvar(in);
+    uint8_t dead = dp_get_u8(in);
+    if (in->bad || key >= (uint64_t)st->ht.ngroups || parent >= (uint64_t)n || dead > 1)
+      return DIPPER_CORRUPT;
+    st->s_key[s] = (int64_t)key;
+    st->s_parent[s] = (int64_t)parent;
+    st->s_dead[s] = dead;
+  }
+  st->nsess = n;
+  relink_sessions(st);
+  return check_sessions(st);
+}
+
+/* The DISTINCT entries created since: their groups exist; in sessions,
+** linked newest first on top of the chains of the base's entries. */
+static int load_delta_distinct(agg_state *st, agg_call_state *c, int64_t from_sess, dp_rd *in) {
+  int64_t before = c->distinct.ngroups, n = nstates(st);
+  int rc = load_keys(&c->distinct, in);
+  if (rc) return rc;
+  const dp_vector *gv = c->distinct.keys[0];
+  const int64_t *gid = gv->values;
+  if (gv->null_count) return DIPPER_CORRUPT;
+  for (int64_t e = before; e < c->distinct.ngroups; e++)
+    if (gid[e] < 0 || gid[e] >= n) return DIPPER_CORRUPT;
+  if (!st->session) return DIPPER_OK;
+  int64_t old = c->d_head_cap;
+  if ((rc = ensure(&c->d_head, &c->d_head_cap, n, sizeof *c->d_head))) return rc;
+  for (int64_t s = old; s < c->d_head_cap; s++) c->d_head[s] = -1;
+  for (int64_t s = from_sess; s < n; s++) c->d_head[s] = -1; /* new sessions: new entries only */
+  for (int64_t e = before; e < c->distinct.ngroups && !rc; e++) rc = chain_link(c, gid[e], e);
+  return rc;
+}
+
+static int load_delta_body(dp_op *op, dp_rd *in, const char **what) {
+  agg_state *st = op->state;
+  *what = "its shape";
+  uint8_t flags = dp_get_u8(in);
+  uint64_t nkeys = dp_get_uvar(in), naggs = dp_get_uvar(in);
+  if (in->bad || flags != shape_flags(st) || nkeys != (uint64_t)st->nkeys ||
+      naggs != (uint64_t)st->naggs)
+    return DIPPER_CORRUPT;
+  *what = "its base: it follows another state";
+  uint64_t base = dp_get_uvar(in), bkeys = st->session ? dp_get_uvar(in) : 0;
+  if (in->bad || base != (uint64_t)nstates(st) || (st->session && bkeys != (uint64_t)st->ht.ngroups))
+    return DIPPER_CORRUPT;
+  idlist drops = {0}, kdrops = {0}, dirty = {0}, ch = {0};
+  int64_t *w = NULL, nw = 0, n = 0, from = 0;
+  *what = "the groups dropped";
+  int rc = get_ids(in, (int64_t)base, &drops);
+  if (!rc && st->session) rc = get_ids(in, (int64_t)bkeys, &kdrops);
+  if (!rc) rc = replay_drops(st, &drops, &kdrops);
+  if (!rc) *what = "the group keys";
+  from = nstates(st); /* the base's survivors: the ids created since follow */
+  if (!rc) rc = load_keys(&st->ht, in);
+  if (!rc) {
+    n = st->session ? from + (int64_t)dp_get_count(in, 5) : st->ht.ngroups;
+    if (in->bad) rc = DIPPER_CORRUPT;
+  }
+  if (!rc) *what = "the groups changed";
+  if (!rc) rc = get_ids(in, from, &dirty);
+  if (!rc) rc = grow_groups(st, n);
+  if (!rc && !(w = malloc((size_t)(dirty.n + n - from + 1) * sizeof *w))) rc = DIPPER_NOMEM;
+  for (int64_t k = 0; !rc && k < dirty.n; k++) w[nw++] = dirty.v[k];
+  for (int64_t g = from; !rc && g < n; g++) w[nw++] = g;
+  if (!rc && st->session) {
+    *what = "the sessions";
+    rc = load_delta_sessions(st, w, nw, n, in);
+  }
+  if (!rc) {
+    *what = "the changed flags";
+    for (int64_t k = 0; k < nw; k++) st->changed[w[k]] = 0;
+    rc = get_ids(in, n, &ch);
+    for (int64_t k = 0, j = 0; !rc && k < ch.n; k++) {
+      while (j < nw && w[j] < ch.v[k]) j++;
+      if (j == nw || w[j] != ch.v[k]) rc = DIPPER_CORRUPT; /* only written ids */
+      else st->changed[ch.v[k]] = 1;
+    }
+  }
+  if (!rc) *what = "an aggregate's states";
+  for (int a = 0; a < st->naggs && !rc; a++) {
+    agg_call_state *c = &st->calls[a];
+    rc = dp_agg_state_load_delta(&c->st, &op->plan->u.aggregate.aggs[a], w, nw, n, in);
+    uint8_t has = dp_get_u8(in);
+    if (!rc && (in->bad || has != c->has_distinct)) rc = DIPPER_CORRUPT;
+    if (!rc && has) rc = load_delta_distinct(st, c, from, in);
+  }
+  free(drops.v);
+  free(kdrops.v);
+  free(dirty.v);
+  free(ch.v);
+  free(w);
+  return rc;
+}
+
+static int load_whole(dp_op *op, dp_rd *in, const char **what) { return load_body(op->state, in, what); }
+
+/* A blob of save_state or save_delta: the checksum, the version, then the
+** body through `load`. */
+static int restore_blob(dp_op *op, dp_rd *in, int version, const char *kind,
+                        int (*load)(dp_op *, dp_rd *, const char **)) {
   agg_state *st = op->state;
   dp_span nowhere = {0, 0, 0, 0};
-  if (st->ht.ngroups || st->nsess) return DIPPER_MISUSE; /* only into a fresh operator */
   size_t at = in->pos, len;
-  uint8_t version = dp_get_u8(in);
+  uint8_t got = dp_get_u8(in);
   const uint8_t *body = dp_get_bytes(in, &len);
   size_t end = in->pos;
   uint32_t crc = dp_get_u32(in);
@@ -1137,16 +1467,15 @@ static int agg_restore_state(dp_op *op, dp_rd *in) {
     what = "its checksum";
     rc = DIPPER_CORRUPT;
   }
-  if (!rc && version != AGG_STATE_VERSION) {
+  if (!rc && got != version) {
     in->bad = true;
     return dp_error(op->ex->diags, DIPPER_CORRUPT, nowhere,
-                    "aggregate state of version %u: this build reads version %d", version,
-                    AGG_STATE_VERSION);
+                    "aggregate %s of version %u: this build reads version %d", kind, got, version);
   }
   if (!rc) {
     dp_rd b;
     dp_rd_init(&b, body, len);
-    rc = load_body(st, &b, &what);
+    rc = load(op, &b, &what);
     if (!rc && !dp_rd_done(&b)) {
       what = "its end";
       rc = DIPPER_CORRUPT;
@@ -1155,14 +1484,27 @@ static int agg_restore_state(dp_op *op, dp_rd *in) {
   if (rc == DIPPER_CORRUPT) {
     in->bad = true;
     return dp_error(op->ex->diags, rc, nowhere,
-                    "the checkpointed state of the aggregation does not read back (%s): the "
+                    "the checkpointed %s of the aggregation does not read back (%s): the "
                     "checkpoint is damaged or was written for another query",
-                    what);
+                    kind, what);
   }
-  if (rc) return dp_error(op->ex->diags, rc, nowhere, "cannot restore the aggregation's state: %s",
+  if (rc) return dp_error(op->ex->diags, rc, nowhere, "cannot restore the aggregation's %s: %s", kind,
                           dipper_strerror(rc));
+  reset_tracking(st);
   op->metrics.state_rows = live_count(st);
   return DIPPER_OK;
+}
+
+static int agg_restore_state(dp_op *op, dp_rd *in) {
+  agg_state *st = op->state;
+  if (st->ht.ngroups || st->nsess) return DIPPER_MISUSE; /* only into a fresh operator */
+  return restore_blob(op, in, AGG_STATE_VERSION, "state", load_whole);
+}
+
+/* After a failure the operator is only fit for close (as after a failed
+** restore_state). */
+static int agg_restore_delta(dp_op *op, dp_rd *in) {
+  return restore_blob(op, in, AGG_DELTA_VERSION, "delta", load_delta_body);
 }
 
 const dp_op_class dp_op_aggregate = {
@@ -1173,4 +1515,6 @@ const dp_op_class dp_op_aggregate = {
     .close = agg_close,
     .save_state = agg_save_state,
     .restore_state = agg_restore_state,
+    .save_delta = agg_save_delta,
+    .restore_delta = agg_restore_delta,
 };
