@@ -121,6 +121,7 @@ void dp_agg_state_free(dp_agg_state *s) {
   free(s->next);
   free(s->cand);
   free(s->touched);
+  free(s->patched);
   memset(s, 0, sizeof *s);
 }
 
@@ -269,6 +270,21 @@ static int touch(dp_agg_state *s, int64_t g, int64_t *ntouched) {
   return DIPPER_OK;
 }
 
+/* COLLECT is about to set next[row], -1 until now: a row of the base
+** changes, which the next delta must carry. */
+static int note_patch(dp_agg_state *s, int64_t row) {
+  if (row >= s->base_rows) return DIPPER_OK;
+  if (s->npatched >= s->patched_cap) {
+    int64_t cap = s->patched_cap ? s->patched_cap * 2 : 64;
+    int64_t *q = realloc(s->patched, (size_t)cap * sizeof *q);
+    if (!q) return DIPPER_NOMEM;
+    s->patched = q;
+    s->patched_cap = cap;
+  }
+  s->patched[s->npatched++] = row;
+  return DIPPER_OK;
+}
+
 static int store_append(dp_agg_state *s, const dp_vector *v, int64_t r, int64_t *row_out) {
   int rc = dp_vector_take(s->store, v, &r, 0, 1);
   if (rc) return rc;
@@ -329,6 +345,7 @@ static int update_collect(dp_agg_state *s, const dp_vector *v, const int64_t *gi
     int64_t g = gids[r], at;
     s->n[g]++;
     int rc = store_append(s, v, r, &at);
+    if (!rc && s->tail[g] >= 0) rc = note_patch(s, s->tail[g]);
     if (rc) return rc;
     if (s->tail[g] < 0)
       s->idx[g] = at;
@@ -524,6 +541,8 @@ int dp_agg_state_merge(dp_agg_state *s, int64_t dst, int64_t src) {
     /* Chains are disjoint: link src's after dst's.  src must not be used
     ** afterwards (the caller drops it). */
     if (s->idx[src] >= 0) {
+      int rc = s->tail[dst] < 0 ? DIPPER_OK : note_patch(s, s->tail[dst]);
+      if (rc) return rc;
       if (s->tail[dst] < 0)
         s->idx[dst] = s->idx[src];
       else
@@ -702,6 +721,7 @@ static int rebuild_store(dp_agg_state *s, int64_t ngroups) {
   }
   dp_vector_free(s->store);
   s->store = fresh;
+  s->store_rebuilt = true;
   if (s->kind == AGG_COLLECT) {
     free(s->next);
     s->next = next;
@@ -711,6 +731,13 @@ static int rebuild_store(dp_agg_state *s, int64_t ngroups) {
 }
 
 int dp_agg_state_compact(dp_agg_state *s, const int64_t *remap, int64_t old_n, int64_t new_n) {
+  dp_agg_state_renumber(s, remap, old_n, new_n);
+  /* Compact the store only when mostly garbage: amortized O(1) per value. */
+  if (s->store && s->store->length > 2 * new_n + 1024) return rebuild_store(s, new_n);
+  return DIPPER_OK;
+}
+
+int dp_agg_state_renumber(dp_agg_state *s, const int64_t *remap, int64_t old_n, int64_t new_n) {
   for (int64_t g = 0; g < old_n; g++) {
     int64_t to = remap[g];
     if (to < 0) {
@@ -733,8 +760,6 @@ int dp_agg_state_compact(dp_agg_state *s, const int64_t *remap, int64_t old_n, i
     if (s->bufs) memset(&s->bufs[g], 0, sizeof s->bufs[g]);
     dp_agg_state_reset(s, g);
   }
-  /* Compact the store only when mostly garbage: amortized O(1) per value. */
-  if (s->store && s->store->length > 2 * new_n + 1024) return rebuild_store(s, new_n);
   return DIPPER_OK;
 }
 
@@ -743,11 +768,11 @@ int dp_agg_state_compact(dp_agg_state *s, const int64_t *remap, int64_t old_n, i
 ** on its own, with nothing carried from one group to the next, so that a
 ** later per-batch delta can write the records of only the groups a batch
 ** changed: save_groups/load_groups take a list of group ids (NULL: all of
-** 0..n) for that, though only whole states are written today.  The store of
-** the kept values is the one exception: it is shared by the groups, and is
-** written whole (a delta would write the rows appended since the previous
-** checkpoint, which is all that changes between rebuild_store calls, and
-** fall back to the whole state after a rebuild).
+** 0..n) for that.  The store of the kept values is shared by the groups: a
+** whole state writes it whole, a delta the rows appended since the mark
+** (all that changes between rebuild_store calls, but for the COLLECT rows
+** that were tails and got a next: `patched`) and falls back to the whole
+** state after a rebuild.
 **
 **   kind:u8                     AGG_*, checked against the plan's
 **   per group: n:uvar           every kind
@@ -760,6 +785,10 @@ int dp_agg_state_compact(dp_agg_state *s, const int64_t *remap, int64_t old_n, i
 **   store      the store vector (vector_codec.h), then per group idx:svar
 **              (COLLECT: idx then tail), then COLLECT's next:svar per store
 **              row
+** A delta: mode:u8 — 1: the whole state as above over every group (the store
+** was rebuilt); 0: the same fields for the listed groups only, the store
+** holding the rows past the mark and `next` theirs, then COLLECT's
+** npatched:uvar (row:uvar next:svar)* for the rows below the mark.
 */
 
 #define HLL_MAX_RANK (64 - HLL_P + 1)
@@ -800,7 +829,10 @@ static void save_regs(const uint8_t *regs, dp_buf *out) {
     }
 }
 
-static void save_groups(const dp_agg_state *s, const int64_t *groups, int64_t n, dp_buf *out) {
+/* The records of groups[0..n), the store from row `from` (delta: and the
+** patched rows below it). */
+static void save_groups(const dp_agg_state *s, const int64_t *groups, int64_t n, int64_t from,
+                        bool delta, dp_buf *out) {
   dp_put_u8(out, (uint8_t)s->kind);
   for (int64_t k = 0; k < n; k++) {
     int64_t g = group_at(groups, k);
@@ -822,29 +854,61 @@ static void save_groups(const dp_agg_state *s, const int64_t *groups, int64_t n,
   if (s->kind == AGG_HLL)
     for (int64_t k = 0; k < n; k++) save_regs(s->regs[group_at(groups, k)], out);
   if (uses_store(s)) {
-    if (dp_vector_encode(s->store, 0, s->store->length, out) != DIPPER_OK) out->oom = true;
+    if (dp_vector_encode(s->store, from, s->store->length - from, out) != DIPPER_OK) out->oom = true;
     for (int64_t k = 0; k < n; k++) {
       int64_t g = group_at(groups, k);
       dp_put_svar(out, s->idx[g]);
       if (s->kind == AGG_COLLECT) dp_put_svar(out, s->tail[g]);
     }
     if (s->kind == AGG_COLLECT)
-      for (int64_t e = 0; e < s->store->length; e++) dp_put_svar(out, s->next[e]);
+      for (int64_t e = from; e < s->store->length; e++) dp_put_svar(out, s->next[e]);
+    if (delta && s->kind == AGG_COLLECT) {
+      dp_put_uvar(out, (uint64_t)s->npatched);
+      for (int64_t k = 0; k < s->npatched; k++) {
+        dp_put_uvar(out, (uint64_t)s->patched[k]);
+        dp_put_svar(out, s->next[s->patched[k]]);
+      }
+    }
   }
 }
 
 int dp_agg_state_save(const dp_agg_state *s, int64_t ngroups, dp_buf *out) {
   if (ngroups < 0 || ngroups > s->cap) return DIPPER_MISUSE;
-  save_groups(s, NULL, ngroups, out);
+  save_groups(s, NULL, ngroups, 0, false, out);
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+void dp_agg_state_mark(dp_agg_state *s) {
+  s->base_rows = s->store ? s->store->length : 0;
+  s->store_rebuilt = false;
+  s->npatched = 0;
+}
+
+int dp_agg_state_save_delta(const dp_agg_state *s, const int64_t *groups, int64_t n,
+                            int64_t ngroups, dp_buf *out) {
+  if (ngroups < 0 || ngroups > s->cap || n < 0) return DIPPER_MISUSE;
+  for (int64_t k = 0; k < n; k++)
+    if (groups[k] < 0 || groups[k] >= ngroups) return DIPPER_MISUSE;
+  if (s->store_rebuilt) {
+    dp_put_u8(out, 1);
+    return dp_agg_state_save(s, ngroups, out);
+  }
+  dp_put_u8(out, 0);
+  save_groups(s, groups, n, s->base_rows, true, out);
   return out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
 static int load_regs(dp_rd *in, uint8_t **regs) {
   uint8_t mode = dp_get_u8(in);
   if (in->bad || mode > 2) return DIPPER_CORRUPT;
-  if (mode == 0) return DIPPER_OK;
+  if (mode == 0) { /* a delta may load over a group that had registers */
+    free(*regs);
+    *regs = NULL;
+    return DIPPER_OK;
+  }
   uint8_t *r = *regs ? *regs : calloc(HLL_M, 1);
   if (!r) return DIPPER_NOMEM;
+  memset(r, 0, HLL_M);
   *regs = r;
   if (mode == 2) {
     if (dp_rd_left(in) < HLL_M) return DIPPER_CORRUPT;
@@ -912,7 +976,12 @@ static int check_chains(const dp_agg_state *s, const int64_t *groups, int64_t n)
   return rc;
 }
 
-static int load_store(dp_agg_state *s, const int64_t *groups, int64_t n, dp_rd *in) {
+/* The store's rows from `from` (its length so far) on, the listed groups'
+** idx, the rows' next; a delta's patches.  COLLECT's chains are checked
+** over groups 0..nall (NULL groups: the listed ones are all). */
+static int load_store(dp_agg_state *s, const int64_t *groups, int64_t n, bool delta, int64_t nall,
+                      dp_rd *in) {
+  int64_t from = s->store->length;
   int rc = dp_vector_decode(in, s->store);
   if (rc) return rc == DIPPER_NOMEM ? rc : DIPPER_CORRUPT;
   int64_t len = s->store->length;
@@ -930,14 +999,26 @@ static int load_store(dp_agg_state *s, const int64_t *groups, int64_t n, dp_rd *
     s->next = q;
     s->next_cap = len;
   }
-  for (int64_t e = 0; e < len; e++) {
+  for (int64_t e = from; e < len; e++) {
     s->next[e] = dp_get_svar(in);
     if (in->bad || s->next[e] < -1 || s->next[e] >= len) return DIPPER_CORRUPT;
   }
-  return check_chains(s, groups, n);
+  if (!delta) return check_chains(s, groups, n);
+  uint64_t np = dp_get_count(in, 2);
+  for (uint64_t k = 0; k < np && !in->bad; k++) {
+    uint64_t row = dp_get_uvar(in);
+    int64_t next = dp_get_svar(in);
+    /* a row of the base that was a tail (-1), linked once */
+    if (in->bad || row >= (uint64_t)from || s->next[row] != -1 || next < 0 || next >= len)
+      return DIPPER_CORRUPT;
+    s->next[row] = next;
+  }
+  if (in->bad) return DIPPER_CORRUPT;
+  return check_chains(s, NULL, nall);
 }
 
-static int load_groups(dp_agg_state *s, const int64_t *groups, int64_t n, dp_rd *in) {
+static int load_groups(dp_agg_state *s, const int64_t *groups, int64_t n, bool delta, int64_t nall,
+                       dp_rd *in) {
   if (dp_get_u8(in) != s->kind || in->bad) return DIPPER_CORRUPT;
   for (int64_t k = 0; k < n; k++) {
     int64_t g = group_at(groups, k);
@@ -954,7 +1035,7 @@ static int load_groups(dp_agg_state *s, const int64_t *groups, int64_t n, dp_rd 
   if (s->kind == AGG_LISTAGG) rc = load_listagg(s, groups, n, in);
   for (int64_t k = 0; s->kind == AGG_HLL && k < n && !rc; k++)
     rc = load_regs(in, &s->regs[group_at(groups, k)]);
-  if (!rc && uses_store(s)) rc = load_store(s, groups, n, in);
+  if (!rc && uses_store(s)) rc = load_store(s, groups, n, delta, nall, in);
   if (!rc && in->bad) rc = DIPPER_CORRUPT;
   return rc;
 }
@@ -963,7 +1044,34 @@ int dp_agg_state_load(dp_agg_state *s, int64_t ngroups, dp_rd *in) {
   if (ngroups < 0) return DIPPER_MISUSE;
   if (uses_store(s) && s->store->length != 0) return DIPPER_MISUSE;
   int rc = dp_agg_state_reserve(s, ngroups);
-  if (!rc) rc = load_groups(s, NULL, ngroups, in);
+  if (!rc) rc = load_groups(s, NULL, ngroups, false, ngroups, in);
   if (rc == DIPPER_CORRUPT) in->bad = true;
+  if (!rc) dp_agg_state_mark(s);
+  return rc;
+}
+
+int dp_agg_state_load_delta(dp_agg_state *s, const dp_agg_call *call, const int64_t *groups,
+                            int64_t n, int64_t ngroups, dp_rd *in) {
+  if (ngroups < 0 || n < 0) return DIPPER_MISUSE;
+  for (int64_t k = 0; k < n; k++)
+    if (groups[k] < 0 || groups[k] >= ngroups) return DIPPER_MISUSE;
+  uint8_t mode = dp_get_u8(in);
+  int rc = in->bad || mode > 1 ? DIPPER_CORRUPT : DIPPER_OK;
+  if (!rc && mode == 1) {
+    dp_agg_state fresh;
+    rc = dp_agg_state_init(&fresh, call);
+    if (!rc) rc = dp_agg_state_load(&fresh, ngroups, in);
+    if (rc) {
+      dp_agg_state_free(&fresh);
+    } else {
+      dp_agg_state_free(s);
+      *s = fresh;
+    }
+  } else if (!rc) {
+    rc = dp_agg_state_reserve(s, ngroups);
+    if (!rc) rc = load_groups(s, groups, n, true, ngroups, in);
+  }
+  if (rc == DIPPER_CORRUPT) in->bad = true;
+  if (!rc) dp_agg_state_mark(s);
   return rc;
 }

@@ -55,6 +55,14 @@ typedef struct dp_agg_state {
   int64_t *cand;           /* per group, during an update: the batch row chosen */
   int64_t *touched;        /* groups whose cand is set */
   int64_t touched_cap;
+  /* Deltas (dp_agg_state_save_delta): what changed in the store since the
+  ** last dp_agg_state_mark — the rows past base_rows, COLLECT's rows below
+  ** it whose next was set (each once: a chain only grows at its tail), and
+  ** whether the store was rebuilt (every idx moved). */
+  int64_t base_rows;
+  bool store_rebuilt;
+  int64_t *patched;
+  int64_t npatched, patched_cap;
 } dp_agg_state;
 
 /* Prepare the states of `call` (its types are borrowed). */
@@ -73,6 +81,10 @@ int dp_agg_state_finish(dp_agg_state *s, const int64_t *groups, int64_t n, dp_ve
 /* Renumber after dp_ht_compact: group g moves to remap[g] (< 0: dropped);
 ** remap is increasing over the kept groups. */
 int dp_agg_state_compact(dp_agg_state *s, const int64_t *remap, int64_t old_n, int64_t new_n);
+/* Like dp_agg_state_compact, but the store is never rebuilt: what a
+** restore replays, since the run that saved rebuilt it at other times (a
+** rebuild is carried by the delta as the call's whole state). */
+int dp_agg_state_renumber(dp_agg_state *s, const int64_t *remap, int64_t old_n, int64_t new_n);
 /* Make group g empty again (a group id reused). */
 void dp_agg_state_reset(dp_agg_state *s, int64_t g);
 
@@ -87,5 +99,23 @@ void dp_agg_state_reset(dp_agg_state *s, int64_t g);
 ** agg_func.c. */
 int dp_agg_state_save(const dp_agg_state *s, int64_t ngroups, dp_buf *out);
 int dp_agg_state_load(dp_agg_state *s, int64_t ngroups, dp_rd *in);
+
+/* Deltas.  dp_agg_state_mark makes the current states the base of the next
+** delta (after a save, a load or a delta of either kind).
+** dp_agg_state_save_delta appends the records of groups[0..n) (the caller's
+** list of the groups changed since, in today's ids, each once) and the store's rows appended since: O(n + rows appended), never a
+** pass over all the groups — except after the store was rebuilt, when every
+** idx moved and the call's whole state over 0..ngroups is written instead
+** (a rebuild happens once the store holds twice the groups' rows: amortized,
+** that costs O(1) per value stored).  dp_agg_state_load_delta applies it to
+** the states of the base, already renumbered for the groups dropped since
+** (dp_agg_state_renumber), with room for ngroups: DIPPER_OK; DIPPER_CORRUPT
+** (and in->bad) as dp_agg_state_load; DIPPER_NOMEM.  `call` is the call the
+** states were initialised for (a whole state loads into a fresh one). */
+void dp_agg_state_mark(dp_agg_state *s);
+int dp_agg_state_save_delta(const dp_agg_state *s, const int64_t *groups, int64_t n,
+                            int64_t ngroups, dp_buf *out);
+int dp_agg_state_load_delta(dp_agg_state *s, const dp_agg_call *call, const int64_t *groups,
+                            int64_t n, int64_t ngroups, dp_rd *in);
 
 #endif /* DP_AGG_FUNC_H */

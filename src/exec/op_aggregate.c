@@ -41,7 +41,12 @@
 ** state after a micro-batch — group keys, sessions, every call's states and
 ** DISTINCT tables — as one versioned, checksummed blob.  Restoring inserts
 ** the keys in their order, so group ids, and with them the order of output
-** rows, are those of the run that saved.
+** rows, are those of the run that saved.  save_delta writes only what
+** changed since the last checkpoint (groups and sessions created, changed
+** and dropped, DISTINCT entries created, kept values appended): a batch that
+** changed k of n groups costs O(k) plus what it created and dropped, never
+** a pass over the n; consume marks the changed state ids in a list as it
+** goes (the `changed` flags are per batch: emit clears them).
 */
 #include <stdlib.h>
 #include <string.h>
@@ -52,8 +57,15 @@
 #include "exec/exec.h"
 #include "exec/hashtable.h"
 
+/* A growing list of ids. */
+typedef struct idlist {
+  int64_t *v;
+  int64_t n, cap;
+} idlist;
+
 typedef struct agg_call_state {
   dp_agg_state st;
+  int64_t base_entries;    /* DISTINCT entries below this are the base's (deltas) */
   int nargs;
   dp_vector *args[2];      /* this batch: borrowed or owned (owned[k]) */
   bool owned[2];
@@ -91,6 +103,13 @@ typedef struct agg_state {
   bool *s_dead;
   int64_t *key_head;         /* per ht key: first session (by start), -1 */
   int64_t kcap;
+  /* deltas: what changed since the base (the last save or restore) */
+  uint8_t *dirty;            /* per state id: listed in dirty_ids (capacity gcap) */
+  idlist dirty_ids;          /* state ids whose states changed, in today's numbering */
+  int64_t base_live;         /* state ids below this are the base's, the rest are new */
+  idlist dropped;            /* the base's state ids dropped since, ascending */
+  int64_t base_keys_live;    /* sessions: the same two for the keys of ht */
+  idlist keys_dropped;
   /* output */
   dp_batch *out;
   int64_t *emit;
@@ -109,6 +128,19 @@ static int ensure(void *pp, int64_t *cap, int64_t need, size_t elem) {
   *p = q;
   *cap = c;
   return DIPPER_OK;
+}
+
+static int idlist_push(idlist *l, int64_t x) {
+  int rc = ensure(&l->v, &l->cap, l->n + 1, sizeof *l->v);
+  if (!rc) l->v[l->n++] = x;
+  return rc;
+}
+
+/* State id g changed: the next delta writes its states. */
+static int mark_dirty(agg_state *st, int64_t g) {
+  if (st->dirty[g]) return DIPPER_OK;
+  st->dirty[g] = 1;
+  return idlist_push(&st->dirty_ids, g);
 }
 
 static void free_batch_vectors(agg_state *st) {
@@ -150,6 +182,10 @@ static void agg_close(dp_op *op) {
   free(st->sel);
   free(st->hashes);
   free(st->changed);
+  free(st->dirty);
+  free(st->dirty_ids.v);
+  free(st->dropped.v);
+  free(st->keys_dropped.v);
   free(st->s_key);
   free(st->s_start);
   free(st->s_end);
@@ -254,8 +290,9 @@ static int eval_into(dp_op *op, const dp_expr *e, const dp_batch *in, dp_vector 
 }
 
 static int grow_groups(agg_state *st, int64_t n) {
-  int64_t cap = st->gcap;
+  int64_t cap = st->gcap, dcap = st->gcap;
   int rc = ensure(&st->changed, &cap, n, sizeof *st->changed);
+  if (!rc) rc = ensure(&st->dirty, &dcap, n, sizeof *st->dirty);
   if (rc) return rc;
   st->gcap = cap;
   for (int a = 0; a < st->naggs; a++)
@@ -336,6 +373,9 @@ static int merge_distinct(agg_call_state *c, int64_t dst, int64_t src) {
 
 /* Fold session s into target (which overlaps it) and retire s. */
 static int merge_session(agg_state *st, int64_t target, int64_t s) {
+  int rc0 = mark_dirty(st, target);
+  if (!rc0) rc0 = mark_dirty(st, s);
+  if (rc0) return rc0;
   for (int a = 0; a < st->naggs; a++) {
     agg_call_state *c = &st->calls[a];
     int rc = c->has_distinct ? merge_distinct(c, target, s) : dp_agg_state_merge(&c->st, target, s);
@@ -455,7 +495,11 @@ static int consume(dp_op *self, const dp_batch *in) {
     return rc;
   }
 
-  for (int64_t k = 0; k < n; k++) st->changed[st->ids[st->rows[k]]] = 1;
+  for (int64_t k = 0; k < n; k++) {
+    int64_t g = st->ids[st->rows[k]];
+    st->changed[g] = 1;
+    if (!st->dirty[g] && (rc = mark_dirty(st, g))) return rc;
+  }
 
   for (int a = 0; a < st->naggs; a++) {
     const dp_agg_call *call = &p->u.aggregate.aggs[a];
@@ -554,7 +598,143 @@ static int build_output(dp_op *op, int64_t nemit) {
   return rc;
 }
 
-/* Drop the groups with drop[g] set (and, for sessions, the merged-away
+/* Deltas: after a compaction, the base's state ids that remap drops join
+** `dropped`, in the base's numbering.  The survivors of the base keep their
+** order and come first (dp_ht_compact keeps order; new ids are appended), so
+** today's id g < base_live is the g-th base id not in `dropped`: one walk
+** over both, within the compaction's own O(groups). */
+static int note_drops(int64_t *base_live, idlist *dropped, const int64_t *remap) {
+  idlist fresh = {0};
+  int64_t live = 0, b = 0, j = 0;
+  int rc = DIPPER_OK;
+  for (int64_t g = 0; g < *base_live && !rc; g++, b++) {
+    while (j < dropped->n && dropped->v[j] == b) j++, b++;
+    if (remap[g] >= 0) live++;
+    else rc = idlist_push(&fresh, b);
+  }
+  /* merge the two ascending lists */
+  idlist both = {0};
+  int64_t x = 0, y = 0;
+  while (!rc && (x < dropped->n || y < fresh.n)) {
+    bool first = y >= fresh.n || (x < dropped->n && dropped->v[x] < fresh.v[y]);
+    rc = idlist_push(&both, first ? dropped->v[x++] : fresh.v[y++]);
+  }
+  free(fresh.v);
+  if (rc) {
+    free(both.v);
+    return rc;
+  }
+  free(dropped->v);
+  *dropped = both;
+  *base_live = live;
+  return DIPPER_OK;
+}
+
+/* The dirty flags and list follow the renumbering. */
+static void remap_dirty(agg_state *st, const int64_t *remap, int64_t n, int64_t kept) {
+  for (int64_t g = 0; g < n; g++)
+    if (remap[g] >= 0) st->dirty[remap[g]] = st->dirty[g];
+  for (int64_t g = kept; g < n; g++) st->dirty[g] = 0;
+  int64_t m = 0;
+  for (int64_t k = 0; k < st->dirty_ids.n; k++)
+    if (remap[st->dirty_ids.v[k]] >= 0) st->dirty_ids.v[m++] = remap[st->dirty_ids.v[k]];
+  st->dirty_ids.n = m;
+}
+
+/* DISTINCT in session windows: every session's chain, its entries newest
+** first — what chain_link builds one entry at a time. */
+static int rechain(agg_call_state *c) {
+  for (int64_t g = 0; g < c->d_head_cap; g++) c->d_head[g] = -1;
+  const int64_t *gid = c->distinct.keys[0]->values;
+  int rc = DIPPER_OK;
+  for (int64_t e = 0; e < c->distinct.ngroups && !rc; e++) rc = chain_link(c, gid[e], e);
+  return rc;
+}
+
+/* A call's DISTINCT table keeps the (group, value) pairs of kept groups,
+** with the new ids. */
+static int compact_distinct(agg_state *st, agg_call_state *c, const int64_t *remap) {
+  int64_t dn = c->distinct.ngroups;
+  bool *dkeep = malloc((size_t)(dn > 0 ? dn : 1));
+  if (!dkeep) return DIPPER_NOMEM;
+  int64_t *gid = c->distinct.keys[0]->values, base = 0;
+  for (int64_t e = 0; e < dn; e++) {
+    dkeep[e] = remap[gid[e]] >= 0;
+    if (e < c->base_entries) base += dkeep[e];
+  }
+  int rc = dp_ht_compact(&c->distinct, dkeep, NULL);
+  free(dkeep);
+  if (rc) return rc;
+  c->base_entries = base;
+  /* The ids changed, so the stored hashes are stale: rebuild. */
+  int64_t m = c->distinct.ngroups;
+  gid = c->distinct.keys[0]->values;
+  for (int64_t e = 0; e < m; e++) gid[e] = remap[gid[e]];
+  dp_hashtable fresh;
+  const dp_type *dt[2] = {c->distinct.keys[0]->type, c->distinct.keys[1]->type};
+  rc = dp_ht_init(&fresh, 2, dt);
+  uint64_t *h = rc ? NULL : malloc((size_t)(m > 0 ? m : 1) * sizeof *h);
+  int64_t *ids = h ? malloc((size_t)(m > 0 ? m : 1) * sizeof *ids) : NULL;
+  if (!rc && (!h || !ids)) rc = DIPPER_NOMEM;
+  if (!rc) {
+    dp_ht_hash((const dp_vector *const *)c->distinct.keys, 2, m, h);
+    rc = dp_ht_find_or_insert(&fresh, (const dp_vector *const *)c->distinct.keys, h, NULL, m, ids, NULL);
+  }
+  free(h);
+  free(ids);
+  if (rc) {
+    dp_ht_free(&fresh);
+    return rc;
+  }
+  dp_ht_free(&c->distinct);
+  c->distinct = fresh;
+  /* Entries were renumbered: chain them again by session. */
+  return st->session ? rechain(c) : DIPPER_OK;
+}
+
+/* Every call's states and DISTINCT table renumbered by remap (n ids before,
+** kept after).  A replay (restore_delta) never rebuilds the store. */
+static int compact_calls(agg_state *st, const int64_t *remap, int64_t n, int64_t kept, bool replay) {
+  int rc = DIPPER_OK;
+  for (int a = 0; a < st->naggs && !rc; a++) {
+    agg_call_state *c = &st->calls[a];
+    rc = replay ? dp_agg_state_renumber(&c->st, remap, n, kept)
+                : dp_agg_state_compact(&c->st, remap, n, kept);
+    if (!rc && c->has_distinct) rc = compact_distinct(st, c, remap);
+  }
+  return rc;
+}
+
+/* Sessions: move the kept ones to their new ids (parents and dead flags
+** only matter within a batch). */
+static void compact_sessions(agg_state *st, const int64_t *remap, int64_t n) {
+  for (int64_t s = 0; s < n; s++) {
+    int64_t to = remap[s];
+    if (to < 0) continue;
+    st->s_key[to] = st->s_key[s];
+    st->s_start[to] = st->s_start[s];
+    st->s_end[to] = st->s_end[s];
+    st->s_parent[to] = to;
+    st->s_dead[to] = false;
+  }
+}
+
+/* Every key's list of live sessions by start, from scratch: the lists are a
+** function of the sessions' keys and starts (sessions of a key never share
+** a start: they would overlap), which a delta's restore relies on.  Every
+** head is reset, not only the live keys': new keys reuse the ids. */
+static void relink_sessions(agg_state *st) {
+  for (int64_t k = 0; k < st->kcap; k++) st->key_head[k] = -1;
+  for (int64_t s = st->nsess - 1; s >= 0; s--) {
+    if (st->s_dead[s]) continue;
+    int64_t *link = &st->key_head[st->s_key[s]];
+    while (*link >= 0 && st->s_start[*link] <= st->s_start[s]) link = &st->s_next[*link];
+    st->s_next[s] = *link;
+    *link = s;
+  }
+}
+
+/* Drop the groups with keep[g] false (and, for sessions, the merged-away
 ** ones): renumber the states densely. */
 static int drop_groups(agg_state *st, bool *keep, int64_t n) {
   int64_t *remap = malloc((size_t)(n > 0 ? n : 1) * sizeof *remap);
@@ -567,64 +747,11 @@ static int drop_groups(agg_state *st, bool *keep, int64_t n) {
   } else {
     for (int64_t s = 0; s < n; s++) remap[s] = keep[s] ? kept++ : -1;
   }
-  for (int a = 0; a < st->naggs && !rc; a++) {
-    rc = dp_agg_state_compact(&st->calls[a].st, remap, n, kept);
-    agg_call_state *c = &st->calls[a];
-    if (!rc && c->has_distinct) {
-      /* Keep the (group, value) pairs of kept groups, with the new ids. */
-      int64_t dn = c->distinct.ngroups;
-      bool *dkeep = malloc((size_t)(dn > 0 ? dn : 1));
-      if (!dkeep) {
-        rc = DIPPER_NOMEM;
-        break;
-      }
-      int64_t *gid = c->distinct.keys[0]->values;
-      for (int64_t e = 0; e < dn; e++) dkeep[e] = remap[gid[e]] >= 0;
-      rc = dp_ht_compact(&c->distinct, dkeep, NULL);
-      free(dkeep);
-      if (!rc) {
-        /* The ids changed, so the stored hashes are stale: rebuild. */
-        int64_t m = c->distinct.ngroups;
-        gid = c->distinct.keys[0]->values;
-        for (int64_t e = 0; e < m; e++) gid[e] = remap[gid[e]];
-        dp_hashtable fresh;
-        const dp_type *dt[2] = {c->distinct.keys[0]->type, c->distinct.keys[1]->type};
-        rc = dp_ht_init(&fresh, 2, dt);
-        uint64_t *h = rc ? NULL : malloc((size_t)(m > 0 ? m : 1) * sizeof *h);
-        int64_t *ids = h ? malloc((size_t)(m > 0 ? m : 1) * sizeof *ids) : NULL;
-        if (!rc && (!h || !ids)) rc = DIPPER_NOMEM;
-        if (!rc) {
-          dp_ht_hash((const dp_vector *const *)c->distinct.keys, 2, m, h);
-          rc = dp_ht_find_or_insert(&fresh, (const dp_vector *const *)c->distinct.keys, h, NULL, m, ids, NULL);
-        }
-        free(h);
-        free(ids);
-        if (!rc) {
-          dp_ht_free(&c->distinct);
-          c->distinct = fresh;
-        } else {
-          dp_ht_free(&fresh);
-        }
-        if (!rc && st->session) {
-          /* Entries were renumbered: chain them again by session. */
-          for (int64_t g = 0; g < c->d_head_cap; g++) c->d_head[g] = -1;
-          gid = c->distinct.keys[0]->values;
-          for (int64_t e = 0; e < c->distinct.ngroups && !rc; e++) rc = chain_link(c, gid[e], e);
-        }
-      }
-    }
-  }
+  if (!rc) rc = note_drops(&st->base_live, &st->dropped, remap);
+  if (!rc) remap_dirty(st, remap, n, kept);
+  if (!rc) rc = compact_calls(st, remap, n, kept, false);
   if (!rc && st->session) {
-    for (int64_t s = 0; s < n; s++) {
-      int64_t to = remap[s];
-      if (to < 0) continue;
-      st->s_key[to] = st->s_key[s];
-      st->s_start[to] = st->s_start[s];
-      st->s_end[to] = st->s_end[s];
-      st->s_next[to] = st->s_next[s] >= 0 ? remap[st->s_next[s]] : -1;
-      st->s_parent[to] = to;
-      st->s_dead[to] = false;
-    }
+    compact_sessions(st, remap, n);
     /* Keys left without a session go too: the table holds live keys only. */
     int64_t nk = st->ht.ngroups;
     bool *kkeep = calloc((size_t)(nk > 0 ? nk : 1), sizeof *kkeep);
@@ -632,24 +759,12 @@ static int drop_groups(agg_state *st, bool *keep, int64_t n) {
     if (!kkeep || !kremap) rc = DIPPER_NOMEM;
     for (int64_t s = 0; s < kept && !rc; s++) kkeep[st->s_key[s]] = true;
     if (!rc) rc = dp_ht_compact(&st->ht, kkeep, kremap);
+    if (!rc) rc = note_drops(&st->base_keys_live, &st->keys_dropped, kremap);
     for (int64_t s = 0; s < kept && !rc; s++) st->s_key[s] = kremap[st->s_key[s]];
     free(kkeep);
     free(kremap);
-    if (rc) {
-      free(remap);
-      return rc;
-    }
-    /* Relink: a kept session's successor may have been dropped.  Every
-    ** head is reset, not only the live keys': new keys reuse the ids. */
-    for (int64_t k = 0; k < st->kcap; k++) st->key_head[k] = -1;
-    for (int64_t s = kept - 1; s >= 0; s--) {
-      int64_t key = st->s_key[s];
-      int64_t *link = &st->key_head[key];
-      while (*link >= 0 && st->s_start[*link] <= st->s_start[s]) link = &st->s_next[*link];
-      st->s_next[s] = *link;
-      *link = s;
-    }
     st->nsess = kept;
+    if (!rc) relink_sessions(st);
   }
   free(remap);
   return rc;
@@ -705,9 +820,11 @@ static int emit(dp_op *op) {
       keep[g] = false;
       any_dropped = true;
     }
+    /* clearing a flag a restored state had set is a change too */
+    if (st->changed[g] && !st->dirty[g] && (rc = mark_dirty(st, g))) break;
     st->changed[g] = 0;
   }
-  rc = build_output(op, nemit);
+  if (!rc) rc = build_output(op, nemit);
   if (!rc && any_dropped) rc = drop_groups(st, keep, n);
   free(keep);
   op->metrics.state_rows = live_count(st);
@@ -752,15 +869,8 @@ static int agg_end_batch(dp_op *op) {
 **             DISTINCT table's keys like `keys` and (sessions) the chains:
 **             d_head:svar per session, d_next:svar per entry
 **
-** Deltas, for later: a blob of version 2 would carry, instead of `keys`
-** and the states of every group, the groups dropped since the previous
-** checkpoint (the ids of its numbering, from which the compaction replays:
-** dp_ht_compact keeps order), the keys of the groups created since (key rows
-** past the previous count, through the same codec), and the records of the
-** groups changed since, by id — dp_agg_state_save's per-group records are
-** independent of one another for that (agg_func.c); `changed` is per batch,
-** so the operator would keep a dirty set across the batches between two
-** checkpoints.  A reader replays a whole blob and then the deltas in order.
+** Deltas (save_delta/restore_delta): what changed since the last
+** checkpoint, in the section after this one.
 */
 
 #define AGG_STATE_VERSION 1
@@ -770,6 +880,7 @@ static uint8_t shape_flags(const agg_state *st) {
 }
 
 static int64_t nstates(const agg_state *st) { return st->session ? st->nsess : st->ht.ngroups; }
+static void reset_tracking(agg_state *st);
 
 static int save_keys(const dp_hashtable *ht, dp_buf *out) {
   dp_put_uvar(out, (uint64_t)ht->ngroups);
@@ -834,14 +945,15 @@ static int agg_save_state(dp_op *op, dp_buf *out) {
     if (out->oom) rc = DIPPER_NOMEM;
   }
   dp_buf_free(&body);
+  if (!rc) reset_tracking(st);
   return rc;
 }
 
-/* Key rows into an empty table, in order: row i must become group i (a
-** repeated key is damage). */
+/* Key rows appended to the table, in order: row i must become group
+** ngroups + i (a key there already, or repeated, is damage). */
 static int load_keys(dp_hashtable *ht, dp_rd *in) {
   uint64_t n = dp_get_uvar(in);
-  if (in->bad || n > INT32_MAX || ht->ngroups != 0) return DIPPER_CORRUPT;
+  if (in->bad || n > INT32_MAX) return DIPPER_CORRUPT;
   size_t from = in->pos;
   int nk = ht->nkeys, made = 0;
   dp_vector **cols = calloc((size_t)(nk > 0 ? nk : 1), sizeof *cols);
@@ -1010,12 +1122,342 @@ static int load_body(agg_state *st, dp_rd *in, const char **what) {
   return rc;
 }
 
-static int agg_restore_state(dp_op *op, dp_rd *in) {
+
+/* ---- deltas ----
+** save_delta writes what changed since the base (the state of the last
+** save_state, save_delta, restore_state or restore_delta; all four call
+** reset_tracking), in a blob like save_state's but of version
+** AGG_DELTA_VERSION:
+**   version:u8 (2)  body:bytes  crc32c:u32
+** The body, ids as ascending lists `count:uvar (gap:uvar)*` (the gap from
+** the previous id + 1, from -1):
+**   shape     as in the whole state
+**   base      nstates:uvar at the base [sessions: nkeys:uvar], checked
+**             against the state the delta is applied to
+**   dropped   the base's state ids dropped since, in the base's numbering
+**             [sessions: the base's keys dropped, likewise]
+**   new keys  count:uvar and the key columns' rows (vector_codec.h) past
+**             the base's survivors: groups, or (sessions) keys
+**   [sessions new:uvar, the sessions created since]
+**   dirty     the base's state ids changed since, in today's numbering
+**   [sessions per written id (the dirty ones, then the new ones): key:uvar
+**             start:svar end:svar parent:uvar dead:u8]
+**   changed   the written ids flagged changed (the others are cleared)
+**   calls     per call: dp_agg_state_save_delta over the written ids,
+**             has_distinct:u8, and if set the DISTINCT entries created
+**             since: count:uvar and the two key columns' rows
+** Why drops by the base's ids: a compaction keeps order and new ids are
+** appended, so today's numbering is the base's survivors in order, then the
+** ids created since in order; the dropped list in the base's numbering is
+** all a reader needs to replay every compaction since as one, it costs what
+** was dropped, and the writer keeps no per-group map of ids to reset at each
+** checkpoint (drop_groups updates the list within its own O(groups) pass).
+** What a restore derives instead of reading: the DISTINCT entries dropped
+** (those of dropped groups), the sessions' key lists (relinked by start) and
+** the DISTINCT chains of sessions (newest entry first).
+**
+** Cost: save_delta touches the dirty ids (sorted: O(k log k)), the ids,
+** keys, entries and store rows created since and the drops, never every
+** group, so the delta of a batch that changed k of n groups is O(k) plus
+** what it created and dropped.  The exceptions are amortized: a store
+** rebuilt since writes that call's whole state (agg_func.h), and LISTAGG and
+** HLL write a changed group's whole buffer or registers.  restore_delta is
+** O(n): it checks the whole state again (sessions, COLLECT chains) and
+** replays the compaction.
+*/
+
+#define AGG_DELTA_VERSION 2
+
+static void reset_tracking(agg_state *st) {
+  for (int64_t k = 0; k < st->dirty_ids.n; k++) st->dirty[st->dirty_ids.v[k]] = 0;
+  st->dirty_ids.n = 0;
+  st->dropped.n = 0;
+  st->keys_dropped.n = 0;
+  st->base_live = nstates(st);
+  st->base_keys_live = st->ht.ngroups;
+  for (int a = 0; a < st->naggs; a++) {
+    agg_call_state *c = &st->calls[a];
+    c->base_entries = c->has_distinct ? c->distinct.ngroups : 0;
+    dp_agg_state_mark(&c->st);
+  }
+}
+
+static void put_ids(dp_buf *out, const int64_t *v, int64_t n) {
+  dp_put_uvar(out, (uint64_t)n);
+  for (int64_t k = 0, prev = -1; k < n; prev = v[k++]) dp_put_uvar(out, (uint64_t)(v[k] - prev - 1));
+}
+
+/* An ascending list of ids below `below`. */
+static int get_ids(dp_rd *in, int64_t below, idlist *l) {
+  uint64_t n = dp_get_count(in, 1);
+  if (in->bad || n > (uint64_t)below) return DIPPER_CORRUPT;
+  l->n = 0;
+  int rc = ensure(&l->v, &l->cap, (int64_t)n, sizeof *l->v);
+  for (uint64_t k = 0, prev = (uint64_t)-1; k < n && !rc; k++) {
+    uint64_t gap = dp_get_uvar(in);
+    if (in->bad || gap >= (uint64_t)below || prev + 1 + gap >= (uint64_t)below) return DIPPER_CORRUPT;
+    prev += 1 + gap;
+    l->v[l->n++] = (int64_t)prev;
+  }
+  return rc;
+}
+
+static int cmp_id(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static int save_rows(const dp_vector *const *cols, int ncols, int64_t from, int64_t to, dp_buf *out) {
+  dp_put_uvar(out, (uint64_t)(to - from));
+  for (int j = 0; j < ncols; j++) {
+    int rc = dp_vector_encode(cols[j], from, to - from, out);
+    if (rc) return rc == DIPPER_MISUSE ? DIPPER_LIMIT : rc;
+  }
+  return DIPPER_OK;
+}
+
+/* The ids a delta writes states of: the dirty ones of the base (ascending),
+** then every one created since. */
+static int written_ids(const agg_state *st, int64_t **out, int64_t *nw) {
+  int64_t n = nstates(st), nd = 0;
+  int64_t *w = malloc((size_t)(st->dirty_ids.n + n - st->base_live + 1) * sizeof *w);
+  if (!w) return DIPPER_NOMEM;
+  for (int64_t k = 0; k < st->dirty_ids.n; k++)
+    if (st->dirty_ids.v[k] < st->base_live) w[nd++] = st->dirty_ids.v[k];
+  qsort(w, (size_t)nd, sizeof *w, cmp_id);
+  *nw = nd;
+  for (int64_t g = st->base_live; g < n; g++) w[(*nw)++] = g;
+  *out = w;
+  return DIPPER_OK;
+}
+
+static int save_delta_body(const agg_state *st, dp_buf *out) {
+  dp_put_u8(out, shape_flags(st));
+  dp_put_uvar(out, (uint64_t)st->nkeys);
+  dp_put_uvar(out, (uint64_t)st->naggs);
+  dp_put_uvar(out, (uint64_t)(st->base_live + st->dropped.n));
+  if (st->session) dp_put_uvar(out, (uint64_t)(st->base_keys_live + st->keys_dropped.n));
+  put_ids(out, st->dropped.v, st->dropped.n);
+  if (st->session) put_ids(out, st->keys_dropped.v, st->keys_dropped.n);
+  int64_t kfrom = st->session ? st->base_keys_live : st->base_live, n = nstates(st), nw;
+  int rc = save_rows((const dp_vector *const *)st->ht.keys, st->nkeys, kfrom, st->ht.ngroups, out);
+  if (rc) return rc;
+  if (st->session) dp_put_uvar(out, (uint64_t)(n - st->base_live));
+  int64_t *w;
+  if ((rc = written_ids(st, &w, &nw))) return rc;
+  int64_t ndirty = nw - (n - st->base_live), nch = 0;
+  put_ids(out, w, ndirty);
+  for (int64_t k = 0; st->session && k < nw; k++) {
+    int64_t s = w[k];
+    dp_put_uvar(out, (uint64_t)st->s_key[s]);
+    dp_put_svar(out, st->s_start[s]);
+    dp_put_svar(out, st->s_end[s]);
+    dp_put_uvar(out, (uint64_t)st->s_parent[s]);
+    dp_put_u8(out, st->s_dead[s]);
+  }
+  int64_t *ch = malloc((size_t)(nw + 1) * sizeof *ch);
+  if (!ch) rc = DIPPER_NOMEM;
+  for (int64_t k = 0; !rc && k < nw; k++)
+    if (st->changed[w[k]]) ch[nch++] = w[k];
+  if (!rc) put_ids(out, ch, nch);
+  free(ch);
+  for (int a = 0; a < st->naggs && !rc; a++) {
+    const agg_call_state *c = &st->calls[a];
+    rc = dp_agg_state_save_delta(&c->st, w, nw, n, out);
+    dp_put_u8(out, c->has_distinct);
+    if (!rc && c->has_distinct)
+      rc = save_rows((const dp_vector *const *)c->distinct.keys, 2, c->base_entries,
+                     c->distinct.ngroups, out);
+  }
+  free(w);
+  return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int agg_save_delta(dp_op *op, dp_buf *out) {
+  agg_state *st = op->state;
+  dp_buf body = DP_BUF_INIT;
+  int rc = save_delta_body(st, &body);
+  if (!rc) {
+    size_t at = out->len;
+    dp_put_u8(out, AGG_DELTA_VERSION);
+    dp_put_bytes(out, body.data, body.len);
+    if (!out->oom) dp_put_u32(out, dp_crc32c(0, out->data + at, out->len - at));
+    if (out->oom) rc = DIPPER_NOMEM;
+  }
+  dp_buf_free(&body);
+  if (!rc) reset_tracking(st);
+  return rc;
+}
+
+static int grow_sessions(agg_state *st, int64_t n) {
+  int64_t cap;
+  int rc = DIPPER_OK;
+#define GROW_S(arr)                                          \
+  cap = st->scap;                                            \
+  if (!rc) rc = ensure(&st->arr, &cap, n, sizeof *st->arr);
+  GROW_S(s_key) GROW_S(s_start) GROW_S(s_end) GROW_S(s_next) GROW_S(s_parent) GROW_S(s_dead)
+#undef GROW_S
+  if (rc) return rc;
+  st->scap = cap;
+  int64_t kc = st->kcap;
+  if ((rc = ensure(&st->key_head, &kc, st->ht.ngroups, sizeof *st->key_head))) return rc;
+  for (int64_t k = st->kcap; k < kc; k++) st->key_head[k] = -1;
+  st->kcap = kc;
+  return DIPPER_OK;
+}
+
+/* Replay the compactions since the base as one: drop the base's ids in
+** `drops` (and, sessions, the keys in `kdrops`). */
+static int replay_drops(agg_state *st, const idlist *drops, const idlist *kdrops) {
+  int64_t n = nstates(st), kept = n - drops->n;
+  int rc = DIPPER_OK;
+  if (drops->n) {
+    bool *keep = malloc((size_t)(n > 0 ? n : 1));
+    int64_t *remap = malloc((size_t)(n > 0 ? n : 1) * sizeof *remap);
+    if (!keep || !remap) rc = DIPPER_NOMEM;
+    for (int64_t g = 0; !rc && g < n; g++) keep[g] = true;
+    for (int64_t k = 0; !rc && k < drops->n; k++) keep[drops->v[k]] = false;
+    if (!rc && !st->session) rc = dp_ht_compact(&st->ht, keep, remap);
+    for (int64_t g = 0, to = 0; !rc && st->session && g < n; g++) remap[g] = keep[g] ? to++ : -1;
+    for (int64_t g = 0; !rc && g < n; g++)
+      if (remap[g] >= 0) st->changed[remap[g]] = st->changed[g];
+    if (!rc) rc = compact_calls(st, remap, n, kept, true);
+    if (!rc && st->session) {
+      compact_sessions(st, remap, n);
+      st->nsess = kept;
+    }
+    free(keep);
+    free(remap);
+  }
+  if (rc || !st->session || !kdrops->n) return rc;
+  int64_t nk = st->ht.ngroups;
+  bool *kkeep = malloc((size_t)(nk > 0 ? nk : 1));
+  int64_t *kremap = malloc((size_t)(nk > 0 ? nk : 1) * sizeof *kremap);
+  if (!kkeep || !kremap) rc = DIPPER_NOMEM;
+  for (int64_t k = 0; !rc && k < nk; k++) kkeep[k] = true;
+  for (int64_t k = 0; !rc && k < kdrops->n; k++) kkeep[kdrops->v[k]] = false;
+  if (!rc) rc = dp_ht_compact(&st->ht, kkeep, kremap);
+  for (int64_t s = 0; !rc && s < st->nsess; s++) {
+    if (kremap[st->s_key[s]] < 0) rc = DIPPER_CORRUPT; /* a session kept on a key dropped */
+    else st->s_key[s] = kremap[st->s_key[s]];
+  }
+  free(kkeep);
+  free(kremap);
+  return rc;
+}
+
+static int load_delta_sessions(agg_state *st, const int64_t *w, int64_t nw, int64_t n, dp_rd *in) {
+  int rc = grow_sessions(st, n);
+  if (rc) return rc;
+  for (int64_t k = 0; k < nw; k++) {
+    int64_t s = w[k];
+    uint64_t key = dp_get_uvar(in);
+    st->s_start[s] = dp_get_svar(in);
+    st->s_end[s] = dp_get_svar(in);
+    uint64_t parent = dp_get_uvar(in);
+    uint8_t dead = dp_get_u8(in);
+    if (in->bad || key >= (uint64_t)st->ht.ngroups || parent >= (uint64_t)n || dead > 1)
+      return DIPPER_CORRUPT;
+    st->s_key[s] = (int64_t)key;
+    st->s_parent[s] = (int64_t)parent;
+    st->s_dead[s] = dead;
+  }
+  st->nsess = n;
+  relink_sessions(st);
+  return check_sessions(st);
+}
+
+/* The DISTINCT entries created since: their groups exist; in sessions,
+** linked newest first on top of the chains of the base's entries. */
+static int load_delta_distinct(agg_state *st, agg_call_state *c, int64_t from_sess, dp_rd *in) {
+  int64_t before = c->distinct.ngroups, n = nstates(st);
+  int rc = load_keys(&c->distinct, in);
+  if (rc) return rc;
+  const dp_vector *gv = c->distinct.keys[0];
+  const int64_t *gid = gv->values;
+  if (gv->null_count) return DIPPER_CORRUPT;
+  for (int64_t e = before; e < c->distinct.ngroups; e++)
+    if (gid[e] < 0 || gid[e] >= n) return DIPPER_CORRUPT;
+  if (!st->session) return DIPPER_OK;
+  int64_t old = c->d_head_cap;
+  if ((rc = ensure(&c->d_head, &c->d_head_cap, n, sizeof *c->d_head))) return rc;
+  for (int64_t s = old; s < c->d_head_cap; s++) c->d_head[s] = -1;
+  for (int64_t s = from_sess; s < n; s++) c->d_head[s] = -1; /* new sessions: new entries only */
+  for (int64_t e = before; e < c->distinct.ngroups && !rc; e++) rc = chain_link(c, gid[e], e);
+  return rc;
+}
+
+static int load_delta_body(dp_op *op, dp_rd *in, const char **what) {
+  agg_state *st = op->state;
+  *what = "its shape";
+  uint8_t flags = dp_get_u8(in);
+  uint64_t nkeys = dp_get_uvar(in), naggs = dp_get_uvar(in);
+  if (in->bad || flags != shape_flags(st) || nkeys != (uint64_t)st->nkeys ||
+      naggs != (uint64_t)st->naggs)
+    return DIPPER_CORRUPT;
+  *what = "its base: it follows another state";
+  uint64_t base = dp_get_uvar(in), bkeys = st->session ? dp_get_uvar(in) : 0;
+  if (in->bad || base != (uint64_t)nstates(st) || (st->session && bkeys != (uint64_t)st->ht.ngroups))
+    return DIPPER_CORRUPT;
+  idlist drops = {0}, kdrops = {0}, dirty = {0}, ch = {0};
+  int64_t *w = NULL, nw = 0, n = 0, from = 0;
+  *what = "the groups dropped";
+  int rc = get_ids(in, (int64_t)base, &drops);
+  if (!rc && st->session) rc = get_ids(in, (int64_t)bkeys, &kdrops);
+  if (!rc) rc = replay_drops(st, &drops, &kdrops);
+  if (!rc) *what = "the group keys";
+  from = nstates(st); /* the base's survivors: the ids created since follow */
+  if (!rc) rc = load_keys(&st->ht, in);
+  if (!rc) {
+    n = st->session ? from + (int64_t)dp_get_count(in, 5) : st->ht.ngroups;
+    if (in->bad) rc = DIPPER_CORRUPT;
+  }
+  if (!rc) *what = "the groups changed";
+  if (!rc) rc = get_ids(in, from, &dirty);
+  if (!rc) rc = grow_groups(st, n);
+  if (!rc && !(w = malloc((size_t)(dirty.n + n - from + 1) * sizeof *w))) rc = DIPPER_NOMEM;
+  for (int64_t k = 0; !rc && k < dirty.n; k++) w[nw++] = dirty.v[k];
+  for (int64_t g = from; !rc && g < n; g++) w[nw++] = g;
+  if (!rc && st->session) {
+    *what = "the sessions";
+    rc = load_delta_sessions(st, w, nw, n, in);
+  }
+  if (!rc) {
+    *what = "the changed flags";
+    for (int64_t k = 0; k < nw; k++) st->changed[w[k]] = 0;
+    rc = get_ids(in, n, &ch);
+    for (int64_t k = 0, j = 0; !rc && k < ch.n; k++) {
+      while (j < nw && w[j] < ch.v[k]) j++;
+      if (j == nw || w[j] != ch.v[k]) rc = DIPPER_CORRUPT; /* only written ids */
+      else st->changed[ch.v[k]] = 1;
+    }
+  }
+  if (!rc) *what = "an aggregate's states";
+  for (int a = 0; a < st->naggs && !rc; a++) {
+    agg_call_state *c = &st->calls[a];
+    rc = dp_agg_state_load_delta(&c->st, &op->plan->u.aggregate.aggs[a], w, nw, n, in);
+    uint8_t has = dp_get_u8(in);
+    if (!rc && (in->bad || has != c->has_distinct)) rc = DIPPER_CORRUPT;
+    if (!rc && has) rc = load_delta_distinct(st, c, from, in);
+  }
+  free(drops.v);
+  free(kdrops.v);
+  free(dirty.v);
+  free(ch.v);
+  free(w);
+  return rc;
+}
+
+static int load_whole(dp_op *op, dp_rd *in, const char **what) { return load_body(op->state, in, what); }
+
+/* A blob of save_state or save_delta: the checksum, the version, then the
+** body through `load`. */
+static int restore_blob(dp_op *op, dp_rd *in, int version, const char *kind,
+                        int (*load)(dp_op *, dp_rd *, const char **)) {
   agg_state *st = op->state;
   dp_span nowhere = {0, 0, 0, 0};
-  if (st->ht.ngroups || st->nsess) return DIPPER_MISUSE; /* only into a fresh operator */
   size_t at = in->pos, len;
-  uint8_t version = dp_get_u8(in);
+  uint8_t got = dp_get_u8(in);
   const uint8_t *body = dp_get_bytes(in, &len);
   size_t end = in->pos;
   uint32_t crc = dp_get_u32(in);
@@ -1025,16 +1467,15 @@ static int agg_restore_state(dp_op *op, dp_rd *in) {
     what = "its checksum";
     rc = DIPPER_CORRUPT;
   }
-  if (!rc && version != AGG_STATE_VERSION) {
+  if (!rc && got != version) {
     in->bad = true;
     return dp_error(op->ex->diags, DIPPER_CORRUPT, nowhere,
-                    "aggregate state of version %u: this build reads version %d", version,
-                    AGG_STATE_VERSION);
+                    "aggregate %s of version %u: this build reads version %d", kind, got, version);
   }
   if (!rc) {
     dp_rd b;
     dp_rd_init(&b, body, len);
-    rc = load_body(st, &b, &what);
+    rc = load(op, &b, &what);
     if (!rc && !dp_rd_done(&b)) {
       what = "its end";
       rc = DIPPER_CORRUPT;
@@ -1043,14 +1484,27 @@ static int agg_restore_state(dp_op *op, dp_rd *in) {
   if (rc == DIPPER_CORRUPT) {
     in->bad = true;
     return dp_error(op->ex->diags, rc, nowhere,
-                    "the checkpointed state of the aggregation does not read back (%s): the "
+                    "the checkpointed %s of the aggregation does not read back (%s): the "
                     "checkpoint is damaged or was written for another query",
-                    what);
+                    kind, what);
   }
-  if (rc) return dp_error(op->ex->diags, rc, nowhere, "cannot restore the aggregation's state: %s",
+  if (rc) return dp_error(op->ex->diags, rc, nowhere, "cannot restore the aggregation's %s: %s", kind,
                           dipper_strerror(rc));
+  reset_tracking(st);
   op->metrics.state_rows = live_count(st);
   return DIPPER_OK;
+}
+
+static int agg_restore_state(dp_op *op, dp_rd *in) {
+  agg_state *st = op->state;
+  if (st->ht.ngroups || st->nsess) return DIPPER_MISUSE; /* only into a fresh operator */
+  return restore_blob(op, in, AGG_STATE_VERSION, "state", load_whole);
+}
+
+/* After a failure the operator is only fit for close (as after a failed
+** restore_state). */
+static int agg_restore_delta(dp_op *op, dp_rd *in) {
+  return restore_blob(op, in, AGG_DELTA_VERSION, "delta", load_delta_body);
 }
 
 const dp_op_class dp_op_aggregate = {
@@ -1061,4 +1515,6 @@ const dp_op_class dp_op_aggregate = {
     .close = agg_close,
     .save_state = agg_save_state,
     .restore_state = agg_restore_state,
+    .save_delta = agg_save_delta,
+    .restore_delta = agg_restore_delta,
 };
