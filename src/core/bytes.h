@@ -59,7 +59,10 @@ static inline size_t dp_rd_left(const dp_rd *r) { return r->bad ? 0 : r->n - r->
 /* True when every byte was read and none was bad. */
 static inline bool dp_rd_done(const dp_rd *r) { return !r->bad && r->pos == r->n; }
 
-/* CRC-32C (Castagnoli), for checksums of whole files. */
+/* CRC-32C (Castagnoli), for checksums of whole files: the processor's
+** instruction where it has one; dp_crc32c_portable is the table loop
+** always (the two agree: tests/core/bytes_test.c). */
 uint32_t dp_crc32c(uint32_t crc, const void *p, size_t n);
+uint32_t dp_crc32c_portable(uint32_t crc, const void *p, size_t n);
 
 #endif /* DP_BYTES_H */

@@ -347,7 +347,7 @@ static int dedup_save_delta(dp_op *op, dp_buf *out) {
 
 /* The keys' changes: replaced rows, expired keys, added keys. */
 static int apply_delta(dedup_state *st, dp_rd *in, const dp_rowlog_delta *d, const char **what) {
-  int64_t n = dp_groups_count(&st->keys), *keep = NULL, nkeep = 0, first;
+  int64_t n = dp_groups_count(&st->keys), *keep = NULL, nkeep = 0, first = 0;
   bool rows = st->mode != DEDUP_FIRST;
   *what = "its replaced rows";
   if (!rows && d->ndirty > 0) return DIPPER_CORRUPT;
