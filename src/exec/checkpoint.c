@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "core/bytes.h"
@@ -125,15 +126,24 @@ void dp_ckpt_close(dp_ckpt *c) {
 
 const char *dp_ckpt_dir(const dp_ckpt *c) { return c->dir; }
 
-static int write_all(int fd, const char *p, size_t n) {
+/* writev until every byte is out (a short write, EINTR). */
+static int write_all(int fd, struct iovec *iov, int n) {
   while (n > 0) {
-    ssize_t w = write(fd, p, n);
+    ssize_t w = writev(fd, iov, n);
     if (w < 0) {
       if (errno == EINTR) continue;
       return -1;
     }
-    p += w;
-    n -= (size_t)w;
+    size_t left = (size_t)w;
+    while (n > 0 && left >= iov->iov_len) {
+      left -= iov->iov_len;
+      iov++;
+      n--;
+    }
+    if (n > 0) {
+      iov->iov_base = (char *)iov->iov_base + left;
+      iov->iov_len -= left;
+    }
   }
   return 0;
 }
@@ -142,20 +152,17 @@ int dp_ckpt_write(dp_ckpt *c, dp_ckpt_kind kind, int64_t batch, const void *payl
   if (n > UINT32_MAX)
     return dp_error(c->diags, DIPPER_LIMIT, nowhere,
                     "a checkpoint record of %zu bytes is over the 4 GiB a record may hold", n);
-  dp_buf file = DP_BUF_INIT;
-  dp_buf_put(&file, MAGIC, 4);
-  dp_put_u8(&file, (uint8_t)kind);
-  dp_put_u8(&file, FORMAT_VERSION);
-  dp_put_u8(&file, 0);
-  dp_put_u8(&file, 0);
-  dp_put_u64(&file, (uint64_t)batch);
-  dp_put_u32(&file, (uint32_t)n);
-  if (n) dp_buf_put(&file, payload, n);
-  if (!file.oom) dp_put_u32(&file, dp_crc32c(0, file.data, file.len));
-  if (file.oom) {
-    dp_buf_free(&file);
-    return DIPPER_NOMEM;
-  }
+  /* header, payload and checksum go out with one writev: the payload (a
+  ** state of many megabytes) is not copied into another buffer */
+  dp_buf head = DP_BUF_INIT, tail = DP_BUF_INIT;
+  dp_buf_put(&head, MAGIC, 4);
+  dp_put_u8(&head, (uint8_t)kind);
+  dp_put_u8(&head, FORMAT_VERSION);
+  dp_put_u8(&head, 0);
+  dp_put_u8(&head, 0);
+  dp_put_u64(&head, (uint64_t)batch);
+  dp_put_u32(&head, (uint32_t)n);
+  if (!head.oom) dp_put_u32(&tail, dp_crc32c(dp_crc32c(0, head.data, head.len), payload, n));
   dp_buf final = DP_BUF_INIT, tmp = DP_BUF_INIT;
   dp_buf_puts(&final, dp_ckpt_path(c, kind, batch));
   const char *slash = strrchr(dp_buf_cstr(&final), '/');
@@ -163,7 +170,7 @@ int dp_ckpt_write(dp_ckpt *c, dp_ckpt_kind kind, int64_t batch, const void *payl
   dp_buf_put(&tmp, final.data, dirlen);
   dp_buf_printf(&tmp, "/.%s.tmp", slash ? slash + 1 : final.data);
   int rc = DIPPER_OK;
-  if (final.oom || tmp.oom) {
+  if (head.oom || tail.oom || final.oom || tmp.oom) {
     rc = DIPPER_NOMEM;
     goto done;
   }
@@ -173,7 +180,9 @@ int dp_ckpt_write(dp_ckpt *c, dp_ckpt_kind kind, int64_t batch, const void *payl
                   strerror(errno));
     goto done;
   }
-  bool bad = write_all(fd, file.data, file.len) != 0 || fsync(fd) != 0;
+  struct iovec iov[3] = {{head.data, head.len}, {(void *)(uintptr_t)payload, n},
+                         {tail.data, tail.len}};
+  bool bad = write_all(fd, iov, 3) != 0 || fsync(fd) != 0;
   int err = errno;
   bad |= close(fd) != 0;
   if (!bad && rename(tmp.data, final.data) != 0) {
@@ -193,7 +202,8 @@ int dp_ckpt_write(dp_ckpt *c, dp_ckpt_kind kind, int64_t batch, const void *payl
     rc = dp_error(c->diags, DIPPER_IO, nowhere, "cannot sync checkpoint folder '%s': %s",
                   final.data, strerror(errno));
 done:
-  dp_buf_free(&file);
+  dp_buf_free(&head);
+  dp_buf_free(&tail);
   dp_buf_free(&final);
   dp_buf_free(&tmp);
   return rc;

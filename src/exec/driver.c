@@ -263,7 +263,7 @@ static bool has_state(const dp_driver *dr) {
 
 /* A state file: u8 full (every operator's whole state: a point a restart
 ** can start from), then per stateful operator its class name, 'F' (whole)
-** or 'D' (a delta on the state before), and its bytes.  A full file is due
+** or 'D' (a delta on the state before), its length (u64) and its bytes.  A full file is due
 ** first, after a restart, after DELTAS_PER_FULL deltas, and once the deltas
 ** since the last full one add up to its size: the deltas a restart reads
 ** stay below one more snapshot. */
@@ -287,13 +287,20 @@ static int write_state(dp_driver *dr, int64_t batch) {
     dp_op *op = dr->ops[i];
     if (!op->cls->save_state) continue;
     bool delta = !full && op->cls->save_delta;
-    dp_buf one = DP_BUF_INIT;
-    rc = delta ? op->cls->save_delta(op, &one) : op->cls->save_state(op, &one);
+    /* The operator writes straight into the file's buffer after a u64
+    ** length, filled in once it is known: no copy of a large state. */
     dp_put_str(&b, op->cls->name);
     dp_put_u8(&b, delta ? 'D' : 'F');
-    dp_put_bytes(&b, one.data, one.len);
-    if (one.oom) rc = DIPPER_NOMEM;
-    dp_buf_free(&one);
+    size_t at = b.len;
+    dp_put_u64(&b, 0);
+    rc = delta ? op->cls->save_delta(op, &b) : op->cls->save_state(op, &b);
+    if (!rc && !b.oom) {
+      dp_buf len = DP_BUF_INIT;
+      dp_put_u64(&len, (uint64_t)(b.len - at - 8));
+      if (len.oom) rc = DIPPER_NOMEM;
+      else memcpy(b.data + at, len.data, 8);
+      dp_buf_free(&len);
+    }
   }
   if (!rc && b.oom) rc = DIPPER_NOMEM;
   if (!rc) rc = dp_ckpt_write(dr->ckpt, DP_CKPT_STATE, batch, b.data, b.len);
@@ -376,7 +383,11 @@ static int split_state(dp_driver *dr, state_file *f, size_t n) {
     size_t nname;
     const uint8_t *name = dp_get_bytes(&r, &nname);
     uint8_t kind = dp_get_u8(&r);
-    f->blob[i] = dp_get_bytes(&r, &f->len[i]);
+    uint64_t blen = dp_get_u64(&r);
+    if (!r.bad && blen > dp_rd_left(&r)) r.bad = true;
+    f->len[i] = r.bad ? 0 : (size_t)blen;
+    f->blob[i] = r.bad ? NULL : r.p + r.pos;
+    if (!r.bad) r.pos += (size_t)blen;
     f->whole[i] = kind == 'F';
     if (r.bad || nname != strlen(op->cls->name) || memcmp(name, op->cls->name, nname) != 0 ||
         (kind != 'F' && kind != 'D') || (kind == 'D' && (!op->cls->restore_delta || f->full)))
