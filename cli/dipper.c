@@ -25,27 +25,65 @@ static void on_stop_signal(int sig) {
   if (running_db) dipper_interrupt(running_db);
 }
 
+/* Run statement i with dipper_execute and print its rows, if it has
+** columns (an INSERT or DDL statement's result has none). */
+static int execute_stmt(const cli_options *opts, dipper_program *prog, int i, bool *printed) {
+  struct ArrowArrayStream stream;
+  int rc = dipper_execute(prog, i, &stream);
+  if (rc != DIPPER_OK) return rc;
+  struct ArrowSchema schema;
+  int err = stream.get_schema(&stream, &schema);
+  bool has_rows = !err && schema.n_children > 0;
+  if (!err) schema.release(&schema);
+  if (has_rows) {
+    if (*printed && opts->format == CLI_FORMAT_TABLE) fputc('\n', stdout);
+    err = cli_print_stream(&stream, opts->format, stdout);
+    *printed = true;
+  }
+  stream.release(&stream);
+  return err ? DIPPER_IO : DIPPER_OK;
+}
+
 /* Run every statement of prog in turn with dipper_execute and print each
-** SELECT's rows (an INSERT or DDL statement's result has no columns). */
+** one's rows. */
 static int execute_program(const cli_options *opts, dipper_program *prog, bool *printed) {
   int n = dipper_program_count(prog);
   for (int i = 0; i < n; i++) {
-    struct ArrowArrayStream stream;
-    int rc = dipper_execute(prog, i, &stream);
+    int rc = execute_stmt(opts, prog, i, printed);
     if (rc != DIPPER_OK) return rc;
-    struct ArrowSchema schema;
-    int err = stream.get_schema(&stream, &schema);
-    bool has_rows = !err && schema.n_children > 0;
-    if (!err) schema.release(&schema);
-    if (has_rows) {
-      if (*printed && opts->format == CLI_FORMAT_TABLE) fputc('\n', stdout);
-      err = cli_print_stream(&stream, opts->format, stdout);
-      *printed = true;
-    }
-    stream.release(&stream);
-    if (err) return DIPPER_IO;
   }
   return DIPPER_OK;
+}
+
+/* Run prog through dipper_run, its queries together by their triggers.  The
+** statements that answer without running (SHOW, DESCRIBE, SET alone,
+** EXPLAIN: dipper_run passes over them) print their rows with this
+** command's printer: those before the first query before the queries start,
+** the others once they have ended. */
+static int run_program(const cli_options *opts, dipper_program *prog, cli_progress *progress,
+                       bool *printed) {
+  int n = dipper_program_count(prog), first = n;
+  bool queries = false;
+  for (int i = n - 1; i >= 0; i--) {
+    int kind = 0;
+    dipper_program_stmt_kind(prog, i, &kind);
+    if (kind == DIPPER_STMT_QUERY || kind == DIPPER_STMT_INSERT) first = i;
+    queries |= kind == DIPPER_STMT_QUERY;
+  }
+  int rc = DIPPER_OK;
+  for (int i = 0; i < n && rc == DIPPER_OK; i++) {
+    if (i == first) {
+      fflush(stdout);
+      rc = dipper_run(prog, cli_progress_update, progress);
+      /* The console sink ends each batch with a blank line: no separator. */
+      *printed &= !queries;
+      continue;
+    }
+    int kind = 0;
+    dipper_program_stmt_kind(prog, i, &kind);
+    if (kind == DIPPER_STMT_RESULT) rc = execute_stmt(opts, prog, i, printed);
+  }
+  return rc;
 }
 
 /* `run`: compile every input first (a script with errors runs nothing),
@@ -89,7 +127,7 @@ static int run_programs(const cli_options *opts, dipper *db, bool on_spark) {
       bool by_statement =
           opts->format_given || (on_spark && !dipper_program_streaming(progs[i]));
       rc = by_statement ? execute_program(opts, progs[i], &printed)
-                        : dipper_run(progs[i], cli_progress_update, progress);
+                        : run_program(opts, progs[i], progress, &printed);
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);

@@ -102,6 +102,9 @@ int dp_catalog_drop_stmt(dp_catalog *c, dp_diags *d, const dp_ast_drop *dr);
 int dp_catalog_set(dp_catalog *c, dp_diags *d, const dp_ast_set *s);
 int dp_catalog_reset(dp_catalog *c, const char *key); /* NULL: all */
 const char *dp_catalog_option(const dp_catalog *c, const char *key); /* NULL if unset */
+/* The options set now, in the order they were first set (SET alone lists
+** them): i from 0 while true; key and value borrowed until the next SET/RESET. */
+bool dp_catalog_option_at(const dp_catalog *c, int i, const char **key, const char **value);
 bool dp_catalog_streaming(const dp_catalog *c); /* execution.runtime-mode != batch */
 
 /* Parse a duration as SET values and connector options write it: "10 s",

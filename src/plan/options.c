@@ -393,6 +393,13 @@ const char *dp_catalog_option(const dp_catalog *c, const char *key) {
   return NULL;
 }
 
+bool dp_catalog_option_at(const dp_catalog *c, int i, const char **key, const char **value) {
+  if (!c || i < 0 || i >= c->noptions) return false;
+  *key = c->options[i].key;
+  *value = c->options[i].value;
+  return true;
+}
+
 bool dp_catalog_streaming(const dp_catalog *c) {
   const char *mode = dp_catalog_option(c, "execution.runtime-mode");
   return !mode || strcmp(mode, "batch") != 0;

@@ -232,6 +232,62 @@ run 1 run --format csv -e "CREATE TABLE g (id BIGINT) WITH ('connector' = 'datag
 SELECT id FROM g;"
 contains "$work/err" "reads an unbounded input in streaming mode"
 
+# SHOW, DESCRIBE, SET alone and EXPLAIN answer with rows, printed like a
+# SELECT's: on the console before the queries start (the ones before the
+# first query) or once they end, and in every --format
+cat >"$work/show.sql" <<'SQL'
+CREATE TABLE t (a INT, b STRING NOT NULL, ts TIMESTAMP(3), c AS a + 1,
+  WATERMARK FOR ts AS ts - INTERVAL '5' SECOND, PRIMARY KEY (b) NOT ENFORCED)
+  WITH ('connector' = 'datagen', 'number-of-rows' = '3');
+SHOW TABLES;
+DESCRIBE t;
+SELECT COUNT(*) AS n FROM t;
+CREATE VIEW v AS SELECT a FROM t;
+SHOW VIEWS;
+SQL
+run 0 run -q "$work/show.sql"
+contains "$work/out" "table_name
+----------
+t
+(1 row)
+
+name | type                   | null  | key    | extras     | watermark
+-----+------------------------+-------+--------+------------+---------------------------
+a    | INT                    | true  | NULL   | NULL       | NULL
+b    | STRING                 | false | PRI(b) | NULL       | NULL
+ts   | TIMESTAMP(3) *ROWTIME* | true  | NULL   | NULL       | (ts - INTERVAL '5' SECOND)
+c    | INT                    | true  | NULL   | AS (a + 1) | NULL
+(4 rows)
+"
+contains "$work/out" "|n|
++-+
+|3|"
+contains "$work/out" "view_name
+---------
+v
+(1 row)"
+checks=$((checks + 1))
+[ "$(grep -n 'view_name' "$work/out" | cut -d: -f1)" -gt "$(grep -n '^|3|' "$work/out" | cut -d: -f1)" ] ||
+  fail "SHOW VIEWS after the SELECT printed before the query ran"
+run 0 run --format csv -e "CREATE TABLE t (a INT) WITH ('connector' = 'datagen'); SHOW TABLES; DESC t;
+SET 'dipper.trigger' = 'once'; SET; SHOW FUNCTIONS;"
+contains "$work/out" "table_name
+t
+name,type,null,key,extras,watermark
+a,INT,true,NULL,NULL,NULL
+key,value
+dipper.trigger,once
+function_name,kind,signature
+abs,scalar,abs(NUMERIC|INTERVAL)"
+contains "$work/out" "count,aggregate,"
+contains "$work/out" "row_number,window,"
+run 0 run --format json -e "CREATE TABLE t (a INT) WITH ('connector' = 'datagen'); EXPLAIN SELECT a FROM t WHERE a > 1;"
+contains "$work/out" '{"plan": "Filter cond=(a > 1)"}
+{"plan": "  schema: (a INT)"}'
+contains "$work/out" '{"plan": "  Scan table=t connector=datagen"}'
+run 0 run -q -e "CREATE TABLE t (a INT) WITH ('connector' = 'blackhole'); EXPLAIN INSERT INTO t SELECT 1;"
+contains "$work/out" "Sink table=t connector=blackhole"
+
 # a connector the engine has no source for: exit 1 with the place
 cat >"$work/sock.sql" <<'SQL'
 CREATE TABLE k (a INT) WITH ('connector' = 'socket', 'hostname' = 'h', 'port' = '9',
