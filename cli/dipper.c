@@ -153,24 +153,39 @@ static int run_programs(const cli_options *opts, dipper *db, bool on_spark) {
 }
 
 /* Compile each input; print the plans for `explain`.  Keeps going after an
-** input with errors so that one run reports them all. */
+** input with errors so that one run reports them all.  --format json: check
+** prints one array of every input's diagnostics ([] when clean), explain
+** one array of {"input": NAME, "statements": [...]} (dipper_explain's JSON
+** object, named), diagnostics still going to stderr. */
 static int run(const cli_options *opts, dipper *db) {
   int status = CLI_EXIT_OK;
-  bool printed = false;
+  bool json = opts->format == CLI_FORMAT_JSON;
+  bool printed = false, first_diag = true;
+  unsigned flags = opts->explain_flags | (json ? DIPPER_EXPLAIN_JSON : 0);
+  if (json) fputc('[', stdout);
   for (int i = 0; i < opts->ninputs; i++) {
     const cli_input *in = &opts->inputs[i];
     dipper_program *prog = NULL;
     if (dipper_compile(db, in->text, in->len, in->name, &prog) != DIPPER_OK) {
-      cli_print_diags(db);
+      if (json && opts->command == CLI_CMD_CHECK) cli_print_diags_json(db, in, &first_diag);
+      else cli_print_diags(db);
       status = CLI_EXIT_SQL;
       continue;
     }
-    if (opts->command == CLI_CMD_EXPLAIN && dipper_program_count(prog) > 0) {
+    if (opts->command == CLI_CMD_EXPLAIN && (json || dipper_program_count(prog) > 0)) {
       char *plan = NULL;
-      int rc = dipper_explain(prog, opts->explain_flags, &plan);
+      int rc = dipper_explain(prog, flags, &plan);
       if (rc != DIPPER_OK) {
         cli_error("cannot explain '%s': %s", in->name, dipper_strerror(rc));
         status = CLI_EXIT_SQL;
+      } else if (json) { /* {"statements": ...} becomes {"input": NAME, "statements": ...} */
+        fputs(printed ? ",\n{\"input\": " : "\n{\"input\": ", stdout);
+        cli_put_json_string(stdout, in->name);
+        fputs(", ", stdout);
+        size_t len = strlen(plan);
+        while (len > 0 && plan[len - 1] == '\n') len--;
+        fwrite(plan + 1, 1, len > 0 ? len - 1 : 0, stdout);
+        printed = true;
       } else {
         if (printed) fputc('\n', stdout);
         fputs(plan, stdout);
@@ -180,6 +195,7 @@ static int run(const cli_options *opts, dipper *db) {
     }
     dipper_program_free(prog);
   }
+  if (json) fputs(printed || !first_diag ? "\n]\n" : "]\n", stdout);
   if (fflush(stdout) != 0) {
     cli_error("cannot write the output");
     return CLI_EXIT_USAGE;

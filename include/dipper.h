@@ -359,6 +359,21 @@ int dipper_memory_push_json(dipper *db, const char *table, const char *jsonl, si
 int dipper_memory_fetch(dipper *db, const char *table, struct ArrowSchema *schema,
                         struct ArrowArray *array);
 
+/* A flag for dipper_explain: the plan as one JSON object instead of text,
+**   {"statements": [{"summary": "CreateTable t ...", ...}, {"streaming": true, "roots": [node]}]}
+** a statement with "summary" (DDL, SET, SHOW: the line of the text) and/or
+** "streaming" and "roots" (queries, INSERTs), each node
+**   {"kind": "Window", "args": "kind=HOP time=ts size=1 min slide=30 s",
+**    "schema": [{"name": "ts", "type": "TIMESTAMP(3)"}],
+**    "bounded": false, "modes": ["append", "update"], "changelog": "insert-only",
+**    "time": [{"column": "ts", "watermark": {"id": 0, "source": "t", "column": "ts",
+**              "delay": "10 s"}}],       (or {"column": "p", "proctime": true})
+**    "state": {"kind": "watermark", "description": "..."},
+**    "inputs": [node, ...], "subqueries": [{"name": "$subquery0", "plan": node}]}
+** ("args" is the text line after the kind; NO_SCHEMA and NO_STREAMING leave
+** out "schema" and bounded..state as they leave out the text's lines). */
+#define DIPPER_EXPLAIN_JSON 4u
+
 /* ---- what each statement of a program is ----
 **
 ** For a caller that runs a program statement by statement (a SQL client). */

@@ -394,7 +394,16 @@ int dipper_explain(const dipper_program *prog, unsigned flags, char **out) {
   *out = NULL;
   if (!prog) return DIPPER_MISUSE;
   dp_buf b = DP_BUF_INIT;
-  for (int i = 0; i < prog->n; i++) {
+  if (flags & DIPPER_EXPLAIN_JSON) {
+    dp_buf_puts(&b, "{\"statements\": [");
+    for (int i = 0; i < prog->n; i++) {
+      const dp_program_stmt *ps = &prog->stmts[i];
+      dp_buf_puts(&b, i ? ",\n  " : "\n  ");
+      dp_explain_stmt_json(&b, ps->summary, &ps->plan, flags, 1);
+    }
+    dp_buf_puts(&b, prog->n ? "\n]}\n" : "]}\n");
+  }
+  for (int i = 0; i < prog->n && !(flags & DIPPER_EXPLAIN_JSON); i++) {
     const dp_program_stmt *ps = &prog->stmts[i];
     if (i > 0) dp_buf_putc(&b, '\n'); /* a blank line between statements */
     if (ps->summary) {

@@ -157,6 +157,68 @@ run 0 explain --no-schema --no-streaming "$root/examples/payments.sql"
 checks=$((checks + 1))
 if grep -q 'schema:\|streaming:' "$work/out"; then fail "--no-schema/--no-streaming ignored"; fi
 
+# explain --format json: the same walk as the text, as JSON (valid, one
+# object per input), with each node's schema and streaming properties
+json_ok() {
+  checks=$((checks + 1))
+  python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$1" 2>"$work/json_err" ||
+    { fail "$(basename "$1") is not valid JSON"; sed 's/^/  | /' "$work/json_err" "$1" >&2; }
+}
+run 0 explain --format json "$root/examples/payments.sql"
+json_ok "$work/out"
+contains "$work/out" '{"input": "'"$root"'/examples/payments.sql", "statements": ['
+contains "$work/out" '"summary": "CreateTable payment_msg connector=kafka format=json columns=5 watermark=createTime delay=10 s unbounded"'
+contains "$work/out" '"kind": "Window",
+'
+contains "$work/out" '"args": "kind=HOP time=createTime size=1 min slide=30 s",'
+contains "$work/out" '"schema": [{"name": "province_id", "type": "INT"}, {"name": "window_start", "type": "TIMESTAMP(3) NOT NULL"},'
+contains "$work/out" '"bounded": false,'
+contains "$work/out" '"modes": ["append"],'
+contains "$work/out" '"changelog": "insert-only",'
+contains "$work/out" '"time": [{"column": "createTime", "watermark": {"id": 0, "source": "payment_msg", "column": "createTime", "delay": "10 s"}}],'
+contains "$work/out" '"state": {"kind": "watermark", "description": "'
+contains "$work/out" '"kind": "Scan",
+'
+empty "$work/err"
+run 0 explain --format=json --no-schema --no-streaming "$work/ok.sql" -e 'SELECT name FROM gen'
+json_ok "$work/out"
+contains "$work/out" '{"input": "<command line>", "statements": ['
+checks=$((checks + 1))
+if grep -q '"schema"\|"bounded"' "$work/out"; then fail "--no-schema/--no-streaming ignored in JSON"; fi
+run 0 explain --format text "$work/ok.sql"
+contains "$work/out" "Scan table=gen connector=datagen"
+
+# check --format json: diagnostics for editors, [] when clean
+run 0 check --format json "$work/ok.sql"
+contains "$work/out" "[]"
+empty "$work/err"
+run 1 check --format json "$work/bad.sql" -e 'SELECT 1 +'
+json_ok "$work/out"
+contains "$work/out" '[
+  {"file": "'"$work"'/bad.sql", "line": 3, "column": 8, "end_line": 3, "end_column": 11, "severity": "error", "code": "NAME", "message": "unknown column `nme`'
+contains "$work/out" '},
+  {"file": "<command line>", "line": 1, "column": 11,'
+contains "$work/out" '"code": "SYNTAX"'
+empty "$work/err"
+
+# an option that does not apply to the command: exit 2 with what it is for
+run 2 check -q "$work/ok.sql"
+contains "$work/err" "option '-q' does not apply to 'check': it belongs to run"
+run 2 --quiet explain "$work/ok.sql"
+contains "$work/err" "option '--quiet' does not apply to 'explain'"
+run 2 run --no-schema "$work/ok.sql"
+contains "$work/err" "option '--no-schema' does not apply to 'run': it belongs to explain"
+run 2 check --no-streaming "$work/ok.sql"
+contains "$work/err" "option '--no-streaming' does not apply to 'check'"
+run 2 check --format csv "$work/ok.sql"
+contains "$work/err" "format 'csv' is for the rows of run; check prints text (the default) or json"
+run 2 --format table explain "$work/ok.sql"
+contains "$work/err" "format 'table' is for the rows of run; explain prints text (the default) or json"
+run 2 explain --format yaml "$work/ok.sql"
+contains "$work/err" "unknown format 'yaml' for explain; write text or json"
+run 2 run --format text "$work/ok.sql"
+contains "$work/err" "unknown format 'text' for run; write table, csv or json"
+
 # every example passes check
 for example in "$root"/examples/*.sql; do
   run 0 check "$example"
@@ -226,7 +288,7 @@ run 0 run --format=json "$work/fmt.sql"
 contains "$work/out" '{"a": 1, "b": "x", "d": 1.50, "ts": "2024-01-31T12:30:00", "arr": [1, 2], "r": {"f0": "p", "f1": 3}}'
 contains "$work/out" '{"a": 20, "b": null, "d": -0.25,'
 run 2 run --format xml "$work/fmt.sql"
-contains "$work/err" "unknown format 'xml'; write table, csv or json"
+contains "$work/err" "unknown format 'xml' for run; write table, csv or json"
 # --format on an unbounded streaming SELECT: refused, with the way out
 run 1 run --format csv -e "CREATE TABLE g (id BIGINT) WITH ('connector' = 'datagen');
 SELECT id FROM g;"
