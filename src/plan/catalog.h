@@ -107,6 +107,14 @@ const char *dp_catalog_option(const dp_catalog *c, const char *key); /* NULL if 
 bool dp_catalog_option_at(const dp_catalog *c, int i, const char **key, const char **value);
 bool dp_catalog_streaming(const dp_catalog *c); /* execution.runtime-mode != batch */
 
+/* The computed column that turns column `col` of type t into an event-time
+** column, as SQL that compiles: "ts AS TO_TIMESTAMP_LTZ(col, 3)" for a number
+** (epoch milliseconds), "ts AS TO_TIMESTAMP(col)" for a string, a CAST for a
+** DATE ("event_ts" when s already has a `ts`; s may be NULL).  false (and
+** buf "") for a type that holds no point in time. */
+bool dp_catalog_time_hint(char *buf, size_t cap, const dp_schema *s, const char *col,
+                          const dp_type *t);
+
 /* Parse a duration as SET values and connector options write it: "10 s",
 ** "10 seconds", "1 min", "500 ms", "1h", "1 min 30 s", "1.5 s"; units d, h,
 ** min (or m), s, ms, us, ns in short, singular or plural form; a bare number

@@ -234,10 +234,17 @@ static void check_watermark(vctx *x, const dp_plan *p) {
   char tname[128] = "an unknown type";
   if (t) dp_type_print(tname, sizeof tname, t);
   const char *name = dp_analyze_col_name(&p->schema, c);
-  refuse(x, p,
-         "WATERMARK FOR %s needs a TIMESTAMP(3) or TIMESTAMP_LTZ(3) column, but %s is %s: "
-         "declare a computed column (ts AS TO_TIMESTAMP_LTZ(%s, 3)) and put the watermark on it",
-         name, name, tname, name);
+  char hint[160];
+  if (dp_catalog_time_hint(hint, sizeof hint, &p->schema, name, t))
+    refuse(x, p,
+           "WATERMARK FOR %s needs a TIMESTAMP(3) or TIMESTAMP_LTZ(3) column, but %s is %s: "
+           "declare a computed column (%s) and put the watermark on it",
+           name, name, tname, hint);
+  else
+    refuse(x, p,
+           "WATERMARK FOR %s needs a TIMESTAMP(3) or TIMESTAMP_LTZ(3) column, but %s is %s, "
+           "which holds no point in time: put the watermark on a timestamp column",
+           name, name, tname);
 }
 
 /* The UNION that column *col of p comes from through projections and filters, with
