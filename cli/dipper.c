@@ -19,17 +19,54 @@
 ** async-signal-safe (it sets a flag the run loop reads between batches). */
 static dipper *volatile running_db;
 static volatile sig_atomic_t stop_signal;
+/* The failure of the run was already told on stderr, in the command's words. */
+static bool error_said;
 
 static void on_stop_signal(int sig) {
   stop_signal = sig;
   if (running_db) dipper_interrupt(running_db);
 }
 
+/* dipper_execute refused a streaming statement (DIPPER_STREAMING): its
+** message speaks of the C API.  Say what to do on the command line instead,
+** at the same place in the SQL (the source line and caret of the render). */
+static void print_format_refusal(const cli_options *opts, const dipper *db) {
+  const dipper_diag *g = dipper_diag_get(db, 0);
+  if (!g || g->line <= 0) {
+    cli_print_run_error(db);
+    return;
+  }
+  const char *why = strstr(g->message, "unbounded input") ? " and reads an unbounded input"
+                    : strstr(g->message, "update or complete")
+                        ? " with update or complete output, whose batches are changes"
+                    : strstr(g->message, "on Spark") ? " on Spark, by its trigger"
+                                                     : "";
+  const char *fmt = opts->format == CLI_FORMAT_CSV    ? "csv"
+                    : opts->format == CLI_FORMAT_JSON ? "json"
+                                                      : "table";
+  fprintf(stderr,
+          "%s:%d:%d: error: --format %s prints each statement's complete result, but this one "
+          "runs in streaming mode%s: run it without --format (the rows of each micro-batch "
+          "print as it ends, until the input ends or Ctrl-C), or, when its inputs are bounded, "
+          "put SET 'execution.runtime-mode' = 'batch' before it\n",
+          g->file ? g->file : "<string>", g->line, g->col, fmt, why);
+  char *rendered = dipper_diag_render(db, 0);
+  const char *excerpt = rendered ? strchr(rendered, '\n') : NULL;
+  if (excerpt) fputs(excerpt + 1, stderr);
+  dipper_free(rendered);
+}
+
 /* Run statement i with dipper_execute and print its rows, if it has
 ** columns (an INSERT or DDL statement's result has none). */
-static int execute_stmt(const cli_options *opts, dipper_program *prog, int i, bool *printed) {
+static int execute_stmt(const cli_options *opts, dipper *db, dipper_program *prog, int i,
+                        bool *printed) {
   struct ArrowArrayStream stream;
   int rc = dipper_execute(prog, i, &stream);
+  if (rc == DIPPER_STREAMING && opts->format_given) {
+    print_format_refusal(opts, db);
+    error_said = true;
+    return rc;
+  }
   if (rc != DIPPER_OK) return rc;
   struct ArrowSchema schema;
   int err = stream.get_schema(&stream, &schema);
@@ -46,10 +83,11 @@ static int execute_stmt(const cli_options *opts, dipper_program *prog, int i, bo
 
 /* Run every statement of prog in turn with dipper_execute and print each
 ** one's rows. */
-static int execute_program(const cli_options *opts, dipper_program *prog, bool *printed) {
+static int execute_program(const cli_options *opts, dipper *db, dipper_program *prog,
+                           bool *printed) {
   int n = dipper_program_count(prog);
   for (int i = 0; i < n; i++) {
-    int rc = execute_stmt(opts, prog, i, printed);
+    int rc = execute_stmt(opts, db, prog, i, printed);
     if (rc != DIPPER_OK) return rc;
   }
   return DIPPER_OK;
@@ -60,8 +98,8 @@ static int execute_program(const cli_options *opts, dipper_program *prog, bool *
 ** EXPLAIN: dipper_run passes over them) print their rows with this
 ** command's printer: those before the first query before the queries start,
 ** the others once they have ended. */
-static int run_program(const cli_options *opts, dipper_program *prog, cli_progress *progress,
-                       bool *printed) {
+static int run_program(const cli_options *opts, dipper *db, dipper_program *prog,
+                       cli_progress *progress, bool *printed) {
   int n = dipper_program_count(prog), first = n;
   bool queries = false;
   for (int i = n - 1; i >= 0; i--) {
@@ -81,7 +119,7 @@ static int run_program(const cli_options *opts, dipper_program *prog, cli_progre
     }
     int kind = 0;
     dipper_program_stmt_kind(prog, i, &kind);
-    if (kind == DIPPER_STMT_RESULT) rc = execute_stmt(opts, prog, i, printed);
+    if (kind == DIPPER_STMT_RESULT) rc = execute_stmt(opts, db, prog, i, printed);
   }
   return rc;
 }
@@ -126,8 +164,8 @@ static int run_programs(const cli_options *opts, dipper *db, bool on_spark) {
     for (int i = 0; i < opts->ninputs && rc == DIPPER_OK; i++) {
       bool by_statement =
           opts->format_given || (on_spark && !dipper_program_streaming(progs[i]));
-      rc = by_statement ? execute_program(opts, progs[i], &printed)
-                        : run_program(opts, progs[i], progress, &printed);
+      rc = by_statement ? execute_program(opts, db, progs[i], &printed)
+                        : run_program(opts, db, progs[i], progress, &printed);
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
@@ -139,7 +177,7 @@ static int run_programs(const cli_options *opts, dipper *db, bool on_spark) {
     cli_progress_finish(progress);
     if (rc == DIPPER_INTERRUPTED) {
       status = 128 + (stop_signal ? (int)stop_signal : SIGINT);
-    } else if (rc == DIPPER_IO && dipper_diag_count(db) == 0) {
+    } else if ((rc == DIPPER_IO && dipper_diag_count(db) == 0) || error_said) {
       status = CLI_EXIT_SQL; /* the printer said why */
     } else if (rc != DIPPER_OK) {
       cli_print_run_error(db);
