@@ -129,6 +129,9 @@ int dp_connector_validate(dp_diags *d, const dp_table_def *t, bool as_sink);
 /* Can the connector `name` be written (has a sink)?  True for a name dipper
 ** does not know, which dp_connector_validate reports. */
 bool dp_connector_writable(const char *name);
+/* How many connectors take `key` as a WITH option; their names, quoted and
+** comma-separated ("'kafka', 'filesystem'"), in buf (cut to cap). */
+size_t dp_connector_option_users(const char *key, char *buf, size_t cap);
 /* Would this table, read as a source, end on its own? */
 bool dp_connector_bounded(const dp_table_def *t, bool batch_mode);
 
