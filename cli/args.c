@@ -41,13 +41,16 @@ void cli_print_usage(FILE *out) {
         "  -                  the standard input\n"
         "  -e 'SQL'           SQL text given on the command line\n"
         "\n"
-        "Options:\n"
+        "Options (one that does not apply to the command is an error):\n"
         "  --engine ADDR      the engine to compile for and run on: embedded (the default)\n"
         "                     or a Spark Connect address\n"
         "                     sc://host:port[/;token=..;use_ssl=true]\n"
         "  --format FMT       run: print SELECT results as table (the default on Spark),\n"
-        "                     csv (a header, RFC 4180) or json (one object per line)\n"
-        "  --no-schema        explain: leave out each node's schema line\n"
+        "                     csv (a header, RFC 4180) or json (one object per line);\n"
+        "                     check: text (the default) or json (an array of\n"
+        "                     diagnostics, [] when clean); explain: text or json (each\n"
+        "                     node with its schema and streaming properties)\n"
+        "  --no-schema        explain: leave out each node's schema\n"
         "  --no-streaming     explain: leave out the streaming properties\n"
         "  -q, --quiet        run: no progress lines and no summary\n"
         "  -h, --help         print this help and exit\n"
@@ -108,6 +111,39 @@ static int missing_value(const char *option, const char *what) {
   return CLI_EXIT_USAGE;
 }
 
+/* An option given to a command it does not apply to: refused, not ignored. */
+static int not_for(const char *option, const char *command, const char *why) {
+  cli_error("option '%s' does not apply to '%s': %s", option, command, why);
+  fputs("Try 'dipper --help' for the commands and options.\n", stderr);
+  return CLI_EXIT_USAGE;
+}
+
+/* --format's value, by command: run prints rows (table, csv, json), check
+** and explain print text (the default) or JSON. */
+static bool set_format(cli_options *opts, const char *v, const char *command) {
+  bool run = opts->command == CLI_CMD_RUN;
+  if (strcmp(v, "json") == 0)
+    opts->format = CLI_FORMAT_JSON;
+  else if (run && strcmp(v, "table") == 0)
+    opts->format = CLI_FORMAT_TABLE;
+  else if (run && strcmp(v, "csv") == 0)
+    opts->format = CLI_FORMAT_CSV;
+  else if (!run && strcmp(v, "text") == 0)
+    opts->format = CLI_FORMAT_TEXT;
+  else {
+    if (run)
+      cli_error("unknown format '%s' for run; write table, csv or json", v);
+    else if (strcmp(v, "table") == 0 || strcmp(v, "csv") == 0)
+      cli_error("format '%s' is for the rows of run; %s prints text (the default) or json", v,
+                command);
+    else
+      cli_error("unknown format '%s' for %s; write text or json", v, command);
+    return false;
+  }
+  opts->format_given = opts->format != CLI_FORMAT_TEXT;
+  return true;
+}
+
 static void add_input(cli_options *opts, char kind, const char *arg) {
   cli_input *in = &opts->inputs[opts->ninputs++];
   memset(in, 0, sizeof *in);
@@ -124,6 +160,9 @@ int cli_parse_args(int argc, char **argv, cli_options *opts) {
     return CLI_EXIT_USAGE;
   }
   bool options_ended = false;
+  /* Options that belong to one command, kept to check against it at the end
+  ** (they may come before the command). */
+  const char *format = NULL, *quiet_arg = NULL, *explain_arg = NULL;
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];
     bool is_option = !options_ended && arg[0] == '-' && arg[1] != '\0';
@@ -150,10 +189,13 @@ int cli_parse_args(int argc, char **argv, cli_options *opts) {
       opts->version = true;
     } else if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) {
       opts->quiet = true;
+      quiet_arg = arg;
     } else if (strcmp(arg, "--no-schema") == 0) {
       opts->explain_flags |= DIPPER_EXPLAIN_NO_SCHEMA;
+      explain_arg = arg;
     } else if (strcmp(arg, "--no-streaming") == 0) {
       opts->explain_flags |= DIPPER_EXPLAIN_NO_STREAMING;
+      explain_arg = arg;
     } else if (strcmp(arg, "--engine") == 0) {
       if (i + 1 >= argc) return missing_value(arg, "an address (embedded or sc://host:port)");
       opts->engine = argv[++i];
@@ -161,19 +203,9 @@ int cli_parse_args(int argc, char **argv, cli_options *opts) {
       opts->engine = arg + 9;
     } else if (strcmp(arg, "--format") == 0 || strncmp(arg, "--format=", 9) == 0) {
       const char *v = arg[8] == '=' ? arg + 9 : NULL;
-      if (!v && i + 1 >= argc) return missing_value(arg, "a format: table, csv or json");
-      if (!v) v = argv[++i];
-      if (strcmp(v, "table") == 0)
-        opts->format = CLI_FORMAT_TABLE;
-      else if (strcmp(v, "csv") == 0)
-        opts->format = CLI_FORMAT_CSV;
-      else if (strcmp(v, "json") == 0)
-        opts->format = CLI_FORMAT_JSON;
-      else {
-        cli_error("unknown format '%s'; write table, csv or json", v);
-        return CLI_EXIT_USAGE;
-      }
-      opts->format_given = true;
+      if (!v && i + 1 >= argc)
+        return missing_value(arg, "a format: table, csv or json (run), text or json (check, explain)");
+      format = v ? v : argv[++i]; /* checked once the command is known */
     } else if (strcmp(arg, "-e") == 0) {
       if (i + 1 >= argc) return missing_value(arg, "SQL text, e.g. -e 'SELECT 1'");
       add_input(opts, 'e', argv[++i]);
@@ -184,15 +216,22 @@ int cli_parse_args(int argc, char **argv, cli_options *opts) {
     }
   }
   if (opts->help || opts->version) return CLI_EXIT_OK;
+  if (opts->command != CLI_CMD_RUN) opts->format = CLI_FORMAT_TEXT;
   if (opts->command == CLI_CMD_NONE) {
     cli_print_usage(stderr);
     return CLI_EXIT_USAGE;
   }
+  const char *command = opts->command == CLI_CMD_CHECK     ? "check"
+                        : opts->command == CLI_CMD_EXPLAIN ? "explain"
+                                                           : "run";
+  if (quiet_arg && opts->command != CLI_CMD_RUN)
+    return not_for(quiet_arg, command, "it belongs to run (progress lines and summary)");
+  if (explain_arg && opts->command != CLI_CMD_EXPLAIN)
+    return not_for(explain_arg, command, "it belongs to explain (the plan's lines)");
+  if (format && !set_format(opts, format, command)) return CLI_EXIT_USAGE;
   if (opts->ninputs == 0) {
     cli_error("'%s' needs an input: a FILE.sql, '-' for the standard input, or -e 'SQL'",
-              opts->command == CLI_CMD_CHECK     ? "check"
-              : opts->command == CLI_CMD_EXPLAIN ? "explain"
-                                                 : "run");
+              command);
     return CLI_EXIT_USAGE;
   }
   return CLI_EXIT_OK;

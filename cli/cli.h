@@ -23,8 +23,9 @@ enum { CLI_EXIT_OK = 0, CLI_EXIT_SQL = 1, CLI_EXIT_USAGE = 2 };
 
 typedef enum cli_command { CLI_CMD_NONE, CLI_CMD_CHECK, CLI_CMD_EXPLAIN, CLI_CMD_RUN } cli_command;
 
-/* How `run` prints the rows of a SELECT that it executes itself (print.c). */
-typedef enum cli_format { CLI_FORMAT_TABLE, CLI_FORMAT_CSV, CLI_FORMAT_JSON } cli_format;
+/* How `run` prints the rows of a SELECT that it executes itself (print.c);
+** `check` and `explain` print text or JSON. */
+typedef enum cli_format { CLI_FORMAT_TABLE, CLI_FORMAT_CSV, CLI_FORMAT_JSON, CLI_FORMAT_TEXT } cli_format;
 
 /* One SQL text to compile: a file, the standard input or an -e argument. */
 typedef struct cli_input {
@@ -40,8 +41,9 @@ typedef struct cli_options {
   bool help, version;
   bool quiet;          /* run: no live progress, no summary */
   const char *engine;  /* --engine ADDR, or NULL */
-  bool format_given;   /* --format: print SELECTs with print.c even on the embedded engine */
-  cli_format format;
+  bool format_given;   /* --format: run prints SELECTs with print.c even on the embedded
+                          engine; check and explain print JSON */
+  cli_format format;   /* run: TABLE unless given; check, explain: TEXT or JSON */
   unsigned explain_flags;
   int ninputs;
   cli_input *inputs;   /* malloc'd, argc entries at most */
@@ -61,6 +63,11 @@ int cli_read_inputs(cli_options *opts);
 ** compiler does; "error:" in bold red when stderr is a terminal and NO_COLOR
 ** is unset. */
 void cli_print_diags(const dipper *db);
+/* `check --format json`: every diagnostic of the last failed call on db as
+** one JSON object, `in` the text it was compiled from (for where each
+** underline ends).  *first: no object printed yet (a ',' comes before the
+** others); the caller writes the array's brackets. */
+void cli_print_diags_json(const dipper *db, const cli_input *in, bool *first);
 /* The same for a failure while running: diagnostics with a place in the SQL
 ** are rendered as above, the others (a server that does not answer) are
 ** printed as "dipper: error: message". */
@@ -71,6 +78,8 @@ void cli_print_run_error(const dipper *db);
 /* Print every row of the stream in `format` to out (the stream stays the
 ** caller's to release).  0, or an errno value after a message on stderr. */
 int cli_print_stream(struct ArrowArrayStream *st, cli_format format, FILE *out);
+/* s quoted and escaped as a JSON string (the one escaper of the command). */
+void cli_put_json_string(FILE *out, const char *s);
 
 /* ---- progress.c: what `dipper run` shows on stderr ---- */
 

@@ -19,33 +19,109 @@
 ** async-signal-safe (it sets a flag the run loop reads between batches). */
 static dipper *volatile running_db;
 static volatile sig_atomic_t stop_signal;
+/* The failure of the run was already told on stderr, in the command's words. */
+static bool error_said;
 
 static void on_stop_signal(int sig) {
   stop_signal = sig;
   if (running_db) dipper_interrupt(running_db);
 }
 
+/* dipper_execute refused a streaming statement (DIPPER_STREAMING): its
+** message speaks of the C API.  Say what to do on the command line instead,
+** at the same place in the SQL (the source line and caret of the render). */
+static void print_format_refusal(const cli_options *opts, const dipper *db) {
+  const dipper_diag *g = dipper_diag_get(db, 0);
+  if (!g || g->line <= 0) {
+    cli_print_run_error(db);
+    return;
+  }
+  const char *why = strstr(g->message, "unbounded input") ? " and reads an unbounded input"
+                    : strstr(g->message, "update or complete")
+                        ? " with update or complete output, whose batches are changes"
+                    : strstr(g->message, "on Spark") ? " on Spark, by its trigger"
+                                                     : "";
+  const char *fmt = opts->format == CLI_FORMAT_CSV    ? "csv"
+                    : opts->format == CLI_FORMAT_JSON ? "json"
+                                                      : "table";
+  fprintf(stderr,
+          "%s:%d:%d: error: --format %s prints each statement's complete result, but this one "
+          "runs in streaming mode%s: run it without --format (the rows of each micro-batch "
+          "print as it ends, until the input ends or Ctrl-C), or, when its inputs are bounded, "
+          "put SET 'execution.runtime-mode' = 'batch' before it\n",
+          g->file ? g->file : "<string>", g->line, g->col, fmt, why);
+  char *rendered = dipper_diag_render(db, 0);
+  const char *excerpt = rendered ? strchr(rendered, '\n') : NULL;
+  if (excerpt) fputs(excerpt + 1, stderr);
+  dipper_free(rendered);
+}
+
+/* Run statement i with dipper_execute and print its rows, if it has
+** columns (an INSERT or DDL statement's result has none). */
+static int execute_stmt(const cli_options *opts, dipper *db, dipper_program *prog, int i,
+                        bool *printed) {
+  struct ArrowArrayStream stream;
+  int rc = dipper_execute(prog, i, &stream);
+  if (rc == DIPPER_STREAMING && opts->format_given) {
+    print_format_refusal(opts, db);
+    error_said = true;
+    return rc;
+  }
+  if (rc != DIPPER_OK) return rc;
+  struct ArrowSchema schema;
+  int err = stream.get_schema(&stream, &schema);
+  bool has_rows = !err && schema.n_children > 0;
+  if (!err) schema.release(&schema);
+  if (has_rows) {
+    if (*printed && opts->format == CLI_FORMAT_TABLE) fputc('\n', stdout);
+    err = cli_print_stream(&stream, opts->format, stdout);
+    *printed = true;
+  }
+  stream.release(&stream);
+  return err ? DIPPER_IO : DIPPER_OK;
+}
+
 /* Run every statement of prog in turn with dipper_execute and print each
-** SELECT's rows (an INSERT or DDL statement's result has no columns). */
-static int execute_program(const cli_options *opts, dipper_program *prog, bool *printed) {
+** one's rows. */
+static int execute_program(const cli_options *opts, dipper *db, dipper_program *prog,
+                           bool *printed) {
   int n = dipper_program_count(prog);
   for (int i = 0; i < n; i++) {
-    struct ArrowArrayStream stream;
-    int rc = dipper_execute(prog, i, &stream);
+    int rc = execute_stmt(opts, db, prog, i, printed);
     if (rc != DIPPER_OK) return rc;
-    struct ArrowSchema schema;
-    int err = stream.get_schema(&stream, &schema);
-    bool has_rows = !err && schema.n_children > 0;
-    if (!err) schema.release(&schema);
-    if (has_rows) {
-      if (*printed && opts->format == CLI_FORMAT_TABLE) fputc('\n', stdout);
-      err = cli_print_stream(&stream, opts->format, stdout);
-      *printed = true;
-    }
-    stream.release(&stream);
-    if (err) return DIPPER_IO;
   }
   return DIPPER_OK;
+}
+
+/* Run prog through dipper_run, its queries together by their triggers.  The
+** statements that answer without running (SHOW, DESCRIBE, SET alone,
+** EXPLAIN: dipper_run passes over them) print their rows with this
+** command's printer: those before the first query before the queries start,
+** the others once they have ended. */
+static int run_program(const cli_options *opts, dipper *db, dipper_program *prog,
+                       cli_progress *progress, bool *printed) {
+  int n = dipper_program_count(prog), first = n;
+  bool queries = false;
+  for (int i = n - 1; i >= 0; i--) {
+    int kind = 0;
+    dipper_program_stmt_kind(prog, i, &kind);
+    if (kind == DIPPER_STMT_QUERY || kind == DIPPER_STMT_INSERT) first = i;
+    queries |= kind == DIPPER_STMT_QUERY;
+  }
+  int rc = DIPPER_OK;
+  for (int i = 0; i < n && rc == DIPPER_OK; i++) {
+    if (i == first) {
+      fflush(stdout);
+      rc = dipper_run(prog, cli_progress_update, progress);
+      /* The console sink ends each batch with a blank line: no separator. */
+      *printed &= !queries;
+      continue;
+    }
+    int kind = 0;
+    dipper_program_stmt_kind(prog, i, &kind);
+    if (kind == DIPPER_STMT_RESULT) rc = execute_stmt(opts, db, prog, i, printed);
+  }
+  return rc;
 }
 
 /* `run`: compile every input first (a script with errors runs nothing),
@@ -95,8 +171,8 @@ static int run_programs(const cli_options *opts, dipper *db, bool on_spark) {
     for (int i = 0; i < opts->ninputs && rc == DIPPER_OK; i++) {
       bool by_statement =
           opts->format_given || (on_spark && !dipper_program_streaming(progs[i]));
-      rc = by_statement ? execute_program(opts, progs[i], &printed)
-                        : dipper_run(progs[i], cli_progress_update, progress);
+      rc = by_statement ? execute_program(opts, db, progs[i], &printed)
+                        : run_program(opts, db, progs[i], progress, &printed);
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
@@ -108,7 +184,7 @@ static int run_programs(const cli_options *opts, dipper *db, bool on_spark) {
     cli_progress_finish(progress);
     if (rc == DIPPER_INTERRUPTED) {
       status = 128 + (stop_signal ? (int)stop_signal : SIGINT);
-    } else if (rc == DIPPER_IO && dipper_diag_count(db) == 0) {
+    } else if ((rc == DIPPER_IO && dipper_diag_count(db) == 0) || error_said) {
       status = CLI_EXIT_SQL; /* the printer said why */
     } else if (rc != DIPPER_OK) {
       cli_print_run_error(db);
@@ -122,24 +198,39 @@ static int run_programs(const cli_options *opts, dipper *db, bool on_spark) {
 }
 
 /* Compile each input; print the plans for `explain`.  Keeps going after an
-** input with errors so that one run reports them all. */
+** input with errors so that one run reports them all.  --format json: check
+** prints one array of every input's diagnostics ([] when clean), explain
+** one array of {"input": NAME, "statements": [...]} (dipper_explain's JSON
+** object, named), diagnostics still going to stderr. */
 static int run(const cli_options *opts, dipper *db) {
   int status = CLI_EXIT_OK;
-  bool printed = false;
+  bool json = opts->format == CLI_FORMAT_JSON;
+  bool printed = false, first_diag = true;
+  unsigned flags = opts->explain_flags | (json ? DIPPER_EXPLAIN_JSON : 0);
+  if (json) fputc('[', stdout);
   for (int i = 0; i < opts->ninputs; i++) {
     const cli_input *in = &opts->inputs[i];
     dipper_program *prog = NULL;
     if (dipper_compile(db, in->text, in->len, in->name, &prog) != DIPPER_OK) {
-      cli_print_diags(db);
+      if (json && opts->command == CLI_CMD_CHECK) cli_print_diags_json(db, in, &first_diag);
+      else cli_print_diags(db);
       status = CLI_EXIT_SQL;
       continue;
     }
-    if (opts->command == CLI_CMD_EXPLAIN && dipper_program_count(prog) > 0) {
+    if (opts->command == CLI_CMD_EXPLAIN && (json || dipper_program_count(prog) > 0)) {
       char *plan = NULL;
-      int rc = dipper_explain(prog, opts->explain_flags, &plan);
+      int rc = dipper_explain(prog, flags, &plan);
       if (rc != DIPPER_OK) {
         cli_error("cannot explain '%s': %s", in->name, dipper_strerror(rc));
         status = CLI_EXIT_SQL;
+      } else if (json) { /* {"statements": ...} becomes {"input": NAME, "statements": ...} */
+        fputs(printed ? ",\n{\"input\": " : "\n{\"input\": ", stdout);
+        cli_put_json_string(stdout, in->name);
+        fputs(", ", stdout);
+        size_t len = strlen(plan);
+        while (len > 0 && plan[len - 1] == '\n') len--;
+        fwrite(plan + 1, 1, len > 0 ? len - 1 : 0, stdout);
+        printed = true;
       } else {
         if (printed) fputc('\n', stdout);
         fputs(plan, stdout);
@@ -149,6 +240,7 @@ static int run(const cli_options *opts, dipper *db) {
     }
     dipper_program_free(prog);
   }
+  if (json) fputs(printed || !first_diag ? "\n]\n" : "]\n", stdout);
   if (fflush(stdout) != 0) {
     cli_error("cannot write the output");
     return CLI_EXIT_USAGE;

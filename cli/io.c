@@ -147,3 +147,54 @@ void cli_print_run_error(const dipper *db) {
   for (int i = 0; i < n; i++) cli_error("%s", dipper_diag_get(db, i)->message);
   if (n == 0) cli_error("%s", dipper_errmsg(db));
 }
+
+/* The names of the codes as dipper.h spells them (DIPPER_SYNTAX: "SYNTAX"). */
+#define CODE_NAME_(name, num, str) [num] = #name,
+static const char *const code_names[] = {DIPPER_CODES(CODE_NAME_)};
+#undef CODE_NAME_
+
+/* Where the underline of g ends: the line and column (1-based, in bytes)
+** just after its last byte, walking in->text from g's place. */
+static void end_of(const dipper_diag *g, const cli_input *in, int *line, int *col) {
+  int length = g->length > 0 ? g->length : 1;
+  *line = g->line;
+  *col = g->col + length;
+  if (!in || !in->text) return;
+  size_t at = 0;
+  for (int l = 1; l < g->line && at < in->len; at++)
+    if (in->text[at] == '\n') l++;
+  at += (size_t)(g->col - 1);
+  int l = g->line, c = g->col;
+  for (int k = 0; k < length && at < in->len; k++, at++) {
+    if (in->text[at] == '\n') {
+      l++;
+      c = 1;
+    } else {
+      c++;
+    }
+  }
+  *line = l;
+  *col = c;
+}
+
+void cli_print_diags_json(const dipper *db, const cli_input *in, bool *first) {
+  int n = dipper_diag_count(db);
+  for (int i = 0; i < n; i++) {
+    const dipper_diag *g = dipper_diag_get(db, i);
+    fputs(*first ? "\n  {" : ",\n  {", stdout);
+    *first = false;
+    fputs("\"file\": ", stdout);
+    cli_put_json_string(stdout, g->file ? g->file : in->name);
+    if (g->line > 0) {
+      int end_line, end_col;
+      end_of(g, in, &end_line, &end_col);
+      printf(", \"line\": %d, \"column\": %d, \"end_line\": %d, \"end_column\": %d", g->line,
+             g->col, end_line, end_col);
+    }
+    bool known = g->code >= 0 && g->code < (int)(sizeof code_names / sizeof code_names[0]);
+    printf(", \"severity\": \"error\", \"code\": \"%s\", \"message\": ",
+           known && code_names[g->code] ? code_names[g->code] : "INTERNAL");
+    cli_put_json_string(stdout, g->message ? g->message : "");
+    fputc('}', stdout);
+  }
+}

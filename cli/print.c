@@ -227,6 +227,13 @@ static void put_json_string(text *t, const char *s, size_t n) {
   puts_(t, "\"");
 }
 
+void cli_put_json_string(FILE *out, const char *s) {
+  text t = {0};
+  put_json_string(&t, s, strlen(s));
+  fputs(t.p && !t.oom ? t.p : "\"\"", out);
+  free(t.p);
+}
+
 static bool is_null(const struct ArrowSchema *s, const struct ArrowArray *a, int64_t j) {
   if (strcmp(s->format, "n") == 0) return true;
   if (a->null_count == 0 || a->n_buffers < 1 || !a->buffers[0]) return false;

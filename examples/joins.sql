@@ -1,7 +1,13 @@
 -- joins.sql — the three joins of a streaming shop:
 --   1. stream-stream interval join: a shipment within 4 hours of its order
 --      (both sides have watermarks, so the join state is dropped as time passes);
---   2. stream-static join: orders enriched from a product file;
+--   2. stream-static join: orders enriched from the product catalog, a topic
+--      read once up to its latest offset when the query starts ('scan.bounded.mode'),
+--      so that side is bounded: it is kept whole and the order rows are not
+--      (EXPLAIN: state=bounded-input).  A source the query keeps reading — a
+--      filesystem table in streaming mode watches its folder for new files —
+--      would make it a regular stream-stream join that keeps every row of both
+--      sides forever;
 --   3. temporal join: each order priced at the exchange rate valid at its time.
 
 CREATE TABLE orders (
@@ -37,9 +43,12 @@ CREATE TABLE products (
   name       STRING,
   category   STRING
 ) WITH (
-  'connector' = 'filesystem',
-  'path' = 'data/products.csv',
-  'format' = 'csv'
+  'connector' = 'kafka',
+  'topic' = 'products',
+  'properties.bootstrap.servers' = '127.0.0.1:9092',
+  'scan.startup.mode' = 'earliest-offset',
+  'scan.bounded.mode' = 'latest-offset',
+  'format' = 'json'
 );
 
 CREATE TABLE rates (

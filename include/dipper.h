@@ -426,6 +426,43 @@ DIPPER_API int dipper_memory_push_json(dipper *db, const char *table, const char
 DIPPER_API int dipper_memory_fetch(dipper *db, const char *table, struct ArrowSchema *schema,
                                    struct ArrowArray *array);
 
+/* A flag for dipper_explain: the plan as one JSON object instead of text,
+**   {"statements": [{"summary": "CreateTable t ...", ...}, {"streaming": true, "roots": [node]}]}
+** a statement with "summary" (DDL, SET, SHOW: the line of the text) and/or
+** "streaming" and "roots" (queries, INSERTs), each node
+**   {"kind": "Window", "args": "kind=HOP time=ts size=1 min slide=30 s",
+**    "schema": [{"name": "ts", "type": "TIMESTAMP(3)"}],
+**    "bounded": false, "modes": ["append", "update"], "changelog": "insert-only",
+**    "time": [{"column": "ts", "watermark": {"id": 0, "source": "t", "column": "ts",
+**              "delay": "10 s"}}],       (or {"column": "p", "proctime": true})
+**    "state": {"kind": "watermark", "description": "..."},
+**    "inputs": [node, ...], "subqueries": [{"name": "$subquery0", "plan": node}]}
+** ("args" is the text line after the kind; NO_SCHEMA and NO_STREAMING leave
+** out "schema" and bounded..state as they leave out the text's lines). */
+#define DIPPER_EXPLAIN_JSON 4u
+
+/* ---- what each statement of a program is ----
+**
+** For a caller that runs a program statement by statement (a SQL client). */
+typedef enum dipper_stmt_kind {
+  DIPPER_STMT_SESSION = 1, /* CREATE, DROP, SET 'k' = 'v', RESET, USE: it took effect
+                              when it compiled; nothing to run, no rows */
+  DIPPER_STMT_QUERY,       /* a bare SELECT: rows (dipper_run prints them, dipper_execute
+                              hands them out) */
+  DIPPER_STMT_INSERT,      /* an INSERT or a statement set: its sinks get the rows */
+  DIPPER_STMT_RESULT       /* SHOW TABLES|VIEWS|FUNCTIONS, DESCRIBE, SET alone, EXPLAIN:
+                              rows taken when it compiled (the catalog at that point of
+                              the text); nothing runs.  dipper_execute hands the rows
+                              out on either engine and in either mode (not the empty
+                              stream of other DDL); dipper_run and dipper_query_start
+                              pass over it */
+} dipper_stmt_kind;
+
+/* The kind of statement `stmt` (0-based, < dipper_program_count) in *out, a
+** dipper_stmt_kind.  DIPPER_MISUSE when prog or out is NULL or stmt is out
+** of range. */
+int dipper_program_stmt_kind(const dipper_program *prog, int stmt, int *out);
+
 /* ---- Arrow C Data Interface (https://arrow.apache.org/docs/format/CDataInterface.html).
 ** Columnar results cross the API in this form.  The definitions are the
 ** standard ones, guarded so that they coexist with Arrow's own header. */

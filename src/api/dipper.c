@@ -290,7 +290,8 @@ static int compile_stmt(dipper *db, dipper_program *prog, dp_program_stmt *ps) {
   int rc = dp_bind_stmt(prog->arena, &db->diags, db->catalog, ps->ast, &ps->plan);
   if (rc != DIPPER_OK) return rc;
   ps->summary = summarize(prog->arena, db->catalog, ps->ast);
-  if (ps->plan.nroots == 0) return DIPPER_OK;
+  if (ps->plan.nroots == 0)
+    return dp_api_stmt_rows(prog->arena, &db->diags, db->catalog, ps->ast, &ps->plan, &ps->rows);
   rc = dp_analyze(prog->arena, &db->diags, db->catalog, &ps->plan);
   if (rc != DIPPER_OK) return rc;
   rc = dp_validate(&db->diags, db->catalog, &ps->plan);
@@ -298,6 +299,8 @@ static int compile_stmt(dipper *db, dipper_program *prog, dp_program_stmt *ps) {
   ** never an AnalysisException at run time. */
   if (rc == DIPPER_OK && !ps->explain && dp_api_on_spark(db))
     rc = dp_spark_check_stmt(db, prog->arena, &ps->plan);
+  if (rc == DIPPER_OK && ps->explain)
+    rc = dp_api_stmt_rows(prog->arena, &db->diags, db->catalog, ps->ast, &ps->plan, &ps->rows);
   return rc;
 }
 
@@ -389,6 +392,18 @@ int dipper_program_streaming(const dipper_program *prog) {
   return 0;
 }
 
+int dipper_program_stmt_kind(const dipper_program *prog, int stmt, int *out) {
+  if (!prog || !out || stmt < 0 || stmt >= prog->n) return DIPPER_MISUSE;
+  const dp_program_stmt *ps = &prog->stmts[stmt];
+  switch (ps->ast->kind) {
+  case DP_AS_QUERY: *out = DIPPER_STMT_QUERY; break;
+  case DP_AS_INSERT:
+  case DP_AS_STATEMENT_SET: *out = DIPPER_STMT_INSERT; break;
+  default: *out = ps->rows ? DIPPER_STMT_RESULT : DIPPER_STMT_SESSION; break;
+  }
+  return DIPPER_OK;
+}
+
 /* ---- explain ---- */
 
 int dipper_explain(const dipper_program *prog, unsigned flags, char **out) {
@@ -396,7 +411,16 @@ int dipper_explain(const dipper_program *prog, unsigned flags, char **out) {
   *out = NULL;
   if (!prog) return DIPPER_MISUSE;
   dp_buf b = DP_BUF_INIT;
-  for (int i = 0; i < prog->n; i++) {
+  if (flags & DIPPER_EXPLAIN_JSON) {
+    dp_buf_puts(&b, "{\"statements\": [");
+    for (int i = 0; i < prog->n; i++) {
+      const dp_program_stmt *ps = &prog->stmts[i];
+      dp_buf_puts(&b, i ? ",\n  " : "\n  ");
+      dp_explain_stmt_json(&b, ps->summary, &ps->plan, flags, 1);
+    }
+    dp_buf_puts(&b, prog->n ? "\n]}\n" : "]}\n");
+  }
+  for (int i = 0; i < prog->n && !(flags & DIPPER_EXPLAIN_JSON); i++) {
     const dp_program_stmt *ps = &prog->stmts[i];
     if (i > 0) dp_buf_putc(&b, '\n'); /* a blank line between statements */
     if (ps->summary) {

@@ -69,6 +69,8 @@ typedef struct dp_program_stmt {
   dp_query_plan plan;      /* no roots for DDL/SET */
   bool explain;            /* an EXPLAIN statement */
   const char *summary;     /* EXPLAIN's line for DDL/SET/DROP/USE/...; NULL otherwise */
+  const struct dp_api_rows *rows; /* SHOW, DESCRIBE, SET alone, EXPLAIN: the answer, taken
+                              when the statement compiled (show.c); NULL for the others */
 } dp_program_stmt;
 
 struct dipper_program {
@@ -109,6 +111,27 @@ int dp_api_result_stream(dp_api_result *r, struct ArrowArrayStream *out);
 void dp_api_result_free(dp_api_result *r);
 /* A deep copy that dst->release frees. */
 int dp_api_schema_copy(const struct ArrowSchema *src, struct ArrowSchema *dst);
+
+/* ---- show.c: statements that answer with rows and run nothing ---- */
+
+/* A small table of text in a program's arena: ncols columns, each a STRING
+** or (boolean[c]) a BOOLEAN written "true"/"false"; nrows * ncols cells, row
+** by row, NULL for SQL NULL. */
+typedef struct dp_api_rows {
+  int ncols;
+  const char *const *names;
+  const bool *boolean;
+  int nrows;
+  const char *const *cells;
+} dp_api_rows;
+
+/* The answer of SHOW, DESCRIBE, SET with no key or EXPLAIN (whose analysed
+** plan is `plan`) as the catalog is now; *out NULL for the other statements.
+** DESCRIBE of a view binds its query: errors into d. */
+int dp_api_stmt_rows(dp_arena *a, dp_diags *d, const dp_catalog *cat, const dp_ast_stmt *s,
+                     const dp_query_plan *plan, const dp_api_rows **out);
+/* The rows as a result of one struct array (none when there are no rows). */
+int dp_api_rows_result(const dp_api_rows *r, dp_api_result *res);
 
 /* ---- the engine of a call ---- */
 

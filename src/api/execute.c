@@ -371,8 +371,11 @@ int dipper_execute(dipper_program *prog, int stmt, struct ArrowArrayStream *out)
   dp_api_result res;
   memset(&res, 0, sizeof res);
   const dp_program_stmt *ps = &prog->stmts[stmt];
-  int rc = dp_api_on_spark(db) ? dp_spark_execute(db, prog, ps, stmt, &res)
-                               : execute_embedded(db, ps, stmt, &res);
+  /* SHOW, DESCRIBE, SET alone, EXPLAIN: answered from compile time, on
+  ** either engine (the catalog is dipper's own). */
+  int rc = ps->rows                ? dp_api_rows_result(ps->rows, &res)
+           : dp_api_on_spark(db) ? dp_spark_execute(db, prog, ps, stmt, &res)
+                                 : execute_embedded(db, ps, stmt, &res);
   if (rc == DIPPER_OK) rc = dp_api_result_stream(&res, out);
   dp_api_result_free(&res);
   if (rc != DIPPER_OK) {

@@ -63,10 +63,17 @@ static bool time_column(dp_binder *b, const dp_bscope *sc, const dp_ast_ident *i
     return false;
   }
   if (!dp_type_is_timestamp(sc->cols[found].type)) {
-    dp_bind_err(b, DIPPER_TYPE, id->span,
-                "window time column `%s` is %s; it must be TIMESTAMP or TIMESTAMP_LTZ (convert it "
-                "with a computed column, e.g. ts AS TO_TIMESTAMP_LTZ(%s, 3))",
-                id->name, dp_bind_type_str(b, sc->cols[found].type), id->name);
+    char hint[160];
+    if (dp_catalog_time_hint(hint, sizeof hint, NULL, id->name, sc->cols[found].type))
+      dp_bind_err(b, DIPPER_TYPE, id->span,
+                  "window time column `%s` is %s; it must be TIMESTAMP or TIMESTAMP_LTZ (convert "
+                  "it with a computed column of the table, e.g. %s, and window on that)",
+                  id->name, dp_bind_type_str(b, sc->cols[found].type), hint);
+    else
+      dp_bind_err(b, DIPPER_TYPE, id->span,
+                  "window time column `%s` is %s, which holds no point in time; window on a "
+                  "TIMESTAMP or TIMESTAMP_LTZ column",
+                  id->name, dp_bind_type_str(b, sc->cols[found].type));
     return false;
   }
   *col = sc->cols[found].index;

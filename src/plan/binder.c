@@ -387,6 +387,25 @@ static void bind_stmt(dp_binder *b, dp_catalog *cat, const dp_ast_stmt *s, dp_qu
   }
 }
 
+int dp_bind_view_schema(dp_arena *a, dp_diags *d, const dp_catalog *cat, const dp_view_def *v,
+                        const dp_schema **out) {
+  *out = NULL;
+  dp_query_plan scratch;
+  memset(&scratch, 0, sizeof scratch);
+  dp_binder b;
+  binder_init(&b, a, d, cat, &scratch);
+  dp_plan *p = dp_bind_query(&b, v->query, NULL);
+  if (!p) return b.first_error ? b.first_error : DIPPER_NAME;
+  dp_schema *s = dp_schema_new(a, p->schema.ncols);
+  if (!s) return DIPPER_NOMEM;
+  for (int i = 0; i < s->ncols; i++) {
+    s->cols[i] = p->schema.cols[i];
+    if (i < v->ncols) s->cols[i].name = v->cols[i];
+  }
+  *out = s;
+  return DIPPER_OK;
+}
+
 int dp_bind_stmt(dp_arena *a, dp_diags *d, dp_catalog *cat, const dp_ast_stmt *stmt,
                  dp_query_plan *out) {
   memset(out, 0, sizeof *out);

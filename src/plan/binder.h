@@ -22,6 +22,12 @@
 int dp_bind_stmt(dp_arena *a, dp_diags *d, dp_catalog *cat, const dp_ast_stmt *stmt,
                  dp_query_plan *out);
 
+/* The columns a view returns now (its query bound against the catalog as it
+** is, the view's column names applied), for DESCRIBE: *out in `a`.  Errors
+** go to `d` (a view whose tables were dropped no longer binds). */
+int dp_bind_view_schema(dp_arena *a, dp_diags *d, const dp_catalog *cat, const dp_view_def *v,
+                        const dp_schema **out);
+
 /* Bind an expression against a flat list of columns (computed columns and
 ** watermark expressions of CREATE TABLE, and the C API).  *out is NULL on
 ** error. */

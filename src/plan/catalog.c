@@ -350,16 +350,20 @@ static bool is_interval_literal(const dp_ast_expr *e) {
                (e->kind == DP_AX_LITERAL && e->u.lit.kind == DP_LIT_STRING));
 }
 
-/* A hint converting a non-timestamp column into an event-time column. */
-static void conversion_hint(char *buf, size_t cap, const dp_schema *s, const char *col,
-                            const dp_type *t) {
-  const char *target = column_index(s, "ts") < 0 ? "ts" : "event_ts";
-  if (dp_type_is_integer(t))
+bool dp_catalog_time_hint(char *buf, size_t cap, const dp_schema *s, const char *col,
+                          const dp_type *t) {
+  const char *target = s && column_index(s, "ts") >= 0 ? "event_ts" : "ts";
+  if (t && (dp_type_is_integer(t) || dp_type_is_numeric(t)))
     snprintf(buf, cap, "%s AS TO_TIMESTAMP_LTZ(%s, 3)", target, col); /* epoch millis */
-  else if (dp_type_is_string(t))
-    snprintf(buf, cap, "%s AS TO_TIMESTAMP(%s)", target, col);
-  else
+  else if (t && dp_type_is_string(t))
+    snprintf(buf, cap, "%s AS TO_TIMESTAMP(%s)", target, col); /* 'yyyy-MM-dd HH:mm:ss' */
+  else if (t && t->kind == DP_T_DATE)
     snprintf(buf, cap, "%s AS CAST(%s AS TIMESTAMP(3))", target, col);
+  else {
+    snprintf(buf, cap, "%s", "");
+    return false;
+  }
+  return true;
 }
 
 /* ---- CREATE TABLE ---- */
@@ -506,7 +510,11 @@ static int check_watermark(dp_catalog *c, dp_diags *d, const dp_ast_create_table
   if (!ty || !dp_type_is_timestamp(ty)) {
     char tname[96], hint[160];
     dp_type_print(tname, sizeof tname, ty);
-    conversion_hint(hint, sizeof hint, &t->schema, col, ty);
+    if (!dp_catalog_time_hint(hint, sizeof hint, &t->schema, col, ty))
+      return dp_error(d, DIPPER_TYPE, ct->watermark_span,
+                      "WATERMARK FOR requires a TIMESTAMP or TIMESTAMP_LTZ column; `%s` is %s, "
+                      "which holds no point in time: put the watermark on a timestamp column",
+                      col, tname);
     return dp_error(d, DIPPER_TYPE, ct->watermark_span,
                     "WATERMARK FOR requires a TIMESTAMP or TIMESTAMP_LTZ column; `%s` is %s. "
                     "Convert it with a computed column: %s, then WATERMARK FOR %.*s ...",

@@ -102,7 +102,18 @@ int dp_catalog_drop_stmt(dp_catalog *c, dp_diags *d, const dp_ast_drop *dr);
 int dp_catalog_set(dp_catalog *c, dp_diags *d, const dp_ast_set *s);
 int dp_catalog_reset(dp_catalog *c, const char *key); /* NULL: all */
 const char *dp_catalog_option(const dp_catalog *c, const char *key); /* NULL if unset */
+/* The options set now, in the order they were first set (SET alone lists
+** them): i from 0 while true; key and value borrowed until the next SET/RESET. */
+bool dp_catalog_option_at(const dp_catalog *c, int i, const char **key, const char **value);
 bool dp_catalog_streaming(const dp_catalog *c); /* execution.runtime-mode != batch */
+
+/* The computed column that turns column `col` of type t into an event-time
+** column, as SQL that compiles: "ts AS TO_TIMESTAMP_LTZ(col, 3)" for a number
+** (epoch milliseconds), "ts AS TO_TIMESTAMP(col)" for a string, a CAST for a
+** DATE ("event_ts" when s already has a `ts`; s may be NULL).  false (and
+** buf "") for a type that holds no point in time. */
+bool dp_catalog_time_hint(char *buf, size_t cap, const dp_schema *s, const char *col,
+                          const dp_type *t);
 
 /* Parse a duration as SET values and connector options write it: "10 s",
 ** "10 seconds", "1 min", "500 ms", "1h", "1 min 30 s", "1.5 s"; units d, h,
@@ -118,6 +129,9 @@ int dp_connector_validate(dp_diags *d, const dp_table_def *t, bool as_sink);
 /* Can the connector `name` be written (has a sink)?  True for a name dipper
 ** does not know, which dp_connector_validate reports. */
 bool dp_connector_writable(const char *name);
+/* How many connectors take `key` as a WITH option; their names, quoted and
+** comma-separated ("'kafka', 'filesystem'"), in buf (cut to cap). */
+size_t dp_connector_option_users(const char *key, char *buf, size_t cap);
 /* Would this table, read as a source, end on its own? */
 bool dp_connector_bounded(const dp_table_def *t, bool batch_mode);
 

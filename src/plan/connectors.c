@@ -857,6 +857,27 @@ static int datagen_check(dp_diags *d, const dp_table_def *t, int role) {
   return rc;
 }
 
+size_t dp_connector_option_users(const char *key, char *buf, size_t cap) {
+  size_t n = 0, at = 0;
+  if (cap) buf[0] = '\0';
+  for (size_t i = 0; i < NCONNECTORS; i++) {
+    const connector *cn = &connectors[i];
+    if (cn->alias_of) continue;
+    bool takes = false;
+    for (const conn_opt *o = cn->opts; o->key && !takes; o++) {
+      const char *col = NULL;
+      size_t len = 0;
+      takes = eq_ci(o->key, key) || key_matches(o->key, key, &col, &len);
+    }
+    if (!takes) continue;
+    int w = snprintf(buf + at, cap > at ? cap - at : 0, "%s'%s'", n ? ", " : "", cn->name);
+    if (w > 0) at += (size_t)w;
+    if (at >= cap) at = cap ? cap - 1 : 0;
+    n++;
+  }
+  return n;
+}
+
 /* ---- boundedness ---- */
 
 static bool kafka_bounded(const dp_table_def *t, bool batch_mode) {

@@ -26,6 +26,8 @@ typedef struct explain_ctx {
   int nsubq, capsubq;
   const dp_plan **subq;
   int subq_seen;       /* how many have been numbered in the whole explain */
+  const dp_query_plan *q; /* whose watermarks the nodes' time attributes name; may be NULL */
+  int json_level;      /* DIPPER_EXPLAIN_JSON: the indentation level of a root node */
 } explain_ctx;
 
 static void put_expr(explain_ctx *x, const dp_expr *e, const dp_schema *in);
@@ -647,11 +649,150 @@ static void put_schema_line(explain_ctx *x, const dp_plan *p) {
   dp_buf_puts(x->out, ")\n");
 }
 
+/* ---- the JSON printer ----
+** The same walk as the text: each node an object of its kind, its
+** arguments (the node line's text after the kind), its schema and streaming
+** properties as fields, its inputs and subqueries as arrays of nodes. */
+
+void dp_explain_json_string(dp_buf *out, const char *s) {
+  dp_buf_putc(out, '"');
+  for (; s && *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') {
+      dp_buf_putc(out, '\\');
+      dp_buf_putc(out, (char)c);
+    } else if (c == '\n') {
+      dp_buf_puts(out, "\\n");
+    } else if (c == '\t') {
+      dp_buf_puts(out, "\\t");
+    } else if (c < 0x20) {
+      dp_buf_printf(out, "\\u%04x", c);
+    } else {
+      dp_buf_putc(out, (char)c);
+    }
+  }
+  dp_buf_putc(out, '"');
+}
+
+/* A new line at the indentation of `level`, after a comma unless first. */
+static void json_item(explain_ctx *x, bool *first, int level) {
+  if (!*first) dp_buf_putc(x->out, ',');
+  *first = false;
+  dp_buf_putc(x->out, '\n');
+  dp_buf_indent(x->out, level * 2);
+}
+
+static void json_key(explain_ctx *x, bool *first, int level, const char *key) {
+  json_item(x, first, level);
+  dp_buf_printf(x->out, "\"%s\": ", key);
+}
+
+static void json_streaming(explain_ctx *x, const dp_plan *p, bool *first, int level) {
+  dp_buf *out = x->out;
+  const dp_stream_props *sp = &p->props;
+  json_key(x, first, level, "bounded");
+  dp_buf_puts(out, sp->bounded ? "true" : "false");
+  json_key(x, first, level, "modes");
+  static const struct { unsigned bit; const char *name; } modes[] = {
+      {DP_MODE_APPEND, "append"}, {DP_MODE_UPDATE, "update"}, {DP_MODE_COMPLETE, "complete"}};
+  dp_buf_putc(out, '[');
+  int nmodes = 0;
+  for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+    if (sp->modes & modes[i].bit) dp_buf_printf(out, "%s\"%s\"", nmodes++ ? ", " : "", modes[i].name);
+  dp_buf_putc(out, ']');
+  json_key(x, first, level, "changelog");
+  dp_explain_json_string(out, changelog_name(sp->changelog));
+  json_key(x, first, level, "time");
+  dp_buf_putc(out, '[');
+  int nattr = 0;
+  for (int i = 0; sp->time_attr && i < p->schema.ncols; i++) {
+    int wm = sp->time_attr[i];
+    if (wm == -1) continue;
+    dp_buf_puts(out, nattr++ ? ", {\"column\": " : "{\"column\": ");
+    dp_explain_json_string(out, i < p->schema.ncols ? p->schema.cols[i].name : "?");
+    if (wm < 0) {
+      dp_buf_puts(out, ", \"proctime\": true}");
+      continue;
+    }
+    dp_buf_printf(out, ", \"watermark\": {\"id\": %d", wm);
+    const dp_watermark_info *w = x->q && wm < x->q->nwatermarks ? &x->q->watermarks[wm] : NULL;
+    if (w) {
+      dp_buf_puts(out, ", \"source\": ");
+      dp_explain_json_string(out, w->source);
+      dp_buf_puts(out, ", \"column\": ");
+      dp_explain_json_string(out, w->column);
+      if (w->delay >= 0) {
+        char tmp[64];
+        dp_format_duration(tmp, sizeof tmp, w->delay);
+        dp_buf_puts(out, ", \"delay\": ");
+        dp_explain_json_string(out, tmp);
+      }
+      if (w->nmembers > 0) {
+        dp_buf_puts(out, ", \"min_of\": [");
+        for (int k = 0; k < w->nmembers; k++) dp_buf_printf(out, "%s%d", k ? ", " : "", w->members[k]);
+        dp_buf_putc(out, ']');
+      }
+    }
+    dp_buf_puts(out, "}}");
+  }
+  dp_buf_putc(out, ']');
+  json_key(x, first, level, "state");
+  dp_buf_puts(out, "{\"kind\": ");
+  dp_explain_json_string(out, state_name(sp->state));
+  if (sp->state != DP_STATE_NONE && sp->state_desc) {
+    dp_buf_puts(out, ", \"description\": ");
+    dp_explain_json_string(out, sp->state_desc);
+  }
+  dp_buf_putc(out, '}');
+}
+
+/* The fields of node p before its inputs: kind, args, schema, streaming. */
+static void json_node_fields(explain_ctx *x, const dp_plan *p, const char *line, bool *first,
+                             int level) {
+  dp_buf *out = x->out;
+  const char *kind = dp_plan_kind_name(p->kind);
+  size_t klen = strlen(kind);
+  const char *args = strncmp(line, kind, klen) == 0 ? line + klen : line;
+  while (*args == ' ') args++;
+  json_key(x, first, level, "kind");
+  dp_explain_json_string(out, kind);
+  json_key(x, first, level, "args");
+  dp_explain_json_string(out, args);
+  if (!(x->flags & DIPPER_EXPLAIN_NO_SCHEMA)) {
+    json_key(x, first, level, "schema");
+    dp_buf_putc(out, '[');
+    for (int i = 0; i < p->schema.ncols; i++) {
+      dp_buf_puts(out, i ? ", {\"name\": " : "{\"name\": ");
+      dp_explain_json_string(out, p->schema.cols[i].name ? p->schema.cols[i].name : "?");
+      dp_buf_puts(out, ", \"type\": \"");
+      put_type(x, p->schema.cols[i].type); /* type spellings hold no quote or backslash */
+      dp_buf_puts(out, "\"}");
+    }
+    dp_buf_putc(out, ']');
+  }
+  if (!(x->flags & DIPPER_EXPLAIN_NO_STREAMING) && p->props.analyzed)
+    json_streaming(x, p, first, level);
+}
+
+/* ---- the walk, for both printers ---- */
+
 static void explain_node(explain_ctx *x, const dp_plan *p, int depth) {
   if (!p) return;
-  dp_buf_indent(x->out, depth * 2);
+  bool json = (x->flags & DIPPER_EXPLAIN_JSON) != 0;
+  int level = x->json_level + depth * 2; /* JSON: the node object's fields */
+  dp_buf line = DP_BUF_INIT, *out = x->out;
   x->nsubq = 0;
-  put_node_line(x, p);
+  if (json) { /* the node line is the "args" field: written aside */
+    x->out = &line;
+    put_node_line(x, p);
+    x->out = out;
+    if (line.oom) out->oom = true;
+    if (line.len > 0 && line.data[line.len - 1] == '\n') line.data[--line.len] = '\0';
+    dp_buf_putc(out, '{');
+  } else {
+    dp_buf_indent(out, depth * 2);
+    put_node_line(x, p);
+  }
   /* Keep this node's subqueries: printing the children reuses the list. */
   int nsubq = x->nsubq;
   const dp_plan **subq = NULL;
@@ -662,29 +803,108 @@ static void explain_node(explain_ctx *x, const dp_plan *p, int depth) {
   int first_number = x->subq_seen;
   x->subq_seen += nsubq;
   x->nsubq = 0;
-  if (!(x->flags & DIPPER_EXPLAIN_NO_SCHEMA)) {
-    dp_buf_indent(x->out, depth * 2 + 2);
-    put_schema_line(x, p);
+  bool first = true;
+  if (json) {
+    json_node_fields(x, p, dp_buf_cstr(&line), &first, level + 1);
+    dp_buf_free(&line);
+    json_key(x, &first, level + 1, "inputs");
+    dp_buf_putc(out, '[');
+  } else {
+    if (!(x->flags & DIPPER_EXPLAIN_NO_SCHEMA)) {
+      dp_buf_indent(out, depth * 2 + 2);
+      put_schema_line(x, p);
+    }
+    if (!(x->flags & DIPPER_EXPLAIN_NO_STREAMING) && p->props.analyzed) {
+      dp_buf_indent(out, depth * 2 + 2);
+      put_streaming_line(x, p);
+    }
   }
-  if (!(x->flags & DIPPER_EXPLAIN_NO_STREAMING) && p->props.analyzed) {
-    dp_buf_indent(x->out, depth * 2 + 2);
-    put_streaming_line(x, p);
+  bool first_input = true;
+  for (int i = 0; i < p->ninputs; i++) {
+    if (json) json_item(x, &first_input, level + 2);
+    explain_node(x, p->inputs[i], depth + 1);
   }
-  for (int i = 0; i < p->ninputs; i++) explain_node(x, p->inputs[i], depth + 1);
+  if (json) {
+    if (!first_input) {
+      dp_buf_putc(out, '\n');
+      dp_buf_indent(out, (level + 1) * 2);
+    }
+    dp_buf_putc(out, ']');
+    if (subq) {
+      json_key(x, &first, level + 1, "subqueries");
+      dp_buf_putc(out, '[');
+    }
+  }
+  bool first_sub = true;
   for (int i = 0; subq && i < nsubq; i++) {
-    dp_buf_indent(x->out, depth * 2 + 2);
-    dp_buf_printf(x->out, "$subquery%d:\n", first_number + i);
+    if (json) {
+      json_item(x, &first_sub, level + 2);
+      dp_buf_printf(out, "{\"name\": \"$subquery%d\", \"plan\": ", first_number + i);
+      explain_node(x, subq[i], depth + 1);
+      dp_buf_putc(out, '}');
+      continue;
+    }
+    dp_buf_indent(out, depth * 2 + 2);
+    dp_buf_printf(out, "$subquery%d:\n", first_number + i);
     explain_node(x, subq[i], depth + 2);
+  }
+  if (json) {
+    if (subq) {
+      dp_buf_putc(out, '\n');
+      dp_buf_indent(out, (level + 1) * 2);
+      dp_buf_putc(out, ']');
+    }
+    dp_buf_putc(out, '\n');
+    dp_buf_indent(out, level * 2);
+    dp_buf_putc(out, '}');
   }
 }
 
 void dp_explain_plan(dp_buf *out, const dp_query_plan *q, unsigned flags) {
   explain_ctx x = {0};
   x.out = out;
-  x.flags = flags;
+  x.flags = flags & ~DIPPER_EXPLAIN_JSON;
+  x.q = q;
   x.scratch = dp_arena_new(0);
   if (!x.scratch) out->oom = true;
   for (int r = 0; r < q->nroots; r++) explain_node(&x, q->roots[r], 0);
+  dp_arena_free(x.scratch);
+}
+
+void dp_explain_stmt_json(dp_buf *out, const char *summary, const dp_query_plan *q,
+                          unsigned flags, int level) {
+  explain_ctx x = {0};
+  x.out = out;
+  x.flags = flags | DIPPER_EXPLAIN_JSON;
+  x.q = q;
+  x.json_level = level + 2;
+  x.scratch = dp_arena_new(0);
+  if (!x.scratch) out->oom = true;
+  bool first = true;
+  dp_buf_putc(out, '{');
+  if (summary) {
+    json_key(&x, &first, level + 1, "summary");
+    dp_explain_json_string(out, summary);
+  }
+  if (q && q->nroots > 0) {
+    json_key(&x, &first, level + 1, "streaming");
+    dp_buf_puts(out, q->streaming ? "true" : "false");
+    json_key(&x, &first, level + 1, "roots");
+    dp_buf_putc(out, '[');
+    bool first_root = true;
+    for (int r = 0; r < q->nroots; r++) {
+      json_item(&x, &first_root, level + 2);
+      explain_node(&x, q->roots[r], 0);
+    }
+    dp_buf_putc(out, '\n');
+    dp_buf_indent(out, (level + 1) * 2);
+    dp_buf_putc(out, ']');
+  }
+  if (!first) {
+    dp_buf_putc(out, '\n');
+    dp_buf_indent(out, level * 2);
+  }
+  dp_buf_putc(out, '}');
   dp_arena_free(x.scratch);
 }
 

@@ -1,5 +1,5 @@
 /*
-** explain.h — the logical plan as an indented tree of text.
+** explain.h — the logical plan as an indented tree of text, or as JSON.
 **
 ** One line per node: its kind and arguments; then, indented, its schema and
 ** its streaming properties (bounded, event-time attributes with their
@@ -53,8 +53,17 @@
 #include "core/buf.h"
 #include "plan/plan.h"
 
-/* Flags: DIPPER_EXPLAIN_* from dipper.h. */
+/* Flags: DIPPER_EXPLAIN_* from dipper.h (DIPPER_EXPLAIN_JSON is ignored: the
+** text).  */
 void dp_explain_plan(dp_buf *out, const dp_query_plan *q, unsigned flags);
+/* One statement as the JSON object dipper.h's DIPPER_EXPLAIN_JSON describes:
+** "summary" when summary is not NULL, "streaming" and "roots" when q has
+** roots; nested lines indented for `level` (2 spaces each), the object's
+** opening brace written where out ends.  The same walk as the text. */
+void dp_explain_stmt_json(dp_buf *out, const char *summary, const dp_query_plan *q,
+                          unsigned flags, int level);
+/* s quoted and escaped as a JSON string. */
+void dp_explain_json_string(dp_buf *out, const char *s);
 /* One node's line and its schema line, without its inputs (a checkpoint's
 ** fingerprint of the operators that keep state: exec/checkpoint.c). */
 void dp_explain_node(dp_buf *out, const dp_plan *p);

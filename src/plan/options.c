@@ -283,6 +283,12 @@ int dp_catalog_set(dp_catalog *c, dp_diags *d, const dp_ast_set *s) {
   const known_key *k = find_known(key);
   if (!k) {
     if (in_open_namespace(key)) return store(c, key, value);
+    char users[128];
+    if (dp_connector_option_users(key, users, sizeof users) > 0)
+      return dp_error(d, DIPPER_OPTION, s->key_span,
+                      "'%s' is a table option, not a session option: put it in the WITH (...) "
+                      "of each table it is for (connectors %s), e.g. WITH (..., '%s' = '%s')",
+                      key, users, key, value);
     const char *names[sizeof known_keys / sizeof known_keys[0]];
     for (size_t i = 0; i < sizeof known_keys / sizeof known_keys[0]; i++) names[i] = known_keys[i].key;
     const char *near = dp_catalog_closest(key, names, (int)(sizeof names / sizeof names[0]));
@@ -391,6 +397,13 @@ const char *dp_catalog_option(const dp_catalog *c, const char *key) {
   for (int i = 0; i < c->noptions; i++)
     if (strcmp(c->options[i].key, key) == 0) return c->options[i].value;
   return NULL;
+}
+
+bool dp_catalog_option_at(const dp_catalog *c, int i, const char **key, const char **value) {
+  if (!c || i < 0 || i >= c->noptions) return false;
+  *key = c->options[i].key;
+  *value = c->options[i].value;
+  return true;
 }
 
 bool dp_catalog_streaming(const dp_catalog *c) {

@@ -234,10 +234,17 @@ static void check_watermark(vctx *x, const dp_plan *p) {
   char tname[128] = "an unknown type";
   if (t) dp_type_print(tname, sizeof tname, t);
   const char *name = dp_analyze_col_name(&p->schema, c);
-  refuse(x, p,
-         "WATERMARK FOR %s needs a TIMESTAMP(3) or TIMESTAMP_LTZ(3) column, but %s is %s: "
-         "declare a computed column (ts AS TO_TIMESTAMP_LTZ(%s, 3)) and put the watermark on it",
-         name, name, tname, name);
+  char hint[160];
+  if (dp_catalog_time_hint(hint, sizeof hint, &p->schema, name, t))
+    refuse(x, p,
+           "WATERMARK FOR %s needs a TIMESTAMP(3) or TIMESTAMP_LTZ(3) column, but %s is %s: "
+           "declare a computed column (%s) and put the watermark on it",
+           name, name, tname, hint);
+  else
+    refuse(x, p,
+           "WATERMARK FOR %s needs a TIMESTAMP(3) or TIMESTAMP_LTZ(3) column, but %s is %s, "
+           "which holds no point in time: put the watermark on a timestamp column",
+           name, name, tname);
 }
 
 /* The UNION that column *col of p comes from through projections and filters, with
@@ -703,15 +710,42 @@ static void check_sink(vctx *x, const dp_plan *p) {
   if (!updates || any_refused_below(x, p)) return;
   char what[256] = "rows it has already written";
   char keys[256] = "..";
+  bool keys_in_sink = true; /* the sink names its key columns as the GROUP BY does */
   if (agg) {
     describe_aggregate(agg, what, sizeof what);
     if (agg->u.aggregate.ngroup > 0) {
       size_t n = 0;
       keys[0] = '\0';
-      for (int i = 0; i < agg->u.aggregate.ngroup && n < sizeof keys; i++)
-        n += (size_t)snprintf(keys + n, sizeof keys - n, "%s%s", i ? ", " : "",
-                              dp_analyze_col_name(&agg->schema, i));
+      for (int i = 0; i < agg->u.aggregate.ngroup && n < sizeof keys; i++) {
+        const char *k = dp_analyze_col_name(&agg->schema, i);
+        n += (size_t)snprintf(keys + n, sizeof keys - n, "%s%s", i ? ", " : "", k);
+        keys_in_sink &= dp_schema_find(&t->schema, k) >= 0;
+      }
     }
+  }
+  char pk[400];
+  if (keys_in_sink)
+    snprintf(pk, sizeof pk, "declare PRIMARY KEY (%s) NOT ENFORCED on `%s`", keys, t->name);
+  else
+    snprintf(pk, sizeof pk,
+             "declare a PRIMARY KEY ... NOT ENFORCED on the columns of `%s` that hold %s", t->name,
+             keys);
+  /* A windowed aggregation is final per window in append mode: it is the
+  ** update (or complete) mode chosen that makes it revise its rows. */
+  bool windowed = agg && agg->u.aggregate.window && (agg->props.modes & DP_MODE_APPEND) &&
+                  in->props.changelog == DP_CHANGELOG_INSERT_ONLY && x->mode != DP_MODE_APPEND;
+  if (windowed) {
+    refuse(x, p,
+           "the %s sink `%s` takes insert-only rows, but this query runs in %s mode%s, where its "
+           "windowed aggregation (%s) writes each window's running result every batch and "
+           "revises it later; in append mode it writes each window once, final, when the "
+           "watermark passes the window's end: %s (or SET 'dipper.output-mode' = 'append'), or "
+           "%s to write the revisions as upserts",
+           t->connector, t->name, mode_name(x->mode),
+           x->q->output_mode ? " (SET 'dipper.output-mode')" : "", what,
+           x->q->output_mode ? "remove the SET 'dipper.output-mode'" : "run it in append mode",
+           pk);
+    return;
   }
   if (strcmp(t->connector, "filesystem") == 0) {
     refuse(x, p,
@@ -724,9 +758,9 @@ static void check_sink(vctx *x, const dp_plan *p) {
   }
   refuse(x, p,
          "the %s sink `%s` takes insert-only rows, but this query updates earlier results (%s); "
-         "declare PRIMARY KEY (%s) NOT ENFORCED on `%s` to write upserts (upsert-kafka "
-         "semantics), or make the aggregation windowed so that each row is final",
-         t->connector, t->name, what, keys, t->name);
+         "%s to write upserts (upsert-kafka semantics), or make the aggregation windowed so "
+         "that each row is final",
+         t->connector, t->name, what, pk);
 }
 
 static void check_batch_scan(vctx *x, const dp_plan *p) {

@@ -547,6 +547,13 @@ static const dp_type *parse_type_body(parser *p) {
     return check_type(p, dp_type_map(p->a, key, value));
   }
   if (is_kw(t, DP_KW_NULL)) return dp_type_of(DP_T_NULL);
+  /* Spark's and Hive's names for the integer types. */
+  static const char *const spark_types[][2] = {
+      {"LONG", "BIGINT"}, {"SHORT", "SMALLINT"}, {"BYTE", "TINYINT"}};
+  for (size_t i = 0; i < sizeof spark_types / sizeof spark_types[0]; i++)
+    if (is_word(p, t, spark_types[i][0]))
+      fail_at(p, DIPPER_SYNTAX, t->span, "%s is Spark's name for %s: write %s", spark_types[i][0],
+              spark_types[i][1], spark_types[i][1]);
   fail_at(p, DIPPER_SYNTAX, t->span,
           "unknown type %.*s: write one of BOOLEAN, TINYINT, SMALLINT, INT, BIGINT, FLOAT, "
           "DOUBLE, DECIMAL(p, s), STRING, VARCHAR(n), BYTES, DATE, TIME, TIMESTAMP(p), "
@@ -2124,6 +2131,27 @@ static void parse_table_elements(parser *p, dp_ast_create_table *ct) {
   ct->cols = cols.items;
 }
 
+/* Spark's CREATE TABLE ... USING fmt OPTIONS (k 'v'): say how dipper writes
+** it (Flink's WITH clause), with the format named when it is a file format. */
+static _Noreturn void spark_ddl(parser *p, const dp_token *at) {
+  const dp_token *fmt = is_kw(at, DP_KW_USING) ? peek(p, 1) : NULL;
+  static const char *const files[] = {"CSV", "JSON", "PARQUET", "ORC", "AVRO", "TEXT"};
+  bool file = false;
+  for (size_t i = 0; fmt && i < sizeof files / sizeof files[0]; i++) file |= is_word(p, fmt, files[i]);
+  if (file)
+    fail_at(p, DIPPER_SYNTAX, at->span,
+            "USING %.*s OPTIONS (...) is Spark's DDL; dipper writes Flink's WITH clause: "
+            "WITH ('connector' = 'filesystem', 'path' = '...', 'format' = '%.*s'), each "
+            "option as 'key' = 'value'",
+            (int)fmt->span.len, p->text + fmt->span.off, (int)fmt->span.len,
+            p->text + fmt->span.off);
+  fail_at(p, DIPPER_SYNTAX, at->span,
+          "%s is Spark's DDL; dipper writes Flink's WITH clause: WITH ('connector' = '...', "
+          "'format' = '...', ...), each option as 'key' = 'value' (docs/sql.md lists the "
+          "connectors)",
+          is_kw(at, DP_KW_USING) ? "USING ... OPTIONS (...)" : "OPTIONS (...)");
+}
+
 static void parse_create_table(parser *p, dp_ast_stmt *s) {
   dp_ast_create_table *ct = &s->u.create_table;
   ct->if_not_exists = accept_if_not_exists(p);
@@ -2153,6 +2181,8 @@ static void parse_create_table(parser *p, dp_ast_stmt *s) {
     } else if (accept_kw(p, DP_KW_AS)) {
       ct->as_query = parse_query(p);
       break;
+    } else if (at_kw(p, DP_KW_USING) || is_word(p, cs, "OPTIONS")) {
+      spark_ddl(p, cs);
     } else {
       break;
     }

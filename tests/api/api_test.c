@@ -558,6 +558,79 @@ TEST(execute_insert_and_ddl_give_empty_results) {
   dipper_close(db);
 }
 
+TEST(execute_show_describe_set_explain_give_their_rows) {
+  dipper *db = open_embedded();
+  dipper_program *prog = NULL;
+  CHECK_EQ(compile(db,
+                   "CREATE TABLE b (x INT) WITH ('connector' = 'memory');\n"
+                   "SHOW TABLES;\n"
+                   "CREATE TABLE a (k STRING NOT NULL, v INT, PRIMARY KEY (k) NOT ENFORCED)\n"
+                   "  WITH ('connector' = 'memory');\n"
+                   "CREATE VIEW w AS SELECT v AS n FROM a;\n"
+                   "SHOW TABLES;\n"
+                   "SHOW VIEWS;\n"
+                   "DESCRIBE a;\n"
+                   "DESC w;\n"
+                   "SET 'dipper.trigger' = 'once';\n"
+                   "SET;\n"
+                   "EXPLAIN SELECT x FROM b;\n"
+                   "SELECT x FROM b;\n"
+                   "INSERT INTO b SELECT v FROM a;\n",
+                   "s.sql", &prog),
+           DIPPER_OK);
+  static const int kinds[] = {DIPPER_STMT_SESSION, DIPPER_STMT_RESULT, DIPPER_STMT_SESSION,
+                              DIPPER_STMT_SESSION, DIPPER_STMT_RESULT, DIPPER_STMT_RESULT,
+                              DIPPER_STMT_RESULT,  DIPPER_STMT_RESULT, DIPPER_STMT_SESSION,
+                              DIPPER_STMT_RESULT,  DIPPER_STMT_RESULT, DIPPER_STMT_QUERY,
+                              DIPPER_STMT_INSERT};
+  CHECK_EQ(dipper_program_count(prog), 13);
+  for (int i = 0; i < 13; i++) {
+    int kind = 0;
+    CHECK_EQ(dipper_program_stmt_kind(prog, i, &kind), DIPPER_OK);
+    CHECK_EQ(kind, kinds[i]);
+  }
+  int kind = 0;
+  CHECK_EQ(dipper_program_stmt_kind(prog, 13, &kind), DIPPER_MISUSE);
+  CHECK_EQ(dipper_program_stmt_kind(prog, 0, NULL), DIPPER_MISUSE);
+  CHECK_EQ(dipper_program_stmt_kind(NULL, 0, &kind), DIPPER_MISUSE);
+
+  char names[256];
+  struct ArrowArrayStream st;
+  /* each SHOW answers with the catalog as it was at that point of the text */
+  CHECK_EQ(dipper_execute(prog, 1, &st), DIPPER_OK);
+  CHECK_STR(drain(&st, names, sizeof names), "b\n");
+  CHECK_STR(names, "table_name:u");
+  st.release(&st);
+  CHECK_EQ(dipper_execute(prog, 4, &st), DIPPER_OK);
+  CHECK_STR(drain(&st, names, sizeof names), "a\nb\nw\n");
+  st.release(&st);
+  CHECK_EQ(dipper_execute(prog, 5, &st), DIPPER_OK);
+  CHECK_STR(drain(&st, names, sizeof names), "w\n");
+  CHECK_STR(names, "view_name:u");
+  st.release(&st);
+  CHECK_EQ(dipper_execute(prog, 6, &st), DIPPER_OK);
+  CHECK_STR(drain(&st, names, sizeof names), "k|STRING|<b>|PRI(k)|NULL|NULL\n"
+                                             "v|INT|<b>|NULL|NULL|NULL\n");
+  CHECK_STR(names, "name:u,type:u,null:b,key:u,extras:u,watermark:u");
+  st.release(&st);
+  CHECK_EQ(dipper_execute(prog, 7, &st), DIPPER_OK);
+  CHECK_STR(drain(&st, names, sizeof names), "n|INT|<b>|NULL|NULL|NULL\n");
+  st.release(&st);
+  CHECK_EQ(dipper_execute(prog, 9, &st), DIPPER_OK);
+  CHECK_STR(drain(&st, names, sizeof names), "dipper.trigger|once\n");
+  CHECK_STR(names, "key:u,value:u");
+  st.release(&st);
+  CHECK_EQ(dipper_execute(prog, 10, &st), DIPPER_OK);
+  const char *plan = drain(&st, names, sizeof names);
+  CHECK_STR(names, "plan:u");
+  CHECK_STR(plan, "Scan table=b connector=memory\n"
+                  "  schema: (x INT)\n"
+                  "  streaming: unbounded modes=append changelog=insert-only time=[] state=none\n");
+  st.release(&st);
+  dipper_program_free(prog);
+  dipper_close(db);
+}
+
 TEST(execute_streaming_bounded_append) {
   /* streaming mode over a bounded input in append mode: the whole answer */
   dipper *db = open_embedded();

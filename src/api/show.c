@@ -1,0 +1,319 @@
+/*
+** show.c — the statements that answer with rows but run nothing: SHOW
+** TABLES / VIEWS / FUNCTIONS, DESCRIBE, SET with no key, and EXPLAIN.
+**
+** Owns: what each of them answers, as a small table of text taken when the
+** statement compiles (so a SHOW TABLES between two CREATE TABLEs lists what
+** exists at that point of the script, as in a SQL client), and that table
+** turned into the rows dipper_execute hands out.  Does not own: the catalog
+** (plan/catalog.c), the plan text (plan/explain.c), printing (the caller).
+**
+** The answers, column by column (the names are the stream's column names):
+**   SHOW TABLES      table_name          tables and views, sorted (Flink lists both)
+**   SHOW VIEWS       view_name           sorted
+**   SHOW FUNCTIONS   function_name, kind, signature   the built-ins by name, sorted;
+**                    operators (+, AND, LIKE) are not functions one calls by name
+**   DESCRIBE t       name, type, null, key, extras, watermark  (Flink's DESCRIBE): type
+**                    with *ROWTIME* / *PROCTIME* on time attributes, null a BOOLEAN,
+**                    key PRI(a, b) on key columns, extras the computed column's
+**                    expression or METADATA FROM 'k' [VIRTUAL], watermark its
+**                    expression on the watermark column; a view gives name, type,
+**                    null (NULL elsewhere)
+**   SET              key, value          the session options set now, in order
+**   EXPLAIN stmt     plan                one row per line of dipper_explain's text
+*/
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "api/dipper_int.h"
+#include "core/buf.h"
+#include "core/vector.h"
+#include "plan/binder.h"
+#include "plan/explain.h"
+#include "plan/functions.h"
+
+/* A table under construction: cells appended row by row (malloc'd while it
+** grows, moved into the arena by finish). */
+typedef struct rows_builder {
+  dp_arena *a;
+  int ncols;
+  const char *const *names;
+  const bool *boolean;
+  const char **cells;
+  int ncells, cap;
+  bool oom;
+} rows_builder;
+
+/* Append one cell, copied into the arena; NULL is SQL NULL. */
+static void cell(rows_builder *rb, const char *text) {
+  if (rb->oom) return;
+  if (rb->ncells == rb->cap) {
+    int cap = rb->cap ? rb->cap * 2 : 32;
+    const char **grown = realloc(rb->cells, (size_t)cap * sizeof *grown);
+    if (!grown) {
+      rb->oom = true;
+      return;
+    }
+    rb->cells = grown;
+    rb->cap = cap;
+  }
+  const char *copy = text ? dp_arena_strdup(rb->a, text) : NULL;
+  if (text && !copy) {
+    rb->oom = true;
+    return;
+  }
+  rb->cells[rb->ncells++] = copy;
+}
+
+/* The cell of a dp_buf: its text, or "" (an empty buffer). */
+static void cell_buf(rows_builder *rb, dp_buf *b) {
+  if (b->oom) rb->oom = true;
+  cell(rb, dp_buf_cstr(b));
+}
+
+static int finish(rows_builder *rb, const dp_api_rows **out) {
+  dp_api_rows *r = rb->oom ? NULL : dp_arena_calloc(rb->a, 1, sizeof *r);
+  const char **names = r ? dp_arena_calloc(rb->a, (size_t)rb->ncols, sizeof *names) : NULL;
+  bool *boolean = names ? dp_arena_calloc(rb->a, (size_t)rb->ncols, sizeof *boolean) : NULL;
+  const char **cells =
+      boolean && rb->ncells ? dp_arena_calloc(rb->a, (size_t)rb->ncells, sizeof *cells) : NULL;
+  if (!boolean || (rb->ncells && !cells)) {
+    free(rb->cells);
+    return DIPPER_NOMEM;
+  }
+  for (int i = 0; i < rb->ncols; i++) {
+    names[i] = rb->names[i];
+    boolean[i] = rb->boolean && rb->boolean[i];
+  }
+  if (rb->ncells) memcpy(cells, rb->cells, (size_t)rb->ncells * sizeof *cells);
+  free(rb->cells);
+  r->ncols = rb->ncols;
+  r->names = names;
+  r->boolean = boolean;
+  r->nrows = rb->ncells / rb->ncols;
+  r->cells = cells;
+  *out = r;
+  return DIPPER_OK;
+}
+
+static int cmp_name(const void *x, const void *y) {
+  return strcasecmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* SHOW TABLES (tables and views) or SHOW VIEWS: the names, sorted. */
+static void show_relations(rows_builder *rb, const dp_catalog *cat, bool tables) {
+  int nt = tables ? dp_catalog_table_count(cat) : 0, nv = dp_catalog_view_count(cat);
+  const char **names = malloc((size_t)(nt + nv + 1) * sizeof *names);
+  if (!names) {
+    rb->oom = true;
+    return;
+  }
+  int n = 0;
+  for (int i = 0; i < nt; i++) names[n++] = dp_catalog_table_at(cat, i)->name;
+  for (int i = 0; i < nv; i++) names[n++] = dp_catalog_view_at(cat, i)->name;
+  qsort(names, (size_t)n, sizeof *names, cmp_name);
+  for (int i = 0; i < n; i++) cell(rb, names[i]);
+  free(names);
+}
+
+static int cmp_func(const void *x, const void *y) {
+  return strcmp((*(const dp_func *const *)x)->name, (*(const dp_func *const *)y)->name);
+}
+
+static const char *kind_word(dp_func_kind k) {
+  return k == DP_FN_AGGREGATE ? "aggregate" : k == DP_FN_WINDOW ? "window" : "scalar";
+}
+
+static void show_functions(rows_builder *rb) {
+  int n = 0;
+  while (dp_func_at(n)) n++;
+  const dp_func **fns = malloc((size_t)(n + 1) * sizeof *fns);
+  if (!fns) {
+    rb->oom = true;
+    return;
+  }
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (!dp_func_at(i)->op) fns[k++] = dp_func_at(i);
+  qsort(fns, (size_t)k, sizeof *fns, cmp_func);
+  for (int i = 0; i < k; i++) {
+    cell(rb, fns[i]->name);
+    cell(rb, kind_word(fns[i]->kind));
+    cell(rb, fns[i]->signature);
+  }
+  free(fns);
+}
+
+/* The type without its NOT NULL (the `null` column says it). */
+static const char *type_text(dp_arena *a, const dp_type *t) {
+  const dp_type *nullable = t && t->not_null ? dp_type_with_nullability(a, t, false) : t;
+  return nullable ? dp_type_format(a, nullable) : NULL;
+}
+
+static void describe_table(rows_builder *rb, const dp_table_def *t) {
+  dp_buf pk = DP_BUF_INIT;
+  if (t->npk > 0) {
+    dp_buf_puts(&pk, "PRI(");
+    for (int k = 0; k < t->npk; k++)
+      dp_buf_printf(&pk, "%s%s", k ? ", " : "", t->schema.cols[t->pk[k]].name);
+    dp_buf_putc(&pk, ')');
+  }
+  for (int i = 0; i < t->schema.ncols; i++) {
+    const dp_field *f = &t->schema.cols[i];
+    const dp_column_def *c = &t->cols[i];
+    dp_buf b = DP_BUF_INIT;
+    cell(rb, f->name);
+    const char *type = type_text(rb->a, f->type);
+    dp_buf_puts(&b, type ? type : "?");
+    if (i == t->watermark_col) dp_buf_puts(&b, " *ROWTIME*");
+    else if (c->kind == DP_CK_COMPUTED && c->proctime) dp_buf_puts(&b, " *PROCTIME*");
+    cell_buf(rb, &b);
+    dp_buf_free(&b);
+    cell(rb, f->type && f->type->not_null ? "false" : "true");
+    bool key = false;
+    for (int k = 0; k < t->npk; k++) key |= t->pk[k] == i;
+    if (key) cell_buf(rb, &pk);
+    else cell(rb, NULL);
+    if (c->kind == DP_CK_COMPUTED && c->expr) {
+      dp_buf_puts(&b, "AS ");
+      dp_explain_expr(&b, c->expr, &t->schema);
+      cell_buf(rb, &b);
+    } else if (c->kind == DP_CK_METADATA) {
+      dp_buf_puts(&b, "METADATA");
+      if (c->metadata_key) dp_buf_printf(&b, " FROM '%s'", c->metadata_key);
+      if (c->is_virtual) dp_buf_puts(&b, " VIRTUAL");
+      cell_buf(rb, &b);
+    } else {
+      cell(rb, NULL);
+    }
+    dp_buf_free(&b);
+    if (i == t->watermark_col && t->watermark_expr) {
+      dp_explain_expr(&b, t->watermark_expr, &t->schema);
+      cell_buf(rb, &b);
+      dp_buf_free(&b);
+    } else {
+      cell(rb, NULL);
+    }
+  }
+  dp_buf_free(&pk);
+}
+
+/* Each line of an EXPLAIN text is a row. */
+static void explain_rows(rows_builder *rb, const dp_query_plan *plan) {
+  dp_buf b = DP_BUF_INIT;
+  dp_explain_plan(&b, plan, DIPPER_EXPLAIN_DEFAULT);
+  if (b.oom) rb->oom = true;
+  const char *text = dp_buf_cstr(&b);
+  while (*text) {
+    const char *eol = strchr(text, '\n');
+    size_t n = eol ? (size_t)(eol - text) : strlen(text);
+    char *line = dp_arena_strndup(rb->a, text, n);
+    if (!line) rb->oom = true;
+    else cell(rb, line);
+    text += n + (eol ? 1 : 0);
+  }
+  dp_buf_free(&b);
+}
+
+int dp_api_stmt_rows(dp_arena *a, dp_diags *d, const dp_catalog *cat, const dp_ast_stmt *s,
+                     const dp_query_plan *plan, const dp_api_rows **out) {
+  *out = NULL;
+  rows_builder rb;
+  memset(&rb, 0, sizeof rb);
+  rb.a = a;
+  static const char *const relation[] = {"table_name"}, *const view[] = {"view_name"};
+  static const char *const function[] = {"function_name", "kind", "signature"};
+  static const char *const describe[] = {"name", "type", "null", "key", "extras", "watermark"};
+  static const bool describe_bool[] = {false, false, true, false, false, false};
+  static const char *const set[] = {"key", "value"}, *const explain[] = {"plan"};
+  switch (s->kind) {
+  case DP_AS_SHOW:
+    rb.ncols = s->u.show.what == 'F' ? 3 : 1;
+    rb.names = s->u.show.what == 'F' ? function : s->u.show.what == 'V' ? view : relation;
+    if (s->u.show.what == 'F') show_functions(&rb);
+    else show_relations(&rb, cat, s->u.show.what != 'V');
+    break;
+  case DP_AS_DESCRIBE: {
+    const dp_ast_name *n = &s->u.describe;
+    const char *name = n->n > 0 ? n->parts[n->n - 1].name : "";
+    rb.ncols = 6;
+    rb.names = describe;
+    rb.boolean = describe_bool;
+    const dp_table_def *t = dp_catalog_table(cat, name);
+    const dp_view_def *v = t ? NULL : dp_catalog_view(cat, name);
+    if (t) {
+      describe_table(&rb, t);
+    } else if (v) {
+      const dp_schema *schema = NULL;
+      int rc = dp_bind_view_schema(a, d, cat, v, &schema);
+      if (rc != DIPPER_OK) {
+        free(rb.cells);
+        return rc;
+      }
+      for (int i = 0; i < schema->ncols; i++) {
+        const dp_type *type = schema->cols[i].type;
+        cell(&rb, schema->cols[i].name);
+        cell(&rb, type_text(a, type));
+        cell(&rb, type && type->not_null ? "false" : "true");
+        for (int k = 0; k < 3; k++) cell(&rb, NULL);
+      }
+    }
+    break;
+  }
+  case DP_AS_SET:
+    if (s->u.set.key) return DIPPER_OK;
+    rb.ncols = 2;
+    rb.names = set;
+    for (int i = 0;; i++) {
+      const char *key, *value;
+      if (!dp_catalog_option_at(cat, i, &key, &value)) break;
+      cell(&rb, key);
+      cell(&rb, value);
+    }
+    break;
+  case DP_AS_EXPLAIN:
+    rb.ncols = 1;
+    rb.names = explain;
+    explain_rows(&rb, plan);
+    break;
+  default:
+    return DIPPER_OK; /* no rows of its own */
+  }
+  return finish(&rb, out);
+}
+
+/* ---- the rows as the Arrow result of dipper_execute ---- */
+
+int dp_api_rows_result(const dp_api_rows *r, dp_api_result *res) {
+  memset(res, 0, sizeof *res);
+  dp_arena *a = dp_arena_new(0);
+  dp_schema *schema = a ? dp_schema_new(a, r->ncols) : NULL;
+  if (!schema) {
+    dp_arena_free(a);
+    return DIPPER_NOMEM;
+  }
+  for (int c = 0; c < r->ncols; c++) {
+    schema->cols[c].name = r->names[c];
+    schema->cols[c].type = dp_type_of(r->boolean[c] ? DP_T_BOOLEAN : DP_T_STRING);
+  }
+  dp_batch *b = dp_batch_new(schema, r->nrows);
+  int rc = b ? DIPPER_OK : DIPPER_NOMEM;
+  for (int i = 0; rc == DIPPER_OK && i < r->nrows; i++)
+    for (int c = 0; rc == DIPPER_OK && c < r->ncols; c++) {
+      const char *v = r->cells[i * r->ncols + c];
+      dp_vector *col = b->cols[c];
+      if (!v) rc = dp_vector_append_null(col);
+      else if (r->boolean[c]) rc = dp_vector_append_bool(col, strcmp(v, "true") == 0);
+      else rc = dp_vector_append_str(col, v, strlen(v));
+    }
+  if (rc == DIPPER_OK) rc = dp_batch_sync(b);
+  struct ArrowArray array = {0};
+  if (rc == DIPPER_OK) rc = dp_batch_export(b, &res->schema, &array);
+  if (rc == DIPPER_OK && r->nrows > 0) rc = dp_api_result_push(res, &array);
+  else if (array.release) array.release(&array);
+  dp_batch_free(b);
+  dp_arena_free(a);
+  if (rc != DIPPER_OK) dp_api_result_free(res);
+  return rc;
+}
