@@ -246,8 +246,10 @@ DIPPER_API int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *use
 **   - a query (a bare SELECT): its rows;
 **   - an INSERT or a statement set: it runs (its sinks get the rows) and the
 **     stream holds no columns and no rows;
-**   - DDL, SET and EXPLAIN: nothing runs (they took effect at compile); an
-**     empty stream as for an INSERT.
+**   - DDL and SET 'k' = 'v': nothing runs (they took effect at compile); an
+**     empty stream as for an INSERT;
+**   - SHOW, DESCRIBE, SET alone and EXPLAIN: their rows, taken at compile
+**     (DIPPER_STMT_RESULT below).
 ** Embedded: the query runs inside this call; the stream hands out the
 ** result's micro-batches (one for batch mode).  On Spark: the statement is
 ** translated to Spark Connect relations, sent, and its result collected.
@@ -461,7 +463,7 @@ typedef enum dipper_stmt_kind {
 /* The kind of statement `stmt` (0-based, < dipper_program_count) in *out, a
 ** dipper_stmt_kind.  DIPPER_MISUSE when prog or out is NULL or stmt is out
 ** of range. */
-int dipper_program_stmt_kind(const dipper_program *prog, int stmt, int *out);
+DIPPER_API int dipper_program_stmt_kind(const dipper_program *prog, int stmt, int *out);
 
 /* ---- Arrow C Data Interface (https://arrow.apache.org/docs/format/CDataInterface.html).
 ** Columnar results cross the API in this form.  The definitions are the
