@@ -8,7 +8,9 @@
 ** not passed and the handle was not interrupted (dipper_interrupt), so that
 ** SIGINT/SIGTERM are honoured within a second whatever the broker does.  A
 ** call that cannot be cut so (rd_kafka_query_watermark_offsets in librdkafka
-** 2.0.2 waits for its reply without a timeout) is not used.
+** 2.0.2 waits for its reply without a timeout) is not used, or runs on a
+** thread of its own that the caller waits for in slices
+** (rd_kafka_send_offsets_to_transaction, kafka_sink.c).
 */
 #ifndef DP_KAFKA_INT_H
 #define DP_KAFKA_INT_H

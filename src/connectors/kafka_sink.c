@@ -23,11 +23,13 @@
 ** driver, is not written twice.  Without a checkpoint folder batch ids restart
 ** at 0 and exactly-once is refused.  Close without commit aborts.
 */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "connectors/kafka_int.h"
 #include "connectors/records.h"
@@ -64,6 +66,8 @@ typedef struct kafka_sink {
   bool in_txn;                /* a transaction is open, for batch txn_batch */
   int64_t txn_batch;
   bool fatal;                 /* the producer failed for good */
+  struct marker_call *marker; /* a marker call still running (see below); NULL: none */
+  pthread_t marker_thread;
 } kafka_sink;
 
 static kfmt fmt_kind(const char *f) {
@@ -142,23 +146,150 @@ static rd_kafka_error_t *step_commit(kafka_sink *ks, int ms) {
 static rd_kafka_error_t *step_abort(kafka_sink *ks, int ms) {
   return rd_kafka_abort_transaction(ks->rk, ms);
 }
-/* The batch's marker: offset N + 1 of the sink topic's partition 0 in the
-** group named after the transactional id, committed with the rows. */
-static rd_kafka_error_t *step_marker(kafka_sink *ks, int ms) {
-  rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
-  if (!l) return rd_kafka_error_new(RD_KAFKA_RESP_ERR__FAIL, "out of memory");
-  rd_kafka_topic_partition_t *tp = rd_kafka_topic_partition_list_add(l, ks->topic, 0);
+/* ---- the batch's marker, on a thread of its own ----
+**
+** The marker is offset N + 1 of the sink topic's partition 0 in the group
+** named after the transactional id, committed with the rows.  Its call,
+** rd_kafka_send_offsets_to_transaction, waits for the coordinators' answers
+** without a bound in librdkafka 2.0.2 (the timeout only caps its retries):
+** with the broker stalled it held a SIGTERM off for as long as the broker
+** stayed away.  So it runs on a thread and the batch waits for it in
+** slices.  A wait cut short (interrupted, or past its deadline) leaves the
+** call running and the sink unusable; close then hands the producer to the
+** thread, which destroys it once the call returns. */
+typedef struct marker_call {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  bool done;
+  bool orphan; /* close left the producer and cgmd to the thread */
+  rd_kafka_t *rk;
+  rd_kafka_consumer_group_metadata_t *cgmd;
+  rd_kafka_topic_partition_list_t *offsets;
+  int timeout_ms;
+  rd_kafka_error_t *result;
+} marker_call;
+
+static void marker_call_free(marker_call *c) {
+  if (c->orphan) {
+    rd_kafka_destroy(c->rk);
+    rd_kafka_consumer_group_metadata_destroy(c->cgmd);
+  }
+  if (c->result) rd_kafka_error_destroy(c->result);
+  rd_kafka_topic_partition_list_destroy(c->offsets);
+  pthread_cond_destroy(&c->cv);
+  pthread_mutex_destroy(&c->mu);
+  free(c);
+}
+
+static void *marker_main(void *arg) {
+  marker_call *c = arg;
+  rd_kafka_error_t *e =
+      rd_kafka_send_offsets_to_transaction(c->rk, c->offsets, c->cgmd, c->timeout_ms);
+  pthread_mutex_lock(&c->mu);
+  c->result = e;
+  c->done = true;
+  bool orphan = c->orphan;
+  pthread_cond_signal(&c->cv);
+  pthread_mutex_unlock(&c->mu);
+  if (orphan) marker_call_free(c);
+  return NULL;
+}
+
+static int marker_start(kafka_sink *ks, int timeout_ms) {
+  marker_call *c = calloc(1, sizeof *c);
+  if (!c) return DIPPER_NOMEM;
+  c->offsets = rd_kafka_topic_partition_list_new(1);
+  if (!c->offsets) {
+    free(c);
+    return DIPPER_NOMEM;
+  }
+  rd_kafka_topic_partition_t *tp = rd_kafka_topic_partition_list_add(c->offsets, ks->topic, 0);
   tp->offset = ks->txn_batch + 1;
   char note[64];
   int n = snprintf(note, sizeof note, "dipper batch %lld", (long long)ks->txn_batch);
-  tp->metadata = malloc((size_t)n + 1);
-  if (tp->metadata) {
+  if ((tp->metadata = malloc((size_t)n + 1)) != NULL) {
     memcpy(tp->metadata, note, (size_t)n + 1);
     tp->metadata_size = (size_t)n;
   }
-  rd_kafka_error_t *e = rd_kafka_send_offsets_to_transaction(ks->rk, l, ks->cgmd, ms);
-  rd_kafka_topic_partition_list_destroy(l);
+  c->rk = ks->rk;
+  c->cgmd = ks->cgmd;
+  c->timeout_ms = timeout_ms;
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_mutex_init(&c->mu, NULL);
+  pthread_cond_init(&c->cv, &ca);
+  pthread_condattr_destroy(&ca);
+  if (pthread_create(&ks->marker_thread, NULL, marker_main, c) != 0) {
+    marker_call_free(c);
+    return DIPPER_NOMEM;
+  }
+  ks->marker = c;
+  return DIPPER_OK;
+}
+
+/* Wait for the running call within w: its result (NULL: success), taken
+** and the call freed; or, when w ran out first (*why says why), NULL with
+** the call still in ks->marker. */
+static rd_kafka_error_t *marker_wait(kafka_sink *ks, const dp_kwait *w, int *why) {
+  marker_call *c = ks->marker;
+  pthread_mutex_lock(&c->mu);
+  for (int slice; !c->done && (slice = dp_kwait_slice(w, why)) > 0;) {
+    struct timespec at;
+    clock_gettime(CLOCK_MONOTONIC, &at);
+    at.tv_nsec += (long)slice % 1000 * 1000000;
+    at.tv_sec += slice / 1000 + at.tv_nsec / 1000000000;
+    at.tv_nsec %= 1000000000;
+    pthread_cond_timedwait(&c->cv, &c->mu, &at);
+  }
+  bool done = c->done;
+  pthread_mutex_unlock(&c->mu);
+  if (!done) return NULL;
+  pthread_join(ks->marker_thread, NULL);
+  rd_kafka_error_t *e = c->result;
+  c->result = NULL;
+  marker_call_free(c);
+  ks->marker = NULL;
+  *why = DIPPER_OK;
   return e;
+}
+
+/* The marker into the open transaction, asked again while the error is
+** retriable.  As txn_retry, and: when the wait ran out with the call still
+** running, NULL with ks->marker set and *why saying why. */
+static rd_kafka_error_t *send_marker(dp_sink *k, kafka_sink *ks, int total_ms, int *why) {
+  dp_kwait w = dp_kwait_start(k->db, total_ms);
+  rd_kafka_error_t *e = NULL;
+  *why = DIPPER_OK;
+  while (dp_kwait_slice(&w, why) > 0) {
+    if (e) rd_kafka_error_destroy(e);
+    int64_t left = w.deadline - dp_kafka_now_ms();
+    if (marker_start(ks, left > 0 ? (int)left : 1) != DIPPER_OK)
+      return rd_kafka_error_new(RD_KAFKA_RESP_ERR__FAIL, "cannot start a thread");
+    e = marker_wait(ks, &w, why);
+    if (ks->marker) return NULL;
+    if (!e || !rd_kafka_error_is_retriable(e)) return e;
+    if (rd_kafka_error_code(e) != RD_KAFKA_RESP_ERR__TIMED_OUT) dp_kwait_nap(&w);
+  }
+  return e ? e : rd_kafka_error_new(RD_KAFKA_RESP_ERR__TIMED_OUT, "timed out");
+}
+
+/* Close with a marker call still running: the thread gets the producer. */
+static void marker_abandon(kafka_sink *ks) {
+  marker_call *c = ks->marker;
+  pthread_mutex_lock(&c->mu);
+  bool done = c->done;
+  if (!done) c->orphan = true;
+  pthread_mutex_unlock(&c->mu);
+  if (done) {
+    pthread_join(ks->marker_thread, NULL);
+    marker_call_free(c);
+  } else {
+    pthread_detach(ks->marker_thread);
+    ks->rk = NULL;
+    ks->cgmd = NULL;
+  }
+  ks->marker = NULL;
 }
 
 /* A transaction step failed: abort when the error allows, and say what the
@@ -263,7 +394,7 @@ static int begin_batch(dp_sink *k, kafka_sink *ks, int64_t batch_id) {
   if (ks->in_txn)
     return sink_fail(k, DIPPER_MISUSE, "batch %lld was written before batch %lld was committed",
                      (long long)batch_id, (long long)ks->txn_batch);
-  if (ks->fatal)
+  if (ks->fatal || ks->marker)
     return sink_fail(k, DIPPER_IO, "the transactional producer '%s' failed earlier; run the "
                      "query again", ks->txn_id);
   rd_kafka_error_t *e = rd_kafka_begin_transaction(ks->rk);
@@ -276,8 +407,18 @@ static int begin_batch(dp_sink *k, kafka_sink *ks, int64_t batch_id) {
 /* The batch's rows and its marker, committed as one transaction. */
 static int commit_batch(dp_sink *k, kafka_sink *ks, int64_t batch_id) {
   if (batch_id <= ks->last_batch || !ks->in_txn) return DIPPER_OK; /* done before, or empty */
+  if (ks->marker)
+    return sink_fail(k, DIPPER_IO, "the transactional producer '%s' failed earlier; run the "
+                     "query again", ks->txn_id);
   int why = DIPPER_OK;
-  rd_kafka_error_t *e = txn_retry(k, ks, step_marker, DP_KAFKA_QUERY_TIMEOUT_MS, &why);
+  rd_kafka_error_t *e = send_marker(k, ks, DP_KAFKA_QUERY_TIMEOUT_MS, &why);
+  if (ks->marker && why == DIPPER_INTERRUPTED) return sink_interrupted(k);
+  if (ks->marker)
+    return sink_fail(k, DIPPER_TIMEOUT,
+                     "Kafka did not answer within %d s while adding batch %lld's marker to its "
+                     "transaction (transactional id '%s'); is the broker up? Run the query "
+                     "again: it resumes from its checkpoint",
+                     DP_KAFKA_QUERY_TIMEOUT_MS / 1000, (long long)ks->txn_batch, ks->txn_id);
   if (e) return txn_failed(k, ks, e, why, "adding the batch's marker to its transaction");
   e = txn_retry(k, ks, step_commit, FLUSH_TIMEOUT_MS, &why);
   if (e) return txn_failed(k, ks, e, why, "committing the transaction");
@@ -291,6 +432,10 @@ static void kafka_sink_close(dp_sink *k) {
   kafka_sink *ks = k->state;
   if (!ks) return;
   if (ks->rkt) rd_kafka_topic_destroy(ks->rkt);
+  /* The transaction cannot be aborted while its marker call runs (one
+  ** transaction call at a time): the broker aborts it (transaction.timeout.ms),
+  ** or the next init_transactions of the id does. */
+  if (ks->marker) marker_abandon(ks);
   int why = DIPPER_OK;
   if (ks->rk && ks->in_txn && !ks->fatal) {
     /* A batch that was not committed (a failure, a crash of the caller):

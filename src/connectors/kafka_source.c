@@ -93,7 +93,12 @@ typedef struct kpart {
 typedef enum kfmt_src { KEY_JSON, KEY_CSV, KEY_RAW, KEY_AVRO } kfmt_src;
 
 typedef struct kafka_source {
-  rd_kafka_t *rk;
+  rd_kafka_t *rk;            /* the consumer: assigned, fetches */
+  /* Metadata and offset queries go through a second handle, never assigned:
+  ** a broker answers one connection's requests in order, and the consumer's
+  ** fetch of a partition with nothing new waits fetch.wait.max.ms (500 ms)
+  ** there, so on rk each plan's ListOffsets waited behind it. */
+  rd_kafka_t *qk;
   rd_kafka_queue_t *queue;
   int ntopics;
   char **topics;
@@ -209,7 +214,7 @@ static int resolve_partitions(dp_source *s, kafka_source *ks) {
   dp_kwait w = dp_kwait_start(s->db, DP_KAFKA_QUERY_TIMEOUT_MS);
   int why = DIPPER_TIMEOUT;
   for (int slice; (slice = dp_kwait_slice(&w, &why)) > 0;) {
-    err = rd_kafka_metadata(ks->rk, 1, NULL, &md, slice);
+    err = rd_kafka_metadata(ks->qk, 1, NULL, &md, slice);
     if (!dp_kafka_transient(err)) break;
     if (err != RD_KAFKA_RESP_ERR__TIMED_OUT) dp_kwait_nap(&w);
   }
@@ -326,7 +331,7 @@ static int ask_list(dp_source *s, kafka_source *ks, rd_kafka_topic_partition_lis
       l->elems[i].offset = reset;
       l->elems[i].err = RD_KAFKA_RESP_ERR_NO_ERROR;
     }
-    *err = fn(ks->rk, l, slice);
+    *err = fn(ks->qk, l, slice);
     for (int i = 0; !*err && i < l->cnt; i++)
       if (l->elems[i].err) *err = l->elems[i].err;
     if (!dp_kafka_transient(*err)) return DIPPER_OK;
@@ -534,6 +539,7 @@ static void kafka_source_close(dp_source *s) {
   }
   if (ks->queue) rd_kafka_queue_destroy(ks->queue);
   if (ks->rk) close_consumer(s, ks);
+  if (ks->qk) rd_kafka_destroy_flags(ks->qk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
   if (ks->decoder_open) dp_record_decoder_close(&ks->dec);
   dp_json_decoder_free(ks->key_json);
   dp_csv_decoder_free(ks->key_csv);
@@ -709,12 +715,8 @@ static int open_columns(dp_source *s, kafka_source *ks) {
   return rc;
 }
 
-static int kafka_source_open(dp_source *s) {
-  kafka_source *ks = calloc(1, sizeof *ks);
-  if (!ks) return DIPPER_NOMEM;
-  s->state = ks;
-  dp_bad_records_init(&ks->bad, s->table);
-  int rc = open_columns(s, ks);
+/* A consumer handle of the table's configuration (the caller destroys it). */
+static int new_consumer(dp_source *s, rd_kafka_t **out) {
   /* Offsets are dipper's: librdkafka stores and commits none by itself, and
   ** a lost position is an error rather than a silent jump. */
   static const char *const fixed[] = {"enable.auto.commit", "false",
@@ -724,28 +726,36 @@ static int kafka_source_open(dp_source *s) {
   static const char *const defaults[] = {"auto.offset.reset", "error", "client.id", "dipper",
                                          NULL};
   rd_kafka_conf_t *conf = NULL;
-  if (rc == DIPPER_OK) rc = dp_kafka_make_conf(s->diags, s->table, fixed, defaults, &conf);
-  if (rc == DIPPER_OK) {
-    /* librdkafka wants a group id for a consumer handle; the group is never
-    ** joined, only read (group-offsets) and, when the table names it,
-    ** committed to (Flink's commit.offsets.on.checkpoint). */
-    if (!dp_table_option(s->table, "properties.group.id", NULL))
-      rc = dp_kafka_conf_set(s->diags, s->table, conf, "group.id", "dipper");
+  int rc = dp_kafka_make_conf(s->diags, s->table, fixed, defaults, &conf);
+  /* librdkafka wants a group id for a consumer handle; the group is never
+  ** joined, only read (group-offsets) and, when the table names it,
+  ** committed to (Flink's commit.offsets.on.checkpoint). */
+  if (rc == DIPPER_OK && !dp_table_option(s->table, "properties.group.id", NULL))
+    rc = dp_kafka_conf_set(s->diags, s->table, conf, "group.id", "dipper");
+  if (rc != DIPPER_OK) {
+    if (conf) rd_kafka_conf_destroy(conf);
+    return rc;
   }
+  char err[512];
+  if (!(*out = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err))) {
+    rd_kafka_conf_destroy(conf);
+    return kafka_fail(s, DIPPER_OPTION, "cannot create the Kafka consumer: %s", err);
+  }
+  return DIPPER_OK;
+}
+
+static int kafka_source_open(dp_source *s) {
+  kafka_source *ks = calloc(1, sizeof *ks);
+  if (!ks) return DIPPER_NOMEM;
+  s->state = ks;
+  dp_bad_records_init(&ks->bad, s->table);
+  int rc = open_columns(s, ks);
   bool commit_group =
       dp_table_option(s->table, "properties.group.id", NULL) &&
       strcasecmp(dp_table_option(s->table, "properties.commit.offsets.on.checkpoint", "true"),
                  "false") != 0;
-  if (rc == DIPPER_OK) {
-    char err[512];
-    ks->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
-    if (!ks->rk) {
-      rd_kafka_conf_destroy(conf);
-      rc = kafka_fail(s, DIPPER_OPTION, "cannot create the Kafka consumer: %s", err);
-    }
-  } else if (conf) {
-    rd_kafka_conf_destroy(conf);
-  }
+  if (rc == DIPPER_OK) rc = new_consumer(s, &ks->rk);
+  if (rc == DIPPER_OK) rc = new_consumer(s, &ks->qk);
   if (rc == DIPPER_OK) rc = resolve_partitions(s, ks);
   if (rc == DIPPER_OK) rc = startup_offsets(s, ks);
   if (rc == DIPPER_OK) rc = bounded_offsets(s, ks);
