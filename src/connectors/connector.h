@@ -102,6 +102,9 @@ struct dp_sink {
   const dp_schema *schema;   /* input rows' schema, borrowed */
   unsigned mode;             /* DP_MODE_* */
   const char *checkpoint;    /* the query's checkpoint folder, or NULL: none */
+  int64_t rows_skipped;      /* rows handed to write() that it did not write: their batch
+                                was written before a restart (exactly-once); the driver
+                                counts rows out without them */
   dp_diags *diags;
   void *state;
   void *user;                /* the callback connector's registration, console's FILE* */

@@ -731,7 +731,10 @@ static rd_kafka_headers_t *row_headers(const dp_vector *v, int64_t row) {
 static int kafka_sink_write(dp_sink *k, int64_t batch_id, const dp_batch *b) {
   kafka_sink *ks = k->state;
   if (ks->dg == DG_EXACTLY_ONCE) {
-    if (batch_id <= ks->last_batch) return DIPPER_OK; /* Kafka has this batch already */
+    if (batch_id <= ks->last_batch) { /* Kafka has this batch already */
+      k->rows_skipped += b->nrows;
+      return DIPPER_OK;
+    }
     if (b->nrows == 0) return DIPPER_OK;
     int rc = begin_batch(k, ks, batch_id);
     if (rc != DIPPER_OK) return rc;

@@ -727,6 +727,7 @@ static int run_batch_as(dp_driver *dr, bool final, int64_t watermark, bool plann
   ex->batch_start_time = dp_wall_micros();
   int64_t t0 = dp_mono_micros();
   int64_t in_before = input_rows(dr);
+  int64_t skipped_before = dp_sink_op_skipped(ex->root_op);
   int64_t out_rows = 0;
   dp_op *root = ex->root_op;
   for (;;) {
@@ -738,6 +739,8 @@ static int run_batch_as(dp_driver *dr, bool final, int64_t watermark, bool plann
   }
   int rc = dp_sink_op_commit(root, ex->batch_id);
   if (rc != DIPPER_OK) return fail(dr, rc);
+  /* rows out: what the sink wrote, not what it was handed again */
+  out_rows -= dp_sink_op_skipped(root) - skipped_before;
   for (int i = 0; i < dr->ninputs; i++)
     if (dr->inputs[i]->cls == &dp_op_scan && (rc = dp_scan_commit(dr->inputs[i])) != DIPPER_OK)
       return fail(dr, rc);

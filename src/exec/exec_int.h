@@ -63,6 +63,9 @@ int dp_values_restore_position(dp_op *op, dp_rd *in);
 int dp_sink_op_build(dp_exec *ex, const dp_plan *root, dp_op *input, dp_op **out);
 /* Make the micro-batch's output visible (the sink's commit). */
 int dp_sink_op_commit(dp_op *op, int64_t batch_id);
+/* Rows the sink was handed and did not write, since it opened (a batch it
+** had written before a restart: connector.h). */
+int64_t dp_sink_op_skipped(const dp_op *op);
 
 /* ---- driver.c: one running query ---- */
 

@@ -66,6 +66,11 @@ static int sink_next(dp_op *op, dp_batch **out) {
   return DIPPER_OK;
 }
 
+int64_t dp_sink_op_skipped(const dp_op *op) {
+  const sink_state *st = op->state;
+  return st->sink.rows_skipped;
+}
+
 int dp_sink_op_commit(dp_op *op, int64_t batch_id) {
   sink_state *st = op->state;
   return st->sink.cls->commit ? st->sink.cls->commit(&st->sink, batch_id) : DIPPER_OK;

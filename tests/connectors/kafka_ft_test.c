@@ -437,8 +437,10 @@ TEST(exactly_once_sink_survives_a_crash_and_a_replayed_batch) {
   CHECK_EQ(sink_open(&f, &b, "o", dir), DIPPER_OK);
   CHECK_EQ(sink_write(&b, 2, 2), DIPPER_OK);
   CHECK_EQ(b.cls->commit(&b, 2), DIPPER_OK);
+  CHECK_EQ(b.rows_skipped, 2); /* batch 2's rows were not written again */
   CHECK_EQ(sink_write(&b, 3, 2), DIPPER_OK);
   CHECK_EQ(b.cls->commit(&b, 3), DIPPER_OK);
+  CHECK_EQ(b.rows_skipped, 2);
   b.cls->close(&b);
   CHECK_STR(consume_ids(topic, 2, 8, true), "1 2 11 12 21 22 31 32");
   fx_close(&f);
