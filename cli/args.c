@@ -13,7 +13,7 @@
 static const char *const command_names[] = {"check", "explain", "run", NULL};
 static const char *const option_names[] = {"--engine", "--format", "--help", "--version",
                                            "--no-schema", "--no-streaming", "--quiet", "-e",
-                                           "-h", "-q", NULL};
+                                           "-h", "-q", "-v", "--verbose", NULL};
 
 void cli_print_usage(FILE *out) {
   fputs("usage: dipper COMMAND [OPTIONS] INPUT...\n"
@@ -53,6 +53,7 @@ void cli_print_usage(FILE *out) {
         "  --no-schema        explain: leave out each node's schema\n"
         "  --no-streaming     explain: leave out the streaming properties\n"
         "  -q, --quiet        run: no progress lines and no summary\n"
+        "  -v, --verbose      run: the Kafka client's own log lines too (connections, retries)\n"
         "  -h, --help         print this help and exit\n"
         "  --version          print the version and exit\n"
         "\n"
@@ -162,7 +163,7 @@ int cli_parse_args(int argc, char **argv, cli_options *opts) {
   bool options_ended = false;
   /* Options that belong to one command, kept to check against it at the end
   ** (they may come before the command). */
-  const char *format = NULL, *quiet_arg = NULL, *explain_arg = NULL;
+  const char *format = NULL, *quiet_arg = NULL, *explain_arg = NULL, *verbose_arg = NULL;
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];
     bool is_option = !options_ended && arg[0] == '-' && arg[1] != '\0';
@@ -190,6 +191,9 @@ int cli_parse_args(int argc, char **argv, cli_options *opts) {
     } else if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) {
       opts->quiet = true;
       quiet_arg = arg;
+    } else if (strcmp(arg, "-v") == 0 || strcmp(arg, "--verbose") == 0) {
+      opts->verbose = true;
+      verbose_arg = arg;
     } else if (strcmp(arg, "--no-schema") == 0) {
       opts->explain_flags |= DIPPER_EXPLAIN_NO_SCHEMA;
       explain_arg = arg;
@@ -226,6 +230,8 @@ int cli_parse_args(int argc, char **argv, cli_options *opts) {
                                                            : "run";
   if (quiet_arg && opts->command != CLI_CMD_RUN)
     return not_for(quiet_arg, command, "it belongs to run (progress lines and summary)");
+  if (verbose_arg && opts->command != CLI_CMD_RUN)
+    return not_for(verbose_arg, command, "it belongs to run (the Kafka client's log lines)");
   if (explain_arg && opts->command != CLI_CMD_EXPLAIN)
     return not_for(explain_arg, command, "it belongs to explain (the plan's lines)");
   if (format && !set_format(opts, format, command)) return CLI_EXIT_USAGE;

@@ -40,6 +40,7 @@ typedef struct cli_options {
   cli_command command;
   bool help, version;
   bool quiet;          /* run: no live progress, no summary */
+  bool verbose;        /* run: the library's debug lines (the Kafka client's log) too */
   const char *engine;  /* --engine ADDR, or NULL */
   bool format_given;   /* --format: run prints SELECTs with print.c even on the embedded
                           engine; check and explain print JSON */

@@ -130,10 +130,14 @@ static int run_program(const cli_options *opts, dipper *db, dipper_program *prog
 ** programs, whose queries Spark runs until they end or a signal stops them),
 ** or, with --format and for batch programs on Spark, statement by statement
 ** with this command's printer. */
-/* The library's notes and warnings, on stderr (not with -q). */
+/* The library's notes and warnings on stderr (not with -q), its debug lines
+** with -v.  Called on the Kafka client's threads too: one fprintf a line. */
 static void print_note(void *user, int level, const char *message) {
-  (void)user;
-  fprintf(stderr, "dipper: %s: %s\n", level == DIPPER_LOG_WARNING ? "warning" : "note", message);
+  const cli_options *opts = user;
+  if (level == DIPPER_LOG_DEBUG ? !opts->verbose : opts->quiet) return;
+  fprintf(stderr, "dipper: %s: %s\n",
+          level == DIPPER_LOG_WARNING ? "warning" : level == DIPPER_LOG_NOTE ? "note" : "debug",
+          message);
 }
 
 static int run_programs(const cli_options *opts, dipper *db, bool on_spark) {
@@ -143,7 +147,7 @@ static int run_programs(const cli_options *opts, dipper *db, bool on_spark) {
     return CLI_EXIT_USAGE;
   }
   int status = CLI_EXIT_OK;
-  if (!opts->quiet) dipper_set_log(db, print_note, NULL);
+  dipper_set_log(db, print_note, (void *)(uintptr_t)opts);
   for (int i = 0; i < opts->ninputs; i++) {
     const cli_input *in = &opts->inputs[i];
     if (dipper_compile(db, in->text, in->len, in->name, &progs[i]) != DIPPER_OK) {

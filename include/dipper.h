@@ -268,14 +268,18 @@ DIPPER_API int dipper_execute(dipper_program *prog, int stmt, struct ArrowArrayS
 ** handler or from another thread than the one running the handle. */
 DIPPER_API void dipper_interrupt(dipper *db);
 
-/* Messages of the library that are not a call's error: notes (a query
-** whose sinks a restart would write again, because the session sets no
-** checkpoint folder) and warnings.  `fn` is called on the thread of the
-** call that has something to say, with the message (borrowed for the call)
-** and its level; NULL (the default) keeps the library quiet.  Setting a
-** new one replaces the old. */
+/* Messages of the library that are not a call's error: warnings (a Kafka
+** connector's own, e.g. an offset commit that failed), notes (a query whose
+** sinks a restart would write again, because the session sets no
+** checkpoint folder) and debug lines (the Kafka client library's own log:
+** connections, retries).  `fn` gets the message (borrowed for the call) and
+** its level; it may be called from the library's own threads (the Kafka
+** client's), so it must be thread-safe.  NULL (the default) keeps the
+** library quiet.  Setting a new one replaces the old; set it before
+** starting queries. */
 #define DIPPER_LOG_WARNING 1
 #define DIPPER_LOG_NOTE 2
+#define DIPPER_LOG_DEBUG 3
 typedef void (*dipper_log_fn)(void *user, int level, const char *message);
 DIPPER_API void dipper_set_log(dipper *db, dipper_log_fn fn, void *user);
 

@@ -8,6 +8,7 @@
 ** a key librdkafka does not know is an error (a typo would otherwise pass).
 */
 #include <stdarg.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,16 +95,62 @@ bool dp_kafka_transient(rd_kafka_resp_err_t err) {
   }
 }
 
-/* ---- librdkafka's log lines ---- */
+/* ---- librdkafka's log lines ----
+**
+** librdkafka calls the log callback on its own threads with the handle, and
+** the handle's opaque is the sink's (its delivery reports), so the dipper
+** handle a line belongs to is found in a small table of the handles alive,
+** under a mutex: a handle is in it from just after rd_kafka_new until just
+** before it is destroyed or handed to a thread that outlives the sink. */
 
-/* One place for every line, so that the handle can later hand them to a log
-** callback of the application instead (today: stderr, in librdkafka's own
-** default form "%LEVEL|SECONDS.MS|FACILITY|CLIENT| message"). */
+typedef struct kafka_owner {
+  const rd_kafka_t *rk;
+  dipper *db;
+} kafka_owner;
+
+static pthread_mutex_t owners_mu = PTHREAD_MUTEX_INITIALIZER;
+static kafka_owner *owners;
+static int nowners, cap_owners;
+
+void dp_kafka_own(const rd_kafka_t *rk, dipper *db) {
+  if (!rk || !db) return;
+  pthread_mutex_lock(&owners_mu);
+  if (nowners == cap_owners) {
+    int cap = cap_owners ? cap_owners * 2 : 8;
+    kafka_owner *p = realloc(owners, (size_t)cap * sizeof *p);
+    if (p) owners = p, cap_owners = cap;
+  }
+  if (nowners < cap_owners) owners[nowners++] = (kafka_owner){rk, db};
+  pthread_mutex_unlock(&owners_mu);
+}
+
+void dp_kafka_disown(const rd_kafka_t *rk) {
+  pthread_mutex_lock(&owners_mu);
+  for (int i = 0; i < nowners; i++)
+    if (owners[i].rk == rk) {
+      owners[i] = owners[--nowners];
+      break;
+    }
+  if (nowners == 0) {
+    free(owners);
+    owners = NULL;
+    cap_owners = 0;
+  }
+  pthread_mutex_unlock(&owners_mu);
+}
+
 void dp_kafka_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  fprintf(stderr, "%%%d|%lld.%03ld|%s|%s| %s\n", level, (long long)ts.tv_sec,
-          ts.tv_nsec / 1000000, fac ? fac : "", rk ? rd_kafka_name(rk) : "dipper", buf);
+  pthread_mutex_lock(&owners_mu);
+  dipper *db = NULL;
+  for (int i = 0; i < nowners && !db; i++)
+    if (owners[i].rk == rk) db = owners[i].db;
+  /* under the lock: the handle cannot be disowned, so db not closed, meanwhile */
+  if (db) {
+    bool ours = level == 4 && fac && strcmp(fac, "DIPPER") == 0;
+    dp_api_log(db, ours ? DIPPER_LOG_WARNING : DIPPER_LOG_DEBUG, "kafka %s: %s%s%s",
+               rd_kafka_name(rk), ours ? "" : fac ? fac : "", ours ? "" : ": ", buf);
+  }
+  pthread_mutex_unlock(&owners_mu);
 }
 
 void dp_kafka_note(const rd_kafka_t *rk, const char *fmt, ...) {

@@ -43,9 +43,18 @@ const char *dp_kafka_format(const dp_table_def *t);
 /* Errors that librdkafka retries by itself: worth asking again. */
 bool dp_kafka_transient(rd_kafka_resp_err_t err);
 
+/* A librdkafka handle of the dipper handle `db` (rd_kafka_new, then
+** dp_kafka_own), and its end: dp_kafka_disown before rd_kafka_destroy, or
+** before handing it to a thread that destroys it later.  In between, its log
+** lines go to db's log callback. */
+void dp_kafka_own(const rd_kafka_t *rk, dipper *db);
+void dp_kafka_disown(const rd_kafka_t *rk);
+
 /* Every line librdkafka logs, and the connector's own notes, go through
-** here: printed to stderr as librdkafka's default logger prints them.  Called
-** on librdkafka's threads. */
+** here to the log callback of the handle that owns `rk` (dipper_set_log):
+** librdkafka's own lines as DIPPER_LOG_DEBUG, the connector's notes as
+** DIPPER_LOG_WARNING; a line of a handle no dipper handle owns is dropped.
+** Called on librdkafka's threads. */
 void dp_kafka_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf);
 /* A note of the connector's (level 4: warning) through dp_kafka_log. */
 void dp_kafka_note(const rd_kafka_t *rk, const char *fmt, ...)

@@ -286,6 +286,7 @@ static void marker_abandon(kafka_sink *ks) {
     marker_call_free(c);
   } else {
     pthread_detach(ks->marker_thread);
+    dp_kafka_disown(ks->rk); /* it may outlive the dipper handle: its lines are dropped */
     ks->rk = NULL;
     ks->cgmd = NULL;
   }
@@ -340,6 +341,7 @@ static int read_marker(dp_sink *k, kafka_sink *ks) {
   if (rc == DIPPER_OK) rd_kafka_conf_set(conf, "log_level", "3", NULL, 0);
   char err[512];
   rd_kafka_t *c = rc == DIPPER_OK ? rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err) : NULL;
+  dp_kafka_own(c, k->db);
   if (rc == DIPPER_OK && !c) {
     rd_kafka_conf_destroy(conf);
     return sink_fail(k, DIPPER_OPTION, "cannot create a Kafka consumer: %s", err);
@@ -374,6 +376,7 @@ static int read_marker(dp_sink *k, kafka_sink *ks) {
   else if (l->elems[0].offset > 0)
     ks->last_batch = l->elems[0].offset - 1;
   if (l) rd_kafka_topic_partition_list_destroy(l);
+  dp_kafka_disown(c);
   rd_kafka_destroy_flags(c, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
   return rc;
 }
@@ -452,7 +455,10 @@ static void kafka_sink_close(dp_sink *k) {
   } else if (ks->rk && ks->dg != DG_EXACTLY_ONCE) {
     flush_sliced(k, ks, 5000, &why);
   }
-  if (ks->rk) rd_kafka_destroy(ks->rk);
+  if (ks->rk) {
+    dp_kafka_disown(ks->rk);
+    rd_kafka_destroy(ks->rk);
+  }
   if (ks->cgmd) rd_kafka_consumer_group_metadata_destroy(ks->cgmd);
   free(ks->txn_id);
   free(ks->value_cols);
@@ -666,6 +672,7 @@ static int kafka_sink_open(dp_sink *k) {
     rd_kafka_conf_set_opaque(conf, ks);
     char err[512];
     ks->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+    dp_kafka_own(ks->rk, k->db);
     if (!ks->rk) {
       rd_kafka_conf_destroy(conf);
       rc = sink_fail(k, DIPPER_OPTION, "cannot create the Kafka producer: %s", err);

@@ -526,6 +526,7 @@ static void close_consumer(dp_source *s, kafka_source *ks) {
   if (q) rd_kafka_queue_destroy(q);
   drain_commits(ks, 0);
   if (ks->commit_q) rd_kafka_queue_destroy(ks->commit_q);
+  dp_kafka_disown(ks->rk);
   rd_kafka_destroy_flags(ks->rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
 }
 
@@ -539,7 +540,10 @@ static void kafka_source_close(dp_source *s) {
   }
   if (ks->queue) rd_kafka_queue_destroy(ks->queue);
   if (ks->rk) close_consumer(s, ks);
-  if (ks->qk) rd_kafka_destroy_flags(ks->qk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+  if (ks->qk) {
+    dp_kafka_disown(ks->qk);
+    rd_kafka_destroy_flags(ks->qk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+  }
   if (ks->decoder_open) dp_record_decoder_close(&ks->dec);
   dp_json_decoder_free(ks->key_json);
   dp_csv_decoder_free(ks->key_csv);
@@ -741,6 +745,7 @@ static int new_consumer(dp_source *s, rd_kafka_t **out) {
     rd_kafka_conf_destroy(conf);
     return kafka_fail(s, DIPPER_OPTION, "cannot create the Kafka consumer: %s", err);
   }
+  dp_kafka_own(*out, s->db);
   return DIPPER_OK;
 }
 

@@ -447,6 +447,45 @@ for sig in INT:130 TERM:143; do
   contains "$work/err" "bh: stopped after"
 done
 
+# The library's messages (dipper_set_log): the Kafka client's own log lines
+# only with -v; a streaming INSERT into files without a checkpoint folder
+# says once that a run again writes its input again (not with -q).
+cat >"$work/kafka_down.sql" <<'SQL'
+CREATE TABLE k (v STRING) WITH ('connector' = 'kafka', 'topic' = 't', 'format' = 'raw',
+  'properties.bootstrap.servers' = '127.0.0.1:1', 'scan.startup.mode' = 'earliest-offset');
+CREATE TABLE o (v STRING) WITH ('connector' = 'blackhole');
+INSERT INTO o SELECT v FROM k;
+SQL
+for flag in -v none; do
+  status=0
+  if [ "$flag" = -v ]; then
+    timeout --preserve-status -s INT 2 "$dipper" run -v "$work/kafka_down.sql" >/dev/null 2>"$work/err" || status=$?
+  else
+    timeout --preserve-status -s INT 2 "$dipper" run "$work/kafka_down.sql" >/dev/null 2>"$work/err" || status=$?
+  fi
+  checks=$((checks + 1))
+  [ "$status" -eq 130 ] || fail "a run over a Kafka broker that is down, stopped by SIGINT, exited $status"
+  checks=$((checks + 1))
+  if [ "$flag" = -v ]; then
+    grep -q '^dipper: debug: kafka .*Connect to ipv4#127.0.0.1:1 failed' "$work/err" ||
+      fail "-v did not show the Kafka client's log lines: $(head -3 "$work/err")"
+  else
+    ! grep -q 'debug\|Connect to' "$work/err" || fail "the Kafka client's log lines showed without -v"
+  fi
+done
+mkdir -p "$work/notes_out"
+cat >"$work/notes.sql" <<SQL
+CREATE TABLE g (a BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '3');
+CREATE TABLE f (a BIGINT) WITH ('connector' = 'filesystem', 'path' = '$work/notes_out', 'format' = 'json');
+INSERT INTO f SELECT a FROM g;
+SQL
+run 0 run "$work/notes.sql"
+contains "$work/err" "dipper: note: query \`f\` runs without a checkpoint folder"
+run 0 run -q "$work/notes.sql"
+empty "$work/err"
+run 2 check -v "$work/notes.sql"
+contains "$work/err" "-v"
+
 # the main job: sliding 1-minute windows every 30 s, per province, on the console
 run 0 run "$root/examples/payments_local.sql"
 contains "$work/out" "province_id"
