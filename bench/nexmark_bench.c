@@ -433,7 +433,7 @@ static long long state_file_bytes(const char *root) {
 ** folder, timed: what checkpoints cost and how fast a large state comes
 ** back. */
 static int run_checkpoint_pairs(const bool *wanted, bool any_wanted, const char *dir,
-                                long long events, int runs) {
+                                long long events, int runs, const char *keep, bool restart_only) {
   static const char *const dflt[] = {"q5_count", "join", "payments", "state_big"};
   printf("%-10s %12s %12s %7s %8s %11s %10s %11s\n", "query", "ev/s/core", "with ckpt",
          "ratio", "batches", "state file", "restart s", "restore/s");
@@ -444,22 +444,29 @@ static int run_checkpoint_pairs(const bool *wanted, bool any_wanted, const char 
       pick |= strcmp(queries[q].name, dflt[i]) == 0;
     if (!pick || strcmp(queries[q].name, "source") == 0) continue;
     for (int k = 0; k < runs; k++) {
-      char root[] = "/tmp/dipper-bench-ckpt-XXXXXX";
-      if (!mkdtemp(root)) {
+      char tmp[] = "/tmp/dipper-bench-ckpt-XXXXXX";
+      const char *root = keep;
+      if (!root && !(root = mkdtemp(tmp))) {
         printf("%-10s cannot make a temporary folder: %s\n", queries[q].name, strerror(errno));
         return 1;
       }
+      result off = {0}, on = {0};
       checkpoint_dir = NULL;
-      result off = run_isolated(&queries[q], dir, events, false);
+      if (!restart_only) off = run_isolated(&queries[q], dir, events, false);
       checkpoint_dir = root;
-      result on = run_isolated(&queries[q], dir, events, false);
+      if (!restart_only) on = run_isolated(&queries[q], dir, events, false);
       long long bytes = state_file_bytes(root);
       result again = run_isolated(&queries[q], dir, events, true);
       checkpoint_dir = NULL;
       char cmd[200];
       snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-      if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", root);
+      if (!keep && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", root);
       printf("%-10s", queries[q].name);
+      if (restart_only && !again.rc) {
+        printf(" %8.1f MB %10.3f %7.0f MB/s (restart only)\n", (double)bytes / 1e6,
+               again.start_s, again.start_s > 0 ? (double)bytes / 1e6 / again.start_s : 0.0);
+        continue;
+      }
       const result *bad = off.rc ? &off : on.rc ? &on : again.rc ? &again : NULL;
       if (bad) {
         printf("  FAILED: %s\n", bad->error);
@@ -495,7 +502,11 @@ static void usage(const char *argv0) {
           "  --queries DIR the SQL files (default " DIPPER_SOURCE_DIR "/bench/queries)\n"
           "  --checkpoint  each query without and with a checkpoint after every batch, side by\n"
           "                side, then a timed restart (default queries: q5_count, join,\n"
-          "                payments, state_big)\n",
+          "                payments, state_big)\n"
+          "  --keep DIR    with --checkpoint: the checkpoint folder in DIR (new or empty), kept\n"
+          "                after the run\n"
+          "  --restart-only  with --keep: only the timed restart on DIR's folder (e.g. under\n"
+          "                valgrind --tool=callgrind)\n",
           argv0);
 }
 
@@ -504,7 +515,8 @@ int main(int argc, char **argv) {
   int runs = 1;
   const char *dir = DIPPER_SOURCE_DIR "/bench/queries";
   bool wanted[NQUERIES];
-  bool any_wanted = false, checkpoints = false;
+  bool any_wanted = false, checkpoints = false, restart_only = false;
+  const char *keep = NULL;
   memset(wanted, 0, sizeof wanted);
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -525,6 +537,11 @@ int main(int argc, char **argv) {
       i++;
     } else if (strcmp(arg, "--checkpoint") == 0) {
       checkpoints = true;
+    } else if (strcmp(arg, "--keep") == 0 && val) {
+      keep = val;
+      i++;
+    } else if (strcmp(arg, "--restart-only") == 0) {
+      restart_only = true;
     } else if (strcmp(arg, "--queries") == 0 && val) {
       dir = val;
       i++;
@@ -549,7 +566,11 @@ int main(int argc, char **argv) {
          "%d run(s) each%s\n",
          events, runs, runs > 1 ? ", the median by CPU time shown" : "");
   print_machine();
-  if (checkpoints) return run_checkpoint_pairs(wanted, any_wanted, dir, events, runs);
+  if (restart_only && (!checkpoints || !keep)) {
+    fprintf(stderr, "nexmark_bench: --restart-only goes with --checkpoint --keep DIR\n");
+    return 2;
+  }
+  if (checkpoints) return run_checkpoint_pairs(wanted, any_wanted, dir, events, runs, keep, restart_only);
   printf("%-9s %-36s %12s %12s %8s %8s %9s %10s   %s\n", "query", "what", "ev/s/core",
          "ev/s wall", "CPU s", "wall s", "peak RSS", "rows out", "Flink/core (published)");
   int failures = 0;

@@ -40,6 +40,14 @@ void dp_buf_put(dp_buf *b, const void *p, size_t n) {
   b->data[b->len] = '\0';
 }
 
+char *dp_buf_append_room(dp_buf *b, size_t n) {
+  if (!reserve(b, n)) return NULL;
+  char *at = b->data + b->len;
+  b->len += n;
+  b->data[b->len] = '\0';
+  return at;
+}
+
 void dp_buf_puts(dp_buf *b, const char *s) { dp_buf_put(b, s, strlen(s)); }
 
 void dp_buf_putc(dp_buf *b, char c) { dp_buf_put(b, &c, 1); }

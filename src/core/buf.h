@@ -19,6 +19,10 @@ typedef struct dp_buf {
 #define DP_BUF_INIT {NULL, 0, 0, false}
 
 void dp_buf_put(dp_buf *b, const void *p, size_t n);
+/* n more bytes at the end, for the caller to fill in place (a column of
+** numbers written without a copy through a staging array): where they
+** start, or NULL (oom set) when they cannot be had. */
+char *dp_buf_append_room(dp_buf *b, size_t n);
 void dp_buf_puts(dp_buf *b, const char *s);
 void dp_buf_putc(dp_buf *b, char c);
 void dp_buf_printf(dp_buf *b, const char *fmt, ...)

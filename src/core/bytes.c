@@ -49,6 +49,104 @@ void dp_put_bytes(dp_buf *b, const void *p, size_t n) {
 
 void dp_put_str(dp_buf *b, const char *s) { dp_put_bytes(b, s ? s : "", s ? strlen(s) : 0); }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "dp_put_i64s/dp_get_i64s store values as the machine holds them: add a byte swap here"
+#endif
+
+static inline int64_t value_at(const int64_t *v, const int64_t *at, int64_t k) {
+  return v[at ? at[k] : k];
+}
+
+/* The column's values - base in `width`-byte units at p. */
+#define PUT_NARROW(T)                                                    \
+  if (at)                                                                \
+    for (int64_t k = 0; k < n; k++) {                                    \
+      T x = (T)((uint64_t)v[at[k]] - (uint64_t)base);                    \
+      memcpy(p + (size_t)k * sizeof(T), &x, sizeof(T));                  \
+    }                                                                    \
+  else                                                                   \
+    for (int64_t k = 0; k < n; k++) {                                    \
+      T x = (T)((uint64_t)v[k] - (uint64_t)base);                        \
+      memcpy(p + (size_t)k * sizeof(T), &x, sizeof(T));                  \
+    }
+
+void dp_put_i64s(dp_buf *b, const int64_t *v, const int64_t *at, int64_t n) {
+  int64_t lo = n ? value_at(v, at, 0) : 0, hi = lo;
+  if (at)
+    for (int64_t k = 1; k < n; k++) {
+      int64_t x = v[at[k]];
+      lo = x < lo ? x : lo;
+      hi = x > hi ? x : hi;
+    }
+  else
+    for (int64_t k = 1; k < n; k++) {
+      lo = v[k] < lo ? v[k] : lo;
+      hi = v[k] > hi ? v[k] : hi;
+    }
+  uint64_t range = (uint64_t)hi - (uint64_t)lo;
+  int width = range == 0 ? 0 : range <= UINT8_MAX ? 1 : range <= UINT16_MAX ? 2
+              : range <= UINT32_MAX ? 4 : 8;
+  int64_t base = lo;
+  dp_put_svar(b, base);
+  dp_put_u8(b, (uint8_t)width);
+  if (!width || !n) return;
+  uint8_t *p = (uint8_t *)dp_buf_append_room(b, (size_t)n * (size_t)width);
+  if (!p) return;
+  switch (width) {
+  case 1: PUT_NARROW(uint8_t) break;
+  case 2: PUT_NARROW(uint16_t) break;
+  case 4: PUT_NARROW(uint32_t) break;
+  default: PUT_NARROW(uint64_t) break;
+  }
+}
+
+#define GET_WIDE(T)                                                      \
+  for (int64_t k = 0; k < n; k++) {                                      \
+    T x;                                                                 \
+    memcpy(&x, p + (size_t)k * sizeof(T), sizeof(T));                    \
+    v[at ? at[k] : k] = (int64_t)((uint64_t)base + (uint64_t)x);         \
+  }
+#define GET_ALL(T)                                                       \
+  if (at)                                                                \
+    GET_WIDE(T)                                                          \
+  else                                                                   \
+    for (int64_t k = 0; k < n; k++) {                                    \
+      T x;                                                               \
+      memcpy(&x, p + (size_t)k * sizeof(T), sizeof(T));                  \
+      v[k] = (int64_t)((uint64_t)base + (uint64_t)x);                    \
+    }
+
+bool dp_get_i64s(dp_rd *r, int64_t *v, const int64_t *at, int64_t n) {
+  int64_t base = dp_get_svar(r);
+  uint8_t width = dp_get_u8(r);
+  if (r->bad || n < 0 || (width != 0 && width != 1 && width != 2 && width != 4 && width != 8) ||
+      (width && (uint64_t)n > dp_rd_left(r) / width)) {
+    r->bad = true;
+    return false;
+  }
+  const uint8_t *p = r->p + r->pos;
+  r->pos += (size_t)n * width;
+  switch (width) {
+  case 0:
+    if (at)
+      for (int64_t k = 0; k < n; k++) v[at[k]] = base;
+    else
+      for (int64_t k = 0; k < n; k++) v[k] = base;
+    break;
+  case 1: GET_ALL(uint8_t) break;
+  case 2: GET_ALL(uint16_t) break;
+  case 4: GET_ALL(uint32_t) break;
+  default:
+    if (!at && base == 0) {
+      if (n) memcpy(v, p, (size_t)n * 8);
+      break;
+    }
+    GET_ALL(uint64_t)
+    break;
+  }
+  return true;
+}
+
 void dp_rd_init(dp_rd *r, const void *p, size_t n) {
   r->p = p;
   r->n = p ? n : 0;

@@ -33,6 +33,15 @@ void dp_put_f64(dp_buf *b, double v);
 void dp_put_bytes(dp_buf *b, const void *p, size_t n); /* uvar length + bytes */
 void dp_put_str(dp_buf *b, const char *s);             /* NULL writes as "" */
 
+/* n int64 values, v[at[k]] (v[k] when at is NULL), as one column:
+**   base:svar  the least value
+**   width:u8   0, 1, 2, 4 or 8: the fewest bytes that hold every value - base
+**   n values - base, width bytes each, little-endian
+** Equal values take no byte each, small counts one: about a varint's size,
+** but written and read in straight loops over the column (checkpoints of
+** millions of aggregate states).  The reader knows n. */
+void dp_put_i64s(dp_buf *b, const int64_t *v, const int64_t *at, int64_t n);
+
 typedef struct dp_rd {
   const uint8_t *p;
   size_t n, pos;
@@ -46,6 +55,10 @@ uint64_t dp_get_u64(dp_rd *r);
 uint64_t dp_get_uvar(dp_rd *r);
 int64_t dp_get_svar(dp_rd *r);
 double dp_get_f64(dp_rd *r);
+/* A column of dp_put_i64s into v[at[k]] (v[k] when at is NULL), k < n:
+** false, and bad, for a width not of those or fewer bytes than the values
+** take (nothing is then written past what was read). */
+bool dp_get_i64s(dp_rd *r, int64_t *v, const int64_t *at, int64_t n);
 /* A byte string: *n its length and a pointer into the reader's bytes. */
 const uint8_t *dp_get_bytes(dp_rd *r, size_t *n);
 /* A count of items that each take at least `min_item` bytes: bad when more

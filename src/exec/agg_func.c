@@ -125,14 +125,20 @@ void dp_agg_state_free(dp_agg_state *s) {
   memset(s, 0, sizeof *s);
 }
 
-/* realloc an array of `elem`-byte entries from oldn to newn, zeroing the new part. */
-static int grow(void *pp, int64_t oldn, int64_t newn, size_t elem) {
+/* realloc an array of `elem`-byte entries from oldn to newn, zeroing the
+** new part from `from` on (the entries below it the caller writes). */
+static int grow_from(void *pp, int64_t oldn, int64_t newn, int64_t from, size_t elem) {
   void **p = pp;
   void *q = realloc(*p, (size_t)newn * elem);
   if (!q) return DIPPER_NOMEM;
-  memset((char *)q + (size_t)oldn * elem, 0, (size_t)(newn - oldn) * elem);
+  if (from < oldn) from = oldn;
+  if (from < newn) memset((char *)q + (size_t)from * elem, 0, (size_t)(newn - from) * elem);
   *p = q;
   return DIPPER_OK;
+}
+
+static int grow(void *pp, int64_t oldn, int64_t newn, size_t elem) {
+  return grow_from(pp, oldn, newn, oldn, elem);
 }
 
 void dp_agg_state_reset(dp_agg_state *s, int64_t g) {
@@ -151,33 +157,35 @@ void dp_agg_state_reset(dp_agg_state *s, int64_t g) {
   if (s->cand) s->cand[g] = -1;
 }
 
-int dp_agg_state_reserve(dp_agg_state *s, int64_t ngroups) {
+/* dp_agg_state_reserve, but the plain number columns (n, i, d, d2, x) of
+** groups below `filled` are left unzeroed: a load writes them all. */
+static int reserve(dp_agg_state *s, int64_t ngroups, int64_t filled) {
   if (ngroups <= s->cap) return DIPPER_OK;
   int64_t cap = s->cap ? s->cap : 64;
   while (cap < ngroups) cap *= 2;
   int64_t old = s->cap;
-  int rc = grow(&s->n, old, cap, sizeof *s->n);
+  int rc = grow_from(&s->n, old, cap, filled, sizeof *s->n);
   switch (s->kind) {
   case AGG_SUM_INT:
   case AGG_MIN_INT:
   case AGG_MAX_INT:
   case AGG_BOOL_AND:
-  case AGG_BOOL_OR: if (!rc) rc = grow(&s->i, old, cap, sizeof *s->i); break;
+  case AGG_BOOL_OR: if (!rc) rc = grow_from(&s->i, old, cap, filled, sizeof *s->i); break;
   case AGG_SUM_DBL:
   case AGG_AVG_DBL:
   case AGG_MIN_DBL:
-  case AGG_MAX_DBL: if (!rc) rc = grow(&s->d, old, cap, sizeof *s->d); break;
+  case AGG_MAX_DBL: if (!rc) rc = grow_from(&s->d, old, cap, filled, sizeof *s->d); break;
   case AGG_VAR_POP:
   case AGG_VAR_SAMP:
   case AGG_STDDEV_POP:
   case AGG_STDDEV_SAMP:
-    if (!rc) rc = grow(&s->d, old, cap, sizeof *s->d);
-    if (!rc) rc = grow(&s->d2, old, cap, sizeof *s->d2);
+    if (!rc) rc = grow_from(&s->d, old, cap, filled, sizeof *s->d);
+    if (!rc) rc = grow_from(&s->d2, old, cap, filled, sizeof *s->d2);
     break;
   case AGG_SUM_DEC:
   case AGG_AVG_DEC:
   case AGG_MIN_DEC:
-  case AGG_MAX_DEC: if (!rc) rc = grow(&s->x, old, cap, sizeof *s->x); break;
+  case AGG_MAX_DEC: if (!rc) rc = grow_from(&s->x, old, cap, filled, sizeof *s->x); break;
   case AGG_LISTAGG: if (!rc) rc = grow(&s->bufs, old, cap, sizeof *s->bufs); break;
   case AGG_HLL: if (!rc) rc = grow(&s->regs, old, cap, sizeof *s->regs); break;
   default: break;
@@ -197,6 +205,8 @@ int dp_agg_state_reserve(dp_agg_state *s, int64_t ngroups) {
   s->cap = cap;
   return DIPPER_OK;
 }
+
+int dp_agg_state_reserve(dp_agg_state *s, int64_t ngroups) { return reserve(s, ngroups, 0); }
 
 /* Any numeric row as a double (VAR/STDDEV/AVG take DOUBLE, but a caller that
 ** skipped the cast still gets the right number). */
@@ -775,10 +785,13 @@ int dp_agg_state_renumber(dp_agg_state *s, const int64_t *remap, int64_t old_n, 
 ** state after a rebuild.
 **
 **   kind:u8                     AGG_*, checked against the plan's
-**   per group: n:uvar           every kind
-**              i:svar           SUM/MIN/MAX of integers, BOOL_AND/OR
-**              d:f64 [d2:f64]   float SUM/AVG/MIN/MAX; VAR's mean and M2
-**              x:u64 u64        DECIMAL (low, high)
+**   columns, each over the groups in order (so a load is a few straight
+**   loops or a memcpy per column, not a record per group):
+**              n                every kind: dp_put_i64s (bytes.h)
+**              i                SUM/MIN/MAX of integers, BOOL_AND/OR: likewise
+**              d [d2]           float SUM/AVG/MIN/MAX; VAR's mean and M2:
+**                               8 bytes a group, the double's bits
+**              x                DECIMAL: 16 bytes a group (low, high u64)
 **   LISTAGG    has_sep:u8 [sep:bytes], then per group has:u8 bytes:bytes
 **   HLL        per group: 0 (no registers) | 1 count:uvar (gap:uvar reg:u8)*
 **              (the non-zero registers) | 2 the 1024 registers
@@ -795,15 +808,34 @@ int dp_agg_state_renumber(dp_agg_state *s, const int64_t *remap, int64_t old_n, 
 
 static inline int64_t group_at(const int64_t *groups, int64_t k) { return groups ? groups[k] : k; }
 
-static void put_i128(dp_buf *out, dp_i128 x) {
-  unsigned __int128 u = (unsigned __int128)x;
-  dp_put_u64(out, (uint64_t)u);
-  dp_put_u64(out, (uint64_t)(u >> 64));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "agg_func.c memcpy's doubles and DECIMALs as little-endian: add a byte swap for this host"
+#endif
+
+/* A column of `w`-byte values of groups[0..n) (all of 0..n when NULL), as
+** the machine holds them (little-endian: the build refuses other hosts). */
+static void put_raw(dp_buf *out, const void *v, const int64_t *groups, int64_t n, size_t w) {
+  if (!groups) {
+    if (n) dp_buf_put(out, v, (size_t)n * w);
+    return;
+  }
+  char *p = n ? dp_buf_append_room(out, (size_t)n * w) : NULL;
+  for (int64_t k = 0; p && k < n; k++) memcpy(p + (size_t)k * w, (const char *)v + (size_t)groups[k] * w, w);
 }
 
-static dp_i128 get_i128(dp_rd *in) {
-  uint64_t lo = dp_get_u64(in), hi = dp_get_u64(in);
-  return (dp_i128)(((unsigned __int128)hi << 64) | lo);
+static bool get_raw(dp_rd *in, void *v, const int64_t *groups, int64_t n, size_t w) {
+  if (in->bad || (uint64_t)n > dp_rd_left(in) / w) {
+    in->bad = true;
+    return false;
+  }
+  const uint8_t *p = in->p + in->pos;
+  in->pos += (size_t)n * w;
+  if (!groups) {
+    if (n) memcpy(v, p, (size_t)n * w);
+  } else {
+    for (int64_t k = 0; k < n; k++) memcpy((char *)v + (size_t)groups[k] * w, p + (size_t)k * w, w);
+  }
+  return true;
 }
 
 static void save_regs(const uint8_t *regs, dp_buf *out) {
@@ -834,14 +866,11 @@ static void save_regs(const uint8_t *regs, dp_buf *out) {
 static void save_groups(const dp_agg_state *s, const int64_t *groups, int64_t n, int64_t from,
                         bool delta, dp_buf *out) {
   dp_put_u8(out, (uint8_t)s->kind);
-  for (int64_t k = 0; k < n; k++) {
-    int64_t g = group_at(groups, k);
-    dp_put_uvar(out, (uint64_t)s->n[g]);
-    if (s->i) dp_put_svar(out, s->i[g]);
-    if (s->d) dp_put_f64(out, s->d[g]);
-    if (s->d2) dp_put_f64(out, s->d2[g]);
-    if (s->x) put_i128(out, s->x[g]);
-  }
+  dp_put_i64s(out, s->n, groups, n);
+  if (s->i) dp_put_i64s(out, s->i, groups, n);
+  if (s->d) put_raw(out, s->d, groups, n, sizeof *s->d);
+  if (s->d2) put_raw(out, s->d2, groups, n, sizeof *s->d2);
+  if (s->x) put_raw(out, s->x, groups, n, sizeof *s->x);
   if (s->kind == AGG_LISTAGG) {
     dp_put_u8(out, s->sep != NULL);
     if (s->sep) dp_put_bytes(out, s->sep, s->sep_len);
@@ -1020,17 +1049,18 @@ static int load_store(dp_agg_state *s, const int64_t *groups, int64_t n, bool de
 static int load_groups(dp_agg_state *s, const int64_t *groups, int64_t n, bool delta, int64_t nall,
                        dp_rd *in) {
   if (dp_get_u8(in) != s->kind || in->bad) return DIPPER_CORRUPT;
-  for (int64_t k = 0; k < n; k++) {
-    int64_t g = group_at(groups, k);
-    uint64_t cnt = dp_get_uvar(in);
-    if (cnt > INT64_MAX) return DIPPER_CORRUPT;
-    s->n[g] = (int64_t)cnt;
-    if (s->i) s->i[g] = dp_get_svar(in);
-    if (s->d) s->d[g] = dp_get_f64(in);
-    if (s->d2) s->d2[g] = dp_get_f64(in);
-    if (s->x) s->x[g] = get_i128(in);
-    if (in->bad) return DIPPER_CORRUPT;
-  }
+  if (!dp_get_i64s(in, s->n, groups, n)) return DIPPER_CORRUPT;
+  /* no update makes a negative count: one pass over the column, no branch */
+  uint64_t sign = 0;
+  if (groups)
+    for (int64_t k = 0; k < n; k++) sign |= (uint64_t)s->n[groups[k]];
+  else
+    for (int64_t k = 0; k < n; k++) sign |= (uint64_t)s->n[k];
+  if (sign >> 63) return DIPPER_CORRUPT;
+  if (s->i && !dp_get_i64s(in, s->i, groups, n)) return DIPPER_CORRUPT;
+  if (s->d && !get_raw(in, s->d, groups, n, sizeof *s->d)) return DIPPER_CORRUPT;
+  if (s->d2 && !get_raw(in, s->d2, groups, n, sizeof *s->d2)) return DIPPER_CORRUPT;
+  if (s->x && !get_raw(in, s->x, groups, n, sizeof *s->x)) return DIPPER_CORRUPT;
   int rc = DIPPER_OK;
   if (s->kind == AGG_LISTAGG) rc = load_listagg(s, groups, n, in);
   for (int64_t k = 0; s->kind == AGG_HLL && k < n && !rc; k++)
@@ -1043,7 +1073,7 @@ static int load_groups(dp_agg_state *s, const int64_t *groups, int64_t n, bool d
 int dp_agg_state_load(dp_agg_state *s, int64_t ngroups, dp_rd *in) {
   if (ngroups < 0) return DIPPER_MISUSE;
   if (uses_store(s) && s->store->length != 0) return DIPPER_MISUSE;
-  int rc = dp_agg_state_reserve(s, ngroups);
+  int rc = reserve(s, ngroups, ngroups); /* the load writes every group's numbers */
   if (!rc) rc = load_groups(s, NULL, ngroups, false, ngroups, in);
   if (rc == DIPPER_CORRUPT) in->bad = true;
   if (!rc) dp_agg_state_mark(s);

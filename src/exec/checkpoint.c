@@ -217,49 +217,80 @@ static int corrupt(dp_ckpt *c, bool report, const char *path, const char *why) {
                   path, why, c->dir);
 }
 
+/* read until n bytes are in or the file ends (EINTR, short reads): the
+** bytes read, or -1 on an error. */
+static ssize_t read_full(int fd, void *p, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = read(fd, (char *)p + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return -1;
+    if (r == 0) break;
+    got += (size_t)r;
+  }
+  return (ssize_t)got;
+}
+
+/* The header, then the payload straight into the buffer handed out (its
+** size known from the header and the file's: one read, no copy of a state
+** of many megabytes), then the checksum over both. */
 int dp_ckpt_read(dp_ckpt *c, dp_ckpt_kind kind, int64_t batch, bool report, uint8_t **payload,
                  size_t *n) {
   *payload = NULL;
   *n = 0;
   const char *path = dp_ckpt_path(c, kind, batch);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     if (errno == ENOENT) return DIPPER_NAME;
     return dp_error(c->diags, DIPPER_IO, nowhere, "cannot read checkpoint file '%s': %s", path,
                     strerror(errno));
   }
-  dp_buf file = DP_BUF_INIT;
-  char chunk[65536];
-  size_t got;
-  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) dp_buf_put(&file, chunk, got);
-  bool failed = ferror(f) != 0;
-  fclose(f);
-  if (file.oom) {
-    dp_buf_free(&file);
-    return DIPPER_NOMEM;
-  }
-  if (failed) {
-    dp_buf_free(&file);
-    return dp_error(c->diags, DIPPER_IO, nowhere, "cannot read checkpoint file '%s'", path);
-  }
+  struct stat sb;
+  uint8_t head[HEADER_BYTES], tail[4];
+  uint8_t *data = NULL;
   int rc = DIPPER_OK;
-  dp_rd r;
-  dp_rd_init(&r, file.data, file.len);
-  const uint8_t *magic = file.len >= 4 ? (const uint8_t *)file.data : NULL;
-  if (file.len < HEADER_BYTES + 4 || memcmp(magic, MAGIC, 4) != 0) {
+  if (fstat(fd, &sb) != 0) {
+    rc = dp_error(c->diags, DIPPER_IO, nowhere, "cannot read checkpoint file '%s': %s", path,
+                  strerror(errno));
+    goto done;
+  }
+  size_t size = sb.st_size > 0 ? (size_t)sb.st_size : 0;
+  ssize_t got = read_full(fd, head, size < HEADER_BYTES ? size : HEADER_BYTES);
+  if (got < 0) goto io;
+  if (size < HEADER_BYTES + 4 || (size_t)got < HEADER_BYTES || memcmp(head, MAGIC, 4) != 0) {
     rc = corrupt(c, report, path, "not a dipper checkpoint file, or cut short");
     goto done;
   }
-  uint32_t want = dp_get_u32(&(dp_rd){(const uint8_t *)file.data + file.len - 4, 4, 0, false});
-  if (dp_crc32c(0, file.data, file.len - 4) != want) {
-    rc = corrupt(c, report, path, "its checksum does not match");
-    goto done;
-  }
+  dp_rd r;
+  dp_rd_init(&r, head, HEADER_BYTES);
   r.pos = 4;
   uint8_t k = dp_get_u8(&r), version = dp_get_u8(&r);
   dp_get_u8(&r), dp_get_u8(&r);
   int64_t id = (int64_t)dp_get_u64(&r);
   uint32_t len = dp_get_u32(&r);
+  /* The payload is as long as the file says, whatever the header claims:
+  ** a damaged length is found by the checksum and the checks below. */
+  size_t plen = size - HEADER_BYTES - 4;
+  if (plen > UINT32_MAX) {
+    rc = corrupt(c, report, path, "its header does not match its name or length");
+    goto done;
+  }
+  if (!(data = malloc(plen ? plen : 1))) {
+    rc = DIPPER_NOMEM;
+    goto done;
+  }
+  if ((got = read_full(fd, data, plen)) < 0) goto io;
+  ssize_t got_tail = (size_t)got == plen ? read_full(fd, tail, 4) : 0;
+  if (got_tail < 0) goto io;
+  if ((size_t)got != plen || got_tail != 4) { /* the file shrank under us */
+    rc = corrupt(c, report, path, "not a dipper checkpoint file, or cut short");
+    goto done;
+  }
+  uint32_t want = dp_get_u32(&(dp_rd){tail, 4, 0, false});
+  if (dp_crc32c(dp_crc32c(0, head, HEADER_BYTES), data, plen) != want) {
+    rc = corrupt(c, report, path, "its checksum does not match");
+    goto done;
+  }
   if (version != FORMAT_VERSION) {
     if (report)
       rc = dp_error(c->diags, DIPPER_CORRUPT, nowhere,
@@ -269,19 +300,20 @@ int dp_ckpt_read(dp_ckpt *c, dp_ckpt_kind kind, int64_t batch, bool report, uint
       rc = DIPPER_CORRUPT;
     goto done;
   }
-  if (k != (uint8_t)kind || id != batch || (size_t)len != file.len - HEADER_BYTES - 4) {
+  if (k != (uint8_t)kind || id != batch || (size_t)len != plen) {
     rc = corrupt(c, report, path, "its header does not match its name or length");
     goto done;
   }
   *n = len;
-  *payload = malloc(len ? len : 1);
-  if (!*payload) {
-    rc = DIPPER_NOMEM;
-    goto done;
-  }
-  if (len) memcpy(*payload, file.data + HEADER_BYTES, len);
+  *payload = data;
+  data = NULL;
+  goto done;
+io:
+  rc = dp_error(c->diags, DIPPER_IO, nowhere, "cannot read checkpoint file '%s': %s", path,
+                strerror(errno));
 done:
-  dp_buf_free(&file);
+  free(data);
+  close(fd);
   return rc;
 }
 

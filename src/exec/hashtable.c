@@ -78,7 +78,9 @@ static inline uint64_t mix_value(uint64_t h, const dp_vector *v, int64_t i) {
   }
 }
 
-void dp_ht_hash(const dp_vector *const *cols, int ncols, int64_t nrows, uint64_t *hashes) {
+/* hashes[i] = hash of row from + i, i < nrows (dp_ht_hash's loops). */
+static void hash_rows(const dp_vector *const *cols, int ncols, int64_t from, int64_t nrows,
+                      uint64_t *hashes) {
   for (int64_t i = 0; i < nrows; i++) hashes[i] = 0;
   for (int c = 0; c < ncols; c++) {
     const dp_vector *v = cols[c];
@@ -87,7 +89,7 @@ void dp_ht_hash(const dp_vector *const *cols, int ncols, int64_t nrows, uint64_t
       /* A NULL row hashes alike whatever its slot holds: gathers keep the
       ** slot's bytes under a NULL bit, and so may kernels. */
       for (int64_t i = 0; i < nrows; i++)
-        hashes[i] = dp_bit_get(v->validity, i) ? mix_value(hashes[i], v, i)
+        hashes[i] = dp_bit_get(v->validity, from + i) ? mix_value(hashes[i], v, from + i)
                                                : mix(hashes[i] * HT_K1, HT_NULL_HASH);
       continue;
     }
@@ -99,22 +101,22 @@ void dp_ht_hash(const dp_vector *const *cols, int ncols, int64_t nrows, uint64_t
     case DP_PHYS_I8:
     case DP_PHYS_I16:
     case DP_PHYS_I32:
-      for (int64_t i = 0; i < nrows; i++) hashes[i] = mix(hashes[i], (uint64_t)dp_vector_get_i64(v, i));
+      for (int64_t i = 0; i < nrows; i++) hashes[i] = mix(hashes[i], (uint64_t)dp_vector_get_i64(v, from + i));
       break;
     case DP_PHYS_I64: {
-      const int64_t *x = v->values;
+      const int64_t *x = (const int64_t *)v->values + from;
       for (int64_t i = 0; i < nrows; i++) hashes[i] = mix(hashes[i], (uint64_t)x[i]);
       break;
     }
     case DP_PHYS_F32:
     case DP_PHYS_F64:
-      for (int64_t i = 0; i < nrows; i++) hashes[i] = mix(hashes[i], double_bits(dp_vector_get_f64(v, i)));
+      for (int64_t i = 0; i < nrows; i++) hashes[i] = mix(hashes[i], double_bits(dp_vector_get_f64(v, from + i)));
       break;
     case DP_PHYS_BIT:
-      for (int64_t i = 0; i < nrows; i++) hashes[i] = mix(hashes[i], dp_vector_get_bool(v, i) ? 1u : 2u);
+      for (int64_t i = 0; i < nrows; i++) hashes[i] = mix(hashes[i], dp_vector_get_bool(v, from + i) ? 1u : 2u);
       break;
     case DP_PHYS_D128: {
-      const dp_i128 *x = v->values;
+      const dp_i128 *x = (const dp_i128 *)v->values + from;
       for (int64_t i = 0; i < nrows; i++) {
         unsigned __int128 u = (unsigned __int128)x[i];
         hashes[i] = mix(mix(hashes[i], (uint64_t)u), (uint64_t)(u >> 64));
@@ -124,16 +126,20 @@ void dp_ht_hash(const dp_vector *const *cols, int ncols, int64_t nrows, uint64_t
     case DP_PHYS_VARBIN:
       for (int64_t i = 0; i < nrows; i++) {
         size_t len;
-        const char *p = dp_vector_get_str(v, i, &len);
+        const char *p = dp_vector_get_str(v, from + i, &len);
         hashes[i] = mix(hashes[i], hash_bytes(p, len));
       }
       break;
     default: /* dp_vector_hash has its own NULL hash */
-      for (int64_t i = 0; i < nrows; i++) hashes[i] = mix(hashes[i], dp_vector_hash(v, i, 0));
+      for (int64_t i = 0; i < nrows; i++) hashes[i] = mix(hashes[i], dp_vector_hash(v, from + i, 0));
       break;
     }
   }
   for (int64_t i = 0; i < nrows; i++) hashes[i] = finish(hashes[i]);
+}
+
+void dp_ht_hash(const dp_vector *const *cols, int ncols, int64_t nrows, uint64_t *hashes) {
+  hash_rows(cols, ncols, 0, nrows, hashes);
 }
 
 uint64_t dp_ht_hash_row(const dp_vector *const *cols, int ncols, int64_t row) {
@@ -315,6 +321,65 @@ int dp_ht_add(dp_hashtable *ht, const dp_vector *const *cols, int64_t row, uint6
   place(ht->slots, ht->nslots - 1, hash, id);
   *id_out = id;
   return DIPPER_OK;
+}
+
+static int add_appended(dp_hashtable *ht, int64_t len, int64_t *dup) {
+  int64_t from = ht->ngroups, n = len - from;
+  if (len > (int64_t)UINT32_MAX - 1) return DIPPER_LIMIT;
+  if (n == 0) return DIPPER_OK;
+  if (len > ht->hashes_cap) {
+    uint64_t *h = realloc(ht->hashes, (size_t)len * sizeof *h);
+    if (!h) return DIPPER_NOMEM;
+    ht->hashes = h;
+    ht->hashes_cap = len;
+  }
+  hash_rows((const dp_vector *const *)ht->keys, ht->nkeys, from, n, ht->hashes + from);
+  uint64_t nslots = ht->nslots;
+  while (nslots < (uint64_t)len * 2) nslots *= 2;
+  if (nslots != ht->nslots && from == 0) {
+    /* an empty table (a restore): fresh zero pages, nothing to place again */
+    uint64_t *slots = calloc(nslots, sizeof *slots);
+    if (!slots) return DIPPER_NOMEM;
+    free(ht->slots);
+    ht->slots = slots;
+    ht->nslots = nslots;
+  } else if (nslots != ht->nslots) {
+    int rc = rebuild_slots(ht, nslots);
+    if (rc) return rc;
+  }
+  const uint64_t TAG = UINT64_C(0xffffffff00000000), mask = ht->nslots - 1;
+  uint64_t *slots = ht->slots;
+  const uint64_t *hashes = ht->hashes;
+  const dp_vector *const *keys = (const dp_vector *const *)ht->keys;
+  for (int64_t r = from; r < len; r++) {
+#if defined(__GNUC__)
+    if (r + PREFETCH_AHEAD < len) __builtin_prefetch(&slots[hashes[r + PREFETCH_AHEAD] & mask], 1);
+#endif
+    uint64_t hash = hashes[r], s = hash & mask;
+    for (; slots[s]; s = (s + 1) & mask) {
+      if ((slots[s] & TAG) != (hash & TAG)) continue;
+      int64_t g = (int64_t)(slots[s] & 0xffffffffu) - 1;
+      if (keys_equal(ht, keys, r, g)) {
+        /* take back the rows placed: the table is as it was */
+        *dup = r;
+        return rebuild_slots(ht, ht->nslots);
+      }
+    }
+    slots[s] = slot_of(hash, r);
+  }
+  ht->ngroups = len;
+  return DIPPER_OK;
+}
+
+int dp_ht_add_appended(dp_hashtable *ht, int64_t len, int64_t *dup) {
+  *dup = -1;
+  if (len < ht->ngroups) return DIPPER_MISUSE;
+  for (int k = 0; k < ht->nkeys; k++)
+    if (ht->keys[k]->length != len) return DIPPER_MISUSE;
+  int rc = add_appended(ht, len, dup);
+  if (rc || *dup >= 0)
+    for (int k = 0; k < ht->nkeys; k++) dp_vector_truncate(ht->keys[k], ht->ngroups);
+  return rc;
 }
 
 /* The common case of streaming aggregation: up to FAST_KEYS BIGINT or

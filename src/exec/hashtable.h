@@ -69,6 +69,17 @@ uint64_t dp_ht_hash_row(const dp_vector *const *cols, int ncols, int64_t row);
 int dp_ht_add(dp_hashtable *ht, const dp_vector *const *cols, int64_t row, uint64_t hash,
               int64_t *id);
 
+/* In bulk, keys known to be new (a restore): the caller appended rows
+** [ngroups, len) to every key vector (each now holds len rows), and they
+** become groups ngroups .. len-1, in order — the ids one dp_ht_add per row
+** would give — with one hash pass, the slots sized once and no copy of the
+** keys.  *dup = -1, or the first row whose key equals an earlier group's:
+** then the key vectors are cut back to ngroups and the table is as it was.
+** DIPPER_OK; DIPPER_NOMEM or DIPPER_LIMIT (past 2^32 - 2 groups), the key
+** vectors cut back likewise; DIPPER_MISUSE (a key vector not of len rows:
+** nothing is touched). */
+int dp_ht_add_appended(dp_hashtable *ht, int64_t len, int64_t *dup);
+
 /* Keep the groups with keep[id] true, renumbered densely in their old order;
 ** remap[old] = new id or -1 (remap has room for ngroups; may be NULL). */
 int dp_ht_compact(dp_hashtable *ht, const bool *keep, int64_t *remap);

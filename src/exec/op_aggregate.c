@@ -289,12 +289,19 @@ static int eval_into(dp_op *op, const dp_expr *e, const dp_batch *in, dp_vector 
   return dp_eval(op->ex, e, in, v);
 }
 
-static int grow_groups(agg_state *st, int64_t n) {
+/* Room for n states' flags (changed, dirty). */
+static int grow_flags(agg_state *st, int64_t n) {
   int64_t cap = st->gcap, dcap = st->gcap;
   int rc = ensure(&st->changed, &cap, n, sizeof *st->changed);
   if (!rc) rc = ensure(&st->dirty, &dcap, n, sizeof *st->dirty);
   if (rc) return rc;
   st->gcap = cap;
+  return DIPPER_OK;
+}
+
+static int grow_groups(agg_state *st, int64_t n) {
+  int rc = grow_flags(st, n);
+  if (rc) return rc;
   for (int a = 0; a < st->naggs; a++)
     if ((rc = dp_agg_state_reserve(&st->calls[a].st, n)) != DIPPER_OK) return rc;
   return DIPPER_OK;
@@ -853,7 +860,7 @@ static int agg_end_batch(dp_op *op) {
 
 /* ---- checkpoints ----
 ** The blob:
-**   version:u8 (AGG_STATE_VERSION)  body:bytes  crc32c:u32
+**   version:u8 (AGG_STATE_VERSION)  body_len:u64  body  crc32c:u32
 ** the checksum over the version and body bytes as they stand, so that any
 ** damage is refused before the body is parsed (the body's parser checks
 ** everything again, for bytes that were written wrong or for another plan).
@@ -873,7 +880,7 @@ static int agg_end_batch(dp_op *op) {
 ** checkpoint, in the section after this one.
 */
 
-#define AGG_STATE_VERSION 1
+#define AGG_STATE_VERSION 3
 
 static uint8_t shape_flags(const agg_state *st) {
   return (uint8_t)((st->windowed ? 1 : 0) | (st->session ? 2 : 0) | (st->evicts ? 4 : 0));
@@ -933,55 +940,49 @@ static int save_body(const agg_state *st, dp_buf *out) {
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
-static int agg_save_state(dp_op *op, dp_buf *out) {
-  agg_state *st = op->state;
-  dp_buf body = DP_BUF_INIT;
-  int rc = save_body(st, &body);
-  if (!rc) {
-    size_t at = out->len;
-    dp_put_u8(out, AGG_STATE_VERSION);
-    dp_put_bytes(out, body.data, body.len);
-    if (!out->oom) dp_put_u32(out, dp_crc32c(0, out->data + at, out->len - at));
-    if (out->oom) rc = DIPPER_NOMEM;
+/* version:u8, body_len:u64, the body `save` writes in place (its length
+** filled in after: no copy of a large body), crc32c:u32. */
+static int save_blob(agg_state *st, dp_buf *out, uint8_t version,
+                     int (*save)(const agg_state *, dp_buf *)) {
+  size_t at = out->len;
+  dp_put_u8(out, version);
+  dp_put_u64(out, 0);
+  int rc = save(st, out);
+  if (!rc && !out->oom) {
+    uint64_t len = (uint64_t)(out->len - at - 9);
+    for (int i = 0; i < 8; i++) out->data[at + 1 + (size_t)i] = (char)(uint8_t)(len >> (8 * i));
+    dp_put_u32(out, dp_crc32c(0, out->data + at, out->len - at));
   }
-  dp_buf_free(&body);
+  if (!rc && out->oom) rc = DIPPER_NOMEM;
   if (!rc) reset_tracking(st);
   return rc;
 }
 
+static int agg_save_state(dp_op *op, dp_buf *out) {
+  return save_blob(op->state, out, AGG_STATE_VERSION, save_body);
+}
+
 /* Key rows appended to the table, in order: row i must become group
-** ngroups + i (a key there already, or repeated, is damage). */
+** ngroups + i (a key there already, or repeated, is damage).  The rows
+** decode straight into the table's key vectors and go in with its bulk
+** path (dp_ht_add_appended): no copy, no probe of a growing table. */
 static int load_keys(dp_hashtable *ht, dp_rd *in) {
   uint64_t n = dp_get_uvar(in);
   if (in->bad || n > INT32_MAX) return DIPPER_CORRUPT;
   size_t from = in->pos;
-  int nk = ht->nkeys, made = 0;
-  dp_vector **cols = calloc((size_t)(nk > 0 ? nk : 1), sizeof *cols);
-  int rc = cols ? DIPPER_OK : DIPPER_NOMEM;
-  for (; made < nk && !rc; made++) {
-    if (!(cols[made] = dp_vector_new(ht->keys[made]->type, 0))) {
-      rc = DIPPER_NOMEM;
-      break;
-    }
-    rc = dp_vector_decode(in, cols[made]);
-    if (!rc && cols[made]->length != (int64_t)n) rc = DIPPER_CORRUPT;
+  int64_t before = ht->ngroups, dup = -1;
+  int rc = DIPPER_OK;
+  for (int j = 0; j < ht->nkeys && !rc; j++) {
+    rc = dp_vector_decode(in, ht->keys[j]);
+    if (!rc && ht->keys[j]->length != before + (int64_t)n) rc = DIPPER_CORRUPT;
   }
   /* Distinct keys take some bits each, whatever their type: more rows than
-  ** bits read cannot all differ (and must not size the arrays below). */
+  ** bits read cannot all differ. */
   if (!rc && n > 1 && n / 8 > in->pos - from) rc = DIPPER_CORRUPT;
-  uint64_t *h = rc ? NULL : malloc((size_t)(n ? n : 1) * sizeof *h);
-  int64_t *ids = h ? malloc((size_t)(n ? n : 1) * sizeof *ids) : NULL;
-  if (!rc && !ids) rc = DIPPER_NOMEM;
-  int64_t created = 0;
-  if (!rc) {
-    dp_ht_hash((const dp_vector *const *)cols, nk, (int64_t)n, h);
-    rc = dp_ht_find_or_insert(ht, (const dp_vector *const *)cols, h, NULL, (int64_t)n, ids, &created);
-  }
-  if (!rc && created != (int64_t)n) rc = DIPPER_CORRUPT;
-  free(h);
-  free(ids);
-  for (int j = 0; cols && j < made && j < nk; j++) dp_vector_free(cols[j]);
-  free(cols);
+  if (!rc) rc = dp_ht_add_appended(ht, before + (int64_t)n, &dup);
+  if (!rc && dup >= 0) rc = DIPPER_CORRUPT;
+  if (rc)
+    for (int j = 0; j < ht->nkeys; j++) dp_vector_truncate(ht->keys[j], before);
   return rc;
 }
 
@@ -1101,7 +1102,7 @@ static int load_body(agg_state *st, dp_rd *in, const char **what) {
   *what = "the sessions";
   if (st->session && (rc = load_sessions(st, in))) return rc;
   int64_t n = nstates(st);
-  if ((rc = grow_groups(st, n))) return rc;
+  if ((rc = grow_flags(st, n))) return rc; /* dp_agg_state_load sizes the states */
   *what = "the changed flags";
   uint64_t nchanged = dp_get_count(in, 1);
   for (uint64_t k = 0, prev = 0; k < nchanged && !in->bad; k++) {
@@ -1128,7 +1129,7 @@ static int load_body(agg_state *st, dp_rd *in, const char **what) {
 ** save_state, save_delta, restore_state or restore_delta; all four call
 ** reset_tracking), in a blob like save_state's but of version
 ** AGG_DELTA_VERSION:
-**   version:u8 (2)  body:bytes  crc32c:u32
+**   version:u8 (4)  body_len:u64  body  crc32c:u32
 ** The body, ids as ascending lists `count:uvar (gap:uvar)*` (the gap from
 ** the previous id + 1, from -1):
 **   shape     as in the whole state
@@ -1166,7 +1167,7 @@ static int load_body(agg_state *st, dp_rd *in, const char **what) {
 ** replays the compaction.
 */
 
-#define AGG_DELTA_VERSION 2
+#define AGG_DELTA_VERSION 4
 
 static void reset_tracking(agg_state *st) {
   for (int64_t k = 0; k < st->dirty_ids.n; k++) st->dirty[st->dirty_ids.v[k]] = 0;
@@ -1274,19 +1275,7 @@ static int save_delta_body(const agg_state *st, dp_buf *out) {
 }
 
 static int agg_save_delta(dp_op *op, dp_buf *out) {
-  agg_state *st = op->state;
-  dp_buf body = DP_BUF_INIT;
-  int rc = save_delta_body(st, &body);
-  if (!rc) {
-    size_t at = out->len;
-    dp_put_u8(out, AGG_DELTA_VERSION);
-    dp_put_bytes(out, body.data, body.len);
-    if (!out->oom) dp_put_u32(out, dp_crc32c(0, out->data + at, out->len - at));
-    if (out->oom) rc = DIPPER_NOMEM;
-  }
-  dp_buf_free(&body);
-  if (!rc) reset_tracking(st);
-  return rc;
+  return save_blob(op->state, out, AGG_DELTA_VERSION, save_delta_body);
 }
 
 static int grow_sessions(agg_state *st, int64_t n) {
@@ -1456,9 +1445,13 @@ static int restore_blob(dp_op *op, dp_rd *in, int version, const char *kind,
                         int (*load)(dp_op *, dp_rd *, const char **)) {
   agg_state *st = op->state;
   dp_span nowhere = {0, 0, 0, 0};
-  size_t at = in->pos, len;
+  size_t at = in->pos;
   uint8_t got = dp_get_u8(in);
-  const uint8_t *body = dp_get_bytes(in, &len);
+  uint64_t blen = dp_get_u64(in);
+  if (!in->bad && blen > dp_rd_left(in)) in->bad = true;
+  size_t len = in->bad ? 0 : (size_t)blen;
+  const uint8_t *body = in->bad ? NULL : in->p + in->pos;
+  if (!in->bad) in->pos += len;
   size_t end = in->pos;
   uint32_t crc = dp_get_u32(in);
   const char *what = "the blob";

@@ -133,4 +133,43 @@ TEST(crc32c_check_value) {
   CHECK(same);
 }
 
+/* Columns of dp_put_i64s: each width, gathered and scattered through an
+** index, the extremes of int64; every cut reads bad. */
+TEST(int64_columns_round_trip_at_every_width) {
+  enum { NV = 300 };
+  static const int64_t spans[] = {0, 200, 60000, 4000000000LL, INT64_MAX};
+  int64_t v[NV], got[NV], at[NV];
+  for (size_t w = 0; w < sizeof spans / sizeof spans[0]; w++) {
+    for (int64_t k = 0; k < NV; k++) {
+      v[k] = -7 + (spans[w] ? (int64_t)(((uint64_t)k * 2654435761u) % (uint64_t)spans[w]) : 0);
+      at[k] = NV - 1 - k;
+    }
+    if (w == 4) v[3] = INT64_MIN, v[4] = INT64_MAX;
+    for (int scattered = 0; scattered < 2; scattered++) {
+      const int64_t *idx = scattered ? at : NULL;
+      dp_buf b = DP_BUF_INIT;
+      dp_put_i64s(&b, v, idx, NV);
+      CHECK(!b.oom);
+      static const size_t widths[] = {0, 1, 2, 4, 8};
+      CHECK(b.len <= 11 + NV * widths[w]);
+      dp_rd r;
+      dp_rd_init(&r, b.data, b.len);
+      memset(got, 0, sizeof got);
+      CHECK(dp_get_i64s(&r, got, idx, NV));
+      CHECK(dp_rd_done(&r));
+      CHECK(memcmp(got, v, sizeof v) == 0);
+      for (size_t cut = 0; cut < b.len; cut++) {
+        dp_rd_init(&r, b.data, cut);
+        CHECK(!dp_get_i64s(&r, got, idx, NV));
+        CHECK(r.bad);
+      }
+      dp_buf_free(&b);
+    }
+  }
+  uint8_t odd[] = {0, 3}; /* width 3 is none of the widths */
+  dp_rd r;
+  dp_rd_init(&r, odd, sizeof odd);
+  CHECK(!dp_get_i64s(&r, got, NULL, 0));
+}
+
 int main(void) { return RUN_TESTS(); }

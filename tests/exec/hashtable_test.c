@@ -3,6 +3,8 @@
 ** without NULLs and the general path give the same groups, across growth,
 ** a NULL key (which moves the table to the general path), and compaction.
 ** Checked against a model: the first row of each distinct key, in order.
+** The bulk path of a restore (dp_ht_add_appended) gives the groups that
+** inserting the same keys one batch at a time gives, and refuses a repeat.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +94,83 @@ TEST(fast_and_general_paths_agree) {
   probe_batch(&ht, a, b, fa, fb, fnull, &ng, &bad);
   CHECK_EQ(bad, 0);
   free(keep);
+  free(fa);
+  free(fb);
+  free(fnull);
+  dp_vector_free(a);
+  dp_vector_free(b);
+  dp_ht_free(&ht);
+}
+
+/* The distinct keys of `src` (a table filled by find_or_insert) appended
+** to a fresh table's key vectors in rows [0, at) and [at, n), each part
+** with dp_ht_add_appended: every key of a probe batch finds the group the
+** one-by-one table gave it. */
+static void check_bulk_like(const dp_hashtable *src, const dp_type *const *types, int64_t at) {
+  dp_hashtable ht;
+  CHECK_EQ(dp_ht_init(&ht, 2, types), DIPPER_OK);
+  int64_t n = src->ngroups, dup = 0;
+  int64_t parts[2] = {at, n};
+  for (int p = 0; p < 2; p++) {
+    int64_t from = ht.ngroups;
+    for (int k = 0; k < 2; k++)
+      CHECK_EQ(dp_vector_take(ht.keys[k], src->keys[k], NULL, from, parts[p] - from), DIPPER_OK);
+    CHECK_EQ(dp_ht_add_appended(&ht, parts[p], &dup), DIPPER_OK);
+    CHECK_EQ(dup, -1);
+    CHECK_EQ(ht.ngroups, parts[p]);
+  }
+  for (int64_t g = 0; g < n; g++) CHECK_EQ(ht.hashes[g], src->hashes[g]);
+  const dp_vector *cols[2] = {src->keys[0], src->keys[1]};
+  int64_t wrong = 0;
+  for (int64_t g = 0; g < n; g++)
+    wrong += dp_ht_find(&ht, cols, src->hashes[g], g) != g;
+  CHECK_EQ(wrong, 0);
+  /* a key repeated in the rows appended: refused, the table as it was */
+  for (int k = 0; k < 2; k++) {
+    int64_t row = n / 2;
+    CHECK_EQ(dp_vector_take(ht.keys[k], src->keys[k], &row, 0, 1), DIPPER_OK);
+  }
+  CHECK_EQ(dp_ht_add_appended(&ht, n + 1, &dup), DIPPER_OK);
+  CHECK_EQ(dup, n);
+  CHECK_EQ(ht.ngroups, n);
+  CHECK_EQ(ht.keys[0]->length, n);
+  CHECK_EQ(dp_ht_add_appended(&ht, n + 1, &dup), DIPPER_MISUSE); /* vectors hold n rows */
+  wrong = 0;
+  for (int64_t g = 0; g < n; g++)
+    wrong += dp_ht_find(&ht, cols, src->hashes[g], g) != g;
+  CHECK_EQ(wrong, 0);
+  /* and the table goes on growing one batch at a time */
+  uint64_t h[1];
+  int64_t ids[1], created = 0;
+  dp_vector *a = dp_vector_new(types[0], 0), *b = dp_vector_new(types[1], 0);
+  dp_vector_append_i64(a, -5);
+  dp_vector_append_i64(b, -5);
+  const dp_vector *probe[2] = {a, b};
+  dp_ht_hash(probe, 2, 1, h);
+  CHECK_EQ(dp_ht_find_or_insert(&ht, probe, h, NULL, 1, ids, &created), DIPPER_OK);
+  CHECK_EQ(ids[0], n);
+  CHECK_EQ(created, 1);
+  dp_vector_free(a);
+  dp_vector_free(b);
+  dp_ht_free(&ht);
+}
+
+TEST(bulk_add_gives_the_groups_of_one_by_one_inserts) {
+  const dp_type *types[2] = {dp_type_of(DP_T_BIGINT), dp_type_of(DP_T_BIGINT)};
+  dp_hashtable ht;
+  CHECK_EQ(dp_ht_init(&ht, 2, types), DIPPER_OK);
+  dp_vector *a = dp_vector_new(types[0], 0), *b = dp_vector_new(types[1], 0);
+  int64_t *fa = calloc(N, sizeof *fa), *fb = calloc(N, sizeof *fb);
+  bool *fnull = calloc(N, sizeof *fnull);
+  int64_t ng = 0, bad = 0;
+  fill(a, b, 0, 5000, -1);
+  probe_batch(&ht, a, b, fa, fb, fnull, &ng, &bad);
+  check_bulk_like(&ht, types, 0);   /* BIGINT keys, no NULL: one part */
+  check_bulk_like(&ht, types, 700); /* into a table that holds some */
+  fill(a, b, 5000, 3000, 6000);     /* a NULL key: the general compare */
+  probe_batch(&ht, a, b, fa, fb, fnull, &ng, &bad);
+  CHECK_EQ(bad, 0);
+  check_bulk_like(&ht, types, 1);
   free(fa);
   free(fb);
   free(fnull);
