@@ -69,6 +69,7 @@ typedef struct result {
   int64_t events;      /* rows the sources gave */
   int64_t rows_out;
   int64_t batches;
+  int64_t ckpt_bytes, ckpt_us;  /* --checkpoint: over all batches */
   double wall_s, cpu_s;
   long max_rss_kb;
   char error[512];
@@ -204,6 +205,8 @@ static void on_progress(void *user, const dipper_progress *p) {
   r->events = p->total_input_rows;
   r->rows_out = p->total_output_rows;
   r->batches = p->batch_id + 1;
+  r->ckpt_bytes += p->checkpoint_bytes;
+  r->ckpt_us += p->checkpoint_us;
 }
 
 /* A restart on the checkpoint folder of a finished run: the time
@@ -435,8 +438,9 @@ static long long state_file_bytes(const char *root) {
 static int run_checkpoint_pairs(const bool *wanted, bool any_wanted, const char *dir,
                                 long long events, int runs, const char *keep, bool restart_only) {
   static const char *const dflt[] = {"q5_count", "join", "payments", "state_big"};
-  printf("%-10s %12s %12s %7s %8s %11s %10s %11s\n", "query", "ev/s/core", "with ckpt",
-         "ratio", "batches", "state file", "restart s", "restore/s");
+  printf("%-10s %12s %12s %7s %8s %11s %10s %11s %10s %11s\n", "query", "ev/s/core",
+         "with ckpt", "ratio", "batches", "MB/batch", "ms/batch", "state file", "restart s",
+         "restore/s");
   int failures = 0;
   for (int q = 0; q < NQUERIES; q++) {
     bool pick = any_wanted ? wanted[q] : false;
@@ -475,8 +479,10 @@ static int run_checkpoint_pairs(const bool *wanted, bool any_wanted, const char 
       }
       print_rate((double)off.events, off.cpu_s);
       print_rate((double)on.events, on.cpu_s);
-      printf(" %7.2f %8lld %8.1f MB %10.3f", off.cpu_s / on.cpu_s, (long long)on.batches,
-             (double)bytes / 1e6, again.start_s);
+      double nb = on.batches > 0 ? (double)on.batches : 1;
+      printf(" %7.2f %8lld %8.2f MB %8.2f ms %8.1f MB %10.3f", off.cpu_s / on.cpu_s,
+             (long long)on.batches, (double)on.ckpt_bytes / 1e6 / nb,
+             (double)on.ckpt_us / 1e3 / nb, (double)bytes / 1e6, again.start_s);
       if (again.start_s > 0)
         printf(" %7.0f MB/s\n", (double)bytes / 1e6 / again.start_s);
       else
@@ -484,7 +490,9 @@ static int run_checkpoint_pairs(const bool *wanted, bool any_wanted, const char 
     }
   }
   printf("ratio = events per CPU second with a checkpoint after every micro-batch / without "
-         "(target >= 0.8);\nstate file = the largest state file written; restart = "
+         "(target >= 0.8);\nMB/batch, ms/batch = the checkpoint files each batch wrote and the "
+         "wall time writing them (fsync'd), averaged;\nstate file = the largest state file "
+         "written; restart = "
          "dipper_query_start on the folder, which restores it (target: under 1 s per GB).\n");
   printf("reproduce: scripts/build release && build/bench/bench_nexmark_bench --checkpoint "
          "--events %lld --runs %d\n",

@@ -211,6 +211,11 @@ typedef struct dipper_progress {
   int64_t bad_records_skipped; /* since the start (policy `skip`) */
   int64_t total_input_rows, total_output_rows;
   int finished;              /* 1 once every source has ended and the last batch ran */
+  /* embedded, with a checkpoint folder: the last batch's checkpoint files (its
+  ** offsets record, state file if one was due, commit record) — bytes and
+  ** wall µs spent writing them; 0 otherwise */
+  int64_t checkpoint_bytes;
+  int64_t checkpoint_us;
 } dipper_progress;
 
 /* Start one query per INSERT / SELECT of the program, in order.  *out is an

@@ -27,6 +27,7 @@
 struct dp_ckpt {
   char *dir;
   int lock_fd;
+  int64_t written;  /* bytes of the records written */
   dp_diags *diags;
   dp_buf path; /* the last path built */
 };
@@ -126,6 +127,8 @@ void dp_ckpt_close(dp_ckpt *c) {
 
 const char *dp_ckpt_dir(const dp_ckpt *c) { return c->dir; }
 
+int64_t dp_ckpt_bytes_written(const dp_ckpt *c) { return c->written; }
+
 /* writev until every byte is out (a short write, EINTR). */
 static int write_all(int fd, struct iovec *iov, int n) {
   while (n > 0) {
@@ -197,6 +200,7 @@ int dp_ckpt_write(dp_ckpt *c, dp_ckpt_kind kind, int64_t batch, const void *payl
                   final.data, strerror(err ? err : EIO));
     goto done;
   }
+  c->written += (int64_t)(head.len + n + tail.len);
   final.data[dirlen] = '\0';
   if (dp_sync_dir(final.data) != 0)
     rc = dp_error(c->diags, DIPPER_IO, nowhere, "cannot sync checkpoint folder '%s': %s",

@@ -66,6 +66,8 @@ const char *dp_ckpt_dir(const dp_ckpt *c);
 ** system's reason (a full disk among them) when it could not be; no
 ** temporary file is left behind either way. */
 int dp_ckpt_write(dp_ckpt *c, dp_ckpt_kind kind, int64_t batch, const void *payload, size_t n);
+/* Bytes written by dp_ckpt_write since the folder was opened. */
+int64_t dp_ckpt_bytes_written(const dp_ckpt *c);
 /* Read record `batch` of `kind`: *payload malloc'd (the caller frees).
 ** DIPPER_OK; DIPPER_NAME when there is none; DIPPER_CORRUPT when it does not
 ** read back whole (a diagnostic names the path only if `report`). */

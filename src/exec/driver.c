@@ -720,9 +720,12 @@ static int run_batch_as(dp_driver *dr, bool final, int64_t watermark, bool plann
   ex->late_watermark = dr->batch_watermark;
   ex->watermark = watermark;
   ex->final = final;
+  int64_t ck_bytes0 = dr->ckpt ? dp_ckpt_bytes_written(dr->ckpt) : 0, ck_us = 0;
   if (dr->ckpt && !logged) {
+    int64_t c0 = dp_mono_micros();
     int rc = write_offsets(dr, ex->batch_id, final, planned);
     if (rc != DIPPER_OK) return fail(dr, rc);
+    ck_us += dp_mono_micros() - c0;
   }
   ex->batch_start_time = dp_wall_micros();
   int64_t t0 = dp_mono_micros();
@@ -750,7 +753,11 @@ static int run_batch_as(dp_driver *dr, bool final, int64_t watermark, bool plann
     dp_op *op = dr->ops[i];
     if (op->cls->end_batch && (rc = op->cls->end_batch(op)) != DIPPER_OK) return fail(dr, rc);
   }
-  if (dr->ckpt && (rc = checkpoint_batch(dr, ex->batch_id, final)) != DIPPER_OK) return fail(dr, rc);
+  if (dr->ckpt) {
+    int64_t c0 = dp_mono_micros();
+    if ((rc = checkpoint_batch(dr, ex->batch_id, final)) != DIPPER_OK) return fail(dr, rc);
+    ck_us += dp_mono_micros() - c0;
+  }
   dp_arena_reset(ex->batch_arena);
 
   int64_t took = dp_mono_micros() - t0;
@@ -763,6 +770,8 @@ static int run_batch_as(dp_driver *dr, bool final, int64_t watermark, bool plann
   p->input_rows_per_sec = (double)p->input_rows / secs;
   p->output_rows_per_sec = (double)p->output_rows / secs;
   p->watermark = dr->next_watermark;
+  p->checkpoint_bytes = dr->ckpt ? dp_ckpt_bytes_written(dr->ckpt) - ck_bytes0 : 0;
+  p->checkpoint_us = ck_us;
   p->total_input_rows += p->input_rows;
   p->total_output_rows += out_rows;
   p->state_rows = 0;
