@@ -149,8 +149,14 @@ static int run_some(const char *dir, const char *sql, int steps, int64_t *ids, i
   CHECK_EQ(dipper_query_start(prog, &qs, &nq), DIPPER_OK);
   CHECK_EQ(nq, 1);
   int finished = 0;
-  for (int i = 0; nq == 1 && !finished && (steps < 0 || i < steps); i++)
+  for (int i = 0; nq == 1 && !finished && (steps < 0 || i < steps); i++) {
+    dipper_progress before = {.size = sizeof before}, after = {.size = sizeof after};
+    CHECK_EQ(dipper_query_progress(qs[0], &before), DIPPER_OK);
     CHECK_EQ(dipper_query_step(qs[0], &finished), DIPPER_OK);
+    CHECK_EQ(dipper_query_progress(qs[0], &after), DIPPER_OK);
+    /* a batch that ran wrote at least its offsets and commit records */
+    if (after.batch_id != before.batch_id) CHECK(after.checkpoint_bytes > 2 * 24);
+  }
   at = fetch_ids(db, ids, at, cap);
   dipper_query_free_all(qs, nq);
   dipper_program_free(prog);
