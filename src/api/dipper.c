@@ -83,16 +83,6 @@ void dipper_set_log(dipper *db, dipper_log_fn fn, void *user) {
   db->log_user = user;
 }
 
-void dp_api_log(dipper *db, int level, const char *fmt, ...) {
-  if (!db || !db->log_fn) return;
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  db->log_fn(db->log_user, level, msg);
-}
-
 void dipper_close(dipper *db) {
   if (!db) return;
   dp_spark_disconnect(db);

@@ -11,14 +11,16 @@
 
 #include "core/arena.h"
 #include "core/diag.h"
+#include "core/session.h" /* the seam below the API, which session.c implements */
 #include "dipper.h"
 #include "plan/plan.h" /* before catalog.h: it declares dp_table_def */
 #include "plan/catalog.h"
 #include "sql/ast.h"
 
 struct dipper {
-  void *memory;            /* connectors/memory.c: named in-memory tables (pushed source
-                              batches, rows written by sinks); freed by dp_memory_free */
+  struct dp_mem_store *memory; /* connectors/memory.c: named in-memory tables (pushed source
+                              batches, rows written by sinks; private to it); freed by
+                              dp_memory_free */
   struct dp_callback_entry *callbacks; /* connectors/callback.c: registered dipper_batch_fn
                               by name (private to it); freed by dp_callbacks_free */
   atomic_int interrupted;  /* set by dipper_interrupt, from a signal handler or another
@@ -45,23 +47,12 @@ struct dipper {
   char *file;              /* the filename of the last call, in diag_arena */
 };
 
-/* dipper.c: a note or warning to the handle's log callback, if it has one. */
-void dp_api_log(dipper *db, int level, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
 /* run.c: whether dipper_interrupt was called (the flag stays set), and the
 ** same for the call that honours it (the flag is cleared: true once per
 ** dipper_interrupt). */
 bool dp_api_interrupted(dipper *db);
 bool dp_api_honour_interrupt(dipper *db);
 
-/* connectors/memory.c, connectors/callback.c: free the handle's memory tables
-** and registered callbacks (dipper_close). */
-void dp_memory_free(dipper *db);
-void dp_callbacks_free(dipper *db);
 
 /* One compiled statement. */
 typedef struct dp_program_stmt {

@@ -66,7 +66,7 @@ static void note_without_checkpoint(dipper *db, const dp_query_plan *q, const dp
   if (dp_catalog_option(db->catalog, "execution.checkpointing.dir")) return;
   const char *c = root->u.sink.table->connector;
   if (!c || (strcmp(c, "filesystem") != 0 && strcmp(c, "kafka") != 0)) return;
-  dp_api_log(db, DIPPER_LOG_NOTE,
+  dp_session_log(db, DIPPER_LOG_NOTE,
              "query `%s` runs without a checkpoint folder: run again after it stops, it reads "
              "its input from the start and writes those rows to `%s` again; SET "
              "'execution.checkpointing.dir' = '/some/dir' to resume where it stopped instead",

@@ -1,7 +1,7 @@
 /*
 ** callback.c — the `callback` sink, the embedded foreachBatch, and
 ** dipper_register_callback: C functions registered by name in the handle
-** (db->callbacks) and called with each micro-batch.
+** (its callbacks slot, core/session.h) and called with each micro-batch.
 **
 ** The rows of a micro-batch are gathered as they are written and handed over
 ** at commit as one Arrow C Data struct array (one child per column), without
@@ -20,7 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "api/dipper_int.h"
+#include "core/session.h"
 #include "connectors/records.h"
 
 /* One registration.  It is referenced by the handle's list while it is
@@ -33,7 +33,7 @@ typedef struct dp_callback_entry {
   void *user;
   dipper_free_fn free_user; /* NULL: the caller keeps user */
   int refs;                 /* the list's (while listed) + one per open sink */
-  struct dp_callback_entry *next; /* the handle's list (db->callbacks) */
+  struct dp_callback_entry *next; /* the handle's list (dp_session_callbacks) */
 } cb_entry;
 
 static void entry_release(cb_entry *e) {
@@ -46,7 +46,7 @@ static void entry_release(cb_entry *e) {
 /* The link that points at the registration under name, or at the list's
 ** NULL end when there is none. */
 static cb_entry **find_link(dipper *db, const char *name) {
-  cb_entry **at = &db->callbacks;
+  cb_entry **at = dp_session_callbacks(db);
   while (*at && strcasecmp((*at)->name, name) != 0) at = &(*at)->next;
   return at;
 }
@@ -61,7 +61,7 @@ static void unlist(cb_entry **at) {
 
 static int check_name(dipper *db, const char *name, const char *fn_name) {
   if (name && name[0]) return DIPPER_OK;
-  return dp_handle_fail(db, DIPPER_MISUSE,
+  return dp_session_fail(db, DIPPER_MISUSE,
                         "%s needs the name that the sink's 'name' option gives", fn_name);
 }
 
@@ -71,14 +71,14 @@ int dipper_register_callback2(dipper *db, const char *name, dipper_batch_fn fn, 
   int rc = check_name(db, name, "dipper_register_callback2");
   if (rc != DIPPER_OK) return rc;
   if (!fn)
-    return dp_handle_fail(db, DIPPER_MISUSE,
+    return dp_session_fail(db, DIPPER_MISUSE,
                           "dipper_register_callback2 needs a function for '%s'; to remove the "
                           "registration call dipper_unregister_callback",
                           name);
   cb_entry *e = calloc(1, sizeof *e);
   if (!e || !(e->name = strdup(name))) {
     free(e);
-    return dp_handle_fail(db, DIPPER_NOMEM, "out of memory registering callback '%s'", name);
+    return dp_session_fail(db, DIPPER_NOMEM, "out of memory registering callback '%s'", name);
   }
   e->fn = fn;
   e->user = user;
@@ -96,7 +96,7 @@ int dipper_register_callback2(dipper *db, const char *name, dipper_batch_fn fn, 
   } else {
     *at = e;
   }
-  dp_handle_ok(db);
+  dp_session_ok(db);
   return DIPPER_OK;
 }
 
@@ -106,9 +106,9 @@ int dipper_unregister_callback(dipper *db, const char *name) {
   if (rc != DIPPER_OK) return rc;
   cb_entry **at = find_link(db, name);
   if (!*at)
-    return dp_handle_fail(db, DIPPER_NAME, "no callback is registered under '%s'", name);
+    return dp_session_fail(db, DIPPER_NAME, "no callback is registered under '%s'", name);
   unlist(at);
-  dp_handle_ok(db);
+  dp_session_ok(db);
   return DIPPER_OK;
 }
 
@@ -119,13 +119,14 @@ int dipper_register_callback(dipper *db, const char *name, dipper_batch_fn fn, v
   if (fn) return dipper_register_callback2(db, name, fn, user, NULL);
   cb_entry **at = find_link(db, name);
   if (*at) unlist(at);
-  dp_handle_ok(db);
+  dp_session_ok(db);
   return DIPPER_OK;
 }
 
 void dp_callbacks_free(dipper *db) {
   if (!db) return;
-  while (db->callbacks) unlist(&db->callbacks);
+  cb_entry **list = dp_session_callbacks(db);
+  while (list && *list) unlist(list);
 }
 
 typedef struct cb_sink {
@@ -144,7 +145,7 @@ static int cb_open(dp_sink *k) {
                     "callback table `%s` names no callback; add 'name' = 'on_rows' and register "
                     "it with dipper_register_callback",
                     table);
-  cb_entry *e = k->db ? k->db->callbacks : NULL;
+  cb_entry *e = k->db ? *dp_session_callbacks(k->db) : NULL;
   while (e && strcasecmp(e->name, name) != 0) e = e->next;
   if (!e)
     return dp_error(k->diags, DIPPER_NAME, k->table ? k->table->with_span : nowhere,

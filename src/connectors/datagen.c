@@ -39,7 +39,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "api/dipper_int.h"
+#include "core/session.h"
 #include "connectors/records.h"
 
 #define SYNTHETIC_START INT64_C(1704067200000000) /* 2024-01-01 00:00:00 UTC, µs */
@@ -314,7 +314,7 @@ static int open_state(dp_source *s, datagen_state *st) {
   if (st->step < 1) st->step = 1;
   if (!st->synthetic && !rate) st->rate = DEFAULT_RATE;
   /* batch mode wants the whole answer now: the rate only spaces the clock */
-  if (s->db && !dp_catalog_streaming(s->db->catalog)) st->rate = 0;
+  if (s->db && !dp_session_streaming(s->db)) st->rate = 0;
   st->start_mono = mono_micros();
   st->replay_end = -1;
   return DIPPER_OK;

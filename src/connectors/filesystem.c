@@ -36,7 +36,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "api/dipper_int.h"
+#include "core/session.h"
 #include "connectors/records.h"
 #include "core/files.h"
 
@@ -95,7 +95,7 @@ static int fs_source_open_state(dp_source *s, fs_source *st) {
                     "table `%s` needs 'path' = '/dir/or/file'", t->name);
   st->root = strdup(path);
   if (!st->root) return DIPPER_NOMEM;
-  st->bounded = s->db ? !dp_catalog_streaming(s->db->catalog) : true;
+  st->bounded = s->db ? !dp_session_streaming(s->db) : true;
   struct stat sb;
   if (stat(path, &sb) == 0) {
     st->is_dir = S_ISDIR(sb.st_mode);

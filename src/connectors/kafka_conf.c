@@ -17,7 +17,7 @@
 
 /* For the handle's interrupt flag only (dp_kafka_interrupted), until the
 ** handle offers connectors an accessor of their own. */
-#include "api/dipper_int.h"
+#include "core/session.h"
 #include "connectors/kafka_int.h"
 
 /* Java client settings without a librdkafka meaning. */
@@ -147,7 +147,7 @@ void dp_kafka_log(const rd_kafka_t *rk, int level, const char *fac, const char *
   /* under the lock: the handle cannot be disowned, so db not closed, meanwhile */
   if (db) {
     bool ours = level == 4 && fac && strcmp(fac, "DIPPER") == 0;
-    dp_api_log(db, ours ? DIPPER_LOG_WARNING : DIPPER_LOG_DEBUG, "kafka %s: %s%s%s",
+    dp_session_log(db, ours ? DIPPER_LOG_WARNING : DIPPER_LOG_DEBUG, "kafka %s: %s%s%s",
                rd_kafka_name(rk), ours ? "" : fac ? fac : "", ours ? "" : ": ", buf);
   }
   pthread_mutex_unlock(&owners_mu);
@@ -196,4 +196,4 @@ void dp_kwait_nap(const dp_kwait *w) {
 }
 
 /* The one place of the connector that reads the handle's private struct. */
-bool dp_kafka_interrupted(dipper *db) { return db && db->interrupted; }
+bool dp_kafka_interrupted(dipper *db) { return dp_session_interrupted(db); }

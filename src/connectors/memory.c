@@ -1,7 +1,7 @@
 /*
 ** memory.c — the `memory` connector and its handle-side API
 ** (dipper_memory_push_json, dipper_memory_fetch): named in-memory tables kept
-** in the handle (db->memory), for tests and for programs that embed dipper.
+** in the handle (its memory slot, core/session.h), for tests and for programs that embed dipper.
 **
 ** A memory table is named by its 'name' option, else by the table's name
 ** (case-insensitive).  As a source, each dipper_memory_push_json is one
@@ -19,7 +19,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "api/dipper_int.h"
+#include "core/session.h"
+#include "plan/plan.h"
 #include "connectors/records.h"
 
 typedef struct mem_push {
@@ -37,17 +38,17 @@ typedef struct mem_table {
   struct mem_table *next;
 } mem_table;
 
-typedef struct mem_store {
+typedef struct dp_mem_store {
   mem_table *tables;
 } mem_store;
 
 static mem_table *find_table(dipper *db, const char *name, bool create) {
-  mem_store *store = db->memory;
+  mem_store *store = *dp_session_memory(db);
   if (!store) {
     if (!create) return NULL;
     store = calloc(1, sizeof *store);
     if (!store) return NULL;
-    db->memory = store;
+    *dp_session_memory(db) = store;
   }
   for (mem_table *t = store->tables; t; t = t->next)
     if (strcasecmp(t->name, name) == 0) return t;
@@ -65,8 +66,8 @@ static mem_table *find_table(dipper *db, const char *name, bool create) {
 }
 
 void dp_memory_free(dipper *db) {
-  if (!db || !db->memory) return;
-  mem_store *store = db->memory;
+  if (!db || !*dp_session_memory(db)) return;
+  mem_store *store = *dp_session_memory(db);
   for (mem_table *t = store->tables, *next; t; t = next) {
     next = t->next;
     for (int i = 0; i < t->npushes; i++) free(t->pushes[i].text);
@@ -77,7 +78,7 @@ void dp_memory_free(dipper *db) {
     free(t);
   }
   free(store);
-  db->memory = NULL;
+  *dp_session_memory(db) = NULL;
 }
 
 static const char *table_key(const dp_table_def *t) {
@@ -89,32 +90,32 @@ static const char *table_key(const dp_table_def *t) {
 int dipper_memory_push_json(dipper *db, const char *table, const char *jsonl, size_t len) {
   if (!db) return DIPPER_MISUSE;
   if (!table || (!jsonl && len))
-    return dp_handle_fail(db, DIPPER_MISUSE,
+    return dp_session_fail(db, DIPPER_MISUSE,
                           "dipper_memory_push_json needs a table name and the JSON lines to push");
   if (len == (size_t)-1) len = strlen(jsonl);
-  const dp_table_def *def = dp_catalog_table(db->catalog, table);
+  const dp_table_def *def = dp_catalog_table(dp_session_catalog(db), table);
   if (def && def->connector && strcasecmp(def->connector, "memory") != 0)
-    return dp_handle_fail(db, DIPPER_MISUSE,
+    return dp_session_fail(db, DIPPER_MISUSE,
                           "table `%s` reads connector '%s', so rows cannot be pushed to it; "
                           "declare it WITH ('connector' = 'memory')",
                           table, def->connector);
   mem_table *t = find_table(db, def ? table_key(def) : table, true);
-  if (!t) return dp_handle_fail(db, DIPPER_NOMEM, "out of memory pushing rows to `%s`", table);
+  if (!t) return dp_session_fail(db, DIPPER_NOMEM, "out of memory pushing rows to `%s`", table);
   if (t->npushes == t->cap) {
     int cap = t->cap ? t->cap * 2 : 8;
     mem_push *p = realloc(t->pushes, (size_t)cap * sizeof *p);
-    if (!p) return dp_handle_fail(db, DIPPER_NOMEM, "out of memory pushing rows to `%s`", table);
+    if (!p) return dp_session_fail(db, DIPPER_NOMEM, "out of memory pushing rows to `%s`", table);
     t->pushes = p;
     t->cap = cap;
   }
   char *copy = malloc(len + 1);
-  if (!copy) return dp_handle_fail(db, DIPPER_NOMEM, "out of memory pushing rows to `%s`", table);
+  if (!copy) return dp_session_fail(db, DIPPER_NOMEM, "out of memory pushing rows to `%s`", table);
   if (len) memcpy(copy, jsonl, len);
   copy[len] = '\0';
   t->pushes[t->npushes].text = copy;
   t->pushes[t->npushes].len = len;
   t->npushes++;
-  dp_handle_ok(db);
+  dp_session_ok(db);
   return DIPPER_OK;
 }
 
@@ -124,19 +125,19 @@ int dipper_memory_fetch(dipper *db, const char *table, struct ArrowSchema *schem
   if (array) array->release = NULL;
   if (!db) return DIPPER_MISUSE;
   if (!table || !schema || !array)
-    return dp_handle_fail(db, DIPPER_MISUSE,
+    return dp_session_fail(db, DIPPER_MISUSE,
                           "dipper_memory_fetch needs a table name and places for the schema and "
                           "the array");
-  const dp_table_def *def = dp_catalog_table(db->catalog, table);
+  const dp_table_def *def = dp_catalog_table(dp_session_catalog(db), table);
   mem_table *t = find_table(db, def ? table_key(def) : table, false);
   if (!t || !t->rows)
-    return dp_handle_fail(db, DIPPER_NAME,
+    return dp_session_fail(db, DIPPER_NAME,
                           "no query has written to memory table `%s`; run an INSERT INTO a table "
                           "declared WITH ('connector' = 'memory') first",
                           table);
   int rc = dp_batch_export(t->rows, schema, array);
-  if (rc) return dp_handle_fail(db, rc, "cannot export the rows of memory table `%s`", table);
-  dp_handle_ok(db);
+  if (rc) return dp_session_fail(db, rc, "cannot export the rows of memory table `%s`", table);
+  dp_session_ok(db);
   return DIPPER_OK;
 }
 
@@ -167,7 +168,7 @@ static int mem_source_open(dp_source *s) {
   st->replay = -1;
   st->key = strdup(table_key(s->table));
   const char *b = dp_table_option(s->table, "bounded", "false");
-  st->bounded = strcasecmp(b, "true") == 0 || (s->db && !dp_catalog_streaming(s->db->catalog));
+  st->bounded = strcasecmp(b, "true") == 0 || (s->db && !dp_session_streaming(s->db));
   dp_bad_records_init(&st->bad, s->table);
   int rc = st->key ? dp_record_decoder_open(&st->dec, s->table, s->schema, "json", s->diags)
                    : DIPPER_NOMEM;

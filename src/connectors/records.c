@@ -9,7 +9,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "api/dipper_int.h"
 #include "connectors/records.h"
 
 /* ---- options ---- */
@@ -330,30 +329,3 @@ dp_schema *dp_schema_copy(dp_arena *a, const dp_schema *s) {
   return c;
 }
 
-/* ---- the handle's diagnostics ---- */
-
-void dp_handle_ok(dipper *db) {
-  dp_arena_reset(db->diag_arena);
-  db->pub = NULL;
-  db->text = NULL;
-  db->file = NULL;
-  dp_diags_init(&db->diags, db->diag_arena, "<api>", NULL, 0);
-}
-
-int dp_handle_fail(dipper *db, int code, const char *fmt, ...) {
-  dp_handle_ok(db);
-  va_list ap;
-  va_start(ap, fmt);
-  char *msg = dp_arena_vprintf(db->diag_arena, fmt, ap);
-  va_end(ap);
-  dp_span nowhere = {0, 0, 0, 0};
-  dp_error(&db->diags, code, nowhere, "%s", msg ? msg : dipper_strerror(code));
-  db->pub = dp_arena_calloc(db->diag_arena, (size_t)db->diags.count, sizeof *db->pub);
-  if (!db->pub) return code;
-  for (int i = 0; i < db->diags.count; i++) {
-    db->pub[i].code = db->diags.items[i].code;
-    db->pub[i].message = db->diags.items[i].message ? db->diags.items[i].message
-                                                    : dipper_strerror(db->diags.items[i].code);
-  }
-  return code;
-}

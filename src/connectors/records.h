@@ -83,15 +83,4 @@ int dp_batch_append(dp_batch *dst, const dp_batch *src);
 const dp_type *dp_type_copy(dp_arena *a, const dp_type *t);
 dp_schema *dp_schema_copy(dp_arena *a, const dp_schema *s);
 
-/* ---- errors of the handle's own calls (dipper_memory_*, dipper_register_callback) ---- */
-
-/* Replace the handle's diagnostics with one unplaced error; returns code. */
-int dp_handle_fail(dipper *db, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-/* Clear the handle's diagnostics (a call that succeeds). */
-void dp_handle_ok(dipper *db);
-
 #endif /* DP_CONN_RECORDS_H */

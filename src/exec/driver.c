@@ -41,10 +41,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "api/dipper_int.h"
+#include "core/session.h"
 #include "exec/checkpoint.h"
 #include "exec/exec.h"
 #include "exec/exec_int.h"
+#include "plan/catalog.h"
 #include "plan/explain.h"
 
 struct dp_driver {
@@ -583,7 +584,7 @@ static int recover(dp_driver *dr) {
 static int checkpoint_start(dp_driver *dr) {
   int rc = check_checkpointable(dr);
   if (rc) return rc;
-  const char *every = dp_catalog_option(dr->db->catalog, "execution.checkpointing.interval");
+  const char *every = dp_session_option(dr->db, "execution.checkpointing.interval");
   if (every && dp_parse_duration(every, &dr->state_every) != DIPPER_OK) dr->state_every = 0;
   int64_t *ids;
   int count;
@@ -621,8 +622,8 @@ int dp_driver_new(dipper *db, const dp_query_plan *q, const dp_plan *root, const
   dr->purged_below = 0;
   dr->replay_next = 0;
   dr->replay_last = -1;
-  const char *ckdir = db && db->catalog && q->streaming
-                          ? dp_catalog_option(db->catalog, "execution.checkpointing.dir")
+  const char *ckdir = q->streaming
+                          ? dp_session_option(db, "execution.checkpointing.dir")
                           : NULL;
   int rc = ckdir ? dp_ckpt_open(ckdir, dr->name, &dr->diags, &dr->ckpt) : DIPPER_OK;
   if (rc == DIPPER_OK)

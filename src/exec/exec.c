@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/dipper_int.h"
+#include "core/session.h"
 #include "exec/exec.h"
 #include "exec/eval_int.h"
 #include "exec/exec_int.h"
@@ -213,7 +213,7 @@ int dp_exec_open(dipper *db, const dp_query_plan *q, const dp_plan *root, dp_dia
   /* Operators that evaluate at open (VALUES) read the clock too. */
   ex->batch_start_time = dp_wall_micros();
   ex->output_mode = dp_analyze_output_mode(q, root);
-  const char *trigger = db && db->catalog ? dp_catalog_option(db->catalog, "dipper.trigger") : NULL;
+  const char *trigger = dp_session_option(db, "dipper.trigger");
   if (parse_trigger(trigger, &ex->trigger) != DIPPER_OK) {
     dp_exec_free(ex);
     return dp_error(d, DIPPER_OPTION, root->span,
@@ -222,7 +222,7 @@ int dp_exec_open(dipper *db, const dp_query_plan *q, const dp_plan *root, dp_dia
                     trigger);
   }
   ex->max_batch_rows = ex->trigger.kind == DP_TRIGGER_ONCE ? 0 : DEFAULT_MAX_BATCH_ROWS;
-  const char *cap = db && db->catalog ? dp_catalog_option(db->catalog, "dipper.max-batch-rows") : NULL;
+  const char *cap = dp_session_option(db, "dipper.max-batch-rows");
   if (cap && ex->trigger.kind != DP_TRIGGER_ONCE) ex->max_batch_rows = strtoll(cap, NULL, 10);
   ex->checkpoint = checkpoint;
 
