@@ -385,6 +385,196 @@ static dp_ast_expr *typed_literal(parser *p, const dp_token *start, dp_ast_lit_k
   return e;
 }
 
+/* '(' after it: a subquery, an expression in parentheses, or a row (a, b). */
+static dp_ast_expr *parse_parenthesized(parser *p, const dp_token *t) {
+  dp_ast_expr *e;
+  next(p);
+  if (dp_ps_starts_query(cur(p))) {
+    e = new_expr(p, DP_AX_SUBQUERY, t);
+    e->u.subquery.query = dp_ps_query(p);
+    dp_ps_expect(p, DP_TK_RPAREN, "')' to close the subquery");
+  } else {
+    e = dp_ps_expr(p);
+    if (at(p, DP_TK_COMMA)) {
+      dp_ast_expr *row = new_expr(p, DP_AX_CONSTRUCT, t);
+      vec items = {0};
+      dp_ps_push_expr(p, &items, e);
+      next(p);
+      dp_ps_expr_list(p, &items, DP_TK_RPAREN, "')' to close the row (a, b, ...)");
+      row->u.construct.kind = 'R';
+      row->u.construct.n = items.n;
+      row->u.construct.items = items.items;
+      e = row;
+    } else {
+      dp_ps_expect(p, DP_TK_RPAREN, "')' to close the parenthesis");
+    }
+  }
+  e->parens = true;
+  finish(p, e, t);
+  return e;
+}
+
+/* EXISTS (query), at EXISTS. */
+static dp_ast_expr *parse_exists(parser *p, const dp_token *t) {
+  next(p);
+  dp_ps_expect(p, DP_TK_LPAREN, "'(' after EXISTS");
+  if (!dp_ps_starts_query(cur(p)))
+    dp_ps_fail_expected(p, "a query (SELECT ...) in EXISTS (...)", NULL);
+  dp_ast_expr *e = new_expr(p, DP_AX_EXISTS, t);
+  e->u.subquery.query = dp_ps_query(p);
+  dp_ps_expect(p, DP_TK_RPAREN, "')' to close EXISTS (...)");
+  finish(p, e, t);
+  return e;
+}
+
+/* EXTRACT(unit FROM value), at EXTRACT with '(' next. */
+static dp_ast_expr *parse_extract(parser *p, const dp_token *t) {
+  next(p);
+  next(p);
+  dp_ast_expr *e = new_expr(p, DP_AX_EXTRACT, t);
+  e->u.extract.unit = dp_ps_unit_of(p, cur(p), true);
+  if (e->u.extract.unit == DP_UNIT_NONE)
+    dp_ps_fail_expected(p, "a unit in EXTRACT (YEAR, MONTH, DAY, HOUR, MINUTE, SECOND, ...)",
+                        NULL);
+  next(p);
+  dp_ps_expect_kw(p, DP_KW_FROM, "FROM in EXTRACT(unit FROM value)");
+  e->u.extract.arg = dp_ps_expr(p);
+  dp_ps_expect(p, DP_TK_RPAREN, "')' to close EXTRACT(...)");
+  finish(p, e, t);
+  return e;
+}
+
+/* ARRAY[...], MAP[...] (key, value pairs) or ROW(...), at the keyword with
+** its bracket next. */
+static dp_ast_expr *parse_constructor(parser *p, const dp_token *t) {
+  bool map = t->kw == DP_KW_MAP, row = t->kw == DP_KW_ROW;
+  next(p);
+  next(p);
+  dp_ast_expr *e = new_expr(p, DP_AX_CONSTRUCT, t);
+  vec items = {0};
+  dp_ps_expr_list(p, &items, row ? DP_TK_RPAREN : DP_TK_RBRACKET,
+                  row   ? "')' to close ROW(...)"
+                  : map ? "']' to close MAP[...]"
+                        : "']' to close ARRAY[...]");
+  if (map && items.n % 2 != 0)
+    dp_ps_fail_at(p, DIPPER_SYNTAX, span_from(p, t),
+                  "MAP[...] takes key, value pairs: it has %d items, an odd number", items.n);
+  e->u.construct.kind = row ? 'R' : map ? 'M' : 'A';
+  e->u.construct.n = items.n;
+  e->u.construct.items = items.items;
+  finish(p, e, t);
+  return e;
+}
+
+/* The one-part call name `t` (LEFT, CURRENT_DATE, ...). */
+static dp_ast_name word_name(parser *p, const dp_token *t) {
+  vec parts = {0};
+  *(dp_ast_ident *)dp_ps_vec_push(p, &parts, sizeof(dp_ast_ident)) = dp_ps_ident_of(p, t);
+  return dp_ps_name_of_parts(p, &parts);
+}
+
+/* An expression that a word starts: TRUE, CASE, CAST, INTERVAL, EXISTS,
+** EXTRACT, constructors, DESCRIPTOR, LEFT(..), DATE '..', CURRENT_DATE.  NULL,
+** with nothing consumed, when the word is a name here. */
+static dp_ast_expr *parse_word_primary(parser *p, const dp_token *t) {
+  const dp_token *t1 = peek(p, 1);
+  dp_ast_expr *e;
+  switch ((dp_keyword)t->kw) {
+    case DP_KW_TRUE:
+    case DP_KW_FALSE:
+    case DP_KW_NULL:
+      e = new_expr(p, DP_AX_LITERAL, t);
+      e->u.lit.kind = t->kw == DP_KW_TRUE    ? DP_LIT_TRUE
+                      : t->kw == DP_KW_FALSE ? DP_LIT_FALSE
+                                             : DP_LIT_NULL;
+      next(p);
+      return e;
+    case DP_KW_CASE: return parse_case(p);
+    case DP_KW_CAST: return parse_cast(p, false);
+    case DP_KW_TRY_CAST: return t1->kind == DP_TK_LPAREN ? parse_cast(p, true) : NULL;
+    case DP_KW_INTERVAL: return parse_interval(p);
+    case DP_KW_EXISTS: return parse_exists(p, t);
+    case DP_KW_EXTRACT: return t1->kind == DP_TK_LPAREN ? parse_extract(p, t) : NULL;
+    case DP_KW_ARRAY:
+    case DP_KW_MAP: return t1->kind == DP_TK_LBRACKET ? parse_constructor(p, t) : NULL;
+    case DP_KW_ROW: return t1->kind == DP_TK_LPAREN ? parse_constructor(p, t) : NULL;
+    case DP_KW_DESCRIPTOR:
+      if (t1->kind == DP_TK_LPAREN) {
+        next(p);
+        int n = 0;
+        e = new_expr(p, DP_AX_DESCRIPTOR, t);
+        e->u.descriptor.cols =
+            dp_ps_ident_list(p, &n, "columns", "')' to close DESCRIPTOR(...)");
+        e->u.descriptor.n = n;
+        finish(p, e, t);
+        return e;
+      }
+      return NULL;
+    case DP_KW_LEFT:
+    case DP_KW_RIGHT:
+      /* LEFT(s, n) and RIGHT(s, n) are functions despite the join words. */
+      if (t1->kind == DP_TK_LPAREN) {
+        dp_ast_name name = word_name(p, t);
+        next(p);
+        return dp_ps_call(p, name, t);
+      }
+      return NULL;
+    case DP_KW_NONE:
+      if (t1->kind == DP_TK_STRING) {
+        if (dp_ps_is_word(p, t, "DATE")) return typed_literal(p, t, DP_LIT_DATE);
+        if (dp_ps_is_word(p, t, "TIME")) return typed_literal(p, t, DP_LIT_TIME);
+        if (dp_ps_is_word(p, t, "TIMESTAMP")) return typed_literal(p, t, DP_LIT_TIMESTAMP);
+        if (dp_ps_is_word(p, t, "TIMESTAMP_LTZ"))
+          return typed_literal(p, t, DP_LIT_TIMESTAMP_LTZ);
+      }
+      if (t1->kind != DP_TK_LPAREN && is_niladic(p, t)) {
+        e = new_expr(p, DP_AX_CALL, t);
+        e->u.call.name = word_name(p, t);
+        next(p);
+        return e;
+      }
+      return NULL;
+    default: return NULL;
+  }
+}
+
+/* A name: a column (a.b.c), a qualified star (t.*) or a call (f(..)). */
+static dp_ast_expr *parse_name_primary(parser *p, const dp_token *t) {
+  dp_ast_expr *e;
+  if (!dp_ps_is_name_token(t, false)) {
+    if (t->kind == DP_TK_IDENT && t->kw)
+      dp_ps_fail_expected(p, "an expression",
+                          dp_arena_printf(p->a,
+                                          ": %s is a reserved word; to use it as a name write "
+                                          "it in backticks, `%.*s`",
+                                          dp_lex_keyword_name(t->kw), (int)t->span.len,
+                                          p->text + t->span.off));
+    dp_ps_fail_expected(p, "an expression", NULL);
+  }
+  vec parts = {0};
+  *(dp_ast_ident *)dp_ps_vec_push(p, &parts, sizeof(dp_ast_ident)) = dp_ps_ident_of(p, t);
+  next(p);
+  while (at(p, DP_TK_DOT)) {
+    if (peek(p, 1)->kind == DP_TK_STAR) {
+      next(p);
+      next(p);
+      e = new_expr(p, DP_AX_STAR, t);
+      e->u.star.qualifier = dp_ps_name_of_parts(p, &parts);
+      finish(p, e, t);
+      return e;
+    }
+    next(p);
+    *(dp_ast_ident *)dp_ps_vec_push(p, &parts, sizeof(dp_ast_ident)) =
+        dp_ps_ident_after_dot(p, "a name after '.'");
+  }
+  dp_ast_name name = dp_ps_name_of_parts(p, &parts);
+  if (at(p, DP_TK_LPAREN)) return dp_ps_call(p, name, t);
+  e = new_expr(p, DP_AX_COLUMN, t);
+  e->u.name = name;
+  finish(p, e, t);
+  return e;
+}
+
 static dp_ast_expr *parse_primary(parser *p) {
   const dp_token *t = cur(p);
   dp_ast_expr *e;
@@ -414,192 +604,16 @@ static dp_ast_expr *parse_primary(parser *p) {
       e = new_expr(p, DP_AX_STAR, t);
       next(p);
       return e;
-    case DP_TK_LPAREN: {
-      next(p);
-      if (dp_ps_starts_query(cur(p))) {
-        e = new_expr(p, DP_AX_SUBQUERY, t);
-        e->u.subquery.query = dp_ps_query(p);
-        dp_ps_expect(p, DP_TK_RPAREN, "')' to close the subquery");
-      } else {
-        e = dp_ps_expr(p);
-        if (at(p, DP_TK_COMMA)) {
-          dp_ast_expr *row = new_expr(p, DP_AX_CONSTRUCT, t);
-          vec items = {0};
-          dp_ps_push_expr(p, &items, e);
-          next(p);
-          dp_ps_expr_list(p, &items, DP_TK_RPAREN, "')' to close the row (a, b, ...)");
-          row->u.construct.kind = 'R';
-          row->u.construct.n = items.n;
-          row->u.construct.items = items.items;
-          e = row;
-        } else {
-          dp_ps_expect(p, DP_TK_RPAREN, "')' to close the parenthesis");
-        }
-      }
-      e->parens = true;
-      finish(p, e, t);
-      return e;
-    }
+    case DP_TK_LPAREN: return parse_parenthesized(p, t);
     case DP_TK_IDENT:
-    case DP_TK_QIDENT:
-      break;
+      e = parse_word_primary(p, t);
+      return e ? e : parse_name_primary(p, t);
+    case DP_TK_QIDENT: return parse_name_primary(p, t);
     case DP_TK_ERROR:
       dp_ps_fail_lex(p, t);
     default:
       dp_ps_fail_expected(p, "an expression", NULL);
   }
-
-  const dp_token *t1 = peek(p, 1);
-  if (t->kind == DP_TK_IDENT) {
-    switch ((dp_keyword)t->kw) {
-      case DP_KW_TRUE:
-      case DP_KW_FALSE:
-      case DP_KW_NULL:
-        e = new_expr(p, DP_AX_LITERAL, t);
-        e->u.lit.kind = t->kw == DP_KW_TRUE    ? DP_LIT_TRUE
-                        : t->kw == DP_KW_FALSE ? DP_LIT_FALSE
-                                               : DP_LIT_NULL;
-        next(p);
-        return e;
-      case DP_KW_CASE: return parse_case(p);
-      case DP_KW_CAST: return parse_cast(p, false);
-      case DP_KW_TRY_CAST:
-        if (t1->kind == DP_TK_LPAREN) return parse_cast(p, true);
-        break;
-      case DP_KW_INTERVAL: return parse_interval(p);
-      case DP_KW_EXISTS:
-        next(p);
-        dp_ps_expect(p, DP_TK_LPAREN, "'(' after EXISTS");
-        if (!dp_ps_starts_query(cur(p))) dp_ps_fail_expected(p, "a query (SELECT ...) in EXISTS (...)", NULL);
-        e = new_expr(p, DP_AX_EXISTS, t);
-        e->u.subquery.query = dp_ps_query(p);
-        dp_ps_expect(p, DP_TK_RPAREN, "')' to close EXISTS (...)");
-        finish(p, e, t);
-        return e;
-      case DP_KW_EXTRACT:
-        if (t1->kind != DP_TK_LPAREN) break;
-        next(p);
-        next(p);
-        e = new_expr(p, DP_AX_EXTRACT, t);
-        e->u.extract.unit = dp_ps_unit_of(p, cur(p), true);
-        if (e->u.extract.unit == DP_UNIT_NONE)
-          dp_ps_fail_expected(p, "a unit in EXTRACT (YEAR, MONTH, DAY, HOUR, MINUTE, SECOND, ...)",
-                        NULL);
-        next(p);
-        dp_ps_expect_kw(p, DP_KW_FROM, "FROM in EXTRACT(unit FROM value)");
-        e->u.extract.arg = dp_ps_expr(p);
-        dp_ps_expect(p, DP_TK_RPAREN, "')' to close EXTRACT(...)");
-        finish(p, e, t);
-        return e;
-      case DP_KW_ARRAY:
-      case DP_KW_MAP:
-        if (t1->kind == DP_TK_LBRACKET) {
-          next(p);
-          next(p);
-          e = new_expr(p, DP_AX_CONSTRUCT, t);
-          vec items = {0};
-          bool map = t->kw == DP_KW_MAP;
-          dp_ps_expr_list(p, &items, DP_TK_RBRACKET,
-                          map ? "']' to close MAP[...]" : "']' to close ARRAY[...]");
-          if (map && items.n % 2 != 0)
-            dp_ps_fail_at(p, DIPPER_SYNTAX, span_from(p, t),
-                    "MAP[...] takes key, value pairs: it has %d items, an odd number", items.n);
-          e->u.construct.kind = map ? 'M' : 'A';
-          e->u.construct.n = items.n;
-          e->u.construct.items = items.items;
-          finish(p, e, t);
-          return e;
-        }
-        break;
-      case DP_KW_ROW:
-        if (t1->kind == DP_TK_LPAREN) {
-          next(p);
-          next(p);
-          e = new_expr(p, DP_AX_CONSTRUCT, t);
-          vec items = {0};
-          dp_ps_expr_list(p, &items, DP_TK_RPAREN, "')' to close ROW(...)");
-          e->u.construct.kind = 'R';
-          e->u.construct.n = items.n;
-          e->u.construct.items = items.items;
-          finish(p, e, t);
-          return e;
-        }
-        break;
-      case DP_KW_DESCRIPTOR:
-        if (t1->kind == DP_TK_LPAREN) {
-          next(p);
-          vec cols = {0};
-          int n = 0;
-          e = new_expr(p, DP_AX_DESCRIPTOR, t);
-          e->u.descriptor.cols =
-              dp_ps_ident_list(p, &n, "columns", "')' to close DESCRIPTOR(...)");
-          e->u.descriptor.n = n;
-          (void)cols;
-          finish(p, e, t);
-          return e;
-        }
-        break;
-      case DP_KW_LEFT:
-      case DP_KW_RIGHT:
-        /* LEFT(s, n) and RIGHT(s, n) are functions despite the join words. */
-        if (t1->kind == DP_TK_LPAREN) {
-          vec parts = {0};
-          *(dp_ast_ident *)dp_ps_vec_push(p, &parts, sizeof(dp_ast_ident)) = dp_ps_ident_of(p, t);
-          next(p);
-          return dp_ps_call(p, dp_ps_name_of_parts(p, &parts), t);
-        }
-        break;
-      case DP_KW_NONE:
-        if (t1->kind == DP_TK_STRING) {
-          if (dp_ps_is_word(p, t, "DATE")) return typed_literal(p, t, DP_LIT_DATE);
-          if (dp_ps_is_word(p, t, "TIME")) return typed_literal(p, t, DP_LIT_TIME);
-          if (dp_ps_is_word(p, t, "TIMESTAMP")) return typed_literal(p, t, DP_LIT_TIMESTAMP);
-          if (dp_ps_is_word(p, t, "TIMESTAMP_LTZ")) return typed_literal(p, t, DP_LIT_TIMESTAMP_LTZ);
-        }
-        if (t1->kind != DP_TK_LPAREN && is_niladic(p, t)) {
-          e = new_expr(p, DP_AX_CALL, t);
-          vec parts = {0};
-          *(dp_ast_ident *)dp_ps_vec_push(p, &parts, sizeof(dp_ast_ident)) = dp_ps_ident_of(p, t);
-          e->u.call.name = dp_ps_name_of_parts(p, &parts);
-          next(p);
-          return e;
-        }
-        break;
-      default: break;
-    }
-  }
-  if (!dp_ps_is_name_token(t, false)) {
-    if (t->kind == DP_TK_IDENT && t->kw)
-      dp_ps_fail_expected(p, "an expression",
-                    dp_arena_printf(p->a,
-                                    ": %s is a reserved word; to use it as a name write it in "
-                                    "backticks, `%.*s`",
-                                    dp_lex_keyword_name(t->kw), (int)t->span.len,
-                                    p->text + t->span.off));
-    dp_ps_fail_expected(p, "an expression", NULL);
-  }
-  vec parts = {0};
-  *(dp_ast_ident *)dp_ps_vec_push(p, &parts, sizeof(dp_ast_ident)) = dp_ps_ident_of(p, t);
-  next(p);
-  while (at(p, DP_TK_DOT)) {
-    if (peek(p, 1)->kind == DP_TK_STAR) {
-      next(p);
-      next(p);
-      e = new_expr(p, DP_AX_STAR, t);
-      e->u.star.qualifier = dp_ps_name_of_parts(p, &parts);
-      finish(p, e, t);
-      return e;
-    }
-    next(p);
-    *(dp_ast_ident *)dp_ps_vec_push(p, &parts, sizeof(dp_ast_ident)) =
-        dp_ps_ident_after_dot(p, "a name after '.'");
-  }
-  dp_ast_name name = dp_ps_name_of_parts(p, &parts);
-  if (at(p, DP_TK_LPAREN)) return dp_ps_call(p, name, t);
-  e = new_expr(p, DP_AX_COLUMN, t);
-  e->u.name = name;
-  finish(p, e, t);
-  return e;
 }
 
 static dp_ast_expr *parse_postfix(parser *p, dp_ast_expr *e, const dp_token *start) {
