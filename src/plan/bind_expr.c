@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/suggest.h"
 #include "plan/binder_int.h"
 
 /* ------------------------------------------------------------------ */
@@ -55,42 +56,6 @@ static const dp_type *nullable_type(dp_binder *b, const dp_type *t) {
 
 static const char *last_part(const dp_ast_name *n) {
   return n->n > 0 ? n->parts[n->n - 1].name : "";
-}
-
-/* Case-insensitive edit distance, for "did you mean". */
-static int edit_distance(const char *x, const char *y) {
-  size_t nx = strlen(x), ny = strlen(y);
-  if (nx > 64 || ny > 64) return 99;
-  int row[65];
-  for (size_t j = 0; j <= ny; j++) row[j] = (int)j;
-  for (size_t i = 1; i <= nx; i++) {
-    int diag = row[0];
-    row[0] = (int)i;
-    for (size_t j = 1; j <= ny; j++) {
-      int up = row[j];
-      int cost = tolower((unsigned char)x[i - 1]) == tolower((unsigned char)y[j - 1]) ? 0 : 1;
-      int best = diag + cost;
-      if (row[j] + 1 < best) best = row[j] + 1;
-      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-      row[j] = best;
-      diag = up;
-    }
-  }
-  return row[ny];
-}
-
-const char *dp_bind_suggest(const char *name, const char *const *cands, int n) {
-  const char *best = NULL;
-  int bestd = strlen(name) <= 3 ? 2 : 3;
-  for (int i = 0; i < n; i++) {
-    if (!cands[i]) continue;
-    int dist = edit_distance(name, cands[i]);
-    if (dist < bestd) {
-      bestd = dist;
-      best = cands[i];
-    }
-  }
-  return best;
 }
 
 /* ------------------------------------------------------------------ */
@@ -314,19 +279,12 @@ void dp_bexpr_init(dp_bexpr *x, dp_binder *b, dp_bscope *sc, unsigned allow, con
 
 /* The closest visible column name to `name`, or NULL. */
 static const char *suggest_column(const dp_bscope *sc, const char *name) {
-  const char *best = NULL;
-  size_t len = strlen(name);
-  int limit = len <= 3 ? 1 : 2, bestd = limit + 1;
+  dp_closest near;
+  dp_closest_init(&near, name);
   for (const dp_bscope *s = sc; s; s = s->outer)
-    for (int i = 0; i < s->n; i++) {
-      if (s->cols[i].hidden) continue;
-      int dist = edit_distance(name, s->cols[i].name);
-      if (dist < bestd) {
-        bestd = dist;
-        best = s->cols[i].name;
-      }
-    }
-  return best;
+    for (int i = 0; i < s->n; i++)
+      if (!s->cols[i].hidden) dp_closest_add(&near, s->cols[i].name);
+  return near.best;
 }
 
 static bool scope_has_rel(const dp_bscope *s, const char *rel) {
@@ -401,16 +359,12 @@ static dp_expr *bind_name(dp_bexpr *x, const dp_ast_name *n) {
       for (int i = 0; i < s->n; i++)
         if (!s->cols[i].hidden && dp_bind_name_eq(s->cols[i].name, n->parts[0].name)) also_col = true;
       if (!also_col) {
-        const char *best = NULL;
-        int bestd = 3;
+        dp_closest near;
+        dp_closest_init(&near, n->parts[1].name);
         for (int i = 0; i < s->n; i++)
-          if (s->cols[i].rel && dp_bind_name_eq(s->cols[i].rel, n->parts[0].name)) {
-            int dist = edit_distance(n->parts[1].name, s->cols[i].name);
-            if (dist < bestd) {
-              bestd = dist;
-              best = s->cols[i].name;
-            }
-          }
+          if (s->cols[i].rel && dp_bind_name_eq(s->cols[i].rel, n->parts[0].name))
+            dp_closest_add(&near, s->cols[i].name);
+        const char *best = near.best;
         if (best)
           return dp_bind_fail(b, DIPPER_NAME, n->span, "`%s` has no column `%s`; did you mean `%s.%s`?",
                               n->parts[0].name, n->parts[1].name, n->parts[0].name, best);
@@ -1130,7 +1084,7 @@ static dp_expr *bind_over_call(dp_bexpr *x, const dp_ast_expr *e, const dp_func 
     if (!named) {
       const char **names = dp_arena_calloc(b->a, (size_t)(x->nwindows ? x->nwindows : 1), sizeof *names);
       for (int i = 0; names && i < x->nwindows; i++) names[i] = x->windows[i].name.name;
-      const char *best = names ? dp_bind_suggest(w->ref_name, names, x->nwindows) : NULL;
+      const char *best = names ? dp_closest_of(w->ref_name, names, x->nwindows) : NULL;
       return dp_bind_fail(b, DIPPER_NAME, w->span, "unknown window `%s`%s%s%s; define it with WINDOW %s AS (...)",
                           w->ref_name, best ? "; did you mean `" : "", best ? best : "", best ? "`" : "",
                           w->ref_name);

@@ -119,8 +119,6 @@ int dp_bind_err(dp_binder *b, int code, dp_span span, const char *fmt, ...)
 #endif
     ;
 bool dp_bind_name_eq(const char *x, const char *y);
-/* The candidate closest to `name` (case-insensitive edit distance <= 2), or NULL. */
-const char *dp_bind_suggest(const char *name, const char *const *cands, int n);
 const char *dp_bind_type_str(dp_binder *b, const dp_type *t);
 
 /* ---- bind_literal.c ---- */
