@@ -196,17 +196,17 @@ static void parse_table_elements(parser *p, dp_ast_create_table *ct) {
 /* Spark's CREATE TABLE ... USING fmt OPTIONS (k 'v'): say how dipper writes
 ** it (Flink's WITH clause), with the format named when it is a file format. */
 static _Noreturn void spark_ddl(parser *p, const dp_token *at) {
-  const dp_token *dp_ps_fmt = is_kw(at, DP_KW_USING) ? peek(p, 1) : NULL;
+  const dp_token *fmt = is_kw(at, DP_KW_USING) ? peek(p, 1) : NULL;
   static const char *const files[] = {"CSV", "JSON", "PARQUET", "ORC", "AVRO", "TEXT"};
   bool file = false;
-  for (size_t i = 0; dp_ps_fmt && i < sizeof files / sizeof files[0]; i++) file |= dp_ps_is_word(p, dp_ps_fmt, files[i]);
+  for (size_t i = 0; fmt && i < sizeof files / sizeof files[0]; i++) file |= dp_ps_is_word(p, fmt, files[i]);
   if (file)
     dp_ps_fail_at(p, DIPPER_SYNTAX, at->span,
             "USING %.*s OPTIONS (...) is Spark's DDL; dipper writes Flink's WITH clause: "
             "WITH ('connector' = 'filesystem', 'path' = '...', 'format' = '%.*s'), each "
             "option as 'key' = 'value'",
-            (int)dp_ps_fmt->span.len, p->text + dp_ps_fmt->span.off, (int)dp_ps_fmt->span.len,
-            p->text + dp_ps_fmt->span.off);
+            (int)fmt->span.len, p->text + fmt->span.off, (int)fmt->span.len,
+            p->text + fmt->span.off);
   dp_ps_fail_at(p, DIPPER_SYNTAX, at->span,
           "%s is Spark's DDL; dipper writes Flink's WITH clause: WITH ('connector' = '...', "
           "'format' = '...', ...), each option as 'key' = 'value' (docs/sql.md lists the "
