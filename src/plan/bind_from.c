@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/suggest.h"
 #include "plan/binder_int.h"
 
 /* ------------------------------------------------------------------ */
@@ -173,7 +174,7 @@ dp_plan *dp_bind_named_relation(dp_binder *b, const dp_ast_name *name, const dp_
       const char *ctes[16];
       int nctes = 0;
       for (dp_bcte *c = b->ctes; c && nctes < 16; c = c->next) ctes[nctes++] = c->cte->name.name;
-      best = dp_bind_suggest(nm, ctes, nctes);
+      best = dp_closest_of(nm, ctes, nctes);
     }
     if (best)
       return dp_bind_fail(b, DIPPER_NAME, name->span, "unknown table `%s`; did you mean `%s`?", nm,

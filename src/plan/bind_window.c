@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/suggest.h"
 #include "plan/binder_int.h"
 
 /* ------------------------------------------------------------------ */
@@ -48,7 +49,7 @@ static bool time_column(dp_binder *b, const dp_bscope *sc, const dp_ast_ident *i
   if (nfound == 0) {
     const char **names = dp_arena_calloc(b->a, (size_t)(sc->n ? sc->n : 1), sizeof *names);
     for (int i = 0; names && i < sc->n; i++) names[i] = sc->cols[i].hidden ? NULL : sc->cols[i].name;
-    const char *best = names ? dp_bind_suggest(id->name, names, sc->n) : NULL;
+    const char *best = names ? dp_closest_of(id->name, names, sc->n) : NULL;
     if (best)
       dp_bind_err(b, DIPPER_NAME, id->span,
                   "DESCRIPTOR names `%s`, which is not a column of the table; did you mean `%s`?",

@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "core/suggest.h"
 #include "plan/binder_int.h"
 
 /* ------------------------------------------------------------------ */
@@ -131,7 +132,7 @@ static dp_plan *bind_insert(dp_binder *b, const dp_ast_insert *ins, dp_span span
       if (found < 0) {
         const char **names = dp_arena_calloc(b->a, (size_t)(n ? n : 1), sizeof *names);
         for (int i = 0; names && i < n; i++) names[i] = t->schema.cols[i].name;
-        const char *best = names ? dp_bind_suggest(ins->cols[k].name, names, n) : NULL;
+        const char *best = names ? dp_closest_of(ins->cols[k].name, names, n) : NULL;
         if (best)
           return dp_bind_fail(b, DIPPER_NAME, ins->cols[k].span,
                               "table `%s` has no column `%s`; did you mean `%s`?", t->name,

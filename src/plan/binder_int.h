@@ -3,8 +3,10 @@
 **
 **   binder.c      statements: DDL dispatch, INSERT, statement sets, EXPLAIN
 **   bind_literal.c literals and intervals (both spellings)
-**   bind_expr.c   expressions: names, operators, calls,
-**                 casts, implicit casts, aggregate and OVER call collection
+**   bind_expr.c   expressions: names, scopes, the dispatcher, utilities
+**   bind_cast.c   casts, implicit casts, typed catalog calls
+**   bind_operator.c operators (BETWEEN, IN, IS, LIKE, CASE)
+**   bind_call.c   function calls, aggregate and OVER call collection
 **   bind_from.c   FROM (tables, views, CTEs, joins, UNNEST, VALUES) and the
 **                 WHERE rewrites: semi/anti joins, comma-join conditions, the
 **                 ROW_NUMBER() deduplication / Top-N patterns
@@ -119,29 +121,22 @@ int dp_bind_err(dp_binder *b, int code, dp_span span, const char *fmt, ...)
 #endif
     ;
 bool dp_bind_name_eq(const char *x, const char *y);
-/* The candidate closest to `name` (case-insensitive edit distance <= 2), or NULL. */
-const char *dp_bind_suggest(const char *name, const char *const *cands, int n);
 const char *dp_bind_type_str(dp_binder *b, const dp_type *t);
 
 /* ---- bind_literal.c ---- */
 dp_expr *dp_bind_literal(dp_binder *b, const dp_ast_expr *e);          /* DP_AX_LITERAL */
 dp_expr *dp_bind_interval_literal(dp_binder *b, const dp_ast_expr *e); /* DP_AX_INTERVAL */
 const char *dp_bind_unit_name(dp_time_unit u);                         /* "HOUR" */
-
-/* ---- bind_expr.c ---- */
-dp_expr *dp_bind_literal_expr(dp_binder *b, dp_value v, dp_span span);
-void dp_bexpr_init(dp_bexpr *x, dp_binder *b, dp_bscope *sc, unsigned allow, const char *clause);
-dp_expr *dp_bind_expr(dp_bexpr *x, const dp_ast_expr *e);
-/* Bind and require BOOLEAN (WHERE, HAVING, ON, FILTER). */
-dp_expr *dp_bind_cond(dp_bexpr *x, const dp_ast_expr *e);
-/* Cast e to t (no-op when equal); NULL with an error when not allowed. */
-dp_expr *dp_bind_coerce(dp_binder *b, dp_expr *e, const dp_type *t, const char *what);
-dp_expr *dp_bind_cast(dp_binder *b, dp_expr *e, const dp_type *t, bool try_, dp_span span);
-/* A call of the catalog function `name` with type inference and implicit casts. */
-dp_expr *dp_bind_call_named(dp_binder *b, const char *name, int nargs, dp_expr **args, dp_span span);
-dp_expr *dp_bind_call_fn(dp_binder *b, const dp_func *fn, int nargs, dp_expr **args, dp_span span);
 /* An interval argument (either spelling), positive unless allow_zero. */
 bool dp_bind_interval_arg(dp_binder *b, const dp_ast_expr *e, const char *what, int64_t *micros);
+
+/* ---- bind_expr.c: names, the dispatcher, expression utilities ---- */
+dp_expr *dp_bind_literal_expr(dp_binder *b, dp_value v, dp_span span);
+dp_expr *dp_bind_new_expr(dp_binder *b, dp_expr_kind kind, const dp_type *type, dp_span span);
+dp_expr *dp_bind_column_expr(dp_binder *b, int index, int outer, const dp_type *type, dp_span span);
+const char *dp_bind_last_part(const dp_ast_name *n); /* "c" of a.b.c */
+void dp_bexpr_init(dp_bexpr *x, dp_binder *b, dp_bscope *sc, unsigned allow, const char *clause);
+dp_expr *dp_bind_expr(dp_bexpr *x, const dp_ast_expr *e);
 /* Split an AND tree into conjuncts (appended to *out). */
 void dp_bind_conjuncts(dp_binder *b, dp_expr *e, int *n, int *cap, dp_expr ***out);
 dp_expr *dp_bind_and(dp_binder *b, int n, dp_expr **conds);
@@ -155,11 +150,41 @@ dp_expr *dp_bexpr_shift(dp_arena *a, const dp_expr *e, int delta);
 bool dp_bexpr_uses_range(const dp_expr *e, int lo, int hi);
 bool dp_bexpr_has_outer(const dp_expr *e, int level);
 
-/* ---- scopes ---- */
+/* ---- scopes (bind_expr.c) ---- */
 void dp_bscope_add(dp_binder *b, dp_bscope *s, const char *rel, const char *name,
                    const dp_type *type, int index, dp_expr *expr);
 /* The scope of a plan's output, every column qualified by rel. */
 void dp_bscope_from_plan(dp_binder *b, dp_bscope *s, const dp_plan *p, const char *rel);
+
+/* ---- bind_cast.c: casts and typed catalog calls ---- */
+/* Cast e to t (no-op when equal); NULL with an error when not allowed. */
+dp_expr *dp_bind_coerce(dp_binder *b, dp_expr *e, const dp_type *t, const char *what);
+dp_expr *dp_bind_cast(dp_binder *b, dp_expr *e, const dp_type *t, bool try_, dp_span span);
+/* A call of the catalog function `name` with type inference and implicit casts. */
+dp_expr *dp_bind_call_named(dp_binder *b, const char *name, int nargs, dp_expr **args, dp_span span);
+dp_expr *dp_bind_call_fn(dp_binder *b, const dp_func *fn, int nargs, dp_expr **args, dp_span span);
+/* Cast two operands, or n, to their common type; false with an error when none. */
+bool dp_bind_unify2(dp_binder *b, dp_expr **l, dp_expr **r, const char *what, dp_span span);
+bool dp_bind_unify_n(dp_binder *b, int n, dp_expr **es, const char *what, dp_span span);
+dp_expr *dp_bind_call2(dp_binder *b, const char *name, dp_expr *l, dp_expr *r, dp_span span);
+dp_expr *dp_bind_call1(dp_binder *b, const char *name, dp_expr *arg, dp_span span);
+bool dp_bind_is_comparison(dp_ast_binop op);
+const char *dp_bind_binop_func(dp_ast_binop op); /* the catalog function of a binary operator */
+dp_expr *dp_bind_require_bool(dp_binder *b, dp_expr *e, const char *clause);
+/* Bind and require BOOLEAN (WHERE, HAVING, ON, FILTER). */
+dp_expr *dp_bind_cond(dp_bexpr *x, const dp_ast_expr *e);
+
+/* ---- bind_operator.c: operators, one binder per AST kind ---- */
+dp_expr *dp_bind_binary(dp_bexpr *x, const dp_ast_expr *e);
+dp_expr *dp_bind_unary(dp_bexpr *x, const dp_ast_expr *e);
+dp_expr *dp_bind_between(dp_bexpr *x, const dp_ast_expr *e);
+dp_expr *dp_bind_in_list(dp_bexpr *x, const dp_ast_expr *e);
+dp_expr *dp_bind_is(dp_bexpr *x, const dp_ast_expr *e);
+dp_expr *dp_bind_like(dp_bexpr *x, const dp_ast_expr *e);
+dp_expr *dp_bind_case(dp_bexpr *x, const dp_ast_expr *e);
+
+/* ---- bind_call.c: function, aggregate and OVER calls ---- */
+dp_expr *dp_bind_call(dp_bexpr *x, const dp_ast_expr *e);
 
 /* ---- bind_query.c: queries, and node helpers ---- */
 void dp_bind_copy_schema(dp_binder *b, dp_plan *p, const dp_plan *from, int extra);

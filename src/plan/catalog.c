@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/suggest.h"
 #include "plan/binder.h"
 #include "plan/catalog.h"
 #include "plan/catalog_int.h"
@@ -41,50 +42,6 @@ static int name_cmp(const char *a, const char *b) {
 }
 
 static bool name_eq(const char *a, const char *b) { return name_cmp(a, b) == 0; }
-
-int dp_catalog_edit_distance(const char *a, const char *b, int limit) {
-  size_t na = strlen(a), nb = strlen(b);
-  if (na > 64 || nb > 64) return name_eq(a, b) ? 0 : limit + 1;
-  if ((na > nb ? na - nb : nb - na) > (size_t)limit) return limit + 1;
-  int row[65];
-  for (size_t j = 0; j <= nb; j++) row[j] = (int)j;
-  for (size_t i = 1; i <= na; i++) {
-    int diag = row[0], best = (int)i;
-    row[0] = (int)i;
-    for (size_t j = 1; j <= nb; j++) {
-      int up = row[j];
-      int cost = lower((unsigned char)a[i - 1]) == lower((unsigned char)b[j - 1]) ? 0 : 1;
-      int v = diag + cost;
-      if (up + 1 < v) v = up + 1;
-      if (row[j - 1] + 1 < v) v = row[j - 1] + 1;
-      row[j] = v;
-      diag = up;
-      if (v < best) best = v;
-    }
-    if (best > limit) return limit + 1;
-  }
-  return row[nb] > limit ? limit + 1 : row[nb];
-}
-
-const char *dp_catalog_closest(const char *name, const char *const *candidates, int n) {
-  if (!name) return NULL;
-  /* A one-letter name is within distance 1 of every other one-letter name:
-     demanding that the distance be below the length keeps the suggestion
-     meaningful for short names. */
-  int limit = (int)strlen(name) - 1;
-  if (limit > 2) limit = 2;
-  const char *best = NULL;
-  int best_dist = limit + 1;
-  for (int i = 0; i < n; i++) {
-    if (!candidates[i]) continue;
-    int dist = dp_catalog_edit_distance(name, candidates[i], limit);
-    if (dist < best_dist) {
-      best_dist = dist;
-      best = candidates[i];
-    }
-  }
-  return best;
-}
 
 /* ---- the index ---- */
 
@@ -207,19 +164,11 @@ int dp_catalog_drop(dp_catalog *c, int what, const char *name) {
 
 const char *dp_catalog_suggest(const dp_catalog *c, const char *name) {
   if (!c || !name) return NULL;
-  const char *best = NULL;
-  int limit = (int)strlen(name) - 1;
-  if (limit > 2) limit = 2;
-  int best_dist = limit + 1;
-  for (int i = 0; i < c->ntables + c->nviews; i++) {
-    const char *cand = i < c->ntables ? c->tables[i]->name : c->views[i - c->ntables]->name;
-    int dist = dp_catalog_edit_distance(name, cand, limit);
-    if (dist < best_dist) {
-      best_dist = dist;
-      best = cand;
-    }
-  }
-  return best;
+  dp_closest near;
+  dp_closest_init(&near, name);
+  for (int i = 0; i < c->ntables + c->nviews; i++)
+    dp_closest_add(&near, i < c->ntables ? c->tables[i]->name : c->views[i - c->ntables]->name);
+  return near.best;
 }
 
 int dp_catalog_table_count(const dp_catalog *c) { return c ? c->ntables : 0; }
@@ -257,18 +206,10 @@ static int column_index(const dp_schema *s, const char *name) {
 }
 
 static const char *closest_column(const dp_schema *s, const char *name) {
-  const char *best = NULL;
-  int limit = (int)strlen(name) - 1;
-  if (limit > 2) limit = 2;
-  int best_dist = limit + 1;
-  for (int i = 0; i < s->ncols; i++) {
-    int dist = dp_catalog_edit_distance(name, s->cols[i].name, limit);
-    if (dist < best_dist) {
-      best_dist = dist;
-      best = s->cols[i].name;
-    }
-  }
-  return best;
+  dp_closest near;
+  dp_closest_init(&near, name);
+  for (int i = 0; i < s->ncols; i++) dp_closest_add(&near, s->cols[i].name);
+  return near.best;
 }
 
 /* An unknown column of CREATE TABLE (watermark, key, partition). */

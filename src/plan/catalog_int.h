@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/suggest.h"
 #include "plan/catalog.h"
 
 /* One SET key and its value (canonical spelling), in the catalog arena. */
@@ -31,13 +32,9 @@ struct dp_catalog {
   int noptions, options_cap;
 };
 
-/* Case-insensitive Levenshtein distance, stopping early once it exceeds
-** `limit` (then it returns limit + 1). */
-int dp_catalog_edit_distance(const char *a, const char *b, int limit);
-
-/* The candidate closest to `name` within the "did you mean" limit (distance
-** <= 2 and shorter than the name itself), or NULL. */
-const char *dp_catalog_closest(const char *name, const char *const *candidates, int n);
+/* The old name of dp_closest_of (core/suggest.h), still used by options.c:
+** to go when options.c is next edited. */
+#define dp_catalog_closest dp_closest_of
 
 /* The role-neutral connector check CREATE TABLE runs: everything of
 ** dp_connector_validate except what depends on reading or writing the table

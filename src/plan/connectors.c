@@ -430,7 +430,7 @@ static const char *suggest_key(const connector *cn, const char *key, char *buf, 
   }
   if (cn->formats)
     for (const conn_opt *o = format_opts; o->key && n < 64; o++) cands[n++] = o->key;
-  const char *best = dp_catalog_closest(key, cands, n);
+  const char *best = dp_closest_of(key, cands, n);
   if (!best) return NULL;
   snprintf(buf, cap, "%s", best);
   return buf;
@@ -572,7 +572,7 @@ static int check_format_value(dp_diags *d, const connector *cn, const dp_option 
       n++;
       p += len + (p[len] ? 1 : 0);
     }
-    const char *near = dp_catalog_closest(o->value, cands, n);
+    const char *near = dp_closest_of(o->value, cands, n);
     char hint[64] = "";
     if (near) snprintf(hint, sizeof hint, "did you mean '%s'? ", near);
     return dp_error(d, DIPPER_OPTION, o->value_span,
@@ -712,7 +712,7 @@ static int check_metadata(dp_diags *d, const connector *cn, const dp_table_def *
         int w = snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "", p->key);
         if (w > 0 && (size_t)w < sizeof list - len) len += (size_t)w;
       }
-      const char *near = dp_catalog_closest(key, cands, n);
+      const char *near = dp_closest_of(key, cands, n);
       char hint[64] = "";
       if (near) snprintf(hint, sizeof hint, "did you mean '%s'? ", near);
       keep(&rc, dp_error(d, DIPPER_OPTION, cd->span,
@@ -969,7 +969,7 @@ static int validate(dp_diags *d, const dp_table_def *t, int role) {
   if (!cn) {
     const char *cands[NCONNECTORS];
     for (size_t i = 0; i < NCONNECTORS; i++) cands[i] = connectors[i].name;
-    const char *near = dp_catalog_closest(conn_opt_->value, cands, (int)NCONNECTORS);
+    const char *near = dp_closest_of(conn_opt_->value, cands, (int)NCONNECTORS);
     hint[0] = '\0';
     if (near) snprintf(hint, sizeof hint, "did you mean '%s'? ", near);
     return dp_error(d, DIPPER_OPTION, conn_opt_->value_span,

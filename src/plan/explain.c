@@ -340,19 +340,6 @@ static const char *window_kind_name(dp_window_kind k) {
   return "?";
 }
 
-static const char *join_kind_name(dp_join_kind k) {
-  switch (k) {
-  case DP_J_INNER: return "INNER";
-  case DP_J_LEFT: return "LEFT";
-  case DP_J_RIGHT: return "RIGHT";
-  case DP_J_FULL: return "FULL";
-  case DP_J_SEMI: return "SEMI";
-  case DP_J_ANTI: return "ANTI";
-  case DP_J_CROSS: return "CROSS";
-  }
-  return "?";
-}
-
 static const char *rank_name(dp_rank_kind k) {
   switch (k) {
   case DP_RANK_ROW_NUMBER: return "row_number";
@@ -504,7 +491,7 @@ static void put_node_line(explain_ctx *x, const dp_plan *p) {
     dp_schema both;
     const dp_schema *lr = join_schema(x, p, &both);
     const dp_schema *right = input_schema(p, 1);
-    dp_buf_printf(out, " kind=%s", join_kind_name(p->u.join.kind));
+    dp_buf_printf(out, " kind=%s", dp_join_kind_name(p->u.join.kind));
     if (p->u.join.nkeys > 0) {
       dp_buf_puts(out, " keys=[");
       for (int i = 0; i < p->u.join.nkeys; i++) {

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/suggest.h"
+
 #define MAX_DECIMAL 38
 #define MAX_SIG_PARAMS 8
 #define MAX_NAME 64
@@ -146,52 +148,20 @@ const dp_func *dp_func_get(dp_func_id id) {
 
 const dp_func *dp_func_at(int i) { return i >= 0 && i < DP_F_COUNT_ ? &funcs[i] : NULL; }
 
-/* Optimal string alignment distance (Damerau-Levenshtein where a swapped
-** pair of neighbours counts 1), case-insensitive; both strings < MAX_NAME. */
-static int edit_distance(const char *s, size_t n, const char *t, size_t m) {
-  int prev2[MAX_NAME + 1], prev[MAX_NAME + 1], cur[MAX_NAME + 1];
-  for (size_t j = 0; j <= m; j++) prev[j] = (int)j;
-  for (size_t i = 1; i <= n; i++) {
-    cur[0] = (int)i;
-    for (size_t j = 1; j <= m; j++) {
-      int cost = s[i - 1] == t[j - 1] ? 0 : 1;
-      int best = prev[j] + 1;
-      if (cur[j - 1] + 1 < best) best = cur[j - 1] + 1;
-      if (prev[j - 1] + cost < best) best = prev[j - 1] + cost;
-      if (i > 1 && j > 1 && s[i - 1] == t[j - 2] && s[i - 2] == t[j - 1] && prev2[j - 2] + 1 < best)
-        best = prev2[j - 2] + 1;
-      cur[j] = best;
-    }
-    memcpy(prev2, prev, (m + 1) * sizeof prev[0]);
-    memcpy(prev, cur, (m + 1) * sizeof cur[0]);
-  }
-  return prev[m];
-}
-
 const char *dp_func_suggest(const char *name) {
   char key[MAX_NAME];
   if (!name || !lower_name(name, key, sizeof key)) return NULL;
   pthread_once(&by_name_once, build_index);
-  size_t n = strlen(key);
-  /* Two edits turn any 3-letter word into many others: short names get one. */
-  int limit = n <= 3 ? 1 : 2;
-  const char *best = NULL;
-  int best_d = limit + 1;
+  dp_closest near;
+  dp_closest_init(&near, key);
   for (int i = 0; i < DP_F_COUNT_ + NALIASES; i++) {
-    const char *cand = by_name[i].name;
     /* Operators have names ("eq", "is_null") for the binder, not for users;
     ** MOD and CONCAT are real functions too. */
     const dp_func *fn = &funcs[by_name[i].id];
     if (fn->op && fn->id != DP_F_MOD && fn->id != DP_F_CONCAT) continue;
-    size_t m = strlen(cand);
-    if (m >= MAX_NAME || (m > n ? m - n : n - m) > (size_t)limit) continue;
-    int d = edit_distance(key, n, cand, m);
-    if (d < best_d) { /* ties: the first in sorted order wins, deterministically */
-      best_d = d;
-      best = cand;
-    }
+    dp_closest_add(&near, by_name[i].name); /* ties: the first in sorted order wins */
   }
-  return best_d == 0 ? NULL : best;
+  return near.best_dist == 0 ? NULL : near.best;
 }
 
 /* ---- interned parameter types ----

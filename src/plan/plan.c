@@ -20,6 +20,25 @@ const char *dp_plan_kind_name(dp_plan_kind k) {
   return (int)k >= 0 && k < DP_P_COUNT_ ? names[k] : "?";
 }
 
+/* In dp_join_kind's order: the keyword, and the clause as a message names it. */
+static const char *const join_names[][2] = {
+    {"INNER", "INNER JOIN"}, {"LEFT", "LEFT JOIN"}, {"RIGHT", "RIGHT JOIN"},
+    {"FULL", "FULL JOIN"},   {"SEMI", "SEMI JOIN"}, {"ANTI", "ANTI JOIN"},
+    {"CROSS", "CROSS JOIN"},
+};
+
+static bool join_kind_known(dp_join_kind k) {
+  return (int)k >= 0 && (size_t)k < sizeof join_names / sizeof join_names[0];
+}
+
+const char *dp_join_kind_name(dp_join_kind k) {
+  return join_kind_known(k) ? join_names[k][0] : "?";
+}
+
+const char *dp_join_name(dp_join_kind k) {
+  return join_kind_known(k) ? join_names[k][1] : "JOIN";
+}
+
 /* ---- builders ---- */
 
 dp_plan *dp_plan_new(dp_arena *a, dp_plan_kind kind, int ninputs) {

@@ -180,6 +180,9 @@ typedef enum dp_join_kind {
   DP_J_INNER, DP_J_LEFT, DP_J_RIGHT, DP_J_FULL, DP_J_SEMI, DP_J_ANTI, DP_J_CROSS,
 } dp_join_kind;
 
+const char *dp_join_kind_name(dp_join_kind k); /* "INNER", ...: EXPLAIN's kind= */
+const char *dp_join_name(dp_join_kind k);      /* "INNER JOIN", ...: for messages */
+
 typedef enum dp_rank_kind { DP_RANK_ROW_NUMBER, DP_RANK_RANK, DP_RANK_DENSE_RANK } dp_rank_kind;
 
 /* A window function call of an OVER node. */

@@ -160,19 +160,6 @@ static const char *window_name(const dp_window_spec *w) {
   return "the window";
 }
 
-static const char *join_name(dp_join_kind k) {
-  switch (k) {
-  case DP_J_INNER: return "INNER JOIN";
-  case DP_J_LEFT: return "LEFT JOIN";
-  case DP_J_RIGHT: return "RIGHT JOIN";
-  case DP_J_FULL: return "FULL JOIN";
-  case DP_J_SEMI: return "SEMI JOIN";
-  case DP_J_ANTI: return "ANTI JOIN";
-  case DP_J_CROSS: return "CROSS JOIN";
-  }
-  return "JOIN";
-}
-
 static const char *node_phrase(const dp_plan *p) {
   switch (p->kind) {
   case DP_P_AGGREGATE: return p->u.aggregate.window ? "a window aggregation" : "an aggregation";
@@ -390,7 +377,7 @@ static void check_join(vctx *x, const dp_plan *p) {
     check_temporal(x, p);
     return;
   }
-  const char *jn = join_name(k);
+  const char *jn = dp_join_name(k);
   if (L->props.bounded != R->props.bounded) {
     bool stream_left = R->props.bounded;
     /* The preserved side must be the stream.  A SEMI join of a table against a

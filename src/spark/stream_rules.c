@@ -72,19 +72,6 @@ static const dp_plan *aggregate_below(const dp_plan *p) {
   return NULL;
 }
 
-static const char *join_name(dp_join_kind k) {
-  switch (k) {
-  case DP_J_INNER: return "INNER JOIN";
-  case DP_J_LEFT: return "LEFT JOIN";
-  case DP_J_RIGHT: return "RIGHT JOIN";
-  case DP_J_FULL: return "FULL JOIN";
-  case DP_J_SEMI: return "SEMI JOIN";
-  case DP_J_ANTI: return "ANTI JOIN";
-  case DP_J_CROSS: return "CROSS JOIN";
-  }
-  return "JOIN";
-}
-
 /* A timestamp column of p to show in a suggestion: an event-time attribute first. */
 static const char *time_col(const dp_plan *p) {
   for (int i = 0; i < p->schema.ncols; i++)
@@ -237,7 +224,7 @@ static bool has_equality(const dp_expr *e, int nl) {
 static void check_stream_stream_join(rctx *x, const dp_plan *p) {
   const dp_plan *L = p->inputs[0], *R = p->inputs[1];
   dp_join_kind k = p->u.join.kind;
-  const char *jn = join_name(k);
+  const char *jn = dp_join_name(k);
   if (p->u.join.nkeys == 0 && !has_equality(p->u.join.cond, L->schema.ncols)) {
     refuse(x, p->span,
            "%s of two streams without an equality between them: Spark joins two streams only "
@@ -312,7 +299,7 @@ static void check_join(rctx *x, const dp_plan *p) {
     return;
   }
   /* Stream-static: Spark keeps the stream on the preserved side. */
-  const char *jn = join_name(k);
+  const char *jn = dp_join_name(k);
   if (k == DP_J_FULL)
     refuse(x, p->span,
            "FULL JOIN of a stream and a bounded table: Spark cannot emit the bounded side's "
@@ -322,7 +309,7 @@ static void check_join(rctx *x, const dp_plan *p) {
     refuse(x, p->span,
            "%s with the stream on the right and a bounded table on the left: Spark supports "
            "it only with the stream on the left; swap the sides (stream %s table)",
-           jn, k == DP_J_LEFT ? "LEFT JOIN" : k == DP_J_SEMI ? "SEMI JOIN" : "ANTI JOIN");
+           jn, jn);
   else if (k == DP_J_RIGHT && ls)
     refuse(x, p->span,
            "RIGHT JOIN with the stream on the left and a bounded table on the right: Spark "

@@ -66,19 +66,6 @@ TEST(index_is_sorted_and_drop_removes) {
   env_free(&e);
 }
 
-TEST(edit_distance_and_closest) {
-  CHECK_EQ(dp_catalog_edit_distance("orders", "ORDERS", 2), 0);
-  CHECK_EQ(dp_catalog_edit_distance("orders", "ordrs", 2), 1);
-  CHECK_EQ(dp_catalog_edit_distance("kafka", "kafak", 2), 2);
-  CHECK_EQ(dp_catalog_edit_distance("abc", "xyz", 2), 3); /* limit + 1 */
-  const char *names[] = {"datagen", "kafka", "kinesis"};
-  CHECK_STR(dp_catalog_closest("kafak", names, 3), "kafka");
-  CHECK_STR(dp_catalog_closest("datagne", names, 3), "datagen");
-  CHECK(dp_catalog_closest("x", names, 3) == NULL);
-  const char *short_names[] = {"a", "b"};
-  CHECK(dp_catalog_closest("c", short_names, 2) == NULL); /* one letter is no hint */
-}
-
 /* ---- CREATE TABLE ---- */
 
 TEST(table_name_taken) {

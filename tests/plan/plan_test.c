@@ -43,6 +43,12 @@ TEST(kind_names) {
   CHECK_STR(dp_plan_kind_name(DP_P_TOPN), "TopN");
   CHECK_STR(dp_plan_kind_name(DP_P_SINK), "Sink");
   CHECK_STR(dp_plan_kind_name(DP_P_COUNT_), "?");
+  CHECK_STR(dp_join_kind_name(DP_J_INNER), "INNER");
+  CHECK_STR(dp_join_kind_name(DP_J_CROSS), "CROSS");
+  CHECK_STR(dp_join_kind_name((dp_join_kind)99), "?");
+  CHECK_STR(dp_join_name(DP_J_LEFT), "LEFT JOIN");
+  CHECK_STR(dp_join_name(DP_J_ANTI), "ANTI JOIN");
+  CHECK_STR(dp_join_name((dp_join_kind)99), "JOIN");
 }
 
 TEST(new_nodes_have_inputs_and_absent_markers) {
