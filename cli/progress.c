@@ -144,7 +144,8 @@ static query_line *line_for(cli_progress *cp, const char *name) {
   return q;
 }
 
-/* "2024-01-01 10:00:05.000", or "none" before the first event. */
+/* "2024-01-01 10:00:05.000", "none" before the first event, "end of input"
+** at the last batch of a bounded run. */
 static void format_watermark(char *buf, size_t cap, int64_t us) {
   if (us == INT64_MIN) {
     snprintf(buf, cap, "none");
@@ -154,17 +155,9 @@ static void format_watermark(char *buf, size_t cap, int64_t us) {
     snprintf(buf, cap, "end of input");
     return;
   }
-  int64_t secs = us >= 0 ? us / 1000000 : -((-us + 999999) / 1000000);
-  int64_t frac = us - secs * 1000000;
-  time_t t = (time_t)secs;
-  struct tm tm;
-  if (!gmtime_r(&t, &tm)) {
-    snprintf(buf, cap, "%" PRId64 " us", us);
-    return;
-  }
-  char day[32];
-  strftime(day, sizeof day, "%Y-%m-%d %H:%M:%S", &tm);
-  snprintf(buf, cap, "%s.%03d", day, (int)(frac / 1000));
+  /* The library's text of a TIMESTAMP(3) value, as the rows print theirs:
+  ** watermarks are milliseconds in every SQL dialect dipper speaks. */
+  dipper_format_timestamp(us, 3, buf, cap);
 }
 
 /* 1234567 → "1.2M", 12345 → "12.3k", 123 → "123". */
