@@ -94,17 +94,21 @@ pid, fd = pty.fork()
 if pid == 0:
     os.execv(sys.argv[1], [sys.argv[1]])  # `dipper` alone on a terminal: the shell
 out = b''
+seen = 0
 def until(token, timeout=20):
-    global out
+    """Wait for token after what the previous call consumed."""
+    global out, seen
     end = time.time() + timeout
     while time.time() < end:
+        at = out.find(token, seen)
+        if at >= 0:
+            seen = at + len(token)
+            return
         if select.select([fd], [], [], 0.2)[0]:
             try:
                 out += os.read(fd, 65536)
             except OSError:
                 break
-            if token in out:
-                return
     sys.exit('no %r in:\n%s' % (token, out.decode(errors='replace')))
 until(b'dipper> ')
 os.write(fd, b"CREATE TABLE g (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '100');\n")
@@ -113,7 +117,7 @@ os.write(fd, b"SELECT id\n FROM g;\n")
 until(b'Batch: 3')
 os.write(fd, b'\x03')
 until(b'select#1: stopped after')
-mark = len(out)
+mark = seen
 until(b'dipper> ')
 os.write(fd, b"SELECT 41 + 1 AS answer;\n")
 until(b'(1 row)')
@@ -132,6 +136,34 @@ PY
 fi
 checks=$((checks + 1))
 grep -q "SELECT.04041.040+.0401" "$work/.dipper_history" 2>/dev/null || fail "no history in ~/.dipper_history (vis(3)-encoded by libedit)"
+
+# The live progress line on a terminal: a steady 100 rows/s shows about
+# 100 rows/s out on every redraw after the first second (a rate over a few
+# seconds, not over the 100 ms between redraws).
+cat >"$work/steady.sql" <<'SQL'
+CREATE TABLE g (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '100');
+CREATE TABLE bh (id BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO bh SELECT id FROM g;
+SQL
+checks=$((checks + 1))
+if ! timeout 30 python3 - "$dipper" "$work/steady.sql" >"$work/rate.log" 2>&1 <<'PY'; then
+import os, pty, re, select, signal, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], 'run', sys.argv[2]])
+out, end = b'', time.time() + 4
+while time.time() < end:
+    if select.select([fd], [], [], 0.1)[0]:
+        out += os.read(fd, 65536)
+os.kill(pid, signal.SIGINT)
+os.waitpid(pid, 0)
+rates = [int(r) for r in re.findall(rb'(\d+) rows/s out', out)]
+late = rates[len(rates) // 3:]
+if not late or min(late) < 50 or max(late) > 200:
+    sys.exit('rows/s out over the run: %s' % rates)
+PY
+  fail "steady rate: $(cat "$work/rate.log")"
+fi
 
 echo "$checks checks, $failures failed"
 [ "$failures" -eq 0 ]
