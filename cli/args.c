@@ -7,10 +7,11 @@
 */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
-static const char *const command_names[] = {"check", "explain", "run", NULL};
+static const char *const command_names[] = {"check", "explain", "run", "shell", NULL};
 static const char *const option_names[] = {"--engine", "--format", "--help", "--version",
                                            "--no-schema", "--no-streaming", "--quiet", "-e",
                                            "-h", "-q", "-v", "--verbose", NULL};
@@ -25,6 +26,10 @@ void cli_print_usage(FILE *out) {
         "                     error with its line and column, nothing when clean\n"
         "  explain INPUT...   print the logical plan of every statement, with its\n"
         "                     schema and streaming properties\n"
+        "  shell              an interactive SQL shell on one catalog: statements end\n"
+        "                     with ';', line editing and history (~/.dipper_history),\n"
+        "                     .help for its commands; also reads a pipe.  `dipper`\n"
+        "                     alone on a terminal starts it\n"
         "  run INPUT...       run every INSERT and SELECT on the embedded engine, in\n"
         "                     micro-batches, until the inputs end or Ctrl-C; a live\n"
         "                     progress line per query on a terminal (a line every few\n"
@@ -45,7 +50,7 @@ void cli_print_usage(FILE *out) {
         "  --engine ADDR      the engine to compile for and run on: embedded (the default)\n"
         "                     or a Spark Connect address\n"
         "                     sc://host:port[/;token=..;use_ssl=true]\n"
-        "  --format FMT       run: print SELECT results as table (the default on Spark),\n"
+        "  --format FMT       run, shell: print SELECT results as table (the default on Spark),\n"
         "                     csv (a header, RFC 4180) or json (one object per line);\n"
         "                     check: text (the default) or json (an array of\n"
         "                     diagnostics, [] when clean); explain: text or json (each\n"
@@ -122,7 +127,7 @@ static int not_for(const char *option, const char *command, const char *why) {
 /* --format's value, by command: run prints rows (table, csv, json), check
 ** and explain print text (the default) or JSON. */
 static bool set_format(cli_options *opts, const char *v, const char *command) {
-  bool run = opts->command == CLI_CMD_RUN;
+  bool run = opts->command == CLI_CMD_RUN || opts->command == CLI_CMD_SHELL;
   if (strcmp(v, "json") == 0)
     opts->format = CLI_FORMAT_JSON;
   else if (run && strcmp(v, "table") == 0)
@@ -133,7 +138,7 @@ static bool set_format(cli_options *opts, const char *v, const char *command) {
     opts->format = CLI_FORMAT_TEXT;
   else {
     if (run)
-      cli_error("unknown format '%s' for run; write table, csv or json", v);
+      cli_error("unknown format '%s' for %s; write table, csv or json", v, command);
     else if (strcmp(v, "table") == 0 || strcmp(v, "csv") == 0)
       cli_error("format '%s' is for the rows of run; %s prints text (the default) or json", v,
                 command);
@@ -175,6 +180,8 @@ int cli_parse_args(int argc, char **argv, cli_options *opts) {
           opts->command = CLI_CMD_EXPLAIN;
         else if (strcmp(arg, "run") == 0)
           opts->command = CLI_CMD_RUN;
+        else if (strcmp(arg, "shell") == 0)
+          opts->command = CLI_CMD_SHELL;
         else
           return usage_error_hint("command", arg, command_names);
       } else {
@@ -220,13 +227,17 @@ int cli_parse_args(int argc, char **argv, cli_options *opts) {
     }
   }
   if (opts->help || opts->version) return CLI_EXIT_OK;
-  if (opts->command != CLI_CMD_RUN) opts->format = CLI_FORMAT_TEXT;
+  if (opts->command != CLI_CMD_RUN && opts->command != CLI_CMD_SHELL) opts->format = CLI_FORMAT_TEXT;
+  /* `dipper` alone on a terminal: the shell, as sqlite3 and duckdb. */
+  if (opts->command == CLI_CMD_NONE && opts->ninputs == 0 && isatty(STDIN_FILENO) == 1)
+    opts->command = CLI_CMD_SHELL;
   if (opts->command == CLI_CMD_NONE) {
     cli_print_usage(stderr);
     return CLI_EXIT_USAGE;
   }
   const char *command = opts->command == CLI_CMD_CHECK     ? "check"
                         : opts->command == CLI_CMD_EXPLAIN ? "explain"
+                        : opts->command == CLI_CMD_SHELL   ? "shell"
                                                            : "run";
   if (quiet_arg && opts->command != CLI_CMD_RUN)
     return not_for(quiet_arg, command, "it belongs to run (progress lines and summary)");
@@ -235,6 +246,15 @@ int cli_parse_args(int argc, char **argv, cli_options *opts) {
   if (explain_arg && opts->command != CLI_CMD_EXPLAIN)
     return not_for(explain_arg, command, "it belongs to explain (the plan's lines)");
   if (format && !set_format(opts, format, command)) return CLI_EXIT_USAGE;
+  if (opts->command == CLI_CMD_SHELL) {
+    if (quiet_arg) return not_for(quiet_arg, command, "the shell shows each query's progress");
+    if (opts->ninputs > 0) {
+      cli_error("'shell' reads its statements from the standard input; run FILE.sql with "
+                "'dipper run', or pipe it: dipper shell < FILE.sql");
+      return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+  }
   if (opts->ninputs == 0) {
     cli_error("'%s' needs an input: a FILE.sql, '-' for the standard input, or -e 'SQL'",
               command);

@@ -6,7 +6,7 @@
 **
 ** Owns: command-line parsing (args.c), reading inputs and printing
 ** diagnostics (io.c), the progress lines of `run` (progress.c), and the
-** commands themselves (dipper.c).
+** commands themselves (dipper.c), the interactive shell (shell.c).
 */
 #ifndef DIPPER_CLI_H
 #define DIPPER_CLI_H
@@ -21,7 +21,9 @@
 ** failure as the command being used wrongly (2). */
 enum { CLI_EXIT_OK = 0, CLI_EXIT_SQL = 1, CLI_EXIT_USAGE = 2 };
 
-typedef enum cli_command { CLI_CMD_NONE, CLI_CMD_CHECK, CLI_CMD_EXPLAIN, CLI_CMD_RUN } cli_command;
+typedef enum cli_command {
+  CLI_CMD_NONE, CLI_CMD_CHECK, CLI_CMD_EXPLAIN, CLI_CMD_RUN, CLI_CMD_SHELL
+} cli_command;
 
 /* How `run` prints the rows of a SELECT that it executes itself (print.c);
 ** `check` and `explain` print text or JSON. */
@@ -93,6 +95,12 @@ void cli_progress_update(void *user, const dipper_progress *p);
 /* Take the live lines down and print one summary line per query. */
 void cli_progress_finish(cli_progress *cp);
 void cli_progress_free(cli_progress *cp);
+
+/* ---- shell.c: `dipper shell` ---- */
+
+/* Read statements from stdin into db until Ctrl-D or .quit; rows print in
+** `mode` (TABLE, CSV or JSON) until .mode changes it.  The exit status. */
+int cli_shell(dipper *db, cli_format mode, const char *argv0);
 
 /* "dipper: " + message on stderr, with the same colouring rule. */
 void cli_error(const char *fmt, ...)

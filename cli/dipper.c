@@ -275,9 +275,13 @@ int main(int argc, char **argv) {
       }
     }
     bool on_spark = opts.engine && strncmp(opts.engine, "sc://", 5) == 0;
-    if (status == CLI_EXIT_OK)
+    if (status == CLI_EXIT_OK && opts.command == CLI_CMD_SHELL) {
+      dipper_set_log(db, print_note, NULL);
+      status = cli_shell(db, opts.format_given ? opts.format : CLI_FORMAT_TABLE, argv[0]);
+    } else if (status == CLI_EXIT_OK) {
       status = opts.command == CLI_CMD_RUN ? run_programs(&opts, db, on_spark)
                                            : run(&opts, db);
+    }
     dipper_close(db);
   }
   cli_options_free(&opts);

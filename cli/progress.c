@@ -30,15 +30,21 @@
 
 #define REDRAW_EVERY_NS 100000000LL
 #define LINE_EVERY_NS 5000000000LL
+/* Rates are taken over the last few seconds, not since the previous redraw:
+** a steady 100 rows/s in batches of 10 would otherwise read 0 on most of
+** the ten redraws a second. */
+#define RATE_WINDOW_NS 3000000000LL
+#define NSAMPLES 64 /* > RATE_WINDOW_NS / REDRAW_EVERY_NS: the ring holds the window */
 
 typedef struct query_line {
   char *name;
   dipper_progress last;
-  /* Totals at the previous redraw: the rates shown are rows that went
-  ** through since then over the wall time since then, what a user watching
-  ** wants (the progress's own rates are per batch duration, which for a
-  ** rate-limited source is the engine's speed, not the stream's). */
-  int64_t drawn_in, drawn_out;
+  /* Totals at each redraw, a ring: the rates shown are the rows that went
+  ** through in the last RATE_WINDOW_NS over that wall time, what a user
+  ** watching wants (the progress's own rates are per batch duration, which
+  ** for a rate-limited source is the engine's speed, not the stream's). */
+  struct { int64_t in, out; long long ns; } samples[NSAMPLES];
+  int nsamples, next_sample;
   long long drawn_ns;
   double rate_in, rate_out;
   double elapsed; /* seconds from the start of `run` to the query's last report */
@@ -144,27 +150,22 @@ static query_line *line_for(cli_progress *cp, const char *name) {
   return q;
 }
 
-/* "2024-01-01 10:00:05.000", or "none" before the first event. */
+/* "2024-01-01 10:00:05.000", "none" before the first event, "end of input"
+** at the last batch of a bounded run. */
 static void format_watermark(char *buf, size_t cap, int64_t us) {
   if (us == INT64_MIN) {
     snprintf(buf, cap, "none");
     return;
   }
-  if (us == INT64_MAX) {
+  /* The last batch of a bounded run is at an infinite watermark (any year
+  ** past 9999 is one): there is no time to show. */
+  if (us == INT64_MAX || us > INT64_C(253402300799999999)) {
     snprintf(buf, cap, "end of input");
     return;
   }
-  int64_t secs = us >= 0 ? us / 1000000 : -((-us + 999999) / 1000000);
-  int64_t frac = us - secs * 1000000;
-  time_t t = (time_t)secs;
-  struct tm tm;
-  if (!gmtime_r(&t, &tm)) {
-    snprintf(buf, cap, "%" PRId64 " us", us);
-    return;
-  }
-  char day[32];
-  strftime(day, sizeof day, "%Y-%m-%d %H:%M:%S", &tm);
-  snprintf(buf, cap, "%s.%03d", day, (int)(frac / 1000));
+  /* The library's text of a TIMESTAMP(3) value, as the rows print theirs:
+  ** watermarks are milliseconds in every SQL dialect dipper speaks. */
+  dipper_format_timestamp(us, 3, buf, cap);
 }
 
 /* 1234567 → "1.2M", 12345 → "12.3k", 123 → "123". */
@@ -200,14 +201,36 @@ static size_t format_line(const query_line *q, char *line, size_t cap) {
   return len < 0 ? 0 : (size_t)len < cap ? (size_t)len : cap - 1;
 }
 
-/* Rates since the query's previous line: rows through over wall time. */
+/* Rates over the window: rows through since the oldest sample in it (the
+** start of the run before the first) over the wall time since then. */
 static void update_rates(cli_progress *cp, query_line *l, long long now) {
-  long long since = now - (l->drawn_ns ? l->drawn_ns : cp->start_ns);
-  if (since <= 0) return;
-  l->rate_in = (double)(l->last.total_input_rows - l->drawn_in) * 1e9 / (double)since;
-  l->rate_out = (double)(l->last.total_output_rows - l->drawn_out) * 1e9 / (double)since;
-  l->drawn_in = l->last.total_input_rows;
-  l->drawn_out = l->last.total_output_rows;
+  int64_t from_in = 0, from_out = 0;
+  long long from_ns = cp->start_ns;
+  if (l->nsamples > 0 && now - cp->start_ns > RATE_WINDOW_NS) {
+    /* The oldest sample inside the window; the newest when none is (plain
+    ** lines come every LINE_EVERY_NS, longer than the window). */
+    int chosen = (l->next_sample - 1 + NSAMPLES) % NSAMPLES;
+    for (int k = 0; k < l->nsamples; k++) {
+      int at = (l->next_sample - l->nsamples + k + NSAMPLES) % NSAMPLES;
+      if (now - l->samples[at].ns <= RATE_WINDOW_NS) {
+        chosen = at;
+        break;
+      }
+    }
+    from_in = l->samples[chosen].in;
+    from_out = l->samples[chosen].out;
+    from_ns = l->samples[chosen].ns;
+  }
+  long long since = now - from_ns;
+  if (since > 0) {
+    l->rate_in = (double)(l->last.total_input_rows - from_in) * 1e9 / (double)since;
+    l->rate_out = (double)(l->last.total_output_rows - from_out) * 1e9 / (double)since;
+  }
+  l->samples[l->next_sample].in = l->last.total_input_rows;
+  l->samples[l->next_sample].out = l->last.total_output_rows;
+  l->samples[l->next_sample].ns = now;
+  l->next_sample = (l->next_sample + 1) % NSAMPLES;
+  if (l->nsamples < NSAMPLES) l->nsamples++;
   l->drawn_ns = now;
 }
 
@@ -268,6 +291,9 @@ void cli_progress_finish(cli_progress *cp) {
     const dipper_progress *p = &q->last;
     char wm[48];
     format_watermark(wm, sizeof wm, p->watermark);
+    /* A bounded run's last batch ran at the end of input, whatever
+    ** watermark the batch before it computed. */
+    if (p->finished && p->watermark != INT64_MIN) snprintf(wm, sizeof wm, "end of input");
     int64_t batches = p->batch_id + 1;
     fprintf(stderr,
             "%s: %s after %" PRId64 " batch%s in %.2f s: %" PRId64 " rows in, %" PRId64

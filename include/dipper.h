@@ -474,6 +474,41 @@ typedef enum dipper_stmt_kind {
 ** of range. */
 DIPPER_API int dipper_program_stmt_kind(const dipper_program *prog, int stmt, int *out);
 
+/* ---- the text of values ----
+**
+** The one formatter of what dipper shows a person: the console sink and a
+** bare SELECT's tables print values with it, and so does the `dipper`
+** command (tables, CSV, JSON lines, the progress line's watermark), so a
+** value reads the same everywhere.  Text forms: integers and DECIMAL exact
+** (every digit of the scale), FLOAT/DOUBLE the shortest text that reads back
+** the same (NaN, Infinity), BOOLEAN true/false, DATE 2024-01-31, TIME and
+** TIMESTAMP(p) with p fraction digits (2024-01-31 12:30:00.500 for p = 3,
+** .500000 for p = 6), BYTES in base64, ROW {1, a}, ARRAY [1, 2], MAP
+** {k -> v}, NULL as NULL.  With DIPPER_FORMAT_JSON each cell is JSON text
+** instead: strings quoted, NULL as null, ROW and MAP as objects, ARRAY as a
+** list, timestamps as strings (at least 3 fraction digits, 'Z' after a
+** TIMESTAMP_LTZ), NaN and Infinity as strings. */
+#define DIPPER_FORMAT_JSON 1u
+
+/*
+** The text of every value of a struct array (one child per column, as
+** dipper_execute's stream and the callback sink hand out): on DIPPER_OK *out
+** is an array of array->length * n_children NUL-terminated strings, row
+** by row (cell [r * ncols + c]), in one block the caller frees with
+** dipper_free.  The precision of a TIMESTAMP(p) or TIME(p) column comes from
+** the field metadata {"dipper.precision": "p"} that dipper's arrays carry
+** (6 without it, Arrow's µs); a column of an Arrow format dipper has no type
+** for shows "<format F>" in each cell.  DIPPER_MISUSE when schema is not a
+** struct matching array; DIPPER_NOMEM.  Borrows schema and array for the call.
+*/
+DIPPER_API int dipper_format_values(const struct ArrowSchema *schema,
+                                    const struct ArrowArray *array, unsigned flags, char ***out);
+
+/* A TIMESTAMP(precision) value (µs since the epoch) as the text above, e.g.
+** "2024-01-31 12:30:00.500", into buf (always NUL-terminated when cap > 0);
+** returns the length it needed, like snprintf. */
+DIPPER_API int dipper_format_timestamp(int64_t micros, int precision, char *buf, size_t cap);
+
 /* ---- Arrow C Data Interface (https://arrow.apache.org/docs/format/CDataInterface.html).
 ** Columnar results cross the API in this form.  The definitions are the
 ** standard ones, guarded so that they coexist with Arrow's own header. */

@@ -295,6 +295,9 @@ int dp_batch_export(const dp_batch *b, struct ArrowSchema *schema, struct ArrowA
 ** The vector is emptied on failure too. */
 int dp_vector_export_move(dp_vector *v, struct ArrowSchema *schema, struct ArrowArray *array);
 int dp_batch_export_move(dp_batch *b, struct ArrowSchema *schema, struct ArrowArray *array);
+/* The field metadata key under which a TIMESTAMP(p), TIMESTAMP_LTZ(p) or
+** TIME(p) column's p goes out (one digit): Arrow's µs unit cannot say it. */
+#define DP_ARROW_PRECISION_KEY "dipper.precision"
 /* Only the schema (the type of the column, named `name`). */
 int dp_type_export_schema(const dp_type *t, const char *name, struct ArrowSchema *schema);
 

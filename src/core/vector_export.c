@@ -19,6 +19,7 @@
 
 typedef struct schema_private {
   char *name;
+  char metadata[40]; /* "dipper.precision" of a TIMESTAMP, TIMESTAMP_LTZ or TIME */
   struct ArrowSchema **child_ptrs;
   struct ArrowSchema *children;
 } schema_private;
@@ -92,12 +93,31 @@ static int export_children(const dp_type *t, struct ArrowSchema *out) {
   }
 }
 
+/* Arrow keeps µs for every TIMESTAMP(p) and TIME(p): the p that the text of
+** a value shows (dipper_format_values) travels as the field metadata
+** {"dipper.precision": "p"}, in the C Data Interface's encoding (int32
+** counts and lengths, native order). */
+static void put_precision(struct ArrowSchema *out, int precision) {
+  schema_private *p = out->private_data;
+  static const char key[] = DP_ARROW_PRECISION_KEY;
+  int32_t one = 1, klen = (int32_t)(sizeof key - 1);
+  char digit = (char)('0' + (precision > 9 ? 9 : precision));
+  char *m = p->metadata;
+  memcpy(m, &one, 4);
+  memcpy(m + 4, &klen, 4);
+  memcpy(m + 8, key, (size_t)klen);
+  memcpy(m + 8 + klen, &one, 4);
+  m[12 + klen] = digit;
+  out->metadata = m;
+}
+
 static int export_type(const dp_type *t, const char *name, int64_t flags, struct ArrowSchema *out) {
   memset(out, 0, sizeof *out);
   const char *format = dp_type_arrow_format(t);
   if (!format) return DIPPER_MISUSE;
   int n = t->kind == DP_T_ROW ? t->nfields : (t->kind == DP_T_ARRAY || t->kind == DP_T_MAP) ? 1 : 0;
   int rc = schema_node(out, format, name, flags, n);
+  if (!rc && (dp_type_is_timestamp(t) || t->kind == DP_T_TIME)) put_precision(out, t->precision);
   if (!rc) rc = export_children(t, out);
   if (rc && out->release) out->release(out);
   return rc;

@@ -55,6 +55,74 @@ static bool format_fits(const dp_type *t, const char *f) {
   }
 }
 
+/* The precision of the metadata {"dipper.precision": "p"}, or `dflt`. */
+static int metadata_precision(const char *m, int dflt) {
+  if (!m) return dflt;
+  int32_t n, klen, vlen;
+  memcpy(&n, m, 4);
+  m += 4;
+  for (int32_t i = 0; i < n && i < 64; i++) {
+    memcpy(&klen, m, 4);
+    const char *key = m + 4;
+    m = key + klen;
+    memcpy(&vlen, m, 4);
+    const char *val = m + 4;
+    m = val + vlen;
+    if (klen == (int32_t)strlen(DP_ARROW_PRECISION_KEY) &&
+        memcmp(key, DP_ARROW_PRECISION_KEY, (size_t)klen) == 0 && vlen == 1 && val[0] >= '0' &&
+        val[0] <= '9')
+      return val[0] - '0';
+  }
+  return dflt;
+}
+
+const dp_type *dp_type_from_arrow(dp_arena *a, const struct ArrowSchema *s) {
+  if (!s || !s->format) return NULL;
+  const char *f = s->format;
+  static const struct { const char *format; dp_type_kind kind; } plain[] = {
+      {"n", DP_T_NULL},   {"b", DP_T_BOOLEAN}, {"c", DP_T_TINYINT}, {"s", DP_T_SMALLINT},
+      {"i", DP_T_INT},    {"l", DP_T_BIGINT},  {"f", DP_T_FLOAT},   {"g", DP_T_DOUBLE},
+      {"u", DP_T_STRING}, {"U", DP_T_STRING},  {"z", DP_T_BYTES},   {"Z", DP_T_BYTES},
+      {"tdD", DP_T_DATE}, {"tDu", DP_T_INTERVAL_DT}, {"tiM", DP_T_INTERVAL_YM},
+  };
+  for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+    if (strcmp(f, plain[i].format) == 0) return dp_type_of(plain[i].kind);
+  if (strcmp(f, "ttu") == 0) {
+    dp_type *t = dp_type_new(a, DP_T_TIME);
+    if (t) t->precision = (uint8_t)metadata_precision(s->metadata, 6);
+    return t;
+  }
+  if (strncmp(f, "tsu:", 4) == 0)
+    return dp_type_timestamp(a, f[4] ? DP_T_TIMESTAMP_LTZ : DP_T_TIMESTAMP,
+                             metadata_precision(s->metadata, 6));
+  if (f[0] == 'd' && f[1] == ':') {
+    int p = 0, sc = 0;
+    if (sscanf(f + 2, "%d,%d", &p, &sc) != 2) return NULL;
+    return dp_type_decimal(a, p, sc);
+  }
+  if (strcmp(f, "+l") == 0 && s->n_children == 1) {
+    const dp_type *e = dp_type_from_arrow(a, s->children[0]);
+    return e ? dp_type_array(a, e) : NULL;
+  }
+  if (strcmp(f, "+m") == 0 && s->n_children == 1 && s->children[0]->n_children == 2) {
+    const dp_type *k = dp_type_from_arrow(a, s->children[0]->children[0]);
+    const dp_type *v = dp_type_from_arrow(a, s->children[0]->children[1]);
+    return k && v ? dp_type_map(a, k, v) : NULL;
+  }
+  if (strcmp(f, "+s") == 0) {
+    int n = (int)s->n_children;
+    dp_field *fields = dp_arena_calloc(a, n ? (size_t)n : 1, sizeof *fields);
+    if (!fields) return NULL;
+    for (int i = 0; i < n; i++) {
+      fields[i].name = s->children[i]->name ? s->children[i]->name : "";
+      fields[i].type = dp_type_from_arrow(a, s->children[i]);
+      if (!fields[i].type) return NULL;
+    }
+    return dp_type_row(a, n, fields);
+  }
+  return NULL;
+}
+
 int dp_arrow_check_type(const dp_type *t, const struct ArrowSchema *s, const char *what,
                         dp_buf *err) {
   if (!t || !s || !s->format) return DIPPER_MISUSE;

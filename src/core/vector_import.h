@@ -37,6 +37,13 @@
 int dp_arrow_check_type(const dp_type *t, const struct ArrowSchema *schema, const char *what,
                         dp_buf *err);
 
+/* The dipper type of an Arrow schema: the formats listed above (and "tsu:"
+** with any zone as TIMESTAMP_LTZ); TIMESTAMP and TIME take their precision
+** from the DP_ARROW_PRECISION_KEY metadata dipper's export writes, else 6
+** (Arrow's µs, as from Spark).  NULL for a format dipper has no type for,
+** or when out of memory; allocated in `a`. */
+const dp_type *dp_type_from_arrow(dp_arena *a, const struct ArrowSchema *schema);
+
 /* Append every row of `array` (of `schema`) to v.  The schema stays the
 ** caller's; nothing of the array is kept. */
 int dp_vector_import(dp_vector *v, const struct ArrowSchema *schema, const struct ArrowArray *array,

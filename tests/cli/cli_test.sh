@@ -335,16 +335,16 @@ SQL
 run 0 run --format table "$work/fmt.sql"
 contains "$work/out" " a | b    |     d | ts                         | arr    | r"
 contains "$work/out" "---+------+-------+----------------------------+--------+-"
-contains "$work/out" " 1 | x    |  1.50 | 2024-01-31T12:30:00        | [1, 2] | {\"f0\": \"p\", \"f1\": 3}"
-contains "$work/out" "20 | NULL | -0.25 | 2024-02-29T00:00:00.000123 | [null] | {\"f0\": \"q\\\"\", \"f1\": 4}"
+contains "$work/out" " 1 | x    |  1.50 | 2024-01-31 12:30:00.000000 | [1, 2] | {p, 3}"
+contains "$work/out" "20 | NULL | -0.25 | 2024-02-29 00:00:00.000123 | [NULL] | {q\", 4}"
 contains "$work/out" "(2 rows)"
 empty "$work/err"
 run 0 run --format csv "$work/fmt.sql"
 contains "$work/out" "a,b,d,ts,arr,r
-1,x,1.50,2024-01-31T12:30:00,\"[1, 2]\",\"{\"\"f0\"\": \"\"p\"\", \"\"f1\"\": 3}\"
-20,NULL,-0.25,2024-02-29T00:00:00.000123,[null],"
+1,x,1.50,2024-01-31 12:30:00.000000,\"[1, 2]\",\"{p, 3}\"
+20,NULL,-0.25,2024-02-29 00:00:00.000123,[NULL],\"{q\"\", 4}\""
 run 0 run --format=json "$work/fmt.sql"
-contains "$work/out" '{"a": 1, "b": "x", "d": 1.50, "ts": "2024-01-31T12:30:00", "arr": [1, 2], "r": {"f0": "p", "f1": 3}}'
+contains "$work/out" '{"a": 1, "b": "x", "d": 1.50, "ts": "2024-01-31 12:30:00.000000", "arr": [1,2], "r": {"f0":"p","f1":3}}'
 contains "$work/out" '{"a": 20, "b": null, "d": -0.25,'
 run 2 run --format xml "$work/fmt.sql"
 contains "$work/err" "unknown format 'xml' for run; write table, csv or json"
@@ -485,6 +485,39 @@ run 0 run -q "$work/notes.sql"
 empty "$work/err"
 run 2 check -v "$work/notes.sql"
 contains "$work/err" "-v"
+
+# one value formatter: the same TIMESTAMP(3), TIMESTAMP(6), DECIMAL, DOUBLE,
+# NULL, ROW, ARRAY and MAP read the same in the console sink (a bare SELECT
+# of run), in --format table and csv, and the progress line's watermark
+cat >"$work/values.sql" <<'SQL'
+SET 'execution.runtime-mode' = 'batch';
+SELECT CAST('2024-01-01 00:00:00.5' AS TIMESTAMP(3)) AS t3,
+  CAST('2024-01-01 00:00:00.5' AS TIMESTAMP(6)) AS t6, CAST(1.5 AS DECIMAL(10, 2)) AS d,
+  CAST(0.1 AS DOUBLE) AS x, CAST(NULL AS INT) AS n, ROW(1, 'a') AS r, ARRAY[1, 2] AS a,
+  MAP['k', 1] AS m;
+SQL
+values='2024-01-01 00:00:00.500|2024-01-01 00:00:00.500000|1.50|0.1|NULL|{1, a}|[1, 2]|{k -> 1}'
+run 0 run -q "$work/values.sql"
+checks=$((checks + 1))
+got="$(grep '^|2024' "$work/out" | sed 's/^|//; s/|$//')"
+[ "$got" = "$values" ] || fail "console sink printed '$got', expected '$values'"
+run 0 run --format table "$work/values.sql"
+checks=$((checks + 1))
+got="$(grep '^2024' "$work/out" | sed 's/ *| */|/g; s/ *$//')"
+[ "$got" = "$values" ] || fail "--format table printed '$got', expected '$values'"
+run 0 run --format csv "$work/values.sql"
+contains "$work/out" '2024-01-01 00:00:00.500,2024-01-01 00:00:00.500000,1.50,0.1,NULL,"{1, a}","[1, 2]",{k -> 1}'
+printf '1,2024-01-01 00:00:00.500\n' >"$work/wm.csv"
+cat >"$work/wm.sql" <<SQL
+SET 'dipper.trigger' = 'available-now';
+CREATE TABLE src (id BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)
+WITH ('connector' = 'filesystem', 'path' = '$work/wm.csv', 'format' = 'csv');
+CREATE TABLE bh (id BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO bh SELECT id FROM src;
+SQL
+run 0 run "$work/wm.sql"
+contains "$work/err" "bh: batch 0, "
+contains "$work/err" ", watermark 2024-01-01 00:00:00.500, state 0"
 
 # the main job: sliding 1-minute windows every 30 s, per province, on the console
 run 0 run "$root/examples/payments_local.sql"
