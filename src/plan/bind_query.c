@@ -889,14 +889,37 @@ static void join_scalars(dp_binder *b, dp_plan *p, const dp_plan *const safe[2])
   p->u.project.exprs = keep;
 }
 
-static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_query *q,
-                            dp_bscope *outer) {
-  dp_bscope sc;
-  memset(&sc, 0, sizeof sc);
-  sc.outer = outer;
+/* One SELECT being bound: what its steps below hand on to each other.  A
+** step returns false after a hard error (the statement cannot go on); `ok`
+** goes false on errors after which the other items are still bound, so that
+** their errors are reported too. */
+typedef struct select_state {
+  dp_binder *b;
+  const dp_ast_select *s;
+  const dp_ast_query *q;      /* for ORDER BY and LIMIT; NULL in set operations */
+  dp_bscope sc;               /* the FROM row, then the group window's columns */
+  dp_bexpr x;                 /* the select list's; collects aggregates and OVER calls */
+  dp_plan *p;                 /* the plan so far */
+  bool ok;
+  const dp_plan *safe[2];     /* see join_scalars */
+  int gw;                     /* the GROUP BY item that is a group window, or -1 */
+  int win_base;               /* the group window's first column, or -1 */
+  out_item *items;            /* the select list, then hidden columns */
+  int nitems, capitems, nvisible;
+  dp_expr *having, *qualify;
+  int norder;
+  int *order_out;             /* ORDER BY i: an output column, or -1 until placed */
+  dp_expr **order_expr;       /* ... or the expression to place */
+  bool aggregating;
+} select_state;
+
+/* FROM (or one row of no columns) and WHERE. */
+static bool select_from_where(select_state *st, dp_bscope *outer) {
+  dp_binder *b = st->b;
+  const dp_ast_select *s = st->s;
   dp_plan *p;
   if (s->from) {
-    p = dp_bind_from(b, s->from, &sc, outer);
+    p = dp_bind_from(b, s->from, &st->sc, outer);
   } else {
     p = dp_bind_new_node(b, DP_P_VALUES, s->span, 0);
     if (p) {
@@ -904,362 +927,448 @@ static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_q
       p->u.values.nrows = 1;
     }
   }
-  if (!p) return NULL;
-  bool ok = true;
-  const dp_plan *safe[2] = {NULL, NULL}; /* see join_scalars */
-
-  /* WHERE */
+  if (!p) return false;
   if (s->where) {
     dp_bexpr x;
-    dp_bexpr_init(&x, b, &sc, 0, "WHERE");
+    dp_bexpr_init(&x, b, &st->sc, 0, "WHERE");
     dp_expr *cond = dp_bind_cond(&x, s->where);
-    if (!cond) return NULL;
-    if (!(cond = rewrite_not_in(b, cond))) return NULL;
+    if (!cond) return false;
+    if (!(cond = rewrite_not_in(b, cond))) return false;
     /* the ROW_NUMBER() patterns apply over subqueries, views and CTEs alike: the
        plan's shape decides */
     int from_cols = p->schema.ncols;
     p = dp_bind_apply_where(b, p, cond, s->where->span, true);
-    if (!p) return NULL;
-    if (p->kind == DP_P_FILTER && p->inputs[0]->schema.ncols == from_cols) safe[0] = p;
+    if (!p) return false;
+    if (p->kind == DP_P_FILTER && p->inputs[0]->schema.ncols == from_cols) st->safe[0] = p;
   }
+  st->p = p;
+  return true;
+}
 
-  /* Group windows of the legacy and Spark syntaxes become a WINDOW node first. */
-  dp_bexpr x;
-  dp_bexpr_init(&x, b, &sc, DP_BX_AGG | DP_BX_OVER, "the SELECT list");
-  x.nwindows = s->nwindows;
-  x.windows = s->windows;
-  int gw = dp_bind_find_group_window(s);
+/* Spark's `window` column over the WINDOW node w: a struct of start and end,
+** named after the function (window, session_window). */
+static bool add_spark_window_column(select_state *st, const dp_plan *w) {
+  dp_binder *b = st->b;
+  const dp_ast_expr *g = st->s->group[st->gw];
+  int win_base = st->win_base;
+  const dp_type *ts = w->schema.cols[win_base].type;
+  dp_field fields[2] = {{"start", ts}, {"end", ts}};
+  const dp_type *rt = dp_type_row(b->a, 2, fields);
+  const dp_func *rowfn = dp_func_lookup("row");
+  dp_expr **args = dp_arena_calloc(b->a, 2, sizeof *args);
+  dp_expr *e = dp_arena_calloc(b->a, 1, sizeof *e);
+  if (!rt || !rowfn || !args || !e) {
+    dp_bind_fail(b, DIPPER_INTERNAL, g->span, "cannot build the window struct");
+    return false;
+  }
+  args[0] = dp_bind_col_ref(b, win_base, ts, g->span);
+  args[1] = dp_bind_col_ref(b, win_base + 1, ts, g->span);
+  e->kind = DP_E_CALL;
+  e->type = dp_bind_not_null(b, rt);
+  e->span = g->span;
+  e->u.call.fn = rowfn;
+  e->u.call.nargs = 2;
+  e->u.call.args = args;
+  dp_bscope_add(b, &st->sc, NULL, g->u.call.name.parts[g->u.call.name.n - 1].name, e->type, -1, e);
+  return true;
+}
+
+/* Group windows of the legacy and Spark syntaxes become a WINDOW node first;
+** its start, end and time columns join the scope, hidden. */
+static bool select_group_window(select_state *st) {
+  dp_binder *b = st->b;
+  dp_bexpr *x = &st->x;
+  st->gw = dp_bind_find_group_window(st->s);
+  st->win_base = -1;
+  if (st->gw < 0) return true;
   bool spark_window = false;
-  int win_base = -1;
-  if (gw >= 0) {
-    dp_plan *w = dp_bind_group_window(b, p, &sc, s->group[gw], &spark_window);
-    if (!w) return NULL;
-    p = w;
-    win_base = w->inputs[0]->schema.ncols;
-    for (int k = 0; k < 3; k++) {
-      dp_bscope_add(b, &sc, NULL, w->schema.cols[win_base + k].name, w->schema.cols[win_base + k].type,
-                    win_base + k, NULL);
-      sc.cols[sc.n - 1].hidden = true;
-    }
-    x.win_start = win_base;
-    x.win_end = win_base + 1;
-    x.win_time = win_base + 2;
-    if (!spark_window) x.legacy = &w->u.window;
-    if (spark_window) {
-      /* Spark's `window` column: a struct of start and end. */
-      const dp_type *ts = w->schema.cols[win_base].type;
-      dp_field fields[2] = {{"start", ts}, {"end", ts}};
-      const dp_type *rt = dp_type_row(b->a, 2, fields);
-      const dp_func *rowfn = dp_func_lookup("row");
-      dp_expr **args = dp_arena_calloc(b->a, 2, sizeof *args);
-      dp_expr *e = dp_arena_calloc(b->a, 1, sizeof *e);
-      if (!rt || !rowfn || !args || !e)
-        return dp_bind_fail(b, DIPPER_INTERNAL, s->group[gw]->span, "cannot build the window struct");
-      args[0] = dp_bind_col_ref(b, win_base, ts, s->group[gw]->span);
-      args[1] = dp_bind_col_ref(b, win_base + 1, ts, s->group[gw]->span);
-      e->kind = DP_E_CALL;
-      e->type = dp_bind_not_null(b, rt);
-      e->span = s->group[gw]->span;
-      e->u.call.fn = rowfn;
-      e->u.call.nargs = 2;
-      e->u.call.args = args;
-      /* Spark names the column after the function: window, session_window. */
-      const dp_ast_expr *g = s->group[gw];
-      dp_bscope_add(b, &sc, NULL, g->u.call.name.parts[g->u.call.name.n - 1].name, e->type, -1, e);
-    }
+  dp_plan *w = dp_bind_group_window(b, st->p, &st->sc, st->s->group[st->gw], &spark_window);
+  if (!w) return false;
+  st->p = w;
+  int win_base = st->win_base = w->inputs[0]->schema.ncols;
+  for (int k = 0; k < 3; k++) {
+    dp_bscope_add(b, &st->sc, NULL, w->schema.cols[win_base + k].name,
+                  w->schema.cols[win_base + k].type, win_base + k, NULL);
+    st->sc.cols[st->sc.n - 1].hidden = true;
   }
+  x->win_start = win_base;
+  x->win_end = win_base + 1;
+  x->win_time = win_base + 2;
+  if (!spark_window) x->legacy = &w->u.window;
+  return spark_window ? add_spark_window_column(st, w) : true;
+}
 
-  /* The select list, bound over the FROM row; aggregates and OVER calls are collected. */
-  out_item *items = NULL;
-  int nitems = 0, capitems = 0;
+/* `*` or `t.*` in the select list: the visible columns (of t). */
+static bool expand_star(select_state *st, const dp_ast_select_item *it) {
+  dp_binder *b = st->b;
+  const dp_ast_name *qual = &it->expr->u.star.qualifier;
+  int before = st->nitems;
+  for (int k = 0; k < st->sc.n; k++) {
+    dp_bcol *c = &st->sc.cols[k];
+    if (c->hidden) continue;
+    if (qual->n > 0 && (!c->rel || !dp_bind_name_eq(c->rel, qual->parts[qual->n - 1].name))) continue;
+    dp_expr *e = c->expr ? dp_bexpr_copy(b->a, c->expr) : dp_bind_col_ref(b, c->index, c->type, it->span);
+    if (!e || !add_out(b, &st->items, &st->nitems, &st->capitems, e, c->name)) return false;
+  }
+  if (st->nitems == before) {
+    if (qual->n > 0)
+      dp_bind_err(b, DIPPER_NAME, it->span, "no input is named `%s`; the inputs are listed in FROM",
+                  qual->parts[qual->n - 1].name);
+    else
+      dp_bind_err(b, DIPPER_NAME, it->span, "SELECT * needs a FROM clause with columns");
+    st->ok = false;
+  }
+  return true;
+}
+
+/* The select list, bound over the FROM row; aggregates and OVER calls are collected. */
+static bool select_list(select_state *st) {
+  const dp_ast_select *s = st->s;
   for (int i = 0; i < s->nitems; i++) {
     const dp_ast_select_item *it = &s->items[i];
     if (it->expr->kind == DP_AX_STAR) {
-      const dp_ast_name *qual = &it->expr->u.star.qualifier;
-      int before = nitems;
-      for (int k = 0; k < sc.n; k++) {
-        dp_bcol *c = &sc.cols[k];
-        if (c->hidden) continue;
-        if (qual->n > 0 && (!c->rel || !dp_bind_name_eq(c->rel, qual->parts[qual->n - 1].name))) continue;
-        dp_expr *e = c->expr ? dp_bexpr_copy(b->a, c->expr) : dp_bind_col_ref(b, c->index, c->type, it->span);
-        if (!e || !add_out(b, &items, &nitems, &capitems, e, c->name)) return NULL;
-      }
-      if (nitems == before) {
-        if (qual->n > 0)
-          dp_bind_err(b, DIPPER_NAME, it->span, "no input is named `%s`; the inputs are listed in FROM",
-                      qual->parts[qual->n - 1].name);
-        else
-          dp_bind_err(b, DIPPER_NAME, it->span, "SELECT * needs a FROM clause with columns");
-        ok = false;
-      }
+      if (!expand_star(st, it)) return false;
       continue;
     }
-    dp_expr *e = dp_bind_expr(&x, it->expr);
+    dp_expr *e = dp_bind_expr(&st->x, it->expr);
     if (!e) {
-      ok = false; /* keep binding the other items to report their errors too */
+      st->ok = false; /* keep binding the other items to report their errors too */
       continue;
     }
     e->span = it->expr->span;
-    if (!add_out(b, &items, &nitems, &capitems, e, item_name(b, it, i))) return NULL;
+    if (!add_out(st->b, &st->items, &st->nitems, &st->capitems, e, item_name(st->b, it, i)))
+      return false;
   }
-  int nvisible = nitems;
+  st->nvisible = st->nitems;
+  return true;
+}
 
-  /* HAVING and ORDER BY may aggregate too. */
-  dp_expr *having = NULL;
+/* HAVING and ORDER BY may aggregate too; QUALIFY sees the FROM row, the
+** select list's aliases and OVER calls of its own. */
+static bool select_having_order_qualify(select_state *st) {
+  dp_binder *b = st->b;
+  const dp_ast_select *s = st->s;
+  const dp_ast_query *q = st->q;
+  dp_bexpr *x = &st->x;
   if (s->having) {
     /* HAVING may name an output alias (Spark: HAVING cnt > 1) */
     dp_bscope hs;
-    alias_scope(b, &sc, items, nvisible, false, &hs);
-    dp_bexpr hx = x;
+    alias_scope(b, &st->sc, st->items, st->nvisible, false, &hs);
+    dp_bexpr hx = *x;
     hx.sc = &hs;
     hx.allow = DP_BX_AGG;
     hx.clause = "HAVING";
-    having = dp_bind_cond(&hx, s->having);
-    x.aggs = hx.aggs;
-    x.naggs = hx.naggs;
-    x.capaggs = hx.capaggs;
-    if (!having) ok = false;
+    st->having = dp_bind_cond(&hx, s->having);
+    x->aggs = hx.aggs;
+    x->naggs = hx.naggs;
+    x->capaggs = hx.capaggs;
+    if (!st->having) st->ok = false;
   }
-  int norder = q ? q->norder : 0;
-  int *order_out = dp_arena_calloc(b->a, (size_t)(norder ? norder : 1), sizeof(int));
-  dp_expr **order_expr = dp_arena_calloc(b->a, (size_t)(norder ? norder : 1), sizeof(dp_expr *));
-  if (!order_out || !order_expr) return NULL;
+  int norder = st->norder = q ? q->norder : 0;
+  st->order_out = dp_arena_calloc(b->a, (size_t)(norder ? norder : 1), sizeof(int));
+  st->order_expr = dp_arena_calloc(b->a, (size_t)(norder ? norder : 1), sizeof(dp_expr *));
+  if (!st->order_out || !st->order_expr) return false;
   for (int i = 0; i < norder; i++) {
-    int ref = ok ? order_output_ref(b, &q->order[i], items, nvisible, nvisible) : -1;
+    int ref = st->ok ? order_output_ref(b, &q->order[i], st->items, st->nvisible, st->nvisible) : -1;
     if (ref == -2) {
-      ok = false;
+      st->ok = false;
       continue;
     }
-    order_out[i] = ref;
+    st->order_out[i] = ref;
     if (ref >= 0) continue;
-    x.clause = "ORDER BY";
-    if (!(order_expr[i] = dp_bind_expr(&x, q->order[i].expr))) ok = false;
+    x->clause = "ORDER BY";
+    if (!(st->order_expr[i] = dp_bind_expr(x, q->order[i].expr))) st->ok = false;
   }
-  /* QUALIFY sees the FROM row, the select list's aliases and OVER calls of its own. */
-  dp_expr *qualify = NULL;
-  if (ok && s->qualify) {
+  if (st->ok && s->qualify) {
     dp_bscope qs;
-    alias_scope(b, &sc, items, nvisible, true, &qs);
-    dp_bexpr qx = x;
+    alias_scope(b, &st->sc, st->items, st->nvisible, true, &qs);
+    dp_bexpr qx = *x;
     qx.sc = &qs;
     qx.clause = "QUALIFY";
-    qualify = dp_bind_cond(&qx, s->qualify);
-    x.aggs = qx.aggs;
-    x.naggs = qx.naggs;
-    x.capaggs = qx.capaggs;
-    x.overs = qx.overs;
-    x.novers = qx.novers;
-    x.capovers = qx.capovers;
-    if (!qualify) ok = false;
+    st->qualify = dp_bind_cond(&qx, s->qualify);
+    x->aggs = qx.aggs;
+    x->naggs = qx.naggs;
+    x->capaggs = qx.capaggs;
+    x->overs = qx.overs;
+    x->novers = qx.novers;
+    x->capovers = qx.capovers;
+    if (!st->qualify) st->ok = false;
   }
-  if (!ok) return NULL;
+  return st->ok;
+}
 
-  /* GROUP BY and aggregates. */
-  bool aggregating = s->ngroup > 0 || x.naggs > 0 || having;
-  if (aggregating) {
-    int ng = 0;
-    dp_expr **group = dp_arena_calloc(b->a, (size_t)s->ngroup + 4, sizeof *group);
-    const char **gnames = dp_arena_calloc(b->a, (size_t)s->ngroup + 4, sizeof *gnames);
-    if (!group || !gnames) return NULL;
-    dp_bexpr gx;
-    dp_bexpr_init(&gx, b, &sc, 0, "GROUP BY");
-    for (int i = 0; i < s->ngroup; i++) {
-      if (i == gw) {
-        const dp_plan *w = p;
-        group[ng] = dp_bind_col_ref(b, win_base, w->schema.cols[win_base].type, s->group[i]->span);
-        gnames[ng++] = "window_start";
-        group[ng] = dp_bind_col_ref(b, win_base + 1, w->schema.cols[win_base + 1].type, s->group[i]->span);
-        gnames[ng++] = "window_end";
-        if (x.used_rowtime) {
-          group[ng] = dp_bind_col_ref(b, win_base + 2, w->schema.cols[win_base + 2].type, s->group[i]->span);
-          gnames[ng++] = "window_time";
-        }
-        continue;
+/* GROUP BY item i: a position (GROUP BY 1), Spark's output alias when no
+** input column has that name, or an expression over the FROM row.  NULL after
+** an error. */
+static dp_expr *group_item(select_state *st, dp_bexpr *gx, int i) {
+  dp_binder *b = st->b;
+  const out_item *items = st->items;
+  int64_t pos;
+  int alias = -1;
+  const dp_ast_expr *ge = st->s->group[i];
+  if (ge->kind == DP_AX_COLUMN && ge->u.name.n == 1) {
+    bool is_col = false;
+    for (int k = 0; k < st->sc.n; k++)
+      if (!st->sc.cols[k].hidden && dp_bind_name_eq(st->sc.cols[k].name, ge->u.name.parts[0].name))
+        is_col = true;
+    for (int k = 0; !is_col && k < st->nvisible; k++)
+      if (dp_bind_name_eq(items[k].name, ge->u.name.parts[0].name) &&
+          !has_marker(items[k].expr, DP_MARK_AGG) && !has_marker(items[k].expr, DP_MARK_OVER))
+        alias = k;
+  }
+  if (is_plain_int(ge, &pos) && pos >= 1 && pos <= st->nvisible &&
+      !has_marker(items[pos - 1].expr, DP_MARK_AGG))
+    return dp_bexpr_copy(b->a, items[pos - 1].expr);
+  if (alias >= 0) return dp_bexpr_copy(b->a, items[alias].expr);
+  return dp_bind_expr(gx, ge);
+}
+
+/* The grouping keys with their column names, duplicates dropped; the group
+** window's item gives window_start, window_end (and window_time when used). */
+static bool group_keys(select_state *st, dp_expr **group, const char **gnames, int *ngroup) {
+  dp_binder *b = st->b;
+  const dp_ast_select *s = st->s;
+  const dp_plan *p = st->p;
+  int ng = 0, win_base = st->win_base;
+  dp_bexpr gx;
+  dp_bexpr_init(&gx, b, &st->sc, 0, "GROUP BY");
+  for (int i = 0; i < s->ngroup; i++) {
+    if (i == st->gw) {
+      const dp_plan *w = p;
+      group[ng] = dp_bind_col_ref(b, win_base, w->schema.cols[win_base].type, s->group[i]->span);
+      gnames[ng++] = "window_start";
+      group[ng] = dp_bind_col_ref(b, win_base + 1, w->schema.cols[win_base + 1].type, s->group[i]->span);
+      gnames[ng++] = "window_end";
+      if (st->x.used_rowtime) {
+        group[ng] = dp_bind_col_ref(b, win_base + 2, w->schema.cols[win_base + 2].type, s->group[i]->span);
+        gnames[ng++] = "window_time";
       }
-      int64_t pos;
-      dp_expr *g;
-      int alias = -1;
-      const dp_ast_expr *ge = s->group[i];
-      if (ge->kind == DP_AX_COLUMN && ge->u.name.n == 1) {
-        /* Spark's GROUP BY alias, when no input column has that name */
-        bool is_col = false;
-        for (int k = 0; k < sc.n; k++)
-          if (!sc.cols[k].hidden && dp_bind_name_eq(sc.cols[k].name, ge->u.name.parts[0].name)) is_col = true;
-        for (int k = 0; !is_col && k < nvisible; k++)
-          if (dp_bind_name_eq(items[k].name, ge->u.name.parts[0].name) &&
-              !has_marker(items[k].expr, DP_MARK_AGG) && !has_marker(items[k].expr, DP_MARK_OVER))
-            alias = k;
-      }
-      if (is_plain_int(ge, &pos) && pos >= 1 && pos <= nvisible && !has_marker(items[pos - 1].expr, DP_MARK_AGG))
-        g = dp_bexpr_copy(b->a, items[pos - 1].expr);
-      else if (alias >= 0)
-        g = dp_bexpr_copy(b->a, items[alias].expr);
-      else
-        g = dp_bind_expr(&gx, ge);
-      if (!g) {
-        ok = false;
-        continue;
-      }
-      bool dup = false;
-      for (int k = 0; k < ng; k++)
-        if (dp_bexpr_same(group[k], g)) dup = true;
-      if (dup) continue;
-      int gc = dp_bind_as_column(g);
-      gnames[ng] = gc >= 0 ? p->schema.cols[gc].name : dp_bind_expr_name(b, ng);
-      group[ng++] = g;
+      continue;
     }
-    if (!ok) return NULL;
-    dp_span aspan = s->group_span.line ? s->group_span : x.naggs > 0 ? x.aggs[0].span : s->span;
-    dp_plan *agg = dp_bind_new_node(b, DP_P_AGGREGATE, aspan, 1, p);
-    if (!agg) return NULL;
-    dp_bind_schema(b, agg, ng + x.naggs);
-    if (!agg->schema.cols) return NULL;
-    for (int i = 0; i < ng; i++) agg->schema.cols[i] = (dp_field){gnames[i], group[i]->type};
-    for (int i = 0; i < x.naggs; i++)
-      agg->schema.cols[ng + i] = (dp_field){dp_bind_expr_name(b, ng + i), x.aggs[i].type};
-    agg->u.aggregate.ngroup = ng;
-    agg->u.aggregate.group = group;
-    agg->u.aggregate.naggs = x.naggs;
-    agg->u.aggregate.aggs = x.aggs;
+    dp_expr *g = group_item(st, &gx, i);
+    if (!g) {
+      st->ok = false;
+      continue;
+    }
+    bool dup = false;
+    for (int k = 0; k < ng; k++)
+      if (dp_bexpr_same(group[k], g)) dup = true;
+    if (dup) continue;
+    int gc = dp_bind_as_column(g);
+    gnames[ng] = gc >= 0 ? p->schema.cols[gc].name : dp_bind_expr_name(b, ng);
+    group[ng++] = g;
+  }
+  *ngroup = ng;
+  return st->ok;
+}
+
+/* A window aggregation groups by the window's start and end: find them, or
+** refuse a window TVF's aggregation that does not group by both. */
+static bool mark_window_keys(select_state *st, dp_plan *agg, dp_span aspan) {
+  const int ng = agg->u.aggregate.ngroup;
+  dp_expr **group = agg->u.aggregate.group;
+  agg->u.aggregate.wstart = agg->u.aggregate.wend = -1;
+  for (int i = 0; i < ng; i++) {
+    int which, gc = dp_bind_as_column(group[i]);
+    const dp_plan *w = gc >= 0 ? dp_bind_trace_window(st->p, gc, &which) : NULL;
+    if (!w) continue;
+    if (agg->u.aggregate.window && agg->u.aggregate.window != w) continue;
+    if (which == 0) agg->u.aggregate.wstart = i;
+    else if (which == 1) agg->u.aggregate.wend = i;
+    else continue;
+    agg->u.aggregate.window = w;
+  }
+  if (agg->u.aggregate.wstart < 0 || agg->u.aggregate.wend < 0) {
+    if (agg->u.aggregate.window && agg->u.aggregate.window->u.window.syntax == DP_WSYN_TVF) {
+      dp_bind_fail(st->b, DIPPER_TYPE, aspan,
+                   "a window aggregation must GROUP BY both window_start and window_end");
+      return false;
+    }
+    agg->u.aggregate.window = NULL;
     agg->u.aggregate.wstart = agg->u.aggregate.wend = -1;
-    /* A window aggregation groups by the window's start and end. */
-    for (int i = 0; i < ng; i++) {
-      int which, gc = dp_bind_as_column(group[i]);
-      const dp_plan *w = gc >= 0 ? dp_bind_trace_window(p, gc, &which) : NULL;
-      if (!w) continue;
-      if (agg->u.aggregate.window && agg->u.aggregate.window != w) continue;
-      if (which == 0) agg->u.aggregate.wstart = i;
-      else if (which == 1) agg->u.aggregate.wend = i;
-      else continue;
-      agg->u.aggregate.window = w;
+  }
+  return true;
+}
+
+/* Everything bound over the FROM row now reads the AGGREGATE node's row. */
+static bool rewrite_over_aggregate(select_state *st, int ng, dp_expr **group) {
+  dp_bexpr *x = &st->x;
+  agg_ctx ac = {st->b, &st->sc, ng, group, false};
+  for (int i = 0; i < st->nitems; i++)
+    if (!(st->items[i].expr = agg_rewrite(&ac, st->items[i].expr))) st->ok = false;
+  if (st->having && !(st->having = agg_rewrite(&ac, st->having))) st->ok = false;
+  if (st->qualify && !(st->qualify = agg_rewrite(&ac, st->qualify))) st->ok = false;
+  for (int i = 0; i < st->norder; i++)
+    if (st->order_expr[i] && !(st->order_expr[i] = agg_rewrite(&ac, st->order_expr[i]))) st->ok = false;
+  for (int i = 0; i < x->novers; i++) {
+    dp_bover *o = &x->overs[i];
+    for (int k = 0; k < o->call.nargs; k++)
+      if (!(o->call.args[k] = agg_rewrite(&ac, o->call.args[k]))) st->ok = false;
+    for (int k = 0; k < o->npartition; k++)
+      if (!(o->partition[k] = agg_rewrite(&ac, o->partition[k]))) st->ok = false;
+    for (int k = 0; k < o->norder; k++)
+      if (!(o->order[k].expr = agg_rewrite(&ac, o->order[k].expr))) st->ok = false;
+    if (o->call.filter && !(o->call.filter = agg_rewrite(&ac, o->call.filter))) st->ok = false;
+  }
+  return st->ok;
+}
+
+/* GROUP BY and aggregates: an AGGREGATE node, then HAVING's FILTER. */
+static bool select_aggregate(select_state *st) {
+  dp_binder *b = st->b;
+  const dp_ast_select *s = st->s;
+  dp_bexpr *x = &st->x;
+  st->aggregating = s->ngroup > 0 || x->naggs > 0 || st->having;
+  if (!st->aggregating) return true;
+  int ng = 0;
+  dp_expr **group = dp_arena_calloc(b->a, (size_t)s->ngroup + 4, sizeof *group);
+  const char **gnames = dp_arena_calloc(b->a, (size_t)s->ngroup + 4, sizeof *gnames);
+  if (!group || !gnames) return false;
+  if (!group_keys(st, group, gnames, &ng)) return false;
+  dp_span aspan = s->group_span.line ? s->group_span : x->naggs > 0 ? x->aggs[0].span : s->span;
+  dp_plan *agg = dp_bind_new_node(b, DP_P_AGGREGATE, aspan, 1, st->p);
+  if (!agg) return false;
+  dp_bind_schema(b, agg, ng + x->naggs);
+  if (!agg->schema.cols) return false;
+  for (int i = 0; i < ng; i++) agg->schema.cols[i] = (dp_field){gnames[i], group[i]->type};
+  for (int i = 0; i < x->naggs; i++)
+    agg->schema.cols[ng + i] = (dp_field){dp_bind_expr_name(b, ng + i), x->aggs[i].type};
+  agg->u.aggregate.ngroup = ng;
+  agg->u.aggregate.group = group;
+  agg->u.aggregate.naggs = x->naggs;
+  agg->u.aggregate.aggs = x->aggs;
+  if (!mark_window_keys(st, agg, aspan)) return false;
+  if (!rewrite_over_aggregate(st, ng, group)) return false;
+  st->p = agg;
+  if (st->having) {
+    dp_plan *f = dp_bind_new_node(b, DP_P_FILTER, s->having->span, 1, st->p);
+    if (!f) return false;
+    dp_bind_copy_schema(b, f, st->p, 0);
+    f->u.filter.cond = st->having;
+    st->p = f;
+  }
+  return true;
+}
+
+/* OVER calls: one node per distinct window, each appending its calls. */
+static bool select_overs(select_state *st) {
+  dp_binder *b = st->b;
+  dp_bexpr *x = &st->x;
+  if (x->novers == 0) return true;
+  dp_plan *p = st->p, *cur = NULL;
+  int first = 0;
+  for (int i = 0; i <= x->novers; i++) {
+    bool flush = i == x->novers || (cur && !same_over_spec(&x->overs[first], &x->overs[i]));
+    if (flush && cur) {
+      int ncalls = i - first, nin = p->schema.ncols;
+      dp_bind_copy_schema(b, cur, p, ncalls);
+      cur->u.over.ncalls = ncalls;
+      cur->u.over.calls = dp_arena_calloc(b->a, (size_t)ncalls, sizeof(dp_over_call));
+      if (!cur->u.over.calls || !cur->schema.cols) return false;
+      for (int k = 0; k < ncalls; k++) {
+        dp_bover *o = &x->overs[first + k];
+        cur->u.over.calls[k] = o->call;
+        o->out_col = nin + k;
+        cur->schema.cols[nin + k] = (dp_field){dp_bind_expr_name(b, nin + k), o->call.type};
+      }
+      p = cur;
+      cur = NULL;
     }
-    if (agg->u.aggregate.wstart < 0 || agg->u.aggregate.wend < 0) {
-      if (agg->u.aggregate.window && agg->u.aggregate.window->u.window.syntax == DP_WSYN_TVF)
-        return dp_bind_fail(b, DIPPER_TYPE, aspan,
-                            "a window aggregation must GROUP BY both window_start and window_end");
-      agg->u.aggregate.window = NULL;
-      agg->u.aggregate.wstart = agg->u.aggregate.wend = -1;
-    }
-    agg_ctx ac = {b, &sc, ng, group, false};
-    for (int i = 0; i < nitems; i++)
-      if (!(items[i].expr = agg_rewrite(&ac, items[i].expr))) ok = false;
-    if (having && !(having = agg_rewrite(&ac, having))) ok = false;
-    if (qualify && !(qualify = agg_rewrite(&ac, qualify))) ok = false;
-    for (int i = 0; i < norder; i++)
-      if (order_expr[i] && !(order_expr[i] = agg_rewrite(&ac, order_expr[i]))) ok = false;
-    for (int i = 0; i < x.novers; i++) {
-      dp_bover *o = &x.overs[i];
-      for (int k = 0; k < o->call.nargs; k++)
-        if (!(o->call.args[k] = agg_rewrite(&ac, o->call.args[k]))) ok = false;
+    if (i == x->novers) break;
+    if (!cur) {
+      dp_bover *o = &x->overs[i];
       for (int k = 0; k < o->npartition; k++)
-        if (!(o->partition[k] = agg_rewrite(&ac, o->partition[k]))) ok = false;
-      for (int k = 0; k < o->norder; k++)
-        if (!(o->order[k].expr = agg_rewrite(&ac, o->order[k].expr))) ok = false;
-      if (o->call.filter && !(o->call.filter = agg_rewrite(&ac, o->call.filter))) ok = false;
-    }
-    if (!ok) return NULL;
-    p = agg;
-    if (having) {
-      dp_plan *f = dp_bind_new_node(b, DP_P_FILTER, s->having->span, 1, p);
-      if (!f) return NULL;
-      dp_bind_copy_schema(b, f, p, 0);
-      f->u.filter.cond = having;
-      p = f;
-    }
-  }
-
-  /* OVER calls: one node per distinct window, each appending its calls. */
-  if (x.novers > 0) {
-    dp_plan *cur = NULL;
-    int first = 0;
-    for (int i = 0; i <= x.novers; i++) {
-      bool flush = i == x.novers || (cur && !same_over_spec(&x.overs[first], &x.overs[i]));
-      if (flush && cur) {
-        int ncalls = i - first, nin = p->schema.ncols;
-        dp_bind_copy_schema(b, cur, p, ncalls);
-        cur->u.over.ncalls = ncalls;
-        cur->u.over.calls = dp_arena_calloc(b->a, (size_t)ncalls, sizeof(dp_over_call));
-        if (!cur->u.over.calls || !cur->schema.cols) return NULL;
-        for (int k = 0; k < ncalls; k++) {
-          dp_bover *o = &x.overs[first + k];
-          cur->u.over.calls[k] = o->call;
-          o->out_col = nin + k;
-          cur->schema.cols[nin + k] = (dp_field){dp_bind_expr_name(b, nin + k), o->call.type};
+        if (has_marker(o->partition[k], DP_MARK_OVER)) {
+          dp_bind_fail(b, DIPPER_TYPE, o->span, "OVER calls cannot nest");
+          return false;
         }
-        p = cur;
-        cur = NULL;
-      }
-      if (i == x.novers) break;
-      if (!cur) {
-        dp_bover *o = &x.overs[i];
-        for (int k = 0; k < o->npartition; k++)
-          if (has_marker(o->partition[k], DP_MARK_OVER)) return dp_bind_fail(b, DIPPER_TYPE, o->span, "OVER calls cannot nest");
-        cur = dp_bind_new_node(b, DP_P_OVER, o->span, 1, p);
-        if (!cur) return NULL;
-        cur->u.over.npartition = o->npartition;
-        cur->u.over.partition = o->partition;
-        cur->u.over.norder = o->norder;
-        cur->u.over.order = o->order;
-        cur->u.over.has_frame = o->has_frame;
-        cur->u.over.rows = o->rows;
-        cur->u.over.lower = o->lower;
-        cur->u.over.upper = o->upper;
-        first = i;
-      }
+      cur = dp_bind_new_node(b, DP_P_OVER, o->span, 1, p);
+      if (!cur) return false;
+      cur->u.over.npartition = o->npartition;
+      cur->u.over.partition = o->partition;
+      cur->u.over.norder = o->norder;
+      cur->u.over.order = o->order;
+      cur->u.over.has_frame = o->has_frame;
+      cur->u.over.rows = o->rows;
+      cur->u.over.lower = o->lower;
+      cur->u.over.upper = o->upper;
+      first = i;
     }
-    for (int i = 0; i < nitems; i++)
-      if (!(items[i].expr = over_rewrite(b, items[i].expr, x.overs))) return NULL;
-    for (int i = 0; i < norder; i++)
-      if (order_expr[i] && !(order_expr[i] = over_rewrite(b, order_expr[i], x.overs))) return NULL;
-    if (qualify && !(qualify = over_rewrite(b, qualify, x.overs))) return NULL;
   }
+  st->p = p;
+  for (int i = 0; i < st->nitems; i++)
+    if (!(st->items[i].expr = over_rewrite(b, st->items[i].expr, x->overs))) return false;
+  for (int i = 0; i < st->norder; i++)
+    if (st->order_expr[i] && !(st->order_expr[i] = over_rewrite(b, st->order_expr[i], x->overs)))
+      return false;
+  if (st->qualify && !(st->qualify = over_rewrite(b, st->qualify, x->overs))) return false;
+  return true;
+}
 
-  /* ORDER BY expressions not in the select list become hidden columns. */
-  for (int i = 0; i < norder; i++) {
-    if (order_out[i] >= 0) continue;
+/* ORDER BY expressions not in the select list become hidden columns. */
+static bool place_order_exprs(select_state *st) {
+  dp_binder *b = st->b;
+  const dp_ast_query *q = st->q;
+  for (int i = 0; i < st->norder; i++) {
+    if (st->order_out[i] >= 0) continue;
     int found = -1;
-    for (int k = 0; k < nitems; k++)
-      if (dp_bexpr_same(items[k].expr, order_expr[i])) found = k;
+    for (int k = 0; k < st->nitems; k++)
+      if (dp_bexpr_same(st->items[k].expr, st->order_expr[i])) found = k;
     if (found < 0) {
-      if (s->distinct)
-        return dp_bind_fail(b, DIPPER_TYPE, q->order[i].span,
-                            "with SELECT DISTINCT, ORDER BY expressions must appear in the select list");
-      found = nitems;
+      if (st->s->distinct) {
+        dp_bind_fail(b, DIPPER_TYPE, q->order[i].span,
+                     "with SELECT DISTINCT, ORDER BY expressions must appear in the select list");
+        return false;
+      }
+      found = st->nitems;
       /* a hidden sort column keeps its column's name, for EXPLAIN */
       const dp_ast_expr *oe = q->order[i].expr;
       const char *hn = oe->kind == DP_AX_COLUMN ? oe->u.name.parts[oe->u.name.n - 1].name
-                                                : dp_bind_expr_name(b, nitems);
-      if (!add_out(b, &items, &nitems, &capitems, order_expr[i], hn)) return NULL;
+                                                : dp_bind_expr_name(b, st->nitems);
+      if (!add_out(b, &st->items, &st->nitems, &st->capitems, st->order_expr[i], hn)) return false;
     }
-    order_out[i] = found;
+    st->order_out[i] = found;
   }
+  return true;
+}
 
-  /* QUALIFY filters the projection: the columns it reads become (hidden) outputs. */
-  if (qualify) {
-    int width = p->schema.ncols;
-    int *map = dp_arena_calloc(b->a, (size_t)(width ? width : 1), sizeof *map);
-    if (!map) return NULL;
-    for (int c = 0; c < width; c++) {
-      map[c] = -1;
-      if (!dp_bexpr_uses_range(qualify, c, c + 1)) continue;
-      for (int k = 0; k < nitems && map[c] < 0; k++)
-        if (dp_bind_as_column(items[k].expr) == c) map[c] = k;
-      if (map[c] < 0) {
-        map[c] = nitems;
-        if (!add_out(b, &items, &nitems, &capitems, dp_bind_col_ref(b, c, p->schema.cols[c].type, s->qualify->span),
-                     p->schema.cols[c].name))
-          return NULL;
-      }
+/* QUALIFY filters the projection: the columns it reads become (hidden) outputs. */
+static bool place_qualify_columns(select_state *st) {
+  dp_binder *b = st->b;
+  const dp_plan *p = st->p;
+  if (!st->qualify) return true;
+  int width = p->schema.ncols;
+  int *map = dp_arena_calloc(b->a, (size_t)(width ? width : 1), sizeof *map);
+  if (!map) return false;
+  for (int c = 0; c < width; c++) {
+    map[c] = -1;
+    if (!dp_bexpr_uses_range(st->qualify, c, c + 1)) continue;
+    for (int k = 0; k < st->nitems && map[c] < 0; k++)
+      if (dp_bind_as_column(st->items[k].expr) == c) map[c] = k;
+    if (map[c] < 0) {
+      map[c] = st->nitems;
+      if (!add_out(b, &st->items, &st->nitems, &st->capitems,
+                   dp_bind_col_ref(b, c, p->schema.cols[c].type, st->s->qualify->span),
+                   p->schema.cols[c].name))
+        return false;
     }
-    if (!(qualify = dp_bind_remap(b, qualify, map, width))) return NULL;
   }
+  return (st->qualify = dp_bind_remap(b, st->qualify, map, width)) != NULL;
+}
 
-  p = make_project(b, p, nitems, items, s->span);
+/* The projection, then QUALIFY, DISTINCT, ORDER BY and LIMIT over it, and
+** last a projection without the hidden columns.  NULL after an error. */
+static dp_plan *select_output(select_state *st) {
+  dp_binder *b = st->b;
+  const dp_ast_select *s = st->s;
+  const dp_ast_query *q = st->q;
+  int norder = st->norder, nvisible = st->nvisible;
+  dp_plan *p = make_project(b, st->p, st->nitems, st->items, s->span);
   if (!p) return NULL;
   /* without aggregation the select list is over the FROM row (OVER appends) */
-  if (!aggregating && p->kind == DP_P_PROJECT) safe[1] = p;
+  if (!st->aggregating && p->kind == DP_P_PROJECT) st->safe[1] = p;
 
-  if (qualify && !(p = dp_bind_apply_where(b, p, qualify, s->qualify->span, true))) return NULL;
+  if (st->qualify && !(p = dp_bind_apply_where(b, p, st->qualify, s->qualify->span, true))) return NULL;
 
   if (s->distinct) {
     dp_plan *d = dp_bind_new_node(b, DP_P_DISTINCT, s->span, 1, p);
@@ -1276,24 +1385,46 @@ static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_q
     if (!so->u.sort.keys) return NULL;
     for (int i = 0; i < norder; i++) {
       dp_sort_key *k = &so->u.sort.keys[i];
-      k->expr = dp_bind_col_ref(b, order_out[i], p->schema.cols[order_out[i]].type, q->order[i].span);
+      int col = st->order_out[i];
+      k->expr = dp_bind_col_ref(b, col, p->schema.cols[col].type, q->order[i].span);
       k->desc = q->order[i].desc;
       k->nulls_first = q->order[i].nulls ? q->order[i].nulls == 1 : !q->order[i].desc;
     }
     p = so;
   }
   if (q && !(p = apply_limit(b, p, q))) return NULL;
-  if (nitems > nvisible) {
+  if (st->nitems > nvisible) {
     /* drop the hidden sort columns */
     out_item *vis = dp_arena_calloc(b->a, (size_t)nvisible, sizeof *vis);
     if (!vis) return NULL;
     for (int i = 0; i < nvisible; i++) {
-      vis[i].name = items[i].name;
-      vis[i].expr = dp_bind_col_ref(b, i, items[i].expr->type, items[i].expr->span);
+      vis[i].name = st->items[i].name;
+      vis[i].expr = dp_bind_col_ref(b, i, st->items[i].expr->type, st->items[i].expr->span);
     }
     p = make_project(b, p, nvisible, vis, s->span);
   }
-  if (p) join_scalars(b, p, safe);
+  return p;
+}
+
+static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_query *q,
+                            dp_bscope *outer) {
+  select_state st;
+  memset(&st, 0, sizeof st);
+  st.b = b;
+  st.s = s;
+  st.q = q;
+  st.sc.outer = outer;
+  st.ok = true;
+  if (!select_from_where(&st, outer)) return NULL;
+  dp_bexpr_init(&st.x, b, &st.sc, DP_BX_AGG | DP_BX_OVER, "the SELECT list");
+  st.x.nwindows = s->nwindows;
+  st.x.windows = s->windows;
+  if (!select_group_window(&st) || !select_list(&st) || !select_having_order_qualify(&st) ||
+      !select_aggregate(&st) || !select_overs(&st) || !place_order_exprs(&st) ||
+      !place_qualify_columns(&st))
+    return NULL;
+  dp_plan *p = select_output(&st);
+  if (p) join_scalars(b, p, st.safe);
   return p;
 }
 
