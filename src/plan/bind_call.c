@@ -5,7 +5,7 @@
 ** catalog.
 **
 ** Owns: which call becomes an aggregate, an OVER call or a scalar call.
-** Does not own: the plan nodes the collected calls become (bind_query.c).
+** Does not own: the plan nodes the collected calls become (bind_select.c).
 */
 #include <ctype.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
 ** nested ROW fields) and dispatches each expression kind to its binder:
 ** casts and typed catalog calls (bind_cast.c), operators (bind_operator.c),
 ** function, aggregate and OVER calls (bind_call.c).  Aggregate and OVER
-** calls are collected as marker columns that bind_query.c later points at
+** calls are collected as marker columns that bind_select.c later points at
 ** their plan nodes.  Also the expression utilities the binder's files share
 ** (sameness, rewriting, conjuncts) and the scopes.
 **

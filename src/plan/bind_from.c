@@ -10,7 +10,7 @@
 ** DEDUPLICATE and TOPN.
 **
 ** Owns: nothing beyond the statement's arena.  Does not own: window TVFs
-** (bind_window.c), SELECT (bind_query.c).
+** (bind_window.c), SELECT (bind_select.c).
 */
 #include <stdarg.h>
 #include <stdlib.h>

@@ -1,20 +1,20 @@
 /*
-** bind_query.c — the query binder: SELECT and set operations to plan nodes.
+** bind_query.c — the query binder: queries and set operations to plan nodes.
 **
-** SELECT: WHERE (through bind_from.c's rewrites), group windows (bind_window.c),
-** GROUP BY / aggregates / HAVING, OVER, the select list, QUALIFY, DISTINCT,
-** ORDER BY (hidden sort columns), LIMIT; UNION / INTERSECT / EXCEPT with their
-** columns unified; WITH.  Also the node helpers the other binder files share.
+** UNION / INTERSECT / EXCEPT with their columns unified; WITH; subqueries in
+** expressions (IN, EXISTS, scalar subqueries: decorrelated into joins, NOT IN
+** into NOT EXISTS).  Also the node helpers the other binder files share.
 **
-** Owns: nothing beyond the statement's arena.  Does not own: FROM
-** (bind_from.c), windows (bind_window.c), expressions (bind_expr.c),
-** statements (binder.c).
+** Owns: nothing beyond the statement's arena.  Does not own: SELECT
+** (bind_select.c), FROM (bind_from.c), windows (bind_window.c), expressions
+** (bind_expr.c), statements (binder.c).
 */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "plan/binder_int.h"
+
 
 /* ------------------------------------------------------------------ */
 /* nodes                                                               */
@@ -123,302 +123,6 @@ dp_expr *dp_bind_remap(dp_binder *b, const dp_expr *e, const int *map, int nmap)
   if (!c) return dp_bind_fail(b, DIPPER_NOMEM, e->span, "out of memory");
   dp_bind_rewrite_cols(c, map, nmap, false);
   return c;
-}
-
-/* ------------------------------------------------------------------ */
-/* aggregation rewrite                                                 */
-/* ------------------------------------------------------------------ */
-
-typedef struct agg_ctx {
-  dp_binder *b;
-  const dp_bscope *sc;    /* the pre-aggregation scope, for names in errors */
-  int ngroup;
-  dp_expr **group;
-  bool failed;
-} agg_ctx;
-
-static const char *scope_name_of(const dp_bscope *sc, int index) {
-  for (int i = 0; i < sc->n; i++)
-    if (sc->cols[i].index == index && !sc->cols[i].expr) return sc->cols[i].name;
-  return "?";
-}
-
-/* Rewrite an expression over the aggregate's input into one over its output. */
-static dp_expr *agg_rewrite(agg_ctx *c, const dp_expr *e) {
-  if (!e) return NULL;
-  for (int i = 0; i < c->ngroup; i++)
-    if (dp_bexpr_same(e, c->group[i])) return dp_bind_col_ref(c->b, i, c->group[i]->type, e->span);
-  if (e->kind == DP_E_COLUMN) {
-    if (e->u.column.outer == DP_MARK_AGG) return dp_bind_col_ref(c->b, c->ngroup + e->u.column.index, e->type, e->span);
-    if (e->u.column.outer != 0) return dp_bexpr_copy(c->b->a, e);
-    if (!c->failed) {
-      const char *nm = scope_name_of(c->sc, e->u.column.index);
-      dp_bind_err(c->b, DIPPER_TYPE, e->span,
-                  "column `%s` is neither grouped nor aggregated; add it to GROUP BY or wrap it in an "
-                  "aggregate such as MAX(%s)",
-                  nm, nm);
-    }
-    c->failed = true;
-    return NULL;
-  }
-  dp_expr *r = dp_arena_alloc(c->b->a, sizeof *r);
-  if (!r) return NULL;
-  *r = *e;
-  switch (e->kind) {
-  case DP_E_CALL:
-    r->u.call.args = dp_arena_calloc(c->b->a, (size_t)(e->u.call.nargs ? e->u.call.nargs : 1), sizeof(dp_expr *));
-    if (!r->u.call.args) return NULL;
-    for (int i = 0; i < e->u.call.nargs; i++)
-      if (!(r->u.call.args[i] = agg_rewrite(c, e->u.call.args[i]))) return NULL;
-    break;
-  case DP_E_CAST:
-    if (!(r->u.cast.arg = agg_rewrite(c, e->u.cast.arg))) return NULL;
-    break;
-  case DP_E_FIELD:
-    if (!(r->u.field.arg = agg_rewrite(c, e->u.field.arg))) return NULL;
-    break;
-  case DP_E_CASE:
-    r->u.case_.whens = dp_arena_calloc(c->b->a, (size_t)e->u.case_.n, sizeof(dp_expr *));
-    r->u.case_.thens = dp_arena_calloc(c->b->a, (size_t)e->u.case_.n, sizeof(dp_expr *));
-    if (!r->u.case_.whens || !r->u.case_.thens) return NULL;
-    for (int i = 0; i < e->u.case_.n; i++)
-      if (!(r->u.case_.whens[i] = agg_rewrite(c, e->u.case_.whens[i])) ||
-          !(r->u.case_.thens[i] = agg_rewrite(c, e->u.case_.thens[i])))
-        return NULL;
-    if (e->u.case_.else_ && !(r->u.case_.else_ = agg_rewrite(c, e->u.case_.else_))) return NULL;
-    break;
-  case DP_E_SUBQUERY:
-    if (e->u.subquery.arg && !(r->u.subquery.arg = agg_rewrite(c, e->u.subquery.arg))) return NULL;
-    break;
-  default:
-    break;
-  }
-  return r;
-}
-
-/* Replace OVER markers by the OVER nodes' output columns. */
-static dp_expr *over_rewrite(dp_binder *b, const dp_expr *e, const dp_bover *overs) {
-  if (!e) return NULL;
-  if (e->kind == DP_E_COLUMN && e->u.column.outer == DP_MARK_OVER)
-    return dp_bind_col_ref(b, overs[e->u.column.index].out_col, e->type, e->span);
-  dp_expr *r = dp_arena_alloc(b->a, sizeof *r);
-  if (!r) return NULL;
-  *r = *e;
-  switch (e->kind) {
-  case DP_E_CALL:
-    r->u.call.args = dp_arena_calloc(b->a, (size_t)(e->u.call.nargs ? e->u.call.nargs : 1), sizeof(dp_expr *));
-    if (!r->u.call.args) return NULL;
-    for (int i = 0; i < e->u.call.nargs; i++)
-      if (!(r->u.call.args[i] = over_rewrite(b, e->u.call.args[i], overs))) return NULL;
-    break;
-  case DP_E_CAST:
-    if (!(r->u.cast.arg = over_rewrite(b, e->u.cast.arg, overs))) return NULL;
-    break;
-  case DP_E_FIELD:
-    if (!(r->u.field.arg = over_rewrite(b, e->u.field.arg, overs))) return NULL;
-    break;
-  case DP_E_CASE:
-    r->u.case_.whens = dp_arena_calloc(b->a, (size_t)e->u.case_.n, sizeof(dp_expr *));
-    r->u.case_.thens = dp_arena_calloc(b->a, (size_t)e->u.case_.n, sizeof(dp_expr *));
-    if (!r->u.case_.whens || !r->u.case_.thens) return NULL;
-    for (int i = 0; i < e->u.case_.n; i++)
-      if (!(r->u.case_.whens[i] = over_rewrite(b, e->u.case_.whens[i], overs)) ||
-          !(r->u.case_.thens[i] = over_rewrite(b, e->u.case_.thens[i], overs)))
-        return NULL;
-    if (e->u.case_.else_ && !(r->u.case_.else_ = over_rewrite(b, e->u.case_.else_, overs))) return NULL;
-    break;
-  default:
-    break;
-  }
-  return r;
-}
-
-static bool has_marker(const dp_expr *e, int mark) {
-  if (!e) return false;
-  switch (e->kind) {
-  case DP_E_COLUMN: return e->u.column.outer == mark;
-  case DP_E_CALL:
-    for (int i = 0; i < e->u.call.nargs; i++)
-      if (has_marker(e->u.call.args[i], mark)) return true;
-    return false;
-  case DP_E_CAST: return has_marker(e->u.cast.arg, mark);
-  case DP_E_FIELD: return has_marker(e->u.field.arg, mark);
-  case DP_E_CASE:
-    for (int i = 0; i < e->u.case_.n; i++)
-      if (has_marker(e->u.case_.whens[i], mark) || has_marker(e->u.case_.thens[i], mark)) return true;
-    return has_marker(e->u.case_.else_, mark);
-  default: return false;
-  }
-}
-
-static bool same_over_spec(const dp_bover *x, const dp_bover *y) {
-  if (x->npartition != y->npartition || x->norder != y->norder || x->has_frame != y->has_frame ||
-      x->rows != y->rows || x->lower != y->lower || x->upper != y->upper)
-    return false;
-  for (int i = 0; i < x->npartition; i++)
-    if (!dp_bexpr_same(x->partition[i], y->partition[i])) return false;
-  for (int i = 0; i < x->norder; i++)
-    if (x->order[i].desc != y->order[i].desc || !dp_bexpr_same(x->order[i].expr, y->order[i].expr))
-      return false;
-  return true;
-}
-
-/* ------------------------------------------------------------------ */
-/* SELECT                                                              */
-/* ------------------------------------------------------------------ */
-
-typedef struct out_item {
-  dp_expr *expr;
-  const char *name;
-} out_item;
-
-static bool add_out(dp_binder *b, out_item **items, int *n, int *cap, dp_expr *e, const char *name) {
-  if (*n == *cap) {
-    int nc = *cap ? *cap * 2 : 16;
-    out_item *g = dp_arena_grow(b->a, *items, (size_t)*cap, (size_t)nc, sizeof *g);
-    if (!g) return false;
-    *items = g;
-    *cap = nc;
-  }
-  (*items)[*n].expr = e;
-  (*items)[*n].name = name;
-  (*n)++;
-  return true;
-}
-
-dp_plan *dp_bind_simplify_project(dp_binder *b, dp_plan *p) {
-  dp_plan *in = p->inputs[0];
-  int n = p->u.project.n;
-  bool identity = n == in->schema.ncols;
-  for (int i = 0; identity && i < n; i++)
-    identity = dp_bind_as_column(p->u.project.exprs[i]) == i &&
-               dp_type_equal(p->u.project.exprs[i]->type, in->schema.cols[i].type) &&
-               p->schema.cols[i].name && in->schema.cols[i].name &&
-               strcmp(p->schema.cols[i].name, in->schema.cols[i].name) == 0;
-  if (identity) return in;
-  if (in->kind != DP_P_PROJECT) return p;
-  /* Over a projection: when either one only picks columns, the pair is one projection. */
-  int m = in->u.project.n;
-  bool outer_picks = true, inner_picks = true;
-  for (int i = 0; outer_picks && i < n; i++) {
-    int c = dp_bind_as_column(p->u.project.exprs[i]);
-    outer_picks = c >= 0 && c < m &&
-                  dp_type_equal(p->u.project.exprs[i]->type, in->u.project.exprs[c]->type);
-  }
-  int *map = dp_arena_calloc(b->a, (size_t)(m ? m : 1), sizeof *map);
-  if (!map) return p;
-  for (int j = 0; inner_picks && j < m; j++) {
-    map[j] = dp_bind_as_column(in->u.project.exprs[j]);
-    inner_picks = map[j] >= 0;
-  }
-  if (!outer_picks && !inner_picks) return p;
-  dp_expr **exprs = dp_arena_calloc(b->a, (size_t)(n ? n : 1), sizeof *exprs);
-  if (!exprs) return p;
-  for (int i = 0; i < n; i++) {
-    exprs[i] = outer_picks ? in->u.project.exprs[dp_bind_as_column(p->u.project.exprs[i])]
-                           : dp_expr_remap(b->a, p->u.project.exprs[i], map);
-    if (!exprs[i]) return p;
-  }
-  p->u.project.exprs = exprs;
-  p->inputs[0] = in->inputs[0];
-  return dp_bind_simplify_project(b, p);
-}
-
-static dp_plan *make_project(dp_binder *b, dp_plan *in, int n, const out_item *items, dp_span span) {
-  dp_plan *p = dp_bind_new_node(b, DP_P_PROJECT, span, 1, in);
-  if (!p) return NULL;
-  dp_bind_schema(b, p, n);
-  p->u.project.n = n;
-  p->u.project.exprs = dp_arena_calloc(b->a, (size_t)(n ? n : 1), sizeof(dp_expr *));
-  if (!p->u.project.exprs || !p->schema.cols) return NULL;
-  for (int i = 0; i < n; i++) {
-    p->u.project.exprs[i] = items[i].expr;
-    p->schema.cols[i] = (dp_field){items[i].name, items[i].expr->type};
-  }
-  return dp_bind_simplify_project(b, p);
-}
-
-static bool is_plain_int(const dp_ast_expr *e, int64_t *v) {
-  if (e->kind != DP_AX_LITERAL || e->u.lit.kind != DP_LIT_INTEGER) return false;
-  *v = strtoll(e->u.lit.text, NULL, 10);
-  return true;
-}
-
-/* ORDER BY item that names an output column (alias or position): its index, else -1. */
-static int order_output_ref(dp_binder *b, const dp_ast_order *o, const out_item *items, int nitems,
-                            int nvisible) {
-  int64_t pos;
-  if (is_plain_int(o->expr, &pos)) {
-    if (pos < 1 || pos > nvisible) {
-      dp_bind_err(b, DIPPER_TYPE, o->expr->span, "ORDER BY position %lld is not in the select list (1..%d)",
-                  (long long)pos, nvisible);
-      return -2;
-    }
-    return (int)pos - 1;
-  }
-  if (o->expr->kind == DP_AX_COLUMN && o->expr->u.name.n == 1) {
-    int found = -1;
-    for (int i = 0; i < nitems; i++)
-      if (items[i].name && dp_bind_name_eq(items[i].name, o->expr->u.name.parts[0].name)) {
-        if (found >= 0) return -1; /* let the expression binder report ambiguity */
-        found = i;
-      }
-    return found;
-  }
-  return -1;
-}
-
-static bool bind_limit(dp_binder *b, const dp_ast_expr *e, const char *what, int64_t *out) {
-  int64_t v;
-  if (!e) {
-    *out = -1;
-    return true;
-  }
-  if (!is_plain_int(e, &v) || v < 0) {
-    dp_bind_err(b, DIPPER_TYPE, e->span, "%s takes a non-negative integer constant", what);
-    return false;
-  }
-  *out = v;
-  return true;
-}
-
-static dp_plan *apply_limit(dp_binder *b, dp_plan *p, const dp_ast_query *q) {
-  if (!q->limit && !q->offset) return p;
-  int64_t lim, off;
-  if (!bind_limit(b, q->limit, "LIMIT", &lim) || !bind_limit(b, q->offset, "OFFSET", &off)) return NULL;
-  dp_plan *l = dp_bind_new_node(b, DP_P_LIMIT, q->limit_span.line ? q->limit_span : q->span, 1, p);
-  if (!l) return NULL;
-  dp_bind_copy_schema(b, l, p, 0);
-  l->u.limit.limit = lim;
-  l->u.limit.offset = off;
-  return l;
-}
-
-static const char *item_name(dp_binder *b, const dp_ast_select_item *it, int pos) {
-  if (it->alias.name) return it->alias.name;
-  const dp_ast_expr *e = it->expr;
-  if (e->kind == DP_AX_COLUMN && e->u.name.n > 0) return e->u.name.parts[e->u.name.n - 1].name;
-  if (e->kind == DP_AX_FIELD) return e->u.field.field.name;
-  return dp_bind_expr_name(b, pos);
-}
-
-/* The FROM scope plus the select list's aliases that no input column already
-** names (as virtual columns holding the items' expressions). */
-static void alias_scope(dp_binder *b, const dp_bscope *sc, const out_item *items, int nvisible,
-                        bool allow_over, dp_bscope *out) {
-  memset(out, 0, sizeof *out);
-  out->outer = sc->outer;
-  for (int i = 0; i < sc->n; i++) {
-    dp_bscope_add(b, out, sc->cols[i].rel, sc->cols[i].name, sc->cols[i].type, sc->cols[i].index,
-                  sc->cols[i].expr);
-    out->cols[out->n - 1].hidden = sc->cols[i].hidden;
-  }
-  for (int i = 0; i < nvisible; i++) {
-    bool taken = !allow_over && has_marker(items[i].expr, DP_MARK_OVER);
-    for (int k = 0; !taken && k < sc->n; k++)
-      if (!sc->cols[k].hidden && dp_bind_name_eq(sc->cols[k].name, items[i].name)) taken = true;
-    if (!taken) dp_bscope_add(b, out, NULL, items[i].name, items[i].expr->type, -1, items[i].expr);
-  }
 }
 
 /* ------------------------------------------------------------------ */
@@ -547,7 +251,7 @@ static dp_expr *not_in_as_not_exists(dp_binder *b, const dp_expr *conj) {
   return e;
 }
 
-static dp_expr *rewrite_not_in(dp_binder *b, dp_expr *cond) {
+dp_expr *dp_bind_rewrite_not_in(dp_binder *b, dp_expr *cond) {
   int n = 0, cap = 0;
   dp_expr **conj = NULL;
   dp_bind_conjuncts(b, cond, &n, &cap, &conj);
@@ -821,9 +525,9 @@ static dp_expr *take_scalars(dp_binder *b, dp_expr *e, scalar_joins *sj) {
 ** correlated references name their input row — the WHERE's filter and the
 ** select list's projection of a query that does not aggregate.
 ** A FILTER keeps its schema: a projection drops the joined columns. */
-static void join_scalars(dp_binder *b, dp_plan *p, const dp_plan *const safe[2]) {
+void dp_bind_join_scalars(dp_binder *b, dp_plan *p, const dp_plan *const safe[2]) {
   if (!p) return;
-  for (int i = 0; i < p->ninputs; i++) join_scalars(b, p->inputs[i], safe);
+  for (int i = 0; i < p->ninputs; i++) dp_bind_join_scalars(b, p->inputs[i], safe);
   if (p->kind != DP_P_FILTER && p->kind != DP_P_PROJECT) return;
   dp_plan *in = p->inputs[0];
   int nl = in->schema.ncols;
@@ -889,414 +593,6 @@ static void join_scalars(dp_binder *b, dp_plan *p, const dp_plan *const safe[2])
   p->u.project.exprs = keep;
 }
 
-static dp_plan *bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_query *q,
-                            dp_bscope *outer) {
-  dp_bscope sc;
-  memset(&sc, 0, sizeof sc);
-  sc.outer = outer;
-  dp_plan *p;
-  if (s->from) {
-    p = dp_bind_from(b, s->from, &sc, outer);
-  } else {
-    p = dp_bind_new_node(b, DP_P_VALUES, s->span, 0);
-    if (p) {
-      dp_bind_schema(b, p, 0);
-      p->u.values.nrows = 1;
-    }
-  }
-  if (!p) return NULL;
-  bool ok = true;
-  const dp_plan *safe[2] = {NULL, NULL}; /* see join_scalars */
-
-  /* WHERE */
-  if (s->where) {
-    dp_bexpr x;
-    dp_bexpr_init(&x, b, &sc, 0, "WHERE");
-    dp_expr *cond = dp_bind_cond(&x, s->where);
-    if (!cond) return NULL;
-    if (!(cond = rewrite_not_in(b, cond))) return NULL;
-    /* the ROW_NUMBER() patterns apply over subqueries, views and CTEs alike: the
-       plan's shape decides */
-    int from_cols = p->schema.ncols;
-    p = dp_bind_apply_where(b, p, cond, s->where->span, true);
-    if (!p) return NULL;
-    if (p->kind == DP_P_FILTER && p->inputs[0]->schema.ncols == from_cols) safe[0] = p;
-  }
-
-  /* Group windows of the legacy and Spark syntaxes become a WINDOW node first. */
-  dp_bexpr x;
-  dp_bexpr_init(&x, b, &sc, DP_BX_AGG | DP_BX_OVER, "the SELECT list");
-  x.nwindows = s->nwindows;
-  x.windows = s->windows;
-  int gw = dp_bind_find_group_window(s);
-  bool spark_window = false;
-  int win_base = -1;
-  if (gw >= 0) {
-    dp_plan *w = dp_bind_group_window(b, p, &sc, s->group[gw], &spark_window);
-    if (!w) return NULL;
-    p = w;
-    win_base = w->inputs[0]->schema.ncols;
-    for (int k = 0; k < 3; k++) {
-      dp_bscope_add(b, &sc, NULL, w->schema.cols[win_base + k].name, w->schema.cols[win_base + k].type,
-                    win_base + k, NULL);
-      sc.cols[sc.n - 1].hidden = true;
-    }
-    x.win_start = win_base;
-    x.win_end = win_base + 1;
-    x.win_time = win_base + 2;
-    if (!spark_window) x.legacy = &w->u.window;
-    if (spark_window) {
-      /* Spark's `window` column: a struct of start and end. */
-      const dp_type *ts = w->schema.cols[win_base].type;
-      dp_field fields[2] = {{"start", ts}, {"end", ts}};
-      const dp_type *rt = dp_type_row(b->a, 2, fields);
-      const dp_func *rowfn = dp_func_lookup("row");
-      dp_expr **args = dp_arena_calloc(b->a, 2, sizeof *args);
-      dp_expr *e = dp_arena_calloc(b->a, 1, sizeof *e);
-      if (!rt || !rowfn || !args || !e)
-        return dp_bind_fail(b, DIPPER_INTERNAL, s->group[gw]->span, "cannot build the window struct");
-      args[0] = dp_bind_col_ref(b, win_base, ts, s->group[gw]->span);
-      args[1] = dp_bind_col_ref(b, win_base + 1, ts, s->group[gw]->span);
-      e->kind = DP_E_CALL;
-      e->type = dp_bind_not_null(b, rt);
-      e->span = s->group[gw]->span;
-      e->u.call.fn = rowfn;
-      e->u.call.nargs = 2;
-      e->u.call.args = args;
-      /* Spark names the column after the function: window, session_window. */
-      const dp_ast_expr *g = s->group[gw];
-      dp_bscope_add(b, &sc, NULL, g->u.call.name.parts[g->u.call.name.n - 1].name, e->type, -1, e);
-    }
-  }
-
-  /* The select list, bound over the FROM row; aggregates and OVER calls are collected. */
-  out_item *items = NULL;
-  int nitems = 0, capitems = 0;
-  for (int i = 0; i < s->nitems; i++) {
-    const dp_ast_select_item *it = &s->items[i];
-    if (it->expr->kind == DP_AX_STAR) {
-      const dp_ast_name *qual = &it->expr->u.star.qualifier;
-      int before = nitems;
-      for (int k = 0; k < sc.n; k++) {
-        dp_bcol *c = &sc.cols[k];
-        if (c->hidden) continue;
-        if (qual->n > 0 && (!c->rel || !dp_bind_name_eq(c->rel, qual->parts[qual->n - 1].name))) continue;
-        dp_expr *e = c->expr ? dp_bexpr_copy(b->a, c->expr) : dp_bind_col_ref(b, c->index, c->type, it->span);
-        if (!e || !add_out(b, &items, &nitems, &capitems, e, c->name)) return NULL;
-      }
-      if (nitems == before) {
-        if (qual->n > 0)
-          dp_bind_err(b, DIPPER_NAME, it->span, "no input is named `%s`; the inputs are listed in FROM",
-                      qual->parts[qual->n - 1].name);
-        else
-          dp_bind_err(b, DIPPER_NAME, it->span, "SELECT * needs a FROM clause with columns");
-        ok = false;
-      }
-      continue;
-    }
-    dp_expr *e = dp_bind_expr(&x, it->expr);
-    if (!e) {
-      ok = false; /* keep binding the other items to report their errors too */
-      continue;
-    }
-    e->span = it->expr->span;
-    if (!add_out(b, &items, &nitems, &capitems, e, item_name(b, it, i))) return NULL;
-  }
-  int nvisible = nitems;
-
-  /* HAVING and ORDER BY may aggregate too. */
-  dp_expr *having = NULL;
-  if (s->having) {
-    /* HAVING may name an output alias (Spark: HAVING cnt > 1) */
-    dp_bscope hs;
-    alias_scope(b, &sc, items, nvisible, false, &hs);
-    dp_bexpr hx = x;
-    hx.sc = &hs;
-    hx.allow = DP_BX_AGG;
-    hx.clause = "HAVING";
-    having = dp_bind_cond(&hx, s->having);
-    x.aggs = hx.aggs;
-    x.naggs = hx.naggs;
-    x.capaggs = hx.capaggs;
-    if (!having) ok = false;
-  }
-  int norder = q ? q->norder : 0;
-  int *order_out = dp_arena_calloc(b->a, (size_t)(norder ? norder : 1), sizeof(int));
-  dp_expr **order_expr = dp_arena_calloc(b->a, (size_t)(norder ? norder : 1), sizeof(dp_expr *));
-  if (!order_out || !order_expr) return NULL;
-  for (int i = 0; i < norder; i++) {
-    int ref = ok ? order_output_ref(b, &q->order[i], items, nvisible, nvisible) : -1;
-    if (ref == -2) {
-      ok = false;
-      continue;
-    }
-    order_out[i] = ref;
-    if (ref >= 0) continue;
-    x.clause = "ORDER BY";
-    if (!(order_expr[i] = dp_bind_expr(&x, q->order[i].expr))) ok = false;
-  }
-  /* QUALIFY sees the FROM row, the select list's aliases and OVER calls of its own. */
-  dp_expr *qualify = NULL;
-  if (ok && s->qualify) {
-    dp_bscope qs;
-    alias_scope(b, &sc, items, nvisible, true, &qs);
-    dp_bexpr qx = x;
-    qx.sc = &qs;
-    qx.clause = "QUALIFY";
-    qualify = dp_bind_cond(&qx, s->qualify);
-    x.aggs = qx.aggs;
-    x.naggs = qx.naggs;
-    x.capaggs = qx.capaggs;
-    x.overs = qx.overs;
-    x.novers = qx.novers;
-    x.capovers = qx.capovers;
-    if (!qualify) ok = false;
-  }
-  if (!ok) return NULL;
-
-  /* GROUP BY and aggregates. */
-  bool aggregating = s->ngroup > 0 || x.naggs > 0 || having;
-  if (aggregating) {
-    int ng = 0;
-    dp_expr **group = dp_arena_calloc(b->a, (size_t)s->ngroup + 4, sizeof *group);
-    const char **gnames = dp_arena_calloc(b->a, (size_t)s->ngroup + 4, sizeof *gnames);
-    if (!group || !gnames) return NULL;
-    dp_bexpr gx;
-    dp_bexpr_init(&gx, b, &sc, 0, "GROUP BY");
-    for (int i = 0; i < s->ngroup; i++) {
-      if (i == gw) {
-        const dp_plan *w = p;
-        group[ng] = dp_bind_col_ref(b, win_base, w->schema.cols[win_base].type, s->group[i]->span);
-        gnames[ng++] = "window_start";
-        group[ng] = dp_bind_col_ref(b, win_base + 1, w->schema.cols[win_base + 1].type, s->group[i]->span);
-        gnames[ng++] = "window_end";
-        if (x.used_rowtime) {
-          group[ng] = dp_bind_col_ref(b, win_base + 2, w->schema.cols[win_base + 2].type, s->group[i]->span);
-          gnames[ng++] = "window_time";
-        }
-        continue;
-      }
-      int64_t pos;
-      dp_expr *g;
-      int alias = -1;
-      const dp_ast_expr *ge = s->group[i];
-      if (ge->kind == DP_AX_COLUMN && ge->u.name.n == 1) {
-        /* Spark's GROUP BY alias, when no input column has that name */
-        bool is_col = false;
-        for (int k = 0; k < sc.n; k++)
-          if (!sc.cols[k].hidden && dp_bind_name_eq(sc.cols[k].name, ge->u.name.parts[0].name)) is_col = true;
-        for (int k = 0; !is_col && k < nvisible; k++)
-          if (dp_bind_name_eq(items[k].name, ge->u.name.parts[0].name) &&
-              !has_marker(items[k].expr, DP_MARK_AGG) && !has_marker(items[k].expr, DP_MARK_OVER))
-            alias = k;
-      }
-      if (is_plain_int(ge, &pos) && pos >= 1 && pos <= nvisible && !has_marker(items[pos - 1].expr, DP_MARK_AGG))
-        g = dp_bexpr_copy(b->a, items[pos - 1].expr);
-      else if (alias >= 0)
-        g = dp_bexpr_copy(b->a, items[alias].expr);
-      else
-        g = dp_bind_expr(&gx, ge);
-      if (!g) {
-        ok = false;
-        continue;
-      }
-      bool dup = false;
-      for (int k = 0; k < ng; k++)
-        if (dp_bexpr_same(group[k], g)) dup = true;
-      if (dup) continue;
-      int gc = dp_bind_as_column(g);
-      gnames[ng] = gc >= 0 ? p->schema.cols[gc].name : dp_bind_expr_name(b, ng);
-      group[ng++] = g;
-    }
-    if (!ok) return NULL;
-    dp_span aspan = s->group_span.line ? s->group_span : x.naggs > 0 ? x.aggs[0].span : s->span;
-    dp_plan *agg = dp_bind_new_node(b, DP_P_AGGREGATE, aspan, 1, p);
-    if (!agg) return NULL;
-    dp_bind_schema(b, agg, ng + x.naggs);
-    if (!agg->schema.cols) return NULL;
-    for (int i = 0; i < ng; i++) agg->schema.cols[i] = (dp_field){gnames[i], group[i]->type};
-    for (int i = 0; i < x.naggs; i++)
-      agg->schema.cols[ng + i] = (dp_field){dp_bind_expr_name(b, ng + i), x.aggs[i].type};
-    agg->u.aggregate.ngroup = ng;
-    agg->u.aggregate.group = group;
-    agg->u.aggregate.naggs = x.naggs;
-    agg->u.aggregate.aggs = x.aggs;
-    agg->u.aggregate.wstart = agg->u.aggregate.wend = -1;
-    /* A window aggregation groups by the window's start and end. */
-    for (int i = 0; i < ng; i++) {
-      int which, gc = dp_bind_as_column(group[i]);
-      const dp_plan *w = gc >= 0 ? dp_bind_trace_window(p, gc, &which) : NULL;
-      if (!w) continue;
-      if (agg->u.aggregate.window && agg->u.aggregate.window != w) continue;
-      if (which == 0) agg->u.aggregate.wstart = i;
-      else if (which == 1) agg->u.aggregate.wend = i;
-      else continue;
-      agg->u.aggregate.window = w;
-    }
-    if (agg->u.aggregate.wstart < 0 || agg->u.aggregate.wend < 0) {
-      if (agg->u.aggregate.window && agg->u.aggregate.window->u.window.syntax == DP_WSYN_TVF)
-        return dp_bind_fail(b, DIPPER_TYPE, aspan,
-                            "a window aggregation must GROUP BY both window_start and window_end");
-      agg->u.aggregate.window = NULL;
-      agg->u.aggregate.wstart = agg->u.aggregate.wend = -1;
-    }
-    agg_ctx ac = {b, &sc, ng, group, false};
-    for (int i = 0; i < nitems; i++)
-      if (!(items[i].expr = agg_rewrite(&ac, items[i].expr))) ok = false;
-    if (having && !(having = agg_rewrite(&ac, having))) ok = false;
-    if (qualify && !(qualify = agg_rewrite(&ac, qualify))) ok = false;
-    for (int i = 0; i < norder; i++)
-      if (order_expr[i] && !(order_expr[i] = agg_rewrite(&ac, order_expr[i]))) ok = false;
-    for (int i = 0; i < x.novers; i++) {
-      dp_bover *o = &x.overs[i];
-      for (int k = 0; k < o->call.nargs; k++)
-        if (!(o->call.args[k] = agg_rewrite(&ac, o->call.args[k]))) ok = false;
-      for (int k = 0; k < o->npartition; k++)
-        if (!(o->partition[k] = agg_rewrite(&ac, o->partition[k]))) ok = false;
-      for (int k = 0; k < o->norder; k++)
-        if (!(o->order[k].expr = agg_rewrite(&ac, o->order[k].expr))) ok = false;
-      if (o->call.filter && !(o->call.filter = agg_rewrite(&ac, o->call.filter))) ok = false;
-    }
-    if (!ok) return NULL;
-    p = agg;
-    if (having) {
-      dp_plan *f = dp_bind_new_node(b, DP_P_FILTER, s->having->span, 1, p);
-      if (!f) return NULL;
-      dp_bind_copy_schema(b, f, p, 0);
-      f->u.filter.cond = having;
-      p = f;
-    }
-  }
-
-  /* OVER calls: one node per distinct window, each appending its calls. */
-  if (x.novers > 0) {
-    dp_plan *cur = NULL;
-    int first = 0;
-    for (int i = 0; i <= x.novers; i++) {
-      bool flush = i == x.novers || (cur && !same_over_spec(&x.overs[first], &x.overs[i]));
-      if (flush && cur) {
-        int ncalls = i - first, nin = p->schema.ncols;
-        dp_bind_copy_schema(b, cur, p, ncalls);
-        cur->u.over.ncalls = ncalls;
-        cur->u.over.calls = dp_arena_calloc(b->a, (size_t)ncalls, sizeof(dp_over_call));
-        if (!cur->u.over.calls || !cur->schema.cols) return NULL;
-        for (int k = 0; k < ncalls; k++) {
-          dp_bover *o = &x.overs[first + k];
-          cur->u.over.calls[k] = o->call;
-          o->out_col = nin + k;
-          cur->schema.cols[nin + k] = (dp_field){dp_bind_expr_name(b, nin + k), o->call.type};
-        }
-        p = cur;
-        cur = NULL;
-      }
-      if (i == x.novers) break;
-      if (!cur) {
-        dp_bover *o = &x.overs[i];
-        for (int k = 0; k < o->npartition; k++)
-          if (has_marker(o->partition[k], DP_MARK_OVER)) return dp_bind_fail(b, DIPPER_TYPE, o->span, "OVER calls cannot nest");
-        cur = dp_bind_new_node(b, DP_P_OVER, o->span, 1, p);
-        if (!cur) return NULL;
-        cur->u.over.npartition = o->npartition;
-        cur->u.over.partition = o->partition;
-        cur->u.over.norder = o->norder;
-        cur->u.over.order = o->order;
-        cur->u.over.has_frame = o->has_frame;
-        cur->u.over.rows = o->rows;
-        cur->u.over.lower = o->lower;
-        cur->u.over.upper = o->upper;
-        first = i;
-      }
-    }
-    for (int i = 0; i < nitems; i++)
-      if (!(items[i].expr = over_rewrite(b, items[i].expr, x.overs))) return NULL;
-    for (int i = 0; i < norder; i++)
-      if (order_expr[i] && !(order_expr[i] = over_rewrite(b, order_expr[i], x.overs))) return NULL;
-    if (qualify && !(qualify = over_rewrite(b, qualify, x.overs))) return NULL;
-  }
-
-  /* ORDER BY expressions not in the select list become hidden columns. */
-  for (int i = 0; i < norder; i++) {
-    if (order_out[i] >= 0) continue;
-    int found = -1;
-    for (int k = 0; k < nitems; k++)
-      if (dp_bexpr_same(items[k].expr, order_expr[i])) found = k;
-    if (found < 0) {
-      if (s->distinct)
-        return dp_bind_fail(b, DIPPER_TYPE, q->order[i].span,
-                            "with SELECT DISTINCT, ORDER BY expressions must appear in the select list");
-      found = nitems;
-      /* a hidden sort column keeps its column's name, for EXPLAIN */
-      const dp_ast_expr *oe = q->order[i].expr;
-      const char *hn = oe->kind == DP_AX_COLUMN ? oe->u.name.parts[oe->u.name.n - 1].name
-                                                : dp_bind_expr_name(b, nitems);
-      if (!add_out(b, &items, &nitems, &capitems, order_expr[i], hn)) return NULL;
-    }
-    order_out[i] = found;
-  }
-
-  /* QUALIFY filters the projection: the columns it reads become (hidden) outputs. */
-  if (qualify) {
-    int width = p->schema.ncols;
-    int *map = dp_arena_calloc(b->a, (size_t)(width ? width : 1), sizeof *map);
-    if (!map) return NULL;
-    for (int c = 0; c < width; c++) {
-      map[c] = -1;
-      if (!dp_bexpr_uses_range(qualify, c, c + 1)) continue;
-      for (int k = 0; k < nitems && map[c] < 0; k++)
-        if (dp_bind_as_column(items[k].expr) == c) map[c] = k;
-      if (map[c] < 0) {
-        map[c] = nitems;
-        if (!add_out(b, &items, &nitems, &capitems, dp_bind_col_ref(b, c, p->schema.cols[c].type, s->qualify->span),
-                     p->schema.cols[c].name))
-          return NULL;
-      }
-    }
-    if (!(qualify = dp_bind_remap(b, qualify, map, width))) return NULL;
-  }
-
-  p = make_project(b, p, nitems, items, s->span);
-  if (!p) return NULL;
-  /* without aggregation the select list is over the FROM row (OVER appends) */
-  if (!aggregating && p->kind == DP_P_PROJECT) safe[1] = p;
-
-  if (qualify && !(p = dp_bind_apply_where(b, p, qualify, s->qualify->span, true))) return NULL;
-
-  if (s->distinct) {
-    dp_plan *d = dp_bind_new_node(b, DP_P_DISTINCT, s->span, 1, p);
-    if (!d) return NULL;
-    dp_bind_copy_schema(b, d, p, 0);
-    p = d;
-  }
-  if (norder > 0) {
-    dp_plan *so = dp_bind_new_node(b, DP_P_SORT, q->order_span.line ? q->order_span : q->span, 1, p);
-    if (!so) return NULL;
-    dp_bind_copy_schema(b, so, p, 0);
-    so->u.sort.nkeys = norder;
-    so->u.sort.keys = dp_arena_calloc(b->a, (size_t)norder, sizeof(dp_sort_key));
-    if (!so->u.sort.keys) return NULL;
-    for (int i = 0; i < norder; i++) {
-      dp_sort_key *k = &so->u.sort.keys[i];
-      k->expr = dp_bind_col_ref(b, order_out[i], p->schema.cols[order_out[i]].type, q->order[i].span);
-      k->desc = q->order[i].desc;
-      k->nulls_first = q->order[i].nulls ? q->order[i].nulls == 1 : !q->order[i].desc;
-    }
-    p = so;
-  }
-  if (q && !(p = apply_limit(b, p, q))) return NULL;
-  if (nitems > nvisible) {
-    /* drop the hidden sort columns */
-    out_item *vis = dp_arena_calloc(b->a, (size_t)nvisible, sizeof *vis);
-    if (!vis) return NULL;
-    for (int i = 0; i < nvisible; i++) {
-      vis[i].name = items[i].name;
-      vis[i].expr = dp_bind_col_ref(b, i, items[i].expr->type, items[i].expr->span);
-    }
-    p = make_project(b, p, nvisible, vis, s->span);
-  }
-  if (p) join_scalars(b, p, safe);
-  return p;
-}
-
 /* ------------------------------------------------------------------ */
 /* queries and set operations                                          */
 /* ------------------------------------------------------------------ */
@@ -1307,7 +603,7 @@ static dp_plan *order_over_output(dp_binder *b, dp_plan *p, const dp_ast_query *
     dp_bscope os;
     memset(&os, 0, sizeof os);
     dp_bscope_from_plan(b, &os, p, NULL);
-    out_item *items = dp_arena_calloc(b->a, (size_t)(p->schema.ncols ? p->schema.ncols : 1), sizeof *items);
+    dp_bout *items = dp_arena_calloc(b->a, (size_t)(p->schema.ncols ? p->schema.ncols : 1), sizeof *items);
     if (!items) return NULL;
     for (int i = 0; i < p->schema.ncols; i++) items[i].name = p->schema.cols[i].name;
     dp_plan *so = dp_bind_new_node(b, DP_P_SORT, q->order_span.line ? q->order_span : q->span, 1, p);
@@ -1317,7 +613,7 @@ static dp_plan *order_over_output(dp_binder *b, dp_plan *p, const dp_ast_query *
     so->u.sort.keys = dp_arena_calloc(b->a, (size_t)q->norder, sizeof(dp_sort_key));
     if (!so->u.sort.keys) return NULL;
     for (int i = 0; i < q->norder; i++) {
-      int ref = order_output_ref(b, &q->order[i], items, p->schema.ncols, p->schema.ncols);
+      int ref = dp_bind_order_output_ref(b, &q->order[i], items, p->schema.ncols, p->schema.ncols);
       dp_expr *e;
       if (ref == -2) return NULL;
       if (ref >= 0) {
@@ -1333,7 +629,7 @@ static dp_plan *order_over_output(dp_binder *b, dp_plan *p, const dp_ast_query *
     }
     p = so;
   }
-  return apply_limit(b, p, q);
+  return dp_bind_apply_limit(b, p, q);
 }
 
 /* Cast the columns of a set operation's side to the unified types. */
@@ -1342,7 +638,7 @@ static dp_plan *cast_side(dp_binder *b, dp_plan *p, const dp_type *const *types,
   for (int i = 0; i < p->schema.ncols; i++)
     if (!dp_type_equal(p->schema.cols[i].type, types[i])) need = true;
   if (!need) return p;
-  out_item *items = dp_arena_calloc(b->a, (size_t)p->schema.ncols, sizeof *items);
+  dp_bout *items = dp_arena_calloc(b->a, (size_t)p->schema.ncols, sizeof *items);
   if (!items) return NULL;
   for (int i = 0; i < p->schema.ncols; i++) {
     dp_expr *c = dp_bind_col_ref(b, i, p->schema.cols[i].type, p->span);
@@ -1350,7 +646,7 @@ static dp_plan *cast_side(dp_binder *b, dp_plan *p, const dp_type *const *types,
     items[i].name = names->schema.cols[i].name;
     if (!items[i].expr) return NULL;
   }
-  return make_project(b, p, p->schema.ncols, items, p->span);
+  return dp_bind_make_project(b, p, p->schema.ncols, items, p->span);
 }
 
 static dp_plan *bind_setop(dp_binder *b, const dp_ast_query *q, dp_bscope *outer) {
@@ -1427,7 +723,7 @@ dp_plan *dp_bind_query(dp_binder *b, const dp_ast_query *q, dp_bscope *outer) {
   dp_plan *p = NULL;
   if (q->op == DP_SET_NONE) {
     if (q->select) {
-      p = bind_select(b, q->select, q, outer);
+      p = dp_bind_select(b, q->select, q, outer);
     } else if (q->values) {
       dp_bscope vs;
       memset(&vs, 0, sizeof vs);

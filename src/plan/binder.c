@@ -4,7 +4,7 @@
 ** Dispatches DDL, SET/RESET and DROP to the catalog; binds queries, INSERT
 ** (a SINK over the query, columns mapped and cast to the table's), statement
 ** sets and EXPLAIN; sets the statement's streaming flag and output mode.
-** Expressions are bound in bind_expr.c, queries in bind_query.c.
+** Expressions are bound in bind_expr.c, SELECT in bind_select.c, set operations in bind_query.c.
 **
 ** Owns: nothing beyond the statement's arena.  Does not own: the catalog's
 ** definitions (catalog.c), the streaming properties (analyze.c).

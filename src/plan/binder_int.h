@@ -11,8 +11,9 @@
 **                 WHERE rewrites: semi/anti joins, comma-join conditions, the
 **                 ROW_NUMBER() deduplication / Top-N patterns
 **   bind_window.c window TVFs and the legacy / Spark group windows
-**   bind_query.c  SELECT (GROUP BY, HAVING, OVER, select list, QUALIFY,
-**                 DISTINCT, ORDER BY, LIMIT), set operations, WITH
+**   bind_select.c SELECT (GROUP BY, HAVING, OVER, select list, QUALIFY,
+**                 DISTINCT, ORDER BY, LIMIT)
+**   bind_query.c  set operations, WITH, subqueries in expressions
 **
 ** Owns nothing beyond the binder's working structs; every plan node and
 ** expression is allocated in the statement's arena.
@@ -223,8 +224,30 @@ const dp_plan *dp_bind_trace_window(const dp_plan *p, int col, int *which);
 /* Bind a query; *sc (if not NULL) receives its output scope. `outer` is the
 ** scope of the enclosing query for correlated references. */
 dp_plan *dp_bind_query(dp_binder *b, const dp_ast_query *q, dp_bscope *outer);
+/* NOT IN (subquery) conjuncts of a WHERE as NOT EXISTS; the scalar
+** subqueries of FILTER or PROJECT p as LEFT joins (safe: the nodes whose
+** correlated references name their input row). */
+dp_expr *dp_bind_rewrite_not_in(dp_binder *b, dp_expr *cond);
+void dp_bind_join_scalars(dp_binder *b, dp_plan *p, const dp_plan *const safe[2]);
 dp_plan *dp_bind_new_node(dp_binder *b, dp_plan_kind kind, dp_span span, int ninputs, ...);
 /* Give node p `n` output columns. */
 void dp_bind_schema(dp_binder *b, dp_plan *p, int n);
+
+/* ---- bind_select.c ---- */
+/* An output column of a SELECT being bound: its expression and name. */
+typedef struct dp_bout {
+  dp_expr *expr;
+  const char *name;
+} dp_bout;
+
+dp_plan *dp_bind_make_project(dp_binder *b, dp_plan *in, int n, const dp_bout *items, dp_span span);
+/* ORDER BY o as an output column of items (position, alias or the same
+** expression), -1 when it is none, -2 after an error. */
+int dp_bind_order_output_ref(dp_binder *b, const dp_ast_order *o, const dp_bout *items, int nitems,
+                             int nvisible);
+dp_plan *dp_bind_apply_limit(dp_binder *b, dp_plan *p, const dp_ast_query *q);
+/* SELECT s, with the ORDER BY and LIMIT of q when q is not NULL. */
+dp_plan *dp_bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_query *q,
+                        dp_bscope *outer);
 
 #endif /* DP_BINDER_INT_H */

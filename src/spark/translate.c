@@ -4,9 +4,10 @@
 ** Owns: one translator per plan node kind (below, in the order of
 ** DP_PLAN_KINDS), the root's mapping back to the user's column names, the
 ** sink plans, and dp_spark_check.  Structured relations only, never the
-** `sql` relation.  Does not own: expressions (translate_expr.c), types
-** (translate_type.c), streaming sources and the streaming write
-** (translate_stream.c).
+** `sql` relation.  Does not own: the leaves -- SCAN (of files, memory and
+** datagen tables) and VALUES (translate_scan.c); expressions
+** (translate_expr.c), types (translate_type.c), streaming sources and the
+** streaming write (translate_stream.c).
 **
 ** Every relation built here names its output columns uniquely (see
 ** translate_int.h); nodes that keep their input's columns (Filter, Sort,
@@ -22,22 +23,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/buf.h"
 #include "spark/arrow_ipc.h"
 #include "spark/stream_rules.h"
 #include "spark/translate_stream.h"
 #include "spark/translate_int.h"
 
-#define NEW_(x, ptr, init) ((ptr) = dp_sx_alloc((x), sizeof *(ptr)), (ptr) ? (init(ptr), 1) : 0)
-
 /* ---- builders ---- */
 
 Spark__Connect__Relation *dp_sx_relation(dp_sx *x, Spark__Connect__Relation__RelTypeCase kind) {
   Spark__Connect__Relation *r;
-  if (!NEW_(x, r, spark__connect__relation__init)) return NULL;
+  if (!DP_SX_NEW(x, r, spark__connect__relation__init)) return NULL;
   r->rel_type_case = kind;
   return r;
 }
@@ -48,7 +45,7 @@ Spark__Connect__Relation *dp_sx_project(dp_sx *x, Spark__Connect__Relation *inpu
     if (!exprs[i]) return NULL;
   Spark__Connect__Relation *r = dp_sx_relation(x, SPARK__CONNECT__RELATION__REL_TYPE_PROJECT);
   Spark__Connect__Project *m;
-  if (!r || !input || !NEW_(x, m, spark__connect__project__init)) return NULL;
+  if (!r || !input || !DP_SX_NEW(x, m, spark__connect__project__init)) return NULL;
   m->input = input;
   m->n_expressions = (size_t)n;
   m->expressions = exprs;
@@ -60,7 +57,7 @@ Spark__Connect__Relation *dp_sx_filter(dp_sx *x, Spark__Connect__Relation *input
                                        Spark__Connect__Expression *cond) {
   Spark__Connect__Relation *r = dp_sx_relation(x, SPARK__CONNECT__RELATION__REL_TYPE_FILTER);
   Spark__Connect__Filter *m;
-  if (!r || !input || !cond || !NEW_(x, m, spark__connect__filter__init)) return NULL;
+  if (!r || !input || !cond || !DP_SX_NEW(x, m, spark__connect__filter__init)) return NULL;
   m->input = input;
   m->condition = cond;
   r->filter = m;
@@ -71,7 +68,7 @@ Spark__Connect__Relation *dp_sx_wrap_refs(dp_sx *x, Spark__Connect__Relation *re
   if (!rel || x->nrefs == 0) return rel;
   Spark__Connect__Relation *r = dp_sx_relation(x, SPARK__CONNECT__RELATION__REL_TYPE_WITH_RELATIONS);
   Spark__Connect__WithRelations *m;
-  if (!r || !NEW_(x, m, spark__connect__with_relations__init)) return NULL;
+  if (!r || !DP_SX_NEW(x, m, spark__connect__with_relations__init)) return NULL;
   m->root = rel;
   m->n_references = (size_t)x->nrefs;
   m->references = x->refs;
@@ -87,7 +84,7 @@ Spark__Connect__Relation *dp_sx_read_source(dp_sx *x, const char *format, const 
   Spark__Connect__Relation *r = dp_sx_relation(x, SPARK__CONNECT__RELATION__REL_TYPE_READ);
   Spark__Connect__Read *rd;
   Spark__Connect__Read__DataSource *ds;
-  if (!r || !NEW_(x, rd, spark__connect__read__init) || !NEW_(x, ds, spark__connect__read__data_source__init))
+  if (!r || !DP_SX_NEW(x, rd, spark__connect__read__init) || !DP_SX_NEW(x, ds, spark__connect__read__data_source__init))
     return NULL;
   ds->_format_case = SPARK__CONNECT__READ__DATA_SOURCE___FORMAT_FORMAT;
   if (!(ds->format = dp_sx_strdup(x, format))) return NULL;
@@ -100,7 +97,7 @@ Spark__Connect__Relation *dp_sx_read_source(dp_sx *x, const char *format, const 
     if (!(ds->options = dp_sx_alloc(x, (size_t)nopts * sizeof *ds->options))) return NULL;
     for (int i = 0; i < nopts; i++) {
       Spark__Connect__Read__DataSource__OptionsEntry *o;
-      if (!NEW_(x, o, spark__connect__read__data_source__options_entry__init)) return NULL;
+      if (!DP_SX_NEW(x, o, spark__connect__read__data_source__options_entry__init)) return NULL;
       o->key = dp_sx_strdup(x, opts[2 * i]);
       o->value = dp_sx_strdup(x, opts[2 * i + 1]);
       if (!o->key || !o->value) return NULL;
@@ -126,7 +123,7 @@ static dp_sscope scope_of(const dp_sx *x, const dp_srel *r) {
 }
 
 /* An output list: room for n plan columns plus the input's hidden ones. */
-static Spark__Connect__Expression **expr_list(dp_sx *x, int n) {
+Spark__Connect__Expression **dp_sx_expr_list(dp_sx *x, int n) {
   return dp_sx_alloc(x, (size_t)(n > 0 ? n : 1) * sizeof(Spark__Connect__Expression *));
 }
 
@@ -144,7 +141,7 @@ static int pass_columns(dp_sx *x, const dp_srel *in, Spark__Connect__Expression 
 }
 
 int dp_sx_rename(dp_sx *x, dp_srel *in, const char *const *names) {
-  Spark__Connect__Expression **e = expr_list(x, in->ncols + in->nhidden);
+  Spark__Connect__Expression **e = dp_sx_expr_list(x, in->ncols + in->nhidden);
   if (!e) return x->rc;
   int k = 0;
   for (int i = 0; i < in->ncols; i++) {
@@ -171,7 +168,7 @@ static int strip(dp_sx *x, dp_srel *in, dp_span span) {
   in->wgroup = NULL;
   in->wrole = NULL;
   if (in->nhidden == 0) return DIPPER_OK;
-  Spark__Connect__Expression **e = expr_list(x, in->ncols);
+  Spark__Connect__Expression **e = dp_sx_expr_list(x, in->ncols);
   if (!e) return x->rc;
   int k = pass_columns(x, in, e, 0);
   if (!(in->rel = dp_sx_project(x, in->rel, k, e))) return x->rc ? x->rc : dp_sx_nomem(x);
@@ -195,404 +192,17 @@ static const char **append_name(dp_sx *x, const char **names, int n, const char 
   return nn;
 }
 
-static int fail(dp_sx *x) { return x->rc ? x->rc : dp_sx_nomem(x); }
+int dp_sx_fail(dp_sx *x) { return x->rc ? x->rc : dp_sx_nomem(x); }
 
 /* protobuf-c's string fields are `char *`; ours are arena strings we never
 ** change after building them. */
-static char *mut(const char *s) { return (char *)(uintptr_t)s; }
+char *dp_sx_mut(const char *s) { return (char *)(uintptr_t)s; }
 
 /* The result of an aggregate or window call as dipper types it (Spark's
 ** SUM of a DECIMAL is wider, ROW_NUMBER an INT, ...). */
-static Spark__Connect__Expression *as_type(dp_sx *x, Spark__Connect__Expression *e, const dp_type *t, dp_span sp) {
+Spark__Connect__Expression *dp_sx_as_type(dp_sx *x, Spark__Connect__Expression *e, const dp_type *t, dp_span sp) {
   if (!e || !t || t->kind == DP_T_NULL) return e;
   return dp_sx_cast(x, e, t, false, sp);
-}
-
-/* ---- SCAN ---- */
-
-static const char *table_option(const dp_table_def *t, const char *key) {
-  for (int i = 0; i < t->noptions; i++)
-    if (strcasecmp(t->options[i].key, key) == 0) return t->options[i].value;
-  return NULL;
-}
-
-/* A format option, also under the 'value.' prefix (Flink's spelling for
-** keyed formats). */
-static const char *format_option(const dp_table_def *t, const char *key) {
-  const char *v = table_option(t, key);
-  if (!v) {
-    char k[128];
-    snprintf(k, sizeof k, "value.%s", key);
-    v = table_option(t, k);
-  }
-  return v;
-}
-
-static bool is_true(const char *v) { return v && strcasecmp(v, "true") == 0; }
-
-/* A user's column name as one Spark identifier: `name`, with ` doubled (a
-** dot or a space in it is part of the name, not a path). */
-static const char *quoted(dp_sx *x, const char *name) {
-  size_t n = strlen(name), k = 0;
-  char *q = dp_sx_alloc(x, 2 * n + 3);
-  if (!q) return NULL;
-  q[k++] = '`';
-  for (size_t i = 0; i < n; i++) {
-    if (name[i] == '`') q[k++] = '`';
-    q[k++] = name[i];
-  }
-  q[k++] = '`';
-  q[k] = '\0';
-  return q;
-}
-
-typedef struct opt_list {
-  int n;
-  const char *kv[40];
-} opt_list;
-
-static void opt_add(opt_list *o, const char *k, const char *v) {
-  if (v && o->n < 20) {
-    o->kv[2 * o->n] = k;
-    o->kv[2 * o->n + 1] = v;
-    o->n++;
-  }
-}
-
-/* dipper's (Flink's) CSV and JSON options as Spark's reader options. */
-static int format_options(dp_sx *x, const dp_table_def *t, const char *fmt, opt_list *o, dp_span sp) {
-  const char *bad = table_option(t, "dipper.bad-records");
-  bool skip = (bad && strcasecmp(bad, "skip") == 0) ||
-              (!bad && (is_true(format_option(t, "json.ignore-parse-errors")) ||
-                        is_true(format_option(t, "csv.ignore-parse-errors"))));
-  if (bad && strcasecmp(bad, "dead-letter") == 0)
-    return dp_sx_refuse(x, sp, "table `%s`: Spark has no dead-letter file for bad records; use "
-                               "'dipper.bad-records' = 'skip' or 'fail'", t->name);
-  bool csv = strcmp(fmt, "csv") == 0, json = strcmp(fmt, "json") == 0;
-  if (csv || json) {
-    /* fail (dipper's default): Spark's FAILFAST; skip: DROPMALFORMED */
-    opt_add(o, "mode", skip ? "DROPMALFORMED" : "FAILFAST");
-    /* dipper reads "2024-01-01 10:00:00[.ffffff]" and the ISO 'T' form */
-    opt_add(o, "timestampNTZFormat", "yyyy-MM-dd[ ]['T']HH:mm:ss[.SSSSSS]");
-    opt_add(o, "timestampFormat", "yyyy-MM-dd[ ]['T']HH:mm:ss[.SSSSSS][XXX]");
-  }
-  if (csv) {
-    const char *v;
-    if ((v = format_option(t, "csv.field-delimiter"))) opt_add(o, "sep", strcmp(v, "\\t") == 0 ? "\t" : v);
-    if ((v = format_option(t, "csv.quote-character"))) opt_add(o, "quote", v);
-    if (is_true(format_option(t, "csv.disable-quote-character"))) opt_add(o, "quote", "");
-    if (is_true(format_option(t, "csv.allow-comments"))) opt_add(o, "comment", "#");
-    if ((v = format_option(t, "csv.escape-character"))) opt_add(o, "escape", v);
-    if ((v = format_option(t, "csv.null-literal"))) opt_add(o, "nullValue", v);
-    if ((v = format_option(t, "csv.line-delimiter")) && strcmp(v, "\\n") != 0 && strcmp(v, "\n") != 0)
-      opt_add(o, "lineSep", v);
-    opt_add(o, "header", is_true(format_option(t, "csv.header")) ? "true" : "false");
-    for (int i = 0; i < t->schema.ncols; i++) {
-      dp_type_kind k = t->schema.cols[i].type->kind;
-      if (t->cols[i].kind == DP_CK_PHYSICAL && (k == DP_T_ARRAY || k == DP_T_MAP || k == DP_T_ROW))
-        return dp_sx_refuse(x, t->cols[i].span,
-                            "table `%s`: Spark's CSV reader has no nested column types (column `%s`); "
-                            "read it as a STRING and split it, or use 'format' = 'json'",
-                            t->name, t->schema.cols[i].name);
-    }
-  }
-  if (json && is_true(format_option(t, "json.fail-on-missing-field")))
-    return dp_sx_refuse(x, sp, "table `%s`: Spark's JSON reader gives NULL for a missing field and cannot "
-                               "fail on it; leave out 'json.fail-on-missing-field'", t->name);
-  return DIPPER_OK;
-}
-
-/* A file table's metadata column as Spark's hidden _metadata field. */
-static Spark__Connect__Expression *file_metadata(dp_sx *x, const dp_table_def *t, int i) {
-  const char *key = t->cols[i].metadata_key ? t->cols[i].metadata_key : t->schema.cols[i].name;
-  static const struct { const char *key, *field; } m[] = {
-      {"file.path", "file_path"}, {"file.name", "file_name"}, {"file.size", "file_size"},
-      {"file.modification-time", "file_modification_time"},
-  };
-  for (size_t k = 0; k < sizeof m / sizeof m[0]; k++) {
-    if (strcasecmp(key, m[k].key) != 0) continue;
-    Spark__Connect__Expression *e = dp_sx_col(x, dp_sx_printf(x, "_metadata.%s", m[k].field));
-    if (e && k == 0) /* Spark gives a file: URI; dipper the path */
-      e = dp_sx_fn3(x, "regexp_replace", e, dp_sx_lit_string(x, "^file:(//)?"), dp_sx_lit_string(x, ""));
-    return as_type(x, e, t->schema.cols[i].type, t->cols[i].span);
-  }
-  dp_sx_refuse(x, t->cols[i].span, "table `%s`: the metadata column `%s` has no Spark form", t->name,
-               t->schema.cols[i].name);
-  return NULL;
-}
-
-static int scan_filesystem(dp_sx *x, const dp_plan *p, dp_srel *out) {
-  const dp_table_def *t = p->u.scan.table;
-  const char *fmt = t->format ? t->format : "json";
-  const char *sfmt = NULL;
-  /* avro: a directory of Avro object container files (Flink's meaning),
-     read by the spark-avro data source (scripts/spark-local passes its jar)
-     with the DDL schema: Spark matches the files' fields by name */
-  if (!strcasecmp(fmt, "json") || !strcasecmp(fmt, "csv") || !strcasecmp(fmt, "parquet") || !strcasecmp(fmt, "orc") ||
-      !strcasecmp(fmt, "avro"))
-    sfmt = fmt;
-  else if (!strcasecmp(fmt, "raw") || !strcasecmp(fmt, "text"))
-    sfmt = "text";
-  else
-    return dp_sx_refuse(x, t->with_span, "table `%s`: Spark reads the formats csv, json, parquet, orc, avro "
-                                         "and raw/text, not '%s'",
-                        t->name, fmt);
-  char lower[16];
-  snprintf(lower, sizeof lower, "%s", sfmt);
-  for (char *c = lower; *c; c++) *c = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
-  bool *keep = dp_sx_alloc(x, (size_t)(t->schema.ncols ? t->schema.ncols : 1));
-  if (!keep) return x->rc;
-  int nphys = 0;
-  for (int i = 0; i < t->schema.ncols; i++) nphys += keep[i] = t->cols[i].kind == DP_CK_PHYSICAL;
-  if (!strcmp(lower, "text") && (nphys != 1 || t->schema.cols[0].type->kind != DP_T_STRING))
-    return dp_sx_refuse(x, t->with_span, "table `%s`: a raw/text table has one STRING column on Spark", t->name);
-  const char *ddl = strcmp(lower, "text") ? dp_sx_schema_ddl(x, &t->schema, keep, t->span) : NULL;
-  if (strcmp(lower, "text") && !ddl) return fail(x);
-  opt_list o;
-  o.n = 0;
-  int rc = format_options(x, t, lower, &o, t->with_span);
-  /* The loopback server shares the client's file system, and the embedded
-     engine reads a relative path against the current directory: so does
-     Spark, once the path is made absolute here. */
-  const char *path = table_option(t, "path");
-  if (!path) return dp_sx_refuse(x, t->with_span, "table `%s` has no 'path'", t->name);
-  if (path[0] != '/' && !strstr(path, "://")) {
-    char cwd[4096];
-    if (!getcwd(cwd, sizeof cwd)) return dp_sx_refuse(x, t->with_span, "cannot resolve the relative path '%s'", path);
-    path = dp_sx_printf(x, "%s/%s", cwd, path);
-  }
-  if (rc != DIPPER_OK || !path) return fail(x);
-  bool streaming = x->q && x->q->streaming && !(p->props.analyzed ? p->props.bounded : t->bounded);
-  if (table_option(t, "source.path.regex-pattern"))
-    return dp_sx_refuse(x, t->with_span, "table `%s`: Spark filters file names with a glob, not dipper's "
-                                         "'source.path.regex-pattern'; keep only the wanted files in the "
-                                         "directory, or read the table on the embedded engine", t->name);
-  const char *mf = table_option(t, "source.max-files-per-trigger");
-  if (streaming && mf) opt_add(&o, "maxFilesPerTrigger", mf);
-  struct stat st;
-  if (streaming && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-    /* Spark streams the files of a directory: a single file is its
-       directory with a glob that matches the file's name only */
-    const char *slash = strrchr(path, '/');
-    char *glob = dp_sx_alloc(x, 2 * strlen(slash + 1) + 1);
-    if (!glob) return fail(x);
-    size_t k = 0;
-    for (const char *c = slash + 1; *c; c++) {
-      if (strchr("*?[]{}\\", *c)) glob[k++] = '\\';
-      glob[k++] = *c;
-    }
-    opt_add(&o, "pathGlobFilter", glob);
-    path = dp_arena_strndup(x->c->arena, path, (size_t)(slash - path > 0 ? slash - path : 1));
-    if (!path) return fail(x);
-  }
-  Spark__Connect__Relation *rd = dp_sx_read_source(x, lower, ddl, o.n, o.kv, 1, &path, streaming);
-  if (!rd) return fail(x);
-  /* Name the columns: physical ones by their declared names, metadata ones
-     from _metadata. */
-  int relno = dp_sx_relno(x);
-  const char **names = dp_sx_colnames(x, relno, p->schema.ncols);
-  Spark__Connect__Expression **e = expr_list(x, p->schema.ncols);
-  if (!names || !e) return fail(x);
-  bool ok = true;
-  for (int i = 0, k = 0; i < t->schema.ncols; i++) {
-    if (t->cols[i].kind == DP_CK_COMPUTED) continue;
-    Spark__Connect__Expression *v;
-    if (t->cols[i].kind == DP_CK_PHYSICAL)
-      v = dp_sx_col(x, !strcmp(lower, "text") ? "value" : quoted(x, t->schema.cols[i].name));
-    else
-      v = file_metadata(x, t, i);
-    ok &= (e[k] = dp_sx_alias(x, v, names[k])) != NULL;
-    k++;
-  }
-  if (!ok) return fail(x);
-  out->rel = dp_sx_project(x, rd, p->schema.ncols, e);
-  out->ncols = p->schema.ncols;
-  out->names = names;
-  return out->rel ? DIPPER_OK : fail(x);
-}
-
-static int scan_memory(dp_sx *x, const dp_plan *p, dp_srel *out) {
-  const dp_table_def *t = p->u.scan.table;
-  if (x->q && x->q->streaming && p->props.analyzed && !p->props.bounded)
-    return dp_sx_refuse(x, p->span, "table `%s`: a memory table is a stream on the embedded engine only; on "
-                                    "Spark read a 'kafka' topic or a 'filesystem' directory, or declare it "
-                                    "'bounded' = 'true'", t->name);
-  Spark__Connect__Relation *r = dp_sx_relation(x, SPARK__CONNECT__RELATION__REL_TYPE_LOCAL_RELATION);
-  Spark__Connect__LocalRelation *lr;
-  if (!r || !NEW_(x, lr, spark__connect__local_relation__init)) return fail(x);
-  r->local_relation = lr;
-  /* The columns of the memory table's rows (physical and metadata ones:
-     the scan's schema) */
-  const char *ddl = dp_sx_schema_ddl(x, &p->schema, NULL, t->span);
-  if (!ddl) return fail(x);
-  lr->_schema_case = SPARK__CONNECT__LOCAL_RELATION___SCHEMA_SCHEMA;
-  lr->schema = mut(ddl);
-  if (x->c->memory_rows) {
-    struct ArrowSchema as;
-    struct ArrowArray aa;
-    memset(&as, 0, sizeof as);
-    memset(&aa, 0, sizeof aa);
-    int rc = x->c->memory_rows(x->c->user, t, &as, &aa);
-    if (rc != DIPPER_OK) {
-      x->rc = rc;
-      return rc;
-    }
-    dp_buf data = DP_BUF_INIT, err = DP_BUF_INIT;
-    rc = dp_arrow_ipc_encode(&as, &aa, &data, &err);
-    if (aa.release) aa.release(&aa);
-    if (as.release) as.release(&as);
-    if (rc == DIPPER_OK && !data.oom) {
-      uint8_t *copy = dp_sx_alloc(x, data.len);
-      if (copy && data.len) memcpy(copy, data.data, data.len);
-      lr->_data_case = SPARK__CONNECT__LOCAL_RELATION___DATA_DATA;
-      lr->data.data = copy;
-      lr->data.len = data.len;
-      if (!copy) rc = DIPPER_NOMEM;
-    } else if (rc == DIPPER_OK) {
-      rc = DIPPER_NOMEM;
-    } else {
-      dp_sx_refuse(x, t->span, "memory table `%s`: its rows cannot be sent to Spark: %s", t->name,
-                   dp_buf_cstr(&err));
-    }
-    dp_buf_free(&data);
-    dp_buf_free(&err);
-    if (rc != DIPPER_OK) {
-      if (!x->rc) x->rc = rc;
-      return rc;
-    }
-  }
-  /* LocalRelation's columns carry the table's names: rename them */
-  int relno = dp_sx_relno(x);
-  const char **names = dp_sx_colnames(x, relno, p->schema.ncols);
-  Spark__Connect__Expression **e = expr_list(x, p->schema.ncols);
-  if (!names || !e) return fail(x);
-  for (int i = 0; i < p->schema.ncols; i++)
-    e[i] = dp_sx_alias(x, dp_sx_col(x, quoted(x, p->schema.cols[i].name)), names[i]);
-  out->rel = dp_sx_project(x, r, p->schema.ncols, e);
-  out->ncols = p->schema.ncols;
-  out->names = names;
-  return out->rel ? DIPPER_OK : fail(x);
-}
-
-/* ---- datagen, batch: a Range of number-of-rows ids and a value per column ---- */
-
-/* 'fields.<col>.<what>' of a datagen table. */
-static const char *field_option(dp_sx *x, const dp_table_def *t, const char *col, const char *what) {
-  const char *k = dp_sx_printf(x, "fields.%s.%s", col, what);
-  return k ? table_option(t, k) : NULL;
-}
-
-static int scan_datagen(dp_sx *x, const dp_plan *p, dp_srel *out) {
-  const dp_table_def *t = p->u.scan.table;
-  int64_t rows = -1;
-  const char *v = table_option(t, "number-of-rows");
-  if (v) rows = strtoll(v, NULL, 10);
-  for (int i = 0; i < t->schema.ncols; i++) {
-    const char *col = t->schema.cols[i].name, *kind = field_option(x, t, col, "kind");
-    if (!kind || strcasecmp(kind, "sequence") != 0) continue;
-    const char *a = field_option(x, t, col, "start"), *b = field_option(x, t, col, "end");
-    if (!b) continue;
-    int64_t n = strtoll(b, NULL, 10) - (a ? strtoll(a, NULL, 10) : 0) + 1;
-    if (rows < 0 || n < rows) rows = n < 0 ? 0 : n; /* the shortest sequence ends the source */
-  }
-  if (rows < 0)
-    return dp_sx_refuse(x, t->with_span, "table `%s`: a datagen source without 'number-of-rows' never ends, "
-                                         "which a batch query on Spark cannot read; add 'number-of-rows'",
-                        t->name);
-  const char *seed_text = table_option(t, "seed");
-  int64_t seed = seed_text ? strtoll(seed_text, NULL, 10) : (int64_t)getpid();
-  const char *rate = table_option(t, "rows-per-second");
-  double r = rate ? strtod(rate, NULL) : 0;
-  int64_t step = r > 0 ? (int64_t)(1e6 / r) : 100;
-  Spark__Connect__Relation *range = dp_sx_relation(x, SPARK__CONNECT__RELATION__REL_TYPE_RANGE);
-  Spark__Connect__Range *rg;
-  if (!range || !NEW_(x, rg, spark__connect__range__init)) return fail(x);
-  rg->_start_case = SPARK__CONNECT__RANGE___START_START;
-  rg->start = 0;
-  rg->end = rows;
-  rg->step = 1;
-  range->range = rg;
-  int relno = dp_sx_relno(x);
-  const char **names = dp_sx_colnames(x, relno, p->schema.ncols);
-  Spark__Connect__Expression **e = expr_list(x, p->schema.ncols);
-  if (!names || !e) return fail(x);
-  bool ok = true;
-  for (int i = 0, k = 0; i < t->schema.ncols; i++) {
-    if (t->cols[i].kind == DP_CK_COMPUTED) continue;
-    if (t->cols[i].kind != DP_CK_PHYSICAL) {
-      dp_sx_refuse(x, t->cols[i].span, "table `%s`: datagen has no metadata column `%s`", t->name,
-                   t->schema.cols[i].name);
-      ok = false;
-      continue;
-    }
-    /* the Range's `id` numbers the rows; the synthetic clock of a bounded
-       run: 2024-01-01 00:00:00 UTC plus one step a row */
-    Spark__Connect__Expression *clock =
-        dp_sx_fn2(x, "+", dp_sx_lit_long(x, INT64_C(1704067200000000)),
-                  dp_sx_fn2(x, "*", dp_sx_col(x, "id"), dp_sx_lit_long(x, step)));
-    ok &= (e[k] = dp_sx_alias(x, dp_sx_datagen_column(x, t, i, seed, "id", clock), names[k])) != NULL;
-    k++;
-  }
-  if (!ok) return fail(x);
-  out->rel = dp_sx_project(x, range, p->schema.ncols, e);
-  out->ncols = p->schema.ncols;
-  out->names = names;
-  return out->rel ? DIPPER_OK : fail(x);
-}
-
-static int scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
-  const dp_table_def *t = p->u.scan.table;
-  const char *conn = t->connector ? t->connector : "";
-  /* kafka, socket and streaming datagen: translate_stream.c */
-  if (dp_sx_stream_reads(x, t)) return dp_sx_stream_scan(x, p, out);
-  if (!strcmp(conn, "filesystem")) return scan_filesystem(x, p, out);
-  if (!strcmp(conn, "memory")) return scan_memory(x, p, out);
-  if (!strcmp(conn, "datagen")) return scan_datagen(x, p, out);
-  return dp_sx_refuse(x, p->span,
-                      "table `%s`: the Spark backend does not read the '%s' connector; it reads 'filesystem', "
-                      "'kafka', 'socket', 'memory' and 'datagen' tables",
-                      t->name, conn);
-}
-
-/* ---- VALUES: inline(array(named_struct(..), ..)) over a one-row Range ---- */
-
-static int values(dp_sx *x, const dp_plan *p, dp_srel *out) {
-  int nc = p->schema.ncols, nr = p->u.values.nrows;
-  int relno = dp_sx_relno(x);
-  const char **names = dp_sx_colnames(x, relno, nc);
-  Spark__Connect__Expression **rows = dp_sx_alloc(x, (size_t)(nr ? nr : 1) * sizeof *rows);
-  if (!names || !rows) return fail(x);
-  dp_sscope empty = {0, NULL, x->outer};
-  bool ok = true;
-  for (int r = 0; r < nr; r++) {
-    Spark__Connect__Expression **kv = dp_sx_alloc(x, (size_t)(2 * nc + 1) * sizeof *kv);
-    if (!kv) return fail(x);
-    for (int c = 0; c < nc; c++) {
-      const dp_expr *cell = p->u.values.cells[r * nc + c];
-      kv[2 * c] = dp_sx_lit_string(x, names[c]);
-      Spark__Connect__Expression *v = dp_sx_expr(x, &empty, cell);
-      if (v && !dp_type_equal(cell->type, p->schema.cols[c].type))
-        v = dp_sx_cast(x, v, p->schema.cols[c].type, false, cell->span);
-      ok &= (kv[2 * c + 1] = v) != NULL;
-    }
-    if (ok) ok = (rows[r] = dp_sx_fn(x, "named_struct", 2 * nc, kv)) != NULL;
-  }
-  if (!ok) return fail(x);
-  Spark__Connect__Relation *range = dp_sx_relation(x, SPARK__CONNECT__RELATION__REL_TYPE_RANGE);
-  Spark__Connect__Range *rg;
-  if (!range || !NEW_(x, rg, spark__connect__range__init)) return fail(x);
-  rg->_start_case = SPARK__CONNECT__RANGE___START_START;
-  rg->start = 0;
-  rg->end = 1;
-  rg->step = 1;
-  range->range = rg;
-  Spark__Connect__Expression **gen = expr_list(x, 1);
-  if (!gen) return fail(x);
-  gen[0] = dp_sx_fn1(x, "inline", dp_sx_fn(x, "array", nr, rows));
-  out->rel = dp_sx_wrap_refs(x, dp_sx_project(x, range, 1, gen));
-  out->ncols = nc;
-  out->names = names;
-  return out->rel ? DIPPER_OK : fail(x);
 }
 
 /* ---- PROJECT, FILTER ---- */
@@ -601,9 +211,9 @@ static int project(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   int n = p->u.project.n;
   int relno = dp_sx_relno(x);
   const char **names = dp_sx_colnames(x, relno, n);
-  Spark__Connect__Expression **e = expr_list(x, n + in->nhidden);
+  Spark__Connect__Expression **e = dp_sx_expr_list(x, n + in->nhidden);
   unsigned char *role = in->wrole ? dp_sx_alloc(x, (size_t)(n ? n : 1)) : NULL;
-  if (!names || !e || (in->wrole && !role)) return fail(x);
+  if (!names || !e || (in->wrole && !role)) return dp_sx_fail(x);
   dp_sscope s = scope_of(x, in);
   bool ok = true;
   int k = 0;
@@ -620,13 +230,13 @@ static int project(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
     ok &= (e[k++] = dp_sx_alias(x, dp_sx_expr(x, &s, ex), names[i])) != NULL;
   }
   k = carry_hidden(x, in, e, k);
-  if (!ok) return fail(x);
+  if (!ok) return dp_sx_fail(x);
   *out = *in;
   out->rel = dp_sx_wrap_refs(x, dp_sx_project(x, in->rel, k, e));
   out->ncols = n;
   out->names = names;
   out->wrole = role;
-  return out->rel ? DIPPER_OK : fail(x);
+  return out->rel ? DIPPER_OK : dp_sx_fail(x);
 }
 
 static int filter(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
@@ -634,7 +244,7 @@ static int filter(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   Spark__Connect__Expression *c = dp_sx_expr(x, &s, p->u.filter.cond);
   *out = *in;
   out->rel = dp_sx_wrap_refs(x, dp_sx_filter(x, in->rel, c));
-  return out->rel ? DIPPER_OK : fail(x);
+  return out->rel ? DIPPER_OK : dp_sx_fail(x);
 }
 
 /* ---- WATERMARK ---- */
@@ -656,8 +266,8 @@ static int watermark(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
     /* Spark's event time must be a TIMESTAMP (an instant), not TIMESTAMP_NTZ:
        the column becomes one under its name (the same wall clock in the
        session's UTC), and the root casts it back (finish) */
-    Spark__Connect__Expression **e = expr_list(x, in->ncols + in->nhidden);
-    if (!e) return fail(x);
+    Spark__Connect__Expression **e = dp_sx_expr_list(x, in->ncols + in->nhidden);
+    if (!e) return dp_sx_fail(x);
     int k = 0;
     for (int i = 0; i < in->ncols; i++) {
       if (!in->names[i]) continue;
@@ -665,15 +275,15 @@ static int watermark(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
       e[k++] = i == tc ? dp_sx_alias(x, dp_sx_cast(x, c, dp_type_of(DP_T_TIMESTAMP_LTZ), false, p->span), tcol) : c;
     }
     k = carry_hidden(x, in, e, k);
-    if (!(input = dp_sx_project(x, in->rel, k, e))) return fail(x);
+    if (!(input = dp_sx_project(x, in->rel, k, e))) return dp_sx_fail(x);
   }
   Spark__Connect__Relation *r = dp_sx_relation(x, SPARK__CONNECT__RELATION__REL_TYPE_WITH_WATERMARK);
   Spark__Connect__WithWatermark *w;
-  if (!r || !tcol || !NEW_(x, w, spark__connect__with_watermark__init)) return fail(x);
+  if (!r || !tcol || !DP_SX_NEW(x, w, spark__connect__with_watermark__init)) return dp_sx_fail(x);
   w->input = input;
   w->event_time = dp_sx_strdup(x, tcol);
-  w->delay_threshold = mut(dp_sx_interval_text(x, delay));
-  if (!w->event_time || !w->delay_threshold) return fail(x);
+  w->delay_threshold = dp_sx_mut(dp_sx_interval_text(x, delay));
+  if (!w->event_time || !w->delay_threshold) return dp_sx_fail(x);
   r->with_watermark = w;
   out->rel = r;
   end_window(out);
@@ -682,11 +292,11 @@ static int watermark(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
 
 /* ---- WINDOW ---- */
 
-static Spark__Connect__Expression *field(dp_sx *x, Spark__Connect__Expression *e, const char *name) {
+Spark__Connect__Expression *dp_sx_field(dp_sx *x, Spark__Connect__Expression *e, const char *name) {
   Spark__Connect__Expression *r;
   Spark__Connect__Expression__UnresolvedExtractValue *ev;
-  if (!e || !NEW_(x, r, spark__connect__expression__init) ||
-      !NEW_(x, ev, spark__connect__expression__unresolved_extract_value__init))
+  if (!e || !DP_SX_NEW(x, r, spark__connect__expression__init) ||
+      !DP_SX_NEW(x, ev, spark__connect__expression__unresolved_extract_value__init))
     return NULL;
   r->expr_type_case = SPARK__CONNECT__EXPRESSION__EXPR_TYPE_UNRESOLVED_EXTRACT_VALUE;
   ev->child = e;
@@ -698,8 +308,8 @@ static Spark__Connect__Expression *field(dp_sx *x, Spark__Connect__Expression *e
 /* The window's bound `role` from the window struct column w. */
 static Spark__Connect__Expression *window_part(dp_sx *x, const char *w, int role) {
   switch (role) {
-  case DP_SW_START: return field(x, dp_sx_col(x, w), "start");
-  case DP_SW_END: return field(x, dp_sx_col(x, w), "end");
+  case DP_SW_START: return dp_sx_field(x, dp_sx_col(x, w), "start");
+  case DP_SW_END: return dp_sx_field(x, dp_sx_col(x, w), "end");
   default: return dp_sx_fn1(x, "window_time", dp_sx_col(x, w));
   }
 }
@@ -726,7 +336,7 @@ static int cumulate(dp_sx *x, const dp_plan *p, dp_srel *in, const char *tcol, d
   const char *mname = dp_sx_colname(x, relno, n), *sname = dp_sx_colname(x, relno, n + 1);
   const char *ename = dp_sx_colname(x, relno, n + 2);
   const char **names = dp_sx_alloc(x, (size_t)n * sizeof *names);
-  if (!mname || !sname || !ename || !names) return fail(x);
+  if (!mname || !sname || !ename || !names) return dp_sx_fail(x);
   memcpy(names, in->names, (size_t)nin * sizeof *names);
   int64_t start_max = w->size > 0 ? ((w->offset % w->size) + w->size) % w->size : 0;
   int64_t start_step = w->slide > 0 ? ((w->offset % w->slide) + w->slide) % w->slide : 0;
@@ -738,11 +348,11 @@ static int cumulate(dp_sx *x, const dp_plan *p, dp_srel *in, const char *tcol, d
       dp_sx_col(x, tcol), dp_sx_lit_string(x, dp_sx_interval_text(x, w->slide)),
       dp_sx_lit_string(x, dp_sx_interval_text(x, w->slide)),
       dp_sx_lit_string(x, dp_sx_interval_text(x, start_step))};
-  Spark__Connect__Expression **e1 = expr_list(x, nin + in->nhidden + 1);
-  Spark__Connect__Expression **e2 = expr_list(x, nin + in->nhidden + 2);
-  Spark__Connect__Expression **e3 = expr_list(x, nin + in->nhidden + 2);
-  Spark__Connect__Expression **e4 = expr_list(x, nin + in->nhidden + 3);
-  if (!e1 || !e2 || !e3 || !e4) return fail(x);
+  Spark__Connect__Expression **e1 = dp_sx_expr_list(x, nin + in->nhidden + 1);
+  Spark__Connect__Expression **e2 = dp_sx_expr_list(x, nin + in->nhidden + 2);
+  Spark__Connect__Expression **e3 = dp_sx_expr_list(x, nin + in->nhidden + 2);
+  Spark__Connect__Expression **e4 = dp_sx_expr_list(x, nin + in->nhidden + 3);
+  if (!e1 || !e2 || !e3 || !e4) return dp_sx_fail(x);
   int k = carry_hidden(x, in, e1, pass_columns(x, in, e1, 0));
   e1[k++] = dp_sx_alias(x, dp_sx_fn(x, "window", 4, wmax), mname);
   Spark__Connect__Relation *r = dp_sx_project(x, in->rel, k, e1);
@@ -753,17 +363,17 @@ static int cumulate(dp_sx *x, const dp_plan *p, dp_srel *in, const char *tcol, d
   k = carry_hidden(x, in, e3, pass_columns(x, in, e3, 0));
   e3[k++] = dp_sx_col(x, mname);
   Spark__Connect__Expression *ends =
-      dp_sx_fn3(x, "sequence", field(x, dp_sx_col(x, sname), "end"), field(x, dp_sx_col(x, mname), "end"),
+      dp_sx_fn3(x, "sequence", dp_sx_field(x, dp_sx_col(x, sname), "end"), dp_sx_field(x, dp_sx_col(x, mname), "end"),
                 interval_lit(x, w->slide, w->span));
   e3[k++] = dp_sx_alias(x, dp_sx_fn1(x, "explode", ends), ename);
   r = dp_sx_project(x, r, k, e3);
   k = pass_columns(x, in, e4, 0);
   Spark__Connect__Expression *bounds[3] = {
-      field(x, dp_sx_col(x, mname), "start"), dp_sx_col(x, ename),
+      dp_sx_field(x, dp_sx_col(x, mname), "start"), dp_sx_col(x, ename),
       dp_sx_fn2(x, "-", dp_sx_col(x, ename), interval_lit(x, 1, w->span))};
   for (int i = 0; i < 3; i++) {
     names[nin + i] = dp_sx_colname(x, relno, nin + i);
-    e4[k++] = dp_sx_alias(x, as_type(x, bounds[i], p->schema.cols[nin + i].type, w->span), names[nin + i]);
+    e4[k++] = dp_sx_alias(x, dp_sx_as_type(x, bounds[i], p->schema.cols[nin + i].type, w->span), names[nin + i]);
   }
   k = carry_hidden(x, in, e4, k);
   *out = *in;
@@ -771,7 +381,7 @@ static int cumulate(dp_sx *x, const dp_plan *p, dp_srel *in, const char *tcol, d
   out->ncols = n;
   out->names = names;
   end_window(out); /* plain columns: the GROUP BY takes them as they are */
-  return out->rel ? DIPPER_OK : fail(x);
+  return out->rel ? DIPPER_OK : dp_sx_fail(x);
 }
 
 static int window(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out, bool direct) {
@@ -795,13 +405,13 @@ static int window(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out, bool di
   const char **names = dp_sx_alloc(x, (size_t)n * sizeof *names);
   unsigned char *role = dp_sx_alloc(x, (size_t)n);
   const char *wname = dp_sx_colname(x, relno, n);
-  if (!names || !role || !wname) return fail(x);
+  if (!names || !role || !wname) return dp_sx_fail(x);
   memcpy(names, in->names, (size_t)nin * sizeof *names);
   role[nin] = DP_SW_START;
   role[nin + 1] = DP_SW_END;
   role[nin + 2] = DP_SW_TIME;
-  Spark__Connect__Expression **e = expr_list(x, nin + in->nhidden + 4);
-  if (!e) return fail(x);
+  Spark__Connect__Expression **e = dp_sx_expr_list(x, nin + in->nhidden + 4);
+  if (!e) return dp_sx_fail(x);
   *out = *in;
   out->ncols = n;
   out->names = names;
@@ -827,7 +437,7 @@ static int window(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out, bool di
     out->wgroup = dp_sx_fn2(x, "session_window", dp_sx_col(x, tname), gap);
     names[nin] = names[nin + 1] = names[nin + 2] = NULL;
     const char **hidden = dp_sx_alloc(x, (size_t)(in->nhidden + 2) * sizeof *hidden);
-    if (!hidden || !out->rel || !out->wgroup) return fail(x);
+    if (!hidden || !out->rel || !out->wgroup) return dp_sx_fail(x);
     if (in->nhidden) memcpy(hidden, in->hidden, (size_t)in->nhidden * sizeof *hidden);
     /* the time column last: a streaming session aggregation's extra key reads it */
     if (nh == 2) hidden[in->nhidden] = gname;
@@ -852,7 +462,7 @@ static int window(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out, bool di
     out->wgroup = dp_sx_fn(x, "window", 4, args);
     out->hidden = append_name(x, in->hidden, in->nhidden, tcol);
     out->nhidden = in->nhidden + 1;
-    return out->wgroup && out->hidden ? DIPPER_OK : fail(x);
+    return out->wgroup && out->hidden ? DIPPER_OK : dp_sx_fail(x);
   }
   /* TUMBLE / HOP read elsewhere too (a filter, an expression, a join, a
      Top-N): window(ts, size, slide, start) as a struct column, then its
@@ -861,8 +471,8 @@ static int window(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out, bool di
   k = carry_hidden(x, in, e, k);
   e[k++] = dp_sx_alias(x, dp_sx_fn(x, "window", 4, args), wname);
   Spark__Connect__Relation *r1 = dp_sx_project(x, in->rel, k, e);
-  Spark__Connect__Expression **e2 = expr_list(x, nin + in->nhidden + 4);
-  if (!r1 || !e2) return fail(x);
+  Spark__Connect__Expression **e2 = dp_sx_expr_list(x, nin + in->nhidden + 4);
+  if (!r1 || !e2) return dp_sx_fail(x);
   k = pass_columns(x, in, e2, 0);
   for (int i = 0; i < 3; i++) {
     names[nin + i] = dp_sx_colname(x, relno, nin + i);
@@ -874,7 +484,7 @@ static int window(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out, bool di
   out->wgroup = dp_sx_col(x, wname);
   out->hidden = append_name(x, in->hidden, in->nhidden, wname);
   out->nhidden = in->nhidden + 1;
-  return out->rel && out->hidden && out->wgroup ? DIPPER_OK : fail(x);
+  return out->rel && out->hidden && out->wgroup ? DIPPER_OK : dp_sx_fail(x);
 }
 
 /* ---- AGGREGATE ---- */
@@ -950,9 +560,9 @@ static int aggregate(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   int relno = dp_sx_relno(x);
   const char **names = dp_sx_colnames(x, relno, n);
   const char *wout = dp_sx_colname(x, relno, n);
-  Spark__Connect__Expression **groups = expr_list(x, ng + 1), **aggs = expr_list(x, na);
+  Spark__Connect__Expression **groups = dp_sx_expr_list(x, ng + 1), **aggs = dp_sx_expr_list(x, na);
   int *wrole = dp_sx_alloc(x, (size_t)(ng ? ng : 1) * sizeof *wrole);
-  if (!names || !wout || !groups || !aggs || !wrole) return fail(x);
+  if (!names || !wout || !groups || !aggs || !wrole) return dp_sx_fail(x);
   dp_sscope s = scope_of(x, in);
   bool ok = true, by_window = false;
   int kg = 0;
@@ -970,9 +580,9 @@ static int aggregate(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   for (int j = 0; j < na; j++) {
     const dp_agg_call *a = &p->u.aggregate.aggs[j];
     Spark__Connect__Expression *v = dp_sx_agg(x, &s, a->fn, a->nargs, a->args, a->distinct, a->filter, a->span);
-    ok &= (aggs[j] = dp_sx_alias(x, as_type(x, v, a->type, a->span), names[ng + j])) != NULL;
+    ok &= (aggs[j] = dp_sx_alias(x, dp_sx_as_type(x, v, a->type, a->span), names[ng + j])) != NULL;
   }
-  if (!ok) return fail(x);
+  if (!ok) return dp_sx_fail(x);
   if (by_window && kg == 1 && x->q && x->q->streaming && p->u.aggregate.window &&
       p->u.aggregate.window->u.window.kind == DP_WIN_SESSION)
     /* a streaming session window needs another grouping key on Spark
@@ -983,7 +593,7 @@ static int aggregate(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
                                dp_sx_colname(x, relno, n + 1));
   Spark__Connect__Relation *r = dp_sx_relation(x, SPARK__CONNECT__RELATION__REL_TYPE_AGGREGATE);
   Spark__Connect__Aggregate *m;
-  if (!r || !NEW_(x, m, spark__connect__aggregate__init)) return fail(x);
+  if (!r || !DP_SX_NEW(x, m, spark__connect__aggregate__init)) return dp_sx_fail(x);
   m->input = in->rel;
   m->group_type = SPARK__CONNECT__AGGREGATE__GROUP_TYPE__GROUP_TYPE_GROUPBY;
   m->n_grouping_expressions = (size_t)kg;
@@ -997,11 +607,11 @@ static int aggregate(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   out->names = names;
   if (!by_window) {
     out->rel = r;
-    return r ? DIPPER_OK : fail(x);
+    return r ? DIPPER_OK : dp_sx_fail(x);
   }
   /* The window's bounds out of the grouped window struct, in the plan's order */
-  Spark__Connect__Expression **e = expr_list(x, n);
-  if (!e) return fail(x);
+  Spark__Connect__Expression **e = dp_sx_expr_list(x, n);
+  if (!e) return dp_sx_fail(x);
   for (int i = 0; i < n; i++) {
     if (i < ng && wrole[i] != DP_SW_NONE) {
       Spark__Connect__Expression *v = window_part(x, wout, wrole[i]);
@@ -1010,14 +620,14 @@ static int aggregate(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
          above (a chained window) needs to find its watermark.  A cast
          would drop the marker; the root casts it to dipper's type. */
       if (!(wrole[i] == DP_SW_TIME && x->q && x->q->streaming))
-        v = as_type(x, v, p->schema.cols[i].type, p->span);
+        v = dp_sx_as_type(x, v, p->schema.cols[i].type, p->span);
       e[i] = dp_sx_alias(x, v, names[i]);
     } else {
       e[i] = dp_sx_col(x, names[i]);
     }
   }
   out->rel = dp_sx_project(x, r, n, e);
-  return out->rel ? DIPPER_OK : fail(x);
+  return out->rel ? DIPPER_OK : dp_sx_fail(x);
 }
 
 /* ---- JOIN ---- */
@@ -1037,17 +647,17 @@ static int join(dp_sx *x, const dp_plan *p, dp_srel *l, dp_srel *rr, dp_srel *ou
   };
   int nl = l->ncols, nr = rr->ncols;
   const char **names = dp_sx_alloc(x, (size_t)(nl + nr + 1) * sizeof *names);
-  if (!names) return fail(x);
+  if (!names) return dp_sx_fail(x);
   if (nl) memcpy(names, l->names, (size_t)nl * sizeof *names);
   if (nr) memcpy(names + nl, rr->names, (size_t)nr * sizeof *names);
   Spark__Connect__Expression *cond = NULL;
   if (p->u.join.cond) {
     dp_sscope s = {nl + nr, names, x->outer};
-    if (!(cond = dp_sx_expr(x, &s, p->u.join.cond))) return fail(x);
+    if (!(cond = dp_sx_expr(x, &s, p->u.join.cond))) return dp_sx_fail(x);
   }
   Spark__Connect__Relation *r = dp_sx_relation(x, SPARK__CONNECT__RELATION__REL_TYPE_JOIN);
   Spark__Connect__Join *m;
-  if (!r || !NEW_(x, m, spark__connect__join__init)) return fail(x);
+  if (!r || !DP_SX_NEW(x, m, spark__connect__join__init)) return dp_sx_fail(x);
   m->left = l->rel;
   m->right = rr->rel;
   m->join_condition = cond;
@@ -1063,13 +673,13 @@ static int join(dp_sx *x, const dp_plan *p, dp_srel *l, dp_srel *rr, dp_srel *ou
   int nh = l->nhidden + (p->u.join.kind == DP_J_SEMI || p->u.join.kind == DP_J_ANTI ? 0 : rr->nhidden);
   if (nh) {
     const char **h = dp_sx_alloc(x, (size_t)nh * sizeof *h);
-    if (!h) return fail(x);
+    if (!h) return dp_sx_fail(x);
     if (l->nhidden) memcpy(h, l->hidden, (size_t)l->nhidden * sizeof *h);
     if (nh > l->nhidden) memcpy(h + l->nhidden, rr->hidden, (size_t)rr->nhidden * sizeof *h);
     out->hidden = h;
     out->nhidden = nh;
   }
-  return out->rel ? DIPPER_OK : fail(x);
+  return out->rel ? DIPPER_OK : dp_sx_fail(x);
 }
 
 /* ---- UNION, SETOP ---- */
@@ -1078,7 +688,7 @@ static Spark__Connect__Relation *setop(dp_sx *x, Spark__Connect__Relation *l, Sp
                                        Spark__Connect__SetOperation__SetOpType type, bool all) {
   Spark__Connect__Relation *rel = dp_sx_relation(x, SPARK__CONNECT__RELATION__REL_TYPE_SET_OP);
   Spark__Connect__SetOperation *m;
-  if (!rel || !l || !r || !NEW_(x, m, spark__connect__set_operation__init)) return NULL;
+  if (!rel || !l || !r || !DP_SX_NEW(x, m, spark__connect__set_operation__init)) return NULL;
   m->left_input = l;
   m->right_input = r;
   m->set_op_type = type;
@@ -1095,7 +705,7 @@ static Spark__Connect__Relation *setop(dp_sx *x, Spark__Connect__Relation *l, Sp
 static int sort(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   int n = p->u.sort.nkeys;
   Spark__Connect__Expression__SortOrder **o = dp_sx_alloc(x, (size_t)(n ? n : 1) * sizeof *o);
-  if (!o) return fail(x);
+  if (!o) return dp_sx_fail(x);
   dp_sscope s = scope_of(x, in);
   bool ok = true;
   for (int i = 0; i < n; i++) {
@@ -1104,7 +714,7 @@ static int sort(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   }
   Spark__Connect__Relation *r = dp_sx_relation(x, SPARK__CONNECT__RELATION__REL_TYPE_SORT);
   Spark__Connect__Sort *m;
-  if (!ok || !r || !NEW_(x, m, spark__connect__sort__init)) return fail(x);
+  if (!ok || !r || !DP_SX_NEW(x, m, spark__connect__sort__init)) return dp_sx_fail(x);
   m->input = in->rel;
   m->n_order = (size_t)n;
   m->order = o;
@@ -1114,7 +724,7 @@ static int sort(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   *out = *in;
   end_window(out);
   out->rel = dp_sx_wrap_refs(x, r);
-  return out->rel ? DIPPER_OK : fail(x);
+  return out->rel ? DIPPER_OK : dp_sx_fail(x);
 }
 
 static int limit(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
@@ -1126,7 +736,7 @@ static int limit(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   if (off > 0) {
     Spark__Connect__Relation *r = dp_sx_relation(x, SPARK__CONNECT__RELATION__REL_TYPE_OFFSET);
     Spark__Connect__Offset *m;
-    if (!r || !NEW_(x, m, spark__connect__offset__init)) return fail(x);
+    if (!r || !DP_SX_NEW(x, m, spark__connect__offset__init)) return dp_sx_fail(x);
     m->input = out->rel;
     m->offset = (int32_t)off;
     r->offset = m;
@@ -1135,7 +745,7 @@ static int limit(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   if (lim >= 0) {
     Spark__Connect__Relation *r = dp_sx_relation(x, SPARK__CONNECT__RELATION__REL_TYPE_LIMIT);
     Spark__Connect__Limit *m;
-    if (!r || !NEW_(x, m, spark__connect__limit__init)) return fail(x);
+    if (!r || !DP_SX_NEW(x, m, spark__connect__limit__init)) return dp_sx_fail(x);
     m->input = out->rel;
     m->limit = (int32_t)lim;
     r->limit = m;
@@ -1150,7 +760,7 @@ static Spark__Connect__Relation *deduplicate(dp_sx *x, Spark__Connect__Relation 
                                              const char **keys, bool within_watermark) {
   Spark__Connect__Relation *r = dp_sx_relation(x, SPARK__CONNECT__RELATION__REL_TYPE_DEDUPLICATE);
   Spark__Connect__Deduplicate *m;
-  if (!r || !NEW_(x, m, spark__connect__deduplicate__init)) return NULL;
+  if (!r || !DP_SX_NEW(x, m, spark__connect__deduplicate__init)) return NULL;
   m->input = in;
   if (nkeys < 0) {
     m->_all_columns_as_keys_case = SPARK__CONNECT__DEDUPLICATE___ALL_COLUMNS_AS_KEYS_ALL_COLUMNS_AS_KEYS;
@@ -1158,7 +768,7 @@ static Spark__Connect__Relation *deduplicate(dp_sx *x, Spark__Connect__Relation 
   } else {
     m->n_column_names = (size_t)nkeys;
     if (!(m->column_names = dp_sx_alloc(x, (size_t)(nkeys ? nkeys : 1) * sizeof(char *)))) return NULL;
-    for (int i = 0; i < nkeys; i++) m->column_names[i] = mut(keys[i]);
+    for (int i = 0; i < nkeys; i++) m->column_names[i] = dp_sx_mut(keys[i]);
   }
   if (within_watermark) {
     m->_within_watermark_case = SPARK__CONNECT__DEDUPLICATE___WITHIN_WATERMARK_WITHIN_WATERMARK;
@@ -1169,7 +779,7 @@ static Spark__Connect__Relation *deduplicate(dp_sx *x, Spark__Connect__Relation 
 }
 
 /* A window expression: fn OVER (PARTITION BY parts ORDER BY order [frame]). */
-static Spark__Connect__Expression *over(dp_sx *x, Spark__Connect__Expression *fn, int np,
+Spark__Connect__Expression *dp_sx_over(dp_sx *x, Spark__Connect__Expression *fn, int np,
                                         Spark__Connect__Expression **parts, int no,
                                         Spark__Connect__Expression__SortOrder **order,
                                         Spark__Connect__Expression__Window__WindowFrame *frame) {
@@ -1180,7 +790,7 @@ static Spark__Connect__Expression *over(dp_sx *x, Spark__Connect__Expression *fn
     if (!order[i]) return NULL;
   Spark__Connect__Expression *e;
   Spark__Connect__Expression__Window *w;
-  if (!NEW_(x, e, spark__connect__expression__init) || !NEW_(x, w, spark__connect__expression__window__init))
+  if (!DP_SX_NEW(x, e, spark__connect__expression__init) || !DP_SX_NEW(x, w, spark__connect__expression__window__init))
     return NULL;
   e->expr_type_case = SPARK__CONNECT__EXPRESSION__EXPR_TYPE_WINDOW;
   w->window_function = fn;
@@ -1199,21 +809,21 @@ static int rank_filter(dp_sx *x, const dp_srel *in, const char *fn, int np, cons
                        const dp_sort_key *order, const char *rname, const dp_type *rtype,
                        Spark__Connect__Expression *(*cond)(dp_sx *, const char *, int64_t), int64_t n,
                        Spark__Connect__Relation **out) {
-  Spark__Connect__Expression **pe = expr_list(x, np);
+  Spark__Connect__Expression **pe = dp_sx_expr_list(x, np);
   Spark__Connect__Expression__SortOrder **oe = dp_sx_alloc(x, (size_t)(no ? no : 1) * sizeof *oe);
-  Spark__Connect__Expression **e = expr_list(x, in->ncols + in->nhidden + 1);
-  if (!pe || !oe || !e) return fail(x);
+  Spark__Connect__Expression **e = dp_sx_expr_list(x, in->ncols + in->nhidden + 1);
+  if (!pe || !oe || !e) return dp_sx_fail(x);
   dp_sscope s = scope_of(x, in);
   for (int i = 0; i < np; i++) pe[i] = dp_sx_col(x, in->names[parts[i]]);
   for (int i = 0; i < no; i++)
     oe[i] = dp_sx_sort_order(x, dp_sx_expr(x, &s, order[i].expr), order[i].desc, order[i].nulls_first);
   int k = pass_columns(x, in, e, 0);
   k = carry_hidden(x, in, e, k);
-  Spark__Connect__Expression *w = over(x, dp_sx_fn(x, fn, 0, NULL), np, pe, no, oe, NULL);
-  e[k++] = dp_sx_alias(x, as_type(x, w, rtype, (dp_span){0, 0, 0, 0}), rname);
+  Spark__Connect__Expression *w = dp_sx_over(x, dp_sx_fn(x, fn, 0, NULL), np, pe, no, oe, NULL);
+  e[k++] = dp_sx_alias(x, dp_sx_as_type(x, w, rtype, (dp_span){0, 0, 0, 0}), rname);
   Spark__Connect__Relation *r = dp_sx_wrap_refs(x, dp_sx_project(x, in->rel, k, e));
   *out = dp_sx_filter(x, r, cond(x, rname, n));
-  return *out ? DIPPER_OK : fail(x);
+  return *out ? DIPPER_OK : dp_sx_fail(x);
 }
 
 static Spark__Connect__Expression *rank_is_one(dp_sx *x, const char *rname, int64_t n) {
@@ -1237,10 +847,10 @@ static int dedup(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
       return dp_sx_refuse(x, p->span, "a streaming deduplication on Spark keeps the first row of a key, not the "
                                       "latest; order by the time column ascending (keep the first row)");
     const char **keys = dp_sx_alloc(x, (size_t)(nk ? nk : 1) * sizeof *keys);
-    if (!keys) return fail(x);
+    if (!keys) return dp_sx_fail(x);
     for (int i = 0; i < nk; i++) keys[i] = in->names[p->u.dedup.keys[i]];
     out->rel = deduplicate(x, in->rel, nk, keys, dp_spark_dedup_within_watermark(p));
-    return out->rel ? DIPPER_OK : fail(x);
+    return out->rel ? DIPPER_OK : dp_sx_fail(x);
   }
   /* Batch: exactly the first (or last) row by time per key: ROW_NUMBER = 1 */
   dp_sort_key key;
@@ -1253,12 +863,12 @@ static int dedup(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   key.desc = p->u.dedup.keep_last;
   key.nulls_first = !key.desc;
   const char *rname = dp_sx_colname(x, dp_sx_relno(x), 0);
-  if (!rname) return fail(x);
+  if (!rname) return dp_sx_fail(x);
   int rc = rank_filter(x, in, "row_number", nk, p->u.dedup.keys, 1, &key, rname, NULL, rank_is_one, 1, &out->rel);
   if (rc != DIPPER_OK) return rc;
   out->hidden = append_name(x, in->hidden, in->nhidden, rname);
   out->nhidden = in->nhidden + 1;
-  return out->hidden ? DIPPER_OK : fail(x);
+  return out->hidden ? DIPPER_OK : dp_sx_fail(x);
 }
 
 static int topn(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
@@ -1268,7 +878,7 @@ static int topn(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   end_window(out);
   int relno = dp_sx_relno(x);
   const char *rname = dp_sx_colname(x, relno, in->ncols);
-  if (!rname) return fail(x);
+  if (!rname) return dp_sx_fail(x);
   const dp_type *rtype = p->u.topn.emit_rank ? p->schema.cols[p->schema.ncols - 1].type : NULL;
   int rc = rank_filter(x, in, fns[p->u.topn.rank], p->u.topn.npartition, p->u.topn.partition, p->u.topn.nkeys,
                        p->u.topn.order, rname, rtype, rank_at_most, p->u.topn.n, &out->rel);
@@ -1276,17 +886,17 @@ static int topn(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   if (p->u.topn.emit_rank) {
     out->names = append_name(x, in->names, in->ncols, rname);
     out->ncols = in->ncols + 1;
-    return out->names ? DIPPER_OK : fail(x);
+    return out->names ? DIPPER_OK : dp_sx_fail(x);
   }
   out->hidden = append_name(x, in->hidden, in->nhidden, rname);
   out->nhidden = in->nhidden + 1;
-  return out->hidden ? DIPPER_OK : fail(x);
+  return out->hidden ? DIPPER_OK : dp_sx_fail(x);
 }
 
 static Spark__Connect__Expression__Window__WindowFrame__FrameBoundary *
 bound(dp_sx *x, int64_t v, bool lower, bool rows, const dp_type *okey, dp_span sp) {
   Spark__Connect__Expression__Window__WindowFrame__FrameBoundary *b;
-  if (!NEW_(x, b, spark__connect__expression__window__window_frame__frame_boundary__init)) return NULL;
+  if (!DP_SX_NEW(x, b, spark__connect__expression__window__window_frame__frame_boundary__init)) return NULL;
   if (v < 0) {
     b->boundary_case = SPARK__CONNECT__EXPRESSION__WINDOW__WINDOW_FRAME__FRAME_BOUNDARY__BOUNDARY_UNBOUNDED;
     b->unbounded = true;
@@ -1337,16 +947,16 @@ static int over_node(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   int relno = dp_sx_relno(x);
   dp_sscope s = scope_of(x, in);
   const char **names = dp_sx_alloc(x, (size_t)(in->ncols + nc) * sizeof *names);
-  Spark__Connect__Expression **e = expr_list(x, in->ncols + in->nhidden + nc);
-  if (!names || !e) return fail(x);
+  Spark__Connect__Expression **e = dp_sx_expr_list(x, in->ncols + in->nhidden + nc);
+  if (!names || !e) return dp_sx_fail(x);
   memcpy(names, in->names, (size_t)in->ncols * sizeof *names);
   int k = pass_columns(x, in, e, 0);
   bool ok = true;
   for (int c = 0; c < nc; c++) {
     const dp_over_call *call = &p->u.over.calls[c];
-    Spark__Connect__Expression **pe = expr_list(x, np);
+    Spark__Connect__Expression **pe = dp_sx_expr_list(x, np);
     Spark__Connect__Expression__SortOrder **oe = dp_sx_alloc(x, (size_t)(no ? no : 1) * sizeof *oe);
-    if (!pe || !oe) return fail(x);
+    if (!pe || !oe) return dp_sx_fail(x);
     for (int i = 0; i < np; i++) pe[i] = dp_sx_expr(x, &s, p->u.over.partition[i]);
     for (int i = 0; i < no; i++) {
       const dp_sort_key *sk = &p->u.over.order[i];
@@ -1361,26 +971,26 @@ static int over_node(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
     Spark__Connect__Expression__Window__WindowFrame *frame = NULL;
     if (p->u.over.has_frame && call->fn->kind == DP_FN_AGGREGATE) {
       const dp_type *okey = no > 0 ? p->u.over.order[0].expr->type : NULL;
-      if (!NEW_(x, frame, spark__connect__expression__window__window_frame__init)) return fail(x);
+      if (!DP_SX_NEW(x, frame, spark__connect__expression__window__window_frame__init)) return dp_sx_fail(x);
       frame->frame_type = p->u.over.rows ? SPARK__CONNECT__EXPRESSION__WINDOW__WINDOW_FRAME__FRAME_TYPE__FRAME_TYPE_ROW
                                          : SPARK__CONNECT__EXPRESSION__WINDOW__WINDOW_FRAME__FRAME_TYPE__FRAME_TYPE_RANGE;
       frame->lower = bound(x, p->u.over.lower, true, p->u.over.rows, okey, call->span);
       frame->upper = bound(x, p->u.over.upper, false, p->u.over.rows, okey, call->span);
-      if (!frame->lower || !frame->upper) return fail(x);
+      if (!frame->lower || !frame->upper) return dp_sx_fail(x);
     }
     Spark__Connect__Expression *fn = dp_sx_agg(x, &s, call->fn, call->nargs, call->args, false, call->filter, call->span);
     names[in->ncols + c] = dp_sx_colname(x, relno, in->ncols + c);
-    Spark__Connect__Expression *w = over(x, fn, np, pe, no, oe, frame);
-    ok &= (e[k++] = dp_sx_alias(x, as_type(x, w, call->type, call->span), names[in->ncols + c])) != NULL;
+    Spark__Connect__Expression *w = dp_sx_over(x, fn, np, pe, no, oe, frame);
+    ok &= (e[k++] = dp_sx_alias(x, dp_sx_as_type(x, w, call->type, call->span), names[in->ncols + c])) != NULL;
   }
   k = carry_hidden(x, in, e, k);
-  if (!ok) return fail(x);
+  if (!ok) return dp_sx_fail(x);
   *out = *in;
   end_window(out);
   out->rel = dp_sx_wrap_refs(x, dp_sx_project(x, in->rel, k, e));
   out->ncols = in->ncols + nc;
   out->names = names;
-  return out->rel ? DIPPER_OK : fail(x);
+  return out->rel ? DIPPER_OK : dp_sx_fail(x);
 }
 
 /* ---- UNNEST: explode / posexplode, then the element's parts ---- */
@@ -1400,19 +1010,19 @@ static int unnest(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   dp_sscope s = scope_of(x, in);
   Spark__Connect__Expression *gen = dp_sx_fn1(x, ord ? "posexplode" : "explode", dp_sx_expr(x, &s, p->u.unnest.arg));
   Spark__Connect__Expression *al = dp_sx_alias(x, gen, "g");
-  Spark__Connect__Expression **e = expr_list(x, nin + in->nhidden + 1);
-  if (!al || !e) return fail(x);
+  Spark__Connect__Expression **e = dp_sx_expr_list(x, nin + in->nhidden + 1);
+  if (!al || !e) return dp_sx_fail(x);
   al->alias->n_name = (size_t)ng;
-  if (!(al->alias->name = dp_sx_alloc(x, (size_t)ng * sizeof(char *)))) return fail(x);
+  if (!(al->alias->name = dp_sx_alloc(x, (size_t)ng * sizeof(char *)))) return dp_sx_fail(x);
   for (int i = 0; i < ng; i++)
-    if (!(al->alias->name[i] = mut(tmp[i]))) return fail(x);
+    if (!(al->alias->name[i] = dp_sx_mut(tmp[i]))) return dp_sx_fail(x);
   int k = pass_columns(x, in, e, 0);
   k = carry_hidden(x, in, e, k);
   e[k++] = al;
   Spark__Connect__Relation *r1 = dp_sx_wrap_refs(x, dp_sx_project(x, in->rel, k, e));
   const char **names = dp_sx_alloc(x, (size_t)n * sizeof *names);
-  Spark__Connect__Expression **e2 = expr_list(x, n + in->nhidden);
-  if (!r1 || !names || !e2) return fail(x);
+  Spark__Connect__Expression **e2 = dp_sx_expr_list(x, n + in->nhidden);
+  if (!r1 || !names || !e2) return dp_sx_fail(x);
   memcpy(names, in->names, (size_t)nin * sizeof *names);
   k = pass_columns(x, in, e2, 0);
   int col = nin, last = ord ? n - 1 : n;
@@ -1420,7 +1030,7 @@ static int unnest(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   if (rows) {
     for (int f = 0; f < t->elem->nfields && col < last; f++, col++) {
       names[col] = dp_sx_colname(x, relno, col);
-      e2[k++] = dp_sx_alias(x, field(x, dp_sx_col(x, elem), t->elem->fields[f].name), names[col]);
+      e2[k++] = dp_sx_alias(x, dp_sx_field(x, dp_sx_col(x, elem), t->elem->fields[f].name), names[col]);
     }
   } else {
     for (int g = ord ? 1 : 0; g < ng && col < last; g++, col++) {
@@ -1431,7 +1041,7 @@ static int unnest(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   if (ord) {
     names[n - 1] = dp_sx_colname(x, relno, n - 1);
     Spark__Connect__Expression *o = dp_sx_fn2(x, "+", dp_sx_col(x, tmp[0]), dp_sx_lit_int(x, 1));
-    e2[k++] = dp_sx_alias(x, as_type(x, o, p->schema.cols[n - 1].type, p->span), names[n - 1]);
+    e2[k++] = dp_sx_alias(x, dp_sx_as_type(x, o, p->schema.cols[n - 1].type, p->span), names[n - 1]);
   }
   k = carry_hidden(x, in, e2, k);
   *out = *in;
@@ -1439,7 +1049,7 @@ static int unnest(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
   out->rel = dp_sx_project(x, r1, k, e2);
   out->ncols = n;
   out->names = names;
-  return out->rel ? DIPPER_OK : fail(x);
+  return out->rel ? DIPPER_OK : dp_sx_fail(x);
 }
 
 /* ---- dispatch ---- */
@@ -1452,11 +1062,11 @@ static int placeholder(dp_sx *x, const dp_plan *p, dp_srel *out) {
   memset(out, 0, sizeof *out);
   out->rel = dp_sx_relation(x, SPARK__CONNECT__RELATION__REL_TYPE_LOCAL_RELATION);
   Spark__Connect__LocalRelation *lr;
-  if (!out->rel || !NEW_(x, lr, spark__connect__local_relation__init)) return fail(x);
+  if (!out->rel || !DP_SX_NEW(x, lr, spark__connect__local_relation__init)) return dp_sx_fail(x);
   out->rel->local_relation = lr;
   out->ncols = p->schema.ncols;
   out->names = dp_sx_colnames(x, dp_sx_relno(x), p->schema.ncols);
-  return out->names ? DIPPER_OK : fail(x);
+  return out->names ? DIPPER_OK : dp_sx_fail(x);
 }
 
 /* p's subtree; `direct` is the WINDOW node below that an aggregation above
@@ -1477,7 +1087,7 @@ static int plan(dp_sx *x, const dp_plan *p, dp_srel *out, const dp_plan *direct)
       if (r == DIPPER_NOMEM) return r;
       if (r != DIPPER_OK) {
         rc = r;
-        if (placeholder(x, p->inputs[i], &in[i]) != DIPPER_OK) return fail(x);
+        if (placeholder(x, p->inputs[i], &in[i]) != DIPPER_OK) return dp_sx_fail(x);
       }
     }
   }
@@ -1496,8 +1106,8 @@ int dp_sx_plan(dp_sx *x, const dp_plan *p, dp_srel *out) { return plan(x, p, out
 static int node(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out, const dp_plan *direct) {
   memset(out, 0, sizeof *out);
   switch (p->kind) {
-  case DP_P_SCAN: return scan(x, p, out);
-  case DP_P_VALUES: return values(x, p, out);
+  case DP_P_SCAN: return dp_sx_scan(x, p, out);
+  case DP_P_VALUES: return dp_sx_values(x, p, out);
   case DP_P_PROJECT: return project(x, p, &in[0], out);
   case DP_P_FILTER: return filter(x, p, &in[0], out);
   case DP_P_WATERMARK: return watermark(x, p, &in[0], out);
@@ -1520,27 +1130,27 @@ static int node(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out, const dp_
                    : setop(x, acc, r->rel, SPARK__CONNECT__SET_OPERATION__SET_OP_TYPE__SET_OP_TYPE_UNION,
                            p->u.union_.all);
     }
-    if (!ok || !acc) return fail(x);
+    if (!ok || !acc) return dp_sx_fail(x);
     *out = first;
     out->rel = acc;
     return DIPPER_OK;
   }
   case DP_P_SETOP: {
-    if (strip(x, &in[0], p->span) != DIPPER_OK || strip(x, &in[1], p->span) != DIPPER_OK) return fail(x);
+    if (strip(x, &in[0], p->span) != DIPPER_OK || strip(x, &in[1], p->span) != DIPPER_OK) return dp_sx_fail(x);
     *out = in[0];
     out->rel = setop(x, in[0].rel, in[1].rel,
                      p->u.setop.except ? SPARK__CONNECT__SET_OPERATION__SET_OP_TYPE__SET_OP_TYPE_EXCEPT
                                        : SPARK__CONNECT__SET_OPERATION__SET_OP_TYPE__SET_OP_TYPE_INTERSECT,
                      p->u.setop.all);
-    return out->rel ? DIPPER_OK : fail(x);
+    return out->rel ? DIPPER_OK : dp_sx_fail(x);
   }
   case DP_P_SORT: return sort(x, p, &in[0], out);
   case DP_P_LIMIT: return limit(x, p, &in[0], out);
   case DP_P_DISTINCT:
-    if (strip(x, &in[0], p->span) != DIPPER_OK) return fail(x);
+    if (strip(x, &in[0], p->span) != DIPPER_OK) return dp_sx_fail(x);
     *out = in[0];
     out->rel = deduplicate(x, in[0].rel, -1, NULL, false);
-    return out->rel ? DIPPER_OK : fail(x);
+    return out->rel ? DIPPER_OK : dp_sx_fail(x);
   case DP_P_DEDUPLICATE: return dedup(x, p, &in[0], out);
   case DP_P_TOPN: return topn(x, p, &in[0], out);
   case DP_P_OVER: return over_node(x, p, &in[0], out);
@@ -1556,8 +1166,8 @@ static int node(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out, const dp_
 /* rel with the columns named `names` (user names, in order). */
 static int finish(dp_sx *x, dp_srel *r, int n, const dp_field *cols, const int *map, dp_span sp,
                   Spark__Connect__Relation **out) {
-  Spark__Connect__Expression **e = expr_list(x, n);
-  if (!e) return fail(x);
+  Spark__Connect__Expression **e = dp_sx_expr_list(x, n);
+  if (!e) return dp_sx_fail(x);
   bool ok = true;
   for (int i = 0; i < n; i++) {
     int c = map ? map[i] : i;
@@ -1578,9 +1188,9 @@ static int finish(dp_sx *x, dp_srel *r, int n, const dp_field *cols, const int *
     }
     ok &= (e[i] = dp_sx_alias(x, v, cols[i].name)) != NULL;
   }
-  if (!ok) return fail(x);
+  if (!ok) return dp_sx_fail(x);
   *out = dp_sx_project(x, r->rel, n, e);
-  return *out ? DIPPER_OK : fail(x);
+  return *out ? DIPPER_OK : dp_sx_fail(x);
 }
 
 int dp_spark_relation(dp_spark_ctx *c, const dp_query_plan *q, const dp_plan *root,
@@ -1609,7 +1219,7 @@ static Spark__Connect__Plan *write_command(dp_sx *x, const dp_table_def *t, Spar
                  t->name, fmt);
     return NULL;
   }
-  const char *path = table_option(t, "path");
+  const char *path = dp_sx_table_option(t, "path");
   if (!path) {
     dp_sx_refuse(x, t->with_span, "table `%s` has no 'path'", t->name);
     return NULL;
@@ -1625,8 +1235,8 @@ static Spark__Connect__Plan *write_command(dp_sx *x, const dp_table_def *t, Spar
   Spark__Connect__WriteOperation *w;
   Spark__Connect__Command *cmd;
   Spark__Connect__Plan *plan;
-  if (!path || !NEW_(x, w, spark__connect__write_operation__init) || !NEW_(x, cmd, spark__connect__command__init) ||
-      !NEW_(x, plan, spark__connect__plan__init))
+  if (!path || !DP_SX_NEW(x, w, spark__connect__write_operation__init) || !DP_SX_NEW(x, cmd, spark__connect__command__init) ||
+      !DP_SX_NEW(x, plan, spark__connect__plan__init))
     return NULL;
   w->input = input;
   w->_source_case = SPARK__CONNECT__WRITE_OPERATION___SOURCE_SOURCE;
@@ -1639,9 +1249,9 @@ static Spark__Connect__Plan *write_command(dp_sx *x, const dp_table_def *t, Spar
   w->mode = overwrite ? SPARK__CONNECT__WRITE_OPERATION__SAVE_MODE__SAVE_MODE_OVERWRITE
                       : SPARK__CONNECT__WRITE_OPERATION__SAVE_MODE__SAVE_MODE_APPEND;
   /* dipper's JSON sink writes every key, NULLs too; its CSV sink a header only when asked */
-  opt_list o;
+  dp_sx_opts o;
   o.n = 0;
-  if (!strcmp(lower, "json")) opt_add(&o, "ignoreNullFields", "false");
+  if (!strcmp(lower, "json")) dp_sx_opt_add(&o, "ignoreNullFields", "false");
   if (!strcmp(lower, "json") || !strcmp(lower, "csv")) {
     /* dipper's text form of times: "2024-01-01 10:00:00.250" with the
        column's precision of fraction digits (the first timestamp column's),
@@ -1653,31 +1263,31 @@ static Spark__Connect__Plan *write_command(dp_sx *x, const dp_table_def *t, Spar
         break;
       }
     const char *frac = prec ? dp_sx_printf(x, ".%.*s", prec, "SSSSSS") : "";
-    opt_add(&o, "timestampNTZFormat", dp_sx_printf(x, "yyyy-MM-dd HH:mm:ss%s", frac));
-    opt_add(&o, "timestampFormat", dp_sx_printf(x, "yyyy-MM-dd HH:mm:ss%sXXX", frac));
+    dp_sx_opt_add(&o, "timestampNTZFormat", dp_sx_printf(x, "yyyy-MM-dd HH:mm:ss%s", frac));
+    dp_sx_opt_add(&o, "timestampFormat", dp_sx_printf(x, "yyyy-MM-dd HH:mm:ss%sXXX", frac));
   }
   if (!strcmp(lower, "csv")) {
     const char *v;
-    opt_add(&o, "header", is_true(format_option(t, "csv.header")) ? "true" : "false");
+    dp_sx_opt_add(&o, "header", dp_sx_is_true(dp_sx_format_option(t, "csv.header")) ? "true" : "false");
     /* Spark's CSV writer trims fields by default; dipper's keeps them */
-    opt_add(&o, "ignoreLeadingWhiteSpace", "false");
-    opt_add(&o, "ignoreTrailingWhiteSpace", "false");
-    if ((v = format_option(t, "csv.field-delimiter"))) opt_add(&o, "sep", v);
-    if ((v = format_option(t, "csv.null-literal"))) opt_add(&o, "nullValue", v);
+    dp_sx_opt_add(&o, "ignoreLeadingWhiteSpace", "false");
+    dp_sx_opt_add(&o, "ignoreTrailingWhiteSpace", "false");
+    if ((v = dp_sx_format_option(t, "csv.field-delimiter"))) dp_sx_opt_add(&o, "sep", v);
+    if ((v = dp_sx_format_option(t, "csv.null-literal"))) dp_sx_opt_add(&o, "nullValue", v);
   }
   if (!strcmp(lower, "avro")) {
     /* Flink's 'avro.codec' (null, deflate, snappy, bzip2, xz, zstandard) is
        Spark's 'compression', whose "no codec" is spelled uncompressed; both
        default to snappy */
-    const char *v = format_option(t, "avro.codec");
-    if (v) opt_add(&o, "compression", !strcasecmp(v, "null") ? "uncompressed" : v);
+    const char *v = dp_sx_format_option(t, "avro.codec");
+    if (v) dp_sx_opt_add(&o, "compression", !strcasecmp(v, "null") ? "uncompressed" : v);
   }
   if (o.n) {
     w->n_options = (size_t)o.n;
     if (!(w->options = dp_sx_alloc(x, (size_t)o.n * sizeof *w->options))) return NULL;
     for (int i = 0; i < o.n; i++) {
       Spark__Connect__WriteOperation__OptionsEntry *e;
-      if (!NEW_(x, e, spark__connect__write_operation__options_entry__init)) return NULL;
+      if (!DP_SX_NEW(x, e, spark__connect__write_operation__options_entry__init)) return NULL;
       e->key = dp_sx_strdup(x, o.kv[2 * i]);
       e->value = dp_sx_strdup(x, o.kv[2 * i + 1]);
       w->options[i] = e;
@@ -1713,7 +1323,7 @@ int dp_spark_sink_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp_plan *s
   int n = t->schema.ncols;
   dp_field *cols = dp_sx_alloc(&x, (size_t)(n ? n : 1) * sizeof *cols);
   int *map = dp_sx_alloc(&x, (size_t)(n ? n : 1) * sizeof *map);
-  if (!cols || !map) return fail(&x);
+  if (!cols || !map) return dp_sx_fail(&x);
   int k = 0;
   for (int i = 0; i < n; i++) {
     if (t->cols && (t->cols[i].kind == DP_CK_COMPUTED || (t->cols[i].kind == DP_CK_METADATA && t->cols[i].is_virtual)))
@@ -1737,10 +1347,10 @@ int dp_spark_sink_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp_plan *s
     if (sink->u.sink.overwrite)
       return dp_sx_refuse(&x, sink->span, "table `%s`: a Kafka topic is appended to, never overwritten; write "
                                           "INSERT INTO instead of INSERT OVERWRITE", t->name);
-    if (!(out->command = dp_sx_kafka_write(&x, t, out->input))) return fail(&x);
+    if (!(out->command = dp_sx_kafka_write(&x, t, out->input))) return dp_sx_fail(&x);
     return x.rc;
   }
-  if (!(out->command = write_command(&x, t, out->input, sink->u.sink.overwrite, sink->span))) return fail(&x);
+  if (!(out->command = write_command(&x, t, out->input, sink->u.sink.overwrite, sink->span))) return dp_sx_fail(&x);
   return x.rc;
 }
 

@@ -17,8 +17,6 @@
 
 #include "spark/translate_int.h"
 
-#define NEW_(x, ptr, init) ((ptr) = dp_sx_alloc((x), sizeof *(ptr)), (ptr) ? (init(ptr), 1) : 0)
-
 /* ---- the function mapping table ---- */
 
 typedef enum map_how { SAME, CAST, CUSTOM, AGG, WIN, REFUSE } map_how;
@@ -119,7 +117,7 @@ const char *dp_sx_interval_text(dp_sx *x, int64_t us) {
 
 static Spark__Connect__Expression *new_expr(dp_sx *x, Spark__Connect__Expression__ExprTypeCase k) {
   Spark__Connect__Expression *e;
-  if (!NEW_(x, e, spark__connect__expression__init)) return NULL;
+  if (!DP_SX_NEW(x, e, spark__connect__expression__init)) return NULL;
   e->expr_type_case = k;
   return e;
 }
@@ -127,7 +125,7 @@ static Spark__Connect__Expression *new_expr(dp_sx *x, Spark__Connect__Expression
 Spark__Connect__Expression *dp_sx_col(dp_sx *x, const char *name) {
   Spark__Connect__Expression *e = new_expr(x, SPARK__CONNECT__EXPRESSION__EXPR_TYPE_UNRESOLVED_ATTRIBUTE);
   Spark__Connect__Expression__UnresolvedAttribute *a;
-  if (!e || !NEW_(x, a, spark__connect__expression__unresolved_attribute__init)) return NULL;
+  if (!e || !DP_SX_NEW(x, a, spark__connect__expression__unresolved_attribute__init)) return NULL;
   /* internal names need no quoting: "_c<r>_<i>" */
   if (!(a->unparsed_identifier = dp_sx_strdup(x, name))) return NULL;
   e->unresolved_attribute = a;
@@ -138,7 +136,7 @@ Spark__Connect__Expression *dp_sx_alias(dp_sx *x, Spark__Connect__Expression *e,
   if (!e) return NULL;
   Spark__Connect__Expression *r = new_expr(x, SPARK__CONNECT__EXPRESSION__EXPR_TYPE_ALIAS);
   Spark__Connect__Expression__Alias *a;
-  if (!r || !NEW_(x, a, spark__connect__expression__alias__init)) return NULL;
+  if (!r || !DP_SX_NEW(x, a, spark__connect__expression__alias__init)) return NULL;
   a->expr = e;
   a->n_name = 1;
   if (!(a->name = dp_sx_alloc(x, sizeof *a->name)) || !(a->name[0] = dp_sx_strdup(x, name)))
@@ -153,7 +151,7 @@ Spark__Connect__Expression *dp_sx_fn(dp_sx *x, const char *name, int nargs,
     if (!args[i]) return NULL;
   Spark__Connect__Expression *e = new_expr(x, SPARK__CONNECT__EXPRESSION__EXPR_TYPE_UNRESOLVED_FUNCTION);
   Spark__Connect__Expression__UnresolvedFunction *f;
-  if (!e || !NEW_(x, f, spark__connect__expression__unresolved_function__init)) return NULL;
+  if (!e || !DP_SX_NEW(x, f, spark__connect__expression__unresolved_function__init)) return NULL;
   if (!(f->function_name = dp_sx_strdup(x, name))) return NULL;
   f->n_arguments = (size_t)nargs;
   if (nargs > 0) {
@@ -181,7 +179,7 @@ Spark__Connect__Expression *dp_sx_fn3(dp_sx *x, const char *name, Spark__Connect
 static Spark__Connect__Expression__Literal *new_lit(dp_sx *x, Spark__Connect__Expression **out) {
   Spark__Connect__Expression *e = new_expr(x, SPARK__CONNECT__EXPRESSION__EXPR_TYPE_LITERAL);
   Spark__Connect__Expression__Literal *l;
-  if (!e || !NEW_(x, l, spark__connect__expression__literal__init)) return NULL;
+  if (!e || !DP_SX_NEW(x, l, spark__connect__expression__literal__init)) return NULL;
   e->literal = l;
   *out = e;
   return l;
@@ -235,7 +233,7 @@ Spark__Connect__Expression *dp_sx_cast(dp_sx *x, Spark__Connect__Expression *e, 
   if (!e) return NULL;
   Spark__Connect__Expression *r = new_expr(x, SPARK__CONNECT__EXPRESSION__EXPR_TYPE_CAST);
   Spark__Connect__Expression__Cast *c;
-  if (!r || !NEW_(x, c, spark__connect__expression__cast__init)) return NULL;
+  if (!r || !DP_SX_NEW(x, c, spark__connect__expression__cast__init)) return NULL;
   c->expr = e;
   c->cast_to_type_case = SPARK__CONNECT__EXPRESSION__CAST__CAST_TO_TYPE_TYPE;
   if (!(c->type = dp_sx_type(x, t, span))) return NULL;
@@ -247,7 +245,7 @@ Spark__Connect__Expression *dp_sx_cast(dp_sx *x, Spark__Connect__Expression *e, 
 Spark__Connect__Expression__SortOrder *dp_sx_sort_order(dp_sx *x, Spark__Connect__Expression *e,
                                                         bool desc, bool nulls_first) {
   Spark__Connect__Expression__SortOrder *o;
-  if (!e || !NEW_(x, o, spark__connect__expression__sort_order__init)) return NULL;
+  if (!e || !DP_SX_NEW(x, o, spark__connect__expression__sort_order__init)) return NULL;
   o->child = e;
   o->direction = desc ? SPARK__CONNECT__EXPRESSION__SORT_ORDER__SORT_DIRECTION__SORT_DIRECTION_DESCENDING
                       : SPARK__CONNECT__EXPRESSION__SORT_ORDER__SORT_DIRECTION__SORT_DIRECTION_ASCENDING;
@@ -342,7 +340,7 @@ Spark__Connect__Expression *dp_sx_literal(dp_sx *x, const dp_value *v, dp_span s
     break;
   case DP_T_DECIMAL: {
     Spark__Connect__Expression__Literal__Decimal *d;
-    if (!NEW_(x, d, spark__connect__expression__literal__decimal__init)) return NULL;
+    if (!DP_SX_NEW(x, d, spark__connect__expression__literal__decimal__init)) return NULL;
     if (!(d->value = decimal_text(x, v->u.dec, t->scale))) return NULL;
     d->_precision_case = SPARK__CONNECT__EXPRESSION__LITERAL__DECIMAL___PRECISION_PRECISION;
     d->precision = t->precision;
@@ -695,7 +693,7 @@ static int64_t add_reference(dp_sx *x, const dp_sscope *s, const dp_plan *plan,
   x->outer = outer;
   if (rc != DIPPER_OK) return -1;
   Spark__Connect__Relation *ref = agg ? agg(x, &sub) : sub.rel;
-  if (!ref || (!ref->common && !NEW_(x, ref->common, spark__connect__relation_common__init))) return -1;
+  if (!ref || (!ref->common && !DP_SX_NEW(x, ref->common, spark__connect__relation_common__init))) return -1;
   int64_t id = x->next_plan_id++;
   ref->common->_plan_id_case = SPARK__CONNECT__RELATION_COMMON___PLAN_ID_PLAN_ID;
   ref->common->plan_id = id;
@@ -715,7 +713,7 @@ static Spark__Connect__Expression *subquery_expr(dp_sx *x, int64_t id,
                                                  Spark__Connect__Expression *in_value) {
   Spark__Connect__Expression *r = new_expr(x, SPARK__CONNECT__EXPRESSION__EXPR_TYPE_SUBQUERY_EXPRESSION);
   Spark__Connect__SubqueryExpression *q;
-  if (id < 0 || !r || !NEW_(x, q, spark__connect__subquery_expression__init)) return NULL;
+  if (id < 0 || !r || !DP_SX_NEW(x, q, spark__connect__subquery_expression__init)) return NULL;
   q->plan_id = id;
   q->subquery_type = type;
   if (in_value) {
@@ -733,8 +731,8 @@ static Spark__Connect__Relation *null_probe(dp_sx *x, const dp_srel *sub) {
   Spark__Connect__Relation *r;
   Spark__Connect__Aggregate *m;
   Spark__Connect__Expression **aggs = dp_sx_alloc(x, sizeof *aggs);
-  if (!aggs || sub->ncols < 1 || !sub->names[0] || !NEW_(x, r, spark__connect__relation__init) ||
-      !NEW_(x, m, spark__connect__aggregate__init))
+  if (!aggs || sub->ncols < 1 || !sub->names[0] || !DP_SX_NEW(x, r, spark__connect__relation__init) ||
+      !DP_SX_NEW(x, m, spark__connect__aggregate__init))
     return NULL;
   Spark__Connect__Expression *flag = dp_sx_fn3(x, "if", dp_sx_fn1(x, "isnull", dp_sx_col(x, sub->names[0])),
                                                dp_sx_lit_int(x, 2), dp_sx_lit_int(x, 1));
@@ -839,7 +837,7 @@ Spark__Connect__Expression *dp_sx_expr(dp_sx *x, const dp_sscope *s, const dp_ex
     }
     Spark__Connect__Expression *r = new_expr(x, SPARK__CONNECT__EXPRESSION__EXPR_TYPE_UNRESOLVED_EXTRACT_VALUE);
     Spark__Connect__Expression__UnresolvedExtractValue *ev;
-    if (!r || !NEW_(x, ev, spark__connect__expression__unresolved_extract_value__init)) return NULL;
+    if (!r || !DP_SX_NEW(x, ev, spark__connect__expression__unresolved_extract_value__init)) return NULL;
     ev->child = arg;
     if (!(ev->extraction = dp_sx_lit_string(x, t->fields[e->u.field.index].name))) return NULL;
     r->unresolved_extract_value = ev;

@@ -1,7 +1,8 @@
 /*
 ** translate_int.h — the translator's internal interface, shared by the files
 ** that turn a logical plan into Spark Connect messages: translate.c (the
-** relations of every plan node kind), translate_expr.c (expressions and the
+** relations of every plan node kind), translate_scan.c (SCAN and VALUES, the
+** leaves), translate_expr.c (expressions and the
 ** function mapping table functions_map.def), translate_type.c (types), and
 ** translate_stream.c (streaming sources and sinks, helper "stream").
 **
@@ -87,6 +88,11 @@ struct dp_sscope {
   const dp_sscope *outer;
 };
 
+/* ptr = a zeroed protobuf-c message of x's arena, initialised by init; 0 when
+** out of memory (x->rc is set). */
+#define DP_SX_NEW(x, ptr, init) \
+  ((ptr) = dp_sx_alloc((x), sizeof *(ptr)), (ptr) ? (init(ptr), 1) : 0)
+
 /* ---- context, failures ---- */
 void dp_sx_init(dp_sx *x, dp_spark_ctx *c, const dp_query_plan *q);
 void *dp_sx_alloc(dp_sx *x, size_t n);     /* zeroed; NULL sets x->rc = NOMEM */
@@ -164,6 +170,33 @@ Spark__Connect__Expression__SortOrder *dp_sx_sort_order(dp_sx *x, Spark__Connect
                                                         bool desc, bool nulls_first);
 /* A duration as Spark's interval text: "5 seconds", "250 milliseconds". */
 const char *dp_sx_interval_text(dp_sx *x, int64_t micros);
+
+/* ---- translate.c: small helpers of the relations ---- */
+Spark__Connect__Expression **dp_sx_expr_list(dp_sx *x, int n);
+int dp_sx_fail(dp_sx *x);
+char *dp_sx_mut(const char *s);
+/* e cast to t unless it has it already (or t is NULL / the NULL type). */
+Spark__Connect__Expression *dp_sx_as_type(dp_sx *x, Spark__Connect__Expression *e,
+                                          const dp_type *t, dp_span sp);
+Spark__Connect__Expression *dp_sx_field(dp_sx *x, Spark__Connect__Expression *e, const char *name);
+Spark__Connect__Expression *dp_sx_over(dp_sx *x, Spark__Connect__Expression *fn, int np,
+                                        Spark__Connect__Expression **parts, int no,
+                                        Spark__Connect__Expression__SortOrder **order,
+                                        Spark__Connect__Expression__Window__WindowFrame *frame);
+
+/* ---- translate_scan.c: the leaves, and table options ---- */
+/* Reader options as key, value pairs (the kv array of dp_sx_read_source). */
+typedef struct dp_sx_opts {
+  int n;
+  const char *kv[40];
+} dp_sx_opts;
+
+const char *dp_sx_table_option(const dp_table_def *t, const char *key);
+const char *dp_sx_format_option(const dp_table_def *t, const char *key);
+bool dp_sx_is_true(const char *v);
+void dp_sx_opt_add(dp_sx_opts *o, const char *k, const char *v);
+int dp_sx_scan(dp_sx *x, const dp_plan *p, dp_srel *out);
+int dp_sx_values(dp_sx *x, const dp_plan *p, dp_srel *out);
 
 /* ---- types (translate_type.c) ---- */
 Spark__Connect__DataType *dp_sx_type(dp_sx *x, const dp_type *t, dp_span span);

@@ -61,7 +61,7 @@ bool dp_sx_stream_reads(const dp_sx *x, const dp_table_def *t) {
   const char *conn = t && t->connector ? t->connector : "";
   if (!strcmp(conn, "kafka") || !strcmp(conn, "socket")) return true;
   /* An unbounded datagen in streaming mode is Spark's rate source; a bounded
-     one is a bounded input there as everywhere (translate.c's Range). */
+     one is a bounded input there as everywhere (translate_scan.c's Range). */
   return !strcmp(conn, "datagen") && x->q && x->q->streaming && !dp_connector_bounded(t, false);
 }
 

@@ -17,7 +17,7 @@
 
 /* Does translate_stream.c read table t in this translation?  kafka and socket
 ** tables always; datagen tables when the query streams and the table is
-** unbounded (Spark's rate source).  translate.c's scan() asks first. */
+** unbounded (Spark's rate source).  translate_scan.c's dp_sx_scan asks first. */
 bool dp_sx_stream_reads(const dp_sx *x, const dp_table_def *t);
 
 /* A SCAN of a table dp_sx_stream_reads claims.  kafka, socket: the raw

@@ -26,11 +26,9 @@
 #include "core/buf.h"
 #include "spark/translate_int.h"
 
-#define NEW_(x, ptr, init) ((ptr) = dp_sx_alloc((x), sizeof *(ptr)), (ptr) ? (init(ptr), 1) : 0)
-
 static Spark__Connect__DataType *new_type(dp_sx *x, Spark__Connect__DataType__KindCase k) {
   Spark__Connect__DataType *d;
-  if (!NEW_(x, d, spark__connect__data_type__init)) return NULL;
+  if (!DP_SX_NEW(x, d, spark__connect__data_type__init)) return NULL;
   d->kind_case = k;
   return d;
 }
@@ -39,7 +37,7 @@ static Spark__Connect__DataType *new_type(dp_sx *x, Spark__Connect__DataType__Ki
 #define SIMPLE_(x, d, KIND, member, T, init)                          \
   do {                                                                \
     T *m_;                                                            \
-    if (!((d) = new_type((x), SPARK__CONNECT__DATA_TYPE__KIND_##KIND)) || !NEW_((x), m_, init)) \
+    if (!((d) = new_type((x), SPARK__CONNECT__DATA_TYPE__KIND_##KIND)) || !DP_SX_NEW((x), m_, init)) \
       return NULL;                                                    \
     (d)->member = m_;                                                 \
   } while (0)
@@ -71,7 +69,7 @@ Spark__Connect__DataType *dp_sx_type(dp_sx *x, const dp_type *t, dp_span span) {
   case DP_T_DECIMAL: {
     Spark__Connect__DataType__Decimal *m;
     if (!(d = new_type(x, SPARK__CONNECT__DATA_TYPE__KIND_DECIMAL)) ||
-        !NEW_(x, m, spark__connect__data_type__decimal__init))
+        !DP_SX_NEW(x, m, spark__connect__data_type__decimal__init))
       return NULL;
     m->_precision_case = SPARK__CONNECT__DATA_TYPE__DECIMAL___PRECISION_PRECISION;
     m->precision = t->precision;
@@ -84,7 +82,7 @@ Spark__Connect__DataType *dp_sx_type(dp_sx *x, const dp_type *t, dp_span span) {
     /* DAY (0) TO SECOND (3): Spark's DayTimeIntervalType fields */
     Spark__Connect__DataType__DayTimeInterval *m;
     if (!(d = new_type(x, SPARK__CONNECT__DATA_TYPE__KIND_DAY_TIME_INTERVAL)) ||
-        !NEW_(x, m, spark__connect__data_type__day_time_interval__init))
+        !DP_SX_NEW(x, m, spark__connect__data_type__day_time_interval__init))
       return NULL;
     m->_start_field_case = SPARK__CONNECT__DATA_TYPE__DAY_TIME_INTERVAL___START_FIELD_START_FIELD;
     m->start_field = 0;
@@ -97,7 +95,7 @@ Spark__Connect__DataType *dp_sx_type(dp_sx *x, const dp_type *t, dp_span span) {
     /* YEAR (0) TO MONTH (1) */
     Spark__Connect__DataType__YearMonthInterval *m;
     if (!(d = new_type(x, SPARK__CONNECT__DATA_TYPE__KIND_YEAR_MONTH_INTERVAL)) ||
-        !NEW_(x, m, spark__connect__data_type__year_month_interval__init))
+        !DP_SX_NEW(x, m, spark__connect__data_type__year_month_interval__init))
       return NULL;
     m->_start_field_case = SPARK__CONNECT__DATA_TYPE__YEAR_MONTH_INTERVAL___START_FIELD_START_FIELD;
     m->start_field = 0;
@@ -109,7 +107,7 @@ Spark__Connect__DataType *dp_sx_type(dp_sx *x, const dp_type *t, dp_span span) {
   case DP_T_ARRAY: {
     Spark__Connect__DataType__Array *m;
     if (!(d = new_type(x, SPARK__CONNECT__DATA_TYPE__KIND_ARRAY)) ||
-        !NEW_(x, m, spark__connect__data_type__array__init))
+        !DP_SX_NEW(x, m, spark__connect__data_type__array__init))
       return NULL;
     if (!(m->element_type = dp_sx_type(x, t->elem, span))) return NULL;
     m->contains_null = !t->elem->not_null;
@@ -119,7 +117,7 @@ Spark__Connect__DataType *dp_sx_type(dp_sx *x, const dp_type *t, dp_span span) {
   case DP_T_MAP: {
     Spark__Connect__DataType__Map *m;
     if (!(d = new_type(x, SPARK__CONNECT__DATA_TYPE__KIND_MAP)) ||
-        !NEW_(x, m, spark__connect__data_type__map__init))
+        !DP_SX_NEW(x, m, spark__connect__data_type__map__init))
       return NULL;
     m->key_type = dp_sx_type(x, t->elem, span);
     m->value_type = dp_sx_type(x, t->value, span);
@@ -131,14 +129,14 @@ Spark__Connect__DataType *dp_sx_type(dp_sx *x, const dp_type *t, dp_span span) {
   case DP_T_ROW: {
     Spark__Connect__DataType__Struct *m;
     if (!(d = new_type(x, SPARK__CONNECT__DATA_TYPE__KIND_STRUCT)) ||
-        !NEW_(x, m, spark__connect__data_type__struct__init))
+        !DP_SX_NEW(x, m, spark__connect__data_type__struct__init))
       return NULL;
     m->n_fields = (size_t)t->nfields;
     m->fields = dp_sx_alloc(x, (size_t)(t->nfields ? t->nfields : 1) * sizeof *m->fields);
     if (!m->fields) return NULL;
     for (int i = 0; i < t->nfields; i++) {
       Spark__Connect__DataType__StructField *f;
-      if (!NEW_(x, f, spark__connect__data_type__struct_field__init)) return NULL;
+      if (!DP_SX_NEW(x, f, spark__connect__data_type__struct_field__init)) return NULL;
       f->name = dp_sx_strdup(x, t->fields[i].name);
       f->data_type = dp_sx_type(x, t->fields[i].type, span);
       if (!f->name || !f->data_type) return NULL;
