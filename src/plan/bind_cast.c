@@ -117,7 +117,7 @@ dp_expr *dp_bind_coerce(dp_binder *b, dp_expr *e, const dp_type *t, const char *
     return dp_bind_fail(b, DIPPER_TYPE, e->span, "%s: cannot convert %s to %s", what,
                         dp_bind_type_str(b, e->type), dp_bind_type_str(b, t));
   dp_expr *c = dp_bind_new_expr(b, DP_E_CAST, e->type->not_null ? dp_bind_not_null(b, t) : dp_bind_nullable(b, t),
-                        e->span);
+                                e->span);
   if (c) c->u.cast.arg = e;
   return c;
 }

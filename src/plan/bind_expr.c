@@ -316,7 +316,7 @@ static dp_expr *field_path(dp_bexpr *x, dp_expr *e, const dp_ast_name *n, int fr
       return dp_bind_fail(x->b, DIPPER_NAME, part->span, "%s has no field `%s`",
                           dp_bind_type_str(x->b, e->type), part->name);
     dp_expr *f = dp_bind_new_expr(x->b, DP_E_FIELD, e->type->fields[found].type,
-                          dp_span_join(n->parts[0].span, part->span));
+                                  dp_span_join(n->parts[0].span, part->span));
     if (!f) return NULL;
     if (!e->type->not_null) f->type = dp_bind_nullable(x->b, f->type);
     f->u.field.arg = e;

@@ -98,10 +98,10 @@ dp_expr *dp_bind_between(dp_bexpr *x, const dp_ast_expr *e) {
   lo = trio[1];
   hi = trio[2];
   dp_expr *r = dp_bind_call2(b, "and", dp_bind_call2(b, "ge", arg, lo, e->span), dp_bind_call2(b, "le", arg, hi, e->span),
-                     e->span);
+                             e->span);
   if (r && e->u.between.symmetric) {
     dp_expr *swapped = dp_bind_call2(b, "and", dp_bind_call2(b, "ge", arg, hi, e->span),
-                             dp_bind_call2(b, "le", arg, lo, e->span), e->span);
+                                     dp_bind_call2(b, "le", arg, lo, e->span), e->span);
     r = dp_bind_call2(b, "or", r, swapped, e->span);
   }
   if (r && e->u.between.negated) r = dp_bind_call1(b, "not", r, e->span);

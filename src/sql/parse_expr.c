@@ -88,7 +88,7 @@ static dp_ast_expr *parse_interval(parser *p) {
       next(p);
       if (dp_ps_unit_of(p, cur(p), false) == DP_UNIT_NONE)
         dp_ps_fail_expected(p, "a unit after the number (INTERVAL 10 SECONDS or INTERVAL '10' SECOND)",
-                      NULL);
+                            NULL);
       next(p);
     } while (at(p, DP_TK_INTEGER) || at(p, DP_TK_DECIMAL));
     e->u.interval.text = dp_ps_copy(p, p->text + first->span.off, p->prev_end - first->span.off);
@@ -307,9 +307,9 @@ dp_ast_expr *dp_ps_call(parser *p, dp_ast_name name, const dp_token *start) {
         next(p);
         if (at(p, DP_TK_LPAREN))
           dp_ps_fail_at(p, DIPPER_UNSUPPORTED, cur(p)->span,
-                  "a table argument of %s must name a table: write TABLE t, and put the "
-                  "subquery in a view or a WITH clause",
-                  fname);
+                        "a table argument of %s must name a table: write TABLE t, and put the "
+                        "subquery in a view or a WITH clause",
+                        fname);
         arg = new_expr(p, DP_AX_COLUMN, ts);
         arg->u.name = dp_ps_name(p, "a table name after TABLE");
         finish(p, arg, ts);
@@ -331,7 +331,7 @@ dp_ast_expr *dp_ps_call(parser *p, dp_ast_name name, const dp_token *start) {
     } while (accept(p, DP_TK_COMMA));
     if (at_kw(p, DP_KW_ORDER))
       dp_ps_fail_at(p, DIPPER_UNSUPPORTED, cur(p)->span,
-              "ORDER BY inside the arguments of %s is not supported", fname);
+                    "ORDER BY inside the arguments of %s is not supported", fname);
   }
   if (!accept(p, DP_TK_RPAREN)) {
     const dp_token *t = cur(p);

@@ -36,9 +36,9 @@ static dp_ast_from *parse_values(parser *p) {
     if (ncols < 0) ncols = n;
     else if (n != ncols)
       dp_ps_fail_at(p, DIPPER_SYNTAX, span_from(p, rs),
-              "this row of VALUES has %d values but the first row has %d: every row needs "
-              "the same number",
-              n, ncols);
+                    "this row of VALUES has %d values but the first row has %d: every row needs "
+                    "the same number",
+                    n, ncols);
     nrows++;
   } while (accept(p, DP_TK_COMMA));
   f->u.values.nrows = nrows;
@@ -88,8 +88,8 @@ static dp_ast_select *parse_select(parser *p) {
     if (!accept(p, DP_TK_COMMA)) break;
     if (at_kw(p, DP_KW_FROM))
       dp_ps_fail_at(p, DIPPER_SYNTAX, p->toks[p->pos - 1].span,
-              "unexpected ',' before FROM: remove the trailing comma after the last select "
-              "item");
+                    "unexpected ',' before FROM: remove the trailing comma after the last select "
+                    "item");
   }
   s->nitems = items.n;
   s->items = items.items;
@@ -324,10 +324,10 @@ static dp_ast_from *from_primary_body(parser *p) {
     dp_ast_expr *call = dp_ps_expr(p);
     if (call->kind != DP_AX_CALL || call->parens)
       dp_ps_fail_at(p, DIPPER_SYNTAX, span_from(p, cs),
-              "TABLE(...) in FROM takes a table function call, e.g. TABLE(TUMBLE(TABLE t, "
-              "DESCRIPTOR(ts), INTERVAL '1' MINUTE))");
+                    "TABLE(...) in FROM takes a table function call, e.g. TABLE(TUMBLE(TABLE t, "
+                    "DESCRIPTOR(ts), INTERVAL '1' MINUTE))");
     dp_ps_expect(p, DP_TK_RPAREN,
-           dp_ps_fmt(p, "')' to close TABLE(%s(...))",
+                 dp_ps_fmt(p, "')' to close TABLE(%s(...))",
                            call->u.call.name.parts[call->u.call.name.n - 1].name));
     f->u.tvf.call = call;
     f->u.tvf.lateral = lateral;
@@ -455,7 +455,7 @@ static dp_ast_from *parse_from_join(parser *p) {
                                             "')' to close USING (...)");
       } else {
         dp_ps_fail_expected(p, "ON <condition> or USING (columns) after the joined table",
-                      ": write CROSS JOIN for a join without a condition");
+                            ": write CROSS JOIN for a join without a condition");
       }
     }
     j->span = span_from(p, start);

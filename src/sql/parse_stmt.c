@@ -52,8 +52,8 @@ static void parse_options(parser *p, dp_ast_options *o, const dp_token *start) {
       if (ks->kind != DP_TK_STRING) {
         if (ks->kind == DP_TK_IDENT || ks->kind == DP_TK_QIDENT)
           dp_ps_fail_at(p, DIPPER_SYNTAX, ks->span,
-                  "expected an option key in single quotes, found %s: write '%.*s'",
-                  dp_ps_describe(p, ks), (int)ks->span.len, p->text + ks->span.off);
+                        "expected an option key in single quotes, found %s: write '%.*s'",
+                        dp_ps_describe(p, ks), (int)ks->span.len, p->text + ks->span.off);
         dp_ps_fail_expected(p, "an option key in single quotes ('connector' = '...')", NULL);
       }
       dp_ast_option *opt = dp_ps_vec_push(p, &v, sizeof *opt);
@@ -68,8 +68,8 @@ static void parse_options(parser *p, dp_ast_options *o, const dp_token *start) {
         opt->value = dp_ps_token_text(p, vs); /* lenient: 'sink.parallelism' = 2 */
       } else if (vs->kind == DP_TK_IDENT || vs->kind == DP_TK_QIDENT) {
         dp_ps_fail_at(p, DIPPER_SYNTAX, vs->span,
-                "expected an option value in single quotes, found %s: write '%.*s'",
-                dp_ps_describe(p, vs), (int)vs->span.len, p->text + vs->span.off);
+                      "expected an option value in single quotes, found %s: write '%.*s'",
+                      dp_ps_describe(p, vs), (int)vs->span.len, p->text + vs->span.off);
       } else {
         dp_ps_fail_expected(p, "an option value in single quotes", NULL);
       }
@@ -78,7 +78,7 @@ static void parse_options(parser *p, dp_ast_options *o, const dp_token *start) {
       opt->span = span_from(p, ks);
       if (at(p, DP_TK_COMMA) && peek(p, 1)->kind == DP_TK_RPAREN)
         dp_ps_fail_at(p, DIPPER_SYNTAX, cur(p)->span,
-                "unexpected ',' before ')': remove the trailing comma after the last option");
+                      "unexpected ',' before ')': remove the trailing comma after the last option");
     } while (accept(p, DP_TK_COMMA));
   }
   if (at(p, DP_TK_STRING))
@@ -93,8 +93,8 @@ static void set_primary_key(parser *p, dp_ast_create_table *ct, dp_ast_ident *co
                             const dp_token *start) {
   if (ct->npk > 0)
     dp_ps_fail_at(p, DIPPER_DUPLICATE, start->span,
-            "a table has at most one PRIMARY KEY: list every key column in one "
-            "PRIMARY KEY (a, b) NOT ENFORCED");
+                  "a table has at most one PRIMARY KEY: list every key column in one "
+                  "PRIMARY KEY (a, b) NOT ENFORCED");
   ct->npk = n;
   ct->pk = cols;
   ct->pk_enforced = true;
@@ -159,7 +159,7 @@ static void parse_table_elements(parser *p, dp_ast_create_table *ct) {
                               "SECOND)");
       if (ct->has_watermark)
         dp_ps_fail_at(p, DIPPER_DUPLICATE, es->span,
-                "a table has at most one WATERMARK: keep the one for the event-time column");
+                      "a table has at most one WATERMARK: keep the one for the event-time column");
       ct->has_watermark = true;
       ct->watermark_col = dp_ps_ident(p, "the event-time column after WATERMARK FOR");
       dp_ps_expect_kw(p, DP_KW_AS, "AS after WATERMARK FOR column (WATERMARK FOR ts AS ts - "
@@ -182,12 +182,12 @@ static void parse_table_elements(parser *p, dp_ast_create_table *ct) {
     if (accept(p, DP_TK_COMMA)) {
       if (at(p, DP_TK_RPAREN))
         dp_ps_fail_at(p, DIPPER_SYNTAX, p->toks[p->pos - 1].span,
-                "unexpected ',' before ')': remove the trailing comma after the last column");
+                      "unexpected ',' before ')': remove the trailing comma after the last column");
       continue;
     }
     if (accept(p, DP_TK_RPAREN)) break;
     dp_ps_fail_expected(p, "',' or ')' after the column definition",
-                  dp_ps_is_name_token(cur(p), false) ? ": is a ',' missing between columns?" : NULL);
+                        dp_ps_is_name_token(cur(p), false) ? ": is a ',' missing between columns?" : NULL);
   }
   ct->ncols = cols.n;
   ct->cols = cols.items;
@@ -202,16 +202,16 @@ static _Noreturn void spark_ddl(parser *p, const dp_token *at) {
   for (size_t i = 0; fmt && i < sizeof files / sizeof files[0]; i++) file |= dp_ps_is_word(p, fmt, files[i]);
   if (file)
     dp_ps_fail_at(p, DIPPER_SYNTAX, at->span,
-            "USING %.*s OPTIONS (...) is Spark's DDL; dipper writes Flink's WITH clause: "
-            "WITH ('connector' = 'filesystem', 'path' = '...', 'format' = '%.*s'), each "
-            "option as 'key' = 'value'",
-            (int)fmt->span.len, p->text + fmt->span.off, (int)fmt->span.len,
-            p->text + fmt->span.off);
+                  "USING %.*s OPTIONS (...) is Spark's DDL; dipper writes Flink's WITH clause: "
+                  "WITH ('connector' = 'filesystem', 'path' = '...', 'format' = '%.*s'), each "
+                  "option as 'key' = 'value'",
+                  (int)fmt->span.len, p->text + fmt->span.off, (int)fmt->span.len,
+                  p->text + fmt->span.off);
   dp_ps_fail_at(p, DIPPER_SYNTAX, at->span,
-          "%s is Spark's DDL; dipper writes Flink's WITH clause: WITH ('connector' = '...', "
-          "'format' = '...', ...), each option as 'key' = 'value' (docs/sql.md lists the "
-          "connectors)",
-          is_kw(at, DP_KW_USING) ? "USING ... OPTIONS (...)" : "OPTIONS (...)");
+                "%s is Spark's DDL; dipper writes Flink's WITH clause: WITH ('connector' = '...', "
+                "'format' = '...', ...), each option as 'key' = 'value' (docs/sql.md lists the "
+                "connectors)",
+                is_kw(at, DP_KW_USING) ? "USING ... OPTIONS (...)" : "OPTIONS (...)");
 }
 
 static void parse_create_table(parser *p, dp_ast_stmt *s) {
@@ -238,8 +238,8 @@ static void parse_create_table(parser *p, dp_ast_stmt *s) {
       ct->like = dp_ps_name(p, "the table name after LIKE");
       if (at(p, DP_TK_LPAREN))
         dp_ps_fail_at(p, DIPPER_UNSUPPORTED, cur(p)->span,
-                "LIKE options (INCLUDING/EXCLUDING ...) are not supported: LIKE copies the "
-                "columns, watermark and options; remove the parenthesised list");
+                      "LIKE options (INCLUDING/EXCLUDING ...) are not supported: LIKE copies the "
+                      "columns, watermark and options; remove the parenthesised list");
     } else if (accept_kw(p, DP_KW_AS)) {
       ct->as_query = dp_ps_query(p);
       break;
@@ -251,7 +251,7 @@ static void parse_create_table(parser *p, dp_ast_stmt *s) {
   }
   if (ct->ncols == 0 && ct->like.n == 0 && !ct->as_query && !at(p, DP_TK_LPAREN))
     dp_ps_fail_at(p, DIPPER_SYNTAX, s->span,
-            "CREATE TABLE needs columns (c TYPE, ...), LIKE other_table or AS SELECT ...");
+                  "CREATE TABLE needs columns (c TYPE, ...), LIKE other_table or AS SELECT ...");
 }
 
 static void parse_create_view(parser *p, dp_ast_stmt *s) {
@@ -283,7 +283,7 @@ static void parse_create_function(parser *p, dp_ast_stmt *s) {
   }
   if (at_kw(p, DP_KW_USING))
     dp_ps_fail_at(p, DIPPER_UNSUPPORTED, cur(p)->span,
-            "CREATE FUNCTION ... USING JAR is not supported");
+                  "CREATE FUNCTION ... USING JAR is not supported");
 }
 
 static dp_ast_stmt *parse_create(parser *p) {
@@ -301,8 +301,8 @@ static dp_ast_stmt *parse_create(parser *p) {
   if (accept_kw(p, DP_KW_TABLE)) {
     if (or_replace || system)
       dp_ps_fail_at(p, DIPPER_UNSUPPORTED, what->span,
-              "CREATE %s TABLE is not supported: DROP TABLE IF EXISTS first",
-              or_replace ? "OR REPLACE" : "TEMPORARY SYSTEM");
+                    "CREATE %s TABLE is not supported: DROP TABLE IF EXISTS first",
+                    or_replace ? "OR REPLACE" : "TEMPORARY SYSTEM");
     s = new_stmt(p, DP_AS_CREATE_TABLE, start);
     s->u.create_table.temporary = temporary;
     parse_create_table(p, s);
@@ -315,7 +315,7 @@ static dp_ast_stmt *parse_create(parser *p) {
   } else if (accept_kw(p, DP_KW_FUNCTION)) {
     if (or_replace)
       dp_ps_fail_at(p, DIPPER_UNSUPPORTED, what->span,
-              "CREATE OR REPLACE FUNCTION is not supported: DROP FUNCTION IF EXISTS first");
+                    "CREATE OR REPLACE FUNCTION is not supported: DROP FUNCTION IF EXISTS first");
     s = new_stmt(p, DP_AS_CREATE_FUNCTION, start);
     s->u.create_function.temporary = temporary;
     s->u.create_function.system = system;
@@ -355,7 +355,7 @@ static const char *raw_run(parser *p, bool key, dp_span *span) {
     if (t->kind == DP_TK_ERROR && strncmp(t->err, "unterminated", 12) == 0) dp_ps_fail_lex(p, t);
     if (key && t != first && t->space_before)
       dp_ps_fail_at(p, DIPPER_SYNTAX, t->span,
-              "a SET key cannot hold spaces: write it in single quotes, SET 'key' = 'value'");
+                    "a SET key cannot hold spaces: write it in single quotes, SET 'key' = 'value'");
     next(p);
   }
   if (cur(p) == first) dp_ps_fail_expected(p, key ? "an option key" : "a value after '='", NULL);
@@ -447,7 +447,7 @@ static void parse_set_body(parser *p, dp_ast_stmt *s) {
     if (accept(p, DP_TK_SEMI)) continue;
     if (!at_kw(p, DP_KW_INSERT))
       dp_ps_fail_expected(p, "INSERT or END in the statement set",
-                    ": a statement set holds only INSERT statements");
+                          ": a statement set holds only INSERT statements");
     const dp_token *is = cur(p);
     dp_ast_stmt *ins = dp_ps_insert(p);
     ins->span = span_from(p, is);
@@ -456,7 +456,7 @@ static void parse_set_body(parser *p, dp_ast_stmt *s) {
   }
   if (inserts.n == 0)
     dp_ps_fail_at(p, DIPPER_SYNTAX, cur(p)->span,
-            "a statement set needs at least one INSERT between BEGIN and END");
+                  "a statement set needs at least one INSERT between BEGIN and END");
   next(p); /* END */
   p->in_stmt_set = was;
   s->u.statement_set.n = inserts.n;
@@ -490,9 +490,9 @@ static dp_ast_stmt *parse_explain(parser *p) {
     } else if (dp_ps_is_word(p, t, "ESTIMATED_COST") || dp_ps_is_word(p, t, "JSON_EXECUTION_PLAN") ||
                dp_ps_is_word(p, t, "PLAN_ADVICE")) {
       dp_ps_fail_at(p, DIPPER_UNSUPPORTED, t->span,
-              "EXPLAIN %.*s is not supported: dipper explains the plan, with CHANGELOG_MODE "
-              "for the changelog of each node",
-              (int)t->span.len, p->text + t->span.off);
+                    "EXPLAIN %.*s is not supported: dipper explains the plan, with CHANGELOG_MODE "
+                    "for the changelog of each node",
+                    (int)t->span.len, p->text + t->span.off);
     } else {
       break;
     }
@@ -571,7 +571,7 @@ dp_ast_stmt *dp_ps_statement(parser *p) {
       }
       if (at_kw(p, DP_KW_END))
         dp_ps_fail_at(p, DIPPER_SYNTAX, start->span,
-                "END without a statement set: write EXECUTE STATEMENT SET BEGIN ... END");
+                      "END without a statement set: write EXECUTE STATEMENT SET BEGIN ... END");
       dp_ps_fail_expected(p, "a statement (SELECT, INSERT, CREATE, DROP, SET, EXPLAIN, ...)", NULL);
   }
   s->span = span_from(p, start);

@@ -21,7 +21,7 @@ static int parse_small_int(parser *p, const char *what, int lo, int hi) {
   }
   if (v < lo || v > hi)
     dp_ps_fail_at(p, DIPPER_SYNTAX, t->span, "%s must be between %d and %d, not %.*s", what, lo, hi,
-            (int)t->span.len, p->text + t->span.off);
+                  (int)t->span.len, p->text + t->span.off);
   next(p);
   return (int)v;
 }
@@ -144,8 +144,8 @@ static const dp_type *parse_type_body(parser *p) {
         kind = DP_T_TIMESTAMP_LTZ;
       } else if (dp_ps_is_word(p, cur(p), "TIME")) {
         dp_ps_fail_at(p, DIPPER_UNSUPPORTED, with->span,
-                "TIMESTAMP WITH TIME ZONE is not supported: write TIMESTAMP_LTZ(p) or "
-                "TIMESTAMP(p) WITH LOCAL TIME ZONE");
+                      "TIMESTAMP WITH TIME ZONE is not supported: write TIMESTAMP_LTZ(p) or "
+                      "TIMESTAMP(p) WITH LOCAL TIME ZONE");
       } else {
         dp_ps_fail_expected(p, "LOCAL TIME ZONE after TIMESTAMP WITH", NULL);
       }
@@ -181,12 +181,12 @@ static const dp_type *parse_type_body(parser *p) {
   for (size_t i = 0; i < sizeof spark_types / sizeof spark_types[0]; i++)
     if (dp_ps_is_word(p, t, spark_types[i][0]))
       dp_ps_fail_at(p, DIPPER_SYNTAX, t->span, "%s is Spark's name for %s: write %s", spark_types[i][0],
-              spark_types[i][1], spark_types[i][1]);
+                    spark_types[i][1], spark_types[i][1]);
   dp_ps_fail_at(p, DIPPER_SYNTAX, t->span,
-          "unknown type %.*s: write one of BOOLEAN, TINYINT, SMALLINT, INT, BIGINT, FLOAT, "
-          "DOUBLE, DECIMAL(p, s), STRING, VARCHAR(n), BYTES, DATE, TIME, TIMESTAMP(p), "
-          "TIMESTAMP_LTZ(p), INTERVAL, ROW<...>, ARRAY<...>, MAP<...>",
-          (int)t->span.len, p->text + t->span.off);
+                "unknown type %.*s: write one of BOOLEAN, TINYINT, SMALLINT, INT, BIGINT, FLOAT, "
+                "DOUBLE, DECIMAL(p, s), STRING, VARCHAR(n), BYTES, DATE, TIME, TIMESTAMP(p), "
+                "TIMESTAMP_LTZ(p), INTERVAL, ROW<...>, ARRAY<...>, MAP<...>",
+                (int)t->span.len, p->text + t->span.off);
 }
 
 const dp_type *dp_ps_type(parser *p) {

@@ -148,7 +148,7 @@ _Noreturn void dp_ps_fail_expected(parser *p, const char *what, const char *hint
   if (t->kind == DP_TK_ERROR) dp_ps_fail_lex(p, t);
   if (t->kind == DP_TK_EQEQ)
     dp_ps_fail_at(p, DIPPER_SYNTAX, t->span, "expected %s, found '==': SQL compares with a single '='",
-            what);
+                  what);
   dp_span where = t->span;
   if (t->kind == DP_TK_EOF && p->pos > 0) {
     /* Point just after the last token rather than at a blank last line. */
@@ -161,7 +161,7 @@ _Noreturn void dp_ps_fail_expected(parser *p, const char *what, const char *hint
     }
   }
   dp_ps_fail_at(p, DIPPER_SYNTAX, where, "expected %s, found %s%s", what, dp_ps_describe(p, t),
-          hint ? hint : "");
+                hint ? hint : "");
 }
 
 void dp_ps_expect(parser *p, dp_tok_kind kind, const char *what) {
@@ -175,9 +175,9 @@ void dp_ps_expect_kw(parser *p, dp_keyword kw, const char *what) {
 void dp_ps_enter(parser *p) {
   if (++p->depth > DP_PARSE_MAX_DEPTH)
     dp_ps_fail_at(p, DIPPER_LIMIT, cur(p)->span,
-            "nested too deeply (more than %d levels of parentheses, subqueries or types): "
-            "split the statement with views or WITH",
-            DP_PARSE_MAX_DEPTH);
+                  "nested too deeply (more than %d levels of parentheses, subqueries or types): "
+                  "split the statement with views or WITH",
+                  DP_PARSE_MAX_DEPTH);
 }
 
 /* ----------------------------------------------------------- text values */
@@ -243,9 +243,9 @@ dp_ast_ident dp_ps_ident(parser *p, const char *what) {
     if (t->kind == DP_TK_IDENT && t->kw) {
       const char *kw = dp_lex_keyword_name(t->kw);
       dp_ps_fail_at(p, DIPPER_SYNTAX, t->span,
-              "expected %s, found keyword %s: %s is reserved; to use it as a name write it in "
-              "backticks, `%.*s`",
-              what, kw, kw, (int)t->span.len, p->text + t->span.off);
+                    "expected %s, found keyword %s: %s is reserved; to use it as a name write it in "
+                    "backticks, `%.*s`",
+                    what, kw, kw, (int)t->span.len, p->text + t->span.off);
     }
     dp_ps_fail_expected(p, what, NULL);
   }
@@ -335,7 +335,7 @@ static bool parse_one(parser *p, vec *stmts) {
          t->kw == DP_KW_DROP || t->kw == DP_KW_SET || t->kw == DP_KW_EXPLAIN ||
          t->kw == DP_KW_EXECUTE || t->kw == DP_KW_WITH || t->kw == DP_KW_RESET);
     dp_ps_fail_expected(p, "';' or the end of the statement",
-                  starts_statement ? ": is a ';' missing before it?" : NULL);
+                        starts_statement ? ": is a ';' missing before it?" : NULL);
   }
   *(dp_ast_stmt **)dp_ps_vec_push(p, stmts, sizeof(dp_ast_stmt *)) = s;
   return true;
