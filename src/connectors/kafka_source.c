@@ -414,6 +414,28 @@ static int no_group_offset(dp_source *s, kafka_source *ks, const kpart *p) {
 }
 
 /* Start offsets by 'scan.startup.mode', clamped to what the partition holds. */
+
+/* The offsets a 'scan.startup.mode' or 'scan.bounded.mode' names per
+** partition (`prefix` is "scan.startup" or "scan.bounded"): by timestamp, the
+** group's committed ones, or the specific ones; -1 where the mode names none. */
+static int mode_offsets(dp_source *s, kafka_source *ks, const char *mode, const char *prefix,
+                        int64_t *given) {
+  const dp_table_def *t = s->table;
+  char key[64];
+  for (int i = 0; i < ks->nparts; i++) given[i] = -1;
+  if (strcasecmp(mode, "timestamp") == 0) {
+    snprintf(key, sizeof key, "%s.timestamp-millis", prefix);
+    return offsets_for_time(s, ks, strtoll(dp_table_option(t, key, "0"), NULL, 10), given);
+  }
+  if (strcasecmp(mode, "group-offsets") == 0) return committed_offsets(s, ks, given);
+  if (strcasecmp(mode, "specific-offsets") == 0) {
+    snprintf(key, sizeof key, "%s.specific-offsets", prefix);
+    for (int i = 0; i < ks->nparts; i++)
+      given[i] = specific_offset(dp_table_option(t, key, ""), ks->parts[i].partition);
+  }
+  return DIPPER_OK;
+}
+
 static int startup_offsets(dp_source *s, kafka_source *ks) {
   const dp_table_def *t = s->table;
   const char *mode = dp_table_option(t, "scan.startup.mode", "earliest-offset");
@@ -422,17 +444,7 @@ static int startup_offsets(dp_source *s, kafka_source *ks) {
   if (!given) return DIPPER_NOMEM;
   int64_t *low = given + n, *high = given + 2 * n;
   int rc = DIPPER_OK;
-  for (int i = 0; i < ks->nparts; i++) given[i] = -1;
-  if (strcasecmp(mode, "timestamp") == 0)
-    rc = offsets_for_time(s, ks, strtoll(dp_table_option(t, "scan.startup.timestamp-millis", "0"),
-                                         NULL, 10),
-                          given);
-  else if (strcasecmp(mode, "group-offsets") == 0)
-    rc = committed_offsets(s, ks, given);
-  else if (strcasecmp(mode, "specific-offsets") == 0)
-    for (int i = 0; i < ks->nparts; i++)
-      given[i] = specific_offset(dp_table_option(t, "scan.startup.specific-offsets", ""),
-                                 ks->parts[i].partition);
+  rc = mode_offsets(s, ks, mode, "scan.startup", given);
   if (rc == DIPPER_OK) rc = end_offsets(s, ks, RD_KAFKA_OFFSET_BEGINNING, low);
   if (rc == DIPPER_OK) rc = end_offsets(s, ks, RD_KAFKA_OFFSET_END, high);
   const char *reset = dp_table_option(t, "properties.auto.offset.reset", NULL);
@@ -474,17 +486,7 @@ static int bounded_offsets(dp_source *s, kafka_source *ks) {
   if (!given) return DIPPER_NOMEM;
   int64_t *high = given + n;
   int rc = DIPPER_OK;
-  for (int i = 0; i < ks->nparts; i++) given[i] = -1;
-  if (strcasecmp(mode, "timestamp") == 0)
-    rc = offsets_for_time(s, ks, strtoll(dp_table_option(t, "scan.bounded.timestamp-millis", "0"),
-                                         NULL, 10),
-                          given);
-  else if (strcasecmp(mode, "group-offsets") == 0)
-    rc = committed_offsets(s, ks, given);
-  else if (strcasecmp(mode, "specific-offsets") == 0)
-    for (int i = 0; i < ks->nparts; i++)
-      given[i] = specific_offset(dp_table_option(t, "scan.bounded.specific-offsets", ""),
-                                 ks->parts[i].partition);
+  rc = mode_offsets(s, ks, mode, "scan.bounded", given);
   if (rc == DIPPER_OK) rc = end_offsets(s, ks, RD_KAFKA_OFFSET_END, high);
   for (int i = 0; i < ks->nparts && rc == DIPPER_OK; i++) {
     int64_t end = given[i] >= 0 ? given[i] : high[i];
