@@ -21,6 +21,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include "connectors/connector.h"
+#include "core/compiler.h"
 
 /* Broker calls that answer at once on a healthy broker; a broker that does
 ** not answer in this time is reported, not waited for. */
@@ -58,9 +59,7 @@ void dp_kafka_disown(const rd_kafka_t *rk);
 void dp_kafka_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf);
 /* A note of the connector's (level 4: warning) through dp_kafka_log. */
 void dp_kafka_note(const rd_kafka_t *rk, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
+    DP_PRINTF(2, 3)
     ;
 
 /* ---- bounded waits (kafka_conf.c) ---- */

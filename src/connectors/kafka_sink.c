@@ -33,6 +33,7 @@
 
 #include "connectors/kafka_int.h"
 #include "connectors/records.h"
+#include "core/compiler.h"
 #include "formats/formats.h"
 
 /* How long commit waits for the producer's deliveries. */
@@ -86,9 +87,7 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 }
 
 static int sink_fail(dp_sink *k, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
+    DP_PRINTF(3, 4)
     ;
 static int sink_fail(dp_sink *k, int code, const char *fmt, ...) {
   char msg[1024];

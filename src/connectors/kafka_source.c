@@ -54,6 +54,7 @@
 
 #include "connectors/kafka_int.h"
 #include "connectors/records.h"
+#include "core/compiler.h"
 #include "formats/formats.h"
 
 /* How long records the broker announced may take to arrive before the batch
@@ -155,9 +156,7 @@ static const char *topic_of(const dp_source *s, const kpart *p) {
 
 /* A run-time error of the source's table: "table `t`: " and the message. */
 static int kafka_fail(dp_source *s, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
+    DP_PRINTF(3, 4)
     ;
 static int kafka_fail(dp_source *s, int code, const char *fmt, ...) {
   char msg[1024];

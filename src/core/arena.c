@@ -131,9 +131,7 @@ char *dp_arena_strdup(dp_arena *a, const char *s) {
 
 /* Declared a printf-like forwarder so that the format checks of its
 ** callers reach the vsnprintf calls here. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 0)))
-#endif
+DP_PRINTF(2, 0)
 char *dp_arena_vprintf(dp_arena *a, const char *fmt, va_list ap) {
   va_list again;
   va_copy(again, ap);

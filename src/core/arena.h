@@ -14,6 +14,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+#include "core/compiler.h"
+
 typedef struct dp_arena dp_arena;
 
 /* A position in an arena, to roll back to with dp_arena_release. */
@@ -36,9 +38,7 @@ void *dp_arena_calloc(dp_arena *a, size_t count, size_t size); /* zeroed; checks
 char *dp_arena_strdup(dp_arena *a, const char *s);             /* NULL in, NULL out */
 char *dp_arena_strndup(dp_arena *a, const char *s, size_t n);  /* always NUL-terminated */
 char *dp_arena_printf(dp_arena *a, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
+    DP_PRINTF(2, 3)
     ;
 char *dp_arena_vprintf(dp_arena *a, const char *fmt, va_list ap);
 

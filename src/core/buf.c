@@ -54,9 +54,7 @@ void dp_buf_putc(dp_buf *b, char c) { dp_buf_put(b, &c, 1); }
 
 /* Declared a printf-like forwarder so that the format checks of its
 ** callers reach the vsnprintf calls here. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 0)))
-#endif
+DP_PRINTF(2, 0)
 void dp_buf_vprintf(dp_buf *b, const char *fmt, va_list ap) {
   va_list again;
   va_copy(again, ap);

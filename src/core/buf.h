@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/compiler.h"
+
 typedef struct dp_buf {
   char *data;   /* NUL-terminated when len > 0 or after dp_buf_cstr */
   size_t len, cap;
@@ -26,9 +28,7 @@ char *dp_buf_append_room(dp_buf *b, size_t n);
 void dp_buf_puts(dp_buf *b, const char *s);
 void dp_buf_putc(dp_buf *b, char c);
 void dp_buf_printf(dp_buf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
+    DP_PRINTF(2, 3)
     ;
 void dp_buf_vprintf(dp_buf *b, const char *fmt, va_list ap);
 void dp_buf_indent(dp_buf *b, int n); /* n spaces */

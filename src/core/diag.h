@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "core/arena.h"
+#include "core/compiler.h"
 #include "dipper.h"
 
 /* A range of the SQL text, in bytes, with the 1-based line and column of its
@@ -44,9 +45,7 @@ void dp_diags_init(dp_diags *d, dp_arena *a, const char *file, const char *text,
 /* Append a diagnostic; returns `code` so callers can `return dp_error(...)`.
 ** Out of memory while recording is reported as DIPPER_NOMEM by the list. */
 int dp_error(dp_diags *d, int code, dp_span span, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
+    DP_PRINTF(4, 5)
     ;
 
 /* Render one diagnostic as "file:line:col: error: msg\n  L | text\n    | ^~~~\n".

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/compiler.h"
 #include "dipper.h"
 
 #define DP_SC_DEFAULT_PORT 15002
@@ -61,9 +62,7 @@ static bool is_uuid(const char *p, size_t n) {
 }
 
 /* The error: where (1-based character) and what. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
-#endif
+DP_PRINTF(4, 5)
 static int fail(dp_buf *err, const char *s, const char *at, const char *fmt, ...) {
   dp_buf_printf(err, "connection string '%s', character %zu: ", s, (size_t)(at - s) + 1);
   va_list ap;

@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 
+#include "core/compiler.h"
 #include "dipper.h"
 
 struct dp_catalog;
@@ -31,9 +32,7 @@ bool dp_session_streaming(const dipper *db);
 bool dp_session_interrupted(dipper *db);
 /* A note, warning or debug line (DIPPER_LOG_*) to the log callback. */
 void dp_session_log(dipper *db, int level, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
+    DP_PRINTF(3, 4)
     ;
 /* A public call implemented in a connector (dipper_memory_*,
 ** dipper_register_callback*) starts and ends: dp_session_ok clears the
@@ -41,9 +40,7 @@ void dp_session_log(dipper *db, int level, const char *fmt, ...)
 ** `code`. */
 void dp_session_ok(dipper *db);
 int dp_session_fail(dipper *db, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
+    DP_PRINTF(3, 4)
     ;
 /* The slots the connectors keep in the handle: connectors/memory.c's
 ** tables and connectors/callback.c's registrations (each freed by its own

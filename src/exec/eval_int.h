@@ -49,6 +49,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/compiler.h"
 #include "exec/eval.h"
 
 /* One evaluation of a top-level expression over a batch. */
@@ -145,14 +146,10 @@ int dp_ev_broadcast(const dp_ev_arg *a, int64_t n, dp_vector **out);
 
 /* Report a data error of e: DIPPER_DATA with "<what>" at e's span. */
 int dp_ev_data_error(dp_ev *c, const dp_expr *e, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
+    DP_PRINTF(3, 4)
     ;
 int dp_ev_fail(dp_ev *c, const dp_expr *e, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
+    DP_PRINTF(4, 5)
     ;
 
 /* ---- shared helpers ---- */

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/compiler.h"
 #include "formats/avro.h"
 
 #define MAX_DEPTH 64
@@ -378,9 +379,7 @@ static void put_path(const dp_avro_decoder *dec, char *buf, size_t cap) {
 
 /* Record the error at `at` (a position in the datum). */
 static int fail(dp_avro_decoder *dec, const unsigned char *at, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
+    DP_PRINTF(3, 4)
     ;
 
 static int fail(dp_avro_decoder *dec, const unsigned char *at, const char *fmt, ...) {
@@ -663,7 +662,7 @@ static int decode_value(dp_avro_decoder *dec, const anode *a, dp_vector *v) {
     return rc;
   }
   case DP_T_DECIMAL: {
-    dp_i128 d;
+    dp_i128 d = 0; /* read_decimal sets it; gcc -O2 cannot see that */
     if ((rc = read_decimal(dec, t, &d)) != DIPPER_OK) return rc;
     return dp_vector_append_dec(v, d);
   }

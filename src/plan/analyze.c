@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/compiler.h"
 #include "plan/analyze.h"
 #include "plan/analyze_int.h"
 
@@ -293,9 +294,7 @@ static void attrs_pass(actx *x, dp_plan *p, const dp_plan *in, int n) {
 }
 
 static const char *fmt(actx *x, const char *f, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
+    DP_PRINTF(2, 3)
     ;
 static const char *fmt(actx *x, const char *f, ...) {
   va_list ap;

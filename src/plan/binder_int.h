@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/compiler.h"
 #include "plan/binder.h"
 
 /* Nesting of user-written constructs (subqueries, views in views, nested
@@ -112,14 +113,10 @@ typedef struct dp_bexpr {
 /* ---- binder.c ---- */
 /* Record an error; returns NULL so expression binders can `return bind_fail(..)`. */
 void *dp_bind_fail(dp_binder *b, int code, dp_span span, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
+    DP_PRINTF(4, 5)
     ;
 int dp_bind_err(dp_binder *b, int code, dp_span span, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
+    DP_PRINTF(4, 5)
     ;
 bool dp_bind_name_eq(const char *x, const char *y);
 const char *dp_bind_type_str(dp_binder *b, const dp_type *t);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/compiler.h"
 #include "core/suggest.h"
 
 #define MAX_DECIMAL 38
@@ -224,9 +225,7 @@ static const dp_type *decimal_of(int precision, int scale) {
 /* ---- resolver helpers ---- */
 
 static const dp_type *fail(rctx *c, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
+    DP_PRINTF(2, 3)
     ;
 static const dp_type *fail(rctx *c, const char *fmt, ...) {
   va_list ap;

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/compiler.h"
 #include "plan/analyze.h"
 #include "plan/analyze_int.h"
 
@@ -39,19 +40,13 @@ typedef struct vctx {
 #define BATCH_HINT "run in batch mode (SET 'execution.runtime-mode' = 'batch')"
 
 static void refuse_v(vctx *x, const dp_plan *p, dp_span span, const char *fmt, va_list ap)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 0)))
-#endif
+    DP_PRINTF(4, 0)
     ;
 static void refuse(vctx *x, const dp_plan *p, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
+    DP_PRINTF(3, 4)
     ;
 static void refuse_at(vctx *x, const dp_plan *p, dp_span span, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
+    DP_PRINTF(4, 5)
     ;
 
 static void refuse_v(vctx *x, const dp_plan *p, dp_span span, const char *fmt, va_list ap) {
@@ -790,9 +785,7 @@ static const dp_table_def *unbounded_table(const vctx *x, const dp_plan *p) {
 }
 
 static void fail_at(vctx *x, int code, dp_span span, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
+    DP_PRINTF(4, 5)
     ;
 static void fail_at(vctx *x, int code, dp_span span, const char *fmt, ...) {
   char msg[2048];

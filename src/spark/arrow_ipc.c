@@ -30,6 +30,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "core/compiler.h"
 #include "spark/flatbuf.h"
 
 /* Limits: nesting depth, fields per schema (a malicious flatbuffer can share
@@ -233,9 +234,7 @@ typedef struct decoder {
 } decoder;
 
 static int fail(decoder *d, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
+    DP_PRINTF(2, 3)
     ;
 static int fail(decoder *d, const char *fmt, ...) {
   if (d->err) {
@@ -809,9 +808,7 @@ typedef struct encoder {
 } encoder;
 
 static int enc_fail(encoder *e, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
+    DP_PRINTF(3, 4)
     ;
 static int enc_fail(encoder *e, int code, const char *fmt, ...) {
   if (e->err) {

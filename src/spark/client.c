@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/compiler.h"
 #include "dipper.h"
 #include "spark/grpc.h"
 #include "spark/uuid.h"
@@ -106,9 +107,7 @@ static void sc_err_reset(dp_sc_error *e, int code) {
   e->sql_state[0] = '\0';
 }
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
+DP_PRINTF(3, 4)
 static int sc_err(dp_sc_error *e, int code, const char *fmt, ...) {
   if (!e) return code;
   sc_err_reset(e, code);

@@ -55,6 +55,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include "core/compiler.h"
 #include "dipper.h"
 
 #define DP_DEFAULT_MAX_MESSAGE ((size_t)128 << 20)
@@ -154,9 +155,7 @@ static void errno_text(int e, char *out, size_t cap) {
 /* ---- connection failure ---- */
 
 /* Mark the connection dead (the first reason wins). */
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
+DP_PRINTF(3, 4)
 static void conn_fail(dp_grpc *g, int code, const char *fmt, ...) {
   if (g->fail_code) return;
   g->fail_code = code;
@@ -167,9 +166,7 @@ static void conn_fail(dp_grpc *g, int code, const char *fmt, ...) {
 }
 
 /* Fail one call (the first reason wins) and reset its stream. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
+DP_PRINTF(3, 4)
 static void call_fail(dp_grpc_call *c, int code, const char *fmt, ...) {
   if (c->err_code) return;
   c->err_code = code;

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/compiler.h"
 #include "plan/analyze.h"
 #include "plan/analyze_int.h"
 #include "spark/stream_rules.h"
@@ -32,9 +33,7 @@ typedef struct rctx {
 } rctx;
 
 static void refuse(rctx *x, dp_span span, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
+    DP_PRINTF(3, 4)
     ;
 
 static void refuse(rctx *x, dp_span span, const char *fmt, ...) {

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/arena.h"
+#include "core/compiler.h"
 #include "spark/progress_int.h"
 #include "spark/streaming.h"
 
@@ -25,9 +26,7 @@
 #define AWAIT_SLACK_MS 30000
 
 static int set_error(dp_sc_error *err, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
+    DP_PRINTF(3, 4)
     ;
 
 static int set_error(dp_sc_error *err, int code, const char *fmt, ...) {

@@ -37,6 +37,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/compiler.h"
 #include "spark/translate.h"
 
 typedef struct dp_sscope dp_sscope;
@@ -98,15 +99,11 @@ void dp_sx_init(dp_sx *x, dp_spark_ctx *c, const dp_query_plan *q);
 void *dp_sx_alloc(dp_sx *x, size_t n);     /* zeroed; NULL sets x->rc = NOMEM */
 char *dp_sx_strdup(dp_sx *x, const char *s);
 char *dp_sx_printf(dp_sx *x, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
+    DP_PRINTF(2, 3)
     ;
 /* Record a refusal (DIPPER_UNSUPPORTED) at span; returns the code. */
 int dp_sx_refuse(dp_sx *x, dp_span span, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
+    DP_PRINTF(3, 4)
     ;
 int dp_sx_nomem(dp_sx *x);
 

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/compiler.h"
 #include "sql/lexer.h"
 #include "sql/parser.h"
 
@@ -58,9 +59,7 @@ _Noreturn void dp_ps_out_of_memory(parser *p);
 void *dp_ps_alloc(parser *p, size_t n);
 char *dp_ps_copy(parser *p, const char *s, size_t n);
 char *dp_ps_fmt(parser *p, const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
+    DP_PRINTF(2, 3)
     ;
 void *dp_ps_vec_push(parser *p, vec *v, size_t elem);
 void dp_ps_push_expr(parser *p, vec *v, dp_ast_expr *e);
@@ -68,9 +67,7 @@ bool dp_ps_is_word(const parser *p, const dp_token *t, const char *word);
 bool dp_ps_accept_word(parser *p, const char *word);
 const char *dp_ps_describe(parser *p, const dp_token *t);
 _Noreturn void dp_ps_fail_at(parser *p, int code, dp_span span, const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
+    DP_PRINTF(4, 5)
     ;
 _Noreturn void dp_ps_fail_lex(parser *p, const dp_token *t);
 _Noreturn void dp_ps_fail_expected(parser *p, const char *what, const char *hint);
