@@ -219,10 +219,12 @@ static const char *drop_word(int what) {
   return what == 'V' ? "DropView" : what == 'F' ? "DropFunction" : "DropTable";
 }
 
-/* One line for statements that act on the session rather than produce rows;
-** NULL for queries, INSERTs and statement sets (EXPLAIN prints their plans). */
-static const char *summarize(dp_arena *a, const dp_catalog *cat, const dp_ast_stmt *s) {
+/* One line for statements that act on the session rather than produce rows
+** into *out; NULL for queries, INSERTs and statement sets (EXPLAIN prints
+** their plans).  DIPPER_OK or DIPPER_NOMEM. */
+static int summarize(dp_arena *a, const dp_catalog *cat, const dp_ast_stmt *s, const char **out) {
   dp_buf b = DP_BUF_INIT;
+  *out = NULL;
   switch (s->kind) {
   case DP_AS_CREATE_TABLE:
     summarize_table(&b, cat, last_part(&s->u.create_table.name));
@@ -262,15 +264,12 @@ static const char *summarize(dp_arena *a, const dp_catalog *cat, const dp_ast_st
   case DP_AS_STATEMENT_SET:
   case DP_AS_QUERY:
   case DP_AS_EXPLAIN:
-    return NULL;
+    return DIPPER_OK;
   }
-  if (b.oom) {
-    dp_buf_free(&b);
-    return NULL;
-  }
-  const char *line = dp_arena_strdup(a, dp_buf_cstr(&b));
+  const char *line = b.oom ? NULL : dp_arena_strdup(a, dp_buf_cstr(&b));
   dp_buf_free(&b);
-  return line;
+  *out = line;
+  return line ? DIPPER_OK : DIPPER_NOMEM;
 }
 
 /* Bind, analyse and validate one statement.  Errors are in db->diags; the
@@ -279,7 +278,7 @@ static const char *summarize(dp_arena *a, const dp_catalog *cat, const dp_ast_st
 static int compile_stmt(dipper *db, dipper_program *prog, dp_program_stmt *ps) {
   int rc = dp_bind_stmt(prog->arena, &db->diags, db->catalog, ps->ast, &ps->plan);
   if (rc != DIPPER_OK) return rc;
-  ps->summary = summarize(prog->arena, db->catalog, ps->ast);
+  if ((rc = summarize(prog->arena, db->catalog, ps->ast, &ps->summary))) return rc;
   if (ps->plan.nroots == 0)
     return dp_api_stmt_rows(prog->arena, &db->diags, db->catalog, ps->ast, &ps->plan, &ps->rows);
   rc = dp_analyze(prog->arena, &db->diags, db->catalog, &ps->plan);
@@ -323,16 +322,21 @@ int dipper_compile(dipper *db, const char *sql, size_t len, const char *filename
   dp_arena *arena = dp_arena_new(hint);
   dipper_program *prog = arena ? dp_arena_calloc(arena, 1, sizeof *prog) : NULL;
   char *text = prog ? copy_bytes(arena, sql, len) : NULL;
-  if (!text) {
+  /* the program keeps its own copy of the name: db->file lives only until
+  ** the handle's next call */
+  const char *file = text && db->file ? dp_arena_strdup(arena, db->file) : NULL;
+  if (!text || (db->file && !file)) {
     dp_arena_free(arena);
     return fail_unplaced(db, DIPPER_NOMEM, "out of memory while copying the SQL text");
   }
   prog->db = db;
   prog->arena = arena;
   prog->text = text;
-  prog->file = db->file;
+  prog->file = file;
   db->diags.text = text;
   db->diags.text_len = len;
+  dp_arena *defs = dp_catalog_arena(db->catalog);
+  dp_arena_clear_failed(defs);
 
   dp_ast_script *script = NULL;
   int rc = dp_parse(arena, &db->diags, text, len, &script);
@@ -351,14 +355,24 @@ int dipper_compile(dipper *db, const char *sql, size_t len, const char *filename
         ps->explain = ps->ast->kind == DP_AS_EXPLAIN;
         int stmt_rc = compile_stmt(db, prog, ps);
         if (rc == DIPPER_OK) rc = stmt_rc; /* the first failure; later ones still run */
+        /* ...unless memory ran out: what follows would fail for want of
+        ** what this statement did not finish (a view, a table) */
+        if (stmt_rc == DIPPER_NOMEM) {
+          rc = DIPPER_NOMEM;
+          break;
+        }
       }
     }
   }
-  if (rc == DIPPER_OK && db->diags.count == 0) {
+  if (rc == DIPPER_OK && db->diags.count == 0 && !dp_arena_failed(arena) &&
+      !dp_arena_failed(defs)) {
     *out = prog;
     return DIPPER_OK;
   }
-  int first = db->diags.count > 0 ? db->diags.items[0].code : rc;
+  /* Memory that ran out anywhere in the compiler is the failure, whatever
+  ** error it turned into on its way up ("no such type", an unknown view). */
+  if (dp_arena_failed(arena) || dp_arena_failed(defs)) rc = DIPPER_NOMEM;
+  int first = rc == DIPPER_NOMEM ? rc : db->diags.count > 0 ? db->diags.items[0].code : rc;
   if (first == DIPPER_OK) first = DIPPER_INTERNAL;
   if (db->diags.count == 0) {
     dp_span nowhere = {0, 0, 0, 0};

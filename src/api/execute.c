@@ -337,7 +337,8 @@ static int execute_embedded(dipper *db, const dp_program_stmt *ps, int stmt, dp_
     rc = run_root(db, q, sink, "select");
     db->collector = NULL;
   }
-  if (rc == DIPPER_OK && c.rc != DIPPER_OK) rc = c.rc;
+  /* a collector that failed stopped the query: its reason is the one */
+  if (c.rc != DIPPER_OK) rc = c.rc;
   if (rc == DIPPER_NOMEM && db->diags.count == 0)
     dp_error(&db->diags, rc, nowhere, "out of memory collecting the result");
   dp_arena_free(arena);

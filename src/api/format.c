@@ -36,6 +36,11 @@ static int format_column(dp_arena *a, const struct ArrowSchema *cs, const struct
     slice.length = length;
     rc = dp_vector_import(v, cs, &slice, NULL);
   }
+  /* "<format F>" is for a format dipper has no type for, not for no memory */
+  if (rc == DIPPER_NOMEM || (t && !v) || (!t && dp_arena_failed(a))) {
+    dp_vector_free(v);
+    return DIPPER_NOMEM;
+  }
   for (int64_t r = 0; r < length; r++) {
     if (!v || rc != DIPPER_OK)
       dp_buf_printf(text, "<format %s>", cs->format ? cs->format : "?");

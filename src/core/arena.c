@@ -11,6 +11,7 @@
 */
 #include "core/arena.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@ typedef struct block {
 struct dp_arena {
   block *newest;
   block *first;
+  bool failed; /* an allocation found no memory (dp_arena_failed) */
 };
 
 static size_t round_up(size_t n) { return (n + (ALIGN - 1)) & ~(size_t)(ALIGN - 1); }
@@ -57,6 +59,7 @@ dp_arena *dp_arena_new(size_t hint) {
   if (!a) return NULL;
   size_t cap = hint ? round_up(hint) : DEFAULT_BLOCK;
   if (cap < hint) cap = hint; /* round_up wrapped */
+  a->failed = false;
   a->first = a->newest = block_new(cap, NULL);
   if (!a->first) {
     free(a);
@@ -88,6 +91,17 @@ void dp_arena_reset(dp_arena *a) {
   a->first->used = 0;
 }
 
+/* Tests: every allocation in a block of its own (see arena.h). */
+static bool tight;
+
+void dp_arena_set_tight(bool on) { tight = on; }
+
+bool dp_arena_failed(const dp_arena *a) { return a && a->failed; }
+
+void dp_arena_clear_failed(dp_arena *a) {
+  if (a) a->failed = false;
+}
+
 void *dp_arena_alloc(dp_arena *a, size_t n) {
   if (!a) return NULL;
   /* A zero-byte request still gets its own address, so that distinct
@@ -95,11 +109,14 @@ void *dp_arena_alloc(dp_arena *a, size_t n) {
   size_t need = round_up(n ? n : 1);
   if (need < n) return NULL;
   block *b = a->newest;
-  if (b->cap - b->used < need) {
+  if (tight || b->cap - b->used < need) {
     size_t cap = b->cap <= MAX_DOUBLING_BLOCK / 2 ? b->cap * 2 : MAX_DOUBLING_BLOCK;
-    if (cap < need) cap = need;
+    if (cap < need || tight) cap = need;
     b = block_new(cap, a->newest);
-    if (!b) return NULL;
+    if (!b) {
+      a->failed = true;
+      return NULL;
+    }
     a->newest = b;
   }
   void *p = b->data + b->used;

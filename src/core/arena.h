@@ -12,6 +12,7 @@
 #define DP_ARENA_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/compiler.h"
@@ -31,6 +32,16 @@ void dp_arena_free(dp_arena *a);
 
 /* Forget every allocation but keep the first block for reuse. */
 void dp_arena_reset(dp_arena *a);
+/* Has an allocation from `a` found no memory since it was made or last
+** cleared?  Lets a caller that got NULL from a function that allocates, and
+** says only "no answer" (a type that did not resolve), tell "out of memory"
+** apart. */
+bool dp_arena_failed(const dp_arena *a);
+void dp_arena_clear_failed(dp_arena *a);
+/* For tests (tests/torture): when on, every allocation gets a block of its
+** own, so that each is a malloc an injected failure can hit and AddressSanitizer
+** sees its bounds.  Not thread-safe: set it before any arena is used. */
+void dp_arena_set_tight(bool on);
 
 /* 16-byte aligned memory, valid until the arena is reset or freed. */
 void *dp_arena_alloc(dp_arena *a, size_t n);

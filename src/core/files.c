@@ -5,26 +5,27 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 int dp_make_dirs(const char *path) {
-  char *p = strdup(path);
-  if (!p) return -1;
+  char p[PATH_MAX];
+  size_t n = strlen(path);
+  if (n >= sizeof p) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  memcpy(p, path, n + 1);
   for (char *q = p + 1; *q; q++) {
     if (*q != '/') continue;
     *q = '\0';
-    if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-      free(p);
-      return -1;
-    }
+    if (mkdir(p, 0777) != 0 && errno != EEXIST) return -1;
     *q = '/';
   }
-  int rc = mkdir(p, 0777) != 0 && errno != EEXIST ? -1 : 0;
-  free(p);
-  return rc;
+  return mkdir(p, 0777) != 0 && errno != EEXIST ? -1 : 0;
 }
 
 int dp_sync_dir(const char *dir) {

@@ -5,7 +5,7 @@
 #ifndef DP_FILES_H
 #define DP_FILES_H
 
-/* mkdir -p: 0, or -1 with errno set. */
+/* mkdir -p (no allocation; a path up to PATH_MAX): 0, or -1 with errno set. */
 int dp_make_dirs(const char *path);
 /* fsync of a folder, so that the names made or renamed in it survive a
 ** crash: 0, or -1 with errno set. */

@@ -159,6 +159,35 @@ void dp_agg_state_reset(dp_agg_state *s, int64_t g) {
 
 /* dp_agg_state_reserve, but the plain number columns (n, i, d, d2, x) of
 ** groups below `filled` are left unzeroed: a load writes them all. */
+/* The per-group arrays a kind keeps besides `n` (what reserve grows).  The
+** saved layout follows the kind, never whether an array is allocated yet: a
+** state that never held a group has none, and one emptied by eviction has
+** them, yet both save the same bytes. */
+enum { ARR_I = 1, ARR_D = 2, ARR_D2 = 4, ARR_X = 8 };
+
+static unsigned arrays_of(int kind) {
+  switch (kind) {
+  case AGG_SUM_INT:
+  case AGG_MIN_INT:
+  case AGG_MAX_INT:
+  case AGG_BOOL_AND:
+  case AGG_BOOL_OR: return ARR_I;
+  case AGG_SUM_DBL:
+  case AGG_AVG_DBL:
+  case AGG_MIN_DBL:
+  case AGG_MAX_DBL: return ARR_D;
+  case AGG_VAR_POP:
+  case AGG_VAR_SAMP:
+  case AGG_STDDEV_POP:
+  case AGG_STDDEV_SAMP: return ARR_D | ARR_D2;
+  case AGG_SUM_DEC:
+  case AGG_AVG_DEC:
+  case AGG_MIN_DEC:
+  case AGG_MAX_DEC: return ARR_X;
+  default: return 0;
+  }
+}
+
 static int reserve(dp_agg_state *s, int64_t ngroups, int64_t filled) {
   if (ngroups <= s->cap) return DIPPER_OK;
   int64_t cap = s->cap ? s->cap : 64;
@@ -866,11 +895,12 @@ static void save_regs(const uint8_t *regs, dp_buf *out) {
 static void save_groups(const dp_agg_state *s, const int64_t *groups, int64_t n, int64_t from,
                         bool delta, dp_buf *out) {
   dp_put_u8(out, (uint8_t)s->kind);
+  unsigned arr = arrays_of(s->kind);
   dp_put_i64s(out, s->n, groups, n);
-  if (s->i) dp_put_i64s(out, s->i, groups, n);
-  if (s->d) put_raw(out, s->d, groups, n, sizeof *s->d);
-  if (s->d2) put_raw(out, s->d2, groups, n, sizeof *s->d2);
-  if (s->x) put_raw(out, s->x, groups, n, sizeof *s->x);
+  if (arr & ARR_I) dp_put_i64s(out, s->i, groups, n);
+  if (arr & ARR_D) put_raw(out, s->d, groups, n, sizeof *s->d);
+  if (arr & ARR_D2) put_raw(out, s->d2, groups, n, sizeof *s->d2);
+  if (arr & ARR_X) put_raw(out, s->x, groups, n, sizeof *s->x);
   if (s->kind == AGG_LISTAGG) {
     dp_put_u8(out, s->sep != NULL);
     if (s->sep) dp_put_bytes(out, s->sep, s->sep_len);
@@ -1057,10 +1087,11 @@ static int load_groups(dp_agg_state *s, const int64_t *groups, int64_t n, bool d
   else
     for (int64_t k = 0; k < n; k++) sign |= (uint64_t)s->n[k];
   if (sign >> 63) return DIPPER_CORRUPT;
-  if (s->i && !dp_get_i64s(in, s->i, groups, n)) return DIPPER_CORRUPT;
-  if (s->d && !get_raw(in, s->d, groups, n, sizeof *s->d)) return DIPPER_CORRUPT;
-  if (s->d2 && !get_raw(in, s->d2, groups, n, sizeof *s->d2)) return DIPPER_CORRUPT;
-  if (s->x && !get_raw(in, s->x, groups, n, sizeof *s->x)) return DIPPER_CORRUPT;
+  unsigned arr = arrays_of(s->kind);
+  if ((arr & ARR_I) && !dp_get_i64s(in, s->i, groups, n)) return DIPPER_CORRUPT;
+  if ((arr & ARR_D) && !get_raw(in, s->d, groups, n, sizeof *s->d)) return DIPPER_CORRUPT;
+  if ((arr & ARR_D2) && !get_raw(in, s->d2, groups, n, sizeof *s->d2)) return DIPPER_CORRUPT;
+  if ((arr & ARR_X) && !get_raw(in, s->x, groups, n, sizeof *s->x)) return DIPPER_CORRUPT;
   int rc = DIPPER_OK;
   if (s->kind == AGG_LISTAGG) rc = load_listagg(s, groups, n, in);
   for (int64_t k = 0; s->kind == AGG_HLL && k < n && !rc; k++)

@@ -45,13 +45,14 @@ static const char *subdir(dp_ckpt_kind kind) {
 }
 
 const char *dp_ckpt_path(dp_ckpt *c, dp_ckpt_kind kind, int64_t batch) {
+  if (c->path.oom) dp_buf_free(&c->path); /* out of memory last time: try afresh */
   c->path.len = 0;
   const char *sub = subdir(kind);
   if (sub)
     dp_buf_printf(&c->path, "%s/%s/%lld", c->dir, sub, (long long)batch);
   else
     dp_buf_printf(&c->path, "%s/fingerprint", c->dir);
-  return dp_buf_cstr(&c->path);
+  return c->path.oom ? NULL : dp_buf_cstr(&c->path);
 }
 
 /* A query name as one path component: '/' and leading dots would escape. */
@@ -82,11 +83,12 @@ int dp_ckpt_open(const char *root, const char *name, dp_diags *d, dp_ckpt **out)
   for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
     dp_buf sub = DP_BUF_INIT;
     dp_buf_printf(&sub, "%s/%s", c->dir, subdir(kinds[i]));
-    int bad = sub.oom || dp_make_dirs(dp_buf_cstr(&sub)) != 0;
-    int err = errno;
+    bool sub_oom = sub.oom;
+    int bad = sub_oom || dp_make_dirs(dp_buf_cstr(&sub)) != 0;
+    int err = sub_oom ? ENOMEM : errno;
     dp_buf_free(&sub);
     if (bad) {
-      int rc = dp_error(d, DIPPER_IO, nowhere,
+      int rc = dp_error(d, sub_oom || err == ENOMEM ? DIPPER_NOMEM : DIPPER_IO, nowhere,
                         "cannot make the checkpoint folder '%s': %s; check "
                         "'execution.checkpointing.dir'",
                         c->dir, strerror(err));
@@ -96,11 +98,13 @@ int dp_ckpt_open(const char *root, const char *name, dp_diags *d, dp_ckpt **out)
   }
   dp_buf lock = DP_BUF_INIT;
   dp_buf_printf(&lock, "%s/LOCK", c->dir);
-  c->lock_fd = lock.oom ? -1 : open(dp_buf_cstr(&lock), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  bool lock_oom = lock.oom;
+  c->lock_fd = lock_oom ? -1 : open(dp_buf_cstr(&lock), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   int err = errno;
   dp_buf_free(&lock);
+  if (lock_oom) err = ENOMEM;
   if (c->lock_fd < 0) {
-    int rc = dp_error(d, DIPPER_IO, nowhere, "cannot open the lock of checkpoint folder '%s': %s",
+    int rc = dp_error(d, err == ENOMEM ? DIPPER_NOMEM : DIPPER_IO, nowhere, "cannot open the lock of checkpoint folder '%s': %s",
                       c->dir, strerror(err));
     dp_ckpt_close(c);
     return rc;
@@ -167,7 +171,9 @@ int dp_ckpt_write(dp_ckpt *c, dp_ckpt_kind kind, int64_t batch, const void *payl
   dp_put_u32(&head, (uint32_t)n);
   if (!head.oom) dp_put_u32(&tail, dp_crc32c(dp_crc32c(0, head.data, head.len), payload, n));
   dp_buf final = DP_BUF_INIT, tmp = DP_BUF_INIT;
-  dp_buf_puts(&final, dp_ckpt_path(c, kind, batch));
+  const char *path = dp_ckpt_path(c, kind, batch);
+  if (path) dp_buf_puts(&final, path);
+  else final.oom = true;
   const char *slash = strrchr(dp_buf_cstr(&final), '/');
   size_t dirlen = slash ? (size_t)(slash - final.data) : 0;
   dp_buf_put(&tmp, final.data, dirlen);
@@ -243,6 +249,7 @@ int dp_ckpt_read(dp_ckpt *c, dp_ckpt_kind kind, int64_t batch, bool report, uint
   *payload = NULL;
   *n = 0;
   const char *path = dp_ckpt_path(c, kind, batch);
+  if (!path) return DIPPER_NOMEM;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return DIPPER_NAME;
@@ -343,7 +350,10 @@ int dp_ckpt_list(dp_ckpt *c, dp_ckpt_kind kind, int64_t **ids, int *n) {
   *n = 0;
   dp_buf dir = DP_BUF_INIT;
   dp_buf_printf(&dir, "%s/%s", c->dir, subdir(kind));
-  if (dir.oom) return DIPPER_NOMEM;
+  if (dir.oom) {
+    dp_buf_free(&dir);
+    return DIPPER_NOMEM;
+  }
   DIR *d = opendir(dir.data);
   if (!d) {
     int rc = dp_error(c->diags, DIPPER_IO, nowhere, "cannot list checkpoint folder '%s': %s",
@@ -385,6 +395,9 @@ void dp_ckpt_purge(dp_ckpt *c, dp_ckpt_kind kind, int64_t below) {
   int64_t *ids;
   int n;
   if (dp_ckpt_list(c, kind, &ids, &n) != DIPPER_OK) return;
-  for (int i = 0; i < n && ids[i] < below; i++) unlink(dp_ckpt_path(c, kind, ids[i]));
+  for (int i = 0; i < n && ids[i] < below; i++) {
+    const char *path = dp_ckpt_path(c, kind, ids[i]);
+    if (path) unlink(path); /* else left for the next purge */
+  }
   free(ids);
 }

@@ -77,7 +77,7 @@ int dp_ckpt_read(dp_ckpt *c, dp_ckpt_kind kind, int64_t batch, bool report, uint
 int dp_ckpt_list(dp_ckpt *c, dp_ckpt_kind kind, int64_t **ids, int *n);
 /* Remove the records of `kind` with ids below `below`. */
 void dp_ckpt_purge(dp_ckpt *c, dp_ckpt_kind kind, int64_t below);
-/* The path of a record, for messages (valid until the next call). */
+/* The path of a record (valid until the next call); NULL when out of memory. */
 const char *dp_ckpt_path(dp_ckpt *c, dp_ckpt_kind kind, int64_t batch);
 
 #endif /* DP_CHECKPOINT_H */

@@ -189,7 +189,10 @@ static void nth_line(const char *text, size_t len, int n, dp_buf *out) {
 static int check_fingerprint(dp_driver *dr, bool has_commits) {
   dp_buf mine = DP_BUF_INIT;
   fingerprint(dr, &mine);
-  if (mine.oom) return ck_fail(dr, DIPPER_NOMEM, "writing the checkpoint's fingerprint");
+  if (mine.oom) {
+    dp_buf_free(&mine);
+    return ck_fail(dr, DIPPER_NOMEM, "writing the checkpoint's fingerprint");
+  }
   uint8_t *old = NULL;
   size_t n = 0;
   int rc = has_commits ? dp_ckpt_read(dr->ckpt, DP_CKPT_FINGERPRINT, 0, true, &old, &n) : DIPPER_NAME;
@@ -357,10 +360,11 @@ static int write_offsets(dp_driver *dr, int64_t batch, bool final, bool planned)
 
 static int damaged(dp_driver *dr, dp_ckpt_kind kind, int64_t batch, const char *why) {
   dp_span nowhere = {0, 0, 0, 0};
+  const char *path = dp_ckpt_path(dr->ckpt, kind, batch);
   return dp_error(&dr->diags, DIPPER_CORRUPT, nowhere,
                   "checkpoint file '%s' does not fit this query (%s); remove '%s' to start the "
                   "query afresh",
-                  dp_ckpt_path(dr->ckpt, kind, batch), why, dp_ckpt_dir(dr->ckpt));
+                  path ? path : "?", why, dp_ckpt_dir(dr->ckpt));
 }
 
 /* One state file of a restore's chain, split by operator. */
@@ -503,6 +507,7 @@ static int restore_commit(dp_driver *dr, int64_t s, const uint8_t *data, size_t 
   }
   if (!dp_rd_done(&r)) return damaged(dr, DP_CKPT_COMMIT, s, "bytes are left over");
   dr->finished = ended == 1;
+  dr->progress.finished = dr->finished; /* a restart of a query that ended says so */
   dr->progress.batch_id = s;
   dr->progress.watermark = dr->next_watermark;
   return DIPPER_OK;

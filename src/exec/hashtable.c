@@ -523,38 +523,45 @@ int dp_ht_find_or_insert(dp_hashtable *ht, const dp_vector *const *cols, const u
 }
 
 int dp_ht_compact(dp_hashtable *ht, const bool *keep, int64_t *remap) {
-  int64_t kept = 0;
-  int64_t *sel = malloc((size_t)(ht->ngroups > 0 ? ht->ngroups : 1) * sizeof *sel);
-  if (!sel) return DIPPER_NOMEM;
-  for (int64_t g = 0; g < ht->ngroups; g++) {
-    if (keep[g]) {
-      ht->hashes[kept] = ht->hashes[g];
-      sel[kept] = g;
-      if (remap) remap[g] = kept;
-      kept++;
-    } else if (remap) {
-      remap[g] = -1;
-    }
-  }
-  int rc = DIPPER_OK;
-  for (int k = 0; k < ht->nkeys && !rc; k++) {
-    dp_vector *fresh = dp_vector_new(ht->keys[k]->type, kept);
-    if (!fresh) {
-      rc = DIPPER_NOMEM;
-      break;
-    }
-    rc = dp_vector_take(fresh, ht->keys[k], sel, 0, kept);
-    if (rc) {
-      dp_vector_free(fresh);
-      break;
-    }
-    dp_vector_free(ht->keys[k]);
-    ht->keys[k] = fresh;
-  }
-  free(sel);
-  if (rc) return rc; /* the table is now inconsistent; the caller fails the query */
-  ht->ngroups = kept;
+  /* Everything that can fail comes first, into new memory; the table is
+  ** changed only once nothing can fail (so an out-of-memory leaves it as it
+  ** was, and the caller may go on or retry). */
+  int64_t n = ht->ngroups, kept = 0;
+  int64_t *sel = malloc((size_t)(n > 0 ? n : 1) * sizeof *sel);
+  dp_vector **fresh = calloc((size_t)(ht->nkeys > 0 ? ht->nkeys : 1), sizeof *fresh);
+  for (int64_t g = 0; sel && g < n; g++)
+    if (keep[g]) sel[kept++] = g;
   uint64_t nslots = HT_MIN_SLOTS;
   while (nslots < (uint64_t)kept * 2) nslots *= 2;
-  return rebuild_slots(ht, nslots);
+  uint64_t *slots = malloc(nslots * sizeof *slots);
+  int rc = sel && fresh && slots ? DIPPER_OK : DIPPER_NOMEM;
+  for (int k = 0; k < ht->nkeys && !rc; k++) {
+    fresh[k] = dp_vector_new(ht->keys[k]->type, kept);
+    rc = fresh[k] ? dp_vector_take(fresh[k], ht->keys[k], sel, 0, kept) : DIPPER_NOMEM;
+  }
+  if (rc) {
+    for (int k = 0; fresh && k < ht->nkeys; k++) dp_vector_free(fresh[k]);
+    free(fresh);
+    free(slots);
+    free(sel);
+    return rc;
+  }
+  for (int64_t g = 0, at = 0; g < n; g++) {
+    if (remap) remap[g] = keep[g] ? at : -1;
+    at += keep[g];
+  }
+  for (int64_t k = 0; k < kept; k++) ht->hashes[k] = ht->hashes[sel[k]]; /* sel[k] >= k */
+  for (int k = 0; k < ht->nkeys; k++) {
+    dp_vector_free(ht->keys[k]);
+    ht->keys[k] = fresh[k];
+  }
+  ht->ngroups = kept;
+  memset(slots, 0, nslots * sizeof *slots);
+  for (int64_t g = 0; g < kept; g++) place(slots, nslots - 1, ht->hashes[g], g);
+  free(ht->slots);
+  ht->slots = slots;
+  ht->nslots = nslots;
+  free(fresh);
+  free(sel);
+  return DIPPER_OK;
 }

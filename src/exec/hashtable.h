@@ -81,7 +81,8 @@ int dp_ht_add(dp_hashtable *ht, const dp_vector *const *cols, int64_t row, uint6
 int dp_ht_add_appended(dp_hashtable *ht, int64_t len, int64_t *dup);
 
 /* Keep the groups with keep[id] true, renumbered densely in their old order;
-** remap[old] = new id or -1 (remap has room for ngroups; may be NULL). */
+** remap[old] = new id or -1 (remap has room for ngroups; may be NULL).
+** DIPPER_OK, or DIPPER_NOMEM with the table (and remap) untouched. */
 int dp_ht_compact(dp_hashtable *ht, const bool *keep, int64_t *remap);
 
 /* Grouping equality of row i of a and row j of b (same type). */

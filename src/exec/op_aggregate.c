@@ -144,12 +144,12 @@ static int mark_dirty(agg_state *st, int64_t g) {
 }
 
 static void free_batch_vectors(agg_state *st) {
-  for (int j = 0; j < st->ngroup; j++) {
+  for (int j = 0; st->gvec && st->gowned && j < st->ngroup; j++) {
     if (st->gowned[j]) dp_vector_free(st->gvec[j]);
     st->gvec[j] = NULL;
     st->gowned[j] = false;
   }
-  for (int a = 0; a < st->naggs; a++) {
+  for (int a = 0; st->calls && a < st->naggs; a++) {
     agg_call_state *c = &st->calls[a];
     for (int k = 0; k < 2; k++) {
       if (c->owned[k]) dp_vector_free(c->args[k]);

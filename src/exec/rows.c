@@ -286,8 +286,7 @@ int dp_rows_order_eval(dp_exec *ex, const dp_sort_key *keys, int nkeys, const dp
 }
 
 void dp_rows_order_free(dp_rows_order *o, const dp_sort_key *keys) {
-  if (!o->cols) return;
-  for (int k = 0; k < o->nkeys; k++)
+  for (int k = 0; o->cols && k < o->nkeys; k++)
     if (dp_expr_as_column(keys[k].expr) < 0) dp_vector_free((dp_vector *)(uintptr_t)o->cols[k]);
   free(o->cols);
   free((void *)(uintptr_t)o->desc);

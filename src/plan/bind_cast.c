@@ -191,8 +191,11 @@ dp_expr *dp_bind_call_fn(dp_binder *b, const dp_func *fn, int nargs, dp_expr **a
   }
   dp_expr **own = dp_arena_calloc(b->a, (size_t)(nargs ? nargs : 1), sizeof *own);
   if (!own) return dp_bind_fail(b, DIPPER_NOMEM, span, "out of memory");
+  const dp_type **picked = NULL;
+  if (dp_func_param_types(b->a, fn, nargs, (const dp_type *const *)types, &picked))
+    return dp_bind_fail(b, DIPPER_NOMEM, span, "out of memory");
   for (int i = 0; i < nargs; i++) {
-    const dp_type *pt = dp_func_param_type(fn, i, nargs, (const dp_type *const *)types);
+    const dp_type *pt = picked[i];
     own[i] = args[i];
     if (pt && !dp_type_equal(pt, types[i])) {
       own[i] = dp_bind_coerce(b, args[i], pt, fn->name);
@@ -236,7 +239,7 @@ bool dp_bind_unify2(dp_binder *b, dp_expr **l, dp_expr **r, const char *what, dp
                 dp_bind_type_str(b, lt), dp_bind_type_str(b, rt));
     return false;
   }
-  /* The casts to the common type are the catalog's (dp_func_param_type). */
+  /* The casts to the common type are the catalog's (dp_func_param_types). */
   return true;
 }
 

@@ -235,14 +235,14 @@ dp_expr *dp_bind_and(dp_binder *b, int n, dp_expr **conds) {
 /* scopes                                                              */
 /* ------------------------------------------------------------------ */
 
-void dp_bscope_add(dp_binder *b, dp_bscope *s, const char *rel, const char *name,
-                   const dp_type *type, int index, dp_expr *expr) {
+dp_bcol *dp_bscope_add(dp_binder *b, dp_bscope *s, const char *rel, const char *name,
+                       const dp_type *type, int index, dp_expr *expr) {
   if (s->n == s->cap) {
     int nc = s->cap ? s->cap * 2 : 16;
     dp_bcol *g = dp_arena_grow(b->a, s->cols, (size_t)s->cap, (size_t)nc, sizeof *g);
     if (!g) {
       dp_bind_err(b, DIPPER_NOMEM, (dp_span){0, 0, 0, 0}, "out of memory building a scope");
-      return;
+      return NULL;
     }
     s->cols = g;
     s->cap = nc;
@@ -254,6 +254,7 @@ void dp_bscope_add(dp_binder *b, dp_bscope *s, const char *rel, const char *name
   c->type = type;
   c->index = index;
   c->expr = expr;
+  return c;
 }
 
 void dp_bscope_from_plan(dp_binder *b, dp_bscope *s, const dp_plan *p, const char *rel) {
@@ -452,6 +453,7 @@ static dp_expr *bind_subquery(dp_bexpr *x, const dp_ast_expr *e) {
 
 dp_expr *dp_bind_expr(dp_bexpr *x, const dp_ast_expr *e) {
   dp_binder *b = x->b;
+  if (dp_bind_out_of_memory(b)) return NULL;
   if (!e) return dp_bind_fail(b, DIPPER_INTERNAL, (dp_span){0, 0, 0, 0}, "missing expression");
   if (++b->depth > DP_BIND_MAX_DEPTH) {
     b->depth--;

@@ -276,8 +276,8 @@ static dp_plan *bind_unnest_join(dp_binder *b, const dp_ast_from *f, dp_bscope *
   u->u.unnest.arg = arg;
   u->u.unnest.with_ordinality = uf->u.unnest.with_ordinality;
   for (int i = 0; i < ls.n; i++) {
-    dp_bscope_add(b, sc, ls.cols[i].rel, ls.cols[i].name, ls.cols[i].type, ls.cols[i].index, ls.cols[i].expr);
-    sc->cols[sc->n - 1].hidden = ls.cols[i].hidden;
+    dp_bcol *added = dp_bscope_add(b, sc, ls.cols[i].rel, ls.cols[i].name, ls.cols[i].type, ls.cols[i].index, ls.cols[i].expr);
+    if (added) added->hidden = ls.cols[i].hidden;
   }
   for (int i = 0; i < ncols; i++)
     dp_bscope_add(b, sc, uf->alias.name.name, cols[i].name, cols[i].type, nl + i, NULL);
@@ -328,15 +328,15 @@ static dp_plan *bind_join(dp_binder *b, const dp_ast_from *f, dp_bscope *sc, dp_
   for (int i = 0; i < ls.n; i++) {
     dp_bcol c = ls.cols[i];
     if (null_left) c.type = dp_bind_nullable(b, c.type);
-    dp_bscope_add(b, &both, c.rel, c.name, c.type, c.index, c.expr);
-    both.cols[both.n - 1].hidden = c.hidden;
+    dp_bcol *added = dp_bscope_add(b, &both, c.rel, c.name, c.type, c.index, c.expr);
+    if (added) added->hidden = c.hidden;
   }
   for (int i = 0; i < rs.n; i++) {
     dp_bcol c = rs.cols[i];
     if (null_right) c.type = dp_bind_nullable(b, c.type);
     dp_expr *ce = c.expr ? dp_bexpr_shift(b->a, c.expr, nl) : NULL;
-    dp_bscope_add(b, &both, c.rel, c.name, c.type, c.index >= 0 ? c.index + nl : -1, ce);
-    both.cols[both.n - 1].hidden = c.hidden;
+    dp_bcol *added = dp_bscope_add(b, &both, c.rel, c.name, c.type, c.index >= 0 ? c.index + nl : -1, ce);
+    if (added) added->hidden = c.hidden;
   }
   /* FOR SYSTEM_TIME AS OF o.ts: the right side is versioned, looked up at the left's time. */
   const dp_ast_from *rf = f->u.join.right;
@@ -445,8 +445,8 @@ static dp_plan *bind_join(dp_binder *b, const dp_ast_from *f, dp_bscope *sc, dp_
   if (semi) {
     dp_bind_copy_schema(b, j, l, 0);
     for (int i = 0; i < ls.n; i++) {
-      dp_bscope_add(b, sc, ls.cols[i].rel, ls.cols[i].name, ls.cols[i].type, ls.cols[i].index, ls.cols[i].expr);
-      sc->cols[sc->n - 1].hidden = ls.cols[i].hidden;
+      dp_bcol *added = dp_bscope_add(b, sc, ls.cols[i].rel, ls.cols[i].name, ls.cols[i].type, ls.cols[i].index, ls.cols[i].expr);
+      if (added) added->hidden = ls.cols[i].hidden;
     }
     return j;
   }
@@ -459,8 +459,8 @@ static dp_plan *bind_join(dp_binder *b, const dp_ast_from *f, dp_bscope *sc, dp_
     j->schema.cols[nl + i] = (dp_field){r->schema.cols[i].name,
                                         null_right ? dp_bind_nullable(b, r->schema.cols[i].type) : r->schema.cols[i].type};
   for (int i = 0; i < both.n; i++) {
-    dp_bscope_add(b, sc, both.cols[i].rel, both.cols[i].name, both.cols[i].type, both.cols[i].index, both.cols[i].expr);
-    sc->cols[sc->n - 1].hidden = both.cols[i].hidden;
+    dp_bcol *added = dp_bscope_add(b, sc, both.cols[i].rel, both.cols[i].name, both.cols[i].type, both.cols[i].index, both.cols[i].expr);
+    if (added) added->hidden = both.cols[i].hidden;
   }
   return j;
 }
@@ -520,6 +520,7 @@ dp_plan *dp_bind_values(dp_binder *b, const dp_ast_from *f, dp_bscope *sc) {
 
 dp_plan *dp_bind_from(dp_binder *b, const dp_ast_from *f, dp_bscope *sc, dp_bscope *outer) {
   sc->outer = outer;
+  if (dp_bind_out_of_memory(b)) return NULL;
   if (++b->depth > DP_BIND_MAX_DEPTH) {
     b->depth--;
     return dp_bind_fail(b, DIPPER_LIMIT, f->span, "FROM clause nested too deeply");

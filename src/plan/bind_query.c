@@ -21,6 +21,7 @@
 /* ------------------------------------------------------------------ */
 
 dp_plan *dp_bind_new_node(dp_binder *b, dp_plan_kind kind, dp_span span, int ninputs, ...) {
+  if (dp_bind_out_of_memory(b)) return NULL;
   dp_plan *p = dp_arena_calloc(b->a, 1, sizeof *p);
   if (!p) return dp_bind_fail(b, DIPPER_NOMEM, span, "out of memory building the plan");
   p->kind = kind;
@@ -38,8 +39,8 @@ dp_plan *dp_bind_new_node(dp_binder *b, dp_plan_kind kind, dp_span span, int nin
 }
 
 void dp_bind_schema(dp_binder *b, dp_plan *p, int n) {
-  p->schema.ncols = n;
   p->schema.cols = dp_arena_calloc(b->a, (size_t)(n ? n : 1), sizeof *p->schema.cols);
+  p->schema.ncols = p->schema.cols ? n : 0; /* never a count without its columns */
   if (!p->schema.cols) dp_bind_err(b, DIPPER_NOMEM, p->span, "out of memory building the plan");
 }
 
@@ -695,6 +696,7 @@ static dp_plan *bind_setop(dp_binder *b, const dp_ast_query *q, dp_bscope *outer
 }
 
 dp_plan *dp_bind_query(dp_binder *b, const dp_ast_query *q, dp_bscope *outer) {
+  if (dp_bind_out_of_memory(b)) return NULL;
   if (!q) return dp_bind_fail(b, DIPPER_INTERNAL, (dp_span){0, 0, 0, 0}, "missing query");
   if (++b->depth > DP_BIND_MAX_DEPTH) {
     b->depth--;
@@ -741,5 +743,5 @@ dp_plan *dp_bind_query(dp_binder *b, const dp_ast_query *q, dp_bscope *outer) {
   }
   b->ctes = saved;
   b->depth--;
-  return p;
+  return dp_bind_out_of_memory(b) ? NULL : p; /* its schema may hold a NULL type */
 }

@@ -295,9 +295,9 @@ static void alias_scope(dp_binder *b, const dp_bscope *sc, const dp_bout *items,
   memset(out, 0, sizeof *out);
   out->outer = sc->outer;
   for (int i = 0; i < sc->n; i++) {
-    dp_bscope_add(b, out, sc->cols[i].rel, sc->cols[i].name, sc->cols[i].type, sc->cols[i].index,
-                  sc->cols[i].expr);
-    out->cols[out->n - 1].hidden = sc->cols[i].hidden;
+    dp_bcol *added = dp_bscope_add(b, out, sc->cols[i].rel, sc->cols[i].name, sc->cols[i].type, sc->cols[i].index,
+                                   sc->cols[i].expr);
+    if (added) added->hidden = sc->cols[i].hidden;
   }
   for (int i = 0; i < nvisible; i++) {
     bool taken = !allow_over && has_marker(items[i].expr, DP_MARK_OVER);
@@ -405,9 +405,9 @@ static bool select_group_window(select_state *st) {
   st->p = w;
   int win_base = st->win_base = w->inputs[0]->schema.ncols;
   for (int k = 0; k < 3; k++) {
-    dp_bscope_add(b, &st->sc, NULL, w->schema.cols[win_base + k].name,
-                  w->schema.cols[win_base + k].type, win_base + k, NULL);
-    st->sc.cols[st->sc.n - 1].hidden = true;
+    dp_bcol *added = dp_bscope_add(b, &st->sc, NULL, w->schema.cols[win_base + k].name,
+                                   w->schema.cols[win_base + k].type, win_base + k, NULL);
+    if (added) added->hidden = true;
   }
   x->win_start = win_base;
   x->win_end = win_base + 1;

@@ -27,6 +27,13 @@ static int vbind_err(dp_binder *b, int code, dp_span span, const char *fmt, va_l
   return code;
 }
 
+bool dp_bind_out_of_memory(dp_binder *b) {
+  if (!dp_arena_failed(b->a)) return false;
+  if (b->first_error != DIPPER_NOMEM)
+    dp_bind_err(b, DIPPER_NOMEM, (dp_span){0, 0, 0, 0}, "out of memory while binding");
+  return true;
+}
+
 int dp_bind_err(dp_binder *b, int code, dp_span span, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

@@ -68,6 +68,12 @@ typedef struct dp_binder {
   int first_error;
 } dp_binder;
 
+/* Has the binder's arena run out of memory?  Then the binder stops at its
+** next step (each dp_bind_query/from/expr and each new node asks), so that a
+** type or name left NULL by the failure is never read; the error is recorded
+** once.  (Failures are sticky: core/arena.h.) */
+bool dp_bind_out_of_memory(dp_binder *b);
+
 /* Marker columns standing for a collected call until its node exists. */
 #define DP_MARK_AGG (-1)
 #define DP_MARK_OVER (-2)
@@ -149,8 +155,8 @@ bool dp_bexpr_uses_range(const dp_expr *e, int lo, int hi);
 bool dp_bexpr_has_outer(const dp_expr *e, int level);
 
 /* ---- scopes (bind_expr.c) ---- */
-void dp_bscope_add(dp_binder *b, dp_bscope *s, const char *rel, const char *name,
-                   const dp_type *type, int index, dp_expr *expr);
+dp_bcol *dp_bscope_add(dp_binder *b, dp_bscope *s, const char *rel, const char *name,
+                       const dp_type *type, int index, dp_expr *expr);
 /* The scope of a plan's output, every column qualified by rel. */
 void dp_bscope_from_plan(dp_binder *b, dp_bscope *s, const dp_plan *p, const char *rel);
 

@@ -778,6 +778,9 @@ static int reparse_query(dp_catalog *c, dp_diags *d, const dp_ast_create_view *c
   int rc = dp_parse(c->arena, &pd, buf, end, &script);
   if (rc == DIPPER_OK && script && script->n == 1 && script->stmts[0]->kind == DP_AS_QUERY) {
     v->query = script->stmts[0]->u.query;
+  } else if (rc == DIPPER_NOMEM) {
+    dp_span nowhere = {0, 0, 0, 0};
+    dp_error(d, DIPPER_NOMEM, nowhere, "out of memory while keeping view `%s`", v->name);
   } else {
     rc = dp_error(d, DIPPER_INTERNAL, qs,
                   "the query of view `%s` did not parse again on its own (%s); please report this",

@@ -49,7 +49,9 @@ static void put_type(explain_ctx *x, const dp_type *t) {
     dp_buf_puts(x->out, tmp);
     return;
   }
-  dp_buf_puts(x->out, dp_type_format(x->scratch, t));
+  const char *s = dp_type_format(x->scratch, t);
+  if (!s) x->out->oom = true; /* the text is then thrown away whole */
+  else dp_buf_puts(x->out, s);
 }
 
 static void put_colname(dp_buf *out, const dp_schema *in, int i) {
@@ -61,7 +63,8 @@ static void put_colname(dp_buf *out, const dp_schema *in, int i) {
 
 static void put_value(explain_ctx *x, const dp_value *v) {
   const char *s = x->scratch ? dp_value_format(x->scratch, v) : NULL;
-  dp_buf_puts(x->out, s ? s : "?");
+  if (!s) x->out->oom = true;
+  else dp_buf_puts(x->out, s);
 }
 
 /* Operators whose spelling comes after their single operand ("x IS NULL"). */
@@ -855,6 +858,7 @@ void dp_explain_plan(dp_buf *out, const dp_query_plan *q, unsigned flags) {
   x.scratch = dp_arena_new(0);
   if (!x.scratch) out->oom = true;
   for (int r = 0; r < q->nroots; r++) explain_node(&x, q->roots[r], 0);
+  if (dp_arena_failed(x.scratch)) out->oom = true; /* a name or type left out */
   dp_arena_free(x.scratch);
 }
 
@@ -892,6 +896,7 @@ void dp_explain_stmt_json(dp_buf *out, const char *summary, const dp_query_plan 
     dp_buf_indent(out, level * 2);
   }
   dp_buf_putc(out, '}');
+  if (dp_arena_failed(x.scratch)) out->oom = true; /* a name or type left out */
   dp_arena_free(x.scratch);
 }
 
@@ -903,6 +908,7 @@ void dp_explain_node(dp_buf *out, const dp_plan *p) {
   put_node_line(&x, p);
   dp_buf_puts(out, " ");
   put_schema_line(&x, p);
+  if (dp_arena_failed(x.scratch)) out->oom = true; /* a name or type left out */
   dp_arena_free(x.scratch);
 }
 
@@ -912,5 +918,6 @@ void dp_explain_expr(dp_buf *out, const dp_expr *e, const dp_schema *in) {
   x.scratch = dp_arena_new(0);
   if (!x.scratch) out->oom = true;
   put_expr(&x, e, in);
+  if (dp_arena_failed(x.scratch)) out->oom = true; /* a name or type left out */
   dp_arena_free(x.scratch);
 }

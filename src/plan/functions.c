@@ -4,7 +4,7 @@
 **
 ** Every function has one resolver that, from the argument types, computes
 ** both the result type and the type each argument must be cast to.  infer and
-** dp_func_param_type are two views of that one computation, so the binder's
+** dp_func_param_types are two views of that one computation, so the binder's
 ** implicit casts always agree with the result type.  Resolvers of `sig`
 ** functions read the parameter classes from the signature text, so the
 ** documentation and the check cannot drift apart.
@@ -22,6 +22,7 @@
 
 #include "core/compiler.h"
 #include "core/suggest.h"
+#include "dipper.h"
 
 #define MAX_DECIMAL 38
 #define MAX_SIG_PARAMS 8
@@ -166,8 +167,8 @@ const char *dp_func_suggest(const char *name) {
 }
 
 /* ---- interned parameter types ----
-** dp_func_param_type has no arena, so every type it hands out is one of
-** these statics (nullable, as the contract says), or an argument's own. */
+** Parameter types are these statics (nullable, as the contract says) or an
+** argument's own, so that picking them allocates nothing per type. */
 
 #define DEC_(p, s) {.kind = DP_T_DECIMAL, .precision = p, .scale = s}
 #define DEC_ROW_(p)                                                                          \
@@ -1050,20 +1051,18 @@ static const dp_type *infer_entry(dp_arena *a, const dp_func *fn, int nargs,
   return t;
 }
 
-const dp_type *dp_func_param_type(const dp_func *fn, int i, int nargs, const dp_type *const *args) {
-  if (!fn || fn->id < 0 || fn->id >= DP_F_COUNT_ || i < 0 || i >= nargs || !args) return NULL;
-  /* Resolvers build their result in an arena; the parameter types they pick
-  ** are statics or argument types, so a scratch arena suffices. */
-  dp_arena *scratch = dp_arena_new(1024);
-  if (!scratch) return NULL;
-  const dp_type *picked = NULL;
-  const dp_type **params = dp_arena_calloc(scratch, (size_t)nargs, sizeof *params);
-  if (params) {
-    rctx c = {scratch, fn, nargs, args, params, NULL};
-    if (resolve(&c)) picked = params[i];
-  }
-  dp_arena_free(scratch);
-  return picked;
+int dp_func_param_types(dp_arena *a, const dp_func *fn, int nargs, const dp_type *const *args,
+                        const dp_type ***out) {
+  *out = NULL;
+  if (!a || !fn || fn->id < 0 || fn->id >= DP_F_COUNT_ || nargs < 0 || (nargs > 0 && !args))
+    return DIPPER_MISUSE;
+  const dp_type **params = dp_arena_calloc(a, (size_t)(nargs ? nargs : 1), sizeof *params);
+  if (!params) return DIPPER_NOMEM;
+  rctx c = {a, fn, nargs, args, params, NULL};
+  if (!resolve(&c))
+    memset(params, 0, (size_t)(nargs ? nargs : 1) * sizeof *params); /* no signature fits */
+  *out = params;
+  return DIPPER_OK;
 }
 
 /* ---- units ---- */

@@ -73,7 +73,11 @@ const dp_func *dp_func_at(int i);
 **     it comes first except for floor/ceil(ts, 'UNIT');
 **   - `op` prints infix with two arguments, prefix with one, except that
 **     ops starting with "IS " print after their operand. */
-const dp_type *dp_func_param_type(const dp_func *fn, int i, int nargs, const dp_type *const *args);
+/* The type each argument is cast to for fn (*out: nargs entries in `a`, one
+** resolution for all of them); an entry is NULL when no signature fits.
+** DIPPER_OK, DIPPER_NOMEM or DIPPER_MISUSE. */
+int dp_func_param_types(dp_arena *a, const dp_func *fn, int nargs, const dp_type *const *args,
+                        const dp_type ***out);
 
 /* Is `unit` (case-insensitive: 'HOUR', 'dow', ...) a unit fn accepts for an
 ** operand of type `operand`?  For EXTRACT, FLOOR, CEIL, TIMESTAMPADD and

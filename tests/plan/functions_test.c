@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "plan/functions.h"
+#include "dipper.h"
 #include "test.h"
 
 static dp_arena *A;
@@ -45,7 +46,14 @@ static const char *call(const char *name, int n, ...) {
   return s;
 }
 
-/* The cast dp_func_param_type asks for argument i, as text ("-" for none). */
+/* The cast dp_func_param_types asks for argument i (NULL for none). */
+static const dp_type *ptype(const dp_func *fn, int i, int n, const dp_type *const *args) {
+  const dp_type **picked = NULL;
+  if (dp_func_param_types(A, fn, n, args, &picked) != DIPPER_OK) return NULL;
+  return picked[i];
+}
+
+/* The same as text ("-" for none). */
 static const char *param(const char *name, int i, int n, ...) {
   setup();
   const dp_type *args[16];
@@ -53,7 +61,7 @@ static const char *param(const char *name, int i, int n, ...) {
   va_start(ap, n);
   for (int k = 0; k < n; k++) args[k] = va_arg(ap, const dp_type *);
   va_end(ap);
-  const dp_type *t = dp_func_param_type(dp_func_lookup(name), i, n, args);
+  const dp_type *t = ptype(dp_func_lookup(name), i, n, args);
   return t ? dp_type_format(A, dp_type_with_nullability(A, t, false)) : "-";
 }
 
@@ -434,7 +442,7 @@ TEST(aggregates_and_window_functions) {
   CHECK_CONTAINS(call("lag", 2, T(DP_T_INT), T(DP_T_STRING)), "the offset is STRING");
 }
 
-/* Casting the arguments as dp_func_param_type says must not change the
+/* Casting the arguments as dp_func_param_types says must not change the
 ** result: the binder infers before it casts. */
 TEST(casts_do_not_change_the_result) {
   setup();
@@ -468,7 +476,7 @@ TEST(casts_do_not_change_the_result) {
     const dp_type *cast[4];
     int ncast = 0;
     for (int i = 0; i < cases[k].n; i++) {
-      const dp_type *p = dp_func_param_type(fn, i, cases[k].n, cases[k].args);
+      const dp_type *p = ptype(fn, i, cases[k].n, cases[k].args);
       cast[i] = p ? p : cases[k].args[i];
       ncast += p != NULL;
     }
@@ -479,18 +487,21 @@ TEST(casts_do_not_change_the_result) {
       fprintf(stderr, "  %s: %s before the casts, %s after\n", cases[k].fn, fmt(before), fmt(after));
     CHECK(before && after && dp_type_equal(before, after));
     for (int i = 0; i < cases[k].n; i++) /* the casts are complete: none asked twice */
-      CHECK(dp_func_param_type(fn, i, cases[k].n, cast) == NULL);
+      CHECK(ptype(fn, i, cases[k].n, cast) == NULL);
   }
 }
 
 TEST(param_type_edge_cases) {
   setup();
   const dp_type *args[2] = {T(DP_T_INT), T(DP_T_BIGINT)};
-  CHECK(dp_func_param_type(NULL, 0, 2, args) == NULL);
-  CHECK(dp_func_param_type(dp_func_get(DP_F_ADD), 2, 2, args) == NULL);
-  CHECK(dp_func_param_type(dp_func_get(DP_F_ADD), -1, 2, args) == NULL);
+  const dp_type **picked = NULL;
+  CHECK_EQ(dp_func_param_types(A, NULL, 2, args, &picked), DIPPER_MISUSE);
+  CHECK(picked == NULL);
+  CHECK_EQ(dp_func_param_types(A, dp_func_get(DP_F_ADD), -1, args, &picked), DIPPER_MISUSE);
+  CHECK_EQ(dp_func_param_types(NULL, dp_func_get(DP_F_ADD), 2, args, &picked), DIPPER_MISUSE);
   const dp_type *bad[2] = {T(DP_T_STRING), T(DP_T_BOOLEAN)};
-  CHECK(dp_func_param_type(dp_func_get(DP_F_ADD), 0, 2, bad) == NULL); /* invalid call */
+  CHECK_EQ(dp_func_param_types(A, dp_func_get(DP_F_ADD), 2, bad, &picked), DIPPER_OK);
+  CHECK(picked[0] == NULL && picked[1] == NULL); /* invalid call: no casts */
 }
 
 TEST(units_fit_their_operands) {
