@@ -23,6 +23,7 @@
 
 #include "api/dipper_int.h"
 #include "connectors/records.h"
+#include "core/grow.h"
 #include "exec/exec.h"
 #include "exec/exec_int.h"
 #include "plan/analyze.h"
@@ -131,15 +132,9 @@ int dp_api_schema_copy(const struct ArrowSchema *src, struct ArrowSchema *dst) {
 /* ---- results and their stream ---- */
 
 int dp_api_result_push(dp_api_result *r, struct ArrowArray *a) {
-  if (r->n == r->cap) {
-    int cap = r->cap ? r->cap * 2 : 4;
-    struct ArrowArray *grown = realloc(r->arrays, (size_t)cap * sizeof *grown);
-    if (!grown) {
-      if (a->release) a->release(a);
-      return DIPPER_NOMEM;
-    }
-    r->arrays = grown;
-    r->cap = cap;
+  if (dp_grow_i(&r->arrays, &r->cap, r->n + 1, sizeof *r->arrays, 4)) {
+    if (a->release) a->release(a);
+    return DIPPER_NOMEM;
   }
   r->arrays[r->n++] = *a;
   a->release = NULL; /* moved */

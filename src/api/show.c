@@ -28,6 +28,7 @@
 
 #include "api/dipper_int.h"
 #include "core/buf.h"
+#include "core/grow.h"
 #include "core/vector.h"
 #include "plan/binder.h"
 #include "plan/explain.h"
@@ -48,15 +49,9 @@ typedef struct rows_builder {
 /* Append one cell, copied into the arena; NULL is SQL NULL. */
 static void cell(rows_builder *rb, const char *text) {
   if (rb->oom) return;
-  if (rb->ncells == rb->cap) {
-    int cap = rb->cap ? rb->cap * 2 : 32;
-    const char **grown = realloc(rb->cells, (size_t)cap * sizeof *grown);
-    if (!grown) {
-      rb->oom = true;
-      return;
-    }
-    rb->cells = grown;
-    rb->cap = cap;
+  if (dp_grow_i(&rb->cells, &rb->cap, rb->ncells + 1, sizeof *rb->cells, 32)) {
+    rb->oom = true;
+    return;
   }
   const char *copy = text ? dp_arena_strdup(rb->a, text) : NULL;
   if (text && !copy) {

@@ -55,6 +55,7 @@
 #include "connectors/kafka_int.h"
 #include "connectors/records.h"
 #include "core/compiler.h"
+#include "core/grow.h"
 #include "formats/formats.h"
 
 /* How long records the broker announced may take to arrive before the batch
@@ -880,15 +881,9 @@ static int hold(kafka_source *ks, kpart *p, rd_kafka_message_t *m) {
     p->nheld -= p->held_head;
     p->held_head = 0;
   }
-  if (p->nheld == p->held_cap) {
-    int cap = p->held_cap ? p->held_cap * 2 : 64;
-    rd_kafka_message_t **grown = realloc(p->held, (size_t)cap * sizeof *grown);
-    if (!grown) {
-      rd_kafka_message_destroy(m);
-      return DIPPER_NOMEM;
-    }
-    p->held = grown;
-    p->held_cap = cap;
+  if (dp_grow_i(&p->held, &p->held_cap, p->nheld + 1, sizeof *p->held, 64)) {
+    rd_kafka_message_destroy(m);
+    return DIPPER_NOMEM;
   }
   p->held[p->nheld++] = m;
   if (!p->paused && p->nheld - p->held_head >= HOLD_LIMIT) return set_paused(ks, p, true);

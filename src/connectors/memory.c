@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/grow.h"
 #include "core/session.h"
 #include "plan/plan.h"
 #include "connectors/records.h"
@@ -101,13 +102,8 @@ int dipper_memory_push_json(dipper *db, const char *table, const char *jsonl, si
                           table, def->connector);
   mem_table *t = find_table(db, def ? table_key(def) : table, true);
   if (!t) return dp_session_fail(db, DIPPER_NOMEM, "out of memory pushing rows to `%s`", table);
-  if (t->npushes == t->cap) {
-    int cap = t->cap ? t->cap * 2 : 8;
-    mem_push *p = realloc(t->pushes, (size_t)cap * sizeof *p);
-    if (!p) return dp_session_fail(db, DIPPER_NOMEM, "out of memory pushing rows to `%s`", table);
-    t->pushes = p;
-    t->cap = cap;
-  }
+  if (dp_grow_i(&t->pushes, &t->cap, t->npushes + 1, sizeof *t->pushes, 8))
+    return dp_session_fail(db, DIPPER_NOMEM, "out of memory pushing rows to `%s`", table);
   char *copy = malloc(len + 1);
   if (!copy) return dp_session_fail(db, DIPPER_NOMEM, "out of memory pushing rows to `%s`", table);
   if (len) memcpy(copy, jsonl, len);

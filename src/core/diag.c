@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/grow.h"
 
 #define DEFAULT_MAX 100
 
@@ -26,13 +27,8 @@ void dp_diags_init(dp_diags *d, dp_arena *a, const char *file, const char *text,
 
 /* Room for one more item; false when the arena is out of memory. */
 static bool reserve_item(dp_diags *d) {
-  if (d->count < d->cap) return true;
-  int cap = d->cap ? d->cap * 2 : 8;
-  dp_diag *items = dp_arena_grow(d->arena, d->items, (size_t)d->cap, (size_t)cap, sizeof *items);
-  if (!items) return false;
-  d->items = items;
-  d->cap = cap;
-  return true;
+  return dp_arena_grow_i(d->arena, &d->items, &d->cap, d->count + 1, sizeof *d->items, 8) ==
+         DIPPER_OK;
 }
 
 int dp_error(dp_diags *d, int code, dp_span span, const char *fmt, ...) {

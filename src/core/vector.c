@@ -10,6 +10,7 @@
 ** bitmap bytes are zeroed so that exported bitmaps hold no stray bits.
 */
 #include "core/vector.h"
+#include "core/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -225,14 +226,7 @@ int dp_vector_append_str(dp_vector *v, const char *p, size_t n) {
   int rc = dp_vector_room_(v);
   if (rc) return rc;
   int64_t need = v->data_len + (int64_t)n;
-  if (need > v->data_cap) {
-    int64_t cap = v->data_cap ? v->data_cap * 2 : 64;
-    if (cap < need) cap = need;
-    char *d = realloc(v->data, (size_t)cap);
-    if (!d) return DIPPER_NOMEM;
-    v->data = d;
-    v->data_cap = cap;
-  }
+  if (dp_grow(&v->data, &v->data_cap, need, 1, 64)) return DIPPER_NOMEM;
   if (n) memcpy(v->data + v->data_len, p, n);
   v->data_len = need;
   v->offsets[v->length + 1] = (int32_t)need;

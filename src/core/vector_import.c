@@ -11,6 +11,7 @@
 ** carries the absolute row in the node's own buffers.
 */
 #include "core/vector_import.h"
+#include "core/grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,14 +243,7 @@ static int append_varbin(dp_vector *v, const struct ArrowSchema *s, const struct
   int rc = append_offsets(v, a->buffers[1], wide, off, n, v->data_len, &start, &end);
   if (rc) return rc;
   int64_t need = v->data_len + (end - start);
-  if (need > v->data_cap) {
-    int64_t cap = v->data_cap ? v->data_cap * 2 : 64;
-    if (cap < need) cap = need;
-    char *d = realloc(v->data, (size_t)cap);
-    if (!d) return DIPPER_NOMEM;
-    v->data = d;
-    v->data_cap = cap;
-  }
+  if (dp_grow(&v->data, &v->data_cap, need, 1, 64)) return DIPPER_NOMEM;
   if (end > start) memcpy(v->data + v->data_len, (const char *)a->buffers[2] + start, (size_t)(end - start));
   v->data_len = need;
   return DIPPER_OK;

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/vector.h"
 
 #define MAX_OFFSET INT32_MAX /* int32 offsets bound the bytes and elements */
@@ -206,14 +207,7 @@ static int take_varbin(dp_vector *dst, const dp_vector *src, pick p, int64_t n, 
     }
   }
   if (bytes > MAX_OFFSET - dst->data_len) return DIPPER_LIMIT;
-  if (dst->data_len + bytes > dst->data_cap) {
-    int64_t cap = dst->data_cap ? dst->data_cap * 2 : 64;
-    if (cap < dst->data_len + bytes) cap = dst->data_len + bytes;
-    char *d = realloc(dst->data, (size_t)cap);
-    if (!d) return DIPPER_NOMEM;
-    dst->data = d;
-    dst->data_cap = cap;
-  }
+  if (dp_grow(&dst->data, &dst->data_cap, dst->data_len + bytes, 1, 64)) return DIPPER_NOMEM;
   int64_t at = dst->data_len;
   int32_t *dofs = dst->offsets + base + 1;
   if (!p.sel) {

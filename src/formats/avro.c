@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "core/compiler.h"
+#include "core/grow.h"
 #include "formats/avro.h"
 
 #define MAX_DEPTH 64
@@ -109,16 +110,10 @@ static void put_record_name(sctx *c, const char *base) {
     n.len = 0;
     dp_buf_printf(&n, "%s_%d", base, k);
   }
-  if (c->nnames == c->cap) {
-    int cap = c->cap ? c->cap * 2 : 8;
-    char **p = realloc(c->names, (size_t)cap * sizeof *p);
-    if (!p) {
-      c->oom = true;
-      dp_buf_free(&n);
-      return;
-    }
-    c->names = p;
-    c->cap = cap;
+  if (dp_grow_i(&c->names, &c->cap, c->nnames + 1, sizeof *c->names, 8)) {
+    c->oom = true;
+    dp_buf_free(&n);
+    return;
   }
   char *taken = dp_buf_take(&n);
   if (!taken) {

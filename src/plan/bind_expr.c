@@ -16,6 +16,7 @@
 */
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/suggest.h"
 #include "plan/binder_int.h"
 
@@ -210,13 +211,7 @@ void dp_bind_conjuncts(dp_binder *b, dp_expr *e, int *n, int *cap, dp_expr ***ou
     dp_bind_conjuncts(b, e->u.call.args[1], n, cap, out);
     return;
   }
-  if (*n == *cap) {
-    int nc = *cap ? *cap * 2 : 8;
-    dp_expr **g = dp_arena_grow(b->a, *out, (size_t)*cap, (size_t)nc, sizeof(dp_expr *));
-    if (!g) return;
-    *out = g;
-    *cap = nc;
-  }
+  if (dp_arena_grow_i(b->a, out, cap, *n + 1, sizeof(dp_expr *), 8)) return;
   (*out)[(*n)++] = e;
 }
 
@@ -237,15 +232,9 @@ dp_expr *dp_bind_and(dp_binder *b, int n, dp_expr **conds) {
 
 dp_bcol *dp_bscope_add(dp_binder *b, dp_bscope *s, const char *rel, const char *name,
                        const dp_type *type, int index, dp_expr *expr) {
-  if (s->n == s->cap) {
-    int nc = s->cap ? s->cap * 2 : 16;
-    dp_bcol *g = dp_arena_grow(b->a, s->cols, (size_t)s->cap, (size_t)nc, sizeof *g);
-    if (!g) {
-      dp_bind_err(b, DIPPER_NOMEM, (dp_span){0, 0, 0, 0}, "out of memory building a scope");
-      return NULL;
-    }
-    s->cols = g;
-    s->cap = nc;
+  if (dp_arena_grow_i(b->a, &s->cols, &s->cap, s->n + 1, sizeof *s->cols, 16)) {
+    dp_bind_err(b, DIPPER_NOMEM, (dp_span){0, 0, 0, 0}, "out of memory building a scope");
+    return NULL;
   }
   dp_bcol *c = &s->cols[s->n++];
   memset(c, 0, sizeof *c);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "plan/binder_int.h"
 
 /* ------------------------------------------------------------------ */
@@ -159,13 +160,7 @@ static bool same_over_spec(const dp_bover *x, const dp_bover *y) {
 
 
 static bool add_out(dp_binder *b, dp_bout **items, int *n, int *cap, dp_expr *e, const char *name) {
-  if (*n == *cap) {
-    int nc = *cap ? *cap * 2 : 16;
-    dp_bout *g = dp_arena_grow(b->a, *items, (size_t)*cap, (size_t)nc, sizeof *g);
-    if (!g) return false;
-    *items = g;
-    *cap = nc;
-  }
+  if (dp_arena_grow_i(b->a, items, cap, *n + 1, sizeof **items, 16)) return false;
   (*items)[*n].expr = e;
   (*items)[*n].name = name;
   (*n)++;

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/suggest.h"
 #include "plan/binder.h"
 #include "plan/catalog.h"
@@ -108,13 +109,7 @@ static bool name_taken(const dp_catalog *c, const char *name) {
 
 /* Insert p at position `at` of a pointer array kept in the arena. */
 static int insert_at(dp_arena *a, void ***arr, int *n, int *cap, int at, void *p) {
-  if (*n == *cap) {
-    int newcap = *cap ? *cap * 2 : 16;
-    void **grown = dp_arena_grow(a, *arr, (size_t)*cap, (size_t)newcap, sizeof(void *));
-    if (!grown) return DIPPER_NOMEM;
-    *arr = grown;
-    *cap = newcap;
-  }
+  if (dp_arena_grow_i(a, arr, cap, *n + 1, sizeof(void *), 16)) return DIPPER_NOMEM;
   memmove(*arr + at + 1, *arr + at, (size_t)(*n - at) * sizeof(void *));
   (*arr)[at] = p;
   (*n)++;

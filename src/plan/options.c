@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/sc_uri.h"
 #include "plan/catalog.h"
 #include "plan/catalog_int.h"
@@ -256,14 +257,9 @@ static int store(dp_catalog *c, const char *key, const char *value) {
       c->options[i].value = v;
       return DIPPER_OK;
     }
-  if (c->noptions == c->options_cap) {
-    int cap = c->options_cap ? c->options_cap * 2 : 16;
-    dp_session_option *grown =
-        dp_arena_grow(c->arena, c->options, (size_t)c->options_cap, (size_t)cap, sizeof *grown);
-    if (!grown) return DIPPER_NOMEM;
-    c->options = grown;
-    c->options_cap = cap;
-  }
+  if (dp_arena_grow_i(c->arena, &c->options, &c->options_cap, c->noptions + 1,
+                      sizeof *c->options, 16))
+    return DIPPER_NOMEM;
   const char *k = dp_arena_strdup(c->arena, key);
   if (!k) return DIPPER_NOMEM;
   c->options[c->noptions].key = k;

@@ -31,6 +31,7 @@
 #include <zstd.h>
 
 #include "core/compiler.h"
+#include "core/grow.h"
 #include "spark/flatbuf.h"
 
 /* Limits: nesting depth, fields per schema (a malicious flatbuffer can share
@@ -105,13 +106,7 @@ static void flat_free(flat_schema *s) {
 
 static int flat_add(flat_schema *s) {
   if (s->n == MAX_FIELDS) return -1;
-  if (s->n == s->cap) {
-    int cap = s->cap ? s->cap * 2 : 16;
-    node *p = realloc(s->nodes, (size_t)cap * sizeof *p);
-    if (!p) return -2;
-    s->nodes = p;
-    s->cap = cap;
-  }
+  if (dp_grow_i(&s->nodes, &s->cap, s->n + 1, sizeof *s->nodes, 16)) return -2;
   memset(&s->nodes[s->n], 0, sizeof(node));
   return s->n++;
 }
@@ -697,13 +692,7 @@ static int decode_batch(decoder *d, const dp_fb_table *rb, const uint8_t *body, 
 /* ---- decoding: the stream ---- */
 
 static int push_batch(dp_arrow_batches *out, int *cap, struct ArrowArray *a) {
-  if (out->n == *cap) {
-    int nc = *cap ? *cap * 2 : 4;
-    struct ArrowArray *p = realloc(out->arrays, (size_t)nc * sizeof *p);
-    if (!p) return DIPPER_NOMEM;
-    out->arrays = p;
-    *cap = nc;
-  }
+  if (dp_grow_i(&out->arrays, cap, out->n + 1, sizeof *out->arrays, 4)) return DIPPER_NOMEM;
   out->arrays[out->n++] = *a;
   out->rows += a->length;
   return DIPPER_OK;

@@ -20,6 +20,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "sql/parser_int.h"
 
 /* ---------------------------------------------------------------- basics */
@@ -59,13 +60,7 @@ char *dp_ps_fmt(parser *p, const char *format, ...) {
 }
 
 void *dp_ps_vec_push(parser *p, vec *v, size_t elem) {
-  if (v->n == v->cap) {
-    int cap = v->cap ? v->cap * 2 : 4;
-    void *grown = dp_arena_grow(p->a, v->items, (size_t)v->cap, (size_t)cap, elem);
-    if (!grown) dp_ps_out_of_memory(p);
-    v->items = grown;
-    v->cap = cap;
-  }
+  if (dp_arena_grow_i(p->a, &v->items, &v->cap, v->n + 1, elem, 4)) dp_ps_out_of_memory(p);
   void *slot = (char *)v->items + (size_t)v->n * elem;
   memset(slot, 0, elem);
   v->n++;
@@ -350,13 +345,7 @@ static bool tokenize(parser *p, const char *text, size_t len) {
   if (!v.items) return false;
   v.cap = (int)(guess > (size_t)INT32_MAX ? INT32_MAX : guess);
   for (;;) {
-    if (v.n == v.cap) {
-      if (v.cap > INT32_MAX / 2) return false;
-      void *grown = dp_arena_grow(p->a, v.items, (size_t)v.cap, (size_t)v.cap * 2, sizeof(dp_token));
-      if (!grown) return false;
-      v.items = grown;
-      v.cap *= 2;
-    }
+    if (dp_arena_grow_i(p->a, &v.items, &v.cap, v.n + 1, sizeof(dp_token), 4)) return false;
     dp_token t = dp_lex_next(&lx);
     ((dp_token *)v.items)[v.n++] = t;
     if (t.kind == DP_TK_EOF) break;
