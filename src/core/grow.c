@@ -12,6 +12,7 @@
 int64_t dp_grow_cap(int64_t cap, int64_t need, int64_t first, int64_t max) {
   if (need > max) return -1;
   int64_t c = cap > 0 ? cap : (first > 0 ? first : 1);
+  if (c > max) c = max;
   while (c < need) c = c > max / 2 ? max : c * 2;
   return c;
 }
