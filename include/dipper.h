@@ -483,7 +483,8 @@ DIPPER_API int dipper_program_stmt_kind(const dipper_program *prog, int stmt, in
 ** (every digit of the scale), FLOAT/DOUBLE the shortest text that reads back
 ** the same (NaN, Infinity), BOOLEAN true/false, DATE 2024-01-31, TIME and
 ** TIMESTAMP(p) with p fraction digits (2024-01-31 12:30:00.500 for p = 3,
-** .500000 for p = 6), BYTES in base64, ROW {1, a}, ARRAY [1, 2], MAP
+** .500000 for p = 6), INTERVAL as Flink prints it (+0 00:01:30.000,
+** +1-02), BYTES in base64, ROW {1, a}, ARRAY [1, 2], MAP
 ** {k -> v}, NULL as NULL.  With DIPPER_FORMAT_JSON each cell is JSON text
 ** instead: strings quoted, NULL as null, ROW and MAP as objects, ARRAY as a
 ** list, timestamps as strings (at least 3 fraction digits, 'Z' after a

@@ -29,8 +29,10 @@
 **   DECIMAL      plain digits, exact (no exponent written; one read is rounded
 **                half up to the scale)
 **   BYTES        base64 (RFC 4648) in JSON; in CSV too
-**   INTERVAL     an integer: µs (DAY TO SECOND) or months (YEAR TO MONTH);
-**                read also "10 s", "1 min 30 s", Flink's "+0 00:00:10.000"
+**   INTERVAL     CSV and the console: Flink's text, "+0 00:01:30.000" (DAY TO
+**                SECOND; six fraction digits when there are microseconds) or
+**                "+1-02" (YEAR TO MONTH); JSON: an integer, µs or months;
+**                read: either, and "10 s", "1 min 30 s"
 **   FLOAT/DOUBLE shortest text that reads back exactly; NaN and ±Infinity
 **                as the strings "NaN", "Infinity", "-Infinity"
 */

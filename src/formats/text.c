@@ -289,6 +289,24 @@ bool dp_base64_decode(const char *p, size_t n, unsigned char *dst, size_t *dst_l
   return true;
 }
 
+/* Flink's text of a day-time interval: +D HH:MM:SS.fff (6 fraction digits
+** when the value has microseconds), and of a year-month one: +Y-MM. */
+static void put_interval_dt(dp_buf *out, int64_t us) {
+  uint64_t m = us < 0 ? (uint64_t)0 - (uint64_t)us : (uint64_t)us;
+  uint64_t frac = m % 1000000, secs = m / 1000000;
+  dp_buf_printf(out, "%c%llu %02llu:%02llu:%02llu", us < 0 ? '-' : '+',
+                (unsigned long long)(secs / 86400), (unsigned long long)(secs / 3600 % 24),
+                (unsigned long long)(secs / 60 % 60), (unsigned long long)(secs % 60));
+  if (frac % 1000) dp_buf_printf(out, ".%06llu", (unsigned long long)frac);
+  else dp_buf_printf(out, ".%03llu", (unsigned long long)(frac / 1000));
+}
+
+static void put_interval_ym(dp_buf *out, int64_t months) {
+  uint64_t m = months < 0 ? (uint64_t)0 - (uint64_t)months : (uint64_t)months;
+  dp_buf_printf(out, "%c%llu-%02llu", months < 0 ? '-' : '+', (unsigned long long)(m / 12),
+                (unsigned long long)(m % 12));
+}
+
 void dp_text_put_value(dp_buf *out, const dp_vector *v, int64_t row, const char *null_text,
                        unsigned flags) {
   if (dp_vector_is_null(v, row)) {
@@ -368,7 +386,9 @@ void dp_text_put_value(dp_buf *out, const dp_vector *v, int64_t row, const char 
     return;
   }
   case DP_T_NULL: dp_buf_puts(out, null_text); return;
-  default: /* integers, intervals */
+  case DP_T_INTERVAL_DT: put_interval_dt(out, dp_vector_get_i64(v, row)); return;
+  case DP_T_INTERVAL_YM: put_interval_ym(out, dp_vector_get_i64(v, row)); return;
+  default: /* integers */
     dp_buf_printf(out, "%lld", (long long)dp_vector_get_i64(v, row));
     return;
   }
