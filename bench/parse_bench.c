@@ -6,6 +6,8 @@
 ** TABLE is really compiled.
 **
 **   scripts/bench            or      build/bench/bench_parse_bench [ITERATIONS]
+**   build/bench/bench_parse_bench --args   the binder's cost per argument of
+**                                          IN (...) and COALESCE(...)
 **
 ** Prints the median and 99th percentile of one compile (open + compile +
 ** free + close) in µs, in wall time and in this thread's CPU time, and the
@@ -109,7 +111,41 @@ static int compile_once(void) {
   return n;
 }
 
+/* --args: the compile of `x IN (v1, ..., vN)` and `COALESCE(NULL, ..., x)`
+** for growing N, per argument: a flat column says the binder is linear in
+** the arguments (it was quadratic: every argument resolved the signature
+** again). */
+static int args_series(void) {
+  printf("parse_bench --args: one SELECT with x IN (N values) AND COALESCE(N NULLs, x) > 0\n");
+  printf("%10s %12s %16s\n", "N", "cpu ms", "ns per argument");
+  for (long n = 1000; n <= 512000; n *= 2) {
+    size_t cap = (size_t)n * 16 + 256;
+    char *sql = malloc(cap);
+    if (!sql) return 1;
+    size_t len = (size_t)snprintf(sql, cap, "SELECT x FROM (VALUES (1)) AS t(x) WHERE x IN (");
+    for (long i = 0; i < n; i++) len += (size_t)snprintf(sql + len, cap - len, i ? ", %ld" : "%ld", i);
+    len += (size_t)snprintf(sql + len, cap - len, ") AND COALESCE(");
+    for (long i = 0; i < n; i++) len += (size_t)snprintf(sql + len, cap - len, "NULL, ");
+    snprintf(sql + len, cap - len, "x) > 0;");
+    dipper *db = NULL;
+    dipper_program *prog = NULL;
+    double c0 = cpu_us();
+    int rc = dipper_open(&db, NULL);
+    if (!rc) rc = dipper_compile(db, sql, (size_t)-1, "args.sql", &prog);
+    double ms = (cpu_us() - c0) / 1e3;
+    if (rc) fprintf(stderr, "parse_bench --args: %s\n", dipper_errmsg(db));
+    dipper_program_free(prog);
+    dipper_close(db);
+    free(sql);
+    if (rc) return 1;
+    printf("%10ld %12.1f %16.0f\n", n, ms, ms * 1e6 / (double)(2 * n));
+  }
+  printf("  reproduce:   scripts/build release && build/bench/bench_parse_bench --args\n");
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--args") == 0) return args_series();
   long iterations = argc > 1 ? strtol(argv[1], NULL, 10) : 5000;
   if (iterations < 10 || iterations > 10000000) {
     fprintf(stderr, "usage: %s [ITERATIONS >= 10]\n", argv[0]);
