@@ -6,9 +6,11 @@
 ** marker files, our own sink's included), and 'source.path.regex-pattern',
 ** when set, must match the whole path.  In batch mode everything there is
 ** read once and the source ends.  In streaming mode the directory is listed
-** again at every micro-batch: the files that appeared since make up the
-** next batch (one micro-batch per new file set), and the names already taken
-** are remembered, so a file is read once.  A file is read whole into memory
+** again when a listing is due ('source.monitor-interval', or else whenever
+** its modification time says it changed): the files that appeared since
+** make up the next batch (one micro-batch per new file set, at most
+** 'source.max-files-per-trigger' files), and the names already taken are
+** remembered (with a hash index), so a file is read once.  A file is read whole into memory
 ** and cut into records (CSV quotes respected); 'csv.header' = 'true' skips
 ** each file's first record.  Metadata columns: file.path, file.name,
 ** file.size, file.modification-time.  Bad records follow the table's policy
@@ -34,6 +36,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/session.h"
@@ -61,8 +64,16 @@ typedef struct fs_source {
   regex_t regex;
   dp_record_decoder dec;
   dp_bad_records bad;
-  char **seen;       /* names already queued */
+  char **seen;       /* names already queued, in the order taken */
   int nseen, cap_seen;
+  uint32_t *seen_slots; /* open-addressing index of `seen`: i + 1, 0 = empty */
+  uint32_t seen_mask;   /* nslots - 1 (a power of two), 0 before the first name */
+  /* when to list a watched directory again */
+  int64_t monitor_us;   /* 'source.monitor-interval', or -1: at every micro-batch */
+  int64_t listed_at;    /* CLOCK_REALTIME µs of the last listing */
+  struct timespec dir_mtime; /* the directory's modification time then */
+  int max_files;        /* 'source.max-files-per-trigger', or 0: every new file */
+  int read_end;         /* the planned batch reads the queue up to here */
   fs_file *queue;    /* files to read, in order */
   int nqueue, cap_queue, cur;
   char *data;        /* the current file's bytes */
@@ -106,6 +117,15 @@ static int fs_source_open_state(dp_source *s, fs_source *st) {
   } else {
     st->is_dir = true; /* a directory to be made later: watch it */
   }
+  st->monitor_us = -1;
+  const char *mon = dp_table_option(t, "source.monitor-interval", NULL);
+  if (mon && (dp_parse_duration(mon, &st->monitor_us) != DIPPER_OK || st->monitor_us <= 0))
+    return dp_error(s->diags, DIPPER_OPTION, t->with_span,
+                    "table `%s`: 'source.monitor-interval' = '%s' is not a positive duration; "
+                    "write e.g. '10 s'",
+                    t->name, mon);
+  const char *mf = dp_table_option(t, "source.max-files-per-trigger", NULL);
+  if (mf) st->max_files = atoi(mf); /* checked at compile (plan/connectors.c) */
   const char *re = dp_table_option(t, "source.path.regex-pattern", NULL);
   if (re) {
     size_t n = strlen(re);
@@ -151,10 +171,42 @@ static int fs_source_open(dp_source *s) {
   return rc;
 }
 
+static uint32_t name_hash(const char *name) {
+  uint32_t h = 2166136261u;
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++) h = (h ^ *p) * 16777619u;
+  return h;
+}
+
 static bool seen_before(const fs_source *st, const char *name) {
-  for (int i = 0; i < st->nseen; i++)
-    if (strcmp(st->seen[i], name) == 0) return true;
-  return false;
+  if (!st->seen_mask) return false;
+  for (uint32_t i = name_hash(name) & st->seen_mask;; i = (i + 1) & st->seen_mask) {
+    uint32_t e = st->seen_slots[i];
+    if (!e) return false;
+    if (strcmp(st->seen[e - 1], name) == 0) return true;
+  }
+}
+
+static void seen_place(uint32_t *slots, uint32_t mask, const char *name, uint32_t entry) {
+  uint32_t i = name_hash(name) & mask;
+  while (slots[i]) i = (i + 1) & mask;
+  slots[i] = entry;
+}
+
+/* Index seen[nseen - 1]; the slots stay at most half full. */
+static int seen_index_last(fs_source *st) {
+  if ((uint64_t)st->nseen * 2 > (uint64_t)st->seen_mask) {
+    uint64_t nslots = st->seen_mask ? ((uint64_t)st->seen_mask + 1) * 2 : 64;
+    if (nslots > UINT32_MAX) return DIPPER_LIMIT;
+    uint32_t *slots = calloc((size_t)nslots, sizeof *slots);
+    if (!slots) return DIPPER_NOMEM;
+    for (int i = 0; i < st->nseen - 1; i++)
+      seen_place(slots, (uint32_t)(nslots - 1), st->seen[i], (uint32_t)i + 1);
+    free(st->seen_slots);
+    st->seen_slots = slots;
+    st->seen_mask = (uint32_t)(nslots - 1);
+  }
+  seen_place(st->seen_slots, st->seen_mask, st->seen[st->nseen - 1], (uint32_t)st->nseen);
+  return DIPPER_OK;
 }
 
 static int cmp_file(const void *a, const void *b) {
@@ -189,7 +241,32 @@ static int remember(fs_source *st, const char *name) {
   }
   if (!(st->seen[st->nseen] = strdup(name))) return DIPPER_NOMEM;
   st->nseen++;
-  return DIPPER_OK;
+  int rc = seen_index_last(st);
+  if (rc) free(st->seen[--st->nseen]);
+  return rc;
+}
+
+static int64_t realtime_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Is a listing of the watched directory due?  With 'source.monitor-interval'
+** at that interval; without, at every micro-batch — unless the directory has
+** not changed: a new entry changes its modification time, which is only
+** trusted once it is two seconds old (file systems stamp with a coarse
+** clock, so a file made in the same tick as the last listing would keep the
+** same time). */
+static bool listing_due(fs_source *st) {
+  if (!st->listed) return true;
+  int64_t now = realtime_us();
+  if (st->monitor_us > 0) return now - st->listed_at >= st->monitor_us;
+  struct stat sb;
+  if (stat(st->root, &sb) != 0) return true;
+  int64_t m = (int64_t)sb.st_mtim.tv_sec * 1000000 + sb.st_mtim.tv_nsec / 1000;
+  return sb.st_mtim.tv_sec != st->dir_mtime.tv_sec || sb.st_mtim.tv_nsec != st->dir_mtime.tv_nsec ||
+         now - m < 2000000;
 }
 
 /* Add the files that appeared since the last listing to the queue. */
@@ -213,6 +290,8 @@ static int list_new(dp_source *s, fs_source *st) {
                     s->table->name, st->root, strerror(errno));
   }
   st->listed = true;
+  st->listed_at = realtime_us();
+  if (fstat(dirfd(dir), &sb) == 0) st->dir_mtime = sb.st_mtim;
   int first_new = st->nqueue;
   size_t rootlen = strlen(st->root);
   char *full = NULL;
@@ -252,17 +331,23 @@ static int fs_source_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
   fs_source *st = s->state;
   *exhausted = false;
   st->cap_left = max_rows > 0 ? max_rows : -1;
+  int64_t replayed = st->replay_n;
   if (st->replay_n >= 0) {
     int rc = replay_files(s, st);
     if (rc) return rc;
-  } else if (!st->listed || !st->bounded) {
-    /* batch mode lists once; a stream looks again each time */
+  } else if (!st->listed || (!st->bounded && (!st->is_dir || listing_due(st)))) {
+    /* batch mode lists once; a stream looks again when a listing is due */
     int rc = list_new(s, st);
     if (rc) return rc;
   }
   st->cap_planned = st->cap_left;
   st->plan_first = st->cur;
   st->plan_end = st->nqueue;
+  /* 'source.max-files-per-trigger': a stream's batch takes the oldest new
+  ** files up to the cap (a batch planned again takes what it took) */
+  if (st->max_files > 0 && !st->bounded && replayed < 0 && st->plan_end - st->cur > st->max_files)
+    st->plan_end = st->cur + st->max_files;
+  st->read_end = st->plan_end;
   *exhausted = st->bounded && st->cur >= st->nqueue;
   return DIPPER_OK;
 }
@@ -338,7 +423,7 @@ static int fs_source_read(dp_source *s, dp_batch *out, int64_t want, bool *done)
   dp_format_error err;
   int rc = DIPPER_OK;
   *done = false;
-  while (st->cur < st->nqueue) {
+  while (st->cur < st->read_end) {
     const fs_file *f = &st->queue[st->cur];
     if (!st->loaded && (rc = load_file(s, st, f)) != DIPPER_OK) return rc;
     while (st->pos < st->len) {
@@ -373,7 +458,7 @@ static int fs_source_read(dp_source *s, dp_batch *out, int64_t want, bool *done)
     st->cur++;
   }
 out:
-  *done = st->cur >= st->nqueue || st->cap_left == 0;
+  *done = st->cur >= st->read_end || st->cap_left == 0;
   s->metrics.rows += got;
   if (out->ncols > 0) return dp_batch_sync(out);
   out->nrows += got;
@@ -387,6 +472,9 @@ static int fs_source_commit(dp_source *s) {
     for (int i = 0; i < st->cur; i++) free(st->queue[i].path);
     memmove(st->queue, st->queue + st->cur, (size_t)(st->nqueue - st->cur) * sizeof *st->queue);
     st->nqueue -= st->cur;
+    st->read_end -= st->cur;
+    st->plan_end -= st->cur;
+    st->plan_first = 0;
     st->cur = 0;
   }
   return dp_bad_records_flush(&st->bad, s);
@@ -400,6 +488,7 @@ static void fs_source_close(dp_source *s) {
   if (st->has_regex) regfree(&st->regex);
   for (int i = 0; i < st->nseen; i++) free(st->seen[i]);
   free(st->seen);
+  free(st->seen_slots);
   for (int i = 0; i < st->nqueue; i++) free(st->queue[i].path);
   free(st->queue);
   for (int64_t i = 0; i < st->replay_n; i++) free(st->replay[i]);

@@ -161,6 +161,98 @@ TEST(watch_directory_and_commit_parts) {
   free(dir);
 }
 
+/* One step of q (a micro-batch when there is something to do): the rows it read. */
+static int64_t step_rows(dipper_query *q) {
+  int finished = 0;
+  dipper_progress before = {sizeof before}, after = {sizeof after};
+  dipper_query_progress(q, &before);
+  if (dipper_query_step(q, &finished) != DIPPER_OK) return -1;
+  dipper_query_progress(q, &after);
+  return after.total_input_rows - before.total_input_rows;
+}
+
+static dipper_query **start_watch(dipper *db, const char *in, const char *opts, int *n,
+                                  dipper_program **prog) {
+  char sql[2048];
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE src (id INT) WITH ('connector' = 'filesystem', 'path' = '%s', "
+           "'format' = 'json'%s);"
+           "CREATE TABLE dst (id INT) WITH ('connector' = 'blackhole');",
+           in, opts);
+  dipper_query **qs = NULL;
+  if (h_run(db, sql, NULL) != DIPPER_OK ||
+      dipper_compile(db, "INSERT INTO dst SELECT id FROM src;", (size_t)-1, NULL, prog) ||
+      dipper_query_start(*prog, &qs, n))
+    return NULL;
+  return qs;
+}
+
+/* 'source.max-files-per-trigger' caps a batch's new files (the oldest first);
+** 'source.monitor-interval' lists the folder at that interval only; a
+** folder of thousands of files reads each once (the taken names' index). */
+TEST(watch_caps_files_and_honours_the_interval) {
+  char *dir = h_tempdir();
+  char in[512];
+  snprintf(in, sizeof in, "%s/in", dir);
+  mkdir(in, 0777);
+  for (int i = 0; i < 5; i++) {
+    char name[32], rec[32];
+    snprintf(name, sizeof name, "%d.json", i);
+    snprintf(rec, sizeof rec, "{\"id\":%d}\n", i);
+    h_write(in, name, rec);
+  }
+  dipper *db;
+  dipper_open(&db, NULL);
+  dipper_program *prog = NULL;
+  int n = 0;
+  dipper_query **qs = start_watch(db, in, ", 'source.max-files-per-trigger' = '2'", &n, &prog);
+  CHECK(qs != NULL);
+  if (qs) {
+    CHECK_EQ(step_rows(qs[0]), 2);
+    CHECK_EQ(step_rows(qs[0]), 2);
+    CHECK_EQ(step_rows(qs[0]), 1);
+    h_write(in, "5.json", "{\"id\":5}\n");
+    CHECK_EQ(step_rows(qs[0]), 1);
+  }
+  dipper_query_free_all(qs, n);
+  dipper_program_free(prog);
+  dipper_close(db);
+
+  /* a long interval: a file added after the first listing waits for the next */
+  dipper_open(&db, NULL);
+  qs = start_watch(db, in, ", 'source.monitor-interval' = '1 h'", &n, &prog);
+  CHECK(qs != NULL);
+  if (qs) {
+    CHECK_EQ(step_rows(qs[0]), 6);
+    h_write(in, "6.json", "{\"id\":6}\n");
+    CHECK_EQ(step_rows(qs[0]), 0);
+  }
+  dipper_query_free_all(qs, n);
+  dipper_program_free(prog);
+  dipper_close(db);
+
+  /* without: the next step sees it (the folder changed) */
+  dipper_open(&db, NULL);
+  qs = start_watch(db, in, "", &n, &prog);
+  CHECK(qs != NULL);
+  if (qs) {
+    CHECK_EQ(step_rows(qs[0]), 7);
+    for (int i = 7; i < 3007; i++) {
+      char name[32], rec[32];
+      snprintf(name, sizeof name, "f%05d.json", i);
+      snprintf(rec, sizeof rec, "{\"id\":%d}\n", i);
+      h_write(in, name, rec);
+    }
+    CHECK_EQ(step_rows(qs[0]), 3000);
+    CHECK_EQ(step_rows(qs[0]), 0); /* each name once */
+  }
+  dipper_query_free_all(qs, n);
+  dipper_program_free(prog);
+  dipper_close(db);
+  h_rmdir(dir);
+  free(dir);
+}
+
 TEST(bad_records_name_the_file_and_line) {
   char *dir = h_tempdir();
   h_write(dir, "data.csv", "1,ok\nx,bad\n3,fine\n\xff\xfe,\x01\n");
