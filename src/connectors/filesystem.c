@@ -10,9 +10,10 @@
 ** its modification time says it changed): the files that appeared since
 ** make up the next batch (one micro-batch per new file set, at most
 ** 'source.max-files-per-trigger' files), and the names already taken are
-** remembered (with a hash index), so a file is read once.  A file is read whole into memory
-** and cut into records (CSV quotes respected); 'csv.header' = 'true' skips
-** each file's first record.  Metadata columns: file.path, file.name,
+** remembered (with a hash index), so a file is read once.  A file is read
+** a window at a time (1 MiB, more for a longer record) and cut into records
+** (CSV quotes respected), so memory follows the batch, not the file;
+** 'csv.header' = 'true' skips each file's first record.  Metadata columns: file.path, file.name,
 ** file.size, file.modification-time.  Bad records follow the table's policy
 ** with "path:line" as their place.
 **
@@ -29,6 +30,7 @@
 */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,8 +78,13 @@ typedef struct fs_source {
   int read_end;         /* the planned batch reads the queue up to here */
   fs_file *queue;    /* files to read, in order */
   int nqueue, cap_queue, cur;
-  char *data;        /* the current file's bytes */
-  size_t len, pos;
+  /* the current file, read a window at a time: data holds its bytes
+  ** [base, base + len), pos is the next record's place in the window */
+  int fd;
+  char *data;
+  size_t cap, len, pos;
+  uint64_t base;
+  bool eof;          /* the window reaches the end of the file */
   bool loaded;
   int64_t line;
   bool header_pending;
@@ -165,6 +172,7 @@ static int fs_source_open(dp_source *s) {
   fs_source *st = calloc(1, sizeof *st);
   if (!st) return DIPPER_NOMEM;
   st->replay_n = -1;
+  st->fd = -1;
   s->state = st;
   int rc = fs_source_open_state(s, st);
   if (rc) fs_source_close(s); /* the caller does not close a source that failed to open */
@@ -352,61 +360,73 @@ static int fs_source_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
   return DIPPER_OK;
 }
 
+/* A window of the file: 1 MiB, or as much as its longest record needs. */
+#define FS_WINDOW ((size_t)1 << 20)
+
+/* Keep the window's unread bytes and read on after them, growing the window
+** when one record fills it; st->eof once the file ends. */
+static int refill(dp_source *s, fs_source *st, const fs_file *f) {
+  if (st->pos > 0) {
+    memmove(st->data, st->data + st->pos, st->len - st->pos);
+    st->base += st->pos;
+    st->len -= st->pos;
+    st->pos = 0;
+  }
+  if (st->len == st->cap) {
+    size_t cap = st->cap ? st->cap * 2 : FS_WINDOW;
+    char *p = realloc(st->data, cap);
+    if (!p) return DIPPER_NOMEM;
+    st->data = p;
+    st->cap = cap;
+  }
+  for (;;) {
+    ssize_t got = read(st->fd, st->data + st->len, st->cap - st->len);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0)
+      return dp_error(s->diags, DIPPER_IO, nowhere(), "table `%s`: cannot read '%s': %s",
+                      s->table->name, f->path, strerror(errno));
+    if (got == 0) st->eof = true;
+    st->len += (size_t)got;
+    return DIPPER_OK;
+  }
+}
+
 static int load_file(dp_source *s, fs_source *st, const fs_file *f) {
-  FILE *in = fopen(f->path, "rb");
-  if (!in)
+  st->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+  if (st->fd < 0)
     return dp_error(s->diags, DIPPER_IO, nowhere(), "table `%s`: cannot open '%s': %s",
                     s->table->name, f->path, strerror(errno));
-  size_t cap = f->size > 0 ? (size_t)f->size + 1 : 4096, len = 0;
-  char *buf = malloc(cap);
-  size_t got;
-  while (buf && (got = fread(buf + len, 1, cap - len, in)) > 0) {
-    len += got;
-    if (len == cap) {
-      char *p = realloc(buf, cap * 2);
-      if (!p) {
-        free(buf);
-        buf = NULL;
-        break;
-      }
-      buf = p;
-      cap *= 2;
-    }
-  }
-  bool failed = ferror(in) != 0;
-  fclose(in);
-  if (!buf) return DIPPER_NOMEM;
-  if (failed) {
-    free(buf);
-    return dp_error(s->diags, DIPPER_IO, nowhere(), "table `%s`: cannot read '%s'", s->table->name,
-                    f->path);
-  }
-  st->data = buf;
-  st->len = len;
-  st->pos = 0;
-  st->line = 0;
   st->loaded = true;
+  st->len = st->pos = 0;
+  st->base = 0;
+  st->eof = false;
+  st->line = 0;
   st->header_pending = st->dec.header;
   if (st->resuming) {
     /* the checkpoint's place in this file: the file must still hold it */
     st->resuming = false;
-    if (st->resume_pos > len)
+    struct stat sb;
+    if (fstat(st->fd, &sb) != 0 || (uint64_t)sb.st_size < (uint64_t)st->resume_pos)
       return dp_error(s->diags, DIPPER_CORRUPT, nowhere(),
-                      "table `%s`: '%s' is shorter (%zu bytes) than when the checkpoint was "
+                      "table `%s`: '%s' is shorter (%lld bytes) than when the checkpoint was "
                       "taken (read to byte %zu); files a source has begun must not change",
-                      s->table->name, f->path, len, st->resume_pos);
-    st->pos = st->resume_pos;
+                      s->table->name, f->path, (long long)sb.st_size, st->resume_pos);
+    if (lseek(st->fd, (off_t)st->resume_pos, SEEK_SET) < 0)
+      return dp_error(s->diags, DIPPER_IO, nowhere(), "table `%s`: cannot seek in '%s': %s",
+                      s->table->name, f->path, strerror(errno));
+    st->base = st->resume_pos;
     st->line = st->resume_line;
     if (st->resume_header_done) st->header_pending = false;
   }
-  return DIPPER_OK;
+  return refill(s, st, f);
 }
 
 static void unload(fs_source *st) {
-  free(st->data);
-  st->data = NULL;
+  if (st->loaded) close(st->fd);
+  st->fd = -1;
   st->loaded = false;
   st->len = st->pos = 0;
+  /* the window stays allocated for the next file */
 }
 
 static int put_meta(dp_vector *v, const char *key, const fs_file *f) {
@@ -426,11 +446,20 @@ static int fs_source_read(dp_source *s, dp_batch *out, int64_t want, bool *done)
   while (st->cur < st->read_end) {
     const fs_file *f = &st->queue[st->cur];
     if (!st->loaded && (rc = load_file(s, st, f)) != DIPPER_OK) return rc;
-    while (st->pos < st->len) {
+    for (;;) {
       if (got >= want || st->cap_left == 0) goto out;
+      if (st->pos == st->len) {
+        if (st->eof) break;
+        if ((rc = refill(s, st, f))) return rc;
+        continue;
+      }
       bool complete;
       const char *rec = st->data + st->pos;
       size_t len = dp_record_end(&st->dec, rec, st->len - st->pos, &complete);
+      if (!complete && !st->eof) { /* the record goes on past the window */
+        if ((rc = refill(s, st, f))) return rc;
+        continue;
+      }
       st->pos += len;
       st->line++;
       s->metrics.bytes += (int64_t)len;
@@ -493,6 +522,7 @@ static void fs_source_close(dp_source *s) {
   free(st->queue);
   for (int64_t i = 0; i < st->replay_n; i++) free(st->replay[i]);
   free(st->replay);
+  unload(st);
   free(st->data);
   free(st->meta);
   free(st->root);
@@ -528,7 +558,7 @@ static int fs_save_position(dp_source *s, dp_buf *out) {
     dp_put_svar(out, st->queue[i].mtime);
   }
   bool begun = st->loaded && st->cur < st->nqueue;
-  dp_put_uvar(out, begun ? st->pos : 0);
+  dp_put_uvar(out, begun ? st->base + st->pos : 0);
   dp_put_svar(out, begun ? st->line : 0);
   dp_put_u8(out, begun && !st->header_pending ? 1 : 0);
   return out->oom ? DIPPER_NOMEM : DIPPER_OK;
