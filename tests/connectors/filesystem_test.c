@@ -253,6 +253,59 @@ TEST(watch_caps_files_and_honours_the_interval) {
   free(dir);
 }
 
+/* A file several windows long (1 MiB each): records cut by a window's end,
+** and one record longer than a window, are read whole and once. */
+TEST(files_longer_than_the_read_window) {
+  char *dir = h_tempdir();
+  char path[512];
+  snprintf(path, sizeof path, "%s/big.json", dir);
+  FILE *f = fopen(path, "w");
+  CHECK(f != NULL);
+  int64_t rows = 0, sum = 0;
+  for (int i = 0; f && i < 60000; i++) { /* ~3.5 MiB */
+    fprintf(f, "{\"id\":%d,\"s\":\"%.*s\"}\n", i, 40 + i % 23, "abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz");
+    rows++;
+    sum += i;
+    if (i == 30000) { /* one record of 1.5 MiB */
+      fprintf(f, "{\"id\":-1,\"s\":\"");
+      for (int k = 0; k < 1536 * 1024; k++) fputc('x', f);
+      fprintf(f, "\"}\n");
+      rows++;
+      sum += -1;
+    }
+  }
+  if (f) fclose(f);
+  dipper *db;
+  dipper_open(&db, NULL);
+  char sql[2048];
+  snprintf(sql, sizeof sql,
+           "SET 'execution.runtime-mode' = 'batch';"
+           "CREATE TABLE src (id BIGINT, s STRING) WITH ('connector' = 'filesystem', 'path' = "
+           "'%s', 'format' = 'json');",
+           path);
+  CHECK_EQ(h_run(db, sql, NULL), DIPPER_OK);
+  dipper_program *prog = NULL;
+  CHECK_EQ(dipper_compile(db, "SELECT COUNT(*), SUM(id), MAX(CHAR_LENGTH(s)) FROM src;",
+                          (size_t)-1, NULL, &prog),
+           DIPPER_OK);
+  struct ArrowArrayStream st;
+  CHECK_EQ(dipper_execute(prog, 0, &st), DIPPER_OK);
+  struct ArrowArray a;
+  CHECK_EQ(st.get_next(&st, &a), 0);
+  CHECK(a.release != NULL && a.length == 1);
+  if (a.release) {
+    CHECK_EQ(((const int64_t *)a.children[0]->buffers[1])[0], rows);
+    CHECK_EQ(((const int64_t *)a.children[1]->buffers[1])[0], sum);
+    CHECK_EQ(((const int32_t *)a.children[2]->buffers[1])[0], 1536 * 1024);
+    a.release(&a);
+  }
+  st.release(&st);
+  dipper_program_free(prog);
+  dipper_close(db);
+  h_rmdir(dir);
+  free(dir);
+}
+
 TEST(bad_records_name_the_file_and_line) {
   char *dir = h_tempdir();
   h_write(dir, "data.csv", "1,ok\nx,bad\n3,fine\n\xff\xfe,\x01\n");
