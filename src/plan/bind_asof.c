@@ -58,6 +58,16 @@ static bool key_cond(const dp_expr *c, int nl, int *lk, int *rk) {
   return true;
 }
 
+static const dp_expr *uncast(const dp_expr *e) { return e->kind == DP_E_CAST ? e->u.cast.arg : e; }
+
+/* `l.k = r.k` where the binder cast one side to the other's type. */
+static bool key_of_two_types(const dp_expr *c, int nl) {
+  if (c->kind != DP_E_CALL || c->u.call.nargs != 2 || strcmp(c->u.call.fn->name, "eq") != 0)
+    return false;
+  int a = dp_bind_as_column(uncast(c->u.call.args[0])), b = dp_bind_as_column(uncast(c->u.call.args[1]));
+  return a >= 0 && b >= 0 && (a < nl) != (b < nl);
+}
+
 static bool time_type(const dp_type *t) { return dp_type_is_timestamp(t) || dp_type_is_integer(t); }
 
 /* TOLERANCE: an interval for TIMESTAMP times, a whole number for integer ones; >= 0. */
@@ -112,6 +122,12 @@ dp_plan *dp_bind_asof(dp_binder *b, const dp_ast_from *f, dp_plan *j) {
         return dp_bind_fail(b, DIPPER_UNSUPPORTED, conj[i]->span,
                             "an ASOF JOIN has one time condition; this is a second one");
       tc = conj[i], lt = a, rt = c, op = o;
+    } else if (key_of_two_types(conj[i], nl)) {
+      return dp_bind_fail(b, DIPPER_TYPE, conj[i]->span,
+                          "the keys of an ASOF JOIN have one type on both sides, not %s and %s; "
+                          "CAST one of them in a subquery",
+                          dp_bind_type_str(b, uncast(conj[i]->u.call.args[0])->type),
+                          dp_bind_type_str(b, uncast(conj[i]->u.call.args[1])->type));
     } else {
       return dp_bind_fail(b, DIPPER_UNSUPPORTED, conj[i]->span,
                           "an ASOF JOIN's condition is equalities of a left and a right column "
