@@ -714,9 +714,12 @@ static int asof_join(dp_sx *x, const dp_plan *p, dp_srel *l, dp_srel *rr, dp_sre
   m->allow_exact_matches = op == DP_ASOF_GE || op == DP_ASOF_LE;
   m->direction = dp_sx_mut(op == DP_ASOF_GE || op == DP_ASOF_GT ? "backward" : "forward");
   if (p->u.asof.tolerance >= 0) {
+    /* Spark bounds the distance strictly (< tolerance) when exact matches are
+       not allowed; dipper's TOLERANCE is inclusive with every operator.  Times
+       are whole units (µs, or an integer), so one unit more is the same bound. */
+    int64_t tol = p->u.asof.tolerance + (m->allow_exact_matches || p->u.asof.tolerance == INT64_MAX ? 0 : 1);
     const dp_type *tt = p->inputs[0]->schema.cols[p->u.asof.left_time].type;
-    m->tolerance = dp_type_is_timestamp(tt) ? interval_lit(x, p->u.asof.tolerance, p->span)
-                                            : dp_sx_lit_long(x, p->u.asof.tolerance);
+    m->tolerance = dp_type_is_timestamp(tt) ? interval_lit(x, tol, p->span) : dp_sx_lit_long(x, tol);
     if (!m->tolerance) return dp_sx_fail(x);
   }
   if (!m->left_as_of || !m->right_as_of) return dp_sx_fail(x);
