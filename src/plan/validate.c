@@ -432,6 +432,14 @@ static void check_asof(vctx *x, const dp_plan *p) {
            "streams with watermarks on their times, or " BATCH_HINT);
     return;
   }
+  if (L->props.changelog != DP_CHANGELOG_INSERT_ONLY || R->props.changelog != DP_CHANGELOG_INSERT_ONLY) {
+    refuse(x, p,
+           "an ASOF JOIN emits each left row once, but its %s side revises rows it has already "
+           "emitted: join the rows before they are aggregated, or window the aggregation and "
+           "use append mode (SET 'dipper.output-mode' = 'append')",
+           L->props.changelog != DP_CHANGELOG_INSERT_ONLY ? "left" : "right");
+    return;
+  }
   const char *lt = dp_analyze_col_name(&L->schema, p->u.asof.left_time);
   const char *rt = dp_analyze_col_name(&R->schema, p->u.asof.right_time);
   bool lwm = dp_analyze_attr(L, p->u.asof.left_time) >= 0;
