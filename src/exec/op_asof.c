@@ -31,9 +31,15 @@
 **                later row at or before the watermark; looking forward,
 **                those before the earliest waiting left row and the watermark.
 **
-** The key index is a chain per hash (rows.h's dp_rowhash); a compaction
-** rebuilds it, so a batch that drops right rows costs O(right rows kept),
-** one that drops none costs what it adds.  Checkpoints: the two stores.
+** The key index is a chain per hash (rows.h's dp_rowhash).  Finding the
+** right rows to drop is a pass over them, and dropping them a compaction
+** that rebuilds the index: O(right rows kept).  So that a batch does not
+** cost the whole state, the pass runs only once the store has grown by half
+** since the last one left it (and the watermark has moved): each pass is
+** paid for by the rows added since, O(1) a row.  Rows waiting for a pass
+** change no answer — a match is the nearest row within range, and a row the
+** rules drop is never that — so the state is at most half again what the
+** rules keep.  Checkpoints: the two stores and the pass's base.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +63,8 @@ typedef struct asof_state {
   int64_t npairs, cap_pairs;
   int64_t *keep;       /* scratch: rows that stay */
   int64_t keep_cap;
-  int64_t evicted_at;  /* the watermark of the last eviction */
+  int64_t evicted_at;  /* the watermark of the last eviction pass */
+  int64_t evict_base;  /* right rows it kept: the next pass waits for half as many more */
   bool drained;
   dp_batch *out;
 } asof_state;
@@ -286,6 +293,7 @@ static int evict(dp_op *op) {
   asof_state *st = op->state;
   int64_t wm = op->ex->watermark, n = st->right->nrows;
   if (st->bounded || wm == DP_WATERMARK_NONE || n == 0 || wm == st->evicted_at) return DIPPER_OK;
+  if (n - st->evict_base < st->evict_base / 2) return DIPPER_OK; /* not yet paid for */
   const dp_vector *tv = st->right->cols[st->rt];
   uint8_t *latest = NULL;
   int64_t lower = wm; /* forward: right rows before it go */
@@ -309,6 +317,7 @@ static int evict(dp_op *op) {
   free(latest);
   if (rc || nkeep == n) {
     st->evicted_at = wm;
+    st->evict_base = nkeep;
     return rc;
   }
   int64_t *gone = malloc((size_t)(n - nkeep) * sizeof *gone);
@@ -325,6 +334,7 @@ static int evict(dp_op *op) {
   const dp_plan *p = op->plan;
   rc = dp_rowhash_add_rows(&st->index, st->right, p->u.asof.right_keys, p->u.asof.nkeys, 0);
   st->evicted_at = wm;
+  st->evict_base = nkeep;
   return rc;
 }
 
@@ -394,7 +404,7 @@ static void asof_close(dp_op *op) {
 }
 
 /* ---- checkpoints ----
-** Blob, version 1:  version:u8  bounded:u8  evicted_at:svar  right rows
+** Blob, version 1:  version:u8  bounded:u8  evicted_at:svar  evict_base:svar  right rows
 ** (rows.h's row store)  waiting left rows.  The index is not written: a
 ** restore adds the right rows again in order, which rebuilds it as it was.
 ** Delta (save_delta), the same version and header: per store, right then
@@ -412,6 +422,7 @@ static void put_header(dp_buf *out, const asof_state *st) {
   dp_state_begin(out, ASOF_STATE_VERSION);
   dp_put_u8(out, st->bounded);
   dp_put_svar(out, st->evicted_at);
+  dp_put_svar(out, st->evict_base);
 }
 
 static int get_header(dp_op *op, dp_rd *in) {
@@ -419,9 +430,11 @@ static int get_header(dp_op *op, dp_rd *in) {
   int rc = dp_state_check(op, in, ASOF_STATE_VERSION);
   if (rc) return rc;
   uint8_t bounded = dp_get_u8(in);
-  int64_t at = dp_get_svar(in);
-  if (in->bad || bounded != st->bounded) return dp_state_corrupt(op, DIPPER_CORRUPT, "its shape");
+  int64_t at = dp_get_svar(in), base = dp_get_svar(in);
+  if (in->bad || bounded != st->bounded || base < 0)
+    return dp_state_corrupt(op, DIPPER_CORRUPT, "its shape");
   st->evicted_at = at;
+  st->evict_base = base;
   return DIPPER_OK;
 }
 
