@@ -15,8 +15,10 @@
 ** not kept.  Every left row leaves exactly once; the output is append-only.
 **
 ** Two ways to run, fixed at open:
-**   bounded      both inputs end: both sides are kept whole and every left
-**                row is matched in the last batch of the run;
+**   bounded      both inputs end: both sides are kept whole, and in the
+**                last batch of the run the right rows are sorted by key and
+**                time and every left row finds its match by binary search in
+**                its key's run: O((left + right) log right);
 **   two streams  (validate.c refuses a stream against a bounded side) the
 **                right rows are kept, indexed by key; a left row waits until
 **                its match is known: looking back, once the watermark
@@ -138,6 +140,78 @@ static int64_t best_match(const dp_op *op, const asof_state *st, int64_t l) {
   return best;
 }
 
+/* ---- bounded: the right rows sorted by key and time ---- */
+
+typedef struct sorted_row { int64_t key, t, id; } sorted_row;
+
+static int cmp_sorted(const void *a, const void *b) {
+  const sorted_row *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  if (x->t != y->t) return x->t < y->t ? -1 : 1;
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The match of every left row, into m[0..left rows): of the right rows of
+** its key (a run of `s`, ordered by time then arrival) the last at or before
+** (back) or the first at or after (forward) its time, the newest of a tie. */
+static int sorted_matches(const dp_op *op, asof_state *st, int64_t *m) {
+  const dp_plan *p = op->plan;
+  int nk = p->u.asof.nkeys;
+  int64_t nr = st->right->nrows, nl = st->left->nrows;
+  dp_groups g;
+  int rc = dp_groups_init(&g, &st->rkey_schema);
+  sorted_row *s = rc ? NULL : malloc((size_t)(nr ? nr : 1) * sizeof *s);
+  int64_t *start = NULL;
+  if (!rc && !s) rc = DIPPER_NOMEM;
+  const dp_vector *rk[64], *lk[64];
+  for (int k = 0; k < nk; k++) {
+    rk[k] = st->right->cols[p->u.asof.right_keys[k]];
+    lk[k] = st->left->cols[p->u.asof.left_keys[k]];
+  }
+  for (int64_t r = 0; !rc && r < nr; r++) {
+    bool fresh;
+    s[r].id = r;
+    s[r].t = dp_vector_get_i64(st->right->cols[st->rt], r);
+    s[r].key = 0;
+    if (nk > 0) rc = dp_groups_find_or_add(&g, rk, r, &s[r].key, &fresh);
+  }
+  int64_t ng = nk > 0 ? dp_groups_count(&g) : 1;
+  if (!rc && !(start = calloc((size_t)ng + 1, sizeof *start))) rc = DIPPER_NOMEM;
+  if (!rc) {
+    qsort(s, (size_t)nr, sizeof *s, cmp_sorted);
+    for (int64_t i = 0; i < nr; i++) start[s[i].key + 1]++;
+    for (int64_t k = 0; k < ng; k++) start[k + 1] += start[k];
+  }
+  for (int64_t l = 0; !rc && l < nl; l++) {
+    m[l] = -1;
+    if (dp_vector_is_null(st->left->cols[st->lt], l) || key_null(st->left, nk, p->u.asof.left_keys, l))
+      continue;
+    int64_t key = nk > 0 ? dp_groups_find(&g, lk, l) : 0;
+    if (key < 0) continue;
+    int64_t tl = dp_vector_get_i64(st->left->cols[st->lt], l);
+    int64_t lo = start[key], hi = start[key + 1];
+    /* first position in [lo, hi) whose time is past the bound */
+    while (lo < hi) {
+      int64_t mid = lo + (hi - lo) / 2;
+      bool before = st->back != st->strict ? s[mid].t <= tl : s[mid].t < tl;
+      if (before) lo = mid + 1;
+      else hi = mid;
+    }
+    int64_t at = -1;
+    if (st->back) {
+      if (lo > start[key]) at = lo - 1;             /* the newest of the latest time */
+    } else if (lo < start[key + 1]) {
+      at = lo;
+      while (at + 1 < start[key + 1] && s[at + 1].t == s[lo].t) at++; /* its newest */
+    }
+    if (at >= 0 && in_range(st, tl, s[at].t)) m[l] = s[at].id;
+  }
+  free(s);
+  free(start);
+  dp_groups_free(&g);
+  return rc;
+}
+
 /* Is the match of waiting left row l known under watermark wm?  *m is it. */
 static bool released(const dp_op *op, const asof_state *st, int64_t l, int64_t wm, int64_t *m) {
   const dp_plan *p = op->plan;
@@ -206,19 +280,29 @@ static int release(dp_op *op) {
   asof_state *st = op->state;
   dp_exec *ex = op->ex;
   int64_t wm = ex->final ? DP_WATERMARK_END : st->bounded ? DP_WATERMARK_NONE : ex->watermark;
-  int64_t n = st->left->nrows, nkeep = 0, ndrop = 0;
+  int64_t n = st->left->nrows, nkeep = 0, ndrop = 0, *all = NULL;
   int rc = grow(&st->keep, &st->keep_cap, n);
   if (rc) return rc;
-  for (int64_t l = 0; l < n; l++) {
+  if (st->bounded && wm == DP_WATERMARK_END) {
+    if (!(all = malloc((size_t)(n ? n : 1) * sizeof *all))) return DIPPER_NOMEM;
+    if ((rc = sorted_matches(op, st, all))) {
+      free(all);
+      return rc;
+    }
+  }
+  for (int64_t l = 0; l < n && !rc; l++) {
     int64_t m;
-    if (!released(op, st, l, wm, &m)) {
+    if (all) {
+      m = all[l];
+    } else if (!released(op, st, l, wm, &m)) {
       st->keep[nkeep++] = l;
       continue;
     }
     ndrop++;
-    if ((m >= 0 || st->outer) && (rc = add_pair(st, l, m))) return rc;
+    if (m >= 0 || st->outer) rc = add_pair(st, l, m);
   }
-  if (ndrop == 0) return DIPPER_OK;
+  free(all);
+  if (rc || ndrop == 0) return rc;
   /* the output first, from the rows as they are; then the store shrinks */
   if (st->npairs > 0) {
     int nl = st->left->ncols;

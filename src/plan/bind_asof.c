@@ -147,7 +147,7 @@ dp_plan *dp_bind_asof(dp_binder *b, const dp_ast_from *f, dp_plan *j) {
                         "and %s", dp_bind_type_str(b, ltt), dp_bind_type_str(b, rtt));
   for (int i = 0; i < nkeys; i++) {
     const dp_type *a = j->inputs[0]->schema.cols[lk[i]].type, *c = j->inputs[1]->schema.cols[rk[i]].type;
-    if (a->kind != c->kind)
+    if (!dp_type_equal(a, c))
       return dp_bind_fail(b, DIPPER_TYPE, keys[i]->span,
                           "the keys of an ASOF JOIN have one type on both sides, not %s and %s; "
                           "CAST one of them in a subquery", dp_bind_type_str(b, a), dp_bind_type_str(b, c));
