@@ -19,8 +19,14 @@
 **                last batch of the run the right rows are sorted by key and
 **                time and every left row finds its match by binary search in
 **                its key's run: O((left + right) log right);
-**   two streams  (validate.c refuses a stream against a bounded side) the
-**                right rows are kept, indexed by key; a left row waits until
+**   stream-table the left side a stream, the right one bounded: the right
+**                rows are kept, indexed by key, and each left row is matched
+**                at once against the right rows read so far and leaves (the
+**                driver reads a bounded input whole in the first micro-batch
+**                unless it holds more than a batch's cap, as for op_join's
+**                stream-static joins); nothing is late, nothing is dropped;
+**                (validate.c refuses a bounded left side against a stream)
+**   two streams  the right rows are kept, indexed by key; a left row waits until
 **                its match is known: looking back, once the watermark
 **                reaches its time (every right row at or before it has come:
 **                a later one would be late); looking forward, once the
@@ -51,6 +57,7 @@
 
 typedef struct asof_state {
   bool bounded;        /* both inputs end */
+  bool table;          /* the right side is bounded, the left a stream */
   bool back;           /* >=, >: the latest right row before */
   bool strict;         /* >, <: exact times do not match */
   bool outer;          /* LEFT: unmatched left rows leave padded */
@@ -219,6 +226,10 @@ static bool released(const dp_op *op, const asof_state *st, int64_t l, int64_t w
   if (dp_vector_is_null(st->left->cols[st->lt], l) ||
       key_null(st->left, p->u.asof.nkeys, p->u.asof.left_keys, l))
     return true;
+  if (st->table) {
+    *m = best_match(op, st, l);
+    return true;
+  }
   if (wm == DP_WATERMARK_NONE) return false;
   int64_t tl = dp_vector_get_i64(st->left->cols[st->lt], l);
   if (st->back) {
@@ -235,7 +246,7 @@ static bool released(const dp_op *op, const asof_state *st, int64_t l, int64_t w
 }
 
 static int64_t late_mark(const dp_op *op, const asof_state *st) {
-  return st->bounded ? DP_WATERMARK_NONE : op->ex->late_watermark;
+  return st->bounded || st->table ? DP_WATERMARK_NONE : op->ex->late_watermark;
 }
 
 static int take_right(dp_op *op, const dp_batch *b) {
@@ -376,7 +387,8 @@ static int mark_latest(const dp_op *op, asof_state *st, int64_t wm, uint8_t *lat
 static int evict(dp_op *op) {
   asof_state *st = op->state;
   int64_t wm = op->ex->watermark, n = st->right->nrows;
-  if (st->bounded || wm == DP_WATERMARK_NONE || n == 0 || wm == st->evicted_at) return DIPPER_OK;
+  if (st->bounded || st->table || wm == DP_WATERMARK_NONE || n == 0 || wm == st->evicted_at)
+    return DIPPER_OK;
   if (n - st->evict_base < st->evict_base / 2) return DIPPER_OK; /* not yet paid for */
   const dp_vector *tv = st->right->cols[st->rt];
   uint8_t *latest = NULL;
@@ -438,11 +450,12 @@ static int asof_setup(dp_op *op) {
   const dp_plan *L = p->inputs[0], *R = p->inputs[1];
   if (p->u.asof.nkeys > 64)
     return dp_error(op->ex->diags, DIPPER_LIMIT, p->span, "an ASOF JOIN takes at most 64 keys");
-  if (L->props.bounded != R->props.bounded)
+  if (L->props.bounded && !R->props.bounded)
     return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->span,
-                    "the embedded engine runs an ASOF JOIN of two streams or of two bounded "
-                    "inputs, not of a stream and a bounded table");
+                    "the embedded engine runs an ASOF JOIN of a bounded left side only with a "
+                    "bounded right side");
   st->bounded = L->props.bounded;
+  st->table = !L->props.bounded && R->props.bounded;
   st->back = p->u.asof.op == DP_ASOF_GE || p->u.asof.op == DP_ASOF_GT;
   st->strict = p->u.asof.op == DP_ASOF_GT || p->u.asof.op == DP_ASOF_LT;
   st->outer = p->u.asof.kind == DP_J_LEFT;
@@ -488,7 +501,7 @@ static void asof_close(dp_op *op) {
 }
 
 /* ---- checkpoints ----
-** Blob, version 1:  version:u8  bounded:u8  evicted_at:svar  evict_base:svar  right rows
+** Blob, version 1:  version:u8  shape:u8 (0 streams, 1 bounded, 2 stream-table)  evicted_at:svar  evict_base:svar  right rows
 ** (rows.h's row store)  waiting left rows.  The index is not written: a
 ** restore adds the right rows again in order, which rebuilds it as it was.
 ** Delta (save_delta), the same version and header: per store, right then
@@ -504,7 +517,7 @@ static void mark_logs(asof_state *st) {
 
 static void put_header(dp_buf *out, const asof_state *st) {
   dp_state_begin(out, ASOF_STATE_VERSION);
-  dp_put_u8(out, st->bounded);
+  dp_put_u8(out, (uint8_t)(st->bounded ? 1 : st->table ? 2 : 0));
   dp_put_svar(out, st->evicted_at);
   dp_put_svar(out, st->evict_base);
 }
@@ -513,9 +526,9 @@ static int get_header(dp_op *op, dp_rd *in) {
   asof_state *st = op->state;
   int rc = dp_state_check(op, in, ASOF_STATE_VERSION);
   if (rc) return rc;
-  uint8_t bounded = dp_get_u8(in);
+  uint8_t shape = dp_get_u8(in);
   int64_t at = dp_get_svar(in), base = dp_get_svar(in);
-  if (in->bad || bounded != st->bounded || base < 0)
+  if (in->bad || shape != (st->bounded ? 1 : st->table ? 2 : 0) || base < 0)
     return dp_state_corrupt(op, DIPPER_CORRUPT, "its shape");
   st->evicted_at = at;
   st->evict_base = base;

@@ -625,18 +625,27 @@ static void analyze_join(actx *x, dp_plan *p) {
 ** is known (exec/op_asof.c): append-only.  Looking back, a row leaves in the
 ** first batch whose watermark reaches its time, so its time column stays an
 ** event-time attribute; looking forward it may wait past that (for the
-** watermark to pass its match), so the attribute is lost. */
+** watermark to pass its match), so the attribute is lost.  Against a
+** bounded right side every stream row leaves at once: its attributes stay. */
 static void analyze_asof(actx *x, dp_plan *p) {
   const dp_plan *L = p->inputs[0], *R = p->inputs[1];
   int nl = L->schema.ncols;
   bool back = p->u.asof.op == DP_ASOF_GE || p->u.asof.op == DP_ASOF_GT;
+  bool table = !L->props.bounded && R->props.bounded;
   int *attrs = attrs_new(x, p->schema.ncols);
   if (!attrs) return;
-  for (int i = 0; i < p->schema.ncols; i++) attrs[i] = i < nl && back ? dp_analyze_attr(L, i) : -1;
+  for (int i = 0; i < p->schema.ncols; i++)
+    attrs[i] = i < nl && (back || table) ? dp_analyze_attr(L, i) : -1;
   attrs_set(p, attrs);
   if (p->props.bounded) return;
   p->props.modes = L->props.modes & R->props.modes & MODES_STREAM;
   p->props.changelog = worse(L->props.changelog, R->props.changelog);
+  if (table) {
+    p->props.modes = L->props.modes & MODES_STREAM;
+    set_state(p, DP_STATE_BOUNDED_INPUT,
+              "every row of the bounded right side; stream rows are matched at once, not kept");
+    return;
+  }
   const char *lt = dp_analyze_col_name(&L->schema, p->u.asof.left_time);
   const char *rt = dp_analyze_col_name(&R->schema, p->u.asof.right_time);
   const char *keys = p->u.asof.nkeys > 0 ? dp_analyze_col_list(x->a, &R->schema, p->u.asof.nkeys,

@@ -421,15 +421,17 @@ static void check_join(vctx *x, const dp_plan *p) {
 ** match is known, and drops right rows by the watermark: both times must be
 ** event-time attributes; looking forward, a left row without a match would
 ** wait forever, so TOLERANCE bounds the wait.  A stream against a bounded
-** table is not run (the embedded engine would need the whole table before
-** the first left row; Spark has no streaming as-of join at all). */
+** table matches each stream row at once and needs none of that; a bounded
+** left side against a stream would wait for the stream's end.  (Spark has no
+** streaming as-of join at all: spark/stream_rules.c.) */
 static void check_asof(vctx *x, const dp_plan *p) {
   const dp_plan *L = p->inputs[0], *R = p->inputs[1];
   if (L->props.bounded && R->props.bounded) return;
-  if (L->props.bounded != R->props.bounded) {
+  if (L->props.bounded) {
     refuse(x, p,
-           "an ASOF JOIN of a stream and a bounded table is not supported: make both sides "
-           "streams with watermarks on their times, or " BATCH_HINT);
+           "an ASOF JOIN of a bounded table on the left and a stream on the right would match "
+           "the table's rows only once the stream ends, which it never does: put the stream "
+           "on the left, or " BATCH_HINT);
     return;
   }
   if (L->props.changelog != DP_CHANGELOG_INSERT_ONLY || R->props.changelog != DP_CHANGELOG_INSERT_ONLY) {
@@ -440,6 +442,7 @@ static void check_asof(vctx *x, const dp_plan *p) {
            L->props.changelog != DP_CHANGELOG_INSERT_ONLY ? "left" : "right");
     return;
   }
+  if (R->props.bounded) return; /* stream-table: each left row is matched at once */
   const char *lt = dp_analyze_col_name(&L->schema, p->u.asof.left_time);
   const char *rt = dp_analyze_col_name(&R->schema, p->u.asof.right_time);
   bool lwm = dp_analyze_attr(L, p->u.asof.left_time) >= 0;

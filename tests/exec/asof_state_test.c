@@ -5,7 +5,8 @@
 ** truncated or damaged blob fails cleanly (ops_state_harness.h).  The cases
 ** cover both ways it runs: two streams looking back (with and without a
 ** tolerance: right rows evicted by the watermark and by key) and forward
-** (left rows waiting), and two bounded inputs kept until the end.
+** (left rows waiting), a stream against a bounded table (each left row
+** matched at once), and two bounded inputs kept until the end.
 */
 #include "ops_state_harness.h"
 
@@ -63,6 +64,19 @@ TEST(asof_of_two_bounded_inputs_matches_at_the_end) {
   /* nothing is late: trade 6 (1 s) meets the quote at 2 s */
   check_script(&sc, "#0\n#1\n#2\n#3\n#4\n#5\n#6\n1, 13\n2, 12\n3, 15\n4, 21\n5, NULL\n"
                     "6, 50\n7, 15\n8, 21\n9, 17\n");
+}
+
+#define TABLE_DDL                                                                        \
+  "CREATE TABLE trades (id INT, sym STRING, tt TIMESTAMP(3), WATERMARK FOR tt AS tt)"    \
+  " WITH ('connector' = 'memory');\n"                                                    \
+  "CREATE TABLE quotes (sym STRING, qt TIMESTAMP(3), px INT)"                            \
+  " WITH ('connector' = 'memory', 'bounded' = 'true');\n"
+
+TEST(asof_of_a_stream_against_a_bounded_table) {
+  static const script sc = {TABLE_DDL ASOF_SQL("<=", ""), {"trades", "quotes"}, TQ_BATCHES, 6};
+  /* each trade against the quotes read so far, at once; nothing is late */
+  check_script(&sc, "#0\n1, 13\n2, NULL\n#1\n3, NULL\n#2\n4, NULL\n5, NULL\n#3\n6, 10\n"
+                    "7, 15\n#4\n8, 21\n#5\n9, 17\n#6\n");
 }
 
 int main(void) { return RUN_TESTS(); }
