@@ -14,7 +14,7 @@
 ** one leaves padded (LEFT) or not at all (INNER); a right row with one is
 ** not kept.  Every left row leaves exactly once; the output is append-only.
 **
-** Two ways to run, fixed at open:
+** Three ways to run, fixed at open:
 **   bounded      both inputs end: both sides are kept whole, and in the
 **                last batch of the run the right rows are sorted by key and
 **                time and every left row finds its match by binary search in
@@ -24,10 +24,10 @@
 **                at once against the right rows read so far and leaves (the
 **                driver reads a bounded input whole in the first micro-batch
 **                unless it holds more than a batch's cap, as for op_join's
-**                stream-static joins); nothing is late, nothing is dropped;
-**                (validate.c refuses a bounded left side against a stream)
-**   two streams  the right rows are kept, indexed by key; a left row waits until
-**                its match is known: looking back, once the watermark
+**                stream-static joins); nothing is late, nothing is dropped
+**                (validate.c refuses a bounded left side against a stream);
+**   two streams  the right rows are kept, indexed by key; a left row waits
+**                until its match is known: looking back, once the watermark
 **                reaches its time (every right row at or before it has come:
 **                a later one would be late); looking forward, once the
 **                watermark passes its best candidate so far, or its time +
@@ -46,8 +46,10 @@
 ** since the last one left it (and the watermark has moved): each pass is
 ** paid for by the rows added since, O(1) a row.  Rows waiting for a pass
 ** change no answer — a match is the nearest row within range, and a row the
-** rules drop is never that — so the state is at most half again what the
-** rules keep.  Checkpoints: the two stores and the pass's base.
+** rules drop is never that — and the store stays within half again of what
+** the rules keep.  The waiting left rows are looked at every batch: those
+** the watermark has not reached (back) or not passed with a match (forward).
+** Checkpoints: the two stores and the pass's base.
 */
 #include <stdlib.h>
 #include <string.h>
