@@ -12,6 +12,8 @@
 ** op_unnest.c, op_over.c */
 extern const dp_op_class dp_op_join, dp_op_sort, dp_op_limit, dp_op_distinct, dp_op_setop,
     dp_op_dedup, dp_op_topn, dp_op_unnest, dp_op_over;
+/* op_asof.c */
+extern const dp_op_class dp_op_asof;
 
 static const dp_op_class *const classes[DP_P_COUNT_] = {
     [DP_P_SCAN] = &dp_op_scan,
@@ -32,6 +34,7 @@ static const dp_op_class *const classes[DP_P_COUNT_] = {
     [DP_P_TOPN] = &dp_op_topn,
     [DP_P_UNNEST] = &dp_op_unnest,
     [DP_P_OVER] = &dp_op_over,
+    [DP_P_ASOF_JOIN] = &dp_op_asof,
 };
 
 const dp_op_class *dp_op_class_for(dp_plan_kind k) {

@@ -13,6 +13,7 @@
 ** is recorded here.  The helpers shared with validate.c are in analyze_int.h.
 */
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/buf.h"
@@ -122,7 +123,7 @@ int dp_analyze_window_col(const dp_plan *p, int col, const dp_plan **win) {
       if (!in || col >= in->schema.ncols) return 0;
       p = in;
       break;
-    case DP_P_JOIN: {
+    case DP_P_JOIN: case DP_P_ASOF_JOIN: {
       int nl = in ? in->schema.ncols : 0;
       if (col < nl) {
         p = in;
@@ -619,6 +620,60 @@ static void analyze_join(actx *x, dp_plan *p) {
   }
 }
 
+/* An as-of join emits each left row once, when the watermark says its match
+** is known (exec/op_asof.c): append-only.  Looking back, a row leaves in the
+** first batch whose watermark reaches its time, so its time column stays an
+** event-time attribute; looking forward it may wait past that (for the
+** watermark to pass its match), so the attribute is lost.  Against a
+** bounded right side every stream row leaves at once: its attributes stay. */
+static void analyze_asof(actx *x, dp_plan *p) {
+  const dp_plan *L = p->inputs[0], *R = p->inputs[1];
+  int nl = L->schema.ncols;
+  bool back = p->u.asof.op == DP_ASOF_GE || p->u.asof.op == DP_ASOF_GT;
+  bool table = !L->props.bounded && R->props.bounded;
+  int *attrs = attrs_new(x, p->schema.ncols);
+  if (!attrs) return;
+  for (int i = 0; i < p->schema.ncols; i++)
+    attrs[i] = i < nl && (back || table) ? dp_analyze_attr(L, i) : -1;
+  attrs_set(p, attrs);
+  if (p->props.bounded) return;
+  p->props.modes = L->props.modes & R->props.modes & MODES_STREAM;
+  p->props.changelog = worse(L->props.changelog, R->props.changelog);
+  if (table) {
+    p->props.modes = L->props.modes & MODES_STREAM;
+    set_state(p, DP_STATE_BOUNDED_INPUT,
+              "every row of the bounded right side; stream rows are matched at once, not kept");
+    return;
+  }
+  const char *lt = dp_analyze_col_name(&L->schema, p->u.asof.left_time);
+  const char *rt = dp_analyze_col_name(&R->schema, p->u.asof.right_time);
+  const char *keys = p->u.asof.nkeys > 0 ? dp_analyze_col_list(x->a, &R->schema, p->u.asof.nkeys,
+                                                                p->u.asof.right_keys)
+                                          : "no key";
+  char tol[48] = "";
+  if (p->u.asof.tolerance >= 0 && dp_type_is_timestamp(L->schema.cols[p->u.asof.left_time].type))
+    dp_format_duration(tol, sizeof tol, p->u.asof.tolerance);
+  else if (p->u.asof.tolerance >= 0)
+    snprintf(tol, sizeof tol, "%lld", (long long)p->u.asof.tolerance);
+  if (back && p->u.asof.tolerance < 0) {
+    set_state(p, DP_STATE_KEYS,
+              fmt(x, "left rows until the watermark reaches %s; right rows after the watermark, "
+                     "and the latest at or before it per key (%s)", lt, keys));
+  } else if (back) {
+    set_state(p, DP_STATE_WATERMARK,
+              fmt(x, "left rows until the watermark reaches %s; right rows until the watermark "
+                     "passes %s + %s", lt, rt, tol));
+  } else if (p->u.asof.tolerance >= 0) {
+    set_state(p, DP_STATE_WATERMARK,
+              fmt(x, "left rows until the watermark passes their match or %s + %s; right rows "
+                     "until no waiting or later left row can match them", lt, tol));
+  } else {
+    set_state(p, DP_STATE_UNBOUNDED,
+              fmt(x, "left rows until the watermark passes their match, forever for those "
+                     "without one; right rows from the earliest waiting left row on"));
+  }
+}
+
 /* `dedups`: this union also removes duplicates (UNION without ALL built
 ** without a DISTINCT above it). */
 /* Add watermark id `id` (its members when derived) to a sorted set without repeats. */
@@ -854,6 +909,7 @@ static const char *bounded_state_desc(const dp_plan *p) {
   switch (p->kind) {
   case DP_P_AGGREGATE: return "one row per group until the input ends";
   case DP_P_JOIN: return "the rows of both sides until the inputs end";
+  case DP_P_ASOF_JOIN: return "the rows of both sides until the inputs end";
   case DP_P_DISTINCT: case DP_P_UNION: case DP_P_SETOP:
     return "one row per distinct row until the input ends";
   case DP_P_SORT: return "every input row until the input ends";
@@ -932,6 +988,7 @@ static void analyze_node(actx *x, dp_plan *p) {
   case DP_P_OVER: analyze_over(x, p); break;
   case DP_P_UNNEST: attrs_pass(x, p, p->inputs[0], p->inputs[0]->schema.ncols); break;
   case DP_P_SINK: analyze_sink(x, p); break;
+  case DP_P_ASOF_JOIN: analyze_asof(x, p); break;
   case DP_P_COUNT_: break;
   }
   if (sp->bounded && p->ninputs > 0) {

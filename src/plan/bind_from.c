@@ -354,7 +354,12 @@ static dp_plan *bind_join(dp_binder *b, const dp_ast_from *f, dp_bscope *sc, dp_
                           "a temporal join (FOR SYSTEM_TIME AS OF) must be an INNER or LEFT join");
     j->u.join.as_of = as_of;
   }
-  dp_expr *cond = NULL;
+  dp_expr *cond = NULL, *match = NULL;
+  if (f->u.join.match) { /* ASOF JOIN .. MATCH_CONDITION (l.t >= r.t) */
+    dp_bexpr x;
+    dp_bexpr_init(&x, b, &both, 0, "MATCH_CONDITION");
+    if (!(match = dp_bind_cond(&x, f->u.join.match))) return NULL;
+  }
   if (f->u.join.on) {
     dp_bexpr x;
     dp_bexpr_init(&x, b, &both, 0, "ON");
@@ -428,8 +433,12 @@ static dp_plan *bind_join(dp_binder *b, const dp_ast_from *f, dp_bscope *sc, dp_
       }
     }
     cond = dp_bind_and(b, nusing, conds);
-  } else if (kind != DP_J_CROSS) {
+  } else if (kind != DP_J_CROSS && !match) {
     return dp_bind_fail(b, DIPPER_SYNTAX, f->span, "this join needs ON <condition> or USING (columns)");
+  }
+  if (match) {
+    dp_expr *both_conds[2] = {match, cond};
+    cond = dp_bind_and(b, cond ? 2 : 1, both_conds);
   }
   /* the merged columns of FULL JOIN .. USING come first, as `*` shows them */
   if (kind == DP_J_FULL && both.n > ls.n + rs.n) {
@@ -462,7 +471,7 @@ static dp_plan *bind_join(dp_binder *b, const dp_ast_from *f, dp_bscope *sc, dp_
     dp_bcol *added = dp_bscope_add(b, sc, both.cols[i].rel, both.cols[i].name, both.cols[i].type, both.cols[i].index, both.cols[i].expr);
     if (added) added->hidden = both.cols[i].hidden;
   }
-  return j;
+  return f->u.join.asof ? dp_bind_asof(b, f, j) : j;
 }
 
 dp_plan *dp_bind_values(dp_binder *b, const dp_ast_from *f, dp_bscope *sc) {

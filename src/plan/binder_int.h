@@ -127,6 +127,12 @@ int dp_bind_err(dp_binder *b, int code, dp_span span, const char *fmt, ...)
 bool dp_bind_name_eq(const char *x, const char *y);
 const char *dp_bind_type_str(dp_binder *b, const dp_type *t);
 
+/* ---- bind_asof.c ---- */
+/* The JOIN node j that bind_join built for `l ASOF [LEFT] JOIN r` (its
+** condition over both sides, MATCH_CONDITION included), made an ASOF_JOIN
+** node; NULL with a diagnostic when it is not one. */
+dp_plan *dp_bind_asof(dp_binder *b, const dp_ast_from *f, dp_plan *j);
+
 /* ---- bind_literal.c ---- */
 dp_expr *dp_bind_literal(dp_binder *b, const dp_ast_expr *e);          /* DP_AX_LITERAL */
 dp_expr *dp_bind_interval_literal(dp_binder *b, const dp_ast_expr *e); /* DP_AX_INTERVAL */

@@ -490,6 +490,32 @@ static void put_node_line(explain_ctx *x, const dp_plan *p) {
     if (p->u.aggregate.window)
       dp_buf_printf(out, " window=%s", window_kind_name(p->u.aggregate.window->u.window.kind));
     break;
+  case DP_P_ASOF_JOIN: {
+    const dp_schema *right = input_schema(p, 1);
+    dp_buf_printf(out, " kind=%s match=", dp_join_kind_name(p->u.asof.kind));
+    put_colname(out, in, p->u.asof.left_time);
+    dp_buf_printf(out, " %s ", dp_asof_op_name(p->u.asof.op));
+    put_colname(out, right, p->u.asof.right_time);
+    if (p->u.asof.nkeys > 0) {
+      dp_buf_puts(out, " keys=[");
+      for (int i = 0; i < p->u.asof.nkeys; i++) {
+        if (i) dp_buf_puts(out, ", ");
+        put_colname(out, in, p->u.asof.left_keys[i]);
+        dp_buf_putc(out, '=');
+        put_colname(out, right, p->u.asof.right_keys[i]);
+      }
+      dp_buf_putc(out, ']');
+    }
+    if (p->u.asof.tolerance >= 0) {
+      char tol[48];
+      if (in && dp_type_is_timestamp(in->cols[p->u.asof.left_time].type))
+        dp_format_duration(tol, sizeof tol, p->u.asof.tolerance);
+      else
+        snprintf(tol, sizeof tol, "%lld", (long long)p->u.asof.tolerance);
+      dp_buf_printf(out, " tolerance=%s", tol);
+    }
+    break;
+  }
   case DP_P_JOIN: {
     dp_schema both;
     const dp_schema *lr = join_schema(x, p, &both);

@@ -30,6 +30,8 @@
 **          step=.. size=..: CUMULATE; gap: SESSION)
 **   Aggregate group=[..] aggs=[COUNT(*), SUM(x), COUNT(DISTINCT y), SUM(x) FILTER (WHERE c)] [window=KIND]
 **   Join kind=INNER|LEFT|RIGHT|FULL|SEMI|ANTI|CROSS [keys=[l=r, ..]] [cond=EXPR] [temporal as_of=EXPR]
+**   AsOfJoin kind=INNER|LEFT match=LT OP RT [keys=[l=r, ..]] [tolerance=DUR]   (LT: left time,
+**            RT: right time; OP >= > look back, <= < forward; tolerance in the time's unit)
 **   Union all=true|false      SetOp op=INTERSECT|EXCEPT all=..
 **   Sort keys=[a DESC, b]     Limit limit=N [offset=M]     Distinct
 **   Deduplicate keys=[..] keep=first|last [order=C] [within_watermark]

@@ -39,6 +39,16 @@ const char *dp_join_name(dp_join_kind k) {
   return join_kind_known(k) ? join_names[k][1] : "JOIN";
 }
 
+const char *dp_asof_op_name(dp_asof_op op) {
+  switch (op) {
+  case DP_ASOF_GE: return ">=";
+  case DP_ASOF_GT: return ">";
+  case DP_ASOF_LE: return "<=";
+  case DP_ASOF_LT: return "<";
+  }
+  return "?";
+}
+
 /* ---- builders ---- */
 
 dp_plan *dp_plan_new(dp_arena *a, dp_plan_kind kind, int ninputs) {
@@ -67,6 +77,10 @@ dp_plan *dp_plan_new(dp_arena *a, dp_plan_kind kind, int ninputs) {
     p->u.limit.offset = -1;
     break;
   case DP_P_DEDUPLICATE: p->u.dedup.order_col = -1; break;
+  case DP_P_ASOF_JOIN:
+    p->u.asof.left_time = p->u.asof.right_time = -1;
+    p->u.asof.tolerance = -1;
+    break;
   case DP_P_OVER: p->u.over.lower = -1; break; /* UNBOUNDED PRECEDING .. CURRENT ROW */
   default: break;
   }
@@ -156,6 +170,7 @@ static bool node_expr_slots(dp_plan *p, bool (*fn)(dp_expr **slot, void *ud), vo
     SLOT_(p->u.join.cond);
     SLOT_(p->u.join.as_of);
     break;
+  case DP_P_ASOF_JOIN: SLOT_(p->u.asof.cond); break;
   case DP_P_SORT:
     for (int i = 0; i < p->u.sort.nkeys; i++) SLOT_(p->u.sort.keys[i].expr);
     break;
@@ -511,6 +526,7 @@ bool dp_plan_any_expr(const dp_plan *p, bool (*fn)(const dp_expr *e, void *ud), 
   case DP_P_WATERMARK: return fn(p->u.watermark.expr, ud);
   case DP_P_WINDOW: return fn(p->u.window.gap_expr, ud);
   case DP_P_JOIN: return fn(p->u.join.cond, ud) || fn(p->u.join.as_of, ud);
+  case DP_P_ASOF_JOIN: return fn(p->u.asof.cond, ud);
   case DP_P_AGGREGATE:
     for (int i = 0; i < p->u.aggregate.ngroup; i++)
       if (fn(p->u.aggregate.group[i], ud)) return true;

@@ -168,7 +168,8 @@ typedef struct dp_stream_props {
   X(TOPN, "TopN")           /* ROW_NUMBER() ... WHERE rn <= N */            \
   X(OVER, "Over")           /* agg(..) OVER (PARTITION BY .. ORDER BY ..) */\
   X(UNNEST, "Unnest")                                                       \
-  X(SINK, "Sink")           /* INSERT INTO */
+  X(SINK, "Sink")           /* INSERT INTO */                              \
+  X(ASOF_JOIN, "AsOfJoin")  /* l ASOF [LEFT] JOIN r: the nearest right row in time */
 
 #define DP_PLAN_ENUM_(n, s) DP_P_##n,
 typedef enum dp_plan_kind { DP_PLAN_KINDS(DP_PLAN_ENUM_) DP_P_COUNT_ } dp_plan_kind;
@@ -182,6 +183,13 @@ typedef enum dp_join_kind {
 
 const char *dp_join_kind_name(dp_join_kind k); /* "INNER", ...: EXPLAIN's kind= */
 const char *dp_join_name(dp_join_kind k);      /* "INNER JOIN", ...: for messages */
+
+/* The time condition of an as-of join, `left time OP right time`: GE and GT
+** look back (the latest right row at or before / before the left time), LE
+** and LT forward (the earliest at or after / after). */
+typedef enum dp_asof_op { DP_ASOF_GE, DP_ASOF_GT, DP_ASOF_LE, DP_ASOF_LT } dp_asof_op;
+
+const char *dp_asof_op_name(dp_asof_op op); /* ">=", ">", "<=", "<" */
 
 typedef enum dp_rank_kind { DP_RANK_ROW_NUMBER, DP_RANK_RANK, DP_RANK_DENSE_RANK } dp_rank_kind;
 
@@ -237,6 +245,16 @@ struct dp_plan {
       int *left_keys, *right_keys; /* right keys are right-side indexes (0-based) */
       dp_expr *as_of;       /* temporal join: FOR SYSTEM_TIME AS OF (over left), or NULL */
     } join;
+    struct {
+      dp_join_kind kind;    /* DP_J_INNER or DP_J_LEFT (unmatched left rows padded) */
+      dp_asof_op op;        /* left_time OP right_time */
+      int left_time;        /* a left input column */
+      int right_time;       /* a right input column (0-based in the right input) */
+      dp_expr *cond;        /* the key equalities over left ++ right, or NULL (no keys) */
+      int nkeys;            /* cond's keys: left col = right col (right 0-based) */
+      int *left_keys, *right_keys;
+      int64_t tolerance;    /* >= 0, in the time's unit (µs for timestamps); -1: none */
+    } asof;
     struct { bool all; } union_;
     struct { bool all; bool except; /* false: INTERSECT */ } setop;
     struct { int nkeys; dp_sort_key *keys; } sort;

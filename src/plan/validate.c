@@ -127,7 +127,7 @@ static const dp_table_def *source_table(const dp_plan *p, int col) {
       if (col < 0) return NULL;
       p = in;
       break;
-    case DP_P_JOIN:
+    case DP_P_JOIN: case DP_P_ASOF_JOIN:
       if (in && col >= in->schema.ncols && p->ninputs > 1) {
         col -= in->schema.ncols;
         p = p->inputs[1];
@@ -159,6 +159,7 @@ static const char *node_phrase(const dp_plan *p) {
   switch (p->kind) {
   case DP_P_AGGREGATE: return p->u.aggregate.window ? "a window aggregation" : "an aggregation";
   case DP_P_JOIN: return "a join";
+  case DP_P_ASOF_JOIN: return "an ASOF JOIN";
   case DP_P_DISTINCT: return "SELECT DISTINCT";
   case DP_P_DEDUPLICATE: return "a deduplication";
   case DP_P_TOPN: return "a Top-N";
@@ -411,6 +412,54 @@ static void check_join(vctx *x, const dp_plan *p) {
          jn, missing, lt, rt, rt);
 }
 
+/* An as-of join of two streams emits a left row once the watermark says its
+** match is known, and drops right rows by the watermark: both times must be
+** event-time attributes; looking forward, a left row without a match would
+** wait forever, so TOLERANCE bounds the wait.  A stream against a bounded
+** table matches each stream row at once and needs none of that; a bounded
+** left side against a stream would wait for the stream's end.  (Spark has no
+** streaming as-of join at all: spark/stream_rules.c.) */
+static void check_asof(vctx *x, const dp_plan *p) {
+  const dp_plan *L = p->inputs[0], *R = p->inputs[1];
+  if (L->props.bounded && R->props.bounded) return;
+  if (L->props.bounded) {
+    refuse(x, p,
+           "an ASOF JOIN of a bounded table on the left and a stream on the right would match "
+           "the table's rows only once the stream ends, which it never does: put the stream "
+           "on the left, or " BATCH_HINT);
+    return;
+  }
+  if (L->props.changelog != DP_CHANGELOG_INSERT_ONLY || R->props.changelog != DP_CHANGELOG_INSERT_ONLY) {
+    refuse(x, p,
+           "an ASOF JOIN emits each left row once, but its %s side revises rows it has already "
+           "emitted: join the rows before they are aggregated, or window the aggregation and "
+           "use append mode (SET 'dipper.output-mode' = 'append')",
+           L->props.changelog != DP_CHANGELOG_INSERT_ONLY ? "left" : "right");
+    return;
+  }
+  if (R->props.bounded) return; /* stream-table: each left row is matched at once */
+  const char *lt = dp_analyze_col_name(&L->schema, p->u.asof.left_time);
+  const char *rt = dp_analyze_col_name(&R->schema, p->u.asof.right_time);
+  bool lwm = dp_analyze_attr(L, p->u.asof.left_time) >= 0;
+  bool rwm = dp_analyze_attr(R, p->u.asof.right_time) >= 0;
+  if (!lwm || !rwm) {
+    refuse(x, p,
+           "an ASOF JOIN of two streams emits a left row once the watermark says its match "
+           "is known, but %s%s%s%s%s has no watermark: declare WATERMARK FOR <time> AS <time> - "
+           "INTERVAL '5' SECOND on the table of each side's time",
+           lwm ? "" : "the left time ", lwm ? "" : lt, !lwm && !rwm ? " and " : "",
+           rwm ? "" : "the right time ", rwm ? "" : rt);
+    return;
+  }
+  bool back = p->u.asof.op == DP_ASOF_GE || p->u.asof.op == DP_ASOF_GT;
+  if (!back && p->u.asof.tolerance < 0)
+    refuse(x, p,
+           "an ASOF JOIN that looks forward (%s %s %s) on streams waits for a left row's match "
+           "until the watermark passes it, and forever when none comes: add a TOLERANCE "
+           "(TOLERANCE INTERVAL '1' MINUTE) so that the wait ends",
+           lt, dp_asof_op_name(p->u.asof.op), rt);
+}
+
 static void union_refusal(vctx *x, const dp_plan *p) {
   refuse(x, p,
          "UNION (without ALL) on a stream keeps every distinct row forever: write UNION ALL, "
@@ -581,6 +630,7 @@ static void check_append_state(vctx *x, const dp_plan *p) {
   if (!(p->props.modes & DP_MODE_APPEND)) return; /* the mode check speaks for it */
   if (p->props.state != DP_STATE_KEYS && p->props.state != DP_STATE_UNBOUNDED) return;
   if (p->kind == DP_P_JOIN && p->u.join.as_of) return; /* versions go as the watermark passes */
+  if (p->kind == DP_P_ASOF_JOIN) return; /* check_asof: bounded by the watermark and the keys */
   if (p->kind == DP_P_JOIN) {
     const char *lt = time_col_name(p->inputs[0]), *rt = time_col_name(p->inputs[1]);
     refuse(x, p,
@@ -880,6 +930,7 @@ static void validate_node(vctx *x, const dp_plan *p, const dp_plan *parent) {
   case DP_P_SORT: check_sort(x, p, parent); break;
   case DP_P_LIMIT: check_limit(x, p); break;
   case DP_P_JOIN: check_join(x, p); break;
+  case DP_P_ASOF_JOIN: check_asof(x, p); break;
   case DP_P_DISTINCT: check_distinct(x, p); break;
   case DP_P_UNION: check_union(x, p); break;
   case DP_P_SETOP: check_setop(x, p); break;

@@ -424,6 +424,17 @@ static void check_chain(rctx *x, const dp_plan *p) {
          mode_name(x->mode));
 }
 
+/* Spark's AsOfJoin is a batch operator (its rewrite is a join and an
+** aggregation over the whole right side): UnsupportedOperationChecker
+** refuses it on a stream. */
+static void check_asof(rctx *x, const dp_plan *p) {
+  if (!any_stream_input(p)) return;
+  refuse(x, p->span,
+         "an ASOF JOIN on a stream: Spark runs as-of joins (Dataset.joinAsOf) only in batch "
+         "queries; run this statement in batch mode (SET 'execution.runtime-mode' = 'batch'), "
+         "or on the embedded engine, which runs it on streams with watermarks");
+}
+
 static void check_node(rctx *x, const dp_plan *p) {
   if (!p) return;
   for (int i = 0; i < p->ninputs; i++) check_node(x, p->inputs[i]);
@@ -435,6 +446,7 @@ static void check_node(rctx *x, const dp_plan *p) {
   case DP_P_TOPN: check_topn(x, p); break;
   case DP_P_DEDUPLICATE: check_dedup(x, p); break;
   case DP_P_JOIN: check_join(x, p); break;
+  case DP_P_ASOF_JOIN: check_asof(x, p); break;
   case DP_P_UNION: check_union(x, p); break;
   case DP_P_SETOP: check_setop(x, p); break;
   case DP_P_WINDOW: check_window(x, p); break;

@@ -682,6 +682,55 @@ static int join(dp_sx *x, const dp_plan *p, dp_srel *l, dp_srel *rr, dp_srel *ou
   return out->rel ? DIPPER_OK : dp_sx_fail(x);
 }
 
+/* ---- ASOF_JOIN ----
+** Spark Connect's AsOfJoin (Dataset.joinAsOf): the left and right times, the
+** key equalities as the join expression, `>=` backward with exact matches,
+** `>` backward without, `<=` / `<` forward; the tolerance a literal of the
+** times' type (a day-time interval for timestamps).  Spark picks, among right
+** rows at the same distance, any one (MIN_BY): docs/spark.md says so.  On a
+** stream Spark refuses it; stream_rules.c says so at compile time. */
+static int asof_join(dp_sx *x, const dp_plan *p, dp_srel *l, dp_srel *rr, dp_srel *out) {
+  if (strip(x, l, p->span) != DIPPER_OK || strip(x, rr, p->span) != DIPPER_OK) return dp_sx_fail(x);
+  int nl = l->ncols, nr = rr->ncols;
+  const char **names = dp_sx_alloc(x, (size_t)(nl + nr + 1) * sizeof *names);
+  if (!names) return dp_sx_fail(x);
+  if (nl) memcpy(names, l->names, (size_t)nl * sizeof *names);
+  if (nr) memcpy(names + nl, rr->names, (size_t)nr * sizeof *names);
+  Spark__Connect__Expression *cond = NULL;
+  if (p->u.asof.cond) {
+    dp_sscope s = {nl + nr, names, x->outer};
+    if (!(cond = dp_sx_expr(x, &s, p->u.asof.cond))) return dp_sx_fail(x);
+  }
+  Spark__Connect__Relation *r = dp_sx_relation(x, SPARK__CONNECT__RELATION__REL_TYPE_AS_OF_JOIN);
+  Spark__Connect__AsOfJoin *m;
+  if (!r || !DP_SX_NEW(x, m, spark__connect__as_of_join__init)) return dp_sx_fail(x);
+  m->left = l->rel;
+  m->right = rr->rel;
+  m->left_as_of = dp_sx_col(x, l->names[p->u.asof.left_time]);
+  m->right_as_of = dp_sx_col(x, rr->names[p->u.asof.right_time]);
+  m->join_expr = cond;
+  m->join_type = dp_sx_mut(p->u.asof.kind == DP_J_LEFT ? "left" : "inner");
+  dp_asof_op op = p->u.asof.op;
+  m->allow_exact_matches = op == DP_ASOF_GE || op == DP_ASOF_LE;
+  m->direction = dp_sx_mut(op == DP_ASOF_GE || op == DP_ASOF_GT ? "backward" : "forward");
+  if (p->u.asof.tolerance >= 0) {
+    /* Spark bounds the distance strictly (< tolerance) when exact matches are
+       not allowed; dipper's TOLERANCE is inclusive with every operator.  Times
+       are whole units (µs, or an integer), so one unit more is the same bound. */
+    int64_t tol = p->u.asof.tolerance + (m->allow_exact_matches || p->u.asof.tolerance == INT64_MAX ? 0 : 1);
+    const dp_type *tt = p->inputs[0]->schema.cols[p->u.asof.left_time].type;
+    m->tolerance = dp_type_is_timestamp(tt) ? interval_lit(x, tol, p->span) : dp_sx_lit_long(x, tol);
+    if (!m->tolerance) return dp_sx_fail(x);
+  }
+  if (!m->left_as_of || !m->right_as_of) return dp_sx_fail(x);
+  r->as_of_join = m;
+  memset(out, 0, sizeof *out);
+  out->rel = dp_sx_wrap_refs(x, r);
+  out->ncols = p->schema.ncols;
+  out->names = names;
+  return out->rel ? DIPPER_OK : dp_sx_fail(x);
+}
+
 /* ---- UNION, SETOP ---- */
 
 static Spark__Connect__Relation *setop(dp_sx *x, Spark__Connect__Relation *l, Spark__Connect__Relation *r,
@@ -1114,6 +1163,7 @@ static int node(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out, const dp_
   case DP_P_WINDOW: return window(x, p, &in[0], out, p == direct);
   case DP_P_AGGREGATE: return aggregate(x, p, &in[0], out);
   case DP_P_JOIN: return join(x, p, &in[0], &in[1], out);
+  case DP_P_ASOF_JOIN: return asof_join(x, p, &in[0], &in[1], out);
   case DP_P_UNION: {
     dp_srel first, next;
     bool ok = true;

@@ -250,6 +250,12 @@ struct dp_ast_from {
       int nusing;
       dp_ast_ident *using_;
       bool natural;
+      /* l ASOF [LEFT] JOIN r: kind is DP_JOIN_INNER or DP_JOIN_LEFT; the time
+         condition is `match` (MATCH_CONDITION (l.t >= r.t)) or, when NULL, a
+         conjunct of `on`; TOLERANCE expr after the join's condition, or NULL */
+      bool asof;
+      dp_ast_expr *match;
+      dp_ast_expr *tolerance;
     } join;
     struct { dp_ast_expr *call; bool lateral; } tvf; /* call is a DP_AX_CALL */
     struct { int n; dp_ast_expr **args; bool with_ordinality; } unnest;

@@ -54,7 +54,8 @@ typedef enum dp_tok_kind {
 ** test checks the order).  R = reserved: never a bare name, write it in
 ** backticks to use it as one.  N = non-reserved. */
 #define DP_KEYWORDS(X)                                                                 \
-  X(ALL, R) X(AND, R) X(ANTI, N) X(ARRAY, N) X(AS, R) X(ASC, N) X(BEGIN, N)              \
+  X(ALL, R) X(AND, R) X(ANTI, N) X(ARRAY, N) X(AS, R) X(ASC, N) X(ASOF, N)               \
+  X(BEGIN, N)                                                                            \
   X(BETWEEN, R) X(BY, R) X(CASE, R) X(CAST, R) X(CATALOG, N) X(CHANGELOG_MODE, N)        \
   X(COMMENT, N) X(CONSTRAINT, N) X(CREATE, R) X(CROSS, R) X(CURRENT, N) X(DESC, N)       \
   X(DESCRIBE, N) X(DESCRIPTOR, N) X(DISTINCT, R) X(DROP, R) X(ELSE, R) X(END, R)         \
@@ -64,14 +65,16 @@ typedef enum dp_tok_kind {
   X(HAVING, R) X(IF, N) X(IN, R) X(INNER, R) X(INSERT, R) X(INTERSECT, R)                \
   X(INTERVAL, R) X(INTO, R) X(IS, R) X(JOIN, R) X(KEY, N) X(LANGUAGE, N) X(LAST, N)      \
   X(LATERAL, R) X(LEFT, R) X(LIKE, R) X(LIMIT, R) X(LOCAL, N) X(MAP, N)                  \
-  X(MATCH_RECOGNIZE, N) X(METADATA, N) X(NATURAL, R) X(NEXT, N) X(NOT, R)    \
+  X(MATCH_CONDITION, N) X(MATCH_RECOGNIZE, N) X(METADATA, N) X(NATURAL, R) X(NEXT, N)    \
+  X(NOT, R)                                                                              \
   X(NULL, R) X(NULLS, N) X(OF, N) X(OFFSET, N) X(ON, R) X(ONLY, N) X(OR, R) X(ORDER, R)  \
   X(ORDINALITY, N) X(OUTER, R) X(OVER, N) X(OVERWRITE, N) X(PARTITION, N)                \
   X(PARTITIONED, N) X(PLAN, N) X(PRECEDING, N) X(PRIMARY, N) X(QUALIFY, R) X(RANGE, N)   \
   X(REPLACE, N) X(RESET, N) X(RIGHT, R) X(RLIKE, N) X(ROW, N) X(ROWS, N) X(SELECT, R)    \
   X(SEMI, N) X(SET, N) X(SHOW, N) X(SIMILAR, N) X(STATEMENT, N) X(SYMMETRIC, N)          \
   X(SYSTEM, N) X(SYSTEM_TIME, N) X(TABLE, R) X(TABLES, N) X(TEMPORARY, N) X(THEN, R)     \
-  X(TO, N) X(TRUE, R) X(TRY_CAST, N) X(UNBOUNDED, N) X(UNION, R) X(UNKNOWN, N)           \
+  X(TO, N) X(TOLERANCE, N) X(TRUE, R) X(TRY_CAST, N) X(UNBOUNDED, N) X(UNION, R)         \
+  X(UNKNOWN, N)                                                                          \
   X(UNNEST, N) X(USE, N) X(USING, R) X(VALUES, R) X(VIEW, N) X(VIEWS, N) X(VIRTUAL, N)   \
   X(WATERMARK, N) X(WHEN, R) X(WHERE, R) X(WINDOW, N) X(WITH, R)
 

@@ -406,9 +406,22 @@ static dp_ast_from *parse_from_primary(parser *p) {
   return f;
 }
 
-/* The join keywords before JOIN; false when the next tokens start no join. */
-static bool parse_join_kind(parser *p, dp_ast_join_kind *kind, bool *natural) {
+/* The join keywords before JOIN; false when the next tokens start no join.
+** ASOF [LEFT [OUTER]] JOIN sets *asof. */
+static bool parse_join_kind(parser *p, dp_ast_join_kind *kind, bool *natural, bool *asof) {
   *natural = accept_kw(p, DP_KW_NATURAL);
+  *asof = !*natural && at_kw(p, DP_KW_ASOF) &&
+          (is_kw(peek(p, 1), DP_KW_JOIN) || is_kw(peek(p, 1), DP_KW_LEFT));
+  if (*asof) {
+    next(p);
+    *kind = DP_JOIN_INNER;
+    if (accept_kw(p, DP_KW_LEFT)) {
+      accept_kw(p, DP_KW_OUTER);
+      *kind = DP_JOIN_LEFT;
+    }
+    dp_ps_expect_kw(p, DP_KW_JOIN, "JOIN after ASOF (ASOF [LEFT] JOIN)");
+    return true;
+  }
   if (accept_kw(p, DP_KW_JOIN)) {
     *kind = DP_JOIN_INNER;
     return true;
@@ -436,18 +449,41 @@ static bool parse_join_kind(parser *p, dp_ast_join_kind *kind, bool *natural) {
   return true;
 }
 
+/* After ASOF [LEFT] JOIN r: [MATCH_CONDITION (l.t >= r.t)] [ON .. | USING (..)]
+** [TOLERANCE expr].  Without MATCH_CONDITION, ON holds the time condition. */
+static void parse_asof_tail(parser *p, dp_ast_from *j) {
+  j->u.join.asof = true;
+  if (accept_kw(p, DP_KW_MATCH_CONDITION)) {
+    dp_ps_expect(p, DP_TK_LPAREN, "'(' after MATCH_CONDITION (MATCH_CONDITION (l.t >= r.t))");
+    j->u.join.match = dp_ps_expr(p);
+    dp_ps_expect(p, DP_TK_RPAREN, "')' to close MATCH_CONDITION (...)");
+  }
+  if (accept_kw(p, DP_KW_ON)) {
+    j->u.join.on = dp_ps_expr(p);
+  } else if (accept_kw(p, DP_KW_USING)) {
+    j->u.join.using_ = dp_ps_ident_list(p, &j->u.join.nusing, "join columns",
+                                        "')' to close USING (...)");
+  } else if (!j->u.join.match) {
+    dp_ps_fail_expected(p, "MATCH_CONDITION (l.t >= r.t) or ON <condition> after the table of an "
+                           "ASOF JOIN", NULL);
+  }
+  if (accept_kw(p, DP_KW_TOLERANCE)) j->u.join.tolerance = dp_ps_expr(p);
+}
+
 static dp_ast_from *parse_from_join(parser *p) {
   const dp_token *start = cur(p);
   dp_ast_from *left = parse_from_primary(p);
   dp_ast_join_kind kind;
-  bool natural;
-  while (parse_join_kind(p, &kind, &natural)) {
+  bool natural, asof;
+  while (parse_join_kind(p, &kind, &natural, &asof)) {
     dp_ast_from *j = new_from(p, DP_AF_JOIN);
     j->u.join.kind = kind;
     j->u.join.natural = natural;
     j->u.join.left = left;
     j->u.join.right = parse_from_primary(p);
-    if (kind != DP_JOIN_CROSS && !natural) {
+    if (asof) {
+      parse_asof_tail(p, j);
+    } else if (kind != DP_JOIN_CROSS && !natural) {
       if (accept_kw(p, DP_KW_ON)) {
         j->u.join.on = dp_ps_expr(p);
       } else if (accept_kw(p, DP_KW_USING)) {

@@ -215,7 +215,7 @@ bool dp_ps_is_name_token(const dp_token *t, bool implicit_alias) {
       case DP_KW_PARTITION: case DP_KW_NULLS: case DP_KW_ASC: case DP_KW_DESC:
       case DP_KW_COMMENT: case DP_KW_PARTITIONED: case DP_KW_METADATA: case DP_KW_VIRTUAL:
       case DP_KW_PRECEDING: case DP_KW_FOLLOWING: case DP_KW_RANGE: case DP_KW_SIMILAR:
-      case DP_KW_RLIKE: case DP_KW_TO:
+      case DP_KW_RLIKE: case DP_KW_TO: case DP_KW_ASOF: case DP_KW_MATCH_CONDITION:
         return false;
       default: return true;
     }

@@ -304,6 +304,15 @@ TEST(temporal_join_of_a_stream) {
            "LEFT JOIN provinces ON pay.provinceId = provinces.provinceId");
 }
 
+TEST(asof_join_of_streams) {
+  refused("SELECT pay.orderId, ship.shipTime FROM pay\n"
+          "ASOF LEFT JOIN ship MATCH_CONDITION (pay.createTime >= ship.shipTime) ON pay.orderId = ship.orderId",
+          1, 40, "an ASOF JOIN on a stream: Spark runs as-of joins (Dataset.joinAsOf) only in batch");
+  refused("SELECT pay.orderId FROM pay ASOF JOIN ship ON pay.orderId = ship.orderId\n"
+          "AND pay.createTime > ship.shipTime TOLERANCE INTERVAL '1' MINUTE",
+          1, 25, "run this statement in batch mode");
+}
+
 TEST(stream_stream_join_without_an_equality) {
   refused("SELECT pay.orderId, shipTime FROM pay\n"
           "JOIN ship ON shipTime BETWEEN createTime AND createTime + INTERVAL '1' HOUR",

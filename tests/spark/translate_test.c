@@ -707,6 +707,27 @@ TEST(temporal_join_refused) {
                  3, 19, "Spark has no temporal join (FOR SYSTEM_TIME AS OF)");
 }
 
+/* The as-of join as Spark's AsOfJoin: the operator's direction and exact
+** matches, the keys as the join expression, the tolerance as an interval. */
+TEST(asof_join_as_spark_as_of_join) {
+#define QUOTES "CREATE TABLE quotes (k BIGINT, qt TIMESTAMP(3), px INT) WITH ('connector' = 'memory');\n"
+  EXPECT_OK(QUOTES "SELECT o.id, q.px FROM orders o ASOF LEFT JOIN quotes q MATCH_CONDITION (o.ts >= q.qt)"
+                   " ON o.id = q.k TOLERANCE INTERVAL '5' SECOND",
+            "as_of_join:{left:", "left_as_of:{unresolved_attribute:{unparsed_identifier:\"_c",
+            "right_as_of:{unresolved_attribute:", "join_expr:{unresolved_function:{function_name:\"==\"",
+            "join_type:\"left\"", "tolerance:{literal:{day_time_interval:5000000}}",
+            "allow_exact_matches:true", "direction:\"backward\"");
+  /* without exact matches Spark's tolerance is strict: one microsecond more */
+  EXPECT_OK(QUOTES "SELECT o.id FROM orders o ASOF JOIN quotes q ON o.ts > q.qt TOLERANCE INTERVAL '1' SECOND",
+            "join_type:\"inner\"", "direction:\"backward\"",
+            "tolerance:{literal:{day_time_interval:1000001}}");
+  EXPECT_OK(QUOTES "SELECT o.id FROM orders o ASOF JOIN quotes q MATCH_CONDITION (o.ts <= q.qt)",
+            "allow_exact_matches:true", "direction:\"forward\"");
+  EXPECT_OK(QUOTES "SELECT o.id FROM orders o ASOF JOIN quotes q MATCH_CONDITION (q.qt > o.ts)",
+            "direction:\"forward\"");
+#undef QUOTES
+}
+
 TEST(over_with_rows_frame) {
   EXPECT_OK("SELECT id, SUM(amount) OVER (PARTITION BY customer ORDER BY ts ROWS BETWEEN 2 PRECEDING AND"
             " CURRENT ROW) AS s FROM orders",

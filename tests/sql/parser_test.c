@@ -319,10 +319,16 @@ static void pr_from(dp_buf *b, const dp_ast_from *f) {
       pr_query(b, f->u.subquery.query);
       break;
     case DP_AF_JOIN:
-      dp_buf_printf(b, "(%s%s ", f->u.join.natural ? "natural-" : "", joins[f->u.join.kind]);
+      dp_buf_printf(b, "(%s%s%s ", f->u.join.natural ? "natural-" : "", f->u.join.asof ? "asof-" : "",
+                    joins[f->u.join.kind]);
       pr_from(b, f->u.join.left);
       dp_buf_putc(b, ' ');
       pr_from(b, f->u.join.right);
+      if (f->u.join.match) {
+        dp_buf_puts(b, " (match ");
+        pr_expr(b, f->u.join.match);
+        dp_buf_putc(b, ')');
+      }
       if (f->u.join.on) {
         dp_buf_puts(b, " (on ");
         pr_expr(b, f->u.join.on);
@@ -331,6 +337,11 @@ static void pr_from(dp_buf *b, const dp_ast_from *f) {
       if (f->u.join.nusing) {
         dp_buf_puts(b, " (using");
         for (int i = 0; i < f->u.join.nusing; i++) dp_buf_printf(b, " %s", f->u.join.using_[i].name);
+        dp_buf_putc(b, ')');
+      }
+      if (f->u.join.tolerance) {
+        dp_buf_puts(b, " (tolerance ");
+        pr_expr(b, f->u.join.tolerance);
         dp_buf_putc(b, ')');
       }
       break;
@@ -752,6 +763,22 @@ TEST(from_clause) {
             "(select * (from (cross-join (table t) (unnest t.arr as u(x)))))");
   CHECK_STR(query("SELECT * FROM UNNEST(a) WITH ORDINALITY"),
             "(select * (from (unnest a ordinality)))");
+}
+
+TEST(asof_joins) {
+  CHECK_STR(query("SELECT * FROM l ASOF JOIN r MATCH_CONDITION (l.t >= r.t) ON l.k = r.k"),
+            "(select * (from (asof-join (table l) (table r) (match (>= l.t r.t)) (on (= l.k r.k)))))");
+  CHECK_STR(query("SELECT * FROM l ASOF LEFT OUTER JOIN r x MATCH_CONDITION (l.t < x.t) USING (k)"
+                  " TOLERANCE INTERVAL '5' SECOND"),
+            "(select * (from (asof-left-join (table l) (table r as x) (match (< l.t x.t)) (using k) "
+            "(tolerance (interval '5' SECOND)))))");
+  CHECK_STR(query("SELECT * FROM l ASOF JOIN r ON l.k = r.k AND l.t <= r.t TOLERANCE 3"),
+            "(select * (from (asof-join (table l) (table r) (on (AND (= l.k r.k) (<= l.t r.t))) "
+            "(tolerance 3))))");
+  CHECK_STR(query("SELECT * FROM l ASOF JOIN r MATCH_CONDITION (l.t > r.t)"),
+            "(select * (from (asof-join (table l) (table r) (match (> l.t r.t)))))");
+  /* asof is a name wherever no JOIN follows it */
+  CHECK_STR(query("SELECT asof FROM t AS asof"), "(select asof (from (table t as asof)))");
 }
 
 TEST(window_tvfs) {
