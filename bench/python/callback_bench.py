@@ -1,6 +1,7 @@
 """bench/python/callback_bench.py — what a Python foreachBatch callback
-costs per micro-batch: BATCHES pushes of ROWS rows each to a bounded memory
-source (one push is one micro-batch), run to the end into a `callback` sink
+costs per micro-batch: BATCHES micro-batches of ROWS rows each (a datagen
+sequence of BATCHES * ROWS rows, 'dipper.max-batch-rows' = ROWS: no parsing
+in the source), run to the end into a `callback` sink
 whose Python function takes the pyarrow.RecordBatch and its id, next to the
 same query into a `blackhole` sink (no Python at all).  The difference over
 the number of batches is the callback's cost: the GIL taken, the batch
@@ -24,18 +25,18 @@ def run(sink, batches, rows):
     def on_batch(batch, batch_id):
         seen[0] += batch.num_rows
     con.register_callback("cb", on_batch)
-    con.sql("CREATE TABLE s (id BIGINT, v DOUBLE) WITH ('connector' = 'memory', "
-            "'bounded' = 'true')")
     opts = "'connector' = 'callback', 'name' = 'cb'" if sink == "callback" else \
         "'connector' = 'blackhole'"
-    con.sql("CREATE TABLE o (id BIGINT, v DOUBLE) WITH (%s)" % opts)
-    payload = [{"id": i, "v": i * 0.5} for i in range(rows)]
-    for _ in range(batches):
-        con.push("s", payload)
-    q, = con.start("INSERT INTO o SELECT id, v FROM s")
+    q, = con.start("""
+        SET 'dipper.max-batch-rows' = '%d';
+        CREATE TABLE s (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence',
+          'fields.id.start' = '1', 'fields.id.end' = '%d');
+        CREATE TABLE o (id BIGINT, v DOUBLE) WITH (%s);
+        INSERT INTO o SELECT id, CAST(id AS DOUBLE) / 2 FROM s""" % (rows, batches * rows, opts))
     t0 = time.perf_counter()
     assert q.await_termination()
     dt = time.perf_counter() - t0
+    assert q.last_progress.batch_id >= batches - 1
     assert sink != "callback" or seen[0] == batches * rows
     con.close()
     return dt

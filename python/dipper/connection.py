@@ -72,6 +72,55 @@ def _free_trampoline(user):
     _registrations.pop(user, None)
 
 
+# Arrow's month interval (an INTERVAL YEAR TO MONTH, format "tiM") has no
+# Python class in pyarrow: a column of it cannot even be looked at.  Such a
+# field is imported as int32 (the same 4-byte layout: the number of months),
+# its metadata saying what it was; no bytes move.
+_MONTHS_META = {b"dipper.type": b"INTERVAL YEAR TO MONTH"}
+
+
+def _no_month_interval(t):
+    """t with every month_interval (nested too) as int32, or None if none."""
+    if str(t) == "month_interval":
+        return pa.int32()
+    if pa.types.is_struct(t):
+        fs = [_no_month_field(t.field(i)) for i in range(t.num_fields)]
+        return pa.struct([f or t.field(i) for i, f in enumerate(fs)]) if any(fs) else None
+    if pa.types.is_map(t):
+        k, v = _no_month_field(t.key_field), _no_month_field(t.item_field)
+        return pa.map_(k or t.key_field, v or t.item_field) if k or v else None
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        v = _no_month_field(t.value_field)
+        return (pa.list_ if pa.types.is_list(t) else pa.large_list)(v) if v else None
+    return None
+
+
+def _no_month_field(f):
+    t = _no_month_interval(f.type)
+    if t is None:
+        return None
+    meta = dict(f.metadata or {})
+    if str(f.type) == "month_interval":
+        meta.update(_MONTHS_META)
+    return pa.field(f.name, t, f.nullable, metadata=meta or None)
+
+
+def _without_month_intervals(reader):
+    fields = [_no_month_field(f) for f in reader.schema]
+    if not any(fields):
+        return reader
+    schema = pa.schema([f or reader.schema.field(i) for i, f in enumerate(fields)],
+                       metadata=reader.schema.metadata)
+
+    def batches():
+        with reader:
+            for b in reader:
+                arr = _capi.ArrowArray()
+                b._export_to_c(ctypes.addressof(arr))
+                yield pa.RecordBatch._import_from_c(ctypes.addressof(arr), schema)
+    return pa.RecordBatchReader.from_batches(schema, batches())
+
+
 # ---- programs ----
 
 class Program:
@@ -123,11 +172,12 @@ class Result:
         rc = con._blocking(lib.dipper_execute, prog.ptr, self._stmt, ctypes.byref(stream))
         con._check(rc)
         try:
-            return pa.RecordBatchReader._import_from_c(ctypes.addressof(stream))
+            reader = pa.RecordBatchReader._import_from_c(ctypes.addressof(stream))
         except BaseException:
             if stream.release:
                 stream.release(ctypes.addressof(stream))
             raise
+        return _without_month_intervals(reader)
 
     def arrow(self):
         """The rows as a pyarrow.Table."""
@@ -178,7 +228,8 @@ class Result:
         return polars.from_arrow(self.arrow())
 
     def fetchall(self):
-        """The rows as a list of tuples of Python values."""
+        """The rows as a list of tuples of Python values (docs/python.md's
+        type table)."""
         t = self.arrow()
         cols = [c.to_pylist() for c in t.columns]
         return list(zip(*cols)) if cols else []

@@ -41,6 +41,23 @@ def test_timestamp_ltz_is_utc(con):
                                                          tzinfo=datetime.timezone.utc)
 
 
+def test_time_and_intervals(con):
+    r = con.sql("SELECT CAST('12:30:01' AS TIME) AS t, INTERVAL '2' DAY AS d, "
+                "INTERVAL '3' MONTH AS m, CAST(NULL AS INTERVAL MONTH) AS nm")
+    t = r.arrow()
+    # Arrow's month interval has no Python class in pyarrow: it comes as
+    # int32 months, the field's metadata naming the SQL type
+    assert [str(f.type) for f in t.schema] == ["time64[us]", "duration[us]", "int32", "int32"]
+    assert t.schema.field("m").metadata[b"dipper.type"] == b"INTERVAL YEAR TO MONTH"
+    assert r.fetchall() == [(datetime.time(12, 30, 1), datetime.timedelta(days=2), 3, None)]
+
+
+def test_month_interval_nested(con):
+    t = con.sql("SELECT ARRAY[INTERVAL '1' YEAR, INTERVAL '2' MONTH] AS a").arrow()
+    assert t.schema.field("a").type.value_type == pa.int32()
+    assert t.column("a").to_pylist() == [[12, 2]]
+
+
 def test_nested_types(con):
     t = con.sql("SELECT ARRAY[1, 2, 3] AS a, MAP['k', 1] AS m").arrow()
     assert t.schema.field("a").type == pa.list_(pa.field("item", pa.int32(), False))

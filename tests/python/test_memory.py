@@ -109,3 +109,20 @@ def test_fetch_of_a_memory_sink(con):
     t = con.fetch("o")
     assert isinstance(t, pa.Table)
     assert t.to_pylist() == [{"a": 1, "b": "x"}, {"a": 2, "b": "y"}]
+
+
+def test_nested_values_both_ways(con):
+    con.sql("SET 'execution.runtime-mode' = 'batch'")
+    cols = "(r ROW<a INT, b STRING>, xs ARRAY<BIGINT>, m MAP<STRING, INT>)"
+    con.sql("CREATE TABLE n %s WITH ('connector' = 'memory')" % cols)
+    con.push("n", [{"r": {"a": 1, "b": "x"}, "xs": [1, 2], "m": {"k": 3}}])
+    want = [({"a": 1, "b": "x"}, [1, 2], [("k", 3)])]
+    t = con.sql("SELECT * FROM n").arrow()
+    assert con.sql("SELECT * FROM n").fetchall() == want
+    # a result pushed back as it came (pyarrow's MAP is a list of pairs)
+    con.sql("CREATE TABLE n2 %s WITH ('connector' = 'memory')" % cols)
+    con.push("n2", t)
+    assert con.sql("SELECT * FROM n2").fetchall() == want
+    con.register("n3", t)
+    assert [r[1] for r in con.sql("DESCRIBE n3").fetchall()] == \
+        ["ROW<a INT, b STRING>", "ARRAY<BIGINT>", "MAP<STRING, INT>"]
