@@ -146,8 +146,11 @@ class Program:
             self.ptr = None
 
     def __del__(self):
-        if self.ptr and self.con._db:
-            self.free()
+        try:
+            if self.ptr and self.con._db:
+                self.free()
+        except Exception:  # at interpreter exit the module may be gone already
+            pass
 
 
 _KIND_NAMES = {_capi.STMT_SESSION: "session", _capi.STMT_QUERY: "query",
@@ -198,16 +201,11 @@ class Result:
         if self._table is not None:
             return self._table.to_reader()
         reader = self._reader()
-        program = self._program
 
-        def batches():
-            try:
-                for b in reader:
-                    yield b
-            finally:
-                reader.close()
-                del program_ref[:]
-        program_ref = [program]
+        # the generator's defaults keep the program alive until it is done
+        def batches(reader=reader, program=self._program):
+            with reader:
+                yield from reader
         return pa.RecordBatchReader.from_batches(reader.schema, batches())
 
     fetch_record_batch = record_batch_reader

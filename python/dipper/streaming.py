@@ -168,8 +168,11 @@ class _QueryGroup:
         self.program.free()
 
     def __del__(self):
-        if self.arr and self.con._db:
-            self.free()
+        try:
+            if self.arr and self.con._db:
+                self.free()
+        except Exception:  # at interpreter exit the module may be gone already
+            pass
 
 
 class Query:

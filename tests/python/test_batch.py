@@ -123,6 +123,18 @@ def test_record_batch_reader(con):
     assert reader.read_all().column("x").to_pylist() == [1, 2, 3]
 
 
+def test_record_batch_reader_outlives_its_result(con):
+    import gc
+    reader = con.sql("""SET 'dipper.max-batch-rows' = '100';
+        CREATE TABLE g (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence',
+          'fields.id.start' = '1', 'fields.id.end' = '1000');
+        SELECT id FROM g""").record_batch_reader()
+    gc.collect()  # the Result and its Program have no other reference now
+    batches = list(reader)
+    assert len([b for b in batches if b.num_rows]) == 10
+    assert [i for b in batches for i in b.column("id").to_pylist()] == list(range(1, 1001))
+
+
 def test_result_speaks_the_arrow_stream_protocol(con):
     t = pa.table(con.sql("SELECT 7 AS x"))
     assert t.to_pylist() == [{"x": 7}]

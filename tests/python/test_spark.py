@@ -40,12 +40,18 @@ def test_batch_query_to_arrow_and_pandas(spark):
     assert isinstance(df, pd.DataFrame) and df["total"].tolist() == [6, 5]
 
 
-def test_insert_into_a_memory_sink(spark):
+def test_insert_into_a_memory_sink_through_a_handle(spark):
     spark.sql("SET 'execution.runtime-mode' = 'batch'")
-    spark.sql("CREATE TABLE o (a BIGINT, b STRING) WITH ('connector' = 'memory')")
-    spark.sql("INSERT INTO o SELECT a * 2, b FROM (VALUES (1, 'x'), (2, 'y')) AS t(a, b)")
-    assert sorted(spark.fetch("o").to_pylist(), key=lambda r: r["a"]) == \
-        [{"a": 2, "b": "x"}, {"a": 4, "b": "y"}]
+    spark.sql("CREATE TABLE sales (r STRING, q INT) WITH ('connector' = 'memory')")
+    spark.sql("CREATE TABLE out (r STRING, total BIGINT) WITH ('connector' = 'memory')")
+    spark.push("sales", [{"r": "n", "q": 2}, {"r": "s", "q": 5}, {"r": "n", "q": None},
+                         {"r": "n", "q": 4}])
+    q, = spark.start("INSERT INTO out SELECT r, SUM(q) FROM sales WHERE q IS NOT NULL GROUP BY r")
+    assert q.step() is True  # batch mode on Spark: one run, ended
+    p = q.last_progress
+    assert (p.name, p.batch_id, p.output_rows, p.finished) == ("out", 0, 2, True)
+    assert sorted(spark.fetch("out").to_pylist(), key=lambda r: r["r"]) == \
+        [{"r": "n", "total": 6}, {"r": "s", "total": 5}]
 
 
 def test_spark_error_is_a_remote_error(spark):

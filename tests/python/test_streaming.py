@@ -202,3 +202,23 @@ def test_run_drives_to_the_end_with_progress(con):
     con.run(SEQ.format(n=120, rate=1000), on_progress=reports.append)
     assert seen == list(range(1, 121))
     assert reports and reports[-1].finished and reports[-1].total_output_rows == 120
+
+
+EXIT_CHILD = """
+import dipper
+con = dipper.connect()
+con.register_callback("cb", lambda b, i: None)
+q, = con.start(%r)
+q.await_termination(0.3)
+print("ok", q.status.active)
+"""
+
+
+def test_exit_with_running_queries_is_clean(run_python):
+    # no close(), a query running, a callback registered: the interpreter's
+    # exit frees it all without a crash or an "Exception ignored"
+    p = run_python(EXIT_CHILD % UNBOUNDED)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    assert out == "ok True\n"
+    assert "Exception" not in err and "ERROR" not in err, err
