@@ -276,6 +276,7 @@ class Connection:
         self._queries = weakref.WeakValueDictionary()  # C query pointer -> Query
         self._callback_failures = []
         self._callback_tokens = {}  # lower-cased name -> token
+        self._log_fn = None
 
     # -- lifetime --
 
@@ -290,6 +291,7 @@ class Connection:
             p.free()
         db, self._db = self._db, None
         lib.dipper_close(db)
+        self._log_fn = None
 
     def __enter__(self):
         return self
@@ -487,6 +489,30 @@ class Connection:
         arr = (ctypes.c_void_p * cap)()
         self._check(lib.dipper_active_queries(self._db, arr, cap, ctypes.byref(n)))
         return [self._queries[p] for p in arr[:min(n.value, cap)] if p in self._queries]
+
+    # -- the library's own messages --
+
+    def set_log(self, fn):
+        """Receive the library's messages that are not a call's error
+        (dipper_set_log): fn(level, message) with level "warning", "note" or
+        "debug" (the Kafka client's own log).  It may be called from the
+        library's threads.  None (the default) keeps the library quiet.
+        Set it before starting queries."""
+        self._check_open()
+        if fn is None:
+            lib.dipper_set_log(self._db, _capi.LOG_FN(), None)
+            self._log_fn = None
+            return
+        levels = {1: "warning", 2: "note", 3: "debug"}
+
+        def on_log(user, level, message):
+            try:
+                fn(levels.get(level, str(level)), _capi.text(message))
+            except BaseException:  # a logger must not break the engine
+                pass
+        cb = _capi.LOG_FN(on_log)
+        lib.dipper_set_log(self._db, cb, None)
+        self._log_fn = cb  # kept alive as long as the handle may call it
 
     # -- foreachBatch --
 

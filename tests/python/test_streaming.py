@@ -222,3 +222,21 @@ def test_exit_with_running_queries_is_clean(run_python):
     assert p.returncode == 0, err
     assert out == "ok True\n"
     assert "Exception" not in err and "ERROR" not in err, err
+
+
+def test_set_log_receives_the_library_notes(con, tmp_path):
+    got = []
+    con.set_log(lambda level, message: got.append((level, message)))
+    q, = con.start("""
+        CREATE TABLE g (id BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '5');
+        CREATE TABLE files (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '%s',
+          'format' = 'json');
+        INSERT INTO files SELECT id FROM g""" % tmp_path)
+    assert q.await_termination(30)
+    notes = [m for level, m in got if level == "note"]
+    assert len(notes) == 1 and "runs without a checkpoint folder" in notes[0]
+    assert "`files`" in notes[0]
+    con.set_log(None)
+    q2, = con.start("INSERT INTO files SELECT id FROM g")
+    assert q2.await_termination(30)
+    assert len(got) == 1
