@@ -173,7 +173,13 @@ class Result:
         con._check_open()
         stream = _capi.ArrowArrayStream()
         rc = con._blocking(lib.dipper_execute, prog.ptr, self._stmt, ctypes.byref(stream))
-        con._check(rc)
+        try:
+            con._check(rc)
+        except errors.by_code[7] as e:  # STREAMING: say it in Python's words too
+            if "dipper_query_start" in str(e):
+                e.args = (e.args[0] + "\n(from Python: con.start(script) starts it as a "
+                          "streaming query)",)
+            raise
         try:
             reader = pa.RecordBatchReader._import_from_c(ctypes.addressof(stream))
         except BaseException:

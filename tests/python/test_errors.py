@@ -54,6 +54,7 @@ def test_unbounded_select_is_a_streaming_error(con):
         res.arrow()
     assert e.value.code_name == "STREAMING" and e.value.line == 1
     assert "runtime-mode" in str(e.value)
+    assert "con.start(script)" in str(e.value)
 
 
 def test_option_error_from_create_table(con):
