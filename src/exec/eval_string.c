@@ -554,278 +554,394 @@ static int like_get(sctx *s, int64_t i, like_pat **out) {
 
 static bool trim_set_has(const char *set, size_t n, char ch) { return memchr(set, ch, n) != NULL; }
 
-/* One row of a function whose arguments are all non-NULL (CONCAT_WS aside). */
-static int string_row(sctx *s, int64_t i) {
-  int id = s->e->u.call.fn->id;
-  dp_ev_buf *b = &s->buf;
-  b->len = 0;
-  size_t n0 = 0, n1 = 0, n2 = 0;
-  const char *s0 = s->nargs > 0 && s->args[0].v->phys == DP_PHYS_VARBIN ? arg_str(s, 0, i, &n0) : "";
-  int rc = DIPPER_OK;
+/* ---- one step per string-valued function ----
+**
+** A step computes one row of its function, all of whose arguments are
+** non-NULL (CONCAT_WS aside): `s0`/`n0` is argument 0 when it is a string
+** ("" otherwise) and s->buf starts empty.  It returns
+**   DIPPER_OK   the value is in s->buf (string_row appends it),
+**   STR_NULL    the value is NULL (string_row appends a NULL),
+**   other codes an error, passed up as it is: DIPPER_NOMEM (buf_result
+**               turns a failed write into it), or the code of
+**               dp_ev_data_error / rx_get, which have set the message.
+** A new string-valued function is a step and its line in str_steps[]:
+** dp_ev_kernel_string and string_row find it there. */
+#define STR_NULL (-1)
+
+typedef int str_step(sctx *s, int64_t i, const char *s0, size_t n0);
+
+/* DIPPER_OK when every write to the buffer succeeded, else DIPPER_NOMEM. */
+static int buf_result(bool ok) { return ok ? DIPPER_OK : DIPPER_NOMEM; }
+
+static int call_id(const sctx *s) { return s->e->u.call.fn->id; }
+
+static int concat_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  (void)s0, (void)n0;
   bool ok = true;
-  switch (id) {
-  case DP_F_CONCAT:
-    for (int k = 0; k < s->nargs && ok; k++) {
-      const char *p = arg_str(s, k, i, &n1);
-      ok = dp_ev_buf_put(b, p, n1);
-    }
-    break;
-  case DP_F_CONCAT_WS: {
-    const char *sep = s0;
-    bool first = true;
-    for (int k = 1; k < s->nargs && ok; k++) {
-      if (dp_ev_null(&s->args[k], i)) continue;
-      const char *p = arg_str(s, k, i, &n1);
-      if (!first) ok = dp_ev_buf_put(b, sep, n0);
-      ok = ok && dp_ev_buf_put(b, p, n1);
-      first = false;
-    }
-    break;
+  for (int k = 0; k < s->nargs && ok; k++) {
+    size_t n;
+    const char *p = arg_str(s, k, i, &n);
+    ok = dp_ev_buf_put(&s->buf, p, n);
   }
-  case DP_F_LOWER:
-  case DP_F_UPPER:
-    ok = dp_ev_buf_put(b, s0, n0);
-    for (size_t k = 0; k < n0 && ok; k++) b->p[k] = id == DP_F_LOWER ? ascii_lower(b->p[k]) : ascii_upper(b->p[k]);
-    break;
-  case DP_F_INITCAP: {
-    ok = dp_ev_buf_put(b, s0, n0);
-    bool start = true;
-    for (size_t k = 0; k < n0 && ok; k++) {
-      char ch = b->p[k];
-      bool alnum = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
-      b->p[k] = start ? ascii_upper(ch) : ascii_lower(ch);
-      start = !alnum && !((unsigned char)ch & 0x80);
-    }
-    break;
+  return buf_result(ok);
+}
+
+/* CONCAT_WS: argument 0 is the separator; NULL strings are skipped. */
+static int concat_ws_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  bool ok = true, first = true;
+  for (int k = 1; k < s->nargs && ok; k++) {
+    if (dp_ev_null(&s->args[k], i)) continue;
+    size_t n;
+    const char *p = arg_str(s, k, i, &n);
+    if (!first) ok = dp_ev_buf_put(&s->buf, s0, n0);
+    ok = ok && dp_ev_buf_put(&s->buf, p, n);
+    first = false;
   }
-  case DP_F_SUBSTRING: {
-    int64_t start = arg_i64(s, 1, i);
-    int64_t chars = (int64_t)utf8_len(s0, n0);
-    int64_t from = start > 0 ? start - 1 : start == 0 ? 0 : chars + start;
-    int64_t count = s->nargs > 2 ? arg_i64(s, 2, i) : INT64_MAX;
-    if (count <= 0) break;
-    if (from < 0) { /* a start before the string eats into the length */
-      if (count != INT64_MAX) count = count > -from ? count + from : 0;
-      from = 0;
-    }
-    if (count <= 0 || from >= chars) break;
-    size_t a = utf8_offset(s0, n0, (size_t)from);
-    size_t z = count >= chars - from ? n0 : utf8_offset(s0, n0, (size_t)(from + count));
-    ok = dp_ev_buf_put(b, s0 + a, z - a);
-    break;
+  return buf_result(ok);
+}
+
+/* LOWER, UPPER */
+static int case_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  (void)i;
+  dp_ev_buf *b = &s->buf;
+  bool lower = call_id(s) == DP_F_LOWER;
+  bool ok = dp_ev_buf_put(b, s0, n0);
+  for (size_t k = 0; k < n0 && ok; k++) b->p[k] = lower ? ascii_lower(b->p[k]) : ascii_upper(b->p[k]);
+  return buf_result(ok);
+}
+
+static int initcap_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  (void)i;
+  dp_ev_buf *b = &s->buf;
+  bool ok = dp_ev_buf_put(b, s0, n0);
+  bool start = true;
+  for (size_t k = 0; k < n0 && ok; k++) {
+    char ch = b->p[k];
+    bool alnum = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+    b->p[k] = start ? ascii_upper(ch) : ascii_lower(ch);
+    start = !alnum && !((unsigned char)ch & 0x80);
   }
-  case DP_F_TRIM:
-  case DP_F_LTRIM:
-  case DP_F_RTRIM: {
-    const char *set = " ";
-    size_t sn = 1;
-    if (s->nargs > 1) set = arg_str(s, 1, i, &sn);
-    size_t a = 0, z = n0;
-    if (id != DP_F_RTRIM)
-      while (a < z && trim_set_has(set, sn, s0[a])) a++;
-    if (id != DP_F_LTRIM)
-      while (z > a && trim_set_has(set, sn, s0[z - 1])) z--;
-    ok = dp_ev_buf_put(b, s0 + a, z - a);
-    break;
+  return buf_result(ok);
+}
+
+static int substring_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  int64_t start = arg_i64(s, 1, i);
+  int64_t chars = (int64_t)utf8_len(s0, n0);
+  int64_t from = start > 0 ? start - 1 : start == 0 ? 0 : chars + start;
+  int64_t count = s->nargs > 2 ? arg_i64(s, 2, i) : INT64_MAX;
+  if (count <= 0) return DIPPER_OK;
+  if (from < 0) { /* a start before the string eats into the length */
+    if (count != INT64_MAX) count = count > -from ? count + from : 0;
+    from = 0;
   }
-  case DP_F_REPLACE: {
-    const char *from = arg_str(s, 1, i, &n1), *to = arg_str(s, 2, i, &n2);
-    if (n1 == 0) {
-      ok = dp_ev_buf_put(b, s0, n0);
+  if (count <= 0 || from >= chars) return DIPPER_OK;
+  size_t a = utf8_offset(s0, n0, (size_t)from);
+  size_t z = count >= chars - from ? n0 : utf8_offset(s0, n0, (size_t)(from + count));
+  return buf_result(dp_ev_buf_put(&s->buf, s0 + a, z - a));
+}
+
+/* TRIM, LTRIM, RTRIM, with an optional set of characters (a space). */
+static int trim_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  int id = call_id(s);
+  const char *set = " ";
+  size_t sn = 1;
+  if (s->nargs > 1) set = arg_str(s, 1, i, &sn);
+  size_t a = 0, z = n0;
+  if (id != DP_F_RTRIM)
+    while (a < z && trim_set_has(set, sn, s0[a])) a++;
+  if (id != DP_F_LTRIM)
+    while (z > a && trim_set_has(set, sn, s0[z - 1])) z--;
+  return buf_result(dp_ev_buf_put(&s->buf, s0 + a, z - a));
+}
+
+static int replace_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  dp_ev_buf *b = &s->buf;
+  size_t n1, n2;
+  const char *from = arg_str(s, 1, i, &n1), *to = arg_str(s, 2, i, &n2);
+  if (n1 == 0) return buf_result(dp_ev_buf_put(b, s0, n0));
+  bool ok = true;
+  size_t at = 0;
+  while (ok) {
+    const char *hit = find_bytes(s0 + at, n0 - at, from, n1);
+    if (!hit) {
+      ok = dp_ev_buf_put(b, s0 + at, n0 - at);
       break;
     }
-    size_t at = 0;
-    while (ok) {
-      const char *hit = find_bytes(s0 + at, n0 - at, from, n1);
-      if (!hit) {
-        ok = dp_ev_buf_put(b, s0 + at, n0 - at);
-        break;
-      }
-      ok = dp_ev_buf_put(b, s0 + at, (size_t)(hit - s0) - at) && dp_ev_buf_put(b, to, n2);
-      at = (size_t)(hit - s0) + n1;
-    }
-    break;
+    ok = dp_ev_buf_put(b, s0 + at, (size_t)(hit - s0) - at) && dp_ev_buf_put(b, to, n2);
+    at = (size_t)(hit - s0) + n1;
   }
-  case DP_F_LPAD:
-  case DP_F_RPAD: {
-    int64_t want = arg_i64(s, 1, i);
-    if (want < 0) return dp_vector_append_null(s->out);
-    if (want > (INT64_C(1) << 28))
-      return dp_ev_data_error(s->c, s->e, "%s to %lld characters is more than a value may hold",
-                              id == DP_F_LPAD ? "LPAD" : "RPAD", (long long)want);
-    const char *pad = " ";
-    size_t pn = 1;
-    if (s->nargs > 2) pad = arg_str(s, 2, i, &pn);
-    int64_t have = (int64_t)utf8_len(s0, n0);
-    if (have >= want || pn == 0) {
-      ok = dp_ev_buf_put(b, s0, utf8_offset(s0, n0, (size_t)(have < want ? have : want)));
-      break;
-    }
-    int64_t need = want - have;
-    size_t pchars = utf8_len(pad, pn);
-    if (id == DP_F_RPAD) ok = dp_ev_buf_put(b, s0, n0);
-    while (need > 0 && ok) {
-      size_t take = (int64_t)pchars <= need ? pn : utf8_offset(pad, pn, (size_t)need);
-      ok = dp_ev_buf_put(b, pad, take);
-      need -= (int64_t)pchars;
-    }
-    if (id == DP_F_LPAD) ok = ok && dp_ev_buf_put(b, s0, n0);
-    break;
+  return buf_result(ok);
+}
+
+/* LPAD, RPAD: to a length in characters, cutting a longer string. */
+static int pad_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  dp_ev_buf *b = &s->buf;
+  int id = call_id(s);
+  int64_t want = arg_i64(s, 1, i);
+  if (want < 0) return STR_NULL;
+  if (want > (INT64_C(1) << 28))
+    return dp_ev_data_error(s->c, s->e, "%s to %lld characters is more than a value may hold",
+                            id == DP_F_LPAD ? "LPAD" : "RPAD", (long long)want);
+  const char *pad = " ";
+  size_t pn = 1;
+  if (s->nargs > 2) pad = arg_str(s, 2, i, &pn);
+  int64_t have = (int64_t)utf8_len(s0, n0);
+  if (have >= want || pn == 0)
+    return buf_result(dp_ev_buf_put(b, s0, utf8_offset(s0, n0, (size_t)(have < want ? have : want))));
+  int64_t need = want - have;
+  size_t pchars = utf8_len(pad, pn);
+  bool ok = true;
+  if (id == DP_F_RPAD) ok = dp_ev_buf_put(b, s0, n0);
+  while (need > 0 && ok) {
+    size_t take = (int64_t)pchars <= need ? pn : utf8_offset(pad, pn, (size_t)need);
+    ok = dp_ev_buf_put(b, pad, take);
+    need -= (int64_t)pchars;
   }
-  case DP_F_REPEAT: {
-    int64_t times = arg_i64(s, 1, i);
-    if (times > 0 && n0 > 0 && (uint64_t)times * n0 > (uint64_t)INT32_MAX)
-      return dp_ev_data_error(s->c, s->e, "REPEAT would make a string of %lld bytes, more than a value may hold",
-                              (long long)((uint64_t)times * n0 > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)((uint64_t)times * n0)));
-    for (int64_t k = 0; k < times && ok; k++) ok = dp_ev_buf_put(b, s0, n0);
-    break;
+  if (id == DP_F_LPAD) ok = ok && dp_ev_buf_put(b, s0, n0);
+  return buf_result(ok);
+}
+
+static int repeat_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  int64_t times = arg_i64(s, 1, i);
+  if (times > 0 && n0 > 0 && (uint64_t)times * n0 > (uint64_t)INT32_MAX)
+    return dp_ev_data_error(s->c, s->e, "REPEAT would make a string of %lld bytes, more than a value may hold",
+                            (long long)((uint64_t)times * n0 > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)((uint64_t)times * n0)));
+  bool ok = true;
+  for (int64_t k = 0; k < times && ok; k++) ok = dp_ev_buf_put(&s->buf, s0, n0);
+  return buf_result(ok);
+}
+
+/* REVERSE, by code points. */
+static int reverse_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  (void)i;
+  bool ok = true;
+  size_t k = n0;
+  while (k > 0 && ok) {
+    size_t st = k - 1;
+    while (st > 0 && is_cont(s0[st])) st--;
+    ok = dp_ev_buf_put(&s->buf, s0 + st, k - st);
+    k = st;
   }
-  case DP_F_REVERSE: {
-    size_t k = n0;
-    while (k > 0 && ok) {
-      size_t st = k - 1;
-      while (st > 0 && is_cont(s0[st])) st--;
-      ok = dp_ev_buf_put(b, s0 + st, k - st);
-      k = st;
-    }
-    break;
-  }
-  case DP_F_LEFT:
-  case DP_F_RIGHT: {
-    int64_t len = arg_i64(s, 1, i);
-    if (len <= 0) break;
-    int64_t chars = (int64_t)utf8_len(s0, n0);
-    if (len >= chars) {
-      ok = dp_ev_buf_put(b, s0, n0);
-      break;
-    }
-    size_t cut = utf8_offset(s0, n0, (size_t)(id == DP_F_LEFT ? len : chars - len));
-    ok = id == DP_F_LEFT ? dp_ev_buf_put(b, s0, cut) : dp_ev_buf_put(b, s0 + cut, n0 - cut);
-    break;
-  }
-  case DP_F_MD5:
-  case DP_F_SHA1:
-  case DP_F_SHA256: {
-    uint8_t d[32];
-    size_t dn = id == DP_F_MD5 ? 16 : id == DP_F_SHA1 ? 20 : 32;
-    if (id == DP_F_MD5) dp_ev_md5(s0, n0, d);
-    else if (id == DP_F_SHA1) dp_ev_sha1(s0, n0, d);
-    else dp_ev_sha256(s0, n0, d);
-    ok = put_hex(b, d, dn, false);
-    break;
-  }
-  case DP_F_TO_BASE64: ok = put_base64(b, (const unsigned char *)s0, n0); break;
-  case DP_F_FROM_BASE64: {
-    bool nomem = false;
-    if (!get_base64(b, s0, n0, &nomem)) return nomem ? DIPPER_NOMEM : dp_vector_append_null(s->out);
-    break;
-  }
-  case DP_F_CHR: {
-    int64_t code = arg_i64(s, 0, i);
-    if (code < 0) break;
-    put_utf8(b, (unsigned)(code % 256), &ok);
-    break;
-  }
-  case DP_F_HEX:
-    if (s->args[0].v->phys == DP_PHYS_VARBIN) {
-      ok = put_hex(b, (const unsigned char *)s0, n0, true);
+  return buf_result(ok);
+}
+
+/* LEFT, RIGHT: the first or last n characters. */
+static int left_right_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  dp_ev_buf *b = &s->buf;
+  bool left = call_id(s) == DP_F_LEFT;
+  int64_t len = arg_i64(s, 1, i);
+  if (len <= 0) return DIPPER_OK;
+  int64_t chars = (int64_t)utf8_len(s0, n0);
+  if (len >= chars) return buf_result(dp_ev_buf_put(b, s0, n0));
+  size_t cut = utf8_offset(s0, n0, (size_t)(left ? len : chars - len));
+  return buf_result(left ? dp_ev_buf_put(b, s0, cut) : dp_ev_buf_put(b, s0 + cut, n0 - cut));
+}
+
+/* MD5, SHA1, SHA256, in lower-case hex. */
+static int digest_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  (void)i;
+  int id = call_id(s);
+  uint8_t d[32];
+  size_t dn = id == DP_F_MD5 ? 16 : id == DP_F_SHA1 ? 20 : 32;
+  if (id == DP_F_MD5) dp_ev_md5(s0, n0, d);
+  else if (id == DP_F_SHA1) dp_ev_sha1(s0, n0, d);
+  else dp_ev_sha256(s0, n0, d);
+  return buf_result(put_hex(&s->buf, d, dn, false));
+}
+
+static int to_base64_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  (void)i;
+  return buf_result(put_base64(&s->buf, (const unsigned char *)s0, n0));
+}
+
+/* FROM_BASE64: NULL when the text is not base64. */
+static int from_base64_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  (void)i;
+  bool nomem = false;
+  if (!get_base64(&s->buf, s0, n0, &nomem)) return nomem ? DIPPER_NOMEM : STR_NULL;
+  return DIPPER_OK;
+}
+
+static int chr_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  (void)s0, (void)n0;
+  int64_t code = arg_i64(s, 0, i);
+  if (code < 0) return DIPPER_OK;
+  bool ok = true;
+  put_utf8(&s->buf, (unsigned)(code % 256), &ok);
+  return buf_result(ok);
+}
+
+/* HEX of a string's bytes, or of an integer. */
+static int hex_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  if (s->args[0].v->phys == DP_PHYS_VARBIN) return buf_result(put_hex(&s->buf, (const unsigned char *)s0, n0, true));
+  char tmp[24];
+  int tn = snprintf(tmp, sizeof tmp, "%llX", (unsigned long long)arg_i64(s, 0, i));
+  return buf_result(tn > 0 && dp_ev_buf_put(&s->buf, tmp, (size_t)tn));
+}
+
+/* The regexp (argument 1) of row i compiled, and the subject as a C string. */
+static int regexp_prepare(sctx *s, int64_t i, const char *s0, size_t n0, const char **subject) {
+  size_t pn;
+  const char *pat = arg_str(s, 1, i, &pn);
+  int rc = rx_get(s->c, s->e, &s->re, pat, pn, false, NULL);
+  if (rc != DIPPER_OK) return rc;
+  *subject = cstr(&s->scratch, s0, n0);
+  return *subject ? DIPPER_OK : DIPPER_NOMEM;
+}
+
+/* REGEXP_EXTRACT: a group (1 when the pattern has one, else the match), NULL
+** when the pattern does not match. */
+static int regexp_extract_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  const char *subject;
+  int rc = regexp_prepare(s, i, s0, n0, &subject);
+  if (rc != DIPPER_OK) return rc;
+  regmatch_t m[10];
+  int64_t group = s->nargs > 2 ? arg_i64(s, 2, i) : (s->re.re.re_nsub > 0 ? 1 : 0);
+  if (group < 0 || (size_t)group > s->re.re.re_nsub || group > 9)
+    return dp_ev_data_error(s->c, s->e, "REGEXP_EXTRACT: the pattern has %zu group%s, there is no group %lld",
+                            s->re.re.re_nsub, s->re.re.re_nsub == 1 ? "" : "s", (long long)group);
+  if (regexec(&s->re.re, subject, 10, m, 0) != 0 || m[group].rm_so < 0) return STR_NULL;
+  return buf_result(dp_ev_buf_put(&s->buf, subject + m[group].rm_so, (size_t)(m[group].rm_eo - m[group].rm_so)));
+}
+
+/* The replacement of one match: $0..$9 are groups, a backslash quotes. */
+static bool put_replacement(dp_ev_buf *b, const char *repl, size_t rn, const regex_t *re, const regmatch_t *m,
+                            const char *at) {
+  bool ok = true;
+  for (size_t k = 0; k < rn && ok; k++) {
+    if (repl[k] == '$' && k + 1 < rn && repl[k + 1] >= '0' && repl[k + 1] <= '9') {
+      int g = repl[++k] - '0';
+      if ((size_t)g <= re->re_nsub && m[g].rm_so >= 0)
+        ok = dp_ev_buf_put(b, at + m[g].rm_so, (size_t)(m[g].rm_eo - m[g].rm_so));
+    } else if (repl[k] == '\\' && k + 1 < rn) {
+      ok = dp_ev_buf_putc(b, repl[++k]);
     } else {
-      char tmp[24];
-      int tn = snprintf(tmp, sizeof tmp, "%llX", (unsigned long long)arg_i64(s, 0, i));
-      ok = tn > 0 && dp_ev_buf_put(b, tmp, (size_t)tn);
+      ok = dp_ev_buf_putc(b, repl[k]);
     }
-    break;
-  case DP_F_REGEXP_EXTRACT:
-  case DP_F_REGEXP_REPLACE: {
-    size_t pn;
-    const char *pat = arg_str(s, 1, i, &pn);
-    if ((rc = rx_get(s->c, s->e, &s->re, pat, pn, false, NULL)) != DIPPER_OK) return rc;
-    const char *subject = cstr(&s->scratch, s0, n0);
-    if (!subject) return DIPPER_NOMEM;
-    regmatch_t m[10];
-    if (id == DP_F_REGEXP_EXTRACT) {
-      int64_t group = s->nargs > 2 ? arg_i64(s, 2, i) : (s->re.re.re_nsub > 0 ? 1 : 0);
-      if (group < 0 || (size_t)group > s->re.re.re_nsub || group > 9)
-        return dp_ev_data_error(s->c, s->e, "REGEXP_EXTRACT: the pattern has %zu group%s, there is no group %lld",
-                                s->re.re.re_nsub, s->re.re.re_nsub == 1 ? "" : "s", (long long)group);
-      if (regexec(&s->re.re, subject, 10, m, 0) != 0 || m[group].rm_so < 0)
-        return dp_vector_append_null(s->out);
-      ok = dp_ev_buf_put(b, subject + m[group].rm_so, (size_t)(m[group].rm_eo - m[group].rm_so));
-      break;
-    }
-    const char *repl = arg_str(s, 2, i, &n2);
-    size_t at = 0;
-    while (ok && at <= n0) {
-      int flags = at > 0 ? REG_NOTBOL : 0;
-      if (regexec(&s->re.re, subject + at, 10, m, flags) != 0) break;
-      size_t ms = at + (size_t)m[0].rm_so, me = at + (size_t)m[0].rm_eo;
-      ok = dp_ev_buf_put(b, subject + at, ms - at);
-      for (size_t k = 0; k < n2 && ok; k++) {
-        if (repl[k] == '$' && k + 1 < n2 && repl[k + 1] >= '0' && repl[k + 1] <= '9') {
-          int g = repl[++k] - '0';
-          if ((size_t)g <= s->re.re.re_nsub && m[g].rm_so >= 0)
-            ok = dp_ev_buf_put(b, subject + at + m[g].rm_so, (size_t)(m[g].rm_eo - m[g].rm_so));
-        } else if (repl[k] == '\\' && k + 1 < n2) {
-          ok = dp_ev_buf_putc(b, repl[++k]);
-        } else {
-          ok = dp_ev_buf_putc(b, repl[k]);
-        }
-      }
-      if (me == ms) { /* an empty match: step over one character */
-        if (ms < n0) ok = ok && dp_ev_buf_putc(b, subject[ms]);
-        at = ms + 1;
-      } else {
-        at = me;
-      }
-    }
-    if (ok && at < n0) ok = dp_ev_buf_put(b, subject + at, n0 - at);
-    break;
   }
-  case DP_F_SPLIT_INDEX: {
-    const char *sep = arg_str(s, 1, i, &n1);
-    int64_t want = arg_i64(s, 2, i);
-    if (want < 0 || n1 == 0) return dp_vector_append_null(s->out);
-    size_t at = 0;
-    for (int64_t k = 0;; k++) {
-      const char *hit = find_bytes(s0 + at, n0 - at, sep, n1);
-      size_t end = hit ? (size_t)(hit - s0) : n0;
-      if (k == want) {
-        ok = dp_ev_buf_put(b, s0 + at, end - at);
-        break;
-      }
-      if (!hit) return dp_vector_append_null(s->out);
-      at = end + n1;
+  return ok;
+}
+
+/* REGEXP_REPLACE: every match, left to right; an empty match steps over one
+** character. */
+static int regexp_replace_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  dp_ev_buf *b = &s->buf;
+  const char *subject;
+  int rc = regexp_prepare(s, i, s0, n0, &subject);
+  if (rc != DIPPER_OK) return rc;
+  regmatch_t m[10];
+  size_t rn;
+  const char *repl = arg_str(s, 2, i, &rn);
+  bool ok = true;
+  size_t at = 0;
+  while (ok && at <= n0) {
+    int flags = at > 0 ? REG_NOTBOL : 0;
+    if (regexec(&s->re.re, subject + at, 10, m, flags) != 0) break;
+    size_t ms = at + (size_t)m[0].rm_so, me = at + (size_t)m[0].rm_eo;
+    ok = dp_ev_buf_put(b, subject + at, ms - at) && put_replacement(b, repl, rn, &s->re.re, m, subject + at);
+    if (me == ms) { /* an empty match: step over one character */
+      if (ms < n0) ok = ok && dp_ev_buf_putc(b, subject[ms]);
+      at = ms + 1;
+    } else {
+      at = me;
     }
-    break;
   }
-  case DP_F_JSON_VALUE: {
-    size_t pn;
-    const char *path = arg_str(s, 1, i, &pn);
-    const char *vs, *ve;
-    if (!json_find(s0, n0, path, pn, &vs, &ve) || !json_scalar(vs, ve, b, &ok))
-      return ok ? dp_vector_append_null(s->out) : DIPPER_NOMEM;
-    break;
+  if (ok && at < n0) ok = dp_ev_buf_put(b, subject + at, n0 - at);
+  return buf_result(ok);
+}
+
+/* SPLIT_INDEX: the piece numbered from 0, NULL past the last one. */
+static int split_index_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  size_t n1;
+  const char *sep = arg_str(s, 1, i, &n1);
+  int64_t want = arg_i64(s, 2, i);
+  if (want < 0 || n1 == 0) return STR_NULL;
+  size_t at = 0;
+  for (int64_t k = 0;; k++) {
+    const char *hit = find_bytes(s0 + at, n0 - at, sep, n1);
+    size_t end = hit ? (size_t)(hit - s0) : n0;
+    if (k == want) return buf_result(dp_ev_buf_put(&s->buf, s0 + at, end - at));
+    if (!hit) return STR_NULL;
+    at = end + n1;
   }
-  case DP_F_UUID: {
-    uint8_t u[16];
-    for (int k = 0; k < 16; k += 8) {
-      uint64_t x = (s->rng += UINT64_C(0x9e3779b97f4a7c15));
-      x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-      x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-      x ^= x >> 31;
-      memcpy(u + k, &x, 8);
-    }
-    u[6] = (uint8_t)((u[6] & 0x0f) | 0x40); /* version 4 */
-    u[8] = (uint8_t)((u[8] & 0x3f) | 0x80); /* RFC 4122 variant */
-    for (int k = 0; k < 16 && ok; k++) {
-      if (k == 4 || k == 6 || k == 8 || k == 10) ok = dp_ev_buf_putc(b, '-');
-      ok = ok && put_hex(b, &u[k], 1, false);
-    }
-    break;
+}
+
+/* JSON_VALUE: the scalar at a path, NULL when there is none. */
+static int json_value_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  size_t pn;
+  const char *path = arg_str(s, 1, i, &pn);
+  const char *vs, *ve;
+  bool ok = true;
+  if (!json_find(s0, n0, path, pn, &vs, &ve) || !json_scalar(vs, ve, &s->buf, &ok))
+    return ok ? STR_NULL : DIPPER_NOMEM;
+  return buf_result(ok);
+}
+
+/* UUID: a version 4 UUID from the batch's splitmix64 sequence. */
+static int uuid_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  (void)i, (void)s0, (void)n0;
+  uint8_t u[16];
+  for (int k = 0; k < 16; k += 8) {
+    uint64_t x = (s->rng += UINT64_C(0x9e3779b97f4a7c15));
+    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+    x ^= x >> 31;
+    memcpy(u + k, &x, 8);
   }
-  default: return dp_ev_fail(s->c, s->e, DIPPER_INTERNAL, "no string kernel for %s", s->e->u.call.fn->name);
+  u[6] = (uint8_t)((u[6] & 0x0f) | 0x40); /* version 4 */
+  u[8] = (uint8_t)((u[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+  bool ok = true;
+  for (int k = 0; k < 16 && ok; k++) {
+    if (k == 4 || k == 6 || k == 8 || k == 10) ok = dp_ev_buf_putc(&s->buf, '-');
+    ok = ok && put_hex(&s->buf, &u[k], 1, false);
   }
-  if (!ok) return DIPPER_NOMEM;
+  return buf_result(ok);
+}
+
+/* The step of each string-valued function; NULL for the others. */
+static str_step *const str_steps[DP_F_COUNT_] = {
+    [DP_F_CONCAT] = concat_step,
+    [DP_F_CONCAT_WS] = concat_ws_step,
+    [DP_F_LOWER] = case_step,
+    [DP_F_UPPER] = case_step,
+    [DP_F_INITCAP] = initcap_step,
+    [DP_F_SUBSTRING] = substring_step,
+    [DP_F_TRIM] = trim_step,
+    [DP_F_LTRIM] = trim_step,
+    [DP_F_RTRIM] = trim_step,
+    [DP_F_REPLACE] = replace_step,
+    [DP_F_LPAD] = pad_step,
+    [DP_F_RPAD] = pad_step,
+    [DP_F_REPEAT] = repeat_step,
+    [DP_F_REVERSE] = reverse_step,
+    [DP_F_LEFT] = left_right_step,
+    [DP_F_RIGHT] = left_right_step,
+    [DP_F_MD5] = digest_step,
+    [DP_F_SHA1] = digest_step,
+    [DP_F_SHA256] = digest_step,
+    [DP_F_TO_BASE64] = to_base64_step,
+    [DP_F_FROM_BASE64] = from_base64_step,
+    [DP_F_CHR] = chr_step,
+    [DP_F_HEX] = hex_step,
+    [DP_F_REGEXP_EXTRACT] = regexp_extract_step,
+    [DP_F_REGEXP_REPLACE] = regexp_replace_step,
+    [DP_F_SPLIT_INDEX] = split_index_step,
+    [DP_F_JSON_VALUE] = json_value_step,
+    [DP_F_UUID] = uuid_step,
+};
+
+static str_step *step_of(int id) { return id >= 0 && id < DP_F_COUNT_ ? str_steps[id] : NULL; }
+
+/* One row of a string-valued function: its step, then the value or NULL. */
+static int string_row(sctx *s, int64_t i) {
+  str_step *step = step_of(call_id(s));
+  if (!step) return dp_ev_fail(s->c, s->e, DIPPER_INTERNAL, "no string kernel for %s", s->e->u.call.fn->name);
+  size_t n0 = 0;
+  const char *s0 = s->nargs > 0 && s->args[0].v->phys == DP_PHYS_VARBIN ? arg_str(s, 0, i, &n0) : "";
+  s->buf.len = 0;
+  int rc = step(s, i, s0, n0);
+  if (rc == STR_NULL) return dp_vector_append_null(s->out);
+  if (rc != DIPPER_OK) return rc;
   return put_result(s);
 }
 
@@ -938,45 +1054,18 @@ static int k_string(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n
 }
 
 dp_ev_kernel dp_ev_kernel_string(int fn_id) {
-  switch (fn_id) {
+  if (step_of(fn_id)) return k_string;
+  switch (fn_id) { /* the functions with an INT, BOOLEAN or ARRAY result */
   case DP_F_LIKE:
   case DP_F_NOT_LIKE:
   case DP_F_SIMILAR_TO:
   case DP_F_RLIKE:
   case DP_F_REGEXP:
-  case DP_F_CONCAT:
-  case DP_F_CONCAT_WS:
-  case DP_F_LOWER:
-  case DP_F_UPPER:
-  case DP_F_SUBSTRING:
-  case DP_F_TRIM:
-  case DP_F_LTRIM:
-  case DP_F_RTRIM:
-  case DP_F_REGEXP_EXTRACT:
-  case DP_F_REGEXP_REPLACE:
-  case DP_F_SPLIT_INDEX:
   case DP_F_SPLIT:
   case DP_F_CHAR_LENGTH:
   case DP_F_POSITION:
   case DP_F_LOCATE:
-  case DP_F_REPLACE:
-  case DP_F_INITCAP:
-  case DP_F_LPAD:
-  case DP_F_RPAD:
-  case DP_F_REPEAT:
-  case DP_F_REVERSE:
-  case DP_F_LEFT:
-  case DP_F_RIGHT:
-  case DP_F_MD5:
-  case DP_F_SHA1:
-  case DP_F_SHA256:
-  case DP_F_TO_BASE64:
-  case DP_F_FROM_BASE64:
-  case DP_F_ASCII:
-  case DP_F_CHR:
-  case DP_F_HEX:
-  case DP_F_JSON_VALUE:
-  case DP_F_UUID: return k_string;
+  case DP_F_ASCII: return k_string;
   default: return NULL;
   }
 }

@@ -373,197 +373,231 @@ static bool text_to_micros(const char *s, size_t n, const char *f, size_t fn, bo
 
 /* ---- the kernel ---- */
 
-static int k_time(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n, dp_vector **out) {
-  int id = e->u.call.fn->id;
-  int nargs = e->u.call.nargs;
-  dp_vector *v = dp_ev_new(e->type, n);
-  if (!v) return DIPPER_NOMEM;
-  dp_ev_buf b = {0};
-  int rc = DIPPER_OK;
+typedef struct tctx {
+  dp_ev *c;
+  const dp_expr *e;
+  const dp_ev_arg *args;
+  int nargs;
+  int id;
+  dp_vector *v;
+  dp_ev_buf b;     /* DATE_FORMAT's text */
+  int64_t now;     /* the batch's start time, µs */
+  dp_ev_unit unit; /* EXTRACT's, TIMESTAMPADD's and TIMESTAMPDIFF's */
+} tctx;
+
+/* The batch's start time, or the clock outside a query (or before its first batch). */
+static int64_t batch_now(const dp_ev *c) {
   int64_t now = c->ex ? c->ex->batch_start_time : 0;
   if (!c->ex || now == 0) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     now = (int64_t)ts.tv_sec * DP_MICROS_PER_SECOND + ts.tv_nsec / 1000;
   }
-  dp_ev_unit unit = DP_EV_U_NONE;
-  if (id == DP_F_EXTRACT || id == DP_F_TIMESTAMPADD || id == DP_F_TIMESTAMPDIFF) unit = unit_arg(&args[0]);
+  return now;
+}
+
+/* The unit of EXTRACT's shorthands: YEAR(x) is EXTRACT(YEAR FROM x). */
+static dp_ev_unit shorthand_unit(int id) {
+  static const struct { int id; dp_ev_unit u; } map[] = {
+      {DP_F_YEAR, DP_EV_U_YEAR},         {DP_F_QUARTER, DP_EV_U_QUARTER}, {DP_F_MONTH, DP_EV_U_MONTH},
+      {DP_F_WEEK, DP_EV_U_WEEK},         {DP_F_DAYOFMONTH, DP_EV_U_DAY},  {DP_F_DAYOFYEAR, DP_EV_U_DOY},
+      {DP_F_DAYOFWEEK, DP_EV_U_DOW},     {DP_F_HOUR, DP_EV_U_HOUR},       {DP_F_MINUTE, DP_EV_U_MINUTE},
+      {DP_F_SECOND, DP_EV_U_SECOND}};
+  dp_ev_unit u = DP_EV_U_NONE;
+  for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
+    if (map[k].id == id) u = map[k].u;
+  return u;
+}
+
+/* DATE_FORMAT (of a time, or of text read as a timestamp), FROM_UNIXTIME. */
+static int format_row(tctx *t, int64_t i) {
+  const dp_ev_arg *args = t->args;
+  size_t fn = sizeof default_format - 1;
+  const char *f = default_format;
+  if (t->nargs > 1) f = dp_ev_str(&args[1], i, &fn);
+  int64_t us;
+  if (t->id == DP_F_FROM_UNIXTIME) {
+    us = dp_ev_i64(&args[0], i) * DP_MICROS_PER_SECOND;
+  } else if (args[0].v->phys == DP_PHYS_VARBIN) {
+    size_t sn;
+    const char *s = dp_ev_str(&args[0], i, &sn);
+    if (!text_to_micros(s, sn, NULL, 0, false, &us)) return dp_vector_append_null(t->v);
+  } else {
+    us = micros_at(&args[0], i);
+  }
+  t->b.len = 0;
+  if (!format_time(&t->b, us, f, fn) || !dp_ev_buf_put(&t->b, "", 0)) return DIPPER_NOMEM;
+  return dp_vector_append_str(t->v, t->b.p, t->b.len);
+}
+
+/* TO_TIMESTAMP, TO_DATE, UNIX_TIMESTAMP: of text (with a pattern, or the CAST
+** rules; UNIX_TIMESTAMP's default pattern), of a time, or of now. */
+static int parse_row(tctx *t, int64_t i) {
+  const dp_ev_arg *args = t->args;
+  int64_t us;
+  bool ok = true;
+  if (t->nargs == 0) {
+    us = t->now;
+  } else if (args[0].v->phys == DP_PHYS_VARBIN) {
+    size_t sn, fn = 0;
+    const char *s = dp_ev_str(&args[0], i, &sn), *f = NULL;
+    bool has = t->nargs > 1;
+    if (has) f = dp_ev_str(&args[1], i, &fn);
+    if (!has && t->id == DP_F_UNIX_TIMESTAMP) {
+      has = true;
+      f = default_format;
+      fn = sizeof default_format - 1;
+    }
+    ok = text_to_micros(s, sn, f, fn, has, &us);
+  } else {
+    us = micros_at(&args[0], i);
+  }
+  if (!ok) return dp_vector_append_null(t->v);
+  if (t->id == DP_F_TO_DATE) return dp_vector_append_i64(t->v, dp_ev_floordiv(us, DP_MICROS_PER_DAY));
+  if (t->id == DP_F_UNIX_TIMESTAMP) return dp_vector_append_i64(t->v, dp_ev_floordiv(us, DP_MICROS_PER_SECOND));
+  return dp_vector_append_i64(t->v, floor_to(us, DP_EV_U_MILLISECOND, false));
+}
+
+/* TO_TIMESTAMP_LTZ: an epoch number in seconds, ms or µs; NULL outside the
+** range of a timestamp. */
+static int ltz_row(tctx *t, int64_t i) {
+  int64_t precision = t->nargs > 1 ? dp_ev_i64(&t->args[1], i) : 3;
+  if (precision != 0 && precision != 3 && precision != 6)
+    return dp_ev_data_error(t->c, t->e, "TO_TIMESTAMP_LTZ takes precision 0 (seconds), 3 (milliseconds) or 6 "
+                                        "(microseconds), not %lld",
+                            (long long)precision);
+  int64_t scale = precision == 0 ? DP_MICROS_PER_SECOND : precision == 3 ? 1000 : 1;
+  const dp_ev_arg *a = &t->args[0];
+  int64_t us;
+  bool fits = true;
+  if (a->v->phys == DP_PHYS_F64 || a->v->phys == DP_PHYS_F32) {
+    double d = dp_ev_f64(a, i) * (double)scale;
+    fits = d == d && d > -9.2e18 && d < 9.2e18;
+    us = fits ? (int64_t)d : 0;
+  } else if (a->v->phys == DP_PHYS_D128) {
+    dp_i128 x;
+    fits = !__builtin_mul_overflow(dp_ev_dec(a, i), (dp_i128)scale, &x);
+    x /= dp_ev_pow10(a->v->type->scale);
+    fits = fits && x > INT64_MIN && x < INT64_MAX;
+    us = fits ? (int64_t)x : 0;
+  } else {
+    fits = !__builtin_mul_overflow(dp_ev_i64(a, i), scale, &us);
+  }
+  if (!fits) return dp_vector_append_null(t->v); /* out of the range of a timestamp */
+  return dp_vector_append_i64(t->v, us);
+}
+
+static int current_watermark_row(tctx *t) {
+  const dp_ev *c = t->c;
+  if (!c->ex || c->ex->watermark == DP_WATERMARK_NONE) return dp_vector_append_null(t->v);
+  return dp_vector_append_i64(t->v, c->ex->watermark);
+}
+
+/* TIMESTAMPADD(unit, amount, x): months by the calendar, a DATE stays a DATE. */
+static int timestampadd_row(tctx *t, int64_t i) {
+  const dp_ev_arg *args = t->args;
+  dp_ev_unit unit = t->unit;
+  int64_t amount = dp_ev_i64(&args[1], i), x = dp_ev_i64(&args[2], i);
+  bool is_date = args[2].v->type->kind == DP_T_DATE;
+  int64_t us = dp_ev_micros_of(args[2].v->type, x), r;
+  if (unit_months(unit))
+    r = dp_ev_add_months(us, (int64_t)((uint64_t)amount * (uint64_t)unit_months(unit)));
+  else if (unit == DP_EV_U_QUARTER)
+    r = us;
+  else
+    r = (int64_t)((uint64_t)us + (uint64_t)amount * (uint64_t)unit_micros(unit));
+  return dp_vector_append_i64(t->v, is_date ? dp_ev_floordiv(r, DP_MICROS_PER_DAY) : r);
+}
+
+/* TIMESTAMPDIFF(unit, a, z): whole units from a to z. */
+static int timestampdiff_row(tctx *t, int64_t i) {
+  int64_t a = micros_at(&t->args[1], i), z = micros_at(&t->args[2], i), r;
+  int64_t months = unit_months(t->unit);
+  if (months) {
+    civil ca = civil_of(a), cz = civil_of(z);
+    int64_t m = (cz.year - ca.year) * 12 + (int64_t)cz.month - (int64_t)ca.month;
+    /* a month counts once its day and time are reached */
+    int64_t rest_a = a - dp_days_from_civil(ca.year, ca.month, 1) * DP_MICROS_PER_DAY;
+    int64_t rest_z = z - dp_days_from_civil(cz.year, cz.month, 1) * DP_MICROS_PER_DAY;
+    if (m > 0 && rest_z < rest_a) m--;
+    if (m < 0 && rest_z > rest_a) m++;
+    r = m / months;
+  } else {
+    r = (int64_t)((uint64_t)z - (uint64_t)a) / unit_micros(t->unit);
+  }
+  return dp_vector_append_i64(t->v, r);
+}
+
+/* DATE_ADD, DATE_SUB: days, wrapping as unsigned arithmetic does. */
+static int date_add_row(tctx *t, int64_t i) {
+  int64_t days = dp_ev_i64(&t->args[1], i), x = dp_ev_i64(&t->args[0], i);
+  uint64_t moved = t->id == DP_F_DATE_ADD ? (uint64_t)x + (uint64_t)days : (uint64_t)x - (uint64_t)days;
+  return dp_vector_append_i64(t->v, (int64_t)moved);
+}
+
+/* One row whose arguments are all non-NULL (CURRENT_WATERMARK aside). */
+static int time_row(tctx *t, int64_t i) {
+  const dp_ev_arg *args = t->args;
+  dp_vector *v = t->v;
+  switch (t->id) {
+  case DP_F_EXTRACT: return dp_vector_append_i64(v, extract(t->unit, args[1].v->type, dp_ev_i64(&args[1], i)));
+  case DP_F_YEAR:
+  case DP_F_QUARTER:
+  case DP_F_MONTH:
+  case DP_F_WEEK:
+  case DP_F_DAYOFMONTH:
+  case DP_F_DAYOFYEAR:
+  case DP_F_DAYOFWEEK:
+  case DP_F_HOUR:
+  case DP_F_MINUTE:
+  case DP_F_SECOND:
+    return dp_vector_append_i64(v, extract(shorthand_unit(t->id), args[0].v->type, dp_ev_i64(&args[0], i)));
+  case DP_F_DATE_FORMAT:
+  case DP_F_FROM_UNIXTIME: return format_row(t, i);
+  case DP_F_TO_TIMESTAMP:
+  case DP_F_TO_DATE:
+  case DP_F_UNIX_TIMESTAMP: return parse_row(t, i);
+  case DP_F_TO_TIMESTAMP_LTZ: return ltz_row(t, i);
+  case DP_F_CURRENT_TIMESTAMP:
+  case DP_F_LOCALTIMESTAMP:
+  case DP_F_PROCTIME: return dp_vector_append_i64(v, floor_to(t->now, DP_EV_U_MILLISECOND, false));
+  case DP_F_CURRENT_DATE: return dp_vector_append_i64(v, dp_ev_floordiv(t->now, DP_MICROS_PER_DAY));
+  case DP_F_CURRENT_WATERMARK: return current_watermark_row(t);
+  case DP_F_TIMESTAMPADD: return timestampadd_row(t, i);
+  case DP_F_TIMESTAMPDIFF: return timestampdiff_row(t, i);
+  case DP_F_DATE_ADD:
+  case DP_F_DATE_SUB: return date_add_row(t, i);
+  case DP_F_DATEDIFF: return dp_vector_append_i64(v, dp_ev_i64(&args[0], i) - dp_ev_i64(&args[1], i));
+  default: return dp_ev_fail(t->c, t->e, DIPPER_INTERNAL, "no time kernel for %s", t->e->u.call.fn->name);
+  }
+}
+
+static int k_time(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n, dp_vector **out) {
+  tctx t = {0};
+  t.c = c;
+  t.e = e;
+  t.args = args;
+  t.nargs = e->u.call.nargs;
+  t.id = e->u.call.fn->id;
+  t.v = dp_ev_new(e->type, n);
+  if (!t.v) return DIPPER_NOMEM;
+  t.now = batch_now(c);
+  t.unit = DP_EV_U_NONE;
+  if (t.id == DP_F_EXTRACT || t.id == DP_F_TIMESTAMPADD || t.id == DP_F_TIMESTAMPDIFF) t.unit = unit_arg(&args[0]);
+  int rc = DIPPER_OK;
   for (int64_t i = 0; i < n && !rc; i++) {
     /* CURRENT_WATERMARK's argument only names the rowtime: its value does not matter */
-    if (id != DP_F_CURRENT_WATERMARK && dp_ev_any_null(args, nargs, i)) {
-      rc = dp_vector_append_null(v);
-      continue;
-    }
-    switch (id) {
-    case DP_F_EXTRACT: rc = dp_vector_append_i64(v, extract(unit, args[1].v->type, dp_ev_i64(&args[1], i))); break;
-    case DP_F_YEAR:
-    case DP_F_QUARTER:
-    case DP_F_MONTH:
-    case DP_F_WEEK:
-    case DP_F_DAYOFMONTH:
-    case DP_F_DAYOFYEAR:
-    case DP_F_DAYOFWEEK:
-    case DP_F_HOUR:
-    case DP_F_MINUTE:
-    case DP_F_SECOND: {
-      static const struct { int id; dp_ev_unit u; } map[] = {
-          {DP_F_YEAR, DP_EV_U_YEAR},         {DP_F_QUARTER, DP_EV_U_QUARTER}, {DP_F_MONTH, DP_EV_U_MONTH},
-          {DP_F_WEEK, DP_EV_U_WEEK},         {DP_F_DAYOFMONTH, DP_EV_U_DAY},  {DP_F_DAYOFYEAR, DP_EV_U_DOY},
-          {DP_F_DAYOFWEEK, DP_EV_U_DOW},     {DP_F_HOUR, DP_EV_U_HOUR},       {DP_F_MINUTE, DP_EV_U_MINUTE},
-          {DP_F_SECOND, DP_EV_U_SECOND}};
-      dp_ev_unit u = DP_EV_U_NONE;
-      for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
-        if (map[k].id == id) u = map[k].u;
-      rc = dp_vector_append_i64(v, extract(u, args[0].v->type, dp_ev_i64(&args[0], i)));
-      break;
-    }
-    case DP_F_DATE_FORMAT:
-    case DP_F_FROM_UNIXTIME: {
-      size_t fn = sizeof default_format - 1;
-      const char *f = default_format;
-      if (nargs > 1) f = dp_ev_str(&args[1], i, &fn);
-      int64_t us;
-      if (id == DP_F_FROM_UNIXTIME) {
-        us = dp_ev_i64(&args[0], i) * DP_MICROS_PER_SECOND;
-      } else if (args[0].v->phys == DP_PHYS_VARBIN) {
-        size_t sn;
-        const char *s = dp_ev_str(&args[0], i, &sn);
-        if (!text_to_micros(s, sn, NULL, 0, false, &us)) {
-          rc = dp_vector_append_null(v);
-          break;
-        }
-      } else {
-        us = micros_at(&args[0], i);
-      }
-      b.len = 0;
-      if (!format_time(&b, us, f, fn) || !dp_ev_buf_put(&b, "", 0))
-        rc = DIPPER_NOMEM;
-      else
-        rc = dp_vector_append_str(v, b.p, b.len);
-      break;
-    }
-    case DP_F_TO_TIMESTAMP:
-    case DP_F_TO_DATE:
-    case DP_F_UNIX_TIMESTAMP: {
-      int64_t us;
-      bool ok = true;
-      if (nargs == 0) {
-        us = now;
-      } else if (args[0].v->phys == DP_PHYS_VARBIN) {
-        size_t sn, fn = 0;
-        const char *s = dp_ev_str(&args[0], i, &sn), *f = NULL;
-        bool has = nargs > 1;
-        if (has) f = dp_ev_str(&args[1], i, &fn);
-        if (!has && id == DP_F_UNIX_TIMESTAMP) {
-          has = true;
-          f = default_format;
-          fn = sizeof default_format - 1;
-        }
-        ok = text_to_micros(s, sn, f, fn, has, &us);
-      } else {
-        us = micros_at(&args[0], i);
-      }
-      if (!ok)
-        rc = dp_vector_append_null(v);
-      else if (id == DP_F_TO_DATE)
-        rc = dp_vector_append_i64(v, dp_ev_floordiv(us, DP_MICROS_PER_DAY));
-      else if (id == DP_F_UNIX_TIMESTAMP)
-        rc = dp_vector_append_i64(v, dp_ev_floordiv(us, DP_MICROS_PER_SECOND));
-      else
-        rc = dp_vector_append_i64(v, floor_to(us, DP_EV_U_MILLISECOND, false));
-      break;
-    }
-    case DP_F_TO_TIMESTAMP_LTZ: {
-      int64_t precision = nargs > 1 ? dp_ev_i64(&args[1], i) : 3;
-      if (precision != 0 && precision != 3 && precision != 6) {
-        rc = dp_ev_data_error(c, e, "TO_TIMESTAMP_LTZ takes precision 0 (seconds), 3 (milliseconds) or 6 "
-                                    "(microseconds), not %lld",
-                              (long long)precision);
-        break;
-      }
-      int64_t scale = precision == 0 ? DP_MICROS_PER_SECOND : precision == 3 ? 1000 : 1;
-      const dp_ev_arg *a = &args[0];
-      int64_t us;
-      bool fits = true;
-      if (a->v->phys == DP_PHYS_F64 || a->v->phys == DP_PHYS_F32) {
-        double d = dp_ev_f64(a, i) * (double)scale;
-        fits = d == d && d > -9.2e18 && d < 9.2e18;
-        us = fits ? (int64_t)d : 0;
-      } else if (a->v->phys == DP_PHYS_D128) {
-        dp_i128 x;
-        fits = !__builtin_mul_overflow(dp_ev_dec(a, i), (dp_i128)scale, &x);
-        x /= dp_ev_pow10(a->v->type->scale);
-        fits = fits && x > INT64_MIN && x < INT64_MAX;
-        us = fits ? (int64_t)x : 0;
-      } else {
-        fits = !__builtin_mul_overflow(dp_ev_i64(a, i), scale, &us);
-      }
-      if (!fits) {
-        rc = dp_vector_append_null(v); /* out of the range of a timestamp */
-        break;
-      }
-      rc = dp_vector_append_i64(v, us);
-      break;
-    }
-    case DP_F_CURRENT_TIMESTAMP:
-    case DP_F_LOCALTIMESTAMP:
-    case DP_F_PROCTIME: rc = dp_vector_append_i64(v, floor_to(now, DP_EV_U_MILLISECOND, false)); break;
-    case DP_F_CURRENT_DATE: rc = dp_vector_append_i64(v, dp_ev_floordiv(now, DP_MICROS_PER_DAY)); break;
-    case DP_F_CURRENT_WATERMARK:
-      if (!c->ex || c->ex->watermark == DP_WATERMARK_NONE)
-        rc = dp_vector_append_null(v);
-      else
-        rc = dp_vector_append_i64(v, c->ex->watermark);
-      break;
-    case DP_F_TIMESTAMPADD: {
-      int64_t amount = dp_ev_i64(&args[1], i), x = dp_ev_i64(&args[2], i);
-      bool is_date = args[2].v->type->kind == DP_T_DATE;
-      int64_t us = dp_ev_micros_of(args[2].v->type, x), r;
-      if (unit_months(unit))
-        r = dp_ev_add_months(us, (int64_t)((uint64_t)amount * (uint64_t)unit_months(unit)));
-      else if (unit == DP_EV_U_QUARTER)
-        r = us;
-      else
-        r = (int64_t)((uint64_t)us + (uint64_t)amount * (uint64_t)unit_micros(unit));
-      rc = dp_vector_append_i64(v, is_date ? dp_ev_floordiv(r, DP_MICROS_PER_DAY) : r);
-      break;
-    }
-    case DP_F_TIMESTAMPDIFF: {
-      int64_t a = micros_at(&args[1], i), z = micros_at(&args[2], i), r;
-      int64_t months = unit_months(unit);
-      if (months) {
-        civil ca = civil_of(a), cz = civil_of(z);
-        int64_t m = (cz.year - ca.year) * 12 + (int64_t)cz.month - (int64_t)ca.month;
-        /* a month counts once its day and time are reached */
-        int64_t rest_a = a - dp_days_from_civil(ca.year, ca.month, 1) * DP_MICROS_PER_DAY;
-        int64_t rest_z = z - dp_days_from_civil(cz.year, cz.month, 1) * DP_MICROS_PER_DAY;
-        if (m > 0 && rest_z < rest_a) m--;
-        if (m < 0 && rest_z > rest_a) m++;
-        r = m / months;
-      } else {
-        r = (int64_t)((uint64_t)z - (uint64_t)a) / unit_micros(unit);
-      }
-      rc = dp_vector_append_i64(v, r);
-      break;
-    }
-    case DP_F_DATE_ADD:
-    case DP_F_DATE_SUB: {
-      int64_t days = dp_ev_i64(&args[1], i);
-      uint64_t moved = id == DP_F_DATE_ADD ? (uint64_t)dp_ev_i64(&args[0], i) + (uint64_t)days
-                                           : (uint64_t)dp_ev_i64(&args[0], i) - (uint64_t)days;
-      rc = dp_vector_append_i64(v, (int64_t)moved);
-      break;
-    }
-    case DP_F_DATEDIFF: rc = dp_vector_append_i64(v, dp_ev_i64(&args[0], i) - dp_ev_i64(&args[1], i)); break;
-    default: rc = dp_ev_fail(c, e, DIPPER_INTERNAL, "no time kernel for %s", e->u.call.fn->name); break;
-    }
+    if (t.id != DP_F_CURRENT_WATERMARK && dp_ev_any_null(args, t.nargs, i))
+      rc = dp_vector_append_null(t.v);
+    else
+      rc = time_row(&t, i);
   }
-  free(b.p);
+  free(t.b.p);
   if (rc) {
-    dp_vector_free(v);
+    dp_vector_free(t.v);
     return rc;
   }
-  *out = v;
+  *out = t.v;
   return DIPPER_OK;
 }
 

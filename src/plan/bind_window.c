@@ -81,37 +81,49 @@ static bool time_column(dp_binder *b, const dp_bscope *sc, const dp_ast_ident *i
   return true;
 }
 
-dp_plan *dp_bind_tvf(dp_binder *b, const dp_ast_from *f, dp_bscope *sc) {
-  const dp_ast_expr *call = f->u.tvf.call;
-  if (!call || call->kind != DP_AX_CALL) return dp_bind_fail(b, DIPPER_SYNTAX, f->span, "expected a table function call");
-  const char *name = call->u.call.name.parts[call->u.call.name.n - 1].name;
-  dp_window_spec spec;
-  memset(&spec, 0, sizeof spec);
-  spec.syntax = DP_WSYN_TVF;
-  spec.span = f->span;
-  const char *params[4] = {NULL, NULL, NULL, NULL};
+/* A window TVF call as written: its name, the parameters after TABLE and
+** DESCRIPTOR, and the arguments by slot (0 = DATA, 1 = TIMECOL, 2.. = the
+** parameters in order). */
+typedef struct tvf_call {
+  const char *name;
+  const char *params[4];
   int nparams;
+  int nslots;
+  const dp_ast_expr *slot[6];
+} tvf_call;
+
+/* The window kind of t->name and its parameters. */
+static bool tvf_kind(dp_binder *b, const dp_ast_expr *call, tvf_call *t, dp_window_spec *spec) {
+  const char *name = t->name;
+  const char **params = t->params;
   if (dp_bind_name_eq(name, "tumble")) {
-    spec.kind = DP_WIN_TUMBLE;
-    params[0] = "size"; params[1] = "offset"; nparams = 2;
+    spec->kind = DP_WIN_TUMBLE;
+    params[0] = "size"; params[1] = "offset"; t->nparams = 2;
   } else if (dp_bind_name_eq(name, "hop")) {
-    spec.kind = DP_WIN_HOP;
-    params[0] = "slide"; params[1] = "size"; params[2] = "offset"; nparams = 3;
+    spec->kind = DP_WIN_HOP;
+    params[0] = "slide"; params[1] = "size"; params[2] = "offset"; t->nparams = 3;
   } else if (dp_bind_name_eq(name, "cumulate")) {
-    spec.kind = DP_WIN_CUMULATE;
-    params[0] = "step"; params[1] = "size"; params[2] = "offset"; nparams = 3;
+    spec->kind = DP_WIN_CUMULATE;
+    params[0] = "step"; params[1] = "size"; params[2] = "offset"; t->nparams = 3;
   } else if (dp_bind_name_eq(name, "session")) {
-    spec.kind = DP_WIN_SESSION;
-    params[0] = "gap"; nparams = 1;
+    spec->kind = DP_WIN_SESSION;
+    params[0] = "gap"; t->nparams = 1;
   } else {
-    return dp_bind_fail(b, DIPPER_UNSUPPORTED, call->u.call.name.span,
-                        "unknown table function `%s`; the window functions are TUMBLE, HOP, "
-                        "CUMULATE and SESSION",
-                        name);
+    dp_bind_err(b, DIPPER_UNSUPPORTED, call->u.call.name.span,
+                "unknown table function `%s`; the window functions are TUMBLE, HOP, "
+                "CUMULATE and SESSION",
+                name);
+    return false;
   }
-  /* Slots: 0 = DATA, 1 = TIMECOL, 2.. = params in order. */
-  const dp_ast_expr *slot[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
-  int nslots = 2 + nparams;
+  t->nslots = 2 + t->nparams;
+  return true;
+}
+
+/* Each argument, positional or named, into its slot: once, and the first a TABLE. */
+static bool place_tvf_args(dp_binder *b, const dp_ast_expr *call, tvf_call *t) {
+  const char *name = t->name;
+  const char *const *params = t->params;
+  int nparams = t->nparams;
   for (int i = 0; i < call->u.call.nargs; i++) {
     const char *an = call->u.call.arg_names ? call->u.call.arg_names[i] : NULL;
     int s = -1;
@@ -124,114 +136,171 @@ dp_plan *dp_bind_tvf(dp_binder *b, const dp_ast_from *f, dp_bscope *sc) {
     } else {
       for (int k = 0; k < nparams; k++)
         if (dp_bind_name_eq(an, params[k])) s = 2 + k;
-      if (s < 0)
-        return dp_bind_fail(b, DIPPER_NAME, call->u.call.args[i]->span,
-                            "%s has no parameter `%s`", name, an);
+      if (s < 0) {
+        dp_bind_err(b, DIPPER_NAME, call->u.call.args[i]->span, "%s has no parameter `%s`", name, an);
+        return false;
+      }
     }
-    if (s >= nslots)
-      return dp_bind_fail(b, DIPPER_TYPE, call->u.call.args[i]->span,
-                          "too many arguments to %s: it takes (TABLE t, DESCRIPTOR(ts), %s%s%s%s%s)",
-                          name, params[0], nparams > 1 ? ", " : "", nparams > 1 ? params[1] : "",
-                          nparams > 2 ? " [, " : "", nparams > 2 ? "offset]" : "");
-    if (slot[s])
-      return dp_bind_fail(b, DIPPER_SYNTAX, call->u.call.args[i]->span,
-                          "argument `%s` of %s is given twice", s == 0 ? "DATA" : s == 1 ? "TIMECOL" : params[s - 2], name);
-    slot[s] = call->u.call.args[i];
-    if (s == 0 && !(call->u.call.table_arg && call->u.call.table_arg[i]))
-      return dp_bind_fail(b, DIPPER_TYPE, slot[0]->span,
-                          "the first argument of %s must be a table: TABLE %s", name,
-                          slot[0]->kind == DP_AX_COLUMN ? slot[0]->u.name.parts[0].name : "t");
+    if (s >= t->nslots) {
+      dp_bind_err(b, DIPPER_TYPE, call->u.call.args[i]->span,
+                  "too many arguments to %s: it takes (TABLE t, DESCRIPTOR(ts), %s%s%s%s%s)",
+                  name, params[0], nparams > 1 ? ", " : "", nparams > 1 ? params[1] : "",
+                  nparams > 2 ? " [, " : "", nparams > 2 ? "offset]" : "");
+      return false;
+    }
+    if (t->slot[s]) {
+      dp_bind_err(b, DIPPER_SYNTAX, call->u.call.args[i]->span,
+                  "argument `%s` of %s is given twice", s == 0 ? "DATA" : s == 1 ? "TIMECOL" : params[s - 2], name);
+      return false;
+    }
+    t->slot[s] = call->u.call.args[i];
+    if (s == 0 && !(call->u.call.table_arg && call->u.call.table_arg[i])) {
+      dp_bind_err(b, DIPPER_TYPE, t->slot[0]->span,
+                  "the first argument of %s must be a table: TABLE %s", name,
+                  t->slot[0]->kind == DP_AX_COLUMN ? t->slot[0]->u.name.parts[0].name : "t");
+      return false;
+    }
   }
-  bool offset_optional = spec.kind != DP_WIN_SESSION;
-  int required = offset_optional ? nslots - 1 : nslots;
-  if (spec.kind == DP_WIN_TUMBLE) required = 3;
+  return true;
+}
+
+/* Every slot but the offset given (TUMBLE: TABLE, DESCRIPTOR and size). */
+static bool tvf_args_complete(dp_binder *b, const dp_ast_expr *call, const tvf_call *t, dp_window_kind kind) {
+  bool offset_optional = kind != DP_WIN_SESSION;
+  int required = offset_optional ? t->nslots - 1 : t->nslots;
+  if (kind == DP_WIN_TUMBLE) required = 3;
   for (int s = 0; s < required; s++)
-    if (!slot[s])
-      return dp_bind_fail(b, DIPPER_TYPE, call->span, "%s is missing its %s argument; write %s", name,
-                          s == 0 ? "TABLE" : s == 1 ? "DESCRIPTOR(time column)" : params[s - 2],
-                          spec.kind == DP_WIN_TUMBLE ? "TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' MINUTE)"
-                          : spec.kind == DP_WIN_HOP ? "HOP(TABLE t, DESCRIPTOR(ts), slide, size)"
-                          : spec.kind == DP_WIN_CUMULATE ? "CUMULATE(TABLE t, DESCRIPTOR(ts), step, max size)"
-                                                         : "SESSION(TABLE t, DESCRIPTOR(ts), gap)");
-  if (slot[0]->kind != DP_AX_COLUMN)
-    return dp_bind_fail(b, DIPPER_TYPE, slot[0]->span, "the first argument of %s must be TABLE name", name);
-  dp_bscope inner;
-  memset(&inner, 0, sizeof inner);
-  dp_plan *in = dp_bind_named_relation(b, &slot[0]->u.name, NULL, slot[0]->span, &inner);
-  if (!in) return NULL;
-  if (slot[1]->kind != DP_AX_DESCRIPTOR)
-    return dp_bind_fail(b, DIPPER_TYPE, slot[1]->span,
-                        "the time argument of %s must be DESCRIPTOR(column)", name);
-  if (slot[1]->u.descriptor.n != 1)
-    return dp_bind_fail(b, DIPPER_TYPE, slot[1]->span,
-                        "DESCRIPTOR of a window names exactly one time column");
-  if (!time_column(b, &inner, &slot[1]->u.descriptor.cols[0], &spec.time_col)) return NULL;
+    if (!t->slot[s]) {
+      dp_bind_err(b, DIPPER_TYPE, call->span, "%s is missing its %s argument; write %s", t->name,
+                  s == 0 ? "TABLE" : s == 1 ? "DESCRIPTOR(time column)" : t->params[s - 2],
+                  kind == DP_WIN_TUMBLE ? "TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL '10' MINUTE)"
+                  : kind == DP_WIN_HOP ? "HOP(TABLE t, DESCRIPTOR(ts), slide, size)"
+                  : kind == DP_WIN_CUMULATE ? "CUMULATE(TABLE t, DESCRIPTOR(ts), step, max size)"
+                                            : "SESSION(TABLE t, DESCRIPTOR(ts), gap)");
+      return false;
+    }
+  return true;
+}
+
+/* The interval parameters into the spec: size, slide, offset or gap,
+** the size a multiple of the slide (step), the offset within the size. */
+static bool tvf_lengths(dp_binder *b, const tvf_call *t, dp_window_spec *spec) {
   int64_t v[3] = {0, 0, 0};
-  for (int k = 0; k < nparams; k++) {
-    if (!slot[2 + k]) continue;
-    if (dp_bind_name_eq(params[k], "offset")) {
-      int rc = dp_bind_interval(b->d, slot[2 + k], &v[k]);
+  for (int k = 0; k < t->nparams; k++) {
+    const dp_ast_expr *arg = t->slot[2 + k];
+    if (!arg) continue;
+    if (dp_bind_name_eq(t->params[k], "offset")) {
+      int rc = dp_bind_interval(b->d, arg, &v[k]);
       if (rc) {
         if (!b->first_error) b->first_error = rc;
-        return NULL;
+        return false;
       }
-    } else if (!dp_bind_interval_arg(b, slot[2 + k], dp_arena_printf(b->a, "the %s of %s", params[k], name),
-                                     &v[k])) {
-      return NULL;
+    } else if (!dp_bind_interval_arg(b, arg, dp_arena_printf(b->a, "the %s of %s", t->params[k], t->name), &v[k])) {
+      return false;
     }
   }
-  switch (spec.kind) {
+  switch (spec->kind) {
   case DP_WIN_TUMBLE:
-    spec.size = spec.slide = v[0];
-    spec.offset = v[1];
+    spec->size = spec->slide = v[0];
+    spec->offset = v[1];
     break;
   case DP_WIN_HOP:
   case DP_WIN_CUMULATE:
-    spec.slide = v[0];
-    spec.size = v[1];
-    spec.offset = v[2];
-    if (spec.size % spec.slide != 0) {
+    spec->slide = v[0];
+    spec->size = v[1];
+    spec->offset = v[2];
+    if (spec->size % spec->slide != 0) {
       char sz[48], sl[48];
-      dp_format_duration(sz, sizeof sz, spec.size);
-      dp_format_duration(sl, sizeof sl, spec.slide);
-      return dp_bind_fail(b, DIPPER_TYPE, slot[3]->span,
-                          spec.kind == DP_WIN_HOP
-                              ? "HOP size (%s) must be a whole multiple of the slide (%s)"
-                              : "CUMULATE max size (%s) must be a whole multiple of the step (%s)",
-                          sz, sl);
+      dp_format_duration(sz, sizeof sz, spec->size);
+      dp_format_duration(sl, sizeof sl, spec->slide);
+      dp_bind_err(b, DIPPER_TYPE, t->slot[3]->span,
+                  spec->kind == DP_WIN_HOP
+                      ? "HOP size (%s) must be a whole multiple of the slide (%s)"
+                      : "CUMULATE max size (%s) must be a whole multiple of the step (%s)",
+                  sz, sl);
+      return false;
     }
     break;
   case DP_WIN_SESSION:
-    spec.gap = v[0];
+    spec->gap = v[0];
     break;
   }
-  if (spec.offset != 0 && (spec.offset >= spec.size || -spec.offset >= spec.size))
-    return dp_bind_fail(b, DIPPER_TYPE, slot[nslots - 1]->span,
-                        "the window offset must be smaller than the window size");
-  if (call->u.call.npartition_by > 0) {
-    if (spec.kind != DP_WIN_SESSION)
-      return dp_bind_fail(b, DIPPER_TYPE, call->u.call.partition_by[0]->span,
-                          "PARTITION BY in the table argument is only for SESSION windows");
-    spec.npartition = call->u.call.npartition_by;
-    spec.partition = dp_arena_calloc(b->a, (size_t)spec.npartition, sizeof(int));
-    if (!spec.partition) return NULL;
-    dp_bexpr x;
-    dp_bexpr_init(&x, b, &inner, 0, "PARTITION BY");
-    for (int i = 0; i < spec.npartition; i++) {
-      dp_expr *e = dp_bind_expr(&x, call->u.call.partition_by[i]);
-      if (!e) return NULL;
-      if ((spec.partition[i] = dp_bind_as_column(e)) < 0)
-        return dp_bind_fail(b, DIPPER_TYPE, e->span, "SESSION PARTITION BY takes columns");
+  if (spec->offset != 0 && (spec->offset >= spec->size || -spec->offset >= spec->size)) {
+    dp_bind_err(b, DIPPER_TYPE, t->slot[t->nslots - 1]->span,
+                "the window offset must be smaller than the window size");
+    return false;
+  }
+  return true;
+}
+
+/* SESSION's PARTITION BY in the table argument: columns of the input. */
+static bool session_partition(dp_binder *b, const dp_ast_expr *call, dp_bscope *inner, dp_window_spec *spec) {
+  if (call->u.call.npartition_by == 0) return true;
+  if (spec->kind != DP_WIN_SESSION) {
+    dp_bind_err(b, DIPPER_TYPE, call->u.call.partition_by[0]->span,
+                "PARTITION BY in the table argument is only for SESSION windows");
+    return false;
+  }
+  spec->npartition = call->u.call.npartition_by;
+  spec->partition = dp_arena_calloc(b->a, (size_t)spec->npartition, sizeof(int));
+  if (!spec->partition) return false;
+  dp_bexpr x;
+  dp_bexpr_init(&x, b, inner, 0, "PARTITION BY");
+  for (int i = 0; i < spec->npartition; i++) {
+    dp_expr *e = dp_bind_expr(&x, call->u.call.partition_by[i]);
+    if (!e) return false;
+    if ((spec->partition[i] = dp_bind_as_column(e)) < 0) {
+      dp_bind_err(b, DIPPER_TYPE, e->span, "SESSION PARTITION BY takes columns");
+      return false;
     }
   }
-  dp_plan *w = window_node(b, in, &spec);
-  if (!w) return NULL;
-  const char *rel = f->alias.name.name ? f->alias.name.name : slot[0]->u.name.parts[slot[0]->u.name.n - 1].name;
-  for (int i = 0; i < inner.n; i++) inner.cols[i].rel = rel;
-  for (int i = 0; i < inner.n; i++) dp_bscope_add(b, sc, inner.cols[i].rel, inner.cols[i].name, inner.cols[i].type, inner.cols[i].index, inner.cols[i].expr);
+  return true;
+}
+
+/* The input's columns and window_start, window_end, window_time, under `rel`. */
+static void add_tvf_columns(dp_binder *b, dp_bscope *sc, const char *rel, dp_bscope *inner, const dp_plan *in,
+                            const dp_plan *w) {
+  for (int i = 0; i < inner->n; i++) inner->cols[i].rel = rel;
+  for (int i = 0; i < inner->n; i++) dp_bscope_add(b, sc, inner->cols[i].rel, inner->cols[i].name, inner->cols[i].type, inner->cols[i].index, inner->cols[i].expr);
   int n = in->schema.ncols;
   for (int k = 0; k < 3; k++)
     dp_bscope_add(b, sc, rel, w->schema.cols[n + k].name, w->schema.cols[n + k].type, n + k, NULL);
+}
+
+/* TUMBLE / HOP / CUMULATE / SESSION (TABLE t, DESCRIPTOR(ts), ..) in FROM:
+** the kind, the arguments in their slots, the table and its time column,
+** the lengths, SESSION's partitioning, then the WINDOW node and its scope. */
+dp_plan *dp_bind_tvf(dp_binder *b, const dp_ast_from *f, dp_bscope *sc) {
+  const dp_ast_expr *call = f->u.tvf.call;
+  if (!call || call->kind != DP_AX_CALL) return dp_bind_fail(b, DIPPER_SYNTAX, f->span, "expected a table function call");
+  dp_window_spec spec;
+  memset(&spec, 0, sizeof spec);
+  spec.syntax = DP_WSYN_TVF;
+  spec.span = f->span;
+  tvf_call t;
+  memset(&t, 0, sizeof t);
+  t.name = call->u.call.name.parts[call->u.call.name.n - 1].name;
+  if (!tvf_kind(b, call, &t, &spec) || !place_tvf_args(b, call, &t) || !tvf_args_complete(b, call, &t, spec.kind))
+    return NULL;
+  const dp_ast_expr *data = t.slot[0], *timecol = t.slot[1];
+  if (data->kind != DP_AX_COLUMN)
+    return dp_bind_fail(b, DIPPER_TYPE, data->span, "the first argument of %s must be TABLE name", t.name);
+  dp_bscope inner;
+  memset(&inner, 0, sizeof inner);
+  dp_plan *in = dp_bind_named_relation(b, &data->u.name, NULL, data->span, &inner);
+  if (!in) return NULL;
+  if (timecol->kind != DP_AX_DESCRIPTOR)
+    return dp_bind_fail(b, DIPPER_TYPE, timecol->span,
+                        "the time argument of %s must be DESCRIPTOR(column)", t.name);
+  if (timecol->u.descriptor.n != 1)
+    return dp_bind_fail(b, DIPPER_TYPE, timecol->span,
+                        "DESCRIPTOR of a window names exactly one time column");
+  if (!time_column(b, &inner, &timecol->u.descriptor.cols[0], &spec.time_col)) return NULL;
+  if (!tvf_lengths(b, &t, &spec) || !session_partition(b, call, &inner, &spec)) return NULL;
+  dp_plan *w = window_node(b, in, &spec);
+  if (!w) return NULL;
+  const char *rel = f->alias.name.name ? f->alias.name.name : data->u.name.parts[data->u.name.n - 1].name;
+  add_tvf_columns(b, sc, rel, &inner, in, w);
   return w;
 }
 

@@ -521,41 +521,42 @@ static bool offsets_ok(const uint8_t *p, int64_t size, int64_t rows, bool wide, 
 
 static const int64_t zeros64[2]; /* a mandatory buffer that is empty: one zero offset */
 
-static int decode_batch(decoder *d, const dp_fb_table *rb, const uint8_t *body, int64_t body_len,
-                        struct ArrowArray *out) {
+/* A record batch's length, its field node and buffer vectors (their counts
+** checked against the schema) and its codec: -1 uncompressed, 0 LZ4 frame,
+** 1 ZSTD. */
+static int batch_header(decoder *d, const dp_fb_table *rb, int64_t *length, dp_fb_vec *nodes, dp_fb_vec *bufs,
+                        int *codec) {
   flat_schema *fs = &d->fs;
   bool ok = true;
-  int64_t length = dp_fb_i64(rb, 0, 0, &ok);
-  if (!ok || length < 0 || length > MAX_ROWS)
-    return fail(d, "record batch length %lld is out of range", (long long)length);
-  dp_fb_vec nodes, bufs;
-  if (!dp_fb_vector(rb, 1, 16, &nodes)) return fail(d, "the field node vector is malformed");
-  if (!dp_fb_vector(rb, 2, 16, &bufs)) return fail(d, "the buffer vector is malformed");
-  if ((int64_t)nodes.n != fs->n - 1)
-    return fail(d, "%u field nodes for a schema of %d fields", nodes.n, fs->n - 1);
-  if ((int64_t)bufs.n != fs->nbuffers)
-    return fail(d, "%u buffers where the schema needs %d", bufs.n, fs->nbuffers);
-  int codec = -1;
+  *length = dp_fb_i64(rb, 0, 0, &ok);
+  if (!ok || *length < 0 || *length > MAX_ROWS)
+    return fail(d, "record batch length %lld is out of range", (long long)*length);
+  if (!dp_fb_vector(rb, 1, 16, nodes)) return fail(d, "the field node vector is malformed");
+  if (!dp_fb_vector(rb, 2, 16, bufs)) return fail(d, "the buffer vector is malformed");
+  if ((int64_t)nodes->n != fs->n - 1)
+    return fail(d, "%u field nodes for a schema of %d fields", nodes->n, fs->n - 1);
+  if ((int64_t)bufs->n != fs->nbuffers)
+    return fail(d, "%u buffers where the schema needs %d", bufs->n, fs->nbuffers);
+  *codec = -1;
   dp_fb_table comp;
   bool has_comp = false;
   if (!dp_fb_table_at(rb, 3, &comp, &has_comp) && has_comp)
     return fail(d, "the compression table is malformed");
   if (has_comp) {
-    codec = dp_fb_u8(&comp, 0, 0, &ok);
-    if (dp_fb_u8(&comp, 1, 0, &ok) != 0 || !ok || codec > 1)
-      return fail(d, "compression codec %d / method is not supported (LZ4_FRAME or ZSTD, per buffer)", codec);
+    *codec = dp_fb_u8(&comp, 0, 0, &ok);
+    if (dp_fb_u8(&comp, 1, 0, &ok) != 0 || !ok || *codec > 1)
+      return fail(d, "compression codec %d / method is not supported (LZ4_FRAME or ZSTD, per buffer)", *codec);
   }
-  /* Pass 1: node counts and where each buffer's bytes come from. */
-  size_t n = (size_t)fs->n;
-  size_t cbufs = 0;
-  for (size_t i = 0; i < n; i++) cbufs += (size_t)layout_buffers[fs->nodes[i].lay];
-  cbufs += 1; /* the root's */
-  size_t head = align_up(sizeof(block));
-  size_t structs = align_up(n * sizeof(struct ArrowArray) + (n ? n - 1 : 0) * sizeof(void *) +
-                            cbufs * sizeof(void *));
-  size_t total = head + structs;
-  for (uint32_t j = 0; j < bufs.n; j++) {
-    int64_t off = dp_fb_vec_i64(&bufs, j, 16, 0), blen = dp_fb_vec_i64(&bufs, j, 16, 8);
+  return DIPPER_OK;
+}
+
+/* Pass 1: the size of each buffer (decompressed) and its place in the block,
+** after `*total` bytes of head and structs; *total grows to the block's size. */
+static int place_buffers(decoder *d, const dp_fb_vec *bufs, int codec, const uint8_t *body, int64_t body_len,
+                         size_t *total) {
+  size_t start = *total;
+  for (uint32_t j = 0; j < bufs->n; j++) {
+    int64_t off = dp_fb_vec_i64(bufs, j, 16, 0), blen = dp_fb_vec_i64(bufs, j, 16, 8);
     if (off < 0 || blen < 0 || off > body_len || blen > body_len - off)
       return fail(d, "buffer %u (offset %lld, length %lld) lies outside the body of %lld bytes", j,
                   (long long)off, (long long)blen, (long long)body_len);
@@ -571,28 +572,30 @@ static int decode_batch(decoder *d, const dp_fb_table *rb, const uint8_t *body, 
         size = ulen;
     }
     d->buf_size[j] = size;
-    d->buf_at[j] = total;
-    total += align_up((size_t)size);
-    if (total - head - structs > (size_t)MAX_BATCH_BYTES)
+    d->buf_at[j] = *total;
+    *total += align_up((size_t)size);
+    if (*total - start > (size_t)MAX_BATCH_BYTES)
       return fail(d, "the record batch needs more than %lld bytes", (long long)MAX_BATCH_BYTES);
   }
-  for (uint32_t i = 0; i < nodes.n; i++) {
-    int64_t nl = dp_fb_vec_i64(&nodes, i, 16, 0), nn = dp_fb_vec_i64(&nodes, i, 16, 8);
+  return DIPPER_OK;
+}
+
+/* Each field node's length and null count in range. */
+static int check_field_nodes(decoder *d, const dp_fb_vec *nodes) {
+  for (uint32_t i = 0; i < nodes->n; i++) {
+    int64_t nl = dp_fb_vec_i64(nodes, i, 16, 0), nn = dp_fb_vec_i64(nodes, i, 16, 8);
     if (nl < 0 || nl > MAX_ROWS || nn < 0 || nn > nl)
       return fail(d, "field node %u: length %lld / null count %lld out of range", i, (long long)nl,
                   (long long)nn);
   }
-  /* Pass 2: one block; copy or decompress each buffer into place. */
-  uint8_t *mem = aligned_alloc(ALIGN, align_up(total)); /* buffers 64-byte aligned */
-  if (!mem) return DIPPER_NOMEM;
-  block *blk = (block *)mem;
-  atomic_init(&blk->live, (int)n);
-  struct ArrowArray *arr = (struct ArrowArray *)(mem + head);
-  struct ArrowArray **kid = (struct ArrowArray **)(arr + n);
-  const void **bp = (const void **)(void *)(kid + (n ? n - 1 : 0));
+  return DIPPER_OK;
+}
+
+/* Pass 2: copy or decompress each buffer into its place in mem. */
+static int fill_buffers(decoder *d, const dp_fb_vec *bufs, int codec, const uint8_t *body, uint8_t *mem) {
   int rc = DIPPER_OK;
-  for (uint32_t j = 0; j < bufs.n && !rc; j++) {
-    int64_t off = dp_fb_vec_i64(&bufs, j, 16, 0), blen = dp_fb_vec_i64(&bufs, j, 16, 8);
+  for (uint32_t j = 0; j < bufs->n && !rc; j++) {
+    int64_t off = dp_fb_vec_i64(bufs, j, 16, 0), blen = dp_fb_vec_i64(bufs, j, 16, 8);
     uint8_t *dst = mem + d->buf_at[j];
     size_t size = (size_t)d->buf_size[j];
     if (codec < 0 || blen == 0)
@@ -602,18 +605,78 @@ static int decode_batch(decoder *d, const dp_fb_table *rb, const uint8_t *body, 
     else
       rc = decompress(d, codec, body + off + 8, (size_t)blen - 8, dst, size, (int)j);
   }
-  if (rc) {
-    free(mem);
-    return rc;
+  return rc;
+}
+
+/* Point a's buffers (of node nd, not the root) into mem, and check them
+** against its length and children; what is wrong, or NULL. */
+static const char *node_buffers(const decoder *d, const node *nd, struct ArrowArray *a, const uint8_t *mem,
+                                const dp_fb_vec *nodes) {
+  const flat_schema *fs = &d->fs;
+  int b0 = nd->buf0;
+  const uint8_t *buf[3] = {NULL, NULL, NULL};
+  int64_t size[3] = {0, 0, 0};
+  for (int k = 0; k < a->n_buffers; k++) {
+    size[k] = d->buf_size[b0 + k];
+    buf[k] = size[k] ? mem + d->buf_at[b0 + k] : (const uint8_t *)zeros64;
   }
-  /* Pass 3: the C structs, checking each node against its buffers. */
+  int64_t len = a->length, bits = (len + 7) / 8;
+  const char *what = NULL;
+  if (a->null_count > 0 && size[0] < bits) what = "validity bitmap too short for its nulls";
+  a->buffers[0] = a->null_count > 0 ? buf[0] : NULL;
+  switch (nd->lay) {
+  case LAY_BOOL:
+    if (size[1] < bits) what = "boolean bitmap too short";
+    break;
+  case LAY_FIXED:
+    if (size[1] / nd->width < len) what = "values buffer too short";
+    break;
+  case LAY_BIN:
+  case LAY_LBIN:
+    if (!offsets_ok(buf[1], size[1], len, nd->lay == LAY_LBIN, size[2]))
+      what = "offsets out of order, too few or beyond the data";
+    break;
+  case LAY_LIST:
+  case LAY_LLIST: {
+    /* children come later in pre-order: read the node vector directly */
+    int64_t child_len = dp_fb_vec_i64(nodes, (uint32_t)fs->kids[nd->kids] - 1, 16, 0);
+    if (!offsets_ok(buf[1], size[1], len, nd->lay == LAY_LLIST, child_len))
+      what = "offsets out of order, too few or beyond the child";
+    break;
+  }
+  case LAY_FSL:
+    if (dp_fb_vec_i64(nodes, (uint32_t)fs->kids[nd->kids] - 1, 16, 0) < len * nd->width)
+      what = "child shorter than length x list size";
+    break;
+  case LAY_STRUCT:
+    for (int k = 0; k < nd->nchildren; k++)
+      if (dp_fb_vec_i64(nodes, (uint32_t)fs->kids[nd->kids + k] - 1, 16, 0) < len)
+        what = "a child is shorter than the struct";
+    break;
+  default:
+    break;
+  }
+  for (int k = 1; k < a->n_buffers; k++) a->buffers[k] = buf[k];
+  return what;
+}
+
+/* Pass 3: the C structs of the block at mem (arr: n of them, then the child
+** and buffer pointer arrays), each node checked against its buffers, and
+** every column as long as the batch. */
+static int build_arrays(decoder *d, int64_t length, const dp_fb_vec *nodes, uint8_t *mem, struct ArrowArray *arr) {
+  flat_schema *fs = &d->fs;
+  size_t n = (size_t)fs->n;
+  block *blk = (block *)mem;
+  struct ArrowArray **kid = (struct ArrowArray **)(arr + n);
+  const void **bp = (const void **)(void *)(kid + (n ? n - 1 : 0));
+  int rc = DIPPER_OK;
   memset(arr, 0, n * sizeof *arr);
   const void **bnext = bp;
   for (size_t i = 0; i < n && !rc; i++) {
     const node *nd = &fs->nodes[i];
     struct ArrowArray *a = &arr[i];
-    a->length = i ? dp_fb_vec_i64(&nodes, (uint32_t)i - 1, 16, 0) : length;
-    a->null_count = i ? dp_fb_vec_i64(&nodes, (uint32_t)i - 1, 16, 8) : 0;
+    a->length = i ? dp_fb_vec_i64(nodes, (uint32_t)i - 1, 16, 0) : length;
+    a->null_count = i ? dp_fb_vec_i64(nodes, (uint32_t)i - 1, 16, 8) : 0;
     a->n_buffers = layout_buffers[nd->lay];
     a->buffers = bnext;
     bnext += a->n_buffers;
@@ -630,56 +693,44 @@ static int decode_batch(decoder *d, const dp_fb_table *rb, const uint8_t *body, 
       a->null_count = a->length;
       continue;
     }
-    int b0 = nd->buf0;
-    const uint8_t *buf[3] = {NULL, NULL, NULL};
-    int64_t size[3] = {0, 0, 0};
-    for (int k = 0; k < a->n_buffers; k++) {
-      size[k] = d->buf_size[b0 + k];
-      buf[k] = size[k] ? mem + d->buf_at[b0 + k] : (const uint8_t *)zeros64;
-    }
-    int64_t len = a->length, bits = (len + 7) / 8;
-    const char *what = NULL;
-    if (a->null_count > 0 && size[0] < bits) what = "validity bitmap too short for its nulls";
-    a->buffers[0] = a->null_count > 0 ? buf[0] : NULL;
-    switch (nd->lay) {
-    case LAY_BOOL:
-      if (size[1] < bits) what = "boolean bitmap too short";
-      break;
-    case LAY_FIXED:
-      if (size[1] / nd->width < len) what = "values buffer too short";
-      break;
-    case LAY_BIN:
-    case LAY_LBIN:
-      if (!offsets_ok(buf[1], size[1], len, nd->lay == LAY_LBIN, size[2]))
-        what = "offsets out of order, too few or beyond the data";
-      break;
-    case LAY_LIST:
-    case LAY_LLIST: {
-      /* children come later in pre-order: read the node vector directly */
-      int64_t child_len = dp_fb_vec_i64(&nodes, (uint32_t)fs->kids[nd->kids] - 1, 16, 0);
-      if (!offsets_ok(buf[1], size[1], len, nd->lay == LAY_LLIST, child_len))
-        what = "offsets out of order, too few or beyond the child";
-      break;
-    }
-    case LAY_FSL:
-      if (dp_fb_vec_i64(&nodes, (uint32_t)fs->kids[nd->kids] - 1, 16, 0) < len * nd->width)
-        what = "child shorter than length x list size";
-      break;
-    case LAY_STRUCT:
-      for (int k = 0; k < nd->nchildren; k++)
-        if (dp_fb_vec_i64(&nodes, (uint32_t)fs->kids[nd->kids + k] - 1, 16, 0) < len)
-          what = "a child is shorter than the struct";
-      break;
-    default:
-      break;
-    }
-    for (int k = 1; k < a->n_buffers; k++) a->buffers[k] = buf[k];
+    const char *what = node_buffers(d, nd, a, mem, nodes);
     if (what) rc = fail(d, "field node %zu (%s): %s", i - 1, nd->format, what);
   }
   for (int k = 0; k < arr[0].n_children && !rc; k++)
     if (arr[0].children[k]->length != length)
       rc = fail(d, "column %d has %lld rows in a batch of %lld", k, (long long)arr[0].children[k]->length,
                 (long long)length);
+  return rc;
+}
+
+/* A record batch: its header, then the block sized (pass 1), filled (pass 2)
+** and its structs built (pass 3). */
+static int decode_batch(decoder *d, const dp_fb_table *rb, const uint8_t *body, int64_t body_len,
+                        struct ArrowArray *out) {
+  flat_schema *fs = &d->fs;
+  int64_t length;
+  dp_fb_vec nodes, bufs;
+  int codec = -1;
+  int rc = batch_header(d, rb, &length, &nodes, &bufs, &codec);
+  if (rc) return rc;
+  /* the block: its head, the structs with their child and buffer pointers, the buffers */
+  size_t n = (size_t)fs->n;
+  size_t cbufs = 0;
+  for (size_t i = 0; i < n; i++) cbufs += (size_t)layout_buffers[fs->nodes[i].lay];
+  cbufs += 1; /* the root's */
+  size_t head = align_up(sizeof(block));
+  size_t structs = align_up(n * sizeof(struct ArrowArray) + (n ? n - 1 : 0) * sizeof(void *) +
+                            cbufs * sizeof(void *));
+  size_t total = head + structs;
+  if ((rc = place_buffers(d, &bufs, codec, body, body_len, &total))) return rc;
+  if ((rc = check_field_nodes(d, &nodes))) return rc;
+  uint8_t *mem = aligned_alloc(ALIGN, align_up(total)); /* buffers 64-byte aligned */
+  if (!mem) return DIPPER_NOMEM;
+  block *blk = (block *)mem;
+  atomic_init(&blk->live, (int)n);
+  struct ArrowArray *arr = (struct ArrowArray *)(mem + head);
+  rc = fill_buffers(d, &bufs, codec, body, mem);
+  if (!rc) rc = build_arrays(d, length, &nodes, mem, arr);
   if (rc) {
     free(mem);
     return rc;

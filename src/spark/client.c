@@ -763,23 +763,161 @@ typedef struct sc_exec {
   bool complete;   /* ResultComplete arrived */
 } sc_exec;
 
+/* One run of an operation (sc_run): the reader, the retry count, and the
+** stream of the current try. */
+typedef struct sc_run_ctx {
+  sc_exec *x;
+  dp_sc_response_fn fn;
+  void *user;
+  int64_t t_end;          /* the deadline, ms; 0: none */
+  int failures;           /* tries in a row that brought no response */
+  dp_grpc_call *call;     /* this try's ExecutePlan or ReattachExecute stream */
+  dp_buf gerr;
+  int nstream;            /* responses read on it */
+  bool lost_before_start; /* a reattach before any response: see OPERATION_NOT_FOUND */
+  bool resume;            /* the stream broke or ended early: go on from the last response */
+} sc_run_ctx;
+
+/* Too many tries in a row without a response: the last one's error. */
+static int give_up(dp_sc *s, const sc_exec *x, int rc, int failures, dp_sc_error *err) {
+  if (rc == DIPPER_IO)
+    rc = sc_err(err, DIPPER_IO,
+                "Spark Connect at %s: the result stream of operation %s broke %d times in a "
+                "row; gave up (is the server overloaded or restarting?)",
+                s->address, x->op_id, failures);
+  return rc;
+}
+
+/* The pause before the next try, cut at the deadline. */
+static void back_off(int failures, int64_t t_end) {
+  int64_t d = backoff_ms(failures);
+  if (t_end && now_ms() + d >= t_end) d = t_end - now_ms();
+  sleep_ms(d);
+}
+
+/* One response of the stream, handed to the reader.  *more: read on. */
+static int take_response(dp_sc *s, sc_run_ctx *r, const uint8_t *m, size_t mlen, bool *more, dp_sc_error *err) {
+  sc_exec *x = r->x;
+  *more = false;
+  Spark__Connect__ExecutePlanResponse *resp = spark__connect__execute_plan_response__unpack(NULL, mlen, m);
+  if (!resp)
+    return sc_err(err, DIPPER_PROTOCOL,
+                  "Spark Connect at %s: response %d of operation %s (%zu bytes) does not decode "
+                  "as ExecutePlanResponse",
+                  s->address, r->nstream + 1, x->op_id, mlen);
+  r->failures = 0;
+  x->any = true;
+  r->nstream++;
+  sc_note_server_session(s, &resp->base);
+  if (resp->response_id && resp->response_id[0]) {
+    char *rid = strdup(resp->response_id);
+    if (!rid) {
+      spark__connect__execute_plan_response__free_unpacked(resp, NULL);
+      return sc_nomem(err);
+    }
+    free(x->last_rid);
+    x->last_rid = rid;
+  }
+  if (resp->response_type_case == SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__RESPONSE_TYPE_RESULT_COMPLETE)
+    x->complete = true;
+  int frc = r->fn ? r->fn(r->user, resp) : DIPPER_OK;
+  spark__connect__execute_plan_response__free_unpacked(resp, NULL);
+  if (frc != DIPPER_OK) {
+    if (err && (err->code != frc || err->message.len == 0))
+      sc_err(err, frc, "the result of operation %s was abandoned by its reader (%s)", x->op_id,
+             dipper_strerror(frc));
+    return frc;
+  }
+  if (s->cut_after > 0 && r->nstream == s->cut_after && !x->complete) {
+    /* Test hook: the stream and its connection go away as if the
+       network had failed; the operation must be resumed. */
+    s->cut_after = 0;
+    dp_grpc_stream_free(r->call);
+    r->call = NULL;
+    sc_drop_conn(s);
+    r->resume = true;
+    return DIPPER_OK;
+  }
+  *more = true;
+  return DIPPER_OK;
+}
+
+/* The stream ended with error `code` (status st): done, resumed, or failed. */
+static int stream_failed(dp_sc *s, sc_run_ctx *r, int code, const dp_grpc_status *st, dp_sc_error *err) {
+  sc_exec *x = r->x;
+  if (x->complete) return DIPPER_OK; /* everything arrived; how the call ended does not matter */
+  if (sc_retriable(code, st)) {
+    r->failures++;
+    r->resume = true;
+    return DIPPER_IO;
+  }
+  if (code == DIPPER_REMOTE && st->code != DP_GRPC_DEADLINE_EXCEEDED) {
+    sc_errinfo info;
+    parse_status(st->details, st->details_len, &info);
+    if (r->lost_before_start && strstr(info.error_class, "OPERATION_NOT_FOUND")) {
+      /* The first ExecutePlan never reached the server: send it again. */
+      x->sent = false;
+      r->failures++;
+      r->resume = true;
+      return DIPPER_OK;
+    }
+    return sc_remote_error(s, st, true, err);
+  }
+  if (code == DIPPER_TIMEOUT || (code == DIPPER_REMOTE && st->code == DP_GRPC_DEADLINE_EXCEEDED))
+    return sc_err(err, DIPPER_TIMEOUT, "Spark Connect at %s: operation %s ran past its deadline",
+                  s->address, x->op_id);
+  return sc_transport_error(s, code, &r->gerr, err);
+}
+
+/* Read the stream until it ends, breaks, the reader stops or the abort flag is set. */
+static int read_stream(dp_sc *s, sc_run_ctx *r, dp_sc_error *err) {
+  sc_exec *x = r->x;
+  for (;;) {
+    const uint8_t *m;
+    size_t mlen;
+    dp_grpc_status st = {0};
+    /* With an abort flag the wait is sliced, so that the flag is seen while
+       the server sends nothing (a listener bus between events). */
+    int got = dp_grpc_stream_next(r->call, s->abort ? ABORT_SLICE_MS : 0, &m, &mlen, &st, &r->gerr);
+    if (got == -DIPPER_TIMEOUT && s->abort && !(r->t_end && now_ms() >= r->t_end)) {
+      r->gerr.len = 0; /* "no message within ..." is no error here */
+      if (!atomic_load(s->abort)) continue;
+      s->abort = NULL; /* consumed: what the caller runs next is not cut short */
+      return sc_err(err, DIPPER_INTERRUPTED, "Spark Connect at %s: operation %s was interrupted",
+                    s->address, x->op_id);
+    }
+    if (got == 1) {
+      bool more;
+      int rc = take_response(s, r, m, mlen, &more, err);
+      if (more) continue;
+      return rc;
+    }
+    if (got == 0) {
+      /* A reattachable stream may end before the result does (the
+         server bounds each stream's duration and size): resume. */
+      if (!x->complete) {
+        r->resume = true;
+        if (r->nstream == 0) r->failures++;
+      }
+      return DIPPER_OK;
+    }
+    int rc = stream_failed(s, r, -got, &st, err);
+    dp_grpc_status_free(&st);
+    return rc;
+  }
+}
+
+/* Run an operation to its end: connect, ExecutePlan (then ReattachExecute
+** from the last response), read; retried with back-off while tries bring
+** no response, up to EXEC_RETRIES in a row, and within the deadline. */
 static int sc_run(dp_sc *s, sc_exec *x, const uint8_t *ebuf, size_t elen, dp_sc_response_fn fn,
                   void *user, int64_t t_end, dp_sc_error *err) {
-  int failures = 0; /* tries in a row that brought no response */
+  sc_run_ctx r = {.x = x, .fn = fn, .user = user, .t_end = t_end};
   int rc = DIPPER_OK;
   for (;;) {
-    if (failures > 0) {
-      if (failures > EXEC_RETRIES) {
-        if (rc == DIPPER_IO)
-          rc = sc_err(err, DIPPER_IO,
-                      "Spark Connect at %s: the result stream of operation %s broke %d times in a "
-                      "row; gave up (is the server overloaded or restarting?)",
-                      s->address, x->op_id, failures);
-        return rc;
-      }
-      int64_t d = backoff_ms(failures);
-      if (t_end && now_ms() + d >= t_end) d = t_end - now_ms();
-      sleep_ms(d);
+    if (r.failures > 0) {
+      if (r.failures > EXEC_RETRIES) return give_up(s, x, rc, r.failures, err);
+      back_off(r.failures, t_end);
     }
     int64_t left = 0;
     if (t_end && (left = t_end - now_ms()) <= 0)
@@ -790,139 +928,40 @@ static int sc_run(dp_sc *s, sc_exec *x, const uint8_t *ebuf, size_t elen, dp_sc_
       /* Before the plan went out, a server that does not answer is the
          user's error to see at once; after, it may be restarting. */
       if (rc != DIPPER_CONNECT || !x->sent) return rc;
-      failures++;
+      r.failures++;
       continue;
     }
-    dp_grpc_call *call = NULL;
-    dp_buf gerr = DP_BUF_INIT;
+    r.call = NULL;
+    r.gerr = (dp_buf)DP_BUF_INIT;
+    r.nstream = 0;
+    r.resume = false;
     bool is_reattach = x->sent;
     if (is_reattach) {
       size_t rlen;
       uint8_t *rbuf = sc_encode_reattach(s, x->op_id, x->last_rid, &rlen);
       if (!rbuf) return sc_nomem(err);
-      rc = dp_grpc_stream_open(s->g, SVC "ReattachExecute", rbuf, rlen, left, &call, &gerr);
+      rc = dp_grpc_stream_open(s->g, SVC "ReattachExecute", rbuf, rlen, left, &r.call, &r.gerr);
       free(rbuf);
       s->reattaches++;
     } else {
-      rc = dp_grpc_stream_open(s->g, SVC "ExecutePlan", ebuf, elen, left, &call, &gerr);
+      rc = dp_grpc_stream_open(s->g, SVC "ExecutePlan", ebuf, elen, left, &r.call, &r.gerr);
       if (rc == DIPPER_OK) x->sent = true;
     }
     if (rc != DIPPER_OK) {
       if (rc == DIPPER_IO) {
-        dp_buf_free(&gerr);
-        failures++;
+        dp_buf_free(&r.gerr);
+        r.failures++;
         continue;
       }
-      rc = sc_transport_error(s, rc, &gerr, err);
-      dp_buf_free(&gerr);
+      rc = sc_transport_error(s, rc, &r.gerr, err);
+      dp_buf_free(&r.gerr);
       return rc;
     }
-    bool lost_before_start = is_reattach && !x->any; /* see OPERATION_NOT_FOUND below */
-    bool resume = false; /* the stream broke or ended early: go on from the last response */
-    int nstream = 0;
-    for (;;) {
-      const uint8_t *m;
-      size_t mlen;
-      dp_grpc_status st = {0};
-      /* With an abort flag the wait is sliced, so that the flag is seen while
-         the server sends nothing (a listener bus between events). */
-      int r = dp_grpc_stream_next(call, s->abort ? ABORT_SLICE_MS : 0, &m, &mlen, &st, &gerr);
-      if (r == -DIPPER_TIMEOUT && s->abort && !(t_end && now_ms() >= t_end)) {
-        gerr.len = 0; /* "no message within ..." is no error here */
-        if (!atomic_load(s->abort)) continue;
-        s->abort = NULL; /* consumed: what the caller runs next is not cut short */
-        rc = sc_err(err, DIPPER_INTERRUPTED, "Spark Connect at %s: operation %s was interrupted",
-                    s->address, x->op_id);
-        break;
-      }
-      if (r == 1) {
-        Spark__Connect__ExecutePlanResponse *resp =
-            spark__connect__execute_plan_response__unpack(NULL, mlen, m);
-        if (!resp) {
-          rc = sc_err(err, DIPPER_PROTOCOL,
-                      "Spark Connect at %s: response %d of operation %s (%zu bytes) does not decode "
-                      "as ExecutePlanResponse",
-                      s->address, nstream + 1, x->op_id, mlen);
-          break;
-        }
-        failures = 0;
-        x->any = true;
-        nstream++;
-        sc_note_server_session(s, &resp->base);
-        if (resp->response_id && resp->response_id[0]) {
-          char *rid = strdup(resp->response_id);
-          if (!rid) {
-            spark__connect__execute_plan_response__free_unpacked(resp, NULL);
-            rc = sc_nomem(err);
-            break;
-          }
-          free(x->last_rid);
-          x->last_rid = rid;
-        }
-        if (resp->response_type_case == SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__RESPONSE_TYPE_RESULT_COMPLETE)
-          x->complete = true;
-        int frc = fn ? fn(user, resp) : DIPPER_OK;
-        spark__connect__execute_plan_response__free_unpacked(resp, NULL);
-        if (frc != DIPPER_OK) {
-          if (err && (err->code != frc || err->message.len == 0))
-            sc_err(err, frc, "the result of operation %s was abandoned by its reader (%s)", x->op_id,
-                   dipper_strerror(frc));
-          rc = frc;
-          break;
-        }
-        if (s->cut_after > 0 && nstream == s->cut_after && !x->complete) {
-          /* Test hook: the stream and its connection go away as if the
-             network had failed; the operation must be resumed. */
-          s->cut_after = 0;
-          dp_grpc_stream_free(call);
-          call = NULL;
-          sc_drop_conn(s);
-          resume = true;
-          break;
-        }
-        continue;
-      }
-      if (r == 0) {
-        /* A reattachable stream may end before the result does (the
-           server bounds each stream's duration and size): resume. */
-        rc = DIPPER_OK;
-        if (!x->complete) {
-          resume = true;
-          if (nstream == 0) failures++;
-        }
-        break;
-      }
-      int code = -r;
-      if (x->complete) {
-        rc = DIPPER_OK; /* everything arrived; how the call ended does not matter */
-      } else if (sc_retriable(code, &st)) {
-        failures++;
-        rc = DIPPER_IO;
-        resume = true;
-      } else if (code == DIPPER_REMOTE && st.code != DP_GRPC_DEADLINE_EXCEEDED) {
-        sc_errinfo info;
-        parse_status(st.details, st.details_len, &info);
-        if (lost_before_start && strstr(info.error_class, "OPERATION_NOT_FOUND")) {
-          /* The first ExecutePlan never reached the server: send it again. */
-          x->sent = false;
-          failures++;
-          resume = true;
-        } else {
-          rc = sc_remote_error(s, &st, true, err);
-        }
-      } else if (code == DIPPER_TIMEOUT ||
-                 (code == DIPPER_REMOTE && st.code == DP_GRPC_DEADLINE_EXCEEDED)) {
-        rc = sc_err(err, DIPPER_TIMEOUT, "Spark Connect at %s: operation %s ran past its deadline",
-                    s->address, x->op_id);
-      } else {
-        rc = sc_transport_error(s, code, &gerr, err);
-      }
-      dp_grpc_status_free(&st);
-      break;
-    }
-    dp_buf_free(&gerr);
-    dp_grpc_stream_free(call);
-    if (!resume) return rc;
+    r.lost_before_start = is_reattach && !x->any;
+    rc = read_stream(s, &r, err);
+    dp_buf_free(&r.gerr);
+    dp_grpc_stream_free(r.call);
+    if (!r.resume) return rc;
     rc = DIPPER_IO;
   }
 }

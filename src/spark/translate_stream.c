@@ -496,11 +496,26 @@ static bool in_key_fields(const char *fields, const char *name) {
   return false;
 }
 
-int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
-  const dp_table_def *t = p->u.scan.table;
-  if (!strcmp(t->connector, "datagen")) return datagen_scan(x, p, out);
-  bool kafka = !strcmp(t->connector, "kafka");
-  const char *fmt = t->format ? t->format : (kafka ? "json" : "csv");
+/* How the columns of a kafka or socket table come out of Spark's record. */
+typedef struct stream_cols {
+  bool kafka;
+  bool skip;            /* bad records skipped ('dipper.bad-records') */
+  const char *fmt;      /* the value's format */
+  const char *kfmt;     /* the key's ('key.format') */
+  int nc;               /* the table's columns */
+  bool *keep;           /* the value's columns */
+  bool *key;            /* the key's ('value.fields-include' = 'EXCEPT_KEY') */
+  dp_schema ks;         /* the table's columns, the key's named less 'key.fields-prefix' */
+  int nphys, nkey;      /* how many in keep, in key */
+  dp_schema kso;        /* the key's record, in 'key.fields' order */
+  bool *kall;           /* all of kso */
+  bool raw, raw_key;    /* the value, the key read as they are */
+} stream_cols;
+
+/* The value formats Spark's source is parsed from: json, csv, raw, and avro on kafka. */
+static int check_value_format(dp_sx *x, const dp_table_def *t, const stream_cols *sc) {
+  const char *fmt = sc->fmt;
+  bool kafka = sc->kafka;
   if (strcasecmp(fmt, "json") && strcasecmp(fmt, "csv") && strcasecmp(fmt, "raw") &&
       (!kafka || strcasecmp(fmt, "avro")))
     return dp_sx_refuse(x, t->with_span,
@@ -508,94 +523,131 @@ int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
                         "json, csv%s and raw there, not '%s'",
                         t->name, t->connector, kafka ? "bytes" : "lines of text",
                         kafka ? ", avro" : "", fmt);
-  kv_list o = {0};
-  if (kafka) {
-    if (kafka_options(x, t, &o) != DIPPER_OK) return failed(x);
-  } else {
-    kv_add(&o, "host", opt(t, "hostname"));
-    kv_add(&o, "port", opt(t, "port"));
-  }
-  bool skip = false;
-  if (bad_records(x, t, &skip) != DIPPER_OK) return failed(x);
-  int nc = t->schema.ncols;
-  /* keep: the value's columns; key: the key's ('value.fields-include' =
-     'EXCEPT_KEY': the 'key.fields' columns come from Spark's `key`, their
-     names there less 'key.fields-prefix'; with 'ALL' the value holds all) */
-  bool *keep = dp_sx_alloc(x, (size_t)(nc ? nc : 1));
-  bool *key = dp_sx_alloc(x, (size_t)(nc ? nc : 1));
-  dp_schema ks = {nc, dp_sx_alloc(x, (size_t)(nc ? nc : 1) * sizeof *ks.cols)};
-  if (!keep || !key || !ks.cols) return failed(x);
+  return DIPPER_OK;
+}
+
+/* The options of Spark's kafka or socket source. */
+static int source_options(dp_sx *x, const dp_table_def *t, bool kafka, kv_list *o) {
+  if (kafka) return kafka_options(x, t, o);
+  kv_add(o, "host", opt(t, "hostname"));
+  kv_add(o, "port", opt(t, "port"));
+  return DIPPER_OK;
+}
+
+/* keep: the value's columns; key: the key's ('value.fields-include' =
+   'EXCEPT_KEY': the 'key.fields' columns come from Spark's `key`, their
+   names there less 'key.fields-prefix'; with 'ALL' the value holds all). */
+static int split_value_and_key(dp_sx *x, const dp_table_def *t, stream_cols *sc) {
+  int nc = sc->nc;
+  sc->keep = dp_sx_alloc(x, (size_t)(nc ? nc : 1));
+  sc->key = dp_sx_alloc(x, (size_t)(nc ? nc : 1));
+  sc->ks = (dp_schema){nc, dp_sx_alloc(x, (size_t)(nc ? nc : 1) * sizeof *sc->ks.cols)};
+  if (!sc->keep || !sc->key || !sc->ks.cols) return failed(x);
   const char *fields = opt(t, "key.fields"), *incl = opt(t, "value.fields-include");
   const char *prefix = opt(t, "key.fields-prefix");
   size_t plen = prefix ? strlen(prefix) : 0;
-  bool except_key = kafka && fields && incl && !strcasecmp(incl, "EXCEPT_KEY");
-  int nphys = 0, nkey = 0;
+  bool except_key = sc->kafka && fields && incl && !strcasecmp(incl, "EXCEPT_KEY");
   for (int i = 0; i < nc; i++) {
-    ks.cols[i] = t->schema.cols[i];
+    sc->ks.cols[i] = t->schema.cols[i];
     if (t->cols[i].kind != DP_CK_PHYSICAL) continue;
     if (except_key && in_key_fields(fields, t->schema.cols[i].name)) {
-      key[i] = true;
-      nkey++;
-      if (plen && !strncmp(ks.cols[i].name, prefix, plen)) ks.cols[i].name += plen;
+      sc->key[i] = true;
+      sc->nkey++;
+      if (plen && !strncmp(sc->ks.cols[i].name, prefix, plen)) sc->ks.cols[i].name += plen;
     } else {
-      keep[i] = true;
-      nphys++;
+      sc->keep[i] = true;
+      sc->nphys++;
     }
   }
+  return DIPPER_OK;
+}
+
+/* The key's format, and its record: its fields in 'key.fields' order (Flink's
+   key format; csv and avro keys are positional), as the embedded engine reads them. */
+static int key_record(dp_sx *x, const dp_table_def *t, stream_cols *sc) {
   const char *kfmt = opt(t, "key.format");
   if (!kfmt) kfmt = "json";
+  sc->kfmt = kfmt;
+  int nkey = sc->nkey;
   if (nkey > 0 && strcasecmp(kfmt, "json") && strcasecmp(kfmt, "csv") &&
       strcasecmp(kfmt, "raw") && strcasecmp(kfmt, "avro"))
     return dp_sx_refuse(x, opt_span(t, "key.format"),
                         "table `%s`: dipper parses a kafka key on Spark as json, csv, avro or "
                         "raw, not '%s'",
                         t->name, kfmt);
-  /* The key's record: its fields in 'key.fields' order (Flink's key format;
-     csv and avro keys are positional), as the embedded engine reads them. */
-  dp_schema kso = {0, dp_sx_alloc(x, (size_t)(nkey ? nkey : 1) * sizeof *kso.cols)};
-  bool *kall = dp_sx_alloc(x, (size_t)(nkey ? nkey : 1));
-  if (!kso.cols || !kall) return failed(x);
+  sc->kso = (dp_schema){0, dp_sx_alloc(x, (size_t)(nkey ? nkey : 1) * sizeof *sc->kso.cols)};
+  sc->kall = dp_sx_alloc(x, (size_t)(nkey ? nkey : 1));
+  if (!sc->kso.cols || !sc->kall) return failed(x);
+  const char *fields = opt(t, "key.fields");
   for (const char *f = fields; nkey > 0 && f && *f;) {
     size_t len = strcspn(f, ";");
-    for (int i = 0; i < nc; i++)
-      if (key[i] && strlen(t->schema.cols[i].name) == len &&
-          !strncasecmp(t->schema.cols[i].name, f, len) && kso.ncols < nkey) {
-        kall[kso.ncols] = true;
-        kso.cols[kso.ncols++] = ks.cols[i];
+    for (int i = 0; i < sc->nc; i++)
+      if (sc->key[i] && strlen(t->schema.cols[i].name) == len &&
+          !strncasecmp(t->schema.cols[i].name, f, len) && sc->kso.ncols < nkey) {
+        sc->kall[sc->kso.ncols] = true;
+        sc->kso.cols[sc->kso.ncols++] = sc->ks.cols[i];
         break;
       }
     f += len + (f[len] == ';');
   }
-  bool raw = !strcasecmp(fmt, "raw");
-  if (raw && nphys != 1)
+  return DIPPER_OK;
+}
+
+/* A raw value is one column, a raw key too. */
+static int check_raw(dp_sx *x, const dp_table_def *t, stream_cols *sc) {
+  sc->raw = !strcasecmp(sc->fmt, "raw");
+  if (sc->raw && sc->nphys != 1)
     return dp_sx_refuse(x, t->with_span, "table `%s`: a raw table has one column (the value)",
                         t->name);
-  bool raw_key = nkey > 0 && !strcasecmp(kfmt, "raw");
-  if (raw_key && nkey != 1)
+  sc->raw_key = sc->nkey > 0 && !strcasecmp(sc->kfmt, "raw");
+  if (sc->raw_key && sc->nkey != 1)
     return dp_sx_refuse(x, opt_span(t, "key.fields"),
                         "table `%s`: 'key.format' = 'raw' reads the key into one column; name "
                         "one in 'key.fields' or use 'key.format' = 'json'",
                         t->name);
-  /* Step 1: Spark's record, the value parsed into `_v` (the key into `_k`),
-     the metadata kept. */
-  Spark__Connect__Relation *rd = dp_sx_read_source(x, kafka ? "kafka" : "socket", NULL, o.n, o.kv,
+  return DIPPER_OK;
+}
+
+/* With bad records skipped, the rows whose value or key could not be read
+   are passed over.  (A message without a key gives NULL key columns.) */
+static Spark__Connect__Relation *drop_bad_records(dp_sx *x, const dp_table_def *t, const stream_cols *sc,
+                                                  Spark__Connect__Relation *rel) {
+  bool mark_value = sc->skip && marks_bad(sc->fmt), mark_key = sc->skip && sc->nkey > 0 && marks_bad(sc->kfmt);
+  if (!mark_value && !mark_key) return rel;
+  Spark__Connect__Expression *keep_row = NULL;
+  if (mark_value) keep_row = record_parsed(x, sc->fmt, &t->schema, sc->keep, "_v", "value");
+  if (mark_key) {
+    Spark__Connect__Expression *k = dp_sx_fn2(x, "or", dp_sx_fn1(x, "isnull", dp_sx_col(x, "key")),
+                                              record_parsed(x, sc->kfmt, &sc->kso, sc->kall, "_k", "key"));
+    keep_row = keep_row ? dp_sx_fn2(x, "and", keep_row, k) : k;
+  }
+  return dp_sx_filter(x, rel, keep_row);
+}
+
+/* Step 1: Spark's record, the value parsed into `_v` (the key into `_k`),
+   the metadata kept.  NULL on a failure (x->rc). */
+static Spark__Connect__Relation *read_records(dp_sx *x, const dp_table_def *t, const kv_list *o,
+                                              const stream_cols *sc) {
+  bool kafka = sc->kafka;
+  Spark__Connect__Relation *rd = dp_sx_read_source(x, kafka ? "kafka" : "socket", NULL, o->n, o->kv,
                                                    0, NULL, true);
   /* A tombstone (a NULL value) carries no row, as on the embedded engine.
      Tested on the raw value, before the parse: a filter on the parsed
      struct would be pushed under the projection and parse each value twice. */
   if (kafka) rd = dp_sx_filter(x, rd, dp_sx_fn1(x, "isnotnull", dp_sx_col(x, "value")));
-  if (!rd) return failed(x);
-  Spark__Connect__Expression *parsed = parse_record(x, t, fmt, &t->schema, keep,
-                                                    dp_sx_col(x, "value"), skip);
-  if (!parsed) return failed(x);
+  if (!rd) return NULL;
+  Spark__Connect__Expression *parsed = parse_record(x, t, sc->fmt, &t->schema, sc->keep,
+                                                    dp_sx_col(x, "value"), sc->skip);
+  if (!parsed) return NULL;
   /* dp_sx_project keeps the array: it lives in the arena, not on this stack */
   Spark__Connect__Expression **first = dp_sx_alloc(x, 8 * sizeof *first);
-  if (!first) return failed(x);
+  if (!first) return NULL;
   int nfirst = 0;
   first[nfirst++] = dp_sx_alias(x, parsed, "_v");
-  if (nkey > 0) {
-    Spark__Connect__Expression *pk = parse_record(x, t, kfmt, &kso, kall, dp_sx_col(x, "key"), skip);
-    if (!pk) return failed(x);
+  if (sc->nkey > 0) {
+    Spark__Connect__Expression *pk = parse_record(x, t, sc->kfmt, &sc->kso, sc->kall, dp_sx_col(x, "key"),
+                                                  sc->skip);
+    if (!pk) return NULL;
     first[nfirst++] = dp_sx_alias(x, pk, "_k");
   }
   if (kafka)
@@ -605,22 +657,55 @@ int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
       first[nfirst++] = dp_sx_col(x, cols[i]);
     }
   Spark__Connect__Relation *rel = dp_sx_project(x, rd, nfirst, first);
-  if (!rel) return failed(x);
-  bool mark_value = skip && marks_bad(fmt), mark_key = skip && nkey > 0 && marks_bad(kfmt);
-  if (mark_value || mark_key) {
-    /* With bad records skipped, a record that could not be read is passed
-       over.  (A message without a key gives NULL key columns.) */
-    Spark__Connect__Expression *keep_row = NULL;
-    if (mark_value) keep_row = record_parsed(x, fmt, &t->schema, keep, "_v", "value");
-    if (mark_key) {
-      Spark__Connect__Expression *k = dp_sx_fn2(x, "or", dp_sx_fn1(x, "isnull", dp_sx_col(x, "key")),
-                                                record_parsed(x, kfmt, &kso, kall, "_k", "key"));
-      keep_row = keep_row ? dp_sx_fn2(x, "and", keep_row, k) : k;
-    }
-    rel = dp_sx_filter(x, rel, keep_row);
-    if (!rel) return failed(x);
-  }
-  /* Step 2: the table's columns under the translator's names. */
+  if (!rel) return NULL;
+  return drop_bad_records(x, t, sc, rel);
+}
+
+/* Physical column i: a field of `_v` or `_k`, or the whole raw value or key. */
+static Spark__Connect__Expression *physical_column(dp_sx *x, const dp_table_def *t, const stream_cols *sc,
+                                                   int i) {
+  bool from_key = sc->key[i];
+  const char *st = from_key ? "_k" : "_v";
+  const char *f = from_key ? sc->kfmt : sc->fmt;
+  Spark__Connect__Expression *v;
+  if (from_key ? sc->raw_key : sc->raw)
+    v = dp_sx_col(x, st);
+  else
+    v = dp_sx_col(x, dp_sx_printf(x, "%s.`%s`", st, sc->ks.cols[i].name));
+  /* Avro's types are fewer than dipper's (TINYINT and SMALLINT are int,
+     CHAR(n) is string): the column gets its declared type */
+  if (!strcasecmp(f, "avro")) v = dp_sx_cast(x, v, t->schema.cols[i].type, false, t->cols[i].span);
+  return v;
+}
+
+/* Metadata column i, from the columns Spark's kafka source gives. */
+static int metadata_column(dp_sx *x, const dp_table_def *t, bool kafka, int i, Spark__Connect__Expression **out) {
+  const dp_column_def *cd = &t->cols[i];
+  const char *m = kafka ? kafka_meta(cd->metadata_key ? cd->metadata_key : t->schema.cols[i].name)
+                        : NULL;
+  if (!m)
+    return dp_sx_refuse(x, cd->span, "table `%s`: the metadata column `%s` has no Spark form "
+                                     "(kafka gives key, topic, partition, offset, timestamp, "
+                                     "timestamp-type)",
+                        t->name, t->schema.cols[i].name);
+  Spark__Connect__Expression *v = dp_sx_col(x, m);
+  if (!strcmp(m, "timestampType"))
+    /* Spark gives Kafka's code (-1, 0, 1); dipper's kafka source its name */
+    v = dp_sx_fn2(x, "try_element_at",
+                  dp_sx_fn3(x, "array", dp_sx_lit_string(x, "NoTimestampType"),
+                            dp_sx_lit_string(x, "CreateTime"),
+                            dp_sx_lit_string(x, "LogAppendTime")),
+                  dp_sx_fn2(x, "+", v, dp_sx_lit_int(x, 2)));
+  const dp_type *ty = t->schema.cols[i].type;
+  if (ty && ty->kind != DP_T_BYTES) v = dp_sx_cast(x, v, ty, false, cd->span);
+  *out = v;
+  return DIPPER_OK;
+}
+
+/* Step 2: the table's columns (computed ones aside) under the translator's names. */
+static int table_columns(dp_sx *x, const dp_plan *p, const dp_table_def *t, const stream_cols *sc,
+                         Spark__Connect__Relation *rel, dp_srel *out) {
+  int nc = sc->nc;
   int relno = dp_sx_relno(x);
   const char **names = dp_sx_colnames(x, relno, p->schema.ncols);
   Spark__Connect__Expression **e = dp_sx_alloc(x, (size_t)(nc ? nc : 1) * sizeof *e);
@@ -629,36 +714,12 @@ int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
   for (int i = 0; i < nc && k < p->schema.ncols; i++) {
     const dp_column_def *cd = &t->cols[i];
     if (cd->kind == DP_CK_COMPUTED) continue;
-    Spark__Connect__Expression *v;
+    Spark__Connect__Expression *v = NULL;
     if (cd->kind == DP_CK_PHYSICAL) {
-      bool from_key = key[i];
-      const char *st = from_key ? "_k" : "_v";
-      const char *f = from_key ? kfmt : fmt;
-      if (from_key ? raw_key : raw)
-        v = dp_sx_col(x, st);
-      else
-        v = dp_sx_col(x, dp_sx_printf(x, "%s.`%s`", st, ks.cols[i].name));
-      /* Avro's types are fewer than dipper's (TINYINT and SMALLINT are int,
-         CHAR(n) is string): the column gets its declared type */
-      if (!strcasecmp(f, "avro")) v = dp_sx_cast(x, v, t->schema.cols[i].type, false, cd->span);
+      v = physical_column(x, t, sc, i);
     } else {
-      const char *m = kafka ? kafka_meta(cd->metadata_key ? cd->metadata_key : t->schema.cols[i].name)
-                            : NULL;
-      if (!m)
-        return dp_sx_refuse(x, cd->span, "table `%s`: the metadata column `%s` has no Spark form "
-                                         "(kafka gives key, topic, partition, offset, timestamp, "
-                                         "timestamp-type)",
-                            t->name, t->schema.cols[i].name);
-      v = dp_sx_col(x, m);
-      if (!strcmp(m, "timestampType"))
-        /* Spark gives Kafka's code (-1, 0, 1); dipper's kafka source its name */
-        v = dp_sx_fn2(x, "try_element_at",
-                      dp_sx_fn3(x, "array", dp_sx_lit_string(x, "NoTimestampType"),
-                                dp_sx_lit_string(x, "CreateTime"),
-                                dp_sx_lit_string(x, "LogAppendTime")),
-                      dp_sx_fn2(x, "+", v, dp_sx_lit_int(x, 2)));
-      const dp_type *ty = t->schema.cols[i].type;
-      if (ty && ty->kind != DP_T_BYTES) v = dp_sx_cast(x, v, ty, false, cd->span);
+      int rc = metadata_column(x, t, sc->kafka, i, &v);
+      if (rc != DIPPER_OK) return rc;
     }
     e[k] = dp_sx_alias(x, v, names[k]);
     if (!e[k]) return failed(x);
@@ -668,6 +729,26 @@ int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
   out->ncols = k;
   out->names = names;
   return out->rel ? DIPPER_OK : failed(x);
+}
+
+int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
+  const dp_table_def *t = p->u.scan.table;
+  if (!strcmp(t->connector, "datagen")) return datagen_scan(x, p, out);
+  stream_cols sc = {0};
+  sc.kafka = !strcmp(t->connector, "kafka");
+  sc.fmt = t->format ? t->format : (sc.kafka ? "json" : "csv");
+  sc.nc = t->schema.ncols;
+  int rc = check_value_format(x, t, &sc);
+  if (rc != DIPPER_OK) return rc;
+  kv_list o = {0};
+  if (source_options(x, t, sc.kafka, &o) != DIPPER_OK) return failed(x);
+  if (bad_records(x, t, &sc.skip) != DIPPER_OK) return failed(x);
+  if ((rc = split_value_and_key(x, t, &sc)) != DIPPER_OK) return rc;
+  if ((rc = key_record(x, t, &sc)) != DIPPER_OK) return rc;
+  if ((rc = check_raw(x, t, &sc)) != DIPPER_OK) return rc;
+  Spark__Connect__Relation *rel = read_records(x, t, &o, &sc);
+  if (!rel) return failed(x);
+  return table_columns(x, p, t, &sc, rel, out);
 }
 
 /* ---- the streaming write ---- */
