@@ -284,6 +284,201 @@ static dp_plan *bind_unnest_join(dp_binder *b, const dp_ast_from *f, dp_bscope *
   return u;
 }
 
+/* Two inputs of one join named alike (`FROM t JOIN t`) is an error. */
+static bool distinct_aliases(dp_binder *b, const dp_ast_from *f, const dp_bscope *ls,
+                             const dp_bscope *rs) {
+  for (int i = 0; i < rs->n; i++) {
+    if (!rs->cols[i].rel || (i > 0 && rs->cols[i - 1].rel == rs->cols[i].rel)) continue;
+    for (int k = 0; k < ls->n; k++)
+      if (ls->cols[k].rel && dp_bind_name_eq(ls->cols[k].rel, rs->cols[i].rel)) {
+        const dp_ast_from *rf = f->u.join.right;
+        dp_span at = rf->alias.name.name ? rf->alias.name.span : rf->span;
+        dp_bind_err(b, DIPPER_DUPLICATE, at,
+                    "`%s` names two inputs of this join; give each its own alias", rs->cols[i].rel);
+        return false;
+      }
+  }
+  return true;
+}
+
+static dp_join_kind join_kind_of(const dp_ast_from *f) {
+  switch (f->u.join.kind) {
+  case DP_JOIN_INNER: return DP_J_INNER;
+  case DP_JOIN_LEFT: return DP_J_LEFT;
+  case DP_JOIN_RIGHT: return DP_J_RIGHT;
+  case DP_JOIN_FULL: return DP_J_FULL;
+  case DP_JOIN_LEFT_SEMI: return DP_J_SEMI;
+  case DP_JOIN_LEFT_ANTI: return DP_J_ANTI;
+  default: return DP_J_CROSS;
+  }
+}
+
+/* The scope the condition sees: the left columns, then the right ones
+** (shifted past the left), nullable on a side an outer join pads. */
+static void both_sides(dp_binder *b, dp_bscope *both, const dp_bscope *ls, const dp_bscope *rs,
+                       int nl, bool null_left, bool null_right) {
+  for (int i = 0; i < ls->n; i++) {
+    dp_bcol c = ls->cols[i];
+    if (null_left) c.type = dp_bind_nullable(b, c.type);
+    dp_bcol *added = dp_bscope_add(b, both, c.rel, c.name, c.type, c.index, c.expr);
+    if (added) added->hidden = c.hidden;
+  }
+  for (int i = 0; i < rs->n; i++) {
+    dp_bcol c = rs->cols[i];
+    if (null_right) c.type = dp_bind_nullable(b, c.type);
+    dp_expr *ce = c.expr ? dp_bexpr_shift(b->a, c.expr, nl) : NULL;
+    dp_bcol *added =
+        dp_bscope_add(b, both, c.rel, c.name, c.type, c.index >= 0 ? c.index + nl : -1, ce);
+    if (added) added->hidden = c.hidden;
+  }
+}
+
+/* FOR SYSTEM_TIME AS OF o.ts: the right side is versioned, looked up at the
+** left's time (an INNER or LEFT join only). */
+static bool bind_temporal(dp_binder *b, const dp_ast_from *f, dp_bscope *ls, dp_plan *j) {
+  const dp_ast_from *rf = f->u.join.right;
+  if (rf->kind != DP_AF_TABLE || !rf->u.table.as_of) return true;
+  dp_bexpr x;
+  dp_bexpr_init(&x, b, ls, 0, "FOR SYSTEM_TIME AS OF");
+  dp_expr *as_of = dp_bind_expr(&x, rf->u.table.as_of);
+  if (!as_of) return false;
+  if (!dp_type_is_timestamp(as_of->type)) {
+    dp_bind_err(b, DIPPER_TYPE, as_of->span,
+                "FOR SYSTEM_TIME AS OF needs a TIMESTAMP time column of the left side, not %s",
+                dp_bind_type_str(b, as_of->type));
+    return false;
+  }
+  if (j->u.join.kind != DP_J_INNER && j->u.join.kind != DP_J_LEFT) {
+    dp_bind_err(b, DIPPER_UNSUPPORTED, f->span,
+                "a temporal join (FOR SYSTEM_TIME AS OF) must be an INNER or LEFT join");
+    return false;
+  }
+  j->u.join.as_of = as_of;
+  return true;
+}
+
+/* USING (k) / NATURAL: k = k for each named column, and k appears once in
+** the output (merged by COALESCE for FULL, else the preserved side's);
+** *cond the conjunction (NULL: NATURAL with nothing in common). */
+static bool bind_using(dp_binder *b, const dp_ast_from *f, dp_join_kind kind, const dp_bscope *ls,
+                       const dp_bscope *rs, dp_bscope *both, dp_expr **cond) {
+  int nusing = f->u.join.nusing;
+  const char **names = NULL;
+  dp_span span = f->span;
+  if (f->u.join.natural) {
+    names = dp_arena_calloc(b->a, (size_t)(ls->n ? ls->n : 1), sizeof *names);
+    if (!names) return false;
+    nusing = 0;
+    for (int i = 0; i < ls->n; i++) {
+      if (ls->cols[i].hidden) continue;
+      for (int k = 0; k < rs->n; k++)
+        if (!rs->cols[k].hidden && dp_bind_name_eq(ls->cols[i].name, rs->cols[k].name)) {
+          names[nusing++] = ls->cols[i].name;
+          break;
+        }
+    }
+  } else {
+    names = ident_names(b, nusing, f->u.join.using_);
+  }
+  dp_expr **conds = dp_arena_calloc(b->a, (size_t)(nusing ? nusing : 1), sizeof *conds);
+  if (!conds) return false;
+  for (int u = 0; u < nusing; u++) {
+    int li = -1, ri = -1, nli = 0, nri = 0;
+    for (int i = 0; i < ls->n; i++)
+      if (!ls->cols[i].hidden && dp_bind_name_eq(ls->cols[i].name, names[u])) {
+        li = ls->n + i;
+        nli++;
+      }
+    for (int i = 0; i < rs->n; i++)
+      if (!rs->cols[i].hidden && dp_bind_name_eq(rs->cols[i].name, names[u])) {
+        ri = i;
+        nri++;
+      }
+    if (!f->u.join.natural) span = f->u.join.using_[u].span;
+    if (nli > 1 || nri > 1) {
+      dp_bind_err(b, DIPPER_NAME, span,
+                  "USING column `%s` is ambiguous: the %s side of the join has it more "
+                  "than once; write the condition with ON and qualified names",
+                  names[u], nli > 1 ? "left" : "right");
+      return false;
+    }
+    if (li < 0 || ri < 0) {
+      dp_bind_err(b, DIPPER_NAME, span, "USING column `%s` is not in the %s side of the join",
+                  names[u], li < 0 ? "left" : "right");
+      return false;
+    }
+    li -= ls->n;
+    dp_bcol *lc = &both->cols[li], *rc = &both->cols[ls->n + ri];
+    if (lc->expr || rc->expr) {
+      dp_bind_err(b, DIPPER_UNSUPPORTED, span, "USING on a merged column is not supported");
+      return false;
+    }
+    dp_expr *le = dp_bind_col_ref(b, lc->index, lc->type, span), *re = dp_bind_col_ref(b, rc->index, rc->type, span);
+    dp_expr *args[2] = {le, re};
+    if (!le || !re) return false;
+    const dp_type *ct = dp_type_common(b->a, le->type, re->type);
+    if (!ct) {
+      dp_bind_err(b, DIPPER_TYPE, span, "USING column `%s` is %s on the left and %s on the right",
+                  names[u], dp_bind_type_str(b, le->type), dp_bind_type_str(b, re->type));
+      return false;
+    }
+    args[0] = dp_bind_coerce(b, le, ct, "USING");
+    args[1] = dp_bind_coerce(b, re, ct, "USING");
+    if (!(conds[u] = dp_bind_call_named(b, "eq", 2, args, span))) return false;
+    if (kind == DP_J_FULL) {
+      lc->hidden = rc->hidden = true;
+      dp_expr *m = dp_bind_call_named(b, "coalesce", 2, args, span);
+      if (!m) return false;
+      dp_bscope_add(b, both, NULL, names[u], m->type, -1, m);
+    } else if (kind == DP_J_RIGHT) {
+      lc->hidden = true;
+    } else {
+      rc->hidden = true;
+    }
+  }
+  *cond = dp_bind_and(b, nusing, conds);
+  return true;
+}
+
+/* Move the columns past `n` (FULL JOIN .. USING's merged ones) to the front. */
+static bool merged_first(dp_binder *b, dp_bscope *both, int n) {
+  int nmerged = both->n - n;
+  dp_bcol *rot = dp_arena_calloc(b->a, (size_t)both->n, sizeof *rot);
+  if (!rot) return false;
+  memcpy(rot, both->cols + n, (size_t)nmerged * sizeof *rot);
+  memcpy(rot + nmerged, both->cols, (size_t)n * sizeof *rot);
+  memcpy(both->cols, rot, (size_t)both->n * sizeof *rot);
+  return true;
+}
+
+/* The join's schema (the left's for SEMI/ANTI, else left ++ right with the
+** padded side nullable) and the scope above it, from `cols`. */
+static bool join_output(dp_binder *b, dp_plan *j, const dp_bscope *cols, bool semi, bool null_left,
+                        bool null_right, dp_bscope *sc) {
+  const dp_plan *l = j->inputs[0], *r = j->inputs[1];
+  int nl = l->schema.ncols, nr = r->schema.ncols;
+  if (semi) {
+    dp_bind_copy_schema(b, j, l, 0);
+  } else {
+    dp_bind_schema(b, j, nl + nr);
+    if (!j->schema.cols) return false;
+    for (int i = 0; i < nl; i++)
+      j->schema.cols[i] =
+          (dp_field){l->schema.cols[i].name, null_left ? dp_bind_nullable(b, l->schema.cols[i].type)
+                                                       : l->schema.cols[i].type};
+    for (int i = 0; i < nr; i++)
+      j->schema.cols[nl + i] =
+          (dp_field){r->schema.cols[i].name, null_right ? dp_bind_nullable(b, r->schema.cols[i].type)
+                                                        : r->schema.cols[i].type};
+  }
+  for (int i = 0; i < cols->n; i++) {
+    const dp_bcol *c = &cols->cols[i];
+    dp_bcol *added = dp_bscope_add(b, sc, c->rel, c->name, c->type, c->index, c->expr);
+    if (added) added->hidden = c->hidden;
+  }
+  return true;
+}
+
 static dp_plan *bind_join(dp_binder *b, const dp_ast_from *f, dp_bscope *sc, dp_bscope *outer) {
   if (f->u.join.right->kind == DP_AF_UNNEST) return bind_unnest_join(b, f, sc, outer);
   dp_bscope ls, rs;
@@ -293,31 +488,12 @@ static dp_plan *bind_join(dp_binder *b, const dp_ast_from *f, dp_bscope *sc, dp_
   dp_plan *l = dp_bind_from(b, f->u.join.left, &ls, outer);
   dp_plan *r = dp_bind_from(b, f->u.join.right, &rs, outer);
   if (!l || !r) return NULL;
-  for (int i = 0; i < rs.n; i++) {
-    if (!rs.cols[i].rel || (i > 0 && rs.cols[i - 1].rel == rs.cols[i].rel)) continue;
-    for (int k = 0; k < ls.n; k++)
-      if (ls.cols[k].rel && dp_bind_name_eq(ls.cols[k].rel, rs.cols[i].rel)) {
-        const dp_ast_from *rf = f->u.join.right;
-        dp_span at = rf->alias.name.name ? rf->alias.name.span : rf->span;
-        return dp_bind_fail(b, DIPPER_DUPLICATE, at,
-                            "`%s` names two inputs of this join; give each its own alias",
-                            rs.cols[i].rel);
-      }
-  }
-  dp_join_kind kind;
-  switch (f->u.join.kind) {
-  case DP_JOIN_INNER: kind = DP_J_INNER; break;
-  case DP_JOIN_LEFT: kind = DP_J_LEFT; break;
-  case DP_JOIN_RIGHT: kind = DP_J_RIGHT; break;
-  case DP_JOIN_FULL: kind = DP_J_FULL; break;
-  case DP_JOIN_LEFT_SEMI: kind = DP_J_SEMI; break;
-  case DP_JOIN_LEFT_ANTI: kind = DP_J_ANTI; break;
-  default: kind = DP_J_CROSS; break;
-  }
+  if (!distinct_aliases(b, f, &ls, &rs)) return NULL;
+  dp_join_kind kind = join_kind_of(f);
   dp_plan *j = dp_bind_new_node(b, DP_P_JOIN, f->span, 2, l, r);
   if (!j) return NULL;
   j->u.join.kind = kind;
-  int nl = l->schema.ncols, nr = r->schema.ncols;
+  int nl = l->schema.ncols;
   bool semi = kind == DP_J_SEMI || kind == DP_J_ANTI;
   bool null_left = kind == DP_J_RIGHT || kind == DP_J_FULL;
   bool null_right = kind == DP_J_LEFT || kind == DP_J_FULL;
@@ -325,35 +501,8 @@ static dp_plan *bind_join(dp_binder *b, const dp_ast_from *f, dp_bscope *sc, dp_
   dp_bscope both;
   memset(&both, 0, sizeof both);
   both.outer = outer;
-  for (int i = 0; i < ls.n; i++) {
-    dp_bcol c = ls.cols[i];
-    if (null_left) c.type = dp_bind_nullable(b, c.type);
-    dp_bcol *added = dp_bscope_add(b, &both, c.rel, c.name, c.type, c.index, c.expr);
-    if (added) added->hidden = c.hidden;
-  }
-  for (int i = 0; i < rs.n; i++) {
-    dp_bcol c = rs.cols[i];
-    if (null_right) c.type = dp_bind_nullable(b, c.type);
-    dp_expr *ce = c.expr ? dp_bexpr_shift(b->a, c.expr, nl) : NULL;
-    dp_bcol *added = dp_bscope_add(b, &both, c.rel, c.name, c.type, c.index >= 0 ? c.index + nl : -1, ce);
-    if (added) added->hidden = c.hidden;
-  }
-  /* FOR SYSTEM_TIME AS OF o.ts: the right side is versioned, looked up at the left's time. */
-  const dp_ast_from *rf = f->u.join.right;
-  if (rf->kind == DP_AF_TABLE && rf->u.table.as_of) {
-    dp_bexpr x;
-    dp_bexpr_init(&x, b, &ls, 0, "FOR SYSTEM_TIME AS OF");
-    dp_expr *as_of = dp_bind_expr(&x, rf->u.table.as_of);
-    if (!as_of) return NULL;
-    if (!dp_type_is_timestamp(as_of->type))
-      return dp_bind_fail(b, DIPPER_TYPE, as_of->span,
-                          "FOR SYSTEM_TIME AS OF needs a TIMESTAMP time column of the left side, not %s",
-                          dp_bind_type_str(b, as_of->type));
-    if (kind != DP_J_INNER && kind != DP_J_LEFT)
-      return dp_bind_fail(b, DIPPER_UNSUPPORTED, f->span,
-                          "a temporal join (FOR SYSTEM_TIME AS OF) must be an INNER or LEFT join");
-    j->u.join.as_of = as_of;
-  }
+  both_sides(b, &both, &ls, &rs, nl, null_left, null_right);
+  if (!bind_temporal(b, f, &ls, j)) return NULL;
   dp_expr *cond = NULL, *match = NULL;
   if (f->u.join.match) { /* ASOF JOIN .. MATCH_CONDITION (l.t >= r.t) */
     dp_bexpr x;
@@ -365,74 +514,7 @@ static dp_plan *bind_join(dp_binder *b, const dp_ast_from *f, dp_bscope *sc, dp_
     dp_bexpr_init(&x, b, &both, 0, "ON");
     if (!(cond = dp_bind_cond(&x, f->u.join.on))) return NULL;
   } else if (f->u.join.nusing > 0 || f->u.join.natural) {
-    /* USING (k) / NATURAL: k = k, and k appears once in the output. */
-    int nusing = f->u.join.nusing;
-    const char **names = NULL;
-    dp_span span = f->span;
-    if (f->u.join.natural) {
-      names = dp_arena_calloc(b->a, (size_t)(ls.n ? ls.n : 1), sizeof *names);
-      if (!names) return NULL;
-      nusing = 0;
-      for (int i = 0; i < ls.n; i++) {
-        if (ls.cols[i].hidden) continue;
-        for (int k = 0; k < rs.n; k++)
-          if (!rs.cols[k].hidden && dp_bind_name_eq(ls.cols[i].name, rs.cols[k].name)) {
-            names[nusing++] = ls.cols[i].name;
-            break;
-          }
-      }
-    } else {
-      names = ident_names(b, nusing, f->u.join.using_);
-    }
-    dp_expr **conds = dp_arena_calloc(b->a, (size_t)(nusing ? nusing : 1), sizeof *conds);
-    if (!conds) return NULL;
-    for (int u = 0; u < nusing; u++) {
-      int li = -1, ri = -1, nli = 0, nri = 0;
-      for (int i = 0; i < ls.n; i++)
-        if (!ls.cols[i].hidden && dp_bind_name_eq(ls.cols[i].name, names[u])) {
-          li = ls.n + i;
-          nli++;
-        }
-      for (int i = 0; i < rs.n; i++)
-        if (!rs.cols[i].hidden && dp_bind_name_eq(rs.cols[i].name, names[u])) {
-          ri = i;
-          nri++;
-        }
-      if (!f->u.join.natural) span = f->u.join.using_[u].span;
-      if (nli > 1 || nri > 1)
-        return dp_bind_fail(b, DIPPER_NAME, span,
-                            "USING column `%s` is ambiguous: the %s side of the join has it more "
-                            "than once; write the condition with ON and qualified names",
-                            names[u], nli > 1 ? "left" : "right");
-      if (li < 0 || ri < 0)
-        return dp_bind_fail(b, DIPPER_NAME, span, "USING column `%s` is not in the %s side of the join",
-                            names[u], li < 0 ? "left" : "right");
-      li -= ls.n;
-      dp_bcol *lc = &both.cols[li], *rc = &both.cols[ls.n + ri];
-      if (lc->expr || rc->expr)
-        return dp_bind_fail(b, DIPPER_UNSUPPORTED, span, "USING on a merged column is not supported");
-      dp_expr *le = dp_bind_col_ref(b, lc->index, lc->type, span), *re = dp_bind_col_ref(b, rc->index, rc->type, span);
-      dp_expr *args[2] = {le, re};
-      if (!le || !re) return NULL;
-      const dp_type *ct = dp_type_common(b->a, le->type, re->type);
-      if (!ct)
-        return dp_bind_fail(b, DIPPER_TYPE, span, "USING column `%s` is %s on the left and %s on the right",
-                            names[u], dp_bind_type_str(b, le->type), dp_bind_type_str(b, re->type));
-      args[0] = dp_bind_coerce(b, le, ct, "USING");
-      args[1] = dp_bind_coerce(b, re, ct, "USING");
-      if (!(conds[u] = dp_bind_call_named(b, "eq", 2, args, span))) return NULL;
-      if (kind == DP_J_FULL) {
-        lc->hidden = rc->hidden = true;
-        dp_expr *m = dp_bind_call_named(b, "coalesce", 2, args, span);
-        if (!m) return NULL;
-        dp_bscope_add(b, &both, NULL, names[u], m->type, -1, m);
-      } else if (kind == DP_J_RIGHT) {
-        lc->hidden = true;
-      } else {
-        rc->hidden = true;
-      }
-    }
-    cond = dp_bind_and(b, nusing, conds);
+    if (!bind_using(b, f, kind, &ls, &rs, &both, &cond)) return NULL;
   } else if (kind != DP_J_CROSS && !match) {
     return dp_bind_fail(b, DIPPER_SYNTAX, f->span, "this join needs ON <condition> or USING (columns)");
   }
@@ -441,36 +523,11 @@ static dp_plan *bind_join(dp_binder *b, const dp_ast_from *f, dp_bscope *sc, dp_
     cond = dp_bind_and(b, cond ? 2 : 1, both_conds);
   }
   /* the merged columns of FULL JOIN .. USING come first, as `*` shows them */
-  if (kind == DP_J_FULL && both.n > ls.n + rs.n) {
-    int nmerged = both.n - ls.n - rs.n;
-    dp_bcol *rot = dp_arena_calloc(b->a, (size_t)both.n, sizeof *rot);
-    if (!rot) return NULL;
-    memcpy(rot, both.cols + ls.n + rs.n, (size_t)nmerged * sizeof *rot);
-    memcpy(rot + nmerged, both.cols, (size_t)(ls.n + rs.n) * sizeof *rot);
-    memcpy(both.cols, rot, (size_t)both.n * sizeof *rot);
-  }
+  if (kind == DP_J_FULL && both.n > ls.n + rs.n && !merged_first(b, &both, ls.n + rs.n))
+    return NULL;
   j->u.join.cond = cond;
   extract_keys(b, j);
-  if (semi) {
-    dp_bind_copy_schema(b, j, l, 0);
-    for (int i = 0; i < ls.n; i++) {
-      dp_bcol *added = dp_bscope_add(b, sc, ls.cols[i].rel, ls.cols[i].name, ls.cols[i].type, ls.cols[i].index, ls.cols[i].expr);
-      if (added) added->hidden = ls.cols[i].hidden;
-    }
-    return j;
-  }
-  dp_bind_schema(b, j, nl + nr);
-  if (!j->schema.cols) return NULL;
-  for (int i = 0; i < nl; i++)
-    j->schema.cols[i] = (dp_field){l->schema.cols[i].name,
-                                   null_left ? dp_bind_nullable(b, l->schema.cols[i].type) : l->schema.cols[i].type};
-  for (int i = 0; i < nr; i++)
-    j->schema.cols[nl + i] = (dp_field){r->schema.cols[i].name,
-                                        null_right ? dp_bind_nullable(b, r->schema.cols[i].type) : r->schema.cols[i].type};
-  for (int i = 0; i < both.n; i++) {
-    dp_bcol *added = dp_bscope_add(b, sc, both.cols[i].rel, both.cols[i].name, both.cols[i].type, both.cols[i].index, both.cols[i].expr);
-    if (added) added->hidden = both.cols[i].hidden;
-  }
+  if (!join_output(b, j, semi ? &ls : &both, semi, null_left, null_right, sc)) return NULL;
   return f->u.join.asof ? dp_bind_asof(b, f, j) : j;
 }
 

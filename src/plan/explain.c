@@ -394,6 +394,181 @@ static const char *table_connector(const dp_table_def *t) {
   return t && t->connector ? t->connector : "?";
 }
 
+/* The rest of a node's EXPLAIN line after its kind, one function per node kind
+** with more than a few fields (`in` is the schema of its first input). */
+static void put_project(explain_ctx *x, const dp_plan *p, const dp_schema *in) {
+  dp_buf *out = x->out;
+  dp_buf_puts(out, " exprs=[");
+  for (int i = 0; i < p->u.project.n; i++) {
+    if (i) dp_buf_puts(out, ", ");
+    size_t start = out->len;
+    put_expr(x, p->u.project.exprs[i], in);
+    const char *name = i < p->schema.ncols ? p->schema.cols[i].name : NULL;
+    size_t written = out->len - start;
+    if (name && !out->oom &&
+        (strlen(name) != written || memcmp(out->data + start, name, written) != 0))
+      dp_buf_printf(out, " AS %s", name);
+  }
+  dp_buf_putc(out, ']');
+}
+
+static void put_watermark(explain_ctx *x, const dp_plan *p, const dp_schema *in) {
+  dp_buf *out = x->out;
+  dp_buf_puts(out, " column=");
+  put_colname(out, in ? in : &p->schema, p->u.watermark.time_col);
+  if (p->u.watermark.delay >= 0) {
+    dp_buf_puts(out, " delay=");
+    put_duration(out, p->u.watermark.delay);
+  } else {
+    dp_buf_puts(out, " expr=");
+    put_expr(x, p->u.watermark.expr, in ? in : &p->schema);
+  }
+  dp_buf_printf(out, " source=%s", p->u.watermark.source ? p->u.watermark.source : "?");
+}
+
+static void put_window(explain_ctx *x, const dp_plan *p, const dp_schema *in) {
+  dp_buf *out = x->out;
+  const dp_window_spec *w = &p->u.window;
+  dp_buf_printf(out, " kind=%s time=", window_kind_name(w->kind));
+  put_colname(out, in, w->time_col);
+  switch (w->kind) {
+  case DP_WIN_TUMBLE:
+    dp_buf_puts(out, " size=");
+    put_duration(out, w->size);
+    break;
+  case DP_WIN_HOP:
+    dp_buf_puts(out, " size=");
+    put_duration(out, w->size);
+    dp_buf_puts(out, " slide=");
+    put_duration(out, w->slide);
+    break;
+  case DP_WIN_CUMULATE:
+    dp_buf_puts(out, " step=");
+    put_duration(out, w->slide);
+    dp_buf_puts(out, " size=");
+    put_duration(out, w->size);
+    break;
+  case DP_WIN_SESSION:
+    dp_buf_puts(out, " gap=");
+    if (w->gap_expr)
+      put_expr(x, w->gap_expr, in);
+    else
+      put_duration(out, w->gap);
+    break;
+  }
+  if (w->offset != 0) {
+    dp_buf_puts(out, " offset=");
+    put_duration(out, w->offset);
+  }
+  if (w->npartition > 0) {
+    dp_buf_puts(out, " partition=");
+    put_col_list(x, in, w->npartition, w->partition);
+  }
+  if (w->syntax == DP_WSYN_LEGACY) dp_buf_puts(out, " syntax=legacy");
+  if (w->syntax == DP_WSYN_SPARK) dp_buf_puts(out, " syntax=spark");
+}
+
+static void put_aggregate(explain_ctx *x, const dp_plan *p, const dp_schema *in) {
+  dp_buf *out = x->out;
+  dp_buf_puts(out, " group=");
+  put_expr_list(x, in, p->u.aggregate.ngroup, p->u.aggregate.group);
+  dp_buf_puts(out, " aggs=[");
+  for (int i = 0; i < p->u.aggregate.naggs; i++) {
+    const dp_agg_call *c = &p->u.aggregate.aggs[i];
+    if (i) dp_buf_puts(out, ", ");
+    put_agg(x, in, c->fn, c->nargs, c->args, c->distinct, c->filter);
+  }
+  dp_buf_putc(out, ']');
+  if (p->u.aggregate.window)
+    dp_buf_printf(out, " window=%s", window_kind_name(p->u.aggregate.window->u.window.kind));
+}
+
+static void put_asof(explain_ctx *x, const dp_plan *p, const dp_schema *in) {
+  dp_buf *out = x->out;
+  const dp_schema *right = input_schema(p, 1);
+  dp_buf_printf(out, " kind=%s match=", dp_join_kind_name(p->u.asof.kind));
+  put_colname(out, in, p->u.asof.left_time);
+  dp_buf_printf(out, " %s ", dp_asof_op_name(p->u.asof.op));
+  put_colname(out, right, p->u.asof.right_time);
+  if (p->u.asof.nkeys > 0) {
+    dp_buf_puts(out, " keys=[");
+    for (int i = 0; i < p->u.asof.nkeys; i++) {
+      if (i) dp_buf_puts(out, ", ");
+      put_colname(out, in, p->u.asof.left_keys[i]);
+      dp_buf_putc(out, '=');
+      put_colname(out, right, p->u.asof.right_keys[i]);
+    }
+    dp_buf_putc(out, ']');
+  }
+  if (p->u.asof.tolerance >= 0) {
+    char tol[48];
+    if (in && dp_type_is_timestamp(in->cols[p->u.asof.left_time].type))
+      dp_format_duration(tol, sizeof tol, p->u.asof.tolerance);
+    else
+      snprintf(tol, sizeof tol, "%lld", (long long)p->u.asof.tolerance);
+    dp_buf_printf(out, " tolerance=%s", tol);
+  }
+}
+
+static void put_join(explain_ctx *x, const dp_plan *p, const dp_schema *in) {
+  dp_buf *out = x->out;
+  dp_schema both;
+  const dp_schema *lr = join_schema(x, p, &both);
+  const dp_schema *right = input_schema(p, 1);
+  dp_buf_printf(out, " kind=%s", dp_join_kind_name(p->u.join.kind));
+  if (p->u.join.nkeys > 0) {
+    dp_buf_puts(out, " keys=[");
+    for (int i = 0; i < p->u.join.nkeys; i++) {
+      if (i) dp_buf_puts(out, ", ");
+      put_colname(out, in, p->u.join.left_keys[i]);
+      dp_buf_putc(out, '=');
+      put_colname(out, right, p->u.join.right_keys[i]);
+    }
+    dp_buf_putc(out, ']');
+  }
+  if (p->u.join.cond) {
+    dp_buf_puts(out, " cond=");
+    put_expr(x, p->u.join.cond, lr);
+  }
+  if (p->u.join.as_of) {
+    dp_buf_puts(out, " temporal as_of=");
+    put_expr(x, p->u.join.as_of, in);
+  }
+}
+
+static void put_dedup(explain_ctx *x, const dp_plan *p, const dp_schema *in) {
+  dp_buf *out = x->out;
+  dp_buf_puts(out, " keys=");
+  put_col_list(x, in, p->u.dedup.nkeys, p->u.dedup.keys);
+  dp_buf_printf(out, " keep=%s", p->u.dedup.keep_last ? "last" : "first");
+  if (p->u.dedup.order_col >= 0) {
+    dp_buf_puts(out, " order=");
+    put_colname(out, in, p->u.dedup.order_col);
+  }
+  if (p->u.dedup.within_watermark) dp_buf_puts(out, " within_watermark");
+}
+
+static void put_over(explain_ctx *x, const dp_plan *p, const dp_schema *in) {
+  dp_buf *out = x->out;
+  dp_buf_puts(out, " partition=");
+  put_expr_list(x, in, p->u.over.npartition, p->u.over.partition);
+  dp_buf_puts(out, " order=");
+  put_sort_keys(x, in, p->u.over.norder, p->u.over.order);
+  if (p->u.over.has_frame) {
+    dp_buf_printf(out, " frame=%s BETWEEN ", p->u.over.rows ? "ROWS" : "RANGE");
+    put_frame_bound(x, p, p->u.over.lower, true);
+    dp_buf_puts(out, " AND ");
+    put_frame_bound(x, p, p->u.over.upper, false);
+  }
+  dp_buf_puts(out, " calls=[");
+  for (int i = 0; i < p->u.over.ncalls; i++) {
+    const dp_over_call *c = &p->u.over.calls[i];
+    if (i) dp_buf_puts(out, ", ");
+    put_agg(x, in, c->fn, c->nargs, c->args, c->distinct, c->filter);
+  }
+  dp_buf_putc(out, ']');
+}
+
 static void put_node_line(explain_ctx *x, const dp_plan *p) {
   dp_buf *out = x->out;
   const dp_schema *in = input_schema(p, 0);
@@ -407,140 +582,27 @@ static void put_node_line(explain_ctx *x, const dp_plan *p) {
     break;
   case DP_P_VALUES: dp_buf_printf(out, " rows=%d", p->u.values.nrows); break;
   case DP_P_PROJECT:
-    dp_buf_puts(out, " exprs=[");
-    for (int i = 0; i < p->u.project.n; i++) {
-      if (i) dp_buf_puts(out, ", ");
-      size_t start = out->len;
-      put_expr(x, p->u.project.exprs[i], in);
-      const char *name = i < p->schema.ncols ? p->schema.cols[i].name : NULL;
-      size_t written = out->len - start;
-      if (name && !out->oom &&
-          (strlen(name) != written || memcmp(out->data + start, name, written) != 0))
-        dp_buf_printf(out, " AS %s", name);
-    }
-    dp_buf_putc(out, ']');
+    put_project(x, p, in);
     break;
   case DP_P_FILTER:
     dp_buf_puts(out, " cond=");
     put_expr(x, p->u.filter.cond, in);
     break;
   case DP_P_WATERMARK:
-    dp_buf_puts(out, " column=");
-    put_colname(out, in ? in : &p->schema, p->u.watermark.time_col);
-    if (p->u.watermark.delay >= 0) {
-      dp_buf_puts(out, " delay=");
-      put_duration(out, p->u.watermark.delay);
-    } else {
-      dp_buf_puts(out, " expr=");
-      put_expr(x, p->u.watermark.expr, in ? in : &p->schema);
-    }
-    dp_buf_printf(out, " source=%s", p->u.watermark.source ? p->u.watermark.source : "?");
+    put_watermark(x, p, in);
     break;
-  case DP_P_WINDOW: {
-    const dp_window_spec *w = &p->u.window;
-    dp_buf_printf(out, " kind=%s time=", window_kind_name(w->kind));
-    put_colname(out, in, w->time_col);
-    switch (w->kind) {
-    case DP_WIN_TUMBLE:
-      dp_buf_puts(out, " size=");
-      put_duration(out, w->size);
-      break;
-    case DP_WIN_HOP:
-      dp_buf_puts(out, " size=");
-      put_duration(out, w->size);
-      dp_buf_puts(out, " slide=");
-      put_duration(out, w->slide);
-      break;
-    case DP_WIN_CUMULATE:
-      dp_buf_puts(out, " step=");
-      put_duration(out, w->slide);
-      dp_buf_puts(out, " size=");
-      put_duration(out, w->size);
-      break;
-    case DP_WIN_SESSION:
-      dp_buf_puts(out, " gap=");
-      if (w->gap_expr)
-        put_expr(x, w->gap_expr, in);
-      else
-        put_duration(out, w->gap);
-      break;
-    }
-    if (w->offset != 0) {
-      dp_buf_puts(out, " offset=");
-      put_duration(out, w->offset);
-    }
-    if (w->npartition > 0) {
-      dp_buf_puts(out, " partition=");
-      put_col_list(x, in, w->npartition, w->partition);
-    }
-    if (w->syntax == DP_WSYN_LEGACY) dp_buf_puts(out, " syntax=legacy");
-    if (w->syntax == DP_WSYN_SPARK) dp_buf_puts(out, " syntax=spark");
+  case DP_P_WINDOW:
+    put_window(x, p, in);
     break;
-  }
   case DP_P_AGGREGATE:
-    dp_buf_puts(out, " group=");
-    put_expr_list(x, in, p->u.aggregate.ngroup, p->u.aggregate.group);
-    dp_buf_puts(out, " aggs=[");
-    for (int i = 0; i < p->u.aggregate.naggs; i++) {
-      const dp_agg_call *c = &p->u.aggregate.aggs[i];
-      if (i) dp_buf_puts(out, ", ");
-      put_agg(x, in, c->fn, c->nargs, c->args, c->distinct, c->filter);
-    }
-    dp_buf_putc(out, ']');
-    if (p->u.aggregate.window)
-      dp_buf_printf(out, " window=%s", window_kind_name(p->u.aggregate.window->u.window.kind));
+    put_aggregate(x, p, in);
     break;
-  case DP_P_ASOF_JOIN: {
-    const dp_schema *right = input_schema(p, 1);
-    dp_buf_printf(out, " kind=%s match=", dp_join_kind_name(p->u.asof.kind));
-    put_colname(out, in, p->u.asof.left_time);
-    dp_buf_printf(out, " %s ", dp_asof_op_name(p->u.asof.op));
-    put_colname(out, right, p->u.asof.right_time);
-    if (p->u.asof.nkeys > 0) {
-      dp_buf_puts(out, " keys=[");
-      for (int i = 0; i < p->u.asof.nkeys; i++) {
-        if (i) dp_buf_puts(out, ", ");
-        put_colname(out, in, p->u.asof.left_keys[i]);
-        dp_buf_putc(out, '=');
-        put_colname(out, right, p->u.asof.right_keys[i]);
-      }
-      dp_buf_putc(out, ']');
-    }
-    if (p->u.asof.tolerance >= 0) {
-      char tol[48];
-      if (in && dp_type_is_timestamp(in->cols[p->u.asof.left_time].type))
-        dp_format_duration(tol, sizeof tol, p->u.asof.tolerance);
-      else
-        snprintf(tol, sizeof tol, "%lld", (long long)p->u.asof.tolerance);
-      dp_buf_printf(out, " tolerance=%s", tol);
-    }
+  case DP_P_ASOF_JOIN:
+    put_asof(x, p, in);
     break;
-  }
-  case DP_P_JOIN: {
-    dp_schema both;
-    const dp_schema *lr = join_schema(x, p, &both);
-    const dp_schema *right = input_schema(p, 1);
-    dp_buf_printf(out, " kind=%s", dp_join_kind_name(p->u.join.kind));
-    if (p->u.join.nkeys > 0) {
-      dp_buf_puts(out, " keys=[");
-      for (int i = 0; i < p->u.join.nkeys; i++) {
-        if (i) dp_buf_puts(out, ", ");
-        put_colname(out, in, p->u.join.left_keys[i]);
-        dp_buf_putc(out, '=');
-        put_colname(out, right, p->u.join.right_keys[i]);
-      }
-      dp_buf_putc(out, ']');
-    }
-    if (p->u.join.cond) {
-      dp_buf_puts(out, " cond=");
-      put_expr(x, p->u.join.cond, lr);
-    }
-    if (p->u.join.as_of) {
-      dp_buf_puts(out, " temporal as_of=");
-      put_expr(x, p->u.join.as_of, in);
-    }
+  case DP_P_JOIN:
+    put_join(x, p, in);
     break;
-  }
   case DP_P_UNION: dp_buf_printf(out, " all=%s", p->u.union_.all ? "true" : "false"); break;
   case DP_P_SETOP:
     dp_buf_printf(out, " op=%s all=%s", p->u.setop.except ? "EXCEPT" : "INTERSECT",
@@ -556,14 +618,7 @@ static void put_node_line(explain_ctx *x, const dp_plan *p) {
     break;
   case DP_P_DISTINCT: break;
   case DP_P_DEDUPLICATE:
-    dp_buf_puts(out, " keys=");
-    put_col_list(x, in, p->u.dedup.nkeys, p->u.dedup.keys);
-    dp_buf_printf(out, " keep=%s", p->u.dedup.keep_last ? "last" : "first");
-    if (p->u.dedup.order_col >= 0) {
-      dp_buf_puts(out, " order=");
-      put_colname(out, in, p->u.dedup.order_col);
-    }
-    if (p->u.dedup.within_watermark) dp_buf_puts(out, " within_watermark");
+    put_dedup(x, p, in);
     break;
   case DP_P_TOPN:
     dp_buf_puts(out, " partition=");
@@ -573,23 +628,7 @@ static void put_node_line(explain_ctx *x, const dp_plan *p) {
     dp_buf_printf(out, " n=%lld rank=%s", (long long)p->u.topn.n, rank_name(p->u.topn.rank));
     break;
   case DP_P_OVER:
-    dp_buf_puts(out, " partition=");
-    put_expr_list(x, in, p->u.over.npartition, p->u.over.partition);
-    dp_buf_puts(out, " order=");
-    put_sort_keys(x, in, p->u.over.norder, p->u.over.order);
-    if (p->u.over.has_frame) {
-      dp_buf_printf(out, " frame=%s BETWEEN ", p->u.over.rows ? "ROWS" : "RANGE");
-      put_frame_bound(x, p, p->u.over.lower, true);
-      dp_buf_puts(out, " AND ");
-      put_frame_bound(x, p, p->u.over.upper, false);
-    }
-    dp_buf_puts(out, " calls=[");
-    for (int i = 0; i < p->u.over.ncalls; i++) {
-      const dp_over_call *c = &p->u.over.calls[i];
-      if (i) dp_buf_puts(out, ", ");
-      put_agg(x, in, c->fn, c->nargs, c->args, c->distinct, c->filter);
-    }
-    dp_buf_putc(out, ']');
+    put_over(x, p, in);
     break;
   case DP_P_UNNEST:
     dp_buf_puts(out, " expr=");
