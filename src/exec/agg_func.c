@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/files.h"
 #include "core/vector_codec.h"
 #include "exec/eval.h"
 #include "exec/hashtable.h"
@@ -131,6 +132,8 @@ static int grow_from(void *pp, int64_t oldn, int64_t newn, int64_t from, size_t 
   void **p = pp;
   void *q = realloc(*p, (size_t)newn * elem);
   if (!q) return DIPPER_NOMEM;
+  /* the new part is zeroed or loaded next: its pages in one call */
+  if (newn > oldn) dp_prefault((char *)q + (size_t)oldn * elem, (size_t)(newn - oldn) * elem);
   if (from < oldn) from = oldn;
   if (from < newn) memset((char *)q + (size_t)from * elem, 0, (size_t)(newn - from) * elem);
   *p = q;
