@@ -472,9 +472,10 @@ static int run_checkpoint_pairs(const bool *wanted, bool any_wanted, const char 
       if (!keep && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", root);
       printf("%-10s", queries[q].name);
       if (restart_only && !again.rc) {
-        printf(" %8.1f MB %10.3f %7.0f MB/s (restart only; CPU %.3f s)\n", (double)bytes / 1e6,
-               again.start_s, again.start_s > 0 ? (double)bytes / 1e6 / again.start_s : 0.0,
-               again.start_cpu_s);
+        printf(" %8.1f MB %10.3f %7.0f MB/s (restart only; CPU %.3f s; peak RSS %.0f MB)\n",
+               (double)bytes / 1e6, again.start_s,
+               again.start_s > 0 ? (double)bytes / 1e6 / again.start_s : 0.0, again.start_cpu_s,
+               (double)again.max_rss_kb / 1024.0);
         continue;
       }
       const result *bad = off.rc ? &off : on.rc ? &on : again.rc ? &again : NULL;

@@ -162,10 +162,22 @@ void dp_agg_state_reset(dp_agg_state *s, int64_t g) {
 
 /* dp_agg_state_reserve, but the plain number columns (n, i, d, d2, x) of
 ** groups below `filled` are left unzeroed: a load writes them all. */
+static int reserve_to(dp_agg_state *s, int64_t cap, int64_t filled);
+
 static int reserve(dp_agg_state *s, int64_t ngroups, int64_t filled) {
   if (ngroups <= s->cap) return DIPPER_OK;
   int64_t cap = s->cap ? s->cap : 64;
   while (cap < ngroups) cap *= 2;
+  return reserve_to(s, cap, filled);
+}
+
+int dp_agg_state_reserve_restore(dp_agg_state *s, int64_t ngroups, int64_t loaded) {
+  if (ngroups < 0 || loaded < 0 || loaded > ngroups) return DIPPER_MISUSE;
+  return ngroups > s->cap ? reserve_to(s, ngroups, loaded) : DIPPER_OK;
+}
+
+/* Every array of the state at `cap` entries (from s->cap, which is less). */
+static int reserve_to(dp_agg_state *s, int64_t cap, int64_t filled) {
   int64_t old = s->cap;
   int rc = grow_from(&s->n, old, cap, filled, sizeof *s->n);
   switch (s->kind) {

@@ -1526,10 +1526,10 @@ static int64_t delta_keys(const agg_state *st, dp_rd in, int64_t keys) {
   return keys - (int64_t)drops + (int64_t)added;
 }
 
-/* restore_expect: the table sized once for the most keys the chain holds
-** (the full state's count, from its head, then each delta's), instead of
-** doubling part-way, which placed every group again (a quarter of a
-** 10 M-group restore). */
+/* restore_expect: the table (and, without sessions, each call's states)
+** sized once for the most keys the chain holds (the full state's count, from
+** the first delta's base, then each delta's), instead of doubling part-way,
+** which placed every group again (a quarter of a 10 M-group restore). */
 static void agg_restore_expect(dp_op *op, const dp_rd *deltas, int n) {
   agg_state *st = op->state;
   dp_rd in = deltas[0]; /* the first delta's base: the full state's count */
@@ -1537,14 +1537,19 @@ static void agg_restore_expect(dp_op *op, const dp_rd *deltas, int n) {
   dp_get_u64(&in);
   dp_get_u8(&in);
   dp_get_uvar(&in), dp_get_uvar(&in);
-  int64_t keys = (int64_t)dp_get_uvar(&in), most = keys;
+  int64_t keys = (int64_t)dp_get_uvar(&in), full = keys, most = keys;
   if (in.bad || st->ht.ngroups || keys < 0) return;
   if (st->session) keys = most = (int64_t)dp_get_uvar(&in);
   for (int k = 0; k < n && keys >= 0; k++) {
     keys = delta_keys(st, deltas[k], keys);
     if (keys > most) most = keys;
   }
-  if (most > 0 && most <= INT32_MAX) (void)dp_ht_reserve(&st->ht, most); /* a hint */
+  if (keys < 0 || most > INT32_MAX) return; /* a delta unread: the restore will say */
+  (void)dp_ht_reserve(&st->ht, most); /* a hint: no memory, no reserve */
+  /* the states too, without groups, exactly: the whole state writes the
+  ** first `full` (its count: a delta with another base is refused) */
+  for (int a = 0; a < st->naggs && !st->session; a++)
+    (void)dp_agg_state_reserve_restore(&st->calls[a].st, most, full);
 }
 
 /* After a failure the operator is only fit for close (as after a failed
