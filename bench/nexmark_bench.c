@@ -66,6 +66,7 @@ static const bench_query queries[] = {
 typedef struct result {
   int rc;
   double start_s;      /* --checkpoint, the restart: dipper_query_start, which restores */
+  double start_cpu_s;  /* its CPU time (user + system): steadier on a busy machine */
   int64_t events;      /* rows the sources gave */
   int64_t rows_out;
   int64_t batches;
@@ -222,9 +223,13 @@ static void run_restart(const bench_query *q, const char *dir, long long events,
   if (prog) {
     dipper_query **qs = NULL;
     int n = 0;
+    struct rusage u0, u1;
+    getrusage(RUSAGE_SELF, &u0);
     double t0 = mono_s();
     rc = dipper_query_start(prog, &qs, &n);
     r->start_s = mono_s() - t0;
+    getrusage(RUSAGE_SELF, &u1);
+    r->start_cpu_s = cpu_s(&u1) - cpu_s(&u0);
     if (rc != DIPPER_OK) fail(r, rc, "restart", db);
     dipper_query_free_all(qs, n);
     dipper_program_free(prog);
@@ -438,9 +443,9 @@ static long long state_file_bytes(const char *root) {
 static int run_checkpoint_pairs(const bool *wanted, bool any_wanted, const char *dir,
                                 long long events, int runs, const char *keep, bool restart_only) {
   static const char *const dflt[] = {"q5_count", "join", "payments", "state_big"};
-  printf("%-10s %12s %12s %7s %8s %11s %10s %11s %10s %11s\n", "query", "ev/s/core",
+  printf("%-10s %12s %12s %7s %8s %11s %10s %11s %10s %11s %10s\n", "query", "ev/s/core",
          "with ckpt", "ratio", "batches", "MB/batch", "ms/batch", "state file", "restart s",
-         "restore/s");
+         "restore/s", "restart cpu");
   int failures = 0;
   for (int q = 0; q < NQUERIES; q++) {
     bool pick = any_wanted ? wanted[q] : false;
@@ -467,8 +472,10 @@ static int run_checkpoint_pairs(const bool *wanted, bool any_wanted, const char 
       if (!keep && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", root);
       printf("%-10s", queries[q].name);
       if (restart_only && !again.rc) {
-        printf(" %8.1f MB %10.3f %7.0f MB/s (restart only)\n", (double)bytes / 1e6,
-               again.start_s, again.start_s > 0 ? (double)bytes / 1e6 / again.start_s : 0.0);
+        printf(" %8.1f MB %10.3f %7.0f MB/s (restart only; CPU %.3f s; peak RSS %.0f MB)\n",
+               (double)bytes / 1e6, again.start_s,
+               again.start_s > 0 ? (double)bytes / 1e6 / again.start_s : 0.0, again.start_cpu_s,
+               (double)again.max_rss_kb / 1024.0);
         continue;
       }
       const result *bad = off.rc ? &off : on.rc ? &on : again.rc ? &again : NULL;
@@ -484,16 +491,18 @@ static int run_checkpoint_pairs(const bool *wanted, bool any_wanted, const char 
              (long long)on.batches, (double)on.ckpt_bytes / 1e6 / nb,
              (double)on.ckpt_us / 1e3 / nb, (double)bytes / 1e6, again.start_s);
       if (again.start_s > 0)
-        printf(" %7.0f MB/s\n", (double)bytes / 1e6 / again.start_s);
+        printf(" %7.0f MB/s", (double)bytes / 1e6 / again.start_s);
       else
-        printf(" %11s\n", "-");
+        printf(" %11s", "-");
+      printf(" %10.3f\n", again.start_cpu_s);
     }
   }
   printf("ratio = events per CPU second with a checkpoint after every micro-batch / without "
          "(target >= 0.8);\nMB/batch, ms/batch = the checkpoint files each batch wrote and the "
          "wall time writing them (fsync'd), averaged;\nstate file = the largest state file "
          "written; restart = "
-         "dipper_query_start on the folder, which restores it (target: under 1 s per GB).\n");
+         "dipper_query_start on the folder, which restores it (target: under 1 s per GB),\n"
+         "wall and CPU seconds.\n");
   printf("reproduce: scripts/build release && build/bench/bench_nexmark_bench --checkpoint "
          "--events %lld --runs %d\n",
          events, runs);

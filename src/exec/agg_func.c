@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/files.h"
 #include "core/vector_codec.h"
 #include "exec/eval.h"
 #include "exec/hashtable.h"
@@ -131,6 +132,8 @@ static int grow_from(void *pp, int64_t oldn, int64_t newn, int64_t from, size_t 
   void **p = pp;
   void *q = realloc(*p, (size_t)newn * elem);
   if (!q) return DIPPER_NOMEM;
+  /* the new part is zeroed or loaded next: its pages in one call */
+  if (newn > oldn) dp_prefault((char *)q + (size_t)oldn * elem, (size_t)(newn - oldn) * elem);
   if (from < oldn) from = oldn;
   if (from < newn) memset((char *)q + (size_t)from * elem, 0, (size_t)(newn - from) * elem);
   *p = q;
@@ -159,6 +162,8 @@ void dp_agg_state_reset(dp_agg_state *s, int64_t g) {
 
 /* dp_agg_state_reserve, but the plain number columns (n, i, d, d2, x) of
 ** groups below `filled` are left unzeroed: a load writes them all. */
+static int reserve_to(dp_agg_state *s, int64_t cap, int64_t filled);
+
 /* The per-group arrays a kind keeps besides `n` (what reserve grows).  The
 ** saved layout follows the kind, never whether an array is allocated yet: a
 ** state that never held a group has none, and one emptied by eviction has
@@ -192,6 +197,16 @@ static int reserve(dp_agg_state *s, int64_t ngroups, int64_t filled) {
   if (ngroups <= s->cap) return DIPPER_OK;
   int64_t cap = s->cap ? s->cap : 64;
   while (cap < ngroups) cap *= 2;
+  return reserve_to(s, cap, filled);
+}
+
+int dp_agg_state_reserve_restore(dp_agg_state *s, int64_t ngroups, int64_t loaded) {
+  if (ngroups < 0 || loaded < 0 || loaded > ngroups) return DIPPER_MISUSE;
+  return ngroups > s->cap ? reserve_to(s, ngroups, loaded) : DIPPER_OK;
+}
+
+/* Every array of the state at `cap` entries (from s->cap, which is less). */
+static int reserve_to(dp_agg_state *s, int64_t cap, int64_t filled) {
   int64_t old = s->cap;
   int rc = grow_from(&s->n, old, cap, filled, sizeof *s->n);
   switch (s->kind) {

@@ -70,6 +70,11 @@ int dp_agg_state_init(dp_agg_state *s, const dp_agg_call *call);
 void dp_agg_state_free(dp_agg_state *s);
 /* Room for groups 0..ngroups-1; new groups start empty. */
 int dp_agg_state_reserve(dp_agg_state *s, int64_t ngroups);
+/* A restore's, on a state that holds no groups yet: room for exactly
+** `ngroups` (no doubling), the groups below `loaded` left for the
+** dp_agg_state_load of `loaded` groups that must follow to write (not zeroed
+** first), the rest empty. */
+int dp_agg_state_reserve_restore(dp_agg_state *s, int64_t ngroups, int64_t loaded);
 /* Fold rows rows[0..n) of the argument vectors into their groups gids[row].
 ** args[0] is absent for COUNT(*); args[1] is LISTAGG's separator. */
 int dp_agg_state_update(dp_agg_state *s, const dp_vector *const *args, const int64_t *gids,

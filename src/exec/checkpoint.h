@@ -73,6 +73,17 @@ int64_t dp_ckpt_bytes_written(const dp_ckpt *c);
 ** read back whole (a diagnostic names the path only if `report`). */
 int dp_ckpt_read(dp_ckpt *c, dp_ckpt_kind kind, int64_t batch, bool report, uint8_t **payload,
                  size_t *n);
+/* dp_ckpt_read without the copy: the file mapped read-only, checked the
+** same way, m->payload its m->n bytes until dp_ckpt_unmap(m) (the state
+** files of a restore, which are large).  Same codes as dp_ckpt_read. */
+typedef struct dp_ckpt_mapping {
+  const uint8_t *payload;
+  size_t n;
+  void *base; /* the mapping, for dp_ckpt_unmap */
+  size_t size;
+} dp_ckpt_mapping;
+int dp_ckpt_map(dp_ckpt *c, dp_ckpt_kind kind, int64_t batch, bool report, dp_ckpt_mapping *m);
+void dp_ckpt_unmap(dp_ckpt_mapping *m); /* a zeroed or unmapped one is fine */
 /* The batch ids with a record of `kind`, ascending (malloc'd, caller frees). */
 int dp_ckpt_list(dp_ckpt *c, dp_ckpt_kind kind, int64_t **ids, int *n);
 /* Remove the records of `kind` with ids below `below`. */

@@ -370,7 +370,7 @@ static int damaged(dp_driver *dr, dp_ckpt_kind kind, int64_t batch, const char *
 /* One state file of a restore's chain, split by operator. */
 typedef struct state_file {
   int64_t batch;
-  uint8_t *data;
+  dp_ckpt_mapping file;
   bool full;
   const uint8_t **blob; /* per operator of dr->ops (NULL: stateless) */
   size_t *len;
@@ -379,7 +379,7 @@ typedef struct state_file {
 
 static int split_state(dp_driver *dr, state_file *f, size_t n) {
   dp_rd r;
-  dp_rd_init(&r, f->data, n);
+  dp_rd_init(&r, f->file.payload, n);
   uint8_t full = dp_get_u8(&r);
   f->full = full == 1;
   for (int i = 0; i < dr->nops && !r.bad; i++) {
@@ -420,7 +420,8 @@ static int read_chain(dp_driver *dr, int64_t s, state_file **out, int *count) {
     state_file *f = &chain[n++];
     size_t len;
     f->batch = ids[i];
-    rc = dp_ckpt_read(dr->ckpt, DP_CKPT_STATE, ids[i], true, &f->data, &len);
+    rc = dp_ckpt_map(dr->ckpt, DP_CKPT_STATE, ids[i], true, &f->file);
+    len = f->file.n;
     if (rc) break;
     size_t k = (size_t)dr->nops;
     f->blob = calloc(k ? k : 1, sizeof *f->blob);
@@ -439,7 +440,7 @@ static int read_chain(dp_driver *dr, int64_t s, state_file **out, int *count) {
 
 static void free_chain(state_file *chain, int n) {
   for (int i = 0; chain && i < n; i++) {
-    free(chain[i].data);
+    dp_ckpt_unmap(&chain[i].file);
     free(chain[i].blob);
     free(chain[i].len);
     free(chain[i].whole);
@@ -458,6 +459,12 @@ static int restore_state(dp_driver *dr, int64_t s) {
     if (!op->cls->save_state) continue;
     int from = 0;
     while (from < n - 1 && !chain[from].whole[i]) from++;
+    dp_rd *deltas =
+        op->cls->restore_expect && from > 0 ? malloc((size_t)from * sizeof *deltas) : NULL;
+    for (int k = from - 1; deltas && k >= 0; k--)
+      dp_rd_init(&deltas[from - 1 - k], chain[k].blob[i], chain[k].len[i]);
+    if (deltas) op->cls->restore_expect(op, deltas, from); /* a hint: no memory, no hint */
+    free(deltas);
     for (int k = from; k >= 0 && !rc; k--) {
       dp_rd one;
       dp_rd_init(&one, chain[k].blob[i], chain[k].len[i]);

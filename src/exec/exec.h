@@ -94,6 +94,10 @@ typedef struct dp_op_class {
   ** small: a LIMIT's counts). */
   int (*save_delta)(dp_op *op, dp_buf *out);
   int (*restore_delta)(dp_op *op, dp_rd *in);
+  /* Optional: before restore_state, the n deltas that will follow it (read
+  ** only, not yet checked), so that a large state is sized once, not grown
+  ** part-way through the chain.  A hint: what it cannot read it passes over. */
+  void (*restore_expect)(dp_op *op, const dp_rd *deltas, int n);
 } dp_op_class;
 
 struct dp_op {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/files.h"
 #include "exec/eval.h"
 
 #define HT_MIN_SLOTS 64u
@@ -323,16 +324,38 @@ int dp_ht_add(dp_hashtable *ht, const dp_vector *const *cols, int64_t row, uint6
   return DIPPER_OK;
 }
 
+static int reserve_hashes(dp_hashtable *ht, int64_t len) {
+  if (len <= ht->hashes_cap) return DIPPER_OK;
+  uint64_t *h = realloc(ht->hashes, (size_t)len * sizeof *h);
+  if (!h) return DIPPER_NOMEM;
+  dp_prefault(h + ht->ngroups, (size_t)(len - ht->ngroups) * sizeof *h); /* hashed next */
+  ht->hashes = h;
+  ht->hashes_cap = len;
+  return DIPPER_OK;
+}
+
+int dp_ht_reserve(dp_hashtable *ht, int64_t n) {
+  if (n > (int64_t)UINT32_MAX - 1) return DIPPER_LIMIT;
+  int rc = reserve_hashes(ht, n);
+  uint64_t nslots = ht->nslots;
+  while (nslots < (uint64_t)n * 2) nslots *= 2;
+  if (rc || nslots == ht->nslots) return rc;
+  if (ht->ngroups) return rebuild_slots(ht, nslots);
+  uint64_t *slots = calloc(nslots, sizeof *slots);
+  if (!slots) return DIPPER_NOMEM;
+  dp_prefault(slots, nslots * sizeof *slots); /* every page gets a slot or two */
+  free(ht->slots);
+  ht->slots = slots;
+  ht->nslots = nslots;
+  return DIPPER_OK;
+}
+
 static int add_appended(dp_hashtable *ht, int64_t len, int64_t *dup) {
   int64_t from = ht->ngroups, n = len - from;
   if (len > (int64_t)UINT32_MAX - 1) return DIPPER_LIMIT;
   if (n == 0) return DIPPER_OK;
-  if (len > ht->hashes_cap) {
-    uint64_t *h = realloc(ht->hashes, (size_t)len * sizeof *h);
-    if (!h) return DIPPER_NOMEM;
-    ht->hashes = h;
-    ht->hashes_cap = len;
-  }
+  int rc = reserve_hashes(ht, len);
+  if (rc) return rc;
   hash_rows((const dp_vector *const *)ht->keys, ht->nkeys, from, n, ht->hashes + from);
   uint64_t nslots = ht->nslots;
   while (nslots < (uint64_t)len * 2) nslots *= 2;
@@ -340,12 +363,12 @@ static int add_appended(dp_hashtable *ht, int64_t len, int64_t *dup) {
     /* an empty table (a restore): fresh zero pages, nothing to place again */
     uint64_t *slots = calloc(nslots, sizeof *slots);
     if (!slots) return DIPPER_NOMEM;
+    dp_prefault(slots, nslots * sizeof *slots);
     free(ht->slots);
     ht->slots = slots;
     ht->nslots = nslots;
-  } else if (nslots != ht->nslots) {
-    int rc = rebuild_slots(ht, nslots);
-    if (rc) return rc;
+  } else if (nslots != ht->nslots && (rc = rebuild_slots(ht, nslots))) {
+    return rc;
   }
   const uint64_t TAG = UINT64_C(0xffffffff00000000), mask = ht->nslots - 1;
   uint64_t *slots = ht->slots;

@@ -80,6 +80,12 @@ int dp_ht_add(dp_hashtable *ht, const dp_vector *const *cols, int64_t row, uint6
 ** nothing is touched). */
 int dp_ht_add_appended(dp_hashtable *ht, int64_t len, int64_t *dup);
 
+/* Room for n groups in all: the slots sized for them (placed again if the
+** table holds groups) and the hashes' array, so that adds up to n never
+** grow the table (a restore that knows the groups its deltas bring).
+** DIPPER_OK; DIPPER_NOMEM (the table as it was) or DIPPER_LIMIT. */
+int dp_ht_reserve(dp_hashtable *ht, int64_t n);
+
 /* Keep the groups with keep[id] true, renumbered densely in their old order;
 ** remap[old] = new id or -1 (remap has room for ngroups; may be NULL).
 ** DIPPER_OK, or DIPPER_NOMEM with the table (and remap) untouched. */

@@ -10,12 +10,15 @@
 ** state must save to A's bytes at that batch, exactly; one more batch and a
 ** delta on top of the restored state must replay too (restore_delta makes
 ** its result the base of the next delta); and a run resumed there gives A's
-** outputs for every later batch.
+** outputs for every later batch.  The restores that check bytes are told of
+** their deltas first (restore_expect: the table sized once), the resumed
+** runs are not: both ways restore the same state.
 **
 ** Damage: every truncation and every bit flip of a delta is refused with
 ** DIPPER_CORRUPT and a diagnostic; with the checksum fixed up, a flip is
 ** refused or restores to an operator that runs the remaining batches, never
-** a crash, a hang or a leak under the sanitizers.  A whole state offered as
+** a crash, a hang or a leak under the sanitizers, with restore_expect told
+** of the damaged delta beforehand too.  A whole state offered as
 ** a delta, and a delta offered as a whole state, are refused by version.
 **
 ** Size: with 100,000 groups, a batch that touches 10 of them writes a delta
@@ -78,9 +81,18 @@ static void make_run(int ci, int stride, delta_run *r) {
   for (int s = 0; s < NSTEPS; s++) dp_buf_free(&outs[s]);
 }
 
-/* A fresh operator of fx with the base and deltas [0, upto) restored. */
-static bool restore_chain(fixture *fx, const delta_run *r, int upto) {
+/* A fresh operator of fx with the base and deltas [0, upto) restored; with
+** `expect`, told first of the deltas to come (restore_expect, as the driver
+** does), `extra` among them (a damaged delta applied after the chain). */
+static bool restore_chain_x(fixture *fx, const delta_run *r, int upto, bool expect,
+                            const uint8_t *extra, size_t nextra) {
   reopen_top(fx);
+  dp_rd hint[MAXDELTAS + 1];
+  int nhint = 0;
+  for (int j = 0; j < upto; j++) dp_rd_init(&hint[nhint++], r->delta[j].data, r->delta[j].len);
+  if (extra) dp_rd_init(&hint[nhint++], extra, nextra);
+  CHECK(fx->top->cls->restore_expect != NULL);
+  if (expect && nhint) fx->top->cls->restore_expect(fx->top, hint, nhint);
   dp_rd rd;
   int rc = restore(fx, r->base.data, r->base.len, &rd);
   CHECK_EQ(rc, DIPPER_OK);
@@ -93,6 +105,10 @@ static bool restore_chain(fixture *fx, const delta_run *r, int upto) {
   return rc == DIPPER_OK;
 }
 
+static bool restore_chain(fixture *fx, const delta_run *r, int upto) {
+  return restore_chain_x(fx, r, upto, false, NULL, 0);
+}
+
 static void check_case(int ci, int stride) {
   delta_run r;
   make_run(ci, stride, &r);
@@ -102,7 +118,7 @@ static void check_case(int ci, int stride) {
     fixture fc, fd;
     CHECK(open_case(&fc, &cases[ci]));
     CHECK(open_case(&fd, &cases[ci]));
-    if (!restore_chain(&fd, &r, j)) {
+    if (!restore_chain_x(&fd, &r, j, true, NULL, 0)) { /* sized up front: the same state */
       mismatches++;
     } else {
       dp_buf bytes = DP_BUF_INIT;
@@ -246,7 +262,8 @@ TEST(deltas_across_store_rebuilds_replay_exactly) {
 /* Apply `p` as delta j of r's chain on a fresh operator: the code, with a
 ** diagnostic when refused; an accepted delta then runs the later batches. */
 static int try_delta(fixture *fx, const delta_run *r, int j, const uint8_t *p, size_t n) {
-  CHECK(restore_chain(fx, r, j));
+  /* the hint reads the damaged delta's head too: it must pass over it */
+  CHECK(restore_chain_x(fx, r, j, true, p, n));
   int before = fx->diags.count;
   dp_rd rd;
   int rc = apply_delta(fx, p, n, &rd);

@@ -2,8 +2,9 @@
 ** checkpoint_test.c — the checkpoint folder (exec/checkpoint.h) and resuming
 ** through the public API.
 **
-** Files: a record reads back as written; a flipped byte, a cut, another
-** kind or batch in the header are DIPPER_CORRUPT; a missing one DIPPER_NAME;
+** Files: a record reads back as written, mapped (dp_ckpt_map) or read; a
+** flipped byte, a cut, another kind or batch in the header are
+** DIPPER_CORRUPT either way; a missing one DIPPER_NAME;
 ** listing is in batch order without temporary files; purge removes below a
 ** batch; the lock refuses a second opener.  Resuming: datagen (random values
 ** with a seed) and nexmark queries stopped after k micro-batches and started
@@ -45,6 +46,23 @@ static void flip_byte(const char *path, long at) {
   close(fd);
 }
 
+/* dp_ckpt_map's code for a record; when it maps, its bytes are dp_ckpt_read's. */
+static int map_code(dp_ckpt *c, dp_ckpt_kind kind, int64_t batch) {
+  dp_ckpt_mapping m;
+  int rc = dp_ckpt_map(c, kind, batch, false, &m);
+  if (rc == DIPPER_OK) {
+    uint8_t *got;
+    size_t n;
+    CHECK_EQ(dp_ckpt_read(c, kind, batch, false, &got, &n), DIPPER_OK);
+    CHECK(n == m.n && (n == 0 || memcmp(got, m.payload, n) == 0));
+    free(got);
+  } else {
+    CHECK(m.payload == NULL && m.base == NULL);
+  }
+  dp_ckpt_unmap(&m);
+  return rc;
+}
+
 TEST(records_round_trip_and_damage_is_refused) {
   char *root = temp_dir();
   dp_arena *a = dp_arena_new(0);
@@ -66,6 +84,9 @@ TEST(records_round_trip_and_damage_is_refused) {
   CHECK_EQ(n, 0);
   free(got);
   CHECK_EQ(dp_ckpt_read(c, DP_CKPT_COMMIT, 7, true, &got, &n), DIPPER_NAME);
+  CHECK_EQ(map_code(c, DP_CKPT_OFFSETS, 7), DIPPER_OK); /* mapped: the same bytes */
+  CHECK_EQ(map_code(c, DP_CKPT_OFFSETS, 12), DIPPER_OK);
+  CHECK_EQ(map_code(c, DP_CKPT_COMMIT, 7), DIPPER_NAME);
   /* listing: ascending, no temporary files */
   char stray[512];
   snprintf(stray, sizeof stray, "%s/offsets/.9.tmp", dp_ckpt_dir(c));
@@ -85,6 +106,7 @@ TEST(records_round_trip_and_damage_is_refused) {
   for (long at = 0; at < (long)sb.st_size; at++) {
     flip_byte(path, at);
     CHECK_EQ(dp_ckpt_read(c, DP_CKPT_OFFSETS, 7, false, &got, &n), DIPPER_CORRUPT);
+    CHECK_EQ(map_code(c, DP_CKPT_OFFSETS, 7), DIPPER_CORRUPT);
     flip_byte(path, at);
   }
   CHECK_EQ(dp_ckpt_read(c, DP_CKPT_OFFSETS, 7, false, &got, &n), DIPPER_OK);
@@ -94,6 +116,7 @@ TEST(records_round_trip_and_damage_is_refused) {
     CHECK_EQ(dp_ckpt_write(c, DP_CKPT_OFFSETS, 7, payload, sizeof payload), DIPPER_OK);
     CHECK(truncate(path, len) == 0);
     CHECK_EQ(dp_ckpt_read(c, DP_CKPT_OFFSETS, 7, false, &got, &n), DIPPER_CORRUPT);
+    CHECK_EQ(map_code(c, DP_CKPT_OFFSETS, 7), DIPPER_CORRUPT);
   }
   /* a record renamed to another batch does not pass for it */
   char other[512];
@@ -103,6 +126,9 @@ TEST(records_round_trip_and_damage_is_refused) {
   int before = d.count;
   CHECK_EQ(dp_ckpt_read(c, DP_CKPT_OFFSETS, 8, true, &got, &n), DIPPER_CORRUPT);
   CHECK(d.count == before + 1 && strstr(d.items[d.count - 1].message, "offsets/8") != NULL);
+  dp_ckpt_mapping m;
+  CHECK_EQ(dp_ckpt_map(c, DP_CKPT_OFFSETS, 8, true, &m), DIPPER_CORRUPT);
+  CHECK(d.count == before + 2 && strstr(d.items[d.count - 1].message, "offsets/8") != NULL);
   /* purge */
   dp_ckpt_purge(c, DP_CKPT_OFFSETS, 8);
   CHECK_EQ(dp_ckpt_list(c, DP_CKPT_OFFSETS, &ids, &count), DIPPER_OK);

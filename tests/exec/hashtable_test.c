@@ -4,7 +4,8 @@
 ** a NULL key (which moves the table to the general path), and compaction.
 ** Checked against a model: the first row of each distinct key, in order.
 ** The bulk path of a restore (dp_ht_add_appended) gives the groups that
-** inserting the same keys one batch at a time gives, and refuses a repeat.
+** inserting the same keys one batch at a time gives, and refuses a repeat;
+** after dp_ht_reserve it grows no more.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,11 +107,13 @@ TEST(fast_and_general_paths_agree) {
 ** to a fresh table's key vectors in rows [0, at) and [at, n), each part
 ** with dp_ht_add_appended: every key of a probe batch finds the group the
 ** one-by-one table gave it. */
-static void check_bulk_like(const dp_hashtable *src, const dp_type *const *types, int64_t at) {
+static void check_bulk_like(const dp_hashtable *src, const dp_type *const *types, int64_t at,
+                            bool reserve) {
   dp_hashtable ht;
   CHECK_EQ(dp_ht_init(&ht, 2, types), DIPPER_OK);
   int64_t n = src->ngroups, dup = 0;
   int64_t parts[2] = {at, n};
+  uint64_t nslots = 0;
   for (int p = 0; p < 2; p++) {
     int64_t from = ht.ngroups;
     for (int k = 0; k < 2; k++)
@@ -118,7 +121,16 @@ static void check_bulk_like(const dp_hashtable *src, const dp_type *const *types
     CHECK_EQ(dp_ht_add_appended(&ht, parts[p], &dup), DIPPER_OK);
     CHECK_EQ(dup, -1);
     CHECK_EQ(ht.ngroups, parts[p]);
+    if (reserve && p == 0) { /* sized for all n: the second part grows nothing */
+      CHECK_EQ(dp_ht_reserve(&ht, n), DIPPER_OK);
+      CHECK(ht.nslots >= (uint64_t)n * 2);
+      CHECK(ht.hashes_cap >= n);
+      nslots = ht.nslots;
+      for (int64_t g = 0; g < ht.ngroups; g++) /* what it held is found still */
+        CHECK_EQ(dp_ht_find(&ht, (const dp_vector *const *)ht.keys, ht.hashes[g], g), g);
+    }
   }
+  if (reserve) CHECK_EQ(ht.nslots, nslots);
   for (int64_t g = 0; g < n; g++) CHECK_EQ(ht.hashes[g], src->hashes[g]);
   const dp_vector *cols[2] = {src->keys[0], src->keys[1]};
   int64_t wrong = 0;
@@ -165,12 +177,20 @@ TEST(bulk_add_gives_the_groups_of_one_by_one_inserts) {
   int64_t ng = 0, bad = 0;
   fill(a, b, 0, 5000, -1);
   probe_batch(&ht, a, b, fa, fb, fnull, &ng, &bad);
-  check_bulk_like(&ht, types, 0);   /* BIGINT keys, no NULL: one part */
-  check_bulk_like(&ht, types, 700); /* into a table that holds some */
+  check_bulk_like(&ht, types, 0, false);   /* BIGINT keys, no NULL: one part */
+  check_bulk_like(&ht, types, 700, false); /* into a table that holds some */
+  check_bulk_like(&ht, types, 0, true);    /* sized first (dp_ht_reserve), empty */
+  check_bulk_like(&ht, types, 700, true);  /* sized with groups in: placed again */
+  dp_hashtable big;
+  CHECK_EQ(dp_ht_init(&big, 2, types), DIPPER_OK);
+  CHECK_EQ(dp_ht_reserve(&big, (int64_t)UINT32_MAX), DIPPER_LIMIT);
+  CHECK_EQ(big.nslots, 64u);
+  dp_ht_free(&big);
   fill(a, b, 5000, 3000, 6000);     /* a NULL key: the general compare */
   probe_batch(&ht, a, b, fa, fb, fnull, &ng, &bad);
   CHECK_EQ(bad, 0);
-  check_bulk_like(&ht, types, 1);
+  check_bulk_like(&ht, types, 1, false);
+  check_bulk_like(&ht, types, 1, true);
   free(fa);
   free(fb);
   free(fnull);
