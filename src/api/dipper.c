@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "api/dipper_int.h"
+#include "plan/udf.h"
 #include "core/buf.h"
 #include "core/types.h"
 #include "plan/analyze.h"
@@ -302,6 +303,11 @@ static int fail_unplaced(dipper *db, int code, const char *message) {
   return code;
 }
 
+/* The C functions the program's statements call (plan/udf.h) let go. */
+static void release_functions(dipper_program *prog) {
+  for (int i = 0; prog->stmts && i < prog->n; i++) dp_udf_release_plan(&prog->stmts[i].plan);
+}
+
 int dipper_compile(dipper *db, const char *sql, size_t len, const char *filename,
                    dipper_program **out) {
   if (out) *out = NULL;
@@ -365,12 +371,15 @@ int dipper_compile(dipper *db, const char *sql, size_t len, const char *filename
     dp_error(&db->diags, first, nowhere, "%s", dipper_strerror(first));
   }
   int kept = diags_finish(db);
+  release_functions(prog);
   dp_arena_free(arena);
   return kept == DIPPER_OK ? first : kept;
 }
 
 void dipper_program_free(dipper_program *prog) {
-  if (prog) dp_arena_free(prog->arena);
+  if (!prog) return;
+  release_functions(prog);
+  dp_arena_free(prog->arena);
 }
 
 int dipper_program_count(const dipper_program *prog) { return prog ? prog->n : 0; }

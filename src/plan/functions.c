@@ -1052,6 +1052,7 @@ static const dp_type *infer_entry(dp_arena *a, const dp_func *fn, int nargs,
 }
 
 const dp_type *dp_func_param_type(const dp_func *fn, int i, int nargs, const dp_type *const *args) {
+  if (fn && fn->params) return i >= 0 && i < fn->min_args && i < nargs ? fn->params[i] : NULL;
   if (!fn || fn->id < 0 || fn->id >= DP_F_COUNT_ || i < 0 || i >= nargs || !args) return NULL;
   /* Resolvers build their result in an arena; the parameter types they pick
   ** are statics or argument types, so a scratch arena suffices. */
