@@ -392,6 +392,53 @@ TEST(spark_refuses_c_functions_at_compile_time) {
   dipper_close(db);
 }
 
+TEST(session_windows_merge_c_aggregate_states) {
+  /* rows at 1 s and 10 s open two sessions (gap 5 s); 6 s bridges them, so
+  ** their states are combined; 60 s closes the merged one */
+  dipper *db = NULL;
+  CHECK_EQ(dipper_open(&db, NULL), DIPPER_OK);
+  counter u = {0, 0}, a = {0, 0};
+  register_all(db, &u, &a);
+  dipper_program *prog = compile(
+      db,
+      "CREATE TABLE ev (v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '20' SECOND) WITH ('connector' = 'memory');\n"
+      "CREATE TABLE out (ws TIMESTAMP(3), we TIMESTAMP(3), total BIGINT) WITH ('connector' = 'memory');\n"
+      "INSERT INTO out SELECT window_start, window_end, csum(v) FROM TABLE(SESSION(TABLE ev, "
+      "DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY window_start, window_end;\n");
+  CHECK(prog != NULL);
+  dipper_query **qs = NULL;
+  int nq = 0;
+  CHECK_EQ(dipper_query_start(prog, &qs, &nq), DIPPER_OK);
+  const char *pushes[] = {"{\"v\": 1, \"ts\": \"2024-01-01 00:00:01\"}\n"
+                          "{\"v\": 10, \"ts\": \"2024-01-01 00:00:10\"}\n",
+                          "{\"v\": 100, \"ts\": \"2024-01-01 00:00:06\"}\n",
+                          "{\"v\": 1000, \"ts\": \"2024-01-01 00:01:00\"}\n"};
+  for (int p = 0; p < 3; p++) {
+    CHECK_EQ(dipper_memory_push_json(db, "ev", pushes[p], (size_t)-1), DIPPER_OK);
+    for (int k = 0; k < 2; k++) {
+      int finished = 0;
+      CHECK_EQ(dipper_query_step(qs[0], &finished), DIPPER_OK);
+    }
+  }
+  struct ArrowSchema schema;
+  struct ArrowArray array;
+  CHECK_EQ(dipper_memory_fetch(db, "out", &schema, &array), DIPPER_OK);
+  char **cells = NULL;
+  CHECK_EQ(dipper_format_values(&schema, &array, 0, &cells), DIPPER_OK);
+  CHECK_EQ(array.length, 1);
+  if (cells && array.length == 1) {
+    CHECK_STR(cells[0], "2024-01-01 00:00:01.000");
+    CHECK_STR(cells[1], "2024-01-01 00:00:15.000");
+    CHECK_STR(cells[2], "111");
+  }
+  dipper_free(cells);
+  array.release(&array);
+  schema.release(&schema);
+  dipper_query_free_all(qs, nq);
+  dipper_program_free(prog);
+  dipper_close(db);
+}
+
 /* ---- a streaming window with a C aggregate, restored from a checkpoint ---- */
 
 static const char *const stream_sql =
