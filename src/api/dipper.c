@@ -286,6 +286,14 @@ static int compile_stmt(dipper *db, dipper_program *prog, dp_program_stmt *ps) {
   rc = dp_analyze(prog->arena, &db->diags, db->catalog, &ps->plan);
   if (rc != DIPPER_OK) return rc;
   rc = dp_validate(&db->diags, db->catalog, &ps->plan);
+  if (rc == DIPPER_OK && !ps->explain && ps->plan.njava > 0 && !dp_api_on_spark(db)) {
+    const dp_udf_def *f = ps->plan.java[0];
+    return dp_error(&db->diags, DIPPER_UNSUPPORTED, ps->plan.java_span,
+                    "function %s is the Java class '%s', which only Spark can run (open the "
+                    "handle on sc://...); the embedded engine runs SQL functions (CREATE FUNCTION "
+                    "f(a INT) RETURNS INT RETURN ..) and C functions (dipper_create_scalar_function)",
+                    f->name, f->class_name);
+  }
   /* On Spark, what Spark cannot run is a compile error too (with its place),
   ** never an AnalysisException at run time. */
   if (rc == DIPPER_OK && !ps->explain && dp_api_on_spark(db))

@@ -13,7 +13,9 @@
 ** Owns: the rules of a call of a user-defined function.  Does not own: the
 ** definitions (catalog_func.c) and C functions' callbacks (exec/).
 */
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "plan/binder_int.h"
 #include "plan/udf.h"
@@ -121,13 +123,44 @@ const dp_func *dp_bind_cfunc(dp_binder *b, const dp_udf_def *f, const dp_ast_exp
   return &f->cfunc->fn;
 }
 
+/* A Java function: a call of its catalog entry, noted on the statement (the
+** Spark backend registers it, the embedded engine refuses it). */
+static dp_expr *bind_java(dp_bexpr *x, const dp_ast_expr *e, const dp_udf_def *f) {
+  dp_binder *b = x->b;
+  if (!f->jfn)
+    return dp_bind_fail(b, DIPPER_TYPE, e->span,
+                        "function %s (the Java class '%s') was created without its types, which "
+                        "dipper needs to check the query: create it as CREATE FUNCTION %s(a STRING, "
+                        "..) RETURNS INT AS '%s'%s",
+                        f->name, f->class_name, f->name, f->class_name,
+                        f->jar ? " USING JAR '..'" : "");
+  if (!plain_call(b, e, "a scalar Java function")) return NULL;
+  int nargs = e->u.call.nargs;
+  dp_expr **args = dp_arena_calloc(b->a, (size_t)(nargs ? nargs : 1), sizeof *args);
+  if (!args) return dp_bind_fail(b, DIPPER_NOMEM, e->span, "out of memory");
+  bool ok = true;
+  for (int i = 0; i < nargs; i++)
+    if (!(args[i] = dp_bind_expr(x, e->u.call.args[i]))) ok = false;
+  if (!ok) return NULL;
+  dp_expr *c = dp_bind_call_fn(b, f->jfn, nargs, args, e->span);
+  if (!c) return NULL;
+  for (int i = 0; i < b->njava; i++)
+    if (b->java[i] == f) return c;
+  if (b->njava == b->capjava) {
+    int cap = b->capjava ? b->capjava * 2 : 4;
+    const dp_udf_def **g = dp_arena_grow(b->a, b->java, (size_t)b->capjava, (size_t)cap, sizeof *g);
+    if (!g) return dp_bind_fail(b, DIPPER_NOMEM, e->span, "out of memory");
+    b->java = g;
+    b->capjava = cap;
+  }
+  if (b->njava == 0) b->java_span = e->span;
+  b->java[b->njava++] = f;
+  return c;
+}
+
 dp_expr *dp_bind_udf_call(dp_bexpr *x, const dp_ast_expr *e, const dp_udf_def *f) {
   if (f->kind == DP_UDF_SQL) return expand_sql(x, e, f);
-  return dp_bind_fail(x->b, DIPPER_UNSUPPORTED, e->span,
-                      "function %s is the Java class '%s', which only Spark can run; the embedded "
-                      "engine runs SQL and C functions (CREATE FUNCTION f(a INT) RETURNS INT RETURN "
-                      "..., or dipper_create_scalar_function)",
-                      f->name, f->class_name);
+  return bind_java(x, e, f);
 }
 
 /* ---- CREATE FUNCTION ---- */
@@ -171,6 +204,17 @@ int dp_bind_create_function(dp_binder *b, dp_catalog *cat, const dp_ast_stmt *s)
                        "FUNCTION IF NOT EXISTS to keep it",
                        nm->name, nm->name);
   }
+  for (int i = 0; !cf->body && i < cf->nparams; i++)
+    for (int k = 0; k < i; k++)
+      if (dp_bind_name_eq(cf->params[k].name, cf->params[i].name))
+        return dp_bind_err(b, DIPPER_DUPLICATE, cf->params[i].span,
+                           "parameter `%s` is named twice; give each parameter its own name",
+                           cf->params[i].name);
+  /* The jar is read when a query that calls the function runs on Spark: a
+  ** path that cannot be read is better said now, at its place. */
+  if (cf->jar && access(cf->jar, R_OK) != 0)
+    return dp_bind_err(b, DIPPER_IO, cf->jar_span, "cannot read the jar '%s': %s", cf->jar,
+                       strerror(errno));
   if (cf->body) {
     int rc = check_sql_body(b, cf, nm->name);
     if (rc != DIPPER_OK) return rc;

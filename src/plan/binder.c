@@ -415,6 +415,9 @@ int dp_bind_stmt(dp_arena *a, dp_diags *d, dp_catalog *cat, const dp_ast_stmt *s
   binder_init(&b, a, d, cat, out);
   bind_stmt(&b, cat, stmt, out);
   out->udfs = b.udfs; /* released with the program (dp_udf_release_plan), errors or not */
+  out->njava = b.njava;
+  out->java = b.java;
+  out->java_span = b.java_span;
   out->streaming = dp_catalog_streaming(cat);
   out->output_mode = output_mode(cat);
   if (b.first_error) {

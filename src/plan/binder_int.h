@@ -68,6 +68,9 @@ typedef struct dp_binder {
   const char *funcs[32];     /* SQL functions being expanded, for recursion (bind_udf.c) */
   int nfuncs;
   dp_udf_refs udfs;          /* C functions called, one reference each (plan/udf.h) */
+  int njava, capjava;        /* Java functions called (dp_query_plan.java) */
+  const struct dp_udf_def **java;
+  dp_span java_span;
 } dp_binder;
 
 /* Marker columns standing for a collected call until its node exists. */

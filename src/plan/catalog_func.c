@@ -183,12 +183,13 @@ int dp_catalog_create_function(dp_catalog *c, dp_diags *d, const dp_ast_stmt *s)
     f->jar = cf->jar ? dp_arena_strdup(c->arena, cf->jar) : NULL;
     f->language = cf->language ? dp_arena_strdup(c->arena, cf->language) : NULL;
     if (!f->class_name || (cf->jar && !f->jar) || (cf->language && !f->language)) return DIPPER_NOMEM;
-    return dp_catalog_add_function(c, f);
+    if (!cf->returns) return dp_catalog_add_function(c, f); /* Flink's form: no types */
   }
   const dp_ast_create_function *kept = NULL;
   int rc = reparse(c, d, s, &kept, &f->text);
   if (rc != DIPPER_OK) return rc;
-  f->kind = DP_UDF_SQL;
+  if (!cf->body) f->kind = DP_UDF_JAVA;
+  else f->kind = DP_UDF_SQL;
   f->nparams = kept->nparams;
   f->params = dp_arena_calloc(c->arena, (size_t)(kept->nparams ? kept->nparams : 1), sizeof *f->params);
   if (!f->params) return DIPPER_NOMEM;
@@ -196,5 +197,6 @@ int dp_catalog_create_function(dp_catalog *c, dp_diags *d, const dp_ast_stmt *s)
   f->param_types = kept->param_types;
   f->returns = kept->returns;
   f->body = kept->body;
+  if (f->kind == DP_UDF_JAVA && !(f->jfn = dp_udf_java_func(c->arena, f))) return DIPPER_NOMEM;
   return dp_catalog_add_function(c, f);
 }

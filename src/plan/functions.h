@@ -42,6 +42,7 @@ struct dp_func {
   ** parameters (the casts dp_func_param_type gives), cfunc the function. */
   const dp_type *const *params;
   const struct dp_cfunc *cfunc;
+  const struct dp_udf_def *java;  /* a Java function for Spark (plan/udf.h), or NULL */
 };
 
 /* DP_F_ADD, DP_F_SUBSTRING, ... defined by functions.def. */

@@ -313,6 +313,9 @@ typedef struct dp_query_plan {
   bool streaming;           /* compiled in streaming mode (execution.runtime-mode) */
   unsigned output_mode;     /* DP_MODE_* chosen (dipper.output-mode or inferred); 0 = unset */
   dp_udf_refs udfs;         /* C functions called (also by DDL that bound a query) */
+  int njava;                /* Java functions called (plan/udf.h's dp_udf_def), each once */
+  const struct dp_udf_def **java;
+  dp_span java_span;        /* the first call of one */
 } dp_query_plan;
 
 /* ---- construction helpers (plan.c) ---- */

@@ -125,3 +125,42 @@ void dp_udf_release_plan(dp_query_plan *q) {
   for (int i = 0; i < q->udfs.n; i++) dp_cfunc_release(q->udfs.items[i]);
   q->udfs.n = 0;
 }
+
+/* The type rule of a Java function with declared types: as a C function's. */
+static const dp_type *infer_java(dp_arena *a, const dp_func *fn, int nargs, const dp_type *const *args,
+                                 const char **why) {
+  const dp_udf_def *f = fn->java;
+  if (nargs != f->nparams) {
+    if (why) *why = dp_arena_printf(a, "it takes %d argument%s", f->nparams, f->nparams == 1 ? "" : "s");
+    return NULL;
+  }
+  for (int i = 0; i < nargs; i++)
+    if (args[i]->kind != DP_T_NULL && !dp_type_equal(args[i], f->param_types[i]) &&
+        !dp_type_can_coerce(args[i], f->param_types[i])) {
+      if (why)
+        *why = dp_arena_printf(a, "argument %d is %s, which does not convert to %s without a CAST",
+                               i + 1, dp_type_format(a, args[i]), dp_type_format(a, f->param_types[i]));
+      return NULL;
+    }
+  return dp_type_with_nullability(a, f->returns, false);
+}
+
+dp_func *dp_udf_java_func(dp_arena *a, const dp_udf_def *f) {
+  dp_func *fn = dp_arena_calloc(a, 1, sizeof *fn);
+  if (!fn) return NULL;
+  const char *sig = dp_arena_printf(a, "%s(", f->name);
+  for (int i = 0; sig && i < f->nparams; i++)
+    sig = dp_arena_printf(a, "%s%s%s", sig, i ? ", " : "", dp_type_format(a, f->param_types[i]));
+  if (sig) sig = dp_arena_printf(a, "%s) RETURNS %s", sig, dp_type_format(a, f->returns));
+  if (!sig) return NULL;
+  fn->id = DP_F_COUNT_;
+  fn->name = f->name;
+  fn->kind = DP_FN_SCALAR;
+  fn->min_args = fn->max_args = f->nparams;
+  fn->deterministic = true;
+  fn->infer = infer_java;
+  fn->signature = sig;
+  fn->params = f->param_types;
+  fn->java = f;
+  return fn;
+}

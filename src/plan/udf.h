@@ -89,7 +89,13 @@ typedef struct dp_udf_def {
   const char *class_name;
   const char *jar;
   const char *language;
+  dp_func *jfn;                 /* declared types: the catalog entry calls are bound to (id
+                                   DP_F_COUNT_, fn->java == this); NULL for Flink's untyped form */
 } dp_udf_def;
+
+/* The catalog entry of a Java function with declared types, in `a`. */
+dp_func *dp_udf_java_func(dp_arena *a, const dp_udf_def *f);
+
 
 /* Add a reference to f to the list (plan.h's dp_udf_refs, in `a`);
 ** dp_udf_release_plan gives back every reference of q's list and empties it. */

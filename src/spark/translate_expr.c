@@ -655,6 +655,14 @@ static Spark__Connect__Expression *refuse_cfunc(dp_sx *x, const dp_func *fn, dp_
 static Spark__Connect__Expression *call(dp_sx *x, const dp_sscope *s, const dp_expr *e) {
   const dp_func *fn = e->u.call.fn;
   if (fn->cfunc) return refuse_cfunc(x, fn, e->span);
+  if (fn->java) { /* registered in the session under its name before the plan runs (udf.h) */
+    int n = e->u.call.nargs;
+    Spark__Connect__Expression **a = dp_sx_alloc(x, (size_t)(n ? n : 1) * sizeof *a);
+    if (!a) return NULL;
+    bool ok = true;
+    for (int i = 0; i < n; i++) ok &= (a[i] = dp_sx_expr(x, s, e->u.call.args[i])) != NULL;
+    return ok ? dp_sx_fn(x, fn->name, n, a) : NULL;
+  }
   const fn_map *m = &fn_maps[fn->id];
   if (!m->present || m->how == REFUSE) {
     dp_sx_refuse(x, e->span, "%s(..) is not available: %s", fn->name,

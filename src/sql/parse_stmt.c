@@ -267,7 +267,11 @@ static void parse_create_view(parser *p, dp_ast_stmt *s) {
   cv->query_span = span_from(p, qs);
 }
 
-/* f(a INT, b STRING) RETURNS INT RETURN expr: the SQL form. */
+static void parse_class(parser *p, dp_ast_create_function *cf);
+
+/* f(a INT, b STRING) RETURNS INT RETURN expr: the SQL form; or
+** f(a INT, ..) RETURNS INT AS 'class' [USING JAR 'path']: a Java class whose
+** types are declared (Spark needs them to check the query). */
 static void parse_sql_function(parser *p, dp_ast_create_function *cf) {
   next(p); /* ( */
   vec names = {0}, types = {0}, spans = {0};
@@ -290,6 +294,10 @@ static void parse_sql_function(parser *p, dp_ast_create_function *cf) {
   const dp_token *rs = cur(p);
   cf->returns = dp_ps_type(p);
   cf->returns_span = span_from(p, rs);
+  if (accept_kw(p, DP_KW_AS)) { /* a Java class with its types declared */
+    parse_class(p, cf);
+    return;
+  }
   if (at_kw(p, DP_KW_LANGUAGE)) {
     next(p);
     if (!dp_ps_accept_word(p, "SQL")) dp_ps_fail_expected(p, "SQL after LANGUAGE", NULL);
@@ -308,6 +316,11 @@ static void parse_create_function(parser *p, dp_ast_stmt *s) {
     return;
   }
   dp_ps_expect_kw(p, DP_KW_AS, "AS 'class name' or (parameters) after the function name");
+  parse_class(p, cf);
+}
+
+/* 'com.example.F' [LANGUAGE ..] [USING JAR 'path'], after AS. */
+static void parse_class(parser *p, dp_ast_create_function *cf) {
   cf->class_span = cur(p)->span;
   cf->class_name = parse_string(p, "the implementing class in single quotes");
   if (accept_kw(p, DP_KW_LANGUAGE)) {
