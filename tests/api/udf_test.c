@@ -351,9 +351,11 @@ TEST(registrations_and_uses_that_are_refused) {
            DIPPER_UNSUPPORTED);
   CHECK(strstr(dipper_errmsg(db), "computed column") != NULL);
   {
-    dipper_program *show = compile(db, "SHOW FUNCTIONS;");
+    dipper_program *show = compile(db, "CREATE FUNCTION jf(s STRING) RETURNS INT AS 'a.B';\n"
+                                       "SHOW FUNCTIONS;");
     char buf[65536];
-    const char *rows = rows_of(show, 0, buf, sizeof buf);
+    const char *rows = rows_of(show, 1, buf, sizeof buf);
+    CHECK(strstr(rows, "jf|scalar|jf(STRING) RETURNS INT AS 'a.B' (Java)\n") != NULL);
     CHECK(strstr(rows, "count_char|scalar|count_char(STRING, STRING) RETURNS INT (C)\n") != NULL);
     CHECK(strstr(rows, "csum|aggregate|csum(BIGINT) RETURNS BIGINT (C)\n") != NULL);
     CHECK(strstr(rows, "sq|scalar|sq(x INT) RETURNS INT (SQL)\n") != NULL);
@@ -448,16 +450,31 @@ static const char *const stream_sql =
     "INSERT INTO out SELECT k, window_start, csum(v), COUNT(*) FROM TABLE(TUMBLE(TABLE ev, "
     "DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY k, window_start, window_end;\n";
 
-static const char *const push1 =
-    "{\"k\": \"a\", \"v\": 1, \"ts\": \"2024-01-01 00:00:01\"}\n"
-    "{\"k\": \"a\", \"v\": 2, \"ts\": \"2024-01-01 00:00:02\"}\n"
-    "{\"k\": \"b\", \"v\": 5, \"ts\": \"2024-01-01 00:00:03\"}\n";
-static const char *const push2 =
-    "{\"k\": \"a\", \"v\": 10, \"ts\": \"2024-01-01 00:00:04\"}\n"
-    "{\"k\": \"b\", \"v\": 20, \"ts\": \"2024-01-01 00:00:05\"}\n"
-    "{\"k\": \"c\", \"v\": 7, \"ts\": \"2024-01-01 00:00:25\"}\n";
+/* Batch 0: a, b and 30 more keys in the window [0 s, 10 s); batch 1 changes
+** a alone (so its state file can be a delta of one group); batch 2 adds to a
+** and b and moves the watermark past the window. */
+static void push_text(int which, char *buf, size_t cap) {
+  size_t at = 0;
+  if (which == 0) {
+    at += (size_t)snprintf(buf + at, cap - at,
+                           "{\"k\": \"a\", \"v\": 1, \"ts\": \"2024-01-01 00:00:01\"}\n"
+                           "{\"k\": \"a\", \"v\": 2, \"ts\": \"2024-01-01 00:00:02\"}\n"
+                           "{\"k\": \"b\", \"v\": 5, \"ts\": \"2024-01-01 00:00:03\"}\n");
+    for (int k = 0; k < 30; k++)
+      at += (size_t)snprintf(buf + at, cap - at,
+                             "{\"k\": \"k%d\", \"v\": %d, \"ts\": \"2024-01-01 00:00:04\"}\n", k,
+                             100 + k); /* not 13: csum fails on 13 */
+  } else if (which == 1) {
+    snprintf(buf, cap, "{\"k\": \"a\", \"v\": 100, \"ts\": \"2024-01-01 00:00:06\"}\n");
+  } else {
+    snprintf(buf, cap,
+             "{\"k\": \"a\", \"v\": 10, \"ts\": \"2024-01-01 00:00:04\"}\n"
+             "{\"k\": \"b\", \"v\": 20, \"ts\": \"2024-01-01 00:00:05\"}\n"
+             "{\"k\": \"c\", \"v\": 7, \"ts\": \"2024-01-01 00:00:25\"}\n");
+  }
+}
 
-/* One run on `dir`: the pushes made (again) in order, steps after each. */
+/* One run on `dir`: pushes 0..npush-1 made (again) in order, steps after each. */
 static void run_stream(const char *dir, int npush, char *out, size_t cap, counter *a) {
   dipper *db = NULL;
   CHECK_EQ(dipper_open(&db, NULL), DIPPER_OK);
@@ -471,9 +488,10 @@ static void run_stream(const char *dir, int npush, char *out, size_t cap, counte
   int nq = 0;
   CHECK_EQ(dipper_query_start(prog, &qs, &nq), DIPPER_OK);
   CHECK_EQ(nq, 1);
-  const char *pushes[2] = {push1, push2};
+  char text[4096];
   for (int p = 0; p < npush; p++) {
-    CHECK_EQ(dipper_memory_push_json(db, "ev", pushes[p], (size_t)-1), DIPPER_OK);
+    push_text(p, text, sizeof text);
+    CHECK_EQ(dipper_memory_push_json(db, "ev", text, (size_t)-1), DIPPER_OK);
     for (int s = 0; s < 3; s++) {
       int finished = 0;
       int rc = dipper_query_step(qs[0], &finished);
@@ -499,22 +517,33 @@ static void run_stream(const char *dir, int npush, char *out, size_t cap, counte
   dipper_close(db);
 }
 
+static int count_lines(const char *s) {
+  int n = 0;
+  for (; *s; s++) n += *s == '\n';
+  return n;
+}
+
 TEST(streaming_window_c_aggregate_restored_from_a_checkpoint) {
   char tmpl[] = "/tmp/dipper-udf-XXXXXX";
   char *dir = mkdtemp(tmpl);
   CHECK(dir != NULL);
   if (!dir) return;
   counter a = {0, 0};
-  char out[1024];
-  /* the first run sees the first push: the window is still open, nothing out */
-  run_stream(dir, 1, out, sizeof out, &a);
+  char out[8192];
+  /* the first run sees pushes 0 and 1: the window is still open, nothing out */
+  run_stream(dir, 2, out, sizeof out, &a);
   CHECK_STR(out, "");
   CHECK_EQ(a.destroyed, 1);
-  /* the restarted run gets both pushes again; the first is behind the
-  ** checkpoint's position, so a and b's first values come from the restored
-  ** C states, and the window closes with both batches in it */
-  run_stream(dir, 2, out, sizeof out, &a);
-  CHECK_STR(out, "a|2024-01-01 00:00:00.000|13|3\nb|2024-01-01 00:00:00.000|25|2\n");
+  /* the restarted run gets every push again; the first two are behind the
+  ** checkpoint's position, so what they added comes from the restored C
+  ** states (the full state of batch 0, then batch 1's), and the window closes
+  ** with all three batches in it */
+  run_stream(dir, 3, out, sizeof out, &a);
+  CHECK(strstr(out, "a|2024-01-01 00:00:00.000|113|4\n") != NULL);
+  CHECK(strstr(out, "b|2024-01-01 00:00:00.000|25|2\n") != NULL);
+  CHECK(strstr(out, "k29|2024-01-01 00:00:00.000|129|1\n") != NULL);
+  CHECK_EQ(count_lines(out), 32);
+  if (count_lines(out) != 32) fprintf(stderr, "out:\n%s", out);
   CHECK_EQ(a.destroyed, 2);
   char cmd[256];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
