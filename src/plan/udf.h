@@ -2,13 +2,16 @@
 ** udf.h — user-defined functions as the catalog keeps them: SQL functions
 ** (CREATE FUNCTION f(a INT) RETURNS INT RETURN expr), C functions
 ** (dipper_create_scalar_function / _aggregate_function) and Java functions
-** for Spark (CREATE FUNCTION f AS 'com.example.F' [USING JAR 'path']).
+** for Spark (CREATE FUNCTION f(a T, ..) RETURNS T AS 'com.example.F' [USING
+** JAR 'path'], or Flink's form without the types, whose calls are refused).
 **
 ** A SQL function is a macro of the binder: each call is replaced by its body
 ** with the parameters bound to the (cast) arguments, so the plan holds only
 ** built-ins and both engines run it.  A C function is a catalog entry of its
 ** own (a dp_func whose `cfunc` points back here): the plan calls it and the
 ** embedded executor runs its callbacks (exec/eval_udf.c, exec/agg_cfunc.c).
+** A Java function is a catalog entry too (`java`), which the Spark backend
+** registers in its session and calls by name (spark/udf.h).
 **
 ** Lifetime of a C function: reference-counted.  The catalog holds one
 ** reference while the name is defined; every statement bound with a call of
@@ -75,14 +78,14 @@ typedef struct dp_udf_def {
   dp_udf_kind kind;
   bool temporary;
   dp_span span;                 /* the name where it was created (line 0 from the API) */
-  /* SQL: the parameters, the result type and the body (its tree in the
-  ** catalog arena, spans as where it was written) */
+  /* SQL and typed JAVA: the parameters and the result type; SQL: the body
+  ** (its tree in the catalog arena, spans as where it was written) */
   int nparams;
   const char **params;
   const dp_type **param_types;
   const dp_type *returns;
   const dp_ast_expr *body;
-  const char *text;             /* the CREATE FUNCTION statement, for SHOW FUNCTIONS */
+  const char *text;             /* the CREATE FUNCTION statement's text, as parsed again */
   /* C */
   dp_cfunc *cfunc;              /* one reference held by the catalog */
   /* JAVA: the class, and the jar to upload (or NULL: on the server's class path) */
@@ -95,7 +98,6 @@ typedef struct dp_udf_def {
 
 /* The catalog entry of a Java function with declared types, in `a`. */
 dp_func *dp_udf_java_func(dp_arena *a, const dp_udf_def *f);
-
 
 /* Add a reference to f to the list (plan.h's dp_udf_refs, in `a`);
 ** dp_udf_release_plan gives back every reference of q's list and empties it. */
