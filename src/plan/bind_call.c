@@ -337,6 +337,12 @@ dp_expr *dp_bind_call(dp_bexpr *x, const dp_ast_expr *e) {
   if (!fn && udf) return NULL;
   if (!fn) {
     const char *best = dp_func_suggest(name);
+    /* a user-defined function of a close name is the likelier meaning */
+    dp_closest near;
+    dp_closest_init(&near, name);
+    for (int i = 0; i < dp_catalog_function_count(b->cat); i++)
+      dp_closest_add(&near, dp_catalog_function_at(b->cat, i)->name);
+    if (near.best && near.best_dist > 0 && near.best_dist <= 2) best = near.best;
     if (best)
       return dp_bind_fail(b, DIPPER_NAME, e->u.call.name.span,
                           "unknown function `%s`; did you mean `%s`?", name, best);
