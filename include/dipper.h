@@ -510,6 +510,102 @@ DIPPER_API int dipper_format_values(const struct ArrowSchema *schema,
 ** returns the length it needed, like snprintf. */
 DIPPER_API int dipper_format_timestamp(int64_t micros, int precision, char *buf, size_t cap);
 
+/* ---- user-defined functions in C ----
+**
+** Modelled on SQLite's sqlite3_create_function_v2 and DuckDB's C API, with
+** Arrow C Data arrays for the values: a function is called once per batch of
+** rows (vectorized), with one array per argument, and answers with one array.
+** A C function is usable wherever a built-in one is (SELECT, WHERE, GROUP BY,
+** OVER, streaming and batch) on the embedded engine; on Spark a query that
+** calls one is refused at compile time (Spark cannot run C code).  SQL
+** functions (CREATE FUNCTION f(a INT) RETURNS INT RETURN ..) need no API.
+**
+** Types are SQL type names, as in CREATE TABLE: "INT", "STRING",
+** "DECIMAL(10, 2)", "TIMESTAMP(3)", "ARRAY<STRING>".  The arrays are in the
+** formats dipper exports (vector_import.h lists them): INT "i" (int32),
+** BIGINT "l", DOUBLE "g", BOOLEAN "b", STRING "u" (int32 offsets), DATE
+** "tdD", TIMESTAMP(p) "tsu:" (µs), DECIMAL "d:P,S" (128-bit), ... .
+** Arguments are cast to the declared types before the call (an implicit cast
+** only: an INT argument for a BIGINT parameter, not a STRING for an INT).
+** NULL arguments reach the function (their validity bits are clear): a
+** function decides what NULL gives. */
+
+/* What a function is called with besides its arrays: borrowed for the call. */
+typedef struct dipper_function_ctx dipper_function_ctx;
+
+/* The user pointer given when the function was created. */
+DIPPER_API void *dipper_function_user(dipper_function_ctx *ctx);
+/* Fail the call: the query's batch fails with DIPPER_DATA and "function
+** NAME: MESSAGE (row R: the arguments' values)", R the 0-based row of the
+** arrays the call got (-1: no row in particular).  The function then returns
+** non-zero.  `message` is copied.  Returns DIPPER_DATA. */
+DIPPER_API int dipper_function_error(dipper_function_ctx *ctx, int64_t row, const char *message);
+
+/* A scalar function: args[0..nargs) (with their schemas), each `nrows` long,
+** borrowed for the call.  It fills *out with an array of nrows values of the
+** declared result type, as an Arrow producer does (its buffers and a release
+** callback of its own; dipper calls release once it has copied the values).
+** Returns 0, or non-zero to fail (after dipper_function_error, or with a
+** generic message). */
+typedef int (*dipper_scalar_fn)(dipper_function_ctx *ctx, int nargs,
+                                const struct ArrowSchema *const *schemas,
+                                const struct ArrowArray *const *args, int64_t nrows,
+                                struct ArrowArray *out);
+
+/* Flags of dipper_create_*_function. */
+#define DIPPER_FUNCTION_DETERMINISTIC 1u /* the same arguments give the same result: a
+                                            call of constants may be computed once */
+
+/* The callbacks of an aggregate.  Its state is `state_size` bytes per group
+** that dipper keeps (aligned to 16 bytes) and writes into checkpoints as
+** they are: a state must be plain bytes — no pointers, nothing that would not
+** mean the same after a restart.
+**   init      makes a new group's state (the bytes are zero before).
+**   update    folds rows into their groups: row r of the args goes into
+**             states[r] (several rows may share one state).  0 or non-zero
+**             (after dipper_function_error) to fail.
+**   combine   folds the state src into dst (session windows merging, OVER
+**             frames); src is left as it was.
+**   finalize  fills *out (as a scalar function does) with one value per state
+**             of states[0..n), in the declared result type.
+** A struct the caller hands in: set size to sizeof(dipper_aggregate_fns). */
+typedef struct dipper_aggregate_fns {
+  size_t size;
+  size_t state_size;         /* > 0, at most 1 MiB */
+  void (*init)(void *user, void *state);
+  int (*update)(dipper_function_ctx *ctx, int nargs, const struct ArrowSchema *const *schemas,
+                const struct ArrowArray *const *args, int64_t nrows, void *const *states);
+  int (*combine)(dipper_function_ctx *ctx, const void *src, void *dst);
+  int (*finalize)(dipper_function_ctx *ctx, int64_t n, const void *const *states,
+                  struct ArrowArray *out);
+} dipper_aggregate_fns;
+
+/* Create (or replace) the function `name` (case-insensitive) of nargs
+** parameters of arg_types[0..nargs) and result type return_type, for the
+** statements compiled from now on.  On DIPPER_OK the handle owns user:
+** destroy (NULL: nothing to free) is called with it exactly once, when the
+** function has ended — replaced by another of the same name, dropped (DROP
+** FUNCTION, dipper_drop_function) or the handle closed — and no program
+** compiled with a call of it is left (dipper_program_free).  On failure
+** nothing changed and the caller keeps user: DIPPER_MISUSE (NULL name or fn,
+** nargs < 0 or > 64, a NULL type), DIPPER_TYPE (a type that does not parse,
+** with a diagnostic), DIPPER_DUPLICATE (a built-in function or a SQL
+** function has the name), DIPPER_NOMEM. */
+DIPPER_API int dipper_create_scalar_function(dipper *db, const char *name, int nargs,
+                                             const char *const *arg_types, const char *return_type,
+                                             unsigned flags, dipper_scalar_fn fn, void *user,
+                                             dipper_free_fn destroy);
+/* The same for an aggregate (usable with GROUP BY, windows, OVER, FILTER and
+** DISTINCT); fns is copied; every callback must be set. */
+DIPPER_API int dipper_create_aggregate_function(dipper *db, const char *name, int nargs,
+                                                const char *const *arg_types,
+                                                const char *return_type, unsigned flags,
+                                                const dipper_aggregate_fns *fns, void *user,
+                                                dipper_free_fn destroy);
+/* Drop a C or SQL function, as DROP FUNCTION does.  DIPPER_NAME when there is
+** none of that name. */
+DIPPER_API int dipper_drop_function(dipper *db, const char *name);
+
 /* ---- Arrow C Data Interface (https://arrow.apache.org/docs/format/CDataInterface.html).
 ** Columnar results cross the API in this form.  The definitions are the
 ** standard ones, guarded so that they coexist with Arrow's own header. */

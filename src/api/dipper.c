@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "api/dipper_int.h"
+#include "plan/udf.h"
 #include "core/buf.h"
 #include "core/types.h"
 #include "plan/analyze.h"
@@ -284,6 +285,14 @@ static int compile_stmt(dipper *db, dipper_program *prog, dp_program_stmt *ps) {
   rc = dp_analyze(prog->arena, &db->diags, db->catalog, &ps->plan);
   if (rc != DIPPER_OK) return rc;
   rc = dp_validate(&db->diags, db->catalog, &ps->plan);
+  if (rc == DIPPER_OK && !ps->explain && ps->plan.njava > 0 && !dp_api_on_spark(db)) {
+    const dp_udf_def *f = ps->plan.java[0];
+    return dp_error(&db->diags, DIPPER_UNSUPPORTED, ps->plan.java_span,
+                    "function %s is the Java class '%s', which only Spark can run (open the "
+                    "handle on sc://...); the embedded engine runs SQL functions (CREATE FUNCTION "
+                    "f(a INT) RETURNS INT RETURN ..) and C functions (dipper_create_scalar_function)",
+                    f->name, f->class_name);
+  }
   /* On Spark, what Spark cannot run is a compile error too (with its place),
   ** never an AnalysisException at run time. */
   if (rc == DIPPER_OK && !ps->explain && dp_api_on_spark(db))
@@ -299,6 +308,11 @@ static int fail_unplaced(dipper *db, int code, const char *message) {
   dp_error(&db->diags, code, nowhere, "%s", message);
   diags_finish(db);
   return code;
+}
+
+/* The C functions the program's statements call (plan/udf.h) let go. */
+static void release_functions(dipper_program *prog) {
+  for (int i = 0; prog->stmts && i < prog->n; i++) dp_udf_release_plan(&prog->stmts[i].plan);
 }
 
 int dipper_compile(dipper *db, const char *sql, size_t len, const char *filename,
@@ -379,12 +393,15 @@ int dipper_compile(dipper *db, const char *sql, size_t len, const char *filename
     dp_error(&db->diags, first, nowhere, "%s", dipper_strerror(first));
   }
   int kept = diags_finish(db);
+  release_functions(prog);
   dp_arena_free(arena);
   return kept == DIPPER_OK ? first : kept;
 }
 
 void dipper_program_free(dipper_program *prog) {
-  if (prog) dp_arena_free(prog->arena);
+  if (!prog) return;
+  release_functions(prog);
+  dp_arena_free(prog->arena);
 }
 
 int dipper_program_count(const dipper_program *prog) { return prog ? prog->n : 0; }

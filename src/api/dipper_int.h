@@ -35,6 +35,9 @@ struct dipper {
   struct dp_sc *spark;     /* spark_run.c: the Spark Connect session, opened by the first
                               call that runs on Spark; closed by dipper_close */
   char *spark_address;     /* the address that session was opened with (malloc'd) */
+  char **spark_jars;       /* spark_run.c: jars uploaded into that session (AddArtifacts),
+                              malloc'd paths; forgotten with the session */
+  int nspark_jars;
   void *collector;         /* execute.c: where the running dipper_execute collects */
   struct dipper_query *queries; /* run.c: the queries started and not yet freed (a list) */
   dipper_log_fn log_fn;    /* dipper_set_log: where notes go, or NULL: nowhere */

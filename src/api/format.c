@@ -79,7 +79,7 @@ int dipper_format_values(const struct ArrowSchema *schema, const struct ArrowArr
   if (!rc) {
     char *at = (char *)(cells + ncells);
     for (int64_t c = 0; c < ncols; c++) {
-      memcpy(at, texts[c].data, texts[c].len);
+      if (texts[c].len) memcpy(at, texts[c].data, texts[c].len); /* no data: every cell empty */
       size_t from = 0;
       for (int64_t r = 0; r < nrows; r++) {
         size_t k = (size_t)(r * ncols + c);

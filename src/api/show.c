@@ -11,7 +11,8 @@
 ** The answers, column by column (the names are the stream's column names):
 **   SHOW TABLES      table_name          tables and views, sorted (Flink lists both)
 **   SHOW VIEWS       view_name           sorted
-**   SHOW FUNCTIONS   function_name, kind, signature   the built-ins by name, sorted;
+**   SHOW FUNCTIONS   function_name, kind, signature   the user's functions (SQL, C, Java:
+**                    the signature ends with which), then the built-ins, each by name;
 **                    operators (+, AND, LIKE) are not functions one calls by name
 **   DESCRIBE t       name, type, null, key, extras, watermark  (Flink's DESCRIBE): type
 **                    with *ROWTIME* / *PROCTIME* on time attributes, null a BOOLEAN,
@@ -33,6 +34,7 @@
 #include "plan/binder.h"
 #include "plan/explain.h"
 #include "plan/functions.h"
+#include "plan/udf.h"
 
 /* A table under construction: cells appended row by row (malloc'd while it
 ** grows, moved into the arena by finish). */
@@ -118,6 +120,37 @@ static int cmp_func(const void *x, const void *y) {
 
 static const char *kind_word(dp_func_kind k) {
   return k == DP_FN_AGGREGATE ? "aggregate" : k == DP_FN_WINDOW ? "window" : "scalar";
+}
+
+/* User-defined functions come first, by name; the signature says which kind. */
+static void show_user_functions(rows_builder *rb, const dp_catalog *cat) {
+  for (int i = 0; i < dp_catalog_function_count(cat); i++) {
+    const dp_udf_def *f = dp_catalog_function_at(cat, i);
+    const char *sig;
+    const char *kind = "scalar";
+    if (f->kind == DP_UDF_C) {
+      sig = dp_arena_printf(rb->a, "%s (C)", f->cfunc->fn.signature);
+      kind = kind_word(f->cfunc->fn.kind);
+    } else if (f->kind == DP_UDF_JAVA) {
+      sig = dp_arena_printf(rb->a, "%s AS '%s'%s%s%s (Java)",
+                            f->jfn ? f->jfn->signature : f->name, f->class_name,
+                            f->jar ? " USING JAR '" : "", f->jar ? f->jar : "", f->jar ? "'" : "");
+    } else {
+      const char *p = dp_arena_printf(rb->a, "%s(", f->name);
+      for (int k = 0; p && k < f->nparams; k++)
+        p = dp_arena_printf(rb->a, "%s%s%s %s", p, k ? ", " : "", f->params[k],
+                            dp_type_format(rb->a, f->param_types[k]));
+      sig = p ? dp_arena_printf(rb->a, "%s) RETURNS %s (SQL)", p, dp_type_format(rb->a, f->returns))
+              : NULL;
+    }
+    if (!sig) {
+      rb->oom = true;
+      return;
+    }
+    cell(rb, f->name);
+    cell(rb, kind);
+    cell(rb, sig);
+  }
 }
 
 static void show_functions(rows_builder *rb) {
@@ -226,7 +259,10 @@ int dp_api_stmt_rows(dp_arena *a, dp_diags *d, const dp_catalog *cat, const dp_a
   case DP_AS_SHOW:
     rb.ncols = s->u.show.what == 'F' ? 3 : 1;
     rb.names = s->u.show.what == 'F' ? function : s->u.show.what == 'V' ? view : relation;
-    if (s->u.show.what == 'F') show_functions(&rb);
+    if (s->u.show.what == 'F') {
+      show_user_functions(&rb, cat);
+      show_functions(&rb);
+    }
     else show_relations(&rb, cat, s->u.show.what != 'V');
     break;
   case DP_AS_DESCRIBE: {

@@ -35,6 +35,7 @@
 ** ...", "Spark: [ERROR_CLASS] message") become unplaced diagnostics with
 ** the client's dipper code; translation refusals keep their span.
 */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,7 @@
 #include "spark/streaming.h"
 #include "spark/translate.h"
 #include "spark/translate_stream.h"
+#include "spark/udf.h"
 
 static const dp_span nowhere = {0, 0, 0, 0};
 
@@ -80,6 +82,10 @@ void dp_spark_disconnect(dipper *db) {
   if (!db || !db->spark) return;
   dp_sc_close(db->spark);
   db->spark = NULL;
+  for (int i = 0; i < db->nspark_jars; i++) free(db->spark_jars[i]);
+  free(db->spark_jars);
+  db->spark_jars = NULL;
+  db->nspark_jars = 0;
   free(db->spark_address);
   db->spark_address = NULL;
 }
@@ -228,6 +234,75 @@ static int ignore_response(void *user, const Spark__Connect__ExecutePlanResponse
   return DIPPER_OK;
 }
 
+/* ---- Java functions: their jars uploaded, then registered (spark/udf.h) ---- */
+
+/* The whole file at path, malloc'd, into *data; an error into d. */
+static int read_jar(const char *path, dp_diags *d, dp_span span, uint8_t **data, size_t *len) {
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return dp_error(d, DIPPER_IO, span, "cannot read the jar '%s': %s", path, strerror(errno));
+  dp_buf b = DP_BUF_INIT;
+  char chunk[65536];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0) dp_buf_put(&b, chunk, n);
+  bool bad = ferror(fp) != 0;
+  fclose(fp);
+  if (bad || b.oom) {
+    dp_buf_free(&b);
+    return dp_error(d, bad ? DIPPER_IO : DIPPER_NOMEM, span, "cannot read the jar '%s'", path);
+  }
+  *len = b.len;
+  *data = (uint8_t *)dp_buf_take(&b);
+  return DIPPER_OK;
+}
+
+static int upload_jar(dipper *db, dp_sc *sc, const dp_udf_def *f, dp_diags *d) {
+  for (int i = 0; i < db->nspark_jars; i++)
+    if (strcmp(db->spark_jars[i], f->jar) == 0) return DIPPER_OK;
+  uint8_t *data = NULL;
+  size_t len = 0;
+  int rc = read_jar(f->jar, d, f->span, &data, &len);
+  if (rc != DIPPER_OK) return rc;
+  dp_arena *a = dp_arena_new(0);
+  const char *name = a ? dp_spark_jar_artifact(a, f->jar) : NULL;
+  dp_sc_error err;
+  dp_sc_error_init(&err);
+  rc = name ? dp_sc_add_artifact(sc, name, data, len, &err) : DIPPER_NOMEM;
+  if (rc != DIPPER_OK) rc = client_error(d, &err, rc);
+  dp_sc_error_free(&err);
+  dp_arena_free(a);
+  free(data);
+  char **g = rc ? NULL : realloc(db->spark_jars, (size_t)(db->nspark_jars + 1) * sizeof *g);
+  if (g) {
+    db->spark_jars = g;
+    if ((g[db->nspark_jars] = strdup(f->jar))) db->nspark_jars++;
+  }
+  return rc;
+}
+
+/* Make the session know every Java function q calls, before q runs. */
+static int java_functions(dipper *db, dp_sc *sc, const dp_query_plan *q, dp_diags *d) {
+  int rc = DIPPER_OK;
+  for (int i = 0; i < q->njava && rc == DIPPER_OK; i++) {
+    const dp_udf_def *f = q->java[i];
+    if (f->jar) rc = upload_jar(db, sc, f, d);
+    if (rc != DIPPER_OK) break;
+    dp_arena *a = dp_arena_new(0);
+    if (!a) return dp_error(d, DIPPER_NOMEM, nowhere, "out of memory registering %s", f->name);
+    dp_spark_ctx ctx = {a, d, NULL, NULL};
+    Spark__Connect__Plan *plan = NULL;
+    rc = dp_spark_java_register_plan(&ctx, f, &plan);
+    if (rc == DIPPER_OK) {
+      dp_sc_error err;
+      dp_sc_error_init(&err);
+      rc = dp_sc_execute(sc, plan, ignore_response, NULL, 0, &err);
+      if (rc != DIPPER_OK) rc = client_error(d, &err, rc);
+      dp_sc_error_free(&err);
+    }
+    dp_arena_free(a);
+  }
+  return rc;
+}
+
 /* Run one root of q on Spark: a SELECT's rows into *rows (when rows is not
 ** NULL) or through the console sink; a SINK by its kind.  *written counts
 ** the rows that reached a dipper sink. */
@@ -235,6 +310,7 @@ static int run_root(dipper *db, const dp_query_plan *q, const dp_plan *root, dp_
                     dp_arrow_batches *rows, int64_t *written) {
   dp_sc *sc = NULL;
   int rc = session(db, d, &sc);
+  if (rc == DIPPER_OK) rc = java_functions(db, sc, q, d);
   if (rc != DIPPER_OK) return rc;
   dp_arena *arena = dp_arena_new(0);
   if (!arena) return dp_error(d, DIPPER_NOMEM, nowhere, "out of memory translating the query");
@@ -391,6 +467,7 @@ static int start_stream(dp_spark_query *sq) {
   dipper *db = sq->db;
   dp_sc *sc = NULL;
   int rc = session(db, &sq->diags, &sc);
+  if (rc == DIPPER_OK) rc = java_functions(db, sc, sq->q, &sq->diags);
   if (rc != DIPPER_OK) return rc;
   dp_sc_error err;
   dp_sc_error_init(&err);

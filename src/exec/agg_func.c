@@ -61,6 +61,7 @@ int dp_agg_state_init(dp_agg_state *s, const dp_agg_call *call) {
   s->arg_scale = s->arg_type ? s->arg_type->scale : 0;
   s->res_scale = call->type ? call->type->scale : 0;
   bool is_min = false;
+  if (call->fn->cfunc) return dp_agg_cfunc_init(s, call);
   switch ((dp_func_id)call->fn->id) {
   case DP_F_COUNT: s->kind = call->nargs == 0 ? AGG_COUNT_STAR : AGG_COUNT; break;
   case DP_F_SUM:
@@ -123,6 +124,7 @@ void dp_agg_state_free(dp_agg_state *s) {
   free(s->cand);
   free(s->touched);
   free(s->patched);
+  if (s->cfunc) dp_agg_cfunc_free(s);
   memset(s, 0, sizeof *s);
 }
 
@@ -158,6 +160,7 @@ void dp_agg_state_reset(dp_agg_state *s, int64_t g) {
   if (s->idx) s->idx[g] = -1;
   if (s->tail) s->tail[g] = -1;
   if (s->cand) s->cand[g] = -1;
+  if (s->cfunc) dp_agg_cfunc_reset(s, g);
 }
 
 /* dp_agg_state_reserve, but the plain number columns (n, i, d, d2, x) of
@@ -245,6 +248,7 @@ static int reserve_to(dp_agg_state *s, int64_t cap, int64_t filled) {
         if (s->tail) s->tail[g] = -1;
       }
   }
+  if (!rc && s->cfunc) rc = dp_agg_cfunc_grow(s, old, cap);
   if (rc) return rc; /* the arrays that grew keep their size: cap stays, which is safe */
   s->cap = cap;
   return DIPPER_OK;
@@ -412,6 +416,7 @@ static int update_collect(dp_agg_state *s, const dp_vector *v, const int64_t *gi
 
 int dp_agg_state_update(dp_agg_state *s, const dp_vector *const *args, const int64_t *gids,
                         const int64_t *rows, int64_t n) {
+  if (s->cfunc) return dp_agg_cfunc_update(s, args, gids, rows, n);
   const dp_vector *v = s->kind == AGG_COUNT_STAR ? NULL : args[0];
   int64_t *cnt = s->n;
 #define EACH_ROW(...)                                                           \
@@ -551,6 +556,7 @@ int dp_agg_state_update(dp_agg_state *s, const dp_vector *const *args, const int
 int dp_agg_state_merge(dp_agg_state *s, int64_t dst, int64_t src) {
   int64_t *cnt = s->n;
   if (src == dst) return DIPPER_OK;
+  if (s->cfunc) return dp_agg_cfunc_merge(s, dst, src);
   switch (s->kind) {
   case AGG_COUNT_STAR:
   case AGG_COUNT: break;
@@ -663,6 +669,7 @@ static dp_i128 dec_avg(dp_i128 sum, int64_t count, int from_scale, int to_scale)
 }
 
 int dp_agg_state_finish(dp_agg_state *s, const int64_t *groups, int64_t n, dp_vector *out) {
+  if (s->cfunc) return dp_agg_cfunc_finish(s, groups, n, out);
   int rc = dp_vector_reserve(out, n);
   for (int64_t k = 0; k < n && !rc; k++) {
     int64_t g = groups[k], c = s->n[g];
@@ -792,6 +799,7 @@ int dp_agg_state_compact(dp_agg_state *s, const int64_t *remap, int64_t old_n, i
 }
 
 int dp_agg_state_renumber(dp_agg_state *s, const int64_t *remap, int64_t old_n, int64_t new_n) {
+  if (s->cfunc) return dp_agg_cfunc_renumber(s, remap, old_n, new_n);
   for (int64_t g = 0; g < old_n; g++) {
     int64_t to = remap[g];
     if (to < 0) {
@@ -909,6 +917,10 @@ static void save_regs(const uint8_t *regs, dp_buf *out) {
 ** patched rows below it). */
 static void save_groups(const dp_agg_state *s, const int64_t *groups, int64_t n, int64_t from,
                         bool delta, dp_buf *out) {
+  if (s->cfunc) {
+    dp_agg_cfunc_save(s, groups, n, out);
+    return;
+  }
   dp_put_u8(out, (uint8_t)s->kind);
   unsigned arr = arrays_of(s->kind);
   dp_put_i64s(out, s->n, groups, n);
@@ -1093,6 +1105,7 @@ static int load_store(dp_agg_state *s, const int64_t *groups, int64_t n, bool de
 
 static int load_groups(dp_agg_state *s, const int64_t *groups, int64_t n, bool delta, int64_t nall,
                        dp_rd *in) {
+  if (s->cfunc) return dp_agg_cfunc_load(s, groups, n, in);
   if (dp_get_u8(in) != s->kind || in->bad) return DIPPER_CORRUPT;
   if (!dp_get_i64s(in, s->n, groups, n)) return DIPPER_CORRUPT;
   /* no update makes a negative count: one pass over the column, no branch */
@@ -1140,6 +1153,7 @@ int dp_agg_state_load_delta(dp_agg_state *s, const dp_agg_call *call, const int6
     if (rc) {
       dp_agg_state_free(&fresh);
     } else {
+      fresh.diags = s->diags;
       dp_agg_state_free(s);
       *s = fresh;
     }

@@ -27,8 +27,10 @@
 
 #include "core/buf.h"
 #include "core/bytes.h"
+#include "core/diag.h"
 #include "core/vector.h"
 #include "plan/plan.h"
+#include "plan/udf.h"
 
 typedef struct agg_strbuf agg_strbuf;
 
@@ -63,7 +65,17 @@ typedef struct dp_agg_state {
   bool store_rebuilt;
   int64_t *patched;
   int64_t npatched, patched_cap;
+  /* C aggregates (agg_cfunc.c): the function, its states (state_stride bytes
+  ** per group), and where a failing callback's message goes — set by the
+  ** operator after dp_agg_state_init (NULL: only the code is returned). */
+  const struct dp_cfunc *cfunc;
+  uint8_t *cstates;
+  dp_diags *diags;
+  dp_span span;
 } dp_agg_state;
+
+/* The kind of a C aggregate's state (the other kinds are agg_func.c's). */
+#define DP_AGG_KIND_CFUNC 64
 
 /* Prepare the states of `call` (its types are borrowed). */
 int dp_agg_state_init(dp_agg_state *s, const dp_agg_call *call);
@@ -122,5 +134,19 @@ int dp_agg_state_save_delta(const dp_agg_state *s, const int64_t *groups, int64_
                             int64_t ngroups, dp_buf *out);
 int dp_agg_state_load_delta(dp_agg_state *s, const dp_agg_call *call, const int64_t *groups,
                             int64_t n, int64_t ngroups, dp_rd *in);
+
+/* agg_cfunc.c: the C aggregates' side of each call above, which agg_func.c
+** hands over to when s->cfunc is set. */
+int dp_agg_cfunc_init(dp_agg_state *s, const dp_agg_call *call);
+void dp_agg_cfunc_free(dp_agg_state *s);
+int dp_agg_cfunc_grow(dp_agg_state *s, int64_t old, int64_t cap);
+void dp_agg_cfunc_reset(dp_agg_state *s, int64_t g);
+int dp_agg_cfunc_update(dp_agg_state *s, const dp_vector *const *args, const int64_t *gids,
+                        const int64_t *rows, int64_t n);
+int dp_agg_cfunc_merge(dp_agg_state *s, int64_t dst, int64_t src);
+int dp_agg_cfunc_finish(dp_agg_state *s, const int64_t *groups, int64_t n, dp_vector *out);
+int dp_agg_cfunc_renumber(dp_agg_state *s, const int64_t *remap, int64_t old_n, int64_t new_n);
+void dp_agg_cfunc_save(const dp_agg_state *s, const int64_t *groups, int64_t n, dp_buf *out);
+int dp_agg_cfunc_load(dp_agg_state *s, const int64_t *groups, int64_t n, dp_rd *in);
 
 #endif /* DP_AGG_FUNC_H */

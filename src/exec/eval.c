@@ -352,7 +352,7 @@ static bool may_fail(const dp_expr *e) {
     if (!e->u.cast.try_) return true;
     return may_fail(e->u.cast.arg);
   case DP_E_CALL:
-    if (e->type->kind == DP_T_DECIMAL) return true;
+    if (e->type->kind == DP_T_DECIMAL || e->u.call.fn->cfunc) return true;
     for (int i = 0; i < e->u.call.nargs; i++)
       if (may_fail(e->u.call.args[i])) return true;
     return false;
@@ -739,7 +739,7 @@ static int eval_call(dp_ev *c, const dp_expr *e, dp_ev_arg *out) {
     if (!rc && constant) out->is_const = true;
     return rc;
   }
-  dp_ev_kernel k = dp_ev_kernel_arith(id);
+  dp_ev_kernel k = fn->cfunc ? dp_ev_cfunc : dp_ev_kernel_arith(id);
   if (!k) k = dp_ev_kernel_string(id);
   if (!k) k = dp_ev_kernel_time(id);
   if (!k) k = dp_ev_kernel_coll(id);

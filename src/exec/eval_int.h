@@ -108,6 +108,9 @@ dp_ev_kernel dp_ev_kernel_string(int fn_id); /* strings, patterns, hashes, JSON 
 dp_ev_kernel dp_ev_kernel_time(int fn_id);   /* date and time */
 dp_ev_kernel dp_ev_kernel_coll(int fn_id);   /* arrays, maps, rows */
 
+/* The kernel of every scalar C function (eval_udf.c): fn->cfunc's callback. */
+int dp_ev_cfunc(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n, dp_vector **out);
+
 /* FLOOR/CEIL(x, 'UNIT') of a DATE, TIME or TIMESTAMP (eval_time.c). */
 int dp_ev_time_floorceil(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n,
                          dp_vector **out);

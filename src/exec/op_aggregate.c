@@ -249,6 +249,7 @@ static int agg_open(dp_op *op) {
     agg_call_state *c = &st->calls[a];
     c->nargs = call->nargs > 2 ? 2 : call->nargs;
     rc = dp_agg_state_init(&c->st, call);
+    c->st.diags = d; /* a C aggregate's failure message goes there */
     if (rc == DIPPER_UNSUPPORTED) {
       rc = dp_error(d, DIPPER_UNSUPPORTED, call->span,
                     "the embedded engine has no aggregate %s; use one of COUNT, SUM, AVG, MIN, MAX, "

@@ -163,6 +163,7 @@ static int run_agg(dp_op *op, const layout *L, const dp_over_call *call, dp_vect
   int64_t *gids = calloc((size_t)(in->nrows ? in->nrows : 1), sizeof *gids);
   int64_t *rows = malloc((size_t)(in->nrows ? in->nrows : 1) * sizeof *rows);
   int rc = gids && rows ? dp_agg_state_init(&s, &ac) : DIPPER_NOMEM;
+  s.diags = ex->diags; /* a C aggregate's failure message goes there */
   if (!rc) rc = dp_agg_state_reserve(&s, 1);
   for (int a = 0; !rc && a < call->nargs && a < 4; a++) rc = dp_eval(ex, call->args[a], in, &args[a]);
   if (!rc && call->filter) rc = dp_eval(ex, call->filter, in, &mask);

@@ -13,6 +13,7 @@
 
 #include "core/suggest.h"
 #include "plan/binder_int.h"
+#include "plan/udf.h"
 
 /* ------------------------------------------------------------------ */
 /* function calls                                                      */
@@ -329,9 +330,19 @@ dp_expr *dp_bind_call(dp_bexpr *x, const dp_ast_expr *e) {
                         "%s(..) is a window: use it in FROM as TABLE(%s(TABLE t, DESCRIPTOR(ts), "
                         "..)) or in GROUP BY, not in %s",
                         name, name, x->clause ? x->clause : "an expression");
-  const dp_func *fn = dp_func_lookup(name);
+  if (dp_bind_udf_recursive(b, e)) return NULL;
+  const dp_udf_def *udf = dp_catalog_function(b->cat, name);
+  if (udf && udf->kind != DP_UDF_C) return dp_bind_udf_call(x, e, udf);
+  const dp_func *fn = udf ? dp_bind_cfunc(b, udf, e) : dp_func_lookup(name);
+  if (!fn && udf) return NULL;
   if (!fn) {
     const char *best = dp_func_suggest(name);
+    /* a user-defined function of a close name is the likelier meaning */
+    dp_closest near;
+    dp_closest_init(&near, name);
+    for (int i = 0; i < dp_catalog_function_count(b->cat); i++)
+      dp_closest_add(&near, dp_catalog_function_at(b->cat, i)->name);
+    if (near.best && near.best_dist > 0 && near.best_dist <= 2) best = near.best;
     if (best)
       return dp_bind_fail(b, DIPPER_NAME, e->u.call.name.span,
                           "unknown function `%s`; did you mean `%s`?", name, best);

@@ -15,6 +15,7 @@
 
 #include "core/suggest.h"
 #include "plan/binder_int.h"
+#include "plan/udf.h"
 
 /* ------------------------------------------------------------------ */
 /* shared helpers                                                      */
@@ -323,9 +324,7 @@ static void bind_stmt(dp_binder *b, dp_catalog *cat, const dp_ast_stmt *s, dp_qu
     break;
   }
   case DP_AS_CREATE_FUNCTION:
-    dp_bind_err(b, DIPPER_UNSUPPORTED, s->span,
-                "CREATE FUNCTION is not supported yet: UDFs arrive with the embedded engine's "
-                "callback API; use a built-in function");
+    dp_bind_create_function(b, cat, s);
     break;
   case DP_AS_DROP: {
     int rc = dp_catalog_drop_stmt(cat, b->d, &s->u.drop);
@@ -403,6 +402,8 @@ int dp_bind_view_schema(dp_arena *a, dp_diags *d, const dp_catalog *cat, const d
   dp_binder b;
   binder_init(&b, a, d, cat, &scratch);
   dp_plan *p = dp_bind_query(&b, v->query, NULL);
+  scratch.udfs = b.udfs; /* only the schema is kept: no C function is called */
+  dp_udf_release_plan(&scratch);
   if (!p) return b.first_error ? b.first_error : DIPPER_NAME;
   dp_schema *s = dp_schema_new(a, p->schema.ncols);
   if (!s) return DIPPER_NOMEM;
@@ -420,6 +421,10 @@ int dp_bind_stmt(dp_arena *a, dp_diags *d, dp_catalog *cat, const dp_ast_stmt *s
   dp_binder b;
   binder_init(&b, a, d, cat, out);
   bind_stmt(&b, cat, stmt, out);
+  out->udfs = b.udfs; /* released with the program (dp_udf_release_plan), errors or not */
+  out->njava = b.njava;
+  out->java = b.java;
+  out->java_span = b.java_span;
   out->streaming = dp_catalog_streaming(cat);
   out->output_mode = output_mode(cat);
   if (b.first_error) {

@@ -66,6 +66,12 @@ typedef struct dp_binder {
   const char *views[32];     /* views being expanded, for cycle detection */
   int nviews;
   int first_error;
+  const char *funcs[32];     /* SQL functions being expanded, for recursion (bind_udf.c) */
+  int nfuncs;
+  dp_udf_refs udfs;          /* C functions called, one reference each (plan/udf.h) */
+  int njava, capjava;        /* Java functions called (dp_query_plan.java) */
+  const struct dp_udf_def **java;
+  dp_span java_span;
 } dp_binder;
 
 /* Has the binder's arena run out of memory?  Then the binder stops at its
@@ -195,6 +201,19 @@ dp_expr *dp_bind_case(dp_bexpr *x, const dp_ast_expr *e);
 
 /* ---- bind_call.c: function, aggregate and OVER calls ---- */
 dp_expr *dp_bind_call(dp_bexpr *x, const dp_ast_expr *e);
+
+/* ---- bind_udf.c: user-defined functions ---- */
+struct dp_udf_def;
+/* Is e a call of a SQL function being expanded (or checked)?  Then true,
+** with the error. */
+bool dp_bind_udf_recursive(dp_binder *b, const dp_ast_expr *e);
+/* A call of a SQL function (expanded) or of a Java one. */
+dp_expr *dp_bind_udf_call(dp_bexpr *x, const dp_ast_expr *e, const struct dp_udf_def *f);
+/* The catalog entry of a C function, referenced by the statement; NULL with
+** an error where C functions cannot go. */
+const dp_func *dp_bind_cfunc(dp_binder *b, const struct dp_udf_def *f, const dp_ast_expr *e);
+/* CREATE FUNCTION: checks (a SQL body is bound over its parameters), then the catalog. */
+int dp_bind_create_function(dp_binder *b, dp_catalog *cat, const dp_ast_stmt *s);
 
 /* ---- bind_query.c: queries, and node helpers ---- */
 void dp_bind_copy_schema(dp_binder *b, dp_plan *p, const dp_plan *from, int extra);

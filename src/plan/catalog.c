@@ -59,6 +59,7 @@ dp_catalog *dp_catalog_new(void) {
 
 void dp_catalog_free(dp_catalog *c) {
   if (!c) return;
+  dp_catalog_free_functions(c);
   dp_arena_free(c->arena);
   free(c);
 }
@@ -843,13 +844,7 @@ int dp_catalog_drop_stmt(dp_catalog *c, dp_diags *d, const dp_ast_drop *dr) {
   if (!c || !d || !dr) return DIPPER_MISUSE;
   const dp_ast_ident *nm = last_part(&dr->name);
   if (!nm) return DIPPER_MISUSE;
-  if (dr->what == 'F') {
-    if (dr->if_exists) return DIPPER_OK;
-    return dp_error(d, DIPPER_NAME, nm->span,
-                    "function `%s` does not exist: dipper has only built-in functions, which "
-                    "cannot be dropped",
-                    nm->name);
-  }
+  if (dr->what == 'F') return dp_catalog_drop_function_stmt(c, d, dr);
   const char *kind = dr->what == 'V' ? "view" : "table";
   const char *kw = dr->what == 'V' ? "VIEW" : "TABLE";
   const dp_table_def *t = dp_catalog_table(c, nm->name);

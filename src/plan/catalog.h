@@ -98,6 +98,31 @@ int dp_catalog_create_view(dp_catalog *c, dp_diags *d, const dp_ast_create_view 
                            const char *text);
 int dp_catalog_drop_stmt(dp_catalog *c, dp_diags *d, const dp_ast_drop *dr);
 
+/* User-defined functions (plan/udf.h; catalog_func.c).  Lookups are
+** case-insensitive, NULL when absent; the list is sorted by name. */
+struct dp_udf_def;
+struct dp_cfunc;
+const struct dp_udf_def *dp_catalog_function(const dp_catalog *c, const char *name);
+int dp_catalog_function_count(const dp_catalog *c);
+const struct dp_udf_def *dp_catalog_function_at(const dp_catalog *c, int i);
+/* Add a checked definition (its strings, types and body already in the
+** catalog arena).  DIPPER_DUPLICATE when the name is taken. */
+int dp_catalog_add_function(dp_catalog *c, struct dp_udf_def *f);
+/* A C function under its name, replacing a C function of that name (whose
+** reference the catalog gives back).  Takes over the caller's reference on
+** DIPPER_OK; DIPPER_DUPLICATE when a built-in or a SQL or Java function has
+** the name; DIPPER_NOMEM. */
+int dp_catalog_put_cfunc(dp_catalog *c, struct dp_cfunc *f);
+/* Remove the function (a C function's reference given back): DIPPER_NAME
+** when there is none. */
+int dp_catalog_drop_function(dp_catalog *c, const char *name);
+/* DROP [TEMPORARY] FUNCTION [IF EXISTS] f: errors into d. */
+int dp_catalog_drop_function_stmt(dp_catalog *c, dp_diags *d, const dp_ast_drop *dr);
+/* CREATE FUNCTION: the statement checked by the binder, kept.  A SQL
+** function's tree is parsed again into the catalog arena from the
+** statement's text in d (the spans stay those of the script). */
+int dp_catalog_create_function(dp_catalog *c, dp_diags *d, const dp_ast_stmt *s);
+
 /* Session options (SET/RESET). Known keys are validated by dp_catalog_set. */
 int dp_catalog_set(dp_catalog *c, dp_diags *d, const dp_ast_set *s);
 int dp_catalog_reset(dp_catalog *c, const char *key); /* NULL: all */

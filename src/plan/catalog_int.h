@@ -30,7 +30,14 @@ struct dp_catalog {
   int nviews, views_cap;
   dp_session_option *options;
   int noptions, options_cap;
+  /* User-defined functions (catalog_func.c), sorted by lower-cased name; a
+     namespace of their own, apart from the built-ins (which they may not shadow). */
+  struct dp_udf_def **funcs;
+  int nfuncs, funcs_cap;
 };
+
+/* catalog_func.c: give back the C functions' references (dp_catalog_free). */
+void dp_catalog_free_functions(dp_catalog *c);
 
 /* The old name of dp_closest_of (core/suggest.h), still used by options.c:
 ** to go when options.c is next edited. */

@@ -1054,13 +1054,18 @@ static const dp_type *infer_entry(dp_arena *a, const dp_func *fn, int nargs,
 int dp_func_param_types(dp_arena *a, const dp_func *fn, int nargs, const dp_type *const *args,
                         const dp_type ***out) {
   *out = NULL;
-  if (!a || !fn || fn->id < 0 || fn->id >= DP_F_COUNT_ || nargs < 0 || (nargs > 0 && !args))
-    return DIPPER_MISUSE;
+  if (!a || !fn || nargs < 0 || (nargs > 0 && !args)) return DIPPER_MISUSE;
+  bool user = fn->params != NULL; /* a user function: its declared parameter types */
+  if (!user && (fn->id < 0 || fn->id >= DP_F_COUNT_)) return DIPPER_MISUSE;
   const dp_type **params = dp_arena_calloc(a, (size_t)(nargs ? nargs : 1), sizeof *params);
   if (!params) return DIPPER_NOMEM;
-  rctx c = {a, fn, nargs, args, params, NULL};
-  if (!resolve(&c))
-    memset(params, 0, (size_t)(nargs ? nargs : 1) * sizeof *params); /* no signature fits */
+  if (user) {
+    for (int i = 0; i < nargs && i < fn->min_args; i++) params[i] = fn->params[i];
+  } else {
+    rctx c = {a, fn, nargs, args, params, NULL};
+    if (!resolve(&c))
+      memset(params, 0, (size_t)(nargs ? nargs : 1) * sizeof *params); /* no signature fits */
+  }
   *out = params;
   return DIPPER_OK;
 }

@@ -37,6 +37,12 @@ struct dp_func {
   bool deterministic;   /* false for CURRENT_TIMESTAMP, RAND, PROCTIME */
   dp_func_infer infer;
   const char *signature;/* for error messages and docs: "substring(STRING, INT [, INT])" */
+  /* User-defined C functions only (plan/udf.h), NULL for the built-ins: id is
+  ** DP_F_COUNT_, params the declared types of the min_args == max_args
+  ** parameters (the casts dp_func_param_type gives), cfunc the function. */
+  const dp_type *const *params;
+  const struct dp_cfunc *cfunc;
+  const struct dp_udf_def *java;  /* a Java function for Spark (plan/udf.h), or NULL */
 };
 
 /* DP_F_ADD, DP_F_SUBSTRING, ... defined by functions.def. */

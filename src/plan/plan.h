@@ -315,6 +315,13 @@ typedef struct dp_watermark_info {
   const int *members;
 } dp_watermark_info;
 
+/* The C functions a bound statement calls (plan/udf.h): one reference each,
+** given back by dp_udf_release_plan when the statement's program goes. */
+typedef struct dp_udf_refs {
+  int n, cap;
+  struct dp_cfunc **items;
+} dp_udf_refs;
+
 /* The bound form of one statement. */
 typedef struct dp_query_plan {
   int nroots;
@@ -323,6 +330,10 @@ typedef struct dp_query_plan {
   dp_watermark_info *watermarks;
   bool streaming;           /* compiled in streaming mode (execution.runtime-mode) */
   unsigned output_mode;     /* DP_MODE_* chosen (dipper.output-mode or inferred); 0 = unset */
+  dp_udf_refs udfs;         /* C functions called (also by DDL that bound a query) */
+  int njava;                /* Java functions called (plan/udf.h's dp_udf_def), each once */
+  const struct dp_udf_def **java;
+  dp_span java_span;        /* the first call of one */
 } dp_query_plan;
 
 /* ---- construction helpers (plan.c) ---- */

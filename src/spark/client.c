@@ -16,6 +16,7 @@
 ** close), so a query does not pay a round trip for it.
 */
 #include "spark/client.h"
+#include "spark/udf.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -609,6 +610,31 @@ void dp_sc_close(dp_sc *s) {
 const char *dp_sc_session_id(const dp_sc *s) { return s->session_id; }
 const char *dp_sc_server_version(const dp_sc *s) { return s->server_version; }
 const char *dp_sc_address(const dp_sc *s) { return s->address; }
+
+/* ---- artifacts (Java functions' jars: spark/udf.h) ---- */
+
+int dp_sc_add_artifact(dp_sc *s, const char *name, const void *data, size_t len, dp_sc_error *err) {
+  dp_arena *a = dp_arena_new(0);
+  if (!a) return sc_nomem(err);
+  Spark__Connect__AddArtifactsRequest q;
+  spark__connect__add_artifacts_request__init(&q);
+  SC_HEAD(s, q, SPARK__CONNECT__ADD_ARTIFACTS_REQUEST);
+  q.payload_case = SPARK__CONNECT__ADD_ARTIFACTS_REQUEST__PAYLOAD_BATCH;
+  q.batch = dp_spark_artifact_batch(a, name, data, len);
+  int rc = DIPPER_OK;
+  ProtobufCMessage *m = NULL;
+  if (!q.batch) rc = sc_nomem(err);
+  if (!rc)
+    rc = sc_unary(s, SVC "AddArtifacts", &q.base, &spark__connect__add_artifacts_response__descriptor,
+                  &m, UNARY_DEADLINE_MS, true, err);
+  const Spark__Connect__AddArtifactsResponse *r = (const Spark__Connect__AddArtifactsResponse *)m;
+  if (!rc && (!r || r->n_artifacts != 1 || !r->artifacts[0]->is_crc_successful))
+    rc = sc_err(err, DIPPER_REMOTE, "Spark Connect at %s did not take the artifact %s whole (its CRC "
+                "check failed)", s->address, name);
+  if (m) protobuf_c_message_free_unpacked(m, NULL);
+  dp_arena_free(a);
+  return rc;
+}
 
 /* ---- config ---- */
 

@@ -85,6 +85,11 @@ int dp_sc_analyze_schema(dp_sc *s, const Spark__Connect__Relation *root, char **
 
 /* Keep the session alive (a cheap call when the last one is older than
 ** interval_ms); returns at once otherwise. */
+/* AddArtifacts with one artifact in one chunk (a client-streaming call of one
+** message, sent as a unary one): `name` as Spark files it ("jars/f.jar"),
+** data borrowed for the call.  DIPPER_REMOTE when the server reports the
+** chunk's CRC did not match. */
+int dp_sc_add_artifact(dp_sc *s, const char *name, const void *data, size_t len, dp_sc_error *err);
 int dp_sc_keepalive(dp_sc *s, int64_t interval_ms, dp_sc_error *err);
 
 /* While flag is set (not NULL), every execution of the session looks at

@@ -645,8 +645,24 @@ static Spark__Connect__Expression *custom_call(dp_sx *x, const dp_expr *e, const
   return NULL;
 }
 
+/* A C function: Spark cannot run it (the reason and the alternatives). */
+static Spark__Connect__Expression *refuse_cfunc(dp_sx *x, const dp_func *fn, dp_span span) {
+  dp_sx_refuse(x, span, "%s(..) is a C function (dipper_create_%s_function), which runs only on the embedded engine: Spark cannot call C code; write it in SQL (CREATE FUNCTION %s(..) RETURNS .. RETURN ..), which both engines run, or as a Java class (CREATE FUNCTION %s AS 'com.example.F' USING JAR '..')", fn->name, fn->kind == DP_FN_AGGREGATE ? "aggregate" : "scalar", fn->name,
+               fn->name);
+  return NULL;
+}
+
 static Spark__Connect__Expression *call(dp_sx *x, const dp_sscope *s, const dp_expr *e) {
   const dp_func *fn = e->u.call.fn;
+  if (fn->cfunc) return refuse_cfunc(x, fn, e->span);
+  if (fn->java) { /* registered in the session under its name before the plan runs (udf.h) */
+    int n = e->u.call.nargs;
+    Spark__Connect__Expression **a = dp_sx_alloc(x, (size_t)(n ? n : 1) * sizeof *a);
+    if (!a) return NULL;
+    bool ok = true;
+    for (int i = 0; i < n; i++) ok &= (a[i] = dp_sx_expr(x, s, e->u.call.args[i])) != NULL;
+    return ok ? dp_sx_fn(x, fn->name, n, a) : NULL;
+  }
   const fn_map *m = &fn_maps[fn->id];
   if (!m->present || m->how == REFUSE) {
     dp_sx_refuse(x, e->span, "%s(..) is not available: %s", fn->name,
@@ -854,6 +870,7 @@ Spark__Connect__Expression *dp_sx_expr(dp_sx *x, const dp_sscope *s, const dp_ex
 Spark__Connect__Expression *dp_sx_agg(dp_sx *x, const dp_sscope *s, const dp_func *fn, int nargs,
                                       dp_expr *const *args, bool distinct, const dp_expr *filter,
                                       dp_span span) {
+  if (fn->cfunc) return refuse_cfunc(x, fn, span);
   const fn_map *m = &fn_maps[fn->id];
   if (m->how == REFUSE || !m->spark) {
     dp_sx_refuse(x, span, "%s(..) is not available: %s", fn->name, m->why ? m->why : "no Spark equivalent");

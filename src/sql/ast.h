@@ -331,7 +331,8 @@ struct dp_ast_query {
 typedef enum dp_ast_stmt_kind {
   DP_AS_CREATE_TABLE,   /* create_table */
   DP_AS_CREATE_VIEW,    /* create_view */
-  DP_AS_CREATE_FUNCTION,/* create_function: CREATE [TEMPORARY] FUNCTION f AS 'class' [LANGUAGE ..] */
+  DP_AS_CREATE_FUNCTION,/* create_function: CREATE [TEMPORARY] FUNCTION f AS 'class' [LANGUAGE ..]
+                           [USING JAR 'path'], or f(a T, ..) RETURNS T RETURN expr */
   DP_AS_DROP,           /* drop */
   DP_AS_SET,            /* set: SET 'k' = 'v'; SET (no key) lists */
   DP_AS_RESET,          /* reset: RESET 'k'; RESET (no key) all */
@@ -412,6 +413,18 @@ typedef struct dp_ast_create_function {
   bool temporary, system, if_not_exists;
   const char *class_name;      /* AS 'com.example.F' */
   const char *language;        /* LANGUAGE JAVA|SCALA|PYTHON|C, or NULL */
+  dp_span class_span;          /* the class name's string */
+  const char *jar;             /* USING JAR 'path', or NULL */
+  dp_span jar_span;
+  /* A SQL function, f(a INT, b STRING) RETURNS INT RETURN expr: body is not
+  ** NULL, class_name is. */
+  int nparams;
+  dp_ast_ident *params;        /* the parameters' names */
+  const dp_type **param_types;
+  dp_span *param_type_spans;
+  const dp_type *returns;
+  dp_span returns_span;
+  dp_ast_expr *body;
 } dp_ast_create_function;
 
 typedef struct dp_ast_drop {

@@ -267,11 +267,61 @@ static void parse_create_view(parser *p, dp_ast_stmt *s) {
   cv->query_span = span_from(p, qs);
 }
 
+static void parse_class(parser *p, dp_ast_create_function *cf);
+
+/* f(a INT, b STRING) RETURNS INT RETURN expr: the SQL form; or
+** f(a INT, ..) RETURNS INT AS 'class' [USING JAR 'path']: a Java class whose
+** types are declared (Spark needs them to check the query). */
+static void parse_sql_function(parser *p, dp_ast_create_function *cf) {
+  next(p); /* ( */
+  vec names = {0}, types = {0}, spans = {0};
+  if (!at(p, DP_TK_RPAREN)) {
+    do {
+      *(dp_ast_ident *)dp_ps_vec_push(p, &names, sizeof(dp_ast_ident)) =
+          dp_ps_ident(p, "a parameter name");
+      const dp_token *ts = cur(p);
+      *(const dp_type **)dp_ps_vec_push(p, &types, sizeof(const dp_type *)) = dp_ps_type(p);
+      *(dp_span *)dp_ps_vec_push(p, &spans, sizeof(dp_span)) = span_from(p, ts);
+    } while (accept(p, DP_TK_COMMA));
+  }
+  dp_ps_expect(p, DP_TK_RPAREN, "')' to close the parameters");
+  cf->nparams = names.n;
+  cf->params = names.items;
+  cf->param_types = types.items;
+  cf->param_type_spans = spans.items;
+  if (!dp_ps_accept_word(p, "RETURNS"))
+    dp_ps_fail_expected(p, "RETURNS type after the parameters", "f(a INT) RETURNS INT RETURN a + 1");
+  const dp_token *rs = cur(p);
+  cf->returns = dp_ps_type(p);
+  cf->returns_span = span_from(p, rs);
+  if (accept_kw(p, DP_KW_AS)) { /* a Java class with its types declared */
+    parse_class(p, cf);
+    return;
+  }
+  if (at_kw(p, DP_KW_LANGUAGE)) {
+    next(p);
+    if (!dp_ps_accept_word(p, "SQL")) dp_ps_fail_expected(p, "SQL after LANGUAGE", NULL);
+  }
+  if (!dp_ps_accept_word(p, "RETURN"))
+    dp_ps_fail_expected(p, "RETURN expression after the result type", NULL);
+  cf->body = dp_ps_expr(p);
+}
+
 static void parse_create_function(parser *p, dp_ast_stmt *s) {
   dp_ast_create_function *cf = &s->u.create_function;
   cf->if_not_exists = accept_if_not_exists(p);
   cf->name = dp_ps_name(p, "a function name");
-  dp_ps_expect_kw(p, DP_KW_AS, "AS 'class name' after the function name");
+  if (at(p, DP_TK_LPAREN)) {
+    parse_sql_function(p, cf);
+    return;
+  }
+  dp_ps_expect_kw(p, DP_KW_AS, "AS 'class name' or (parameters) after the function name");
+  parse_class(p, cf);
+}
+
+/* 'com.example.F' [LANGUAGE ..] [USING JAR 'path'], after AS. */
+static void parse_class(parser *p, dp_ast_create_function *cf) {
+  cf->class_span = cur(p)->span;
   cf->class_name = parse_string(p, "the implementing class in single quotes");
   if (accept_kw(p, DP_KW_LANGUAGE)) {
     const dp_token *t = cur(p);
@@ -281,9 +331,14 @@ static void parse_create_function(parser *p, dp_ast_stmt *s) {
     cf->language = dp_ps_token_text(p, t);
     next(p);
   }
-  if (at_kw(p, DP_KW_USING))
-    dp_ps_fail_at(p, DIPPER_UNSUPPORTED, cur(p)->span,
-                  "CREATE FUNCTION ... USING JAR is not supported");
+  if (accept_kw(p, DP_KW_USING)) {
+    if (!dp_ps_accept_word(p, "JAR")) dp_ps_fail_expected(p, "JAR after USING", NULL);
+    cf->jar_span = cur(p)->span;
+    cf->jar = parse_string(p, "the jar's path in single quotes after USING JAR");
+    if (at(p, DP_TK_COMMA))
+      dp_ps_fail_at(p, DIPPER_UNSUPPORTED, cur(p)->span,
+                    "CREATE FUNCTION takes one jar; put the classes into one jar");
+  }
 }
 
 static dp_ast_stmt *parse_create(parser *p) {

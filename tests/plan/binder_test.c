@@ -627,8 +627,8 @@ TEST(ctes_and_views) {
   }
   CHECK_EQ(run(&f, "CREATE VIEW bad AS SELECT nope FROM orders"), DIPPER_NAME);
   CHECK(dp_catalog_view(f.cat, "bad") == NULL);
-  CHECK_EQ(run(&f, "CREATE FUNCTION f AS 'com.example.F'"), DIPPER_UNSUPPORTED);
-  CHECK_CONTAINS(f.msg, "UDFs arrive with the embedded engine's callback API");
+  CHECK_EQ(run(&f, "CREATE FUNCTION f AS 'com.example.F' LANGUAGE PYTHON"), DIPPER_UNSUPPORTED);
+  CHECK_CONTAINS(f.msg, "LANGUAGE PYTHON functions are not supported");
   CHECK_EQ(run(&f, "DESCRIBE nope"), DIPPER_NAME);
   CHECK_EQ(run(&f, "DESCRIBE orders"), DIPPER_OK);
   CHECK_EQ(f.q.nroots, 0);

@@ -17,6 +17,7 @@
 #include "api/dipper_int.h"
 #include "core/buf.h"
 #include "spark/translate.h"
+#include "spark/udf.h"
 #include "test.h"
 
 static const char *DDL =
@@ -48,6 +49,9 @@ typedef struct fx {
 } fx;
 
 static int nplans;
+/* The handle fx_run compiles on: "embedded", or an sc:// address for what the
+** embedded engine refuses (Java functions); compiling needs no server. */
+static const char *fx_engine = "embedded";
 
 /* ---- a text dump of any protobuf-c message ---- */
 
@@ -167,7 +171,7 @@ static void fx_run(fx *f, const char *sql) {
   dp_diags_init(&f->d, f->arena, "<test>", sql, strlen(sql));
   f->c.arena = f->arena;
   f->c.diags = &f->d;
-  f->rc = dipper_open(&f->db, "embedded");
+  f->rc = dipper_open(&f->db, fx_engine);
   if (f->rc != DIPPER_OK) return;
   dipper_program *ddl = NULL;
   f->rc = dipper_compile(f->db, DDL, (size_t)-1, "ddl.sql", &ddl);
@@ -871,6 +875,66 @@ TEST(batch_insert_into_kafka_is_a_write_operation) {
                     "INSERT INTO topic_out SELECT id, customer FROM orders";
   EXPECT_OK(sql, "write_operation:{input:", "source:\"kafka\"", "mode:SAVE_MODE_APPEND",
             "value:\"out\"", "function_name:\"to_json\"");
+}
+
+/* ---- Java functions (spark/udf.h) ---- */
+
+static const char *const java_fn =
+    "CREATE TEMPORARY FUNCTION count_char(s STRING, c STRING) RETURNS INT\n"
+    "  AS 'com.example.CountChar' USING JAR '" DIPPER_SOURCE_DIR "/tests/spark/plans/orders.json';\n";
+
+TEST(java_function_call_is_an_unresolved_function_of_its_name) {
+  fx_engine = "sc://127.0.0.1:1";
+  char sql[1024];
+  snprintf(sql, sizeof sql, "%sSELECT id, count_char(customer, 'a') AS n FROM orders", java_fn);
+  EXPECT_OK(sql,
+            "{alias:{expr:{unresolved_function:{function_name:\"count_char\" arguments:["
+            "{unresolved_attribute:{unparsed_identifier:\"_c0_1\"}} {literal:{string:\"a\"}}]}} "
+            "name:[\"_c1_1\"]}}");
+  /* an argument of another type is cast to the declared parameter type first */
+  snprintf(sql, sizeof sql, "%sSELECT count_char(customer, CAST(id AS STRING)) FROM orders", java_fn);
+  EXPECT_OK(sql, "unresolved_function:{function_name:\"count_char\"");
+  fx_engine = "embedded";
+}
+
+TEST(java_function_registration_and_its_jar_as_messages) {
+  dipper *db = NULL;
+  CHECK_EQ(dipper_open(&db, "sc://127.0.0.1:1"), DIPPER_OK);
+  dipper_program *prog = NULL;
+  CHECK_EQ(dipper_compile(db, java_fn, (size_t)-1, "j.sql", &prog), DIPPER_OK);
+  dipper_program_free(prog);
+  const dp_udf_def *f = dp_catalog_function(db->catalog, "count_char");
+  CHECK(f != NULL && f->kind == DP_UDF_JAVA);
+  dp_arena *a = dp_arena_new(0);
+  dp_diags d;
+  dp_diags_init(&d, a, "<test>", NULL, 0);
+  dp_spark_ctx c = {a, &d, NULL, NULL};
+  Spark__Connect__Plan *plan = NULL;
+  if (f) CHECK_EQ(dp_spark_java_register_plan(&c, f, &plan), DIPPER_OK);
+  char *text = plan ? dump(&plan->base) : NULL;
+  CHECK_STR(text, "{command:{register_function:{function_name:\"count_char\" deterministic:true "
+                  "java_udf:{class_name:\"com.example.CountChar\" output_type:{integer:{}}}}}}");
+  free(text);
+  /* the jar: one artifact in one chunk, named as Spark files jars, with its CRC-32 */
+  CHECK_STR(dp_spark_jar_artifact(a, "/some/where/udfs.jar"), "jars/udfs.jar");
+  CHECK_EQ(dp_spark_crc32("123456789", 9), 0xCBF43926u); /* the standard check value */
+  Spark__Connect__AddArtifactsRequest__Batch *b = dp_spark_artifact_batch(a, "jars/udfs.jar", "PK\3\4", 4);
+  text = b ? dump(&b->base) : NULL;
+  char want[256];
+  snprintf(want, sizeof want, "{artifacts:[{name:\"jars/udfs.jar\" data:{data:<4 bytes> crc:%u}}]}",
+           dp_spark_crc32("PK\3\4", 4));
+  CHECK_STR(text, want);
+  free(text);
+  dp_arena_free(a);
+  /* the embedded engine refuses a call, with the reason */
+  dipper *emb = NULL;
+  CHECK_EQ(dipper_open(&emb, NULL), DIPPER_OK);
+  char sql[1024];
+  snprintf(sql, sizeof sql, "%sSELECT count_char('abc', 'a');", java_fn);
+  CHECK_EQ(dipper_compile(emb, sql, (size_t)-1, "j.sql", &prog), DIPPER_UNSUPPORTED);
+  CHECK_CONTAINS(dipper_errmsg(emb), "which only Spark can run");
+  dipper_close(emb);
+  dipper_close(db);
 }
 
 int main(void) { return RUN_TESTS(); }
