@@ -482,10 +482,14 @@ static Spark__Connect__Expression *extract(dp_sx *x, const dp_expr *e, const cha
   return NULL;
 }
 
-static Spark__Connect__Expression *custom_call(dp_sx *x, const dp_expr *e, const fn_map *m,
-                                               Spark__Connect__Expression **a) {
+/* What a custom_* step returns for a call it has no rule for. */
+static Spark__Connect__Expression no_rule;
+
+/* Arithmetic and logic whose Spark form differs (NULL on division by zero, exact
+** result types, three-valued IS). */
+static Spark__Connect__Expression *custom_arith(dp_sx *x, const dp_expr *e, const fn_map *m,
+                                                Spark__Connect__Expression **a) {
   int n = e->u.call.nargs;
-  dp_expr **args = e->u.call.args;
   dp_span sp = e->span;
   switch ((dp_func_id)e->u.call.fn->id) {
   case DP_F_ADD:
@@ -515,6 +519,16 @@ static Spark__Connect__Expression *custom_call(dp_sx *x, const dp_expr *e, const
   case DP_F_IS_TRUE: return dp_sx_fn2(x, "<=>", a[0], dp_sx_lit_bool(x, true));
   case DP_F_IS_FALSE: return dp_sx_fn2(x, "<=>", a[0], dp_sx_lit_bool(x, false));
   case DP_F_IS_DISTINCT_FROM: return dp_sx_fn1(x, "not", dp_sx_fn2(x, "<=>", a[0], a[1]));
+  default: return &no_rule;
+  }
+}
+
+/* String functions whose arguments or edge cases differ. */
+static Spark__Connect__Expression *custom_string(dp_sx *x, const dp_expr *e, const fn_map *m,
+                                                 Spark__Connect__Expression **a) {
+  int n = e->u.call.nargs;
+  dp_expr **args = e->u.call.args;
+  switch ((dp_func_id)e->u.call.fn->id) {
   case DP_F_NOT_LIKE: return dp_sx_fn1(x, "not", dp_sx_fn(x, "like", n, a));
   case DP_F_LTRIM:
   case DP_F_RTRIM:
@@ -543,9 +557,20 @@ static Spark__Connect__Expression *custom_call(dp_sx *x, const dp_expr *e, const
     return dp_sx_fn3(x, "regexp_replace", dp_sx_fn1(x, "initcap", marked), dp_sx_lit_string(x, "\001 "),
                      dp_sx_lit_string(x, ""));
   }
+  default: return &no_rule;
+  }
+}
+
+/* Temporal functions: units as literals, Spark's own names and types. */
+static Spark__Connect__Expression *custom_time(dp_sx *x, const dp_expr *e, const fn_map *m,
+                                               Spark__Connect__Expression **a) {
+  int n = e->u.call.nargs;
+  dp_expr **args = e->u.call.args;
+  dp_span sp = e->span;
+  switch ((dp_func_id)e->u.call.fn->id) {
   case DP_F_EXTRACT: {
     const char *unit;
-    if (!lit_string(args[0], &unit)) break;
+    if (!lit_string(args[0], &unit)) return &no_rule;
     return extract(x, e, unit, a[1]);
   }
   case DP_F_TO_TIMESTAMP:
@@ -582,14 +607,14 @@ static Spark__Connect__Expression *custom_call(dp_sx *x, const dp_expr *e, const
     return dp_sx_fn2(x, "unix_timestamp", a[0], n > 1 ? a[1] : dp_sx_lit_string(x, "yyyy-MM-dd HH:mm:ss"));
   case DP_F_TIMESTAMPADD: {
     const char *unit;
-    if (!lit_string(args[0], &unit)) break;
+    if (!lit_string(args[0], &unit)) return &no_rule;
     Spark__Connect__Expression *iv = unit_interval(x, unit, sp);
     Spark__Connect__Expression *step = dp_sx_fn2(x, "*", iv, a[1]);
     return dp_sx_cast(x, dp_sx_fn2(x, "+", a[2], step), e->type, false, sp);
   }
   case DP_F_TIMESTAMPDIFF: {
     const char *unit;
-    if (!lit_string(args[0], &unit)) break;
+    if (!lit_string(args[0], &unit)) return &no_rule;
     /* Spark's timestampdiff takes the unit as a leading string literal */
     return dp_sx_cast(x, dp_sx_fn3(x, "timestampdiff", dp_sx_lit_string(x, unit), a[1], a[2]), e->type, false, sp);
   }
@@ -598,7 +623,7 @@ static Spark__Connect__Expression *custom_call(dp_sx *x, const dp_expr *e, const
     bool ceil = e->u.call.fn->id == DP_F_CEIL;
     if (n == 1) return dp_sx_cast(x, dp_sx_fn1(x, m->spark, a[0]), e->type, false, sp);
     const char *unit;
-    if (!lit_string(args[1], &unit)) break;
+    if (!lit_string(args[1], &unit)) return &no_rule;
     Spark__Connect__Expression *fl = dp_sx_cast(x, dp_sx_fn2(x, "date_trunc", dp_sx_lit_string(x, unit), a[0]),
                                                 e->type, false, sp);
     if (!ceil) return fl;
@@ -606,6 +631,17 @@ static Spark__Connect__Expression *custom_call(dp_sx *x, const dp_expr *e, const
     Spark__Connect__Expression *next = dp_sx_cast(x, dp_sx_fn2(x, "+", fl, unit_interval(x, unit, sp)), e->type, false, sp);
     return dp_sx_fn3(x, "if", dp_sx_fn2(x, "==", fl, a[0]), fl, next);
   }
+  default: return &no_rule;
+  }
+}
+
+/* Numbers, collections and ROW. */
+static Spark__Connect__Expression *custom_other(dp_sx *x, const dp_expr *e, const fn_map *m,
+                                                Spark__Connect__Expression **a) {
+  int n = e->u.call.nargs;
+  dp_expr **args = e->u.call.args;
+  dp_span sp = e->span;
+  switch ((dp_func_id)e->u.call.fn->id) {
   case DP_F_TRUNCATE: {
     Spark__Connect__Expression *d = n > 1 ? a[1] : dp_sx_lit_int(x, 0);
     Spark__Connect__Expression *r = dp_sx_fn3(x, "if", dp_sx_fn2(x, ">=", a[0], dp_sx_lit_int(x, 0)),
@@ -628,7 +664,7 @@ static Spark__Connect__Expression *custom_call(dp_sx *x, const dp_expr *e, const
       return when1(x, dp_sx_fn2(x, ">", a[1], dp_sx_lit_int(x, 0)), dp_sx_fn2(x, "try_element_at", a[0], a[1]));
     return dp_sx_fn2(x, "try_element_at", a[0], a[1]);
   case DP_F_ROW: {
-    if (e->type->kind != DP_T_ROW || e->type->nfields != n) break;
+    if (e->type->kind != DP_T_ROW || e->type->nfields != n) return &no_rule;
     Spark__Connect__Expression **v = dp_sx_alloc(x, (size_t)(2 * n) * sizeof *v);
     if (!v) return NULL;
     for (int i = 0; i < n; i++) {
@@ -637,10 +673,19 @@ static Spark__Connect__Expression *custom_call(dp_sx *x, const dp_expr *e, const
     }
     return dp_sx_fn(x, "named_struct", 2 * n, v);
   }
-  default: break;
+  default: return &no_rule;
   }
+}
+
+static Spark__Connect__Expression *custom_call(dp_sx *x, const dp_expr *e, const fn_map *m,
+                                               Spark__Connect__Expression **a) {
+  Spark__Connect__Expression *r = custom_arith(x, e, m, a);
+  if (r == &no_rule) r = custom_string(x, e, m, a);
+  if (r == &no_rule) r = custom_time(x, e, m, a);
+  if (r == &no_rule) r = custom_other(x, e, m, a);
+  if (r != &no_rule) return r;
   if (x->rc == DIPPER_OK)
-    dp_sx_refuse(x, sp, "%s(..) in this form has no Spark translation; compute it another way",
+    dp_sx_refuse(x, e->span, "%s(..) in this form has no Spark translation; compute it another way",
                  e->u.call.fn->name);
   return NULL;
 }

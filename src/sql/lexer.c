@@ -201,6 +201,135 @@ static const char *skip_space(dp_lexer *lx, size_t *err_start, uint32_t *err_lin
   return NULL;
 }
 
+/* X'...': hexadecimal digits in quotes (lx at the X). */
+static dp_tok_kind scan_binary(dp_lexer *lx, const char **err) {
+  advance(lx);
+  advance(lx);
+  size_t body = lx->pos;
+  if (!scan_quoted(lx, '\'')) {
+    *err = "unterminated binary string: X'...' needs a closing quote";
+    return DP_TK_ERROR;
+  }
+  for (size_t i = body; i + 1 < lx->pos; i++)
+    if (!is_hex((unsigned char)lx->text[i])) {
+      *err = "a binary string X'...' may hold only hexadecimal digits 0-9 and A-F";
+      return DP_TK_ERROR;
+    }
+  return DP_TK_BINARY;
+}
+
+/* 12, 1.5, .5, 1e-3; a number glued to letters (10s) is an error. */
+static dp_tok_kind scan_number(dp_lexer *lx, const char **err) {
+  dp_tok_kind kind = DP_TK_INTEGER;
+  while (is_digit(peek_at(lx, lx->pos))) advance(lx);
+  if (peek_at(lx, lx->pos) == '.') {
+    kind = DP_TK_DECIMAL;
+    advance(lx);
+    while (is_digit(peek_at(lx, lx->pos))) advance(lx);
+  }
+  unsigned char e = peek_at(lx, lx->pos);
+  if (e == 'e' || e == 'E') {
+    size_t k = lx->pos + 1;
+    if (peek_at(lx, k) == '+' || peek_at(lx, k) == '-') k++;
+    if (is_digit(peek_at(lx, k))) {
+      kind = DP_TK_FLOAT;
+      while (lx->pos < k) advance(lx);
+      while (is_digit(peek_at(lx, lx->pos))) advance(lx);
+    }
+  }
+  if (is_name_start(peek_at(lx, lx->pos))) {
+    /* 10s or 5min: glued letters are a typo for a separate word. */
+    while (lx->pos < lx->len && is_name_char((unsigned char)lx->text[lx->pos])) advance(lx);
+    *err = "a number runs into letters: put a space between them, or quote a name that "
+           "starts with a digit in backticks";
+    return DP_TK_ERROR;
+  }
+  return kind;
+}
+
+/* 'text', `name` or "name" (lx at the quote c). */
+static dp_tok_kind scan_quoted_token(dp_lexer *lx, unsigned char c, size_t start,
+                                     const char **err) {
+  advance(lx);
+  if (c == '\'') {
+    if (scan_quoted(lx, '\'')) return DP_TK_STRING;
+    *err = "unterminated string: add the closing quote (write '' for a quote inside a string)";
+    return DP_TK_ERROR;
+  }
+  if (!scan_quoted(lx, c)) {
+    *err = c == '`' ? "unterminated quoted name: add the closing backtick `"
+                    : "unterminated quoted name: add the closing double quote \" (strings "
+                      "take single quotes)";
+    return DP_TK_ERROR;
+  }
+  if (lx->pos - start == 2) {
+    *err = "empty quoted name: a name needs at least one character";
+    return DP_TK_ERROR;
+  }
+  return DP_TK_QIDENT;
+}
+
+/* Punctuation and operators, one to three characters (c, then c1). */
+static dp_tok_kind scan_operator(dp_lexer *lx, unsigned char c, unsigned char c1,
+                                 const char **err) {
+  dp_tok_kind kind = DP_TK_ERROR;
+  size_t n = 1;
+  switch (c) {
+    case '(': kind = DP_TK_LPAREN; break;
+    case ')': kind = DP_TK_RPAREN; break;
+    case '[': kind = DP_TK_LBRACKET; break;
+    case ']': kind = DP_TK_RBRACKET; break;
+    case ',': kind = DP_TK_COMMA; break;
+    case '.': kind = DP_TK_DOT; break;
+    case ';': kind = DP_TK_SEMI; break;
+    case '+': kind = DP_TK_PLUS; break;
+    case '*': kind = DP_TK_STAR; break;
+    case '/': kind = DP_TK_SLASH; break;
+    case '%': kind = DP_TK_PERCENT; break;
+    case '?': kind = DP_TK_QMARK; break;
+    case '^': kind = DP_TK_CARET; break;
+    case '&': kind = DP_TK_AMP; break;
+    case '~': kind = DP_TK_TILDE; break;
+    case '-':
+      if (c1 == '>') kind = DP_TK_ARROW, n = 2;
+      else kind = DP_TK_MINUS;
+      break;
+    case ':':
+      if (c1 == ':') kind = DP_TK_DCOLON, n = 2;
+      else kind = DP_TK_COLON;
+      break;
+    case '|':
+      if (c1 == '|') kind = DP_TK_CONCAT, n = 2;
+      else kind = DP_TK_PIPE;
+      break;
+    case '=':
+      if (c1 == '=') kind = DP_TK_EQEQ, n = 2;
+      else if (c1 == '>') kind = DP_TK_FATARROW, n = 2;
+      else kind = DP_TK_EQ;
+      break;
+    case '!':
+      if (c1 == '=') kind = DP_TK_NE, n = 2;
+      else *err = "unexpected '!': write NOT for negation and <> or != for inequality";
+      break;
+    case '<':
+      if (c1 == '=' && peek_at(lx, lx->pos + 2) == '>') kind = DP_TK_NSEQ, n = 3;
+      else if (c1 == '=') kind = DP_TK_LE, n = 2;
+      else if (c1 == '>') kind = DP_TK_NE, n = 2;
+      else kind = DP_TK_LT;
+      break;
+    case '>':
+      if (c1 == '=') kind = DP_TK_GE, n = 2;
+      else kind = DP_TK_GT;
+      break;
+    default:
+      *err = "unexpected character: it has no meaning in SQL here (quote names in "
+             "backticks, strings in single quotes)";
+      break;
+  }
+  for (size_t i = 0; i < n && lx->pos < lx->len; i++) advance(lx);
+  return kind;
+}
+
 dp_token dp_lex_next(dp_lexer *lx) {
   size_t before = lx->pos;
   size_t cstart = 0, cline_start = 0;
@@ -226,24 +355,8 @@ dp_token dp_lex_next(dp_lexer *lx) {
   unsigned char c1 = peek_at(lx, lx->pos + 1);
   dp_tok_kind kind;
   const char *err = NULL;
-
   if ((c == 'x' || c == 'X') && c1 == '\'') {
-    advance(lx);
-    advance(lx);
-    kind = DP_TK_BINARY;
-    size_t body = lx->pos;
-    if (!scan_quoted(lx, '\'')) {
-      kind = DP_TK_ERROR;
-      err = "unterminated binary string: X'...' needs a closing quote";
-    } else {
-      for (size_t i = body; i + 1 < lx->pos; i++) {
-        if (!is_hex((unsigned char)lx->text[i])) {
-          kind = DP_TK_ERROR;
-          err = "a binary string X'...' may hold only hexadecimal digits 0-9 and A-F";
-          break;
-        }
-      }
-    }
+    kind = scan_binary(lx, &err);
   } else if (is_name_start(c)) {
     while (lx->pos < lx->len && is_name_char((unsigned char)lx->text[lx->pos])) advance(lx);
     t = make(lx, DP_TK_IDENT, start, line, line_start);
@@ -251,105 +364,11 @@ dp_token dp_lex_next(dp_lexer *lx) {
     t.space_before = spaced;
     return t;
   } else if (is_digit(c) || (c == '.' && is_digit(c1))) {
-    kind = DP_TK_INTEGER;
-    while (is_digit(peek_at(lx, lx->pos))) advance(lx);
-    if (peek_at(lx, lx->pos) == '.') {
-      kind = DP_TK_DECIMAL;
-      advance(lx);
-      while (is_digit(peek_at(lx, lx->pos))) advance(lx);
-    }
-    unsigned char e = peek_at(lx, lx->pos);
-    if (e == 'e' || e == 'E') {
-      size_t k = lx->pos + 1;
-      if (peek_at(lx, k) == '+' || peek_at(lx, k) == '-') k++;
-      if (is_digit(peek_at(lx, k))) {
-        kind = DP_TK_FLOAT;
-        while (lx->pos < k) advance(lx);
-        while (is_digit(peek_at(lx, lx->pos))) advance(lx);
-      }
-    }
-    if (is_name_start(peek_at(lx, lx->pos))) {
-      /* 10s or 5min: glued letters are a typo for a separate word. */
-      while (lx->pos < lx->len && is_name_char((unsigned char)lx->text[lx->pos])) advance(lx);
-      kind = DP_TK_ERROR;
-      err = "a number runs into letters: put a space between them, or quote a name that "
-            "starts with a digit in backticks";
-    }
-  } else if (c == '\'') {
-    advance(lx);
-    kind = DP_TK_STRING;
-    if (!scan_quoted(lx, '\'')) {
-      kind = DP_TK_ERROR;
-      err = "unterminated string: add the closing quote (write '' for a quote inside a string)";
-    }
-  } else if (c == '`' || c == '"') {
-    advance(lx);
-    kind = DP_TK_QIDENT;
-    if (!scan_quoted(lx, c)) {
-      kind = DP_TK_ERROR;
-      err = c == '`' ? "unterminated quoted name: add the closing backtick `"
-                     : "unterminated quoted name: add the closing double quote \" (strings "
-                       "take single quotes)";
-    } else if (lx->pos - start == 2) {
-      kind = DP_TK_ERROR;
-      err = "empty quoted name: a name needs at least one character";
-    }
+    kind = scan_number(lx, &err);
+  } else if (c == '\'' || c == '`' || c == '"') {
+    kind = scan_quoted_token(lx, c, start, &err);
   } else {
-    kind = DP_TK_ERROR;
-    size_t n = 1;
-    switch (c) {
-      case '(': kind = DP_TK_LPAREN; break;
-      case ')': kind = DP_TK_RPAREN; break;
-      case '[': kind = DP_TK_LBRACKET; break;
-      case ']': kind = DP_TK_RBRACKET; break;
-      case ',': kind = DP_TK_COMMA; break;
-      case '.': kind = DP_TK_DOT; break;
-      case ';': kind = DP_TK_SEMI; break;
-      case '+': kind = DP_TK_PLUS; break;
-      case '*': kind = DP_TK_STAR; break;
-      case '/': kind = DP_TK_SLASH; break;
-      case '%': kind = DP_TK_PERCENT; break;
-      case '?': kind = DP_TK_QMARK; break;
-      case '^': kind = DP_TK_CARET; break;
-      case '&': kind = DP_TK_AMP; break;
-      case '~': kind = DP_TK_TILDE; break;
-      case '-':
-        if (c1 == '>') kind = DP_TK_ARROW, n = 2;
-        else kind = DP_TK_MINUS;
-        break;
-      case ':':
-        if (c1 == ':') kind = DP_TK_DCOLON, n = 2;
-        else kind = DP_TK_COLON;
-        break;
-      case '|':
-        if (c1 == '|') kind = DP_TK_CONCAT, n = 2;
-        else kind = DP_TK_PIPE;
-        break;
-      case '=':
-        if (c1 == '=') kind = DP_TK_EQEQ, n = 2;
-        else if (c1 == '>') kind = DP_TK_FATARROW, n = 2;
-        else kind = DP_TK_EQ;
-        break;
-      case '!':
-        if (c1 == '=') kind = DP_TK_NE, n = 2;
-        else err = "unexpected '!': write NOT for negation and <> or != for inequality";
-        break;
-      case '<':
-        if (c1 == '=' && peek_at(lx, lx->pos + 2) == '>') kind = DP_TK_NSEQ, n = 3;
-        else if (c1 == '=') kind = DP_TK_LE, n = 2;
-        else if (c1 == '>') kind = DP_TK_NE, n = 2;
-        else kind = DP_TK_LT;
-        break;
-      case '>':
-        if (c1 == '=') kind = DP_TK_GE, n = 2;
-        else kind = DP_TK_GT;
-        break;
-      default:
-        err = "unexpected character: it has no meaning in SQL here (quote names in "
-              "backticks, strings in single quotes)";
-        break;
-    }
-    for (size_t i = 0; i < n && lx->pos < lx->len; i++) advance(lx);
+    kind = scan_operator(lx, c, c1, &err);
   }
   t = make(lx, kind, start, line, line_start);
   t.space_before = spaced;
