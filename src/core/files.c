@@ -3,6 +3,7 @@
 */
 #include "core/files.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,6 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "core/buf.h"
 
 int dp_make_dirs(const char *path) {
   char p[PATH_MAX];
@@ -36,4 +39,31 @@ int dp_sync_dir(const char *dir) {
   close(fd);
   errno = err;
   return rc;
+}
+
+int dp_remove_tree(const char *path) {
+  struct stat sb;
+  if (lstat(path, &sb) != 0) return errno == ENOENT ? 0 : -1;
+  if (!S_ISDIR(sb.st_mode)) return unlink(path);
+  DIR *d = opendir(path);
+  if (!d) return -1;
+  int rc = 0;
+  struct dirent *e;
+  dp_buf p = DP_BUF_INIT;
+  while (!rc && (e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    p.len = 0;
+    dp_buf_printf(&p, "%s/%s", path, e->d_name);
+    if (p.oom) {
+      errno = ENOMEM;
+      rc = -1;
+    } else {
+      rc = dp_remove_tree(p.data);
+    }
+  }
+  int saved = errno;
+  closedir(d);
+  dp_buf_free(&p);
+  errno = saved;
+  return rc ? rc : rmdir(path);
 }
