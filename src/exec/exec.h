@@ -161,6 +161,17 @@ void dp_exec_free(dp_exec *ex);
 int dp_exec_open(dipper *db, const dp_query_plan *q, const dp_plan *root, dp_diags *d,
                  const char *checkpoint, dp_exec **out);
 
+/* 'state.backend' = 'rocksdb' in the session of ex's handle (state_rocks.h);
+** else the state stays in memory (Flink's 'hashmap'). */
+bool dp_exec_state_rocks(const dp_exec *ex);
+/* A note of the query to the handle's log (dipper_set_log): what it does
+** differently from what the session asked, once. */
+void dp_exec_note(dp_exec *ex, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 /* Build and open the operator for one plan node (and its children). */
 int dp_op_build(dp_exec *ex, const dp_plan *p, dp_op **out);
 
