@@ -188,8 +188,7 @@ static int refuse_correlated(dp_diags *d, const dp_plan *root) {
 }
 
 bool dp_exec_state_rocks(const dp_exec *ex) {
-  const char *v = ex->db && ex->db->catalog ? dp_catalog_option(ex->db->catalog, "state.backend")
-                                            : NULL;
+  const char *v = dp_session_option(ex->db, "state.backend");
   return v && strcmp(v, "rocksdb") == 0;
 }
 
@@ -200,7 +199,7 @@ void dp_exec_note(dp_exec *ex, const char *fmt, ...) {
   va_start(ap, fmt);
   dp_buf_vprintf(&b, fmt, ap);
   va_end(ap);
-  if (!b.oom && b.len) dp_api_log(ex->db, DIPPER_LOG_NOTE, "%s", b.data);
+  if (!b.oom && b.len) dp_session_log(ex->db, DIPPER_LOG_NOTE, "%s", b.data);
   dp_buf_free(&b);
 }
 
