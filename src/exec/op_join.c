@@ -39,13 +39,10 @@
 ** stream too, a left row waits until the watermark reaches its AS OF time
 ** (every version up to it has arrived), then joins; versions are kept.
 */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "core/files.h"
 #include "exec/eval.h"
 #include "exec/exec.h"
 #include "exec/rows.h"
@@ -96,13 +93,8 @@ typedef struct join_state {
   } side[2];
   /* two streams over RocksDB ('state.backend' = 'rocksdb'): the stores stay
   ** empty and each side's rows live in rocks, space 0 left, 1 right */
-  dp_rocks *rocks;     /* NULL until first used (a restore names what to open) */
-  bool use_rocks;
-  char *rocks_root;    /* <checkpoint>/rocksdb/join-<n>, or a temporary folder */
-  bool rocks_temp;     /* rocks_root is removed at close */
-  int64_t rocks_from;  /* the checkpoint (batch id) a restore named, or -1 */
+  dp_rocks *rocks;     /* NULL: the state is in memory */
   int64_t rocks_rows[2];
-  int64_t rocks_saved; /* the checkpoint the state equals (no batch ran since), or -1 */
   dp_batch *fetched[2];/* per side: a slice's matches, or evicted rows, read from rocks */
   dp_rocks_refs refs;  /* where they are */
   int phase;           /* stream2: 0 new left rows, 1 new right rows, 2 evict, 3 done */
@@ -519,23 +511,10 @@ static int evict(dp_op *op) {
 /* ---- two streams over RocksDB ('state.backend' = 'rocksdb') ----
 ** Each side's rows live in state_rocks.h's keyed row store (space 0 the
 ** left side, 1 the right), its time index the eviction's order; the
-** in-memory stores stay empty.  A slice of new rows probes by one prefix
-** scan per row, the matches read into fetched[] with their places (refs),
-** so that the condition and the gathering are the in-memory path's; a
-** matched flag of an outer side is rewritten in RocksDB. */
-
-/* Open the instance on first use: from the checkpoint a restore named, or new. */
-static int rocks_ready(join_state *st, dp_exec *ex) {
-  if (st->rocks) return DIPPER_OK;
-  dp_buf live = DP_BUF_INIT, from = DP_BUF_INIT;
-  dp_buf_printf(&live, "%s/live", st->rocks_root);
-  if (st->rocks_from >= 0) dp_buf_printf(&from, "%s/%lld", st->rocks_root, (long long)st->rocks_from);
-  int rc = live.oom || from.oom ? DIPPER_NOMEM
-           : dp_rocks_open(live.data, st->rocks_from >= 0 ? from.data : NULL, ex->diags, &st->rocks);
-  dp_buf_free(&live);
-  dp_buf_free(&from);
-  return rc;
-}
+** in-memory stores stay empty.  A slice of new rows probes with each of its
+** distinct keys once, the matches read into fetched[] with their places
+** (refs), so that the condition and the gathering are the in-memory path's;
+** a matched flag of an outer side is written back to RocksDB. */
 
 /* The join's number among the joins of the plan, in preorder: its folder's
 ** name, the same in every run of the same plan. */
@@ -550,46 +529,36 @@ static bool join_ordinal(const dp_plan *at, const dp_plan *p, int *n) {
 static int rocks_setup(dp_op *op) {
   join_state *st = op->state;
   dp_exec *ex = op->ex;
-  st->use_rocks = true;
-  st->rocks_from = st->rocks_saved = -1;
-  dp_buf root = DP_BUF_INIT;
-  if (ex->checkpoint) {
-    int n = 0;
-    if (!ex->root || !join_ordinal(ex->root, op->plan, &n)) n = 0;
-    dp_buf_printf(&root, "%s/rocksdb/join-%d", ex->checkpoint, n);
-  } else {
-    const char *tmp = getenv("TMPDIR");
-    dp_buf_printf(&root, "%s/dipper-rocksdb-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!root.oom && !mkdtemp(root.data)) {
-      dp_buf_free(&root);
-      return dp_error(ex->diags, DIPPER_IO, op->plan->span,
-                      "cannot make a temporary folder for the join's rocksdb state: %s",
-                      strerror(errno));
-    }
-    st->rocks_temp = true;
+  int n = 0;
+  if (!ex->root || !join_ordinal(ex->root, op->plan, &n)) n = 0;
+  char name[32];
+  snprintf(name, sizeof name, "join-%d", n);
+  int rc = dp_rocks_new(ex->checkpoint, name, ex->diags, &st->rocks);
+  for (int s = 0; !rc && s < 2; s++) {
+    dp_rocks_space(st->rocks, s, &op->plan->inputs[s]->schema);
+    if (!(st->fetched[s] = dp_batch_new(&op->plan->inputs[s]->schema, 0))) rc = DIPPER_NOMEM;
   }
-  if (root.oom) return DIPPER_NOMEM;
-  st->rocks_root = root.data;
-  for (int s = 0; s < 2; s++)
-    if (!(st->fetched[s] = dp_batch_new(&op->plan->inputs[s]->schema, 0))) return DIPPER_NOMEM;
-  return DIPPER_OK;
+  return rc;
 }
 
 static void rocks_close(join_state *st) {
-  dp_rocks_close(st->rocks, true); /* the live copy: a restart opens a checkpoint */
-  if (st->rocks_temp && st->rocks_root) dp_remove_tree(st->rocks_root);
-  free(st->rocks_root);
+  dp_rocks_free(st->rocks);
   dp_rocks_refs_free(&st->refs);
   for (int s = 0; s < 2; s++) dp_batch_free(st->fetched[s]);
 }
 
-/* rocks_probe_slice: new rows [start, end) of side s against the other side. */
+/* Rows of a slice: a keyless probe pairs each row with the whole other side. */
+static int64_t rocks_slice_rows(const join_state *st, int s) {
+  int64_t nb = st->rocks_rows[1 - s] > 0 ? st->rocks_rows[1 - s] : 1;
+  return st->nkeys > 0 ? DP_ROWS_CHUNK : DP_ROWS_CHUNK / nb > 0 ? DP_ROWS_CHUNK / nb : 1;
+}
+
+/* probe_slice over RocksDB: new rows [start, end) of side s against the other side. */
 static int rocks_probe_slice(dp_op *op, int s, int64_t start, int64_t end) {
   join_state *st = op->state;
   struct side *P = &st->side[s], *B = &st->side[1 - s];
   dp_batch *F = st->fetched[1 - s];
   dp_batch_clear(F);
-  dp_rocks_refs_clear(&st->refs);
   st->build = F;
   int64_t n = end - start;
   if (n > st->probe_hit_cap) {
@@ -600,24 +569,20 @@ static int rocks_probe_slice(dp_op *op, int s, int64_t start, int64_t end) {
   }
   memset(st->probe_hit, 0, (size_t)n);
   st->npairs = 0;
-  const dp_vector *pk[64];
-  for (int k = 0; k < st->nkeys; k++) pk[k] = P->delta->cols[P->keys[k]];
-  int rc = DIPPER_OK;
-  for (int64_t r = start; r < end && !rc; r++) {
-    if (st->nkeys && dp_rows_any_null(pk, st->nkeys, r)) continue;
-    int64_t first = F->nrows;
-    rc = dp_rocks_rows_find(st->rocks, 1 - s, P->delta, r, P->keys, st->nkeys, F, &st->refs);
-    for (int64_t b = first; !rc && b < F->nrows; b++) rc = add_pair(st, r, b);
-  }
+  dp_rocks_refs *rf = &st->refs;
+  int rc = dp_rocks_rows_probe(st->rocks, 1 - s, P->delta, start, end, P->keys, st->nkeys, F, rf);
+  for (int64_t r = start; !rc && r < end; r++)
+    for (int64_t b = 0; !rc && b < rf->count[r - start]; b++) rc = add_pair(st, r, rf->first[r - start] + b);
   if (!rc) rc = check_pairs(op);
   for (int64_t k = 0; !rc && k < st->npairs; k++) {
     st->probe_hit[st->pi[k] - start] = 1;
-    if (B->outer) rc = dp_rocks_rows_mark(st->rocks, &st->refs, st->bi[k]);
+    if (B->outer) dp_rocks_rows_mark(rf, st->bi[k]);
   }
+  if (!rc && B->outer) rc = dp_rocks_rows_write_marks(st->rocks, rf);
   return rc ? rc : gather_pairs(st, st->out);
 }
 
-/* Side s's new rows into RocksDB, with what they matched. */
+/* store_delta over RocksDB: side s's new rows, with what they matched. */
 static int rocks_store_delta(join_state *st, int s) {
   struct side *sd = &st->side[s];
   int rc = dp_rocks_rows_add(st->rocks, s, sd->delta, sd->keys, st->nkeys, sd->time_col,
@@ -676,10 +641,7 @@ static int stream2_next(dp_op *op, dp_batch **out) {
   join_state *st = op->state;
   int rc;
   if (!st->drained) {
-    if (st->use_rocks) {
-      if ((rc = rocks_ready(st, op->ex))) return rc;
-      st->rocks_saved = -1; /* the state changes from here */
-    }
+    if (st->rocks && (rc = dp_rocks_begin(st->rocks))) return rc;
     if ((rc = dp_op_drain(op->children[0], keep_left, op))) return rc;
     if ((rc = dp_op_drain(op->children[1], keep_right, op))) return rc;
     st->drained = true;
@@ -694,23 +656,22 @@ static int stream2_next(dp_op *op, dp_batch **out) {
       aim(st, s);
       if (st->probe_cursor < sd->delta->nrows) {
         if ((rc = grow_hits(&sd->dhit, &sd->dhit_cap, sd->delta->nrows))) return rc;
-        /* over RocksDB a keyless probe reads the whole other side per row */
         int64_t start = st->probe_cursor;
-        int64_t end = start + (st->use_rocks && st->nkeys == 0 ? 1 : slice_rows(st));
+        int64_t end = start + (st->rocks ? rocks_slice_rows(st, s) : slice_rows(st));
         if (end > sd->delta->nrows) end = sd->delta->nrows;
-        rc = st->use_rocks ? rocks_probe_slice(op, s, start, end) : probe_slice(op, start, end);
+        rc = st->rocks ? rocks_probe_slice(op, s, start, end) : probe_slice(op, start, end);
         for (int64_t r = start; !rc && r < end; r++)
           if (st->probe_hit[r - start]) sd->dhit[r] = 1;
         st->probe_cursor = end;
       } else {
         /* Left rows join the store before the right ones probe it, so that
         ** pairs of two new rows are found exactly once. */
-        rc = st->use_rocks ? rocks_store_delta(st, s) : store_delta(st, s);
+        rc = st->rocks ? rocks_store_delta(st, s) : store_delta(st, s);
         st->phase++;
         st->probe_cursor = 0;
       }
     } else if (st->phase == 2) {
-      rc = st->use_rocks ? rocks_evict(op) : evict(op);
+      rc = st->rocks ? rocks_evict(op) : evict(op);
       st->phase = 3;
     } else {
       return DIPPER_OK;
@@ -783,7 +744,7 @@ static int stream2_setup(dp_op *op, const char *kname) {
 }
 
 static int64_t stream2_rows(const join_state *st) {
-  if (st->use_rocks) return st->rocks_rows[0] + st->rocks_rows[1];
+  if (st->rocks) return st->rocks_rows[0] + st->rocks_rows[1];
   return st->side[0].store->nrows + st->side[1].store->nrows;
 }
 
@@ -1082,41 +1043,24 @@ static void mark_logs(join_state *st) {
 ** changed since the last one or the restore. */
 static int rocks_save(dp_op *op, dp_buf *out) {
   join_state *st = op->state;
-  int rc = rocks_ready(st, op->ex);
-  if (!rc && st->rocks_saved < 0) {
-    dp_buf dir = DP_BUF_INIT;
-    dp_buf_printf(&dir, "%s/%lld", st->rocks_root, (long long)op->ex->batch_id);
-    rc = dir.oom ? DIPPER_NOMEM : dp_rocks_checkpoint(st->rocks, dir.data);
-    dp_buf_free(&dir);
-    if (!rc) st->rocks_saved = op->ex->batch_id;
-  }
+  int64_t ck;
+  int rc = dp_rocks_save(st->rocks, op->ex->batch_id, &ck);
   if (rc) return rc;
   dp_state_begin(out, JOIN_STATE_VERSION);
   dp_put_u8(out, 2);
-  dp_put_svar(out, st->rocks_saved);
+  dp_put_svar(out, ck);
   dp_put_svar(out, st->rocks_rows[0]);
   dp_put_svar(out, st->rocks_rows[1]);
   return out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
 /* Restore (whole or delta: each names a whole checkpoint): the instance is
-** opened from it on first use. */
+** opened from it when the next batch runs. */
 static int rocks_restore(dp_op *op, dp_rd *in) {
   join_state *st = op->state;
   int64_t ck = dp_get_svar(in), nl = dp_get_svar(in), nr = dp_get_svar(in);
-  if (in->bad || ck < 0 || nl < 0 || nr < 0) return dp_state_corrupt(op, DIPPER_CORRUPT, "its rocksdb checkpoint");
-  dp_buf dir = DP_BUF_INIT;
-  dp_buf_printf(&dir, "%s/%lld/CURRENT", st->rocks_root, (long long)ck);
-  struct stat sb;
-  bool there = !dir.oom && stat(dir.data, &sb) == 0;
-  if (!there && !dir.oom)
-    dp_error(op->ex->diags, DIPPER_CORRUPT, op->plan->span,
-             "the join's rocksdb checkpoint '%s' is not there", dir.data);
-  dp_buf_free(&dir);
-  if (!there) return dp_state_corrupt(op, DIPPER_CORRUPT, "its rocksdb checkpoint");
-  dp_rocks_close(st->rocks, true);
-  st->rocks = NULL;
-  st->rocks_from = st->rocks_saved = ck;
+  int rc = in->bad || ck < 0 || nl < 0 || nr < 0 ? DIPPER_CORRUPT : dp_rocks_restore(st->rocks, ck);
+  if (rc) return dp_state_corrupt(op, rc, "its rocksdb checkpoint");
   st->rocks_rows[0] = nl;
   st->rocks_rows[1] = nr;
   op->metrics.state_rows = nl + nr;
@@ -1127,11 +1071,11 @@ static int rocks_restore(dp_op *op, dp_rd *in) {
 ** checkpoint's (changing 'state.backend' needs a new checkpoint folder). */
 static int check_shape(dp_op *op, dp_rd *in) {
   join_state *st = op->state;
-  uint8_t shape = dp_get_u8(in), want = st->use_rocks ? 2 : st->stream2;
+  uint8_t shape = dp_get_u8(in), want = st->rocks ? 2 : st->stream2;
   if (in->bad || shape != want)
     return dp_state_corrupt(op, DIPPER_CORRUPT,
                             in->bad || shape == 0 || shape > 2 || !st->stream2 ||
-                                    (shape == 2) == st->use_rocks
+                                    (shape == 2) == (st->rocks != NULL)
                                 ? "its shape"
                                 : "its backend (the checkpoint was written with another "
                                   "'state.backend'; a new one needs a new checkpoint folder)");
@@ -1140,7 +1084,7 @@ static int check_shape(dp_op *op, dp_rd *in) {
 
 static int join_save(dp_op *op, dp_buf *out) {
   join_state *st = op->state;
-  if (st->use_rocks) return rocks_save(op, out);
+  if (st->rocks) return rocks_save(op, out);
   dp_state_begin(out, JOIN_STATE_VERSION);
   dp_put_u8(out, st->stream2);
   int rc = DIPPER_OK;
@@ -1162,7 +1106,7 @@ static int join_restore(dp_op *op, dp_rd *in) {
   int rc = dp_state_check(op, in, JOIN_STATE_VERSION);
   if (rc) return rc;
   if ((rc = check_shape(op, in))) return rc;
-  if (st->use_rocks) return rocks_restore(op, in);
+  if (st->rocks) return rocks_restore(op, in);
   if (st->stream2) {
     for (int s = 0; s < 2; s++) {
       struct side *sd = &st->side[s];
@@ -1233,7 +1177,7 @@ static int load_store_delta(dp_rd *in, dp_batch **rows, uint8_t **hit, int64_t *
 
 static int join_save_delta(dp_op *op, dp_buf *out) {
   join_state *st = op->state;
-  if (st->use_rocks) return rocks_save(op, out);
+  if (st->rocks) return rocks_save(op, out);
   dp_state_begin(out, JOIN_STATE_VERSION);
   dp_put_u8(out, st->stream2);
   int rc = DIPPER_OK;
@@ -1258,7 +1202,7 @@ static int join_restore_delta(dp_op *op, dp_rd *in) {
   int rc = dp_state_check(op, in, JOIN_STATE_VERSION);
   if (rc) return rc;
   if ((rc = check_shape(op, in))) return rc;
-  if (st->use_rocks) return rocks_restore(op, in);
+  if (st->rocks) return rocks_restore(op, in);
   if (st->stream2) {
     for (int s = 0; s < 2; s++) {
       struct side *sd = &st->side[s];
