@@ -410,7 +410,7 @@ void dp_ckpt_purge_folders(dp_ckpt *c, const char *sub, int64_t below) {
       dp_buf_printf(&p, "/%s", f->d_name);
       if (!p.oom) dp_remove_tree(p.data);
       p.len = at2;
-      p.data[at2] = '\0';
+      if (p.data) p.data[at2] = '\0';
     }
     if (o) closedir(o);
     p.len = at;

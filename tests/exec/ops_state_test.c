@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "core/files.h"
+#include "exec/state_rocks.h"
 #include "ops_state_harness.h"
 
 /* ---- the cases ---- */
@@ -295,6 +296,126 @@ TEST(joins_of_two_streams_over_rocksdb) {
   /* no equi-key: every stored row of the other side is a candidate */
   check_rocks(LR_DDL "SELECT l.v, r.v FROM l JOIN r ON l.ts BETWEEN r.ts - INTERVAL '5' SECOND"
                      " AND r.ts + INTERVAL '5' SECOND;");
+}
+
+/* state_rocks.h's row store by itself: chunks of one key from two adds, a
+** probe that reads each distinct key once, matched flags, an eviction that
+** splits a chunk, and a checkpoint reopened by another instance. */
+static void rocks_rows(dp_batch *b, const int64_t *k, const int64_t *t, int n) {
+  dp_batch_clear(b);
+  for (int i = 0; i < n; i++) {
+    char s[16];
+    int len = snprintf(s, sizeof s, "s%lld", (long long)t[i]);
+    if (k[i] < 0) dp_vector_append_null(b->cols[0]);
+    else dp_vector_append_i64(b->cols[0], k[i]);
+    dp_vector_append_i64(b->cols[1], t[i]);
+    dp_vector_append_str(b->cols[2], s, (size_t)len);
+  }
+  dp_batch_sync(b);
+}
+
+/* The times of rows [first, first+n) of b, as "t1 t2 ..." sorted. */
+static const char *rocks_times(const dp_batch *b, int64_t first, int64_t n) {
+  static char out[256];
+  int64_t v[64];
+  int m = 0;
+  for (int64_t i = first; i < first + n && m < 64; i++) {
+    char s[16];
+    snprintf(s, sizeof s, "s%lld", (long long)dp_vector_get_i64(b->cols[1], i));
+    size_t len = 0;
+    const char *got = dp_vector_get_str(b->cols[2], i, &len);
+    CHECK(len == strlen(s) && memcmp(got, s, len) == 0); /* the row read back whole */
+    v[m++] = dp_vector_get_i64(b->cols[1], i);
+  }
+  for (int i = 1; i < m; i++)
+    for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+      int64_t x = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = x;
+    }
+  out[0] = '\0';
+  for (int i = 0; i < m; i++)
+    snprintf(out + strlen(out), sizeof out - strlen(out), "%s%lld", i ? " " : "", (long long)v[i]);
+  return out;
+}
+
+TEST(rocksdb_row_store) {
+  dp_arena *a = dp_arena_new(4096);
+  dp_diags d;
+  dp_diags_init(&d, a, "t.sql", "", 0);
+  dp_schema *sc = dp_schema_new(a, 3);
+  dp_field cols[3] = {{"k", dp_type_of(DP_T_BIGINT)}, {"t", dp_type_of(DP_T_BIGINT)},
+                      {"s", dp_type_of(DP_T_STRING)}};
+  for (int c = 0; c < 3; c++) sc->cols[c] = cols[c];
+  char dir[] = "/tmp/dipper-rocks-rows-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  dp_batch *b = dp_batch_new(sc, 0), *into = dp_batch_new(sc, 0), *un = dp_batch_new(sc, 0);
+  dp_rocks *db = NULL;
+  dp_rocks_refs refs = {0};
+  const int key[1] = {0};
+  CHECK_EQ(dp_rocks_new(dir, "join-0", &d, &db), DIPPER_OK);
+  dp_rocks_space(db, 0, sc);
+  CHECK_EQ(dp_rocks_begin(db), DIPPER_OK);
+  /* key 1 at times 1..6, key 2 at 3 and a NULL key at 2 in one add; key 1 at 7, 8 in another */
+  int64_t k1[] = {1, 2, 1, 1, -1, 1, 1, 1}, t1[] = {1, 3, 2, 3, 2, 4, 5, 6};
+  rocks_rows(b, k1, t1, 8);
+  CHECK_EQ(dp_rocks_rows_add(db, 0, b, key, 1, 1, NULL), DIPPER_OK);
+  int64_t k2[] = {1, 1}, t2[] = {7, 8};
+  rocks_rows(b, k2, t2, 2);
+  CHECK_EQ(dp_rocks_rows_add(db, 0, b, key, 1, 1, NULL), DIPPER_OK);
+  CHECK_EQ(dp_rocks_commit(db), DIPPER_OK);
+  /* probe keys 1, 2, NULL, 3, 1: key 1 read once for both of its rows */
+  int64_t kp[] = {1, 2, -1, 3, 1}, tp[] = {0, 0, 0, 0, 0};
+  rocks_rows(b, kp, tp, 5);
+  CHECK_EQ(dp_rocks_rows_probe(db, 0, b, 0, 5, key, 1, into, &refs), DIPPER_OK);
+  CHECK_EQ(into->nrows, 9);
+  CHECK_EQ(refs.count[0], 8);
+  CHECK_EQ(refs.count[1], 1);
+  CHECK_EQ(refs.count[2], 0);
+  CHECK_EQ(refs.count[3], 0);
+  CHECK_EQ(refs.count[4], 8);
+  CHECK_EQ(refs.first[4], refs.first[0]);
+  CHECK_STR(rocks_times(into, refs.first[0], refs.count[0]), "1 2 3 4 5 6 7 8");
+  CHECK_STR(rocks_times(into, refs.first[1], refs.count[1]), "3");
+  /* the even times of key 1 matched */
+  for (int64_t i = refs.first[0]; i < refs.first[0] + refs.count[0]; i++)
+    if (dp_vector_get_i64(into->cols[1], i) % 2 == 0) dp_rocks_rows_mark(&refs, i);
+  CHECK_EQ(dp_rocks_rows_write_marks(db, &refs), DIPPER_OK);
+  /* up to 3: key 1's 1, 2, 3 (its first chunk split), key 2's 3 and the
+  ** NULL key's 2 go; unmatched: all but key 1's 2 */
+  int64_t removed = 0;
+  CHECK_EQ(dp_rocks_rows_expire(db, 0, 3, un, &removed), DIPPER_OK);
+  CHECK_EQ(removed, 5);
+  CHECK_STR(rocks_times(un, 0, un->nrows), "1 2 3 3");
+  dp_batch_clear(into);
+  CHECK_EQ(dp_rocks_rows_probe(db, 0, b, 0, 1, key, 1, into, &refs), DIPPER_OK);
+  CHECK_STR(rocks_times(into, 0, into->nrows), "4 5 6 7 8");
+  /* a checkpoint, opened by another instance: the flags came along */
+  int64_t ck = -1;
+  CHECK_EQ(dp_rocks_save(db, 5, &ck), DIPPER_OK);
+  CHECK_EQ(ck, 5);
+  CHECK_EQ(dp_rocks_save(db, 6, &ck), DIPPER_OK); /* nothing changed: still 5 */
+  CHECK_EQ(ck, 5);
+  dp_rocks_free(db);
+  CHECK_EQ(dp_rocks_new(dir, "join-0", &d, &db), DIPPER_OK);
+  dp_rocks_space(db, 0, sc);
+  CHECK_EQ(dp_rocks_restore(db, 99), DIPPER_CORRUPT); /* not there */
+  CHECK_EQ(dp_rocks_restore(db, 5), DIPPER_OK);
+  CHECK_EQ(dp_rocks_begin(db), DIPPER_OK);
+  dp_batch_clear(un);
+  CHECK_EQ(dp_rocks_rows_expire(db, 0, INT64_MAX, un, &removed), DIPPER_OK);
+  CHECK_EQ(removed, 5);
+  CHECK_STR(rocks_times(un, 0, un->nrows), "5 7");
+  dp_batch_clear(into);
+  CHECK_EQ(dp_rocks_rows_probe(db, 0, b, 0, 5, key, 1, into, &refs), DIPPER_OK);
+  CHECK_EQ(into->nrows, 0);
+  dp_rocks_free(db);
+  dp_rocks_refs_free(&refs);
+  dp_batch_free(b);
+  dp_batch_free(into);
+  dp_batch_free(un);
+  CHECK_EQ(dp_remove_tree(dir), 0);
+  dp_arena_free(a);
 }
 
 /* The size of a delta: a join holding 100,000 rows whose batch adds 10 and
