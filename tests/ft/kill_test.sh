@@ -171,6 +171,17 @@ $join_sql" ;;
   esac
   run_killed "$work/p.sql"
   compare "$pipeline"
+  if [ "$pipeline" = join_rocksdb ]; then
+    # RocksDB checkpoints go with the state files that name them (none is
+    # left without one); the live copy goes when the query ends.
+    rk="$work/ck/dst/rocksdb/join-0"
+    [ -e "$rk/$(ls "$work/ck/dst/state" | sort -n | tail -1)/CURRENT" ] ||
+      fail "no rocksdb checkpoint for the last state file"
+    for ck in $(ls "$rk"); do
+      [ -e "$work/ck/dst/state/$ck" ] || fail "rocksdb checkpoint $ck outlived its state file"
+    done
+    [ "$(ls "$rk" | wc -l)" -le "$(ls "$work/ck/dst/state" | wc -l)" ] || fail "more rocksdb checkpoints than state files"
+  fi
   # A run after the end reads nothing new and writes nothing more.
   "$dipper" run -q "$work/p.sql" >/dev/null 2>>"$work/stderr" || fail "a run after the end failed"
   compare "$pipeline"
