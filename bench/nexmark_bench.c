@@ -510,8 +510,8 @@ static int run_checkpoint_pairs(const bool *wanted, bool any_wanted, const char 
          "written; restart = "
          "dipper_query_start on the folder, which restores it (target: under 1 s per GB).\n");
   printf("reproduce: scripts/build release && build/bench/bench_nexmark_bench --checkpoint "
-         "--events %lld --runs %d\n",
-         events, runs);
+         "--events %lld --runs %d%s%s\n",
+         events, runs, state_backend ? " --state-backend " : "", state_backend ? state_backend : "");
   return failures ? 1 : 0;
 }
 
