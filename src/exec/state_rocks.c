@@ -36,6 +36,7 @@ struct dp_rocks {
   char *root;       /* <query folder>/rocksdb/<name>, or a temporary folder */
   char *live;       /* root/live: the open instance */
   bool temp;        /* root is removed at the end */
+  bool made_live;   /* this instance made `live` (and removes it at the end) */
   int64_t from;     /* the checkpoint the next open starts from, or -1 */
   int64_t saved;    /* the checkpoint the state equals (nothing changed since), or -1 */
   dp_diags *diags;
@@ -211,6 +212,7 @@ static int instance_open(dp_rocks *db) {
   dp_buf from = DP_BUF_INIT;
   if (db->from >= 0) dp_buf_printf(&from, "%s/%lld", db->root, (long long)db->from);
   if (from.oom) return DIPPER_NOMEM;
+  db->made_live = true;
   int rc = dp_remove_tree(db->live) == 0 && dp_make_dirs(db->live) == 0 ? DIPPER_OK : DIPPER_IO;
   if (!rc && db->from >= 0) rc = copy_checkpoint(from.data, db->live);
   if (rc) {
@@ -279,7 +281,9 @@ int dp_rocks_new(const char *query_dir, const char *name, dp_diags *d, dp_rocks 
 void dp_rocks_free(dp_rocks *db) {
   if (!db) return;
   instance_close(db);
-  if (db->live) dp_remove_tree(db->live);
+  /* only a folder of its own: a run refused before its first batch (the
+  ** checkpoint folder in use) must leave the running one's alone */
+  if (db->made_live) dp_remove_tree(db->live);
   if (db->temp && db->root) dp_remove_tree(db->root);
   for (int s = 0; s < NSPACES; s++) {
     dp_batch_free(db->space[s].rows);

@@ -169,6 +169,21 @@ project | window | join | join_rocksdb | dedup)
 $join_sql" ;;
   dedup) write_sql "$work/p.sql" "$dedup_sql" ;;
   esac
+  if [ "$pipeline" = join_rocksdb ]; then
+    # A second run on the folder while one runs is refused, and leaves the
+    # running one's RocksDB folder alone; the running one is then killed.
+    grep -v available-now "$work/p.sql" >"$work/p_forever.sql"
+    "$dipper" run -q "$work/p_forever.sql" >/dev/null 2>>"$work/stderr" &
+    pid=$!
+    for _ in $(seq 50); do [ -e "$work/ck/dst/rocksdb/join-0/live/CURRENT" ] && break; sleep 0.1; done
+    [ -e "$work/ck/dst/rocksdb/join-0/live/CURRENT" ] || fail "the first run opened no rocksdb state"
+    if out=$("$dipper" run -q "$work/p.sql" 2>&1 >/dev/null); then fail "a second run was not refused"; fi
+    echo "$out" | grep -q "in use by another running query" || fail "second writer: $out"
+    [ -e "$work/ck/dst/rocksdb/join-0/live/CURRENT" ] ||
+      fail "a refused second run removed the running one's rocksdb state"
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  fi
   run_killed "$work/p.sql"
   compare "$pipeline"
   if [ "$pipeline" = join_rocksdb ]; then
