@@ -175,7 +175,7 @@ $join_sql" ;;
     grep -v available-now "$work/p.sql" >"$work/p_forever.sql"
     "$dipper" run -q "$work/p_forever.sql" >/dev/null 2>>"$work/stderr" &
     pid=$!
-    for _ in $(seq 50); do [ -e "$work/ck/dst/rocksdb/join-0/live/CURRENT" ] && break; sleep 0.1; done
+    for _ in $(seq 600); do [ -e "$work/ck/dst/rocksdb/join-0/live/CURRENT" ] && break; sleep 0.1; done
     [ -e "$work/ck/dst/rocksdb/join-0/live/CURRENT" ] || fail "the first run opened no rocksdb state"
     if out=$("$dipper" run -q "$work/p.sql" 2>&1 >/dev/null); then fail "a second run was not refused"; fi
     echo "$out" | grep -q "in use by another running query" || fail "second writer: $out"
