@@ -95,7 +95,7 @@ typedef struct join_state {
   ** empty and each side's rows live in rocks, space 0 left, 1 right */
   dp_rocks *rocks;     /* NULL: the state is in memory */
   int64_t rocks_rows[2];
-  dp_batch *fetched[2];/* per side: a slice's matches, or evicted rows, read from rocks */
+  dp_batch *fetched[2];/* per side: a slice's matches, or its expired rows, from rocks */
   dp_rocks_refs refs;  /* where they are */
   int phase;           /* stream2: 0 new left rows, 1 new right rows, 2 evict, 3 done */
   int64_t evict_lower, evict_upper; /* the time bound: left.t in [right.t + lower, right.t + upper] */
@@ -572,7 +572,8 @@ static int rocks_probe_slice(dp_op *op, int s, int64_t start, int64_t end) {
   dp_rocks_refs *rf = &st->refs;
   int rc = dp_rocks_rows_probe(st->rocks, 1 - s, P->delta, start, end, P->keys, st->nkeys, F, rf);
   for (int64_t r = start; !rc && r < end; r++)
-    for (int64_t b = 0; !rc && b < rf->count[r - start]; b++) rc = add_pair(st, r, rf->first[r - start] + b);
+    for (int64_t b = 0; !rc && b < rf->count[r - start]; b++)
+      rc = add_pair(st, r, rf->first[r - start] + b);
   if (!rc) rc = check_pairs(op);
   for (int64_t k = 0; !rc && k < st->npairs; k++) {
     st->probe_hit[st->pi[k] - start] = 1;
@@ -1059,7 +1060,8 @@ static int rocks_save(dp_op *op, dp_buf *out) {
 static int rocks_restore(dp_op *op, dp_rd *in) {
   join_state *st = op->state;
   int64_t ck = dp_get_svar(in), nl = dp_get_svar(in), nr = dp_get_svar(in);
-  int rc = in->bad || ck < 0 || nl < 0 || nr < 0 ? DIPPER_CORRUPT : dp_rocks_restore(st->rocks, ck);
+  int rc = in->bad || ck < 0 || nl < 0 || nr < 0 ? DIPPER_CORRUPT
+                                                 : dp_rocks_restore(st->rocks, ck);
   if (rc) return dp_state_corrupt(op, rc, "its rocksdb checkpoint");
   st->rocks_rows[0] = nl;
   st->rocks_rows[1] = nr;

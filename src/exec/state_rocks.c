@@ -691,7 +691,8 @@ int dp_rocks_rows_probe(dp_rocks *db, int space, const dp_batch *probe, int64_t 
   refs->keys.len = refs->vals.len = 0;
   if (!refs->koff) {
     if (!grow((void **)&refs->koff, 256, sizeof *refs->koff) ||
-        !grow((void **)&refs->voff, 256, sizeof *refs->voff) || !grow((void **)&refs->dirty, 256, 1))
+        !grow((void **)&refs->voff, 256, sizeof *refs->voff) ||
+        !grow((void **)&refs->dirty, 256, 1))
       return DIPPER_NOMEM;
     refs->chunk_cap = 256;
   }
