@@ -141,6 +141,8 @@ static void fail(result *r, int rc, const char *what, dipper *db) {
 
 /* --checkpoint: the checkpoint folder of the run, or NULL (none). */
 static const char *checkpoint_dir;
+/* --state-backend: 'state.backend' for every query, or NULL (the default). */
+static const char *state_backend;
 
 /* Compile the query's files into db; NULL (and r->error) on failure. */
 static dipper_program *compile_query(const bench_query *q, const char *dir, long long events,
@@ -155,6 +157,19 @@ static dipper_program *compile_query(const bench_query *q, const char *dir, long
       return NULL;
     }
     total = (size_t)n;
+  }
+  if (state_backend) {
+    char set[200];
+    int n = snprintf(set, sizeof set, "SET 'state.backend' = '%s';\n", state_backend);
+    char *joined = n > 0 && (size_t)n < sizeof set ? realloc(sql, total + (size_t)n + 1) : NULL;
+    if (!joined) {
+      free(sql);
+      fail(r, DIPPER_NOMEM, "the state backend", NULL);
+      return NULL;
+    }
+    sql = joined;
+    memcpy(sql + total, set, (size_t)n + 1);
+    total += (size_t)n;
   }
   for (int i = 0; i < 2 && q->files[i]; i++) {
     char path[4096];
@@ -504,8 +519,8 @@ static int run_checkpoint_pairs(const bool *wanted, bool any_wanted, const char 
          "dipper_query_start on the folder, which restores it (target: under 1 s per GB),\n"
          "wall and CPU seconds.\n");
   printf("reproduce: scripts/build release && build/bench/bench_nexmark_bench --checkpoint "
-         "--events %lld --runs %d\n",
-         events, runs);
+         "--events %lld --runs %d%s%s\n",
+         events, runs, state_backend ? " --state-backend " : "", state_backend ? state_backend : "");
   return failures ? 1 : 0;
 }
 
@@ -523,7 +538,9 @@ static void usage(const char *argv0) {
           "  --keep DIR    with --checkpoint: the checkpoint folder in DIR (new or empty), kept\n"
           "                after the run\n"
           "  --restart-only  with --keep: only the timed restart on DIR's folder (e.g. under\n"
-          "                valgrind --tool=callgrind)\n",
+          "                valgrind --tool=callgrind)\n"
+          "  --state-backend NAME  'state.backend' for every query (hashmap, in memory, the\n"
+          "                default, or rocksdb: the two-stream join's state on disk)\n",
           argv0);
 }
 
@@ -557,6 +574,13 @@ int main(int argc, char **argv) {
     } else if (strcmp(arg, "--keep") == 0 && val) {
       keep = val;
       i++;
+    } else if (strcmp(arg, "--state-backend") == 0 && val) {
+      if (strcmp(val, "hashmap") != 0 && strcmp(val, "rocksdb") != 0) {
+        fprintf(stderr, "nexmark_bench: --state-backend takes hashmap or rocksdb, not '%s'\n", val);
+        return 2;
+      }
+      state_backend = val;
+      i++;
     } else if (strcmp(arg, "--restart-only") == 0) {
       restart_only = true;
     } else if (strcmp(arg, "--queries") == 0 && val) {
@@ -580,8 +604,9 @@ int main(int argc, char **argv) {
   }
 
   printf("nexmark_bench: %lld events per query through dipper_run (engine defaults), "
-         "%d run(s) each%s\n",
-         events, runs, runs > 1 ? ", the median by CPU time shown" : "");
+         "%d run(s) each%s%s%s\n",
+         events, runs, runs > 1 ? ", the median by CPU time shown" : "",
+         state_backend ? ", state.backend " : "", state_backend ? state_backend : "");
   print_machine();
   if (restart_only && (!checkpoints || !keep)) {
     fprintf(stderr, "nexmark_bench: --restart-only goes with --checkpoint --keep DIR\n");
@@ -623,6 +648,7 @@ int main(int argc, char **argv) {
          events, runs);
   for (int q = 0; q < NQUERIES; q++)
     if (any_wanted && wanted[q]) printf(" --query %s", queries[q].name);
+  if (state_backend) printf(" --state-backend %s", state_backend);
   printf("\n");
   return failures ? 1 : 0;
 }

@@ -4,6 +4,7 @@
 #define _DEFAULT_SOURCE /* madvise is not in POSIX */
 #include "core/files.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -13,6 +14,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "core/buf.h"
 
 int dp_make_dirs(const char *path) {
   char p[PATH_MAX];
@@ -50,4 +53,31 @@ void dp_prefault(void *p, size_t n) {
   if (!p || n < ((size_t)1 << 20)) return;
   uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), b = ((uintptr_t)p + n) & ~(page - 1);
   if (b > a) (void)madvise((void *)a, b - a, MADV_POPULATE_WRITE); /* a hint: failure is harmless */
+}
+
+int dp_remove_tree(const char *path) {
+  struct stat sb;
+  if (lstat(path, &sb) != 0) return errno == ENOENT ? 0 : -1;
+  if (!S_ISDIR(sb.st_mode)) return unlink(path);
+  DIR *d = opendir(path);
+  if (!d) return -1;
+  int rc = 0;
+  struct dirent *e;
+  dp_buf p = DP_BUF_INIT;
+  while (!rc && (e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    p.len = 0;
+    dp_buf_printf(&p, "%s/%s", path, e->d_name);
+    if (p.oom) {
+      errno = ENOMEM;
+      rc = -1;
+    } else {
+      rc = dp_remove_tree(p.data);
+    }
+  }
+  int saved = errno;
+  closedir(d);
+  dp_buf_free(&p);
+  errno = saved;
+  return rc ? rc : rmdir(path);
 }

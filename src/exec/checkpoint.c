@@ -440,6 +440,35 @@ int dp_ckpt_list(dp_ckpt *c, dp_ckpt_kind kind, int64_t **ids, int *n) {
   return DIPPER_OK;
 }
 
+void dp_ckpt_purge_folders(dp_ckpt *c, const char *sub, int64_t below) {
+  dp_buf p = DP_BUF_INIT;
+  dp_buf_printf(&p, "%s/%s", c->dir, sub);
+  DIR *d = p.oom ? NULL : opendir(p.data);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    size_t at = p.len;
+    dp_buf_printf(&p, "/%s", e->d_name);
+    DIR *o = p.oom ? NULL : opendir(p.data);
+    struct dirent *f;
+    while (o && (f = readdir(o))) {
+      char *end;
+      long long id = strtoll(f->d_name, &end, 10);
+      if (f->d_name[0] < '0' || f->d_name[0] > '9' || *end || id >= below) continue;
+      size_t at2 = p.len;
+      dp_buf_printf(&p, "/%s", f->d_name);
+      if (!p.oom) dp_remove_tree(p.data);
+      p.len = at2;
+      if (p.data) p.data[at2] = '\0';
+    }
+    if (o) closedir(o);
+    p.len = at;
+    if (p.data) p.data[at] = '\0';
+  }
+  if (d) closedir(d);
+  dp_buf_free(&p);
+}
+
 void dp_ckpt_purge(dp_ckpt *c, dp_ckpt_kind kind, int64_t below) {
   int64_t *ids;
   int n;

@@ -88,6 +88,11 @@ void dp_ckpt_unmap(dp_ckpt_mapping *m); /* a zeroed or unmapped one is fine */
 int dp_ckpt_list(dp_ckpt *c, dp_ckpt_kind kind, int64_t **ids, int *n);
 /* Remove the records of `kind` with ids below `below`. */
 void dp_ckpt_purge(dp_ckpt *c, dp_ckpt_kind kind, int64_t below);
+/* Remove the folders D/<sub>/<any>/<N> with N (a batch id) below `below`:
+** the checkpoints operators keep in folders of their own beside the records
+** (state_rocks.h: <sub> is "rocksdb", <any> the operator's), purged with the
+** state files that name them. */
+void dp_ckpt_purge_folders(dp_ckpt *c, const char *sub, int64_t below);
 /* The path of a record (valid until the next call); NULL when out of memory. */
 const char *dp_ckpt_path(dp_ckpt *c, dp_ckpt_kind kind, int64_t batch);
 

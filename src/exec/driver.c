@@ -256,6 +256,7 @@ static void purge_old(dp_driver *dr) {
   dp_ckpt_purge(dr->ckpt, DP_CKPT_STATE, keep);
   dp_ckpt_purge(dr->ckpt, DP_CKPT_COMMIT, keep);
   dp_ckpt_purge(dr->ckpt, DP_CKPT_OFFSETS, keep + 1);
+  dp_ckpt_purge_folders(dr->ckpt, "rocksdb", keep); /* state_rocks.h's checkpoints */
   dr->purged_below = keep;
 }
 

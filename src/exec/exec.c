@@ -17,6 +17,7 @@
 ** operators whose open succeeded are ever closed.  dp_exec_free closes the
 ** tree parents first (a parent may still hold a child's borrowed batch).
 */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -186,6 +187,32 @@ static int refuse_correlated(dp_diags *d, const dp_plan *root) {
                   e->u.subquery.kind == DP_SUBQ_EXISTS ? "EXISTS" : "IN (subquery)");
 }
 
+bool dp_exec_state_rocks(const dp_exec *ex) {
+  const char *v = dp_session_option(ex->db, "state.backend");
+  return v && strcmp(v, "rocksdb") == 0;
+}
+
+void dp_exec_note(dp_exec *ex, const char *fmt, ...) {
+  if (!ex->db) return;
+  dp_buf b = DP_BUF_INIT;
+  va_list ap;
+  va_start(ap, fmt);
+  dp_buf_vprintf(&b, fmt, ap);
+  va_end(ap);
+  if (!b.oom && b.len) dp_session_log(ex->db, DIPPER_LOG_NOTE, "%s", b.data);
+  dp_buf_free(&b);
+}
+
+/* With 'state.backend' = 'rocksdb', every stateful operator but the join
+** (which says for itself whether it runs over RocksDB) keeps its state in
+** memory: the query says so, once per operator. */
+static void note_memory_state(dp_op *op, void *user) {
+  if (!op->cls->save_state || op->plan->kind == DP_P_JOIN) return;
+  dp_exec_note(user, "the %s operator (line %d) keeps its state in memory: 'state.backend' = "
+               "'rocksdb' holds only the state of joins of two streams so far",
+               op->cls->name, (int)op->plan->span.line);
+}
+
 int dp_exec_open(dipper *db, const dp_query_plan *q, const dp_plan *root, dp_diags *d,
                  const char *checkpoint, dp_exec **out) {
   if (!out) return DIPPER_MISUSE;
@@ -241,6 +268,7 @@ int dp_exec_open(dipper *db, const dp_query_plan *q, const dp_plan *root, dp_dia
     dp_exec_free(ex);
     return rc;
   }
+  if (q->streaming && dp_exec_state_rocks(ex)) dp_op_walk(ex->root_op, note_memory_state, ex);
   *out = ex;
   return DIPPER_OK;
 }

@@ -45,6 +45,7 @@
 #include "core/arena.h"
 #include "core/buf.h"
 #include "core/bytes.h"
+#include "core/compiler.h"
 #include "core/diag.h"
 #include "core/vector.h"
 #include "plan/plan.h"
@@ -164,6 +165,13 @@ void dp_exec_free(dp_exec *ex);
 ** (borrowed while the query lives), or NULL. */
 int dp_exec_open(dipper *db, const dp_query_plan *q, const dp_plan *root, dp_diags *d,
                  const char *checkpoint, dp_exec **out);
+
+/* 'state.backend' = 'rocksdb' in the session of ex's handle (state_rocks.h);
+** else the state stays in memory (Flink's 'hashmap'). */
+bool dp_exec_state_rocks(const dp_exec *ex);
+/* A note of the query to the handle's log (dipper_set_log): what it does
+** differently from what the session asked, once. */
+void dp_exec_note(dp_exec *ex, const char *fmt, ...) DP_PRINTF(2, 3);
 
 /* Build and open the operator for one plan node (and its children). */
 int dp_op_build(dp_exec *ex, const dp_plan *p, dp_op **out);

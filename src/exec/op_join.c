@@ -39,12 +39,14 @@
 ** stream too, a left row waits until the watermark reaches its AS OF time
 ** (every version up to it has arrived), then joins; versions are kept.
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exec/eval.h"
 #include "exec/exec.h"
 #include "exec/rows.h"
+#include "exec/state_rocks.h"
 
 typedef struct join_state {
   dp_join_kind kind;
@@ -89,6 +91,12 @@ typedef struct join_state {
     int64_t dhit_cap;
     dp_rowlog log;     /* the store's changes since the last checkpoint */
   } side[2];
+  /* two streams over RocksDB ('state.backend' = 'rocksdb'): the stores stay
+  ** empty and each side's rows live in rocks, space 0 left, 1 right */
+  dp_rocks *rocks;     /* NULL: the state is in memory */
+  int64_t rocks_rows[2];
+  dp_batch *fetched[2];/* per side: a slice's matches, or its expired rows, from rocks */
+  dp_rocks_refs refs;  /* where they are */
   int phase;           /* stream2: 0 new left rows, 1 new right rows, 2 evict, 3 done */
   int64_t evict_lower, evict_upper; /* the time bound: left.t in [right.t + lower, right.t + upper] */
 
@@ -500,10 +508,141 @@ static int evict(dp_op *op) {
   return DIPPER_OK;
 }
 
+/* ---- two streams over RocksDB ('state.backend' = 'rocksdb') ----
+** Each side's rows live in state_rocks.h's keyed row store (space 0 the
+** left side, 1 the right), its time index the eviction's order; the
+** in-memory stores stay empty.  A slice of new rows probes with each of its
+** distinct keys once, the matches read into fetched[] with their places
+** (refs), so that the condition and the gathering are the in-memory path's;
+** a matched flag of an outer side is written back to RocksDB. */
+
+/* The join's number among the joins of the plan, in preorder: its folder's
+** name, the same in every run of the same plan. */
+static bool join_ordinal(const dp_plan *at, const dp_plan *p, int *n) {
+  if (at == p) return true;
+  if (at->kind == DP_P_JOIN) ++*n;
+  for (int i = 0; i < at->ninputs; i++)
+    if (join_ordinal(at->inputs[i], p, n)) return true;
+  return false;
+}
+
+static int rocks_setup(dp_op *op) {
+  join_state *st = op->state;
+  dp_exec *ex = op->ex;
+  int n = 0;
+  if (!ex->root || !join_ordinal(ex->root, op->plan, &n)) n = 0;
+  char name[32];
+  snprintf(name, sizeof name, "join-%d", n);
+  int rc = dp_rocks_new(ex->checkpoint, name, ex->diags, &st->rocks);
+  for (int s = 0; !rc && s < 2; s++) {
+    dp_rocks_space(st->rocks, s, &op->plan->inputs[s]->schema);
+    if (!(st->fetched[s] = dp_batch_new(&op->plan->inputs[s]->schema, 0))) rc = DIPPER_NOMEM;
+  }
+  return rc;
+}
+
+static void rocks_close(join_state *st) {
+  dp_rocks_free(st->rocks);
+  dp_rocks_refs_free(&st->refs);
+  for (int s = 0; s < 2; s++) dp_batch_free(st->fetched[s]);
+}
+
+/* Rows of a slice: a keyless probe pairs each row with the whole other side. */
+static int64_t rocks_slice_rows(const join_state *st, int s) {
+  int64_t nb = st->rocks_rows[1 - s] > 0 ? st->rocks_rows[1 - s] : 1;
+  return st->nkeys > 0 ? DP_ROWS_CHUNK : DP_ROWS_CHUNK / nb > 0 ? DP_ROWS_CHUNK / nb : 1;
+}
+
+/* probe_slice over RocksDB: new rows [start, end) of side s against the other side. */
+static int rocks_probe_slice(dp_op *op, int s, int64_t start, int64_t end) {
+  join_state *st = op->state;
+  struct side *P = &st->side[s], *B = &st->side[1 - s];
+  dp_batch *F = st->fetched[1 - s];
+  dp_batch_clear(F);
+  st->build = F;
+  int64_t n = end - start;
+  if (n > st->probe_hit_cap) {
+    uint8_t *h = realloc(st->probe_hit, (size_t)n);
+    if (!h) return DIPPER_NOMEM;
+    st->probe_hit = h;
+    st->probe_hit_cap = n;
+  }
+  memset(st->probe_hit, 0, (size_t)n);
+  st->npairs = 0;
+  dp_rocks_refs *rf = &st->refs;
+  int rc = dp_rocks_rows_probe(st->rocks, 1 - s, P->delta, start, end, P->keys, st->nkeys, F, rf);
+  for (int64_t r = start; !rc && r < end; r++)
+    for (int64_t b = 0; !rc && b < rf->count[r - start]; b++)
+      rc = add_pair(st, r, rf->first[r - start] + b);
+  if (!rc) rc = check_pairs(op);
+  for (int64_t k = 0; !rc && k < st->npairs; k++) {
+    st->probe_hit[st->pi[k] - start] = 1;
+    if (B->outer) dp_rocks_rows_mark(rf, st->bi[k]);
+  }
+  if (!rc && B->outer) rc = dp_rocks_rows_write_marks(st->rocks, rf);
+  return rc ? rc : gather_pairs(st, st->out);
+}
+
+/* store_delta over RocksDB: side s's new rows, with what they matched. */
+static int rocks_store_delta(join_state *st, int s) {
+  struct side *sd = &st->side[s];
+  int rc = dp_rocks_rows_add(st->rocks, s, sd->delta, sd->keys, st->nkeys, sd->time_col,
+                             sd->delta->nrows ? sd->dhit : NULL);
+  if (!rc) rc = dp_rocks_commit(st->rocks);
+  if (rc) return rc;
+  st->rocks_rows[s] += sd->delta->nrows;
+  dp_batch_clear(sd->delta);
+  if (sd->dhit) memset(sd->dhit, 0, (size_t)sd->dhit_cap);
+  return DIPPER_OK;
+}
+
+/* a + b and a - b, held inside the times (INT64_MAX means "everything"). */
+static int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return b > 0 ? INT64_MAX - 1 : INT64_MIN;
+}
+static int64_t sat_sub(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_sub_overflow(a, b, &r)) return r;
+  return b < 0 ? INT64_MAX - 1 : INT64_MIN;
+}
+
+/* evict() over RocksDB: a scan of each side's time index up to its bound. */
+static int rocks_evict(dp_op *op) {
+  join_state *st = op->state;
+  int64_t wm = op->ex->final ? DP_WATERMARK_END : op->ex->watermark;
+  for (int s = 0; s < 2; s++) {
+    struct side *sd = &st->side[s];
+    if (wm == DP_WATERMARK_NONE) continue;
+    if (sd->time_col < 0 && !op->ex->final) continue;
+    /* expired(): left t - lower <= wm, right t + upper <= wm */
+    int64_t upto = op->ex->final ? INT64_MAX
+                   : s == 0      ? sat_add(wm, st->evict_lower)
+                                 : sat_sub(wm, st->evict_upper);
+    dp_batch *un = sd->outer ? st->fetched[s] : NULL;
+    if (un) dp_batch_clear(un);
+    int64_t removed = 0;
+    int rc = dp_rocks_rows_expire(st->rocks, s, upto, un, &removed);
+    if (rc) return rc;
+    st->rocks_rows[s] -= removed;
+    if (un && un->nrows > 0) {
+      st->npairs = 0;
+      for (int64_t r = 0; r < un->nrows && !rc; r++) rc = add_pair(st, r, -1);
+      aim(st, s);
+      st->probe = un; /* the padded rows come from this side's expired rows */
+      if (!rc) rc = gather_pairs(st, st->out);
+      if (rc) return rc;
+    }
+  }
+  return DIPPER_OK;
+}
+
 static int stream2_next(dp_op *op, dp_batch **out) {
   join_state *st = op->state;
   int rc;
   if (!st->drained) {
+    if (st->rocks && (rc = dp_rocks_begin(st->rocks))) return rc;
     if ((rc = dp_op_drain(op->children[0], keep_left, op))) return rc;
     if ((rc = dp_op_drain(op->children[1], keep_right, op))) return rc;
     st->drained = true;
@@ -518,21 +657,22 @@ static int stream2_next(dp_op *op, dp_batch **out) {
       aim(st, s);
       if (st->probe_cursor < sd->delta->nrows) {
         if ((rc = grow_hits(&sd->dhit, &sd->dhit_cap, sd->delta->nrows))) return rc;
-        int64_t start = st->probe_cursor, end = start + slice_rows(st);
+        int64_t start = st->probe_cursor;
+        int64_t end = start + (st->rocks ? rocks_slice_rows(st, s) : slice_rows(st));
         if (end > sd->delta->nrows) end = sd->delta->nrows;
-        rc = probe_slice(op, start, end);
+        rc = st->rocks ? rocks_probe_slice(op, s, start, end) : probe_slice(op, start, end);
         for (int64_t r = start; !rc && r < end; r++)
           if (st->probe_hit[r - start]) sd->dhit[r] = 1;
         st->probe_cursor = end;
       } else {
         /* Left rows join the store before the right ones probe it, so that
         ** pairs of two new rows are found exactly once. */
-        rc = store_delta(st, s);
+        rc = st->rocks ? rocks_store_delta(st, s) : store_delta(st, s);
         st->phase++;
         st->probe_cursor = 0;
       }
     } else if (st->phase == 2) {
-      rc = evict(op);
+      rc = st->rocks ? rocks_evict(op) : evict(op);
       st->phase = 3;
     } else {
       return DIPPER_OK;
@@ -601,13 +741,18 @@ static int stream2_setup(dp_op *op, const char *kname) {
     st->side[0].keys[k] = st->pkeys[k];
     st->side[1].keys[k] = st->bkeys[k];
   }
-  return DIPPER_OK;
+  return dp_exec_state_rocks(ex) ? rocks_setup(op) : DIPPER_OK;
+}
+
+static int64_t stream2_rows(const join_state *st) {
+  if (st->rocks) return st->rocks_rows[0] + st->rocks_rows[1];
+  return st->side[0].store->nrows + st->side[1].store->nrows;
 }
 
 static int stream2_end_batch(dp_op *op) {
   join_state *st = op->state;
   st->drained = false;
-  op->metrics.state_rows = st->side[0].store->nrows + st->side[1].store->nrows;
+  op->metrics.state_rows = stream2_rows(st);
   return DIPPER_OK;
 }
 
@@ -787,6 +932,10 @@ static int join_setup(dp_op *op) {
   dp_rowhash_init(st->index);
   if (st->versions_stream && !(st->pending = dp_batch_new(&L->schema, 0))) return DIPPER_NOMEM;
   if (!st->build || !st->probe || !st->cand || !st->out) return DIPPER_NOMEM;
+  if (!two_streams && ex->query && ex->query->streaming && dp_exec_state_rocks(ex))
+    dp_exec_note(ex, "the %s JOIN (line %d) keeps its state in memory: 'state.backend' = "
+                 "'rocksdb' holds only the state of joins of two streams so far",
+                 kname, (int)p->span.line);
   if (two_streams) {
     /* the stores of the two sides replace build and probe */
     dp_batch_free(st->build);
@@ -821,6 +970,7 @@ static void join_close(dp_op *op) {
     free(st->side[s].hit);
     free(st->side[s].dhit);
   }
+  rocks_close(st);
   dp_batch_free(st->cand);
   dp_batch_free(st->out);
   dp_rowhash_free(&st->own_index);
@@ -855,7 +1005,14 @@ static void join_close(dp_op *op) {
 ** cleared; the base rows whose matched flag was set, which needs no more
 ** bytes: a flag only goes from 0 to 1), then the rows appended since with
 ** their flags — shape 0: done:u8, build, probe, [pending]; shape 1: left
-** then right.  A batch that adds k rows and evicts d costs O(k + d). */
+** then right.  A batch that adds k rows and evicts d costs O(k + d).
+** Over RocksDB (shape 2), whole and delta alike:
+**   version:u8  2  checkpoint:svar  left rows:svar  right rows:svar
+** where the checkpoint is the batch id of the RocksDB checkpoint written
+** into <query folder>/rocksdb/join-<n>/<batch> (state_rocks.h; the driver
+** purges those folders with the state files that name them).  Each one is
+** whole (RocksDB hard-links the SST files it shares with the one before:
+** incremental on disk), so a restore opens the last one it is given. */
 #define JOIN_STATE_VERSION 1
 
 static int save_side(dp_buf *out, const dp_batch *rows, const uint8_t *hit, bool flags) {
@@ -883,8 +1040,53 @@ static void mark_logs(join_state *st) {
   dp_rowlog_mark(&st->pending_log, st->pending ? st->pending->nrows : 0);
 }
 
+/* The blob of a join over RocksDB: a new checkpoint of it unless nothing
+** changed since the last one or the restore. */
+static int rocks_save(dp_op *op, dp_buf *out) {
+  join_state *st = op->state;
+  int64_t ck;
+  int rc = dp_rocks_save(st->rocks, op->ex->batch_id, &ck);
+  if (rc) return rc;
+  dp_state_begin(out, JOIN_STATE_VERSION);
+  dp_put_u8(out, 2);
+  dp_put_svar(out, ck);
+  dp_put_svar(out, st->rocks_rows[0]);
+  dp_put_svar(out, st->rocks_rows[1]);
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+/* Restore (whole or delta: each names a whole checkpoint): the instance is
+** opened from it when the next batch runs. */
+static int rocks_restore(dp_op *op, dp_rd *in) {
+  join_state *st = op->state;
+  int64_t ck = dp_get_svar(in), nl = dp_get_svar(in), nr = dp_get_svar(in);
+  int rc = in->bad || ck < 0 || nl < 0 || nr < 0 ? DIPPER_CORRUPT
+                                                 : dp_rocks_restore(st->rocks, ck);
+  if (rc) return dp_state_corrupt(op, rc, "its rocksdb checkpoint");
+  st->rocks_rows[0] = nl;
+  st->rocks_rows[1] = nr;
+  op->metrics.state_rows = nl + nr;
+  return DIPPER_OK;
+}
+
+/* The shape byte of a blob against this join's: the backend is the
+** checkpoint's (changing 'state.backend' needs a new checkpoint folder). */
+static int check_shape(dp_op *op, dp_rd *in) {
+  join_state *st = op->state;
+  uint8_t shape = dp_get_u8(in), want = st->rocks ? 2 : st->stream2;
+  if (in->bad || shape != want)
+    return dp_state_corrupt(op, DIPPER_CORRUPT,
+                            in->bad || shape == 0 || shape > 2 || !st->stream2 ||
+                                    (shape == 2) == (st->rocks != NULL)
+                                ? "its shape"
+                                : "its backend (the checkpoint was written with another "
+                                  "'state.backend'; a new one needs a new checkpoint folder)");
+  return DIPPER_OK;
+}
+
 static int join_save(dp_op *op, dp_buf *out) {
   join_state *st = op->state;
+  if (st->rocks) return rocks_save(op, out);
   dp_state_begin(out, JOIN_STATE_VERSION);
   dp_put_u8(out, st->stream2);
   int rc = DIPPER_OK;
@@ -905,8 +1107,8 @@ static int join_restore(dp_op *op, dp_rd *in) {
   join_state *st = op->state;
   int rc = dp_state_check(op, in, JOIN_STATE_VERSION);
   if (rc) return rc;
-  uint8_t shape = dp_get_u8(in);
-  if (in->bad || shape != st->stream2) return dp_state_corrupt(op, DIPPER_CORRUPT, "its shape");
+  if ((rc = check_shape(op, in))) return rc;
+  if (st->rocks) return rocks_restore(op, in);
   if (st->stream2) {
     for (int s = 0; s < 2; s++) {
       struct side *sd = &st->side[s];
@@ -977,6 +1179,7 @@ static int load_store_delta(dp_rd *in, dp_batch **rows, uint8_t **hit, int64_t *
 
 static int join_save_delta(dp_op *op, dp_buf *out) {
   join_state *st = op->state;
+  if (st->rocks) return rocks_save(op, out);
   dp_state_begin(out, JOIN_STATE_VERSION);
   dp_put_u8(out, st->stream2);
   int rc = DIPPER_OK;
@@ -1000,8 +1203,8 @@ static int join_restore_delta(dp_op *op, dp_rd *in) {
   join_state *st = op->state;
   int rc = dp_state_check(op, in, JOIN_STATE_VERSION);
   if (rc) return rc;
-  uint8_t shape = dp_get_u8(in);
-  if (in->bad || shape != st->stream2) return dp_state_corrupt(op, DIPPER_CORRUPT, "its shape");
+  if ((rc = check_shape(op, in))) return rc;
+  if (st->rocks) return rocks_restore(op, in);
   if (st->stream2) {
     for (int s = 0; s < 2; s++) {
       struct side *sd = &st->side[s];

@@ -140,6 +140,9 @@ static const known_key known_keys[] = {
     {"dipper.trigger", V_TRIGGER,
      "'processing-time 10 s', 'available-now', 'once' or 'real-time 5 s'"},
     {"dipper.output-mode", V_ENUM, "append|update|complete"},
+    /* Where operator state lives (Flink's key and names): in memory, or in
+       RocksDB for state larger than memory (exec/state_rocks.h). */
+    {"state.backend", V_ENUM, "hashmap|rocksdb"},
     /* Rows per source per micro-batch (Spark's maxOffsetsPerTrigger). */
     {"dipper.max-batch-rows", V_POSINT, "a whole number >= 1"},
     /* Spark's global watermark over several inputs: their minimum (Spark's

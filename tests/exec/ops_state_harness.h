@@ -34,13 +34,18 @@ typedef struct run {
   size_t mark[MAX_BATCHES + 2]; /* out.len where batch b began */
 } run;
 
+/* The checkpoint folder the next run_open gives its query (NULL: none): a
+** join over RocksDB keeps its checkpoints there (ops_state_test.c's RocksDB
+** cases), so that a run B finds the ones its run before wrote. */
+static const char *run_ckpt;
+
 static bool run_open(run *r, const script *sc) {
   memset(r, 0, sizeof *r);
   r->sc = sc;
   r->h = calloc(1, sizeof *r->h);
   r->batch_wm = r->next_wm = DP_WATERMARK_NONE;
   if (!r->h) return false;
-  int rc = harness_open(r->h, sc->sql);
+  int rc = harness_open_at(r->h, sc->sql, run_ckpt);
   CHECK_EQ(rc, DIPPER_OK);
   CHECK(r->h->ex.query && r->h->ex.query->streaming);
   return rc == DIPPER_OK;

@@ -21,6 +21,10 @@
 ** at a time, the sink replaced by reading the root, the watermark computed
 ** the way driver.c's global_watermark does it.
 */
+#include <sys/stat.h>
+
+#include "core/files.h"
+#include "exec/state_rocks.h"
 #include "ops_state_harness.h"
 
 /* ---- the cases ---- */
@@ -194,6 +198,224 @@ TEST(temporal_joins) {
   static const script bounded = {RATES_DDL(", 'bounded' = 'true'"), {"rates", "orders"},
                                  RATES_BATCHES, 5};
   check_script(&bounded, NULL);
+}
+
+/* ---- joins over RocksDB ('state.backend' = 'rocksdb') ---- */
+
+/* A's output with each batch's rows sorted: RocksDB returns a key's rows by
+** time, the in-memory index newest first. */
+static char *sorted_batches(const char *text) {
+  dp_buf out = DP_BUF_INIT;
+  char *copy = strdup(text ? text : "");
+  char *lines[4096];
+  int n = 0;
+  for (char *line = strtok(copy, "\n");; line = strtok(NULL, "\n")) {
+    if (!line || line[0] == '#') {
+      for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && strcmp(lines[j - 1], lines[j]) > 0; j--) {
+          char *t = lines[j];
+          lines[j] = lines[j - 1];
+          lines[j - 1] = t;
+        }
+      for (int i = 0; i < n; i++) dp_buf_printf(&out, "%s\n", lines[i]);
+      n = 0;
+      if (!line) break;
+      dp_buf_printf(&out, "%s\n", line);
+    } else if (n < 4096) {
+      lines[n++] = line;
+    }
+  }
+  free(copy);
+  return dp_buf_cstr(&out) ? out.data : NULL;
+}
+
+static char *straight_run(const script *sc) {
+  run a;
+  char *text = NULL;
+  if (run_open(&a, sc)) {
+    bool ok = true;
+    for (int b = 0; ok && b <= sc->nbatches; b++) ok = run_batch(&a, b) == DIPPER_OK;
+    if (ok) text = sorted_batches(dp_buf_cstr(&a.out));
+  }
+  run_close(&a);
+  return text;
+}
+
+/* The join of `sql` over RocksDB gives the in-memory join's rows batch by
+** batch, and passes check_script's resumes, deltas and damage (its runs'
+** checkpoints in a folder of the test's own, run A's apart). */
+static void check_rocks(const char *sql) {
+  static char text[8192];
+  snprintf(text, sizeof text, "SET 'state.backend' = 'rocksdb';\n%s", sql);
+  script mem = {sql, {"l", "r"}, LR_BATCHES, 4}, rocks = {text, {"l", "r"}, LR_BATCHES, 4};
+  char dir[] = "/tmp/dipper-ops-state-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  char a_dir[64], b_dir[64];
+  snprintf(a_dir, sizeof a_dir, "%s/a", dir);
+  snprintf(b_dir, sizeof b_dir, "%s/b", dir);
+  char *want = straight_run(&mem);
+  run_ckpt = a_dir;
+  char *got = straight_run(&rocks);
+  CHECK(want && got);
+  char live[96];
+  snprintf(live, sizeof live, "%s/rocksdb/join-0", a_dir);
+  struct stat sb;
+  CHECK(stat(live, &sb) == 0); /* the rows were in RocksDB */
+  if (want && got) CHECK_STR(got, want);
+  /* check_script's run A in a_dir, every other run in b_dir */
+  run a;
+  if (run_open(&a, &rocks)) {
+    bool ok = true;
+    for (int b = 0; ok && b <= rocks.nbatches; b++) ok = run_batch(&a, b) == DIPPER_OK;
+    run_ckpt = b_dir;
+    for (int k = 0; ok && k <= rocks.nbatches; k++) check_resume_at(&rocks, &a, k);
+    if (ok) check_deltas(&rocks, &a, 1, true);
+    if (ok) check_deltas(&rocks, &a, 2, false);
+    run_close(&a);
+    if (ok) check_damage(&rocks, rocks.nbatches - 1);
+  } else {
+    run_close(&a);
+  }
+  run_ckpt = NULL;
+  free(want);
+  free(got);
+  CHECK_EQ(dp_remove_tree(dir), 0);
+}
+
+TEST(joins_of_two_streams_over_rocksdb) {
+  check_rocks(INTERVAL_JOIN(""));
+  check_rocks(INTERVAL_JOIN("LEFT"));
+  check_rocks(INTERVAL_JOIN("RIGHT"));
+  check_rocks(INTERVAL_JOIN("FULL"));
+  check_rocks(LR_DDL "SELECT l.v, r.v FROM l JOIN r ON l.k = r.k;");
+  check_rocks(LR_DDL "SELECT a.v, b.v, a.window_start FROM"
+                     " TABLE(TUMBLE(TABLE l, DESCRIPTOR(ts), INTERVAL '10' SECOND)) a JOIN"
+                     " TABLE(TUMBLE(TABLE r, DESCRIPTOR(ts), INTERVAL '10' SECOND)) b"
+                     " ON a.window_start = b.window_start AND a.window_end = b.window_end"
+                     " AND a.k = b.k;");
+  /* no equi-key: every stored row of the other side is a candidate */
+  check_rocks(LR_DDL "SELECT l.v, r.v FROM l JOIN r ON l.ts BETWEEN r.ts - INTERVAL '5' SECOND"
+                     " AND r.ts + INTERVAL '5' SECOND;");
+}
+
+/* state_rocks.h's row store by itself: chunks of one key from two adds, a
+** probe that reads each distinct key once, matched flags, an eviction that
+** splits a chunk, and a checkpoint reopened by another instance. */
+static void rocks_rows(dp_batch *b, const int64_t *k, const int64_t *t, int n) {
+  dp_batch_clear(b);
+  for (int i = 0; i < n; i++) {
+    char s[16];
+    int len = snprintf(s, sizeof s, "s%lld", (long long)t[i]);
+    if (k[i] < 0) dp_vector_append_null(b->cols[0]);
+    else dp_vector_append_i64(b->cols[0], k[i]);
+    dp_vector_append_i64(b->cols[1], t[i]);
+    dp_vector_append_str(b->cols[2], s, (size_t)len);
+  }
+  dp_batch_sync(b);
+}
+
+/* The times of rows [first, first+n) of b, as "t1 t2 ..." sorted. */
+static const char *rocks_times(const dp_batch *b, int64_t first, int64_t n) {
+  static char out[256];
+  int64_t v[64];
+  int m = 0;
+  for (int64_t i = first; i < first + n && m < 64; i++) {
+    char s[16];
+    snprintf(s, sizeof s, "s%lld", (long long)dp_vector_get_i64(b->cols[1], i));
+    size_t len = 0;
+    const char *got = dp_vector_get_str(b->cols[2], i, &len);
+    CHECK(len == strlen(s) && memcmp(got, s, len) == 0); /* the row read back whole */
+    v[m++] = dp_vector_get_i64(b->cols[1], i);
+  }
+  for (int i = 1; i < m; i++)
+    for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+      int64_t x = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = x;
+    }
+  out[0] = '\0';
+  for (int i = 0; i < m; i++)
+    snprintf(out + strlen(out), sizeof out - strlen(out), "%s%lld", i ? " " : "", (long long)v[i]);
+  return out;
+}
+
+TEST(rocksdb_row_store) {
+  dp_arena *a = dp_arena_new(4096);
+  dp_diags d;
+  dp_diags_init(&d, a, "t.sql", "", 0);
+  dp_schema *sc = dp_schema_new(a, 3);
+  dp_field cols[3] = {{"k", dp_type_of(DP_T_BIGINT)}, {"t", dp_type_of(DP_T_BIGINT)},
+                      {"s", dp_type_of(DP_T_STRING)}};
+  for (int c = 0; c < 3; c++) sc->cols[c] = cols[c];
+  char dir[] = "/tmp/dipper-rocks-rows-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  dp_batch *b = dp_batch_new(sc, 0), *into = dp_batch_new(sc, 0), *un = dp_batch_new(sc, 0);
+  dp_rocks *db = NULL;
+  dp_rocks_refs refs = {0};
+  const int key[1] = {0};
+  CHECK_EQ(dp_rocks_new(dir, "join-0", &d, &db), DIPPER_OK);
+  dp_rocks_space(db, 0, sc);
+  CHECK_EQ(dp_rocks_begin(db), DIPPER_OK);
+  /* key 1 at times 1..6, key 2 at 3 and a NULL key at 2 in one add; key 1 at 7, 8 in another */
+  int64_t k1[] = {1, 2, 1, 1, -1, 1, 1, 1}, t1[] = {1, 3, 2, 3, 2, 4, 5, 6};
+  rocks_rows(b, k1, t1, 8);
+  CHECK_EQ(dp_rocks_rows_add(db, 0, b, key, 1, 1, NULL), DIPPER_OK);
+  int64_t k2[] = {1, 1}, t2[] = {7, 8};
+  rocks_rows(b, k2, t2, 2);
+  CHECK_EQ(dp_rocks_rows_add(db, 0, b, key, 1, 1, NULL), DIPPER_OK);
+  CHECK_EQ(dp_rocks_commit(db), DIPPER_OK);
+  /* probe keys 1, 2, NULL, 3, 1: key 1 read once for both of its rows */
+  int64_t kp[] = {1, 2, -1, 3, 1}, tp[] = {0, 0, 0, 0, 0};
+  rocks_rows(b, kp, tp, 5);
+  CHECK_EQ(dp_rocks_rows_probe(db, 0, b, 0, 5, key, 1, into, &refs), DIPPER_OK);
+  CHECK_EQ(into->nrows, 9);
+  CHECK_EQ(refs.count[0], 8);
+  CHECK_EQ(refs.count[1], 1);
+  CHECK_EQ(refs.count[2], 0);
+  CHECK_EQ(refs.count[3], 0);
+  CHECK_EQ(refs.count[4], 8);
+  CHECK_EQ(refs.first[4], refs.first[0]);
+  CHECK_STR(rocks_times(into, refs.first[0], refs.count[0]), "1 2 3 4 5 6 7 8");
+  CHECK_STR(rocks_times(into, refs.first[1], refs.count[1]), "3");
+  /* the even times of key 1 matched */
+  for (int64_t i = refs.first[0]; i < refs.first[0] + refs.count[0]; i++)
+    if (dp_vector_get_i64(into->cols[1], i) % 2 == 0) dp_rocks_rows_mark(&refs, i);
+  CHECK_EQ(dp_rocks_rows_write_marks(db, &refs), DIPPER_OK);
+  /* up to 3: key 1's 1, 2, 3 (its first chunk split), key 2's 3 and the
+  ** NULL key's 2 go; unmatched: all but key 1's 2 */
+  int64_t removed = 0;
+  CHECK_EQ(dp_rocks_rows_expire(db, 0, 3, un, &removed), DIPPER_OK);
+  CHECK_EQ(removed, 5);
+  CHECK_STR(rocks_times(un, 0, un->nrows), "1 2 3 3");
+  dp_batch_clear(into);
+  CHECK_EQ(dp_rocks_rows_probe(db, 0, b, 0, 1, key, 1, into, &refs), DIPPER_OK);
+  CHECK_STR(rocks_times(into, 0, into->nrows), "4 5 6 7 8");
+  /* a checkpoint, opened by another instance: the flags came along */
+  int64_t ck = -1;
+  CHECK_EQ(dp_rocks_save(db, 5, &ck), DIPPER_OK);
+  CHECK_EQ(ck, 5);
+  CHECK_EQ(dp_rocks_save(db, 6, &ck), DIPPER_OK); /* nothing changed: still 5 */
+  CHECK_EQ(ck, 5);
+  dp_rocks_free(db);
+  CHECK_EQ(dp_rocks_new(dir, "join-0", &d, &db), DIPPER_OK);
+  dp_rocks_space(db, 0, sc);
+  CHECK_EQ(dp_rocks_restore(db, 99), DIPPER_CORRUPT); /* not there */
+  CHECK_EQ(dp_rocks_restore(db, 5), DIPPER_OK);
+  CHECK_EQ(dp_rocks_begin(db), DIPPER_OK);
+  dp_batch_clear(un);
+  CHECK_EQ(dp_rocks_rows_expire(db, 0, INT64_MAX, un, &removed), DIPPER_OK);
+  CHECK_EQ(removed, 5);
+  CHECK_STR(rocks_times(un, 0, un->nrows), "5 7");
+  dp_batch_clear(into);
+  CHECK_EQ(dp_rocks_rows_probe(db, 0, b, 0, 5, key, 1, into, &refs), DIPPER_OK);
+  CHECK_EQ(into->nrows, 0);
+  dp_rocks_free(db);
+  dp_rocks_refs_free(&refs);
+  dp_batch_free(b);
+  dp_batch_free(into);
+  dp_batch_free(un);
+  CHECK_EQ(dp_remove_tree(dir), 0);
+  dp_arena_free(a);
 }
 
 /* The size of a delta: a join holding 100,000 rows whose batch adds 10 and

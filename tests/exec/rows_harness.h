@@ -45,9 +45,11 @@ static inline void harness_print_diags(harness *h) {
     fprintf(stderr, "  (run-time) %s\n", h->diags.items[i].message);
 }
 
-/* Compile sql and build the operators of its last query. DIPPER_OK or a code. */
-static inline int harness_open(harness *h, const char *sql) {
+/* Compile sql and build the operators of its last query, with `checkpoint`
+** (NULL: none) as the query's checkpoint folder. DIPPER_OK or a code. */
+static inline int harness_open_at(harness *h, const char *sql, const char *checkpoint) {
   memset(h, 0, sizeof *h);
+  h->ex.checkpoint = checkpoint;
   if ((h->rc = dipper_open(&h->db, NULL))) return h->rc;
   if ((h->rc = dipper_compile(h->db, sql, (size_t)-1, "test.sql", &h->prog))) {
     harness_print_diags(h);
@@ -70,6 +72,8 @@ static inline int harness_open(harness *h, const char *sql) {
   if ((h->rc = dp_op_build(&h->ex, h->ex.root, &h->root))) harness_print_diags(h);
   return h->rc;
 }
+
+static inline int harness_open(harness *h, const char *sql) { return harness_open_at(h, sql, NULL); }
 
 static inline void harness_end_batch(dp_op *op, void *user) {
   harness *h = user;

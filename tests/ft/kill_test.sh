@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # kill_test.sh DIPPER PIPELINE WORKDIR — fault tolerance of `dipper run`.
 #
-# project, window, join, dedup: 60,001 JSON rows in 20 files (a streaming
+# project, window, join, join_rocksdb, dedup: 60,001 JSON rows in 20 files (a streaming
 # filesystem source capped at 500 rows a batch: ~120 micro-batches) through a
 # projection, a TUMBLE 10 s SUM/COUNT per key, an interval join with a second
-# reading of the files, or a deduplication (ROW_NUMBER() = 1), into a
+# reading of the files (join_rocksdb: the same with 'state.backend' =
+# 'rocksdb', its state in RocksDB checkpoints), or a deduplication (ROW_NUMBER() = 1), into a
 # filesystem sink with a checkpoint folder.  The run is killed with SIGKILL $KILLS times (default
 # 20) after a random time, each time started again on the same folder, then
 # run to the end (trigger available-now).  The rows in the sink must be the
@@ -92,7 +93,7 @@ rows.append({"id": 60000, "k": 0, "v": 1, "ms": 3600 * 1000})
 def ts(ms):
     return f"2024-01-01 {ms // 3600000:02d}:{ms // 60000 % 60:02d}:{ms // 1000 % 60:02d}"
 out = []
-if sys.argv[1] in ("project", "join"):
+if sys.argv[1] in ("project", "join", "join_rocksdb"):
     out = [{"id": r["id"], "k": r["k"], "v2": r["v"] * 2} for r in rows]
 elif sys.argv[1] == "dedup":
     out = [{"id": r["id"], "k": r["k"], "v2": r["v"] * 2} for r in rows if r["id"] % 2 == 0]
@@ -158,16 +159,44 @@ run_killed() { # $1: sql file; kills at random points, then a run to the end
 }
 
 case $pipeline in
-project | window | join | dedup)
+project | window | join | join_rocksdb | dedup)
   echo "kill seed $seed, $kills kills"
   case $pipeline in
   project) write_sql "$work/p.sql" "$project_sql" ;;
   window) write_sql "$work/p.sql" "$(window_sql 10)" ;;
   join) write_sql "$work/p.sql" "$join_sql" ;;
+  join_rocksdb) write_sql "$work/p.sql" "SET 'state.backend' = 'rocksdb';
+$join_sql" ;;
   dedup) write_sql "$work/p.sql" "$dedup_sql" ;;
   esac
+  if [ "$pipeline" = join_rocksdb ]; then
+    # A second run on the folder while one runs is refused, and leaves the
+    # running one's RocksDB folder alone; the running one is then killed.
+    grep -v available-now "$work/p.sql" >"$work/p_forever.sql"
+    "$dipper" run -q "$work/p_forever.sql" >/dev/null 2>>"$work/stderr" &
+    pid=$!
+    for _ in $(seq 600); do [ -e "$work/ck/dst/rocksdb/join-0/live/CURRENT" ] && break; sleep 0.1; done
+    [ -e "$work/ck/dst/rocksdb/join-0/live/CURRENT" ] || fail "the first run opened no rocksdb state"
+    if out=$("$dipper" run -q "$work/p.sql" 2>&1 >/dev/null); then fail "a second run was not refused"; fi
+    echo "$out" | grep -q "in use by another running query" || fail "second writer: $out"
+    [ -e "$work/ck/dst/rocksdb/join-0/live/CURRENT" ] ||
+      fail "a refused second run removed the running one's rocksdb state"
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  fi
   run_killed "$work/p.sql"
   compare "$pipeline"
+  if [ "$pipeline" = join_rocksdb ]; then
+    # RocksDB checkpoints go with the state files that name them (none is
+    # left without one); the live copy goes when the query ends.
+    rk="$work/ck/dst/rocksdb/join-0"
+    [ -e "$rk/$(ls "$work/ck/dst/state" | sort -n | tail -1)/CURRENT" ] ||
+      fail "no rocksdb checkpoint for the last state file"
+    for ck in $(ls "$rk"); do
+      [ -e "$work/ck/dst/state/$ck" ] || fail "rocksdb checkpoint $ck outlived its state file"
+    done
+    [ "$(ls "$rk" | wc -l)" -le "$(ls "$work/ck/dst/state" | wc -l)" ] || fail "more rocksdb checkpoints than state files"
+  fi
   # A run after the end reads nothing new and writes nothing more.
   "$dipper" run -q "$work/p.sql" >/dev/null 2>>"$work/stderr" || fail "a run after the end failed"
   compare "$pipeline"
