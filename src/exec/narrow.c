@@ -61,6 +61,10 @@ static int fill_nulls(dp_vector **slot, const dp_type *t, int64_t n) {
   return DIPPER_OK;
 }
 
+int dp_narrow_filler(dp_vector **slot, const dp_type *t, int64_t n) {
+  return fill_nulls(slot, t, n);
+}
+
 /* ---- lifecycle ---- */
 
 void dp_narrow_free(dp_narrow *nw) {
