@@ -19,6 +19,7 @@
 
 #define TAG_MAP 12         /* a MAP's LIST: its child is the entries ROW */
 #define TAG_VALIDITY 0x80  /* a validity bitmap follows the row count */
+#define TAG_BLANK 0x40     /* a batch's column whose rows are all NULL: nothing follows */
 #define MAX_ROWS INT32_MAX /* rows of one encoding; int32 offsets bound the rest */
 
 static size_t bitmap_bytes(int64_t rows) { return (size_t)((rows + 7) / 8); }
@@ -85,6 +86,31 @@ static void encode(const dp_vector *v, int64_t start, int64_t n, dp_buf *out);
 static void put_lengths(dp_buf *out, const int32_t *offsets, int64_t start, int64_t n) {
   for (int64_t i = start; i < start + n; i++)
     dp_put_uvar(out, (uint64_t)(offsets[i + 1] - offsets[i]));
+}
+
+/* Are rows [start, start+n) what dp_vector_append_nulls writes: every row
+** NULL, fixed-width values zero, no bytes nor elements, and (ROW) every
+** child so too?  A batch's column of such rows (a filler of exec/narrow.h:
+** a column no one reads) is written as its tag and row count alone. */
+static bool blank(const dp_vector *v, int64_t start, int64_t n) {
+  if (n <= 0 || v->phys == DP_PHYS_NULL || !v->validity || v->null_count < n ||
+      count_ones(v->validity, start, n) != 0)
+    return false;
+  int width = dp_phys_width(v->phys);
+  switch (v->phys) {
+  case DP_PHYS_BIT: return count_ones(v->values, start, n) == 0;
+  case DP_PHYS_VARBIN: case DP_PHYS_LIST: return v->offsets[start + n] == v->offsets[start];
+  case DP_PHYS_STRUCT:
+    for (int i = 0; i < v->nchildren; i++)
+      if (!blank(v->children[i], start, n)) return false;
+    return true;
+  default: {
+    const unsigned char *p = (const unsigned char *)v->values + start * width;
+    for (int64_t i = 0; i < n * width; i++)
+      if (p[i]) return false;
+    return true;
+  }
+  }
 }
 
 static void encode(const dp_vector *v, int64_t start, int64_t n, dp_buf *out) {
@@ -256,6 +282,21 @@ static void rollback(dp_vector *v) {
     for (int i = 0; i < v->nchildren; i++) dp_vector_truncate(v->children[i], v->length);
 }
 
+/* A blank column of a batch (TAG_BLANK, which decode refuses): rows NULL
+** rows.  Only a batch's column after the one that backs its row count. */
+static int decode_blank(dp_rd *in, dp_vector *v, uint64_t want) {
+  uint8_t tag = dp_get_u8(in);
+  uint64_t rows = dp_get_uvar(in);
+  if (in->bad || tag != (layout_tag(v) | TAG_BLANK) || v->phys == DP_PHYS_NULL || rows != want ||
+      rows == 0)
+    return DIPPER_CORRUPT;
+  return dp_vector_append_nulls(v, (int64_t)rows);
+}
+
+static bool next_is_blank(const dp_rd *in) {
+  return !in->bad && in->pos < in->n && (in->p[in->pos] & TAG_BLANK);
+}
+
 static int decode(dp_rd *in, dp_vector *v) {
   uint8_t tag = dp_get_u8(in);
   uint64_t rows = dp_get_uvar(in);
@@ -293,12 +334,29 @@ int dp_vector_decode(dp_rd *in, dp_vector *into) {
 
 /* ---- batches ---- */
 
+/* The first column whose encoding backs the row count (bytes per row): the
+** first not of the NULL type, or -1.  It is never written blank, so a
+** blank column's rows always stand on bytes read before it. */
+static int backing_column(const dp_batch *b) {
+  for (int c = 0; c < b->ncols; c++)
+    if (b->cols[c]->phys != DP_PHYS_NULL) return c;
+  return -1;
+}
+
 int dp_batch_encode(const dp_batch *b, int64_t start, int64_t n, dp_buf *out) {
   if (!b || start < 0 || n < 0 || n > MAX_ROWS || start > b->nrows - n) return DIPPER_MISUSE;
   dp_put_uvar(out, (uint64_t)b->ncols);
   dp_put_uvar(out, (uint64_t)n);
+  int backing = backing_column(b);
   for (int c = 0; c < b->ncols; c++) {
-    int rc = dp_vector_encode(b->cols[c], start, n, out);
+    const dp_vector *v = b->cols[c];
+    if (c > backing && backing >= 0 && (start < 0 || start > v->length - n)) return DIPPER_MISUSE;
+    if (c > backing && backing >= 0 && blank(v, start, n)) {
+      dp_put_u8(out, (uint8_t)(layout_tag(v) | TAG_BLANK));
+      dp_put_uvar(out, (uint64_t)n);
+      continue;
+    }
+    int rc = dp_vector_encode(v, start, n, out);
     if (rc) return rc;
   }
   return out->oom ? DIPPER_NOMEM : DIPPER_OK;
@@ -312,10 +370,16 @@ int dp_batch_decode(dp_rd *in, dp_batch *into) {
     return DIPPER_CORRUPT;
   }
   int rc = DIPPER_OK;
-  int c = 0;
+  int c = 0, backing = backing_column(into);
   for (; c < into->ncols && !rc; c++) {
     int64_t before = into->cols[c]->length;
-    rc = dp_vector_decode(in, into->cols[c]);
+    if (c > backing && backing >= 0 && next_is_blank(in)) {
+      rc = into->cols[c]->length > INT64_MAX - MAX_ROWS ? DIPPER_LIMIT
+                                                       : decode_blank(in, into->cols[c], rows);
+      if (rc == DIPPER_CORRUPT) in->bad = true;
+    } else {
+      rc = dp_vector_decode(in, into->cols[c]);
+    }
     if (!rc && into->cols[c]->length - before != (int64_t)rows) {
       dp_vector_truncate(into->cols[c], before);
       rc = DIPPER_CORRUPT;
