@@ -613,7 +613,7 @@ static int side_compact(join_state *st, int s) {
     for (int64_t k = 0; sd->hit && k < nkeep; k++) sd->hit[k] = sd->hit[keep[k]];
     if (sd->dead) memset(sd->dead, 0, (size_t)sd->dead_cap);
     sd->ndead = 0;
-    dp_rowhash_free(&sd->index);
+    dp_rowhash_clear(&sd->index); /* its memory is reused: no fresh pages to fault in */
     rc = dp_rowhash_add_rows(&sd->index, sd->store, sd->keys, st->nkeys, 0);
   }
   if (!rc) {

@@ -45,6 +45,11 @@ void dp_rowhash_free(dp_rowhash *h) {
   memset(h, 0, sizeof *h);
 }
 
+void dp_rowhash_clear(dp_rowhash *h) {
+  if (h->heads) memset(h->heads, 0xff, (size_t)(h->mask + 1) * sizeof *h->heads); /* -1 */
+  h->n = 0;
+}
+
 /* Double the buckets and relink every row: keeps chains short at load <= 1. */
 static int rehash(dp_rowhash *h, uint64_t nbuckets) {
   int64_t *heads = malloc((size_t)nbuckets * sizeof *heads);
@@ -59,6 +64,28 @@ static int rehash(dp_rowhash *h, uint64_t nbuckets) {
   free(h->heads);
   h->heads = heads;
   h->mask = mask;
+  return DIPPER_OK;
+}
+
+/* Room for `more` row ids past h->n, and buckets for them (load <= 1),
+** made once: a rebuild of a big index relinks its rows once, not once per
+** doubling. */
+static int reserve(dp_rowhash *h, int64_t more) {
+  int64_t need = h->n + more;
+  if (need > h->cap) {
+    int64_t cap = h->cap ? h->cap : 1024;
+    while (cap < need) cap *= 2;
+    int64_t *next = realloc(h->next, (size_t)cap * sizeof *next);
+    if (!next) return DIPPER_NOMEM;
+    h->next = next;
+    uint64_t *hashes = realloc(h->hashes, (size_t)cap * sizeof *hashes);
+    if (!hashes) return DIPPER_NOMEM;
+    h->hashes = hashes;
+    h->cap = cap;
+  }
+  uint64_t nb = h->heads ? h->mask + 1 : 1024;
+  while (nb < (uint64_t)need) nb *= 2;
+  if (!h->heads || nb != h->mask + 1) return rehash(h, nb);
   return DIPPER_OK;
 }
 
@@ -361,6 +388,10 @@ int dp_rowhash_add_rows(dp_rowhash *h, const dp_batch *b, const int *keys, int n
   const dp_vector *kc[64];
   if (nkeys > 64) return DIPPER_LIMIT;
   for (int k = 0; k < nkeys; k++) kc[k] = b->cols[keys[k]];
+  if (b->nrows > first) {
+    int rc = reserve(h, b->nrows - first);
+    if (rc) return rc;
+  }
   for (int64_t r = first; r < b->nrows; r++) {
     int rc = dp_rowhash_add(h, dp_rows_hash(kc, nkeys, r));
     if (rc) return rc;

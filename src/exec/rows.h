@@ -48,6 +48,8 @@ typedef struct dp_rowhash {
 
 int dp_rowhash_init(dp_rowhash *h);
 void dp_rowhash_free(dp_rowhash *h);
+/* No row ids any more; the memory stays, for the ids added again. */
+void dp_rowhash_clear(dp_rowhash *h);
 /* Add row id h->n with this hash; returns a code. */
 int dp_rowhash_add(dp_rowhash *h, uint64_t hash);
 /* The newest row id in hash's bucket, or -1; then dp_rowhash_next. Callers
