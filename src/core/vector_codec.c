@@ -347,12 +347,23 @@ static int decode_packed(dp_rd *in, dp_vector *v, uint64_t want) {
   if (rc) return rc;
   int64_t *x = (int64_t *)v->values + v->length;
   uint64_t prev = 0;
+  const uint8_t *p = in->p + in->pos, *end = in->p + in->n;
   for (int64_t i = 0; i < n; i++) {
-    uint64_t z = dp_get_uvar(in);
-    if (in->bad) return DIPPER_CORRUPT;
+    /* bytes.h's varint, inline: this loop is a restore's hot path */
+    uint64_t z = 0;
+    for (unsigned shift = 0;; shift += 7) {
+      if (p == end || shift > 63 || (shift == 63 && (*p & 0x7e))) {
+        in->bad = true;
+        return DIPPER_CORRUPT;
+      }
+      uint8_t b = *p++;
+      z |= (uint64_t)(b & 0x7f) << shift;
+      if (!(b & 0x80)) break;
+    }
     prev += (z >> 1) ^ (0 - (z & 1));
     x[i] = (int64_t)prev;
   }
+  in->pos = (size_t)(p - in->p);
   if (valid)
     copy_bits(v->validity, v->length, valid, n);
   else if (v->validity)

@@ -104,6 +104,7 @@ typedef struct join_state {
     tix_run *runs;     /* the runs not yet expired, oldest first */
     int64_t nruns, runs_cap;
     int64_t evict_wm;  /* the watermark of the last eviction, or DP_WATERMARK_NONE */
+    bool stale;        /* restored: dead marks and time index to rebuild (side_ready) */
     int *keys;         /* key columns (of the store) */
     int time_col;      /* the event-time column the bound is on (of the store), or -1 */
     bool outer;        /* unmatched rows leave padded when evicted */
@@ -709,13 +710,16 @@ static int evict(dp_op *op) {
   return DIPPER_OK;
 }
 
-/* After a restore: the time index of every stored row again, and the rows
-** that had expired (by the watermark of the last eviction) marked dead. */
+/* After a restore: the hash index and the time index of every stored row
+** again, and the rows that had expired (by the watermark of the last
+** eviction) marked dead. */
 static int side_reindex(join_state *st, int s) {
   struct side *sd = &st->side[s];
   int64_t n = sd->store->nrows;
   int rc = grow_hits(&sd->dead, &sd->dead_cap, n);
   if (rc) return rc;
+  dp_rowhash_clear(&sd->index);
+  if ((rc = dp_rowhash_add_rows(&sd->index, sd->store, sd->keys, st->nkeys, 0))) return rc;
   if (sd->dead) memset(sd->dead, 0, (size_t)sd->dead_cap);
   sd->ndead = sd->ntix = sd->nruns = 0;
   if ((rc = tix_add(st, s, 0, n))) return rc;
@@ -724,12 +728,26 @@ static int side_reindex(join_state *st, int s) {
   return rc;
 }
 
+/* A restore applies the whole state, then each delta after it: the dead
+** marks and the time index are rebuilt once, at the first use after. */
+static int sides_ready(join_state *st) {
+  for (int s = 0; s < 2; s++) {
+    struct side *sd = &st->side[s];
+    if (!sd->stale) continue;
+    int rc = side_reindex(st, s);
+    if (rc) return rc;
+    sd->stale = false;
+  }
+  return DIPPER_OK;
+}
+
 static int64_t side_live(const struct side *sd) { return sd->store->nrows - sd->ndead; }
 
 static int stream2_next(dp_op *op, dp_batch **out) {
   join_state *st = op->state;
   int rc;
   if (!st->drained) {
+    if ((rc = sides_ready(st))) return rc;
     if ((rc = dp_op_drain(op->children[0], keep_left, op))) return rc;
     if ((rc = dp_op_drain(op->children[1], keep_right, op))) return rc;
     st->drained = true;
@@ -868,6 +886,8 @@ static int stream2_setup(dp_op *op, const char *kname) {
 static int stream2_end_batch(dp_op *op) {
   join_state *st = op->state;
   st->drained = false;
+  int rc = sides_ready(st);
+  if (rc) return rc;
   op->metrics.state_rows = side_live(&st->side[0]) + side_live(&st->side[1]);
   return DIPPER_OK;
 }
@@ -1300,8 +1320,8 @@ static int side_load(dp_op *op, dp_rd *in, int s) {
     }
   }
   free(len);
-  if (!rc) rc = dp_rowhash_add_rows(&sd->index, sd->store, sd->keys, st->nkeys, 0);
-  if (!rc) rc = side_reindex(st, s);
+  sd->stale = true;
+  sd->ndead = 0; /* until side_ready marks them again */
   if (rc) return dp_state_corrupt(op, rc, s == 0 ? "its left rows" : "its right rows");
   return DIPPER_OK;
 }
@@ -1327,10 +1347,10 @@ static int side_load_delta(dp_op *op, dp_rd *in, int s) {
     rc = DIPPER_CORRUPT; /* a watermark never moves back */
   if (!rc) {
     sd->evict_wm = wm;
-    rc = load_store_delta(in, &sd->store, &sd->hit, &sd->hit_cap, sd->outer, &sd->index,
-                          sd->keys, st->nkeys);
+    rc = load_store_delta(in, &sd->store, &sd->hit, &sd->hit_cap, sd->outer, NULL, NULL, 0);
   }
-  if (!rc) rc = side_reindex(st, s);
+  sd->stale = true; /* the indexes too: rebuilt once, after the last delta */
+  sd->ndead = 0;
   if (rc) {
     in->bad = true;
     return dp_state_corrupt(op, rc, s == 0 ? "the change of its left rows"
@@ -1360,6 +1380,7 @@ static int join_save(dp_op *op, dp_buf *out) {
   dp_put_u8(out, st->stream2);
   int rc = DIPPER_OK;
   if (st->stream2) {
+    rc = sides_ready(st);
     for (int s = 0; s < 2 && !rc; s++) rc = side_save(op, out, s);
   } else {
     dp_put_u8(out, st->done);
@@ -1424,7 +1445,8 @@ static int load_store_delta(dp_rd *in, dp_batch **rows, uint8_t **hit, int64_t *
   int rc = dp_rowlog_load(in, n, &d);
   if (!rc && d.ndirty > 0 && !flags) rc = DIPPER_CORRUPT;
   for (int64_t i = 0; !rc && i < d.ndirty; i++) (*hit)[d.dirty[i]] = 1;
-  if (!rc) rc = dp_rowlog_keep(&d, n, &keep, &nkeep);
+  if (!rc && (d.all || d.ndrop > 0)) rc = dp_rowlog_keep(&d, n, &keep, &nkeep);
+  else nkeep = n; /* nothing dropped: no pass over the store */
   if (!rc && nkeep < n) {
     rc = dp_rows_compact(rows, keep, nkeep);
     for (int64_t k = 0; !rc && flags && k < nkeep; k++) (*hit)[k] = (*hit)[keep[k]];
