@@ -483,33 +483,25 @@ static void aim(join_state *st, int s) {
 }
 
 /* ---- two streams: a side's store ----
-** Each side keeps its rows in a store, the columns the join reads only (its
-** condition, its keys, its time bound, and what the plan above reads of its
-** output: plan/prune.h), so that a column no one reads costs nothing per
-** row, in memory or in a checkpoint.  A row keeps its id (its position in
-** the store) until a compaction: an expired row is only marked dead, and
-** probes skip it in its hash chain; the store is compacted, its hash index
-** rebuilt, once dead rows are half of it (and at least COMPACT_MIN), so each
-** row is copied O(1) times over its life and no batch pays for the whole
-** state unless as many rows died since the last compaction.
-**
-** Expiry goes through a time index: each batch's new rows, sorted by expiry
-** (the left t - lower, the right t + upper: Spark's rule, rows to come are
-** past the watermark) when they are not already in order, form a run, merged
-** into the run before when it follows on; an eviction walks each run from
-** its start while the expiry is at or before the watermark.  Runs rather
-** than a heap: streams arrive nearly in time order, so a batch's rows are a
-** run already (no sort, no log n per row) and runs merge, and an eviction
-** costs the rows it expires plus one step per run.
-**
-** Padded rows of an outer side leave in store order (their ids, sorted),
-** as they did when eviction scanned the store; and a probe meets the live
-** rows of a chain in the same order as a rebuilt index, so the results are
-** the same row for row.
-**
-** The per-side functions below — side_append, probe_slice (aimed at a side
-** by aim), side_evict, side_save / side_load and their delta forms — are
-** the store's whole surface: another store (on disk) would replace them. */
+** Each side stores the columns the join reads only (its condition, keys,
+** time bound, and what the plan above reads of its output: plan/prune.h),
+** so a column no one reads costs nothing per row.  A row keeps its id (its
+** position) until a compaction: an expired row is marked dead and probes
+** skip it in its hash chain; the store is compacted, its hash index rebuilt,
+** once dead rows are half of it (and at least COMPACT_MIN), so a row is
+** copied O(1) times over its life.  Expiry goes through a time index of
+** runs: each batch's new rows, sorted by expiry (left t - lower, right
+** t + upper: Spark's rule) when not already in order, form a run, merged
+** into the one before when it follows on; an eviction walks each run from
+** its start while the expiry is at or before the watermark: the rows it
+** expires plus a step per run.  Runs, not a heap: streams arrive nearly in
+** time order, so a batch is one run already (no sort, no log n a row).
+** Padded rows of an outer side leave in store order (ids sorted), and a
+** probe meets the live rows of a chain in the order of a rebuilt index: the
+** results are those of the whole-store scan eviction once was.  The
+** functions below — side_append, probe_slice (aimed by aim), side_evict,
+** side_save / side_load and their delta forms — are the store's surface:
+** another store (on disk) would replace them (docs/architecture.md). */
 
 #define COMPACT_MIN 1024
 
@@ -742,6 +734,9 @@ static int sides_ready(join_state *st) {
 }
 
 static int64_t side_live(const struct side *sd) { return sd->store->nrows - sd->ndead; }
+static int64_t stream2_rows(const join_state *st) {
+  return side_live(&st->side[0]) + side_live(&st->side[1]);
+}
 
 static int stream2_next(dp_op *op, dp_batch **out) {
   join_state *st = op->state;
@@ -888,7 +883,7 @@ static int stream2_end_batch(dp_op *op) {
   st->drained = false;
   int rc = sides_ready(st);
   if (rc) return rc;
-  op->metrics.state_rows = side_live(&st->side[0]) + side_live(&st->side[1]);
+  op->metrics.state_rows = stream2_rows(st);
   return DIPPER_OK;
 }
 
@@ -1326,43 +1321,6 @@ static int side_load(dp_op *op, dp_rd *in, int s) {
   return DIPPER_OK;
 }
 
-static int save_store_delta(dp_buf *out, const dp_batch *rows, const uint8_t *hit, bool flags,
-                            const dp_rowlog *log);
-static int load_store_delta(dp_rd *in, dp_batch **rows, uint8_t **hit, int64_t *cap, bool flags,
-                            dp_rowhash *index, const int *keys, int nkeys);
-
-static int side_save_delta(dp_op *op, dp_buf *out, int s) {
-  join_state *st = op->state;
-  struct side *sd = &st->side[s];
-  dp_put_svar(out, sd->evict_wm);
-  return save_store_delta(out, sd->store, sd->hit, sd->outer, &sd->log);
-}
-
-static int side_load_delta(dp_op *op, dp_rd *in, int s) {
-  join_state *st = op->state;
-  struct side *sd = &st->side[s];
-  int64_t wm = dp_get_svar(in);
-  int rc = in->bad ? DIPPER_CORRUPT : DIPPER_OK;
-  if (!rc && (wm < sd->evict_wm || (sd->evict_wm == DP_WATERMARK_END && wm != sd->evict_wm)))
-    rc = DIPPER_CORRUPT; /* a watermark never moves back */
-  if (!rc) {
-    sd->evict_wm = wm;
-    rc = load_store_delta(in, &sd->store, &sd->hit, &sd->hit_cap, sd->outer, NULL, NULL, 0);
-  }
-  sd->stale = true; /* the indexes too: rebuilt once, after the last delta */
-  sd->ndead = 0;
-  if (rc) {
-    in->bad = true;
-    return dp_state_corrupt(op, rc, s == 0 ? "the change of its left rows"
-                                           : "the change of its right rows");
-  }
-  return DIPPER_OK;
-}
-
-static int64_t stream2_rows(const join_state *st) {
-  return side_live(&st->side[0]) + side_live(&st->side[1]);
-}
-
 /* Every store's current rows become the base of the next delta. */
 static void mark_logs(join_state *st) {
   if (st->stream2) {
@@ -1461,6 +1419,34 @@ static int load_store_delta(dp_rd *in, dp_batch **rows, uint8_t **hit, int64_t *
   free(keep);
   dp_rowlog_delta_free(&d);
   return rc;
+}
+
+static int side_save_delta(dp_op *op, dp_buf *out, int s) {
+  join_state *st = op->state;
+  struct side *sd = &st->side[s];
+  dp_put_svar(out, sd->evict_wm);
+  return save_store_delta(out, sd->store, sd->hit, sd->outer, &sd->log);
+}
+
+static int side_load_delta(dp_op *op, dp_rd *in, int s) {
+  join_state *st = op->state;
+  struct side *sd = &st->side[s];
+  int64_t wm = dp_get_svar(in);
+  int rc = in->bad ? DIPPER_CORRUPT : DIPPER_OK;
+  if (!rc && (wm < sd->evict_wm || (sd->evict_wm == DP_WATERMARK_END && wm != sd->evict_wm)))
+    rc = DIPPER_CORRUPT; /* a watermark never moves back */
+  if (!rc) {
+    sd->evict_wm = wm;
+    rc = load_store_delta(in, &sd->store, &sd->hit, &sd->hit_cap, sd->outer, NULL, NULL, 0);
+  }
+  sd->stale = true; /* the indexes too: rebuilt once, after the last delta */
+  sd->ndead = 0;
+  if (rc) {
+    in->bad = true;
+    return dp_state_corrupt(op, rc, s == 0 ? "the change of its left rows"
+                                           : "the change of its right rows");
+  }
+  return DIPPER_OK;
 }
 
 static int join_save_delta(dp_op *op, dp_buf *out) {
