@@ -1,7 +1,7 @@
 -- join_big — the interval join of join_interval.sql with a 5-minute range
 -- on either side: each bid and each auction is kept until the watermark is
 -- 300 s past it, so at 10,000 events per second of event time (the
--- generator's default) the join holds about 3 million rows once the first
+-- generator's default) the join holds 2-3 million rows once the first
 -- 300 s have gone by, and every batch after that adds and expires about as
 -- many rows as it reads.  `nexmark_bench --per-batch --query join_big`
 -- prints the CPU time per batch while the state grows and once it is big:
