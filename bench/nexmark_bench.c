@@ -20,7 +20,7 @@
 ** by CPU time is shown.  --checkpoint compares runs with and without a
 ** checkpoint after every batch; --per-batch prints the CPU time of a batch
 ** early and late in a run whose state grows (join_big: an interval join
-** that holds ~3 M rows), to show that a batch costs what it changes.
+** that holds 2-3 M rows), to show that a batch costs what it changes.
 */
 #include <dirent.h>
 #include <errno.h>
