@@ -17,7 +17,10 @@
 ** machine.  One more line, `source`, drives the nexmark generator alone (as
 ** the scan does: plan, read 4096-row chunks, commit) to separate its cost
 ** from the engine's.  With --runs R each query runs R times and the median
-** by CPU time is shown.
+** by CPU time is shown.  --checkpoint compares runs with and without a
+** checkpoint after every batch; --per-batch prints the CPU time of a batch
+** early and late in a run whose state grows (join_big: an interval join
+** that holds 2-3 M rows), to show that a batch costs what it changes.
 */
 #include <dirent.h>
 #include <errno.h>
@@ -55,6 +58,7 @@ static const bench_query queries[] = {
     {"q5_count", {"nexmark.sql", "q5_count.sql"}, "count per auction, HOP 10 s / 2 s",
      "~22 K (all q5)"},
     {"join", {"nexmark.sql", "join_interval.sql"}, "bids x auctions, interval join 10 s", "-"},
+    {"join_big", {"nexmark.sql", "join_big.sql"}, "the same within 300 s: 2-3 M rows kept", "-"},
     {"dedup", {"nexmark.sql", "dedup.sql"}, "first bid per bidder (ROW_NUMBER = 1)", "-"},
     {"distinct", {"nexmark.sql", "distinct.sql"}, "DISTINCT bidder, auction per TUMBLE 10 s", "-"},
     {"payments", {"payments.sql", NULL}, "seed pipeline on datagen, HOP sums", "-"},
@@ -73,6 +77,10 @@ typedef struct result {
   int64_t ckpt_bytes, ckpt_us;  /* --checkpoint: over all batches */
   double wall_s, cpu_s;
   long max_rss_kb;
+  /* --per-batch: CPU ms per batch and state rows, averaged over the first
+  ** and the last batches (sum_batches), and the most any one batch took */
+  double early_ms, late_ms, max_ms;
+  int64_t early_state, late_state;
   char error[512];
 } result;
 
@@ -216,8 +224,26 @@ static dipper_program *compile_query(const bench_query *q, const char *dir, long
 
 /* ---- the measured runs ---- */
 
+/* --per-batch: each batch's CPU time and state rows, in the child. */
+#define MAX_BATCH_SAMPLES 65536
+static bool per_batch;
+static double batch_cpu_ms[MAX_BATCH_SAMPLES];
+static int64_t batch_state[MAX_BATCH_SAMPLES];
+static int nbatch_samples;
+static double last_cpu_s;
+
 static void on_progress(void *user, const dipper_progress *p) {
   result *r = user;
+  if (per_batch) {
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    double now = cpu_s(&u);
+    if (nbatch_samples < MAX_BATCH_SAMPLES) {
+      batch_cpu_ms[nbatch_samples] = (now - last_cpu_s) * 1e3;
+      batch_state[nbatch_samples++] = p->state_rows;
+    }
+    last_cpu_s = now;
+  }
   r->events = p->total_input_rows;
   r->rows_out = p->total_output_rows;
   r->batches = p->batch_id + 1;
@@ -252,6 +278,23 @@ static void run_restart(const bench_query *q, const char *dir, long long events,
   dipper_close(db);
 }
 
+/* Averages of the first and the last twentieth of the batches (at least 3
+** each), leaving out the first batch (it opens the operators) and the last
+** (the end of the input: every row left in the state leaves with it). */
+static void sum_batches(result *r) {
+  int first = 1, last = nbatch_samples - 2, n = last - first + 1;
+  if (n < 6) return;
+  int k = n / 20 > 3 ? n / 20 : 3;
+  for (int i = 0; i < k; i++) {
+    r->early_ms += batch_cpu_ms[first + i] / k;
+    r->early_state += batch_state[first + i] / k;
+    r->late_ms += batch_cpu_ms[last - i] / k;
+    r->late_state += batch_state[last - i] / k;
+  }
+  for (int i = first; i <= last; i++)
+    if (batch_cpu_ms[i] > r->max_ms) r->max_ms = batch_cpu_ms[i];
+}
+
 static void run_engine(const bench_query *q, const char *dir, long long events, result *r) {
   dipper *db = NULL;
   int rc = dipper_open(&db, NULL);
@@ -263,11 +306,13 @@ static void run_engine(const bench_query *q, const char *dir, long long events, 
   if (prog) {
     struct rusage u0, u1;
     getrusage(RUSAGE_SELF, &u0);
+    last_cpu_s = cpu_s(&u0);
     double t0 = mono_s();
     rc = dipper_run(prog, on_progress, r);
     r->wall_s = mono_s() - t0;
     getrusage(RUSAGE_SELF, &u1);
     r->cpu_s = cpu_s(&u1) - cpu_s(&u0);
+    if (per_batch) sum_batches(r);
     if (rc != DIPPER_OK) fail(r, rc, "run", db);
     dipper_program_free(prog);
   }
@@ -529,8 +574,8 @@ static void usage(const char *argv0) {
           "usage: %s [--events N] [--runs R] [--query NAME]... [--queries DIR]\n"
           "  --events N    events (rows) per query, default 10000000\n"
           "  --runs R      runs per query; the median by CPU time is shown (default 1)\n"
-          "  --query NAME  run only these (source, q0, q1, q2, q5_count, join, dedup, distinct,\n"
-          "                payments)\n"
+          "  --query NAME  run only these (source, q0, q1, q2, q5_count, join, join_big, dedup,\n"
+          "                distinct, payments, state_big; join_big only when named)\n"
           "  --queries DIR the SQL files (default " DIPPER_SOURCE_DIR "/bench/queries)\n"
           "  --checkpoint  each query without and with a checkpoint after every batch, side by\n"
           "                side, then a timed restart (default queries: q5_count, join,\n"
@@ -540,8 +585,44 @@ static void usage(const char *argv0) {
           "  --restart-only  with --keep: only the timed restart on DIR's folder (e.g. under\n"
           "                valgrind --tool=callgrind)\n"
           "  --state-backend NAME  'state.backend' for every query (hashmap, in memory, the\n"
-          "                default, or rocksdb: the two-stream join's state on disk)\n",
+          "                default, or rocksdb: the two-stream join's state on disk)\n"
+          "  --per-batch   each query's CPU time per batch while its state is small and once it\n"
+          "                is large (default query: join_big)\n",
           argv0);
+}
+
+/* --per-batch: per query, the CPU time of a batch while the state is small
+** and once it is large; a cost that follows the batch, not the state, stays
+** flat. */
+static int run_per_batch(const bool *wanted, bool any_wanted, const char *dir, long long events,
+                         int runs) {
+  per_batch = true;
+  printf("%-9s %8s %12s %12s %12s %12s %8s %10s\n", "query", "batches", "state start",
+         "ms/batch", "state end", "ms/batch", "end/start", "max ms");
+  int failures = 0;
+  for (int q = 0; q < NQUERIES; q++) {
+    bool pick = any_wanted ? wanted[q] : strcmp(queries[q].name, "join_big") == 0;
+    if (!pick || strcmp(queries[q].name, "source") == 0) continue;
+    for (int k = 0; k < runs; k++) {
+      result r = run_isolated(&queries[q], dir, events, false);
+      printf("%-9s", queries[q].name);
+      if (r.rc != DIPPER_OK) {
+        printf("  FAILED: %s\n", r.error);
+        failures++;
+        continue;
+      }
+      printf(" %8lld %12lld %9.2f ms %12lld %9.2f ms %8.2f %7.1f ms\n", (long long)r.batches,
+             (long long)r.early_state, r.early_ms, (long long)r.late_state, r.late_ms,
+             r.early_ms > 0 ? r.late_ms / r.early_ms : 0.0, r.max_ms);
+    }
+  }
+  printf("ms/batch = CPU time per micro-batch (user + system), averaged over the first and the "
+         "last twentieth of the batches\n(at least 3; the first and the final batch aside); "
+         "state = the rows the stateful operators hold then;\nmax = the most CPU one batch "
+         "took (the final one aside).\n");
+  printf("reproduce: scripts/build release && build/bench/bench_nexmark_bench --per-batch "
+         "--events %lld\n", events);
+  return failures ? 1 : 0;
 }
 
 int main(int argc, char **argv) {
@@ -549,7 +630,7 @@ int main(int argc, char **argv) {
   int runs = 1;
   const char *dir = DIPPER_SOURCE_DIR "/bench/queries";
   bool wanted[NQUERIES];
-  bool any_wanted = false, checkpoints = false, restart_only = false;
+  bool any_wanted = false, checkpoints = false, restart_only = false, batches = false;
   const char *keep = NULL;
   memset(wanted, 0, sizeof wanted);
   for (int i = 1; i < argc; i++) {
@@ -571,6 +652,8 @@ int main(int argc, char **argv) {
       i++;
     } else if (strcmp(arg, "--checkpoint") == 0) {
       checkpoints = true;
+    } else if (strcmp(arg, "--per-batch") == 0) {
+      batches = true;
     } else if (strcmp(arg, "--keep") == 0 && val) {
       keep = val;
       i++;
@@ -613,11 +696,12 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (checkpoints) return run_checkpoint_pairs(wanted, any_wanted, dir, events, runs, keep, restart_only);
+  if (batches) return run_per_batch(wanted, any_wanted, dir, events, runs);
   printf("%-9s %-36s %12s %12s %8s %8s %9s %10s   %s\n", "query", "what", "ev/s/core",
          "ev/s wall", "CPU s", "wall s", "peak RSS", "rows out", "Flink/core (published)");
   int failures = 0;
   for (int q = 0; q < NQUERIES; q++) {
-    if (any_wanted && !wanted[q]) continue;
+    if (any_wanted ? !wanted[q] : strcmp(queries[q].name, "join_big") == 0) continue;
     result all[100];
     for (int k = 0; k < runs; k++) all[k] = run_isolated(&queries[q], dir, events, false);
     qsort(all, (size_t)runs, sizeof all[0], by_cpu);

@@ -19,6 +19,8 @@
 
 #define TAG_MAP 12         /* a MAP's LIST: its child is the entries ROW */
 #define TAG_VALIDITY 0x80  /* a validity bitmap follows the row count */
+#define TAG_BLANK 0x40     /* a batch's column whose rows are all NULL: nothing follows */
+#define TAG_PACKED 0x20    /* a batch's 64-bit column: its values as varint deltas */
 #define MAX_ROWS INT32_MAX /* rows of one encoding; int32 offsets bound the rest */
 
 static size_t bitmap_bytes(int64_t rows) { return (size_t)((rows + 7) / 8); }
@@ -87,6 +89,31 @@ static void put_lengths(dp_buf *out, const int32_t *offsets, int64_t start, int6
     dp_put_uvar(out, (uint64_t)(offsets[i + 1] - offsets[i]));
 }
 
+/* Are rows [start, start+n) what dp_vector_append_nulls writes: every row
+** NULL, fixed-width values zero, no bytes nor elements, and (ROW) every
+** child so too?  A batch's column of such rows (a filler of exec/narrow.h:
+** a column no one reads) is written as its tag and row count alone. */
+static bool blank(const dp_vector *v, int64_t start, int64_t n) {
+  if (n <= 0 || v->phys == DP_PHYS_NULL || !v->validity || v->null_count < n ||
+      count_ones(v->validity, start, n) != 0)
+    return false;
+  int width = dp_phys_width(v->phys);
+  switch (v->phys) {
+  case DP_PHYS_BIT: return count_ones(v->values, start, n) == 0;
+  case DP_PHYS_VARBIN: case DP_PHYS_LIST: return v->offsets[start + n] == v->offsets[start];
+  case DP_PHYS_STRUCT:
+    for (int i = 0; i < v->nchildren; i++)
+      if (!blank(v->children[i], start, n)) return false;
+    return true;
+  default: {
+    const unsigned char *p = (const unsigned char *)v->values + start * width;
+    for (int64_t i = 0; i < n * width; i++)
+      if (p[i]) return false;
+    return true;
+  }
+  }
+}
+
 static void encode(const dp_vector *v, int64_t start, int64_t n, dp_buf *out) {
   bool nulls = v->phys != DP_PHYS_NULL && v->validity && v->null_count > 0 &&
                count_ones(v->validity, start, n) < n;
@@ -122,6 +149,35 @@ int dp_vector_encode(const dp_vector *v, int64_t start, int64_t n, dp_buf *out) 
   if (!v || start < 0 || n < 0 || n > MAX_ROWS || start > v->length - n) return DIPPER_MISUSE;
   encode(v, start, n, out);
   return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+/* A batch's 64-bit column (BIGINT, TIMESTAMP): each value as the zigzag
+** varint of its difference from the one before (from 0), written straight
+** into the buffer.  Ids, prices and times of rows in arrival order differ
+** by little: a byte or three a value rather than eight. */
+static void encode_packed(const dp_vector *v, int64_t start, int64_t n, dp_buf *out) {
+  bool nulls = v->validity && v->null_count > 0 && count_ones(v->validity, start, n) < n;
+  dp_put_u8(out, (uint8_t)(layout_tag(v) | TAG_PACKED | (nulls ? TAG_VALIDITY : 0)));
+  dp_put_uvar(out, (uint64_t)n);
+  if (nulls) put_bits(out, v->validity, start, n);
+  size_t at = out->len;
+  uint8_t *p = (uint8_t *)dp_buf_append_room(out, (size_t)n * 10);
+  if (!p) return;
+  const int64_t *x = (const int64_t *)v->values + start;
+  uint64_t prev = 0;
+  size_t k = 0;
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t d = (uint64_t)x[i] - prev;
+    prev = (uint64_t)x[i];
+    uint64_t z = (d << 1) ^ (0 - (d >> 63));
+    while (z >= 0x80) {
+      p[k++] = (uint8_t)(z | 0x80);
+      z >>= 7;
+    }
+    p[k++] = (uint8_t)z;
+  }
+  out->len = at + k;
+  out->data[out->len] = '\0';
 }
 
 /* ---- decoding ---- */
@@ -256,6 +312,67 @@ static void rollback(dp_vector *v) {
     for (int i = 0; i < v->nchildren; i++) dp_vector_truncate(v->children[i], v->length);
 }
 
+/* A blank column of a batch (TAG_BLANK, which decode refuses): rows NULL
+** rows.  Only a batch's column after the one that backs its row count. */
+static int decode_blank(dp_rd *in, dp_vector *v, uint64_t want) {
+  uint8_t tag = dp_get_u8(in);
+  uint64_t rows = dp_get_uvar(in);
+  if (in->bad || tag != (layout_tag(v) | TAG_BLANK) || v->phys == DP_PHYS_NULL || rows != want ||
+      rows == 0)
+    return DIPPER_CORRUPT;
+  return dp_vector_append_nulls(v, (int64_t)rows);
+}
+
+static bool next_is_blank(const dp_rd *in) {
+  return !in->bad && in->pos < in->n && (in->p[in->pos] & TAG_BLANK);
+}
+
+/* encode_packed's column: `want` rows, appended to v (a 64-bit layout). */
+static int decode_packed(dp_rd *in, dp_vector *v, uint64_t want) {
+  uint8_t tag = dp_get_u8(in);
+  uint64_t rows = dp_get_uvar(in);
+  if (in->bad || (tag & ~TAG_VALIDITY) != (layout_tag(v) | TAG_PACKED) ||
+      v->phys != DP_PHYS_I64 || rows != want || rows > MAX_ROWS)
+    return DIPPER_CORRUPT;
+  int64_t n = (int64_t)rows, nulls = 0;
+  const uint8_t *valid = NULL;
+  if (tag & TAG_VALIDITY) {
+    if (!(valid = get_bits(in, n))) return DIPPER_CORRUPT;
+    nulls = n - count_ones(valid, 0, n);
+    if (nulls == 0) return DIPPER_CORRUPT; /* the writer writes no bitmap then */
+  }
+  if (rows > dp_rd_left(in)) return DIPPER_CORRUPT; /* a byte a value at least */
+  int rc = dp_vector_reserve(v, n);
+  if (!rc && valid) rc = make_validity(v);
+  if (rc) return rc;
+  int64_t *x = (int64_t *)v->values + v->length;
+  uint64_t prev = 0;
+  const uint8_t *p = in->p + in->pos, *end = in->p + in->n;
+  for (int64_t i = 0; i < n; i++) {
+    /* bytes.h's varint, inline: this loop is a restore's hot path */
+    uint64_t z = 0;
+    for (unsigned shift = 0;; shift += 7) {
+      if (p == end || shift > 63 || (shift == 63 && (*p & 0x7e))) {
+        in->bad = true;
+        return DIPPER_CORRUPT;
+      }
+      uint8_t b = *p++;
+      z |= (uint64_t)(b & 0x7f) << shift;
+      if (!(b & 0x80)) break;
+    }
+    prev += (z >> 1) ^ (0 - (z & 1));
+    x[i] = (int64_t)prev;
+  }
+  in->pos = (size_t)(p - in->p);
+  if (valid)
+    copy_bits(v->validity, v->length, valid, n);
+  else if (v->validity)
+    fill_ones(v->validity, v->length, n);
+  v->length += n;
+  v->null_count += nulls;
+  return DIPPER_OK;
+}
+
 static int decode(dp_rd *in, dp_vector *v) {
   uint8_t tag = dp_get_u8(in);
   uint64_t rows = dp_get_uvar(in);
@@ -293,12 +410,34 @@ int dp_vector_decode(dp_rd *in, dp_vector *into) {
 
 /* ---- batches ---- */
 
+/* The first column whose encoding backs the row count (bytes per row): the
+** first not of the NULL type, or -1.  It is never written blank, so a
+** blank column's rows always stand on bytes read before it. */
+static int backing_column(const dp_batch *b) {
+  for (int c = 0; c < b->ncols; c++)
+    if (b->cols[c]->phys != DP_PHYS_NULL) return c;
+  return -1;
+}
+
 int dp_batch_encode(const dp_batch *b, int64_t start, int64_t n, dp_buf *out) {
   if (!b || start < 0 || n < 0 || n > MAX_ROWS || start > b->nrows - n) return DIPPER_MISUSE;
   dp_put_uvar(out, (uint64_t)b->ncols);
   dp_put_uvar(out, (uint64_t)n);
+  int backing = backing_column(b);
   for (int c = 0; c < b->ncols; c++) {
-    int rc = dp_vector_encode(b->cols[c], start, n, out);
+    const dp_vector *v = b->cols[c];
+    if (c > backing && backing >= 0 && (start < 0 || start > v->length - n)) return DIPPER_MISUSE;
+    if (c > backing && backing >= 0 && blank(v, start, n)) {
+      dp_put_u8(out, (uint8_t)(layout_tag(v) | TAG_BLANK));
+      dp_put_uvar(out, (uint64_t)n);
+      continue;
+    }
+    if (v->phys == DP_PHYS_I64 && n > 0) {
+      if (start > v->length - n) return DIPPER_MISUSE;
+      encode_packed(v, start, n, out);
+      continue;
+    }
+    int rc = dp_vector_encode(v, start, n, out);
     if (rc) return rc;
   }
   return out->oom ? DIPPER_NOMEM : DIPPER_OK;
@@ -312,10 +451,21 @@ int dp_batch_decode(dp_rd *in, dp_batch *into) {
     return DIPPER_CORRUPT;
   }
   int rc = DIPPER_OK;
-  int c = 0;
+  int c = 0, backing = backing_column(into);
   for (; c < into->ncols && !rc; c++) {
     int64_t before = into->cols[c]->length;
-    rc = dp_vector_decode(in, into->cols[c]);
+    if (into->cols[c]->length > INT64_MAX - MAX_ROWS) {
+      rc = DIPPER_LIMIT;
+    } else if (c > backing && backing >= 0 && next_is_blank(in)) {
+      rc = decode_blank(in, into->cols[c], rows);
+      if (rc == DIPPER_CORRUPT) in->bad = true;
+    } else if (into->cols[c]->phys == DP_PHYS_I64 && rows > 0 && !in->bad && in->pos < in->n &&
+               (in->p[in->pos] & TAG_PACKED)) {
+      rc = decode_packed(in, into->cols[c], rows);
+      if (rc == DIPPER_CORRUPT) in->bad = true;
+    } else {
+      rc = dp_vector_decode(in, into->cols[c]);
+    }
     if (!rc && into->cols[c]->length - before != (int64_t)rows) {
       dp_vector_truncate(into->cols[c], before);
       rc = DIPPER_CORRUPT;

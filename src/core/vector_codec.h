@@ -58,8 +58,20 @@ int dp_vector_encode(const dp_vector *v, int64_t start, int64_t n, dp_buf *out);
 int dp_vector_decode(dp_rd *in, dp_vector *into);
 
 /* Every column of rows [start, start+n): ncols:uvar, rows:uvar, then each
-** column's encoding.  Decoding appends to a batch of the same schema and
-** adds the rows to its nrows; on failure every column keeps its rows. */
+** column's encoding.  A column whose rows are all NULL as
+** dp_vector_append_nulls lays them out (a filler of exec/narrow.h: a column
+** no one reads) is written blank: its tag | 0x40 and the row count, nothing
+** else, so it costs O(1) bytes however many rows.  The first column not of
+** the NULL type is never blank, so that the row count of a blank column
+** stands on bytes read before it: few bytes cannot ask for many rows.  A
+** column of 64-bit values (BIGINT, TIMESTAMP) is written packed: tag | 0x20,
+** rows, [validity], then per row the zigzag varint of its value less the
+** one before (from 0) — ids, prices and times in arrival order cost a byte
+** or three, not eight (the plain form still reads back).
+** Decoding appends to a batch of the same schema and adds the rows to its
+** nrows (a blank column gets that many NULL rows); on failure every column
+** keeps its rows.  A lone vector's encoding (dp_vector_encode) is never
+** blank, and its decoder refuses the tag. */
 int dp_batch_encode(const dp_batch *b, int64_t start, int64_t n, dp_buf *out);
 int dp_batch_decode(dp_rd *in, dp_batch *into);
 

@@ -53,12 +53,15 @@ static int fill_nulls(dp_vector **slot, const dp_type *t, int64_t n) {
   if (!*slot && !(*slot = dp_vector_new(t, n))) return DIPPER_NOMEM;
   dp_vector *v = *slot;
   if (v->length < n) {
-    int rc = dp_vector_reserve(v, n - v->length);
-    while (!rc && v->length < n) rc = dp_vector_append_null(v);
+    int rc = dp_vector_append_nulls(v, n - v->length);
     if (rc) return rc;
   }
   set_null_length(v, n);
   return DIPPER_OK;
+}
+
+int dp_narrow_filler(dp_vector **slot, const dp_type *t, int64_t n) {
+  return fill_nulls(slot, t, n);
 }
 
 /* ---- lifecycle ---- */

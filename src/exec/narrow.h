@@ -49,6 +49,10 @@ int dp_narrow_take(dp_narrow *nw, const dp_batch *in, const int64_t *sel, int64_
 
 /* An all-NULL vector of column `col`'s type and n rows. */
 int dp_narrow_null(dp_narrow *nw, int col, int64_t n, dp_vector **out);
+/* The same without a dp_narrow: *slot (NULL at first; the caller frees it
+** with dp_vector_free) becomes an all-NULL vector of type t and n rows,
+** grown only when n is past what it was ever filled to. */
+int dp_narrow_filler(dp_vector **slot, const dp_type *t, int64_t n);
 
 /* The schema a source should produce for the node: the read columns in
 ** order, each ROW with only its read fields (in `a`).  At least one column is

@@ -45,8 +45,22 @@
 
 #include "exec/eval.h"
 #include "exec/exec.h"
+#include "exec/narrow.h"
 #include "exec/rows.h"
 #include "exec/state_rocks.h"
+#include "plan/prune.h"
+
+/* One entry of a stored side's time index: a row and its expiry, the
+** watermark at or past which no row still to come can meet it. */
+typedef struct tix_entry {
+  int64_t key, id;
+} tix_entry;
+
+/* A run of entries [pos, end) of the time index in expiry order: the
+** entries before pos have expired. */
+typedef struct tix_run {
+  int64_t pos, end;
+} tix_run;
 
 typedef struct join_state {
   dp_join_kind kind;
@@ -67,6 +81,7 @@ typedef struct join_state {
   dp_rowlog *hit_log;  /* the log of the store build_hit flags (probe_slice marks it) */
 
   dp_batch *build;     /* every build-side row */
+  const uint8_t *build_dead; /* two streams: per build row, expired (probes skip it), or NULL */
   dp_rowhash *index;   /* build row id -> hash of its keys */
   dp_rowhash own_index;
   uint8_t *build_hit;  /* per build row: matched (build_outer) */
@@ -76,23 +91,40 @@ typedef struct join_state {
   int64_t unmatched_cursor; /* build_outer: next build row to look at */
   bool drained, done;
 
-  /* two streams (stream2): both sides kept, each with its index */
+  /* two streams (stream2): both sides kept, each with its index (see
+  ** "two streams" below for how a side's store works) */
   bool stream2;
   struct side {
-    dp_batch *store;   /* rows kept, until the watermark passes their bound */
-    dp_rowhash index;
+    dp_batch *store;   /* rows kept (the read columns only), live and expired */
+    dp_rowhash index;  /* every stored row; probes skip the expired ones */
     uint8_t *hit;      /* per stored row: matched (outer sides) */
     int64_t hit_cap;
-    int *keys;         /* key columns */
-    int time_col;      /* the event-time column the bound is on, or -1 */
+    uint8_t *dead;     /* per stored row: expired, not yet compacted away */
+    int64_t dead_cap, ndead;
+    tix_entry *tix;    /* the time index: runs of entries in expiry order */
+    int64_t ntix, tix_cap;
+    tix_run *runs;     /* the runs not yet expired, oldest first */
+    int64_t nruns, runs_cap;
+    int64_t evict_wm;  /* the watermark of the last eviction, or DP_WATERMARK_NONE */
+    bool stale;        /* restored: dead marks and time index to rebuild (side_ready) */
+    int *keys;         /* key columns (of the store) */
+    int time_col;      /* the event-time column the bound is on (of the store), or -1 */
     bool outer;        /* unmatched rows leave padded when evicted */
-    dp_batch *delta;   /* this batch's new rows */
+    int ncols;         /* the input's columns */
+    int *map;          /* input column -> store column, or -1: no one reads it */
+    int *kept;         /* store column -> input column */
+    int nkept;
+    dp_schema kschema; /* the store's columns */
+    dp_vector **vcols; /* keep_delta: the input's read columns */
+    dp_batch *delta;   /* this batch's new rows (the store's columns) */
     uint8_t *dhit;     /* per new row: matched while probing */
     int64_t dhit_cap;
     dp_rowlog log;     /* the store's changes since the last checkpoint */
   } side[2];
+  const int *lmap, *rmap; /* stream2: the sides' maps (gather_pairs), else NULL */
   /* two streams over RocksDB ('state.backend' = 'rocksdb'): the stores stay
-  ** empty and each side's rows live in rocks, space 0 left, 1 right */
+  ** empty and each side's rows (its kept columns) live in rocks, space 0
+  ** left, 1 right */
   dp_rocks *rocks;     /* NULL: the state is in memory */
   int64_t rocks_rows[2];
   dp_batch *fetched[2];/* per side: a slice's matches, or its expired rows, from rocks */
@@ -100,9 +132,16 @@ typedef struct join_state {
   int phase;           /* stream2: 0 new left rows, 1 new right rows, 2 evict, 3 done */
   int64_t evict_lower, evict_upper; /* the time bound: left.t in [right.t + lower, right.t + upper] */
 
+  int nleft, nright;   /* the inputs' columns */
   dp_schema both;      /* left ++ right: the rows the condition sees */
   dp_batch *cand;      /* candidate pairs, for the condition */
   dp_batch *out;
+  /* Columns no one reads are not gathered: cand gets the ones the condition
+  ** reads, out the ones the plan above reads (plan/prune.h); the batches
+  ** handed on (the views) carry all-NULL fillers in the others. */
+  bool *cand_need, *out_need;
+  dp_batch cand_view, out_view;
+  dp_vector **cand_fill, **out_fill;
   int64_t *pi, *bi;    /* pairs: probe row, build row (-1: padding) */
   int64_t npairs, cap_pairs;
   uint8_t *probe_hit;  /* per probe row of the slice */
@@ -125,23 +164,49 @@ static int add_pair(join_state *st, int64_t p, int64_t b) {
   return DIPPER_OK;
 }
 
-/* Gather the pairs [0, npairs) as joined rows (left ++ right) into dst. */
-static int gather_pairs(join_state *st, dp_batch *dst) {
+/* The view of dst handed on: its gathered columns, fillers for the others. */
+static int make_view(const bool *need, dp_vector **fill, const dp_batch *dst, dp_batch *view) {
+  for (int c = 0; c < dst->ncols; c++) {
+    if (need[c]) {
+      view->cols[c] = dst->cols[c];
+      continue;
+    }
+    int rc = dp_narrow_filler(&fill[c], dst->schema->cols[c].type, dst->nrows);
+    if (rc) return rc;
+    view->cols[c] = fill[c];
+  }
+  view->nrows = dst->nrows;
+  return DIPPER_OK;
+}
+
+/* Gather the pairs [0, npairs) as joined rows (left ++ right) onto dst, the
+** columns in `need` only, and make its view. */
+static int gather_pairs(join_state *st, dp_batch *dst, const bool *need, dp_vector **fill,
+                        dp_batch *view) {
   const dp_batch *left = st->pside == 0 ? st->probe : st->build;
   const dp_batch *right = st->pside == 0 ? st->build : st->probe;
   const int64_t *li = st->pside == 0 ? st->pi : st->bi;
   const int64_t *ri = st->pside == 0 ? st->bi : st->pi;
-  int nl = left->ncols;
+  int nl = st->nleft;
   for (int c = 0; c < nl; c++) {
-    int rc = dp_vector_take(dst->cols[c], left->cols[c], li, 0, st->npairs);
+    if (!need[c]) continue;
+    const dp_vector *src = left->cols[st->lmap ? st->lmap[c] : c];
+    int rc = dp_vector_take(dst->cols[c], src, li, 0, st->npairs);
     if (rc) return rc;
   }
   if (!st->semi)
-    for (int c = 0; c < right->ncols; c++) {
-      int rc = dp_vector_take(dst->cols[nl + c], right->cols[c], ri, 0, st->npairs);
+    for (int c = 0; c < st->nright; c++) {
+      if (!need[nl + c]) continue;
+      const dp_vector *src = right->cols[st->rmap ? st->rmap[c] : c];
+      int rc = dp_vector_take(dst->cols[nl + c], src, ri, 0, st->npairs);
       if (rc) return rc;
     }
-  return dp_batch_sync(dst);
+  dst->nrows += st->npairs;
+  return make_view(need, fill, dst, view);
+}
+
+static int gather_out(join_state *st) {
+  return gather_pairs(st, st->out, st->out_need, st->out_fill, &st->out_view);
 }
 
 /* Keep the pairs that satisfy the residual condition. */
@@ -151,11 +216,11 @@ static int check_pairs(dp_op *op) {
   bool semi = st->semi;
   st->semi = false; /* the condition sees both sides, even for SEMI/ANTI */
   dp_batch_clear(st->cand);
-  int rc = gather_pairs(st, st->cand);
+  int rc = gather_pairs(st, st->cand, st->cand_need, st->cand_fill, &st->cand_view);
   st->semi = semi;
   if (rc) return rc;
   dp_vector *mask = NULL;
-  if ((rc = dp_eval(op->ex, op->plan->u.join.cond, st->cand, &mask))) return rc;
+  if ((rc = dp_eval(op->ex, op->plan->u.join.cond, &st->cand_view, &mask))) return rc;
   int64_t n = 0;
   for (int64_t k = 0; k < st->npairs; k++)
     if (!dp_vector_is_null(mask, k) && dp_vector_get_bool(mask, k)) {
@@ -231,16 +296,18 @@ static int probe_slice(dp_op *op, int64_t start, int64_t end) {
     pk[k] = P->cols[st->pkeys[k]];
     bk[k] = B->cols[st->bkeys[k]];
   }
+  const uint8_t *dead = st->build_dead;
   for (int64_t r = start; r < end; r++) {
     if (st->nkeys == 0) {
       for (int64_t b = 0; b < B->nrows; b++)
-        if ((rc = add_pair(st, r, b))) return rc;
+        if ((!dead || !dead[b]) && (rc = add_pair(st, r, b))) return rc;
       continue;
     }
     if (dp_rows_any_null(pk, st->nkeys, r)) continue;
     uint64_t h = dp_rows_hash(pk, st->nkeys, r);
     for (int64_t b = dp_rowhash_first(st->index, h); b >= 0; b = dp_rowhash_next(st->index, b))
-      if (st->index->hashes[b] == h && dp_rows_equal(bk, b, pk, r, st->nkeys))
+      if (st->index->hashes[b] == h && (!dead || !dead[b]) &&
+          dp_rows_equal(bk, b, pk, r, st->nkeys))
         if ((rc = add_pair(st, r, b))) return rc;
   }
   if ((rc = check_pairs(op))) return rc;
@@ -276,7 +343,7 @@ static int probe_slice(dp_op *op, int64_t start, int64_t end) {
     for (int64_t r = start; r < end; r++)
       if (!st->probe_hit[r - start] && (rc = add_pair(st, r, -1))) return rc;
   }
-  return gather_pairs(st, st->out);
+  return gather_out(st);
 }
 
 /* Build rows that never matched, padded on the probe side (RIGHT, FULL). */
@@ -290,7 +357,7 @@ static int emit_unmatched(join_state *st) {
       if (rc) return rc;
     }
   }
-  return gather_pairs(st, st->out);
+  return gather_out(st);
 }
 
 static int keep_build(dp_op *op, const dp_batch *b) {
@@ -371,26 +438,19 @@ static int grow_hits(uint8_t **hit, int64_t *cap, int64_t need) {
   return DIPPER_OK;
 }
 
-/* Is a row of side s at time t too old to meet any row still to come? */
-static bool expired(const join_state *st, int s, const dp_vector *tv, int64_t row, int64_t wm) {
-  if (dp_vector_is_null(tv, row)) return true; /* no time: the bound never holds */
-  int64_t t = dp_vector_get_i64(tv, row);
-  /* left t meets right rows with time in [t - upper, t - lower], right t
-  ** meets left rows in [t + lower, t + upper]; rows to come are > wm (a row
-  ** at or before the watermark is late: Spark's rule). */
-  if (s == 0) return t - st->evict_lower <= wm;
-  return t + st->evict_upper <= wm;
-}
-
 /* The watermark below which input rows are late in this batch: the one the
 ** previous batch ran under (exec.h, SPARK-40925), so that rows a stateful
 ** operator below emitted in this batch are not late here. */
 static int64_t late_mark(const dp_op *op) { return op->ex->late_watermark; }
 
-static int keep_delta(dp_op *op, const dp_batch *b, int s) {
+static int keep_delta(dp_op *op, const dp_batch *in, int s) {
   join_state *st = op->state;
-  op->metrics.rows_in += b->nrows;
+  op->metrics.rows_in += in->nrows;
   struct side *sd = &st->side[s];
+  /* the read columns only: a view of them, in the store's order */
+  for (int j = 0; j < sd->nkept; j++) sd->vcols[j] = in->cols[sd->kept[j]];
+  dp_batch view = {&sd->kschema, sd->nkept, sd->vcols, in->nrows};
+  const dp_batch *b = &view;
   int64_t wm = late_mark(op);
   if (sd->time_col < 0 || wm == DP_WATERMARK_NONE) return dp_rows_append(sd->delta, b);
   /* Rows at or before the watermark are late (Spark's rule): they could not
@@ -424,94 +484,275 @@ static void aim(join_state *st, int s) {
   st->pkeys = P->keys;
   st->bkeys = B->keys;
   st->build_hit = B->hit;
+  st->build_dead = B->dead;
   st->hit_log = &B->log;
   st->mark_build = B->outer;
   st->probe_outer = false;
   st->build_outer = false;
 }
 
-/* Add side s's new rows to its store and index (with what they matched). */
-static int store_delta(join_state *st, int s) {
+/* ---- two streams: a side's store ----
+** Each side stores the columns the join reads only (its condition, keys,
+** time bound, and what the plan above reads of its output: plan/prune.h),
+** so a column no one reads costs nothing per row.  A row keeps its id (its
+** position) until a compaction: an expired row is marked dead and probes
+** skip it in its hash chain; the store is compacted, its hash index rebuilt,
+** once dead rows are half of it (and at least COMPACT_MIN), so a row is
+** copied O(1) times over its life.  Expiry goes through a time index of
+** runs: each batch's new rows, sorted by expiry (left t - lower, right
+** t + upper: Spark's rule) when not already in order, form a run, merged
+** into the one before when it follows on; an eviction walks each run from
+** its start while the expiry is at or before the watermark: the rows it
+** expires plus a step per run.  Runs, not a heap: streams arrive nearly in
+** time order, so a batch is one run already (no sort, no log n a row).
+** Padded rows of an outer side leave in store order (ids sorted), and a
+** probe meets the live rows of a chain in the order of a rebuilt index: the
+** results are those of the whole-store scan eviction once was.  The
+** functions below — side_append, probe_slice (aimed by aim), side_evict,
+** side_save / side_load and their delta forms — are the store's surface:
+** another store (on disk) would replace them (docs/architecture.md). */
+
+#define COMPACT_MIN 1024
+
+/* The expiry of row `row` (of tv, side s's time column): a row with no time
+** expires at the first eviction (the bound never holds for it). */
+static int64_t expiry(const join_state *st, int s, const dp_vector *tv, int64_t row) {
+  if (dp_vector_is_null(tv, row)) return INT64_MIN;
+  int64_t t = dp_vector_get_i64(tv, row), k;
+  if (s == 0 ? !__builtin_sub_overflow(t, st->evict_lower, &k)
+             : !__builtin_add_overflow(t, st->evict_upper, &k))
+    return k;
+  bool up = s == 0 ? st->evict_lower < 0 : st->evict_upper > 0;
+  return up ? INT64_MAX : INT64_MIN;
+}
+
+static int cmp_entry(const void *a, const void *b) {
+  const tix_entry *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Rows [first, end) of side s join the time index as a run. */
+static int tix_add(join_state *st, int s, int64_t first, int64_t end) {
+  struct side *sd = &st->side[s];
+  int64_t n = end - first;
+  if (n <= 0 || sd->time_col < 0) return DIPPER_OK;
+  if (sd->ntix + n > sd->tix_cap) {
+    int64_t cap = sd->tix_cap ? sd->tix_cap * 2 : 1024;
+    while (cap < sd->ntix + n) cap *= 2;
+    tix_entry *t = realloc(sd->tix, (size_t)cap * sizeof *t);
+    if (!t) return DIPPER_NOMEM;
+    sd->tix = t;
+    sd->tix_cap = cap;
+  }
+  if (sd->nruns == sd->runs_cap) {
+    int64_t cap = sd->runs_cap ? sd->runs_cap * 2 : 16;
+    tix_run *r = realloc(sd->runs, (size_t)cap * sizeof *r);
+    if (!r) return DIPPER_NOMEM;
+    sd->runs = r;
+    sd->runs_cap = cap;
+  }
+  tix_entry *e = sd->tix + sd->ntix;
+  const dp_vector *tv = sd->store->cols[sd->time_col];
+  bool sorted = true;
+  for (int64_t i = 0; i < n; i++) {
+    e[i].key = expiry(st, s, tv, first + i);
+    e[i].id = first + i;
+    if (i && e[i].key < e[i - 1].key) sorted = false;
+  }
+  if (!sorted) qsort(e, (size_t)n, sizeof *e, cmp_entry);
+  tix_run *last = sd->nruns ? &sd->runs[sd->nruns - 1] : NULL;
+  if (last && last->end == sd->ntix && last->pos < last->end &&
+      sd->tix[last->end - 1].key <= e[0].key)
+    last->end += n; /* it follows on: one run */
+  else
+    sd->runs[sd->nruns++] = (tix_run){sd->ntix, sd->ntix + n};
+  sd->ntix += n;
+  return DIPPER_OK;
+}
+
+/* Add side s's new rows to its store, index and time index (with what
+** they matched while probing). */
+static int side_append(join_state *st, int s) {
   struct side *sd = &st->side[s];
   int64_t first = sd->store->nrows, n = sd->delta->nrows;
   int rc = dp_rows_append(sd->store, sd->delta);
   if (!rc) rc = grow_hits(&sd->hit, &sd->hit_cap, first + n);
+  if (!rc) rc = grow_hits(&sd->dead, &sd->dead_cap, first + n);
   if (rc) return rc;
   const dp_vector *kc[64];
   for (int k = 0; k < st->nkeys; k++) kc[k] = sd->store->cols[sd->keys[k]];
   for (int64_t r = 0; r < n; r++) {
     sd->hit[first + r] = sd->dhit && r < sd->dhit_cap ? sd->dhit[r] : 0;
+    sd->dead[first + r] = 0;
     if ((rc = dp_rowhash_add(&sd->index, dp_rows_hash(kc, st->nkeys, first + r)))) return rc;
   }
+  if ((rc = tix_add(st, s, first, first + n))) return rc;
   dp_batch_clear(sd->delta);
   if (sd->dhit) memset(sd->dhit, 0, (size_t)sd->dhit_cap);
   return DIPPER_OK;
 }
 
+/* Drop the dead rows of side s: the store, its flags, its hash index and
+** its time index renumbered, the drops logged for the next delta. */
+static int side_compact(join_state *st, int s) {
+  struct side *sd = &st->side[s];
+  int64_t n = sd->store->nrows, nkeep = 0, ndrop = 0;
+  if (sd->ndead == 0) return DIPPER_OK;
+  int64_t *keep = malloc((size_t)(n ? n : 1) * sizeof *keep);
+  int64_t *drop = malloc((size_t)(sd->ndead ? sd->ndead : 1) * sizeof *drop);
+  int64_t *newid = malloc((size_t)(n ? n : 1) * sizeof *newid);
+  int rc = keep && drop && newid ? DIPPER_OK : DIPPER_NOMEM;
+  for (int64_t r = 0; !rc && r < n; r++) {
+    newid[r] = sd->dead[r] ? -1 : nkeep;
+    if (sd->dead[r]) drop[ndrop++] = r;
+    else keep[nkeep++] = r;
+  }
+  if (!rc && ndrop != sd->ndead) rc = DIPPER_INTERNAL;
+  if (!rc) rc = dp_rowlog_drop(&sd->log, drop, ndrop);
+  if (!rc) rc = dp_rows_compact(&sd->store, keep, nkeep);
+  if (!rc) {
+    for (int64_t k = 0; sd->hit && k < nkeep; k++) sd->hit[k] = sd->hit[keep[k]];
+    if (sd->dead) memset(sd->dead, 0, (size_t)sd->dead_cap);
+    sd->ndead = 0;
+    dp_rowhash_clear(&sd->index); /* its memory is reused: no fresh pages to fault in */
+    rc = dp_rowhash_add_rows(&sd->index, sd->store, sd->keys, st->nkeys, 0);
+  }
+  if (!rc) {
+    /* the entries not yet expired, renumbered, runs kept as they were */
+    int64_t w = 0, nr = 0;
+    for (int64_t i = 0; i < sd->nruns; i++) {
+      int64_t from = w;
+      for (int64_t j = sd->runs[i].pos; j < sd->runs[i].end; j++) {
+        int64_t id = newid[sd->tix[j].id];
+        if (id < 0) continue; /* killed by a final eviction, which does not walk runs */
+        sd->tix[w].key = sd->tix[j].key;
+        sd->tix[w++].id = id;
+      }
+      if (w > from) sd->runs[nr++] = (tix_run){from, w};
+    }
+    sd->ntix = w;
+    sd->nruns = nr;
+  }
+  free(keep);
+  free(drop);
+  free(newid);
+  return rc;
+}
+
+/* Row r of side s expires: marked, and listed (ids) when it leaves padded. */
+static int kill_row(join_state *st, struct side *sd, int64_t r, bool pad) {
+  if (sd->dead[r]) return DIPPER_OK;
+  sd->dead[r] = 1;
+  sd->ndead++;
+  return pad && sd->outer && !sd->hit[r] ? add_pair(st, r, -1) : DIPPER_OK;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Expire the rows of side s the watermark wm has passed (every row at the
+** end: DP_WATERMARK_END, or when the side has no time bound); with `pad`
+** the unmatched rows of an outer side are left in st->pi as (row, -1)
+** pairs, in store order.  A restore runs it without `pad` to mark again
+** the rows that had expired. */
+static int expire(join_state *st, int s, int64_t wm, bool pad) {
+  struct side *sd = &st->side[s];
+  int64_t n = sd->store->nrows;
+  int rc = grow_hits(&sd->dead, &sd->dead_cap, n);
+  st->npairs = 0;
+  if (sd->time_col < 0 || wm == DP_WATERMARK_END) {
+    for (int64_t r = 0; !rc && r < n; r++) rc = kill_row(st, sd, r, pad);
+    sd->nruns = sd->ntix = 0;
+    return rc;
+  }
+  int64_t nr = 0;
+  for (int64_t i = 0; !rc && i < sd->nruns; i++) {
+    tix_run *ru = &sd->runs[i];
+    while (!rc && ru->pos < ru->end && sd->tix[ru->pos].key <= wm)
+      rc = kill_row(st, sd, sd->tix[ru->pos++].id, pad);
+    if (ru->pos < ru->end) sd->runs[nr++] = *ru;
+  }
+  if (!rc) sd->nruns = nr;
+  if (!rc && st->npairs > 1) qsort(st->pi, (size_t)st->npairs, sizeof *st->pi, cmp_i64);
+  for (int64_t k = 0; !rc && k < st->npairs; k++) st->bi[k] = -1;
+  return rc;
+}
+
 /* Drop the stored rows the watermark has passed; unmatched rows of an outer
 ** side leave padded into st->out. */
-static int evict(dp_op *op) {
+static int side_evict(dp_op *op, int s) {
   join_state *st = op->state;
+  struct side *sd = &st->side[s];
+  /* state is evicted by the current watermark, as Spark does, once this
+  ** batch's rows (late only below the previous one) have probed it */
+  int64_t wm = op->ex->final ? DP_WATERMARK_END : op->ex->watermark;
+  if (wm == DP_WATERMARK_NONE || (sd->time_col < 0 && !op->ex->final)) return DIPPER_OK;
+  sd->evict_wm = wm;
+  int rc = expire(st, s, wm, true);
+  if (!rc && st->npairs > 0) {
+    aim(st, s);
+    st->probe = sd->store; /* the padded rows come from this side's store */
+    rc = gather_out(st);
+  }
+  int64_t n = sd->store->nrows;
+  if (!rc && sd->ndead > 0 && (sd->ndead == n || (sd->ndead >= COMPACT_MIN && 2 * sd->ndead > n)))
+    rc = side_compact(st, s);
+  return rc;
+}
+
+static int evict(dp_op *op) {
   for (int s = 0; s < 2; s++) {
-    struct side *sd = &st->side[s];
-    /* state is evicted by the current watermark, as Spark does, once this
-    ** batch's rows (late only below the previous one) have probed it */
-    int64_t wm = op->ex->final ? DP_WATERMARK_END : op->ex->watermark;
-    if (wm == DP_WATERMARK_NONE) continue;
-    if (sd->time_col < 0 && !op->ex->final) continue;
-    int64_t n = sd->store->nrows, nkeep = 0, ndrop = 0;
-    int64_t *keep = malloc((size_t)(n ? n : 1) * sizeof *keep);
-    int64_t *drop = malloc((size_t)(n ? n : 1) * sizeof *drop);
-    if (!keep || !drop) {
-      free(keep);
-      free(drop);
-      return DIPPER_NOMEM;
-    }
-    st->npairs = 0;
-    int rc = DIPPER_OK;
-    const dp_vector *tv = sd->time_col >= 0 ? sd->store->cols[sd->time_col] : NULL;
-    for (int64_t r = 0; r < n && !rc; r++) {
-      if (!op->ex->final && !expired(st, s, tv, r, wm)) {
-        keep[nkeep++] = r;
-        continue;
-      }
-      drop[ndrop++] = r;
-      if (sd->outer && !sd->hit[r]) rc = add_pair(st, r, -1);
-    }
-    if (!rc) rc = dp_rowlog_drop(&sd->log, drop, ndrop);
-    free(drop);
-    if (!rc && st->npairs > 0) {
-      aim(st, s);
-      st->probe = sd->store; /* the padded rows come from this side's store */
-      rc = gather_pairs(st, st->out);
-    }
-    if (!rc && nkeep < n) {
-      /* Compact the store and rebuild its index. */
-      dp_batch *rest = dp_batch_new(sd->store->schema, 0);
-      rc = rest ? dp_batch_take(rest, sd->store, keep, 0, nkeep) : DIPPER_NOMEM;
-      for (int64_t k = 0; !rc && k < nkeep; k++) sd->hit[k] = sd->hit[keep[k]];
-      if (!rc) {
-        dp_batch_free(sd->store);
-        sd->store = rest;
-        rest = NULL;
-        dp_rowhash_free(&sd->index);
-        const dp_vector *kc[64];
-        for (int k = 0; k < st->nkeys; k++) kc[k] = sd->store->cols[sd->keys[k]];
-        for (int64_t r = 0; !rc && r < nkeep; r++)
-          rc = dp_rowhash_add(&sd->index, dp_rows_hash(kc, st->nkeys, r));
-      }
-      dp_batch_free(rest);
-    }
-    free(keep);
+    int rc = side_evict(op, s);
     if (rc) return rc;
   }
   return DIPPER_OK;
 }
 
+/* After a restore: the hash index and the time index of every stored row
+** again, and the rows that had expired (by the watermark of the last
+** eviction) marked dead. */
+static int side_reindex(join_state *st, int s) {
+  struct side *sd = &st->side[s];
+  int64_t n = sd->store->nrows;
+  int rc = grow_hits(&sd->dead, &sd->dead_cap, n);
+  if (rc) return rc;
+  dp_rowhash_clear(&sd->index);
+  if ((rc = dp_rowhash_add_rows(&sd->index, sd->store, sd->keys, st->nkeys, 0))) return rc;
+  if (sd->dead) memset(sd->dead, 0, (size_t)sd->dead_cap);
+  sd->ndead = sd->ntix = sd->nruns = 0;
+  if ((rc = tix_add(st, s, 0, n))) return rc;
+  if (sd->evict_wm != DP_WATERMARK_NONE) rc = expire(st, s, sd->evict_wm, false);
+  st->npairs = 0;
+  return rc;
+}
+
+/* A restore applies the whole state, then each delta after it: the dead
+** marks and the time index are rebuilt once, at the first use after. */
+static int sides_ready(join_state *st) {
+  for (int s = 0; s < 2; s++) {
+    struct side *sd = &st->side[s];
+    if (!sd->stale) continue;
+    int rc = side_reindex(st, s);
+    if (rc) return rc;
+    sd->stale = false;
+  }
+  return DIPPER_OK;
+}
+
+static int64_t side_live(const struct side *sd) { return sd->store->nrows - sd->ndead; }
+static int64_t stream2_rows(const join_state *st) {
+  if (st->rocks) return st->rocks_rows[0] + st->rocks_rows[1];
+  return side_live(&st->side[0]) + side_live(&st->side[1]);
+}
+
 /* ---- two streams over RocksDB ('state.backend' = 'rocksdb') ----
-** Each side's rows live in state_rocks.h's keyed row store (space 0 the
-** left side, 1 the right), its time index the eviction's order; the
-** in-memory stores stay empty.  A slice of new rows probes with each of its
+** Each side's rows — the columns it keeps, as its in-memory store would —
+** live in state_rocks.h's keyed row store (space 0 the left side, 1 the
+** right), its time index the eviction's order; the in-memory stores stay
+** empty.  A slice of new rows probes with each of its
 ** distinct keys once, the matches read into fetched[] with their places
 ** (refs), so that the condition and the gathering are the in-memory path's;
 ** a matched flag of an outer side is written back to RocksDB. */
@@ -535,8 +776,8 @@ static int rocks_setup(dp_op *op) {
   snprintf(name, sizeof name, "join-%d", n);
   int rc = dp_rocks_new(ex->checkpoint, name, ex->diags, &st->rocks);
   for (int s = 0; !rc && s < 2; s++) {
-    dp_rocks_space(st->rocks, s, &op->plan->inputs[s]->schema);
-    if (!(st->fetched[s] = dp_batch_new(&op->plan->inputs[s]->schema, 0))) rc = DIPPER_NOMEM;
+    dp_rocks_space(st->rocks, s, &st->side[s].kschema);
+    if (!(st->fetched[s] = dp_batch_new(&st->side[s].kschema, 0))) rc = DIPPER_NOMEM;
   }
   return rc;
 }
@@ -580,7 +821,7 @@ static int rocks_probe_slice(dp_op *op, int s, int64_t start, int64_t end) {
     if (B->outer) dp_rocks_rows_mark(rf, st->bi[k]);
   }
   if (!rc && B->outer) rc = dp_rocks_rows_write_marks(st->rocks, rf);
-  return rc ? rc : gather_pairs(st, st->out);
+  return rc ? rc : gather_out(st);
 }
 
 /* store_delta over RocksDB: side s's new rows, with what they matched. */
@@ -631,7 +872,7 @@ static int rocks_evict(dp_op *op) {
       for (int64_t r = 0; r < un->nrows && !rc; r++) rc = add_pair(st, r, -1);
       aim(st, s);
       st->probe = un; /* the padded rows come from this side's expired rows */
-      if (!rc) rc = gather_pairs(st, st->out);
+      if (!rc) rc = gather_out(st);
       if (rc) return rc;
     }
   }
@@ -642,7 +883,8 @@ static int stream2_next(dp_op *op, dp_batch **out) {
   join_state *st = op->state;
   int rc;
   if (!st->drained) {
-    if (st->rocks && (rc = dp_rocks_begin(st->rocks))) return rc;
+    rc = st->rocks ? dp_rocks_begin(st->rocks) : sides_ready(st);
+    if (rc) return rc;
     if ((rc = dp_op_drain(op->children[0], keep_left, op))) return rc;
     if ((rc = dp_op_drain(op->children[1], keep_right, op))) return rc;
     st->drained = true;
@@ -667,7 +909,7 @@ static int stream2_next(dp_op *op, dp_batch **out) {
       } else {
         /* Left rows join the store before the right ones probe it, so that
         ** pairs of two new rows are found exactly once. */
-        rc = st->rocks ? rocks_store_delta(st, s) : store_delta(st, s);
+        rc = st->rocks ? rocks_store_delta(st, s) : side_append(st, s);
         st->phase++;
         st->probe_cursor = 0;
       }
@@ -680,7 +922,7 @@ static int stream2_next(dp_op *op, dp_batch **out) {
     if (rc) return rc;
     if (st->out->nrows > 0) {
       op->metrics.rows_out += st->out->nrows;
-      *out = st->out;
+      *out = &st->out_view;
       return DIPPER_OK;
     }
   }
@@ -697,6 +939,37 @@ static int bound_column(const dp_plan *p, int s) {
     if (p->u.join.cond && dp_expr_uses_column(p->u.join.cond, off + c)) return c;
   }
   return first;
+}
+
+/* The columns side s keeps of its input: what the condition reads, the
+** keys, the time bound, and what the plan above reads of the join's output
+** (out_need).  Sets map, kept, nkept, kschema and vcols. */
+static int keep_columns(dp_op *op, int s, const int *keys) {
+  join_state *st = op->state;
+  const dp_plan *p = op->plan;
+  struct side *sd = &st->side[s];
+  const dp_schema *in = &p->inputs[s]->schema;
+  int n = in->ncols, off = s == 0 ? 0 : st->nleft;
+  dp_arena *a = op->ex->arena;
+  size_t slots = (size_t)(n ? n : 1);
+  sd->ncols = n;
+  sd->map = dp_arena_calloc(a, slots, sizeof *sd->map);
+  sd->kept = dp_arena_calloc(a, slots, sizeof *sd->kept);
+  sd->vcols = dp_arena_calloc(a, slots, sizeof *sd->vcols);
+  sd->kschema.cols = dp_arena_calloc(a, slots, sizeof *sd->kschema.cols);
+  if (!sd->map || !sd->kept || !sd->vcols || !sd->kschema.cols) return DIPPER_NOMEM;
+  for (int c = 0; c < n; c++) {
+    bool read = c == sd->time_col || st->out_need[off + c] ||
+                (p->u.join.cond && dp_expr_uses_column(p->u.join.cond, off + c));
+    for (int k = 0; k < st->nkeys && !read; k++) read = keys[k] == c;
+    sd->map[c] = -1;
+    if (!read) continue;
+    sd->map[c] = sd->nkept;
+    sd->kschema.cols[sd->nkept] = in->cols[c];
+    sd->kept[sd->nkept++] = c;
+  }
+  sd->kschema.ncols = sd->nkept;
+  return DIPPER_OK;
 }
 
 static int stream2_setup(dp_op *op, const char *kname) {
@@ -730,28 +1003,29 @@ static int stream2_setup(dp_op *op, const char *kname) {
                       "%s JOINs of two streams need an event-time column on their %s side to "
                       "know when a row can no longer find a match; declare a WATERMARK there",
                       kname, s == 0 ? "left" : "right");
-    sd->store = dp_batch_new(&p->inputs[s]->schema, 0);
-    sd->delta = dp_batch_new(&p->inputs[s]->schema, 0);
+    sd->evict_wm = DP_WATERMARK_NONE;
+    /* the key columns per side, as join_setup chose them for pside == 0 */
+    const int *keys = s == 0 ? st->pkeys : st->bkeys;
+    int rc = keep_columns(op, s, keys);
+    if (rc) return rc;
+    sd->store = dp_batch_new(&sd->kschema, 0);
+    sd->delta = dp_batch_new(&sd->kschema, 0);
     sd->keys = dp_arena_calloc(ex->arena, (size_t)st->nkeys + 1, sizeof(int));
     if (!sd->store || !sd->delta || !sd->keys) return DIPPER_NOMEM;
+    for (int k = 0; k < st->nkeys; k++) sd->keys[k] = sd->map[keys[k]];
+    if (sd->time_col >= 0) sd->time_col = sd->map[sd->time_col];
     dp_rowhash_init(&sd->index);
   }
-  /* the key columns per side, as join_setup chose them for pside == 0 */
-  for (int k = 0; k < st->nkeys; k++) {
-    st->side[0].keys[k] = st->pkeys[k];
-    st->side[1].keys[k] = st->bkeys[k];
-  }
+  st->lmap = st->side[0].map;
+  st->rmap = st->side[1].map;
   return dp_exec_state_rocks(ex) ? rocks_setup(op) : DIPPER_OK;
-}
-
-static int64_t stream2_rows(const join_state *st) {
-  if (st->rocks) return st->rocks_rows[0] + st->rocks_rows[1];
-  return st->side[0].store->nrows + st->side[1].store->nrows;
 }
 
 static int stream2_end_batch(dp_op *op) {
   join_state *st = op->state;
   st->drained = false;
+  int rc = sides_ready(st);
+  if (rc) return rc;
   op->metrics.state_rows = stream2_rows(st);
   return DIPPER_OK;
 }
@@ -788,7 +1062,7 @@ static int join_next(dp_op *op, dp_batch **out) {
     if (rc) return rc;
     if (st->out->nrows > 0) {
       op->metrics.rows_out += st->out->nrows;
-      *out = st->out;
+      *out = &st->out_view;
       return DIPPER_OK;
     }
   }
@@ -837,6 +1111,36 @@ static bool only_keys(const dp_expr *e, const dp_plan *p, int nl) {
 }
 
 static void join_close(dp_op *op);
+
+/* What is gathered: the columns of the candidate pairs the condition reads,
+** the output columns the plan above reads; and the views handed on. */
+static int setup_views(dp_op *op) {
+  join_state *st = op->state;
+  const dp_plan *p = op->plan;
+  dp_arena *a = op->ex->arena;
+  int nb = st->both.ncols, no = p->schema.ncols;
+  dp_col_need *need = NULL;
+  int rc = dp_prune_need(a, op->ex->root, p, &need);
+  if (rc) return rc;
+  size_t sb = (size_t)(nb ? nb : 1), so = (size_t)(no ? no : 1);
+  st->cand_need = dp_arena_calloc(a, sb, sizeof *st->cand_need);
+  st->out_need = dp_arena_calloc(a, so, sizeof *st->out_need);
+  st->cand_view.cols = dp_arena_calloc(a, sb, sizeof *st->cand_view.cols);
+  st->out_view.cols = dp_arena_calloc(a, so, sizeof *st->out_view.cols);
+  st->cand_fill = calloc(sb, sizeof *st->cand_fill);
+  st->out_fill = calloc(so, sizeof *st->out_fill);
+  if (!st->cand_need || !st->out_need || !st->cand_view.cols || !st->out_view.cols ||
+      !st->cand_fill || !st->out_fill)
+    return DIPPER_NOMEM;
+  for (int c = 0; c < nb; c++)
+    st->cand_need[c] = p->u.join.cond && dp_expr_uses_column(p->u.join.cond, c);
+  for (int c = 0; c < no; c++) st->out_need[c] = dp_col_needed(&need[c]);
+  st->cand_view.schema = &st->both;
+  st->cand_view.ncols = nb;
+  st->out_view.schema = &p->schema;
+  st->out_view.ncols = no;
+  return DIPPER_OK;
+}
 
 static int join_setup(dp_op *op) {
   const dp_plan *p = op->plan;
@@ -917,6 +1221,8 @@ static int join_setup(dp_op *op) {
   if (st->nkeys < nk) all_keys = false;
   st->residual = p->u.join.cond && !(all_keys && only_keys(p->u.join.cond, p, nl));
   /* left ++ right, what the condition reads */
+  st->nleft = nl;
+  st->nright = R->schema.ncols;
   st->both.ncols = nl + R->schema.ncols;
   st->both.cols = dp_arena_calloc(ex->arena, (size_t)(st->both.ncols ? st->both.ncols : 1),
                                   sizeof(dp_field));
@@ -927,6 +1233,8 @@ static int join_setup(dp_op *op) {
   st->probe = dp_batch_new(&p->inputs[st->pside]->schema, 0);
   st->cand = dp_batch_new(&st->both, 0);
   st->out = dp_batch_new(&p->schema, DP_ROWS_CHUNK);
+  int vrc = st->cand && st->out ? setup_views(op) : DIPPER_NOMEM;
+  if (vrc) return vrc;
   st->index = &st->own_index;
   st->hit_log = &st->build_log;
   dp_rowhash_init(st->index);
@@ -968,11 +1276,18 @@ static void join_close(dp_op *op) {
     dp_batch_free(st->side[s].delta);
     dp_rowhash_free(&st->side[s].index);
     free(st->side[s].hit);
+    free(st->side[s].dead);
+    free(st->side[s].tix);
+    free(st->side[s].runs);
     free(st->side[s].dhit);
   }
   rocks_close(st);
   dp_batch_free(st->cand);
   dp_batch_free(st->out);
+  for (int c = 0; st->cand_fill && c < st->both.ncols; c++) dp_vector_free(st->cand_fill[c]);
+  for (int c = 0; st->out_fill && c < op->plan->schema.ncols; c++) dp_vector_free(st->out_fill[c]);
+  free(st->cand_fill);
+  free(st->out_fill);
   dp_rowhash_free(&st->own_index);
   dp_vector_free(st->as_of);
   dp_batch_free(st->pending);
@@ -995,17 +1310,30 @@ static void join_close(dp_op *op) {
 **             probe rows (bounded: every left row so far; a stream's are
 **             not kept, so none)  [temporal join of two streams: the left
 **             rows waiting for the watermark]
-**   shape 1   per side, left then right: store  hit flags (outer sides)
+**   shape 1   per side, left then right: the input columns it keeps
+**             (count:uvar, each index:uvar, ascending)  the watermark of
+**             its last eviction (svar)  store (those columns; compacted
+**             first, so only live rows)  hit flags (outer sides)
 ** The hash indexes are not written: a restore adds the rows again in
 ** order, which rebuilds each bucket chain as it was, so probes find their
-** matches in the same order.
+** matches in the same order.  Nor are a side's time index and its expired
+** rows: a restore sorts the rows by expiry again and marks dead those the
+** last eviction's watermark had passed, which are the rows the writer had
+** marked (a watermark never moves back).  A checkpoint whose sides kept
+** other columns than this query reads (the plan above the join changed)
+** is refused, naming the side.
 ** Delta (save_delta), the same version, after the same shape byte: every
 ** store above as its rows.h log (the base rows dropped, by base position:
 ** the two streams' eviction, the temporal join's released rows, a store
 ** cleared; the base rows whose matched flag was set, which needs no more
 ** bytes: a flag only goes from 0 to 1), then the rows appended since with
-** their flags — shape 0: done:u8, build, probe, [pending]; shape 1: left
-** then right.  A batch that adds k rows and evicts d costs O(k + d).
+** their flags — shape 0: done:u8, build, probe, [pending]; shape 1: per
+** side, left then right, the watermark of its last eviction (svar), then
+** its log and rows as above.  Two streams: the stored rows keep their
+** positions until a compaction, which the log records as runs of dropped
+** rows; rows that expired since are found again from that watermark.  A
+** batch that adds k rows costs O(k) bytes, one that compacts a few bytes
+** more per run of dropped rows.
 ** Over RocksDB (shape 2), whole and delta alike:
 **   version:u8  2  checkpoint:svar  left rows:svar  right rows:svar
 ** where the checkpoint is the batch id of the RocksDB checkpoint written
@@ -1013,7 +1341,7 @@ static void join_close(dp_op *op) {
 ** purges those folders with the state files that name them).  Each one is
 ** whole (RocksDB hard-links the SST files it shares with the one before:
 ** incremental on disk), so a restore opens the last one it is given. */
-#define JOIN_STATE_VERSION 1
+#define JOIN_STATE_VERSION 2
 
 static int save_side(dp_buf *out, const dp_batch *rows, const uint8_t *hit, bool flags) {
   int rc = dp_rows_save(out, rows);
@@ -1027,6 +1355,125 @@ static int load_side(dp_rd *in, dp_batch *rows, uint8_t **hit, int64_t *cap, boo
   if (!rc && flags) rc = grow_hits(hit, cap, rows->nrows);
   if (!rc) rc = dp_flags_load(in, flags ? *hit : NULL, flags ? rows->nrows : 0);
   return rc;
+}
+
+/* ---- two streams: a side's checkpoint ---- */
+
+/* The store as runs of live rows and of dead ones: the live rows whole, the
+** dead ones as a count.  A restore puts all-NULL rows in the dead ones'
+** places, so that every stored row keeps its position (the deltas after
+** this state name rows by position), and they expire again at once (no
+** time). */
+static int side_save(dp_op *op, dp_buf *out, int s) {
+  join_state *st = op->state;
+  struct side *sd = &st->side[s];
+  dp_put_uvar(out, (uint64_t)sd->nkept);
+  for (int j = 0; j < sd->nkept; j++) dp_put_uvar(out, (uint64_t)sd->kept[j]);
+  dp_put_svar(out, sd->evict_wm);
+  int64_t n = sd->store->nrows, npairs = 0;
+  for (int64_t r = 0; r < n;) {
+    while (r < n && !sd->dead[r]) r++;
+    while (r < n && sd->dead[r]) r++;
+    npairs++;
+  }
+  /* the runs' lengths first (a restore bounds the dead rows by the live
+  ** ones before it makes any), then each live run's rows and flags */
+  dp_put_uvar(out, (uint64_t)npairs);
+  for (int pass = 0; pass < 2; pass++)
+    for (int64_t r = 0; r < n;) {
+      int64_t a = r;
+      while (r < n && !sd->dead[r]) r++;
+      int64_t b = r;
+      while (r < n && sd->dead[r]) r++;
+      if (pass == 0) {
+        dp_put_uvar(out, (uint64_t)(b - a));
+        dp_put_uvar(out, (uint64_t)(r - b));
+        continue;
+      }
+      int rc = dp_rows_save_range(out, sd->store, a, b - a);
+      if (rc) return rc;
+      dp_flags_save(out, sd->outer ? sd->hit + a : NULL, sd->outer ? b - a : 0);
+    }
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+/* The lengths of side_save's runs: *len malloc'd (live, dead, live ...),
+** checked against what the writer can have written: maximal runs, dead
+** rows only after an eviction, and no more of them than compaction leaves
+** (fewer than COMPACT_MIN, or at most as many as the live ones). */
+static int load_runs(dp_rd *in, const struct side *sd, int64_t **len, int64_t *npairs) {
+  uint64_t n = dp_get_count(in, 2);
+  *len = NULL;
+  *npairs = 0;
+  if (in->bad) return DIPPER_CORRUPT;
+  *len = malloc((size_t)(n ? 2 * n : 1) * sizeof **len);
+  if (!*len) return DIPPER_NOMEM;
+  uint64_t live = 0, dead = 0;
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t l = dp_get_uvar(in), d = dp_get_uvar(in);
+    if (in->bad || (i + 1 < n && d == 0) || (i > 0 && l == 0) || l > INT32_MAX ||
+        d > INT32_MAX || (d > 0 && sd->evict_wm == DP_WATERMARK_NONE))
+      return DIPPER_CORRUPT;
+    live += l;
+    dead += d;
+    if (live + dead > INT32_MAX) return DIPPER_CORRUPT;
+    (*len)[2 * i] = (int64_t)l;
+    (*len)[2 * i + 1] = (int64_t)d;
+  }
+  if (dead >= COMPACT_MIN && dead > live) return DIPPER_CORRUPT;
+  *npairs = (int64_t)n;
+  return DIPPER_OK;
+}
+
+/* The columns side s kept when its state was written: this query's? */
+static int check_kept(dp_op *op, dp_rd *in, int s) {
+  join_state *st = op->state;
+  struct side *sd = &st->side[s];
+  const char *what = s == 0 ? "its left rows" : "its right rows";
+  uint64_t n = dp_get_count(in, 1);
+  bool same = !in->bad && n == (uint64_t)sd->nkept;
+  for (uint64_t j = 0; !in->bad && j < n; j++) {
+    uint64_t c = dp_get_uvar(in);
+    if (c >= (uint64_t)sd->ncols) in->bad = true;
+    if (j < (uint64_t)sd->nkept && c != (uint64_t)sd->kept[j]) same = false;
+  }
+  if (in->bad) return dp_state_corrupt(op, DIPPER_CORRUPT, what);
+  if (same) return DIPPER_OK;
+  in->bad = true;
+  return dp_error(op->ex->diags, DIPPER_CORRUPT, op->plan->span,
+                  "the checkpointed state of the Join operator keeps %llu columns of its %s "
+                  "input, and this query reads %d of them (the query above the join changed "
+                  "what it reads); start the query from a fresh checkpoint folder",
+                  (unsigned long long)n, s == 0 ? "left" : "right", sd->nkept);
+}
+
+static int side_load(dp_op *op, dp_rd *in, int s) {
+  join_state *st = op->state;
+  struct side *sd = &st->side[s];
+  int rc = check_kept(op, in, s);
+  if (rc) return rc;
+  sd->evict_wm = dp_get_svar(in);
+  int64_t *len = NULL, npairs = 0;
+  rc = in->bad ? DIPPER_CORRUPT : load_runs(in, sd, &len, &npairs);
+  for (int64_t i = 0; !rc && i < npairs; i++) {
+    int64_t live = len[2 * i], dead = len[2 * i + 1];
+    int64_t first = sd->store->nrows;
+    rc = dp_rows_load(in, sd->store);
+    if (!rc && sd->store->nrows - first != live) rc = DIPPER_CORRUPT;
+    if (!rc && sd->outer) rc = grow_hits(&sd->hit, &sd->hit_cap, sd->store->nrows + dead);
+    if (!rc) rc = dp_flags_load(in, sd->outer ? sd->hit + first : NULL, sd->outer ? live : 0);
+    for (int c = 0; !rc && c < sd->store->ncols; c++)
+      rc = dp_vector_append_nulls(sd->store->cols[c], dead);
+    if (!rc) {
+      if (sd->outer && dead) memset(sd->hit + sd->store->nrows, 0, (size_t)dead);
+      sd->store->nrows += dead;
+    }
+  }
+  free(len);
+  sd->stale = true;
+  sd->ndead = 0; /* until side_ready marks them again */
+  if (rc) return dp_state_corrupt(op, rc, s == 0 ? "its left rows" : "its right rows");
+  return DIPPER_OK;
 }
 
 /* Every store's current rows become the base of the next delta. */
@@ -1091,8 +1538,8 @@ static int join_save(dp_op *op, dp_buf *out) {
   dp_put_u8(out, st->stream2);
   int rc = DIPPER_OK;
   if (st->stream2) {
-    for (int s = 0; s < 2 && !rc; s++)
-      rc = save_side(out, st->side[s].store, st->side[s].hit, st->side[s].outer);
+    rc = sides_ready(st);
+    for (int s = 0; s < 2 && !rc; s++) rc = side_save(op, out, s);
   } else {
     dp_put_u8(out, st->done);
     rc = save_side(out, st->build, st->build_hit, st->mark_build);
@@ -1110,13 +1557,9 @@ static int join_restore(dp_op *op, dp_rd *in) {
   if ((rc = check_shape(op, in))) return rc;
   if (st->rocks) return rocks_restore(op, in);
   if (st->stream2) {
-    for (int s = 0; s < 2; s++) {
-      struct side *sd = &st->side[s];
-      rc = load_side(in, sd->store, &sd->hit, &sd->hit_cap, sd->outer);
-      if (!rc) rc = dp_rowhash_add_rows(&sd->index, sd->store, sd->keys, st->nkeys, 0);
-      if (rc) return dp_state_corrupt(op, rc, s == 0 ? "its left rows" : "its right rows");
-    }
-    op->metrics.state_rows = st->side[0].store->nrows + st->side[1].store->nrows;
+    for (int s = 0; s < 2; s++)
+      if ((rc = side_load(op, in, s))) return rc;
+    op->metrics.state_rows = stream2_rows(st);
     mark_logs(st);
     return DIPPER_OK;
   }
@@ -1160,7 +1603,8 @@ static int load_store_delta(dp_rd *in, dp_batch **rows, uint8_t **hit, int64_t *
   int rc = dp_rowlog_load(in, n, &d);
   if (!rc && d.ndirty > 0 && !flags) rc = DIPPER_CORRUPT;
   for (int64_t i = 0; !rc && i < d.ndirty; i++) (*hit)[d.dirty[i]] = 1;
-  if (!rc) rc = dp_rowlog_keep(&d, n, &keep, &nkeep);
+  if (!rc && (d.all || d.ndrop > 0)) rc = dp_rowlog_keep(&d, n, &keep, &nkeep);
+  else nkeep = n; /* nothing dropped: no pass over the store */
   if (!rc && nkeep < n) {
     rc = dp_rows_compact(rows, keep, nkeep);
     for (int64_t k = 0; !rc && flags && k < nkeep; k++) (*hit)[k] = (*hit)[keep[k]];
@@ -1177,6 +1621,34 @@ static int load_store_delta(dp_rd *in, dp_batch **rows, uint8_t **hit, int64_t *
   return rc;
 }
 
+static int side_save_delta(dp_op *op, dp_buf *out, int s) {
+  join_state *st = op->state;
+  struct side *sd = &st->side[s];
+  dp_put_svar(out, sd->evict_wm);
+  return save_store_delta(out, sd->store, sd->hit, sd->outer, &sd->log);
+}
+
+static int side_load_delta(dp_op *op, dp_rd *in, int s) {
+  join_state *st = op->state;
+  struct side *sd = &st->side[s];
+  int64_t wm = dp_get_svar(in);
+  int rc = in->bad ? DIPPER_CORRUPT : DIPPER_OK;
+  if (!rc && (wm < sd->evict_wm || (sd->evict_wm == DP_WATERMARK_END && wm != sd->evict_wm)))
+    rc = DIPPER_CORRUPT; /* a watermark never moves back */
+  if (!rc) {
+    sd->evict_wm = wm;
+    rc = load_store_delta(in, &sd->store, &sd->hit, &sd->hit_cap, sd->outer, NULL, NULL, 0);
+  }
+  sd->stale = true; /* the indexes too: rebuilt once, after the last delta */
+  sd->ndead = 0;
+  if (rc) {
+    in->bad = true;
+    return dp_state_corrupt(op, rc, s == 0 ? "the change of its left rows"
+                                           : "the change of its right rows");
+  }
+  return DIPPER_OK;
+}
+
 static int join_save_delta(dp_op *op, dp_buf *out) {
   join_state *st = op->state;
   if (st->rocks) return rocks_save(op, out);
@@ -1184,10 +1656,7 @@ static int join_save_delta(dp_op *op, dp_buf *out) {
   dp_put_u8(out, st->stream2);
   int rc = DIPPER_OK;
   if (st->stream2) {
-    for (int s = 0; s < 2 && !rc; s++) {
-      struct side *sd = &st->side[s];
-      rc = save_store_delta(out, sd->store, sd->hit, sd->outer, &sd->log);
-    }
+    for (int s = 0; s < 2 && !rc; s++) rc = side_save_delta(op, out, s);
   } else {
     dp_put_u8(out, st->done);
     rc = save_store_delta(out, st->build, st->build_hit, st->mark_build, &st->build_log);
@@ -1206,14 +1675,9 @@ static int join_restore_delta(dp_op *op, dp_rd *in) {
   if ((rc = check_shape(op, in))) return rc;
   if (st->rocks) return rocks_restore(op, in);
   if (st->stream2) {
-    for (int s = 0; s < 2; s++) {
-      struct side *sd = &st->side[s];
-      rc = load_store_delta(in, &sd->store, &sd->hit, &sd->hit_cap, sd->outer, &sd->index,
-                            sd->keys, st->nkeys);
-      if (rc) return dp_state_corrupt(op, rc, s == 0 ? "the change of its left rows"
-                                                     : "the change of its right rows");
-    }
-    op->metrics.state_rows = st->side[0].store->nrows + st->side[1].store->nrows;
+    for (int s = 0; s < 2; s++)
+      if ((rc = side_load_delta(op, in, s))) return rc;
+    op->metrics.state_rows = stream2_rows(st);
     mark_logs(st);
     return DIPPER_OK;
   }

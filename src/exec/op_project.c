@@ -5,17 +5,21 @@
 ** output batch borrows the input's vector (a projection that only reorders
 ** or drops columns touches no data).  The other columns are evaluated a
 ** batch at a time by dp_eval; their vectors are ours and live until the next
-** call of next().
+** call of next().  A column no operator above reads (plan/prune.h: a join
+** above that reads a few columns of a view, say) is not evaluated at all:
+** it is an all-NULL filler of narrow.h, so its expression costs nothing.
 */
 #include <stdlib.h>
 
 #include "exec/eval.h"
 #include "exec/exec.h"
+#include "exec/narrow.h"
 
 typedef struct project_state {
   dp_batch out;        /* schema = the node's; cols mix borrowed and owned vectors */
   int *input_col;      /* per output column: the input column it passes through, or -1 */
   dp_vector **owned;   /* per output column: the vector dp_eval made for it, or NULL */
+  dp_narrow *nw;       /* the demand on the node, or NULL when every column is read */
 } project_state;
 
 static void free_owned(project_state *st) {
@@ -42,7 +46,7 @@ static int project_open(dp_op *op) {
     st->input_col[i] = e->kind == DP_E_COLUMN && e->u.column.outer == 0 ? e->u.column.index : -1;
   }
   op->state = st;
-  return DIPPER_OK;
+  return dp_narrow_open(op, &st->nw);
 }
 
 static int project_next(dp_op *op, dp_batch **out) {
@@ -54,8 +58,14 @@ static int project_next(dp_op *op, dp_batch **out) {
   int rc = child->cls->next(child, &in);
   if (rc != DIPPER_OK || !in) return rc;
   const dp_plan *p = op->plan;
+  const dp_col_need *need = st->nw ? dp_narrow_need(st->nw) : NULL;
   for (int i = 0; i < st->out.ncols; i++) {
     int c = st->input_col[i];
+    if (need && !dp_col_needed(&need[i])) {
+      /* no one reads it: a filler (borrowed from nw until the next call) */
+      if ((rc = dp_narrow_null(st->nw, i, in->nrows, &st->out.cols[i]))) return rc;
+      continue;
+    }
     if (c >= 0 && c < in->ncols) {
       st->out.cols[i] = in->cols[c];
       continue;
@@ -76,7 +86,10 @@ static int project_next(dp_op *op, dp_batch **out) {
 
 static void project_close(dp_op *op) {
   project_state *st = op->state;
-  if (st) free_owned(st);
+  if (st) {
+    free_owned(st);
+    dp_narrow_free(st->nw);
+  }
   op->state = NULL;
 }
 

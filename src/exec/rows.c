@@ -45,6 +45,11 @@ void dp_rowhash_free(dp_rowhash *h) {
   memset(h, 0, sizeof *h);
 }
 
+void dp_rowhash_clear(dp_rowhash *h) {
+  if (h->heads) memset(h->heads, 0xff, (size_t)(h->mask + 1) * sizeof *h->heads); /* -1 */
+  h->n = 0;
+}
+
 /* Double the buckets and relink every row: keeps chains short at load <= 1. */
 static int rehash(dp_rowhash *h, uint64_t nbuckets) {
   int64_t *heads = malloc((size_t)nbuckets * sizeof *heads);
@@ -59,6 +64,28 @@ static int rehash(dp_rowhash *h, uint64_t nbuckets) {
   free(h->heads);
   h->heads = heads;
   h->mask = mask;
+  return DIPPER_OK;
+}
+
+/* Room for `more` row ids past h->n, and buckets for them (load <= 1),
+** made once: a rebuild of a big index relinks its rows once, not once per
+** doubling. */
+static int reserve(dp_rowhash *h, int64_t more) {
+  int64_t need = h->n + more;
+  if (need > h->cap) {
+    int64_t cap = h->cap ? h->cap : 1024;
+    while (cap < need) cap *= 2;
+    int64_t *next = realloc(h->next, (size_t)cap * sizeof *next);
+    if (!next) return DIPPER_NOMEM;
+    h->next = next;
+    uint64_t *hashes = realloc(h->hashes, (size_t)cap * sizeof *hashes);
+    if (!hashes) return DIPPER_NOMEM;
+    h->hashes = hashes;
+    h->cap = cap;
+  }
+  uint64_t nb = h->heads ? h->mask + 1 : 1024;
+  while (nb < (uint64_t)need) nb *= 2;
+  if (!h->heads || nb != h->mask + 1) return rehash(h, nb);
   return DIPPER_OK;
 }
 
@@ -360,6 +387,10 @@ int dp_rowhash_add_rows(dp_rowhash *h, const dp_batch *b, const int *keys, int n
   const dp_vector *kc[64];
   if (nkeys > 64) return DIPPER_LIMIT;
   for (int k = 0; k < nkeys; k++) kc[k] = b->cols[keys[k]];
+  if (b->nrows > first) {
+    int rc = reserve(h, b->nrows - first);
+    if (rc) return rc;
+  }
   for (int64_t r = first; r < b->nrows; r++) {
     int rc = dp_rowhash_add(h, dp_rows_hash(kc, nkeys, r));
     if (rc) return rc;
@@ -474,14 +505,78 @@ bad:
   return DIPPER_CORRUPT;
 }
 
+/* Ascending positions as runs of consecutive ones: the count of runs, then
+** per run the gap from the end of the one before and its length less one.
+** A compaction or an eviction drops rows in long runs (the oldest rows, in
+** arrival order), which cost a few bytes each this way, not one per row. */
+static void put_ranges(dp_buf *out, const int64_t *v, int64_t n) {
+  int64_t runs = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (i == 0 || v[i] != v[i - 1] + 1) runs++;
+  dp_put_uvar(out, (uint64_t)runs);
+  int64_t next = 0; /* the smallest value the next run may start at */
+  for (int64_t i = 0; i < n;) {
+    int64_t j = i + 1;
+    while (j < n && v[j] == v[j - 1] + 1) j++;
+    dp_put_uvar(out, (uint64_t)(v[i] - next));
+    dp_put_uvar(out, (uint64_t)(j - i - 1));
+    next = v[j - 1] + 2; /* runs are maximal: one value at least between two */
+    i = j;
+  }
+}
+
+/* Read them back, each below `limit`; *v malloc'd (NULL when none). */
+static int get_ranges(dp_rd *in, int64_t limit, int64_t **v, int64_t *n) {
+  *v = NULL;
+  *n = 0;
+  uint64_t runs = dp_get_count(in, 2);
+  if (in->bad || runs > (uint64_t)limit) goto bad;
+  int64_t cap = 0, k = 0;
+  uint64_t next = 0;
+  for (uint64_t r = 0; r < runs; r++) {
+    uint64_t gap = dp_get_uvar(in), len = dp_get_uvar(in);
+    if (in->bad || next > (uint64_t)limit || gap >= (uint64_t)limit - next ||
+        len >= (uint64_t)limit - next - gap)
+      goto bad;
+    uint64_t from = next + gap;
+    if (k + (int64_t)len + 1 > cap) {
+      int64_t c = cap ? cap * 2 : 64;
+      while (c < k + (int64_t)len + 1) c *= 2;
+      int64_t *p = realloc(*v, (size_t)c * sizeof *p);
+      if (!p) {
+        free(*v);
+        *v = NULL;
+        return DIPPER_NOMEM;
+      }
+      *v = p;
+      cap = c;
+    }
+    for (uint64_t i = 0; i <= len; i++) (*v)[k++] = (int64_t)(from + i);
+    next = from + len + 2;
+  }
+  *n = k;
+  return DIPPER_OK;
+bad:
+  free(*v);
+  *v = NULL;
+  in->bad = true;
+  return DIPPER_CORRUPT;
+}
+
+/* The log's second byte: how the base rows dropped follow. */
+enum { DROPS_GAPS = 0, DROPS_ALL = 1, DROPS_RANGES = 2 };
+
 int dp_rowlog_save(dp_buf *out, const dp_rowlog *l, int64_t **at, int64_t *nat) {
   *at = NULL;
   *nat = 0;
   dp_put_uvar(out, (uint64_t)l->base_n);
   bool all = l->base_live == 0;
-  dp_put_u8(out, all ? 1 : 0);
+  dp_put_u8(out, all ? DROPS_ALL : l->ndrop > 0 ? DROPS_RANGES : DROPS_GAPS);
   if (all) return out->oom ? DIPPER_NOMEM : DIPPER_OK;
-  put_ascending(out, l->drop, l->ndrop);
+  if (l->ndrop > 0)
+    put_ranges(out, l->drop, l->ndrop);
+  else
+    put_ascending(out, l->drop, 0);
   /* the dirty rows: sorted, once each, those still alive */
   int64_t n = l->ndirty, k = 0;
   int64_t *d = n ? malloc((size_t)n * sizeof *d) : NULL;
@@ -511,14 +606,19 @@ int dp_rowlog_save(dp_buf *out, const dp_rowlog *l, int64_t **at, int64_t *nat) 
 int dp_rowlog_load(dp_rd *in, int64_t n, dp_rowlog_delta *d) {
   memset(d, 0, sizeof *d);
   uint64_t base_n = dp_get_uvar(in);
-  uint8_t all = dp_get_u8(in);
-  if (in->bad || base_n != (uint64_t)n || all > 1) {
+  uint8_t how = dp_get_u8(in);
+  if (in->bad || base_n != (uint64_t)n || how > DROPS_RANGES) {
     in->bad = true;
     return DIPPER_CORRUPT;
   }
-  d->all = all;
-  if (all) return DIPPER_OK;
-  int rc = get_ascending(in, n, &d->drop, &d->ndrop);
+  d->all = how == DROPS_ALL;
+  if (d->all) return DIPPER_OK;
+  int rc = how == DROPS_RANGES ? get_ranges(in, n, &d->drop, &d->ndrop)
+                               : get_ascending(in, n, &d->drop, &d->ndrop);
+  if (!rc && how == DROPS_RANGES && d->ndrop == 0) {
+    in->bad = true; /* the writer writes no runs as DROPS_GAPS */
+    rc = DIPPER_CORRUPT;
+  }
   if (!rc) rc = get_ascending(in, n, &d->dirty, &d->ndirty);
   for (int64_t i = 0, j = 0; !rc && i < d->ndirty; i++) {
     while (j < d->ndrop && d->drop[j] < d->dirty[i]) j++;
@@ -586,6 +686,10 @@ int dp_groups_compact(dp_groups *g, const int64_t *keep, int64_t n) {
 
 int dp_rows_save_from(dp_buf *out, const dp_batch *b, int64_t first) {
   return dp_batch_encode(b, first, b->nrows - first, out);
+}
+
+int dp_rows_save_range(dp_buf *out, const dp_batch *b, int64_t first, int64_t n) {
+  return dp_batch_encode(b, first, n, out);
 }
 
 int dp_groups_save_from(dp_buf *out, const dp_groups *g, int64_t first) {

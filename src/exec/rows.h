@@ -48,6 +48,8 @@ typedef struct dp_rowhash {
 
 int dp_rowhash_init(dp_rowhash *h);
 void dp_rowhash_free(dp_rowhash *h);
+/* No row ids any more; the memory stays, for the ids added again. */
+void dp_rowhash_clear(dp_rowhash *h);
 /* Add row id h->n with this hash; returns a code. */
 int dp_rowhash_add(dp_rowhash *h, uint64_t hash);
 /* The newest row id in hash's bucket, or -1; then dp_rowhash_next. Callers
@@ -143,7 +145,8 @@ int dp_state_corrupt(dp_op *op, int rc, const char *what);
 ** how many of them are alive (base_live: they are the store's first rows),
 ** the base positions dropped, and the base positions whose per-row data
 ** changed (a dirty list: a join's matched flag, a keep-last key's best row).
-** A delta is then the log (drops and dirty rows as gaps between base
+** A delta is then the log (the drops as runs of consecutive base positions,
+** a few bytes per run however long; the dirty rows as gaps between base
 ** positions), the dirty rows' new data and the rows [base_live, n) with
 ** theirs: O(rows changed + rows dropped), never a pass over the store.  Ids
 ** are base positions, so a compaction that renumbers the store costs the
@@ -207,6 +210,8 @@ int dp_groups_compact(dp_groups *g, const int64_t *keep, int64_t n);
 /* Rows [first, nrows) of b, in rows.h's store form; and the groups from
 ** `first` (dp_groups_load_more appends them, checking they are new). */
 int dp_rows_save_from(dp_buf *out, const dp_batch *b, int64_t first);
+/* Rows [first, first + n) of b, in the same form. */
+int dp_rows_save_range(dp_buf *out, const dp_batch *b, int64_t first, int64_t n);
 int dp_groups_save_from(dp_buf *out, const dp_groups *g, int64_t first);
 int dp_groups_load_more(dp_rd *in, dp_groups *g);
 

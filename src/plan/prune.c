@@ -113,6 +113,36 @@ static void reads_expr(const dp_expr *e, dp_col_need *in, int ncols) {
     expr_reads(e, in, ncols);
 }
 
+/* What a join reads of its input k (0 left, 1 right): what its parents read
+** of that input's columns in its output (left ++ right; SEMI and ANTI joins
+** output the left columns only), every column its condition reads (the
+** condition is over left ++ right), the equi-join keys, the AS OF time of a
+** temporal join (over the left rows), and every event-time column of the
+** input whole: the operator finds its time bound and version column among
+** them (op_join.c), whether or not the condition names them. */
+static void join_reads(const dp_plan *p, int k, const dp_col_need *need, dp_col_need *in) {
+  const dp_plan *child = p->inputs[k];
+  int nin = child->schema.ncols, nl = p->inputs[0]->schema.ncols;
+  int off = k == 0 ? 0 : nl, nout = p->schema.ncols;
+  for (int i = 0; i < nin && off + i < nout; i++) in[i] = need[off + i];
+  const dp_expr *cond = p->u.join.cond;
+  if (has_subquery(cond) || (k == 0 && has_subquery(p->u.join.as_of))) {
+    need_whole(in, nin);
+    return;
+  }
+  if (cond) {
+    for (int i = 0; i < nin; i++)
+      if (dp_expr_uses_column(cond, off + i)) in[i].whole = true;
+  }
+  for (int j = 0; j < p->u.join.nkeys; j++) {
+    int c = k == 0 ? p->u.join.left_keys[j] : p->u.join.right_keys[j];
+    if (c >= 0 && c < nin) in[c].whole = true;
+  }
+  if (k == 0) expr_reads(p->u.join.as_of, in, nin);
+  for (int i = 0; child->props.time_attr && i < nin; i++)
+    if (child->props.time_attr[i] >= 0) in[i].whole = true;
+}
+
 static void visit(need_ctx *c, const dp_plan *p, const dp_col_need *need);
 
 /* Fill the demand on input i of p from p's own demand `need`, and go on. */
@@ -165,9 +195,12 @@ static void visit_inputs(need_ctx *c, const dp_plan *p, const dp_col_need *need)
     case DP_P_UNION:
       for (int i = 0; i < nin && i < nout; i++) in[i] = need[i];
       break;
+    case DP_P_JOIN:
+      join_reads(p, k, need, in);
+      break;
     case DP_P_SINK: /* a sink hands its input to the connector as it is */
     default:
-      /* Sinks, joins, sorts, set operations, dedup, top-N, OVER ...: everything. */
+      /* Sinks, sorts, set operations, dedup, top-N, OVER ...: everything. */
       need_whole(in, nin);
       break;
     }

@@ -7,8 +7,12 @@
 ** (a ROW read through field accesses such as `bid.price`), or not at all.
 ** Does not own: acting on the answer.  The plan is not rewritten (EXPLAIN
 ** and the Spark backend see the plan as bound); operators that copy or make
-** columns (the scan, the filter, the window) ask for their node's demand and
-** skip what no one reads, filling those columns with NULLs instead.
+** columns (the scan, the filter, the window, the projection, the join) ask
+** for their node's demand and skip what no one reads, filling those columns
+** with NULLs instead.  Modelled: projections, filters, watermarks, windows,
+** aggregations, unnests, unions and joins (which read their condition's
+** columns, their keys and their inputs' event-time columns besides what
+** their parents read of their output).
 **
 ** The answer is conservative: a node kind the analysis does not model reads
 ** every column of its inputs whole, and so does any expression holding a

@@ -544,4 +544,120 @@ TEST(set_operations_of_bounded_inputs) {
   }
 }
 
+/* ---- two streams, many rows: compaction, expired rows in a state ---- */
+
+/* Rows i in [from, to) of a stream: key i % mod + off, time `t0` ms + `step` ms
+** per row, every fourth pair of rows swapped (a batch out of time order). */
+static char *lr_rows(const char *tag, int mod, int off, int from, int to, int64_t t0, int step) {
+  dp_buf b = DP_BUF_INIT;
+  for (int i = from; i < to; i++) {
+    int j = (i % 4 == 1) ? i + 1 : (i % 4 == 2) ? i - 1 : i;
+    int64_t ms = t0 + (int64_t)(j - from) * step;
+    dp_buf_printf(&b, "{\"k\": %d, \"v\": \"%s%d\", \"ts\": \"2024-01-01 %02d:%02d:%02d.%03d\"}\n",
+                  i % mod + off, tag, i, (int)(ms / 3600000), (int)(ms / 60000 % 60),
+                  (int)(ms / 1000 % 60), (int)(ms % 1000));
+  }
+  return b.data;
+}
+
+/* 1,500 left and 1,000 right rows a batch over 15 s of event time, joined
+** within 1 s (left keys 0-12, right keys 3-19: some rows of each side
+** never match): each batch expires a thousand rows or more of each side
+** (stores compacted), and the last one fewer than the compaction's minimum
+** (its state holds expired rows, saved as runs of dead rows).  Every
+** outer kind, resumed after every batch, from whole states and deltas. */
+TEST(outer_joins_of_two_streams_with_many_rows) {
+  char *data[5][2];
+  for (int b = 0; b < 4; b++) {
+    data[b][0] = lr_rows("l", 13, 0, b * 1500, (b + 1) * 1500, (int64_t)b * 15000, 10);
+    data[b][1] = lr_rows("r", 17, 3, b * 1000, (b + 1) * 1000, (int64_t)b * 15000 + 3, 15);
+  }
+  data[4][0] = lr_rows("l", 13, 0, 6000, 6300, 60000, 10);
+  data[4][1] = lr_rows("r", 17, 3, 4000, 4200, 60000, 15);
+  static const char *const kinds[] = {"LEFT", "RIGHT", "FULL"};
+  for (int k = 0; k < 3; k++) {
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             LR_DDL "SELECT l.v, r.v FROM l %s JOIN r ON l.k = r.k"
+                    " AND l.ts BETWEEN r.ts - INTERVAL '1' SECOND AND r.ts + INTERVAL '1' SECOND;",
+             kinds[k]);
+    script sc = {sql, {"l", "r"}, {{NULL}}, 5};
+    for (int b = 0; b < 5; b++) {
+      sc.data[b][0] = data[b][0];
+      sc.data[b][1] = data[b][1];
+    }
+    run a;
+    bool ok = run_open(&a, &sc);
+    for (int b = 0; ok && b <= sc.nbatches; b++) ok = run_batch(&a, b) == DIPPER_OK;
+    /* something joined, something padded */
+    CHECK(ok && strstr(dp_buf_cstr(&a.out), "NULL") && strstr(dp_buf_cstr(&a.out), "'l4',"));
+    for (int at = 0; ok && at <= sc.nbatches; at++) check_resume_at(&sc, &a, at);
+    if (ok && k == 2) check_deltas(&sc, &a, 1, false);
+    run_close(&a);
+  }
+  for (int b = 0; b < 5; b++) {
+    free(data[b][0]);
+    free(data[b][1]);
+  }
+}
+
+/* A batch that expires most of a big state compacts it: its delta names
+** the dropped rows as a run, a few bytes, not a byte or more per row. */
+TEST(a_compacting_join_delta_costs_what_the_batch_changed) {
+  char *big = left_rows(0, 100000), *b1 = left_rows(100000, 100010), *b2 = left_rows(100010, 100020);
+  script sc = {INTERVAL_JOIN(""), {"l", "r"},
+               {{big, EV(-1, "r0", "09")},
+                {b1, "{\"k\": -2, \"v\": \"r1\", \"ts\": \"2024-01-01 16:40:00\"}\n"},
+                {b2, NULL}},
+               3};
+  run r, again;
+  blobs base, delta, whole;
+  CHECK(run_open(&r, &sc));
+  CHECK_EQ(run_batch(&r, 0), DIPPER_OK);
+  CHECK_EQ(run_batch(&r, 1), DIPPER_OK);
+  save_all(&r, &base);                    /* 100,010 left rows */
+  CHECK_EQ(run_batch(&r, 2), DIPPER_OK);  /* the watermark (60,000 s) expires 59,991 of them */
+  save_all_as(&r, &delta, true);
+  save_all(&r, &whole);
+  CHECK_EQ(delta.n, 1);
+  fprintf(stderr, "  join of 100,020 rows, 59,991 expired: whole state %zu bytes, delta %zu bytes\n",
+          whole.b[0].len, delta.b[0].len);
+  CHECK(whole.b[0].len > 400000);
+  CHECK(delta.b[0].len < 1000);
+  const blobs *seq[] = {&base, &delta};
+  CHECK(run_open(&again, &sc));
+  CHECK_EQ(restore_seq(&again, seq, 2), DIPPER_OK);
+  check_same_state(&again, &whole, "a compacted join from its delta", 2);
+  run_close(&again);
+  run_close(&r);
+  free_blobs(&base);
+  free_blobs(&delta);
+  free_blobs(&whole);
+  free(big);
+  free(b1);
+  free(b2);
+}
+
+/* A join keeps only the columns read; a checkpoint written by a query that
+** read other columns of a side is refused, naming the side. */
+TEST(a_join_state_of_other_columns_is_refused) {
+  static const script reads_v = {INTERVAL_JOIN(""), {"l", "r"}, LR_BATCHES, 4};
+  static const script not_v = {
+      LR_DDL "SELECT r.v FROM l JOIN r ON l.k = r.k"
+             " AND l.ts BETWEEN r.ts - INTERVAL '10' SECOND AND r.ts + INTERVAL '10' SECOND;",
+      {"l", "r"}, LR_BATCHES, 4};
+  run a, b;
+  blobs bl;
+  CHECK(run_open(&a, &reads_v));
+  CHECK_EQ(run_batch(&a, 0), DIPPER_OK);
+  save_all(&a, &bl);
+  run_close(&a);
+  CHECK(run_open(&b, &not_v));
+  CHECK_EQ(restore_all(&b, &bl), DIPPER_CORRUPT);
+  CHECK(b.h->diags.count > 0 && strstr(b.h->diags.items[0].message, "left input") &&
+        strstr(b.h->diags.items[0].message, "fresh checkpoint folder"));
+  run_close(&b);
+  free_blobs(&bl);
+}
+
 int main(void) { return RUN_TESTS(); }
