@@ -1,7 +1,7 @@
 /*
 ** translate_stream.c — streaming sources and the streaming write on Spark.
 **
-** Owns: kafka and socket sources (Spark's fixed record schema turned into the
+** Owns: kafka, socket and kinesis sources (Spark's fixed record schema turned into the
 ** table's columns: the value parsed by the table's format and DDL schema —
 ** from_json, from_csv, raw, from_avro with formats/avro.h's schema — the
 ** 'key.fields' columns from the key with 'value.fields-include' =
@@ -59,7 +59,7 @@ static int failed(dp_sx *x) { return x->rc ? x->rc : dp_sx_nomem(x); }
 
 bool dp_sx_stream_reads(const dp_sx *x, const dp_table_def *t) {
   const char *conn = t && t->connector ? t->connector : "";
-  if (!strcmp(conn, "kafka") || !strcmp(conn, "socket")) return true;
+  if (!strcmp(conn, "kafka") || !strcmp(conn, "socket") || !strcmp(conn, "kinesis")) return true;
   /* An unbounded datagen in streaming mode is Spark's rate source; a bounded
      one is a bounded input there as everywhere (translate_scan.c's Range). */
   return !strcmp(conn, "datagen") && x->q && x->q->streaming && !dp_connector_bounded(t, false);
@@ -149,6 +149,61 @@ static int kafka_options(dp_sx *x, const dp_table_def *t, kv_list *o) {
      from 'earliest': Flink's source skips them as well. */
   kv_add(o, "failOnDataLoss", "false");
   return x->rc;
+}
+
+/* ---- kinesis: awslabs' connector, when the user installed it ----
+**
+** Spark 4 (Scala 2.13) has no Structured Streaming source for Kinesis on
+** Maven Central: awslabs' spark-sql-kinesis-connector must be built from
+** source and put on the server.  A kinesis table is refused unless the
+** table says the connector is there ('dipper.spark.kinesis-format' =
+** 'aws-kinesis'); then it is read and written as format "aws-kinesis": the
+** record's `data` (binary) parsed as the table's format, `partitionKey`,
+** `sequenceNumber`, `approximateArrivalTimestamp` its metadata (it gives no
+** shard id). */
+
+static bool kinesis_refused(dp_sx *x, const dp_table_def *t) {
+  const char *f = opt(t, "dipper.spark.kinesis-format");
+  if (f && !strcasecmp(f, "aws-kinesis")) return false;
+  dp_sx_refuse(x, t->with_span,
+               "table `%s`: Spark 4 has no Structured Streaming connector for Kinesis on Maven "
+               "Central (awslabs' spark-sql-kinesis-connector must be built from source); with "
+               "that connector installed on the server, add 'dipper.spark.kinesis-format' = "
+               "'aws-kinesis', or run the query on the embedded engine",
+               t->name);
+  return true;
+}
+
+/* The connector's options from dipper's (Flink's) names. */
+static void kinesis_options(dp_sx *x, const dp_table_def *t, kv_list *o, bool source) {
+  const char *region = opt(t, "aws.region"), *ep = opt(t, "aws.endpoint");
+  kv_add(o, "kinesis.streamName", opt(t, "stream"));
+  kv_add(o, "kinesis.region", region);
+  kv_add(o, "kinesis.endpointUrl",
+         ep ? ep : dp_sx_printf(x, "https://kinesis.%s.amazonaws.com", region ? region : ""));
+  const char *prov = opt(t, "aws.credentials.provider");
+  if (opt(t, "aws.credentials.basic.accesskeyid") && (!prov || !strcasecmp(prov, "BASIC") ||
+                                                      !strcasecmp(prov, "AUTO"))) {
+    kv_add(o, "kinesis.awsAccessKeyId", opt(t, "aws.credentials.basic.accesskeyid"));
+    kv_add(o, "kinesis.awsSecretKey", opt(t, "aws.credentials.basic.secretkey"));
+  }
+  if (!source) return;
+  kv_add(o, "kinesis.consumerType", "GetRecords");
+  const char *pos = opt(t, "scan.stream.initpos");
+  if (pos && !strcasecmp(pos, "AT_TIMESTAMP"))
+    kv_add(o, "kinesis.startingPosition",
+           dp_sx_printf(x, "AT_TIMESTAMP %s", opt(t, "scan.stream.initpos-timestamp")));
+  else
+    kv_add(o, "kinesis.startingPosition", pos && !strcasecmp(pos, "LATEST") ? "LATEST"
+                                                                            : "TRIM_HORIZON");
+}
+
+/* The Spark column of a metadata key of the aws-kinesis record, or NULL. */
+static const char *kinesis_meta(const char *key) {
+  if (!strcasecmp(key, "timestamp")) return "approximateArrivalTimestamp";
+  if (!strcasecmp(key, "sequence-number")) return "sequenceNumber";
+  if (!strcasecmp(key, "partition-key")) return "partitionKey";
+  return NULL;
 }
 
 /* The Spark column of a metadata key of Spark's kafka record. */
@@ -499,18 +554,24 @@ static bool in_key_fields(const char *fields, const char *name) {
 int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
   const dp_table_def *t = p->u.scan.table;
   if (!strcmp(t->connector, "datagen")) return datagen_scan(x, p, out);
+  bool kinesis = !strcmp(t->connector, "kinesis");
+  if (kinesis && kinesis_refused(x, t)) return failed(x);
   bool kafka = !strcmp(t->connector, "kafka");
-  const char *fmt = t->format ? t->format : (kafka ? "json" : "csv");
+  bool binary = kafka || kinesis;            /* the record is bytes, not a line of text */
+  const char *value_col = kinesis ? "data" : "value";
+  const char *fmt = t->format ? t->format : (binary ? "json" : "csv");
   if (strcasecmp(fmt, "json") && strcasecmp(fmt, "csv") && strcasecmp(fmt, "raw") &&
-      (!kafka || strcasecmp(fmt, "avro")))
+      (!binary || strcasecmp(fmt, "avro")))
     return dp_sx_refuse(x, t->with_span,
                         "table `%s`: Spark's %s source gives the record as %s; dipper parses "
                         "json, csv%s and raw there, not '%s'",
-                        t->name, t->connector, kafka ? "bytes" : "lines of text",
-                        kafka ? ", avro" : "", fmt);
+                        t->name, t->connector, binary ? "bytes" : "lines of text",
+                        binary ? ", avro" : "", fmt);
   kv_list o = {0};
   if (kafka) {
     if (kafka_options(x, t, &o) != DIPPER_OK) return failed(x);
+  } else if (kinesis) {
+    kinesis_options(x, t, &o, true);
   } else {
     kv_add(&o, "host", opt(t, "hostname"));
     kv_add(&o, "port", opt(t, "port"));
@@ -578,15 +639,15 @@ int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
                         t->name);
   /* Step 1: Spark's record, the value parsed into `_v` (the key into `_k`),
      the metadata kept. */
-  Spark__Connect__Relation *rd = dp_sx_read_source(x, kafka ? "kafka" : "socket", NULL, o.n, o.kv,
-                                                   0, NULL, true);
+  Spark__Connect__Relation *rd = dp_sx_read_source(
+      x, kafka ? "kafka" : kinesis ? "aws-kinesis" : "socket", NULL, o.n, o.kv, 0, NULL, true);
   /* A tombstone (a NULL value) carries no row, as on the embedded engine.
      Tested on the raw value, before the parse: a filter on the parsed
      struct would be pushed under the projection and parse each value twice. */
   if (kafka) rd = dp_sx_filter(x, rd, dp_sx_fn1(x, "isnotnull", dp_sx_col(x, "value")));
   if (!rd) return failed(x);
   Spark__Connect__Expression *parsed = parse_record(x, t, fmt, &t->schema, keep,
-                                                    dp_sx_col(x, "value"), skip);
+                                                    dp_sx_col(x, value_col), skip);
   if (!parsed) return failed(x);
   /* dp_sx_project keeps the array: it lives in the arena, not on this stack */
   Spark__Connect__Expression **first = dp_sx_alloc(x, 8 * sizeof *first);
@@ -604,6 +665,12 @@ int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
                                          "timestampType"};
       first[nfirst++] = dp_sx_col(x, cols[i]);
     }
+  if (kinesis)
+    for (int i = 0; i < 3; i++) {
+      static const char *const cols[] = {"partitionKey", "sequenceNumber",
+                                         "approximateArrivalTimestamp"};
+      first[nfirst++] = dp_sx_col(x, cols[i]);
+    }
   Spark__Connect__Relation *rel = dp_sx_project(x, rd, nfirst, first);
   if (!rel) return failed(x);
   bool mark_value = skip && marks_bad(fmt), mark_key = skip && nkey > 0 && marks_bad(kfmt);
@@ -611,7 +678,7 @@ int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
     /* With bad records skipped, a record that could not be read is passed
        over.  (A message without a key gives NULL key columns.) */
     Spark__Connect__Expression *keep_row = NULL;
-    if (mark_value) keep_row = record_parsed(x, fmt, &t->schema, keep, "_v", "value");
+    if (mark_value) keep_row = record_parsed(x, fmt, &t->schema, keep, "_v", value_col);
     if (mark_key) {
       Spark__Connect__Expression *k = dp_sx_fn2(x, "or", dp_sx_fn1(x, "isnull", dp_sx_col(x, "key")),
                                                 record_parsed(x, kfmt, &kso, kall, "_k", "key"));
@@ -642,13 +709,16 @@ int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
          CHAR(n) is string): the column gets its declared type */
       if (!strcasecmp(f, "avro")) v = dp_sx_cast(x, v, t->schema.cols[i].type, false, cd->span);
     } else {
-      const char *m = kafka ? kafka_meta(cd->metadata_key ? cd->metadata_key : t->schema.cols[i].name)
-                            : NULL;
+      const char *mk = cd->metadata_key ? cd->metadata_key : t->schema.cols[i].name;
+      const char *m = kafka ? kafka_meta(mk) : kinesis ? kinesis_meta(mk) : NULL;
       if (!m)
         return dp_sx_refuse(x, cd->span, "table `%s`: the metadata column `%s` has no Spark form "
-                                         "(kafka gives key, topic, partition, offset, timestamp, "
-                                         "timestamp-type)",
-                            t->name, t->schema.cols[i].name);
+                                         "(%s)",
+                            t->name, t->schema.cols[i].name,
+                            kinesis ? "the aws-kinesis connector gives timestamp, "
+                                      "sequence-number and partition-key, no shard-id"
+                                    : "kafka gives key, topic, partition, offset, timestamp, "
+                                      "timestamp-type");
       v = dp_sx_col(x, m);
       if (!strcmp(m, "timestampType"))
         /* Spark gives Kafka's code (-1, 0, 1); dipper's kafka source its name */
@@ -901,6 +971,51 @@ Spark__Connect__Relation *dp_sx_kafka_records(dp_sx *x, const dp_table_def *t,
   return dp_sx_project(x, rows, ne, e);
 }
 
+/* The aws-kinesis connector's rows for table t: `data`, the physical
+** columns in the table's format, and `partitionKey` as the embedded sink
+** picks it: the `partition-key` metadata column, else the PARTITIONED BY
+** columns, else the PRIMARY KEY, joined by 'sink.partitioner-field-delimiter'
+** (a NULL as "null"), else a random key. */
+static Spark__Connect__Relation *kinesis_records(dp_sx *x, const dp_table_def *t,
+                                                 Spark__Connect__Relation *rows, int n,
+                                                 const char *const *names) {
+  const char *fmt = t->format ? t->format : "json";
+  const char **vf = dp_sx_alloc(x, (size_t)(n ? n : 1) * sizeof *vf);
+  Spark__Connect__Expression **parts = dp_sx_alloc(x, (size_t)(n + 2) * sizeof *parts);
+  Spark__Connect__Expression **e = dp_sx_alloc(x, 2 * sizeof *e);
+  if (!vf || !parts || !e) return NULL;
+  int nv = 0, np = 0;
+  const char *meta_key = NULL;
+  for (int i = 0; i < n; i++) {
+    int c = dp_schema_find(&t->schema, names[i]);
+    if (c >= 0 && t->cols && t->cols[c].kind == DP_CK_METADATA) {
+      const char *mk = t->cols[c].metadata_key ? t->cols[c].metadata_key : names[i];
+      if (!strcasecmp(mk, "partition-key")) meta_key = names[i];
+      continue;
+    }
+    vf[nv++] = names[i];
+  }
+  const char *delim = opt(t, "sink.partitioner-field-delimiter");
+  parts[np++] = dp_sx_lit_string(x, delim ? delim : "|");
+  int nk = t->npartition > 0 ? t->npartition : t->npk;
+  const int *kc = t->npartition > 0 ? t->partition : t->pk;
+  for (int i = 0; i < nk; i++)
+    parts[np++] = dp_sx_fn2(
+        x, "coalesce",
+        dp_sx_cast(x, dp_sx_col(x, dp_sx_printf(x, "`%s`", t->schema.cols[kc[i]].name)),
+                   dp_type_of(DP_T_STRING), false, t->span),
+        dp_sx_lit_string(x, "null"));
+  Spark__Connect__Expression *key =
+      nk > 0 ? dp_sx_fn(x, "concat_ws", np, parts)
+             : dp_sx_cast(x, dp_sx_fn(x, "rand", 0, NULL), dp_type_of(DP_T_STRING), false, t->span);
+  if (meta_key)
+    key = dp_sx_fn2(x, "coalesce", dp_sx_col(x, dp_sx_printf(x, "`%s`", meta_key)), key);
+  e[0] = dp_sx_alias(x, key, "partitionKey");
+  e[1] = dp_sx_alias(x, encode_record(x, t, fmt, "value", nv, vf), "data");
+  if (!e[0] || !e[1]) return NULL;
+  return dp_sx_project(x, rows, 2, e);
+}
+
 /* The names of the sink table's written columns (physical and writable
 ** metadata ones), in the table's order: the rows' names after sink_columns
 ** and after translate.c's sink projection alike. */
@@ -1026,6 +1141,10 @@ int dp_spark_stream_start_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp
                           "raw (text), not '%s'",
                           t->name, format);
     needs_checkpoint = true;
+  } else if (!strcmp(conn, "kinesis")) {
+    if (kinesis_refused(x, t)) return failed(x);
+    format = "aws-kinesis";
+    needs_checkpoint = true;
   } else if (!strcmp(conn, "console")) {
     format = "console";
   } else if (!strcmp(conn, "memory")) {
@@ -1034,8 +1153,9 @@ int dp_spark_stream_start_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp
     format = "noop";
   } else {
     return dp_sx_refuse(x, sink->span,
-                        "table `%s`: Spark's streaming writes go to kafka, filesystem, console, "
-                        "memory or blackhole tables, not '%s'",
+                        "table `%s`: Spark's streaming writes go to kafka, kinesis (with "
+                        "'dipper.spark.kinesis-format'), filesystem, console, memory or "
+                        "blackhole tables, not '%s'",
                         t->name, conn);
   }
   if (sink->inputs[0]->props.bounded)
@@ -1074,6 +1194,9 @@ int dp_spark_stream_start_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp
                           t->name);
     kv_add(&o, "topic", topic);
     kafka_properties(x, t, &o);
+  } else if (!strcmp(format, "aws-kinesis")) {
+    rows = kinesis_records(x, t, rows, n, names);
+    kinesis_options(x, t, &o, false);
   } else if (!strcmp(conn, "filesystem")) {
     const char *path = opt(t, "path");
     if (!path) return dp_sx_refuse(x, t->with_span, "table `%s` has no 'path'", t->name);
