@@ -15,7 +15,8 @@
 ** and keys.  Entries that fail (ProvisionedThroughputExceeded,
 ** InternalFailure) are sent again with exponential backoff ('sink.backoff.base'
 ** 100 ms, 'sink.backoff.max' 5 s), at most 'sink.max-retries' (10) times,
-** then the batch fails naming the entry's error.  At-least-once: a batch that
+** then the batch fails naming the entry's error; a call that is throttled
+** or gets no answer (or an HTTP 5xx) is retried the same way.  At-least-once: a batch that
 ** failed, or ran again after a restart, writes its rows again; and as with
 ** Flink's sink, an entry sent again lands after records sent later, so order
 ** per key holds only when nothing was retried.
@@ -166,9 +167,9 @@ static int kinesis_sink_open(dp_sink *k) {
   ks->batch_max = dp_kinesis_int_option(t, "sink.batch.max-size", MAX_RECORDS_PER_CALL);
   if (ks->batch_max < 1 || ks->batch_max > MAX_RECORDS_PER_CALL)
     ks->batch_max = MAX_RECORDS_PER_CALL;
-  ks->call_backoff = (dp_kin_backoff){100, 5000, 2.0, 10};
   ks->entry_backoff = dp_kinesis_backoff(t, "sink.backoff.base", "sink.backoff.max", "-",
                                          "sink.max-retries", (dp_kin_backoff){100, 5000, 2.0, 10});
+  ks->call_backoff = ks->entry_backoff;
   ks->rng = (uint64_t)dp_kinesis_now_ms() * 0x9E3779B97F4A7C15ull + (uintptr_t)ks;
   const dp_type *str = dp_type_of(DP_T_STRING);
   dp_field rec[] = {{"SequenceNumber", str}, {"ShardId", str}, {"ErrorCode", str},

@@ -23,7 +23,8 @@
 ** Batches.  plan_batch fetches: one GetRecords per readable shard (Limit
 ** 'scan.shard.getrecords.maxrecordcount', capped by max_rows), again while a
 ** shard finished and its children became readable, and keeps the raw
-** records in order; read decodes them.  A shard whose last answer was empty
+** records in order; read decodes them.  Each plan starts at the next shard
+** in turn, so that under a row cap a busy shard does not starve the rest.  A shard whose last answer was empty
 ** is asked again no sooner than 'scan.shard.getrecords.intervalmillis'.
 ** Throttling (ProvisionedThroughputExceededException) is retried with
 ** exponential backoff ('scan.shard.getrecords.backoff.base' / '.max' /
@@ -117,6 +118,8 @@ typedef struct kinesis_source {
   start_kind start;
   double start_ts;      /* AT_TIMESTAMP: epoch seconds */
   int64_t max_records, interval_ms;
+  uint64_t plans;       /* plans so far */
+  int first;            /* the shard this plan's rounds start at (logged with its bounds) */
   dp_kin_backoff backoff;
   bool raw;
   int raw_col;
@@ -660,7 +663,12 @@ static int take_held(kinesis_source *ks, int64_t cap, int64_t *taken) {
 static int round_normal(kinesis_source *ks, int64_t cap, int64_t *taken, bool *ended) {
   int64_t now = dp_kinesis_now_ms();
   int n = ks->nshards; /* children added during the round wait for the next */
-  for (int i = 0; i < n; i++) {
+  /* Each plan starts at the next shard, so that under a row cap a busy
+  ** shard does not starve the others (any order of readable shards keeps
+  ** per-key order: a child is readable only once its parents are done). */
+  int first = n > 0 ? ks->first % n : 0;
+  for (int j = 0; j < n; j++) {
+    int i = (first + j) % n;
     kshard *sh = &ks->shards[i];
     if (!sh->active || sh->end_seen || sh->nheld > 0 || now < sh->not_before_ms) continue;
     int64_t left = cap > 0 ? cap - *taken : ks->max_records;
@@ -700,7 +708,9 @@ static int plan_replay(kinesis_source *ks, int64_t *taken) {
     bind_bounds(ks);
     activate(ks);
     bool all = true, asked = false;
-    for (int i = 0; i < ks->nshards; i++) {
+    int n = ks->nshards;
+    for (int j = 0; j < n; j++) {
+      int i = (ks->first % n + j) % n; /* the order the logged plan read them in */
       kshard *sh = &ks->shards[i];
       if (replay_reached(sh)) continue;
       all = false;
@@ -743,6 +753,7 @@ static int kinesis_source_plan(dp_source *s, int64_t max_rows, bool *exhausted) 
   ks->cursor = 0;
   int64_t taken = 0;
   if (ks->replay) return plan_replay(ks, &taken);
+  ks->first = ks->nshards > 0 ? (int)(ks->plans++ % (uint64_t)ks->nshards) : 0;
   int rc = take_held(ks, max_rows, &taken);
   for (int round = 0; rc == DIPPER_OK && round < MAX_ROUNDS; round++) {
     activate(ks);
@@ -840,7 +851,12 @@ static int kinesis_source_commit(dp_source *s) {
 ** readable, 2 finished), start kind (u8) and last committed sequence number
 ** ("" for none).  A batch's bounds: tag 'k', version 1, a count, and per
 ** shard the batch read: id, last sequence number in the batch ("" for none)
-** and whether the batch finished the shard (u8). */
+** and whether the batch finished the shard (u8); after the version, the
+** shard the plan's rounds started at (uvar), so that a replay reads the
+** shards in the same order.  (A replay reads each shard to its bound in one
+** go: when the logged plan read a shard in two rounds, interleaved with
+** others, the rows of different shards may come in another order; each
+** shard's, and so each key's, never.) */
 
 #define POS_TAG 'K'
 #define PLAN_TAG 'k'
@@ -870,6 +886,7 @@ static int kinesis_source_save_plan(dp_source *s, dp_buf *out) {
     n += ks->shards[i].next != NULL || (ks->shards[i].state != SH_DONE && done_now(&ks->shards[i]));
   dp_put_u8(out, PLAN_TAG);
   dp_put_u8(out, CODEC_VERSION);
+  dp_put_uvar(out, (uint64_t)ks->first);
   dp_put_uvar(out, n);
   for (int i = 0; i < ks->nshards; i++) {
     const kshard *sh = &ks->shards[i];
@@ -951,8 +968,10 @@ static int kinesis_source_restore_position(dp_source *s, dp_rd *in) {
 static int kinesis_source_replay_plan(dp_source *s, dp_rd *in) {
   kinesis_source *ks = s->state;
   uint8_t tag = dp_get_u8(in), version = dp_get_u8(in);
+  uint64_t first = dp_get_uvar(in);
   uint64_t n = dp_get_count(in, 3);
-  if (in->bad) return corrupt(s, "batch bounds", "cut short");
+  if (in->bad || first > INT32_MAX) return corrupt(s, "batch bounds", "cut short");
+  ks->first = (int)first;
   if (tag != PLAN_TAG) return corrupt(s, "batch bounds", "not a Kinesis source's batch bounds");
   if (version != CODEC_VERSION) return corrupt(s, "batch bounds", "an unknown version");
   ks->bounds = calloc((size_t)n + 1, sizeof *ks->bounds);
