@@ -161,7 +161,15 @@ static void create_stream(admin *a, int shards) {
 
 /* Records id from..to-1, each {"id": n, "k": "k<n % nkeys>"} under that
 ** partition key, or the raw `data` when given (one record). */
-static void put_ids(admin *a, int from, int to, int nkeys) {
+typedef const char *(*hash_fn)(int id);
+
+static void put_ids_hash(admin *a, int from, int to, int nkeys, hash_fn hash);
+
+static void put_ids(admin *a, int from, int to, int nkeys) { put_ids_hash(a, from, to, nkeys, NULL); }
+
+/* As put_ids, record n to the shard of ExplicitHashKey hash(n) (hash NULL:
+** its partition key's). */
+static void put_ids_hash(admin *a, int from, int to, int nkeys, hash_fn hash) {
   dp_buf q = DP_BUF_INIT;
   for (int start = from; start < to; start += 500) {
     q.len = 0;
@@ -172,7 +180,9 @@ static void put_ids(admin *a, int from, int to, int nkeys) {
       snprintf(data, sizeof data, "{\"id\":%d,\"k\":\"%s\"}", i, key);
       dp_buf_puts(&q, i > start ? ",{\"Data\":\"" : "{\"Data\":\"");
       dp_base64_put(&q, (const unsigned char *)data, strlen(data));
-      dp_buf_printf(&q, "\",\"PartitionKey\":\"%s\"}", key);
+      dp_buf_printf(&q, "\",\"PartitionKey\":\"%s\"", key);
+      if (hash) dp_buf_printf(&q, ",\"ExplicitHashKey\":\"%s\"", hash(i));
+      dp_buf_putc(&q, '}');
     }
     dp_buf_puts(&q, "]}");
     CHECK_EQ(api(a, "PutRecords", dp_buf_cstr(&q)), DIPPER_OK);
@@ -470,6 +480,92 @@ TEST(split_mid_stream_loses_and_reorders_nothing) {
   src_until(&s, 100, &got, 800);
   check_exact(&got, 800, 10);
   CHECK_EQ(distinct_shards(&got), 5);
+  s.cls->close(&s);
+  fx_close(&f);
+  admin_close(&a);
+}
+
+static const char *low_or_high(int id) {
+  return id % 4 == 0 ? "1" : "255211775190703847597530955573826158592";
+}
+
+TEST(a_merge_waits_for_both_parents) {
+  char stream[160];
+  stream_name(stream, sizeof stream, "merge");
+  admin a;
+  admin_open(&a, stream);
+  create_stream(&a, 2);
+  /* key k0 to shard 0, k1..k3 to shard 1: the adjacent parent has three
+  ** times the records of the other, and each key lives in one shard */
+  put_ids_hash(&a, 0, 300, 4, low_or_high);
+  char body[512];
+  snprintf(body, sizeof body,
+           "{\"StreamName\":\"%s\",\"ShardToMerge\":\"shardId-000000000000\","
+           "\"AdjacentShardToMerge\":\"shardId-000000000001\"}",
+           stream);
+  CHECK_EQ(api(&a, "MergeShards", body), DIPPER_OK);
+  wait_active(&a);
+  put_ids(&a, 300, 600, 4); /* all to the merged shard */
+  fixture f;
+  fx_open(&f);
+  declare(&f, "src", SRC_COLS, stream, NULL, ", 'scan.shard.getrecords.maxrecordcount' = '25'");
+  dp_source s;
+  CHECK_EQ(src_open(&f, &s, "src"), DIPPER_OK);
+  static rows got;
+  got.n = 0;
+  src_until(&s, 60, &got, 600);
+  check_exact(&got, 600, 4);
+  CHECK_EQ(distinct_shards(&got), 3);
+  int last_parent = -1, first_child = got.n;
+  for (int i = 0; i < got.n; i++) {
+    if (strcmp(got.r[i].shard, "shardId-000000000002") != 0) last_parent = i;
+    else if (first_child == got.n) first_child = i;
+  }
+  CHECK(last_parent < first_child);
+  s.cls->close(&s);
+  fx_close(&f);
+  admin_close(&a);
+}
+
+TEST(initpos_at_timestamp_starts_there) {
+  char stream[160];
+  stream_name(stream, sizeof stream, "atts");
+  admin a;
+  admin_open(&a, stream);
+  create_stream(&a, 2);
+  put_ids(&a, 0, 50, 5);
+  nap_ms(1100);
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  nap_ms(200);
+  put_ids(&a, 50, 80, 5);
+  struct tm tm;
+  time_t secs = now.tv_sec;
+  gmtime_r(&secs, &tm);
+  char opt[160];
+  snprintf(opt, sizeof opt,
+           ", 'scan.stream.initpos' = 'AT_TIMESTAMP', 'scan.stream.initpos-timestamp' = "
+           "'%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ'",
+           tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+           now.tv_nsec / 1000000);
+  fixture f;
+  fx_open(&f);
+  declare(&f, "src", SRC_COLS, stream, NULL, opt);
+  dp_source s;
+  CHECK_EQ(src_open(&f, &s, "src"), DIPPER_OK);
+  static rows got;
+  got.n = 0;
+  src_until(&s, 0, &got, 30);
+  CHECK_EQ(got.n, 30);
+  int old = 0;
+  for (int i = 0; i < got.n; i++) old += got.r[i].id < 50;
+  CHECK_EQ(old, 0);
+  s.cls->close(&s);
+  /* a time that is neither form */
+  declare(&f, "bad_ts", "id BIGINT", stream, NULL,
+          ", 'scan.stream.initpos' = 'AT_TIMESTAMP', 'scan.stream.initpos-timestamp' = 'soon'");
+  CHECK_EQ(src_open(&f, &s, "bad_ts"), DIPPER_OPTION);
+  CHECK(strstr(last_message(&f), "neither epoch seconds nor an ISO-8601 time") != NULL);
   s.cls->close(&s);
   fx_close(&f);
   admin_close(&a);
