@@ -362,8 +362,9 @@ static int post(dp_kinesis *kc, const char *action, const char *body, size_t n) 
   snprintf(target, sizeof target, "X-Amz-Target: Kinesis_20131202.%s", action);
   struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/x-amz-json-1.1");
   struct curl_slist *h2 = h ? curl_slist_append(h, target) : NULL;
-  struct curl_slist *h3 = h2 ? curl_slist_append(h2, "Expect:") : NULL;
-  struct curl_slist *hl = h3 && kc->token_header ? curl_slist_append(h3, kc->token_header) : h3;
+  /* No "Expect:" to turn 100-continue off: libcurl 7.88 lists a header it
+  ** does not send in the signature's SignedHeaders, and AWS refuses it. */
+  struct curl_slist *hl = h2 && kc->token_header ? curl_slist_append(h2, kc->token_header) : h2;
   if (!hl) {
     curl_slist_free_all(h);
     return DIPPER_NOMEM;

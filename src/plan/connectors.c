@@ -829,10 +829,20 @@ static int kafka_check(dp_diags *d, const dp_table_def *t, int role) {
   return rc;
 }
 
+/* The key pair comes whole: BASIC needs both halves, and one half alone is
+** a mistake under any provider.  (Messages name the options, never a value.) */
 static int kinesis_check(dp_diags *d, const dp_table_def *t, int role) {
   (void)role;
-  return needs_companion(d, t, "scan.stream.initpos", "AT_TIMESTAMP", "scan.stream.initpos-timestamp",
-                         "2024-01-01T00:00:00Z");
+  int rc = needs_companion(d, t, "scan.stream.initpos", "AT_TIMESTAMP",
+                           "scan.stream.initpos-timestamp", "2024-01-01T00:00:00Z");
+  const dp_option *prov = find_option(t, "aws.credentials.provider");
+  const dp_option *ak = find_option(t, "aws.credentials.basic.accesskeyid");
+  const dp_option *sk = find_option(t, "aws.credentials.basic.secretkey");
+  if ((prov && eq_ci(prov->value, "BASIC") && (!ak || !sk)) || (!ak != !sk))
+    keep(&rc, dp_error(d, DIPPER_OPTION, prov && !(ak || sk) ? prov->value_span : t->with_span,
+                       "Kinesis credentials BASIC need both 'aws.credentials.basic.accesskeyid' "
+                       "and 'aws.credentials.basic.secretkey'"));
+  return rc;
 }
 
 /* A micro-batch of no files would never move: the cap starts at one. */

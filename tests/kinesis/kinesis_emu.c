@@ -722,6 +722,8 @@ typedef struct proxy {
   atomic_int lie_put;        /* PutRecords forwarded (written), then answered HTTP 500 */
   atomic_int served_faults;
   atomic_int calls;
+  atomic_int bad_signed;     /* requests whose SignedHeaders name a header not sent */
+  atomic_int with_token;     /* requests with a signed X-Amz-Security-Token */
 } proxy;
 
 typedef struct conn {
@@ -761,8 +763,30 @@ static bool take_one(atomic_int *counter) {
 }
 
 /* One request: forwarded, or answered with the fault it is due. */
+/* Is every header the signature covers in the request?  (AWS checks the
+** signature over exactly those.) */
+static bool signed_headers_sent(const char *head) {
+  const char *sh = strcasestr(head, "SignedHeaders=");
+  if (!sh) return false;
+  sh += 14;
+  while (*sh && *sh != ',' && *sh != '\r') {
+    size_t n = strcspn(sh, ";,\r");
+    char want[128];
+    snprintf(want, sizeof want, "\r\n%.*s:", (int)n, sh);
+    if (!strcasestr(head, want)) {
+      fprintf(stderr, "signed but not sent: %.*s\n", (int)n, sh);
+      return false;
+    }
+    sh += n + (sh[n] == ';');
+  }
+  return true;
+}
+
 static bool serve(proxy *p, int fd, const char *head, const char *body, size_t blen) {
   atomic_fetch_add(&p->calls, 1);
+  if (!signed_headers_sent(head)) atomic_fetch_add(&p->bad_signed, 1);
+  if (strcasestr(head, "x-amz-security-token;") && strcasestr(head, "\r\nX-Amz-Security-Token: " SECRET "-token\r\n"))
+    atomic_fetch_add(&p->with_token, 1);
   const char *tgt = strstr(head, "Kinesis_20131202.");
   const char *action = tgt ? tgt + 17 : "";
   if (!strncmp(action, "GetRecords", 10) && take_one(&p->throttle_get)) {
@@ -893,6 +917,8 @@ static void proxy_start(proxy *p) {
 }
 
 static void proxy_stop(proxy *p) {
+  CHECK(atomic_load(&p->calls) > 0);
+  CHECK_EQ(atomic_load(&p->bad_signed), 0);
   atomic_store(&p->stop, 1);
   pthread_join(p->th, NULL);
   close(p->lfd);
@@ -1028,6 +1054,31 @@ TEST(sink_writes_every_row_and_reads_back_exactly) {
     wrong += back[i].id != i || strcmp(back[i].data, want) != 0 || strcmp(back[i].key, key) != 0;
   }
   CHECK_EQ(wrong, 0);
+  /* credentials from the environment, a session token among them: sent, signed */
+  char sql[1024];
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE out_env (id BIGINT, k STRING) WITH ('connector' = 'kinesis', "
+           "'stream' = '%s', 'aws.region' = 'us-east-1', 'aws.endpoint' = '%s', "
+           "'aws.credentials.provider' = 'ENV_VAR', 'format' = 'json');",
+           stream, ep);
+  const char *msg = NULL;
+  CHECK_EQ(h_run(f.db, sql, &msg), DIPPER_OK);
+  CHECK_EQ(sink_open(&f, &k, "out_env"), DIPPER_OK);
+  CHECK_EQ(sink_write(&k, 0, 1200, 1210), DIPPER_OK);
+  CHECK_EQ(k.cls->commit(&k, 0), DIPPER_OK);
+  k.cls->close(&k);
+  CHECK_EQ(atomic_load(&p.with_token), 1);
+  CHECK_EQ(read_back(&a, back, 4096), 1210);
+  /* BASIC without its secret is an error when the table is declared */
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE out_nokey (id BIGINT) WITH ('connector' = 'kinesis', 'stream' = '%s', "
+           "'aws.region' = 'us-east-1', 'aws.credentials.provider' = 'BASIC', "
+           "'aws.credentials.basic.accesskeyid' = 'AKIDONLY', 'format' = 'json');",
+           stream);
+  CHECK_EQ(h_run(f.db, sql, &msg), DIPPER_OPTION);
+  CHECK(strstr(msg, "need both 'aws.credentials.basic.accesskeyid' and "
+                    "'aws.credentials.basic.secretkey'") != NULL);
+  CHECK(strstr(msg, "AKIDONLY") == NULL);
   fx_close(&f);
   proxy_stop(&p);
   admin_close(&a);
@@ -1300,6 +1351,7 @@ int main(void) {
   /* the environment's credentials, for the tables that name none */
   setenv("AWS_ACCESS_KEY_ID", "AKIDDIPPERENV", 1);
   setenv("AWS_SECRET_ACCESS_KEY", SECRET "-env", 1);
+  setenv("AWS_SESSION_TOKEN", SECRET "-token", 1);
   curl_global_init(CURL_GLOBAL_DEFAULT);
   CURL *c = curl_easy_init();
   curl_easy_setopt(c, CURLOPT_URL, endpoint);
