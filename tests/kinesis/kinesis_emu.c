@@ -1011,6 +1011,11 @@ static int sink_write(dp_sink *k, int64_t batch, int from, int to) {
   return rc;
 }
 
+static int cmp_row_id(const void *x, const void *y) {
+  int64_t a = ((const row *)x)->id, b = ((const row *)y)->id;
+  return (a > b) - (a < b);
+}
+
 static int cmp_raw(const void *x, const void *y) {
   int64_t a = ((const raw_rec *)x)->id, b = ((const raw_rec *)y)->id;
   return (a > b) - (a < b);
@@ -1118,6 +1123,137 @@ TEST(sink_partition_key_from_partitioned_by) {
   }
   CHECK_EQ(wrong, 0);
   fx_close(&f);
+  admin_close(&a);
+}
+
+
+/* Rows through the sink and back through the source, in each format. */
+TEST(formats_round_trip_through_a_stream) {
+  static const char *const fmts[] = {"csv", "avro", "json"};
+  for (int fi = 0; fi < 3; fi++) {
+    char stream[160], what[32];
+    snprintf(what, sizeof what, "fmt-%s", fmts[fi]);
+    stream_name(stream, sizeof stream, what);
+    admin a;
+    admin_open(&a, stream);
+    create_stream(&a, 2);
+    fixture f;
+    fx_open(&f);
+    char sql[2048];
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE t (id BIGINT, k STRING) WITH ('connector' = 'kinesis', 'stream' = '%s', "
+             "'aws.region' = 'us-east-1', 'aws.endpoint' = '%s', 'format' = '%s', "
+             "'scan.shard.getrecords.intervalmillis' = '0');",
+             stream, endpoint, fmts[fi]);
+    const char *msg = NULL;
+    CHECK_EQ(h_run(f.db, sql, &msg), DIPPER_OK);
+    dp_sink k;
+    CHECK_EQ(sink_open(&f, &k, "t"), DIPPER_OK);
+    CHECK_EQ(sink_write(&k, 0, 0, 70), DIPPER_OK);
+    CHECK_EQ(k.cls->commit(&k, 0), DIPPER_OK);
+    k.cls->close(&k);
+    dp_source s;
+    static rows got;
+    got.n = 0;
+    CHECK_EQ(src_open(&f, &s, "t"), DIPPER_OK);
+    src_until(&s, 0, &got, 70);
+    CHECK_EQ(got.n, 70);
+    qsort(got.r, (size_t)got.n, sizeof got.r[0], cmp_row_id);
+    int wrong = 0;
+    for (int i = 0; i < got.n; i++) {
+      char key[16];
+      snprintf(key, sizeof key, "k%d", i % 7);
+      wrong += got.r[i].id != i || strcmp(got.r[i].k, key) != 0;
+    }
+    CHECK_EQ(wrong, 0);
+    s.cls->close(&s);
+    fx_close(&f);
+    admin_close(&a);
+  }
+}
+
+TEST(raw_records_and_the_size_limits) {
+  char stream[160];
+  stream_name(stream, sizeof stream, "raw");
+  admin a;
+  admin_open(&a, stream);
+  create_stream(&a, 1);
+  static proxy p;
+  proxy_start(&p);
+  char ep[64];
+  snprintf(ep, sizeof ep, "http://127.0.0.1:%d", p.port);
+  fixture f;
+  fx_open(&f);
+  char sql[2048];
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE r (payload BYTES, pk STRING METADATA FROM 'partition-key') WITH ("
+           "'connector' = 'kinesis', 'stream' = '%s', 'aws.region' = 'us-east-1', "
+           "'aws.endpoint' = '%s', 'format' = 'raw', 'scan.shard.getrecords.intervalmillis' = '0');",
+           stream, ep);
+  const char *msg = NULL;
+  CHECK_EQ(h_run(f.db, sql, &msg), DIPPER_OK);
+  if (msg && *msg) fprintf(stderr, "%s\n", msg);
+  dp_sink k;
+  CHECK_EQ(sink_open(&f, &k, "r"), DIPPER_OK);
+  /* 8 records of 800 KB: the 5 MiB a call cap makes two calls of them */
+  enum { BIG = 800 * 1024 };
+  char *big = malloc(BIG);
+  dp_batch *b = dp_batch_new(k.schema, 0);
+  for (int i = 0; i < 8; i++) {
+    memset(big, 'a' + i, BIG);
+    char key[16];
+    snprintf(key, sizeof key, "key-%d", i);
+    dp_vector_append_str(b->cols[0], big, BIG);
+    dp_vector_append_str(b->cols[1], key, strlen(key));
+  }
+  b->nrows = 8;
+  dp_batch_sync(b);
+  int calls0 = atomic_load(&p.calls);
+  CHECK_EQ(k.cls->write(&k, 0, b), DIPPER_OK);
+  CHECK_EQ(k.cls->commit(&k, 0), DIPPER_OK);
+  CHECK_EQ(atomic_load(&p.calls) - calls0, 2);
+  /* one record over 1 MiB: refused with its size */
+  dp_batch_clear(b);
+  char *huge = malloc(1100 * 1024);
+  memset(huge, 'z', 1100 * 1024);
+  dp_vector_append_str(b->cols[0], huge, 1100 * 1024);
+  dp_vector_append_str(b->cols[1], "h", 1);
+  b->nrows = 1;
+  dp_batch_sync(b);
+  CHECK_EQ(k.cls->write(&k, 1, b), DIPPER_LIMIT);
+  CHECK(strstr(last_message(&f), "at most 1 MiB") != NULL);
+  k.cls->close(&k);
+  free(huge);
+  dp_batch_free(b);
+  /* read back through the source: bytes and keys as written */
+  dp_source s;
+  CHECK_EQ(src_open(&f, &s, "r"), DIPPER_OK);
+  dp_batch *out = dp_batch_new(s.schema, 0);
+  int64_t deadline = mono_ms() + 20000;
+  while (out->nrows < 8 && mono_ms() < deadline) {
+    bool exhausted = false, done = false;
+    CHECK_EQ(s.cls->plan_batch(&s, 0, &exhausted), DIPPER_OK);
+    while (!done) CHECK_EQ(s.cls->read(&s, out, 100, &done), DIPPER_OK);
+    CHECK_EQ(s.cls->commit(&s), DIPPER_OK);
+  }
+  CHECK_EQ(dp_batch_sync(out), DIPPER_OK);
+  CHECK_EQ(out->nrows, 8);
+  int wrong = 0;
+  for (int64_t i = 0; i < out->nrows; i++) {
+    size_t n = 0, kn = 0;
+    const char *d = dp_vector_get_str(out->cols[0], i, &n);
+    const char *key = dp_vector_get_str(out->cols[1], i, &kn);
+    char want[16];
+    snprintf(want, sizeof want, "key-%d", (int)i);
+    memset(big, 'a' + (int)i, BIG);
+    wrong += n != BIG || memcmp(d, big, BIG) != 0 || kn != strlen(want) || memcmp(key, want, kn);
+  }
+  CHECK_EQ(wrong, 0);
+  dp_batch_free(out);
+  free(big);
+  s.cls->close(&s);
+  fx_close(&f);
+  proxy_stop(&p);
   admin_close(&a);
 }
 
