@@ -681,7 +681,8 @@ static int round_normal(kinesis_source *ks, int64_t cap, int64_t *taken, bool *e
 }
 
 static bool replay_reached(const kshard *sh) {
-  if (sh->target && (!sh->next || dp_kinesis_seq_cmp(sh->next, sh->target) < 0)) return false;
+  const char *at = sh->next ? sh->next : sh->pos;
+  if (sh->target && (!at || dp_kinesis_seq_cmp(at, sh->target) < 0)) return false;
   if (sh->target_end && !sh->end_seen) return false;
   return true;
 }
