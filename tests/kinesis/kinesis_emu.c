@@ -752,6 +752,8 @@ typedef struct proxy {
   atomic_int calls;
   atomic_int bad_signed;     /* requests whose SignedHeaders name a header not sent */
   atomic_int with_token;     /* requests with a signed X-Amz-Security-Token */
+  atomic_int page_lists;     /* ListShards asked one shard a page (MaxResults added) */
+  atomic_int list_calls;
 } proxy;
 
 typedef struct conn {
@@ -844,6 +846,17 @@ static bool serve(proxy *p, int fd, const char *head, const char *body, size_t b
   }
   bool lie = !strncmp(action, "PutRecords", 10) && take_one(&p->lie_put);
   if (lie) atomic_fetch_add(&p->served_faults, 1);
+  /* ListShards one shard a page, so that the client must follow NextToken */
+  char *paged = NULL;
+  if (!strncmp(action, "ListShards", 10)) {
+    atomic_fetch_add(&p->list_calls, 1);
+    if (atomic_load(&p->page_lists) && blen > 0 && body[blen - 1] == '}' &&
+        (paged = malloc(blen + 32)) != NULL) {
+      memcpy(paged, body, blen - 1);
+      blen = (size_t)(blen - 1) + (size_t)sprintf(paged + blen - 1, ",\"MaxResults\":1}");
+      body = paged;
+    }
+  }
   /* forward, with the client's headers less those curl sets itself */
   CURL *c = curl_easy_init();
   struct curl_slist *hl = NULL;
@@ -875,6 +888,7 @@ static bool serve(proxy *p, int fd, const char *head, const char *body, size_t b
   bool ok = lie ? reply(fd, 500, fail, strlen(fail))
                 : reply(fd, (int)status, out.data ? out.data : "", out.len);
   dp_buf_free(&out);
+  free(paged);
   return ok;
 }
 
@@ -1003,6 +1017,36 @@ TEST(throttling_and_expired_iterators_are_retried) {
   src_until(&s, 0, &got, 400);
   check_exact(&got, 400, 6);
   CHECK_EQ(atomic_load(&p.served_faults), 7);
+  s.cls->close(&s);
+  fx_close(&f);
+  proxy_stop(&p);
+  admin_close(&a);
+}
+
+
+TEST(list_shards_follows_next_token) {
+  char stream[160];
+  stream_name(stream, sizeof stream, "pages");
+  admin a;
+  admin_open(&a, stream);
+  create_stream(&a, 5);
+  put_ids(&a, 0, 250, 25);
+  static proxy p;
+  proxy_start(&p);
+  atomic_store(&p.page_lists, 1);
+  char ep[64];
+  snprintf(ep, sizeof ep, "http://127.0.0.1:%d", p.port);
+  fixture f;
+  fx_open(&f);
+  declare(&f, "src", SRC_COLS, stream, ep, NULL);
+  dp_source s;
+  CHECK_EQ(src_open(&f, &s, "src"), DIPPER_OK);
+  static rows got;
+  got.n = 0;
+  src_until(&s, 0, &got, 250);
+  check_exact(&got, 250, 25);
+  CHECK_EQ(distinct_shards(&got), 5);
+  CHECK(atomic_load(&p.list_calls) >= 5); /* one page per shard, and the last one */
   s.cls->close(&s);
   fx_close(&f);
   proxy_stop(&p);
