@@ -24,6 +24,7 @@ static const dp_span nowhere = {0, 0, 0, 0};
 
 struct dp_kinesis {
   CURL *curl;
+  CURLM *multi;            /* drives curl in 100 ms slices that watch the interrupt flag */
   dipper *db;
   dp_diags *diags;
   const dp_table_def *table;
@@ -240,11 +241,6 @@ static size_t on_body(char *p, size_t size, size_t n, void *user) {
   return b->oom ? 0 : size * n;
 }
 
-static int on_progress(void *user, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un) {
-  (void)dt, (void)dn, (void)ut, (void)un;
-  return dp_session_interrupted(((dp_kinesis *)user)->db) ? 1 : 0;
-}
-
 int dp_kinesis_new(dipper *db, dp_diags *d, const dp_table_def *t, dp_kinesis **out) {
   *out = NULL;
   dp_kinesis *kc = calloc(1, sizeof *kc);
@@ -276,7 +272,8 @@ int dp_kinesis_new(dipper *db, dp_diags *d, const dp_table_def *t, dp_kinesis **
                             {"message", dp_type_of(DP_T_STRING)}};
   if (rc == DIPPER_OK) rc = dp_kin_json_open(&kc->err_json, kc->arena, 2, ecols);
   pthread_once(&curl_once, curl_init);
-  if (rc == DIPPER_OK && (curl_init_rc != CURLE_OK || !(kc->curl = curl_easy_init())))
+  if (rc == DIPPER_OK && (curl_init_rc != CURLE_OK || !(kc->curl = curl_easy_init()) ||
+                          !(kc->multi = curl_multi_init())))
     rc = dp_kinesis_error(kc, DIPPER_INTERNAL, "libcurl could not start");
   if (rc != DIPPER_OK) {
     dp_kinesis_free(kc);
@@ -289,9 +286,6 @@ int dp_kinesis_new(dipper *db, dp_diags *d, const dp_table_def *t, dp_kinesis **
   curl_easy_setopt(c, CURLOPT_PASSWORD, kc->secret_key);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &kc->answer);
-  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-  curl_easy_setopt(c, CURLOPT_XFERINFODATA, kc);
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)DP_KINESIS_CALL_TIMEOUT_MS);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -308,6 +302,7 @@ static void wipe(char *s) {
 void dp_kinesis_free(dp_kinesis *kc) {
   if (!kc) return;
   if (kc->curl) curl_easy_cleanup(kc->curl);
+  if (kc->multi) curl_multi_cleanup(kc->multi);
   dp_kin_json_close(&kc->err_json);
   if (kc->arena) dp_arena_free(kc->arena);
   dp_buf_free(&kc->answer);
@@ -356,6 +351,33 @@ static void classify(dp_kinesis *kc) {
     kc->err = KIN_FATAL;
 }
 
+/* The transfer, through the multi handle in slices of at most 100 ms, so
+** that dipper_interrupt ends it within about that (an easy handle's progress
+** callback comes only once a second while a server keeps quiet). */
+static CURLcode perform(dp_kinesis *kc) {
+  if (curl_multi_add_handle(kc->multi, kc->curl) != CURLM_OK) return CURLE_FAILED_INIT;
+  CURLcode cc = CURLE_OK;
+  for (int running = 1; running;) {
+    if (curl_multi_perform(kc->multi, &running) != CURLM_OK) {
+      cc = CURLE_FAILED_INIT;
+      break;
+    }
+    if (!running) break;
+    if (dp_session_interrupted(kc->db)) {
+      cc = CURLE_ABORTED_BY_CALLBACK;
+      break;
+    }
+    curl_multi_poll(kc->multi, NULL, 0, 100, NULL);
+  }
+  if (cc == CURLE_OK) {
+    int left = 0;
+    for (CURLMsg *m; (m = curl_multi_info_read(kc->multi, &left)) != NULL;)
+      if (m->msg == CURLMSG_DONE && m->easy_handle == kc->curl) cc = m->data.result;
+  }
+  curl_multi_remove_handle(kc->multi, kc->curl);
+  return cc;
+}
+
 /* One attempt. */
 static int post(dp_kinesis *kc, const char *action, const char *body, size_t n) {
   char target[96];
@@ -375,7 +397,7 @@ static int post(dp_kinesis *kc, const char *action, const char *body, size_t n) 
   curl_easy_setopt(kc->curl, CURLOPT_HTTPHEADER, hl);
   curl_easy_setopt(kc->curl, CURLOPT_POSTFIELDS, body);
   curl_easy_setopt(kc->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)n);
-  CURLcode cc = curl_easy_perform(kc->curl);
+  CURLcode cc = perform(kc);
   curl_easy_setopt(kc->curl, CURLOPT_HTTPHEADER, NULL);
   curl_slist_free_all(hl);
   dp_buf_cstr(&kc->answer);

@@ -18,8 +18,8 @@
 ** or plan shows them (errors name the option, never its value).
 **
 ** Waits: each call has a time limit (DP_KINESIS_CALL_TIMEOUT_MS) and is cut
-** short by dipper_interrupt (curl's progress callback asks the handle); the
-** sleeps of a backoff are sliced the same way.
+** short by dipper_interrupt (curl runs in 100 ms slices that ask the
+** handle); the sleeps of a backoff are sliced the same way.
 */
 #ifndef DP_KINESIS_INT_H
 #define DP_KINESIS_INT_H

@@ -1511,6 +1511,66 @@ TEST(a_failed_batch_runs_again_from_the_checkpoint_at_least_once) {
   admin_close(&ao);
 }
 
+/* ---- interrupts ---- */
+
+static void *interrupt_later(void *arg) {
+  nap_ms(300);
+  dipper_interrupt(arg);
+  return NULL;
+}
+
+/* A server that takes connections and never answers: each call waits. */
+static int mute_server(int *port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in sa = {0};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  CHECK_EQ(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+  CHECK_EQ(listen(fd, 16), 0); /* the backlog completes the connections; nobody reads */
+  socklen_t sl = sizeof sa;
+  getsockname(fd, (struct sockaddr *)&sa, &sl);
+  *port = ntohs(sa.sin_port);
+  return fd;
+}
+
+TEST(interrupt_ends_a_wait_on_a_mute_server_within_a_second) {
+  int port = 0;
+  int fd = mute_server(&port);
+  char ep[64];
+  snprintf(ep, sizeof ep, "http://127.0.0.1:%d", port);
+  fixture f;
+  fx_open(&f);
+  declare(&f, "mute", "id BIGINT, k STRING", "s", ep, NULL);
+  dp_source s;
+  CHECK_EQ(src_open(&f, &s, "mute"), DIPPER_OK);
+  pthread_t th;
+  pthread_create(&th, NULL, interrupt_later, f.db);
+  int64_t t0 = mono_ms();
+  bool exhausted = false;
+  CHECK_EQ(s.cls->plan_batch(&s, 0, &exhausted), DIPPER_INTERRUPTED);
+  int64_t took = mono_ms() - t0;
+  pthread_join(th, NULL);
+  CHECK(took < 800);
+  if (getenv("KIN_DEBUG")) fprintf(stderr, "source interrupted after %lld ms\n", (long long)took);
+  s.cls->close(&s);
+  f.db->interrupted = 0;
+  /* the sink's commit, the same */
+  dp_sink k;
+  CHECK_EQ(sink_open(&f, &k, "mute"), DIPPER_OK);
+  CHECK_EQ(sink_write(&k, 0, 0, 5), DIPPER_OK);
+  pthread_create(&th, NULL, interrupt_later, f.db);
+  t0 = mono_ms();
+  CHECK_EQ(k.cls->commit(&k, 0), DIPPER_INTERRUPTED);
+  took = mono_ms() - t0;
+  pthread_join(th, NULL);
+  CHECK(took < 800);
+  if (getenv("KIN_DEBUG")) fprintf(stderr, "sink interrupted after %lld ms\n", (long long)took);
+  k.cls->close(&k);
+  f.db->interrupted = 0;
+  fx_close(&f);
+  close(fd);
+}
+
 /* ---- secrets and errors ---- */
 
 TEST(secrets_stay_out_of_explain_and_errors) {
