@@ -37,7 +37,8 @@ static int decoder_open(dp_record_decoder *rd, const dp_table_def *t, const dp_s
   const char *fmt = t && t->format ? t->format : fallback;
   const char *name = t ? t->name : "?";
   /* 'avro' is one datum per record: only where the medium frames records */
-  bool framed = t && t->connector && strcasecmp(t->connector, "kafka") == 0;
+  bool framed = t && t->connector && (strcasecmp(t->connector, "kafka") == 0 ||
+                                      strcasecmp(t->connector, "kinesis") == 0);
   if (framed && (!fmt || (strcasecmp(fmt, "json") != 0 && strcasecmp(fmt, "csv") != 0 &&
                           strcasecmp(fmt, "avro") != 0)))
     return dp_error(d, DIPPER_UNSUPPORTED, t->with_span,

@@ -16,6 +16,8 @@ extern const dp_sink_class dp_sink_console, dp_sink_blackhole, dp_sink_memory, d
 extern const dp_source_class dp_source_kafka;
 extern const dp_source_class dp_source_nexmark;
 extern const dp_sink_class dp_sink_kafka;
+extern const dp_source_class dp_source_kinesis;
+extern const dp_sink_class dp_sink_kinesis;
 
 static const dp_source_class *const sources[] = {
     &dp_source_datagen,
@@ -23,6 +25,7 @@ static const dp_source_class *const sources[] = {
     &dp_source_filesystem,
     &dp_source_kafka,
     &dp_source_nexmark,
+    &dp_source_kinesis,
 };
 
 static const dp_sink_class *const sinks[] = {
@@ -32,6 +35,7 @@ static const dp_sink_class *const sinks[] = {
     &dp_sink_callback,
     &dp_sink_filesystem,
     &dp_sink_kafka,
+    &dp_sink_kinesis,
 };
 
 const dp_source_class *dp_source_find(const char *name) {

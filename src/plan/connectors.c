@@ -137,10 +137,27 @@ static const conn_meta kafka_meta[] = {
 static const conn_opt kinesis_opts[] = {
     {"stream", K_STRING, "orders", REQ},
     {"aws.region", K_STRING, "us-east-1", REQ},
-    {"aws.*", K_ANY, NULL, 0},
+    {"aws.endpoint", K_STRING, "http://127.0.0.1:4568", 0},
+    {"aws.credentials.provider", K_ENUM, "AUTO|BASIC|ENV_VAR", 0},
+    {"aws.credentials.basic.accesskeyid", K_STRING, "AKIAIOSFODNN7EXAMPLE", 0},
+    {"aws.credentials.basic.secretkey", K_STRING, "(the secret key)", 0},
     {"scan.stream.initpos", K_ENUM, "LATEST|TRIM_HORIZON|AT_TIMESTAMP", 0},
     {"scan.stream.initpos-timestamp", K_STRING, "2024-01-01T00:00:00Z", 0},
+    {"scan.shard.getrecords.maxrecordcount", K_INT, "10000", 0},
+    {"scan.shard.getrecords.intervalmillis", K_INT, "200", 0},
+    {"scan.shard.getrecords.maxretries", K_INT, "3", 0},
+    {"scan.shard.getrecords.backoff.base", K_INT, "300", 0},
+    {"scan.shard.getrecords.backoff.max", K_INT, "1000", 0},
+    {"scan.shard.getrecords.backoff.expconst", K_NUMBER, "1.5", 0},
+    {"sink.partitioner-field-delimiter", K_ANY, "|", 0},
+    {"sink.batch.max-size", K_INT, "500", 0},
+    {"sink.max-retries", K_INT, "10", 0},
+    {"sink.backoff.base", K_INT, "100", 0},
+    {"sink.backoff.max", K_INT, "5000", 0},
     {"format", K_FORMAT, "json", 0},
+    {"dipper.bad-records", K_ENUM, "fail|skip|dead-letter", 0},
+    {"dipper.dead-letter.path", K_STRING, "/tmp/bad-records.jsonl", 0},
+    {"dipper.spark.kinesis-format", K_ENUM, "aws-kinesis", 0},
     {NULL, K_ANY, NULL, 0},
 };
 
@@ -148,6 +165,7 @@ static const conn_meta kinesis_meta[] = {
     {"timestamp", DP_T_TIMESTAMP_LTZ, "TIMESTAMP_LTZ(3)", false},
     {"shard-id", DP_T_STRING, "STRING", false},
     {"sequence-number", DP_T_STRING, "STRING", false},
+    {"partition-key", DP_T_STRING, "STRING", true},
     {NULL, DP_T_NULL, NULL, false},
 };
 
@@ -811,10 +829,20 @@ static int kafka_check(dp_diags *d, const dp_table_def *t, int role) {
   return rc;
 }
 
+/* The key pair comes whole: BASIC needs both halves, and one half alone is
+** a mistake under any provider.  (Messages name the options, never a value.) */
 static int kinesis_check(dp_diags *d, const dp_table_def *t, int role) {
   (void)role;
-  return needs_companion(d, t, "scan.stream.initpos", "AT_TIMESTAMP", "scan.stream.initpos-timestamp",
-                         "2024-01-01T00:00:00Z");
+  int rc = needs_companion(d, t, "scan.stream.initpos", "AT_TIMESTAMP",
+                           "scan.stream.initpos-timestamp", "2024-01-01T00:00:00Z");
+  const dp_option *prov = find_option(t, "aws.credentials.provider");
+  const dp_option *ak = find_option(t, "aws.credentials.basic.accesskeyid");
+  const dp_option *sk = find_option(t, "aws.credentials.basic.secretkey");
+  if ((prov && eq_ci(prov->value, "BASIC") && (!ak || !sk)) || (!ak != !sk))
+    keep(&rc, dp_error(d, DIPPER_OPTION, prov && !(ak || sk) ? prov->value_span : t->with_span,
+                       "Kinesis credentials BASIC need both 'aws.credentials.basic.accesskeyid' "
+                       "and 'aws.credentials.basic.secretkey'"));
+  return rc;
 }
 
 /* A micro-batch of no files would never move: the cap starts at one. */

@@ -1,7 +1,7 @@
 /*
 ** translate_stream.c — streaming sources and the streaming write on Spark.
 **
-** Owns: kafka and socket sources (Spark's fixed record schema turned into the
+** Owns: kafka, socket and kinesis sources (Spark's fixed record schema turned into the
 ** table's columns: the value parsed by the table's format and DDL schema —
 ** from_json, from_csv, raw, from_avro with formats/avro.h's schema — the
 ** 'key.fields' columns from the key with 'value.fields-include' =
@@ -59,7 +59,7 @@ static int failed(dp_sx *x) { return x->rc ? x->rc : dp_sx_nomem(x); }
 
 bool dp_sx_stream_reads(const dp_sx *x, const dp_table_def *t) {
   const char *conn = t && t->connector ? t->connector : "";
-  if (!strcmp(conn, "kafka") || !strcmp(conn, "socket")) return true;
+  if (!strcmp(conn, "kafka") || !strcmp(conn, "socket") || !strcmp(conn, "kinesis")) return true;
   /* An unbounded datagen in streaming mode is Spark's rate source; a bounded
      one is a bounded input there as everywhere (translate_scan.c's Range). */
   return !strcmp(conn, "datagen") && x->q && x->q->streaming && !dp_connector_bounded(t, false);
@@ -149,6 +149,61 @@ static int kafka_options(dp_sx *x, const dp_table_def *t, kv_list *o) {
      from 'earliest': Flink's source skips them as well. */
   kv_add(o, "failOnDataLoss", "false");
   return x->rc;
+}
+
+/* ---- kinesis: awslabs' connector, when the user installed it ----
+**
+** Spark 4 (Scala 2.13) has no Structured Streaming source for Kinesis on
+** Maven Central: awslabs' spark-sql-kinesis-connector must be built from
+** source and put on the server.  A kinesis table is refused unless the
+** table says the connector is there ('dipper.spark.kinesis-format' =
+** 'aws-kinesis'); then it is read and written as format "aws-kinesis": the
+** record's `data` (binary) parsed as the table's format, `partitionKey`,
+** `sequenceNumber`, `approximateArrivalTimestamp` its metadata (it gives no
+** shard id). */
+
+static bool kinesis_refused(dp_sx *x, const dp_table_def *t) {
+  const char *f = opt(t, "dipper.spark.kinesis-format");
+  if (f && !strcasecmp(f, "aws-kinesis")) return false;
+  dp_sx_refuse(x, t->with_span,
+               "table `%s`: Spark 4 has no Structured Streaming connector for Kinesis on Maven "
+               "Central (awslabs' spark-sql-kinesis-connector must be built from source); with "
+               "that connector installed on the server, add 'dipper.spark.kinesis-format' = "
+               "'aws-kinesis', or run the query on the embedded engine",
+               t->name);
+  return true;
+}
+
+/* The connector's options from dipper's (Flink's) names. */
+static void kinesis_options(dp_sx *x, const dp_table_def *t, kv_list *o, bool source) {
+  const char *region = opt(t, "aws.region"), *ep = opt(t, "aws.endpoint");
+  kv_add(o, "kinesis.streamName", opt(t, "stream"));
+  kv_add(o, "kinesis.region", region);
+  kv_add(o, "kinesis.endpointUrl",
+         ep ? ep : dp_sx_printf(x, "https://kinesis.%s.amazonaws.com", region ? region : ""));
+  const char *prov = opt(t, "aws.credentials.provider");
+  if (opt(t, "aws.credentials.basic.accesskeyid") && (!prov || !strcasecmp(prov, "BASIC") ||
+                                                      !strcasecmp(prov, "AUTO"))) {
+    kv_add(o, "kinesis.awsAccessKeyId", opt(t, "aws.credentials.basic.accesskeyid"));
+    kv_add(o, "kinesis.awsSecretKey", opt(t, "aws.credentials.basic.secretkey"));
+  }
+  if (!source) return;
+  kv_add(o, "kinesis.consumerType", "GetRecords");
+  const char *pos = opt(t, "scan.stream.initpos");
+  if (pos && !strcasecmp(pos, "AT_TIMESTAMP"))
+    kv_add(o, "kinesis.startingPosition",
+           dp_sx_printf(x, "AT_TIMESTAMP %s", opt(t, "scan.stream.initpos-timestamp")));
+  else
+    kv_add(o, "kinesis.startingPosition", pos && !strcasecmp(pos, "LATEST") ? "LATEST"
+                                                                            : "TRIM_HORIZON");
+}
+
+/* The Spark column of a metadata key of the aws-kinesis record, or NULL. */
+static const char *kinesis_meta(const char *key) {
+  if (!strcasecmp(key, "timestamp")) return "approximateArrivalTimestamp";
+  if (!strcasecmp(key, "sequence-number")) return "sequenceNumber";
+  if (!strcasecmp(key, "partition-key")) return "partitionKey";
+  return NULL;
 }
 
 /* The Spark column of a metadata key of Spark's kafka record. */
@@ -496,9 +551,11 @@ static bool in_key_fields(const char *fields, const char *name) {
   return false;
 }
 
-/* How the columns of a kafka or socket table come out of Spark's record. */
+/* How the columns of a kafka, socket or kinesis table come out of Spark's record. */
 typedef struct stream_cols {
-  bool kafka;
+  bool kafka, kinesis;
+  bool binary;          /* the record is bytes (kafka, kinesis), not a line of text */
+  const char *value_col;/* the record's value column: value, or kinesis's data */
   bool skip;            /* bad records skipped ('dipper.bad-records') */
   const char *fmt;      /* the value's format */
   const char *kfmt;     /* the key's ('key.format') */
@@ -512,23 +569,28 @@ typedef struct stream_cols {
   bool raw, raw_key;    /* the value, the key read as they are */
 } stream_cols;
 
-/* The value formats Spark's source is parsed from: json, csv, raw, and avro on kafka. */
+/* The value formats Spark's source is parsed from: json, csv, raw, and avro
+** on kafka and kinesis. */
 static int check_value_format(dp_sx *x, const dp_table_def *t, const stream_cols *sc) {
   const char *fmt = sc->fmt;
-  bool kafka = sc->kafka;
+  bool binary = sc->binary;
   if (strcasecmp(fmt, "json") && strcasecmp(fmt, "csv") && strcasecmp(fmt, "raw") &&
-      (!kafka || strcasecmp(fmt, "avro")))
+      (!binary || strcasecmp(fmt, "avro")))
     return dp_sx_refuse(x, t->with_span,
                         "table `%s`: Spark's %s source gives the record as %s; dipper parses "
                         "json, csv%s and raw there, not '%s'",
-                        t->name, t->connector, kafka ? "bytes" : "lines of text",
-                        kafka ? ", avro" : "", fmt);
+                        t->name, t->connector, binary ? "bytes" : "lines of text",
+                        binary ? ", avro" : "", fmt);
   return DIPPER_OK;
 }
 
-/* The options of Spark's kafka or socket source. */
-static int source_options(dp_sx *x, const dp_table_def *t, bool kafka, kv_list *o) {
-  if (kafka) return kafka_options(x, t, o);
+/* The options of Spark's kafka, kinesis or socket source. */
+static int source_options(dp_sx *x, const dp_table_def *t, const stream_cols *sc, kv_list *o) {
+  if (sc->kafka) return kafka_options(x, t, o);
+  if (sc->kinesis) {
+    kinesis_options(x, t, o, true);
+    return x->rc;
+  }
   kv_add(o, "host", opt(t, "hostname"));
   kv_add(o, "port", opt(t, "port"));
   return DIPPER_OK;
@@ -615,7 +677,7 @@ static Spark__Connect__Relation *drop_bad_records(dp_sx *x, const dp_table_def *
   bool mark_value = sc->skip && marks_bad(sc->fmt), mark_key = sc->skip && sc->nkey > 0 && marks_bad(sc->kfmt);
   if (!mark_value && !mark_key) return rel;
   Spark__Connect__Expression *keep_row = NULL;
-  if (mark_value) keep_row = record_parsed(x, sc->fmt, &t->schema, sc->keep, "_v", "value");
+  if (mark_value) keep_row = record_parsed(x, sc->fmt, &t->schema, sc->keep, "_v", sc->value_col);
   if (mark_key) {
     Spark__Connect__Expression *k = dp_sx_fn2(x, "or", dp_sx_fn1(x, "isnull", dp_sx_col(x, "key")),
                                               record_parsed(x, sc->kfmt, &sc->kso, sc->kall, "_k", "key"));
@@ -629,15 +691,15 @@ static Spark__Connect__Relation *drop_bad_records(dp_sx *x, const dp_table_def *
 static Spark__Connect__Relation *read_records(dp_sx *x, const dp_table_def *t, const kv_list *o,
                                               const stream_cols *sc) {
   bool kafka = sc->kafka;
-  Spark__Connect__Relation *rd = dp_sx_read_source(x, kafka ? "kafka" : "socket", NULL, o->n, o->kv,
-                                                   0, NULL, true);
+  Spark__Connect__Relation *rd = dp_sx_read_source(
+      x, kafka ? "kafka" : sc->kinesis ? "aws-kinesis" : "socket", NULL, o->n, o->kv, 0, NULL, true);
   /* A tombstone (a NULL value) carries no row, as on the embedded engine.
      Tested on the raw value, before the parse: a filter on the parsed
      struct would be pushed under the projection and parse each value twice. */
   if (kafka) rd = dp_sx_filter(x, rd, dp_sx_fn1(x, "isnotnull", dp_sx_col(x, "value")));
   if (!rd) return NULL;
   Spark__Connect__Expression *parsed = parse_record(x, t, sc->fmt, &t->schema, sc->keep,
-                                                    dp_sx_col(x, "value"), sc->skip);
+                                                    dp_sx_col(x, sc->value_col), sc->skip);
   if (!parsed) return NULL;
   /* dp_sx_project keeps the array: it lives in the arena, not on this stack */
   Spark__Connect__Expression **first = dp_sx_alloc(x, 8 * sizeof *first);
@@ -654,6 +716,12 @@ static Spark__Connect__Relation *read_records(dp_sx *x, const dp_table_def *t, c
     for (int i = 0; i < 6; i++) {
       static const char *const cols[] = {"key", "topic", "partition", "offset", "timestamp",
                                          "timestampType"};
+      first[nfirst++] = dp_sx_col(x, cols[i]);
+    }
+  if (sc->kinesis)
+    for (int i = 0; i < 3; i++) {
+      static const char *const cols[] = {"partitionKey", "sequenceNumber",
+                                         "approximateArrivalTimestamp"};
       first[nfirst++] = dp_sx_col(x, cols[i]);
     }
   Spark__Connect__Relation *rel = dp_sx_project(x, rd, nfirst, first);
@@ -678,16 +746,19 @@ static Spark__Connect__Expression *physical_column(dp_sx *x, const dp_table_def 
   return v;
 }
 
-/* Metadata column i, from the columns Spark's kafka source gives. */
-static int metadata_column(dp_sx *x, const dp_table_def *t, bool kafka, int i, Spark__Connect__Expression **out) {
+/* Metadata column i, from the columns Spark's kafka or aws-kinesis source gives. */
+static int metadata_column(dp_sx *x, const dp_table_def *t, const stream_cols *sc, int i,
+                           Spark__Connect__Expression **out) {
   const dp_column_def *cd = &t->cols[i];
-  const char *m = kafka ? kafka_meta(cd->metadata_key ? cd->metadata_key : t->schema.cols[i].name)
-                        : NULL;
+  const char *mk = cd->metadata_key ? cd->metadata_key : t->schema.cols[i].name;
+  const char *m = sc->kafka ? kafka_meta(mk) : sc->kinesis ? kinesis_meta(mk) : NULL;
   if (!m)
-    return dp_sx_refuse(x, cd->span, "table `%s`: the metadata column `%s` has no Spark form "
-                                     "(kafka gives key, topic, partition, offset, timestamp, "
-                                     "timestamp-type)",
-                        t->name, t->schema.cols[i].name);
+    return dp_sx_refuse(x, cd->span, "table `%s`: the metadata column `%s` has no Spark form (%s)",
+                        t->name, t->schema.cols[i].name,
+                        sc->kinesis ? "the aws-kinesis connector gives timestamp, "
+                                      "sequence-number and partition-key, no shard-id"
+                                    : "kafka gives key, topic, partition, offset, timestamp, "
+                                      "timestamp-type");
   Spark__Connect__Expression *v = dp_sx_col(x, m);
   if (!strcmp(m, "timestampType"))
     /* Spark gives Kafka's code (-1, 0, 1); dipper's kafka source its name */
@@ -718,7 +789,7 @@ static int table_columns(dp_sx *x, const dp_plan *p, const dp_table_def *t, cons
     if (cd->kind == DP_CK_PHYSICAL) {
       v = physical_column(x, t, sc, i);
     } else {
-      int rc = metadata_column(x, t, sc->kafka, i, &v);
+      int rc = metadata_column(x, t, sc, i, &v);
       if (rc != DIPPER_OK) return rc;
     }
     e[k] = dp_sx_alias(x, v, names[k]);
@@ -736,12 +807,16 @@ int dp_sx_stream_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
   if (!strcmp(t->connector, "datagen")) return datagen_scan(x, p, out);
   stream_cols sc = {0};
   sc.kafka = !strcmp(t->connector, "kafka");
-  sc.fmt = t->format ? t->format : (sc.kafka ? "json" : "csv");
+  sc.kinesis = !strcmp(t->connector, "kinesis");
+  if (sc.kinesis && kinesis_refused(x, t)) return failed(x);
+  sc.binary = sc.kafka || sc.kinesis;
+  sc.value_col = sc.kinesis ? "data" : "value";
+  sc.fmt = t->format ? t->format : (sc.binary ? "json" : "csv");
   sc.nc = t->schema.ncols;
   int rc = check_value_format(x, t, &sc);
   if (rc != DIPPER_OK) return rc;
   kv_list o = {0};
-  if (source_options(x, t, sc.kafka, &o) != DIPPER_OK) return failed(x);
+  if (source_options(x, t, &sc, &o) != DIPPER_OK) return failed(x);
   if (bad_records(x, t, &sc.skip) != DIPPER_OK) return failed(x);
   if ((rc = split_value_and_key(x, t, &sc)) != DIPPER_OK) return rc;
   if ((rc = key_record(x, t, &sc)) != DIPPER_OK) return rc;
@@ -982,6 +1057,51 @@ Spark__Connect__Relation *dp_sx_kafka_records(dp_sx *x, const dp_table_def *t,
   return dp_sx_project(x, rows, ne, e);
 }
 
+/* The aws-kinesis connector's rows for table t: `data`, the physical
+** columns in the table's format, and `partitionKey` as the embedded sink
+** picks it: the `partition-key` metadata column, else the PARTITIONED BY
+** columns, else the PRIMARY KEY, joined by 'sink.partitioner-field-delimiter'
+** (a NULL as "null"), else a random key. */
+static Spark__Connect__Relation *kinesis_records(dp_sx *x, const dp_table_def *t,
+                                                 Spark__Connect__Relation *rows, int n,
+                                                 const char *const *names) {
+  const char *fmt = t->format ? t->format : "json";
+  const char **vf = dp_sx_alloc(x, (size_t)(n ? n : 1) * sizeof *vf);
+  Spark__Connect__Expression **parts = dp_sx_alloc(x, (size_t)(n + 2) * sizeof *parts);
+  Spark__Connect__Expression **e = dp_sx_alloc(x, 2 * sizeof *e);
+  if (!vf || !parts || !e) return NULL;
+  int nv = 0, np = 0;
+  const char *meta_key = NULL;
+  for (int i = 0; i < n; i++) {
+    int c = dp_schema_find(&t->schema, names[i]);
+    if (c >= 0 && t->cols && t->cols[c].kind == DP_CK_METADATA) {
+      const char *mk = t->cols[c].metadata_key ? t->cols[c].metadata_key : names[i];
+      if (!strcasecmp(mk, "partition-key")) meta_key = names[i];
+      continue;
+    }
+    vf[nv++] = names[i];
+  }
+  const char *delim = opt(t, "sink.partitioner-field-delimiter");
+  parts[np++] = dp_sx_lit_string(x, delim ? delim : "|");
+  int nk = t->npartition > 0 ? t->npartition : t->npk;
+  const int *kc = t->npartition > 0 ? t->partition : t->pk;
+  for (int i = 0; i < nk; i++)
+    parts[np++] = dp_sx_fn2(
+        x, "coalesce",
+        dp_sx_cast(x, dp_sx_col(x, dp_sx_printf(x, "`%s`", t->schema.cols[kc[i]].name)),
+                   dp_type_of(DP_T_STRING), false, t->span),
+        dp_sx_lit_string(x, "null"));
+  Spark__Connect__Expression *key =
+      nk > 0 ? dp_sx_fn(x, "concat_ws", np, parts)
+             : dp_sx_cast(x, dp_sx_fn(x, "rand", 0, NULL), dp_type_of(DP_T_STRING), false, t->span);
+  if (meta_key)
+    key = dp_sx_fn2(x, "coalesce", dp_sx_col(x, dp_sx_printf(x, "`%s`", meta_key)), key);
+  e[0] = dp_sx_alias(x, key, "partitionKey");
+  e[1] = dp_sx_alias(x, encode_record(x, t, fmt, "value", nv, vf), "data");
+  if (!e[0] || !e[1]) return NULL;
+  return dp_sx_project(x, rows, 2, e);
+}
+
 /* The names of the sink table's written columns (physical and writable
 ** metadata ones), in the table's order: the rows' names after sink_columns
 ** and after translate.c's sink projection alike. */
@@ -1107,6 +1227,10 @@ int dp_spark_stream_start_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp
                           "raw (text), not '%s'",
                           t->name, format);
     needs_checkpoint = true;
+  } else if (!strcmp(conn, "kinesis")) {
+    if (kinesis_refused(x, t)) return failed(x);
+    format = "aws-kinesis";
+    needs_checkpoint = true;
   } else if (!strcmp(conn, "console")) {
     format = "console";
   } else if (!strcmp(conn, "memory")) {
@@ -1115,8 +1239,9 @@ int dp_spark_stream_start_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp
     format = "noop";
   } else {
     return dp_sx_refuse(x, sink->span,
-                        "table `%s`: Spark's streaming writes go to kafka, filesystem, console, "
-                        "memory or blackhole tables, not '%s'",
+                        "table `%s`: Spark's streaming writes go to kafka, kinesis (with "
+                        "'dipper.spark.kinesis-format'), filesystem, console, memory or "
+                        "blackhole tables, not '%s'",
                         t->name, conn);
   }
   if (sink->inputs[0]->props.bounded)
@@ -1155,6 +1280,9 @@ int dp_spark_stream_start_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp
                           t->name);
     kv_add(&o, "topic", topic);
     kafka_properties(x, t, &o);
+  } else if (!strcmp(format, "aws-kinesis")) {
+    rows = kinesis_records(x, t, rows, n, names);
+    kinesis_options(x, t, &o, false);
   } else if (!strcmp(conn, "filesystem")) {
     const char *path = opt(t, "path");
     if (!path) return dp_sx_refuse(x, t->with_span, "table `%s` has no 'path'", t->name);

@@ -18,6 +18,7 @@
 #include "core/buf.h"
 #include "spark/translate.h"
 #include "spark/udf.h"
+#include "spark/translate_stream.h"
 #include "test.h"
 
 static const char *DDL =
@@ -935,6 +936,106 @@ TEST(java_function_registration_and_its_jar_as_messages) {
   CHECK_CONTAINS(dipper_errmsg(emb), "which only Spark can run");
   dipper_close(emb);
   dipper_close(db);
+}
+
+/* ---- kinesis: refused unless the user installed awslabs' connector ---- */
+
+#define KIN_TABLE(name, more)                                                                 \
+  "CREATE TABLE " name " (id BIGINT, k STRING, arrived TIMESTAMP_LTZ(3) METADATA FROM "       \
+  "'timestamp' VIRTUAL) WITH ('connector' = 'kinesis', 'stream' = 'clicks', 'aws.region' = "  \
+  "'eu-west-1', 'format' = 'json', 'aws.credentials.provider' = 'BASIC', "                    \
+  "'aws.credentials.basic.accesskeyid' = 'AK', 'aws.credentials.basic.secretkey' = 'SK'" more \
+  ");\n"
+
+TEST(kinesis_on_spark_is_refused_with_the_reason) {
+  EXPECT_REFUSED(KIN_TABLE("kin", "") "SET 'execution.runtime-mode' = 'streaming';\nSELECT id FROM kin",
+                 1, 100, "no Structured Streaming connector for Kinesis on Maven Central");
+  EXPECT_REFUSED(KIN_TABLE("kin", "") "SET 'execution.runtime-mode' = 'streaming';\nSELECT id FROM kin",
+                 1, 100, "'dipper.spark.kinesis-format' = 'aws-kinesis'");
+}
+
+TEST(kinesis_on_spark_reads_through_aws_kinesis_when_installed) {
+  EXPECT_OK(KIN_TABLE("kin", ", 'dipper.spark.kinesis-format' = 'aws-kinesis', "
+                             "'scan.stream.initpos' = 'LATEST', 'aws.endpoint' = 'http://h:4568'")
+            "SET 'execution.runtime-mode' = 'streaming';\nSELECT id, arrived FROM kin",
+            "format:\"aws-kinesis\"", "key:\"kinesis.streamName\" value:\"clicks\"",
+            "key:\"kinesis.region\" value:\"eu-west-1\"",
+            "key:\"kinesis.endpointUrl\" value:\"http://h:4568\"",
+            "key:\"kinesis.startingPosition\" value:\"LATEST\"",
+            "key:\"kinesis.awsAccessKeyId\" value:\"AK\"", "key:\"kinesis.awsSecretKey\" value:\"SK\"",
+            "function_name:\"from_json\"", "unparsed_identifier:\"data\"",
+            "unparsed_identifier:\"approximateArrivalTimestamp\"");
+  /* the default start, and the endpoint from the region */
+  EXPECT_OK(KIN_TABLE("kin", ", 'dipper.spark.kinesis-format' = 'aws-kinesis'")
+            "SET 'execution.runtime-mode' = 'streaming';\nSELECT id FROM kin",
+            "key:\"kinesis.startingPosition\" value:\"TRIM_HORIZON\"",
+            "value:\"https://kinesis.eu-west-1.amazonaws.com\"");
+  /* no shard id in the connector's record */
+  EXPECT_REFUSED("CREATE TABLE ks (id BIGINT, sh STRING METADATA FROM 'shard-id' VIRTUAL) WITH ("
+                 "'connector' = 'kinesis', 'stream' = 's', 'aws.region' = 'r', 'format' = 'json', "
+                 "'dipper.spark.kinesis-format' = 'aws-kinesis');\n"
+                 "SET 'execution.runtime-mode' = 'streaming';\nSELECT id, sh FROM ks",
+                 1, 29, "gives timestamp, sequence-number and partition-key, no shard-id");
+}
+
+/* The streaming write of the last INSERT of sql, dumped (NULL: refused). */
+static char *stream_write(const char *sql, int *rc, char *msg, size_t cap) {
+  dipper *db = NULL;
+  dipper_program *p = NULL;
+  char *out = NULL;
+  msg[0] = '\0';
+  *rc = dipper_open(&db, "embedded");
+  if (*rc == DIPPER_OK) *rc = dipper_compile(db, sql, (size_t)-1, "<test>", &p);
+  if (*rc == DIPPER_OK) {
+    dp_arena *a = dp_arena_new(0);
+    dp_diags d;
+    dp_diags_init(&d, a, "<test>", sql, strlen(sql));
+    dp_spark_ctx c = {a, &d, NULL, NULL};
+    dp_spark_stream_opts o;
+    memset(&o, 0, sizeof o);
+    o.checkpoint_dir = "/tmp/dipper-ck";
+    dp_query_plan *q = &p->stmts[p->n - 1].plan;
+    Spark__Connect__Plan *plan = NULL;
+    *rc = dp_spark_stream_start_plan(&c, q, q->roots[0], &o, &plan);
+    if (*rc == DIPPER_OK) out = dump(&plan->base);
+    if (d.count) snprintf(msg, cap, "%s", d.items[0].message);
+    dp_arena_free(a);
+  }
+  dipper_program_free(p);
+  dipper_close(db);
+  return out;
+}
+
+TEST(kinesis_streaming_write_on_spark) {
+  char msg[1024];
+  int rc = 0;
+  char *d = stream_write(KIN_TABLE("kin", ", 'dipper.spark.kinesis-format' = 'aws-kinesis'")
+                         "CREATE TABLE kout (id BIGINT, k STRING) PARTITIONED BY (k) WITH ("
+                         "'connector' = 'kinesis', 'stream' = 'out', 'aws.region' = 'eu-west-1', "
+                         "'format' = 'json', 'dipper.spark.kinesis-format' = 'aws-kinesis');\n"
+                         "INSERT INTO kout SELECT id, k FROM kin",
+                         &rc, msg, sizeof msg);
+  CHECK_EQ(rc, DIPPER_OK);
+  if (rc) fprintf(stderr, "  refusal: %s\n", msg);
+  CHECK_CONTAINS(d ? d : "", "format:\"aws-kinesis\"");
+  CHECK_CONTAINS(d ? d : "", "key:\"kinesis.streamName\" value:\"out\"");
+  CHECK_CONTAINS(d ? d : "", "function_name:\"concat_ws\"");
+  CHECK_CONTAINS(d ? d : "", "name:[\"partitionKey\"]");
+  CHECK_CONTAINS(d ? d : "", "name:[\"data\"]");
+  CHECK_CONTAINS(d ? d : "", "function_name:\"to_json\"");
+  CHECK_CONTAINS(d ? d : "", "key:\"checkpointLocation\" value:\"/tmp/dipper-ck/kout\"");
+  if (getenv("DIPPER_TRANSLATE_SHOW")) fprintf(stderr, "=> %s\n", d ? d : "");
+  free(d);
+  /* without the connector: refused */
+  d = stream_write(KIN_TABLE("kin", ", 'dipper.spark.kinesis-format' = 'aws-kinesis'")
+                   "CREATE TABLE kout (id BIGINT, k STRING) WITH ("
+                   "'connector' = 'kinesis', 'stream' = 'out', 'aws.region' = 'eu-west-1', "
+                   "'format' = 'json');\n"
+                   "INSERT INTO kout SELECT id, k FROM kin",
+                   &rc, msg, sizeof msg);
+  CHECK_EQ(rc, DIPPER_UNSUPPORTED);
+  CHECK_CONTAINS(msg, "no Structured Streaming connector for Kinesis on Maven Central");
+  free(d);
 }
 
 int main(void) { return RUN_TESTS(); }
