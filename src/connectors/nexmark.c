@@ -41,6 +41,7 @@
 #include <time.h>
 
 #include "connectors/connector.h"
+#include "core/grow.h"
 
 /* ---- the model's constants (Nexmark's defaults) ---- */
 
@@ -901,14 +902,7 @@ static int fill_strs(nx_state *st, dp_vector *v, nx_kind kind, nx_field f) {
   const int64_t first = ch->first, n = ch->n;
   int64_t need = v->data_len + ch->count[kind] * (int64_t)max_len(st, f) + COPY_SLACK;
   if (need > INT32_MAX) return DIPPER_LIMIT;
-  if (need > v->data_cap) {
-    int64_t cap = v->data_cap ? v->data_cap * 2 : 4096;
-    if (cap < need) cap = need;
-    char *d = realloc(v->data, (size_t)cap);
-    if (!d) return DIPPER_NOMEM;
-    v->data = d;
-    v->data_cap = cap;
-  }
+  if (dp_grow(&v->data, &v->data_cap, need, 1, 4096)) return DIPPER_NOMEM;
   char *data = v->data;
   int64_t len = v->data_len;
   int32_t *offs = v->offsets + v->length;

@@ -9,6 +9,7 @@
 ** it (dp_vector_truncate).
 */
 #include "core/vector_codec.h"
+#include "core/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -236,14 +237,7 @@ static int decode_varbin(dp_rd *in, dp_vector *v, int64_t n) {
   const uint8_t *bytes = get_raw(in, (size_t)total);
   if (!bytes) return DIPPER_CORRUPT;
   int64_t need = v->data_len + total;
-  if (need > v->data_cap) {
-    int64_t cap = v->data_cap ? v->data_cap * 2 : 64;
-    if (cap < need) cap = need;
-    char *d = realloc(v->data, (size_t)cap);
-    if (!d) return DIPPER_NOMEM;
-    v->data = d;
-    v->data_cap = cap;
-  }
+  if (dp_grow(&v->data, &v->data_cap, need, 1, 64)) return DIPPER_NOMEM;
   if (total) memcpy(v->data + v->data_len, bytes, (size_t)total);
   v->data_len = need;
   return DIPPER_OK;

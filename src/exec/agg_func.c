@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/files.h"
+#include "core/grow.h"
 #include "core/vector_codec.h"
 #include "exec/eval.h"
 #include "exec/hashtable.h"
@@ -272,14 +273,7 @@ static inline bool valid(const dp_vector *v, int64_t r) {
 }
 
 static int buf_append(agg_strbuf *b, const char *p, size_t n) {
-  if (b->len + (int64_t)n > b->cap) {
-    int64_t cap = b->cap ? b->cap : 32;
-    while (cap < b->len + (int64_t)n) cap *= 2;
-    char *q = realloc(b->p, (size_t)cap);
-    if (!q) return DIPPER_NOMEM;
-    b->p = q;
-    b->cap = cap;
-  }
+  if (dp_grow(&b->p, &b->cap, b->len + (int64_t)n, 1, 32)) return DIPPER_NOMEM;
   if (n) memcpy(b->p + b->len, p, n);
   b->len += (int64_t)n;
   return DIPPER_OK;
@@ -317,13 +311,8 @@ static int64_t hll_estimate(const uint8_t *regs) {
 }
 
 static int touch(dp_agg_state *s, int64_t g, int64_t *ntouched) {
-  if (*ntouched >= s->touched_cap) {
-    int64_t cap = s->touched_cap ? s->touched_cap * 2 : 256;
-    int64_t *t = realloc(s->touched, (size_t)cap * sizeof *t);
-    if (!t) return DIPPER_NOMEM;
-    s->touched = t;
-    s->touched_cap = cap;
-  }
+  if (dp_grow(&s->touched, &s->touched_cap, *ntouched + 1, sizeof *s->touched, 256))
+    return DIPPER_NOMEM;
   s->touched[(*ntouched)++] = g;
   return DIPPER_OK;
 }
@@ -332,13 +321,8 @@ static int touch(dp_agg_state *s, int64_t g, int64_t *ntouched) {
 ** changes, which the next delta must carry. */
 static int note_patch(dp_agg_state *s, int64_t row) {
   if (row >= s->base_rows) return DIPPER_OK;
-  if (s->npatched >= s->patched_cap) {
-    int64_t cap = s->patched_cap ? s->patched_cap * 2 : 64;
-    int64_t *q = realloc(s->patched, (size_t)cap * sizeof *q);
-    if (!q) return DIPPER_NOMEM;
-    s->patched = q;
-    s->patched_cap = cap;
-  }
+  if (dp_grow(&s->patched, &s->patched_cap, s->npatched + 1, sizeof *s->patched, 64))
+    return DIPPER_NOMEM;
   s->patched[s->npatched++] = row;
   return DIPPER_OK;
 }
@@ -348,14 +332,8 @@ static int store_append(dp_agg_state *s, const dp_vector *v, int64_t r, int64_t 
   if (rc) return rc;
   *row_out = s->store->length - 1;
   if (s->kind == AGG_COLLECT) {
-    if (s->store->length > s->next_cap) {
-      int64_t cap = s->next_cap ? s->next_cap * 2 : 256;
-      while (cap < s->store->length) cap *= 2;
-      int64_t *q = realloc(s->next, (size_t)cap * sizeof *q);
-      if (!q) return DIPPER_NOMEM;
-      s->next = q;
-      s->next_cap = cap;
-    }
+    if (dp_grow(&s->next, &s->next_cap, s->store->length, sizeof *s->next, 256))
+      return DIPPER_NOMEM;
     s->next[*row_out] = -1;
   }
   return DIPPER_OK;

@@ -20,6 +20,7 @@
 
 #include "core/bytes.h"
 #include "core/files.h"
+#include "core/grow.h"
 #include "dipper.h"
 
 #define MAGIC "DPCK"
@@ -417,15 +418,9 @@ int dp_ckpt_list(dp_ckpt *c, dp_ckpt_kind kind, int64_t **ids, int *n) {
   while ((de = readdir(d)) != NULL) {
     int64_t id;
     if (!record_id(de->d_name, &id)) continue;
-    if (count == cap) {
-      int nc = cap ? cap * 2 : 16;
-      int64_t *p = realloc(v, (size_t)nc * sizeof *p);
-      if (!p) {
-        rc = DIPPER_NOMEM;
-        break;
-      }
-      v = p;
-      cap = nc;
+    if (dp_grow_i(&v, &cap, count + 1, sizeof *v, 16)) {
+      rc = DIPPER_NOMEM;
+      break;
     }
     v[count++] = id;
   }

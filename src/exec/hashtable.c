@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/files.h"
+#include "core/grow.h"
 #include "exec/eval.h"
 
 #define HT_MIN_SLOTS 64u
@@ -302,13 +303,8 @@ int dp_ht_add(dp_hashtable *ht, const dp_vector *const *cols, int64_t row, uint6
     int rc = rebuild_slots(ht, ht->nslots * 2);
     if (rc) return rc;
   }
-  if (ht->ngroups >= ht->hashes_cap) {
-    int64_t cap = ht->hashes_cap ? ht->hashes_cap * 2 : 256;
-    uint64_t *h = realloc(ht->hashes, (size_t)cap * sizeof *h);
-    if (!h) return DIPPER_NOMEM;
-    ht->hashes = h;
-    ht->hashes_cap = cap;
-  }
+  if (dp_grow(&ht->hashes, &ht->hashes_cap, ht->ngroups + 1, sizeof *ht->hashes, 256))
+    return DIPPER_NOMEM;
   for (int k = 0; k < ht->nkeys; k++) {
     int rc = dp_vector_take(ht->keys[k], cols[k], &row, 0, 1);
     if (rc) {
@@ -470,15 +466,9 @@ static int find_or_insert_fast(dp_hashtable *ht, const dp_vector *const *cols,
       }
       if ((uint64_t)(ht->ngroups + 1) * 2 > ht->nslots && (rc = rebuild_slots(ht, ht->nslots * 2)))
         break;
-      if (ht->ngroups >= ht->hashes_cap) {
-        int64_t cap = ht->hashes_cap ? ht->hashes_cap * 2 : 256;
-        uint64_t *h = realloc(ht->hashes, (size_t)cap * sizeof *h);
-        if (!h) {
-          rc = DIPPER_NOMEM;
-          break;
-        }
-        ht->hashes = h;
-        ht->hashes_cap = cap;
+      if (dp_grow(&ht->hashes, &ht->hashes_cap, ht->ngroups + 1, sizeof *ht->hashes, 256)) {
+        rc = DIPPER_NOMEM;
+        break;
       }
       for (int c = 0; c < nk && !rc; c++) {
         dp_vector *kv = ht->keys[c];

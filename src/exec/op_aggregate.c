@@ -52,6 +52,7 @@
 #include <string.h>
 
 #include "core/files.h"
+#include "core/grow.h"
 #include "core/vector_codec.h"
 #include "exec/agg_func.h"
 #include "exec/eval.h"
@@ -120,15 +121,12 @@ typedef struct agg_state {
 
 static int ensure(void *pp, int64_t *cap, int64_t need, size_t elem) {
   if (need <= *cap) return DIPPER_OK;
-  int64_t c = *cap ? *cap : 256;
-  while (c < need) c *= 2;
-  void **p = pp;
-  void *q = realloc(*p, (size_t)c * elem);
-  if (!q) return DIPPER_NOMEM;
-  dp_prefault((char *)q + (size_t)*cap * elem, (size_t)(c - *cap) * elem); /* zeroed next */
-  memset((char *)q + (size_t)*cap * elem, 0, (size_t)(c - *cap) * elem);
-  *p = q;
-  *cap = c;
+  int64_t old = *cap;
+  if (dp_grow(pp, cap, need, elem, 256)) return DIPPER_NOMEM;
+  char *q;
+  memcpy(&q, pp, sizeof q);
+  dp_prefault(q + (size_t)old * elem, (size_t)(*cap - old) * elem); /* zeroed next */
+  memset(q + (size_t)old * elem, 0, (size_t)(*cap - old) * elem);
   return DIPPER_OK;
 }
 

@@ -54,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "exec/exec.h"
 #include "exec/rows.h"
 
@@ -81,14 +82,7 @@ typedef struct asof_state {
 } asof_state;
 
 static int grow(int64_t **a, int64_t *cap, int64_t need) {
-  if (need <= *cap) return DIPPER_OK;
-  int64_t c = *cap ? *cap : 1024;
-  while (c < need) c *= 2;
-  int64_t *n = realloc(*a, (size_t)c * sizeof *n);
-  if (!n) return DIPPER_NOMEM;
-  *a = n;
-  *cap = c;
-  return DIPPER_OK;
+  return dp_grow(a, cap, need, sizeof **a, 1024);
 }
 
 static int add_pair(asof_state *st, int64_t l, int64_t r) {

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "exec/eval.h"
 #include "exec/exec.h"
 #include "exec/rows.h"
@@ -46,8 +47,7 @@ typedef struct dedup_state {
 
 static int grow_keys(dedup_state *st, int64_t need) {
   if (need <= st->cap) return DIPPER_OK;
-  int64_t cap = st->cap ? st->cap * 2 : 1024;
-  while (cap < need) cap *= 2;
+  int64_t cap = dp_grow_cap(st->cap, need, 1024, INT64_MAX);
   int64_t *best = realloc(st->best, (size_t)cap * sizeof *best);
   if (!best) return DIPPER_NOMEM;
   st->best = best;

@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "exec/eval.h"
 #include "exec/exec.h"
 #include "exec/narrow.h"
@@ -428,13 +429,9 @@ static int release_pending(dp_op *op) {
 
 static int grow_hits(uint8_t **hit, int64_t *cap, int64_t need) {
   if (need <= *cap) return DIPPER_OK;
-  int64_t n = *cap ? *cap * 2 : 1024;
-  while (n < need) n *= 2;
-  uint8_t *h = realloc(*hit, (size_t)n);
-  if (!h) return DIPPER_NOMEM;
-  memset(h + *cap, 0, (size_t)(n - *cap));
-  *hit = h;
-  *cap = n;
+  int64_t old = *cap;
+  if (dp_grow(hit, cap, need, 1, 1024)) return DIPPER_NOMEM;
+  memset(*hit + old, 0, (size_t)(*cap - old));
   return DIPPER_OK;
 }
 
@@ -537,21 +534,9 @@ static int tix_add(join_state *st, int s, int64_t first, int64_t end) {
   struct side *sd = &st->side[s];
   int64_t n = end - first;
   if (n <= 0 || sd->time_col < 0) return DIPPER_OK;
-  if (sd->ntix + n > sd->tix_cap) {
-    int64_t cap = sd->tix_cap ? sd->tix_cap * 2 : 1024;
-    while (cap < sd->ntix + n) cap *= 2;
-    tix_entry *t = realloc(sd->tix, (size_t)cap * sizeof *t);
-    if (!t) return DIPPER_NOMEM;
-    sd->tix = t;
-    sd->tix_cap = cap;
-  }
-  if (sd->nruns == sd->runs_cap) {
-    int64_t cap = sd->runs_cap ? sd->runs_cap * 2 : 16;
-    tix_run *r = realloc(sd->runs, (size_t)cap * sizeof *r);
-    if (!r) return DIPPER_NOMEM;
-    sd->runs = r;
-    sd->runs_cap = cap;
-  }
+  if (dp_grow(&sd->tix, &sd->tix_cap, sd->ntix + n, sizeof *sd->tix, 1024) ||
+      dp_grow(&sd->runs, &sd->runs_cap, sd->nruns + 1, sizeof *sd->runs, 16))
+    return DIPPER_NOMEM;
   tix_entry *e = sd->tix + sd->ntix;
   const dp_vector *tv = sd->store->cols[sd->time_col];
   bool sorted = true;

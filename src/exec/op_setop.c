@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "exec/exec.h"
 #include "exec/rows.h"
 
@@ -39,7 +40,7 @@ static int count_side(dp_op *op, const dp_batch *b, int side) {
     int rc = dp_groups_find_or_add(&st->rows, cols, r, &id, &fresh);
     if (rc) return rc;
     if (id >= st->cap) {
-      int64_t cap = st->cap ? st->cap * 2 : 1024;
+      int64_t cap = dp_grow_cap(st->cap, id + 1, 1024, INT64_MAX);
       for (int s = 0; s < 2; s++) {
         int64_t *c = realloc(st->count[s], (size_t)cap * sizeof *c);
         if (!c) return DIPPER_NOMEM;

@@ -7,6 +7,7 @@
 */
 #include <stdlib.h>
 
+#include "core/grow.h"
 #include "exec/eval.h"
 #include "exec/exec.h"
 #include "exec/rows.h"
@@ -19,8 +20,7 @@ typedef struct unnest_state {
 
 static int reserve(unnest_state *st, int64_t n) {
   if (n <= st->cap) return DIPPER_OK;
-  int64_t cap = st->cap ? st->cap : 1024;
-  while (cap < n) cap *= 2;
+  int64_t cap = dp_grow_cap(st->cap, n, 1024, INT64_MAX);
   int64_t *a = realloc(st->in_idx, (size_t)cap * sizeof *a);
   if (!a) return DIPPER_NOMEM;
   st->in_idx = a;

@@ -26,6 +26,7 @@
 */
 #include <stdlib.h>
 
+#include "core/grow.h"
 #include "exec/eval.h"
 #include "exec/exec.h"
 #include "exec/hashtable.h"
@@ -149,14 +150,7 @@ static int window_open(dp_op *op) {
 }
 
 static int reserve_sel(window_state *st, int64_t n) {
-  if (n <= st->sel_cap) return DIPPER_OK;
-  int64_t cap = st->sel_cap ? st->sel_cap : 1024;
-  while (cap < n) cap *= 2;
-  int64_t *s = realloc(st->sel, (size_t)cap * sizeof *s);
-  if (!s) return DIPPER_NOMEM;
-  st->sel = s;
-  st->sel_cap = cap;
-  return DIPPER_OK;
+  return dp_grow(&st->sel, &st->sel_cap, n, sizeof *st->sel, 1024);
 }
 
 /* Room for n more rows in each window column; the fill loops then store

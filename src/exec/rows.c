@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/vector_codec.h"
 #include "exec/eval.h"
 
@@ -73,8 +74,7 @@ static int rehash(dp_rowhash *h, uint64_t nbuckets) {
 static int reserve(dp_rowhash *h, int64_t more) {
   int64_t need = h->n + more;
   if (need > h->cap) {
-    int64_t cap = h->cap ? h->cap : 1024;
-    while (cap < need) cap *= 2;
+    int64_t cap = dp_grow_cap(h->cap, need, 1024, INT64_MAX);
     int64_t *next = realloc(h->next, (size_t)cap * sizeof *next);
     if (!next) return DIPPER_NOMEM;
     h->next = next;
@@ -91,7 +91,7 @@ static int reserve(dp_rowhash *h, int64_t more) {
 
 int dp_rowhash_add(dp_rowhash *h, uint64_t hash) {
   if (h->n == h->cap) {
-    int64_t cap = h->cap ? h->cap * 2 : 1024;
+    int64_t cap = dp_grow_cap(h->cap, h->n + 1, 1024, INT64_MAX);
     int64_t *next = realloc(h->next, (size_t)cap * sizeof *next);
     if (!next) return DIPPER_NOMEM;
     h->next = next;
@@ -414,14 +414,7 @@ void dp_rowlog_mark(dp_rowlog *l, int64_t n) {
 }
 
 static int grow_ids(int64_t **a, int64_t *cap, int64_t need) {
-  if (need <= *cap) return DIPPER_OK;
-  int64_t n = *cap ? *cap * 2 : 64;
-  while (n < need) n *= 2;
-  int64_t *p = realloc(*a, (size_t)n * sizeof *p);
-  if (!p) return DIPPER_NOMEM;
-  *a = p;
-  *cap = n;
-  return DIPPER_OK;
+  return dp_grow(a, cap, need, sizeof **a, 64);
 }
 
 /* The base position of the base row at current position p: p plus the drops

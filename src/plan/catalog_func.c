@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "plan/catalog.h"
 #include "plan/catalog_int.h"
 #include "plan/udf.h"
@@ -62,13 +63,8 @@ int dp_catalog_add_function(dp_catalog *c, dp_udf_def *f) {
   int at = slot(c, f->name);
   if (at >= 0 || dp_func_lookup(f->name)) return DIPPER_DUPLICATE;
   at = -at - 1;
-  if (c->nfuncs == c->funcs_cap) {
-    int cap = c->funcs_cap ? c->funcs_cap * 2 : 8;
-    dp_udf_def **g = dp_arena_grow(c->arena, c->funcs, (size_t)c->funcs_cap, (size_t)cap, sizeof *g);
-    if (!g) return DIPPER_NOMEM;
-    c->funcs = g;
-    c->funcs_cap = cap;
-  }
+  if (dp_arena_grow_i(c->arena, &c->funcs, &c->funcs_cap, c->nfuncs + 1, sizeof *c->funcs, 8))
+    return DIPPER_NOMEM;
   memmove(c->funcs + at + 1, c->funcs + at, (size_t)(c->nfuncs - at) * sizeof *c->funcs);
   c->funcs[at] = f;
   c->nfuncs++;

@@ -3,6 +3,7 @@
 ** rule and reference counts.
 */
 #include "plan/udf.h"
+#include "core/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -108,13 +109,7 @@ void dp_cfunc_release(dp_cfunc *f) {
 int dp_udf_refs_add(dp_arena *a, dp_udf_refs *r, dp_cfunc *f) {
   for (int i = 0; i < r->n; i++)
     if (r->items[i] == f) return DIPPER_OK;
-  if (r->n == r->cap) {
-    int cap = r->cap ? r->cap * 2 : 4;
-    dp_cfunc **g = dp_arena_grow(a, r->items, (size_t)r->cap, (size_t)cap, sizeof *g);
-    if (!g) return DIPPER_NOMEM;
-    r->items = g;
-    r->cap = cap;
-  }
+  if (dp_arena_grow_i(a, &r->items, &r->cap, r->n + 1, sizeof *r->items, 4)) return DIPPER_NOMEM;
   dp_cfunc_retain(f);
   r->items[r->n++] = f;
   return DIPPER_OK;
