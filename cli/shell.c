@@ -235,29 +235,36 @@ static void dot_tables(shell *sh) {
 }
 
 /* DESCRIBE of one table, or of each under its name. */
-static void dot_schema(shell *sh, const char *name) {
-  char sql[512];
-  if (name) {
-    snprintf(sql, sizeof sql, "DESCRIBE `%s`", name);
-    dipper_program *prog = NULL;
-    if (dipper_compile(sh->db, sql, (size_t)-1, "<shell>", &prog) != DIPPER_OK) {
-      cli_print_diags(sh->db);
-      return;
-    }
-    if (print_result(sh, prog, 0) != DIPPER_OK) cli_print_run_error(sh->db);
-    dipper_program_free(prog);
-    return;
-  }
+/* The CREATE statement of a table or view (kind "TABLE" or "VIEW"), as
+** sqlite3's .schema prints them. */
+static void print_create(shell *sh, const char *kind, const char *name) {
+  char sql[600];
+  snprintf(sql, sizeof sql, "SHOW CREATE %s `%s`", kind, name);
   char **cells;
   int64_t n;
   int ncols;
-  if (!query_cells(sh, "SHOW TABLES", &cells, &n, &ncols)) return;
-  for (int64_t r = 0; r < n; r++) {
-    if (r) fputc('\n', stdout);
-    printf("%s:\n", cells[r * ncols]);
-    dot_schema(sh, cells[r * ncols]);
-  }
+  if (!query_cells(sh, sql, &cells, &n, &ncols)) return;
+  if (n > 0 && ncols > 0) printf("%s;\n", cells[0]);
   dipper_free(cells);
+}
+
+/* .schema [NAME]: the CREATE statements of every table and view, or of NAME. */
+static void dot_schema(shell *sh, const char *name) {
+  static const char *const lists[] = {"SHOW TABLES", "SHOW VIEWS"}, *const kinds[] = {"TABLE", "VIEW"};
+  bool found = false;
+  for (int k = 0; k < 2; k++) {
+    char **cells;
+    int64_t n;
+    int ncols;
+    if (!query_cells(sh, lists[k], &cells, &n, &ncols)) return;
+    for (int64_t r = 0; r < n; r++)
+      if (!name || strcasecmp(cells[r * ncols], name) == 0) {
+        print_create(sh, kinds[k], cells[r * ncols]);
+        found = true;
+      }
+    dipper_free(cells);
+  }
+  if (name && !found) cli_error("no table or view named `%s`; .tables lists them", name);
 }
 
 static void dot_help(void) {
@@ -266,7 +273,7 @@ static void dot_help(void) {
         "a progress line until it ends or Ctrl-C.  Ctrl-D or .quit leaves.\n"
         ".help                  this text\n"
         ".tables                the tables and views\n"
-        ".schema [TABLE]        the columns of TABLE, or of every table\n"
+        ".schema [NAME]         the CREATE statement of table or view NAME, or of all\n"
         ".mode table|csv|json   how rows print (table at the start)\n"
         ".quit                  leave the shell (.exit too)\n",
         stdout);

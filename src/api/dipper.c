@@ -255,6 +255,8 @@ static int summarize(dp_arena *a, const dp_catalog *cat, const dp_ast_stmt *s, c
     break;
   case DP_AS_SHOW:
     dp_buf_puts(&b, s->u.show.what == 'V'   ? "ShowViews"
+                    : s->u.show.what == 'C' ? "ShowCreateTable"
+                    : s->u.show.what == 'W' ? "ShowCreateView"
                     : s->u.show.what == 'F' ? "ShowFunctions"
                                             : "ShowTables");
     break;

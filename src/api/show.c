@@ -227,6 +227,102 @@ static void describe_table(rows_builder *rb, const dp_table_def *t) {
   dp_buf_free(&pk);
 }
 
+/* An option whose value is a secret: shown as '******' (Flink masks the same
+** way), so SHOW CREATE TABLE can be pasted into a ticket. */
+static bool secret_option(const char *key) {
+  static const char *const words[] = {"secret", "password", "token", "sasl.jaas.config"};
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+    size_t n = strlen(words[i]);
+    for (const char *p = key; *p; p++)
+      if (strncasecmp(p, words[i], n) == 0) return true;
+  }
+  return false;
+}
+
+static void put_quoted(dp_buf *b, char q, const char *s) {
+  dp_buf_putc(b, q);
+  for (; *s; s++) {
+    if (*s == q) dp_buf_putc(b, q);
+    dp_buf_putc(b, *s);
+  }
+  dp_buf_putc(b, q);
+}
+
+/* SHOW CREATE TABLE: the definition the catalog holds, as a CREATE TABLE that
+** compiles to it again (types as dipper prints them, computed columns and the
+** watermark as EXPLAIN spells expressions, secrets masked). */
+static void show_create_table(rows_builder *rb, const dp_table_def *t) {
+  dp_buf b = DP_BUF_INIT;
+  dp_buf_printf(&b, "CREATE %sTABLE ", t->temporary ? "TEMPORARY " : "");
+  put_quoted(&b, '`', t->name);
+  dp_buf_puts(&b, " (\n");
+  for (int i = 0; i < t->schema.ncols; i++) {
+    const dp_field *f = &t->schema.cols[i];
+    const dp_column_def *c = &t->cols[i];
+    dp_buf_puts(&b, "  ");
+    put_quoted(&b, '`', f->name);
+    if (c->kind == DP_CK_COMPUTED && c->expr) {
+      dp_buf_puts(&b, " AS ");
+      dp_explain_expr(&b, c->expr, &t->schema);
+    } else {
+      char *type = dp_type_format(rb->a, f->type);
+      dp_buf_printf(&b, " %s", type ? type : "?");
+      if (!type) rb->oom = true;
+      if (c->kind == DP_CK_METADATA) {
+        dp_buf_puts(&b, " METADATA");
+        if (c->metadata_key) {
+          dp_buf_puts(&b, " FROM ");
+          put_quoted(&b, '\'', c->metadata_key);
+        }
+        if (c->is_virtual) dp_buf_puts(&b, " VIRTUAL");
+      }
+    }
+    dp_buf_puts(&b, i + 1 < t->schema.ncols || t->watermark_col >= 0 || t->npk > 0 ? ",\n" : "\n");
+  }
+  if (t->watermark_col >= 0 && t->watermark_col < t->schema.ncols) {
+    dp_buf_puts(&b, "  WATERMARK FOR ");
+    put_quoted(&b, '`', t->schema.cols[t->watermark_col].name);
+    dp_buf_puts(&b, " AS ");
+    if (t->watermark_expr) {
+      dp_explain_expr(&b, t->watermark_expr, &t->schema);
+    } else {
+      put_quoted(&b, '`', t->schema.cols[t->watermark_col].name);
+    }
+    dp_buf_puts(&b, t->npk > 0 ? ",\n" : "\n");
+  }
+  if (t->npk > 0) {
+    dp_buf_puts(&b, "  PRIMARY KEY (");
+    for (int k = 0; k < t->npk; k++) {
+      if (k) dp_buf_puts(&b, ", ");
+      put_quoted(&b, '`', t->schema.cols[t->pk[k]].name);
+    }
+    dp_buf_puts(&b, ") NOT ENFORCED\n");
+  }
+  dp_buf_puts(&b, ")");
+  if (t->npartition > 0) {
+    dp_buf_puts(&b, " PARTITIONED BY (");
+    for (int k = 0; k < t->npartition; k++) {
+      if (k) dp_buf_puts(&b, ", ");
+      put_quoted(&b, '`', t->schema.cols[t->partition[k]].name);
+    }
+    dp_buf_putc(&b, ')');
+  }
+  if (t->noptions > 0) {
+    dp_buf_puts(&b, " WITH (\n");
+    for (int i = 0; i < t->noptions; i++) {
+      const dp_option *o = &t->options[i];
+      dp_buf_puts(&b, "  ");
+      put_quoted(&b, '\'', o->key);
+      dp_buf_puts(&b, " = ");
+      put_quoted(&b, '\'', secret_option(o->key) ? "******" : o->value ? o->value : "");
+      dp_buf_puts(&b, i + 1 < t->noptions ? ",\n" : "\n");
+    }
+    dp_buf_puts(&b, ")");
+  }
+  cell_buf(rb, &b);
+  dp_buf_free(&b);
+}
+
 /* Each line of an EXPLAIN text is a row. */
 static void explain_rows(rows_builder *rb, const dp_query_plan *plan) {
   dp_buf b = DP_BUF_INIT;
@@ -255,8 +351,36 @@ int dp_api_stmt_rows(dp_arena *a, dp_diags *d, const dp_catalog *cat, const dp_a
   static const char *const describe[] = {"name", "type", "null", "key", "extras", "watermark"};
   static const bool describe_bool[] = {false, false, true, false, false, false};
   static const char *const set[] = {"key", "value"}, *const explain[] = {"plan"};
+  static const char *const create[] = {"statement"};
   switch (s->kind) {
   case DP_AS_SHOW:
+    if (s->u.show.what == 'C' || s->u.show.what == 'W') {
+      const dp_ast_name *n = &s->u.show.name;
+      const char *name = n->n > 0 ? n->parts[n->n - 1].name : "";
+      dp_span at = n->n > 0 ? n->parts[n->n - 1].span : s->span;
+      rb.ncols = 1;
+      rb.names = create;
+      const dp_table_def *t = s->u.show.what == 'C' ? dp_catalog_table(cat, name) : NULL;
+      const dp_view_def *v = s->u.show.what == 'W' ? dp_catalog_view(cat, name) : NULL;
+      if (t) {
+        show_create_table(&rb, t);
+      } else if (v) {
+        char *text = dp_arena_printf(a, "CREATE %sVIEW `%s` AS %s",
+                                     v->temporary ? "TEMPORARY " : "", v->name,
+                                     v->text ? v->text : "");
+        if (!text) rb.oom = true;
+        else cell(&rb, text);
+      } else {
+        bool table = s->u.show.what == 'C';
+        const char *hint = table && dp_catalog_view(cat, name)    ? ": it is a view; write SHOW CREATE VIEW"
+                           : !table && dp_catalog_table(cat, name) ? ": it is a table; write SHOW CREATE TABLE"
+                           : table                                 ? "; SHOW TABLES lists the tables"
+                                                                   : "; SHOW VIEWS lists the views";
+        return dp_error(d, DIPPER_NAME, at, "%s `%s` does not exist%s", table ? "table" : "view",
+                        name, hint);
+      }
+      break;
+    }
     rb.ncols = s->u.show.what == 'F' ? 3 : 1;
     rb.names = s->u.show.what == 'F' ? function : s->u.show.what == 'V' ? view : relation;
     if (s->u.show.what == 'F') {

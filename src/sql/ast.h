@@ -341,7 +341,7 @@ typedef enum dp_ast_stmt_kind {
   DP_AS_QUERY,          /* query: a SELECT (or WITH, VALUES, parenthesised query) */
   DP_AS_EXPLAIN,        /* explain */
   DP_AS_USE,            /* use: USE [CATALOG] name (accepted, recorded) */
-  DP_AS_SHOW,           /* show: SHOW TABLES|VIEWS|FUNCTIONS */
+  DP_AS_SHOW,           /* show: SHOW TABLES|VIEWS|FUNCTIONS, SHOW CREATE TABLE|VIEW n */
   DP_AS_DESCRIBE,       /* describe: DESCRIBE|DESC t */
 } dp_ast_stmt_kind;
 
@@ -469,7 +469,10 @@ struct dp_ast_stmt {
     dp_ast_query *query;
     dp_ast_explain explain;
     dp_ast_name use;
-    struct { int what; /* 'T' tables, 'V' views, 'F' functions */ } show;
+    struct {
+      int what;          /* 'T' tables, 'V' views, 'F' functions, 'C' CREATE TABLE, 'W' CREATE VIEW */
+      dp_ast_name name;  /* SHOW CREATE TABLE|VIEW name */
+    } show;
     dp_ast_name describe;
   } u;
 };

@@ -603,7 +603,13 @@ dp_ast_stmt *dp_ps_statement(parser *p) {
       if (accept_kw(p, DP_KW_TABLES)) s->u.show.what = 'T';
       else if (accept_kw(p, DP_KW_VIEWS)) s->u.show.what = 'V';
       else if (accept_kw(p, DP_KW_FUNCTIONS)) s->u.show.what = 'F';
-      else dp_ps_fail_expected(p, "TABLES, VIEWS or FUNCTIONS after SHOW", NULL);
+      else if (accept_kw(p, DP_KW_CREATE)) {
+        if (accept_kw(p, DP_KW_TABLE)) s->u.show.what = 'C';
+        else if (accept_kw(p, DP_KW_VIEW)) s->u.show.what = 'W';
+        else dp_ps_fail_expected(p, "TABLE or VIEW after SHOW CREATE", NULL);
+        s->u.show.name = dp_ps_name(p, s->u.show.what == 'C' ? "a table name" : "a view name");
+      }
+      else dp_ps_fail_expected(p, "TABLES, VIEWS, FUNCTIONS or CREATE after SHOW", NULL);
       break;
     case DP_KW_DESCRIBE:
     case DP_KW_DESC:

@@ -48,11 +48,16 @@ same "$work/out" 'a | s
 2 | x;y
 (2 rows)
 t
-name | type   | null | key  | extras | watermark
------+--------+------+------+--------+----------
-a    | INT    | true | NULL | NULL   | NULL
-b    | STRING | true | NULL | NULL   | NULL
-(2 rows)
+CREATE TABLE `t` (
+  `a` INT,
+  `b` STRING
+) WITH (
+  '\''connector'\'' = '\''datagen'\'',
+  '\''number-of-rows'\'' = '\''3'\'',
+  '\''fields.a.kind'\'' = '\''sequence'\'',
+  '\''fields.a.start'\'' = '\''1'\'',
+  '\''fields.a.end'\'' = '\''3'\''
+);
 a
 2
 3
@@ -79,7 +84,7 @@ printf '.mode json\nSELECT 1 AS one, CAST(NULL AS INT) AS n;\n.help\n.nope\nSELE
 checks=$((checks + 1))
 grep -qx '{"one": 1, "n": null}' "$work/out" || fail ".mode json: $(cat "$work/out")"
 checks=$((checks + 1))
-grep -q '^.schema \[TABLE\]' "$work/out" || fail ".help lacks .schema"
+grep -q '^.schema \[NAME\]' "$work/out" || fail ".help lacks .schema"
 checks=$((checks + 1))
 grep -qx '{"two": 2}' "$work/out" || fail "the last statement without ';' did not run"
 checks=$((checks + 1))
