@@ -1317,7 +1317,7 @@ TEST(errors_with_positions) {
             "1:9: EXPLAIN ESTIMATED_COST is not supported: dipper explains the plan, with "
             "CHANGELOG_MODE for the changelog of each node");
   CHECK_STR(error_of("SHOW CATALOGS"),
-            "1:6: expected TABLES, VIEWS or FUNCTIONS after SHOW, found name CATALOGS");
+            "1:6: expected TABLES, VIEWS, FUNCTIONS or CREATE after SHOW, found name CATALOGS");
   CHECK_STR(error_of("CREATE OR REPLACE TABLE t (a INT)"),
             "1:19: CREATE OR REPLACE TABLE is not supported: DROP TABLE IF EXISTS first");
   CHECK_STR(error_of("SELECT * FROM t MATCH_RECOGNIZE (x)"),
