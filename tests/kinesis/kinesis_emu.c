@@ -251,7 +251,7 @@ static int read_back(admin *a, raw_rec *out, int cap) {
   }
   for (int s = 0; s < nshards; s++) {
     snprintf(body, sizeof body,
-             "{\"StreamName\":\"%s\",\"ShardId\":\"%s\",\"ShardIteratorType\":\"TRIM_HORIZON\"}",
+             "{\"StreamName\":\"%.128s\",\"ShardId\":\"%.63s\",\"ShardIteratorType\":\"TRIM_HORIZON\"}",
              a->stream, ids[s]);
     CHECK_EQ(api(a, "GetShardIterator", body), DIPPER_OK);
     ans = dp_kinesis_answer(a->kc, &len);
