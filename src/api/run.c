@@ -65,7 +65,8 @@ static void note_without_checkpoint(dipper *db, const dp_query_plan *q, const dp
   if (!q->streaming || root->kind != DP_P_SINK || !root->u.sink.table) return;
   if (dp_catalog_option(db->catalog, "execution.checkpointing.dir")) return;
   const char *c = root->u.sink.table->connector;
-  if (!c || (strcmp(c, "filesystem") != 0 && strcmp(c, "kafka") != 0)) return;
+  if (!c || (strcmp(c, "filesystem") != 0 && strcmp(c, "kafka") != 0 && strcmp(c, "kinesis") != 0))
+    return;
   dp_session_log(db, DIPPER_LOG_NOTE,
              "query `%s` runs without a checkpoint folder: run again after it stops, it reads "
              "its input from the start and writes those rows to `%s` again; SET "

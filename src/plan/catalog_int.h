@@ -39,10 +39,6 @@ struct dp_catalog {
 /* catalog_func.c: give back the C functions' references (dp_catalog_free). */
 void dp_catalog_free_functions(dp_catalog *c);
 
-/* The old name of dp_closest_of (core/suggest.h), still used by options.c:
-** to go when options.c is next edited. */
-#define dp_catalog_closest dp_closest_of
-
 /* The role-neutral connector check CREATE TABLE runs: everything of
 ** dp_connector_validate except what depends on reading or writing the table
 ** (a Kafka source needs topic or topic-pattern, a sink needs topic; a sink-only

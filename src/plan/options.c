@@ -290,7 +290,7 @@ int dp_catalog_set(dp_catalog *c, dp_diags *d, const dp_ast_set *s) {
                       key, users, key, value);
     const char *names[sizeof known_keys / sizeof known_keys[0]];
     for (size_t i = 0; i < sizeof known_keys / sizeof known_keys[0]; i++) names[i] = known_keys[i].key;
-    const char *near = dp_catalog_closest(key, names, (int)(sizeof names / sizeof names[0]));
+    const char *near = dp_closest_of(key, names, (int)(sizeof names / sizeof names[0]));
     if (near)
       return dp_error(d, DIPPER_OPTION, s->key_span, "unknown option '%s'; did you mean '%s'?", key,
                       near);
