@@ -632,6 +632,22 @@ static int aggregate(dp_sx *x, const dp_plan *p, dp_srel *in, dp_srel *out) {
 
 /* ---- JOIN ---- */
 
+/* The names a join's condition sees (the left's, then the right's) and the
+** condition over them (NULL when there is none). */
+static int join_cond(dp_sx *x, const dp_srel *l, const dp_srel *rr, const dp_expr *c,
+                     const char ***names_out, Spark__Connect__Expression **cond) {
+  int nl = l->ncols, nr = rr->ncols;
+  const char **names = dp_sx_alloc(x, (size_t)(nl + nr + 1) * sizeof *names);
+  *names_out = names;
+  *cond = NULL;
+  if (!names) return dp_sx_fail(x);
+  if (nl) memcpy(names, l->names, (size_t)nl * sizeof *names);
+  if (nr) memcpy(names + nl, rr->names, (size_t)nr * sizeof *names);
+  if (!c) return DIPPER_OK;
+  dp_sscope s = {nl + nr, names, x->outer};
+  return (*cond = dp_sx_expr(x, &s, c)) ? DIPPER_OK : dp_sx_fail(x);
+}
+
 static int join(dp_sx *x, const dp_plan *p, dp_srel *l, dp_srel *rr, dp_srel *out) {
   if (p->u.join.as_of)
     return dp_sx_refuse(x, p->span, "Spark has no temporal join (FOR SYSTEM_TIME AS OF); join on the key and "
@@ -645,16 +661,9 @@ static int join(dp_sx *x, const dp_plan *p, dp_srel *l, dp_srel *rr, dp_srel *ou
       [DP_J_ANTI] = SPARK__CONNECT__JOIN__JOIN_TYPE__JOIN_TYPE_LEFT_ANTI,
       [DP_J_CROSS] = SPARK__CONNECT__JOIN__JOIN_TYPE__JOIN_TYPE_CROSS,
   };
-  int nl = l->ncols, nr = rr->ncols;
-  const char **names = dp_sx_alloc(x, (size_t)(nl + nr + 1) * sizeof *names);
-  if (!names) return dp_sx_fail(x);
-  if (nl) memcpy(names, l->names, (size_t)nl * sizeof *names);
-  if (nr) memcpy(names + nl, rr->names, (size_t)nr * sizeof *names);
-  Spark__Connect__Expression *cond = NULL;
-  if (p->u.join.cond) {
-    dp_sscope s = {nl + nr, names, x->outer};
-    if (!(cond = dp_sx_expr(x, &s, p->u.join.cond))) return dp_sx_fail(x);
-  }
+  const char **names;
+  Spark__Connect__Expression *cond;
+  if (join_cond(x, l, rr, p->u.join.cond, &names, &cond) != DIPPER_OK) return dp_sx_fail(x);
   Spark__Connect__Relation *r = dp_sx_relation(x, SPARK__CONNECT__RELATION__REL_TYPE_JOIN);
   Spark__Connect__Join *m;
   if (!r || !DP_SX_NEW(x, m, spark__connect__join__init)) return dp_sx_fail(x);
@@ -691,16 +700,9 @@ static int join(dp_sx *x, const dp_plan *p, dp_srel *l, dp_srel *rr, dp_srel *ou
 ** stream Spark refuses it; stream_rules.c says so at compile time. */
 static int asof_join(dp_sx *x, const dp_plan *p, dp_srel *l, dp_srel *rr, dp_srel *out) {
   if (strip(x, l, p->span) != DIPPER_OK || strip(x, rr, p->span) != DIPPER_OK) return dp_sx_fail(x);
-  int nl = l->ncols, nr = rr->ncols;
-  const char **names = dp_sx_alloc(x, (size_t)(nl + nr + 1) * sizeof *names);
-  if (!names) return dp_sx_fail(x);
-  if (nl) memcpy(names, l->names, (size_t)nl * sizeof *names);
-  if (nr) memcpy(names + nl, rr->names, (size_t)nr * sizeof *names);
-  Spark__Connect__Expression *cond = NULL;
-  if (p->u.asof.cond) {
-    dp_sscope s = {nl + nr, names, x->outer};
-    if (!(cond = dp_sx_expr(x, &s, p->u.asof.cond))) return dp_sx_fail(x);
-  }
+  const char **names;
+  Spark__Connect__Expression *cond;
+  if (join_cond(x, l, rr, p->u.asof.cond, &names, &cond) != DIPPER_OK) return dp_sx_fail(x);
   Spark__Connect__Relation *r = dp_sx_relation(x, SPARK__CONNECT__RELATION__REL_TYPE_AS_OF_JOIN);
   Spark__Connect__AsOfJoin *m;
   if (!r || !DP_SX_NEW(x, m, spark__connect__as_of_join__init)) return dp_sx_fail(x);
