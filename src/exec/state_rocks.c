@@ -36,7 +36,9 @@ struct dp_rocks {
   char *root;       /* <query folder>/rocksdb/<name>, or a temporary folder */
   char *live;       /* root/live: the open instance */
   bool temp;        /* root is removed at the end */
-  bool made_live;   /* this instance made `live` (and removes it at the end) */
+  bool made_live;   /* `live` is this instance's to remove at the end: it made it, or it
+                       restored a checkpoint (so it holds the query folder's lock, and a
+                       `live` there is a killed run's, stale) */
   int64_t from;     /* the checkpoint the next open starts from, or -1 */
   int64_t saved;    /* the checkpoint the state equals (nothing changed since), or -1 */
   dp_diags *diags;
@@ -281,8 +283,9 @@ int dp_rocks_new(const char *query_dir, const char *name, dp_diags *d, dp_rocks 
 void dp_rocks_free(dp_rocks *db) {
   if (!db) return;
   instance_close(db);
-  /* only a folder of its own: a run refused before its first batch (the
-  ** checkpoint folder in use) must leave the running one's alone */
+  /* only a folder of its own (made or restored into): a run refused before
+  ** its first batch (the checkpoint folder in use) must leave the running
+  ** one's alone */
   if (db->made_live) dp_remove_tree(db->live);
   if (db->temp && db->root) dp_remove_tree(db->root);
   for (int s = 0; s < NSPACES; s++) {
@@ -386,6 +389,10 @@ int dp_rocks_restore(dp_rocks *db, int64_t ck) {
   if (rc) return rc;
   instance_close(db);
   db->from = db->saved = ck;
+  /* a restore runs under the checkpoint folder's lock: a `live` left by a
+  ** killed run is stale, and goes at the end even if no batch opens it (a
+  ** query that had ended before the kill runs none) */
+  db->made_live = true;
   return DIPPER_OK;
 }
 
