@@ -1,0 +1,319 @@
+"""Python scalar functions on the embedded engine: @dipper.udf, con.create_function.
+
+Owns: turning a Python function into a dipper C function
+(dipper_create_scalar_function): its parameter and result types (SQL type
+names, from an explicit list or from the annotations), the one trampoline
+every registration shares, the registry that keeps each Python function
+alive while the handle may call it, and the checks of what a function
+returns.
+
+A call is vectorized, as the C API's: once per batch of rows, each argument
+a pyarrow.Array imported from dipper's Arrow C Data array without a copy
+(dipper hands the function arrays of its own, exported for the call; the
+import takes them over with their release callbacks, so an argument stays
+valid if the function keeps it).  The function answers with a pyarrow.Array
+of the declared type and the batch's length, or anything pyarrow.array()
+turns into one (a list, a numpy array, a pandas Series); it is exported back
+(_export_to_c) and dipper copies its values.  A wrong length or type fails
+the query with a message saying which.
+
+Threads: the trampoline is a ctypes CFUNCTYPE, so it takes the GIL when the
+engine calls it, on whatever thread runs the query, and gives it back when
+it returns; between calls the engine runs without it.
+
+Errors: an exception in the function fails the call through
+dipper_function_error, so the query's error (DIPPER_DATA, "function NAME:
+...") holds the Python exception and its traceback; the exception raised in
+Python also carries it as `traceback`, as a failing foreachBatch callback's
+does.
+
+Lifetimes: the handle owns each registration; its destroy callback (called
+once the function is replaced, dropped or the handle closed, and no program
+calling it is left) removes the entry from the registry.  The registry holds
+only a weak reference to the connection.
+"""
+
+import ctypes
+import datetime
+import decimal
+import inspect
+import itertools
+import threading
+import traceback as _tb
+import weakref
+
+import pyarrow as pa
+
+from . import _capi, _memory, errors
+from ._capi import lib
+
+_functions = {}   # token -> _Registration
+_tokens = itertools.count(1)
+
+
+# ---- SQL types of parameters and results ----
+
+# Annotations read as SQL types: pyarrow array classes (what a vectorized
+# function gets), pyarrow types, Python classes, or SQL text.
+_ARRAY_CLASSES = [(pa.BooleanArray, "BOOLEAN"), (pa.Int8Array, "TINYINT"),
+                  (pa.Int16Array, "SMALLINT"), (pa.Int32Array, "INT"),
+                  (pa.Int64Array, "BIGINT"), (pa.FloatArray, "FLOAT"),
+                  (pa.DoubleArray, "DOUBLE"), (pa.StringArray, "STRING"),
+                  (pa.BinaryArray, "BYTES"), (pa.Date32Array, "DATE")]
+_PY_CLASSES = {bool: "BOOLEAN", int: "BIGINT", float: "DOUBLE", str: "STRING",
+               bytes: "BYTES", datetime.date: "DATE", datetime.datetime: "TIMESTAMP(6)",
+               datetime.time: "TIME(6)", datetime.timedelta: "INTERVAL DAY TO SECOND"}
+_PY_NAMES = {c.__name__: t for c, t in _PY_CLASSES.items() if c.__module__ == "builtins"}
+
+
+def sql_type(t, what):
+    """The SQL type text of `t`: SQL text itself, a pyarrow DataType, a
+    pyarrow array class (pa.DoubleArray) or a Python class (float)."""
+    if isinstance(t, str):
+        return _PY_NAMES.get(t, t)  # "float" from `from __future__ import annotations`
+    if isinstance(t, pa.DataType):
+        return _memory.sql_type(t)
+    if isinstance(t, type):
+        for cls, name in _ARRAY_CLASSES:
+            if t is cls:
+                return name
+        if t in _PY_CLASSES:
+            return _PY_CLASSES[t]
+        if t is decimal.Decimal:
+            raise TypeError("dipper: %s is a Decimal: give its SQL type with its precision "
+                            "and scale, e.g. 'DECIMAL(10, 2)'" % what)
+    raise TypeError("dipper: %s: no SQL type for %r; give a SQL type name ('DOUBLE', "
+                    "'DECIMAL(10, 2)', 'ARRAY<STRING>'), a pyarrow type (pa.float64()) or a "
+                    "pyarrow array class (pa.DoubleArray)" % (what, t))
+
+
+def _signature(fn, name, params, returns):
+    """The SQL types of fn's parameters and result: the explicit ones, else
+    its annotations."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        sig = None
+    if params is None:
+        if sig is None:
+            raise TypeError("dipper: function %s: cannot read the parameters of %r; give "
+                            "params=[...] (SQL types)" % (name, fn))
+        params = []
+        for p in sig.parameters.values():
+            if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                raise TypeError("dipper: function %s: parameter %s is not positional (*args, "
+                                "keyword-only); a SQL function takes positional arguments "
+                                "only: give params=[...]" % (name, p.name))
+            if p.annotation is p.empty:
+                raise TypeError("dipper: function %s: parameter %s has no type: annotate it "
+                                "(x: pa.DoubleArray, or x: 'DOUBLE') or give params=[...]"
+                                % (name, p.name))
+            params.append(sql_type(p.annotation, "function %s, parameter %s" % (name, p.name)))
+    else:
+        if isinstance(params, (str, pa.DataType)):
+            raise TypeError("dipper: function %s: params is a list of types, one per "
+                            "parameter (params=[%r])" % (name, params))
+        params = [sql_type(t, "function %s, parameter %d" % (name, i + 1))
+                  for i, t in enumerate(params)]
+    if returns is None:
+        if sig is None or sig.return_annotation is sig.empty:
+            raise TypeError("dipper: function %s has no result type: give returns='DOUBLE' "
+                            "(a SQL type) or annotate its result (-> pa.DoubleArray)" % name)
+        returns = sig.return_annotation
+    return params, sql_type(returns, "function %s, the result" % name)
+
+
+# The pyarrow type dipper hands out for a SQL type: what an argument of that
+# type arrives as and what a result must be.  Asked of the library itself
+# (a CAST(NULL AS T) on a handle of its own), so that every type — DECIMAL,
+# TIMESTAMP(p), ROW, ARRAY, MAP, intervals — reads exactly as a query's column.
+_probe = {"con": None, "types": {}}
+_probe_lock = threading.Lock()
+
+
+def arrow_type(sql):
+    with _probe_lock:
+        t = _probe["types"].get(sql)
+        if t is not None:
+            return t
+        from .connection import Connection
+        if _probe["con"] is None:
+            _probe["con"] = Connection()
+            _probe["con"].sql("SET 'execution.runtime-mode' = 'batch'")
+        t = _probe["con"].sql("SELECT CAST(NULL AS %s) AS v" % sql).arrow().schema.field(0).type
+        _probe["types"][sql] = t
+        return t
+
+
+# ---- what a function is ----
+
+class Function:
+    """A Python scalar function and its SQL signature, as @dipper.udf makes
+    it: register it on a connection with con.create_function(f).  Calling
+    it calls the Python function."""
+
+    def __init__(self, fn, name=None, returns=None, params=None, deterministic=True):
+        if not callable(fn):
+            raise TypeError("dipper: a function needs a callable, not %r" % (fn,))
+        self.fn = fn
+        self.name = name or getattr(fn, "__name__", None)
+        if not self.name or self.name == "<lambda>":
+            raise TypeError("dipper: a lambda has no name: give one "
+                            "(con.create_function('name', fn, ...))")
+        self.params, self.returns = _signature(fn, self.name, params, returns)
+        self.deterministic = bool(deterministic)
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self.__wrapped__ = fn
+
+    def __call__(self, *args, **kw):
+        return self.fn(*args, **kw)
+
+    def __repr__(self):
+        return "<dipper.Function %s(%s) RETURNS %s>" % (self.name, ", ".join(self.params),
+                                                        self.returns)
+
+
+def udf(fn=None, *, returns=None, params=None, name=None, deterministic=True):
+    """Make a Python function a SQL scalar function (dipper.Function):
+
+        @dipper.udf(returns="DOUBLE")
+        def fahrenheit(c: pa.DoubleArray):
+            return pc.add(pc.multiply(c, 1.8), 32)
+
+        con.create_function(fahrenheit)
+        con.sql("SELECT fahrenheit(temp) FROM readings")
+
+    It is called once per batch of rows with one pyarrow.Array per argument
+    and returns one value per row.  `params` (SQL types) defaults to the
+    parameters' annotations, `returns` to the result's; `deterministic`
+    (the same arguments give the same result) lets a call of constants be
+    computed once."""
+    def make(f):
+        return Function(f, name=name, returns=returns, params=params,
+                        deterministic=deterministic)
+    return make(fn) if fn is not None else make
+
+
+# ---- the call from C ----
+
+class _Registration:
+    def __init__(self, con, func, arrow_ret):
+        self.con_ref = weakref.ref(con)
+        self.func = func
+        self.arrow_ret = arrow_ret
+
+
+class _BadResult(Exception):
+    """What the function returned is not what it is declared to return."""
+
+
+def _failed(reg, ctx, message, traceback=None):
+    """Fail the call with `message` (the query's error says "function NAME:
+    message"); a Python traceback is also kept for the exception's
+    `traceback`."""
+    lib.dipper_function_error(ctx, -1, message.encode("utf-8", "replace"))
+    con = reg.con_ref() if reg else None
+    if con is not None and traceback:
+        con._udf_failures.append(traceback)
+    return 1
+
+
+def _argument(schema_addr, array_addr):
+    s = _capi.ArrowSchema.from_address(schema_addr)
+    if s.format == b"tiM":  # INTERVAL YEAR TO MONTH: int32 months, as in results
+        s.release(schema_addr)
+        return pa.Array._import_from_c(array_addr, pa.int32())
+    # both are taken over (moved) by pyarrow: dipper releases what is left
+    return pa.Array._import_from_c(array_addr, schema_addr)
+
+
+def _result(reg, res, nargs, nrows):
+    func, want = reg.func, reg.arrow_ret
+    if isinstance(res, pa.ChunkedArray):
+        res = res.combine_chunks()
+    if not isinstance(res, pa.Array):
+        if nargs == 0 and (res is None or isinstance(res, pa.Scalar) or
+                           not hasattr(res, "__len__") or isinstance(res, (str, bytes))):
+            res = pa.repeat(res if isinstance(res, pa.Scalar) else pa.scalar(res, want), nrows)
+        else:
+            try:
+                res = pa.array(res, type=want)
+            except (pa.ArrowException, TypeError, ValueError) as e:
+                raise _BadResult("it returned a %s, which is not a %s array (%s): return a "
+                                 "pyarrow.Array of %s, one value per row"
+                                 % (type(res).__name__, want, e, func.returns))
+    if res.type != want:
+        raise _BadResult("it returned an array of %s but is declared to return %s (%s in "
+                         "pyarrow): cast it (result.cast(pa.%s)) or declare returns='%s'"
+                         % (res.type, func.returns, want, _pa_name(want),
+                            _sql_or(res.type)))
+    if len(res) != nrows:
+        raise _BadResult("it returned %d values for %d rows: return one value per row of "
+                         "its arguments" % (len(res), nrows))
+    return res
+
+
+def _pa_name(t):
+    s = str(t)
+    return {"double": "float64()", "float": "float32()", "string": "string()",
+            "bool": "bool_()"}.get(s, s + "()" if s.isidentifier() else repr(t))
+
+
+def _sql_or(t):
+    try:
+        return _memory.sql_type(t)
+    except TypeError:
+        return str(t)
+
+
+@_capi.SCALAR_FN
+def _scalar_trampoline(ctx, nargs, schemas, args, nrows, out):
+    reg = None
+    try:
+        reg = _functions.get(lib.dipper_function_user(ctx))
+        if reg is None:
+            return _failed(None, ctx, "the Python function is gone")
+        arrays = [_argument(schemas[i], args[i]) for i in range(nargs)]
+        res = reg.func.fn(*arrays)
+        res = _result(reg, res, nargs, nrows)
+        res._export_to_c(ctypes.cast(out, ctypes.c_void_p).value)
+        return 0
+    except _BadResult as e:
+        return _failed(reg, ctx, str(e))
+    except BaseException as e:
+        # the traceback from the function's frame on (not this trampoline's)
+        tb = "".join(_tb.format_exception(type(e), e, e.__traceback__.tb_next)).rstrip("\n")
+        last = "".join(_tb.format_exception_only(type(e), e)).rstrip("\n")
+        return _failed(reg, ctx, "%s\n%s" % (last, tb), tb)
+
+
+@_capi.FREE_FN
+def _destroy_trampoline(user):
+    try:
+        _functions.pop(user, None)
+    except Exception:  # at interpreter exit the registry may be gone already
+        pass
+
+
+def create(con, func):
+    """Register `func` (a Function) on con's handle."""
+    con._check_open()
+    types = [t.encode() for t in func.params]
+    argv = (ctypes.c_char_p * max(1, len(types)))(*types)
+    token = next(_tokens)
+    reg = _Registration(con, func, None)
+    _functions[token] = reg  # before the call: the handle may call it from then on
+    flags = _capi.FUNCTION_DETERMINISTIC if func.deterministic else 0
+    rc = lib.dipper_create_scalar_function(con._db, func.name.encode(), len(types), argv,
+                                           func.returns.encode(), flags, _scalar_trampoline,
+                                           token, _destroy_trampoline)
+    if rc != _capi.OK:
+        _functions.pop(token, None)  # on failure the handle did not take it
+        con._check(rc)
+    try:
+        reg.arrow_ret = arrow_type(func.returns)
+    except errors.Error as e:
+        lib.dipper_drop_function(con._db, func.name.encode())  # its destroy pops the token
+        raise TypeError("dipper: function %s: the result type %s has no Arrow form here: %s"
+                        % (func.name, func.returns, e)) from None
+    return func
