@@ -146,20 +146,47 @@ def test_streaming_micro_batches(con):
 
 
 def test_streaming_window_aggregate_over_a_udf(con):
-    con.register_callback("cb", lambda b, i: got.extend(b.to_pylist()))
     got = []
+    con.register_callback("cb", lambda b, i: got.extend(b.to_pylist()))
     con.create_function("bucket", lambda x: pc.divide(x, 10), returns="BIGINT",
                         params=["BIGINT"])
     q, = con.start("""
-      CREATE TABLE src (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence',
-        'fields.id.start' = '0', 'fields.id.end' = '99');
-      CREATE TABLE o (b BIGINT, n BIGINT) WITH ('connector' = 'callback', 'name' = 'cb');
-      INSERT INTO o SELECT bucket(id), COUNT(*) FROM src GROUP BY bucket(id)""")
+      CREATE TABLE src (id BIGINT, ts AS TO_TIMESTAMP_LTZ(id * 1000, 3), WATERMARK FOR ts AS ts)
+        WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence',
+              'fields.id.start' = '0', 'fields.id.end' = '39');
+      CREATE TABLE o (ws TIMESTAMP(3), b BIGINT, n BIGINT)
+        WITH ('connector' = 'callback', 'name' = 'cb');
+      INSERT INTO o SELECT window_start, bucket(id), COUNT(*)
+        FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '20' SECOND))
+        GROUP BY window_start, window_end, bucket(id)""")
     assert q.await_termination(60)
-    final = {}
-    for r in got:
-        final[r["b"]] = r["n"]
-    assert final == {b: 10 for b in range(10)}
+    epoch = datetime.datetime(1970, 1, 1)
+    assert sorted((r["ws"], r["b"], r["n"]) for r in got) == \
+        [(epoch, 0, 10), (epoch, 1, 10), (epoch + datetime.timedelta(seconds=20), 2, 10),
+         (epoch + datetime.timedelta(seconds=20), 3, 10)]
+
+
+def test_results_pyarrow_array_accepts(bcon):
+    import numpy as np
+    import pandas as pd
+    bcon.create_function("np2", lambda x: x.to_numpy() * 2, returns="BIGINT", params=["BIGINT"])
+    bcon.create_function("pd3", lambda x: pd.Series(x.to_pylist()) * 3, returns="BIGINT",
+                         params=["BIGINT"])
+    bcon.create_function("chunked", lambda x: pa.chunked_array([x[:1], x[1:]]),
+                         returns="BIGINT", params=["BIGINT"])
+    bcon.create_function("halfnp", lambda x: np.asarray(x) / 2, returns="DOUBLE",
+                         params=["BIGINT"])
+    assert bcon.sql("SELECT np2(x), pd3(x), chunked(x), halfnp(x) FROM t ORDER BY x")\
+        .fetchall() == [(2, 3, 1, 0.5), (4, 6, 2, 1.0), (6, 9, 3, 1.5), (8, 12, 4, 2.0)]
+
+
+def test_refused_on_spark_at_compile_time():
+    # no server needed: the call is refused when the query compiles
+    con = dipper.connect("sc://localhost:1")
+    con.create_function("inc", lambda x: pc.add(x, 1), returns="BIGINT", params=["BIGINT"])
+    with pytest.raises(dipper.UnsupportedError, match="runs only on the embedded engine"):
+        con.check("SELECT inc(1) AS v")
+    con.close()
 
 
 def test_wrong_length_and_type_fail_clearly(bcon):
