@@ -16,7 +16,7 @@ from ._capi import library_path, lib as _lib
 from .connection import Connection, Program, Result, connect
 from .errors import Diagnostic, Error
 from .streaming import Progress, Query, QueryEvent, Status
-from .udf import Function, udf
+from .udf import Aggregate, Function, udaf, udf
 
 __version__ = _lib.dipper_version().decode()
 
@@ -26,5 +26,5 @@ for _cls in _errors.by_code.values():
 del _cls
 
 __all__ = ["connect", "Connection", "Result", "Program", "Query", "QueryEvent", "Progress",
-           "Status", "Function", "udf", "Error", "Diagnostic", "library_path"] + \
+           "Status", "Function", "udf", "Aggregate", "udaf", "Error", "Diagnostic", "library_path"] + \
           [c.__name__ for c in _errors.by_code.values()]

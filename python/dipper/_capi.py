@@ -97,6 +97,17 @@ LOG_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_char_p)
 SCALAR_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_int, POINTER(c_void_p), POINTER(c_void_p),
                              c_int64, POINTER(ArrowArray))
 FUNCTION_DETERMINISTIC = 1
+AGG_INIT_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
+AGG_UPDATE_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_int, POINTER(c_void_p), POINTER(c_void_p),
+                                 c_int64, c_void_p)
+AGG_COMBINE_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_void_p)
+AGG_FINALIZE_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_int64, c_void_p, POINTER(ArrowArray))
+
+
+class AggregateFns(ctypes.Structure):
+    _fields_ = [("size", c_size_t), ("state_size", c_size_t), ("init", AGG_INIT_FN),
+                ("update", AGG_UPDATE_FN), ("combine", AGG_COMBINE_FN),
+                ("finalize", AGG_FINALIZE_FN)]
 
 _SIGNATURES = {
     "dipper_version": (c_char_p, []),
@@ -137,6 +148,9 @@ _SIGNATURES = {
     "dipper_function_error": (c_int, [c_void_p, c_int64, c_char_p]),
     "dipper_create_scalar_function": (c_int, [c_void_p, c_char_p, c_int, POINTER(c_char_p),
                                               c_char_p, c_uint, SCALAR_FN, c_void_p, FREE_FN]),
+    "dipper_create_aggregate_function": (c_int, [c_void_p, c_char_p, c_int, POINTER(c_char_p),
+                                                 c_char_p, c_uint, POINTER(AggregateFns),
+                                                 c_void_p, FREE_FN]),
     "dipper_drop_function": (c_int, [c_void_p, c_char_p]),
     "dipper_memory_push_json": (c_int, [c_void_p, c_char_p, c_char_p, c_size_t]),
     "dipper_memory_fetch": (c_int, [c_void_p, c_char_p, POINTER(ArrowSchema),

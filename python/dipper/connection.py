@@ -563,7 +563,13 @@ class Connection:
         result type, or what pyarrow.array() takes); `params` default to
         fn's annotations, `returns` to its result's.  Gives the Function.
         A function of the same name is replaced."""
-        from .udf import Function, create  # (dipper.udf is the decorator, not the module)
+        from .udf import Aggregate, Function, create, create_aggregate  # (dipper.udf is the
+        # decorator, not the module)
+        if isinstance(name, Aggregate):
+            if fn is not None or returns is not None or params is not None:
+                raise TypeError("dipper: create_function(agg) with a dipper.Aggregate takes its "
+                                "types from it; give no fn, returns or params")
+            return create_aggregate(self, name)
         if isinstance(name, Function):
             if fn is not None or returns is not None or params is not None:
                 raise TypeError("dipper: create_function(f) with a dipper.Function takes its "
@@ -580,6 +586,20 @@ class Connection:
             func = Function(fn, name=name, returns=returns, params=params,
                             deterministic=deterministic)
         return create(self, func)
+
+    def create_aggregate_function(self, name, update, combine, finalize, *, state, returns,
+                                  params=None, initial=None, deterministic=True):
+        """Make a Python aggregate callable from SQL on this connection
+        (dipper_create_aggregate_function), as @dipper.udaf does from a
+        class: update(state, *arrays) -> state gets one group's rows of a
+        batch as pyarrow arrays, combine(a, b) -> state merges two,
+        finalize(state) -> value.  `state` is a SQL type or a dict of
+        field -> type (BOOLEAN, integers, FLOAT, DOUBLE: plain bytes that
+        checkpoints keep); `initial` a new group's state (zeros)."""
+        from .udf import Aggregate, create_aggregate
+        return create_aggregate(self, Aggregate(name, update, combine, finalize, state, returns,
+                                                params=params, initial=initial,
+                                                deterministic=deterministic))
 
     def udf(self, fn=None, *, returns=None, params=None, name=None, deterministic=True):
         """A decorator: @con.udf(returns="DOUBLE") registers the function on

@@ -43,6 +43,7 @@ import traceback as _tb
 import weakref
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import _capi, _memory, errors
 from ._capi import lib
@@ -317,3 +318,257 @@ def create(con, func):
         raise TypeError("dipper: function %s: the result type %s has no Arrow form here: %s"
                         % (func.name, func.returns, e)) from None
     return func
+
+
+# ---- aggregate functions (dipper_create_aggregate_function) ----
+#
+# The C API keeps a state of plain bytes per group (checkpoints save them
+# as they are), so a Python aggregate declares its state as a few fixed-width
+# fields (numbers, booleans), packed with `struct`: nothing in it refers to
+# Python objects, and a restored checkpoint means the same.  update is
+# called once per group of each batch, with that group's rows as pyarrow
+# arrays (slices of the batch's, sorted by group); combine and finalize per
+# state.
+
+_STATE_CODES = {"BOOLEAN": "?", "TINYINT": "b", "SMALLINT": "h", "INT": "i", "INTEGER": "i",
+                "BIGINT": "q", "FLOAT": "f", "REAL": "f", "DOUBLE": "d"}
+_PTR = ctypes.sizeof(ctypes.c_void_p)
+
+
+class _State:
+    """The layout of an aggregate's state: named fixed-width fields, or one
+    unnamed field (the Python side then sees a bare value)."""
+
+    def __init__(self, name, state, initial):
+        import struct
+        if isinstance(state, str):
+            self.names, types = None, [state]
+        else:
+            items = list(state.items()) if isinstance(state, dict) else list(state or [])
+            if not items or not all(isinstance(i, (tuple, list)) and len(i) == 2 for i in items):
+                raise TypeError("dipper: aggregate %s: state is a SQL type ('DOUBLE') or a dict "
+                                "of field -> type ({'total': 'DOUBLE', 'n': 'BIGINT'})" % name)
+            self.names, types = [str(k) for k, _ in items], [t for _, t in items]
+        codes = []
+        for t in types:
+            code = _STATE_CODES.get(sql_type(t, "aggregate %s, state" % name).upper())
+            if code is None:
+                raise TypeError("dipper: aggregate %s: a state field of %s: the state is plain "
+                                "bytes that checkpoints keep, so its fields are BOOLEAN, "
+                                "TINYINT, SMALLINT, INT, BIGINT, FLOAT or DOUBLE" % (name, t))
+            codes.append(code)
+        self.struct = struct.Struct("=" + "".join(codes))
+        self.size = self.struct.size
+        zero = [False if c == "?" else 0.0 if c in "fd" else 0 for c in codes]
+        self.initial = self.pack(self.unpack(self.struct.pack(*zero)) if initial is None
+                                 else initial, "initial")
+
+    def unpack(self, raw):
+        vals = self.struct.unpack(raw)
+        return vals[0] if self.names is None else dict(zip(self.names, vals))
+
+    def pack(self, value, what):
+        try:
+            if self.names is None:
+                return self.struct.pack(value)
+            if not isinstance(value, dict) or set(value) != set(self.names):
+                raise _BadResult("%s gave %r: the state is a dict of %s" % (
+                    what, value, ", ".join(self.names)))
+            return self.struct.pack(*(value[n] for n in self.names))
+        except _BadResult:
+            raise
+        except Exception as e:  # struct.error, TypeError: a None or a str in a number field
+            raise _BadResult("%s gave %r, which does not fit the state (%s): %s" % (
+                what, value, self._text(), e)) from None
+
+    def _text(self):
+        return ", ".join(self.names) if self.names else "one value"
+
+
+class Aggregate:
+    """A Python aggregate function: update(state, *arrays) -> state for the
+    rows of one group in a batch, combine(a, b) -> state, finalize(state)
+    -> value; the state is `state`'s fields (see udaf).  Register it with
+    con.create_function(agg)."""
+
+    def __init__(self, name, update, combine, finalize, state, returns, params=None,
+                 initial=None, deterministic=True):
+        for what, f in (("update", update), ("combine", combine), ("finalize", finalize)):
+            if not callable(f):
+                raise TypeError("dipper: aggregate %s needs %s, a callable" % (name, what))
+        self.name, self.update, self.combine, self.finalize = name, update, combine, finalize
+        self.deterministic = bool(deterministic)
+        if params is None:
+            params = _update_params(name, update)
+        else:
+            params = [sql_type(t, "aggregate %s, parameter %d" % (name, i + 1))
+                      for i, t in enumerate(params)]
+        if not 1 <= len(params) <= 2:
+            raise TypeError("dipper: aggregate %s takes %d arguments: a Python aggregate takes "
+                            "1 or 2 (pack more into a ROW)" % (name, len(params)))
+        self.params = params
+        self.returns = sql_type(returns, "aggregate %s, the result" % name)
+        self.state = _State(name, state, initial)
+
+    def __repr__(self):
+        return "<dipper.Aggregate %s(%s) RETURNS %s>" % (self.name, ", ".join(self.params),
+                                                         self.returns)
+
+
+def _update_params(name, update):
+    try:
+        ps = list(inspect.signature(update).parameters.values())
+    except (TypeError, ValueError):
+        ps = None
+    if not ps:
+        raise TypeError("dipper: aggregate %s: give params=[...] (SQL types)" % name)
+    ps = ps[1:]  # update(state, x, ...)
+    for p in ps:
+        if p.annotation is p.empty:
+            raise TypeError("dipper: aggregate %s: parameter %s of update has no type: annotate "
+                            "it (x: pa.DoubleArray) or give params=[...]" % (name, p.name))
+    return [sql_type(p.annotation, "aggregate %s, parameter %s" % (name, p.name)) for p in ps]
+
+
+def udaf(cls=None, *, returns, state, params=None, name=None, initial=None, deterministic=True):
+    """Make a class a SQL aggregate function (dipper.Aggregate):
+
+        @dipper.udaf(returns="DOUBLE", state={"total": "DOUBLE", "n": "BIGINT"})
+        class mean:
+            def update(self, state, x: pa.DoubleArray):   # one group's rows of a batch
+                return {"total": state["total"] + (pc.sum(x).as_py() or 0),
+                        "n": state["n"] + pc.count(x).as_py()}
+            def combine(self, a, b):
+                return {"total": a["total"] + b["total"], "n": a["n"] + b["n"]}
+            def finalize(self, state):
+                return state["total"] / state["n"] if state["n"] else None
+
+    The class is instantiated once (with no arguments); per-group data lives
+    in the state only.  `initial` (or a class attribute of that name) is the
+    state of a new group (zeros by default)."""
+    def make(c):
+        obj = c()
+        init = initial if initial is not None else getattr(obj, "initial", None)
+        return Aggregate(name or c.__name__, obj.update, obj.combine, obj.finalize, state,
+                         returns, params=params, initial=init, deterministic=deterministic)
+    return make(cls) if cls is not None else make
+
+
+def _agg(ctx):
+    return _functions.get(lib.dipper_function_user(ctx))
+
+
+def _groups(states_addr, nrows):
+    """The distinct states of an update (addresses) and, per state, the rows
+    of the batch it gets: (addresses, order, counts); order None when the
+    rows need no reordering (one state)."""
+    ptrs = pa.Array.from_buffers(pa.uint64() if _PTR == 8 else pa.uint32(), nrows,
+                                 [None, pa.foreign_buffer(states_addr, nrows * _PTR)])
+    first = ptrs[0].as_py()
+    if nrows == 1 or (pc.min(ptrs).as_py() == first and pc.max(ptrs).as_py() == first):
+        return [first], None, [nrows]
+    enc = ptrs.dictionary_encode()
+    addrs = enc.dictionary.to_pylist()
+    counts = [0] * len(addrs)
+    vc = pc.value_counts(enc.indices)
+    for v, c in zip(vc.field("values").to_pylist(), vc.field("counts").to_pylist()):
+        counts[v] = c
+    return addrs, pc.sort_indices(enc.indices), counts  # a stable sort
+
+
+def _agg_error(reg, ctx, e):
+    if isinstance(e, _BadResult):
+        return _failed(reg, ctx, str(e))
+    tb = "".join(_tb.format_exception(type(e), e, e.__traceback__.tb_next)).rstrip("\n")
+    last = "".join(_tb.format_exception_only(type(e), e)).rstrip("\n")
+    return _failed(reg, ctx, "%s\n%s" % (last, tb), tb)
+
+
+@_capi.AGG_INIT_FN
+def _agg_init(user, state):
+    reg = _functions.get(user)
+    if reg is not None:
+        ctypes.memmove(state, reg.func.state.initial, reg.func.state.size)
+
+
+@_capi.AGG_UPDATE_FN
+def _agg_update(ctx, nargs, schemas, args, nrows, states):
+    reg = None
+    try:
+        reg = _agg(ctx)
+        arrays = [_argument(schemas[i], args[i]) for i in range(nargs)]
+        agg, st = reg.func, reg.func.state
+        addrs, order, counts = _groups(states, nrows)
+        if order is not None:
+            arrays = [a.take(order) for a in arrays]
+        off = 0
+        for addr, n in zip(addrs, counts):
+            part = arrays if order is None else [a.slice(off, n) for a in arrays]
+            off += n
+            new = agg.update(st.unpack(ctypes.string_at(addr, st.size)), *part)
+            ctypes.memmove(addr, st.pack(new, "update"), st.size)
+        return 0
+    except BaseException as e:
+        return _agg_error(reg, ctx, e)
+
+
+@_capi.AGG_COMBINE_FN
+def _agg_combine(ctx, src, dst):
+    reg = None
+    try:
+        reg = _agg(ctx)
+        st = reg.func.state
+        new = reg.func.combine(st.unpack(ctypes.string_at(dst, st.size)),
+                               st.unpack(ctypes.string_at(src, st.size)))
+        ctypes.memmove(dst, st.pack(new, "combine"), st.size)
+        return 0
+    except BaseException as e:
+        return _agg_error(reg, ctx, e)
+
+
+@_capi.AGG_FINALIZE_FN
+def _agg_finalize(ctx, n, states, out):
+    reg = None
+    try:
+        reg = _agg(ctx)
+        st = reg.func.state
+        addrs = (ctypes.c_void_p * n).from_address(states) if n else []
+        vals = []
+        for addr in addrs:
+            v = reg.func.finalize(st.unpack(ctypes.string_at(addr, st.size)))
+            vals.append(v.as_py() if isinstance(v, pa.Scalar) else v)
+        try:
+            res = pa.array(vals, type=reg.arrow_ret)
+        except (pa.ArrowException, TypeError, ValueError) as e:
+            raise _BadResult("finalize gave %r, which is not a %s (%s)"
+                             % (vals[:3], reg.func.returns, e)) from None
+        res._export_to_c(ctypes.cast(out, ctypes.c_void_p).value)
+        return 0
+    except BaseException as e:
+        return _agg_error(reg, ctx, e)
+
+
+def create_aggregate(con, agg):
+    """Register `agg` (an Aggregate) on con's handle."""
+    con._check_open()
+    types = [t.encode() for t in agg.params]
+    argv = (ctypes.c_char_p * len(types))(*types)
+    fns = _capi.AggregateFns(ctypes.sizeof(_capi.AggregateFns), agg.state.size, _agg_init,
+                             _agg_update, _agg_combine, _agg_finalize)  # copied by the call
+    token = next(_tokens)
+    reg = _Registration(con, agg, None)
+    _functions[token] = reg
+    flags = _capi.FUNCTION_DETERMINISTIC if agg.deterministic else 0
+    rc = lib.dipper_create_aggregate_function(con._db, agg.name.encode(), len(types), argv,
+                                              agg.returns.encode(), flags, ctypes.byref(fns),
+                                              token, _destroy_trampoline)
+    if rc != _capi.OK:
+        _functions.pop(token, None)
+        con._check(rc)
+    try:
+        reg.arrow_ret = arrow_type(agg.returns)
+    except errors.Error as e:
+        lib.dipper_drop_function(con._db, agg.name.encode())
+        raise TypeError("dipper: aggregate %s: the result type %s has no Arrow form here: %s"
+                        % (agg.name, agg.returns, e)) from None
+    return agg
