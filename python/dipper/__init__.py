@@ -26,5 +26,6 @@ for _cls in _errors.by_code.values():
 del _cls
 
 __all__ = ["connect", "Connection", "Result", "Program", "Query", "QueryEvent", "Progress",
-           "Status", "Function", "udf", "Aggregate", "udaf", "Error", "Diagnostic", "library_path"] + \
+           "Status", "Function", "udf", "Aggregate", "udaf", "Error", "Diagnostic",
+           "library_path"] + \
           [c.__name__ for c in _errors.by_code.values()]

@@ -1,11 +1,12 @@
-"""Python scalar functions on the embedded engine: @dipper.udf, con.create_function.
+"""Python functions on the embedded engine: @dipper.udf and @dipper.udaf.
 
 Owns: turning a Python function into a dipper C function
-(dipper_create_scalar_function): its parameter and result types (SQL type
-names, from an explicit list or from the annotations), the one trampoline
-every registration shares, the registry that keeps each Python function
-alive while the handle may call it, and the checks of what a function
-returns.
+(dipper_create_scalar_function, and dipper_create_aggregate_function for
+aggregates, at the end of the file): its parameter and result types (SQL
+type names, from an explicit list or from the annotations), the one set of
+trampolines every registration shares, the registry that keeps each Python
+function alive while the handle may call it, and the checks of what a
+function returns.
 
 A call is vectorized, as the C API's: once per batch of rows, each argument
 a pyarrow.Array imported from dipper's Arrow C Data array without a copy
@@ -38,6 +39,7 @@ import datetime
 import decimal
 import inspect
 import itertools
+import struct
 import threading
 import traceback as _tb
 import weakref
@@ -340,7 +342,6 @@ class _State:
     unnamed field (the Python side then sees a bare value)."""
 
     def __init__(self, name, state, initial):
-        import struct
         if isinstance(state, str):
             self.names, types = None, [state]
         else:
