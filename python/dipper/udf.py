@@ -247,7 +247,7 @@ def _result(reg, res, nargs, nrows):
                                  % (type(res).__name__, want, e, func.returns))
     if res.type != want:
         raise _BadResult("it returned an array of %s but is declared to return %s (%s in "
-                         "pyarrow): cast it (result.cast(pa.%s)) or declare returns='%s'"
+                         "pyarrow): cast it (result.cast(%s)) or declare returns='%s'"
                          % (res.type, func.returns, want, _pa_name(want),
                             _sql_or(res.type)))
     if len(res) != nrows:
@@ -257,9 +257,20 @@ def _result(reg, res, nargs, nrows):
 
 
 def _pa_name(t):
+    """The pyarrow expression of type t, for a message."""
+    T = pa.types
+    if T.is_timestamp(t):
+        return "pa.timestamp('%s'%s)" % (t.unit, ", tz='%s'" % t.tz if t.tz else "")
+    if T.is_decimal(t):
+        return "pa.decimal128(%d, %d)" % (t.precision, t.scale)
+    if T.is_time64(t) or T.is_duration(t):
+        return "pa.%s('%s')" % ("time64" if T.is_time64(t) else "duration", t.unit)
+    simple = {"double": "float64", "float": "float32", "halffloat": "float16", "bool": "bool_",
+              "date32[day]": "date32", "string": "string", "binary": "binary"}
     s = str(t)
-    return {"double": "float64()", "float": "float32()", "string": "string()",
-            "bool": "bool_()"}.get(s, s + "()" if s.isidentifier() else repr(t))
+    if s in simple or s.isidentifier():
+        return "pa.%s()" % simple.get(s, s)
+    return "the type %s" % t
 
 
 def _sql_or(t):
