@@ -226,6 +226,34 @@ def test_exception_fails_the_query_with_the_traceback(bcon):
     assert "ValueError: no 4 for me" in str(err)
 
 
+def test_udf_and_callback_failures_read_the_same(con):
+    # the same exception from a UDF and from a foreachBatch callback: both
+    # fail the query, both errors carry the traceback (.traceback and text)
+    def same_failure(*_):
+        raise ValueError("the same failure")
+    con.register_callback("cb", same_failure)
+    con.create_function("fails", same_failure, returns="BIGINT", params=["BIGINT"])
+    con.create_function("ok", lambda x: x, returns="BIGINT", params=["BIGINT"])
+    errs = []
+    for fn in ("fails", "ok"):
+        q, = con.start("""
+          CREATE TABLE IF NOT EXISTS src (id BIGINT) WITH ('connector' = 'datagen',
+            'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '10');
+          CREATE TABLE IF NOT EXISTS o (v BIGINT) WITH ('connector' = 'callback', 'name' = 'cb');
+          INSERT INTO o SELECT %s(id) FROM src""" % fn)
+        with pytest.raises(dipper.Error) as e:
+            q.await_termination(60)
+        errs.append(e.value)
+    udf_err, cb_err = errs
+    assert isinstance(udf_err, dipper.DataError)
+    assert "function fails: ValueError: the same failure" in str(udf_err)
+    assert "callback 'cb'" in str(cb_err)
+    for err in errs:
+        assert "ValueError: the same failure" in err.traceback
+        assert "in same_failure" in err.traceback
+        assert "in same_failure" in str(err)
+
+
 def test_udf_exception_as_a_terminated_event(con):
     con.register_callback("cb", lambda b, i: None)
     con.create_function("boom", lambda x: 1 / 0, returns="BIGINT", params=["BIGINT"])
