@@ -372,8 +372,11 @@ class _State:
         self.struct = struct.Struct("=" + "".join(codes))
         self.size = self.struct.size
         zero = [False if c == "?" else 0.0 if c in "fd" else 0 for c in codes]
-        self.initial = self.pack(self.unpack(self.struct.pack(*zero)) if initial is None
-                                 else initial, "initial")
+        try:
+            self.initial = self.pack(self.unpack(self.struct.pack(*zero)) if initial is None
+                                     else initial, "initial")
+        except _BadResult as e:
+            raise TypeError("dipper: aggregate %s: %s" % (name, e)) from None
 
     def unpack(self, raw):
         vals = self.struct.unpack(raw)

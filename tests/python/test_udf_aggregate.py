@@ -169,4 +169,8 @@ def test_errors_carry_the_traceback_and_bad_states_are_named(bcon):
         bcon.create_aggregate_function("s", lambda s, x: s, lambda a, b: a, lambda s: s,
                                        state="DOUBLE", returns="DOUBLE",
                                        params=["DOUBLE"] * 3)
+    with pytest.raises(TypeError, match="aggregate s: initial gave 'x', which does not fit"):
+        bcon.create_aggregate_function("s", lambda s, x: s, lambda a, b: a, lambda s: s,
+                                       state="DOUBLE", returns="DOUBLE", params=["DOUBLE"],
+                                       initial="x")
     assert bcon.sql("SELECT COUNT(*) FROM t").fetchall() == [(6,)]
