@@ -92,10 +92,10 @@ EVENT_FN = ctypes.CFUNCTYPE(c_int, c_void_p, POINTER(Event))
 BATCH_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_int64, POINTER(ArrowSchema), POINTER(ArrowArray))
 FREE_FN = ctypes.CFUNCTYPE(None, c_void_p)
 LOG_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_char_p)
-# dipper_scalar_fn: (ctx, nargs, schemas[nargs], args[nargs], nrows, out); the
-# two arrays of pointers are read as addresses (udf.py).
-SCALAR_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_int, POINTER(c_void_p), POINTER(c_void_p),
-                             c_int64, POINTER(ArrowArray))
+# dipper_scalar_fn: (ctx, nargs, schemas[nargs], args[nargs], nrows, out), every
+# pointer as a plain address (udf.py reads the two arrays of pointers): ctypes
+# then makes no pointer objects per call.
+SCALAR_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_int, c_void_p, c_void_p, c_int64, c_void_p)
 FUNCTION_DETERMINISTIC = 1
 AGG_INIT_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
 AGG_UPDATE_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_int, POINTER(c_void_p), POINTER(c_void_p),

@@ -3,10 +3,11 @@
 Owns: turning a Python function into a dipper C function
 (dipper_create_scalar_function, and dipper_create_aggregate_function for
 aggregates, at the end of the file): its parameter and result types (SQL
-type names, from an explicit list or from the annotations), the one set of
-trampolines every registration shares, the registry that keeps each Python
-function alive while the handle may call it, and the checks of what a
-function returns.
+type names, from an explicit list or from the annotations), the
+trampolines the engine calls (one CFUNCTYPE per scalar registration, bound
+to it; one set that every aggregate shares), the registry that keeps each
+Python function and its trampoline alive while the handle may call them,
+and the checks of what a function returns.
 
 A call is vectorized, as the C API's: once per batch of rows, each argument
 a pyarrow.Array imported from dipper's Arrow C Data array without a copy
@@ -204,6 +205,7 @@ class _Registration:
         self.con_ref = weakref.ref(con)
         self.func = func
         self.arrow_ret = arrow_ret
+        self.trampoline = None  # a scalar function's CFUNCTYPE, alive as long as this
 
 
 class _BadResult(Exception):
@@ -280,17 +282,18 @@ def _sql_or(t):
         return str(t)
 
 
-@_capi.SCALAR_FN
-def _scalar_trampoline(ctx, nargs, schemas, args, nrows, out):
-    reg = None
+def _addresses(p, n):
+    """The n pointers of the C array at address p, as ints."""
+    return (ctypes.c_void_p * n).from_address(p) if n else ()
+
+
+def _scalar_call(reg, ctx, nargs, schemas, args, nrows, out):
+    """One call from the engine: reg's function on the batch's arrays."""
     try:
-        reg = _functions.get(lib.dipper_function_user(ctx))
-        if reg is None:
-            return _failed(None, ctx, "the Python function is gone")
-        arrays = [_argument(schemas[i], args[i]) for i in range(nargs)]
-        res = reg.func.fn(*arrays)
-        res = _result(reg, res, nargs, nrows)
-        res._export_to_c(ctypes.cast(out, ctypes.c_void_p).value)
+        arrays = [_argument(s, a) for s, a in zip(_addresses(schemas, nargs),
+                                                  _addresses(args, nargs))]
+        res = _result(reg, reg.func.fn(*arrays), nargs, nrows)
+        res._export_to_c(out)
         return 0
     except _BadResult as e:
         return _failed(reg, ctx, str(e))
@@ -299,6 +302,15 @@ def _scalar_trampoline(ctx, nargs, schemas, args, nrows, out):
         tb = "".join(_tb.format_exception(type(e), e, e.__traceback__.tb_next)).rstrip("\n")
         last = "".join(_tb.format_exception_only(type(e), e)).rstrip("\n")
         return _failed(reg, ctx, "%s\n%s" % (last, tb), tb)
+
+
+def _scalar_trampoline(reg):
+    """The C function of one registration: a CFUNCTYPE bound to it, so a
+    call needs no look-up (no dipper_function_user); the registration keeps
+    it alive until the handle's destroy."""
+    def call(ctx, nargs, schemas, args, nrows, out):
+        return _scalar_call(reg, ctx, nargs, schemas, args, nrows, out)
+    return _capi.SCALAR_FN(call)
 
 
 @_capi.FREE_FN
@@ -318,8 +330,9 @@ def create(con, func):
     reg = _Registration(con, func, None)
     _functions[token] = reg  # before the call: the handle may call it from then on
     flags = _capi.FUNCTION_DETERMINISTIC if func.deterministic else 0
+    reg.trampoline = _scalar_trampoline(reg)
     rc = lib.dipper_create_scalar_function(con._db, func.name.encode(), len(types), argv,
-                                           func.returns.encode(), flags, _scalar_trampoline,
+                                           func.returns.encode(), flags, reg.trampoline,
                                            token, _destroy_trampoline)
     if rc != _capi.OK:
         _functions.pop(token, None)  # on failure the handle did not take it
