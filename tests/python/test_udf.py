@@ -77,6 +77,11 @@ def test_every_query_position(bcon):
         [("b", 20), ("a", 9)]
     assert bcon.sql("SELECT x, SUM(sq(x)) OVER (PARTITION BY k ORDER BY x) AS r FROM t "
                     "ORDER BY x").fetchall() == [(1, 1), (2, 4), (3, 10), (4, 20)]
+    # a join's condition and a CASE
+    assert bcon.sql("SELECT a.x, b.x FROM t a JOIN t b ON sq(a.x) = sq(b.x) - 5 "
+                    "ORDER BY a.x").fetchall() == [(2, 3)]
+    assert bcon.sql("SELECT CASE WHEN sq(x) > 4 THEN lower1(k) ELSE 'small' END FROM t "
+                    "ORDER BY x").fetchall() == [("small",), ("small",), ("a",), ("b",)]
     # an argument cast to the parameter's type; constants
     assert bcon.sql("SELECT sq(CAST(3 AS INT)), sq(5)").fetchall() == [(9, 25)]
     # a SQL function calling the Python one
