@@ -4,6 +4,10 @@
     con = dipper.connect()                 # embedded; or dipper.connect("sc://host:15002")
     con.sql("SELECT 1 AS x").arrow()       # a pyarrow.Table, no copy
 
+    @dipper.udf(returns="DOUBLE")          # a Python scalar function, vectorized
+    def half(x: pa.Int64Array): ...
+    con.create_function(half)
+
 See docs/python.md.
 """
 
@@ -12,6 +16,7 @@ from ._capi import library_path, lib as _lib
 from .connection import Connection, Program, Result, connect
 from .errors import Diagnostic, Error
 from .streaming import Progress, Query, QueryEvent, Status
+from .udf import Aggregate, Function, udaf, udf
 
 __version__ = _lib.dipper_version().decode()
 
@@ -21,5 +26,6 @@ for _cls in _errors.by_code.values():
 del _cls
 
 __all__ = ["connect", "Connection", "Result", "Program", "Query", "QueryEvent", "Progress",
-           "Status", "Error", "Diagnostic", "library_path"] + \
+           "Status", "Function", "udf", "Aggregate", "udaf", "Error", "Diagnostic",
+           "library_path"] + \
           [c.__name__ for c in _errors.by_code.values()]

@@ -92,6 +92,22 @@ EVENT_FN = ctypes.CFUNCTYPE(c_int, c_void_p, POINTER(Event))
 BATCH_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_int64, POINTER(ArrowSchema), POINTER(ArrowArray))
 FREE_FN = ctypes.CFUNCTYPE(None, c_void_p)
 LOG_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_char_p)
+# dipper_scalar_fn: (ctx, nargs, schemas[nargs], args[nargs], nrows, out), every
+# pointer as a plain address (udf.py reads the two arrays of pointers): ctypes
+# then makes no pointer objects per call.
+SCALAR_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_int, c_void_p, c_void_p, c_int64, c_void_p)
+FUNCTION_DETERMINISTIC = 1
+AGG_INIT_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
+AGG_UPDATE_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_int, POINTER(c_void_p), POINTER(c_void_p),
+                                 c_int64, c_void_p)
+AGG_COMBINE_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_void_p)
+AGG_FINALIZE_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_int64, c_void_p, POINTER(ArrowArray))
+
+
+class AggregateFns(ctypes.Structure):
+    _fields_ = [("size", c_size_t), ("state_size", c_size_t), ("init", AGG_INIT_FN),
+                ("update", AGG_UPDATE_FN), ("combine", AGG_COMBINE_FN),
+                ("finalize", AGG_FINALIZE_FN)]
 
 _SIGNATURES = {
     "dipper_version": (c_char_p, []),
@@ -128,6 +144,14 @@ _SIGNATURES = {
     "dipper_listen": (c_int, [c_void_p, EVENT_FN, c_void_p, c_int64]),
     "dipper_register_callback2": (c_int, [c_void_p, c_char_p, BATCH_FN, c_void_p, FREE_FN]),
     "dipper_unregister_callback": (c_int, [c_void_p, c_char_p]),
+    "dipper_function_user": (c_void_p, [c_void_p]),
+    "dipper_function_error": (c_int, [c_void_p, c_int64, c_char_p]),
+    "dipper_create_scalar_function": (c_int, [c_void_p, c_char_p, c_int, POINTER(c_char_p),
+                                              c_char_p, c_uint, SCALAR_FN, c_void_p, FREE_FN]),
+    "dipper_create_aggregate_function": (c_int, [c_void_p, c_char_p, c_int, POINTER(c_char_p),
+                                                 c_char_p, c_uint, POINTER(AggregateFns),
+                                                 c_void_p, FREE_FN]),
+    "dipper_drop_function": (c_int, [c_void_p, c_char_p]),
     "dipper_memory_push_json": (c_int, [c_void_p, c_char_p, c_char_p, c_size_t]),
     "dipper_memory_fetch": (c_int, [c_void_p, c_char_p, POINTER(ArrowSchema),
                                     POINTER(ArrowArray)]),

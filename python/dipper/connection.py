@@ -281,6 +281,7 @@ class Connection:
         self._groups = weakref.WeakSet()
         self._queries = weakref.WeakValueDictionary()  # C query pointer -> Query
         self._callback_failures = []
+        self._udf_failures = []  # Python UDFs' errors (already in the C message)
         self._callback_tokens = {}  # lower-cased name -> token
         self._log_fn = None
 
@@ -320,9 +321,15 @@ class Connection:
         callback that failed the query, if one did."""
         if rc != _capi.OK:
             tb = "\n".join(self._callback_failures) or None
+            udf = "\n".join(self._udf_failures) or None
             self._callback_failures.clear()
-            raise errors.make(rc, self._db, traceback=tb)
+            self._udf_failures.clear()
+            err = errors.make(rc, self._db, traceback=tb)
+            if tb is None and udf is not None:
+                err.traceback = udf  # its text holds it already (dipper_function_error)
+            raise err
         self._callback_failures.clear()
+        self._udf_failures.clear()
 
     def _blocking(self, fn, *args):
         """fn(*args) so that Ctrl-C interrupts it (see the module's comment)."""
@@ -543,6 +550,72 @@ class Connection:
         self._check_open()
         self._check(lib.dipper_unregister_callback(self._db, name.encode()))
         self._callback_tokens.pop(name.lower(), None)
+
+    # -- Python functions (udf.py) --
+
+    def create_function(self, name, fn=None, *, returns=None, params=None, deterministic=True):
+        """Make a Python function callable from SQL on this connection
+        (dipper_create_scalar_function), for the statements compiled from
+        now on: con.create_function(f) with a dipper.Function (@dipper.udf),
+        or con.create_function("name", fn, returns="DOUBLE", params=["DOUBLE"]).
+        fn is called once per batch of rows with one pyarrow.Array per
+        argument and returns one value per row (a pyarrow.Array of the
+        result type, or what pyarrow.array() takes); `params` default to
+        fn's annotations, `returns` to its result's.  Gives the Function.
+        A function of the same name is replaced."""
+        from .udf import Aggregate, Function, create, create_aggregate  # (dipper.udf is the
+        # decorator, not the module)
+        if isinstance(name, Aggregate):
+            if fn is not None or returns is not None or params is not None:
+                raise TypeError("dipper: create_function(agg) with a dipper.Aggregate takes its "
+                                "types from it; give no fn, returns or params")
+            return create_aggregate(self, name)
+        if isinstance(name, Function):
+            if fn is not None or returns is not None or params is not None:
+                raise TypeError("dipper: create_function(f) with a dipper.Function takes its "
+                                "types from it; give no fn, returns or params")
+            func = name
+        elif callable(name) and fn is None:
+            func = Function(name, returns=returns, params=params, deterministic=deterministic)
+        else:
+            if not isinstance(name, str):
+                raise TypeError("dipper: create_function(name, fn, ...) needs a name, not %r"
+                                % (name,))
+            if isinstance(fn, Function):
+                fn = fn.fn
+            func = Function(fn, name=name, returns=returns, params=params,
+                            deterministic=deterministic)
+        return create(self, func)
+
+    def create_aggregate_function(self, name, update, combine, finalize, *, state, returns,
+                                  params=None, initial=None, deterministic=True):
+        """Make a Python aggregate callable from SQL on this connection
+        (dipper_create_aggregate_function), as @dipper.udaf does from a
+        class: update(state, *arrays) -> state gets one group's rows of a
+        batch as pyarrow arrays, combine(a, b) -> state merges two,
+        finalize(state) -> value.  `state` is a SQL type or a dict of
+        field -> type (BOOLEAN, integers, FLOAT, DOUBLE: plain bytes that
+        checkpoints keep); `initial` a new group's state (zeros)."""
+        from .udf import Aggregate, create_aggregate
+        return create_aggregate(self, Aggregate(name, update, combine, finalize, state, returns,
+                                                params=params, initial=initial,
+                                                deterministic=deterministic))
+
+    def udf(self, fn=None, *, returns=None, params=None, name=None, deterministic=True):
+        """A decorator: @con.udf(returns="DOUBLE") registers the function on
+        this connection at once (create_function) and gives the Function."""
+        from .udf import Function, create
+
+        def make(f):
+            return create(self, Function(f, name=name, returns=returns, params=params,
+                                         deterministic=deterministic))
+        return make(fn) if fn is not None else make
+
+    def drop_function(self, name):
+        """Forget a Python (or SQL) function, as DROP FUNCTION does; its
+        Python function is released once no program calling it is left."""
+        self._check_open()
+        self._check(lib.dipper_drop_function(self._db, name.encode()))
 
     # -- memory tables --
 

@@ -137,6 +137,8 @@ def _event_of(con, e):
         tb = "\n".join(con._callback_failures)
         con._callback_failures.clear()
         error = (error or "the query failed") + "\nthe Python callback raised:\n" + tb
+    if e.kind == _capi.EVENT_TERMINATED:
+        con._udf_failures.clear()  # a Python UDF's traceback is in `error` already
     qptr = get("query")
     return QueryEvent(_EVENT_KINDS.get(e.kind, str(e.kind)),
                       con._queries.get(qptr) if qptr else None,
