@@ -847,6 +847,15 @@ TEST(type_ddl_table) {
 
 /* ---- sinks ---- */
 
+/* CREATE TABLE .. AS SELECT on Spark: the table in dipper's catalog, then the
+** INSERT of its query — a batch write in batch mode. */
+TEST(ctas_is_a_batch_write_operation) {
+  EXPECT_OK("CREATE TABLE made WITH ('connector' = 'filesystem', 'path' = '/tmp/dipper-ctas', "
+            "'format' = 'json') AS SELECT id, customer AS who FROM orders",
+            "write_operation:{input:", "mode:SAVE_MODE_APPEND", "path:\"/tmp/dipper-ctas\"",
+            "source:\"json\"");
+}
+
 TEST(insert_into_files_is_a_write_operation) {
   EXPECT_OK("INSERT INTO out_files SELECT id, customer FROM orders", "write_operation:{input:",
             "mode:SAVE_MODE_APPEND", "path:\"/tmp/dipper-out\"", "source:\"json\"",
