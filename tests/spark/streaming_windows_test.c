@@ -44,7 +44,7 @@ static const char THIRD[] = EV("a", 64, "00:00:01") EV("z", 256, "00:20:00");
   "SET 'execution.checkpointing.dir' = '%s/ck';\n" \
   "CREATE TABLE ev (k STRING, v INT, ts TIMESTAMP(3),\n" \
   "  WATERMARK FOR ts AS ts - INTERVAL '10' SECOND)\n" \
-  "WITH ('connector' = 'filesystem', 'path' = '%s/in', 'format' = 'json',\n"
+  "WITH ('connector' = 'filesystem', 'path' = '%s/in', 'format' = 'json',\n" \
   "  'source.monitor-interval' = '1 us');\n"
 
 /* One query: its memory sink `name`, the script's body (the sink's CREATE
