@@ -24,6 +24,7 @@ typedef struct dp_session_option {
 typedef struct dp_database_def {
   const char *catalog, *name;
   const char *comment;
+  bool is_default;          /* the one USE CATALOG goes to (made with the catalog) */
 } dp_database_def;
 
 struct dp_catalog {

@@ -62,12 +62,14 @@ static int add_catalog(dp_catalog *c, const char *name) {
   return DIPPER_OK;
 }
 
-static int add_database(dp_catalog *c, const char *catalog, const char *name, const char *comment) {
+static int add_database(dp_catalog *c, const char *catalog, const char *name, const char *comment,
+                        bool is_default) {
   int k = catalog_slot(c, catalog);
   if (k < 0) return DIPPER_NAME;
   dp_database_def *db = dp_arena_calloc(c->arena, 1, sizeof *db);
   if (!db) return DIPPER_NOMEM;
   db->catalog = c->catalogs[k];
+  db->is_default = is_default;
   db->name = dp_arena_strdup(c->arena, name);
   db->comment = comment ? dp_arena_strdup(c->arena, comment) : NULL;
   if (!db->name || (comment && !db->comment) ||
@@ -90,7 +92,7 @@ static int add_database(dp_catalog *c, const char *catalog, const char *name, co
 
 int dp_catalog_init_namespaces(dp_catalog *c) {
   int rc = add_catalog(c, DP_DEFAULT_CATALOG);
-  if (rc == DIPPER_OK) rc = add_database(c, DP_DEFAULT_CATALOG, DP_DEFAULT_DATABASE, NULL);
+  if (rc == DIPPER_OK) rc = add_database(c, DP_DEFAULT_CATALOG, DP_DEFAULT_DATABASE, NULL, true);
   if (rc != DIPPER_OK) return rc;
   c->cur_catalog = c->catalogs[0];
   c->cur_database = c->databases[0]->name;
@@ -186,7 +188,7 @@ static int create_catalog(dp_catalog *c, dp_diags *d, const dp_ast_namespace *ns
   if (!*dflt)
     return err(d, DIPPER_OPTION, ns->options.span, "'default-database' needs a database name");
   int rc = add_catalog(c, id->name);
-  if (rc == DIPPER_OK) rc = add_database(c, id->name, dflt, NULL);
+  if (rc == DIPPER_OK) rc = add_database(c, id->name, dflt, NULL, true);
   return rc;
 }
 
@@ -211,7 +213,7 @@ int dp_catalog_create_namespace(dp_catalog *c, dp_diags *d, const dp_ast_stmt *s
                "to keep it",
                id->name, catalog);
   }
-  return add_database(c, catalog, id->name, ns->comment);
+  return add_database(c, catalog, id->name, ns->comment, false);
 }
 
 /* The tables and views of a database (all of a catalog's when db is NULL)
@@ -309,8 +311,7 @@ int dp_catalog_use(dp_catalog *c, dp_diags *d, const dp_ast_stmt *s) {
     /* the catalog's default database: the one it was made with, when it is
        still there, else its first */
     for (int i = 0; db && i < c->ndatabases; i++)
-      if (name_eq(c->databases[i]->catalog, c->catalogs[k]) &&
-          (name_eq(c->databases[i]->name, DP_DEFAULT_DATABASE) || name_eq(c->databases[i]->name, "default")))
+      if (name_eq(c->databases[i]->catalog, c->catalogs[k]) && c->databases[i]->is_default)
         db = c->databases[i]->name;
     if (!db)
       return err(d, DIPPER_NAME, n->parts[0].span,

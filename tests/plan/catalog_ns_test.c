@@ -104,6 +104,12 @@ TEST(catalogs) {
   CHECK(table_at(&e, "mem", "default", "t") == NULL);
   CHECK_STR(dp_catalog_catalog_at(e.cat, 0), "default_catalog");
   CHECK(dp_catalog_catalog_at(e.cat, 1) == NULL);
+  /* USE CATALOG goes to the database the catalog was made with */
+  CHECK_EQ(run(&e, "CREATE CATALOG m2 WITH ('type' = 'generic_in_memory', 'default-database' = "
+                   "'zz'); CREATE DATABASE m2.aa; USE CATALOG m2"),
+           DIPPER_OK);
+  CHECK_STR(dp_catalog_current_database(e.cat), "zz");
+  CHECK_STR(dp_catalog_database_at(e.cat, "m2", 0), "aa");
   env_free(&e);
 }
 
