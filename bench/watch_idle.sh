@@ -20,7 +20,8 @@ for i in range(n):
         f.write('{"id":%d}\n' % i)
 PY
 cat > "$dir/q.sql" <<SQL
-CREATE TABLE src (id INT) WITH ('connector' = 'filesystem', 'path' = '$dir/in', 'format' = 'json');
+CREATE TABLE src (id INT) WITH ('connector' = 'filesystem', 'path' = '$dir/in', 'format' = 'json',
+  'source.monitor-interval' = '10 ms');
 CREATE TABLE dst (id INT) WITH ('connector' = 'blackhole');
 INSERT INTO dst SELECT id FROM src;
 SQL

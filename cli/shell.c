@@ -270,7 +270,8 @@ static void dot_schema(shell *sh, const char *name) {
 static void dot_help(void) {
   fputs("Statements end with ';' and may span lines.  SHOW, DESCRIBE, EXPLAIN and a SELECT\n"
         "on bounded inputs print their rows; an INSERT or a SELECT over a stream runs with\n"
-        "a progress line until it ends or Ctrl-C.  Ctrl-D or .quit leaves.\n"
+        "a progress line until it ends or Ctrl-C (CREATE TABLE .. AS SELECT too).  CREATE,\n"
+        "DROP, ALTER TABLE, USE [CATALOG] and SET change the session.  Ctrl-D or .quit leaves.\n"
         ".help                  this text\n"
         ".tables                the tables and views\n"
         ".schema [NAME]         the CREATE statement of table or view NAME, or of all\n"

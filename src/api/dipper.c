@@ -190,9 +190,12 @@ static void put_duration(dp_buf *b, int64_t micros) {
 
 /* The one line EXPLAIN prints for a CREATE TABLE, from the definition the
 ** catalog now holds (so what is shown is what later statements will see). */
-static void summarize_table(dp_buf *b, const dp_catalog *cat, const char *name) {
-  dp_buf_printf(b, "CreateTable %s", name);
-  const dp_table_def *t = dp_catalog_table(cat, name);
+static void summarize_table(dp_buf *b, const dp_catalog *cat, const char *word,
+                            const dp_ast_name *n) {
+  dp_buf_printf(b, "%s %s", word, last_part(n));
+  dp_qname q;
+  if (dp_catalog_resolve(cat, NULL, n, &q) != DIPPER_OK) return;
+  const dp_table_def *t = dp_catalog_table_in(cat, &q);
   if (!t) return;
   if (t->connector) dp_buf_printf(b, " connector=%s", t->connector);
   if (t->format) dp_buf_printf(b, " format=%s", t->format);
@@ -217,7 +220,11 @@ static void summarize_table(dp_buf *b, const dp_catalog *cat, const char *name) 
 }
 
 static const char *drop_word(int what) {
-  return what == 'V' ? "DropView" : what == 'F' ? "DropFunction" : "DropTable";
+  return what == 'V'   ? "DropView"
+         : what == 'F' ? "DropFunction"
+         : what == 'D' ? "DropDatabase"
+         : what == 'C' ? "DropCatalog"
+                       : "DropTable";
 }
 
 /* One line for statements that act on the session rather than produce rows
@@ -228,7 +235,7 @@ static int summarize(dp_arena *a, const dp_catalog *cat, const dp_ast_stmt *s, c
   *out = NULL;
   switch (s->kind) {
   case DP_AS_CREATE_TABLE:
-    summarize_table(&b, cat, last_part(&s->u.create_table.name));
+    summarize_table(&b, cat, "CreateTable", &s->u.create_table.name);
     break;
   case DP_AS_CREATE_VIEW:
     dp_buf_printf(&b, "CreateView %s", last_part(&s->u.create_view.name));
@@ -251,15 +258,33 @@ static int summarize(dp_arena *a, const dp_catalog *cat, const dp_ast_stmt *s, c
     dp_buf_printf(&b, "Reset%s%s", s->u.set.key ? " " : "", s->u.set.key ? s->u.set.key : "");
     break;
   case DP_AS_USE:
-    dp_buf_printf(&b, "Use %s", last_part(&s->u.use));
+    dp_buf_printf(&b, "Use%s %s", s->u.use.catalog ? "Catalog" : "", last_part(&s->u.use.name));
     break;
   case DP_AS_SHOW:
     dp_buf_puts(&b, s->u.show.what == 'V'   ? "ShowViews"
                     : s->u.show.what == 'C' ? "ShowCreateTable"
                     : s->u.show.what == 'W' ? "ShowCreateView"
                     : s->u.show.what == 'F' ? "ShowFunctions"
+                    : s->u.show.what == 'U' ? "ShowUserFunctions"
+                    : s->u.show.what == 'D' ? "ShowDatabases"
+                    : s->u.show.what == 'K' ? "ShowCatalogs"
+                    : s->u.show.what == 'c' ? "ShowCurrentCatalog"
+                    : s->u.show.what == 'd' ? "ShowCurrentDatabase"
                                             : "ShowTables");
     break;
+  case DP_AS_CREATE_DATABASE:
+  case DP_AS_CREATE_CATALOG:
+    dp_buf_printf(&b, "Create%s %s", s->kind == DP_AS_CREATE_CATALOG ? "Catalog" : "Database",
+                  last_part(&s->u.namespace_.name));
+    break;
+  case DP_AS_ALTER_TABLE: {
+    const dp_ast_alter *al = &s->u.alter;
+    if (al->action == 'N')
+      dp_buf_printf(&b, "AlterTable %s RenameTo %s", last_part(&al->name), last_part(&al->new_name));
+    else
+      summarize_table(&b, cat, "AlterTable", &al->name);
+    break;
+  }
   case DP_AS_DESCRIBE:
     dp_buf_printf(&b, "Describe %s", last_part(&s->u.describe));
     break;
@@ -422,6 +447,9 @@ int dipper_program_stmt_kind(const dipper_program *prog, int stmt, int *out) {
   case DP_AS_QUERY: *out = DIPPER_STMT_QUERY; break;
   case DP_AS_INSERT:
   case DP_AS_STATEMENT_SET: *out = DIPPER_STMT_INSERT; break;
+  case DP_AS_CREATE_TABLE: /* CREATE TABLE .. AS SELECT: the INSERT of its query */
+    *out = ps->plan.nroots > 0 ? DIPPER_STMT_INSERT : DIPPER_STMT_SESSION;
+    break;
   default: *out = ps->rows ? DIPPER_STMT_RESULT : DIPPER_STMT_SESSION; break;
   }
   return DIPPER_OK;

@@ -11,8 +11,14 @@
 ** The answers, column by column (the names are the stream's column names):
 **   SHOW TABLES      table_name          tables and views, sorted (Flink lists both)
 **   SHOW VIEWS       view_name           sorted
+**                    (both of the current database, or of FROM|IN [catalog.]db)
+**   SHOW DATABASES   database name       of the current catalog, or of FROM|IN catalog
+**   SHOW CATALOGS    catalog name
+**   SHOW CURRENT CATALOG / DATABASE      one row: current catalog name / current database name
+**   (SHOW .. [NOT] LIKE|ILIKE 'p' keeps the rows whose first column matches the pattern)
 **   SHOW FUNCTIONS   function_name, kind, signature   the user's functions (SQL, C, Java:
-**                    the signature ends with which), then the built-ins, each by name;
+**                    the signature ends with which), then the built-ins, each by name
+**                    (SHOW USER FUNCTIONS: the user's only);
 **                    operators (+, AND, LIKE) are not functions one calls by name
 **   DESCRIBE t       name, type, null, key, extras, watermark  (Flink's DESCRIBE): type
 **                    with *ROWTIME* / *PROCTIME* on time attributes, null a BOOLEAN,
@@ -98,8 +104,12 @@ static int cmp_name(const void *x, const void *y) {
   return strcasecmp(*(const char *const *)x, *(const char *const *)y);
 }
 
-/* SHOW TABLES (tables and views) or SHOW VIEWS: the names, sorted. */
-static void show_relations(rows_builder *rb, const dp_catalog *cat, bool tables) {
+static bool in_db(const char *cat, const char *db, const dp_qname *q) {
+  return !strcasecmp(cat, q->catalog) && !strcasecmp(db, q->database);
+}
+
+/* SHOW TABLES (tables and views) or SHOW VIEWS of database q: the names, sorted. */
+static void show_relations(rows_builder *rb, const dp_catalog *cat, bool tables, const dp_qname *q) {
   int nt = tables ? dp_catalog_table_count(cat) : 0, nv = dp_catalog_view_count(cat);
   const char **names = malloc((size_t)(nt + nv + 1) * sizeof *names);
   if (!names) {
@@ -107,8 +117,14 @@ static void show_relations(rows_builder *rb, const dp_catalog *cat, bool tables)
     return;
   }
   int n = 0;
-  for (int i = 0; i < nt; i++) names[n++] = dp_catalog_table_at(cat, i)->name;
-  for (int i = 0; i < nv; i++) names[n++] = dp_catalog_view_at(cat, i)->name;
+  for (int i = 0; i < nt; i++) {
+    const dp_table_def *t = dp_catalog_table_at(cat, i);
+    if (in_db(t->catalog_name, t->database_name, q)) names[n++] = t->name;
+  }
+  for (int i = 0; i < nv; i++) {
+    const dp_view_def *v = dp_catalog_view_at(cat, i);
+    if (in_db(v->catalog_name, v->database_name, q)) names[n++] = v->name;
+  }
   qsort(names, (size_t)n, sizeof *names, cmp_name);
   for (int i = 0; i < n; i++) cell(rb, names[i]);
   free(names);
@@ -340,6 +356,119 @@ static void explain_rows(rows_builder *rb, const dp_query_plan *plan) {
   dp_buf_free(&b);
 }
 
+/* SQL LIKE: '%' any run, '_' one character, '\\' escapes the next; `fold`
+** for ILIKE.  Backtracks only to the last '%', so linear in practice. */
+static bool like_match(const char *str, const char *pat, bool fold) {
+  const char *star = NULL, *resume = NULL;
+  while (*str) {
+    char pc = *pat, sc = *str;
+    bool esc = pc == '\\' && pat[1];
+    if (esc) pc = pat[1];
+    if (fold) {
+      pc = (char)(pc >= 'A' && pc <= 'Z' ? pc + 32 : pc);
+      sc = (char)(sc >= 'A' && sc <= 'Z' ? sc + 32 : sc);
+    }
+    if (!esc && pc == '%') {
+      star = ++pat;
+      resume = str;
+    } else if (pc && ((!esc && pc == '_') || pc == sc)) {
+      pat += esc ? 2 : 1;
+      str++;
+    } else if (star) {
+      pat = star;
+      str = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (*pat == '%') pat++;
+  return *pat == '\0';
+}
+
+/* SHOW .. [NOT] LIKE|ILIKE 'p': keep the rows whose first column matches. */
+static void filter_rows(rows_builder *rb, const dp_ast_stmt *s) {
+  if (!s->u.show.like || rb->oom) return;
+  int n = 0, nrows = rb->ncells / rb->ncols;
+  for (int r = 0; r < nrows; r++) {
+    const char **row = rb->cells + r * rb->ncols;
+    bool hit = row[0] && like_match(row[0], s->u.show.like, s->u.show.ilike);
+    if (hit == s->u.show.not_like) continue;
+    memmove(rb->cells + n * rb->ncols, row, (size_t)rb->ncols * sizeof *row);
+    n++;
+  }
+  rb->ncells = n * rb->ncols;
+}
+
+/* The namespace of SHOW TABLES|VIEWS|FUNCTIONS [FROM db] or SHOW DATABASES
+** [FROM catalog]. */
+static int show_target(dp_diags *d, const dp_catalog *cat, const dp_ast_stmt *s, dp_qname *q) {
+  const dp_ast_name *n = &s->u.show.name;
+  q->catalog = dp_catalog_current_catalog(cat);
+  q->database = dp_catalog_current_database(cat);
+  q->name = NULL;
+  if (n->n == 0) return DIPPER_OK;
+  if (s->u.show.what == 'D') {
+    for (int i = 0; dp_catalog_catalog_at(cat, i); i++)
+      if (!strcasecmp(dp_catalog_catalog_at(cat, i), n->parts[0].name)) {
+        q->catalog = dp_catalog_catalog_at(cat, i);
+        return DIPPER_OK;
+      }
+    return dp_error(d, DIPPER_NAME, n->span, "catalog `%s` does not exist (SHOW CATALOGS lists them)",
+                    n->parts[0].name);
+  }
+  /* [catalog.]database: resolve it as the database part of a table name */
+  dp_ast_ident parts[3];
+  memset(parts, 0, sizeof parts);
+  dp_ast_name tn = {n->n + 1, parts, n->span};
+  for (int i = 0; i < n->n; i++) parts[i] = n->parts[i];
+  parts[n->n].name = "";
+  return dp_catalog_resolve(cat, d, &tn, q);
+}
+
+static void show_namespaces(rows_builder *rb, const dp_catalog *cat, const dp_ast_stmt *s,
+                            const dp_qname *q) {
+  switch (s->u.show.what) {
+  case 'K':
+    for (int i = 0; dp_catalog_catalog_at(cat, i); i++) cell(rb, dp_catalog_catalog_at(cat, i));
+    break;
+  case 'D':
+    for (int i = 0; dp_catalog_database_at(cat, q->catalog, i); i++)
+      cell(rb, dp_catalog_database_at(cat, q->catalog, i));
+    break;
+  case 'c': cell(rb, dp_catalog_current_catalog(cat)); break;
+  default: cell(rb, dp_catalog_current_database(cat)); break;
+  }
+}
+
+/* SHOW CREATE TABLE|VIEW */
+static int show_create(rows_builder *rb, dp_diags *d, const dp_catalog *cat, const dp_ast_stmt *s) {
+  const dp_ast_name *n = &s->u.show.name;
+  const char *name = n->n > 0 ? n->parts[n->n - 1].name : "";
+  dp_span at = n->n > 0 ? n->parts[n->n - 1].span : s->span;
+  dp_qname q;
+  int rc = dp_catalog_resolve(cat, d, n, &q);
+  if (rc != DIPPER_OK) return rc;
+  const dp_table_def *t = s->u.show.what == 'C' ? dp_catalog_table_in(cat, &q) : NULL;
+  const dp_view_def *v = s->u.show.what == 'W' ? dp_catalog_view_in(cat, &q) : NULL;
+  if (t) {
+    show_create_table(rb, t);
+  } else if (v) {
+    char *text = dp_arena_printf(rb->a, "CREATE %sVIEW `%s` AS %s", v->temporary ? "TEMPORARY " : "",
+                                 v->name, v->text ? v->text : "");
+    if (!text) rb->oom = true;
+    else cell(rb, text);
+  } else {
+    bool table = s->u.show.what == 'C';
+    const char *hint = table && dp_catalog_view_in(cat, &q)    ? ": it is a view; write SHOW CREATE VIEW"
+                       : !table && dp_catalog_table_in(cat, &q) ? ": it is a table; write SHOW CREATE TABLE"
+                       : table                                  ? "; SHOW TABLES lists the tables"
+                                                                : "; SHOW VIEWS lists the views";
+    return dp_error(d, DIPPER_NAME, at, "%s `%s` does not exist%s", table ? "table" : "view", name,
+                    hint);
+  }
+  return DIPPER_OK;
+}
+
 int dp_api_stmt_rows(dp_arena *a, dp_diags *d, const dp_catalog *cat, const dp_ast_stmt *s,
                      const dp_query_plan *plan, const dp_api_rows **out) {
   *out = NULL;
@@ -352,51 +481,49 @@ int dp_api_stmt_rows(dp_arena *a, dp_diags *d, const dp_catalog *cat, const dp_a
   static const bool describe_bool[] = {false, false, true, false, false, false};
   static const char *const set[] = {"key", "value"}, *const explain[] = {"plan"};
   static const char *const create[] = {"statement"};
+  static const char *const database[] = {"database name"}, *const catalog[] = {"catalog name"};
+  static const char *const current_catalog[] = {"current catalog name"};
+  static const char *const current_database[] = {"current database name"};
   switch (s->kind) {
-  case DP_AS_SHOW:
-    if (s->u.show.what == 'C' || s->u.show.what == 'W') {
-      const dp_ast_name *n = &s->u.show.name;
-      const char *name = n->n > 0 ? n->parts[n->n - 1].name : "";
-      dp_span at = n->n > 0 ? n->parts[n->n - 1].span : s->span;
+  case DP_AS_SHOW: {
+    int what = s->u.show.what;
+    if (what == 'C' || what == 'W') {
       rb.ncols = 1;
       rb.names = create;
-      const dp_table_def *t = s->u.show.what == 'C' ? dp_catalog_table(cat, name) : NULL;
-      const dp_view_def *v = s->u.show.what == 'W' ? dp_catalog_view(cat, name) : NULL;
-      if (t) {
-        show_create_table(&rb, t);
-      } else if (v) {
-        char *text = dp_arena_printf(a, "CREATE %sVIEW `%s` AS %s",
-                                     v->temporary ? "TEMPORARY " : "", v->name,
-                                     v->text ? v->text : "");
-        if (!text) rb.oom = true;
-        else cell(&rb, text);
-      } else {
-        bool table = s->u.show.what == 'C';
-        const char *hint = table && dp_catalog_view(cat, name)    ? ": it is a view; write SHOW CREATE VIEW"
-                           : !table && dp_catalog_table(cat, name) ? ": it is a table; write SHOW CREATE TABLE"
-                           : table                                 ? "; SHOW TABLES lists the tables"
-                                                                   : "; SHOW VIEWS lists the views";
-        return dp_error(d, DIPPER_NAME, at, "%s `%s` does not exist%s", table ? "table" : "view",
-                        name, hint);
+      int rc = show_create(&rb, d, cat, s);
+      if (rc != DIPPER_OK) {
+        free(rb.cells);
+        return rc;
       }
       break;
     }
-    rb.ncols = s->u.show.what == 'F' ? 3 : 1;
-    rb.names = s->u.show.what == 'F' ? function : s->u.show.what == 'V' ? view : relation;
-    if (s->u.show.what == 'F') {
+    dp_qname q;
+    int rc = show_target(d, cat, s, &q);
+    if (rc != DIPPER_OK) return rc;
+    bool fn = what == 'F' || what == 'U';
+    rb.ncols = fn ? 3 : 1;
+    rb.names = fn ? function : what == 'V' ? view : what == 'D' ? database : what == 'K' ? catalog
+             : what == 'c' ? current_catalog : what == 'd' ? current_database : relation;
+    if (fn) {
       show_user_functions(&rb, cat);
-      show_functions(&rb);
+      if (what == 'F') show_functions(&rb);
+    } else if (what == 'T' || what == 'V') {
+      show_relations(&rb, cat, what == 'T', &q);
+    } else {
+      show_namespaces(&rb, cat, s, &q);
     }
-    else show_relations(&rb, cat, s->u.show.what != 'V');
+    filter_rows(&rb, s);
     break;
+  }
   case DP_AS_DESCRIBE: {
-    const dp_ast_name *n = &s->u.describe;
-    const char *name = n->n > 0 ? n->parts[n->n - 1].name : "";
+    dp_qname q;
+    int qrc = dp_catalog_resolve(cat, d, &s->u.describe, &q);
+    if (qrc != DIPPER_OK) return qrc;
     rb.ncols = 6;
     rb.names = describe;
     rb.boolean = describe_bool;
-    const dp_table_def *t = dp_catalog_table(cat, name);
-    const dp_view_def *v = t ? NULL : dp_catalog_view(cat, name);
+    const dp_table_def *t = dp_catalog_table_in(cat, &q);
+    const dp_view_def *v = t ? NULL : dp_catalog_view_in(cat, &q);
     if (t) {
       describe_table(&rb, t);
     } else if (v) {

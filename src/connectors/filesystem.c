@@ -5,10 +5,11 @@
 ** name order; names starting with '.' or '_' are skipped (temporary and
 ** marker files, our own sink's included), and 'source.path.regex-pattern',
 ** when set, must match the whole path.  In batch mode everything there is
-** read once and the source ends.  In streaming mode the directory is listed
-** again when a listing is due ('source.monitor-interval', or else whenever
-** its modification time says it changed): the files that appeared since
-** make up the next batch (one micro-batch per new file set, at most
+** read once and the source ends.  So it is in streaming mode too (Flink's
+** rule: a filesystem table is bounded) unless 'source.monitor-interval' is
+** set: then the directory is watched, listed again at that interval (and
+** only when its modification time says it changed): the files that appeared
+** since make up the next batch (one micro-batch per new file set, at most
 ** 'source.max-files-per-trigger' files), and the names already taken are
 ** remembered (with a hash index), so a file is read once.  A file is read
 ** a window at a time (1 MiB, more for a longer record) and cut into records
@@ -71,7 +72,7 @@ typedef struct fs_source {
   uint32_t *seen_slots; /* open-addressing index of `seen`: i + 1, 0 = empty */
   uint32_t seen_mask;   /* nslots - 1 (a power of two), 0 before the first name */
   /* when to list a watched directory again */
-  int64_t monitor_us;   /* 'source.monitor-interval', or -1: at every micro-batch */
+  int64_t monitor_us;   /* 'source.monitor-interval' (a watched folder), or -1: bounded */
   int64_t listed_at;    /* CLOCK_REALTIME µs of the last listing */
   struct timespec dir_mtime; /* the directory's modification time then */
   int max_files;        /* 'source.max-files-per-trigger', or 0: every new file */
@@ -111,21 +112,30 @@ static int fs_source_open_state(dp_source *s, fs_source *st) {
   if (!path)
     return dp_error(s->diags, DIPPER_OPTION, t->with_span,
                     "table `%s` needs 'path' = '/dir/or/file'", t->name);
+  /* a file: URI, as Flink takes it ('file:///data/x' or 'file:/data/x') */
+  if (!strncmp(path, "file://", 7) && path[7] == '/') path += 7;
+  else if (!strncmp(path, "file:/", 6) && path[6] != '/') path += 5;
   st->root = strdup(path);
   if (!st->root) return DIPPER_NOMEM;
-  st->bounded = s->db ? !dp_session_streaming(s->db) : true;
+  /* plan/connectors.c's filesystem_bounded: the same rule, as the plan saw it */
+  const char *mon = dp_table_option(t, "source.monitor-interval", NULL);
+  st->bounded = s->db ? !dp_session_streaming(s->db) || !mon : true;
   struct stat sb;
-  if (stat(path, &sb) == 0) {
+  if (stat(st->root, &sb) == 0) {
     st->is_dir = S_ISDIR(sb.st_mode);
   } else if (st->bounded) {
     return dp_error(s->diags, DIPPER_IO, t->with_span,
-                    "table `%s`: cannot read path '%s': %s; check the 'path' option", t->name, path,
-                    strerror(errno));
+                    "table `%s`: cannot read path '%s': %s; check the 'path' option%s", t->name,
+                    path, strerror(errno),
+                    s->db && dp_session_streaming(s->db)
+                        ? " (a filesystem table without 'source.monitor-interval' is bounded: its "
+                          "files are read once when the query starts; set the option to watch a "
+                          "folder for files that come later)"
+                        : "");
   } else {
     st->is_dir = true; /* a directory to be made later: watch it */
   }
   st->monitor_us = -1;
-  const char *mon = dp_table_option(t, "source.monitor-interval", NULL);
   if (mon && (dp_parse_duration(mon, &st->monitor_us) != DIPPER_OK || st->monitor_us <= 0))
     return dp_error(s->diags, DIPPER_OPTION, t->with_span,
                     "table `%s`: 'source.monitor-interval' = '%s' is not a positive duration; "
@@ -260,16 +270,15 @@ static int64_t realtime_us(void) {
   return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* Is a listing of the watched directory due?  With 'source.monitor-interval'
-** at that interval; without, at every micro-batch — unless the directory has
-** not changed: a new entry changes its modification time, which is only
-** trusted once it is two seconds old (file systems stamp with a coarse
-** clock, so a file made in the same tick as the last listing would keep the
-** same time). */
+/* Is a listing of the watched directory due?  Every 'source.monitor-interval'
+** — unless the directory has not changed: a new entry changes its
+** modification time, which is only trusted once it is two seconds old (file
+** systems stamp with a coarse clock, so a file made in the same tick as the
+** last listing would keep the same time). */
 static bool listing_due(fs_source *st) {
   if (!st->listed) return true;
   int64_t now = realtime_us();
-  if (st->monitor_us > 0) return now - st->listed_at >= st->monitor_us;
+  if (now - st->listed_at < st->monitor_us) return false;
   struct stat sb;
   if (stat(st->root, &sb) != 0) return true;
   int64_t m = (int64_t)sb.st_mtim.tv_sec * 1000000 + sb.st_mtim.tv_nsec / 1000;

@@ -139,7 +139,14 @@ dp_plan *dp_bind_named_relation(dp_binder *b, const dp_ast_name *name, const dp_
       return NULL;
     goto aliased;
   }
-  const dp_view_def *v = dp_catalog_view(b->cat, nm);
+  /* t, db.t or cat.db.t (plan/catalog_ns.c) */
+  dp_qname q;
+  int qrc = dp_catalog_resolve(b->cat, b->d, name, &q);
+  if (qrc != DIPPER_OK) {
+    if (!b->first_error) b->first_error = qrc;
+    return NULL;
+  }
+  const dp_view_def *v = dp_catalog_view_in(b->cat, &q);
   if (v) {
     for (int i = 0; i < b->nviews; i++)
       if (dp_bind_name_eq(b->views[i], v->name))
@@ -167,9 +174,9 @@ dp_plan *dp_bind_named_relation(dp_binder *b, const dp_ast_name *name, const dp_
       return NULL;
     goto aliased;
   }
-  const dp_table_def *t = dp_catalog_table(b->cat, nm);
+  const dp_table_def *t = dp_catalog_table_in(b->cat, &q);
   if (!t) {
-    const char *best = dp_catalog_suggest(b->cat, nm);
+    const char *best = name->n == 1 ? dp_catalog_suggest(b->cat, nm) : NULL;
     if (!best) {
       const char *ctes[16];
       int nctes = 0;

@@ -100,9 +100,15 @@ int dp_bind_expr_over(dp_arena *a, dp_diags *d, const dp_catalog *cat, const dp_
 
 static dp_plan *bind_insert(dp_binder *b, const dp_ast_insert *ins, dp_span span) {
   const char *nm = ins->table.parts[ins->table.n - 1].name;
-  const dp_table_def *t = dp_catalog_table(b->cat, nm);
+  dp_qname qn;
+  int qrc = dp_catalog_resolve(b->cat, b->d, &ins->table, &qn);
+  if (qrc != DIPPER_OK) {
+    if (!b->first_error) b->first_error = qrc;
+    return NULL;
+  }
+  const dp_table_def *t = dp_catalog_table_in(b->cat, &qn);
   if (!t) {
-    if (dp_catalog_view(b->cat, nm))
+    if (dp_catalog_view_in(b->cat, &qn))
       return dp_bind_fail(b, DIPPER_TYPE, ins->table.span,
                           "`%s` is a view; INSERT INTO needs a table declared with CREATE TABLE", nm);
     const char *best = dp_catalog_suggest(b->cat, nm);
@@ -284,6 +290,39 @@ static void add_root(dp_binder *b, dp_query_plan *out, dp_plan *p) {
   out->roots[out->nroots++] = p;
 }
 
+/* CREATE TABLE t WITH (..) AS SELECT: the query bound first (its schema is
+** the table's), the table made, then an INSERT INTO t of the query — the
+** statement's root, run like an INSERT.  Columns, LIKE and PARTITIONED BY
+** are refused: the query gives the columns (Flink's rule). */
+static void bind_ctas(dp_binder *b, dp_catalog *cat, const dp_ast_stmt *s, dp_query_plan *out) {
+  const dp_ast_create_table *ct = &s->u.create_table;
+  if (ct->ncols > 0 || ct->has_watermark || ct->npk > 0 || ct->like.n > 0 || ct->npartition > 0) {
+    dp_bind_err(b, DIPPER_UNSUPPORTED, ct->name.span,
+                "CREATE TABLE ... AS SELECT takes its columns from the query: leave out the "
+                "column list, WATERMARK, PRIMARY KEY, LIKE and PARTITIONED BY (or declare the "
+                "table, then INSERT INTO it)");
+    return;
+  }
+  dp_query_plan scratch;
+  memset(&scratch, 0, sizeof scratch);
+  dp_query_plan *saved = b->q;
+  b->q = &scratch;
+  dp_plan *p = dp_bind_query(b, ct->as_query, NULL);
+  b->q = saved;
+  if (!p) return;
+  int rc = dp_catalog_create_table_as(cat, b->d, ct, &p->schema);
+  if (rc) {
+    if (!b->first_error) b->first_error = rc;
+    return;
+  }
+  dp_ast_insert ins;
+  memset(&ins, 0, sizeof ins);
+  ins.table = ct->name;
+  ins.query = ct->as_query;
+  dp_plan *root = bind_insert(b, &ins, s->span);
+  if (root) add_root(b, out, root);
+}
+
 static unsigned output_mode(const dp_catalog *cat) {
   const char *m = dp_catalog_option(cat, "dipper.output-mode");
   if (!m) return 0;
@@ -296,7 +335,22 @@ static unsigned output_mode(const dp_catalog *cat) {
 static void bind_stmt(dp_binder *b, dp_catalog *cat, const dp_ast_stmt *s, dp_query_plan *out) {
   switch (s->kind) {
   case DP_AS_CREATE_TABLE: {
+    if (s->u.create_table.as_query) {
+      bind_ctas(b, cat, s, out);
+      break;
+    }
     int rc = dp_catalog_create_table(cat, b->d, &s->u.create_table);
+    if (rc && !b->first_error) b->first_error = rc;
+    break;
+  }
+  case DP_AS_CREATE_DATABASE:
+  case DP_AS_CREATE_CATALOG: {
+    int rc = dp_catalog_create_namespace(cat, b->d, s);
+    if (rc && !b->first_error) b->first_error = rc;
+    break;
+  }
+  case DP_AS_ALTER_TABLE: {
+    int rc = dp_catalog_alter_table(cat, b->d, &s->u.alter);
     if (rc && !b->first_error) b->first_error = rc;
     break;
   }
@@ -342,13 +396,21 @@ static void bind_stmt(dp_binder *b, dp_catalog *cat, const dp_ast_stmt *s, dp_qu
                         "cannot reset `%s`: it is not set", s->u.set.key ? s->u.set.key : "");
     break;
   }
-  case DP_AS_USE:
+  case DP_AS_USE: {
+    int rc = dp_catalog_use(cat, b->d, s);
+    if (rc && !b->first_error) b->first_error = rc;
+    break;
+  }
   case DP_AS_SHOW:
     break;
   case DP_AS_DESCRIBE: {
     const dp_ast_name *n = &s->u.describe;
     const char *nm = n->n > 0 ? n->parts[n->n - 1].name : "";
-    if (!dp_catalog_table(cat, nm) && !dp_catalog_view(cat, nm)) {
+    dp_qname qn;
+    int qrc = dp_catalog_resolve(cat, b->d, n, &qn);
+    if (qrc != DIPPER_OK) {
+      if (!b->first_error) b->first_error = qrc;
+    } else if (!dp_catalog_table_in(cat, &qn) && !dp_catalog_view_in(cat, &qn)) {
       const char *best = dp_catalog_suggest(cat, nm);
       if (best)
         dp_bind_err(b, DIPPER_NAME, n->span, "unknown table `%s`; did you mean `%s`?", nm, best);

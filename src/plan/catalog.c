@@ -42,6 +42,8 @@ static int name_cmp(const char *a, const char *b) {
   }
 }
 
+int dp_catalog_name_cmp(const char *a, const char *b) { return name_cmp(a, b); }
+
 static bool name_eq(const char *a, const char *b) { return name_cmp(a, b) == 0; }
 
 /* ---- the index ---- */
@@ -50,7 +52,8 @@ dp_catalog *dp_catalog_new(void) {
   dp_catalog *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   c->arena = dp_arena_new(0);
-  if (!c->arena) {
+  if (!c->arena || dp_catalog_init_namespaces(c) != DIPPER_OK) {
+    dp_arena_free(c->arena);
     free(c);
     return NULL;
   }
@@ -66,46 +69,70 @@ void dp_catalog_free(dp_catalog *c) {
 
 dp_arena *dp_catalog_arena(dp_catalog *c) { return c->arena; }
 
-/* Index of `name` in an array sorted by name, or -(insertion point) - 1.
-** Both dp_table_def and dp_view_def begin with their name, and a pointer to
-** a struct converts to a pointer to its first member (C11 6.7.2.1), so one
-** search serves both arrays. */
-static int find_slot(void *const *arr, int n, const char *name) {
-  int lo = 0, hi = n - 1;
+/* Tables and views are ordered by (catalog, database, name). */
+static int path_cmp(const char *cat_a, const char *db_a, const char *name_a, const dp_qname *q) {
+  int r = name_cmp(cat_a, q->catalog);
+  if (r == 0) r = name_cmp(db_a, q->database);
+  return r ? r : name_cmp(name_a, q->name);
+}
+
+static int table_slot_q(const dp_catalog *c, const dp_qname *q) {
+  int lo = 0, hi = c->ntables - 1;
   while (lo <= hi) {
     int mid = lo + (hi - lo) / 2;
-    const char *const *mid_name = arr[mid];
-    int cmp = name_cmp(*mid_name, name);
+    const dp_table_def *t = c->tables[mid];
+    int cmp = path_cmp(t->catalog_name, t->database_name, t->name, q);
     if (cmp == 0) return mid;
-    if (cmp < 0)
-      lo = mid + 1;
-    else
-      hi = mid - 1;
+    if (cmp < 0) lo = mid + 1;
+    else hi = mid - 1;
   }
   return -lo - 1;
 }
 
-static int table_slot(const dp_catalog *c, const char *name) {
-  return find_slot((void *const *)c->tables, c->ntables, name);
+static int view_slot_q(const dp_catalog *c, const dp_qname *q) {
+  int lo = 0, hi = c->nviews - 1;
+  while (lo <= hi) {
+    int mid = lo + (hi - lo) / 2;
+    const dp_view_def *v = c->views[mid];
+    int cmp = path_cmp(v->catalog_name, v->database_name, v->name, q);
+    if (cmp == 0) return mid;
+    if (cmp < 0) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -lo - 1;
 }
-static int view_slot(const dp_catalog *c, const char *name) {
-  return find_slot((void *const *)c->views, c->nviews, name);
+
+static dp_qname here(const dp_catalog *c, const char *name) {
+  dp_qname q = {c->cur_catalog, c->cur_database, name};
+  return q;
+}
+
+const dp_table_def *dp_catalog_table_in(const dp_catalog *c, const dp_qname *q) {
+  if (!c || !q || !q->name || !q->catalog || !q->database) return NULL;
+  int i = table_slot_q(c, q);
+  return i >= 0 ? c->tables[i] : NULL;
+}
+
+const dp_view_def *dp_catalog_view_in(const dp_catalog *c, const dp_qname *q) {
+  if (!c || !q || !q->name || !q->catalog || !q->database) return NULL;
+  int i = view_slot_q(c, q);
+  return i >= 0 ? c->views[i] : NULL;
 }
 
 const dp_table_def *dp_catalog_table(const dp_catalog *c, const char *name) {
   if (!c || !name) return NULL;
-  int i = table_slot(c, name);
-  return i >= 0 ? c->tables[i] : NULL;
+  dp_qname q = here(c, name);
+  return dp_catalog_table_in(c, &q);
 }
 
 const dp_view_def *dp_catalog_view(const dp_catalog *c, const char *name) {
   if (!c || !name) return NULL;
-  int i = view_slot(c, name);
-  return i >= 0 ? c->views[i] : NULL;
+  dp_qname q = here(c, name);
+  return dp_catalog_view_in(c, &q);
 }
 
-static bool name_taken(const dp_catalog *c, const char *name) {
-  return dp_catalog_table(c, name) || dp_catalog_view(c, name);
+static bool name_taken_q(const dp_catalog *c, const dp_qname *q) {
+  return dp_catalog_table_in(c, q) || dp_catalog_view_in(c, q);
 }
 
 /* Insert p at position `at` of a pointer array kept in the arena. */
@@ -119,8 +146,11 @@ static int insert_at(dp_arena *a, void ***arr, int *n, int *cap, int at, void *p
 
 int dp_catalog_add_table(dp_catalog *c, dp_table_def *t) {
   if (!c || !t || !t->name) return DIPPER_MISUSE;
-  if (name_taken(c, t->name)) return DIPPER_DUPLICATE;
-  int at = -table_slot(c, t->name) - 1;
+  if (!t->catalog_name) t->catalog_name = c->cur_catalog;
+  if (!t->database_name) t->database_name = c->cur_database;
+  dp_qname q = {t->catalog_name, t->database_name, t->name};
+  if (name_taken_q(c, &q)) return DIPPER_DUPLICATE;
+  int at = -table_slot_q(c, &q) - 1;
   void **arr = (void **)c->tables;
   int rc = insert_at(c->arena, &arr, &c->ntables, &c->tables_cap, at, t);
   c->tables = (dp_table_def **)arr;
@@ -129,8 +159,11 @@ int dp_catalog_add_table(dp_catalog *c, dp_table_def *t) {
 
 int dp_catalog_add_view(dp_catalog *c, dp_view_def *v) {
   if (!c || !v || !v->name) return DIPPER_MISUSE;
-  if (name_taken(c, v->name)) return DIPPER_DUPLICATE;
-  int at = -view_slot(c, v->name) - 1;
+  if (!v->catalog_name) v->catalog_name = c->cur_catalog;
+  if (!v->database_name) v->database_name = c->cur_database;
+  dp_qname q = {v->catalog_name, v->database_name, v->name};
+  if (name_taken_q(c, &q)) return DIPPER_DUPLICATE;
+  int at = -view_slot_q(c, &q) - 1;
   void **arr = (void **)c->views;
   int rc = insert_at(c->arena, &arr, &c->nviews, &c->views_cap, at, v);
   c->views = (dp_view_def **)arr;
@@ -139,17 +172,17 @@ int dp_catalog_add_view(dp_catalog *c, dp_view_def *v) {
 
 /* The definition's memory stays in the arena until the catalog is freed:
 ** plans compiled earlier may still point at it. */
-int dp_catalog_drop(dp_catalog *c, int what, const char *name) {
-  if (!c || !name) return DIPPER_MISUSE;
+int dp_catalog_drop_in(dp_catalog *c, int what, const dp_qname *q) {
+  if (!c || !q || !q->name) return DIPPER_MISUSE;
   if (what == 'T') {
-    int i = table_slot(c, name);
+    int i = table_slot_q(c, q);
     if (i < 0) return DIPPER_NAME;
     memmove(c->tables + i, c->tables + i + 1, (size_t)(c->ntables - i - 1) * sizeof *c->tables);
     c->ntables--;
     return DIPPER_OK;
   }
   if (what == 'V') {
-    int i = view_slot(c, name);
+    int i = view_slot_q(c, q);
     if (i < 0) return DIPPER_NAME;
     memmove(c->views + i, c->views + i + 1, (size_t)(c->nviews - i - 1) * sizeof *c->views);
     c->nviews--;
@@ -158,12 +191,27 @@ int dp_catalog_drop(dp_catalog *c, int what, const char *name) {
   return DIPPER_MISUSE;
 }
 
+int dp_catalog_drop(dp_catalog *c, int what, const char *name) {
+  if (!c || !name) return DIPPER_MISUSE;
+  dp_qname q = here(c, name);
+  return dp_catalog_drop_in(c, what, &q);
+}
+
+bool dp_catalog_is_current(const dp_catalog *c, const char *catalog, const char *database) {
+  return c && catalog && database && name_eq(catalog, c->cur_catalog) &&
+         name_eq(database, c->cur_database);
+}
+
 const char *dp_catalog_suggest(const dp_catalog *c, const char *name) {
   if (!c || !name) return NULL;
   dp_closest near;
   dp_closest_init(&near, name);
-  for (int i = 0; i < c->ntables + c->nviews; i++)
-    dp_closest_add(&near, i < c->ntables ? c->tables[i]->name : c->views[i - c->ntables]->name);
+  for (int i = 0; i < c->ntables; i++)
+    if (dp_catalog_is_current(c, c->tables[i]->catalog_name, c->tables[i]->database_name))
+      dp_closest_add(&near, c->tables[i]->name);
+  for (int i = 0; i < c->nviews; i++)
+    if (dp_catalog_is_current(c, c->views[i]->catalog_name, c->views[i]->database_name))
+      dp_closest_add(&near, c->views[i]->name);
   return near.best;
 }
 
@@ -327,7 +375,9 @@ static int declare_columns(dp_catalog *c, dp_diags *d, const dp_ast_create_table
       if (!name_eq(t->schema.cols[k].name, ac->name.name)) continue;
       if (k < nlike)
         keep(&rc, dp_error(d, DIPPER_DUPLICATE, ac->name.span,
-                           "column `%s` is already declared by LIKE `%s`; rename it or leave it out",
+                           "column `%s` is already declared by LIKE `%s`; rename it or leave it out "
+                           "(a computed or metadata column is replaced with OVERWRITING "
+                           "GENERATED / OVERWRITING METADATA)",
                            ac->name.name, like->name));
       else
         keep(&rc, dp_error(d, DIPPER_DUPLICATE, ac->name.span,
@@ -431,8 +481,8 @@ static int check_watermark(dp_catalog *c, dp_diags *d, const dp_ast_create_table
   if (like && like->watermark_col >= 0)
     return dp_error(d, DIPPER_DUPLICATE, ct->watermark_span,
                     "table `%s` already brings a watermark through LIKE `%s`; a table has one "
-                    "watermark: leave this one out or declare the table without LIKE",
-                    t->name, like->name);
+                    "watermark: leave this one out, or write LIKE %s (OVERWRITING WATERMARKS)",
+                    t->name, like->name, like->name);
   const char *col = ct->watermark_col.name;
   int i = column_index(&t->schema, col);
   if (i < 0) return unknown_column(d, &t->schema, &ct->watermark_col, "the WATERMARK FOR column", t->name);
@@ -524,8 +574,9 @@ static int check_primary_key(dp_catalog *c, dp_diags *d, const dp_ast_create_tab
   int n = ct->npk + ninline;
   if (n > 0 && like && like->npk > 0)
     return dp_error(d, DIPPER_DUPLICATE, ct->npk ? ct->pk_span : ct->cols[0].span,
-                    "table `%s` already brings a primary key through LIKE `%s`; leave this one out",
-                    t->name, like->name);
+                    "table `%s` already brings a primary key through LIKE `%s`; leave this one out, "
+                    "or write LIKE %s (EXCLUDING CONSTRAINTS)",
+                    t->name, like->name, like->name);
   if (n == 0) {
     if (like && like->npk > 0) {
       t->npk = like->npk;
@@ -587,8 +638,9 @@ static int check_partitions(dp_catalog *c, dp_diags *d, const dp_ast_create_tabl
   }
   if (like && like->npartition > 0)
     return dp_error(d, DIPPER_DUPLICATE, ct->partition[0].span,
-                    "table `%s` already brings PARTITIONED BY through LIKE `%s`; leave this one out",
-                    t->name, like->name);
+                    "table `%s` already brings PARTITIONED BY through LIKE `%s`; leave this one "
+                    "out, or write LIKE %s (EXCLUDING PARTITIONS)",
+                    t->name, like->name, like->name);
   t->partition = dp_arena_calloc(c->arena, (size_t)ct->npartition, sizeof *t->partition);
   if (!t->partition) return DIPPER_NOMEM;
   int rc = DIPPER_OK;
@@ -612,9 +664,10 @@ static int check_partitions(dp_catalog *c, dp_diags *d, const dp_ast_create_tabl
 }
 
 /* The LIKE source's options, then the declared ones; a declared key
-** overrides the source's (Flink's default OVERWRITING OPTIONS). */
+** overrides the source's (Flink's default OVERWRITING OPTIONS), or is an
+** error with INCLUDING OPTIONS (`strict`). */
 static int copy_options(dp_catalog *c, dp_diags *d, const dp_ast_create_table *ct,
-                        const dp_table_def *like, dp_table_def *t) {
+                        const dp_table_def *like, bool strict, dp_table_def *t) {
   int nlike = like ? like->noptions : 0;
   int cap = nlike + ct->options.n;
   t->options = dp_arena_calloc(c->arena, (size_t)(cap ? cap : 1), sizeof *t->options);
@@ -639,16 +692,86 @@ static int copy_options(dp_catalog *c, dp_diags *d, const dp_ast_create_table *c
     int at = t->noptions;
     for (int k = 0; k < nlike; k++)
       if (strcmp(t->options[k].key, o->key) == 0) at = k;
+    if (at < nlike && strict) {
+      keep(&rc, dp_error(d, DIPPER_DUPLICATE, o->span,
+                         "option '%s' is also an option of LIKE `%s`, and INCLUDING OPTIONS "
+                         "refuses a second value: write OVERWRITING OPTIONS to replace it, or "
+                         "leave it out",
+                         o->key, like->name));
+      continue;
+    }
     t->options[at] = opt;
     if (at == t->noptions) t->noptions++;
   }
+  if (rc == DIPPER_OK) rc = dp_connector_map_legacy(c->arena, d, t);
+  return rc;
+}
+
+int dp_catalog_finish_table(dp_catalog *c, dp_diags *d, dp_table_def *t) {
+  t->connector = NULL;
+  t->format = NULL;
   for (int i = 0; i < t->noptions; i++) {
     if (strcmp(t->options[i].key, "connector") == 0) t->connector = t->options[i].value;
     if (strcmp(t->options[i].key, "format") == 0 ||
         (strcmp(t->options[i].key, "value.format") == 0 && !t->format))
       t->format = t->options[i].value;
   }
-  return rc;
+  int rc = dp_connector_check_table(d, t);
+  if (rc != DIPPER_OK) return rc;
+  /* The engines look connectors and formats up by their own spelling. */
+  t->connector = dp_connector_canonical(t->connector);
+  if (t->format) {
+    char *fmt = dp_arena_strdup(c->arena, t->format);
+    if (!fmt) return DIPPER_NOMEM;
+    for (char *p = fmt; *p; p++) *p = (char)lower((unsigned char)*p);
+    t->format = fmt;
+  }
+  /* Boundedness as of the current runtime mode; the analysis asks
+     dp_connector_bounded again with the mode in force when it runs. */
+  t->bounded = dp_connector_bounded(t, !dp_catalog_streaming(c));
+  return DIPPER_OK;
+}
+
+/* A new table's path: resolved, free, its name in the catalog arena.  1 when
+** the name is taken and IF NOT EXISTS keeps the old table. */
+static int new_table_path(dp_catalog *c, dp_diags *d, const dp_ast_create_table *ct,
+                          dp_table_def *t) {
+  const dp_ast_ident *nm = last_part(&ct->name);
+  dp_qname q;
+  int rc = dp_catalog_resolve(c, d, &ct->name, &q);
+  if (rc != DIPPER_OK) return rc;
+  if (name_taken_q(c, &q)) {
+    if (ct->if_not_exists) return 1;
+    bool is_view = dp_catalog_view_in(c, &q) != NULL;
+    return dp_error(d, DIPPER_DUPLICATE, nm->span,
+                    "a %s named `%s` already exists; write CREATE TABLE IF NOT EXISTS to keep it, "
+                    "or DROP %s %s first",
+                    is_view ? "view" : "table", nm->name, is_view ? "VIEW" : "TABLE", nm->name);
+  }
+  t->name = dp_arena_strdup(c->arena, nm->name);
+  t->catalog_name = q.catalog; /* the catalog's own strings */
+  t->database_name = q.database;
+  if (!t->name) return DIPPER_NOMEM;
+  t->temporary = ct->temporary;
+  t->span = nm->span;
+  t->with_span = ct->options.span.line ? ct->options.span : nm->span;
+  t->watermark_col = -1;
+  t->watermark_delay = -1;
+  return DIPPER_OK;
+}
+
+static int find_like(dp_catalog *c, dp_diags *d, const dp_ast_name *n, const dp_table_def **out) {
+  const dp_ast_ident *ln = last_part(n);
+  dp_qname q;
+  int rc = dp_catalog_resolve(c, d, n, &q);
+  if (rc != DIPPER_OK) return rc;
+  if ((*out = dp_catalog_table_in(c, &q)) != NULL) return DIPPER_OK;
+  char hint[160];
+  if (dp_catalog_view_in(c, &q))
+    return dp_error(d, DIPPER_NAME, ln->span, "LIKE needs a table, and `%s` is a view; name a table",
+                    ln->name);
+  return dp_error(d, DIPPER_NAME, ln->span, "LIKE names table `%s`, which does not exist%s",
+                  ln->name, did_you_mean(hint, sizeof hint, dp_catalog_suggest(c, ln->name)));
 }
 
 int dp_catalog_create_table(dp_catalog *c, dp_diags *d, const dp_ast_create_table *ct) {
@@ -656,43 +779,21 @@ int dp_catalog_create_table(dp_catalog *c, dp_diags *d, const dp_ast_create_tabl
   const dp_ast_ident *nm = last_part(&ct->name);
   if (!nm) return dp_error(d, DIPPER_INTERNAL, ct->options.span, "CREATE TABLE without a name");
   if (ct->as_query)
-    return dp_error(d, DIPPER_UNSUPPORTED, ct->as_query->span,
-                    "CREATE TABLE ... AS SELECT is not supported yet; declare the table with its "
-                    "columns and WITH options, then write INSERT INTO %s SELECT ...",
-                    nm->name);
-  if (name_taken(c, nm->name)) {
-    if (ct->if_not_exists) return DIPPER_OK;
-    bool is_view = dp_catalog_view(c, nm->name) != NULL;
-    return dp_error(d, DIPPER_DUPLICATE, nm->span,
-                    "a %s named `%s` already exists; write CREATE TABLE IF NOT EXISTS to keep it, "
-                    "or DROP %s %s first",
-                    is_view ? "view" : "table", nm->name, is_view ? "VIEW" : "TABLE", nm->name);
-  }
-  const dp_table_def *like = NULL;
-  if (ct->like.n > 0) {
-    const dp_ast_ident *ln = last_part(&ct->like);
-    like = dp_catalog_table(c, ln->name);
-    if (!like) {
-      char hint[160];
-      if (dp_catalog_view(c, ln->name))
-        return dp_error(d, DIPPER_NAME, ln->span,
-                        "LIKE needs a table, and `%s` is a view; name a table", ln->name);
-      return dp_error(d, DIPPER_NAME, ln->span, "LIKE names table `%s`, which does not exist%s",
-                      ln->name, did_you_mean(hint, sizeof hint, dp_catalog_suggest(c, ln->name)));
-    }
-  }
-
+    return dp_error(d, DIPPER_INTERNAL, ct->as_query->span,
+                    "CREATE TABLE ... AS SELECT reached the catalog without its query's schema");
   dp_table_def *t = dp_arena_calloc(c->arena, 1, sizeof *t);
   if (!t) return DIPPER_NOMEM;
-  t->name = dp_arena_strdup(c->arena, nm->name);
-  if (!t->name) return DIPPER_NOMEM;
-  t->temporary = ct->temporary;
-  t->span = nm->span;
-  t->with_span = ct->options.span.line ? ct->options.span : nm->span;
-  t->watermark_col = -1;
-  t->watermark_delay = -1;
+  int rc = new_table_path(c, d, ct, t);
+  if (rc != DIPPER_OK) return rc == 1 ? DIPPER_OK : rc;
+  const dp_table_def *like = NULL;
+  bool strict_options = false;
+  if (ct->like.n > 0) {
+    const dp_table_def *src = NULL;
+    if ((rc = find_like(c, d, &ct->like, &src)) != DIPPER_OK) return rc;
+    if ((rc = dp_catalog_like_source(c, d, ct, src, &like, &strict_options)) != DIPPER_OK) return rc;
+  }
 
-  int rc = declare_columns(c, d, ct, like, t);
+  rc = declare_columns(c, d, ct, like, t);
   if (rc == DIPPER_NOMEM) return rc;
   int nlike = like ? like->schema.ncols : 0;
   for (int i = nlike; i < t->schema.ncols; i++) {
@@ -719,24 +820,48 @@ int dp_catalog_create_table(dp_catalog *c, dp_diags *d, const dp_ast_create_tabl
   step = check_partitions(c, d, ct, like, t);
   if (step == DIPPER_NOMEM) return step;
   keep(&rc, step);
-  step = copy_options(c, d, ct, like, t);
+  step = copy_options(c, d, ct, like, strict_options, t);
   if (step == DIPPER_NOMEM) return step;
   keep(&rc, step);
-  step = dp_connector_check_table(d, t);
-  keep(&rc, step);
   if (rc != DIPPER_OK) return rc;
-  /* The engines look connectors and formats up by their own spelling. */
-  t->connector = dp_connector_canonical(t->connector);
-  if (t->format) {
-    char *fmt = dp_arena_strdup(c->arena, t->format);
-    if (!fmt) return DIPPER_NOMEM;
-    for (char *p = fmt; *p; p++) *p = (char)lower((unsigned char)*p);
-    t->format = fmt;
-  }
-  /* Boundedness as of the current runtime mode; the analysis asks
-     dp_connector_bounded again with the mode in force when it runs. */
-  t->bounded = dp_connector_bounded(t, !dp_catalog_streaming(c));
+  if ((rc = dp_catalog_finish_table(c, d, t)) != DIPPER_OK) return rc;
   return dp_catalog_add_table(c, t);
+}
+
+int dp_catalog_create_table_as(dp_catalog *c, dp_diags *d, const dp_ast_create_table *ct,
+                               const dp_schema *schema) {
+  if (!c || !d || !ct || !schema) return DIPPER_MISUSE;
+  dp_table_def *t = dp_arena_calloc(c->arena, 1, sizeof *t);
+  if (!t) return DIPPER_NOMEM;
+  int rc = new_table_path(c, d, ct, t);
+  if (rc != DIPPER_OK) return rc == 1 ? DIPPER_OK : rc;
+  int n = schema->ncols;
+  t->schema.ncols = n;
+  t->schema.cols = dp_arena_calloc(c->arena, (size_t)(n ? n : 1), sizeof *t->schema.cols);
+  t->cols = dp_arena_calloc(c->arena, (size_t)(n ? n : 1), sizeof *t->cols);
+  if (!t->schema.cols || !t->cols) return DIPPER_NOMEM;
+  for (int i = 0; i < n; i++) {
+    const char *name = schema->cols[i].name;
+    for (int k = 0; name && k < i; k++)
+      if (name_eq(t->schema.cols[k].name, name))
+        return dp_error(d, DIPPER_DUPLICATE, ct->as_query->span,
+                        "the query of CREATE TABLE ... AS SELECT returns column `%s` twice; give "
+                        "each column its own name with AS",
+                        name);
+    if (!name || !*name)
+      return dp_error(d, DIPPER_NAME, ct->as_query->span,
+                      "column %d of the query of CREATE TABLE ... AS SELECT has no name; name it "
+                      "with AS",
+                      i + 1);
+    t->schema.cols[i].name = dp_arena_strdup(c->arena, name);
+    t->schema.cols[i].type = copy_type(c->arena, schema->cols[i].type);
+    if (!t->schema.cols[i].name || !t->schema.cols[i].type) return DIPPER_NOMEM;
+    t->cols[i].kind = DP_CK_PHYSICAL;
+    t->cols[i].span = ct->as_query->span;
+  }
+  rc = copy_options(c, d, ct, NULL, false, t);
+  if (rc == DIPPER_OK) rc = dp_catalog_finish_table(c, d, t);
+  return rc == DIPPER_OK ? dp_catalog_add_table(c, t) : rc;
 }
 
 /* ---- CREATE VIEW ---- */
@@ -792,14 +917,17 @@ int dp_catalog_create_view(dp_catalog *c, dp_diags *d, const dp_ast_create_view 
   const dp_ast_ident *nm = last_part(&cv->name);
   if (!nm) return DIPPER_MISUSE;
   bool replace = false;
-  if (dp_catalog_table(c, nm->name)) {
+  dp_qname q;
+  int rc = dp_catalog_resolve(c, d, &cv->name, &q);
+  if (rc != DIPPER_OK) return rc;
+  if (dp_catalog_table_in(c, &q)) {
     if (cv->if_not_exists) return DIPPER_OK;
     return dp_error(d, DIPPER_DUPLICATE, nm->span,
                     "a table named `%s` already exists and views share its namespace; choose "
                     "another name for the view, or DROP TABLE %s first",
                     nm->name, nm->name);
   }
-  if (dp_catalog_view(c, nm->name)) {
+  if (dp_catalog_view_in(c, &q)) {
     if (cv->if_not_exists) return DIPPER_OK;
     if (!cv->or_replace)
       return dp_error(d, DIPPER_DUPLICATE, nm->span,
@@ -812,9 +940,10 @@ int dp_catalog_create_view(dp_catalog *c, dp_diags *d, const dp_ast_create_view 
   if (!v) return DIPPER_NOMEM;
   v->name = dp_arena_strdup(c->arena, nm->name);
   if (!v->name) return DIPPER_NOMEM;
+  v->catalog_name = q.catalog;
+  v->database_name = q.database;
   v->temporary = cv->temporary;
   v->span = nm->span;
-  int rc = DIPPER_OK;
   if (cv->ncols > 0) {
     v->cols = dp_arena_calloc(c->arena, (size_t)cv->ncols, sizeof *v->cols);
     if (!v->cols) return DIPPER_NOMEM;
@@ -834,7 +963,7 @@ int dp_catalog_create_view(dp_catalog *c, dp_diags *d, const dp_ast_create_view 
   if (rc != DIPPER_OK) return rc;
   rc = reparse_query(c, d, cv, text, v);
   if (rc != DIPPER_OK) return rc;
-  if (replace) dp_catalog_drop(c, 'V', v->name);
+  if (replace) dp_catalog_drop_in(c, 'V', &q);
   return dp_catalog_add_view(c, v);
 }
 
@@ -845,10 +974,14 @@ int dp_catalog_drop_stmt(dp_catalog *c, dp_diags *d, const dp_ast_drop *dr) {
   const dp_ast_ident *nm = last_part(&dr->name);
   if (!nm) return DIPPER_MISUSE;
   if (dr->what == 'F') return dp_catalog_drop_function_stmt(c, d, dr);
+  if (dr->what == 'D' || dr->what == 'C') return dp_catalog_drop_namespace(c, d, dr);
   const char *kind = dr->what == 'V' ? "view" : "table";
   const char *kw = dr->what == 'V' ? "VIEW" : "TABLE";
-  const dp_table_def *t = dp_catalog_table(c, nm->name);
-  const dp_view_def *v = dp_catalog_view(c, nm->name);
+  dp_qname q;
+  int rc = dp_catalog_resolve(c, d, &dr->name, &q);
+  if (rc != DIPPER_OK) return dr->if_exists && dr->name.n > 1 ? DIPPER_OK : rc;
+  const dp_table_def *t = dp_catalog_table_in(c, &q);
+  const dp_view_def *v = dp_catalog_view_in(c, &q);
   if (dr->what == 'T' && !t && v)
     return dp_error(d, DIPPER_NAME, nm->span, "`%s` is a view, not a table; write DROP VIEW %s",
                     nm->name, nm->name);
@@ -869,5 +1002,5 @@ int dp_catalog_drop_stmt(dp_catalog *c, dp_diags *d, const dp_ast_drop *dr) {
                     "%s `%s` is not temporary; write DROP %s %s", kind, nm->name, kw, nm->name);
   /* Views that read the table stay: like Flink, a view is re-bound at each
      use and fails then with an unknown table, naming it. */
-  return dp_catalog_drop(c, dr->what, nm->name);
+  return dp_catalog_drop_in(c, dr->what, &q);
 }

@@ -38,7 +38,9 @@ typedef struct dp_option {
 } dp_option;
 
 struct dp_table_def {
-  const char *name;
+  const char *name;           /* the object name, without catalog and database */
+  const char *catalog_name;   /* where it lives: default_catalog.default_database unless */
+  const char *database_name;  /*   named (cat.db.t, db.t) or USE chose another */
   bool temporary;
   dp_schema schema;           /* every column in declared order */
   dp_column_def *cols;        /* parallel to schema.cols */
@@ -61,6 +63,7 @@ struct dp_table_def {
 
 typedef struct dp_view_def {
   const char *name;
+  const char *catalog_name, *database_name; /* as for tables */
   bool temporary;
   int ncols;                  /* explicit column names, or 0 */
   const char **cols;
@@ -75,13 +78,48 @@ dp_catalog *dp_catalog_new(void);  /* NULL on no memory; free with dp_catalog_fr
 void dp_catalog_free(dp_catalog *c);
 dp_arena *dp_catalog_arena(dp_catalog *c); /* where definitions live */
 
-/* Lookups are case-insensitive. NULL when absent. */
+/* Catalogs and databases, as Flink names them: a session starts in catalog
+** `default_catalog`, database `default_database`; CREATE CATALOG / DATABASE
+** add namespaces, USE moves the current one, and a table name resolves as
+** t (the current database), db.t (a database of the current catalog) or
+** cat.db.t.  Names compare case-insensitively. */
+#define DP_DEFAULT_CATALOG "default_catalog"
+#define DP_DEFAULT_DATABASE "default_database"
+
+/* A resolved object path: strings borrowed (the catalog's or the name's). */
+typedef struct dp_qname {
+  const char *catalog, *database, *name;
+} dp_qname;
+
+const char *dp_catalog_current_catalog(const dp_catalog *c);
+const char *dp_catalog_current_database(const dp_catalog *c);
+bool dp_catalog_has_catalog(const dp_catalog *c, const char *catalog);
+bool dp_catalog_has_database(const dp_catalog *c, const char *catalog, const char *database);
+/* The catalogs (sorted), and the databases of one catalog (sorted): i from 0
+** while non-NULL. */
+const char *dp_catalog_catalog_at(const dp_catalog *c, int i);
+const char *dp_catalog_database_at(const dp_catalog *c, const char *catalog, int i);
+/* Resolve n (t, db.t or cat.db.t) against the current catalog and database.
+** DIPPER_OK; DIPPER_NAME, with the error at n's span in d (when d is not
+** NULL), for a catalog or database that does not exist or a name of more
+** than three parts. */
+int dp_catalog_resolve(const dp_catalog *c, dp_diags *d, const dp_ast_name *n, dp_qname *out);
+/* Is the definition in the current database? */
+bool dp_catalog_is_current(const dp_catalog *c, const char *catalog, const char *database);
+
+/* Lookups are case-insensitive. NULL when absent.  The plain forms look in
+** the current database; the _in forms at a resolved path. */
 const dp_table_def *dp_catalog_table(const dp_catalog *c, const char *name);
 const dp_view_def *dp_catalog_view(const dp_catalog *c, const char *name);
+const dp_table_def *dp_catalog_table_in(const dp_catalog *c, const dp_qname *q);
+const dp_view_def *dp_catalog_view_in(const dp_catalog *c, const dp_qname *q);
+/* Into t->catalog_name.t->database_name (the current database when NULL). */
 int dp_catalog_add_table(dp_catalog *c, dp_table_def *t);   /* DIPPER_DUPLICATE if taken */
 int dp_catalog_add_view(dp_catalog *c, dp_view_def *v);
+/* From the current database. */
 int dp_catalog_drop(dp_catalog *c, int what /* 'T' or 'V' */, const char *name);
-/* The closest table or view name, for "did you mean". */
+int dp_catalog_drop_in(dp_catalog *c, int what, const dp_qname *q);
+/* The closest table or view name of the current database, for "did you mean". */
 const char *dp_catalog_suggest(const dp_catalog *c, const char *name);
 int dp_catalog_table_count(const dp_catalog *c);
 const dp_table_def *dp_catalog_table_at(const dp_catalog *c, int i);
@@ -97,6 +135,14 @@ int dp_catalog_create_table(dp_catalog *c, dp_diags *d, const dp_ast_create_tabl
 int dp_catalog_create_view(dp_catalog *c, dp_diags *d, const dp_ast_create_view *cv,
                            const char *text);
 int dp_catalog_drop_stmt(dp_catalog *c, dp_diags *d, const dp_ast_drop *dr);
+/* CREATE DATABASE / CATALOG, USE, ALTER TABLE (catalog_ns.c): errors into d. */
+int dp_catalog_create_namespace(dp_catalog *c, dp_diags *d, const dp_ast_stmt *s);
+int dp_catalog_use(dp_catalog *c, dp_diags *d, const dp_ast_stmt *s);
+int dp_catalog_alter_table(dp_catalog *c, dp_diags *d, const dp_ast_alter *al);
+/* CREATE TABLE t WITH (..) AS SELECT: the table, its columns the query's
+** (names and types of `schema`), added like CREATE TABLE's; errors into d. */
+int dp_catalog_create_table_as(dp_catalog *c, dp_diags *d, const dp_ast_create_table *ct,
+                               const dp_schema *schema);
 
 /* User-defined functions (plan/udf.h; catalog_func.c).  Lookups are
 ** case-insensitive, NULL when absent; the list is sorted by name. */

@@ -14,7 +14,9 @@
 **   name        source sink  formats                              ends when
 **   kafka       yes    yes   json csv raw avro                   scan.bounded.mode is set and not 'unbounded'
 **   kinesis     yes    yes   json csv raw avro                   never
-**   filesystem  yes    yes   csv json parquet orc avro raw text  batch mode (a directory is watched in streaming mode)
+**   filesystem  yes    yes   csv json parquet orc avro raw text  always, unless 'source.monitor-interval' is set
+**                                                                  (then a stream, in streaming mode: the
+**                                                                  folder is watched at that interval)
 **   datagen     yes    no    -                                   number-of-rows is set, or a field is a sequence
 **   nexmark     yes    no    -                                   events.num / number-of-events is set
 **   socket      yes    no    csv json raw                        never
@@ -281,7 +283,7 @@ static int filesystem_check(dp_diags *d, const dp_table_def *t, int role);
 static bool kafka_bounded(const dp_table_def *t, bool batch_mode);
 static bool datagen_bounded(const dp_table_def *t, bool batch_mode);
 static bool nexmark_bounded(const dp_table_def *t, bool batch_mode);
-static bool batch_bounded(const dp_table_def *t, bool batch_mode);
+static bool filesystem_bounded(const dp_table_def *t, bool batch_mode);
 static bool never_bounded(const dp_table_def *t, bool batch_mode);
 static bool memory_bounded(const dp_table_def *t, bool batch_mode);
 
@@ -293,7 +295,7 @@ static const connector connectors[] = {
     {"kinesis", NULL, true, true, STREAM_FORMATS, true, kinesis_opts, kinesis_meta, kinesis_check,
      never_bounded},
     {"filesystem", NULL, true, true, "csv|json|parquet|orc|avro|raw|text", true, filesystem_opts,
-     filesystem_meta, filesystem_check, batch_bounded},
+     filesystem_meta, filesystem_check, filesystem_bounded},
     {"datagen", NULL, true, false, NULL, false, datagen_opts, NULL, datagen_check, datagen_bounded},
     {"nexmark", NULL, true, false, NULL, false, nexmark_opts, NULL, NULL, nexmark_bounded},
     {"socket", NULL, true, false, "csv|json|raw", false, socket_opts, NULL, NULL, never_bounded},
@@ -845,7 +847,9 @@ static int kinesis_check(dp_diags *d, const dp_table_def *t, int role) {
   return rc;
 }
 
-/* A micro-batch of no files would never move: the cap starts at one. */
+/* A micro-batch of no files would never move: the cap starts at one.  The
+** cap paces a watched folder, and a folder is watched only with
+** 'source.monitor-interval' (filesystem_bounded). */
 static int filesystem_check(dp_diags *d, const dp_table_def *t, int role) {
   (void)role;
   const dp_option *o = find_option(t, "source.max-files-per-trigger");
@@ -853,6 +857,12 @@ static int filesystem_check(dp_diags *d, const dp_table_def *t, int role) {
     return dp_error(d, DIPPER_OPTION, o->value_span,
                     "'source.max-files-per-trigger' must be 1 or more (a micro-batch reads at "
                     "most that many new files); leave it out to read every new file at once");
+  if (o && !find_option(t, "source.monitor-interval"))
+    return dp_error(d, DIPPER_OPTION, o->span,
+                    "'source.max-files-per-trigger' paces a watched folder, and a filesystem table "
+                    "is watched only with 'source.monitor-interval' (without it the table is "
+                    "bounded: its files are read once, Flink's rule); add "
+                    "'source.monitor-interval' = '1 s', or leave the cap out");
   return DIPPER_OK;
 }
 
@@ -932,11 +942,13 @@ static bool nexmark_bounded(const dp_table_def *t, bool batch_mode) {
   return option_value(t, "events.num") || option_value(t, "number-of-events");
 }
 
-/* Files and memory tables: what is there now in batch mode; watched for new
-** data in streaming mode. */
-static bool batch_bounded(const dp_table_def *t, bool batch_mode) {
-  (void)t;
-  return batch_mode;
+/* Flink's rule: a filesystem table is bounded — the files there when the
+** query starts, read once — unless 'source.monitor-interval' is set; then,
+** in streaming mode, the folder is watched at that interval (in batch mode
+** it is read as it is now).  So a stream joined with a table of files is a
+** stream-static join, as in Flink. */
+static bool filesystem_bounded(const dp_table_def *t, bool batch_mode) {
+  return batch_mode || !option_value(t, "source.monitor-interval");
 }
 
 /* A memory table waits for more pushes unless it says it will get none. */
@@ -1106,4 +1118,105 @@ bool dp_connector_bounded(const dp_table_def *t, bool batch_mode) {
   const connector *cn = t ? find_connector(t->connector) : NULL;
   if (!cn || !cn->source) return false;
   return cn->bounded(t, batch_mode);
+}
+
+/* ---- Flink's legacy option keys ---- */
+
+/* The keys of Flink's old connector descriptors ('connector.type',
+** 'connector.path', 'format.type', ...), which Flink still reads and
+** published SQL (Nexmark's q13) still writes, and their new spellings.
+** NULL: the key says nothing dipper needs (a descriptor or client version). */
+static const struct legacy_key {
+  const char *old_key, *new_key;
+} legacy_keys[] = {
+    {"connector.type", "connector"},
+    {"connector.path", "path"},
+    {"connector.topic", "topic"},
+    {"connector.startup-mode", "scan.startup.mode"},
+    {"connector.specific-offsets", "scan.startup.specific-offsets"},
+    {"connector.startup-timestamp-millis", "scan.startup.timestamp-millis"},
+    {"connector.sink-partitioner", "sink.partitioner"},
+    {"format.type", "format"},
+    {"connector.version", NULL},
+    {"connector.property-version", NULL},
+    {"format.property-version", NULL},
+};
+
+static int legacy_refused(dp_diags *d, const dp_option *o, const char *why) {
+  return dp_error(d, DIPPER_OPTION, o->span, "legacy option '%s' = '%s' %s", o->key, o->value, why);
+}
+
+/* The new key for legacy option o, in *out (NULL: drop it); DIPPER_OK, or an
+** error for a legacy key or value that has no new form. */
+static int legacy_new_key(dp_arena *a, dp_diags *d, const dp_table_def *t, const dp_option *o,
+                          const char **out) {
+  *out = o->key;
+  for (size_t i = 0; i < sizeof legacy_keys / sizeof legacy_keys[0]; i++)
+    if (!strcmp(o->key, legacy_keys[i].old_key)) {
+      *out = legacy_keys[i].new_key;
+      return DIPPER_OK;
+    }
+  if (!strcmp(o->key, "update-mode")) {
+    *out = NULL;
+    if (eq_ci(o->value, "append")) return DIPPER_OK;
+    return legacy_refused(d, o, "has no new form: a table's changelog follows from its query and "
+                                "its PRIMARY KEY; remove the option (declare PRIMARY KEY (..) NOT "
+                                "ENFORCED on a sink that takes updates)");
+  }
+  if (!strcmp(o->key, "format.derive-schema")) {
+    *out = NULL;
+    if (eq_ci(o->value, "true")) return DIPPER_OK;
+    return legacy_refused(d, o, "is not supported: the format's fields are always the table's "
+                                "columns; remove the option");
+  }
+  if (!strncmp(o->key, "connector.properties.", 21)) {
+    *out = dp_arena_printf(a, "properties.%s", o->key + 21);
+    return *out ? DIPPER_OK : DIPPER_NOMEM;
+  }
+  if (!strncmp(o->key, "format.", 7)) { /* 'format.field-delimiter' is 'csv.field-delimiter' */
+    const char *fmt = option_value(t, "format.type");
+    if (!fmt) fmt = option_value(t, "format");
+    if (!fmt)
+      return legacy_refused(d, o, "needs the format: add 'format.type' = 'csv' (or write the new "
+                                  "key, e.g. 'csv.field-delimiter')");
+    char *k = dp_arena_printf(a, "%s.%s", fmt, o->key + 7);
+    if (!k) return DIPPER_NOMEM;
+    for (char *c = k; *c && *c != '.'; c++) *c = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
+    *out = k;
+    return DIPPER_OK;
+  }
+  if (!strncmp(o->key, "connector.", 10))
+    return legacy_refused(d, o, "has no new form that dipper knows: write the option under its "
+                                "current name (docs/sql.md lists each connector's options)");
+  return DIPPER_OK;
+}
+
+int dp_connector_map_legacy(dp_arena *a, dp_diags *d, dp_table_def *t) {
+  int rc = DIPPER_OK, n = 0;
+  dp_option *mapped = dp_arena_calloc(a, (size_t)(t->noptions ? t->noptions : 1), sizeof *mapped);
+  if (!mapped) return DIPPER_NOMEM;
+  for (int i = 0; i < t->noptions; i++) {
+    dp_option o = t->options[i];
+    const char *key = NULL;
+    int step = legacy_new_key(a, d, t, &o, &key);
+    if (step == DIPPER_NOMEM) return step;
+    keep(&rc, step);
+    if (step != DIPPER_OK || !key) continue;
+    if (key != o.key) {
+      const dp_option *twin = find_option(t, key);
+      if (twin) {
+        keep(&rc, dp_error(d, DIPPER_DUPLICATE, o.span,
+                           "legacy option '%s' is '%s', which is also set (line %u, column %u); "
+                           "keep one",
+                           o.key, key, twin->span.line, twin->span.col));
+        continue;
+      }
+      o.key = key;
+    }
+    mapped[n++] = o;
+  }
+  if (rc != DIPPER_OK) return rc;
+  t->options = mapped;
+  t->noptions = n;
+  return DIPPER_OK;
 }

@@ -365,6 +365,22 @@ static void check_temporal(vctx *x, const dp_plan *p) {
   }
 }
 
+/* A filesystem table is a stream only with 'source.monitor-interval': say
+** so when such a side makes a join one of two streams. */
+static const char *watched_files_hint(const dp_plan *L, const dp_plan *R) {
+  const dp_plan *side[2] = {scan_below(L), scan_below(R)};
+  for (int i = 0; i < 2; i++) {
+    const dp_table_def *t = side[i] ? side[i]->u.scan.table : NULL;
+    bool watched = false;
+    for (int k = 0; t && t->connector && !strcmp(t->connector, "filesystem") && k < t->noptions; k++)
+      watched |= !strcmp(t->options[k].key, "source.monitor-interval");
+    if (watched)
+      return "; or, to join with the files as a bounded table (read once), leave "
+             "'source.monitor-interval' out of the filesystem table";
+  }
+  return "";
+}
+
 static void check_join(vctx *x, const dp_plan *p) {
   const dp_plan *L = p->inputs[0], *R = p->inputs[1];
   dp_join_kind k = p->u.join.kind;
@@ -408,8 +424,8 @@ static void check_join(vctx *x, const dp_plan *p) {
   refuse(x, p,
          "%s of two streams must know when a row can no longer find a match, but %s: declare "
          "a WATERMARK on both sources and bound the times in the ON clause, e.g. AND %s "
-         "BETWEEN %s - INTERVAL '1' HOUR AND %s + INTERVAL '1' HOUR",
-         jn, missing, lt, rt, rt);
+         "BETWEEN %s - INTERVAL '1' HOUR AND %s + INTERVAL '1' HOUR%s",
+         jn, missing, lt, rt, rt, watched_files_hint(L, R));
 }
 
 /* An as-of join of two streams emits a left row once the watermark says its

@@ -340,9 +340,15 @@ typedef enum dp_ast_stmt_kind {
   DP_AS_STATEMENT_SET,  /* statement_set: EXECUTE STATEMENT SET BEGIN ...; END / BEGIN STATEMENT SET; ... END */
   DP_AS_QUERY,          /* query: a SELECT (or WITH, VALUES, parenthesised query) */
   DP_AS_EXPLAIN,        /* explain */
-  DP_AS_USE,            /* use: USE [CATALOG] name (accepted, recorded) */
-  DP_AS_SHOW,           /* show: SHOW TABLES|VIEWS|FUNCTIONS, SHOW CREATE TABLE|VIEW n */
+  DP_AS_USE,            /* use: USE [catalog.]database, USE CATALOG catalog */
+  DP_AS_SHOW,           /* show: SHOW TABLES|VIEWS|FUNCTIONS|DATABASES|CATALOGS [FROM|IN ns]
+                           [[NOT] [I]LIKE 'p'], SHOW CURRENT CATALOG|DATABASE, SHOW CREATE
+                           TABLE|VIEW n */
   DP_AS_DESCRIBE,       /* describe: DESCRIBE|DESC t */
+  DP_AS_CREATE_DATABASE,/* namespace: CREATE DATABASE [IF NOT EXISTS] [cat.]db [COMMENT ..]
+                           [WITH (..)] */
+  DP_AS_CREATE_CATALOG, /* namespace: CREATE CATALOG [IF NOT EXISTS] cat WITH ('type' = ..) */
+  DP_AS_ALTER_TABLE,    /* alter: ALTER TABLE [IF EXISTS] t SET (..) | RESET (..) | RENAME TO n */
 } dp_ast_stmt_kind;
 
 typedef enum dp_ast_column_kind {
@@ -377,6 +383,19 @@ typedef struct dp_ast_options {
   dp_span span;
 } dp_ast_options;
 
+/* One entry of CREATE TABLE ... LIKE src (INCLUDING ALL OVERWRITING OPTIONS ...):
+** Flink's merging strategy for one feature of the source table. */
+typedef enum dp_like_mode { DP_LIKE_INCLUDING, DP_LIKE_EXCLUDING, DP_LIKE_OVERWRITING } dp_like_mode;
+typedef enum dp_like_feature {
+  DP_LIKE_ALL, DP_LIKE_CONSTRAINTS, DP_LIKE_GENERATED, DP_LIKE_METADATA, DP_LIKE_OPTIONS,
+  DP_LIKE_PARTITIONS, DP_LIKE_WATERMARKS,
+} dp_like_feature;
+typedef struct dp_ast_like_option {
+  dp_like_mode mode;
+  dp_like_feature feature;
+  dp_span span;
+} dp_ast_like_option;
+
 typedef struct dp_ast_create_table {
   dp_ast_name name;
   bool temporary, if_not_exists;
@@ -396,6 +415,8 @@ typedef struct dp_ast_create_table {
   const char *comment;
   dp_ast_options options;      /* WITH (...) */
   dp_ast_name like;            /* LIKE other_table (n == 0 when absent) */
+  int nlike_options;           /* LIKE t (INCLUDING ALL OVERWRITING OPTIONS ...), in order */
+  dp_ast_like_option *like_options;
   dp_ast_query *as_query;      /* CREATE TABLE t WITH (..) AS SELECT (CTAS) or NULL */
 } dp_ast_create_table;
 
@@ -428,10 +449,31 @@ typedef struct dp_ast_create_function {
 } dp_ast_create_function;
 
 typedef struct dp_ast_drop {
-  int what;                    /* 'T' table, 'V' view, 'F' function */
+  int what;                    /* 'T' table, 'V' view, 'F' function, 'D' database, 'C' catalog */
   dp_ast_name name;
   bool if_exists, temporary;
+  bool cascade;                /* DROP DATABASE .. CASCADE (RESTRICT is the default) */
 } dp_ast_drop;
+
+/* CREATE DATABASE / CREATE CATALOG. */
+typedef struct dp_ast_namespace {
+  dp_ast_name name;            /* [catalog.]database, or a catalog */
+  bool if_not_exists;
+  const char *comment;
+  dp_ast_options options;      /* WITH (...) */
+} dp_ast_namespace;
+
+/* ALTER TABLE. */
+typedef struct dp_ast_alter {
+  dp_ast_name name;
+  bool if_exists;
+  int action;                  /* 'S' SET (options), 'R' RESET (keys), 'N' RENAME TO new_name */
+  dp_ast_options options;      /* SET ('k' = 'v', ...) */
+  int nkeys;                   /* RESET ('k', ...) */
+  const char **keys;
+  dp_span *key_spans;
+  dp_ast_name new_name;
+} dp_ast_alter;
 
 typedef struct dp_ast_set {
   const char *key;             /* NULL: SET / RESET with no key */
@@ -468,12 +510,23 @@ struct dp_ast_stmt {
     struct { int n; dp_ast_stmt **inserts; } statement_set;
     dp_ast_query *query;
     dp_ast_explain explain;
-    dp_ast_name use;
     struct {
-      int what;          /* 'T' tables, 'V' views, 'F' functions, 'C' CREATE TABLE, 'W' CREATE VIEW */
-      dp_ast_name name;  /* SHOW CREATE TABLE|VIEW name */
+      dp_ast_name name;  /* [catalog.]database, or the catalog with USE CATALOG */
+      bool catalog;
+    } use;
+    struct {
+      /* 'T' tables, 'V' views, 'F' functions, 'U' user functions, 'D' databases,
+         'K' catalogs, 'c' current catalog, 'd' current database, 'C' CREATE TABLE,
+         'W' CREATE VIEW */
+      int what;
+      dp_ast_name name;  /* SHOW CREATE TABLE|VIEW name; SHOW .. FROM|IN name (n == 0: none) */
+      const char *like;  /* [NOT] LIKE|ILIKE 'pattern', or NULL */
+      bool not_like, ilike;
+      dp_span like_span;
     } show;
     dp_ast_name describe;
+    dp_ast_namespace namespace_;
+    dp_ast_alter alter;
   } u;
 };
 

@@ -1,6 +1,7 @@
 /*
 ** parse_stmt.c — statements: CREATE TABLE / VIEW / FUNCTION (Flink's WITH
-** options and Spark's USING), DROP, SET and RESET, SHOW, DESCRIBE, USE,
+** options and Spark's USING, LIKE with its options, AS SELECT), CREATE
+** DATABASE / CATALOG, ALTER TABLE, DROP, SET and RESET, SHOW, DESCRIBE, USE,
 ** INSERT, statement sets, EXPLAIN, and the dispatch on a statement's first
 ** word.
 **
@@ -214,6 +215,57 @@ static _Noreturn void spark_ddl(parser *p, const dp_token *at) {
                 is_kw(at, DP_KW_USING) ? "USING ... OPTIONS (...)" : "OPTIONS (...)");
 }
 
+/* LIKE t ( {INCLUDING|EXCLUDING|OVERWRITING} {ALL|CONSTRAINTS|GENERATED|
+** METADATA|OPTIONS|PARTITIONS|WATERMARKS} ... ) after the '(': Flink's like
+** options, checked here as Flink checks them. */
+static void parse_like_options(parser *p, dp_ast_create_table *ct) {
+  static const char *const modes[] = {"INCLUDING", "EXCLUDING", "OVERWRITING"};
+  static const char *const features[] = {"ALL", "CONSTRAINTS", "GENERATED", "METADATA",
+                                         "OPTIONS", "PARTITIONS", "WATERMARKS"};
+  vec v = {0};
+  do {
+    const dp_token *ms = cur(p);
+    int mode = -1, feature = -1;
+    for (int i = 0; i < 3 && mode < 0; i++)
+      if (dp_ps_is_word(p, ms, modes[i])) mode = i;
+    if (mode < 0) dp_ps_fail_expected(p, "INCLUDING, EXCLUDING or OVERWRITING in the LIKE options", NULL);
+    next(p);
+    const dp_token *fs = cur(p);
+    for (int i = 0; i < 7 && feature < 0; i++)
+      if (is_kw(fs, DP_KW_ALL) ? i == 0 : dp_ps_is_word(p, fs, features[i])) feature = i;
+    if (feature < 0)
+      dp_ps_fail_expected(p, "ALL, CONSTRAINTS, GENERATED, METADATA, OPTIONS, PARTITIONS or "
+                             "WATERMARKS after the merging strategy", NULL);
+    next(p);
+    if (mode == DP_LIKE_OVERWRITING &&
+        (feature == DP_LIKE_ALL || feature == DP_LIKE_CONSTRAINTS || feature == DP_LIKE_PARTITIONS))
+      dp_ps_fail_at(p, DIPPER_SYNTAX, span_from(p, ms),
+                    "OVERWRITING %s is not a LIKE option: %s can only be included or excluded "
+                    "(OVERWRITING applies to GENERATED, METADATA, OPTIONS and WATERMARKS)",
+                    features[feature], feature == DP_LIKE_ALL ? "ALL" : features[feature]);
+    for (int i = 0; i < v.n; i++) {
+      const dp_ast_like_option *o = (const dp_ast_like_option *)v.items + i;
+      if (o->feature == (dp_like_feature)feature)
+        dp_ps_fail_at(p, DIPPER_DUPLICATE, span_from(p, ms),
+                      "the LIKE options name %s twice; keep one strategy per feature",
+                      features[feature]);
+    }
+    if (feature == DP_LIKE_ALL && v.n > 0)
+      dp_ps_fail_at(p, DIPPER_SYNTAX, span_from(p, ms),
+                    "%s ALL must come first in the LIKE options: it sets every feature, and the "
+                    "ones after it make exceptions",
+                    modes[mode]);
+    dp_ast_like_option *o = dp_ps_vec_push(p, &v, sizeof *o);
+    o->mode = (dp_like_mode)mode;
+    o->feature = (dp_like_feature)feature;
+    o->span = span_from(p, ms);
+    accept(p, DP_TK_COMMA);
+  } while (!at(p, DP_TK_RPAREN) && !at(p, DP_TK_EOF));
+  dp_ps_expect(p, DP_TK_RPAREN, "')' to close the LIKE options");
+  ct->nlike_options = v.n;
+  ct->like_options = v.items;
+}
+
 static void parse_create_table(parser *p, dp_ast_stmt *s) {
   dp_ast_create_table *ct = &s->u.create_table;
   ct->if_not_exists = accept_if_not_exists(p);
@@ -236,10 +288,7 @@ static void parse_create_table(parser *p, dp_ast_stmt *s) {
     } else if (!seen_like && accept_kw(p, DP_KW_LIKE)) {
       seen_like = true;
       ct->like = dp_ps_name(p, "the table name after LIKE");
-      if (at(p, DP_TK_LPAREN))
-        dp_ps_fail_at(p, DIPPER_UNSUPPORTED, cur(p)->span,
-                      "LIKE options (INCLUDING/EXCLUDING ...) are not supported: LIKE copies the "
-                      "columns, watermark and options; remove the parenthesised list");
+      if (accept(p, DP_TK_LPAREN)) parse_like_options(p, ct);
     } else if (accept_kw(p, DP_KW_AS)) {
       ct->as_query = dp_ps_query(p);
       break;
@@ -341,6 +390,22 @@ static void parse_class(parser *p, dp_ast_create_function *cf) {
   }
 }
 
+/* [IF NOT EXISTS] name [COMMENT '..'] [WITH (..)] of CREATE DATABASE|CATALOG. */
+static void parse_namespace(parser *p, dp_ast_namespace *ns, bool catalog) {
+  ns->if_not_exists = accept_if_not_exists(p);
+  ns->name = dp_ps_name(p, catalog ? "a catalog name" : "a database name");
+  if (catalog && ns->name.n > 1)
+    dp_ps_fail_at(p, DIPPER_SYNTAX, ns->name.span, "a catalog name has one part; write CREATE CATALOG name");
+  if (!catalog && ns->name.n > 2)
+    dp_ps_fail_at(p, DIPPER_SYNTAX, ns->name.span,
+                  "a database name is [catalog.]database; write CREATE DATABASE cat.db");
+  if (!catalog && accept_kw(p, DP_KW_COMMENT)) ns->comment = parse_string(p, "a string after COMMENT");
+  const dp_token *ws = cur(p);
+  if (accept_kw(p, DP_KW_WITH)) parse_options(p, &ns->options, ws);
+  else if (catalog)
+    dp_ps_fail_expected(p, "WITH ('type' = 'generic_in_memory') after the catalog name", NULL);
+}
+
 static dp_ast_stmt *parse_create(parser *p) {
   const dp_token *start = cur(p);
   next(p);
@@ -367,6 +432,14 @@ static dp_ast_stmt *parse_create(parser *p) {
     s->u.create_view.temporary = temporary;
     s->u.create_view.or_replace = or_replace;
     parse_create_view(p, s);
+  } else if (dp_ps_is_word(p, what, "DATABASE") || at_kw(p, DP_KW_CATALOG)) {
+    bool catalog = at_kw(p, DP_KW_CATALOG);
+    if (or_replace || temporary)
+      dp_ps_fail_at(p, DIPPER_SYNTAX, what->span, "CREATE %s takes no %s",
+                    catalog ? "CATALOG" : "DATABASE", or_replace ? "OR REPLACE" : "TEMPORARY");
+    next(p);
+    s = new_stmt(p, catalog ? DP_AS_CREATE_CATALOG : DP_AS_CREATE_DATABASE, start);
+    parse_namespace(p, &s->u.namespace_, catalog);
   } else if (accept_kw(p, DP_KW_FUNCTION)) {
     if (or_replace)
       dp_ps_fail_at(p, DIPPER_UNSUPPORTED, what->span,
@@ -376,7 +449,7 @@ static dp_ast_stmt *parse_create(parser *p) {
     s->u.create_function.system = system;
     parse_create_function(p, s);
   } else {
-    dp_ps_fail_expected(p, "TABLE, VIEW or FUNCTION after CREATE", NULL);
+    dp_ps_fail_expected(p, "TABLE, VIEW, FUNCTION, DATABASE or CATALOG after CREATE", NULL);
   }
   return s;
 }
@@ -390,9 +463,69 @@ static dp_ast_stmt *parse_drop(parser *p) {
   if (accept_kw(p, DP_KW_TABLE)) s->u.drop.what = 'T';
   else if (accept_kw(p, DP_KW_VIEW)) s->u.drop.what = 'V';
   else if (accept_kw(p, DP_KW_FUNCTION)) s->u.drop.what = 'F';
-  else dp_ps_fail_expected(p, "TABLE, VIEW or FUNCTION after DROP", NULL);
+  else if (!s->u.drop.temporary && dp_ps_accept_word(p, "DATABASE")) s->u.drop.what = 'D';
+  else if (!s->u.drop.temporary && accept_kw(p, DP_KW_CATALOG)) s->u.drop.what = 'C';
+  else dp_ps_fail_expected(p, "TABLE, VIEW, FUNCTION, DATABASE or CATALOG after DROP", NULL);
   s->u.drop.if_exists = accept_if_exists(p);
   s->u.drop.name = dp_ps_name(p, "the name to drop");
+  if (s->u.drop.what == 'D') {
+    if (dp_ps_accept_word(p, "CASCADE")) s->u.drop.cascade = true;
+    else dp_ps_accept_word(p, "RESTRICT");
+  }
+  return s;
+}
+
+/* ALTER TABLE [IF EXISTS] t SET ('k' = 'v', ..) | RESET ('k', ..) | RENAME TO n */
+static dp_ast_stmt *parse_alter(parser *p) {
+  const dp_token *start = cur(p);
+  next(p);
+  if (!accept_kw(p, DP_KW_TABLE)) {
+    if (at_kw(p, DP_KW_VIEW) || dp_ps_is_word(p, cur(p), "DATABASE") || at_kw(p, DP_KW_FUNCTION))
+      dp_ps_fail_at(p, DIPPER_UNSUPPORTED, cur(p)->span,
+                    "ALTER %.*s is not supported: ALTER TABLE changes a table's options or name; "
+                    "drop and create the object again",
+                    (int)cur(p)->span.len, p->text + cur(p)->span.off);
+    dp_ps_fail_expected(p, "TABLE after ALTER", NULL);
+  }
+  dp_ast_stmt *s = new_stmt(p, DP_AS_ALTER_TABLE, start);
+  dp_ast_alter *al = &s->u.alter;
+  al->if_exists = accept_if_exists(p);
+  al->name = dp_ps_name(p, "the table to alter");
+  const dp_token *as = cur(p);
+  if (accept_kw(p, DP_KW_SET)) {
+    al->action = 'S';
+    parse_options(p, &al->options, as);
+    if (al->options.n == 0)
+      dp_ps_fail_at(p, DIPPER_SYNTAX, al->options.span, "ALTER TABLE .. SET needs at least one 'key' = 'value'");
+  } else if (accept_kw(p, DP_KW_RESET)) {
+    al->action = 'R';
+    dp_ps_expect(p, DP_TK_LPAREN, "'(' after RESET (ALTER TABLE t RESET ('key', ...))");
+    vec keys = {0}, spans = {0};
+    do {
+      *(dp_span *)dp_ps_vec_push(p, &spans, sizeof(dp_span)) = cur(p)->span;
+      *(const char **)dp_ps_vec_push(p, &keys, sizeof(const char *)) =
+          parse_string(p, "an option key in single quotes");
+    } while (accept(p, DP_TK_COMMA));
+    dp_ps_expect(p, DP_TK_RPAREN, "')' to close the keys to reset");
+    al->nkeys = keys.n;
+    al->keys = keys.items;
+    al->key_spans = spans.items;
+  } else if (dp_ps_accept_word(p, "RENAME")) {
+    if (!at_kw(p, DP_KW_TO))
+      dp_ps_fail_at(p, DIPPER_UNSUPPORTED, cur(p)->span,
+                    "ALTER TABLE .. RENAME renames the table only (RENAME TO new_name); columns "
+                    "cannot be renamed: create the table again");
+    next(p);
+    al->action = 'N';
+    al->new_name = dp_ps_name(p, "the new table name after RENAME TO");
+  } else if (dp_ps_is_word(p, as, "ADD") || dp_ps_is_word(p, as, "MODIFY") || at_kw(p, DP_KW_DROP)) {
+    dp_ps_fail_at(p, DIPPER_UNSUPPORTED, as->span,
+                  "ALTER TABLE .. %.*s (schema changes) is not supported: ALTER TABLE sets or "
+                  "resets options and renames; create the table again for a new schema",
+                  (int)as->span.len, p->text + as->span.off);
+  } else {
+    dp_ps_fail_expected(p, "SET (..), RESET (..) or RENAME TO after the table name", NULL);
+  }
   return s;
 }
 
@@ -571,6 +704,53 @@ static dp_ast_stmt *parse_explain(parser *p) {
   return s;
 }
 
+/* What follows SHOW. */
+static void parse_show(parser *p, dp_ast_stmt *s) {
+  int what = 0;
+  if (accept_kw(p, DP_KW_TABLES)) what = 'T';
+  else if (accept_kw(p, DP_KW_VIEWS)) what = 'V';
+  else if (accept_kw(p, DP_KW_FUNCTIONS)) what = 'F';
+  else if (dp_ps_accept_word(p, "USER")) {
+    if (!accept_kw(p, DP_KW_FUNCTIONS)) dp_ps_fail_expected(p, "FUNCTIONS after SHOW USER", NULL);
+    what = 'U';
+  } else if (dp_ps_accept_word(p, "DATABASES")) what = 'D';
+  else if (dp_ps_accept_word(p, "CATALOGS")) what = 'K';
+  else if (accept_kw(p, DP_KW_CURRENT)) {
+    if (accept_kw(p, DP_KW_CATALOG)) what = 'c';
+    else if (dp_ps_accept_word(p, "DATABASE")) what = 'd';
+    else dp_ps_fail_expected(p, "CATALOG or DATABASE after SHOW CURRENT", NULL);
+  } else if (accept_kw(p, DP_KW_CREATE)) {
+    if (accept_kw(p, DP_KW_TABLE)) what = 'C';
+    else if (accept_kw(p, DP_KW_VIEW)) what = 'W';
+    else dp_ps_fail_expected(p, "TABLE or VIEW after SHOW CREATE", NULL);
+    s->u.show.what = what;
+    s->u.show.name = dp_ps_name(p, what == 'C' ? "a table name" : "a view name");
+    return;
+  } else {
+    dp_ps_fail_expected(p, "TABLES, VIEWS, FUNCTIONS, DATABASES, CATALOGS, CURRENT or CREATE after SHOW", NULL);
+  }
+  s->u.show.what = what;
+  if (what == 'c' || what == 'd') return;
+  if (what != 'K' && (accept_kw(p, DP_KW_FROM) || accept_kw(p, DP_KW_IN))) {
+    s->u.show.name = dp_ps_name(p, what == 'D' ? "a catalog name after FROM" : "a database name after FROM");
+    if (s->u.show.name.n > (what == 'D' ? 1 : 2))
+      dp_ps_fail_at(p, DIPPER_SYNTAX, s->u.show.name.span,
+                    what == 'D' ? "SHOW DATABASES FROM takes a catalog name"
+                                : "SHOW .. FROM takes [catalog.]database");
+  }
+  const dp_token *ls = cur(p);
+  s->u.show.not_like = accept_kw(p, DP_KW_NOT);
+  if (accept_kw(p, DP_KW_LIKE)) {
+    s->u.show.like = parse_string(p, "a pattern in single quotes after LIKE");
+  } else if (dp_ps_accept_word(p, "ILIKE")) {
+    s->u.show.ilike = true;
+    s->u.show.like = parse_string(p, "a pattern in single quotes after ILIKE");
+  } else if (s->u.show.not_like) {
+    dp_ps_fail_expected(p, "LIKE or ILIKE after NOT", NULL);
+  }
+  if (s->u.show.like) s->u.show.like_span = span_from(p, ls);
+}
+
 dp_ast_stmt *dp_ps_statement(parser *p) {
   const dp_token *start = cur(p);
   dp_ast_stmt *s;
@@ -594,22 +774,20 @@ dp_ast_stmt *dp_ps_statement(parser *p) {
     case DP_KW_USE:
       next(p);
       s = new_stmt(p, DP_AS_USE, start);
-      if (at_kw(p, DP_KW_CATALOG) && !dp_ps_ends_statement(peek(p, 1))) next(p);
-      s->u.use = dp_ps_name(p, "a catalog or database name after USE");
+      if (at_kw(p, DP_KW_CATALOG) && !dp_ps_ends_statement(peek(p, 1))) {
+        next(p);
+        s->u.use.catalog = true;
+      }
+      s->u.use.name = dp_ps_name(p, "a catalog or database name after USE");
+      if (s->u.use.name.n > (s->u.use.catalog ? 1 : 2))
+        dp_ps_fail_at(p, DIPPER_SYNTAX, s->u.use.name.span,
+                      s->u.use.catalog ? "USE CATALOG takes a catalog name"
+                                       : "USE takes [catalog.]database");
       break;
     case DP_KW_SHOW:
       next(p);
       s = new_stmt(p, DP_AS_SHOW, start);
-      if (accept_kw(p, DP_KW_TABLES)) s->u.show.what = 'T';
-      else if (accept_kw(p, DP_KW_VIEWS)) s->u.show.what = 'V';
-      else if (accept_kw(p, DP_KW_FUNCTIONS)) s->u.show.what = 'F';
-      else if (accept_kw(p, DP_KW_CREATE)) {
-        if (accept_kw(p, DP_KW_TABLE)) s->u.show.what = 'C';
-        else if (accept_kw(p, DP_KW_VIEW)) s->u.show.what = 'W';
-        else dp_ps_fail_expected(p, "TABLE or VIEW after SHOW CREATE", NULL);
-        s->u.show.name = dp_ps_name(p, s->u.show.what == 'C' ? "a table name" : "a view name");
-      }
-      else dp_ps_fail_expected(p, "TABLES, VIEWS, FUNCTIONS or CREATE after SHOW", NULL);
+      parse_show(p, s);
       break;
     case DP_KW_DESCRIBE:
     case DP_KW_DESC:
@@ -625,6 +803,10 @@ dp_ast_stmt *dp_ps_statement(parser *p) {
       s->u.query = dp_ps_query(p);
       break;
     default:
+      if (dp_ps_is_word(p, start, "ALTER")) {
+        s = parse_alter(p);
+        break;
+      }
       if (at(p, DP_TK_LPAREN)) {
         s = new_stmt(p, DP_AS_QUERY, start);
         s->u.query = dp_ps_query(p);

@@ -49,7 +49,8 @@ SET 'dipper.max-batch-rows' = '500';
 SET 'dipper.trigger' = 'available-now';
 CREATE TABLE src (id BIGINT, k INT, v INT, d INT, ts TIMESTAMP(3),
   WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
-WITH ('connector' = 'filesystem', 'path' = '$work/in', 'format' = 'json');
+WITH ('connector' = 'filesystem', 'path' = '$work/in', 'format' = 'json',
+  'source.monitor-interval' = '1 s');
 $2
 EOF
 }
@@ -57,7 +58,8 @@ EOF
 # An interval join of the stream with a second reading of the same files.
 join_sql="CREATE TABLE src2 (id BIGINT, v INT, ts TIMESTAMP(3),
   WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
-WITH ('connector' = 'filesystem', 'path' = '$work/in', 'format' = 'json');
+WITH ('connector' = 'filesystem', 'path' = '$work/in', 'format' = 'json',
+  'source.monitor-interval' = '1 s');
 CREATE TABLE dst (id BIGINT, k INT, v2 INT)
 WITH ('connector' = 'filesystem', 'path' = '$work/out', 'format' = 'json');
 INSERT INTO dst SELECT a.id, a.k, a.v + b.v FROM src a JOIN src2 b

@@ -78,8 +78,10 @@ write_sql() { # $1 file, $2 'rocksdb' or 'hashmap', $3 sink folder
 SET 'state.backend' = '$2';
 SET 'dipper.max-batch-rows' = '2000';
 SET 'dipper.trigger' = 'available-now';
-CREATE TABLE gl (k BIGINT) WITH ('connector' = 'filesystem', 'path' = '$work/in', 'format' = 'csv');
-CREATE TABLE gr (k BIGINT) WITH ('connector' = 'filesystem', 'path' = '$work/in', 'format' = 'csv');
+CREATE TABLE gl (k BIGINT) WITH ('connector' = 'filesystem', 'path' = '$work/in', 'format' = 'csv',
+  'source.monitor-interval' = '1 s');
+CREATE TABLE gr (k BIGINT) WITH ('connector' = 'filesystem', 'path' = '$work/in', 'format' = 'csv',
+  'source.monitor-interval' = '1 s');
 CREATE VIEW l AS SELECT k, RPAD(CAST(k AS STRING), $pad, 'l') AS pad FROM gl;
 CREATE VIEW r AS SELECT k, RPAD(CAST(k AS STRING), $pad, 'r') AS pad FROM gr;
 CREATE TABLE out (k BIGINT, rk BIGINT, intact BOOLEAN)

@@ -58,6 +58,10 @@ static int run(env *e, const char *sql) {
       break;
     }
     case DP_AS_DROP: rc = dp_catalog_drop_stmt(e->cat, &e->d, &s->u.drop); break;
+    case DP_AS_CREATE_DATABASE:
+    case DP_AS_CREATE_CATALOG: rc = dp_catalog_create_namespace(e->cat, &e->d, s); break;
+    case DP_AS_USE: rc = dp_catalog_use(e->cat, &e->d, s); break;
+    case DP_AS_ALTER_TABLE: rc = dp_catalog_alter_table(e->cat, &e->d, &s->u.alter); break;
     case DP_AS_SET: rc = dp_catalog_set(e->cat, &e->d, &s->u.set); break;
     case DP_AS_RESET: rc = dp_catalog_reset(e->cat, s->u.set.key); break;
     default: rc = -2; break;

@@ -102,18 +102,6 @@ TEST(missing_connector) {
   env_free(&e);
 }
 
-TEST(ctas_is_refused) {
-  env e;
-  env_init(&e);
-  CHECK_EQ(run(&e, "CREATE TABLE src (a INT)" DATAGEN), DIPPER_OK);
-  int rc = run(&e, "CREATE TABLE t WITH ('connector' = 'blackhole') AS SELECT a FROM src");
-  EXPECT_ERROR(&e, rc, DIPPER_UNSUPPORTED, "CREATE TABLE ... AS SELECT is not supported yet",
-               "SELECT a");
-  CHECK_CONTAINS(msg(&e), "INSERT INTO t SELECT");
-  CHECK(dp_catalog_table(e.cat, "t") == NULL);
-  env_free(&e);
-}
-
 TEST(computed_columns_and_proctime) {
   env e;
   env_init(&e);

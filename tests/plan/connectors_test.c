@@ -313,7 +313,13 @@ TEST(filesystem_rules) {
                "= 'xml')");
   EXPECT_ERROR(&e, rc, DIPPER_OPTION, "connector 'filesystem' has no format 'xml'", "'xml'");
   EXPECT_OK(&e, "CREATE TABLE m (a INT) WITH ('connector' = 'filesystem', 'path' = '/x', "
-                "'format' = 'json', 'source.max-files-per-trigger' = '2')");
+                "'format' = 'json', 'source.max-files-per-trigger' = '2', "
+                "'source.monitor-interval' = '1 s')");
+  /* the cap paces a watched folder: without the interval the table is bounded */
+  rc = run(&e, "CREATE TABLE mb (a INT) WITH ('connector' = 'filesystem', 'path' = '/x', "
+               "'format' = 'json', 'source.max-files-per-trigger' = '2')");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "'source.max-files-per-trigger' paces a watched folder",
+               "'source.max-files-per-trigger'");
   rc = run(&e, "CREATE TABLE m0 (a INT) WITH ('connector' = 'filesystem', 'path' = '/x', "
                "'format' = 'json', 'source.max-files-per-trigger' = '0')");
   EXPECT_ERROR(&e, rc, DIPPER_OPTION, "'source.max-files-per-trigger' must be 1 or more", "'0'");

@@ -307,7 +307,7 @@ TEST(avro_directory_as_a_stream) {
   fresh_dir(dir, sizeof dir, "stream");
   snprintf(out, sizeof out, "%s_out", dir);
   snprintf(ck, sizeof ck, "%s_ck", dir);
-  snprintf(table, sizeof table, TABLE_FMT, dir, "");
+  snprintf(table, sizeof table, TABLE_FMT, dir,", 'source.monitor-interval' = '1 us'");
   /* the files, written by a batch INSERT */
   snprintf(sql, sizeof sql,
            "%sINSERT INTO av VALUES (1, 'anna', 12.50, TIMESTAMP '2024-01-01 00:00:01.250', TRUE),\n"

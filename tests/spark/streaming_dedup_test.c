@@ -43,7 +43,8 @@ static const char F3[] = EV("a", 6, "00:01:05") EV("e", 8, "00:00:30");
   "SET 'execution.checkpointing.dir' = '%s/ck';\n" \
   "CREATE TABLE ev (k STRING, v INT, ts TIMESTAMP(3), p AS PROCTIME(),\n" \
   "  WATERMARK FOR ts AS ts - INTERVAL '10' SECOND)\n" \
-  "WITH ('connector' = 'filesystem', 'path' = '%s/in', 'format' = 'json');\n"
+  "WITH ('connector' = 'filesystem', 'path' = '%s/in', 'format' = 'json',\n" \
+  "  'source.monitor-interval' = '1 us');\n"
 
 typedef struct dcase {
   const char *name;

@@ -75,7 +75,7 @@ static int write_round(st_env *e, int round) {
 
 #define FS(t, fmt, cols) \
   "CREATE TABLE " t " (" cols ") WITH ('connector' = 'filesystem', 'path' = '%s/" t "', " \
-  "'format' = '" fmt "');\n"
+  "'format' = '" fmt "', 'source.monitor-interval' = '1 us');\n"
 
 TEST(directories_in_every_format_pick_up_new_files) {
   st_env e;

@@ -48,10 +48,12 @@ static const char R2[] = R("z", 0, "00:10:00");
   "SET 'execution.checkpointing.dir' = '%s/ck';\n" \
   "CREATE TABLE l (k STRING, lv INT, lts TIMESTAMP(3),\n" \
   "  WATERMARK FOR lts AS lts - INTERVAL '10' SECOND)\n" \
-  "WITH ('connector' = 'filesystem', 'path' = '%s/l', 'format' = 'json');\n" \
+  "WITH ('connector' = 'filesystem', 'path' = '%s/l', 'format' = 'json',\n" \
+  "  'source.monitor-interval' = '1 us');\n" \
   "CREATE TABLE r (k STRING, rv INT, rts TIMESTAMP(3),\n" \
   "  WATERMARK FOR rts AS rts - INTERVAL '10' SECOND)\n" \
-  "WITH ('connector' = 'filesystem', 'path' = '%s/r', 'format' = 'json');\n" \
+  "WITH ('connector' = 'filesystem', 'path' = '%s/r', 'format' = 'json',\n" \
+  "  'source.monitor-interval' = '1 us');\n" \
   "CREATE VIEW dim AS SELECT * FROM (VALUES ('a', 'one'), ('b', 'two'), ('d', 'four'))\n" \
   "  AS t(k, name);\n"
 

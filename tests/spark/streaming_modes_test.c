@@ -27,7 +27,7 @@
 
 #define SRC \
   "CREATE TABLE src (k STRING, v INT) WITH ('connector' = 'filesystem', 'path' = '%s/in', " \
-  "'format' = 'json');\n"
+  "'format' = 'json', 'source.monitor-interval' = '1 us');\n"
 
 static void expect_out(st_env *e, const char *const *want, int nwant) {
   char **rows = NULL;

@@ -34,7 +34,7 @@ static char err[512];
 
 #define SRC_JSON(path) \
   "CREATE TABLE src (id INT, name STRING, ts TIMESTAMP(3)) WITH ('connector' = 'filesystem', " \
-  "'path' = '" path "', 'format' = 'json');\n"
+  "'path' = '" path "', 'format' = 'json', 'source.monitor-interval' = '1 us');\n"
 
 #define KAFKA(topic) \
   "'connector' = 'kafka', 'topic' = '" topic "', 'properties.bootstrap.servers' = '" ST_BROKERS "'"
@@ -120,7 +120,7 @@ static char **hex_of(int n, char *const *v, const size_t *lens) {
 #define AVRO_TABLES(path, ta, tr, tc) \
   "CREATE TABLE src (id INT, name STRING, price DECIMAL(10, 2), ts TIMESTAMP(3),\n" \
   "  lts TIMESTAMP_LTZ(3)) WITH ('connector' = 'filesystem', 'path' = '" path "',\n" \
-  "  'format' = 'json');\n" \
+  "  'format' = 'json', 'source.monitor-interval' = '1 us');\n" \
   "CREATE TABLE ka (id INT, name STRING, price DECIMAL(10, 2), ts TIMESTAMP(3),\n" \
   "  lts TIMESTAMP_LTZ(3)) WITH (" KAFKA(ta) ", 'format' = 'avro',\n" \
   "  'key.fields' = 'id', 'key.format' = 'avro');\n" \
@@ -235,7 +235,8 @@ TEST(filesystem_avro_read_back) {
            "SET 'execution.checkpointing.dir' = '%s/ck';\n"
            "SET 'dipper.trigger' = 'available-now';\n"
            "CREATE TABLE src (id INT, name STRING, price DECIMAL(10, 2), ts TIMESTAMP(3))\n"
-           "  WITH ('connector' = 'filesystem', 'path' = '%s/in', 'format' = 'json');\n"
+           "  WITH ('connector' = 'filesystem', 'path' = '%s/in', 'format' = 'json',\n"
+           "  'source.monitor-interval' = '1 us');\n"
            "CREATE TABLE fout (id INT, name STRING, price DECIMAL(10, 2), ts TIMESTAMP(3))\n"
            "  WITH ('connector' = 'filesystem', 'path' = '%s/out', 'format' = 'avro');\n"
            "INSERT INTO fout SELECT * FROM src",
@@ -269,7 +270,8 @@ TEST(filesystem_partitioned_restart_without_loss_or_duplicates) {
            "SET 'execution.checkpointing.dir' = '%s/ck';\n"
            "SET 'dipper.trigger' = 'available-now';\n"
            "CREATE TABLE src (k STRING, id INT, ts TIMESTAMP(3), v DOUBLE)\n"
-           "  WITH ('connector' = 'filesystem', 'path' = '%s/in', 'format' = 'json');\n"
+           "  WITH ('connector' = 'filesystem', 'path' = '%s/in', 'format' = 'json',\n"
+           "  'source.monitor-interval' = '1 us');\n"
            "CREATE TABLE fout (id INT, ts TIMESTAMP(3), v DOUBLE, k STRING) PARTITIONED BY (k)\n"
            "  WITH ('connector' = 'filesystem', 'path' = '%s/out', 'format' = 'json');\n"
            "INSERT INTO fout SELECT id, ts, v, k FROM src",

@@ -44,7 +44,8 @@ static const char THIRD[] = EV("a", 64, "00:00:01") EV("z", 256, "00:20:00");
   "SET 'execution.checkpointing.dir' = '%s/ck';\n" \
   "CREATE TABLE ev (k STRING, v INT, ts TIMESTAMP(3),\n" \
   "  WATERMARK FOR ts AS ts - INTERVAL '10' SECOND)\n" \
-  "WITH ('connector' = 'filesystem', 'path' = '%s/in', 'format' = 'json');\n"
+  "WITH ('connector' = 'filesystem', 'path' = '%s/in', 'format' = 'json',\n" \
+  "  'source.monitor-interval' = '1 us');\n"
 
 /* One query: its memory sink `name`, the script's body (the sink's CREATE
 ** TABLE and the INSERT), which rows to compare and the rows wanted. */
@@ -192,9 +193,11 @@ TEST(window_kinds) {
   "SET 'execution.checkpointing.dir' = '%s/ck';\n" \
   "SET 'dipper.spark.multiple-watermark-policy' = '%s';\n" \
   "CREATE TABLE l (k STRING, v INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '10' SECOND)\n" \
-  "WITH ('connector' = 'filesystem', 'path' = '%s/l', 'format' = 'json');\n" \
+  "WITH ('connector' = 'filesystem', 'path' = '%s/l', 'format' = 'json',\n" \
+  "  'source.monitor-interval' = '1 us');\n" \
   "CREATE TABLE r (k STRING, v INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '10' SECOND)\n" \
-  "WITH ('connector' = 'filesystem', 'path' = '%s/r', 'format' = 'json');\n" \
+  "WITH ('connector' = 'filesystem', 'path' = '%s/r', 'format' = 'json',\n" \
+  "  'source.monitor-interval' = '1 us');\n" \
   "CREATE TABLE %s (ws TIMESTAMP(3), we TIMESTAMP(3), total BIGINT) WITH ('connector' = 'memory');\n" \
   "CREATE VIEW both_ AS SELECT * FROM l UNION ALL SELECT * FROM r;\n" \
   "INSERT INTO %s SELECT window_start, window_end, SUM(v)\n" \

@@ -26,7 +26,7 @@ static const char *DDL =
     "  tags ARRAY<STRING>, attrs MAP<STRING, INT>, addr ROW<city STRING, zip INT>,\n"
     "  WATERMARK FOR ts AS ts - INTERVAL '5' SECOND)\n"
     "WITH ('connector' = 'filesystem', 'path' = '" DIPPER_SOURCE_DIR "/tests/spark/plans/orders.json',\n"
-    "  'format' = 'json');\n"
+    "  'format' = 'json', 'source.monitor-interval' = '1 s');\n"
     "CREATE TABLE rel (id BIGINT) WITH ('connector' = 'filesystem', 'path' = 'data/rel.json', 'format' = 'json');\n"
     "CREATE TABLE people (id BIGINT, name STRING, city STRING)\n"
     "WITH ('connector' = 'filesystem', 'path' = '" DIPPER_SOURCE_DIR "/tests/spark/plans/people.csv', 'format' = 'csv',\n"
@@ -685,9 +685,18 @@ TEST(streaming_deduplication) {
 
 TEST(streaming_file_options) {
   const char *sql = "CREATE TABLE few (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '/tmp/few',\n"
-                    "  'format' = 'json', 'source.max-files-per-trigger' = '2');\n"
+                    "  'format' = 'json', 'source.max-files-per-trigger' = '2', 'source.monitor-interval' = '1 s');\n"
                     "SET 'execution.runtime-mode' = 'streaming';\nSELECT id FROM few";
   EXPECT_OK(sql, "{key:\"maxFilesPerTrigger\" value:\"2\"}", "is_streaming:true");
+}
+
+/* A filesystem table without 'source.monitor-interval' is bounded in
+** streaming mode (Flink's rule): joined with a stream, Spark reads it as a
+** static DataFrame (a stream-static join), the watched one as a stream. */
+TEST(bounded_files_joined_with_a_stream_are_a_static_read) {
+  EXPECT_OK("SET 'execution.runtime-mode' = 'streaming';\n"
+            "SELECT o.id FROM orders o JOIN rel r ON o.id = r.id",
+            "plans\"]} is_streaming:true}", "rel.json\"]}}", "join_type:JOIN_TYPE_INNER");
 }
 
 TEST(cumulate_as_exploded_step_ends) {
@@ -838,6 +847,15 @@ TEST(type_ddl_table) {
 
 /* ---- sinks ---- */
 
+/* CREATE TABLE .. AS SELECT on Spark: the table in dipper's catalog, then the
+** INSERT of its query — a batch write in batch mode. */
+TEST(ctas_is_a_batch_write_operation) {
+  EXPECT_OK("CREATE TABLE made WITH ('connector' = 'filesystem', 'path' = '/tmp/dipper-ctas', "
+            "'format' = 'json') AS SELECT id, customer AS who FROM orders",
+            "write_operation:{input:", "mode:SAVE_MODE_APPEND", "path:\"/tmp/dipper-ctas\"",
+            "source:\"json\"");
+}
+
 TEST(insert_into_files_is_a_write_operation) {
   EXPECT_OK("INSERT INTO out_files SELECT id, customer FROM orders", "write_operation:{input:",
             "mode:SAVE_MODE_APPEND", "path:\"/tmp/dipper-out\"", "source:\"json\"",
@@ -850,7 +868,8 @@ TEST(avro_files_read_and_written_by_spark_avro) {
   /* a directory of Avro container files: the avro data source with the DDL
      schema, in batch and as a streaming directory source */
   const char *ddl = "CREATE TABLE av (id BIGINT, name STRING, ts TIMESTAMP(3))\n"
-                    "WITH ('connector' = 'filesystem', 'path' = '/tmp/dipper-avro-in', 'format' = 'avro');\n";
+                    "WITH ('connector' = 'filesystem', 'path' = '/tmp/dipper-avro-in', 'format' = 'avro',\n"
+                    "  'source.monitor-interval' = '1 s');\n";
   char sql[1024];
   snprintf(sql, sizeof sql, "%sSELECT id, name FROM av WHERE id > 1", ddl);
   EXPECT_OK(sql, "read:{data_source:{format:\"avro\" schema:\"`id` BIGINT, `name` STRING, `ts` TIMESTAMP_NTZ\"",

@@ -970,6 +970,47 @@ TEST(create_table_variants) {
     CHECK(!s->u.create_table.has_watermark);
     CHECK_EQ(s->u.create_table.npk, 0);
   }
+  s = stmt0("CREATE TABLE t2 (b INT) LIKE t (EXCLUDING ALL INCLUDING WATERMARKS OVERWRITING OPTIONS)");
+  if (s) {
+    CHECK_EQ(s->u.create_table.nlike_options, 3);
+    CHECK_EQ(s->u.create_table.like_options[0].mode, DP_LIKE_EXCLUDING);
+    CHECK_EQ(s->u.create_table.like_options[0].feature, DP_LIKE_ALL);
+    CHECK_EQ(s->u.create_table.like_options[1].feature, DP_LIKE_WATERMARKS);
+    CHECK_EQ(s->u.create_table.like_options[2].mode, DP_LIKE_OVERWRITING);
+  }
+  s = stmt0("CREATE DATABASE IF NOT EXISTS cat.db COMMENT 'x'");
+  if (s) {
+    CHECK_EQ(s->kind, DP_AS_CREATE_DATABASE);
+    CHECK_EQ(s->u.namespace_.name.n, 2);
+    CHECK(s->u.namespace_.if_not_exists);
+    CHECK_STR(s->u.namespace_.comment, "x");
+  }
+  s = stmt0("CREATE CATALOG c WITH ('type' = 'generic_in_memory')");
+  if (s) CHECK_EQ(s->kind, DP_AS_CREATE_CATALOG);
+  s = stmt0("DROP DATABASE IF EXISTS db CASCADE");
+  if (s) {
+    CHECK_EQ(s->u.drop.what, 'D');
+    CHECK(s->u.drop.cascade);
+  }
+  s = stmt0("USE CATALOG c");
+  if (s) CHECK(s->u.use.catalog);
+  s = stmt0("SHOW TABLES FROM cat.db NOT LIKE 'a%'");
+  if (s) {
+    CHECK_EQ(s->u.show.what, 'T');
+    CHECK_EQ(s->u.show.name.n, 2);
+    CHECK(s->u.show.not_like);
+    CHECK_STR(s->u.show.like, "a%");
+  }
+  s = stmt0("SHOW CURRENT DATABASE");
+  if (s) CHECK_EQ(s->u.show.what, 'd');
+  s = stmt0("ALTER TABLE IF EXISTS t RESET ('a', 'b')");
+  if (s) {
+    CHECK_EQ(s->kind, DP_AS_ALTER_TABLE);
+    CHECK_EQ(s->u.alter.action, 'R');
+    CHECK_EQ(s->u.alter.nkeys, 2);
+  }
+  s = stmt0("ALTER TABLE t RENAME TO db.u");
+  if (s) CHECK_EQ(s->u.alter.new_name.n, 2);
   s = stmt0("CREATE TABLE s WITH ('connector' = 'blackhole') AS SELECT * FROM t");
   if (s) {
     CHECK(s->u.create_table.as_query != NULL);
@@ -1142,12 +1183,12 @@ TEST(explain_use_show_describe) {
   s = stmt0("USE CATALOG c");
   if (s) {
     CHECK_EQ(s->kind, DP_AS_USE);
-    CHECK_STR(s->u.use.parts[0].name, "c");
+    CHECK_STR(s->u.use.name.parts[0].name, "c");
   }
   s = stmt0("USE db1.x");
-  if (s) CHECK_EQ(s->u.use.n, 2);
+  if (s) CHECK_EQ(s->u.use.name.n, 2);
   s = stmt0("USE catalog");
-  if (s) CHECK_STR(s->u.use.parts[0].name, "catalog");
+  if (s) CHECK_STR(s->u.use.name.parts[0].name, "catalog");
   s = stmt0("SHOW TABLES");
   if (s) CHECK_EQ(s->u.show.what, 'T');
   s = stmt0("show views");
@@ -1316,8 +1357,20 @@ TEST(errors_with_positions) {
   CHECK_STR(error_of("EXPLAIN ESTIMATED_COST SELECT 1"),
             "1:9: EXPLAIN ESTIMATED_COST is not supported: dipper explains the plan, with "
             "CHANGELOG_MODE for the changelog of each node");
-  CHECK_STR(error_of("SHOW CATALOGS"),
-            "1:6: expected TABLES, VIEWS, FUNCTIONS or CREATE after SHOW, found name CATALOGS");
+  CHECK_STR(error_of("SHOW SCHEMAS"),
+            "1:6: expected TABLES, VIEWS, FUNCTIONS, DATABASES, CATALOGS, CURRENT or CREATE after "
+            "SHOW, found name SCHEMAS");
+  CHECK_STR(error_of("SHOW TABLES NOT 'x'"), "1:17: expected LIKE or ILIKE after NOT, found string 'x'");
+  CHECK_STR(error_of("ALTER TABLE t ADD c INT"),
+            "1:15: ALTER TABLE .. ADD (schema changes) is not supported: ALTER TABLE sets or "
+            "resets options and renames; create the table again for a new schema");
+  CHECK_STR(error_of("ALTER TABLE t RENAME c TO d"),
+            "1:22: ALTER TABLE .. RENAME renames the table only (RENAME TO new_name); columns "
+            "cannot be renamed: create the table again");
+  CHECK_STR(error_of("CREATE CATALOG c"),
+            "1:17: expected WITH ('type' = 'generic_in_memory') after the catalog name, found end "
+            "of input");
+  CHECK_STR(error_of("USE a.b.c"), "1:5: USE takes [catalog.]database");
   CHECK_STR(error_of("CREATE OR REPLACE TABLE t (a INT)"),
             "1:19: CREATE OR REPLACE TABLE is not supported: DROP TABLE IF EXISTS first");
   CHECK_STR(error_of("SELECT * FROM t MATCH_RECOGNIZE (x)"),
@@ -1337,9 +1390,17 @@ TEST(errors_with_positions) {
   CHECK_STR(error_of("SELECT 1 # 2"),
             "1:10: unexpected character '#': it has no meaning in SQL here (quote names in "
             "backticks, strings in single quotes)");
-  CHECK_STR(error_of("CREATE TABLE t (a INT) WITH ('x' = 'y') LIKE s (INCLUDING ALL)"),
-            "1:48: LIKE options (INCLUDING/EXCLUDING ...) are not supported: LIKE copies the "
-            "columns, watermark and options; remove the parenthesised list");
+  CHECK_STR(error_of("CREATE TABLE t (a INT) WITH ('x' = 'y') LIKE s (OVERWRITING ALL)"),
+            "1:49: OVERWRITING ALL is not a LIKE option: ALL can only be included or excluded "
+            "(OVERWRITING applies to GENERATED, METADATA, OPTIONS and WATERMARKS)");
+  CHECK_STR(error_of("CREATE TABLE t (a INT) LIKE s (EXCLUDING OPTIONS INCLUDING ALL)"),
+            "1:50: INCLUDING ALL must come first in the LIKE options: it sets every feature, and "
+            "the ones after it make exceptions");
+  CHECK_STR(error_of("CREATE TABLE t (a INT) LIKE s (EXCLUDING OPTIONS OVERWRITING OPTIONS)"),
+            "1:50: the LIKE options name OPTIONS twice; keep one strategy per feature");
+  CHECK_STR(error_of("CREATE TABLE t (a INT) LIKE s (INCLUDING KEYS)"),
+            "1:42: expected ALL, CONSTRAINTS, GENERATED, METADATA, OPTIONS, PARTITIONS or "
+            "WATERMARKS after the merging strategy, found name KEYS");
   CHECK_STR(error_of("CREATE TABLE t (a TIMESTAMP WITH TIME ZONE)"),
             "1:29: TIMESTAMP WITH TIME ZONE is not supported: write TIMESTAMP_LTZ(p) or "
             "TIMESTAMP(p) WITH LOCAL TIME ZONE");

@@ -1,6 +1,8 @@
 -- The tables of shop.sql, with files as the sources instead of Kafka topics:
--- a file source is bounded in batch mode (and watched, so unbounded, in
--- streaming mode), so the same queries run in both modes.  The sinks are the
+-- a file source is bounded in batch mode, and watched (so unbounded) in
+-- streaming mode because each sets 'source.monitor-interval' (without it a
+-- filesystem table is bounded in streaming mode too, Flink's rule), so the
+-- same queries run in both modes.  The sinks are the
 -- same as in shop.sql.
 CREATE TABLE orders (
   order_id BIGINT,
@@ -14,6 +16,7 @@ CREATE TABLE orders (
 ) WITH (
   'connector' = 'filesystem',
   'path' = '/tmp/dipper-test/orders',
+  'source.monitor-interval' = '1 s',
   'format' = 'json'
 );
 
@@ -26,6 +29,7 @@ CREATE TABLE shipments (
 ) WITH (
   'connector' = 'filesystem',
   'path' = '/tmp/dipper-test/shipments',
+  'source.monitor-interval' = '1 s',
   'format' = 'json'
 );
 
@@ -39,6 +43,7 @@ CREATE TABLE clicks (
 ) WITH (
   'connector' = 'filesystem',
   'path' = '/tmp/dipper-test/clicks',
+  'source.monitor-interval' = '1 s',
   'format' = 'json'
 );
 
@@ -50,6 +55,7 @@ CREATE TABLE raw_events (
 ) WITH (
   'connector' = 'filesystem',
   'path' = '/tmp/dipper-test/raw_events',
+  'source.monitor-interval' = '1 s',
   'format' = 'json'
 );
 
@@ -62,6 +68,7 @@ CREATE TABLE rates (
 ) WITH (
   'connector' = 'filesystem',
   'path' = '/tmp/dipper-test/rates',
+  'source.monitor-interval' = '1 s',
   'format' = 'json'
 );
 
