@@ -989,7 +989,9 @@ static const dp_type *resolve_json_value(rctx *c) {
 /* json_object('NULL'|'ABSENT', k, v, ...) and json_array(mode, v, ...). */
 static const dp_type *resolve_json_build(rctx *c) {
   bool object = c->fn->id == DP_F_JSON_OBJECT;
-  if (!dp_type_is_string(c->args[0])) return fail(c, "internal: %s without its ON NULL mode", uname(c));
+  if (is_null_kind(c->args[0])) set_param(c, 0, dp_type_of(DP_T_STRING));
+  else if (!dp_type_is_string(c->args[0]))
+    return fail(c, "%s takes its ON NULL mode first ('NULL' or 'ABSENT'), a STRING", uname(c));
   if (object && c->nargs % 2 == 0)
     return fail(c, "JSON_OBJECT takes KEY k VALUE v pairs; a value is missing");
   for (int i = 1; i < c->nargs; i++) {
