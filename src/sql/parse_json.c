@@ -17,6 +17,7 @@
 **   JSON_ARRAY([v [, ...]] [NULL|ABSENT ON NULL])
 **     -> json_array('NULL'|'ABSENT', v, ...)           (default ABSENT ON NULL)
 **   x IS [NOT] JSON [VALUE|SCALAR|ARRAY|OBJECT]  -> [NOT] is_json(x, 'KIND')
+**   JSON_ARRAYAGG, JSON_OBJECTAGG               -> over LISTAGG (json_agg below)
 */
 #include <string.h>
 
@@ -205,16 +206,93 @@ static void json_build(parser *p, vec *args, bool object, const dp_token *start)
   for (int i = 0; i < items.n; i++) dp_ps_push_expr(p, args, ((dp_ast_expr **)items.items)[i]);
 }
 
+static dp_ast_expr *call_of(parser *p, const char *name, int n, dp_ast_expr **args, const dp_token *at_tok) {
+  dp_ast_expr *c = node(p, DP_AX_CALL, at_tok);
+  dp_ast_ident *id = dp_ps_alloc(p, sizeof *id);
+  id->name = name;
+  id->span = at_tok->span;
+  c->u.call.name.n = 1;
+  c->u.call.name.parts = id;
+  c->u.call.name.span = at_tok->span;
+  dp_ast_expr **a = dp_ps_alloc(p, (size_t)n * sizeof *a);
+  memcpy(a, args, (size_t)n * sizeof *a);
+  c->u.call.nargs = n;
+  c->u.call.args = a;
+  return c;
+}
+
+/* JSON_ARRAYAGG(v [ON NULL]) and JSON_OBJECTAGG([KEY] k VALUE v [ON NULL]),
+** as the aggregate LISTAGG of each row's JSON text:
+**   concat('[', coalesce(listagg(item, ','), ''), ']')
+**   item = json_string(v), or coalesce(json_string(v), 'null') for NULL ON NULL
+**   concat('{', coalesce(listagg(entry, ','), ''), '}')
+**   entry = the inside of json_object(mode, k, v) ('"k":v'), NULL when empty
+** so they aggregate wherever LISTAGG does, in arrival order, on every state
+** backend; json_object gives a NULL key its error. */
+static void json_agg(parser *p, dp_ast_expr *e, bool object, const dp_token *start) {
+  dp_ast_expr *k = NULL, *v;
+  if (object) {
+    accept_kw(p, DP_KW_KEY);
+    k = dp_ps_expr(p);
+    expect_word(p, "VALUE", "VALUE after the key in JSON_OBJECTAGG(KEY k VALUE v)");
+  }
+  v = dp_ps_expr(p);
+  const char *mode = on_null(p);
+  if (!mode) mode = object ? "NULL" : "ABSENT";
+  bool keep_nulls = mode[0] == 'N';
+  dp_ast_expr *item;
+  if (object) {
+    dp_ast_expr *oa[3] = {str_lit(p, mode, start), k, v};
+    dp_ast_expr *obj = call_of(p, "json_object", 3, oa, start);
+    dp_ast_expr *len_a[1] = {obj};
+    dp_ast_expr *len = node(p, DP_AX_BINARY, start);
+    len->u.binary.op = DP_BOP_SUB;
+    len->u.binary.left = call_of(p, "char_length", 1, len_a, start);
+    dp_ast_expr *two = node(p, DP_AX_LITERAL, start);
+    two->u.lit.kind = DP_LIT_INTEGER;
+    two->u.lit.text = "2";
+    len->u.binary.right = two;
+    dp_ast_expr *sa[3] = {obj, two, len};
+    dp_ast_expr *na[2] = {call_of(p, "substring", 3, sa, start), str_lit(p, "", start)};
+    item = call_of(p, "nullif", 2, na, start);
+  } else {
+    dp_ast_expr *ja[1] = {v};
+    item = call_of(p, "json_string", 1, ja, start);
+    if (keep_nulls) {
+      dp_ast_expr *ca[2] = {item, str_lit(p, "null", start)};
+      item = call_of(p, "coalesce", 2, ca, start);
+    }
+  }
+  dp_ast_expr *la[2] = {item, str_lit(p, ",", start)};
+  dp_ast_expr *ca[2] = {call_of(p, "listagg", 2, la, start), str_lit(p, "", start)};
+  dp_ast_expr *parts[3] = {str_lit(p, object ? "{" : "[", start), call_of(p, "coalesce", 2, ca, start),
+                           str_lit(p, object ? "}" : "]", start)};
+  dp_ast_ident *id = dp_ps_alloc(p, sizeof *id);
+  id->name = "concat";
+  id->span = e->u.call.name.parts[0].span;
+  e->u.call.name.parts = id;
+  e->u.call.nargs = 3;
+  e->u.call.args = dp_ps_alloc(p, 3 * sizeof *e->u.call.args);
+  memcpy(e->u.call.args, parts, sizeof parts);
+}
+
 bool dp_ps_json_call(parser *p, dp_ast_expr *e, const char *fn, const char *closing) {
   int kind = same_name(fn, "JSON_VALUE")    ? 1
              : same_name(fn, "JSON_QUERY")  ? 2
              : same_name(fn, "JSON_EXISTS") ? 3
              : same_name(fn, "JSON_OBJECT") ? 4
              : same_name(fn, "JSON_ARRAY")  ? 5
+             : same_name(fn, "JSON_ARRAYAGG") ? 6
+             : same_name(fn, "JSON_OBJECTAGG") ? 7
                                             : 0;
   if (!kind) return false;
   const dp_token *start = cur(p);
   vec args = {0};
+  if (kind >= 6) {
+    json_agg(p, e, kind == 7, start);
+    dp_ps_expect(p, DP_TK_RPAREN, closing);
+    return true;
+  }
   if (kind <= 3) {
     dp_ps_push_expr(p, &args, dp_ps_expr(p));
     dp_ps_expect(p, DP_TK_COMMA, dp_ps_fmt(p, "',' and the path after the JSON value in %s", fn));
