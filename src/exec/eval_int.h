@@ -110,6 +110,7 @@ dp_ev_kernel dp_ev_kernel_coll(int fn_id);   /* arrays, maps, rows */
 /* JSON (eval_json.c) and URLs (eval_url.c); dp_ev_kernel_string asks them. */
 dp_ev_kernel dp_ev_kernel_json(int fn_id);
 dp_ev_kernel dp_ev_kernel_url(int fn_id);
+dp_ev_kernel dp_ev_kernel_text(int fn_id);  /* STARTSWITH, ENDSWITH, INSTR, URL_ENCODE/DECODE */
 
 /* The kernel of every scalar C function (eval_udf.c): fn->cfunc's callback. */
 int dp_ev_cfunc(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n, dp_vector **out);

@@ -883,6 +883,7 @@ dp_ev_kernel dp_ev_kernel_string(int fn_id) {
   if (step_of(fn_id)) return k_string;
   dp_ev_kernel k = dp_ev_kernel_json(fn_id); /* eval_json.c */
   if (!k) k = dp_ev_kernel_url(fn_id);      /* eval_url.c */
+  if (!k) k = dp_ev_kernel_text(fn_id);     /* eval_text.c */
   if (k) return k;
   switch (fn_id) { /* the functions with an INT, BOOLEAN or ARRAY result */
   case DP_F_LIKE:

@@ -2,7 +2,8 @@
 ** translate_json_test.c — the JSON functions and PARSE_URL on Spark
 ** (spark/translate_expr.c, functions_map.def), offline: the default forms
 ** of JSON_VALUE and JSON_EXISTS become get_json_object (isnotnull for
-** EXISTS, NULL for a NULL input), PARSE_URL try_parse_url; the forms whose
+** EXISTS, NULL for a NULL input), PARSE_URL try_parse_url, the Flink 2.x
+** string functions their Spark namesakes; the forms whose
 ** answers Spark cannot give are refused at compile time with the reason.
 ** The relation is checked in its serialized bytes (function names and
 ** literals appear there as they are).
@@ -76,6 +77,14 @@ TEST(default_forms_map_to_spark_functions) {
   translate("SELECT PARSE_URL(u, 'QUERY', 'k1'), PARSE_URL(u, 'HOST') FROM t", &o);
   CHECK_EQ(o.rc, DIPPER_OK);
   CHECK(has(&o, "try_parse_url"));
+  free(o.bytes);
+  translate("SELECT STARTSWITH(j, 'a'), ENDSWITH(j, 'b'), INSTR(j, 'c'), URL_ENCODE(u), URL_DECODE(u) FROM t", &o);
+  CHECK_EQ(o.rc, DIPPER_OK);
+  CHECK(has(&o, "startswith"));
+  CHECK(has(&o, "endswith"));
+  CHECK(has(&o, "instr"));
+  CHECK(has(&o, "url_encode"));
+  CHECK(has(&o, "try_url_decode"));
   free(o.bytes);
 }
 
