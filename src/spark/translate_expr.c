@@ -681,6 +681,14 @@ static Spark__Connect__Expression *custom_other(dp_sx *x, const dp_expr *e, cons
 ** (functions_map.def says where the semantics meet). */
 static Spark__Connect__Expression *custom_json(dp_sx *x, const dp_expr *e, Spark__Connect__Expression **a) {
   int id = e->u.call.fn->id, n = e->u.call.nargs;
+  if (id == DP_F_ARRAY_REMOVE) {
+    /* Spark's array_remove of a NULL value is NULL; Flink's drops the NULL elements */
+    const dp_expr *v = e->u.call.args[1];
+    if (v->kind == DP_E_LITERAL && !v->u.value.is_null) return dp_sx_fn2(x, "array_remove", a[0], a[1]);
+    dp_sx_refuse(x, e->span, "ARRAY_REMOVE on Spark takes a constant, non-NULL value: Spark's array_remove of "
+                 "a NULL value gives NULL where Flink removes the NULL elements");
+    return NULL;
+  }
   if (id != DP_F_JSON_VALUE && id != DP_F_JSON_EXISTS) return &no_rule;
   const char *path = NULL, *on_error = NULL;
   bool plain = lit_string(e->u.call.args[1], &path);

@@ -16,7 +16,7 @@
 
 static const char *DDL =
     "SET 'execution.runtime-mode' = 'batch';\n"
-    "CREATE TABLE t (j STRING, u STRING) WITH ('connector' = 'filesystem', "
+    "CREATE TABLE t (j STRING, u STRING, a ARRAY<INT>, s ARRAY<STRING>) WITH ('connector' = 'filesystem', "
     "'path' = '/tmp/dipper-json-in', 'format' = 'json');\n";
 
 typedef struct out {
@@ -86,6 +86,18 @@ TEST(default_forms_map_to_spark_functions) {
   CHECK(has(&o, "url_encode"));
   CHECK(has(&o, "try_url_decode"));
   free(o.bytes);
+  translate("SELECT ARRAY_REVERSE(a), ARRAY_DISTINCT(a), ARRAY_POSITION(a, 2), ARRAY_REMOVE(a, 3), ARRAY_MAX(a), "
+            "ARRAY_MIN(a), ARRAY_JOIN(s, ',', '?') FROM t", &o);
+  CHECK_EQ(o.rc, DIPPER_OK);
+  if (o.rc) fprintf(stderr, "%s\n", o.msg);
+  CHECK(has(&o, "reverse"));
+  CHECK(has(&o, "array_distinct"));
+  CHECK(has(&o, "array_position"));
+  CHECK(has(&o, "array_remove"));
+  CHECK(has(&o, "array_max"));
+  CHECK(has(&o, "array_min"));
+  CHECK(has(&o, "array_join"));
+  free(o.bytes);
 }
 
 TEST(forms_spark_cannot_answer_are_refused) {
@@ -101,6 +113,8 @@ TEST(forms_spark_cannot_answer_are_refused) {
       {"SELECT JSON_ARRAY(j) FROM t", "one element type"},
       {"SELECT j IS JSON FROM t", "no IS JSON predicate"},
       {"SELECT JSON_STRING(j) FROM t", "to_json takes only"},
+      {"SELECT ARRAY_REMOVE(a, CAST(NULL AS INT)) FROM t", "removes the NULL elements"},
+      {"SELECT JSON_ARRAYAGG(j) FROM t", "to_json takes only"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     out o;
