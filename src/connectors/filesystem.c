@@ -27,7 +27,9 @@
 ** after, and a batch run again after a restart replaces it with the same
 ** rows, so each batch's rows are there once.  Without one, batch ids start
 ** at 0 on every run and the file is part-<batch>-<n>, <n> the first number
-** free (no guarantee: a restarted run writes its input again).
+** free (no guarantee: a restarted run writes its input again).  A table
+** with PARTITIONED BY writes through fs_partition.c: the same names and the
+** same rule in every partition folder, the partition columns left out.
 */
 #include <dirent.h>
 #include <errno.h>
@@ -44,6 +46,7 @@
 
 #include "core/session.h"
 #include "connectors/records.h"
+#include "connectors/fs_partition.h"
 #include "core/files.h"
 
 static dp_span nowhere(void) {
@@ -696,6 +699,7 @@ typedef struct fs_sink {
   char *tmp_path;
   dp_buf buf;              /* encoded rows not yet written out */
   int64_t rows;
+  dp_fs_parts *parts;      /* PARTITIONED BY: the writer of partition folders, else NULL */
 } fs_sink;
 
 #define FLUSH_BYTES (1u << 20)
@@ -748,8 +752,13 @@ static int fs_sink_open_state(dp_sink *k, fs_sink *st) {
     return dp_error(k->diags, DIPPER_IO, t ? t->with_span : nowhere(),
                     "table `%s`: cannot make the output directory '%s': %s", name, path,
                     strerror(errno));
+  if (k->checkpoint) query_tag(k->checkpoint, st->tag);
+  if (t && t->npartition > 0) {
+    dp_fs_format how = {st->csv, st->header, st->csv_opts, st->ext};
+    int rc = dp_fs_parts_open(k, path, st->tag, &how, &st->parts);
+    if (rc) return rc;
+  }
   if (!k->checkpoint) return DIPPER_OK;
-  query_tag(k->checkpoint, st->tag);
   DIR *d = opendir(path);
   if (!d)
     return dp_error(k->diags, DIPPER_IO, nowhere(), "table `%s`: cannot list '%s': %s", name, path,
@@ -791,6 +800,7 @@ static int flush_buf(dp_sink *k, fs_sink *st) {
 static int fs_sink_write(dp_sink *k, int64_t batch_id, const dp_batch *b) {
   fs_sink *st = k->state;
   int rc;
+  if (st->parts) return dp_fs_parts_write(k, st->parts, batch_id, b);
   if (!st->tmp) {
     size_t n = strlen(st->dir) + 96;
     free(st->tmp_path);
@@ -864,6 +874,7 @@ static int place_part(dp_sink *k, fs_sink *st) {
 
 static int fs_sink_commit(dp_sink *k, int64_t batch_id) {
   fs_sink *st = k->state;
+  if (st->parts) return dp_fs_parts_commit(k, st->parts);
   if (!st->tmp) return DIPPER_OK; /* no rows: no file */
   (void)batch_id;
   int rc = flush_buf(k, st);
@@ -891,6 +902,7 @@ static void fs_sink_close(dp_sink *k) {
     remove(st->tmp_path);
   }
   free(st->tmp_path);
+  dp_fs_parts_free(st->parts);
   dp_buf_free(&st->buf);
   free(st->dir);
   free(st);

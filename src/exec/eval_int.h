@@ -1,7 +1,7 @@
 /*
 ** eval_int.h — what the expression evaluator's files share (eval.c and the
 ** kernel families eval_arith.c, eval_string.c, eval_time.c, eval_cast.c,
-** eval_coll.c, eval_hash.c).  Not for other modules: they use eval.h.
+** eval_coll.c, eval_hash.c, eval_json.c, eval_url.c).  Not for other modules: they use eval.h.
 **
 ** subquery.c belongs to the family: the uncorrelated subqueries left in
 ** expressions, run once per query run and kept in the query's cache.
@@ -107,6 +107,10 @@ dp_ev_kernel dp_ev_kernel_arith(int fn_id);  /* operators, comparisons, logic, m
 dp_ev_kernel dp_ev_kernel_string(int fn_id); /* strings, patterns, hashes, JSON */
 dp_ev_kernel dp_ev_kernel_time(int fn_id);   /* date and time */
 dp_ev_kernel dp_ev_kernel_coll(int fn_id);   /* arrays, maps, rows */
+/* JSON (eval_json.c) and URLs (eval_url.c); dp_ev_kernel_string asks them. */
+dp_ev_kernel dp_ev_kernel_json(int fn_id);
+dp_ev_kernel dp_ev_kernel_url(int fn_id);
+dp_ev_kernel dp_ev_kernel_text(int fn_id);  /* STARTSWITH, ENDSWITH, INSTR, URL_ENCODE/DECODE */
 
 /* The kernel of every scalar C function (eval_udf.c): fn->cfunc's callback. */
 int dp_ev_cfunc(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n, dp_vector **out);

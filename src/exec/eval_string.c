@@ -2,7 +2,7 @@
 ** eval_string.c — kernels of the string functions: concatenation, case,
 ** substrings, trimming, padding, search and replace, LIKE / SIMILAR TO /
 ** RLIKE and the regexp functions, split, base64 and hex, the digests
-** (md5, sha1, sha256 from eval_hash.c), json_value and uuid.
+** (md5, sha1, sha256 from eval_hash.c) and uuid; JSON is eval_json.c, URLs eval_url.c.
 **
 ** Strings are UTF-8: lengths, positions and substrings count code points;
 ** LOWER/UPPER/INITCAP change ASCII letters only.  A pattern (LIKE, a
@@ -310,135 +310,6 @@ static bool put_hex(dp_ev_buf *b, const unsigned char *p, size_t n, bool upper) 
   return ok;
 }
 
-/* ---- JSON path ---- */
-
-static const char *skip_ws(const char *p, const char *end) {
-  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
-  return p;
-}
-
-/* End of the JSON value at p, or NULL when malformed. */
-static const char *skip_value(const char *p, const char *end, int depth) {
-  p = skip_ws(p, end);
-  if (p >= end || depth > 64) return NULL;
-  if (*p == '"') {
-    for (p++; p < end; p++) {
-      if (*p == '\\') {
-        p++;
-        continue;
-      }
-      if (*p == '"') return p + 1;
-    }
-    return NULL;
-  }
-  if (*p == '{' || *p == '[') {
-    char close = *p == '{' ? '}' : ']';
-    bool obj = *p == '{';
-    p = skip_ws(p + 1, end);
-    if (p < end && *p == close) return p + 1;
-    for (;;) {
-      if (obj) {
-        p = skip_value(p, end, depth + 1); /* the key */
-        if (!p) return NULL;
-        p = skip_ws(p, end);
-        if (p >= end || *p != ':') return NULL;
-        p++;
-      }
-      p = skip_value(p, end, depth + 1);
-      if (!p) return NULL;
-      p = skip_ws(p, end);
-      if (p >= end) return NULL;
-      if (*p == close) return p + 1;
-      if (*p != ',') return NULL;
-      p++;
-    }
-  }
-  const char *s = p;
-  while (p < end && !strchr(",}] \t\r\n", *p)) p++;
-  return p > s ? p : NULL;
-}
-
-/* Is the JSON string at p (after its quote) equal to key? */
-static bool key_equals(const char *p, const char *q_end, const char *key, size_t klen) {
-  return (size_t)(q_end - p) == klen && memcmp(p, key, klen) == 0;
-}
-
-/* The value at `path` ($.a.b[1], $['a']) in json, as [*vs, *ve); false when absent. */
-static bool json_find(const char *json, size_t n, const char *path, size_t plen, const char **vs,
-                      const char **ve) {
-  const char *p = json, *end = json + n;
-  size_t i = 0;
-  if (plen == 0 || path[0] != '$') return false;
-  i = 1;
-  p = skip_ws(p, end);
-  while (i < plen) {
-    char key[256];
-    size_t klen = 0;
-    long index = -1;
-    if (path[i] == '.') {
-      i++;
-      while (i < plen && path[i] != '.' && path[i] != '[' && klen < sizeof key) key[klen++] = path[i++];
-    } else if (path[i] == '[') {
-      i++;
-      if (i < plen && (path[i] == '\'' || path[i] == '"')) {
-        char q = path[i++];
-        while (i < plen && path[i] != q && klen < sizeof key) key[klen++] = path[i++];
-        i++;
-      } else {
-        index = 0;
-        while (i < plen && path[i] >= '0' && path[i] <= '9') index = index * 10 + (path[i++] - '0');
-      }
-      if (i >= plen || path[i] != ']') return false;
-      i++;
-    } else {
-      return false;
-    }
-    p = skip_ws(p, end);
-    if (p >= end) return false;
-    if (index >= 0) {
-      if (*p != '[') return false;
-      p = skip_ws(p + 1, end);
-      for (long k = 0;; k++) {
-        if (p >= end || *p == ']') return false;
-        if (k == index) break;
-        p = skip_value(p, end, 0);
-        if (!p) return false;
-        p = skip_ws(p, end);
-        if (p >= end || *p != ',') return false;
-        p = skip_ws(p + 1, end);
-      }
-    } else {
-      if (*p != '{') return false;
-      p = skip_ws(p + 1, end);
-      bool found = false;
-      while (!found) {
-        if (p >= end || *p != '"') return false;
-        const char *ks = p + 1;
-        const char *kend = skip_value(p, end, 0);
-        if (!kend) return false;
-        bool match = key_equals(ks, kend - 1, key, klen);
-        p = skip_ws(kend, end);
-        if (p >= end || *p != ':') return false;
-        p = skip_ws(p + 1, end);
-        if (match) {
-          found = true;
-          break;
-        }
-        p = skip_value(p, end, 0);
-        if (!p) return false;
-        p = skip_ws(p, end);
-        if (p >= end || *p != ',') return false;
-        p = skip_ws(p + 1, end);
-      }
-    }
-  }
-  const char *e = skip_value(p, end, 0);
-  if (!e) return false;
-  *vs = p;
-  *ve = e;
-  return true;
-}
-
 static void put_utf8(dp_ev_buf *b, unsigned cp, bool *ok) {
   char q[4];
   size_t n;
@@ -462,39 +333,6 @@ static void put_utf8(dp_ev_buf *b, unsigned cp, bool *ok) {
     n = 4;
   }
   if (*ok) *ok = dp_ev_buf_put(b, q, n);
-}
-
-/* A scalar JSON value as text: strings unescaped; false for objects, arrays, null. */
-static bool json_scalar(const char *s, const char *e, dp_ev_buf *b, bool *ok) {
-  if (*s == '{' || *s == '[') return false;
-  if (e - s == 4 && memcmp(s, "null", 4) == 0) return false;
-  if (*s != '"') return *ok = dp_ev_buf_put(b, s, (size_t)(e - s)), true;
-  for (const char *p = s + 1; p < e - 1 && *ok; p++) {
-    if (*p != '\\') {
-      *ok = dp_ev_buf_putc(b, *p);
-      continue;
-    }
-    p++;
-    switch (*p) {
-    case 'n': *ok = dp_ev_buf_putc(b, '\n'); break;
-    case 't': *ok = dp_ev_buf_putc(b, '\t'); break;
-    case 'r': *ok = dp_ev_buf_putc(b, '\r'); break;
-    case 'b': *ok = dp_ev_buf_putc(b, '\b'); break;
-    case 'f': *ok = dp_ev_buf_putc(b, '\f'); break;
-    case 'u': {
-      unsigned cp = 0;
-      for (int k = 1; k <= 4 && p + k < e; k++) {
-        char h = p[k];
-        cp = cp * 16 + (unsigned)(h >= '0' && h <= '9' ? h - '0' : (h | 32) - 'a' + 10);
-      }
-      p += 4;
-      put_utf8(b, cp, ok);
-      break;
-    }
-    default: *ok = dp_ev_buf_putc(b, *p); break;
-    }
-  }
-  return true;
 }
 
 /* ---- the kernel ---- */
@@ -866,17 +704,6 @@ static int split_index_step(sctx *s, int64_t i, const char *s0, size_t n0) {
   }
 }
 
-/* JSON_VALUE: the scalar at a path, NULL when there is none. */
-static int json_value_step(sctx *s, int64_t i, const char *s0, size_t n0) {
-  size_t pn;
-  const char *path = arg_str(s, 1, i, &pn);
-  const char *vs, *ve;
-  bool ok = true;
-  if (!json_find(s0, n0, path, pn, &vs, &ve) || !json_scalar(vs, ve, &s->buf, &ok))
-    return ok ? STR_NULL : DIPPER_NOMEM;
-  return buf_result(ok);
-}
-
 /* UUID: a version 4 UUID from the batch's splitmix64 sequence. */
 static int uuid_step(sctx *s, int64_t i, const char *s0, size_t n0) {
   (void)i, (void)s0, (void)n0;
@@ -926,7 +753,6 @@ static str_step *const str_steps[DP_F_COUNT_] = {
     [DP_F_REGEXP_EXTRACT] = regexp_extract_step,
     [DP_F_REGEXP_REPLACE] = regexp_replace_step,
     [DP_F_SPLIT_INDEX] = split_index_step,
-    [DP_F_JSON_VALUE] = json_value_step,
     [DP_F_UUID] = uuid_step,
 };
 
@@ -1055,6 +881,10 @@ static int k_string(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n
 
 dp_ev_kernel dp_ev_kernel_string(int fn_id) {
   if (step_of(fn_id)) return k_string;
+  dp_ev_kernel k = dp_ev_kernel_json(fn_id); /* eval_json.c */
+  if (!k) k = dp_ev_kernel_url(fn_id);      /* eval_url.c */
+  if (!k) k = dp_ev_kernel_text(fn_id);     /* eval_text.c */
+  if (k) return k;
   switch (fn_id) { /* the functions with an INT, BOOLEAN or ARRAY result */
   case DP_F_LIKE:
   case DP_F_NOT_LIKE:

@@ -180,7 +180,20 @@ static const conn_opt filesystem_opts[] = {
        maxFilesPerTrigger); a stream reads every new file when absent */
     {"source.max-files-per-trigger", K_INT, "10", 0},
     {"sink.rolling-policy.*", K_STRING, NULL, 0},
-    {"partition.*", K_STRING, NULL, 0},
+    /* PARTITIONED BY (connectors/fs_partition.c); what is not carried out
+       is refused by filesystem_check */
+    {"partition.default-name", K_STRING, "__DEFAULT_PARTITION__", 0},
+    {"partition.time-extractor.kind", K_ENUM, "default|custom", 0},
+    {"partition.time-extractor.class", K_STRING, "com.example.Extractor", 0},
+    {"partition.time-extractor.timestamp-pattern", K_STRING, "$dt $hm:00", 0},
+    {"partition.time-extractor.timestamp-formatter", K_STRING, "yyyy-MM-dd HH:mm:ss", 0},
+    {"sink.partition-commit.trigger", K_ENUM, "process-time|partition-time", 0},
+    {"sink.partition-commit.delay", K_DURATION, "1 h", 0},
+    {"sink.partition-commit.watermark-time-zone", K_STRING, "UTC", 0},
+    {"sink.partition-commit.policy.kind", K_STRING, "success-file", 0},
+    {"sink.partition-commit.policy.class", K_STRING, "com.example.Policy", 0},
+    {"sink.partition-commit.policy.class.parameters", K_STRING, "a;b", 0},
+    {"sink.partition-commit.success-file.name", K_STRING, "_SUCCESS", 0},
     {"dipper.bad-records", K_ENUM, "fail|skip|dead-letter", 0},
     {"dipper.dead-letter.path", K_STRING, "/tmp/bad-records.jsonl", 0},
     {NULL, K_ANY, NULL, 0},
@@ -847,6 +860,72 @@ static int kinesis_check(dp_diags *d, const dp_table_def *t, int role) {
   return rc;
 }
 
+/* The partition options the sink carries out (connectors/fs_partition.c);
+** the rest is refused here rather than ignored. */
+static int partition_check(dp_diags *d, const dp_table_def *t) {
+  static const char *const refused[][2] = {
+      {"partition.time-extractor.kind", "the partition-time trigger"},
+      {"partition.time-extractor.class", "the partition-time trigger"},
+      {"partition.time-extractor.timestamp-pattern", "the partition-time trigger"},
+      {"partition.time-extractor.timestamp-formatter", "the partition-time trigger"},
+      {"sink.partition-commit.watermark-time-zone", "the partition-time trigger"},
+      {"sink.partition-commit.policy.class", "custom commit policies"},
+      {"sink.partition-commit.policy.class.parameters", "custom commit policies"},
+  };
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+    const dp_option *o = find_option(t, refused[i][0]);
+    if (o)
+      return dp_error(d, DIPPER_UNSUPPORTED, o->span,
+                      "'%s' is for %s, which the filesystem sink does not carry out: partitions "
+                      "are committed by processing time ('sink.partition-commit.trigger' = "
+                      "'process-time' with 'sink.partition-commit.delay'); leave the option out",
+                      refused[i][0], refused[i][1]);
+  }
+  const dp_option *trig = find_option(t, "sink.partition-commit.trigger");
+  if (trig && eq_ci(trig->value, "partition-time"))
+    return dp_error(d, DIPPER_UNSUPPORTED, trig->value_span,
+                    "'sink.partition-commit.trigger' = 'partition-time' is not carried out by the "
+                    "filesystem sink; write 'process-time' (a partition is committed once "
+                    "'sink.partition-commit.delay' has passed since its first row)");
+  const dp_option *kind = find_option(t, "sink.partition-commit.policy.kind");
+  if (kind) {
+    for (const char *p = kind->value; *p;) {
+      size_t n = strcspn(p, ",");
+      size_t b = 0, e = n;
+      while (b < e && p[b] == ' ') b++;
+      while (e > b && p[e - 1] == ' ') e--;
+      if (!eq_ci_n(p + b, e - b, "success-file"))
+        return dp_error(d, DIPPER_UNSUPPORTED, kind->value_span,
+                        "commit policy '%.*s' is not carried out by the filesystem sink: it "
+                        "writes 'success-file' (a _SUCCESS file in each committed partition); "
+                        "there is no metastore and no custom policy",
+                        (int)(e - b), p + b);
+      p += n + (p[n] ? 1 : 0);
+    }
+  }
+  static const char *const needs_policy[] = {"sink.partition-commit.trigger", "sink.partition-commit.delay",
+                                             "sink.partition-commit.success-file.name"};
+  for (size_t i = 0; i < 3 && !kind; i++) {
+    const dp_option *o = find_option(t, needs_policy[i]);
+    if (o)
+      return dp_error(d, DIPPER_OPTION, o->span,
+                      "'%s' has no effect without a commit policy; add "
+                      "'sink.partition-commit.policy.kind' = 'success-file'",
+                      needs_policy[i]);
+  }
+  if (t->npartition == 0) {
+    for (int i = 0; i < t->noptions; i++) {
+      const char *key = t->options[i].key;
+      if (strncmp(key, "sink.partition-commit.", 22) == 0 || strncmp(key, "partition.", 10) == 0)
+        return dp_error(d, DIPPER_OPTION, t->options[i].span,
+                        "'%s' applies to a partitioned table, and table `%s` has no PARTITIONED "
+                        "BY; add PARTITIONED BY (col, ...) or leave the option out",
+                        key, t->name);
+    }
+  }
+  return DIPPER_OK;
+}
+
 /* A micro-batch of no files would never move: the cap starts at one.  The
 ** cap paces a watched folder, and a folder is watched only with
 ** 'source.monitor-interval' (filesystem_bounded). */
@@ -863,7 +942,7 @@ static int filesystem_check(dp_diags *d, const dp_table_def *t, int role) {
                     "is watched only with 'source.monitor-interval' (without it the table is "
                     "bounded: its files are read once, Flink's rule); add "
                     "'source.monitor-interval' = '1 s', or leave the cap out");
-  return DIPPER_OK;
+  return partition_check(d, t);
 }
 
 /* A sequence field counts from start to end: both are needed, in order. */

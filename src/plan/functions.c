@@ -52,7 +52,7 @@ typedef const dp_type *(*resolver)(rctx *c);
 #define RESOLVERS(X)                                                                         \
   X(sig) X(arith) X(compare) X(in) X(bitwise) X(concat) X(common) X(if) X(element_at)        \
   X(array_contains) X(map_parts) X(construct) X(floorceil) X(round) X(sum) X(avg) X(minmax)  \
-  X(collect) X(laglead)
+  X(collect) X(laglead) X(json_value) X(json_build) X(array_fn)
 #define DECLARE_RESOLVER_(r) static const dp_type *resolve_##r(rctx *c);
 RESOLVERS(DECLARE_RESOLVER_)
 #undef DECLARE_RESOLVER_
@@ -964,6 +964,78 @@ static const dp_type *resolve_collect(rctx *c) {
   const dp_type *x = c->args[0];
   if (is_null_kind(x)) return untyped_null_arg(c);
   return dp_type_array(c->a, x);
+}
+
+/* Flink's array functions: an ARRAY first; POSITION and REMOVE cast the
+** value to the element type; JOIN takes strings. */
+static const dp_type *resolve_array_fn(rctx *c) {
+  const dp_type *arr = c->args[0];
+  dp_func_id id = (dp_func_id)c->fn->id;
+  if (arr->kind != DP_T_ARRAY)
+    return fail(c, "%s expects an ARRAY first, not %s", uname(c), tname(c, arr));
+  if (id == DP_F_ARRAY_POSITION || id == DP_F_ARRAY_REMOVE) {
+    const dp_type *x = c->args[1];
+    if (is_null_kind(x) || (!dp_type_equal(x, arr->elem) && dp_type_can_coerce(x, arr->elem)))
+      set_param(c, 1, arr->elem);
+    else if (!dp_type_equal(x, arr->elem))
+      return fail(c, "the elements are %s, not %s; CAST the value to %s", tname(c, arr->elem), tname(c, x),
+                  tname(c, arr->elem));
+  }
+  switch (id) {
+  case DP_F_ARRAY_POSITION: return dp_type_of(DP_T_INT);
+  case DP_F_ARRAY_REMOVE: return dp_type_with_nullability(c->a, arr, arr->not_null);
+  case DP_F_ARRAY_MAX:
+  case DP_F_ARRAY_MIN:
+    if (!is_ordered(arr->elem)) return fail(c, "elements of type %s have no order", tname(c, arr->elem));
+    return arr->elem;
+  case DP_F_ARRAY_JOIN:
+    if (!dp_type_is_string(arr->elem))
+      return fail(c, "ARRAY_JOIN joins an ARRAY<STRING>, not %s; CAST it to ARRAY<STRING>", tname(c, arr));
+    for (int i = 1; i < c->nargs; i++) {
+      if (is_null_kind(c->args[i])) set_param(c, i, dp_type_of(DP_T_STRING));
+      else if (!dp_type_is_string(c->args[i]))
+        return fail(c, "the delimiter and the replacement of ARRAY_JOIN are STRINGs, not %s", tname(c, c->args[i]));
+    }
+    return dp_type_of(DP_T_STRING);
+  default: return arr;
+  }
+}
+
+/* json_value(j, path) is a STRING; with its clauses (parse_json.c) the type
+** of the CAST(NULL AS t) argument.  The defaults are cast by the kernel,
+** which turns a failed cast into the ON EMPTY / ON ERROR behaviour. */
+static const dp_type *resolve_json_value(rctx *c) {
+  if (c->nargs != 2 && c->nargs != 7)
+    return fail(c, "JSON_VALUE takes a JSON value and a path, then RETURNING, ON EMPTY and ON ERROR "
+                   "clauses: %s", c->fn->signature);
+  for (int i = 0; i < 2; i++) {
+    if (is_null_kind(c->args[i])) set_param(c, i, dp_type_of(DP_T_STRING));
+    else if (!dp_type_is_string(c->args[i]))
+      return fail(c, "the %s argument of JSON_VALUE must be a STRING, not %s", i ? "path" : "JSON",
+                  tname(c, c->args[i]));
+  }
+  if (c->nargs == 2) return dp_type_of(DP_T_STRING);
+  const dp_type *t = c->args[2];
+  if (is_composite(t) || is_null_kind(t))
+    return fail(c, "JSON_VALUE returns a scalar: RETURNING %s is not one", tname(c, t));
+  return t;
+}
+
+/* json_object('NULL'|'ABSENT', k, v, ...) and json_array(mode, v, ...). */
+static const dp_type *resolve_json_build(rctx *c) {
+  bool object = c->fn->id == DP_F_JSON_OBJECT;
+  if (is_null_kind(c->args[0])) set_param(c, 0, dp_type_of(DP_T_STRING));
+  else if (!dp_type_is_string(c->args[0]))
+    return fail(c, "%s takes its ON NULL mode first ('NULL' or 'ABSENT'), a STRING", uname(c));
+  if (object && c->nargs % 2 == 0)
+    return fail(c, "JSON_OBJECT takes KEY k VALUE v pairs; a value is missing");
+  for (int i = 1; i < c->nargs; i++) {
+    bool key = object && i % 2 == 1;
+    if (key && !dp_type_is_string(c->args[i]))
+      return fail(c, "a key of JSON_OBJECT must be a STRING, not %s", tname(c, c->args[i]));
+    if (is_null_kind(c->args[i])) set_param(c, i, dp_type_of(DP_T_STRING));
+  }
+  return dp_type_of(DP_T_STRING);
 }
 
 static const dp_type *resolve_laglead(rctx *c) {

@@ -29,6 +29,7 @@
 #include "spark/stream_rules.h"
 #include "spark/translate_stream.h"
 #include "spark/translate_int.h"
+#include "spark/translate_partition.h"
 
 /* ---- builders ---- */
 
@@ -1290,6 +1291,20 @@ static Spark__Connect__Plan *write_command(dp_sx *x, const dp_table_def *t, Spar
   if (!path || !DP_SX_NEW(x, w, spark__connect__write_operation__init) || !DP_SX_NEW(x, cmd, spark__connect__command__init) ||
       !DP_SX_NEW(x, plan, spark__connect__plan__init))
     return NULL;
+  if (dp_sx_partition_check(x, t) != DIPPER_OK) return NULL;
+  if (t->npartition > 0) {
+    /* partitionBy, the folders named as the embedded sink names them (translate_partition.c) */
+    int n = 0;
+    const char **names = dp_sx_alloc(x, (size_t)(t->schema.ncols ? t->schema.ncols : 1) * sizeof *names);
+    if (!names) return NULL;
+    for (int i = 0; i < t->schema.ncols; i++)
+      if (!(t->cols && (t->cols[i].kind == DP_CK_COMPUTED || (t->cols[i].kind == DP_CK_METADATA && t->cols[i].is_virtual))))
+        names[n++] = t->schema.cols[i].name;
+    input = dp_sx_partition_values(x, t, input, n, names);
+    w->partitioning_columns = dp_sx_partition_names(x, t);
+    if (!input || !w->partitioning_columns) return NULL;
+    w->n_partitioning_columns = (size_t)t->npartition;
+  }
   w->input = input;
   w->_source_case = SPARK__CONNECT__WRITE_OPERATION___SOURCE_SOURCE;
   char lower[16];

@@ -677,9 +677,47 @@ static Spark__Connect__Expression *custom_other(dp_sx *x, const dp_expr *e, cons
   }
 }
 
+/* JSON_VALUE and JSON_EXISTS in their default forms, over get_json_object
+** (functions_map.def says where the semantics meet). */
+static Spark__Connect__Expression *custom_json(dp_sx *x, const dp_expr *e, Spark__Connect__Expression **a) {
+  int id = e->u.call.fn->id, n = e->u.call.nargs;
+  if (id == DP_F_ARRAY_REMOVE) {
+    /* Spark's array_remove of a NULL value is NULL; Flink's drops the NULL elements */
+    const dp_expr *v = e->u.call.args[1];
+    if (v->kind == DP_E_LITERAL && !v->u.value.is_null) return dp_sx_fn2(x, "array_remove", a[0], a[1]);
+    dp_sx_refuse(x, e->span, "ARRAY_REMOVE on Spark takes a constant, non-NULL value: Spark's array_remove of "
+                 "a NULL value gives NULL where Flink removes the NULL elements");
+    return NULL;
+  }
+  if (id != DP_F_JSON_VALUE && id != DP_F_JSON_EXISTS) return &no_rule;
+  const char *path = NULL, *on_error = NULL;
+  bool plain = lit_string(e->u.call.args[1], &path);
+  if (plain) {
+    while (*path == ' ') path++;
+    plain = strncmp(path, "strict", 6) != 0 && strstr(path, ".*") == NULL;
+  }
+  if (id == DP_F_JSON_EXISTS && n == 3) plain = plain && lit_string(e->u.call.args[2], &on_error) && !strcmp(on_error, "FALSE");
+  if (id == DP_F_JSON_VALUE && n != 2) plain = false;
+  if (!plain) {
+    dp_sx_refuse(x, e->span,
+                 "%s on Spark takes a constant lax path ('$.a.b', '$[0]', '$.a[*]') and no clauses: "
+                 "Spark's get_json_object has no strict mode, no RETURNING type and no ON EMPTY / ON "
+                 "ERROR behaviour; CAST the result instead of RETURNING, or run the query on the "
+                 "embedded engine",
+                 id == DP_F_JSON_VALUE ? "JSON_VALUE" : "JSON_EXISTS");
+    return NULL;
+  }
+  Spark__Connect__Expression *v = dp_sx_fn2(x, "get_json_object", a[0], a[1]);
+  if (id == DP_F_JSON_VALUE) return v;
+  /* NULL when the JSON or the path is (isnotnull alone would say false) */
+  Spark__Connect__Expression *either = dp_sx_fn2(x, "or", dp_sx_fn1(x, "isnull", a[0]), dp_sx_fn1(x, "isnull", a[1]));
+  return dp_sx_fn3(x, "if", either, dp_sx_lit_null(x, e->type, e->span), dp_sx_fn1(x, "isnotnull", v));
+}
+
 static Spark__Connect__Expression *custom_call(dp_sx *x, const dp_expr *e, const fn_map *m,
                                                Spark__Connect__Expression **a) {
-  Spark__Connect__Expression *r = custom_arith(x, e, m, a);
+  Spark__Connect__Expression *r = custom_json(x, e, a);
+  if (r == &no_rule) r = custom_arith(x, e, m, a);
   if (r == &no_rule) r = custom_string(x, e, m, a);
   if (r == &no_rule) r = custom_time(x, e, m, a);
   if (r == &no_rule) r = custom_other(x, e, m, a);

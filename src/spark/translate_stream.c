@@ -27,6 +27,7 @@
 #include "plan/analyze.h"
 #include "plan/catalog.h"
 #include "spark/translate_stream.h"
+#include "spark/translate_partition.h"
 
 #define MAX_OPTS 48
 
@@ -1300,11 +1301,12 @@ int dp_spark_stream_start_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp
     file_sink_options(x, t, format, &o);
     w->sink_destination_case = SPARK__CONNECT__WRITE_STREAM_OPERATION_START__SINK_DESTINATION_PATH;
     w->path = (char *)(uintptr_t)path;
+    if ((rc = dp_sx_partition_check(x, t)) != DIPPER_OK) return rc;
     if (t->npartition > 0) {
-      w->partitioning_column_names = dp_sx_alloc(x, (size_t)t->npartition * sizeof(char *));
+      /* the folders named as the embedded sink names them (translate_partition.c) */
+      rows = dp_sx_partition_values(x, t, rows, n, names);
+      w->partitioning_column_names = dp_sx_partition_names(x, t);
       if (!w->partitioning_column_names) return failed(x);
-      for (int i = 0; i < t->npartition; i++)
-        w->partitioning_column_names[i] = (char *)(uintptr_t)t->schema.cols[t->partition[i]].name;
       w->n_partitioning_column_names = (size_t)t->npartition;
     }
   }

@@ -9,6 +9,7 @@
 */
 #include <string.h>
 
+#include "sql/parse_json.h"
 #include "sql/parser_int.h"
 
 /* ----------------------------------------------------------- expressions */
@@ -185,6 +186,7 @@ static bool parse_keyword_args(parser *p, dp_ast_expr *e, const char *fn, const 
                                dp_ast_expr **first) {
   vec args = {0};
   *first = NULL;
+  if (dp_ps_json_call(p, e, fn, closing)) return true; /* parse_json.c */
   if (same_word(fn, "POSITION")) {
     bool was = p->in_position;
     p->in_position = true; /* `a IN b` here is not an IN predicate */
@@ -729,6 +731,8 @@ static dp_ast_expr *parse_predicate(parser *p, dp_ast_expr *left, const dp_token
     e = new_expr(p, DP_AX_IS, start);
     e->u.is.arg = left;
     e->u.is.negated = accept_kw(p, DP_KW_NOT);
+    dp_ast_expr *is_json = dp_ps_is_json(p, e, start); /* x IS [NOT] JSON [kind]: parse_json.c */
+    if (is_json) return is_json;
     if (accept_kw(p, DP_KW_NULL)) e->u.is.what = DP_IS_NULL;
     else if (accept_kw(p, DP_KW_TRUE)) e->u.is.what = DP_IS_TRUE;
     else if (accept_kw(p, DP_KW_FALSE)) e->u.is.what = DP_IS_FALSE;

@@ -289,8 +289,7 @@ TEST(filesystem_rules) {
   EXPECT_OK(&e, "CREATE TABLE f (a INT, p STRING METADATA FROM 'file.path' VIRTUAL) WITH "
                 "('connector' = 'filesystem', 'path' = '/data/in', 'format' = 'csv', "
                 "'csv.field-delimiter' = '|', 'source.monitor-interval' = '10 s', "
-                "'sink.rolling-policy.file-size' = '128MB', 'partition.time-extractor.kind' = "
-                "'default')");
+                "'sink.rolling-policy.file-size' = '128MB')");
   const dp_table_def *t = dp_catalog_table(e.cat, "f");
   CHECK(!t->bounded); /* streaming mode: the directory is watched */
   CHECK(dp_connector_bounded(t, true));
