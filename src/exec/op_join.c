@@ -278,11 +278,8 @@ static int64_t slice_rows(const join_state *st) {
   return s > 0 ? s : 1;
 }
 
-/* Join probe rows [start, end) into st->out. */
-static int probe_slice(dp_op *op, int64_t start, int64_t end) {
-  join_state *st = op->state;
-  const dp_batch *P = st->probe, *B = st->build;
-  int64_t n = end - start;
+/* Room for n probe rows' hit marks, all clear, and no pairs yet. */
+static int clear_probe(join_state *st, int64_t n) {
   if (n > st->probe_hit_cap) {
     uint8_t *h = realloc(st->probe_hit, (size_t)n);
     if (!h) return DIPPER_NOMEM;
@@ -291,6 +288,15 @@ static int probe_slice(dp_op *op, int64_t start, int64_t end) {
   }
   memset(st->probe_hit, 0, (size_t)n);
   st->npairs = 0;
+  return DIPPER_OK;
+}
+
+/* Join probe rows [start, end) into st->out. */
+static int probe_slice(dp_op *op, int64_t start, int64_t end) {
+  join_state *st = op->state;
+  const dp_batch *P = st->probe, *B = st->build;
+  int64_t n = end - start;
+  if (clear_probe(st, n)) return DIPPER_NOMEM;
   int rc;
   const dp_vector *pk[64], *bk[64];
   for (int k = 0; k < st->nkeys; k++) {
@@ -787,14 +793,7 @@ static int rocks_probe_slice(dp_op *op, int s, int64_t start, int64_t end) {
   dp_batch_clear(F);
   st->build = F;
   int64_t n = end - start;
-  if (n > st->probe_hit_cap) {
-    uint8_t *h = realloc(st->probe_hit, (size_t)n);
-    if (!h) return DIPPER_NOMEM;
-    st->probe_hit = h;
-    st->probe_hit_cap = n;
-  }
-  memset(st->probe_hit, 0, (size_t)n);
-  st->npairs = 0;
+  if (clear_probe(st, n)) return DIPPER_NOMEM;
   dp_rocks_refs *rf = &st->refs;
   int rc = dp_rocks_rows_probe(st->rocks, 1 - s, P->delta, start, end, P->keys, st->nkeys, F, rf);
   for (int64_t r = start; !rc && r < end; r++)

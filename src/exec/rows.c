@@ -68,21 +68,25 @@ static int rehash(dp_rowhash *h, uint64_t nbuckets) {
   return DIPPER_OK;
 }
 
+/* Room for at least need rows in the chains and hashes. */
+static int grow_rows(dp_rowhash *h, int64_t need) {
+  int64_t cap = dp_grow_cap(h->cap, need, 1024, INT64_MAX);
+  int64_t *next = realloc(h->next, (size_t)cap * sizeof *next);
+  if (!next) return DIPPER_NOMEM;
+  h->next = next;
+  uint64_t *hashes = realloc(h->hashes, (size_t)cap * sizeof *hashes);
+  if (!hashes) return DIPPER_NOMEM;
+  h->hashes = hashes;
+  h->cap = cap;
+  return DIPPER_OK;
+}
+
 /* Room for `more` row ids past h->n, and buckets for them (load <= 1),
 ** made once: a rebuild of a big index relinks its rows once, not once per
 ** doubling. */
 static int reserve(dp_rowhash *h, int64_t more) {
   int64_t need = h->n + more;
-  if (need > h->cap) {
-    int64_t cap = dp_grow_cap(h->cap, need, 1024, INT64_MAX);
-    int64_t *next = realloc(h->next, (size_t)cap * sizeof *next);
-    if (!next) return DIPPER_NOMEM;
-    h->next = next;
-    uint64_t *hashes = realloc(h->hashes, (size_t)cap * sizeof *hashes);
-    if (!hashes) return DIPPER_NOMEM;
-    h->hashes = hashes;
-    h->cap = cap;
-  }
+  if (need > h->cap && grow_rows(h, need)) return DIPPER_NOMEM;
   uint64_t nb = h->heads ? h->mask + 1 : 1024;
   while (nb < (uint64_t)need) nb *= 2;
   if (!h->heads || nb != h->mask + 1) return rehash(h, nb);
@@ -90,16 +94,7 @@ static int reserve(dp_rowhash *h, int64_t more) {
 }
 
 int dp_rowhash_add(dp_rowhash *h, uint64_t hash) {
-  if (h->n == h->cap) {
-    int64_t cap = dp_grow_cap(h->cap, h->n + 1, 1024, INT64_MAX);
-    int64_t *next = realloc(h->next, (size_t)cap * sizeof *next);
-    if (!next) return DIPPER_NOMEM;
-    h->next = next;
-    uint64_t *hashes = realloc(h->hashes, (size_t)cap * sizeof *hashes);
-    if (!hashes) return DIPPER_NOMEM;
-    h->hashes = hashes;
-    h->cap = cap;
-  }
+  if (h->n == h->cap && grow_rows(h, h->n + 1)) return DIPPER_NOMEM;
   if (!h->heads || (uint64_t)h->n >= h->mask + 1) {
     int rc = rehash(h, h->heads ? (h->mask + 1) * 2 : 1024);
     if (rc) return rc;
