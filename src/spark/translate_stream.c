@@ -1260,7 +1260,17 @@ int dp_spark_stream_start_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp
   } else if (!strcmp(conn, "blackhole")) {
     format = "noop";
   } else if (!strcmp(conn, "callback")) {
-    format = DP_HANDOFF_CLASS; /* foreachBatch from C: handoff.h */
+    /* foreachBatch from C: handoff.h.  Spark gives a temporary checkpoint
+       only to its own console, memory, noop and foreach sinks. */
+    format = DP_HANDOFF_CLASS;
+    if (!(so && so->checking) && (!so || !so->checkpoint_dir || !so->checkpoint_dir[0]))
+      return dp_sx_refuse(x, sink->span,
+                          "INSERT INTO `%s`: a callback table on Spark is fed by dipper's own "
+                          "Spark sink, which Spark starts only with a checkpoint: SET "
+                          "'execution.checkpointing.dir' = '/path/to/checkpoints' before the "
+                          "INSERT (a restart from it hands out a batch the callback did not "
+                          "finish again, under the same batch id)",
+                          t->name);
   } else {
     return dp_sx_refuse(x, sink->span,
                         "table `%s`: Spark's streaming writes go to kafka, kinesis (with "
