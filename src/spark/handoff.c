@@ -134,7 +134,8 @@ static int on_answer(void *user, const Spark__Connect__ExecutePlanResponse *r) {
       rel && rel->rel_type_case == SPARK__CONNECT__RELATION__REL_TYPE_LOCAL_RELATION ? rel->local_relation
                                                                                     : NULL;
   a->got = true;
-  if (!lr || lr->_data_case != SPARK__CONNECT__LOCAL_RELATION___DATA_DATA) return DIPPER_OK;
+  if (!lr || lr->_data_case != SPARK__CONNECT__LOCAL_RELATION___DATA_DATA || lr->data.len == 0)
+    return DIPPER_OK; /* no string */
   dp_arrow_batches b;
   a->rc = dp_arrow_ipc_decode(lr->data.data, lr->data.len, &b, &a->why);
   if (a->rc == DIPPER_OK) {
