@@ -179,8 +179,11 @@ TEST(append_rows_exact_per_batch_id) {
   if (rc == DIPPER_OK) {
     add_file(&e, "{\"k\":\"a\",\"v\":1}\n{\"k\":\"b\",\"v\":2}\n{\"k\":\"z\",\"v\":-1}\n");
     CHECK_EQ(step_until(qs, n, gs, (int[]){1}, 60000), DIPPER_OK);
+    int64_t t0 = now_ms();
     add_file(&e, "{\"k\":\"c\",\"v\":3}\n");
     rc = step_until(qs, n, gs, (int[]){2}, 60000);
+    fprintf(stderr, "  batch 1: in the callback %lld ms after its file landed\n",
+            (long long)(now_ms() - t0));
     CHECK_EQ(rc, DIPPER_OK);
     if (rc) print_diags(db);
     CHECK_EQ(g.n, 2);
