@@ -21,7 +21,13 @@
 **     through dipper's own sink connector (one micro-batch, id 0);
 **   - an INSERT into a filesystem or kafka table: Spark writes, by the
 **     translator's WriteOperation command.
-** Streaming mode: each INSERT is one Spark Structured Streaming query,
+** Streaming mode: an INSERT into a callback table is foreachBatch from C
+** (spark/handoff.h): dipper's own Spark sink, its jar uploaded once per
+** session, holds each micro-batch until this side read it, handed it to the
+** registered callback (dipper's callback sink, with Spark's batch id) and
+** acknowledged it; the calls that look at the query (step, await) take the
+** batches, so a query nobody steps fails after the sink's timeout.
+** Each INSERT is one Spark Structured Streaming query,
 ** started when the query handle is made (WriteStreamOperationStart, built by
 ** translate_stream.c with the session's trigger and checkpoint options, and
 ** the Spark settings of stream_rules.c set first) and then watched: a step
@@ -49,11 +55,13 @@
 #include "plan/analyze.h"
 #include "spark/client.h"
 #include "spark/grpc.h"
+#include "spark/handoff.h"
 #include "spark/stream_rules.h"
 #include "spark/streaming.h"
 #include "spark/translate.h"
 #include "spark/translate_stream.h"
 #include "spark/udf.h"
+#include "spark/uuid.h"
 
 static const dp_span nowhere = {0, 0, 0, 0};
 
@@ -255,15 +263,16 @@ static int read_jar(const char *path, dp_diags *d, dp_span span, uint8_t **data,
   return DIPPER_OK;
 }
 
-static int upload_jar(dipper *db, dp_sc *sc, const dp_udf_def *f, dp_diags *d) {
+/* Upload the jar at path into the session, once per session. */
+static int upload_jar(dipper *db, dp_sc *sc, const char *path, dp_span span, dp_diags *d) {
   for (int i = 0; i < db->nspark_jars; i++)
-    if (strcmp(db->spark_jars[i], f->jar) == 0) return DIPPER_OK;
+    if (strcmp(db->spark_jars[i], path) == 0) return DIPPER_OK;
   uint8_t *data = NULL;
   size_t len = 0;
-  int rc = read_jar(f->jar, d, f->span, &data, &len);
+  int rc = read_jar(path, d, span, &data, &len);
   if (rc != DIPPER_OK) return rc;
   dp_arena *a = dp_arena_new(0);
-  const char *name = a ? dp_spark_jar_artifact(a, f->jar) : NULL;
+  const char *name = a ? dp_spark_jar_artifact(a, path) : NULL;
   dp_sc_error err;
   dp_sc_error_init(&err);
   rc = name ? dp_sc_add_artifact(sc, name, data, len, &err) : DIPPER_NOMEM;
@@ -274,7 +283,7 @@ static int upload_jar(dipper *db, dp_sc *sc, const dp_udf_def *f, dp_diags *d) {
   char **g = rc ? NULL : realloc(db->spark_jars, (size_t)(db->nspark_jars + 1) * sizeof *g);
   if (g) {
     db->spark_jars = g;
-    if ((g[db->nspark_jars] = strdup(f->jar))) db->nspark_jars++;
+    if ((g[db->nspark_jars] = strdup(path))) db->nspark_jars++;
   }
   return rc;
 }
@@ -284,7 +293,7 @@ static int java_functions(dipper *db, dp_sc *sc, const dp_query_plan *q, dp_diag
   int rc = DIPPER_OK;
   for (int i = 0; i < q->njava && rc == DIPPER_OK; i++) {
     const dp_udf_def *f = q->java[i];
-    if (f->jar) rc = upload_jar(db, sc, f, d);
+    if (f->jar) rc = upload_jar(db, sc, f->jar, f->span, d);
     if (rc != DIPPER_OK) break;
     dp_arena *a = dp_arena_new(0);
     if (!a) return dp_error(d, DIPPER_NOMEM, nowhere, "out of memory registering %s", f->name);
@@ -439,6 +448,13 @@ struct dp_spark_query {
   dp_sc *session;       /* the session that started it (the handle's; checked before use) */
   dp_sq sq;
   int64_t last_report_us; /* timestamp of the newest report taken in */
+  /* a callback sink: foreachBatch from C (spark/handoff.h) */
+  bool handoff;         /* the query writes to dipper's Spark sink */
+  char handoff_key[DP_UUID_LEN + 1]; /* this run's key */
+  uint64_t handoff_nonce; /* one per read: no plan cached for an earlier one fits */
+  dp_sink hsink;        /* dipper's callback sink, open from the start to the free */
+  bool hsink_open;
+  dp_batch *hbatch;     /* a batch of Spark's rows, imported */
 };
 
 /* Forget the last call's diagnostics, unless the query failed: its error is
@@ -460,6 +476,62 @@ static int stream_session(dp_spark_query *sq, dp_sc **out) {
                   "since closed (the engine address changed): a Spark query is reached only "
                   "through its session; free the queries before changing 'dipper.engine'",
                   sq->progress.name);
+}
+
+/* ---- foreachBatch from C: a callback table's batches (spark/handoff.h) ---- */
+
+/* How long a step waits for dipper's Spark sink to hold a batch, and for how
+** long it goes on taking batches while they come (dipper_run's other queries
+** wait meanwhile; an interrupt ends it sooner). */
+#define HANDOFF_STEP_WAIT_MS 200
+#define HANDOFF_STEP_BUDGET_US INT64_C(2000000)
+
+/* Open dipper's callback sink (the registration is looked up now: a name
+** nobody registered fails the start, before Spark runs anything), upload
+** dipper's Spark sink into the session, and make this run's key. */
+static int open_handoff(dp_spark_query *sq, dp_sc *sc) {
+  const dp_table_def *t = sq->root->u.sink.table;
+  dp_sink *k = &sq->hsink;
+  memset(k, 0, sizeof *k);
+  k->cls = dp_sink_find("callback");
+  k->db = sq->db;
+  k->table = t;
+  k->schema = &sq->root->schema;
+  k->mode = dp_analyze_output_mode(sq->q, sq->root);
+  k->diags = &sq->diags;
+  if (!k->cls) return dp_error(&sq->diags, DIPPER_INTERNAL, nowhere, "dipper has no callback sink");
+  int rc = k->cls->open(k);
+  if (rc != DIPPER_OK) return rc;
+  sq->hsink_open = true;
+  if (!(sq->hbatch = dp_batch_new(&sq->root->schema, 0)))
+    return dp_error(&sq->diags, DIPPER_NOMEM, nowhere, "out of memory starting a query");
+  char path[4096];
+  dp_buf why = DP_BUF_INIT;
+  rc = dp_handoff_jar(path, sizeof path, &why);
+  if (rc != DIPPER_OK) dp_error(&sq->diags, rc, t->with_span, "%s", dp_buf_cstr(&why));
+  dp_buf_free(&why);
+  if (rc == DIPPER_OK && path[0]) rc = upload_jar(sq->db, sc, path, t->with_span, &sq->diags);
+  if (rc == DIPPER_OK && dp_uuid_v4(sq->handoff_key) != DIPPER_OK)
+    rc = dp_error(&sq->diags, DIPPER_IO, nowhere,
+                  "cannot make the key of dipper's Spark sink (/dev/urandom cannot be read)");
+  sq->handoff = rc == DIPPER_OK;
+  return rc;
+}
+
+/* Forget the sink's slot on the server (best effort: the query has ended)
+** and close dipper's callback sink. */
+static void close_handoff(dp_spark_query *sq) {
+  if (sq->handoff && sq->started && sq->db->spark == sq->session) {
+    dp_sc_error err;
+    dp_sc_error_init(&err);
+    (void)dp_handoff_close(sq->session, sq->handoff_key, &err);
+    dp_sc_error_free(&err);
+  }
+  sq->handoff = false;
+  if (sq->hsink_open && sq->hsink.cls->close) sq->hsink.cls->close(&sq->hsink);
+  sq->hsink_open = false;
+  dp_batch_free(sq->hbatch);
+  sq->hbatch = NULL;
 }
 
 /* Start the INSERT as a Spark streaming query. */
@@ -488,6 +560,16 @@ static int start_stream(dp_spark_query *sq) {
   o.trigger = dp_catalog_option(db->catalog, "dipper.trigger");
   o.checkpoint_dir = dp_catalog_option(db->catalog, "execution.checkpointing.dir");
   o.server_version = dp_sc_server_version(sc);
+  const dp_table_def *t = sq->root->u.sink.table;
+  if (t && t->connector && !strcmp(t->connector, "callback")) {
+    rc = open_handoff(sq, sc);
+    if (rc != DIPPER_OK) {
+      dp_arena_free(a);
+      dp_sc_error_free(&err);
+      return rc;
+    }
+    o.handoff_key = sq->handoff_key;
+  }
   Spark__Connect__Plan *plan = NULL;
   rc = dp_spark_stream_start_plan(&ctx, sq->q, sq->root, &o, &plan);
   if (rc == DIPPER_OK) {
@@ -663,6 +745,94 @@ static int take_end(dp_spark_query *sq, dp_sc *sc, dp_sc_error *err) {
   return DIPPER_OK;
 }
 
+/* A call to dipper's Spark sink failed.  When the query ended meanwhile
+** (its sink timed out, it failed, it was stopped), its end is what the
+** caller sees: the query's error, or none for a clean end. */
+static int handoff_failed(dp_spark_query *sq, dp_sc *sc, dp_sc_error *err, int rc) {
+  dp_sc_error e;
+  dp_sc_error_init(&e);
+  dp_sq_status st;
+  if (dp_sq_get_status(sc, &sq->sq, &st, &e) == DIPPER_OK && !st.active) {
+    dp_sc_error_free(err);
+    int end = take_end(sq, sc, &e);
+    if (end != DIPPER_OK && !sq->failed) return client_error(&sq->diags, &e, end);
+    dp_sc_error_free(&e);
+    return end;
+  }
+  dp_sc_error_free(&e);
+  return client_error(&sq->diags, err, rc);
+}
+
+/* Spark's rows of micro-batch id through dipper's callback sink: the
+** callback runs at the commit, with Spark's batch id. */
+static int hand_to_callback(dp_spark_query *sq, int64_t id, const dp_arrow_batches *rows) {
+  const dp_sink_class *cls = sq->hsink.cls;
+  const dp_table_def *t = sq->root->u.sink.table;
+  dp_buf why = DP_BUF_INIT;
+  int rc = DIPPER_OK;
+  for (int i = 0; rc == DIPPER_OK && i < rows->n; i++) {
+    dp_batch_clear(sq->hbatch);
+    rc = dp_batch_import(sq->hbatch, &rows->schema, &rows->arrays[i], &why);
+    if (rc != DIPPER_OK)
+      dp_error(&sq->diags, rc, sq->root->span,
+               "Spark's micro-batch %lld does not fit the columns of table `%s`: %s",
+               (long long)id, t->name, dp_buf_cstr(&why));
+    else if (sq->hbatch->nrows > 0)
+      rc = cls->write(&sq->hsink, id, sq->hbatch);
+  }
+  if (rc == DIPPER_OK) rc = cls->commit(&sq->hsink, id);
+  dp_buf_free(&why);
+  return rc;
+}
+
+/* Take the batch dipper's Spark sink holds, if one comes within wait_ms:
+** read it, hand it to the callback, acknowledge it (Spark then commits it).
+** A callback that fails stops the query with the batch unacknowledged, so
+** uncommitted: a restart from the checkpoint runs it again. */
+static int serve_one(dp_spark_query *sq, dp_sc *sc, int64_t wait_ms, bool *served) {
+  *served = false;
+  dp_sc_error err;
+  dp_sc_error_init(&err);
+  int64_t id = -1;
+  int rc = dp_handoff_poll(sc, sq->handoff_key, wait_ms, &id, &err);
+  if (rc != DIPPER_OK) return handoff_failed(sq, sc, &err, rc);
+  if (id < 0) {
+    dp_sc_error_free(&err);
+    return DIPPER_OK;
+  }
+  dp_arrow_batches rows;
+  rc = dp_handoff_read(sc, sq->handoff_key, id, ++sq->handoff_nonce, &rows, &err);
+  if (rc != DIPPER_OK) return handoff_failed(sq, sc, &err, rc);
+  rc = hand_to_callback(sq, id, &rows);
+  dp_arrow_batches_free(&rows);
+  if (rc != DIPPER_OK) {
+    sq->failed = rc;
+    (void)dp_sq_stop(sc, &sq->sq, &err);
+    sq->ended = true;
+    dp_sc_error_free(&err);
+    return rc;
+  }
+  rc = dp_handoff_ack(sc, sq->handoff_key, id, &err);
+  if (rc != DIPPER_OK) return handoff_failed(sq, sc, &err, rc);
+  dp_sc_error_free(&err);
+  *served = true;
+  return DIPPER_OK;
+}
+
+/* A step's share: the batches that come while they come (up to the budget). */
+static int serve_handoff(dp_spark_query *sq, bool *ran) {
+  dp_sc *sc = NULL;
+  int rc = stream_session(sq, &sc);
+  int64_t t0 = dp_mono_micros();
+  bool served = true;
+  while (rc == DIPPER_OK && served && !sq->ended && !dp_api_interrupted(sq->db) &&
+         dp_mono_micros() - t0 < HANDOFF_STEP_BUDGET_US) {
+    rc = serve_one(sq, sc, HANDOFF_STEP_WAIT_MS, &served);
+    if (served) *ran = true;
+  }
+  return rc;
+}
+
 /* One look at the running query: its status, its new reports, its end. */
 static int poll_stream(dp_spark_query *sq, dp_progress_ring *ring, bool *ran) {
   *ran = false;
@@ -744,6 +914,7 @@ void dp_spark_query_free(dp_spark_query *sq) {
     (void)dp_sq_stop(sq->session, &sq->sq, &err);
     dp_sc_error_free(&err);
   }
+  close_handoff(sq);
   dp_sq_free(&sq->sq);
   dp_arena_free(sq->call_arena);
   dp_arena_free(sq->arena);
@@ -776,7 +947,10 @@ int dp_spark_query_step(dp_spark_query *sq, dp_progress_ring *ring, bool *ran, b
   if (sq->failed) return sq->failed;
   if (*finished) return DIPPER_OK;
   if (sq->streaming) {
-    int rc = poll_stream(sq, ring, ran);
+    bool served = false;
+    int rc = sq->handoff ? serve_handoff(sq, &served) : DIPPER_OK;
+    if (rc == DIPPER_OK) rc = poll_stream(sq, ring, ran);
+    *ran = *ran || served;
     *finished = sq->ended;
     return rc;
   }
@@ -829,6 +1003,17 @@ int dp_spark_query_await(dp_spark_query *sq, dp_progress_ring *ring, int64_t tim
       int64_t left = deadline - dp_mono_micros() / 1000;
       if (left <= 0) break;
       if (left < slice) slice = left;
+    }
+    if (sq->handoff) {
+      /* the batches are taken while waiting: the sink holds each until then */
+      bool served = false;
+      rc = serve_one(sq, sc, slice, &served);
+      if (rc != DIPPER_OK || sq->ended) {
+        dp_sc_error_free(&err);
+        *terminated = sq->ended;
+        return rc;
+      }
+      slice = 1;
     }
     rc = dp_sq_await(sc, &sq->sq, slice, &done, &err);
     if (rc != DIPPER_OK) return client_error(&sq->diags, &err, rc);

@@ -259,6 +259,8 @@ static const conn_opt memory_opts[] = {
 
 static const conn_opt callback_opts[] = {
     {"name", K_STRING, "on_rows", REQ},
+    /* on Spark: how long dipper's sink waits for the client to take a batch */
+    {"dipper.spark.handoff-timeout", K_DURATION, "60 s", 0},
     {NULL, K_ANY, NULL, 0},
 };
 

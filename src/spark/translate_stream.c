@@ -26,6 +26,7 @@
 #include "formats/avro.h"
 #include "plan/analyze.h"
 #include "plan/catalog.h"
+#include "spark/handoff.h"
 #include "spark/translate_stream.h"
 #include "spark/translate_partition.h"
 
@@ -1187,6 +1188,27 @@ static void file_sink_options(dp_sx *x, const dp_table_def *t, const char *forma
   }
 }
 
+/* dipper's Spark sink (handoff.h) for a 'callback' table: the key of this
+** run, the table's name (for its messages and the progress's sink
+** description) and how long it waits for the client's acknowledgement of a
+** batch ('dipper.spark.handoff-timeout'). */
+static int handoff_options(dp_sx *x, const dp_table_def *t, const dp_spark_stream_opts *so,
+                           kv_list *o) {
+  int64_t us = (int64_t)DP_HANDOFF_TIMEOUT_MS * 1000;
+  const char *v = opt(t, "dipper.spark.handoff-timeout");
+  if (v && (dp_parse_duration(v, &us) != DIPPER_OK || us < 1000))
+    return dp_sx_refuse(x, opt_span(t, "dipper.spark.handoff-timeout"),
+                        "table `%s`: 'dipper.spark.handoff-timeout' is how long Spark waits for "
+                        "dipper to take a micro-batch, a duration of 1 ms or more ('60 s'), not "
+                        "'%s'",
+                        t->name, v);
+  /* a check builds the command without running it: no run, no key yet */
+  kv_add(o, "key", so && so->handoff_key ? so->handoff_key : "(made when the query starts)");
+  kv_add(o, "name", t->name);
+  kv_add(o, "timeout_ms", dp_sx_printf(x, "%lld", (long long)(us / 1000)));
+  return x->rc;
+}
+
 static void put_options(dp_sx *x, Spark__Connect__WriteStreamOperationStart *w, const kv_list *o) {
   w->options = dp_sx_alloc(x, (size_t)(o->n ? o->n : 1) * sizeof *w->options);
   if (!w->options) return;
@@ -1238,11 +1260,23 @@ int dp_spark_stream_start_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp
     format = "memory";
   } else if (!strcmp(conn, "blackhole")) {
     format = "noop";
+  } else if (!strcmp(conn, "callback")) {
+    /* foreachBatch from C: handoff.h.  Spark gives a temporary checkpoint
+       only to its own console, memory, noop and foreach sinks. */
+    format = DP_HANDOFF_CLASS;
+    if (!(so && so->checking) && (!so || !so->checkpoint_dir || !so->checkpoint_dir[0]))
+      return dp_sx_refuse(x, sink->span,
+                          "INSERT INTO `%s`: a callback table on Spark is fed by dipper's own "
+                          "Spark sink, which Spark starts only with a checkpoint: SET "
+                          "'execution.checkpointing.dir' = '/path/to/checkpoints' before the "
+                          "INSERT (a restart from it hands out a batch the callback did not "
+                          "finish again, under the same batch id)",
+                          t->name);
   } else {
     return dp_sx_refuse(x, sink->span,
                         "table `%s`: Spark's streaming writes go to kafka, kinesis (with "
-                        "'dipper.spark.kinesis-format'), filesystem, console, memory or "
-                        "blackhole tables, not '%s'",
+                        "'dipper.spark.kinesis-format'), filesystem, console, memory, "
+                        "blackhole or callback tables, not '%s'",
                         t->name, conn);
   }
   if (sink->inputs[0]->props.bounded)
@@ -1284,6 +1318,8 @@ int dp_spark_stream_start_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp
   } else if (!strcmp(format, "aws-kinesis")) {
     rows = kinesis_records(x, t, rows, n, names);
     kinesis_options(x, t, &o, false);
+  } else if (!strcmp(format, DP_HANDOFF_CLASS)) {
+    if (handoff_options(x, t, so, &o) != DIPPER_OK) return failed(x);
   } else if (!strcmp(conn, "filesystem")) {
     const char *path = opt(t, "path");
     if (!path) return dp_sx_refuse(x, t->with_span, "table `%s` has no 'path'", t->name);

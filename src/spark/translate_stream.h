@@ -5,8 +5,8 @@
 **
 ** Owns: the mapping of dipper's (Flink's) connector options onto Spark's
 ** kafka and socket sources and onto Spark's streaming sinks (kafka,
-** filesystem, console, memory, blackhole), the output mode, the trigger and
-** the checkpoint location.  Does not own: relations of other node kinds
+** filesystem, console, memory, blackhole; callback: dipper's own sink of
+** handoff.h), the output mode, the trigger and the checkpoint location.  Does not own: relations of other node kinds
 ** (translate.c), running the query (streaming.c).  A batch INSERT into kafka
 ** borrows the record building (dp_sx_kafka_write).
 */
@@ -38,6 +38,8 @@ typedef struct dp_spark_stream_opts {
                                   options are not known: the checkpoint is not required */
   const char *server_version;  /* the server's Spark version ("4.1.1"), or NULL when not
                                   known (a check): what the trigger may use depends on it */
+  const char *handoff_key;     /* a 'callback' sink: the key of this run of dipper's Spark
+                                  sink (handoff.h), or NULL in a check */
 } dp_spark_stream_opts;
 
 /* The WriteStreamOperationStart command of a streaming INSERT (a SINK root):
