@@ -10,10 +10,12 @@
 ** of scalars hold their elements joined by 'csv.array-element-delimiter'
 ** (Flink's rule); ROW and MAP have no CSV form here (JSON has).
 */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/fastscan.h"
 #include "formats/formats.h"
 
 struct dp_csv_decoder {
@@ -26,6 +28,7 @@ struct dp_csv_decoder {
   size_t scratch_cap;
   unsigned char *bin;
   size_t bin_cap;
+  dp_fast_day day;  /* the last timestamp's date */
 };
 
 dp_csv_options dp_csv_default_options(void) {
@@ -35,6 +38,7 @@ dp_csv_options dp_csv_default_options(void) {
   o.array_delimiter = ';';
   o.allow_comments = false;
   o.null_literal = NULL;
+  o.reference = false;
   return o;
 }
 
@@ -58,6 +62,7 @@ dp_csv_decoder *dp_csv_decoder_new(const dp_schema *schema, const bool *decode_c
   if (!dec) return NULL;
   dec->schema = schema;
   dec->opts = opts ? *opts : dp_csv_default_options();
+  dec->day.ymd = -1;
   size_t cnt = schema->ncols ? (size_t)schema->ncols : 1;
   dec->cols = calloc(cnt, sizeof *dec->cols);
   dec->lengths = calloc(cnt, sizeof *dec->lengths);
@@ -80,16 +85,20 @@ void dp_csv_decoder_free(dp_csv_decoder *dec) {
 }
 
 size_t dp_csv_record_end(const char *p, size_t n, char quote, bool *complete) {
-  bool quoted = false;
-  for (size_t i = 0; i < n; i++) {
-    char ch = p[i];
-    if (quote && ch == quote) {
-      quoted = !quoted;
-    } else if (!quoted && (ch == '\n' || ch == '\r')) {
+  const char *q = p, *end = p + n;
+  for (;;) {
+    /* outside quotes: the next line break or opening quote */
+    q = quote ? dp_fast_find3(q, end, '\n', '\r', quote) : dp_fast_find2(q, end, '\n', '\r');
+    if (q == end) break;
+    if (*q != quote || !quote) {
       *complete = true;
-      if (ch == '\r' && i + 1 < n && p[i + 1] == '\n') return i + 2;
-      return i + 1;
+      if (*q == '\r' && q + 1 < end && q[1] == '\n') return (size_t)(q - p) + 2;
+      return (size_t)(q - p) + 1;
     }
+    /* inside: only the closing quote counts ("" is two toggles) */
+    const char *close = memchr(q + 1, quote, (size_t)(end - q - 1));
+    if (!close) break;
+    q = close + 1;
   }
   *complete = false;
   return n;
@@ -162,9 +171,51 @@ static bool is_null_text(const dp_csv_decoder *dec, const char *s, size_t n) {
   return lit && lit[0] && strlen(lit) == n && memcmp(lit, s, n) == 0;
 }
 
+/* What fast_scalar returns for a text not in one of its forms. */
+#define NOT_FAST (-1)
+
+/* The common forms (fastscan.h) of a whole field: a whole number, a JSON-form
+** number for FLOAT/DOUBLE, a "yyyy-MM-dd HH:mm:ss[.fff]" timestamp, and
+** strings.  The append's code, or NOT_FAST: put_scalar reads it (and says
+** what is wrong with it). */
+static inline int fast_scalar(dp_csv_decoder *dec, dp_vector *v, const char *s, size_t n) {
+  const char *end = s + n;
+  dp_type_kind k = v->type->kind;
+  switch (k) {
+  case DP_T_STRING: return dp_vector_append_str(v, s, n);
+  case DP_T_TINYINT:
+  case DP_T_SMALLINT:
+  case DP_T_INT:
+  case DP_T_BIGINT: {
+    int64_t x = 0;
+    if (dp_fast_i64(s, end, &x) != end || !dp_fast_int_fits(k, x)) return NOT_FAST;
+    return dp_vector_append_i64(v, x);
+  }
+  case DP_T_FLOAT:
+  case DP_T_DOUBLE: {
+    double x = 0;
+    if (dp_fast_f64(s, end, &x) != end || (k == DP_T_FLOAT && fabs(x) > 3.4028234663852886e38))
+      return NOT_FAST;
+    return dp_vector_append_f64(v, x);
+  }
+  case DP_T_TIMESTAMP:
+  case DP_T_TIMESTAMP_LTZ: {
+    int64_t x = 0;
+    const char *q = dp_fast_timestamp(s, end, v->type->precision, &dec->day, &x);
+    if (q && q < end && (*q == 'Z' || *q == 'z')) q++; /* UTC */
+    if (q != end) return NOT_FAST;
+    return dp_vector_append_i64(v, x);
+  }
+  default: return NOT_FAST;
+  }
+}
+
 static int put_field(dp_csv_decoder *dec, dp_vector *v, const char *s, size_t n, bool quoted) {
   if (!quoted && is_null_text(dec, s, n)) return dp_vector_append_null(v);
-  if (v->type->kind != DP_T_ARRAY) return put_scalar(dec, v, s, n);
+  if (v->type->kind != DP_T_ARRAY) {
+    int rc = n && !dec->opts.reference ? fast_scalar(dec, v, s, n) : NOT_FAST;
+    return rc == NOT_FAST ? put_scalar(dec, v, s, n) : rc;
+  }
   dp_vector *elems = v->children[0];
   char delim = dec->opts.array_delimiter ? dec->opts.array_delimiter : ';';
   if (n > 0) {
@@ -232,7 +283,7 @@ static int decode_fields(dp_csv_decoder *dec, const char *rec, size_t n, dp_batc
       text = dec->scratch;
       len = k;
     } else {
-      while (i < n && rec[i] != delim) i++;
+      i = (size_t)(dp_fast_find2(rec + i, rec + n, delim, delim) - rec);
       text = rec + start;
       len = i - start;
     }

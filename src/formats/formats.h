@@ -57,6 +57,8 @@ typedef struct dp_format_error {
 
 typedef struct dp_json_options {
   bool fail_on_missing;    /* json.fail-on-missing-field: a missing key is an error, not NULL */
+  bool reference;          /* the general path only, no fast paths: what the tests compare
+                              the fast paths with (slower; same values and errors) */
 } dp_json_options;
 
 typedef struct dp_json_decoder dp_json_decoder;
@@ -94,6 +96,7 @@ typedef struct dp_csv_options {
   char array_delimiter;   /* csv.array-element-delimiter, default ';' */
   bool allow_comments;    /* csv.allow-comments: records starting with '#' are skipped */
   const char *null_literal; /* csv.null-literal: an unquoted field equal to it is NULL */
+  bool reference;         /* the general path only (as dp_json_options.reference) */
 } dp_csv_options;
 
 /* The defaults above. */
