@@ -37,10 +37,16 @@
 #define DP_FAST_SSE2 1
 #endif
 
+#if defined(__GNUC__)
+#define DP_FAST_INLINE static inline __attribute__((always_inline))
+#else
+#define DP_FAST_INLINE static inline
+#endif
+
 static inline bool dp_fast_digit(char ch) { return (unsigned char)(ch - '0') < 10; }
 
 /* [-]digits at p (at most 18 digits): *out and the end, or NULL. */
-static inline const char *dp_fast_i64(const char *p, const char *end, int64_t *out) {
+DP_FAST_INLINE const char *dp_fast_i64(const char *p, const char *end, int64_t *out) {
   bool neg = p < end && *p == '-';
   const char *q = p + neg, *start = q;
   uint64_t v = 0;
@@ -65,7 +71,7 @@ static inline bool dp_fast_int_fits(dp_type_kind k, int64_t x) {
 
 /* A JSON number at p whose double the fast path computes exactly rounded:
 ** *out and the end (where scan_number of json.c would stop), or NULL. */
-static inline const char *dp_fast_f64(const char *p, const char *end, double *out) {
+DP_FAST_INLINE const char *dp_fast_f64(const char *p, const char *end, double *out) {
   static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                  1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
@@ -128,17 +134,30 @@ typedef struct dp_fast_day {
 /* yyyy-MM-dd HH:mm:ss[.fff] at p (' ', 'T' or 't' between): µs since the
 ** epoch in *out and the end, or NULL.  Fraction digits past `precision` (and
 ** past 6) are read and dropped, as core/value.c's parse_time does. */
-static inline const char *dp_fast_timestamp(const char *p, const char *end, int precision,
+DP_FAST_INLINE const char *dp_fast_timestamp(const char *p, const char *end, int precision,
                                             dp_fast_day *day, int64_t *out) {
   static const unsigned char mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   static const int32_t scale[] = {100000, 10000, 1000, 100, 10, 1};
   if (end - p < 19) return NULL;
+#ifdef DP_FAST_SSE2
+  /* "yyyy-MM-dd HH:mm" in one compare: digits where digits go (x - '0' at
+  ** most 9, unsigned), the punctuation where it goes */
+  __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+  __m128i t = _mm_sub_epi8(v, _mm_set1_epi8('0'));
+  unsigned digits = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(9)), t));
+  unsigned punct = (unsigned)_mm_movemask_epi8(
+      _mm_cmpeq_epi8(v, _mm_setr_epi8(0, 0, 0, 0, '-', 0, 0, '-', 0, 0, ' ', 0, 0, ':', 0, 0)));
+  if ((digits & 0xDB6Fu) != 0xDB6Fu || (punct & 0x2090u) != 0x2090u) return NULL;
+  if (!(punct & 0x400u) && p[10] != 'T' && p[10] != 't') return NULL;
+  if (p[16] != ':' || !dp_fast_digit(p[17]) || !dp_fast_digit(p[18])) return NULL;
+#else
   static const signed char digit_at[] = {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18};
   for (size_t i = 0; i < sizeof digit_at; i++)
     if (!dp_fast_digit(p[digit_at[i]])) return NULL;
   if (p[4] != '-' || p[7] != '-' || (p[10] != ' ' && p[10] != 'T' && p[10] != 't') ||
       p[13] != ':' || p[16] != ':')
     return NULL;
+#endif
   int y = dp_fast_2(p) * 100 + dp_fast_2(p + 2), mo = dp_fast_2(p + 5), d = dp_fast_2(p + 8);
   int h = dp_fast_2(p + 11), mi = dp_fast_2(p + 14), s = dp_fast_2(p + 17);
   if (h > 23 || mi > 59 || s > 59) return NULL;
@@ -167,7 +186,7 @@ static inline const char *dp_fast_timestamp(const char *p, const char *end, int 
 
 /* The first byte of p..end that is '"', '\\', a control character or not
 ** ASCII (the end of a plain JSON string), or end. */
-static inline const char *dp_fast_string_stop(const char *p, const char *end) {
+DP_FAST_INLINE const char *dp_fast_string_stop(const char *p, const char *end) {
 #ifdef DP_FAST_SSE2
   const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
                 space = _mm_set1_epi8(0x20);
@@ -188,7 +207,7 @@ static inline const char *dp_fast_string_stop(const char *p, const char *end) {
 }
 
 /* The first byte of p..end equal to a or b, or end. */
-static inline const char *dp_fast_find2(const char *p, const char *end, char a, char b) {
+DP_FAST_INLINE const char *dp_fast_find2(const char *p, const char *end, char a, char b) {
 #ifdef DP_FAST_SSE2
   const __m128i va = _mm_set1_epi8(a), vb = _mm_set1_epi8(b);
   while (end - p >= 16) {
@@ -204,7 +223,7 @@ static inline const char *dp_fast_find2(const char *p, const char *end, char a, 
 }
 
 /* The first byte of p..end equal to a, b or c, or end. */
-static inline const char *dp_fast_find3(const char *p, const char *end, char a, char b, char c) {
+DP_FAST_INLINE const char *dp_fast_find3(const char *p, const char *end, char a, char b, char c) {
 #ifdef DP_FAST_SSE2
   const __m128i va = _mm_set1_epi8(a), vb = _mm_set1_epi8(b), vc = _mm_set1_epi8(c);
   while (end - p >= 16) {

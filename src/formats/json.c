@@ -770,6 +770,13 @@ static inline int fast_value(dp_json_decoder *dec, const fplan *f, dp_vector *v,
   }
 }
 
+/* memcmp(a, b, n) == 0 for the short names of a schema, without the call. */
+static inline bool same_bytes(const char *a, const char *b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 /* The key whose opening quote is at *pp: the field it names (-1: none), *pp
 ** past its closing quote.  The field expected next is tried first on the raw
 ** bytes (a name without escapes can only be spelled one way), then
@@ -792,7 +799,7 @@ static inline int lex_key(dp_json_decoder *dec, fplan *f, const char **pp, int *
       }
     } else
 #endif
-    if ((size_t)(end - p) > hl + 1 && p[hl + 1] == '"' && memcmp(p + 1, f->names[h], hl) == 0) {
+    if ((size_t)(end - p) > hl + 1 && p[hl + 1] == '"' && same_bytes(p + 1, f->names[h], hl)) {
       *pp = p + hl + 2;
       *field = h;
       return DIPPER_OK;
