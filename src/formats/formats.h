@@ -10,7 +10,10 @@
 ** Decoders trust no input: every length is checked, nesting is bounded, and
 ** a record that fails leaves the batch exactly as it was (the partly written
 ** row is cut back), so a caller may skip it and go on.  They do no I/O and
-** allocate nothing per record once their scratch buffers have grown.
+** allocate nothing per record once their scratch buffers have grown.  The
+** common forms of values (numbers, timestamps, plain strings, the key that
+** comes next) take fast paths (fastscan.h) that give the same values and
+** errors as the general path.
 **
 ** Errors: DIPPER_DATA with *err filled — the byte offset in the record where
 ** the problem is and a message naming the field and the value ("field

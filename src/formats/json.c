@@ -11,6 +11,15 @@
 ** flags) is built once; a type cannot contain itself, so one set of flags per
 ** plan node is enough even for ROWs inside ARRAYs.
 **
+** Fast paths (fastscan.h): the key expected next is compared with the raw
+** bytes of the input in one 16-byte compare (no unescaping, no lookup), and a
+** value in a common form — a whole number, a number for FLOAT/DOUBLE, a
+** "yyyy-MM-dd HH:mm:ss[.fff]" timestamp, a string without escapes — is parsed
+** straight from the input and appended to its column in the same pass.  Any
+** other value, and every error, goes the general way below, so values and
+** messages are the same either way ('reference' turns the fast paths off;
+** tests/formats/fastscan_test.c compares the two).
+**
 ** Strictness: the JSON grammar of RFC 8259 (no comments, no trailing commas,
 ** no single quotes, UTF-8 validated, no raw control characters in strings),
 ** nesting at most MAX_DEPTH, and a value of the wrong kind for its column is
