@@ -283,9 +283,14 @@ static const char *random_value(int col) {
     uint64_t bits = rnd();
     memcpy(&d, &bits, sizeof d);
     if (how == 0 && isfinite(d)) snprintf(buf, sizeof buf, "%.17g", d);
-    else if (how == 1) snprintf(buf, sizeof buf, "%.*f", (int)(rnd_below(6) & 7), (double)(rnd() % 10000000) / 100.0);
-    else if (how == 2) snprintf(buf, sizeof buf, "%lld.%0*u", (long long)(rnd() % 100000), (int)(rnd_below(20) & 15) + 1, (unsigned)(rnd() % 100000));
-    else if (how == 3) snprintf(buf, sizeof buf, "%llue%d", (unsigned long long)(rnd() % 1000000), (int)rnd_below(80) - 40);
+    else if (how == 1)
+      snprintf(buf, sizeof buf, "%.*f", (int)(rnd_below(6) & 7), (double)(rnd() % 10000000) / 100.0);
+    else if (how == 2)
+      snprintf(buf, sizeof buf, "%lld.%0*u", (long long)(rnd() % 100000),
+               (int)(rnd_below(20) & 15) + 1, (unsigned)(rnd() % 100000));
+    else if (how == 3)
+      snprintf(buf, sizeof buf, "%llue%d", (unsigned long long)(rnd() % 1000000),
+               (int)rnd_below(80) - 40);
     else if (how == 4) snprintf(buf, sizeof buf, "%.15g", (double)rnd() / (double)(rnd() | 1));
     else return numbers[rnd_below(sizeof numbers / sizeof numbers[0])];
     return buf;
@@ -296,7 +301,8 @@ static const char *random_value(int col) {
   case 9:
   case 15:
     if (col == 15) {
-      snprintf(buf, sizeof buf, "{\"t\": %s, \"a\": %u}", stamps[rnd_below(sizeof stamps / sizeof stamps[0])], rnd_below(100));
+      snprintf(buf, sizeof buf, "{\"t\": %s, \"a\": %u}",
+               stamps[rnd_below(sizeof stamps / sizeof stamps[0])], rnd_below(100));
       return buf;
     }
     if (rnd_below(2)) return stamps[rnd_below(sizeof stamps / sizeof stamps[0])];
@@ -310,7 +316,8 @@ static const char *random_value(int col) {
   case 13: return rnd_below(2) ? "true" : "fals";
   case 14: return rnd_below(2) ? "12.345" : "1e400";
   default: {
-    static const char *const any[] = {"null", "1", "\"x\"", "[]", "{\"k\": [1, 2, {\"z\": null}]}", "-", "tru"};
+    static const char *const any[] = {"null", "1",  "\"x\"", "[]", "{\"k\": [1, 2, {\"z\": null}]}",
+                                      "-",    "tru"};
     return any[rnd_below(sizeof any / sizeof any[0])];
   }
   }
@@ -388,7 +395,8 @@ TEST(json_edge_cases_agree) {
       "{\"i32\":1,\"i64\":2}", "{\"i64\":2,\"i32\":1}", "{\"i32\":1,\"i32\":2}",
       "{\"I32\":1}", "{\"i3\":1}", "{\"i32x\":1}", "{\"\\u0069\\u0033\\u0032\":7}",
       "{\"i3\\u0032\":7,\"i32\":8}", "{\"createTime_longer_name\":\"x\",\"s\":\"y\"}",
-      "{\"createTime_longer_nam\":\"x\"}", "{\"createTime_longer_name\":\"x\",\"createTime_longer_name\":\"x\"}",
+      "{\"createTime_longer_nam\":\"x\"}",
+      "{\"createTime_longer_name\":\"x\",\"createTime_longer_name\":\"x\"}",
       "{\"zz\":{\"a\":[1,2,{\"b\":\"\\u0041\"}],\"c\":null},\"i32\":3}", "{\"zz\":[[[[]]]],\"i32\":3}",
       "{\"zz\":{\"a\":}, \"i32\":3}", "{\"zz\":\"\\ud800\",\"i32\":3}", " \t\r\n{ \"i32\" \t:\r\n 5 \n} \n",
       "{}", "{ }", "", "   ", "[]", "{\"i32\":1,}", "{,\"i32\":1}", "{\"i32\":1} x", "{\"i32\":1}{}",
@@ -677,7 +685,8 @@ TEST(csv_fast_values_expected) {
   CHECK(n == 10 && memcmp(str, "a \"q\"\nline", 10) == 0);
   rec = "1,2,3,9223372036854775808,,,,,,,,,,,";
   CHECK_EQ(dp_csv_decode(dec, rec, strlen(rec), b, &skipped, &err), DIPPER_DATA);
-  CHECK_STR(err.msg, "column `i64` (field 4): expected a value of type BIGINT, got \"9223372036854775808\"");
+  CHECK_STR(err.msg,
+            "column `i64` (field 4): expected a value of type BIGINT, got \"9223372036854775808\"");
   CHECK_EQ(err.offset, 6);
   CHECK_EQ(b->cols[0]->length, 1);
   dp_batch_free(b);
