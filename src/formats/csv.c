@@ -9,11 +9,18 @@
 ** encoder writes them so, and a round trip keeps them apart.  ARRAY columns
 ** of scalars hold their elements joined by 'csv.array-element-delimiter'
 ** (Flink's rule); ROW and MAP have no CSV form here (JSON has).
+**
+** Fast paths (fastscan.h): the record's end and each field's delimiter are
+** found 16 bytes at a time (SSE2); an unquoted whole number, number or
+** timestamp is parsed in the same pass that finds its end.  What is not in
+** those forms, and every error, goes through put_field as before.
 */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/fastscan.h"
 #include "formats/formats.h"
 
 struct dp_csv_decoder {
@@ -21,11 +28,14 @@ struct dp_csv_decoder {
   dp_csv_options opts;
   int ndecode;
   int *cols;        /* the decoded columns, in order */
+  dp_type_kind *kinds; /* per decoded column: its type's kind and precision, */
+  int *precisions;     /* read here without going through the vector */
   int64_t *lengths; /* per column: rows before this record */
   char *scratch;    /* unquoted field text */
   size_t scratch_cap;
   unsigned char *bin;
   size_t bin_cap;
+  dp_fast_day day;  /* the last timestamp's date */
 };
 
 dp_csv_options dp_csv_default_options(void) {
@@ -35,6 +45,7 @@ dp_csv_options dp_csv_default_options(void) {
   o.array_delimiter = ';';
   o.allow_comments = false;
   o.null_literal = NULL;
+  o.reference = false;
   return o;
 }
 
@@ -58,21 +69,30 @@ dp_csv_decoder *dp_csv_decoder_new(const dp_schema *schema, const bool *decode_c
   if (!dec) return NULL;
   dec->schema = schema;
   dec->opts = opts ? *opts : dp_csv_default_options();
+  dec->day.ymd = -1;
   size_t cnt = schema->ncols ? (size_t)schema->ncols : 1;
   dec->cols = calloc(cnt, sizeof *dec->cols);
   dec->lengths = calloc(cnt, sizeof *dec->lengths);
-  if (!dec->cols || !dec->lengths) {
+  dec->kinds = calloc(cnt, sizeof *dec->kinds);
+  dec->precisions = calloc(cnt, sizeof *dec->precisions);
+  if (!dec->cols || !dec->lengths || !dec->kinds || !dec->precisions) {
     dp_csv_decoder_free(dec);
     return NULL;
   }
   for (int i = 0; i < schema->ncols; i++)
-    if (!decode_col || decode_col[i]) dec->cols[dec->ndecode++] = i;
+    if (!decode_col || decode_col[i]) {
+      dec->kinds[dec->ndecode] = schema->cols[i].type->kind;
+      dec->precisions[dec->ndecode] = schema->cols[i].type->precision;
+      dec->cols[dec->ndecode++] = i;
+    }
   return dec;
 }
 
 void dp_csv_decoder_free(dp_csv_decoder *dec) {
   if (!dec) return;
   free(dec->cols);
+  free(dec->kinds);
+  free(dec->precisions);
   free(dec->lengths);
   free(dec->scratch);
   free(dec->bin);
@@ -80,16 +100,20 @@ void dp_csv_decoder_free(dp_csv_decoder *dec) {
 }
 
 size_t dp_csv_record_end(const char *p, size_t n, char quote, bool *complete) {
-  bool quoted = false;
-  for (size_t i = 0; i < n; i++) {
-    char ch = p[i];
-    if (quote && ch == quote) {
-      quoted = !quoted;
-    } else if (!quoted && (ch == '\n' || ch == '\r')) {
+  const char *q = p, *end = p + n;
+  for (;;) {
+    /* outside quotes: the next line break or opening quote */
+    q = quote ? dp_fast_find3(q, end, '\n', '\r', quote) : dp_fast_find2(q, end, '\n', '\r');
+    if (q == end) break;
+    if (*q != quote || !quote) {
       *complete = true;
-      if (ch == '\r' && i + 1 < n && p[i + 1] == '\n') return i + 2;
-      return i + 1;
+      if (*q == '\r' && q + 1 < end && q[1] == '\n') return (size_t)(q - p) + 2;
+      return (size_t)(q - p) + 1;
     }
+    /* inside: only the closing quote counts ("" is two toggles) */
+    const char *close = memchr(q + 1, quote, (size_t)(end - q - 1));
+    if (!close) break;
+    q = close + 1;
   }
   *complete = false;
   return n;
@@ -162,9 +186,66 @@ static bool is_null_text(const dp_csv_decoder *dec, const char *s, size_t n) {
   return lit && lit[0] && strlen(lit) == n && memcmp(lit, s, n) == 0;
 }
 
-static int put_field(dp_csv_decoder *dec, dp_vector *v, const char *s, size_t n, bool quoted) {
+/* An unquoted number or timestamp at p parsed and appended in the same pass
+** that finds its end: that end (the delimiter or `end`) and the append's
+** code in *rc, or NULL when the field is not in such a form (nothing done).
+** delim -1: the text is the whole field, only `end` ends it. */
+DP_FAST_INLINE const char *fused_scalar(dp_csv_decoder *dec, int field, dp_vector *v,
+                                        const char *p, const char *end, int delim, int *rc) {
+  dp_type_kind k = dec->kinds[field];
+  const char *q;
+  switch (k) {
+  case DP_T_TINYINT:
+  case DP_T_SMALLINT:
+  case DP_T_INT:
+  case DP_T_BIGINT: {
+    int64_t x = 0;
+    if (!(q = dp_fast_i64(p, end, &x)) || (q < end && (unsigned char)*q != delim) ||
+        !dp_fast_int_fits(k, x))
+      return NULL;
+    *rc = dp_vector_append_i64(v, x);
+    return q;
+  }
+  case DP_T_FLOAT:
+  case DP_T_DOUBLE: {
+    double x = 0;
+    if (!(q = dp_fast_f64(p, end, &x)) || (q < end && (unsigned char)*q != delim) ||
+        (k == DP_T_FLOAT && fabs(x) > 3.4028234663852886e38))
+      return NULL;
+    *rc = dp_vector_append_f64(v, x);
+    return q;
+  }
+  case DP_T_TIMESTAMP:
+  case DP_T_TIMESTAMP_LTZ: {
+    int64_t x = 0;
+    if (!(q = dp_fast_timestamp(p, end, dec->precisions[field], &dec->day, &x))) return NULL;
+    if (q < end && (*q == 'Z' || *q == 'z')) q++; /* UTC */
+    if (q < end && (unsigned char)*q != delim) return NULL;
+    *rc = dp_vector_append_i64(v, x);
+    return q;
+  }
+  default: return NULL;
+  }
+}
+
+/* What fast_scalar returns for a text not in one of its forms. */
+#define NOT_FAST (-1)
+
+/* A whole field (quoted, or one the fused pass left) in a common form: the
+** append's code, or NOT_FAST: put_scalar reads it (and says what is wrong). */
+static int fast_scalar(dp_csv_decoder *dec, int field, dp_vector *v, const char *s, size_t n) {
+  if (dec->kinds[field] == DP_T_STRING) return dp_vector_append_str(v, s, n);
+  int rc;
+  return fused_scalar(dec, field, v, s, s + n, -1, &rc) ? rc : NOT_FAST;
+}
+
+static int put_field(dp_csv_decoder *dec, int field, dp_vector *v, const char *s, size_t n,
+                     bool quoted) {
   if (!quoted && is_null_text(dec, s, n)) return dp_vector_append_null(v);
-  if (v->type->kind != DP_T_ARRAY) return put_scalar(dec, v, s, n);
+  if (v->type->kind != DP_T_ARRAY) {
+    int rc = n && !dec->opts.reference ? fast_scalar(dec, field, v, s, n) : NOT_FAST;
+    return rc == NOT_FAST ? put_scalar(dec, v, s, n) : rc;
+  }
   dp_vector *elems = v->children[0];
   char delim = dec->opts.array_delimiter ? dec->opts.array_delimiter : ';';
   if (n > 0) {
@@ -200,11 +281,26 @@ static int decode_fields(dp_csv_decoder *dec, const char *rec, size_t n, dp_batc
   const dp_schema *s = dec->schema;
   size_t i = 0;
   int field = 0;
+  /* with a null literal, "0" or "-1" may mean NULL: then every field goes
+  ** through put_field, which knows */
+  bool fused = !dec->opts.reference && !(dec->opts.null_literal && dec->opts.null_literal[0]);
   for (;; field++) {
     size_t start = i;
     const char *text;
     size_t len;
     bool quoted = false;
+    if (fused && field < dec->ndecode && i < n && rec[i] != quote) {
+      int rc;
+      const char *q = fused_scalar(dec, field, out->cols[dec->cols[field]], rec + i, rec + n,
+                                   (unsigned char)delim, &rc);
+      if (q) {
+        if (rc) return rc;
+        i = (size_t)(q - rec);
+        if (i >= n) break;
+        i++; /* the delimiter */
+        continue;
+      }
+    }
     if (quote && i < n && rec[i] == quote) {
       quoted = true;
       if (!scratch_room(dec, n - i)) return DIPPER_NOMEM;
@@ -232,7 +328,7 @@ static int decode_fields(dp_csv_decoder *dec, const char *rec, size_t n, dp_batc
       text = dec->scratch;
       len = k;
     } else {
-      while (i < n && rec[i] != delim) i++;
+      i = (size_t)(dp_fast_find2(rec + i, rec + n, delim, delim) - rec);
       text = rec + start;
       len = i - start;
     }
@@ -243,7 +339,7 @@ static int decode_fields(dp_csv_decoder *dec, const char *rec, size_t n, dp_batc
     }
     int col = dec->cols[field];
     dp_vector *v = out->cols[col];
-    int rc = put_field(dec, v, text, len, quoted);
+    int rc = put_field(dec, field, v, text, len, quoted);
     if (rc == DIPPER_DATA) {
       char what[160];
       const dp_type *t = v->type->kind == DP_T_ARRAY ? v->type->elem : v->type;

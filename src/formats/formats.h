@@ -10,7 +10,10 @@
 ** Decoders trust no input: every length is checked, nesting is bounded, and
 ** a record that fails leaves the batch exactly as it was (the partly written
 ** row is cut back), so a caller may skip it and go on.  They do no I/O and
-** allocate nothing per record once their scratch buffers have grown.
+** allocate nothing per record once their scratch buffers have grown.  The
+** common forms of values (numbers, timestamps, plain strings, the key that
+** comes next) take fast paths (fastscan.h) that give the same values and
+** errors as the general path.
 **
 ** Errors: DIPPER_DATA with *err filled — the byte offset in the record where
 ** the problem is and a message naming the field and the value ("field
@@ -57,6 +60,8 @@ typedef struct dp_format_error {
 
 typedef struct dp_json_options {
   bool fail_on_missing;    /* json.fail-on-missing-field: a missing key is an error, not NULL */
+  bool reference;          /* the general path only, no fast paths: what the tests compare
+                              the fast paths with (slower; same values and errors) */
 } dp_json_options;
 
 typedef struct dp_json_decoder dp_json_decoder;
@@ -94,6 +99,7 @@ typedef struct dp_csv_options {
   char array_delimiter;   /* csv.array-element-delimiter, default ';' */
   bool allow_comments;    /* csv.allow-comments: records starting with '#' are skipped */
   const char *null_literal; /* csv.null-literal: an unquoted field equal to it is NULL */
+  bool reference;         /* the general path only (as dp_json_options.reference) */
 } dp_csv_options;
 
 /* The defaults above. */

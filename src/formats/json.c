@@ -11,6 +11,15 @@
 ** flags) is built once; a type cannot contain itself, so one set of flags per
 ** plan node is enough even for ROWs inside ARRAYs.
 **
+** Fast paths (fastscan.h): the key expected next is compared with the raw
+** bytes of the input in one 16-byte compare (no unescaping, no lookup), and a
+** value in a common form — a whole number, a number for FLOAT/DOUBLE, a
+** "yyyy-MM-dd HH:mm:ss[.fff]" timestamp, a string without escapes — is parsed
+** straight from the input and appended to its column in the same pass.  Any
+** other value, and every error, goes the general way below, so values and
+** messages are the same either way ('reference' turns the fast paths off;
+** tests/formats/fastscan_test.c compares the two).
+**
 ** Strictness: the JSON grammar of RFC 8259 (no comments, no trailing commas,
 ** no single quotes, UTF-8 validated, no raw control characters in strings),
 ** nesting at most MAX_DEPTH, and a value of the wrong kind for its column is
@@ -18,10 +27,12 @@
 ** is: numbers and booleans may come as strings, a STRING column takes the
 ** text of any value.
 */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/fastscan.h"
 #include "formats/formats.h"
 
 #define MAX_DEPTH 64
@@ -33,6 +44,13 @@ struct fplan {
   fplan *fields;     /* ROW: per field; ARRAY: the element; MAP: key, value */
   const char **names;
   size_t *name_lens;
+  bool *plain;       /* the name is printable ASCII without '"' or '\\': its key
+                        may be compared with the raw bytes of the input */
+  struct keypat {    /* a plain name under 16 bytes and its closing quote, for
+                        one 16-byte compare; mask 0: longer */
+    unsigned char bytes[16];
+    unsigned mask;
+  } *keys;
   bool *seen;
   bool *decode;      /* top level only: which columns come from the record */
   int hint;          /* the field expected next */
@@ -54,12 +72,28 @@ struct dp_json_decoder {
   size_t bin_cap;
   const char *base, *end;
   dp_format_error *err;
+  dp_fast_day day; /* the last timestamp's date */
   seg path[MAX_DEPTH + 1];
   int depth;
   int64_t *lengths; /* per column: the row count before this record */
 };
 
 /* ---- plans ---- */
+
+static bool plain_name(const char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e || *s == '"' || *s == '\\')
+      return false;
+  return true;
+}
+
+static void key_pattern(struct keypat *k, const char *name, size_t len, bool plain) {
+  memset(k, 0, sizeof *k);
+  if (!plain || len + 1 > sizeof k->bytes) return;
+  memcpy(k->bytes, name, len);
+  k->bytes[len] = '"';
+  k->mask = (1u << (len + 1)) - 1;
+}
 
 static bool plan_init(fplan *f, const dp_type *t) {
   memset(f, 0, sizeof *f);
@@ -73,10 +107,14 @@ static bool plan_init(fplan *f, const dp_type *t) {
     f->names = calloc((size_t)n, sizeof *f->names);
     f->name_lens = calloc((size_t)n, sizeof *f->name_lens);
     f->seen = calloc((size_t)n, sizeof *f->seen);
-    if (!f->names || !f->name_lens || !f->seen) return false;
+    f->plain = calloc((size_t)n, sizeof *f->plain);
+    f->keys = calloc((size_t)n, sizeof *f->keys);
+    if (!f->names || !f->name_lens || !f->seen || !f->plain || !f->keys) return false;
     for (int i = 0; i < n; i++) {
       f->names[i] = t->fields[i].name ? t->fields[i].name : "";
       f->name_lens[i] = strlen(f->names[i]);
+      f->plain[i] = plain_name(f->names[i]);
+      key_pattern(&f->keys[i], f->names[i], f->name_lens[i], f->plain[i]);
       if (!plan_init(&f->fields[i], t->fields[i].type)) return false;
     }
     return true;
@@ -92,6 +130,8 @@ static void plan_free(fplan *f) {
   free(f->names);
   free(f->name_lens);
   free(f->seen);
+  free(f->plain);
+  free(f->keys);
   free(f->decode);
 }
 
@@ -101,6 +141,7 @@ dp_json_decoder *dp_json_decoder_new(const dp_schema *schema, const bool *decode
   dp_json_decoder *dec = calloc(1, sizeof *dec);
   if (!dec) return NULL;
   dec->schema = schema;
+  dec->day.ymd = -1;
   if (opts) dec->opts = *opts;
   int n = schema->ncols;
   fplan *f = &dec->top;
@@ -110,15 +151,20 @@ dp_json_decoder *dp_json_decoder_new(const dp_schema *schema, const bool *decode
   f->names = calloc(cnt, sizeof *f->names);
   f->name_lens = calloc(cnt, sizeof *f->name_lens);
   f->seen = calloc(cnt, sizeof *f->seen);
+  f->plain = calloc(cnt, sizeof *f->plain);
+  f->keys = calloc(cnt, sizeof *f->keys);
   f->decode = calloc(cnt, sizeof *f->decode);
   dec->lengths = calloc(cnt, sizeof *dec->lengths);
-  if (!f->fields || !f->names || !f->name_lens || !f->seen || !f->decode || !dec->lengths) {
+  if (!f->fields || !f->names || !f->name_lens || !f->seen || !f->plain || !f->keys ||
+      !f->decode || !dec->lengths) {
     dp_json_decoder_free(dec);
     return NULL;
   }
   for (int i = 0; i < n; i++) {
     f->names[i] = schema->cols[i].name ? schema->cols[i].name : "";
     f->name_lens[i] = strlen(f->names[i]);
+    f->plain[i] = plain_name(f->names[i]);
+    key_pattern(&f->keys[i], f->names[i], f->name_lens[i], f->plain[i]);
     f->decode[i] = decode_col ? decode_col[i] : true;
     if (!plan_init(&f->fields[i], schema->cols[i].type)) {
       dp_json_decoder_free(dec);
@@ -187,7 +233,8 @@ static int fail(dp_json_decoder *dec, const char *at, const char *value, size_t 
 
 /* ---- lexing ---- */
 
-static const char *skip_ws(const char *p, const char *end) {
+static inline const char *skip_ws(const char *p, const char *end) {
+  if (p < end && (unsigned char)*p > ' ') return p; /* writers rarely leave spaces */
   while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
   return p;
 }
@@ -253,9 +300,7 @@ static int lex_string(dp_json_decoder *dec, const char **pp, const char **s, siz
   const char *p = *pp + 1, *end = dec->end;
   const char *start = p;
   /* fast path: plain ASCII without escapes */
-  while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20 &&
-         (unsigned char)*p < 0x80)
-    p++;
+  p = dp_fast_string_stop(p, end);
   if (p < end && *p == '"') {
     *s = start;
     *len = (size_t)(p - start);
@@ -677,6 +722,106 @@ static int find_field(const fplan *f, const char *k, size_t kn) {
   return -1;
 }
 
+/* What fast_value returns for a value not in one of its forms. */
+#define NOT_FAST (-1)
+
+/* The common forms of a member's value, read straight from the input and
+** appended (fastscan.h): a whole number, a number for FLOAT/DOUBLE, a
+** "yyyy-MM-dd HH:mm:ss[.fff]" timestamp, a string without escapes or
+** non-ASCII bytes.  The append's code and *pp past the value; NOT_FAST
+** (nothing done) for anything else, which decode_value then reads — and
+** reports, when it is wrong. */
+static inline int fast_value(dp_json_decoder *dec, const fplan *f, dp_vector *v, const char **pp,
+                             const char *end) {
+  const char *p = *pp, *q;
+  dp_type_kind k = f->type->kind;
+  if (p >= end) return NOT_FAST;
+  switch (k) {
+  case DP_T_TINYINT:
+  case DP_T_SMALLINT:
+  case DP_T_INT:
+  case DP_T_BIGINT: {
+    int64_t x = 0;
+    if (!(q = dp_fast_i64(p, end, &x))) return NOT_FAST;
+    const char *digits = p + (*p == '-');
+    /* JSON has no leading zeros; a fraction or exponent is not a whole number */
+    if ((q - digits > 1 && *digits == '0') || (q < end && (*q == '.' || *q == 'e' || *q == 'E')) ||
+        !dp_fast_int_fits(k, x))
+      return NOT_FAST;
+    *pp = q;
+    return dp_vector_append_i64(v, x);
+  }
+  case DP_T_FLOAT:
+  case DP_T_DOUBLE: {
+    double x = 0;
+    if (!(q = dp_fast_f64(p, end, &x))) return NOT_FAST;
+    if (k == DP_T_FLOAT && fabs(x) > 3.4028234663852886e38) return NOT_FAST;
+    *pp = q;
+    return dp_vector_append_f64(v, x);
+  }
+  case DP_T_TIMESTAMP:
+  case DP_T_TIMESTAMP_LTZ: {
+    int64_t x = 0;
+    if (*p != '"' || !(q = dp_fast_timestamp(p + 1, end, f->type->precision, &dec->day, &x)))
+      return NOT_FAST;
+    if (q < end && (*q == 'Z' || *q == 'z')) q++; /* UTC */
+    if (q >= end || *q != '"') return NOT_FAST;
+    *pp = q + 1;
+    return dp_vector_append_i64(v, x);
+  }
+  case DP_T_STRING:
+    if (*p != '"') return NOT_FAST;
+    q = dp_fast_string_stop(p + 1, end);
+    if (q >= end || *q != '"') return NOT_FAST;
+    *pp = q + 1;
+    return dp_vector_append_str(v, p + 1, (size_t)(q - p - 1));
+  default: return NOT_FAST;
+  }
+}
+
+/* memcmp(a, b, n) == 0 for the short names of a schema, without the call. */
+static inline bool same_bytes(const char *a, const char *b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+/* The key whose opening quote is at *pp: the field it names (-1: none), *pp
+** past its closing quote.  The field expected next is tried first on the raw
+** bytes (a name without escapes can only be spelled one way), then
+** find_field on the unescaped key. */
+static inline int lex_key(dp_json_decoder *dec, fplan *f, const char **pp, int *field) {
+  const char *p = *pp, *end = dec->end;
+  int h = f->hint < f->nfields ? f->hint : 0;
+  if (f->nfields > 0 && f->plain[h] && !dec->opts.reference) {
+    size_t hl = f->name_lens[h];
+#ifdef DP_FAST_SSE2
+    const struct keypat *k = &f->keys[h];
+    if (k->mask && end - p > 16) {
+      __m128i in = _mm_loadu_si128((const __m128i *)(const void *)(p + 1));
+      __m128i want = _mm_loadu_si128((const __m128i *)(const void *)k->bytes);
+      unsigned eq = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(in, want));
+      if ((eq & k->mask) == k->mask) {
+        *pp = p + hl + 2;
+        *field = h;
+        return DIPPER_OK;
+      }
+    } else
+#endif
+    if ((size_t)(end - p) > hl + 1 && p[hl + 1] == '"' && same_bytes(p + 1, f->names[h], hl)) {
+      *pp = p + hl + 2;
+      *field = h;
+      return DIPPER_OK;
+    }
+  }
+  const char *ks;
+  size_t kn;
+  int rc = lex_string(dec, pp, &ks, &kn);
+  if (rc) return rc;
+  *field = find_field(f, ks, kn);
+  return DIPPER_OK;
+}
+
 /* The members of an object into the children of a ROW (or, at the top, into
 ** the batch's columns); `cols` are the target vectors. */
 static int decode_members(dp_json_decoder *dec, fplan *f, dp_vector **cols, const char **pp) {
@@ -695,13 +840,12 @@ static int decode_members(dp_json_decoder *dec, fplan *f, dp_vector **cols, cons
     for (;;) {
       p = skip_ws(p, end);
       if (p >= end || *p != '"') return fail(dec, p, NULL, 0, "expected a key in double quotes");
-      const char *key_at = p, *ks;
-      size_t kn;
-      if ((rc = lex_string(dec, &p, &ks, &kn)) != DIPPER_OK) return rc;
+      const char *key_at = p;
+      int i;
+      if ((rc = lex_key(dec, f, &p, &i)) != DIPPER_OK) return rc;
       p = skip_ws(p, end);
       if (p >= end || *p != ':') return fail(dec, p, NULL, 0, "expected ':' after a key");
       p++;
-      int i = find_field(f, ks, kn);
       if (i >= 0 && f->decode && !f->decode[i]) i = -1;
       if (i < 0) {
         if ((rc = skip_value(dec, &p, dec->depth)) != DIPPER_OK) return rc;
@@ -709,7 +853,10 @@ static int decode_members(dp_json_decoder *dec, fplan *f, dp_vector **cols, cons
         sg->name = f->names[i];
         sg->len = f->name_lens[i];
         if (f->seen[i]) return fail(dec, key_at, NULL, 0, "the key appears twice in one object");
-        if ((rc = decode_value(dec, &f->fields[i], cols[i], &p)) != DIPPER_OK) return rc;
+        p = skip_ws(p, end);
+        rc = dec->opts.reference ? NOT_FAST : fast_value(dec, &f->fields[i], cols[i], &p, end);
+        if (rc == NOT_FAST) rc = decode_value(dec, &f->fields[i], cols[i], &p);
+        if (rc != DIPPER_OK) return rc;
         f->seen[i] = true;
         f->hint = i + 1;
       }

@@ -1,0 +1,241 @@
+/*
+** fastscan.h — the fast paths of the JSON and CSV decoders (json.c, csv.c):
+** scalars parsed from the input bytes in one pass, and SSE2 searches for
+** the bytes that end a string or a field.
+**
+** Owns: the common forms only.  Each function either gives exactly the
+** value the general path (text.c's dp_text_append_scalar, core/value.c's
+** dp_value_parse) would give for the same text, or says "not this form"
+** (NULL / false) and the caller takes the general path, which then also
+** gives the errors.  So a fast path can never accept what the general one
+** refuses, nor read a value differently; tests/formats/fastscan_test.c
+** compares the two over random and edge-case texts.
+**
+**   integers   [-]digits, at most 18 of them (no overflow possible)
+**   doubles    the JSON number grammar with at most 19 significant digits
+**              and a decimal exponent within ±22 of an exact mantissa below
+**              2^53 (Clinger's fast path: one correctly rounded operation);
+**              anything else (17-digit shortest forms, huge exponents,
+**              denormals) goes to strtod, which rounds correctly too
+**   timestamps yyyy-MM-dd[ Tt]HH:mm:ss[.f{1,9}] with all the fixed digits,
+**              fraction cut to the precision as parse_time does
+**
+** SSE2 is the x86-64 baseline; elsewhere the loops are plain C.  Loads of 16
+** bytes happen only where 16 bytes remain, so nothing is read past `end`.
+*/
+#ifndef DP_FORMATS_FASTSCAN_H
+#define DP_FORMATS_FASTSCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/types.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define DP_FAST_SSE2 1
+#endif
+
+#if defined(__GNUC__)
+#define DP_FAST_INLINE static inline __attribute__((always_inline))
+#else
+#define DP_FAST_INLINE static inline
+#endif
+
+static inline bool dp_fast_digit(char ch) { return (unsigned char)(ch - '0') < 10; }
+
+/* [-]digits at p (at most 18 digits): *out and the end, or NULL. */
+DP_FAST_INLINE const char *dp_fast_i64(const char *p, const char *end, int64_t *out) {
+  bool neg = p < end && *p == '-';
+  const char *q = p + neg, *start = q;
+  uint64_t v = 0;
+  while (q < end && dp_fast_digit(*q)) {
+    v = v * 10 + (uint64_t)(*q - '0');
+    q++;
+  }
+  if (q == start || q - start > 18) return NULL;
+  *out = neg ? -(int64_t)v : (int64_t)v;
+  return q;
+}
+
+/* Does x fit the integer kind (TINYINT .. BIGINT)? */
+static inline bool dp_fast_int_fits(dp_type_kind k, int64_t x) {
+  switch (k) {
+  case DP_T_TINYINT: return x >= INT8_MIN && x <= INT8_MAX;
+  case DP_T_SMALLINT: return x >= INT16_MIN && x <= INT16_MAX;
+  case DP_T_INT: return x >= INT32_MIN && x <= INT32_MAX;
+  default: return true;
+  }
+}
+
+/* A JSON number at p whose double the fast path computes exactly rounded:
+** *out and the end (where scan_number of json.c would stop), or NULL. */
+DP_FAST_INLINE const char *dp_fast_f64(const char *p, const char *end, double *out) {
+  static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  bool neg = p < end && *p == '-';
+  const char *q = p + neg;
+  if (q >= end || !dp_fast_digit(*q)) return NULL;
+  uint64_t mant = 0;
+  int sig = 0, exp10 = 0;
+  if (*q == '0') {
+    q++;
+  } else {
+    for (; q < end && dp_fast_digit(*q); q++) {
+      if (++sig > 19) return NULL;
+      mant = mant * 10 + (uint64_t)(*q - '0');
+    }
+  }
+  if (q < end && *q == '.') {
+    q++;
+    if (q >= end || !dp_fast_digit(*q)) return NULL;
+    for (; q < end && dp_fast_digit(*q); q++) {
+      if (mant == 0 && *q == '0') {
+        exp10--;
+        continue;
+      }
+      if (++sig > 19) return NULL;
+      mant = mant * 10 + (uint64_t)(*q - '0');
+      exp10--;
+    }
+  }
+  if (q < end && (*q == 'e' || *q == 'E')) {
+    q++;
+    bool eneg = q < end && *q == '-';
+    if (q < end && (*q == '-' || *q == '+')) q++;
+    if (q >= end || !dp_fast_digit(*q)) return NULL;
+    int e = 0;
+    for (; q < end && dp_fast_digit(*q); q++)
+      if (e < 10000) e = e * 10 + (*q - '0');
+    exp10 += eneg ? -e : e;
+  }
+  double d;
+  if (mant == 0)
+    d = 0.0;
+  else if (mant >= (UINT64_C(1) << 53) || exp10 < -22 || exp10 > 22)
+    return NULL;
+  else
+    d = exp10 < 0 ? (double)mant / pow10[-exp10] : (double)mant * pow10[exp10];
+  *out = neg ? -d : d;
+  return q;
+}
+
+static inline int dp_fast_2(const char *p) { return (p[0] - '0') * 10 + (p[1] - '0'); }
+
+/* The last date a decoder read and its day number: records of a stream
+** mostly share their date, so the calendar is worked out once per day. */
+typedef struct dp_fast_day {
+  int32_t ymd; /* y * 10000 + m * 100 + d; -1: none yet */
+  int64_t days;
+} dp_fast_day;
+
+/* yyyy-MM-dd HH:mm:ss[.fff] at p (' ', 'T' or 't' between): µs since the
+** epoch in *out and the end, or NULL.  Fraction digits past `precision` (and
+** past 6) are read and dropped, as core/value.c's parse_time does. */
+DP_FAST_INLINE const char *dp_fast_timestamp(const char *p, const char *end, int precision,
+                                            dp_fast_day *day, int64_t *out) {
+  static const unsigned char mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  static const int32_t scale[] = {100000, 10000, 1000, 100, 10, 1};
+  if (end - p < 19) return NULL;
+#ifdef DP_FAST_SSE2
+  /* "yyyy-MM-dd HH:mm" in one compare: digits where digits go (x - '0' at
+  ** most 9, unsigned), the punctuation where it goes */
+  __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+  __m128i t = _mm_sub_epi8(v, _mm_set1_epi8('0'));
+  unsigned digits = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(9)), t));
+  unsigned punct = (unsigned)_mm_movemask_epi8(
+      _mm_cmpeq_epi8(v, _mm_setr_epi8(0, 0, 0, 0, '-', 0, 0, '-', 0, 0, ' ', 0, 0, ':', 0, 0)));
+  if ((digits & 0xDB6Fu) != 0xDB6Fu || (punct & 0x2090u) != 0x2090u) return NULL;
+  if (!(punct & 0x400u) && p[10] != 'T' && p[10] != 't') return NULL;
+  if (p[16] != ':' || !dp_fast_digit(p[17]) || !dp_fast_digit(p[18])) return NULL;
+#else
+  static const signed char digit_at[] = {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18};
+  for (size_t i = 0; i < sizeof digit_at; i++)
+    if (!dp_fast_digit(p[digit_at[i]])) return NULL;
+  if (p[4] != '-' || p[7] != '-' || (p[10] != ' ' && p[10] != 'T' && p[10] != 't') ||
+      p[13] != ':' || p[16] != ':')
+    return NULL;
+#endif
+  int y = dp_fast_2(p) * 100 + dp_fast_2(p + 2), mo = dp_fast_2(p + 5), d = dp_fast_2(p + 8);
+  int h = dp_fast_2(p + 11), mi = dp_fast_2(p + 14), s = dp_fast_2(p + 17);
+  if (h > 23 || mi > 59 || s > 59) return NULL;
+  int32_t ymd = y * 10000 + mo * 100 + d;
+  if (ymd != day->ymd) {
+    if (mo < 1 || mo > 12 || d < 1) return NULL;
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (d > mdays[mo - 1] + (mo == 2 && leap)) return NULL;
+    day->ymd = ymd;
+    day->days = dp_days_from_civil(y, (unsigned)mo, (unsigned)d);
+  }
+  const char *q = p + 19;
+  int64_t frac = 0;
+  if (q < end && *q == '.') {
+    q++;
+    int n = 0;
+    for (; q < end && dp_fast_digit(*q); q++) {
+      if (++n > 9) return NULL;
+      if (n <= 6 && n <= precision) frac += (int64_t)(*q - '0') * scale[n - 1];
+    }
+    if (n == 0) return NULL;
+  }
+  *out = day->days * DP_MICROS_PER_DAY + ((int64_t)(h * 60 + mi) * 60 + s) * DP_MICROS_PER_SECOND + frac;
+  return q;
+}
+
+/* The first byte of p..end that is '"', '\\', a control character or not
+** ASCII (the end of a plain JSON string), or end. */
+DP_FAST_INLINE const char *dp_fast_string_stop(const char *p, const char *end) {
+#ifdef DP_FAST_SSE2
+  const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
+                space = _mm_set1_epi8(0x20);
+  while (end - p >= 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    /* signed: bytes >= 0x80 are negative, so below 0x20 too */
+    __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                             _mm_cmplt_epi8(v, space));
+    unsigned mask = (unsigned)_mm_movemask_epi8(m);
+    if (mask) return p + __builtin_ctz(mask);
+    p += 16;
+  }
+#endif
+  while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20 &&
+         (unsigned char)*p < 0x80)
+    p++;
+  return p;
+}
+
+/* The first byte of p..end equal to a or b, or end. */
+DP_FAST_INLINE const char *dp_fast_find2(const char *p, const char *end, char a, char b) {
+#ifdef DP_FAST_SSE2
+  const __m128i va = _mm_set1_epi8(a), vb = _mm_set1_epi8(b);
+  while (end - p >= 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    unsigned mask = (unsigned)_mm_movemask_epi8(
+        _mm_or_si128(_mm_cmpeq_epi8(v, va), _mm_cmpeq_epi8(v, vb)));
+    if (mask) return p + __builtin_ctz(mask);
+    p += 16;
+  }
+#endif
+  while (p < end && *p != a && *p != b) p++;
+  return p;
+}
+
+/* The first byte of p..end equal to a, b or c, or end. */
+DP_FAST_INLINE const char *dp_fast_find3(const char *p, const char *end, char a, char b, char c) {
+#ifdef DP_FAST_SSE2
+  const __m128i va = _mm_set1_epi8(a), vb = _mm_set1_epi8(b), vc = _mm_set1_epi8(c);
+  while (end - p >= 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    unsigned mask = (unsigned)_mm_movemask_epi8(_mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(v, va), _mm_cmpeq_epi8(v, vb)), _mm_cmpeq_epi8(v, vc)));
+    if (mask) return p + __builtin_ctz(mask);
+    p += 16;
+  }
+#endif
+  while (p < end && *p != a && *p != b && *p != c) p++;
+  return p;
+}
+
+#endif /* DP_FORMATS_FASTSCAN_H */
