@@ -70,9 +70,9 @@ class DipperWindowedTable(Concrete):
     window_offset: Optional[ir.IntervalScalar] = None
     groups: Optional[FrozenOrderedDict[str, Unaliased[ops.Column]]] = None
 
-    def group_by(self, *by):
+    def group_by(self, *by, **named):
         by = tuple(v for v in by if v is not None)
-        groups = unwrap_aliases(self.parent.bind(*by))
+        groups = unwrap_aliases(self.parent.bind(*by, **named))
         return self.copy(groups=groups)
 
     def aggregate(self, metrics=(), /, *, by=(), **kwargs):

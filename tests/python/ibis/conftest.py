@@ -48,6 +48,9 @@ KAFKA = "127.0.0.1:%s" % os.environ.get("DIPPER_KAFKA_PORT", "9092")
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "ibis: the Ibis backend (tests/python/ibis)")
+    # Ibis 12 asks pandas 3 about an option pandas deprecates, at every conversion
+    config.addinivalue_line("filterwarnings",
+                            "ignore:The 'future.infer_string' option is deprecated")
 
 
 # The request's payments: (seconds after 2024-01-01 00:00, orderId, payAmount, provinceId)
