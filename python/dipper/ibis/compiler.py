@@ -27,6 +27,9 @@ What differs from `ibis.backends.sql.compilers.flink.FlinkCompiler`:
 - CUMULATE and SESSION windows (windows.py adds `.cumulate()` and
   `.session()` to `Table.window_by(...)`), which Ibis's Flink compiler has
   no rule for.
+- `asof_join(..., tolerance=)` as dipper's `TOLERANCE` clause (asof.py):
+  Ibis's own form of it (an as-of join, a filter, a left join back on equal
+  times) matches nothing unless the times are equal.
 - In-memory tables are dipper memory tables the backend registers, read
   by name (Flink's compiler inlines them as VALUES).
 """
@@ -37,6 +40,7 @@ import sqlglot.expressions as sge
 from ibis.backends.sql.compilers.flink import FlinkCompiler
 from ibis.backends.sql.dialects import Flink
 
+from . import asof as _asof  # noqa: F401  (as-of joins with a tolerance)
 from . import windows as _windows  # noqa: F401  (registers the window ops)
 
 
@@ -270,6 +274,19 @@ class DipperCompiler(FlinkCompiler):
     def visit_InMemoryTable(self, op, *, name, schema, data):
         # the backend registered it as a memory table of that name
         return sg.table(name, quoted=self.quoted)
+
+    # -- as-of joins --
+
+    def visit_AsofTolerance(self, op, *, left, right, tolerance):
+        return sge.Var(this="TOLERANCE %s" % tolerance.sql(self.dialect))
+
+    def visit_JoinLink(self, op, *, how, table, predicates):
+        tol = [p for p in predicates if isinstance(p, sge.Var) and p.this.startswith("TOLERANCE ")]
+        if how != "asof" or not tol:
+            return super().visit_JoinLink(op, how=how, table=table, predicates=predicates)
+        rest = [p for p in predicates if p not in tol]
+        on = sg.and_(*rest).sql(self.dialect) + " " + tol[0].this
+        return sge.Join(this=table, side="asof", kind="left", on=sge.Var(this=on))
 
     # -- window table functions --
 

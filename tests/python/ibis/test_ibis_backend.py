@@ -317,6 +317,19 @@ def test_asof_join(con):
     got = sorted((r.sym, r.tt.second, None if pd.isna(r.px) else r.px)
                  for r in e.execute().itertuples())
     assert got == [("a", 1, None), ("a", 5, 1.0), ("a", 15, 2.0), ("b", 7, None)]
+    # a tolerance is dipper's TOLERANCE clause (Ibis's own form of it, a
+    # left join back on equal times, would match none of these)
+    e = trades.asof_join(quotes, on=trades.tt >= quotes.qt, predicates=trades.sym == quotes.sym,
+                         tolerance=ibis.interval(seconds=4))
+    assert "TOLERANCE INTERVAL '4' SECOND" in con.compile(e)
+    got = sorted((r.sym, r.tt.second, None if pd.isna(r.px) else r.px)
+                 for r in e.execute().itertuples())
+    assert got == [("a", 1, None), ("a", 5, 1.0), ("a", 15, None), ("b", 7, None)]
+    # expressions of other backends keep Ibis's rewrite
+    u = ibis.table({"tt": "timestamp", "sym": "string"}, name="u")
+    v = ibis.table({"qt": "timestamp", "sym": "string"}, name="v")
+    assert "TOLERANCE" not in ibis.to_sql(
+        u.asof_join(v, on=u.tt >= v.qt, tolerance=ibis.interval(seconds=4)), dialect="duckdb")
 
 
 def test_distinct(con):
