@@ -446,3 +446,30 @@ def test_streaming_insert_gives_a_query_handle(scon):
     assert got == pytest.approx(expected_hop_sums())
     with pytest.raises(com.IbisError, match="batch mode"):
         scon.create_table("copy", t)
+
+
+def test_streaming_joins_of_two_streams(scon):
+    ts = lambda *v: pd.to_datetime(list(v)).astype("datetime64[ms]")  # noqa: E731
+    tr = scon.create_table(
+        "trades", pd.DataFrame({"sym": ["a", "a", "b", "a"],
+                                "tt": ts("2024-01-01 00:00:05", "2024-01-01 00:00:15",
+                                         "2024-01-01 00:00:07", "2024-01-01 00:00:30")}),
+        schema=ibis.schema({"sym": "string", "tt": "timestamp(3)"}),
+        watermark=ibis.watermark("tt", ibis.interval(seconds=1)))
+    qu = scon.create_table(
+        "quotes", pd.DataFrame({"sym": ["a", "a", "b"], "px": [1.0, 2.0, 3.0],
+                                "qt": ts("2024-01-01 00:00:02", "2024-01-01 00:00:10",
+                                         "2024-01-01 00:00:09")}),
+        schema=ibis.schema({"sym": "string", "px": "float64", "qt": "timestamp(3)"}),
+        watermark=ibis.watermark("qt", ibis.interval(seconds=1)))
+    asof = tr.asof_join(qu, on=tr.tt >= qu.qt, predicates=tr.sym == qu.sym)
+    got = sorted((r.sym, r.tt.second, None if pd.isna(r.px) else r.px)
+                 for r in asof.select(tr.sym, tr.tt, qu.px).execute().itertuples())
+    assert got == [("a", 5, 1.0), ("a", 15, 2.0), ("a", 30, 2.0), ("b", 7, None)]
+    # an interval join: the time condition bounds both sides' state
+    j = tr.join(qu, [tr.sym == qu.sym,
+                     tr.tt.between(qu.qt - ibis.interval(seconds=5),
+                                   qu.qt + ibis.interval(seconds=5))])
+    got = sorted((r.sym, r.tt.second, r.px) for r in j.select(tr.sym, tr.tt, qu.px)
+                 .execute().itertuples())
+    assert got == [("a", 5, 1.0), ("a", 5, 2.0), ("a", 15, 2.0), ("b", 7, 3.0)]
