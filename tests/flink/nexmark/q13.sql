@@ -1,0 +1,9 @@
+-- q13 bounded side input join: each bid with the side input's value for its auction.
+-- The side input file (key, value for keys 0..9999) is written by the runner: ${SIDE_INPUT}.
+-- @modes streaming
+CREATE TABLE side_input (key BIGINT, `value` VARCHAR)
+WITH ('connector' = 'filesystem', 'path' = '${SIDE_INPUT}', 'format' = 'csv');
+SELECT B.auction, B.bidder, B.price, B.`dateTime`, S.`value`
+FROM (SELECT *, PROCTIME() AS p_time FROM bid) B
+JOIN side_input FOR SYSTEM_TIME AS OF B.p_time AS S
+ON MOD(B.auction, 10000) = S.key;

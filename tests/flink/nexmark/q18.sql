@@ -1,0 +1,6 @@
+-- q18 find last bid: each bidder's last bid on each auction (deduplication, keep last).
+-- @key 1 2
+SELECT auction, bidder, price, channel, url, `dateTime`, extra
+FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY bidder, auction ORDER BY `dateTime` DESC) AS rank_number
+      FROM bid)
+WHERE rank_number <= 1;
