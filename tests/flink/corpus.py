@@ -154,7 +154,7 @@ def translate(case, folder):
             os.makedirs(path, exist_ok=True)
             with open(os.path.join(path, "rows.json"), "w") as f:
                 for row in pushed.get(name, []):
-                    f.write(json.dumps(json.loads(row)) + "\n")
+                    f.write(row.strip() + "\n")
             s = s[:span[0]] + "WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json')" % path + s[span[1]:]
         elif cm and cm.group(1).lower() == sink:
             return "the sink is not a memory table"
@@ -223,7 +223,7 @@ def run(args, report, dipper, flink, judge):
     expected = load_expected()
     seen = set()
     wanted = [c for c in args.corpus.split(",") if c]
-    streamtest = os.path.join(os.path.dirname(os.path.dirname(args.dipper)), "tests", "stream", "streamtest")
+    streamtest = os.path.join(os.path.dirname(os.path.abspath(args.dipper)), "tests", "stream", "streamtest")
     for kind in ("batch", "stream"):
         folder = os.path.join(ROOT, "tests", kind, "cases")
         for fname in sorted(os.listdir(folder)):

@@ -88,6 +88,17 @@ class Dipper:
         out = self._run(["run", "-q", "--format", "json"], name + ".batch.sql", sql)
         return [compare.canon_row(_json_values(line)) for line in out.splitlines() if line.strip()]
 
+    def plan(self, name, setup_sql, query, settings=()):
+        """(column types, output modes) of the query, from `dipper explain
+        --format json`: the sink is declared with those types."""
+        sets = "".join("SET '%s' = '%s';\n" % kv for kv in settings)
+        out = self._run(["explain", "--format", "json"], name + ".explain.sql",
+                        sets + setup_sql + "\n" + query.rstrip().rstrip(";") + ";\n")
+        doc = json.loads(out)
+        root = doc[-1]["statements"][-1]["roots"][0]
+        types = [re.sub(r"\s+NOT NULL$", "", c["type"]) for c in root["schema"]]
+        return types, root.get("modes", [])
+
     def stream(self, name, setup_sql, query, mode, key_positions, settings=()):
         """The query's final answer in streaming mode: written by a
         filesystem JSON sink (CREATE TABLE AS), one file per micro-batch,
@@ -99,11 +110,15 @@ class Dipper:
                 os.unlink(os.path.join(out_dir, f))
         else:
             os.makedirs(out_dir)
+        types, modes = self.plan(name, setup_sql, query, settings)
+        if not mode:
+            mode = "append" if "append" in modes or not modes else modes[0]
         sets = "".join("SET '%s' = '%s';\n" % kv for kv in settings)
-        if mode:
-            sets += "SET 'dipper.output-mode' = '%s';\n" % mode
-        sql = (sets + setup_sql + "\nCREATE TABLE oracle_out WITH ('connector' = 'filesystem', "
-               "'path' = '%s', 'format' = 'json') AS\n%s;\n" % (out_dir, query.rstrip().rstrip(";")))
+        sets += "SET 'dipper.output-mode' = '%s';\n" % mode
+        cols = ", ".join("c%d %s" % (i + 1, t) for i, t in enumerate(types))
+        sql = (sets + setup_sql + "\nCREATE TABLE oracle_out (%s) WITH ('connector' = 'filesystem', "
+               "'path' = '%s', 'format' = 'json');\nINSERT INTO oracle_out %s;\n"
+               % (cols, out_dir, query.rstrip().rstrip(";")))
         self._run(["run", "-q"], name + ".stream.sql", sql)
         batches = []
         for path in glob.glob(os.path.join(out_dir, "part-*")):
@@ -149,7 +164,7 @@ class Flink:
             changes = []
             with result.collect() as rows:
                 for row in rows:
-                    kind = _KINDS[str(row.get_row_kind()).split(".")[-1]]
+                    kind = _row_kind(row.get_row_kind())
                     changes.append((kind, compare.canon_row(list(row))))
             self.jobs += 1
         except Py4JJavaError as e:
@@ -159,6 +174,15 @@ class Flink:
                 raise EngineError(str(e).strip().splitlines()[0] if str(e).strip() else repr(e))
             raise
         return compare.apply_changelog(changes)
+
+
+def _row_kind(kind):
+    """'+I', '-U', '+U' or '-D' from a pyflink RowKind (whose str() is the
+    short form; its name the long one)."""
+    text = str(kind)
+    if text in _KINDS.values():
+        return text
+    return _KINDS[getattr(kind, "name", text.split(".")[-1])]
 
 
 def _java_message(e):

@@ -146,9 +146,11 @@ def write_events(dipper, workdir, events, seed):
     stamp = folder + ".complete"
     if os.path.exists(stamp):
         return folder
-    sql = (nexmark_ddl(generator_with(events, seed)) +
-           "\nCREATE TABLE nexmark_events WITH (%s) AS SELECT event_type, person, auction, bid FROM datagen;\n"
-           % files_with(folder))
+    ddl = nexmark_ddl(generator_with(events, seed))
+    columns = ddl[ddl.index("(", ddl.index("CREATE TABLE")) + 1:ddl.index("`dateTime` AS CASE")].rstrip().rstrip(",")
+    sql = (ddl + "\nCREATE TABLE nexmark_events (%s) WITH (%s);\n"
+           "INSERT INTO nexmark_events SELECT event_type, person, auction, bid FROM datagen;\n"
+           % (columns, files_with(folder)))
     if os.path.isdir(folder):
         for f in os.listdir(folder):
             os.unlink(os.path.join(folder, f))
@@ -188,7 +190,7 @@ def nexmark_cases(names):
 
 
 def run_nexmark(args, report, dipper, flink):
-    events = write_events(dipper, args.workdir, args.events, args.seed)
+    events = args.events_dir
     side = write_side_input(args.workdir)
     file_ddl = nexmark_ddl(files_with(events))
     gen_ddl = nexmark_ddl(generator_with(args.events, args.seed))
@@ -227,7 +229,7 @@ def run_nexmark(args, report, dipper, flink):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--dipper", required=True, help="the dipper CLI (build-asan/cli/dipper or build/cli/dipper)")
+    ap.add_argument("--dipper", required=True, help="the dipper CLI (build-asan/dipper or build/dipper)")
     ap.add_argument("--workdir", required=True, help="a folder for the input files and outputs")
     ap.add_argument("--suite", action="append", choices=("nexmark", "corpus"),
                     help="the suites to run (default both)")
@@ -250,6 +252,12 @@ def main():
         return 2
     dipper = engines.Dipper(os.path.abspath(args.dipper), args.workdir)
     t0 = time.time()
+    if "nexmark" in suites:
+        try:
+            args.events_dir = write_events(dipper, args.workdir, args.events, args.seed)
+        except engines.EngineError as e:
+            print("oracle: dipper could not write the nexmark events: %s" % e, file=sys.stderr)
+            return 2
     try:
         flink = engines.Flink()
         # Start the JVM and the mini-cluster now, so that a Flink that cannot
