@@ -75,9 +75,12 @@ def query_sql(name):
     return ";\n".join(stmts[:-1]), stmts[-1]
 
 
-def run_dipper(dipper, workdir, ddl, setup, query):
+def run_dipper(d, dipper, workdir, ddl, setup, query):
+    types, _ = d.plan("bench", ddl + setup, query)
+    cols = ", ".join("c%d %s" % (i + 1, t) for i, t in enumerate(types))
     sql = ("SET 'dipper.trigger' = 'available-now';\n" + ddl + setup +
-           "\nCREATE TABLE bench_sink WITH ('connector' = 'blackhole') AS\n" + query + ";\n")
+           "\nCREATE TABLE bench_sink (%s) WITH ('connector' = 'blackhole');\n"
+           "INSERT INTO bench_sink %s;\n" % (cols, query))
     path = os.path.join(workdir, "bench.sql")
     with open(path, "w") as f:
         f.write(sql)
@@ -124,7 +127,7 @@ def main():
     for q in args.queries.split(","):
         setup, query = query_sql(q)
         setup = setup + ";\n" if setup else ""
-        dw, dc, dm = run_dipper(dipper_cli, args.workdir, ddl, setup, query)
+        dw, dc, dm = run_dipper(d, dipper_cli, args.workdir, ddl, setup, query)
         fw, fc, fm = run_flink(flink, pid, ddl, setup, query)
         drate, frate = args.events / dc, args.events / fc
         print("%-5s %-7s %8.2f %8.2f %12.0f %9.0f" % (q, "dipper", dw, dc, drate, dm))

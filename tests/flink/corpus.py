@@ -119,8 +119,9 @@ def translate(case, folder):
     why the case is not compared."""
     stmts = engines.split_statements(case.sql)
     inserts = [s for s in stmts if _INSERT.match(s)]
-    if len(inserts) != 1:
-        return "%d queries in the case (one is compared)" % len(inserts)
+    nqueries = len(re.findall(r"\bINSERT\s+(?:INTO|OVERWRITE)\b", case.sql, re.I))
+    if nqueries != 1 or len(inserts) != 1:
+        return "%d queries in the case (one is compared)" % nqueries
     if re.search(r"'connector'\s*=\s*'callback'", case.sql):
         return "a callback sink"
     heads = [s[0][0] if s[0] else "" for s in case.sections]

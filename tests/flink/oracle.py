@@ -52,7 +52,7 @@ class Case:
         self.differs = {}
         self.not_comparable = None
         for line in text.splitlines():
-            m = re.match(r"^--\s*@(\S+)\s*(.*)$", line)
+            m = re.match(r"^--\s*@([\w-]+):?\s*(.*)$", line)
             if not m:
                 continue
             tag, rest = m.groups()

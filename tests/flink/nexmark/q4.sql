@@ -1,6 +1,5 @@
 -- q4 average price for a category: an aggregation of the winning bids.
--- @dipper-refuses streaming: an unwindowed aggregation over another aggregation: dipper keeps Spark's rule that chained stateful operators run in append mode only (docs/sql.md, differences)
--- @differs batch: AVG of a BIGINT is a BIGINT in Flink (the quotient truncated), a DOUBLE in dipper as in Spark (docs/sql.md, differences)
+-- @differs batch streaming: AVG of a BIGINT is a BIGINT in Flink (the quotient truncated), a DOUBLE in dipper as in Spark (docs/sql.md, differences)
 SELECT Q.category, AVG(Q.final)
 FROM (
   SELECT MAX(B.price) AS final, A.category

@@ -1,5 +1,4 @@
 -- q5 hot items: the auctions with the most bids per sliding window.
--- @dipper-refuses streaming: the outer aggregation (MAX per window) has no window of its own: dipper keeps Spark's rule that an aggregation after another runs in append mode only, and update mode is no way out (docs/sql.md, differences)
 SELECT AuctionBids.auction, AuctionBids.num
 FROM (
   SELECT auction, COUNT(*) AS num, window_start AS starttime, window_end AS endtime
