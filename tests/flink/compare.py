@@ -183,17 +183,35 @@ def compare_tables(left, right):
     return Diff(False, left_only, right_only, len(a), len(b))
 
 
-def apply_changelog(changes):
+def apply_changelog(changes, upsert_key=None):
     """changes: (kind, canonical row) in order, kind one of '+I', '-U',
     '+U', '-D' (Flink's RowKind).  Returns the final table.  A retraction
-    of a row that is not there is an error of the stream itself."""
+    of a row that is not there is an error of the stream itself.
+
+    Flink leaves out the -U of an update where no operator after it needs
+    one (a Top-1 without its rank number sends +U alone, keyed by its
+    PARTITION BY).  Such a +U replaces the row of the same upsert_key (0-based
+    positions, from the case's `@flink-upsert-key`); without one it is an
+    error, never a guess."""
     table = {}
     order = {}
+    by_key = {}
+    prev = None
     for kind, row in changes:
         k = repr(row)
+        if kind == "+U" and prev != "-U":
+            if upsert_key is None:
+                raise ValueError("Flink sent an update without its -U (an upsert stream): the case needs "
+                                 "`-- @flink-upsert-key` (its key's positions); row: " + show_row(row))
+            uk = repr(tuple(row[p] for p in upsert_key))
+            old = by_key.get(uk)
+            if old is not None and table.get(old, 0) > 0:
+                table[old] -= 1
         if kind in ("+I", "+U"):
             table[k] = table.get(k, 0) + 1
             order[k] = row
+            if upsert_key is not None:
+                by_key[repr(tuple(row[p] for p in upsert_key))] = k
         elif kind in ("-U", "-D"):
             n = table.get(k, 0)
             if n == 0:
@@ -201,6 +219,7 @@ def apply_changelog(changes):
             table[k] = n - 1
         else:
             raise ValueError("unknown row kind %r" % (kind,))
+        prev = kind
     rows = []
     for k, n in table.items():
         rows.extend([order[k]] * n)

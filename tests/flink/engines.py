@@ -152,7 +152,7 @@ class Flink:
     def env(self, batch):
         return self._flinkenv.table_env(batch=batch)
 
-    def run(self, batch, setup_sql, query):
+    def run(self, batch, setup_sql, query, upsert_key=None):
         """The query's final table: batch mode's rows, or in streaming mode
         its changelog applied (+I/+U add a row, -U/-D take one away)."""
         from py4j.protocol import Py4JJavaError
@@ -173,7 +173,10 @@ class Flink:
             if type(e).__module__.startswith("pyflink") or "java" in type(e).__name__.lower():
                 raise EngineError(str(e).strip().splitlines()[0] if str(e).strip() else repr(e))
             raise
-        return compare.apply_changelog(changes)
+        try:
+            return compare.apply_changelog(changes, upsert_key)
+        except ValueError as e:
+            raise EngineError("flink's changelog: %s" % e)
 
 
 def _row_kind(kind):

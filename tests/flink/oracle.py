@@ -48,6 +48,7 @@ class Case:
         self.path = path
         self.modes = list(MODES)
         self.key = []
+        self.flink_upsert_key = None
         self.dipper_refuses = {}
         self.differs = {}
         self.not_comparable = None
@@ -60,6 +61,8 @@ class Case:
                 self.modes = rest.split()
             elif tag == "key":
                 self.key = [int(x) - 1 for x in rest.split()]
+            elif tag == "flink-upsert-key":
+                self.flink_upsert_key = [int(x) - 1 for x in rest.split(":")[0].split()]
             elif tag in ("dipper-refuses", "differs"):
                 modes, _, why = rest.partition(":")
                 for mode in modes.split():
@@ -215,7 +218,7 @@ def run_nexmark(args, report, dipper, flink):
                 d_err = str(e)
             t1 = time.time()
             try:
-                f_rows = flink.run(mode == "batch", file_ddl + setup, case.query)
+                f_rows = flink.run(mode == "batch", file_ddl + setup, case.query, case.flink_upsert_key)
             except engines.EngineError as e:
                 f_err = str(e)
             t2 = time.time()

@@ -1,4 +1,5 @@
 -- q9 winning bids: the highest bid of each auction while it is open.
+-- @flink-upsert-key 1: Flink sends this Top-1 as an upsert stream (+U without -U), keyed by A.id
 SELECT id, itemName, description, initialBid, reserve, `dateTime`, expires, seller, category, extra,
        auction, bidder, price, bid_dateTime, bid_extra
 FROM (
