@@ -23,17 +23,26 @@
 ** at open from the seed (random text, names, cities, channels and their
 ** URLs), so no row allocates or formats anything.
 **
-** Options (validated by the catalog): 'rate' (or 'events-per-second',
-** 'first-event.rate') both spaces the event times and paces generation in
-** wall time; without it events are generated as fast as possible and spaced
-** as at Nexmark's default of 10,000 events/s.  'events.num' (or
-** 'number-of-events') bounds the stream.  '{person,auction,bid}.proportion'
-** and 'seed'.
+** Options (the keys are checked by the catalog, the values here).  The
+** Nexmark project's own, with their meaning there (NexmarkSourceOptions):
+** 'first-event.rate' spaces the event times (1 s / rate apart; default
+** 10,000/s) and does not pace: events are made as fast as possible, unless
+** 'max-emit-speed' = 'false', which emits each event when its time has come
+** in wall time.  'next-event.rate' is accepted and changes nothing, as in
+** that generator (one inter-event delay, from the first rate).  'events.num'
+** bounds the stream; 0 means no bound.  '{person,auction,bid}.proportion',
+** '{person,auction,bid}.avg-size' (the size `extra` pads an event to: "200b",
+** "1kb"), 'bid.hot-ratio.auctions', 'bid.hot-ratio.bidders' and
+** 'auction.hot-ratio.sellers' (a hot id is chosen with probability
+** 1 - 1/ratio).  dipper's own: 'rate' (or 'events-per-second') spaces the
+** times and also paces in wall time; 'number-of-events' (0 means 0 events);
+** 'seed'.
 **
 ** The table may declare any subset of the columns event_type, person,
 ** auction, bid (and a physical dateTime), and any subset of each ROW's
 ** fields in any order, matched by name; anything else is refused at open.
 */
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +69,7 @@
 #define AVG_PERSON_BYTES 200
 #define AVG_AUCTION_BYTES 500
 #define AVG_BID_BYTES 100
+#define MAX_AVG_BYTES 10000  /* the largest '*.avg-size' (extra fits POOL_SLACK) */
 /* 2015-07-15 00:00:00 UTC, the base time of Beam's Nexmark: fixed so that a
 ** seed gives the same events, times included, on every run. */
 #define BASE_TIME_MS INT64_C(1436918400000)
@@ -68,7 +78,7 @@
 
 /* Pools of random text: slices start anywhere in the first POOL_BYTES. */
 #define POOL_BYTES (1u << 16)
-#define POOL_SLACK 1024u /* > the longest slice (an auction's extra) */
+#define POOL_SLACK 16384u /* > the longest slice (an extra of MAX_AVG_BYTES) */
 
 /* Rows per read(): keeps one chunk's strings far below the 2 GiB offsets. */
 #define MAX_CHUNK_ROWS (INT64_C(1) << 16)
@@ -196,6 +206,20 @@ typedef struct nx_chunk {
   int64_t cap;
 } nx_chunk;
 
+/* Uniform in [0, n) from 32 random bits (as below(), defined further on). */
+static inline uint32_t below_n(uint32_t r, uint32_t n) {
+  return (uint32_t)(((uint64_t)r * n) >> 32);
+}
+
+/* "Hot one time in n": r % n != 0, by a mask when n is a power of two. */
+typedef struct nx_ratio {
+  uint32_t n, mask;
+} nx_ratio;
+
+static inline bool is_hot(nx_ratio r, uint64_t h) {
+  return r.mask ? (h & r.mask) != 0 : below_n((uint32_t)h, r.n) != 0;
+}
+
 typedef struct nx_state {
   uint64_t key;              /* the seed, mixed */
   int64_t total;             /* events in all, or -1: unbounded */
@@ -203,6 +227,8 @@ typedef struct nx_state {
   int64_t prop[3], denom;    /* proportions of person, auction, bid */
   int64_t delay_ms, delay_rem_ns; /* event-time spacing: whole ms + ns */
   int64_t horizon_ms;        /* an auction's expected lifetime (half the longest) */
+  int64_t avg_bytes[3];      /* the size `extra` pads each kind to */
+  nx_ratio hot_auctions, hot_bidders, hot_sellers;
   int64_t committed, read_pos, planned_end;
   int64_t replay_end;        /* the next plan ends here (a batch run again), or -1 */
   int64_t pace_start_us;     /* monotonic µs at the first plan (rate only) */
@@ -270,22 +296,22 @@ static inline int64_t recent_auction(int64_t last_auction, uint32_t r) {
 
 static inline int64_t seller_of(const nx_state *st, int64_t id, int64_t last_person) {
   uint64_t h = draw(st, id, F_A_SELLER);
-  int64_t base0 = (h & 3) ? last_person / HOT_RATIO_100 * HOT_RATIO_100
-                          : recent_person(last_person, hi32(h));
+  int64_t base0 = is_hot(st->hot_sellers, h) ? last_person / HOT_RATIO_100 * HOT_RATIO_100
+                                             : recent_person(last_person, hi32(h));
   return FIRST_PERSON_ID + base0;
 }
 
 static inline int64_t bid_auction_of(const nx_state *st, int64_t id, int64_t last_auction) {
   uint64_t h = draw(st, id, F_B_AUCTION);
-  int64_t base0 = (h & 1) ? last_auction / HOT_RATIO_100 * HOT_RATIO_100
-                          : recent_auction(last_auction, hi32(h));
+  int64_t base0 = is_hot(st->hot_auctions, h) ? last_auction / HOT_RATIO_100 * HOT_RATIO_100
+                                              : recent_auction(last_auction, hi32(h));
   return FIRST_AUCTION_ID + base0;
 }
 
 static inline int64_t bidder_of(const nx_state *st, int64_t id, int64_t last_person) {
   uint64_t h = draw(st, id, F_B_BIDDER);
-  int64_t base0 = (h & 3) ? last_person / HOT_RATIO_100 * HOT_RATIO_100 + 1
-                          : recent_person(last_person, hi32(h));
+  int64_t base0 = is_hot(st->hot_bidders, h) ? last_person / HOT_RATIO_100 * HOT_RATIO_100 + 1
+                                             : recent_person(last_person, hi32(h));
   return FIRST_PERSON_ID + base0;
 }
 
@@ -385,7 +411,7 @@ static inline size_t person_extra_out(const nx_state *st, int64_t id, char *dst)
                     (int64_t)email_len(draw(st, id, F_P_EMAIL)) + CARD_LEN +
                     st->cities.len[city_index(st, id)] + 2 + 8;
   uint64_t h = draw(st, id, F_P_EXTRA);
-  return extra_out(st, h, extra_len(h, current, AVG_PERSON_BYTES), dst);
+  return extra_out(st, h, extra_len(h, current, st->avg_bytes[NX_PERSON]), dst);
 }
 
 static inline size_t auction_extra_out(const nx_state *st, int64_t id, char *dst) {
@@ -394,12 +420,12 @@ static inline size_t auction_extra_out(const nx_state *st, int64_t id, char *dst
   text_slice(st, draw(st, id, F_A_DESC), 100, &desc);
   int64_t current = 8 + (int64_t)item + (int64_t)desc + 6 * 8;
   uint64_t h = draw(st, id, F_A_EXTRA);
-  return extra_out(st, h, extra_len(h, current, AVG_AUCTION_BYTES), dst);
+  return extra_out(st, h, extra_len(h, current, st->avg_bytes[NX_AUCTION]), dst);
 }
 
 static inline size_t bid_extra_out(const nx_state *st, int64_t id, char *dst) {
   uint64_t h = draw(st, id, F_B_EXTRA);
-  return extra_out(st, h, extra_len(h, 4 * 8, AVG_BID_BYTES), dst);
+  return extra_out(st, h, extra_len(h, 4 * 8, st->avg_bytes[NX_BID]), dst);
 }
 
 static inline size_t text_out(const nx_state *st, int64_t id, nx_field f, uint32_t max,
@@ -417,13 +443,13 @@ static size_t max_len(const nx_state *st, nx_field f) {
   case F_P_CARD: return CARD_LEN;
   case F_P_CITY: return st->cities.maxlen;
   case F_P_STATE: return st->states.maxlen;
-  case F_P_EXTRA: return AVG_PERSON_BYTES + AVG_PERSON_BYTES / 5 + 2;
+  case F_P_EXTRA: return (size_t)(st->avg_bytes[NX_PERSON] + st->avg_bytes[NX_PERSON] / 5 + 2);
   case F_A_ITEM: return 19;
   case F_A_DESC: return 99;
-  case F_A_EXTRA: return AVG_AUCTION_BYTES + AVG_AUCTION_BYTES / 5 + 2;
+  case F_A_EXTRA: return (size_t)(st->avg_bytes[NX_AUCTION] + st->avg_bytes[NX_AUCTION] / 5 + 2);
   case F_B_CHANNEL: return st->channels.maxlen;
   case F_B_URL: return st->urls.maxlen;
-  case F_B_EXTRA: return AVG_BID_BYTES + AVG_BID_BYTES / 5 + 2;
+  case F_B_EXTRA: return (size_t)(st->avg_bytes[NX_BID] + st->avg_bytes[NX_BID] / 5 + 2);
   default: return 0;
   }
 }
@@ -559,18 +585,6 @@ static int bad_option(dp_source *s, const char *key, const char *value, const ch
                   "nexmark option '%s' = '%s' %s", key, value, what);
 }
 
-/* The first of `keys` that the table sets, or NULL. */
-static const char *option_of(const dp_table_def *t, const char *const *keys, const char **which) {
-  for (; *keys; keys++) {
-    const char *v = dp_table_option(t, *keys, NULL);
-    if (v) {
-      *which = *keys;
-      return v;
-    }
-  }
-  return NULL;
-}
-
 static int read_int_option(dp_source *s, const char *key, int64_t dflt, int64_t *out) {
   const char *v = dp_table_option(s->table, key, NULL);
   *out = dflt;
@@ -583,29 +597,100 @@ static int read_int_option(dp_source *s, const char *key, int64_t dflt, int64_t 
   return DIPPER_OK;
 }
 
+/* A positive number of events per second: *out, or 0 when the option is
+** absent. */
+static int read_rate(dp_source *s, const char *key, double *out) {
+  const char *v = dp_table_option(s->table, key, NULL);
+  *out = 0;
+  if (!v) return DIPPER_OK;
+  char *end;
+  double x = strtod(v, &end);
+  if (end == v || *end || !(x > 0) || x > 1e12)
+    return bad_option(s, key, v,
+                      "is not a positive number of events per second; write e.g. '10000', or "
+                      "leave the option out for Nexmark's 10000");
+  *out = x;
+  return DIPPER_OK;
+}
+
+/* A size as Flink's MemorySize writes it: digits, then b/bytes, k/kb,
+** m/mb (any case, blanks between allowed); bare digits are bytes. */
+static int read_size_option(dp_source *s, const char *key, int64_t dflt, int64_t *out) {
+  const char *v = dp_table_option(s->table, key, NULL);
+  *out = dflt;
+  if (!v) return DIPPER_OK;
+  char *end;
+  long long x = strtoll(v, &end, 10);
+  while (*end == ' ') end++;
+  int64_t unit = 0;
+  if (!*end || !strcasecmp(end, "b") || !strcasecmp(end, "bytes")) unit = 1;
+  else if (!strcasecmp(end, "k") || !strcasecmp(end, "kb")) unit = 1024;
+  else if (!strcasecmp(end, "m") || !strcasecmp(end, "mb")) unit = 1024 * 1024;
+  if (end == v || !isdigit((unsigned char)v[0]) || unit == 0 || x < 0 ||
+      x > MAX_AVG_BYTES / unit)
+    return bad_option(s, key, v,
+                      "is not a size from 0 to 10000 bytes; write e.g. '200b' or '1kb'");
+  *out = x * unit;
+  return DIPPER_OK;
+}
+
+static int read_ratio_option(dp_source *s, const char *key, int64_t dflt, nx_ratio *out) {
+  int64_t n;
+  int rc = read_int_option(s, key, dflt, &n);
+  if (rc) return rc;
+  if (n < 1 || n > 1000000)
+    return bad_option(s, key, dp_table_option(s->table, key, ""),
+                      "is not a ratio from 1 to 1000000: a hot id is chosen with probability "
+                      "1 - 1/ratio (1: never)");
+  out->n = (uint32_t)n;
+  out->mask = n > 1 && (n & (n - 1)) == 0 ? (uint32_t)(n - 1) : 0;
+  return DIPPER_OK;
+}
+
+/* The rates: the spacing of event times, and whether and how fast the
+** events are paced in wall time (st->rate, 0: as fast as possible). */
+static int read_rates(dp_source *s, nx_state *st, double *spacing_rate) {
+  double own = 0, own2 = 0, first = 0, next = 0;
+  int rc = read_rate(s, "rate", &own);
+  if (!rc) rc = read_rate(s, "events-per-second", &own2);
+  if (!rc) rc = read_rate(s, "first-event.rate", &first);
+  if (!rc) rc = read_rate(s, "next-event.rate", &next); /* checked; Nexmark ignores it too */
+  if (rc) return rc;
+  if (own == 0) own = own2;
+  if (own > 0 && first > 0)
+    return dp_error(s->diags, DIPPER_OPTION, s->table->with_span,
+                    "nexmark options 'rate' (dipper's: spaces and paces the events) and "
+                    "'first-event.rate' (Nexmark's: spaces them only) both set the event rate; "
+                    "keep one");
+  const char *max_speed = dp_table_option(s->table, "max-emit-speed", NULL);
+  bool paced_by_time = max_speed && strcasecmp(max_speed, "false") == 0;
+  *spacing_rate = own > 0 ? own : first > 0 ? first : DEFAULT_RATE;
+  st->rate = own > 0 || paced_by_time ? *spacing_rate : 0;
+  return DIPPER_OK;
+}
+
 static int read_options(dp_source *s, nx_state *st) {
   const dp_table_def *t = s->table;
-  const char *key = NULL;
-  static const char *const rate_keys[] = {"rate", "events-per-second", "first-event.rate", NULL};
-  const char *rate = option_of(t, rate_keys, &key);
-  if (rate) {
-    char *end;
-    st->rate = strtod(rate, &end);
-    if (end == rate || *end || !(st->rate > 0) || st->rate > 1e12)
-      return bad_option(s, key, rate,
-                        "is not a positive number of events per second; write e.g. '10000', or "
-                        "leave the option out to generate as fast as possible");
-  }
-  static const char *const num_keys[] = {"events.num", "number-of-events", NULL};
-  const char *num = option_of(t, num_keys, &key);
+  double spacing_rate;
+  int rc = read_rates(s, st, &spacing_rate);
+  if (rc) return rc;
   st->total = -1;
+  const char *num = dp_table_option(t, "events.num", NULL);
   if (num) {
-    int rc = read_int_option(s, key, -1, &st->total);
-    if (rc) return rc;
+    rc = read_int_option(s, "events.num", -1, &st->total);
+    if (!rc && st->total == 0) st->total = -1; /* Nexmark's 0: no limit */
+  } else if (dp_table_option(t, "number-of-events", NULL)) {
+    rc = read_int_option(s, "number-of-events", -1, &st->total);
   }
-  int rc = read_int_option(s, "person.proportion", 1, &st->prop[NX_PERSON]);
+  if (!rc) rc = read_int_option(s, "person.proportion", 1, &st->prop[NX_PERSON]);
   if (!rc) rc = read_int_option(s, "auction.proportion", 3, &st->prop[NX_AUCTION]);
   if (!rc) rc = read_int_option(s, "bid.proportion", 46, &st->prop[NX_BID]);
+  if (!rc) rc = read_size_option(s, "person.avg-size", AVG_PERSON_BYTES, &st->avg_bytes[NX_PERSON]);
+  if (!rc) rc = read_size_option(s, "auction.avg-size", AVG_AUCTION_BYTES, &st->avg_bytes[NX_AUCTION]);
+  if (!rc) rc = read_size_option(s, "bid.avg-size", AVG_BID_BYTES, &st->avg_bytes[NX_BID]);
+  if (!rc) rc = read_ratio_option(s, "bid.hot-ratio.auctions", 2, &st->hot_auctions);
+  if (!rc) rc = read_ratio_option(s, "bid.hot-ratio.bidders", 4, &st->hot_bidders);
+  if (!rc) rc = read_ratio_option(s, "auction.hot-ratio.sellers", 4, &st->hot_sellers);
   if (rc) return rc;
   if (st->prop[0] > 1000000 || st->prop[1] > 1000000 || st->prop[2] > 1000000)
     return dp_error(s->diags, DIPPER_OPTION, t->with_span,
@@ -623,7 +708,7 @@ static int read_options(dp_source *s, nx_state *st) {
   st->key = mix64((uint64_t)seed + UINT64_C(0x2545F4914F6CDD1D));
   /* Event-time spacing in ns, split into whole ms and the rest so that the
   ** time of consecutive events is a running sum, exact at any rate. */
-  double spacing_ns = 1e9 / (st->rate > 0 ? st->rate : DEFAULT_RATE);
+  double spacing_ns = 1e9 / spacing_rate;
   if (spacing_ns > 1e15) spacing_ns = 1e15;
   int64_t delay_ns = (int64_t)llround(spacing_ns);
   st->delay_ms = delay_ns / 1000000;

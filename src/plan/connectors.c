@@ -18,7 +18,7 @@
 **                                                                  (then a stream, in streaming mode: the
 **                                                                  folder is watched at that interval)
 **   datagen     yes    no    -                                   number-of-rows is set, or a field is a sequence
-**   nexmark     yes    no    -                                   events.num / number-of-events is set
+**   nexmark     yes    no    -                                   events.num (not 0) / number-of-events is set
 **   socket      yes    no    csv json raw                        never
 **   memory      yes    yes   -                                   batch mode, or 'bounded' = 'true'
 **   console     no     yes   -  (alias: print)
@@ -226,11 +226,19 @@ static const conn_opt nexmark_opts[] = {
     {"rate", K_NUMBER, "10000", 0},
     {"events-per-second", K_NUMBER, "10000", 0},
     {"first-event.rate", K_NUMBER, "10000", 0},
+    {"next-event.rate", K_NUMBER, "10000", 0},
+    {"max-emit-speed", K_BOOL, "true", 0},
     {"events.num", K_INT, "1000000", 0},
     {"number-of-events", K_INT, "1000000", 0},
     {"person.proportion", K_INT, "1", 0},
     {"auction.proportion", K_INT, "3", 0},
     {"bid.proportion", K_INT, "46", 0},
+    {"person.avg-size", K_STRING, "200b", 0},
+    {"auction.avg-size", K_STRING, "500b", 0},
+    {"bid.avg-size", K_STRING, "100b", 0},
+    {"bid.hot-ratio.auctions", K_INT, "2", 0},
+    {"bid.hot-ratio.bidders", K_INT, "4", 0},
+    {"auction.hot-ratio.sellers", K_INT, "4", 0},
     {"seed", K_INT, "42", 0},
     {NULL, K_ANY, NULL, 0},
 };
@@ -1020,7 +1028,9 @@ static bool datagen_bounded(const dp_table_def *t, bool batch_mode) {
 
 static bool nexmark_bounded(const dp_table_def *t, bool batch_mode) {
   (void)batch_mode;
-  return option_value(t, "events.num") || option_value(t, "number-of-events");
+  /* 'events.num' = '0' is Nexmark's "no limit". */
+  const char *num = option_value(t, "events.num");
+  return (num && num[strspn(num, "0")] != '\0') || option_value(t, "number-of-events");
 }
 
 /* Flink's rule: a filesystem table is bounded — the files there when the

@@ -549,6 +549,107 @@ TEST(all_proportions_zero_is_refused) {
   close_fixture(&f);
 }
 
+/* Nexmark's own options, with the meaning they have in the Nexmark
+** project's generator. */
+TEST(first_event_rate_spaces_time_without_pacing) {
+  fixture f;
+  /* 1000 events/s: 1 ms apart in event time; made at once (max-emit-speed
+  ** is Nexmark's default), so the first plan has all of them */
+  open_fixture(&f, standard_table(", 'first-event.rate' = '1000', 'next-event.rate' = '500', "
+                                  "'events.num' = '30000'"));
+  CHECK_EQ(f.open_rc, DIPPER_OK);
+  bool exhausted = false;
+  dp_batch *b = read_batch(&f, 0, 4096, &exhausted);
+  CHECK(exhausted);
+  CHECK_EQ(b->nrows, 30000);
+  int64_t i = b->nrows - 1;
+  int k = (int)dp_vector_get_i64(b->cols[0], i);
+  CHECK_EQ(dp_vector_get_i64(field(b, k + 1, k == 0 ? 6 : 5), i), BASE_US + i * 1000);
+  dp_batch_free(b);
+  close_fixture(&f);
+}
+
+TEST(max_emit_speed_false_paces_by_event_time) {
+  fixture f;
+  open_fixture(&f, standard_table(", 'first-event.rate' = '100000', 'max-emit-speed' = 'false'"));
+  CHECK_EQ(f.open_rc, DIPPER_OK);
+  dp_batch *b = read_batch(&f, 0, 4096, NULL);
+  CHECK(b->nrows < 2000);
+  dp_batch_free(b);
+  struct timespec pause = {0, 30 * 1000 * 1000};
+  nanosleep(&pause, NULL);
+  b = read_batch(&f, 0, 4096, NULL);
+  /* 30 ms at 100,000/s is 3000 events */
+  CHECK(b->nrows >= 2500);
+  CHECK(b->nrows < 100000);
+  dp_batch_free(b);
+  close_fixture(&f);
+}
+
+TEST(events_num_zero_is_unbounded) {
+  fixture f;
+  open_fixture(&f, standard_table(", 'events.num' = '0'"));
+  CHECK_EQ(f.open_rc, DIPPER_OK);
+  CHECK(!f.src.table->bounded);
+  bool exhausted = true;
+  dp_batch *b = read_batch(&f, 5000, 4096, &exhausted);
+  CHECK(!exhausted);
+  CHECK_EQ(b->nrows, 5000);
+  dp_batch_free(b);
+  close_fixture(&f);
+}
+
+TEST(hot_ratios_and_avg_sizes) {
+  fixture f;
+  /* ratio 1: never hot; ratio 10: hot 9 times in 10 */
+  open_fixture(&f, standard_table(", 'events.num' = '100000', 'bid.hot-ratio.auctions' = '1', "
+                                  "'bid.hot-ratio.bidders' = '10', 'auction.hot-ratio.sellers' = "
+                                  "'1', 'bid.avg-size' = '1kb', 'person.avg-size' = '50'"));
+  CHECK_EQ(f.open_rc, DIPPER_OK);
+  dp_batch *b = read_batch(&f, 0, 4096, NULL);
+  int64_t bids = 0, hot_bidder = 0, bid_extra = 0, persons = 0, person_extra = 0;
+  for (int64_t i = 0; i < b->nrows; i++) {
+    int64_t k = dp_vector_get_i64(b->cols[0], i);
+    size_t n;
+    if (k == 0) {
+      persons++;
+      dp_vector_get_str(field(b, 1, 7), i, &n);
+      person_extra += (int64_t)n;
+    } else if (k == 2) {
+      bids++;
+      hot_bidder += (dp_vector_get_i64(field(b, 3, 1), i) - 1000) % 100 == 1;
+      dp_vector_get_str(field(b, 3, 6), i, &n);
+      bid_extra += (int64_t)n;
+    }
+  }
+  double share_bidder = (double)hot_bidder / (double)bids;
+  CHECK(share_bidder > 0.88 && share_bidder < 0.93);
+  /* a bid is 32 bytes of numbers, padded to about 1024 */
+  double avg_bid_extra = (double)bid_extra / (double)bids;
+  CHECK(avg_bid_extra > 960 && avg_bid_extra < 1020);
+  /* a person's fields already pass 50 bytes: no padding */
+  CHECK(persons > 0);
+  CHECK_EQ(person_extra, 0);
+  dp_batch_free(b);
+  close_fixture(&f);
+}
+
+TEST(nexmark_option_values_are_checked) {
+  static const char *const bad[][2] = {
+      {", 'bid.avg-size' = '20 gb'", "is not a size"},
+      {", 'bid.hot-ratio.auctions' = '0'", "is not a ratio"},
+      {", 'rate' = '10', 'first-event.rate' = '10'", "keep one"},
+      {", 'next-event.rate' = '0'", "positive number"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    fixture f;
+    open_fixture(&f, standard_table(bad[i][0]));
+    CHECK_EQ(f.open_rc, DIPPER_OPTION);
+    CHECK_CONTAINS(first_message(&f), bad[i][1]);
+    close_fixture(&f);
+  }
+}
+
 /* ---- through the engine ---- */
 
 /* Compile and run `sql` on a fresh handle; the memory table `out` is

@@ -1,0 +1,281 @@
+"""corpus — the batch and streaming cases of dipper's test corpus
+(tests/batch/cases/*.test, tests/stream/cases/*.test; the format is in
+tests/stream/README.md) run on Flink and compared with dipper's answers.
+
+Owns: reading a .test file into cases; making a case's memory sources
+bounded files (each table's pushed rows, in order, as one JSON lines file)
+and its query a SELECT; dipper's answer — in batch mode the CLI over those
+files (`dipper run --format json`), in streaming mode the case's own
+expectations, which `streamtest` (run on the file first: it must pass)
+proves are what dipper's sink got in each micro-batch, applied batch after
+batch (every row in append mode, the newest per key in update mode, the last
+batch in complete mode); the list of annotated differences
+(corpus_expected.txt).  Flink reads the files in one go, so its streaming
+answer is the query's final one over all rows; a case whose dipper run
+stops before its inputs end (no `--- end`) is compared only when its query
+keeps no state.
+
+Not compared, each said in the report: cases that expect an error (dipper's
+own refusals), cases with several queries or a callback sink, cases that
+write files, cases reading a generator (datagen, nexmark: each engine's
+generator makes its own rows) or a broker, and update-mode cases whose key
+cannot be read off the GROUP BY.
+"""
+import json
+import os
+import re
+import subprocess
+
+import compare
+import engines
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+class TestCase:
+    def __init__(self, file, name, line):
+        self.file = file
+        self.name = name
+        self.line = line
+        self.sql_lines = []
+        self.sections = []  # (header words, lines)
+
+    @property
+    def sql(self):
+        return "\n".join(self.sql_lines)
+
+    def label(self):
+        return "%s :: %s" % (self.file, self.name)
+
+
+def parse(path, rel):
+    cases, cur, section = [], None, None
+    with open(path) as f:
+        for no, raw in enumerate(f, 1):
+            line = raw.rstrip("\n")
+            if line.startswith("==="):
+                cur = TestCase(rel, line[3:].strip(), no)
+                cases.append(cur)
+                section = None
+            elif cur is None:
+                continue
+            elif line.startswith("---"):
+                section = (line[3:].split(), [])
+                cur.sections.append(section)
+            elif section is None:
+                cur.sql_lines.append("" if line.startswith("#") else line)
+            elif not line.startswith("#") or section[0][:1] == ["file"]:
+                section[1].append(line)
+    return cases
+
+
+def load_expected():
+    """corpus_expected.txt: `file :: case :: why` lines."""
+    out = {}
+    path = os.path.join(HERE, "corpus_expected.txt")
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            parts = [p.strip() for p in line.split(" :: ")]
+            if len(parts) != 3:
+                raise SystemExit("%s: a line is `file :: case :: why`: %s" % (path, line))
+            out[parts[0] + " :: " + parts[1]] = parts[2]
+    return out
+
+
+_CREATE = re.compile(r"CREATE\s+(?:TEMPORARY\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?`?(\w+)`?", re.I)
+_INSERT = re.compile(r"^\s*INSERT\s+(?:INTO|OVERWRITE)\s+`?(\w+)`?\s*(\([^)]*\))?\s*", re.I | re.S)
+
+
+def _with_span(stmt):
+    """(start, end) of the WITH ( ... ) clause of a CREATE TABLE, or None."""
+    m = re.search(r"\bWITH\s*\(", stmt, re.I)
+    if not m:
+        return None
+    depth, i, quote = 0, m.end() - 1, None
+    while i < len(stmt):
+        c = stmt[i]
+        if quote:
+            if c == quote:
+                quote = None
+        elif c == "'":
+            quote = c
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return m.start(), i + 1
+        i += 1
+    return None
+
+
+def translate(case, folder):
+    """The case as (setup SQL for dipper, setup SQL for Flink, the query,
+    the sink's name, the runtime mode, the output mode), writing each
+    memory source's rows to folder/<table>/rows.json; or a string saying
+    why the case is not compared."""
+    stmts = engines.split_statements(case.sql)
+    inserts = [s for s in stmts if _INSERT.match(s)]
+    nqueries = len(re.findall(r"\bINSERT\s+(?:INTO|OVERWRITE)\b", case.sql, re.I))
+    if nqueries != 1 or len(inserts) != 1:
+        return "%d queries in the case (one is compared)" % nqueries
+    if re.search(r"'connector'\s*=\s*'callback'", case.sql):
+        return "a callback sink"
+    gen = re.search(r"'connector'\s*=\s*'(datagen|nexmark|socket|kafka|kinesis)'", case.sql, re.I)
+    if gen:
+        return ("reads a %s source, whose rows are each engine's own (the nexmark suite compares "
+                "Nexmark through files)" % gen.group(1))
+    heads = [s[0][0] if s[0] else "" for s in case.sections]
+    if "error" in heads:
+        return "expects an error (dipper's own refusal)"
+    if "file" in heads:
+        return "writes input files of its own"
+    sink = _INSERT.match(inserts[0]).group(1).lower()
+    pushed = {}
+    for words, lines in case.sections:
+        if words and words[0] == "batch":
+            table = (words[1] if len(words) > 1 else "src").lower()
+            pushed.setdefault(table, []).extend(l for l in lines if l.strip())
+    batch = bool(re.search(r"'execution\.runtime-mode'\s*=\s*'batch'", case.sql, re.I))
+    m = re.search(r"'dipper\.output-mode'\s*=\s*'(\w+)'", case.sql, re.I)
+    out_mode = m.group(1).lower() if m else None
+    d_setup, f_setup = [], []
+    for s in stmts:
+        if _INSERT.match(s):
+            continue
+        if re.match(r"^\s*(SET|RESET)\b", s, re.I):
+            d_setup.append(s)
+            continue
+        cm = _CREATE.match(s)
+        if cm and re.search(r"'connector'\s*=\s*'memory'", s, re.I):
+            name = cm.group(1).lower()
+            if name == sink:
+                continue
+            span = _with_span(s)
+            path = os.path.join(folder, name)
+            os.makedirs(path, exist_ok=True)
+            with open(os.path.join(path, "rows.json"), "w") as f:
+                for row in pushed.get(name, []):
+                    f.write(row.strip() + "\n")
+            s = s[:span[0]] + "WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json')" % path + s[span[1]:]
+        elif cm and cm.group(1).lower() == sink:
+            return "the sink is not a memory table"
+        d_setup.append(s)
+        f_setup.append(s)
+    query = inserts[0][_INSERT.match(inserts[0]).end():]
+    return (";\n".join(d_setup) + ";\n" if d_setup else "", ";\n".join(f_setup) + ";\n" if f_setup else "",
+            query, sink, batch, out_mode)
+
+
+def _expect_rows(lines):
+    rows = []
+    for line in lines:
+        if not line.strip() or line.strip() == "(none)":
+            continue
+        rows.append(compare.canon_row([None if c.strip() == "NULL" else c.strip() for c in line.split("|")]))
+    return rows
+
+
+def _group_key(query):
+    """0-based positions of the GROUP BY columns in the select list, when
+    each is a bare column named there; None otherwise."""
+    m = re.search(r"\bSELECT\b(.*?)\bFROM\b.*\bGROUP\s+BY\b(.*?)(\bHAVING\b|\bORDER\b|$)", query, re.I | re.S)
+    if not m:
+        return None
+    items = [i.strip() for i in engines.split_statements(m.group(1).replace(",", ";"))]
+    names = []
+    for item in items:
+        am = re.search(r"(?:\bAS\s+)?`?(\w+)`?\s*$", item, re.I)
+        names.append(am.group(1).lower() if am else item.lower())
+    keys = []
+    for g in m.group(2).split(","):
+        g = g.strip().lower().split(".")[-1].strip("`")
+        if g not in names:
+            return None
+        keys.append(names.index(g))
+    return keys
+
+
+_STATEFUL = re.compile(r"\b(GROUP\s+BY|JOIN|OVER|ROW_NUMBER|TUMBLE|HOP|SESSION|CUMULATE|DISTINCT|MATCH_RECOGNIZE)\b", re.I)
+
+
+def dipper_stream_answer(case, query, out_mode):
+    """dipper's final table of a streaming case, from its expectations."""
+    blocks = [_expect_rows(lines) for words, lines in case.sections
+              if words and words[0] == "expect" and (len(words) < 2 or words[1] in ("ordered",))]
+    ended = any(words and words[0] == "end" for words, _ in case.sections)
+    if not ended and _STATEFUL.search(query):
+        return "the case stops before its inputs end (no `--- end`) and its query keeps state"
+    if out_mode == "complete":
+        return blocks[-1] if blocks else []
+    if out_mode == "update":
+        key = _group_key(query)
+        if key is None:
+            return "update mode, and the key is not a bare GROUP BY column of the select list"
+        return compare.apply_upserts(blocks, key)
+    return [r for b in blocks for r in b]
+
+
+def _streamtest_passes(streamtest, path):
+    p = subprocess.run([streamtest, path], capture_output=True, text=True, timeout=600)
+    return p.returncode == 0, (p.stdout + p.stderr).strip().splitlines()[-1:]
+
+
+def run(args, report, dipper, flink, judge):
+    expected = load_expected()
+    seen = set()
+    wanted = [c for c in args.corpus.split(",") if c]
+    streamtest = os.path.join(os.path.dirname(os.path.abspath(args.dipper)), "tests", "stream", "streamtest")
+    for kind in ("batch", "stream"):
+        folder = os.path.join(ROOT, "tests", kind, "cases")
+        for fname in sorted(os.listdir(folder)):
+            if not fname.endswith(".test") or (wanted and "%s/%s" % (kind, fname[:-5]) not in wanted):
+                continue
+            rel = "%s/%s" % (kind, fname)
+            path = os.path.join(folder, fname)
+            if kind == "stream":
+                ok, last = _streamtest_passes(streamtest, path)
+                if not ok:
+                    report.add(rel, "streaming", "ERROR", "streamtest does not pass on the file, so its "
+                               "expectations are not dipper's answers: " + " ".join(last))
+                    continue
+            for i, case in enumerate(parse(path, rel)):
+                run_case(args, report, dipper, flink, judge, case, i, expected, seen)
+    for label in sorted(set(expected) - seen):
+        if not wanted or any(label.startswith(w + ".test") for w in wanted):
+            report.add(label, "-", "STALE", "corpus_expected.txt names a case that was not compared")
+
+
+def run_case(args, report, dipper, flink, judge, case, index, expected, seen):
+    label = case.label()
+    folder = os.path.join(args.workdir, "corpus", case.file.replace("/", "_")[:-5], str(index))
+    os.makedirs(folder, exist_ok=True)
+    t = translate(case, folder)
+    mode = "batch" if isinstance(t, tuple) and t[4] else "streaming"
+    if isinstance(t, str):
+        report.add(label, "-", "SKIPPED", t)
+        return
+    d_setup, f_setup, query, sink, batch, out_mode = t
+    d_rows = d_err = f_rows = f_err = None
+    if batch:
+        try:
+            d_rows = dipper.batch("corpus_%s_%d" % (case.file.replace("/", "_")[:-5], index), d_setup, query)
+        except engines.EngineError as e:
+            d_err = str(e)
+    else:
+        d_rows = dipper_stream_answer(case, query, out_mode)
+        if isinstance(d_rows, str):
+            report.add(label, mode, "SKIPPED", d_rows)
+            return
+    try:
+        f_rows = flink.run(batch, f_setup, query)
+    except engines.EngineError as e:
+        f_err = str(e)
+    why = expected.get(label)
+    if why is not None:
+        seen.add(label)
+    judge(report, label, mode, d_rows, d_err, f_rows, f_err, None, why)
