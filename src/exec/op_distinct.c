@@ -118,8 +118,21 @@ static void distinct_close(dp_op *op) {
 }
 
 /* An open that fails leaves nothing behind (exec.c closes only opened operators). */
+/* 'state.backend' = 'rocksdb' is refused: this operator keeps its state in
+** memory only (state_rocks.h serves joins, aggregations, deduplications). */
+static int refuse_rocks(dp_op *op) {
+  if (!op->ex->query || !op->ex->query->streaming || !dp_exec_state_rocks(op->ex)) return DIPPER_OK;
+  return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, op->plan->span,
+                  "'state.backend' = 'rocksdb' does not take the %s operator (line %d) yet: it "
+                  "keeps its state in memory only; set 'state.backend' = 'hashmap' for this "
+                  "query",
+                  "DISTINCT", (int)op->plan->span.line);
+}
+
 static int distinct_open(dp_op *op) {
-  int rc = distinct_setup(op);
+  int rc = refuse_rocks(op);
+  if (rc) return rc;
+  rc = distinct_setup(op);
   if (rc) distinct_close(op);
   return rc;
 }

@@ -343,7 +343,20 @@ static int topn_setup(dp_op *op) {
   return st->rows && st->fresh && st->result && st->out ? DIPPER_OK : DIPPER_NOMEM;
 }
 
+/* 'state.backend' = 'rocksdb' is refused: this operator keeps its state in
+** memory only (state_rocks.h serves joins, aggregations, deduplications). */
+static int refuse_rocks(dp_op *op) {
+  if (!op->ex->query || !op->ex->query->streaming || !dp_exec_state_rocks(op->ex)) return DIPPER_OK;
+  return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, op->plan->span,
+                  "'state.backend' = 'rocksdb' does not take the %s operator (line %d) yet: it "
+                  "keeps its state in memory only; set 'state.backend' = 'hashmap' for this "
+                  "query",
+                  "Top-N (ROW_NUMBER() ... <= N)", (int)op->plan->span.line);
+}
+
 static int topn_open(dp_op *op) {
+  int rc0 = refuse_rocks(op);
+  if (rc0) return rc0;
   topn_state *st = calloc(1, sizeof *st);
   if (!st) return DIPPER_NOMEM;
   op->state = st;
