@@ -275,16 +275,18 @@ int dp_agg_rocks_restore(dp_agg_rocks *r, dp_rd *in) {
   uint8_t v = dp_get_u8(in), tag = dp_get_u8(in);
   int64_t ck = dp_get_svar(in), count = dp_get_svar(in);
   dp_span nowhere = {0, 0, 0, 0};
-  if (!in->bad && v == AGG_ROCKS_VERSION && tag != 'R')
-    return dp_error(r->diags, DIPPER_CORRUPT, nowhere,
-                    "the aggregation's checkpoint holds its state in memory, this run keeps it "
-                    "in rocksdb: 'state.backend' changed; use a new checkpoint folder");
-  if (in->bad || v != AGG_ROCKS_VERSION || ck < 0 || count < 0 || !dp_rd_done(in)) {
+  if (!in->bad && (v != AGG_ROCKS_VERSION || tag != 'R')) {
     in->bad = true;
     return dp_error(r->diags, DIPPER_CORRUPT, nowhere,
-                    "the checkpointed state of the aggregation does not read back as a rocksdb "
-                    "one (was it written with another 'state.backend'?): use a new checkpoint "
-                    "folder");
+                    "the checkpointed state of the aggregation is of version %u, and this run "
+                    "reads a rocksdb state of version %d (was it written with another "
+                    "'state.backend'?): start the query from a fresh checkpoint folder",
+                    v, AGG_ROCKS_VERSION);
+  }
+  if (in->bad || ck < 0 || count < 0) {
+    in->bad = true;
+    return dp_error(r->diags, DIPPER_CORRUPT, nowhere,
+                    "the checkpointed state of the aggregation does not read back");
   }
   int rc = dp_rocks_restore(r->db, ck);
   if (!rc) r->count = count;

@@ -297,10 +297,10 @@ static int agg_open(dp_op *op) {
       }
     }
   }
-  free(ktypes);
   if (op->ex->query && op->ex->query->streaming && dp_exec_state_rocks(op->ex) &&
       (rc = rocks_setup(op)))
     goto fail;
+  free(ktypes);
   return DIPPER_OK;
 fail:
   free(ktypes);
