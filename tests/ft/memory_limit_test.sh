@@ -5,8 +5,9 @@
 #
 # aggregate: a TUMBLE window of an hour over N keys, one row each, every
 # group's LISTAGG holding the row's 2,000 bytes of padding, so that the
-# groups (about N x 2 KB) wait in the state until the input ends and the
-# watermark closes the window; the check is the same (N rows, each key
+# groups (about N x 2 KB) wait in the state until a last row two hours on
+# moves the watermark past the window (its own window stays open); the
+# check is the same (N rows, each key
 # once, its padding intact).
 #
 # A regular join (no time bound: both sides kept whole until the input
@@ -83,7 +84,8 @@ in_cgroup() {
 
 # ---- the input and the query ----
 if [ "$what" = aggregate ]; then
-  seq 1 "$n" | awk '{ print $1 ",2024-01-01 00:00:00" }' |
+  # and a last row two hours on, whose watermark closes the others' window
+  seq 1 "$n" | awk '{ print $1 ",2024-01-01 00:00:00" } END { print NR + 1 ",2024-01-01 02:00:00" }' |
     split -l 10000 -d -a 4 --additional-suffix=.csv - "$work/in/f"
 else
   seq 1 "$n" | split -l 10000 -d -a 4 --additional-suffix=.csv - "$work/in/f"
