@@ -205,8 +205,8 @@ void dp_exec_note(dp_exec *ex, const char *fmt, ...) {
 
 /* With 'state.backend' = 'rocksdb', the stateful operators that do not take
 ** it keep their state in memory: the query says so, once per operator.  The
-** join, the aggregation and the deduplication say for themselves whether
-** they run over RocksDB; DISTINCT, Top-N and OVER refuse it. */
+** join, aggregation, deduplication, DISTINCT and Top-N run over RocksDB or
+** say for themselves why not; OVER refuses it. */
 static void note_memory_state(dp_op *op, void *user) {
   dp_plan_kind k = op->plan->kind;
   if (!op->cls->save_state || k == DP_P_JOIN || k == DP_P_AGGREGATE || k == DP_P_DEDUPLICATE ||

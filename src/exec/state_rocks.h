@@ -9,7 +9,9 @@
 ** its checkpoints (RocksDB's own: hard links of the immutable SST files, so
 ** each one costs the files written since the one before), and on top of it
 ** a keyed row store with a time index (the "rows" calls) that the
-** stream-stream join keeps each side in.
+** stream-stream join keeps each side in (and a window Top-N its rows), and
+** keyed entries with a time index (the "entry" calls) that aggregations,
+** deduplications and DISTINCT keep their keys in.
 ** Does not own: which rows an operator keeps or when they go (op_join.c),
 ** the checkpoint records that name a checkpoint (checkpoint.h; the driver
 ** purges this module's checkpoint folders with the records that name them,
