@@ -39,6 +39,7 @@ struct dp_agg_rocks {
   dp_vector **kv;         /* scratch: decoded key columns */
   int64_t *ids, ids_cap;
   uint64_t *hashes;
+  int64_t *order, order_cap; /* scratch: the groups in key order */
 };
 
 static bool plan_ordinal(const dp_plan *at, const dp_plan *p, int *n) {
@@ -109,6 +110,7 @@ void dp_agg_rocks_free(dp_agg_rocks *r) {
   free(r->due_offs);
   free(r->ids);
   free(r->hashes);
+  free(r->order);
   free(r);
 }
 
@@ -178,7 +180,12 @@ int dp_agg_rocks_fetch(dp_agg_rocks *r, int64_t from) {
 
 int dp_agg_rocks_store(dp_agg_rocks *r, const bool *keep, int64_t n) {
   int rc = group_keys(r, 0, n);
-  for (int64_t g = 0; g < n && !rc; g++) {
+  if (!rc && n > r->order_cap &&
+      dp_grow(&r->order, &r->order_cap, n, sizeof *r->order, 1024))
+    rc = DIPPER_NOMEM;
+  if (!rc) rc = dp_rocks_key_order(&r->keys, r->offs, n, r->order);
+  for (int64_t i = 0; i < n && !rc; i++) {
+    int64_t g = r->order[i];
     const char *k = r->keys.data + r->offs[g];
     size_t kn = r->offs[g + 1] - r->offs[g];
     bool stored = dp_agg_rocks_stored(r, g);

@@ -777,7 +777,7 @@ static void relink_sessions(agg_state *st) {
 /* Drop the groups with keep[g] false (and, for sessions, the merged-away
 ** ones): renumber the states densely. */
 static int drop_groups(agg_state *st, bool *keep, int64_t n) {
-  int64_t *remap = malloc((size_t)(n > 0 ? n : 1) * sizeof *remap);
+  int64_t *remap = calloc((size_t)(n > 0 ? n : 1), sizeof *remap);
   if (!remap) return DIPPER_NOMEM;
   int rc = DIPPER_OK;
   int64_t kept = 0;

@@ -1004,3 +1004,26 @@ int dp_rocks_scan(dp_rocks *db, int space,
   rocksdb_readoptions_destroy(ro);
   return rc;
 }
+
+typedef struct key_ref {
+  const char *k;
+  size_t n;
+  int64_t i;
+} key_ref;
+
+static int cmp_key_ref(const void *a, const void *b) {
+  const key_ref *x = a, *y = b;
+  size_t n = x->n < y->n ? x->n : y->n;
+  int c = memcmp(x->k, y->k, n);
+  return c ? c : x->n < y->n ? -1 : x->n > y->n ? 1 : 0;
+}
+
+int dp_rocks_key_order(const dp_buf *keys, const size_t *offs, int64_t n, int64_t *order) {
+  key_ref *r = malloc((size_t)(n > 0 ? n : 1) * sizeof *r);
+  if (!r) return DIPPER_NOMEM;
+  for (int64_t i = 0; i < n; i++) r[i] = (key_ref){keys->data + offs[i], offs[i + 1] - offs[i], i};
+  if (n > 1) qsort(r, (size_t)n, sizeof *r, cmp_key_ref);
+  for (int64_t i = 0; i < n; i++) order[i] = r[i].i;
+  free(r);
+  return DIPPER_OK;
+}
