@@ -55,9 +55,11 @@
 #include "core/grow.h"
 #include "core/vector_codec.h"
 #include "exec/agg_func.h"
+#include "exec/agg_rocks.h"
 #include "exec/eval.h"
 #include "exec/exec.h"
 #include "exec/hashtable.h"
+#include "exec/rows.h"
 
 /* A growing list of ids. */
 typedef struct idlist {
@@ -117,6 +119,11 @@ typedef struct agg_state {
   int64_t *emit;
   int64_t emit_cap;
   bool done;                 /* this micro-batch's output was returned */
+  /* 'state.backend' = 'rocksdb' (agg_rocks.h): the table and states cache
+  ** the batch's groups only */
+  dp_agg_rocks *rocks;
+  dp_agg_state **rstates;    /* per call: &calls[a].st */
+  int rocks_phase;           /* 0 before the batch's input, 1 after (due groups next) */
 } agg_state;
 
 static int ensure(void *pp, int64_t *cap, int64_t need, size_t elem) {
@@ -163,6 +170,8 @@ static void agg_close(dp_op *op) {
   agg_state *st = op->state;
   if (!st) return;
   if (st->gvec) free_batch_vectors(st);
+  dp_agg_rocks_free(st->rocks);
+  free(st->rstates);
   dp_ht_free(&st->ht);
   if (st->calls)
     for (int a = 0; a < st->naggs; a++) {
@@ -197,6 +206,23 @@ static void agg_close(dp_op *op) {
   dp_batch_free(st->out);
   free(st);
   op->state = NULL;
+}
+
+/* 'state.backend' = 'rocksdb': the groups in RocksDB, or a refusal naming
+** what this aggregation holds that the RocksDB state does not take. */
+static int rocks_setup(dp_op *op) {
+  agg_state *st = op->state;
+  st->rstates = calloc((size_t)(st->naggs > 0 ? st->naggs : 1), sizeof *st->rstates);
+  if (!st->rstates) return DIPPER_NOMEM;
+  for (int a = 0; a < st->naggs; a++) st->rstates[a] = &st->calls[a].st;
+  const char *why = dp_agg_rocks_refusal(op->ex, op->plan, st->rstates);
+  if (why)
+    return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, op->plan->span,
+                    "'state.backend' = 'rocksdb' does not take this aggregation (line %d): it "
+                    "has %s; keep its state in memory ('state.backend' = 'hashmap') or change "
+                    "the query", (int)op->plan->span.line, why);
+  int end_key = st->evicts && st->wend >= 0 ? st->key_of_group[st->wend] : -1;
+  return dp_agg_rocks_new(op, &st->ht, st->rstates, end_key, &st->rocks);
 }
 
 static int agg_open(dp_op *op) {
@@ -271,6 +297,9 @@ static int agg_open(dp_op *op) {
       }
     }
   }
+  if (op->ex->query && op->ex->query->streaming && dp_exec_state_rocks(op->ex) &&
+      (rc = rocks_setup(op)))
+    goto fail;
   free(ktypes);
   return DIPPER_OK;
 fail:
@@ -481,6 +510,7 @@ static int consume(dp_op *self, const dp_batch *in) {
     if (st->key_of_group[j] >= 0) kv[st->key_of_group[j]] = st->gvec[j];
   uint64_t *hashes = (uint64_t *)st->hashes;
   dp_ht_hash(kv, st->nkeys, nin, hashes);
+  int64_t cached = st->ht.ngroups;
   rc = dp_ht_find_or_insert(&st->ht, kv, hashes, st->rows, n, st->ids, NULL);
   if (kv != keys) free(kv);
   if (rc) return rc;
@@ -501,6 +531,8 @@ static int consume(dp_op *self, const dp_batch *in) {
     for (int64_t k = 0; k < n; k++) st->ids[st->rows[k]] = find_root(st, st->ids[st->rows[k]]);
   } else if ((rc = grow_groups(st, st->ht.ngroups))) {
     return rc;
+  } else if (st->rocks && (rc = dp_agg_rocks_fetch(st->rocks, cached))) {
+    return rc; /* the new groups of the cache start from their stored states */
   }
 
   for (int64_t k = 0; k < n; k++) {
@@ -745,7 +777,7 @@ static void relink_sessions(agg_state *st) {
 /* Drop the groups with keep[g] false (and, for sessions, the merged-away
 ** ones): renumber the states densely. */
 static int drop_groups(agg_state *st, bool *keep, int64_t n) {
-  int64_t *remap = malloc((size_t)(n > 0 ? n : 1) * sizeof *remap);
+  int64_t *remap = calloc((size_t)(n > 0 ? n : 1), sizeof *remap);
   if (!remap) return DIPPER_NOMEM;
   int rc = DIPPER_OK;
   int64_t kept = 0;
@@ -839,8 +871,73 @@ static int emit(dp_op *op) {
   return rc;
 }
 
+/* ---- over RocksDB (agg_rocks.h) ----
+** A batch: its input's groups enter the cache (loaded on first touch); the
+** stored groups the watermark closes are listed (the time index's range
+** scan) before the cache is written back; the cache emits as in memory —
+** update mode its groups, append mode the closed ones — is written back
+** (closed groups deleted) and dropped.  Then the listed groups come in
+** slices of DP_ROWS_CHUNK: entered, emitted (append mode), deleted,
+** dropped.  An append-mode GROUP BY that never closes a group emits every
+** stored group at the final batch the same way (a scan of the entries). */
+static int rocks_emit(dp_op *op, bool append, int64_t wm, bool have_wm, bool due) {
+  agg_state *st = op->state;
+  int64_t n = st->ht.ngroups, nemit = 0;
+  int rc = ensure(&st->emit, &st->emit_cap, n, sizeof *st->emit);
+  bool *keep = rc ? NULL : malloc((size_t)(n > 0 ? n : 1));
+  if (!rc && !keep) rc = DIPPER_NOMEM;
+  for (int64_t g = 0; !rc && g < n; g++) {
+    bool closed = due || (have_wm && group_end(st, g) <= wm);
+    bool out = due ? append && dp_agg_rocks_stored(st->rocks, g) : append ? closed : true;
+    if (out) st->emit[nemit++] = g;
+    keep[g] = !closed;
+    st->changed[g] = 0;
+  }
+  if (!rc) rc = build_output(op, nemit);
+  /* due groups of a GROUP BY that never closes stay stored */
+  if (!rc && (!due || st->evicts)) rc = dp_agg_rocks_store(st->rocks, keep, n);
+  for (int64_t g = 0; !rc && g < n; g++) keep[g] = false;
+  if (!rc) rc = drop_groups(st, keep, n);
+  free(keep);
+  return rc;
+}
+
+static int rocks_next(dp_op *op, dp_batch **out) {
+  agg_state *st = op->state;
+  dp_exec *ex = op->ex;
+  bool append = !((ex->output_mode ? ex->output_mode : DP_MODE_UPDATE) & DP_MODE_UPDATE);
+  int64_t wm = ex->final ? DP_WATERMARK_END : ex->watermark;
+  bool have_wm = wm != DP_WATERMARK_NONE && st->evicts;
+  int rc = DIPPER_OK;
+  dp_batch_clear(st->out);
+  while (!rc && !st->done && st->out->nrows == 0) {
+    if (st->rocks_phase == 0) {
+      st->rocks_phase = 1;
+      rc = dp_agg_rocks_begin(st->rocks);
+      if (!rc) rc = dp_op_drain(op->children[0], consume, op);
+      if (!rc && have_wm) rc = dp_agg_rocks_due(st->rocks, wm, false);
+      if (!rc) rc = rocks_emit(op, append, wm, have_wm, false);
+      if (!rc && !st->evicts && append && ex->final)
+        rc = dp_agg_rocks_due(st->rocks, INT64_MAX, true);
+    } else {
+      bool any = false;
+      rc = dp_agg_rocks_next(st->rocks, DP_ROWS_CHUNK, &any);
+      if (!rc && !any) st->done = true;
+      if (!rc && any) rc = grow_groups(st, st->ht.ngroups);
+      if (!rc && any) rc = rocks_emit(op, append, wm, have_wm, true);
+    }
+  }
+  op->metrics.state_rows = dp_agg_rocks_count(st->rocks);
+  *out = NULL;
+  if (rc || st->out->nrows == 0) return rc;
+  op->metrics.rows_out += st->out->nrows;
+  *out = st->out;
+  return DIPPER_OK;
+}
+
 static int agg_next(dp_op *op, dp_batch **out) {
   agg_state *st = op->state;
+  if (st->rocks) return rocks_next(op, out);
   *out = NULL;
   if (st->done) return DIPPER_OK;
   st->done = true;
@@ -856,6 +953,7 @@ static int agg_next(dp_op *op, dp_batch **out) {
 static int agg_end_batch(dp_op *op) {
   agg_state *st = op->state;
   st->done = false;
+  st->rocks_phase = 0;
   return DIPPER_OK;
 }
 
@@ -960,6 +1058,8 @@ static int save_blob(agg_state *st, dp_buf *out, uint8_t version,
 }
 
 static int agg_save_state(dp_op *op, dp_buf *out) {
+  agg_state *st = op->state;
+  if (st->rocks) return dp_agg_rocks_save(st->rocks, out);
   return save_blob(op->state, out, AGG_STATE_VERSION, save_body);
 }
 
@@ -1285,6 +1385,8 @@ static int save_delta_body(const agg_state *st, dp_buf *out) {
 }
 
 static int agg_save_delta(dp_op *op, dp_buf *out) {
+  agg_state *st = op->state;
+  if (st->rocks) return dp_agg_rocks_save(st->rocks, out);
   return save_blob(op->state, out, AGG_DELTA_VERSION, save_delta_body);
 }
 
@@ -1500,6 +1602,7 @@ static int restore_blob(dp_op *op, dp_rd *in, int version, const char *kind,
 
 static int agg_restore_state(dp_op *op, dp_rd *in) {
   agg_state *st = op->state;
+  if (st->rocks) return dp_agg_rocks_restore(st->rocks, in);
   if (st->ht.ngroups || st->nsess) return DIPPER_MISUSE; /* only into a fresh operator */
   return restore_blob(op, in, AGG_STATE_VERSION, "state", load_whole);
 }
@@ -1531,6 +1634,7 @@ static int64_t delta_keys(const agg_state *st, dp_rd in, int64_t keys) {
 ** which placed every group again (a quarter of a 10 M-group restore). */
 static void agg_restore_expect(dp_op *op, const dp_rd *deltas, int n) {
   agg_state *st = op->state;
+  if (st->rocks) return;
   dp_rd in = deltas[0]; /* the first delta's base: the full state's count */
   dp_get_u8(&in);
   dp_get_u64(&in);
@@ -1554,6 +1658,8 @@ static void agg_restore_expect(dp_op *op, const dp_rd *deltas, int n) {
 /* After a failure the operator is only fit for close (as after a failed
 ** restore_state). */
 static int agg_restore_delta(dp_op *op, dp_rd *in) {
+  agg_state *st = op->state;
+  if (st->rocks) return dp_agg_rocks_restore(st->rocks, in); /* each names a whole one */
   return restore_blob(op, in, AGG_DELTA_VERSION, "delta", load_delta_body);
 }
 

@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include "core/grow.h"
+#include "core/vector_codec.h"
+#include "exec/agg_rocks.h"
 #include "exec/eval.h"
 #include "exec/exec.h"
 #include "exec/rows.h"
@@ -43,6 +45,16 @@ typedef struct dedup_state {
   int64_t cursor, nout;
   bool drained, emitted;
   dp_batch *out;
+  /* 'state.backend' = 'rocksdb' (the section "over RocksDB" below): the
+  ** keys and rows above cache the micro-batch's keys only */
+  dp_rocks *rocks;
+  int64_t rcount;      /* stored keys */
+  uint8_t *have;       /* per cached key: HAVE_* */
+  int64_t have_cap;
+  int64_t *fresh, fresh_cap; /* scratch: cached keys new in a chunk */
+  dp_buf rkeys, rval;
+  size_t *roffs;
+  int64_t roffs_cap;
 } dedup_state;
 
 static int grow_keys(dedup_state *st, int64_t need) {
@@ -81,8 +93,11 @@ static bool better(const dp_op *op, const dedup_state *st, const dp_batch *b, in
   return last ? c >= 0 : c < 0;
 }
 
+static int rocks_take_rows(dp_op *op, const dp_batch *b);
+
 static int take_rows(dp_op *op, const dp_batch *b) {
   dedup_state *st = op->state;
+  if (st->rocks) return rocks_take_rows(op, b);
   const dp_plan *p = op->plan;
   op->metrics.rows_in += b->nrows;
   int oc = p->u.dedup.order_col;
@@ -125,10 +140,14 @@ static int take_rows(dp_op *op, const dp_batch *b) {
   return DIPPER_OK;
 }
 
+static int rocks_store_best(dp_op *op);
+static int rocks_end_batch(dp_op *op);
+
 static int dedup_next(dp_op *op, dp_batch **out) {
   dedup_state *st = op->state;
   *out = NULL;
   int rc;
+  if (st->rocks && (rc = dp_rocks_begin(st->rocks))) return rc;
   if (st->mode == DEDUP_FIRST) {
     /* Stream the input: each batch gives the rows whose key is new. */
     for (;;) {
@@ -157,6 +176,7 @@ static int dedup_next(dp_op *op, dp_batch **out) {
         if (st->mode == DEDUP_BOUNDED || st->changed[id]) st->sel[st->nout++] = st->best[id];
       if (st->mode == DEDUP_BOUNDED) st->emitted = true;
     }
+    if (st->rocks && (rc = rocks_store_best(op))) return rc;
   }
   if (st->cursor >= st->nout) return DIPPER_OK;
   int64_t n = st->nout - st->cursor;
@@ -196,6 +216,7 @@ static int expire(dp_op *op) {
 
 static int dedup_end_batch(dp_op *op) {
   dedup_state *st = op->state;
+  if (st->rocks) return rocks_end_batch(op);
   st->drained = false;
   st->cursor = st->nout = 0;
   if (st->mode == DEDUP_LAST) memset(st->changed, 0, (size_t)st->cap);
@@ -228,7 +249,11 @@ static int dedup_setup(dp_op *op) {
   if (rc) return rc;
   st->store = dp_batch_new(&in->schema, 0);
   st->out = dp_batch_new(&p->schema, DP_ROWS_CHUNK);
-  return st->store && st->out ? DIPPER_OK : DIPPER_NOMEM;
+  if (!st->store || !st->out) return DIPPER_NOMEM;
+  if (st->mode != DEDUP_BOUNDED && op->ex->query && op->ex->query->streaming &&
+      dp_exec_state_rocks(op->ex))
+    return dp_rocks_open_op(op, "dedup", &st->rocks);
+  return DIPPER_OK;
 }
 
 static int dedup_open(dp_op *op) {
@@ -245,6 +270,12 @@ static void dedup_close(dp_op *op) {
   if (!st) return;
   dp_groups_free(&st->keys);
   dp_rowlog_free(&st->log);
+  dp_rocks_free(st->rocks);
+  free(st->have);
+  free(st->fresh);
+  free(st->roffs);
+  dp_buf_free(&st->rkeys);
+  dp_buf_free(&st->rval);
   dp_batch_free(st->store);
   dp_batch_free(st->out);
   free(st->best);
@@ -288,8 +319,12 @@ static int load_best(dp_rd *in, dedup_state *st, int64_t n, int64_t *first) {
   return rc;
 }
 
+static int rocks_save(dp_op *op, dp_buf *out);
+static int rocks_restore(dp_op *op, dp_rd *in);
+
 static int dedup_save(dp_op *op, dp_buf *out) {
   dedup_state *st = op->state;
+  if (st->rocks) return rocks_save(op, out);
   int64_t n = dp_groups_count(&st->keys);
   dp_state_begin(out, DEDUP_STATE_VERSION);
   dp_put_u8(out, (uint8_t)st->mode);
@@ -303,6 +338,7 @@ static int dedup_save(dp_op *op, dp_buf *out) {
 
 static int dedup_restore(dp_op *op, dp_rd *in) {
   dedup_state *st = op->state;
+  if (st->rocks) return rocks_restore(op, in);
   int rc = dp_state_check(op, in, DEDUP_STATE_VERSION);
   if (rc) return rc;
   uint8_t mode = dp_get_u8(in), emitted = dp_get_u8(in);
@@ -326,6 +362,7 @@ static int dedup_restore(dp_op *op, dp_rd *in) {
 
 static int dedup_save_delta(dp_op *op, dp_buf *out) {
   dedup_state *st = op->state;
+  if (st->rocks) return rocks_save(op, out);
   int64_t n = dp_groups_count(&st->keys), *at = NULL, nat = 0;
   dp_state_begin(out, DEDUP_STATE_VERSION);
   dp_put_u8(out, (uint8_t)st->mode);
@@ -385,6 +422,7 @@ static int apply_delta(dedup_state *st, dp_rd *in, const dp_rowlog_delta *d, con
 
 static int dedup_restore_delta(dp_op *op, dp_rd *in) {
   dedup_state *st = op->state;
+  if (st->rocks) return rocks_restore(op, in); /* each names a whole checkpoint */
   int rc = dp_state_check(op, in, DEDUP_STATE_VERSION);
   if (rc) return rc;
   uint8_t mode = dp_get_u8(in), emitted = dp_get_u8(in);
@@ -401,6 +439,211 @@ static int dedup_restore_delta(dp_op *op, dp_rd *in) {
   if (rc) return dp_state_corrupt(op, rc, what);
   op->metrics.state_rows = dp_groups_count(&st->keys);
   dp_rowlog_mark(&st->log, dp_groups_count(&st->keys));
+  return DIPPER_OK;
+}
+
+/* ---- over RocksDB ('state.backend' = 'rocksdb') ----
+** One entry per key (state_rocks.h, space 0): keep first, the time of the
+** key's first row (svar); keep last, its best row (vector_codec's batch
+** form).  Keep first on an event-time column adds a time index by that time,
+** which the watermark's expiry range-scans (a key forgotten when its row is
+** at or before the watermark, as in memory).  `keys`, `best` and `store`
+** cache the micro-batch's keys only: the keys a chunk brings that the cache
+** lacks are read in one multi-get (a stored key's row is its best: keep
+** last compares with it, keep first passes the key's rows by); the batch's
+** new keys (keep first) and changed rows (keep last) are written at its
+** end, and the cache emptied.  Per batch: a read and at most a write per
+** key it touches, plus the keys that expire. */
+#define DEDUP_ROCKS_VERSION 2
+enum { HAVE_BEST = 1, HAVE_STORED = 2 };
+
+static int rocks_grow(dedup_state *st, int64_t n) {
+  if (n > st->have_cap) {
+    int64_t old = st->have_cap;
+    if (dp_grow(&st->have, &st->have_cap, n, 1, 1024)) return DIPPER_NOMEM;
+    memset(st->have + old, 0, (size_t)(st->have_cap - old));
+  }
+  return grow_keys(st, n);
+}
+
+/* The entry keys of cached keys ids[0..n) (NULL: 0..n). */
+static int rocks_keys(dedup_state *st, const int64_t *ids, int64_t n) {
+  if (n + 1 > st->roffs_cap &&
+      dp_grow(&st->roffs, &st->roffs_cap, n + 1, sizeof *st->roffs, 1024))
+    return DIPPER_NOMEM;
+  st->rkeys.len = 0;
+  st->roffs[0] = 0;
+  const dp_vector *const *kc = (const dp_vector *const *)st->keys.ht.keys;
+  for (int64_t i = 0; i < n; i++) {
+    int rc = dp_rocks_entry_key(&st->rkeys, 0, kc, st->keys.ht.nkeys, ids ? ids[i] : i);
+    if (rc) return rc;
+    st->roffs[i + 1] = st->rkeys.len;
+  }
+  return DIPPER_OK;
+}
+
+/* dp_rocks_get_many: the stored entry of cached key fresh[i]. */
+static int rocks_load_key(void *u, int64_t i, const char *v, size_t vn) {
+  dedup_state *st = u;
+  int64_t id = st->fresh[i];
+  dp_rd rd;
+  dp_rd_init(&rd, v, vn);
+  if (st->mode == DEDUP_FIRST) {
+    st->ts[id] = dp_get_svar(&rd);
+  } else {
+    int64_t at = st->store->nrows;
+    int rc = dp_batch_decode(&rd, st->store);
+    if (rc) return rc == DIPPER_NOMEM ? rc : DIPPER_CORRUPT;
+    if (st->store->nrows != at + 1) return DIPPER_CORRUPT;
+    st->best[id] = at;
+  }
+  if (!dp_rd_done(&rd)) return DIPPER_CORRUPT;
+  st->have[id] = HAVE_BEST | HAVE_STORED;
+  return DIPPER_OK;
+}
+
+/* take_rows over RocksDB: the rows' keys (the new ones read from RocksDB),
+** then the rules of take_rows. */
+static int rocks_take_rows(dp_op *op, const dp_batch *b) {
+  dedup_state *st = op->state;
+  const dp_plan *p = op->plan;
+  op->metrics.rows_in += b->nrows;
+  int oc = p->u.dedup.order_col;
+  int64_t wm = op->ex->late_watermark;
+  const dp_vector *kc[64];
+  for (int k = 0; k < p->u.dedup.nkeys && k < 64; k++) kc[k] = b->cols[p->u.dedup.keys[k]];
+  int rc = grow_sel(st, b->nrows);
+  if (!rc && b->nrows > st->fresh_cap)
+    rc = dp_grow(&st->fresh, &st->fresh_cap, b->nrows, sizeof *st->fresh, 1024) ? DIPPER_NOMEM
+                                                                               : DIPPER_OK;
+  int64_t nfresh = 0;
+  for (int64_t r = 0; !rc && r < b->nrows; r++) {
+    st->sel[r] = -1;
+    if (st->event_time) {
+      bool null_ts = dp_vector_is_null(b->cols[oc], r);
+      if (wm != DP_WATERMARK_NONE && (null_ts || dp_vector_get_i64(b->cols[oc], r) <= wm)) {
+        op->metrics.late_dropped++;
+        continue;
+      }
+    }
+    bool fresh;
+    if ((rc = dp_groups_find_or_add(&st->keys, kc, r, &st->sel[r], &fresh))) break;
+    if ((rc = rocks_grow(st, st->sel[r] + 1))) break;
+    if (fresh) st->fresh[nfresh++] = st->sel[r];
+  }
+  if (!rc) rc = rocks_keys(st, st->fresh, nfresh);
+  if (!rc) rc = dp_rocks_get_many(st->rocks, &st->rkeys, st->roffs, nfresh, rocks_load_key, st);
+  if (rc == DIPPER_CORRUPT) return dp_state_corrupt(op, rc, "a key's rocksdb entry");
+  int64_t nfirst = 0;
+  for (int64_t r = 0; !rc && r < b->nrows; r++) {
+    int64_t id = st->sel[r];
+    if (id < 0) continue;
+    int64_t t = st->event_time && !dp_vector_is_null(b->cols[oc], r)
+                    ? dp_vector_get_i64(b->cols[oc], r)
+                    : st->event_time ? INT64_MIN : 0;
+    if (st->mode == DEDUP_FIRST) {
+      if (st->have[id] & HAVE_BEST) continue;
+      st->have[id] |= HAVE_BEST;
+      st->ts[id] = t;
+      st->changed[id] = 1;
+      st->sel[nfirst++] = r; /* nfirst <= r: sel[r] was read */
+      continue;
+    }
+    if ((st->have[id] & HAVE_BEST) && !better(op, st, b, r, id)) continue;
+    if ((rc = dp_batch_take(st->store, b, NULL, r, 1))) break;
+    st->best[id] = st->store->nrows - 1;
+    st->ts[id] = t;
+    st->changed[id] = 1;
+    st->have[id] |= HAVE_BEST;
+  }
+  if (!rc && st->mode == DEDUP_FIRST && nfirst > 0) rc = dp_batch_take(st->out, b, st->sel, 0, nfirst);
+  return rc;
+}
+
+/* Keep last: the changed keys' rows written (after the drain). */
+static int rocks_store_best(dp_op *op) {
+  dedup_state *st = op->state;
+  if (st->mode != DEDUP_LAST) return DIPPER_OK;
+  int64_t n = dp_groups_count(&st->keys);
+  int rc = rocks_keys(st, NULL, n);
+  for (int64_t id = 0; !rc && id < n; id++) {
+    if (!st->changed[id]) continue;
+    st->rval.len = 0;
+    if ((rc = dp_batch_encode(st->store, st->best[id], 1, &st->rval))) break;
+    if (st->rval.oom) rc = DIPPER_NOMEM;
+    dp_rocks_put(st->rocks, st->rkeys.data + st->roffs[id], st->roffs[id + 1] - st->roffs[id],
+                 st->rval.data, st->rval.len);
+    if (!(st->have[id] & HAVE_STORED)) st->rcount++;
+    st->have[id] |= HAVE_STORED;
+  }
+  return rc;
+}
+
+/* Keep first: the keys that expire (index scan), the new keys written
+** unless they expire too; commit; the cache emptied. */
+static int rocks_end_batch(dp_op *op) {
+  dedup_state *st = op->state;
+  int64_t n = dp_groups_count(&st->keys), m = 0;
+  int64_t wm = op->ex->final ? DP_WATERMARK_END : op->ex->watermark;
+  bool expiry = st->mode == DEDUP_FIRST && st->event_time && wm != DP_WATERMARK_NONE;
+  int rc = dp_rocks_begin(st->rocks);
+  if (!rc && expiry)
+    rc = dp_rocks_index_due(st->rocks, 0, wm, &st->rval, &st->roffs, &st->roffs_cap, &m);
+  for (int64_t i = 0; !rc && i < m; i++)
+    dp_rocks_delete(st->rocks, st->rval.data + st->roffs[i], st->roffs[i + 1] - st->roffs[i]);
+  st->rcount -= m;
+  if (!rc && st->mode == DEDUP_FIRST) rc = rocks_keys(st, NULL, n);
+  for (int64_t id = 0; !rc && st->mode == DEDUP_FIRST && id < n; id++) {
+    if (!st->changed[id] || (expiry && st->ts[id] <= wm)) continue;
+    const char *k = st->rkeys.data + st->roffs[id];
+    size_t kn = st->roffs[id + 1] - st->roffs[id];
+    st->rval.len = 0;
+    dp_put_svar(&st->rval, st->ts[id]);
+    if (st->rval.oom) rc = DIPPER_NOMEM;
+    dp_rocks_put(st->rocks, k, kn, st->rval.data, st->rval.len);
+    if (!rc && st->event_time) rc = dp_rocks_index_put(st->rocks, 0, st->ts[id], k, kn);
+    st->rcount++;
+  }
+  if (!rc) rc = dp_rocks_commit(st->rocks);
+  if (n) {
+    memset(st->changed, 0, (size_t)n);
+    memset(st->have, 0, (size_t)n);
+  }
+  if (!rc) rc = dp_groups_compact(&st->keys, NULL, 0);
+  dp_batch_clear(st->store);
+  st->drained = false;
+  st->cursor = st->nout = 0;
+  op->metrics.state_rows = st->rcount;
+  return rc;
+}
+
+/*   version:u8 (2)  mode:u8  checkpoint:svar  keys:svar
+** the checkpoint the batch id of the RocksDB checkpoint under
+** <query folder>/rocksdb/dedup-<n>/ (each whole, its SST files hard-linked
+** with the one before's). */
+static int rocks_save(dp_op *op, dp_buf *out) {
+  dedup_state *st = op->state;
+  int64_t ck;
+  int rc = dp_rocks_save(st->rocks, op->ex->batch_id, &ck);
+  if (rc) return rc;
+  dp_state_begin(out, DEDUP_ROCKS_VERSION);
+  dp_put_u8(out, (uint8_t)st->mode);
+  dp_put_svar(out, ck);
+  dp_put_svar(out, st->rcount);
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int rocks_restore(dp_op *op, dp_rd *in) {
+  dedup_state *st = op->state;
+  int rc = dp_state_check(op, in, DEDUP_ROCKS_VERSION);
+  if (rc) return rc;
+  uint8_t mode = dp_get_u8(in);
+  int64_t ck = dp_get_svar(in), count = dp_get_svar(in);
+  if (in->bad || mode != st->mode || ck < 0 || count < 0)
+    return dp_state_corrupt(op, DIPPER_CORRUPT, "its rocksdb checkpoint");
+  if ((rc = dp_rocks_restore(st->rocks, ck))) return dp_state_corrupt(op, rc, "its rocksdb checkpoint");
+  st->rcount = count;
+  op->metrics.state_rows = count;
   return DIPPER_OK;
 }
 

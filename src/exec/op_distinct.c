@@ -10,7 +10,10 @@
 ** lasts as long as the query.
 */
 #include <stdlib.h>
+#include <string.h>
 
+#include "core/grow.h"
+#include "exec/agg_rocks.h"
 #include "exec/exec.h"
 #include "exec/rows.h"
 
@@ -21,7 +24,22 @@ typedef struct distinct_state {
   int64_t *sel;
   int64_t cap;
   dp_batch *out;
+  /* 'state.backend' = 'rocksdb' (the section "over RocksDB" below): `seen`
+  ** caches the micro-batch's rows only */
+  dp_rocks *rocks;
+  int64_t rcount;     /* stored rows */
+  uint8_t *stored;    /* per cached row: RocksDB has it */
+  int64_t stored_cap;
+  int64_t *fresh, fresh_cap;
+  dp_buf rkeys, rval;
+  size_t *roffs;
+  int64_t roffs_cap;
 } distinct_state;
+
+static int rocks_take(dp_op *op, const dp_batch *b, int64_t *nout);
+static int rocks_end_batch(dp_op *op);
+static int rocks_save(dp_op *op, dp_buf *out);
+static int rocks_restore(dp_op *op, dp_rd *in);
 
 static int distinct_next(dp_op *op, dp_batch **out) {
   distinct_state *st = op->state;
@@ -41,7 +59,8 @@ static int distinct_next(dp_op *op, dp_batch **out) {
     int64_t n = 0;
     const dp_vector *const *cols = (const dp_vector *const *)b->cols;
     int64_t wm = op->ex->late_watermark; /* the previous batch's (exec.h): lateness */
-    for (int64_t r = 0; r < b->nrows; r++) {
+    if (st->rocks && ((rc = dp_rocks_begin(st->rocks)) || (rc = rocks_take(op, b, &n)))) return rc;
+    for (int64_t r = 0; !st->rocks && r < b->nrows; r++) {
       if (st->time_col >= 0 && wm != DP_WATERMARK_NONE &&
           !dp_vector_is_null(b->cols[st->time_col], r) &&
           dp_vector_get_i64(b->cols[st->time_col], r) <= wm) {
@@ -53,7 +72,7 @@ static int distinct_next(dp_op *op, dp_batch **out) {
       if ((rc = dp_groups_find_or_add(&st->seen, cols, r, &id, &fresh))) return rc;
       if (fresh) st->sel[n++] = r;
     }
-    op->metrics.state_rows = dp_groups_count(&st->seen);
+    op->metrics.state_rows = st->rocks ? st->rcount : dp_groups_count(&st->seen);
     if (n == 0) continue;
     op->metrics.rows_out += n;
     if (n == b->nrows) {
@@ -70,6 +89,7 @@ static int distinct_next(dp_op *op, dp_batch **out) {
 /* Forget the rows at or before the watermark (time_col set). */
 static int distinct_end_batch(dp_op *op) {
   distinct_state *st = op->state;
+  if (st->rocks) return rocks_end_batch(op);
   int64_t wm = op->ex->watermark, n = dp_groups_count(&st->seen);
   if (st->time_col < 0 || wm == DP_WATERMARK_NONE || n == 0) return DIPPER_OK;
   const dp_vector *t = st->seen.keys->cols[st->time_col];
@@ -103,7 +123,10 @@ static int distinct_setup(dp_op *op) {
   int rc = dp_groups_init(&st->seen, &in->schema);
   if (rc) return rc;
   st->out = dp_batch_new(&op->plan->schema, 0);
-  return st->out ? DIPPER_OK : DIPPER_NOMEM;
+  if (!st->out) return DIPPER_NOMEM;
+  if (op->ex->query && op->ex->query->streaming && dp_exec_state_rocks(op->ex))
+    return dp_rocks_open_op(op, "distinct", &st->rocks);
+  return DIPPER_OK;
 }
 
 static void distinct_close(dp_op *op) {
@@ -111,6 +134,12 @@ static void distinct_close(dp_op *op) {
   if (!st) return;
   dp_groups_free(&st->seen);
   dp_rowlog_free(&st->log);
+  dp_rocks_free(st->rocks);
+  free(st->stored);
+  free(st->fresh);
+  free(st->roffs);
+  dp_buf_free(&st->rkeys);
+  dp_buf_free(&st->rval);
   dp_batch_free(st->out);
   free(st->sel);
   free(st);
@@ -133,6 +162,7 @@ static int distinct_open(dp_op *op) {
 
 static int distinct_save(dp_op *op, dp_buf *out) {
   distinct_state *st = op->state;
+  if (st->rocks) return rocks_save(op, out);
   dp_state_begin(out, DISTINCT_STATE_VERSION);
   int rc = dp_groups_save(out, &st->seen);
   if (!rc) dp_rowlog_mark(&st->log, dp_groups_count(&st->seen));
@@ -141,6 +171,7 @@ static int distinct_save(dp_op *op, dp_buf *out) {
 
 static int distinct_restore(dp_op *op, dp_rd *in) {
   distinct_state *st = op->state;
+  if (st->rocks) return rocks_restore(op, in);
   int rc = dp_state_check(op, in, DISTINCT_STATE_VERSION);
   if (rc) return rc;
   if ((rc = dp_groups_load(in, &st->seen))) return dp_state_corrupt(op, rc, "its rows");
@@ -151,6 +182,7 @@ static int distinct_restore(dp_op *op, dp_rd *in) {
 
 static int distinct_save_delta(dp_op *op, dp_buf *out) {
   distinct_state *st = op->state;
+  if (st->rocks) return rocks_save(op, out);
   dp_state_begin(out, DISTINCT_STATE_VERSION);
   int64_t *at, nat;
   int rc = dp_rowlog_save(out, &st->log, &at, &nat);
@@ -162,6 +194,7 @@ static int distinct_save_delta(dp_op *op, dp_buf *out) {
 
 static int distinct_restore_delta(dp_op *op, dp_rd *in) {
   distinct_state *st = op->state;
+  if (st->rocks) return rocks_restore(op, in);
   int rc = dp_state_check(op, in, DISTINCT_STATE_VERSION);
   if (rc) return rc;
   int64_t n = dp_groups_count(&st->seen), *keep = NULL, nkeep = 0;
@@ -176,6 +209,138 @@ static int distinct_restore_delta(dp_op *op, dp_rd *in) {
   if ((rc = dp_groups_load_more(in, &st->seen))) return dp_state_corrupt(op, rc, "its new rows");
   op->metrics.state_rows = dp_groups_count(&st->seen);
   dp_rowlog_mark(&st->log, dp_groups_count(&st->seen));
+  return DIPPER_OK;
+}
+
+/* ---- over RocksDB ('state.backend' = 'rocksdb') ----
+** One entry per distinct row (state_rocks.h, space 0: the key is the whole
+** row, the value empty) and, with an event-time column, a time index by it,
+** which the watermark's expiry range-scans.  `seen` caches the micro-batch's
+** rows only: a chunk's rows new to it are read in one multi-get, and those
+** RocksDB lacks leave; they are written at the end of the batch (unless the
+** watermark passed them already), and the cache is emptied.  Per batch: a
+** read per distinct row it brings, a write per new one, plus what expires. */
+#define DISTINCT_ROCKS_VERSION 2
+
+/* The entry keys of cached rows ids[0..n) (NULL: 0..n). */
+static int rocks_keys(distinct_state *st, const int64_t *ids, int64_t n) {
+  if (n + 1 > st->roffs_cap &&
+      dp_grow(&st->roffs, &st->roffs_cap, n + 1, sizeof *st->roffs, 1024))
+    return DIPPER_NOMEM;
+  st->rkeys.len = 0;
+  st->roffs[0] = 0;
+  const dp_vector *const *kc = (const dp_vector *const *)st->seen.ht.keys;
+  for (int64_t i = 0; i < n; i++) {
+    int rc = dp_rocks_entry_key(&st->rkeys, 0, kc, st->seen.ht.nkeys, ids ? ids[i] : i);
+    if (rc) return rc;
+    st->roffs[i + 1] = st->rkeys.len;
+  }
+  return DIPPER_OK;
+}
+
+/* dp_rocks_get_many: cached row fresh[i] is stored. */
+static int rocks_found(void *u, int64_t i, const char *v, size_t vn) {
+  distinct_state *st = u;
+  if (vn != 0) return DIPPER_CORRUPT;
+  (void)v;
+  st->stored[st->fresh[i]] = 1;
+  return DIPPER_OK;
+}
+
+/* The rows of b that leave: seen neither in this batch nor in RocksDB. */
+static int rocks_take(dp_op *op, const dp_batch *b, int64_t *nout) {
+  distinct_state *st = op->state;
+  const dp_vector *const *cols = (const dp_vector *const *)b->cols;
+  int64_t wm = op->ex->late_watermark, n = 0;
+  int rc = DIPPER_OK;
+  if (b->nrows > st->fresh_cap &&
+      dp_grow(&st->fresh, &st->fresh_cap, b->nrows, sizeof *st->fresh, 1024))
+    return DIPPER_NOMEM;
+  for (int64_t r = 0; r < b->nrows; r++) {
+    if (st->time_col >= 0 && wm != DP_WATERMARK_NONE &&
+        !dp_vector_is_null(b->cols[st->time_col], r) &&
+        dp_vector_get_i64(b->cols[st->time_col], r) <= wm) {
+      op->metrics.late_dropped++;
+      continue;
+    }
+    int64_t id;
+    bool fresh;
+    if ((rc = dp_groups_find_or_add(&st->seen, cols, r, &id, &fresh))) return rc;
+    if (!fresh) continue;
+    if (id >= st->stored_cap) {
+      int64_t old = st->stored_cap;
+      if (dp_grow(&st->stored, &st->stored_cap, id + 1, 1, 1024)) return DIPPER_NOMEM;
+      memset(st->stored + old, 0, (size_t)(st->stored_cap - old));
+    }
+    st->stored[id] = 0;
+    st->fresh[n] = id;
+    st->sel[n++] = r;
+  }
+  if ((rc = rocks_keys(st, st->fresh, n))) return rc;
+  rc = dp_rocks_get_many(st->rocks, &st->rkeys, st->roffs, n, rocks_found, st);
+  if (rc == DIPPER_CORRUPT) return dp_state_corrupt(op, rc, "a row's rocksdb entry");
+  int64_t m = 0;
+  for (int64_t i = 0; !rc && i < n; i++)
+    if (!st->stored[st->fresh[i]]) st->sel[m++] = st->sel[i];
+  *nout = m;
+  return rc;
+}
+
+/* The expired rows' entries deleted, the batch's new rows written, the
+** cache emptied. */
+static int rocks_end_batch(dp_op *op) {
+  distinct_state *st = op->state;
+  int64_t wm = op->ex->watermark, n = dp_groups_count(&st->seen), m = 0;
+  bool expiry = st->time_col >= 0 && wm != DP_WATERMARK_NONE;
+  int rc = dp_rocks_begin(st->rocks);
+  if (!rc && expiry)
+    rc = dp_rocks_index_due(st->rocks, 0, wm, &st->rval, &st->roffs, &st->roffs_cap, &m);
+  for (int64_t i = 0; !rc && i < m; i++)
+    dp_rocks_delete(st->rocks, st->rval.data + st->roffs[i], st->roffs[i + 1] - st->roffs[i]);
+  st->rcount -= m;
+  if (!rc) rc = rocks_keys(st, NULL, n);
+  const dp_vector *t = st->time_col >= 0 ? st->seen.keys->cols[st->time_col] : NULL;
+  for (int64_t id = 0; !rc && id < n; id++) {
+    if (st->stored[id]) continue;
+    bool null_t = t && dp_vector_is_null(t, id);
+    int64_t at = t && !null_t ? dp_vector_get_i64(t, id) : INT64_MIN;
+    if (expiry && (null_t || at <= wm)) continue; /* forgotten at once, as in memory */
+    const char *k = st->rkeys.data + st->roffs[id];
+    size_t kn = st->roffs[id + 1] - st->roffs[id];
+    dp_rocks_put(st->rocks, k, kn, "", 0);
+    if (t) rc = dp_rocks_index_put(st->rocks, 0, at, k, kn);
+    st->rcount++;
+  }
+  if (!rc) rc = dp_rocks_commit(st->rocks);
+  if (!rc) rc = dp_groups_compact(&st->seen, NULL, 0);
+  op->metrics.state_rows = st->rcount;
+  return rc;
+}
+
+/*   version:u8 (2)  checkpoint:svar  rows:svar
+** the checkpoint the batch id of the RocksDB checkpoint under
+** <query folder>/rocksdb/distinct-<n>/. */
+static int rocks_save(dp_op *op, dp_buf *out) {
+  distinct_state *st = op->state;
+  int64_t ck;
+  int rc = dp_rocks_save(st->rocks, op->ex->batch_id, &ck);
+  if (rc) return rc;
+  dp_state_begin(out, DISTINCT_ROCKS_VERSION);
+  dp_put_svar(out, ck);
+  dp_put_svar(out, st->rcount);
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int rocks_restore(dp_op *op, dp_rd *in) {
+  distinct_state *st = op->state;
+  int rc = dp_state_check(op, in, DISTINCT_ROCKS_VERSION);
+  if (rc) return rc;
+  int64_t ck = dp_get_svar(in), count = dp_get_svar(in);
+  if (in->bad || ck < 0 || count < 0)
+    return dp_state_corrupt(op, DIPPER_CORRUPT, "its rocksdb checkpoint");
+  if ((rc = dp_rocks_restore(st->rocks, ck))) return dp_state_corrupt(op, rc, "its rocksdb checkpoint");
+  st->rcount = count;
+  op->metrics.state_rows = count;
   return DIPPER_OK;
 }
 

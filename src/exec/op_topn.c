@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/agg_rocks.h"
 #include "exec/exec.h"
 #include "exec/rows.h"
 
@@ -45,7 +46,15 @@ typedef struct topn_state {
   dp_batch *result;    /* rows to emit in this batch, output layout */
   int64_t cursor;
   dp_batch *out;
+  /* 'state.backend' = 'rocksdb', window mode (the section "over RocksDB"
+  ** below): `rows` holds only the batch's new rows */
+  dp_rocks *rocks;
+  int64_t rcount;      /* rows stored */
 } topn_state;
+
+static int rocks_close_windows(dp_op *op);
+static int rocks_save(dp_op *op, dp_buf *out);
+static int rocks_restore(dp_op *op, dp_rd *in);
 
 static int keep_rows(dp_op *op, const dp_batch *b) {
   topn_state *st = op->state;
@@ -233,12 +242,12 @@ static int topn_next(dp_op *op, dp_batch **out) {
       st->emitted = true;
       rc = rank_into_result(op, st->rows);
     } else if (st->mode == TOPN_WINDOW) {
-      rc = close_windows(op);
+      rc = st->rocks ? rocks_close_windows(op) : close_windows(op);
     } else if (st->mode == TOPN_UPDATE) {
       rc = update_top(op);
     }
     if (rc) return rc;
-    op->metrics.state_rows = st->rows->nrows;
+    op->metrics.state_rows = st->rocks ? st->rcount : st->rows->nrows;
   }
   if (st->cursor >= st->result->nrows) return DIPPER_OK;
   int64_t n = st->result->nrows - st->cursor;
@@ -261,7 +270,7 @@ static int topn_end_batch(dp_op *op) {
     dp_batch_clear(st->rows);
     dp_rowlog_clear(&st->log);
   }
-  op->metrics.state_rows = st->rows->nrows;
+  op->metrics.state_rows = st->rocks ? st->rcount : st->rows->nrows;
   return DIPPER_OK;
 }
 
@@ -303,6 +312,7 @@ static void topn_close(dp_op *op) {
   if (!st) return;
   dp_batch_free(st->rows);
   dp_rowlog_free(&st->log);
+  dp_rocks_free(st->rocks);
   dp_batch_free(st->fresh);
   free(st->rank_of);
   dp_batch_free(st->result);
@@ -340,7 +350,19 @@ static int topn_setup(dp_op *op) {
   st->fresh = dp_batch_new(&in->schema, 0);
   st->result = dp_batch_new(&p->schema, 0);
   st->out = dp_batch_new(&p->schema, DP_ROWS_CHUNK);
-  return st->rows && st->fresh && st->result && st->out ? DIPPER_OK : DIPPER_NOMEM;
+  if (!st->rows || !st->fresh || !st->result || !st->out) return DIPPER_NOMEM;
+  if (st->mode == TOPN_BOUNDED || !op->ex->query || !op->ex->query->streaming ||
+      !dp_exec_state_rocks(op->ex))
+    return DIPPER_OK;
+  if (st->mode == TOPN_UPDATE)
+    return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->span,
+                    "'state.backend' = 'rocksdb' does not take the Top-N operator (line %d) in "
+                    "update mode yet (only a window Top-N, in append mode): it keeps its state "
+                    "in memory only; set 'state.backend' = 'hashmap' for this query",
+                    (int)p->span.line);
+  int rc = dp_rocks_open_op(op, "topn", &st->rocks);
+  if (!rc) dp_rocks_space(st->rocks, 0, &in->schema);
+  return rc;
 }
 
 static int topn_open(dp_op *op) {
@@ -368,6 +390,7 @@ static int topn_open(dp_op *op) {
 
 static int topn_save(dp_op *op, dp_buf *out) {
   topn_state *st = op->state;
+  if (st->rocks) return rocks_save(op, out);
   dp_state_begin(out, TOPN_STATE_VERSION);
   dp_put_u8(out, (uint8_t)st->mode);
   dp_put_u8(out, st->emitted);
@@ -400,6 +423,7 @@ static int load_ranks(dp_op *op, dp_rd *in, int64_t first) {
 
 static int topn_save_delta(dp_op *op, dp_buf *out) {
   topn_state *st = op->state;
+  if (st->rocks) return rocks_save(op, out);
   dp_state_begin(out, TOPN_STATE_VERSION);
   dp_put_u8(out, (uint8_t)st->mode);
   dp_put_u8(out, st->emitted);
@@ -416,6 +440,7 @@ static int topn_save_delta(dp_op *op, dp_buf *out) {
 
 static int topn_restore_delta(dp_op *op, dp_rd *in) {
   topn_state *st = op->state;
+  if (st->rocks) return rocks_restore(op, in);
   int rc = dp_state_check(op, in, TOPN_STATE_VERSION);
   if (rc) return rc;
   uint8_t mode = dp_get_u8(in), emitted = dp_get_u8(in);
@@ -446,6 +471,7 @@ static int topn_restore_delta(dp_op *op, dp_rd *in) {
 
 static int topn_restore(dp_op *op, dp_rd *in) {
   topn_state *st = op->state;
+  if (st->rocks) return rocks_restore(op, in);
   int rc = dp_state_check(op, in, TOPN_STATE_VERSION);
   if (rc) return rc;
   uint8_t mode = dp_get_u8(in), emitted = dp_get_u8(in);
@@ -460,6 +486,68 @@ static int topn_restore(dp_op *op, dp_rd *in) {
     return dp_state_corrupt(op, rc, "its ranks");
   op->metrics.state_rows = n;
   dp_rowlog_mark(&st->log, n);
+  return DIPPER_OK;
+}
+
+/* ---- over RocksDB ('state.backend' = 'rocksdb'): window mode ----
+** The rows waiting for their window live in state_rocks.h's keyed row store
+** (space 0), keyed by the PARTITION BY columns (window_end among them) with
+** window_end as the time: a micro-batch's rows of one partition are one
+** chunk, and the windows the watermark closes come back from the time index
+** (dp_rocks_rows_expire: a range scan up to the watermark, each chunk read
+** and deleted), a partition's rows in arrival order, to be ranked as in
+** memory.  `rows` holds only the batch's new rows.  The update mode (the
+** current top of every partition) is refused. */
+#define TOPN_ROCKS_VERSION 2
+
+static int rocks_close_windows(dp_op *op) {
+  topn_state *st = op->state;
+  int64_t wm = op->ex->final ? DP_WATERMARK_END : op->ex->watermark, removed = 0;
+  const dp_plan *p = op->plan;
+  int rc = dp_rocks_begin(st->rocks);
+  if (!rc && st->rows->nrows > 0)
+    rc = dp_rocks_rows_add(st->rocks, 0, st->rows, p->u.topn.partition, p->u.topn.npartition,
+                           st->wend_col, NULL);
+  if (!rc) rc = dp_rocks_commit(st->rocks);
+  if (rc) return rc;
+  st->rcount += st->rows->nrows;
+  dp_batch_clear(st->rows);
+  if (wm == DP_WATERMARK_NONE) return DIPPER_OK;
+  dp_batch *done = dp_batch_new(st->rows->schema, 0);
+  if (!done) return DIPPER_NOMEM;
+  rc = dp_rocks_rows_expire(st->rocks, 0, wm, done, &removed);
+  st->rcount -= removed;
+  if (!rc && done->nrows > 0) rc = rank_into_result(op, done);
+  dp_batch_free(done);
+  return rc;
+}
+
+/*   version:u8 (2)  prev_wm:svar  checkpoint:svar  rows:svar
+** the checkpoint the batch id of the RocksDB checkpoint under
+** <query folder>/rocksdb/topn-<n>/. */
+static int rocks_save(dp_op *op, dp_buf *out) {
+  topn_state *st = op->state;
+  int64_t ck;
+  int rc = dp_rocks_save(st->rocks, op->ex->batch_id, &ck);
+  if (rc) return rc;
+  dp_state_begin(out, TOPN_ROCKS_VERSION);
+  dp_put_svar(out, st->prev_wm);
+  dp_put_svar(out, ck);
+  dp_put_svar(out, st->rcount);
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int rocks_restore(dp_op *op, dp_rd *in) {
+  topn_state *st = op->state;
+  int rc = dp_state_check(op, in, TOPN_ROCKS_VERSION);
+  if (rc) return rc;
+  int64_t wm = dp_get_svar(in), ck = dp_get_svar(in), count = dp_get_svar(in);
+  if (in->bad || ck < 0 || count < 0)
+    return dp_state_corrupt(op, DIPPER_CORRUPT, "its rocksdb checkpoint");
+  if ((rc = dp_rocks_restore(st->rocks, ck))) return dp_state_corrupt(op, rc, "its rocksdb checkpoint");
+  st->prev_wm = wm;
+  st->rcount = count;
+  op->metrics.state_rows = count;
   return DIPPER_OK;
 }
 

@@ -856,3 +856,174 @@ int dp_rocks_rows_expire(dp_rocks *db, int space, int64_t upto, dp_batch *unmatc
   }
   return rc ? rc : dp_rocks_commit(db);
 }
+
+/* ---- keyed entries (state_rocks.h) ---- */
+
+int dp_rocks_entry_key(dp_buf *out, int space, const dp_vector *const *cols, int ncols,
+                       int64_t row) {
+  dp_put_u8(out, (uint8_t)(0x10 | space));
+  put_be64(out, ncols ? dp_rows_hash(cols, ncols, row) : 0);
+  size_t at = out->len;
+  put_be32(out, 0);
+  for (int k = 0; k < ncols; k++) {
+    int rc = dp_vector_encode(cols[k], row, 1, out);
+    if (rc) return rc;
+  }
+  if (out->oom) return DIPPER_NOMEM;
+  uint32_t kl = (uint32_t)(out->len - at - 4);
+  uint8_t *p = (uint8_t *)out->data + at;
+  p[0] = (uint8_t)(kl >> 24), p[1] = (uint8_t)(kl >> 16), p[2] = (uint8_t)(kl >> 8);
+  p[3] = (uint8_t)kl;
+  return DIPPER_OK;
+}
+
+int dp_rocks_entry_cols(const char *key, size_t kn, dp_vector *const *cols, int ncols) {
+  if (kn < 13 || get_be32((const uint8_t *)key + 9) != kn - 13) return DIPPER_CORRUPT;
+  dp_rd rd;
+  dp_rd_init(&rd, key + 13, kn - 13);
+  for (int k = 0; k < ncols; k++) {
+    int64_t before = cols[k]->length;
+    int rc = dp_vector_decode(&rd, cols[k]);
+    if (rc) return rc == DIPPER_NOMEM ? rc : DIPPER_CORRUPT;
+    if (cols[k]->length != before + 1) return DIPPER_CORRUPT;
+  }
+  return dp_rd_done(&rd) ? DIPPER_OK : DIPPER_CORRUPT;
+}
+
+int dp_rocks_get_many(dp_rocks *db, const dp_buf *keys, const size_t *offs, int64_t n,
+                      int (*fn)(void *u, int64_t i, const char *v, size_t vn), void *u) {
+  enum { SLICE = 512 };
+  const char *kl[SLICE];
+  size_t ks[SLICE], vs[SLICE];
+  char *vl[SLICE], *errs[SLICE];
+  int rc = DIPPER_OK;
+  for (int64_t a = 0; a < n && !rc; a += SLICE) {
+    int64_t m = n - a < SLICE ? n - a : SLICE;
+    for (int64_t i = 0; i < m; i++) {
+      kl[i] = keys->data + offs[a + i];
+      ks[i] = offs[a + i + 1] - offs[a + i];
+    }
+    rocksdb_multi_get(db->db, db->ropts, (size_t)m, kl, ks, vl, vs, errs);
+    char *err = NULL;
+    for (int64_t i = 0; i < m; i++) {
+      if (errs[i] && !err) err = errs[i];
+      else if (errs[i]) rocksdb_free(errs[i]);
+      if (!rc && !err && vl[i]) rc = fn(u, a + i, vl[i], vs[i]);
+      if (vl[i]) rocksdb_free(vl[i]);
+    }
+    if (err) rc = fail(db, err, "cannot read");
+  }
+  return rc == DIPPER_CORRUPT ? corrupt(db) : rc;
+}
+
+void dp_rocks_put(dp_rocks *db, const char *key, size_t kn, const void *val, size_t vn) {
+  rocksdb_writebatch_put(db->batch, key, kn, (const char *)val, vn);
+}
+
+void dp_rocks_delete(dp_rocks *db, const char *key, size_t kn) {
+  rocksdb_writebatch_delete(db->batch, key, kn);
+}
+
+int dp_rocks_index_put(dp_rocks *db, int space, int64_t t, const char *key, size_t kn) {
+  dp_buf *k = &db->ck;
+  k->len = 0;
+  dp_put_u8(k, (uint8_t)(0x20 | space));
+  put_be64(k, time_key(t));
+  dp_buf_put(k, key, kn);
+  if (k->oom) return DIPPER_NOMEM;
+  rocksdb_writebatch_put(db->ibatch, k->data, k->len, "", 0);
+  return DIPPER_OK;
+}
+
+/* The bounds of space's time index up to `upto` (INT64_MAX: all). */
+static size_t index_bounds(int space, int64_t upto, char *lo, char *hi) {
+  lo[0] = hi[0] = (char)(0x20 | space);
+  if (upto == INT64_MAX) {
+    hi[0]++;
+    return 1;
+  }
+  uint64_t t = time_key(upto + 1);
+  for (int i = 0; i < 8; i++) hi[1 + i] = (char)(uint8_t)(t >> (56 - 8 * i));
+  return 9;
+}
+
+int dp_rocks_index_due(dp_rocks *db, int space, int64_t upto, dp_buf *keys, size_t **offs,
+                       int64_t *cap, int64_t *n) {
+  *n = 0;
+  keys->len = 0;
+  char lo[1] = {0}, hi[9];
+  size_t hin = index_bounds(space, upto, lo, hi);
+  rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+  rocksdb_readoptions_set_total_order_seek(ro, 1);
+  rocksdb_readoptions_set_iterate_upper_bound(ro, hi, hin);
+  rocksdb_iterator_t *it = rocksdb_create_iterator(db->db, ro);
+  int rc = DIPPER_OK;
+  int64_t m = 0;
+  for (rocksdb_iter_seek(it, lo, 1); !rc && rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+    size_t kn;
+    const char *ik = rocksdb_iter_key(it, &kn);
+    if (kn < 9 + 13) {
+      rc = DIPPER_CORRUPT;
+      break;
+    }
+    if (m + 2 > *cap) {
+      int64_t c = *cap ? *cap * 2 : 1024;
+      if (!grow((void **)offs, c, sizeof **offs)) {
+        rc = DIPPER_NOMEM;
+        break;
+      }
+      *cap = c;
+    }
+    (*offs)[m] = keys->len;
+    dp_buf_put(keys, ik + 9, kn - 9);
+    if (keys->oom) rc = DIPPER_NOMEM;
+    (*offs)[++m] = keys->len;
+  }
+  rc = end_scan(db, it, rc);
+  rocksdb_readoptions_destroy(ro);
+  if (rc) return rc;
+  if (m) rocksdb_writebatch_delete_range(db->ibatch, lo, 1, hi, hin);
+  *n = m;
+  return DIPPER_OK;
+}
+
+int dp_rocks_scan(dp_rocks *db, int space,
+                  int (*fn)(void *u, const char *k, size_t kn, const char *v, size_t vn), void *u) {
+  char lo[1] = {(char)(0x10 | space)}, hi[1] = {(char)((0x10 | space) + 1)};
+  rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+  rocksdb_readoptions_set_total_order_seek(ro, 1);
+  rocksdb_readoptions_set_iterate_upper_bound(ro, hi, 1);
+  rocksdb_iterator_t *it = rocksdb_create_iterator(db->db, ro);
+  int rc = DIPPER_OK;
+  for (rocksdb_iter_seek(it, lo, 1); !rc && rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+    size_t kn, vn;
+    const char *k = rocksdb_iter_key(it, &kn), *v = rocksdb_iter_value(it, &vn);
+    rc = fn(u, k, kn, v, vn);
+  }
+  rc = end_scan(db, it, rc);
+  rocksdb_readoptions_destroy(ro);
+  return rc;
+}
+
+typedef struct key_ref {
+  const char *k;
+  size_t n;
+  int64_t i;
+} key_ref;
+
+static int cmp_key_ref(const void *a, const void *b) {
+  const key_ref *x = a, *y = b;
+  size_t n = x->n < y->n ? x->n : y->n;
+  int c = memcmp(x->k, y->k, n);
+  return c ? c : x->n < y->n ? -1 : x->n > y->n ? 1 : 0;
+}
+
+int dp_rocks_key_order(const dp_buf *keys, const size_t *offs, int64_t n, int64_t *order) {
+  key_ref *r = malloc((size_t)(n > 0 ? n : 1) * sizeof *r);
+  if (!r) return DIPPER_NOMEM;
+  for (int64_t i = 0; i < n; i++) r[i] = (key_ref){keys->data + offs[i], offs[i + 1] - offs[i], i};
+  if (n > 1) qsort(r, (size_t)n, sizeof *r, cmp_key_ref);
+  for (int64_t i = 0; i < n; i++) order[i] = r[i].i;
+  free(r);
+  return DIPPER_OK;
+}

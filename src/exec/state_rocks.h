@@ -9,7 +9,9 @@
 ** its checkpoints (RocksDB's own: hard links of the immutable SST files, so
 ** each one costs the files written since the one before), and on top of it
 ** a keyed row store with a time index (the "rows" calls) that the
-** stream-stream join keeps each side in.
+** stream-stream join keeps each side in (and a window Top-N its rows), and
+** keyed entries with a time index (the "entry" calls) that aggregations,
+** deduplications and DISTINCT keep their keys in.
 ** Does not own: which rows an operator keeps or when they go (op_join.c),
 ** the checkpoint records that name a checkpoint (checkpoint.h; the driver
 ** purges this module's checkpoint folders with the records that name them,
@@ -128,5 +130,41 @@ int dp_rocks_rows_write_marks(dp_rocks *db, dp_rocks_refs *refs);
 ** is not NULL.  *removed gets how many went.  Commits. */
 int dp_rocks_rows_expire(dp_rocks *db, int space, int64_t upto, dp_batch *unmatched,
                          int64_t *removed);
+
+/* ---- keyed entries (aggregation, deduplication) ----
+** One entry per key, its value the operator's bytes, and an optional
+** time index over them:
+**   entry    0x10|space  hash:u64  klen:u32  key bytes  -> value
+**   by time  0x20|space  time:u64  entry key             -> (empty)
+** (the key bytes are the key columns' vector_codec encodings; the hash and
+** space the 9-byte prefix of the bloom filters, which point reads use).
+** Writes go to the write batch that dp_rocks_commit applies. */
+
+/* The entry key of row `row` of cols[0..ncols), appended to out. */
+int dp_rocks_entry_key(dp_buf *out, int space, const dp_vector *const *cols, int ncols,
+                       int64_t row);
+/* An entry key's columns appended to cols[0..ncols) (one row each). */
+int dp_rocks_entry_cols(const char *key, size_t kn, dp_vector *const *cols, int ncols);
+/* Read the entries of keys n keys (key i is keys->data[offs[i], offs[i+1])):
+** fn(u, i, value) for each one there, in order; fn's error stops it. */
+int dp_rocks_get_many(dp_rocks *db, const dp_buf *keys, const size_t *offs, int64_t n,
+                      int (*fn)(void *u, int64_t i, const char *v, size_t vn), void *u);
+/* order[0..n): the keys of dp_rocks_get_many's form in key order (a write
+** batch in key order is what the memtable inserts fastest: measured, random
+** order spent a third of an aggregation's time searching its skip list). */
+int dp_rocks_key_order(const dp_buf *keys, const size_t *offs, int64_t n, int64_t *order);
+void dp_rocks_put(dp_rocks *db, const char *key, size_t kn, const void *val, size_t vn);
+void dp_rocks_delete(dp_rocks *db, const char *key, size_t kn);
+/* Index entry `key` (an entry key) at time t in space's time index. */
+int dp_rocks_index_put(dp_rocks *db, int space, int64_t t, const char *key, size_t kn);
+/* The entry keys the time index of `space` holds at times at or before
+** `upto`, in time order, into keys (cleared) and (*offs)[0..*n] (grown,
+** *cap its room); those index entries go (one range tombstone).  The
+** entries themselves stay: the caller deletes what it drops. */
+int dp_rocks_index_due(dp_rocks *db, int space, int64_t upto, dp_buf *keys, size_t **offs,
+                       int64_t *cap, int64_t *n);
+/* fn(u, key, value) for every entry of `space`, in key order. */
+int dp_rocks_scan(dp_rocks *db, int space,
+                  int (*fn)(void *u, const char *k, size_t kn, const char *v, size_t vn), void *u);
 
 #endif /* DP_STATE_ROCKS_H */

@@ -167,6 +167,10 @@ static bool stateful_kind(dp_plan_kind k) {
   case DP_P_JOIN: case DP_P_SETOP: case DP_P_SORT: case DP_P_LIMIT: case DP_P_DISTINCT:
   case DP_P_DEDUPLICATE: case DP_P_TOPN: case DP_P_OVER: case DP_P_ASOF_JOIN:
     return true;
+#ifdef OPS_STATE_AGGREGATE /* rocks_state_test.c: the aggregation too */
+  case DP_P_AGGREGATE:
+    return true;
+#endif
   default:
     return false;
   }

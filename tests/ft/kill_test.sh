@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # kill_test.sh DIPPER PIPELINE WORKDIR — fault tolerance of `dipper run`.
 #
-# project, window, join, join_rocksdb, dedup: 60,001 JSON rows in 20 files (a streaming
+# project, window, join, join_rocksdb, dedup, window_rocksdb, dedup_rocksdb:
+# 60,001 JSON rows in 20 files (a streaming
 # filesystem source capped at 500 rows a batch: ~120 micro-batches) through a
 # projection, a TUMBLE 10 s SUM/COUNT per key, an interval join with a second
 # reading of the files (join_rocksdb: the same with 'state.backend' =
-# 'rocksdb', its state in RocksDB checkpoints), or a deduplication (ROW_NUMBER() = 1), into a
+# 'rocksdb', its state in RocksDB checkpoints), or a deduplication (ROW_NUMBER() = 1)
+# (window_rocksdb, dedup_rocksdb: the same with 'state.backend' = 'rocksdb'), into a
 # filesystem sink with a checkpoint folder.  The run is killed with SIGKILL $KILLS times (default
 # 20) after a random time, each time started again on the same folder, then
 # run to the end (trigger available-now).  The rows in the sink must be the
@@ -97,7 +99,7 @@ def ts(ms):
 out = []
 if sys.argv[1] in ("project", "join", "join_rocksdb"):
     out = [{"id": r["id"], "k": r["k"], "v2": r["v"] * 2} for r in rows]
-elif sys.argv[1] == "dedup":
+elif sys.argv[1] in ("dedup", "dedup_rocksdb"):
     out = [{"id": r["id"], "k": r["k"], "v2": r["v"] * 2} for r in rows if r["id"] % 2 == 0]
 else:
     groups = {}
@@ -161,7 +163,7 @@ run_killed() { # $1: sql file; kills at random points, then a run to the end
 }
 
 case $pipeline in
-project | window | join | join_rocksdb | dedup)
+project | window | join | join_rocksdb | dedup | window_rocksdb | dedup_rocksdb)
   echo "kill seed $seed, $kills kills"
   case $pipeline in
   project) write_sql "$work/p.sql" "$project_sql" ;;
@@ -170,6 +172,10 @@ project | window | join | join_rocksdb | dedup)
   join_rocksdb) write_sql "$work/p.sql" "SET 'state.backend' = 'rocksdb';
 $join_sql" ;;
   dedup) write_sql "$work/p.sql" "$dedup_sql" ;;
+  window_rocksdb) write_sql "$work/p.sql" "SET 'state.backend' = 'rocksdb';
+$(window_sql 10)" ;;
+  dedup_rocksdb) write_sql "$work/p.sql" "SET 'state.backend' = 'rocksdb';
+$dedup_sql" ;;
   esac
   if [ "$pipeline" = join_rocksdb ]; then
     # A second run on the folder while one runs is refused, and leaves the
@@ -188,10 +194,12 @@ $join_sql" ;;
   fi
   run_killed "$work/p.sql"
   compare "$pipeline"
-  if [ "$pipeline" = join_rocksdb ]; then
+  if [[ $pipeline == *_rocksdb ]]; then
     # RocksDB checkpoints go with the state files that name them (none is
     # left without one); the live copy goes when the query ends.
-    rk="$work/ck/dst/rocksdb/join-0"
+    case $pipeline in join_rocksdb) rk=join-0 ;; window_rocksdb) rk=agg-0 ;; *) rk=dedup-0 ;; esac
+    rk="$work/ck/dst/rocksdb/$rk"
+    [ -d "$rk" ] || fail "no rocksdb state in $rk"
     [ -e "$rk/$(ls "$work/ck/dst/state" | sort -n | tail -1)/CURRENT" ] ||
       fail "no rocksdb checkpoint for the last state file"
     for ck in $(ls "$rk"); do

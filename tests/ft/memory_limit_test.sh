@@ -1,6 +1,14 @@
 #!/usr/bin/env bash
-# memory_limit_test.sh DIPPER WORKDIR — a join whose state is several times
-# the memory the process may use, with 'state.backend' = 'rocksdb'.
+# memory_limit_test.sh DIPPER WORKDIR [join|aggregate] — a join (default) or
+# an aggregation whose state is several times the memory the process may
+# use, with 'state.backend' = 'rocksdb'.
+#
+# aggregate: a TUMBLE window of an hour over N keys, one row each, every
+# group's LISTAGG holding the row's 2,000 bytes of padding, so that the
+# groups (about N x 2 KB) wait in the state until a last row two hours on
+# moves the watermark past the window (its own window stays open); the
+# check is the same (N rows, each key
+# once, its padding intact).
 #
 # A regular join (no time bound: both sides kept whole until the input
 # ends) of two streaming readings of the same N keys, each row carrying
@@ -18,7 +26,7 @@
 # memory for the same work (shadow memory, a quarantine cut to 16 MB here),
 # so it gets a larger limit and a larger state.
 set -euo pipefail
-dipper=$1 work=$2
+dipper=$1 work=$2 what=${3:-join}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 rm -rf "$work"
 mkdir -p "$work/in" "$work/tmp"
@@ -32,7 +40,10 @@ else
 fi
 pad=2000
 # keys per side: the state (2 sides x N rows x ~pad bytes) about 4x the limit
-n=${ROWS:-$((limit_mb * 1024 * 1024 * 4 / (2 * (pad + 48))))}
+# (the aggregation: N groups of ~pad bytes)
+sides=2
+[ "$what" = aggregate ] && sides=1
+n=${ROWS:-$((limit_mb * 1024 * 1024 * 4 / (sides * (pad + 48))))}
 
 # ---- the cgroup ----
 cg=""
@@ -72,8 +83,34 @@ in_cgroup() {
 }
 
 # ---- the input and the query ----
-seq 1 "$n" | split -l 10000 -d -a 4 --additional-suffix=.csv - "$work/in/f"
+if [ "$what" = aggregate ]; then
+  # and a last row two hours on, whose watermark closes the others' window
+  seq 1 "$n" | awk '{ print $1 ",2024-01-01 00:00:00" } END { print NR + 1 ",2024-01-01 02:00:00" }' |
+    split -l 10000 -d -a 4 --additional-suffix=.csv - "$work/in/f"
+else
+  seq 1 "$n" | split -l 10000 -d -a 4 --additional-suffix=.csv - "$work/in/f"
+fi
+write_agg_sql() { # $1 file, $2 'rocksdb' or 'hashmap', $3 sink folder
+  cat >"$1" <<EOF
+SET 'state.backend' = '$2';
+SET 'dipper.max-batch-rows' = '2000';
+SET 'dipper.trigger' = 'available-now';
+CREATE TABLE g (k BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)
+WITH ('connector' = 'filesystem', 'path' = '$work/in', 'format' = 'csv');
+CREATE TABLE out (k BIGINT, rk BIGINT, intact BOOLEAN)
+WITH ('connector' = 'filesystem', 'path' = '$3', 'format' = 'csv');
+INSERT INTO out
+SELECT k, c * k, l = RPAD(CAST(k AS STRING), $pad, 'l') FROM (
+  SELECT k, COUNT(*) AS c, LISTAGG(RPAD(CAST(k AS STRING), $pad, 'l'), ',') AS l
+  FROM TABLE(TUMBLE(TABLE g, DESCRIPTOR(ts), INTERVAL '1' HOUR))
+  GROUP BY k, window_start, window_end);
+EOF
+}
 write_sql() { # $1 file, $2 'rocksdb' or 'hashmap', $3 sink folder
+  if [ "$what" = aggregate ]; then
+    write_agg_sql "$@"
+    return
+  fi
   cat >"$1" <<EOF
 SET 'state.backend' = '$2';
 SET 'dipper.max-batch-rows' = '2000';
@@ -93,8 +130,8 @@ EOF
 }
 write_sql "$work/rocks.sql" rocksdb "$work/out-rocks"
 write_sql "$work/memory.sql" hashmap "$work/out-memory"
-echo "limit ${limit_mb} MB ($cg/$limit_file); $n keys a side, $pad bytes of padding a row:" \
-  "about $(((2 * n * (pad + 48)) >> 20)) MB of join state"
+echo "$what: limit ${limit_mb} MB ($cg/$limit_file); $n keys a side, $pad bytes of padding a row:" \
+  "about $(((sides * n * (pad + 48)) >> 20)) MB of state"
 
 # ---- RocksDB: finishes, exact ----
 peak_state=0
@@ -120,13 +157,13 @@ seq 1 "$n" | awk '{ print $1 "," $1 ",true" }' >"$work/want.csv"
 if ! cmp -s "$work/got.csv" "$work/want.csv"; then
   echo "rows: $(wc -l <"$work/got.csv") of $n; first differences:" >&2
   diff "$work/want.csv" "$work/got.csv" | head -n 5 >&2
-  fail "the rocksdb join's answer is not exact"
+  fail "the rocksdb $what's answer is not exact"
 fi
 echo "rocksdb: $n rows, exact"
 
 # ---- in memory, same limit: killed ----
 if TMPDIR="$work/tmp" in_cgroup "$dipper" run -q "$work/memory.sql" >"$work/memory.log" 2>&1; then
-  fail "the in-memory join finished under the ${limit_mb} MB limit: the limit does not bind"
+  fail "the in-memory $what finished under the ${limit_mb} MB limit: the limit does not bind"
 else
   echo "in memory: stopped under the limit (status $?), as it must"
 fi

@@ -1,0 +1,58 @@
+/*
+** agg_rocks.h — an aggregation's groups in RocksDB ('state.backend' =
+** 'rocksdb'; state_rocks.h's keyed entries).
+**
+** Owns: the aggregation's RocksDB instance and what is stored there — one
+** entry per group (its key columns, the entry's key; every call's state of
+** the group, dp_agg_state_save_delta's record of one group, the value) and,
+** for an aggregation that evicts (a window, or a GROUP BY of an event-time
+** column), a time index by the group's end, so that the groups the
+** watermark closes are found by a range scan.
+** Does not own: the cache of the batch's groups (op_aggregate.c's hash
+** table and states: only the groups a batch touches are there, loaded on
+** first touch, written back at the end of the batch and dropped), the
+** output.  Per batch the cost is a read and a write per touched group, plus
+** the groups the watermark closes.
+*/
+#ifndef DP_AGG_ROCKS_H
+#define DP_AGG_ROCKS_H
+
+#include "exec/agg_func.h"
+#include "exec/exec.h"
+#include "exec/hashtable.h"
+#include "exec/state_rocks.h"
+
+typedef struct dp_agg_rocks dp_agg_rocks;
+
+/* A RocksDB state for op (folder <prefix>-<n>, n the operator's number
+** among the plan's nodes of its kind, in preorder). */
+int dp_rocks_open_op(dp_op *op, const char *prefix, dp_rocks **out);
+
+/* Why an aggregation cannot keep its state in RocksDB (NULL: it can). */
+const char *dp_agg_rocks_refusal(const dp_exec *ex, const dp_plan *p, dp_agg_state *const *states);
+
+/* ht: the cache (borrowed); states[a]: call a's states (borrowed); end_key:
+** the ht key column of the group's end (evicting), or -1. */
+int dp_agg_rocks_new(dp_op *op, dp_hashtable *ht, dp_agg_state *const *states, int end_key,
+                     dp_agg_rocks **out);
+void dp_agg_rocks_free(dp_agg_rocks *r);
+int dp_agg_rocks_begin(dp_agg_rocks *r);
+/* Groups [from, ht->ngroups) entered the cache: their stored states loaded. */
+int dp_agg_rocks_fetch(dp_agg_rocks *r, int64_t from);
+/* Whether cached group g has a stored entry. */
+bool dp_agg_rocks_stored(const dp_agg_rocks *r, int64_t g);
+/* Write back cached groups 0..n with keep[g], delete the others' entries;
+** commit. */
+int dp_agg_rocks_store(dp_agg_rocks *r, const bool *keep, int64_t n);
+/* The keys of the stored groups whose end is at or before wm (INT64_MAX and
+** !evicting: every stored group), noted to be entered by dp_agg_rocks_next. */
+int dp_agg_rocks_due(dp_agg_rocks *r, int64_t wm, bool all);
+/* The next ≤ max due keys into the (empty) cache, states loaded: false when
+** none is left. */
+int dp_agg_rocks_next(dp_agg_rocks *r, int64_t max, bool *any);
+int64_t dp_agg_rocks_count(const dp_agg_rocks *r);
+/* Checkpoints: the blob names the RocksDB checkpoint. */
+int dp_agg_rocks_save(dp_agg_rocks *r, dp_buf *out);
+int dp_agg_rocks_restore(dp_agg_rocks *r, dp_rd *in);
+
+#endif /* DP_AGG_ROCKS_H */

@@ -1,0 +1,221 @@
+/*
+** rocks_state_test.c — aggregations, deduplications, DISTINCT and window Top-N over
+** RocksDB
+** ('state.backend' = 'rocksdb': agg_rocks.c, op_dedup.c's RocksDB section,
+** state_rocks.h's keyed entries).
+**
+** Each case runs a script of micro-batches (ops_state_harness.h) twice, in
+** memory and over RocksDB: batch by batch the rows must be the same (each
+** batch's rows sorted: the RocksDB path emits closed groups in key order).
+** Then the RocksDB run passes the harness's checkpoint checks: resumed after
+** every batch from its saved states (the blobs name RocksDB checkpoints in a
+** folder of the test's own), from chains of deltas, and every truncated or
+** damaged blob refused or restored, never a crash (DISTINCT likewise).  The
+** operators that do not take the option refuse it, naming themselves.
+*/
+#define OPS_STATE_AGGREGATE
+#include <sys/stat.h>
+
+#include "core/files.h"
+#include "exec/state_rocks.h"
+#include "ops_state_harness.h"
+
+#define T(s) "2024-01-01 00:00:" s
+#define EV(k, v, s) "{\"k\": " #k ", \"v\": \"" v "\", \"n\": " #k "0, \"ts\": \"" T(s) "\"}\n"
+
+#define EV_DDL                                                                           \
+  "CREATE TABLE ev (k INT, v STRING, n INT, ts TIMESTAMP(3),"                            \
+  " WATERMARK FOR ts AS ts - INTERVAL '2' SECOND) WITH ('connector' = 'memory');\n"
+
+/* Six batches: repeated keys and windows, a late row (k 9 at 01 s). */
+#define EV_BATCHES                                                                       \
+  {{EV(1, "a", "01") EV(2, "b", "02") EV(1, "a2", "03")},                                \
+   {EV(3, "c", "05") EV(2, "b2", "06") EV(1, "a5", "04")},                               \
+   {EV(1, "a3", "09") EV(4, "d", "10")},                                                 \
+   {EV(9, "late", "01") EV(4, "d2", "11") EV(5, "e", "14")},                             \
+   {EV(5, "e2", "20") EV(1, "a4", "21") EV(2, "b3", "22")},                              \
+   {EV(6, "f", "33") EV(5, "e3", "34")}}
+
+/* Each batch's rows sorted (the "#<batch>" lines stay where they are). */
+static char *sorted_batches(const char *text) {
+  dp_buf out = DP_BUF_INIT;
+  char *copy = strdup(text ? text : "");
+  char *lines[4096];
+  int n = 0;
+  for (char *line = strtok(copy, "\n");; line = strtok(NULL, "\n")) {
+    if (!line || line[0] == '#') {
+      for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && strcmp(lines[j - 1], lines[j]) > 0; j--) {
+          char *t = lines[j];
+          lines[j] = lines[j - 1];
+          lines[j - 1] = t;
+        }
+      for (int i = 0; i < n; i++) dp_buf_printf(&out, "%s\n", lines[i]);
+      n = 0;
+      if (!line) break;
+      dp_buf_printf(&out, "%s\n", line);
+    } else if (n < 4096) {
+      lines[n++] = line;
+    }
+  }
+  free(copy);
+  return dp_buf_cstr(&out) ? out.data : NULL;
+}
+
+static char *straight_run(const script *sc) {
+  run a;
+  char *text = NULL;
+  if (run_open(&a, sc)) {
+    bool ok = true;
+    for (int b = 0; ok && b <= sc->nbatches; b++) ok = run_batch(&a, b) == DIPPER_OK;
+    if (ok) text = sorted_batches(dp_buf_cstr(&a.out));
+  }
+  run_close(&a);
+  return text;
+}
+
+/* `sql` over RocksDB gives the in-memory rows batch by batch (and `expect`
+** when not NULL), keeps its state in <folder>/rocksdb/<folder_name>, and
+** passes the harness's resumes, deltas and damage. */
+static void check_rocks(const char *sql, const char *folder_name, const char *expect) {
+  static char text[8192];
+  snprintf(text, sizeof text, "SET 'state.backend' = 'rocksdb';\n%s", sql);
+  script mem = {sql, {"ev"}, EV_BATCHES, 6}, rocks = {text, {"ev"}, EV_BATCHES, 6};
+  char dir[] = "/tmp/dipper-rocks-state-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  char a_dir[64], b_dir[64];
+  snprintf(a_dir, sizeof a_dir, "%s/a", dir);
+  snprintf(b_dir, sizeof b_dir, "%s/b", dir);
+  char *want = straight_run(&mem);
+  run_ckpt = a_dir;
+  char *got = straight_run(&rocks);
+  CHECK(want && got);
+  char live[128];
+  snprintf(live, sizeof live, "%s/rocksdb/%s", a_dir, folder_name);
+  struct stat sb;
+  CHECK(stat(live, &sb) == 0); /* the state was in RocksDB */
+  if (want && got) CHECK_STR(got, want);
+  if (want) CHECK(strchr(want, ',') != NULL); /* rows came out, not only batch marks */
+  if (expect && got) CHECK_STR(got, expect);
+  run a;
+  if (run_open(&a, &rocks)) {
+    bool ok = true;
+    for (int b = 0; ok && b <= rocks.nbatches; b++) ok = run_batch(&a, b) == DIPPER_OK;
+    run_ckpt = b_dir;
+    for (int k = 0; ok && k <= rocks.nbatches; k++) check_resume_at(&rocks, &a, k);
+    if (ok) check_deltas(&rocks, &a, 1, true);
+    if (ok) check_deltas(&rocks, &a, 2, false);
+    run_close(&a);
+    if (ok) check_damage(&rocks, rocks.nbatches - 1);
+  } else {
+    run_close(&a);
+  }
+  run_ckpt = NULL;
+  free(want);
+  free(got);
+  CHECK_EQ(dp_remove_tree(dir), 0);
+}
+
+TEST(tumbling_window_aggregation_over_rocksdb) {
+  check_rocks(EV_DDL "SELECT k, window_start, COUNT(*), SUM(n), AVG(n), MIN(n), MAX(ts),"
+                     " STDDEV_POP(n), LISTAGG(v), APPROX_COUNT_DISTINCT(v), BOOL_OR(n > 20)"
+                     " FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
+                     " GROUP BY k, window_start, window_end;",
+              "agg-0", NULL);
+}
+
+TEST(hopping_window_and_filter_over_rocksdb) {
+  check_rocks(EV_DDL "SELECT window_end, COUNT(*) FILTER (WHERE k > 1), SUM(k)"
+                     " FROM TABLE(HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '5' SECOND,"
+                     " INTERVAL '10' SECOND)) GROUP BY window_start, window_end;",
+              "agg-0", NULL);
+}
+
+TEST(group_by_without_window_over_rocksdb) {
+  /* update mode: each batch the groups it changed, with their new values */
+  check_rocks(EV_DDL "SELECT k, COUNT(*), SUM(n), MAX(ts) FROM ev GROUP BY k;", "agg-0",
+              "#0\n1, 2, 20, TIMESTAMP '2024-01-01 00:00:03.000'\n2, 1, 20, TIMESTAMP '2024-01-01 00:00:02.000'\n"
+              "#1\n1, 3, 30, TIMESTAMP '2024-01-01 00:00:04.000'\n2, 2, 40, TIMESTAMP '2024-01-01 00:00:06.000'\n"
+              "3, 1, 30, TIMESTAMP '2024-01-01 00:00:05.000'\n"
+              "#2\n1, 4, 40, TIMESTAMP '2024-01-01 00:00:09.000'\n4, 1, 40, TIMESTAMP '2024-01-01 00:00:10.000'\n"
+              "#3\n4, 2, 80, TIMESTAMP '2024-01-01 00:00:11.000'\n5, 1, 50, TIMESTAMP '2024-01-01 00:00:14.000'\n"
+              "9, 1, 90, TIMESTAMP '2024-01-01 00:00:01.000'\n"
+              "#4\n1, 5, 50, TIMESTAMP '2024-01-01 00:00:21.000'\n2, 3, 60, TIMESTAMP '2024-01-01 00:00:22.000'\n"
+              "5, 2, 100, TIMESTAMP '2024-01-01 00:00:20.000'\n"
+              "#5\n5, 3, 150, TIMESTAMP '2024-01-01 00:00:34.000'\n6, 1, 60, TIMESTAMP '2024-01-01 00:00:33.000'\n#6\n");
+  check_rocks(EV_DDL "SELECT COUNT(*), SUM(k) FROM ev;", "agg-0", NULL);
+}
+
+TEST(group_by_an_event_time_key_over_rocksdb) {
+  check_rocks(EV_DDL "SELECT ts, COUNT(*), MAX(k) FROM ev GROUP BY ts;", "agg-0", NULL);
+}
+
+TEST(deduplication_over_rocksdb) {
+  check_rocks(EV_DDL "SELECT k, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts)"
+                     " AS rn FROM ev) WHERE rn = 1;",
+              "dedup-0", NULL);
+  check_rocks(EV_DDL "SELECT k, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts"
+                     " DESC) AS rn FROM ev) WHERE rn = 1;",
+              "dedup-0", NULL);
+}
+
+TEST(distinct_over_rocksdb) {
+  check_rocks(EV_DDL "SELECT DISTINCT k, v, ts FROM ev;", "distinct-0", NULL);
+  /* the same row twice in a batch and again later, forgotten once the watermark passes it */
+  check_rocks(EV_DDL "SELECT DISTINCT k, ts FROM (SELECT k, ts FROM ev UNION ALL"
+                     " SELECT k, ts FROM ev);",
+              "distinct-0", NULL);
+}
+
+TEST(window_top_n_over_rocksdb) {
+  check_rocks(EV_DDL "SELECT window_start, k, v, rn FROM (SELECT *, ROW_NUMBER() OVER"
+                     " (PARTITION BY window_start, window_end ORDER BY n DESC) AS rn FROM"
+                     " TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))) WHERE rn <= 2;",
+              "topn-0", NULL);
+  check_rocks(EV_DDL "SELECT window_end, k, v FROM (SELECT *, RANK() OVER"
+                     " (PARTITION BY k, window_start, window_end ORDER BY ts) AS rn FROM"
+                     " TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '5' SECOND))) WHERE rn <= 1;",
+              "topn-0", NULL);
+}
+
+/* The query refused at open with a message that names `what`. */
+static void check_refused(const char *sql, const char *what) {
+  static char text[8192];
+  snprintf(text, sizeof text, "SET 'state.backend' = 'rocksdb';\n%s", sql);
+  harness h;
+  int rc = harness_open(&h, text);
+  CHECK_EQ(rc, DIPPER_UNSUPPORTED);
+  bool named = false;
+  for (int i = 0; i < h.diags.count; i++)
+    named |= strstr(h.diags.items[i].message, what) != NULL &&
+             strstr(h.diags.items[i].message, "'state.backend' = 'rocksdb'") != NULL;
+  CHECK(named);
+  harness_close(&h);
+  /* in memory it runs */
+  CHECK_EQ(harness_open(&h, sql), DIPPER_OK);
+  harness_close(&h);
+}
+
+TEST(what_rocksdb_does_not_take_is_refused) {
+  check_refused(EV_DDL "SELECT k, COUNT(DISTINCT v) FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts),"
+                       " INTERVAL '10' SECOND)) GROUP BY k, window_start, window_end;",
+                "DISTINCT values");
+  check_refused(EV_DDL "SELECT k, MIN(v) FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts),"
+                       " INTERVAL '10' SECOND)) GROUP BY k, window_start, window_end;",
+                "MIN/MAX of strings");
+  check_refused(EV_DDL "SELECT k, COUNT(*) FROM TABLE(SESSION(TABLE ev PARTITION BY k,"
+                       " DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY k, window_start,"
+                       " window_end;",
+                "session window");
+  check_refused(EV_DDL "SELECT k, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts)"
+                       " AS rn FROM ev) WHERE rn <= 2;",
+                "Top-N operator (line 3) in update mode");
+  check_refused(EV_DDL "SELECT k, SUM(n) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 2"
+                       " PRECEDING AND CURRENT ROW) FROM ev;",
+                "OVER");
+}
+
+int main(void) {
+  (void)check_script; /* the harness's; the cases here run check_rocks */
+  return RUN_TESTS();
+}
