@@ -153,7 +153,7 @@ TEST(batch_json_folders_and_success_files) {
   "SET 'execution.checkpointing.dir' = '@/ck';" \
   "SET 'dipper.trigger' = 'available-now';" \
   "CREATE TABLE src (id INT, dt STRING) WITH ('connector' = 'filesystem', 'path' = '@/" in "', " \
-  "'format' = 'json');" \
+  "'format' = 'json', 'source.monitor-interval' = '1 us');" \
   "CREATE TABLE dst (id INT, dt STRING) PARTITIONED BY (dt) WITH ('connector' = 'filesystem', " \
   "'path' = '@/out', 'format' = 'json', 'sink.partition-commit.policy.kind' = 'success-file', " \
   "'sink.partition-commit.trigger' = 'process-time', 'sink.partition-commit.delay' = '" delay "', " \

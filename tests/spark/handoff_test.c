@@ -153,7 +153,7 @@ static int step_until(dipper_query **qs, int n, got **gs, const int *want, int64
 #define CKPT "SET 'execution.checkpointing.dir' = '%s';\n"
 #define SOURCE                                                                              \
   "CREATE TABLE src (k STRING, v BIGINT) WITH ('connector' = 'filesystem', 'path' = '%s', " \
-  "'format' = 'json');\n"
+  "'format' = 'json', 'source.monitor-interval' = '1 s');\n"
 
 TEST(append_rows_exact_per_batch_id) {
   env e;
