@@ -585,7 +585,7 @@ static void usage(const char *argv0) {
           "  --restart-only  with --keep: only the timed restart on DIR's folder (e.g. under\n"
           "                valgrind --tool=callgrind)\n"
           "  --state-backend NAME  'state.backend' for every query (hashmap, in memory, the\n"
-          "                default, or rocksdb: the two-stream join's state on disk)\n"
+          "                default, or rocksdb: keyed state on disk, docs/sql.md)\n"
           "  --per-batch   each query's CPU time per batch while its state is small and once it\n"
           "                is large (default query: join_big)\n",
           argv0);
