@@ -1282,7 +1282,8 @@ int dp_spark_stream_start_plan(dp_spark_ctx *c, const dp_query_plan *q, const dp
   if (sink->inputs[0]->props.bounded)
     return dp_sx_refuse(x, sink->span,
                         "INSERT INTO `%s`: every input is bounded, and Spark starts a streaming "
-                        "query only over a stream (kafka, socket, a filesystem directory, datagen "
+                        "query only over a stream (kafka, socket, a filesystem table with "
+                        "'source.monitor-interval', datagen "
                         "without 'number-of-rows'); run it in batch mode "
                         "('execution.runtime-mode' = 'batch')",
                         t->name);

@@ -17,7 +17,7 @@
 
 #define SRC                                                                                       \
   "CREATE TABLE src (id BIGINT, dt STRING, h INT) WITH ('connector' = 'filesystem', "             \
-  "'path' = '/tmp/dipper-part-in', 'format' = 'json');\n"
+  "'path' = '/tmp/dipper-part-in', 'format' = 'json', 'source.monitor-interval' = '1 s');\n"
 
 typedef struct out {
   int rc;
