@@ -324,8 +324,9 @@ static void check_union(rctx *x, const dp_plan *p) {
   if (s && b)
     refuse(x, p->span,
            "UNION of a stream and a bounded input: Spark cannot union streaming and batch "
-           "inputs; make the bounded input a stream too (a filesystem directory or a Kafka "
-           "topic), or union the bounded rows in batch mode");
+           "inputs; make the bounded input a stream too (a filesystem table with "
+           "'source.monitor-interval', or a Kafka topic), or union the bounded rows in batch "
+           "mode");
 }
 
 static void check_setop(rctx *x, const dp_plan *p) {
