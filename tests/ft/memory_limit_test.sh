@@ -96,7 +96,8 @@ SET 'state.backend' = '$2';
 SET 'dipper.max-batch-rows' = '2000';
 SET 'dipper.trigger' = 'available-now';
 CREATE TABLE g (k BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)
-WITH ('connector' = 'filesystem', 'path' = '$work/in', 'format' = 'csv');
+WITH ('connector' = 'filesystem', 'path' = '$work/in', 'format' = 'csv',
+  'source.monitor-interval' = '1 s');
 CREATE TABLE out (k BIGINT, rk BIGINT, intact BOOLEAN)
 WITH ('connector' = 'filesystem', 'path' = '$3', 'format' = 'csv');
 INSERT INTO out
