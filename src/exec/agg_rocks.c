@@ -124,18 +124,8 @@ bool dp_agg_rocks_stored(const dp_agg_rocks *r, int64_t g) {
 
 /* The entry keys of cached groups [from, to) into r->keys / r->offs. */
 static int group_keys(dp_agg_rocks *r, int64_t from, int64_t to) {
-  int64_t n = to - from;
-  if (n + 1 > r->offs_cap && dp_grow(&r->offs, &r->offs_cap, n + 1, sizeof *r->offs, 1024))
-    return DIPPER_NOMEM;
-  r->keys.len = 0;
-  r->offs[0] = 0;
-  const dp_vector *const *kc = (const dp_vector *const *)r->ht->keys;
-  for (int64_t g = from; g < to; g++) {
-    int rc = dp_rocks_entry_key(&r->keys, 0, kc, r->ht->nkeys, g);
-    if (rc) return rc;
-    r->offs[g - from + 1] = r->keys.len;
-  }
-  return DIPPER_OK;
+  return dp_rocks_entry_keys(&r->keys, &r->offs, &r->offs_cap, (const dp_vector *const *)r->ht->keys,
+                             r->ht->nkeys, NULL, from, to - from);
 }
 
 typedef struct fetch_ctx {

@@ -468,18 +468,8 @@ static int rocks_grow(dedup_state *st, int64_t n) {
 
 /* The entry keys of cached keys ids[0..n) (NULL: 0..n). */
 static int rocks_keys(dedup_state *st, const int64_t *ids, int64_t n) {
-  if (n + 1 > st->roffs_cap &&
-      dp_grow(&st->roffs, &st->roffs_cap, n + 1, sizeof *st->roffs, 1024))
-    return DIPPER_NOMEM;
-  st->rkeys.len = 0;
-  st->roffs[0] = 0;
-  const dp_vector *const *kc = (const dp_vector *const *)st->keys.ht.keys;
-  for (int64_t i = 0; i < n; i++) {
-    int rc = dp_rocks_entry_key(&st->rkeys, 0, kc, st->keys.ht.nkeys, ids ? ids[i] : i);
-    if (rc) return rc;
-    st->roffs[i + 1] = st->rkeys.len;
-  }
-  return DIPPER_OK;
+  return dp_rocks_entry_keys(&st->rkeys, &st->roffs, &st->roffs_cap,
+                             (const dp_vector *const *)st->keys.ht.keys, st->keys.ht.nkeys, ids, 0, n);
 }
 
 /* dp_rocks_get_many: the stored entry of cached key fresh[i]. */

@@ -224,18 +224,8 @@ static int distinct_restore_delta(dp_op *op, dp_rd *in) {
 
 /* The entry keys of cached rows ids[0..n) (NULL: 0..n). */
 static int rocks_keys(distinct_state *st, const int64_t *ids, int64_t n) {
-  if (n + 1 > st->roffs_cap &&
-      dp_grow(&st->roffs, &st->roffs_cap, n + 1, sizeof *st->roffs, 1024))
-    return DIPPER_NOMEM;
-  st->rkeys.len = 0;
-  st->roffs[0] = 0;
-  const dp_vector *const *kc = (const dp_vector *const *)st->seen.ht.keys;
-  for (int64_t i = 0; i < n; i++) {
-    int rc = dp_rocks_entry_key(&st->rkeys, 0, kc, st->seen.ht.nkeys, ids ? ids[i] : i);
-    if (rc) return rc;
-    st->roffs[i + 1] = st->rkeys.len;
-  }
-  return DIPPER_OK;
+  return dp_rocks_entry_keys(&st->rkeys, &st->roffs, &st->roffs_cap,
+                             (const dp_vector *const *)st->seen.ht.keys, st->seen.ht.nkeys, ids, 0, n);
 }
 
 /* dp_rocks_get_many: cached row fresh[i] is stored. */

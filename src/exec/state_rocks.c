@@ -15,6 +15,7 @@
 #include <rocksdb/c.h>
 
 #include "core/bytes.h"
+#include "core/grow.h"
 #include "core/files.h"
 #include "core/vector_codec.h"
 #include "exec/rows.h"
@@ -1025,5 +1026,18 @@ int dp_rocks_key_order(const dp_buf *keys, const size_t *offs, int64_t n, int64_
   if (n > 1) qsort(r, (size_t)n, sizeof *r, cmp_key_ref);
   for (int64_t i = 0; i < n; i++) order[i] = r[i].i;
   free(r);
+  return DIPPER_OK;
+}
+
+int dp_rocks_entry_keys(dp_buf *out, size_t **offs, int64_t *offs_cap, const dp_vector *const *cols,
+                        int ncols, const int64_t *ids, int64_t from, int64_t n) {
+  if (n + 1 > *offs_cap && dp_grow(offs, offs_cap, n + 1, sizeof **offs, 1024)) return DIPPER_NOMEM;
+  out->len = 0;
+  (*offs)[0] = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int rc = dp_rocks_entry_key(out, 0, cols, ncols, ids ? ids[i] : from + i);
+    if (rc) return rc;
+    (*offs)[i + 1] = out->len;
+  }
   return DIPPER_OK;
 }

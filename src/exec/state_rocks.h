@@ -143,6 +143,11 @@ int dp_rocks_rows_expire(dp_rocks *db, int space, int64_t upto, dp_batch *unmatc
 /* The entry key of row `row` of cols[0..ncols), appended to out. */
 int dp_rocks_entry_key(dp_buf *out, int space, const dp_vector *const *cols, int ncols,
                        int64_t row);
+/* The entry keys of rows ids[0..n) of cols (ids NULL: rows from..from+n),
+** back to back in out (emptied first); key i is out->data[offs[i], offs[i+1]),
+** *offs grown to n + 1 as needed. */
+int dp_rocks_entry_keys(dp_buf *out, size_t **offs, int64_t *offs_cap, const dp_vector *const *cols,
+                        int ncols, const int64_t *ids, int64_t from, int64_t n);
 /* An entry key's columns appended to cols[0..ncols) (one row each). */
 int dp_rocks_entry_cols(const char *key, size_t kn, dp_vector *const *cols, int ncols);
 /* Read the entries of keys n keys (key i is keys->data[offs[i], offs[i+1])):
