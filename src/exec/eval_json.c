@@ -500,6 +500,16 @@ static int value_fallback(jctx *j, vstate *v, int64_t i, int b, dp_vector *out) 
                        : "no value at the path (ERROR ON EMPTY)");
 }
 
+/* A kernel's end: its result to *out, or freed when rc says it failed. */
+static int give(dp_vector *res, int rc, dp_vector **out) {
+  if (rc) {
+    dp_vector_free(res);
+    return rc;
+  }
+  *out = res;
+  return DIPPER_OK;
+}
+
 static int k_json_value(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n, dp_vector **out) {
   jctx j = {c, e, args, e->u.call.nargs, n, {0}, {0}};
   vstate v = {0};
@@ -535,12 +545,7 @@ static int k_json_value(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64
   free(j.m.s);
   free(j.m.e);
   free(j.buf.p);
-  if (rc) {
-    dp_vector_free(res);
-    return rc;
-  }
-  *out = res;
-  return DIPPER_OK;
+  return give(res, rc, out);
 }
 
 /* JSON_QUERY of row i into j->buf. */
@@ -597,12 +602,7 @@ static int k_json_query(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64
   free(j.m.s);
   free(j.m.e);
   free(j.buf.p);
-  if (rc) {
-    dp_vector_free(res);
-    return rc;
-  }
-  *out = res;
-  return DIPPER_OK;
+  return give(res, rc, out);
 }
 
 static int k_json_exists(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n, dp_vector **out) {
@@ -632,12 +632,7 @@ static int k_json_exists(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int6
   }
   free(j.m.s);
   free(j.m.e);
-  if (rc) {
-    dp_vector_free(res);
-    return rc;
-  }
-  *out = res;
-  return DIPPER_OK;
+  return give(res, rc, out);
 }
 
 /* ---- IS JSON, JSON_QUOTE, JSON_UNQUOTE, JSON_STRING ---- */
@@ -658,12 +653,7 @@ static int k_is_json(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t 
     else if (ok && kind[0] == 'O') ok = *vs == '{';
     rc = dp_vector_append_bool(res, ok);
   }
-  if (rc) {
-    dp_vector_free(res);
-    return rc;
-  }
-  *out = res;
-  return DIPPER_OK;
+  return give(res, rc, out);
 }
 
 /* A JSON string literal of p[0..n) (formats' escaping) into b. */
@@ -734,12 +724,7 @@ static int k_json_build(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64
     if (!rc) rc = dp_vector_append_str(res, j.buf.p, j.buf.len);
   }
   free(j.buf.p);
-  if (rc) {
-    dp_vector_free(res);
-    return rc;
-  }
-  *out = res;
-  return DIPPER_OK;
+  return give(res, rc, out);
 }
 
 static int k_json_text(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n, dp_vector **out) {
@@ -768,12 +753,7 @@ static int k_json_text(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_
     rc = ok ? dp_vector_append_str(res, b.p ? b.p : "", b.len) : DIPPER_NOMEM;
   }
   free(b.p);
-  if (rc) {
-    dp_vector_free(res);
-    return rc;
-  }
-  *out = res;
-  return DIPPER_OK;
+  return give(res, rc, out);
 }
 
 dp_ev_kernel dp_ev_kernel_json(int fn_id) {
