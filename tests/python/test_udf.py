@@ -375,10 +375,13 @@ def ticks_during(call):
     return t1 - t0, len(inside), max(gaps) if gaps else t1 - t0
 
 
+# rows enough for a query of about a second on a fast machine: 1,000,000
+# took 0.19 s on a quiet one, too short to tell a released GIL from luck
+N = 5000000
 LONG = """SET 'execution.runtime-mode' = 'batch';
 CREATE TABLE g (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence',
-  'fields.id.start' = '1', 'fields.id.end' = '1000000');
-"""
+  'fields.id.start' = '1', 'fields.id.end' = '%d');
+""" % N
 
 
 def test_gil_released_during_a_long_query(con):
@@ -392,7 +395,7 @@ def test_gil_released_during_a_long_query(con):
     worker.start()
     worker.join()
     took, ticks, gap = out["r"]
-    assert out["rows"] == [(1000000 * 1000001, 1000000)]
+    assert out["rows"] == [(N * (N + 1), N)]
     assert took > 0.2, "the query was too short to tell (%.3f s)" % took
     # the other thread ran all along: no gap near the query's length
     assert ticks >= 20 and gap < took / 4, (took, ticks, gap)
@@ -413,6 +416,6 @@ def test_gil_taken_only_for_the_udf_call(con):
     worker.start()
     worker.join()
     took, ticks, gap = out["r"]
-    assert out["rows"] == [(1000000 * 1000001 // 2 + 1000000,)]
+    assert out["rows"] == [(N * (N + 1) // 2 + N,)]
     assert calls[0] >= 1
     assert ticks >= 20 and gap < took / 4, (took, ticks, gap)
