@@ -175,6 +175,10 @@ const dp_diags *dp_spark_query_diags(const dp_spark_query *sq);
 void dp_spark_query_free(dp_spark_query *sq);
 /* Streaming on Spark: a query the server runs by its own trigger. */
 bool dp_spark_query_streaming(const dp_spark_query *sq);
+/* Streaming into a callback table (foreachBatch from C): each step waits on
+** the server for the next batch itself, so a caller that paces its steps
+** (dipper_run) calls again at once instead of pausing. */
+bool dp_spark_query_waits(const dp_spark_query *sq);
 /* Streaming: wait on the server (in slices, so that dipper_interrupt is seen:
 ** DIPPER_INTERRUPTED), then take in the last progress when it ended. */
 int dp_spark_query_await(dp_spark_query *sq, dp_progress_ring *ring, int64_t timeout_ms,

@@ -292,7 +292,7 @@ static void sleep_micros(int64_t us) {
 /* When the query's trigger next wants a step, given that one ran (or found
 ** nothing) between `before` and `after`. */
 static int64_t next_due(const dipper_query *q, bool ran, int64_t before, int64_t after) {
-  if (spark_streaming(q)) return after + SPARK_POLL_US;
+  if (spark_streaming(q)) return dp_spark_query_waits(q->sq) ? after : after + SPARK_POLL_US;
   const dp_trigger *t = query_trigger(q);
   if (t->kind == DP_TRIGGER_PROCESSING_TIME && t->interval > 0) {
     int64_t k = (before - q->started) / t->interval + 1;

@@ -148,6 +148,7 @@ static void show_user_functions(rows_builder *rb, const dp_catalog *cat) {
       sig = dp_arena_printf(rb->a, "%s (C)", f->cfunc->fn.signature);
       kind = kind_word(f->cfunc->fn.kind);
     } else if (f->kind == DP_UDF_JAVA) {
+      if (f->aggregate) kind = "aggregate";
       sig = dp_arena_printf(rb->a, "%s AS '%s'%s%s%s (Java)",
                             f->jfn ? f->jfn->signature : f->name, f->class_name,
                             f->jar ? " USING JAR '" : "", f->jar ? f->jar : "", f->jar ? "'" : "");

@@ -450,6 +450,7 @@ struct dp_spark_query {
   int64_t last_report_us; /* timestamp of the newest report taken in */
   /* a callback sink: foreachBatch from C (spark/handoff.h) */
   bool handoff;         /* the query writes to dipper's Spark sink */
+  int64_t last_look_us; /* when a step last looked at the query (poll_stream) */
   char handoff_key[DP_UUID_LEN + 1]; /* this run's key */
   uint64_t handoff_nonce; /* one per read: no plan cached for an earlier one fits */
   dp_sink hsink;        /* dipper's callback sink, open from the start to the free */
@@ -480,11 +481,18 @@ static int stream_session(dp_spark_query *sq, dp_sc **out) {
 
 /* ---- foreachBatch from C: a callback table's batches (spark/handoff.h) ---- */
 
-/* How long a step waits for dipper's Spark sink to hold a batch, and for how
-** long it goes on taking batches while they come (dipper_run's other queries
-** wait meanwhile; an interrupt ends it sooner). */
-#define HANDOFF_STEP_WAIT_MS 200
+/* How long a step waits for dipper's Spark sink to hold a batch (as long as
+** dipper_run's pause between two looks at a Spark query, which it skips for
+** these queries: dp_spark_query_waits), and for how long it goes on taking
+** batches while they come (dipper_run's other queries wait meanwhile; an
+** interrupt ends it sooner).  The sink answers a poll as soon as it holds a
+** batch, so the wait costs no latency; the looks at the query's status and
+** reports (three calls) do, as nothing polls during them, so a step makes
+** them at most once every HANDOFF_LOOK_US, and after a wait that brought no
+** batch. */
+#define HANDOFF_STEP_WAIT_MS 500
 #define HANDOFF_STEP_BUDGET_US INT64_C(2000000)
+#define HANDOFF_LOOK_US INT64_C(1000000)
 
 /* Open dipper's callback sink (the registration is looked up now: a name
 ** nobody registered fails the start, before Spark runs anything), upload
@@ -819,16 +827,21 @@ static int serve_one(dp_spark_query *sq, dp_sc *sc, int64_t wait_ms, bool *serve
   return DIPPER_OK;
 }
 
-/* A step's share: the batches that come while they come (up to the budget). */
-static int serve_handoff(dp_spark_query *sq, bool *ran) {
+/* A step's share: the batches that come while they come (up to the budget);
+** *idle when the wait brought none. */
+static int serve_handoff(dp_spark_query *sq, bool *ran, bool *idle) {
   dp_sc *sc = NULL;
   int rc = stream_session(sq, &sc);
   int64_t t0 = dp_mono_micros();
   bool served = true;
   while (rc == DIPPER_OK && served && !sq->ended && !dp_api_interrupted(sq->db) &&
          dp_mono_micros() - t0 < HANDOFF_STEP_BUDGET_US) {
-    rc = serve_one(sq, sc, HANDOFF_STEP_WAIT_MS, &served);
+    /* after a batch, only one already waiting: the step returns soon after
+       its callback ran (Spark's next batch comes after the ack's commit) */
+    int64_t wait = *ran ? 0 : HANDOFF_STEP_WAIT_MS;
+    rc = serve_one(sq, sc, wait, &served);
     if (served) *ran = true;
+    else *idle = true;
   }
   return rc;
 }
@@ -930,6 +943,10 @@ void dp_spark_query_progress(const dp_spark_query *sq, dipper_progress *out) {
 
 bool dp_spark_query_streaming(const dp_spark_query *sq) { return sq->streaming; }
 
+bool dp_spark_query_waits(const dp_spark_query *sq) {
+  return sq->streaming && sq->handoff && !sq->ended;
+}
+
 const char *dp_spark_query_id(const dp_spark_query *sq) {
   return sq->started && sq->sq.id[0] ? sq->sq.id : NULL;
 }
@@ -947,9 +964,15 @@ int dp_spark_query_step(dp_spark_query *sq, dp_progress_ring *ring, bool *ran, b
   if (sq->failed) return sq->failed;
   if (*finished) return DIPPER_OK;
   if (sq->streaming) {
-    bool served = false;
-    int rc = sq->handoff ? serve_handoff(sq, &served) : DIPPER_OK;
-    if (rc == DIPPER_OK) rc = poll_stream(sq, ring, ran);
+    bool served = false, idle = false;
+    int rc = sq->handoff ? serve_handoff(sq, &served, &idle) : DIPPER_OK;
+    int64_t now = dp_mono_micros();
+    bool look = !sq->handoff || sq->ended ||
+                (idle && now - sq->last_look_us >= HANDOFF_LOOK_US);
+    if (rc == DIPPER_OK && look) {
+      rc = poll_stream(sq, ring, ran);
+      sq->last_look_us = now;
+    }
     *ran = *ran || served;
     *finished = sq->ended;
     return rc;

@@ -332,7 +332,9 @@ dp_expr *dp_bind_call(dp_bexpr *x, const dp_ast_expr *e) {
                         name, name, x->clause ? x->clause : "an expression");
   if (dp_bind_udf_recursive(b, e)) return NULL;
   const dp_udf_def *udf = dp_catalog_function(b->cat, name);
-  if (udf && udf->kind != DP_UDF_C) return dp_bind_udf_call(x, e, udf);
+  /* C functions and Java aggregates are catalog entries bound as the built-ins */
+  if (udf && udf->kind != DP_UDF_C && !(udf->kind == DP_UDF_JAVA && udf->aggregate))
+    return dp_bind_udf_call(x, e, udf);
   const dp_func *fn = udf ? dp_bind_cfunc(b, udf, e) : dp_func_lookup(name);
   if (!fn && udf) return NULL;
   if (!fn) {

@@ -112,7 +112,38 @@ static dp_expr *expand_sql(dp_bexpr *x, const dp_ast_expr *e, const dp_udf_def *
   return r;
 }
 
+/* A Java function's call, noted on the statement (the Spark backend
+** registers it, the embedded engine refuses it); false when it cannot be
+** called (Flink's form without types) or out of memory. */
+static bool note_java(dp_binder *b, const dp_ast_expr *e, const dp_udf_def *f) {
+  if (!f->jfn) {
+    dp_bind_err(b, DIPPER_TYPE, e->span,
+                "function %s (the Java class '%s') was created without its types, which "
+                "dipper needs to check the query: create it as CREATE FUNCTION %s(a STRING, "
+                "..) RETURNS INT AS '%s'%s",
+                f->name, f->class_name, f->name, f->class_name, f->jar ? " USING JAR '..'" : "");
+    return false;
+  }
+  for (int i = 0; i < b->njava; i++)
+    if (b->java[i] == f) return true;
+  if (b->njava == b->capjava) {
+    int cap = b->capjava ? b->capjava * 2 : 4;
+    const dp_udf_def **g = dp_arena_grow(b->a, b->java, (size_t)b->capjava, (size_t)cap, sizeof *g);
+    if (!g) {
+      dp_bind_err(b, DIPPER_NOMEM, e->span, "out of memory");
+      return false;
+    }
+    b->java = g;
+    b->capjava = cap;
+  }
+  if (b->njava == 0) b->java_span = e->span;
+  b->java[b->njava++] = f;
+  return true;
+}
+
 const dp_func *dp_bind_cfunc(dp_binder *b, const dp_udf_def *f, const dp_ast_expr *e) {
+  if (f->kind == DP_UDF_JAVA) /* a Java aggregate: bound as the built-in ones are */
+    return note_java(b, e, f) ? f->jfn : NULL;
   if (!b->q)
     return dp_bind_fail(b, DIPPER_UNSUPPORTED, e->span,
                         "C function %s cannot be used in a table's computed column or watermark: "
@@ -123,17 +154,10 @@ const dp_func *dp_bind_cfunc(dp_binder *b, const dp_udf_def *f, const dp_ast_exp
   return &f->cfunc->fn;
 }
 
-/* A Java function: a call of its catalog entry, noted on the statement (the
-** Spark backend registers it, the embedded engine refuses it). */
+/* A scalar Java function: a call of its catalog entry. */
 static dp_expr *bind_java(dp_bexpr *x, const dp_ast_expr *e, const dp_udf_def *f) {
   dp_binder *b = x->b;
-  if (!f->jfn)
-    return dp_bind_fail(b, DIPPER_TYPE, e->span,
-                        "function %s (the Java class '%s') was created without its types, which "
-                        "dipper needs to check the query: create it as CREATE FUNCTION %s(a STRING, "
-                        "..) RETURNS INT AS '%s'%s",
-                        f->name, f->class_name, f->name, f->class_name,
-                        f->jar ? " USING JAR '..'" : "");
+  if (!note_java(b, e, f)) return NULL;
   if (!plain_call(b, e, "a scalar Java function")) return NULL;
   int nargs = e->u.call.nargs;
   dp_expr **args = dp_arena_calloc(b->a, (size_t)(nargs ? nargs : 1), sizeof *args);
@@ -142,20 +166,7 @@ static dp_expr *bind_java(dp_bexpr *x, const dp_ast_expr *e, const dp_udf_def *f
   for (int i = 0; i < nargs; i++)
     if (!(args[i] = dp_bind_expr(x, e->u.call.args[i]))) ok = false;
   if (!ok) return NULL;
-  dp_expr *c = dp_bind_call_fn(b, f->jfn, nargs, args, e->span);
-  if (!c) return NULL;
-  for (int i = 0; i < b->njava; i++)
-    if (b->java[i] == f) return c;
-  if (b->njava == b->capjava) {
-    int cap = b->capjava ? b->capjava * 2 : 4;
-    const dp_udf_def **g = dp_arena_grow(b->a, b->java, (size_t)b->capjava, (size_t)cap, sizeof *g);
-    if (!g) return dp_bind_fail(b, DIPPER_NOMEM, e->span, "out of memory");
-    b->java = g;
-    b->capjava = cap;
-  }
-  if (b->njava == 0) b->java_span = e->span;
-  b->java[b->njava++] = f;
-  return c;
+  return dp_bind_call_fn(b, f->jfn, nargs, args, e->span);
 }
 
 dp_expr *dp_bind_udf_call(dp_bexpr *x, const dp_ast_expr *e, const dp_udf_def *f) {

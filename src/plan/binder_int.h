@@ -209,8 +209,9 @@ struct dp_udf_def;
 bool dp_bind_udf_recursive(dp_binder *b, const dp_ast_expr *e);
 /* A call of a SQL function (expanded) or of a Java one. */
 dp_expr *dp_bind_udf_call(dp_bexpr *x, const dp_ast_expr *e, const struct dp_udf_def *f);
-/* The catalog entry of a C function, referenced by the statement; NULL with
-** an error where C functions cannot go. */
+/* The catalog entry of a C function (referenced by the statement) or of a
+** Java aggregate (noted on it); NULL with an error where C functions cannot
+** go, or for a Java function created without its types. */
 const dp_func *dp_bind_cfunc(dp_binder *b, const struct dp_udf_def *f, const dp_ast_expr *e);
 /* CREATE FUNCTION: checks (a SQL body is bound over its parameters), then the catalog. */
 int dp_bind_create_function(dp_binder *b, dp_catalog *cat, const dp_ast_stmt *s);

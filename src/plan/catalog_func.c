@@ -20,6 +20,7 @@
 #include "plan/catalog.h"
 #include "plan/catalog_int.h"
 #include "plan/udf.h"
+#include "spark/jar.h"
 #include "sql/parser.h"
 
 static int lower(int ch) { return (ch >= 'A' && ch <= 'Z') ? ch + ('a' - 'A') : ch; }
@@ -164,6 +165,31 @@ static int reparse(dp_catalog *c, dp_diags *d, const dp_ast_stmt *s,
   return rc;
 }
 
+/* A Java function is scalar or an aggregate as its class in the jar says
+** (spark/jar.h): Flink's CREATE FUNCTION has no word for it.  A jar that
+** cannot be read or decoded here is left to its upload, which says why; a
+** class that is not in the jar (on the server's class path) is scalar, as
+** Spark's registerJava takes it (the server says so when it is not one). */
+static int java_kind(dp_diags *d, dp_udf_def *f) {
+  if (!f->jar) return DIPPER_OK;
+  dp_buf why = DP_BUF_INIT;
+  dp_java_kind k = DP_JAVA_UNKNOWN;
+  int rc = dp_jar_file_kind(f->jar, f->class_name, &k, &why);
+  dp_buf_free(&why);
+  if (rc == DIPPER_NOMEM) return rc;
+  if (rc != DIPPER_OK) return DIPPER_OK;
+  if (k == DP_JAVA_AGGREGATOR)
+    return dp_error(d, DIPPER_UNSUPPORTED, f->span,
+                    "function %s: the class '%s' extends Spark's Aggregator, which Spark Connect "
+                    "cannot register from a class name (its JavaUDF aggregate takes a "
+                    "UserDefinedAggregateFunction only, and an Aggregator needs its encoders "
+                    "from Scala); extend org.apache.spark.sql.expressions."
+                    "UserDefinedAggregateFunction instead",
+                    f->name, f->class_name);
+  f->aggregate = k == DP_JAVA_UDAF;
+  return DIPPER_OK;
+}
+
 int dp_catalog_create_function(dp_catalog *c, dp_diags *d, const dp_ast_stmt *s) {
   if (!c || !d || !s || s->kind != DP_AS_CREATE_FUNCTION) return DIPPER_MISUSE;
   const dp_ast_create_function *cf = &s->u.create_function;
@@ -179,6 +205,8 @@ int dp_catalog_create_function(dp_catalog *c, dp_diags *d, const dp_ast_stmt *s)
     f->jar = cf->jar ? dp_arena_strdup(c->arena, cf->jar) : NULL;
     f->language = cf->language ? dp_arena_strdup(c->arena, cf->language) : NULL;
     if (!f->class_name || (cf->jar && !f->jar) || (cf->language && !f->language)) return DIPPER_NOMEM;
+    int krc = java_kind(d, f);
+    if (krc != DIPPER_OK) return krc;
     if (!cf->returns) return dp_catalog_add_function(c, f); /* Flink's form: no types */
   }
   const dp_ast_create_function *kept = NULL;

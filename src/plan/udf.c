@@ -150,7 +150,7 @@ dp_func *dp_udf_java_func(dp_arena *a, const dp_udf_def *f) {
   if (!sig) return NULL;
   fn->id = DP_F_COUNT_;
   fn->name = f->name;
-  fn->kind = DP_FN_SCALAR;
+  fn->kind = f->aggregate ? DP_FN_AGGREGATE : DP_FN_SCALAR;
   fn->min_args = fn->max_args = f->nparams;
   fn->deterministic = true;
   fn->infer = infer_java;

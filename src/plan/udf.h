@@ -11,7 +11,8 @@
 ** own (a dp_func whose `cfunc` points back here): the plan calls it and the
 ** embedded executor runs its callbacks (exec/eval_udf.c, exec/agg_cfunc.c).
 ** A Java function is a catalog entry too (`java`), which the Spark backend
-** registers in its session and calls by name (spark/udf.h).
+** registers in its session and calls by name (spark/udf.h); a scalar one or
+** an aggregate, as its class in the jar says (spark/jar.h).
 **
 ** Lifetime of a C function: reference-counted.  The catalog holds one
 ** reference while the name is defined; every statement bound with a call of
@@ -92,6 +93,8 @@ typedef struct dp_udf_def {
   const char *class_name;
   const char *jar;
   const char *language;
+  bool aggregate;               /* the jar's class extends Spark's UserDefinedAggregateFunction
+                                   (spark/jar.h reads it at CREATE FUNCTION) */
   dp_func *jfn;                 /* declared types: the catalog entry calls are bound to (id
                                    DP_F_COUNT_, fn->java == this); NULL for Flink's untyped form */
 } dp_udf_def;

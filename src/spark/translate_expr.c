@@ -954,6 +954,23 @@ Spark__Connect__Expression *dp_sx_agg(dp_sx *x, const dp_sscope *s, const dp_fun
                                       dp_expr *const *args, bool distinct, const dp_expr *filter,
                                       dp_span span) {
   if (fn->cfunc) return refuse_cfunc(x, fn, span);
+  if (fn->java) { /* a Java aggregate, registered under its name (udf.h) */
+    if (filter) {
+      dp_sx_refuse(x, filter->span,
+                   "%s(..) FILTER (WHERE ..): Spark's aggregate call has no FILTER, and whether the "
+                   "Java aggregate skips NULLs (which a CASE WHEN would need) is its own; filter "
+                   "the rows in a subquery instead",
+                   fn->name);
+      return NULL;
+    }
+    Spark__Connect__Expression **a = dp_sx_alloc(x, (size_t)(nargs ? nargs : 1) * sizeof *a);
+    if (!a) return NULL;
+    bool ok = true;
+    for (int i = 0; i < nargs; i++) ok &= (a[i] = dp_sx_expr(x, s, args[i])) != NULL;
+    Spark__Connect__Expression *r = ok ? dp_sx_fn(x, fn->name, nargs, a) : NULL;
+    if (r && distinct) r->unresolved_function->is_distinct = true;
+    return r;
+  }
   const fn_map *m = &fn_maps[fn->id];
   if (m->how == REFUSE || !m->spark) {
     dp_sx_refuse(x, span, "%s(..) is not available: %s", fn->name, m->why ? m->why : "no Spark equivalent");

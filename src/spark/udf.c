@@ -27,6 +27,9 @@ int dp_spark_java_register_plan(dp_spark_ctx *c, const dp_udf_def *f, Spark__Con
   if (!t) return x.rc ? x.rc : DIPPER_UNSUPPORTED;
   j->_output_type_case = SPARK__CONNECT__JAVA_UDF___OUTPUT_TYPE_OUTPUT_TYPE;
   j->output_type = t;
+  /* an aggregate: the server's registerJavaUDAF, which takes the class's own
+     dataType (the call is cast to the declared type, translate_expr.c) */
+  j->aggregate = f->aggregate;
   u->deterministic = true;
   u->function_case = SPARK__CONNECT__COMMON_INLINE_USER_DEFINED_FUNCTION__FUNCTION_JAVA_UDF;
   u->java_udf = j;

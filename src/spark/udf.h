@@ -19,7 +19,8 @@
 #include "spark/translate.h"
 
 /* The Plan { command { register_function { function_name, deterministic,
-** java_udf { class_name, output_type } } } } of f (declared types), in
+** java_udf { class_name, output_type, aggregate } } } } of f (declared
+** types; aggregate as the catalog read it from the jar, spark/jar.h), in
 ** c->arena.  DIPPER_OK, DIPPER_NOMEM, or a refusal into c->diags for a result
 ** type Spark has no counterpart of. */
 int dp_spark_java_register_plan(dp_spark_ctx *c, const dp_udf_def *f, Spark__Connect__Plan **out);
