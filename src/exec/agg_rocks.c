@@ -154,15 +154,9 @@ static int wb_set_value(wb_cache *c, int64_t i, const char *v, size_t vn) {
   return DIPPER_OK;
 }
 
-/* The bytes the entries in use take (the arrays' room past them is reused). */
+/* The memory the cache holds (its arrays' room, not only what is in use). */
 static size_t wb_size(const wb_cache *c) {
-  return c->bytes.len + (size_t)c->n * (sizeof *c->e + 2 * sizeof *c->slots);
-}
-
-static void wb_clear(wb_cache *c) {
-  c->n = 0;
-  c->bytes.len = 0;
-  if (c->nslots) memset(c->slots, 0, (size_t)c->nslots * sizeof *c->slots);
+  return c->bytes.cap + (size_t)c->cap * sizeof *c->e + (size_t)c->nslots * sizeof *c->slots;
 }
 
 static void wb_free(wb_cache *c) {
@@ -171,29 +165,59 @@ static void wb_free(wb_cache *c) {
   dp_buf_free(&c->bytes);
 }
 
+/* Empty, its memory given back. */
+static void wb_clear(wb_cache *c) {
+  wb_free(c);
+  memset(c, 0, sizeof *c);
+}
+
 /* The live entries only, their bytes copied together (the dead ones, keys
 ** known absent, go: the closed groups a window leaves behind). */
 static int wb_compact(wb_cache *c) {
-  dp_buf nb = {0};
+  size_t live = 0;
   int64_t m = 0;
+  for (int64_t i = 0; i < c->n; i++)
+    if (c->e[i].live) live += (size_t)c->e[i].klen + c->e[i].vlen, m++;
+  if (!m) {
+    wb_clear(c);
+    return DIPPER_OK;
+  }
+  dp_buf nb = DP_BUF_INIT;
+  char *to = dp_buf_append_room(&nb, live); /* sized once: no doubling */
+  if (!to) return DIPPER_NOMEM;
+  nb.len = 0;
+  m = 0;
   for (int64_t i = 0; i < c->n; i++) {
     wb_entry e = c->e[i];
     if (!e.live) continue;
     size_t k = nb.len;
-    dp_buf_put(&nb, c->bytes.data + e.koff, e.klen);
+    memcpy(nb.data + nb.len, c->bytes.data + e.koff, e.klen);
+    nb.len += e.klen;
     size_t v = nb.len;
-    dp_buf_put(&nb, c->bytes.data + e.voff, e.vlen);
+    if (e.vlen) memcpy(nb.data + nb.len, c->bytes.data + e.voff, e.vlen);
+    nb.len += e.vlen;
     e.koff = k, e.voff = v, e.vcap = e.vlen;
     c->e[m++] = e;
-  }
-  if (nb.oom) {
-    dp_buf_free(&nb);
-    return DIPPER_NOMEM;
   }
   dp_buf_free(&c->bytes);
   c->bytes = nb;
   c->n = m;
-  if (c->nslots) memset(c->slots, 0, (size_t)c->nslots * sizeof *c->slots);
+  /* the arrays shrunk to what the live entries need */
+  uint64_t ns = 4096;
+  while ((uint64_t)m * 2 > ns) ns *= 2;
+  if (ns < c->nslots) {
+    uint32_t *sl = calloc(ns, sizeof *sl);
+    if (!sl) return DIPPER_NOMEM;
+    free(c->slots);
+    c->slots = sl;
+    c->nslots = ns;
+  } else if (c->nslots) {
+    memset(c->slots, 0, (size_t)c->nslots * sizeof *c->slots);
+  }
+  if (m > 0 && m < c->cap / 2) {
+    wb_entry *e = realloc(c->e, (size_t)m * sizeof *e);
+    if (e) c->e = e, c->cap = m;
+  }
   for (int64_t i = 0; i < m; i++) wb_place(c, i);
   return DIPPER_OK;
 }
@@ -441,9 +465,9 @@ int dp_agg_rocks_store(dp_agg_rocks *r, const bool *keep, int64_t n) {
     if (e >= 0) r->wb.e[e].live = r->wb.e[e].in_db = r->wb.e[e].dirty = 0;
   }
   if (!rc) rc = dp_rocks_commit(r->db);
-  /* past the budget: the dead entries go; still past half of it, all */
+  /* past the budget: the dead entries go; still past 3/4 of it, all */
   if (!rc && wb_size(&r->wb) > r->budget && !(rc = wb_compact(&r->wb)) &&
-      wb_size(&r->wb) > r->budget / 2)
+      wb_size(&r->wb) > r->budget / 4 * 3)
     rc = wb_flush(r, true);
   return rc;
 }
