@@ -4,7 +4,8 @@
 #
 # A GROUP BY k over KEYS distinct keys (default 5,000,000; COUNT and SUM per
 # key, kept for ever, update mode into a blackhole sink) reads KEYS rows of
-# CSV (100 files) through a streaming filesystem source, with a checkpoint
+# CSV (100 files) through a streaming filesystem source (its folder watched:
+# source.monitor-interval), with a checkpoint
 # folder.  Once the input is consumed (the process's CPU time stops growing)
 # it is killed with SIGKILL.  Then a file of one row is added and `dipper
 # run` (trigger available-now) is timed: it restores the state (in memory:
@@ -15,7 +16,8 @@
 # over that one file alone (no state) is the fixed cost, subtracted.  Printed per backend: the state's
 # size on disk (the state files the restart reads; RocksDB: its last
 # checkpoint folder), the peak RSS of the restart, the restart's wall and
-# CPU time less the fixed cost, and seconds per GB of each size.
+# CPU time less the fixed cost, and CPU seconds per GB of each size (the
+# wall time follows the machine's load).
 set -euo pipefail
 dipper=$1
 keys=${2:-5000000}
@@ -36,7 +38,8 @@ SET 'state.backend' = '$2';
 SET 'execution.checkpointing.dir' = '$3';
 $4
 CREATE TABLE src (k BIGINT, v BIGINT)
-WITH ('connector' = 'filesystem', 'path' = '${5:-$work/in}', 'format' = 'csv');
+WITH ('connector' = 'filesystem', 'path' = '${5:-$work/in}', 'format' = 'csv',
+  'source.monitor-interval' = '1 s');
 CREATE TABLE dst (k BIGINT, n BIGINT, s BIGINT) WITH ('connector' = 'blackhole');
 INSERT INTO dst SELECT k, COUNT(*), SUM(v) FROM src GROUP BY k;
 SQL
@@ -50,7 +53,8 @@ timed_run() {
   awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$work/time"
 }
 
-printf '%-8s %10s %12s %10s %10s %10s %10s %10s\n' backend keys "state MB" "RSS MB" "wall s" "CPU s" "s/GB disk" "s/GB RSS"
+printf '%-8s %10s %12s %10s %10s %10s %14s %14s\n' backend keys "state MB" "RSS MB" "wall s" "CPU s" \
+  "CPU s/GB disk" "CPU s/GB RSS"
 for be in "${backends[@]}"; do
   rm -f "$work/in/zz"*.csv
   ck="$work/ck-$be"
@@ -84,8 +88,8 @@ for be in "${backends[@]}"; do
   awk -v be="$be" -v k="$keys" -v size="$size" -v rss="$rss" -v w="$wall" -v c="$cpu" \
     -v fw="$fwall" -v fc="$fcpu" 'BEGIN {
       dw = w - fw; dc = c - fc; if (dw < 0) dw = 0; if (dc < 0) dc = 0
-      printf "%-8s %10d %12.1f %10.1f %10.2f %10.2f %10.2f %10.2f\n", be, k, size / 1048576,
-        rss / 1024, dw, dc, dw / (size / 1073741824), dw / (rss / 1048576)
+      printf "%-8s %10d %12.1f %10.1f %10.2f %10.2f %14.2f %14.2f\n", be, k, size / 1048576,
+        rss / 1024, dw, dc, dc / (size / 1073741824), dc / (rss / 1048576)
     }'
   rm -rf "$ck" "$work/fresh-$be"
 done

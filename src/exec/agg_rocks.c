@@ -8,6 +8,21 @@
 ** key), written once when the group is first stored; the watermark's range
 ** scan takes the index entries it passes away, and the groups' entries go
 ** as their windows are emitted or dropped.
+**
+** Write-back cache (wb_*): the groups a batch stores stay in memory, their
+** values as dp_agg_state_save_delta wrote them, keyed by the entry key, up
+** to WB_BUDGET bytes; RocksDB gets them only when the cache passes that
+** (every dirty entry written in key order, then the cache emptied), before
+** a checkpoint (dp_agg_rocks_save: a checkpoint holds every group) and
+** before a scan of every entry.  So a group that lives a few batches and
+** closes between two checkpoints never reaches RocksDB, and one touched
+** again is read from memory.  Per entry: live (it is a group; not live, a
+** known absent key: its RocksDB entry, if any, deleted), in_db (RocksDB has
+** an entry and a time index entry for it), dirty (RocksDB's entry is older).
+** The watermark's due groups are the time index's plus the live cache
+** entries not in RocksDB whose end it passed (a pass over the cache).  A
+** kill loses the cache with the live RocksDB copy: the restart opens the
+** last checkpoint, which the flush before it made whole.
 */
 #include "exec/agg_rocks.h"
 
@@ -16,7 +31,27 @@
 #include <string.h>
 
 #include "core/grow.h"
+#include "core/session.h"
 #include "core/vector_codec.h"
+
+/* The write-back cache's room, keys, values and entries counted. */
+#define WB_BUDGET ((size_t)32 << 20)
+
+typedef struct wb_entry {
+  uint64_t hash;
+  size_t koff, voff;     /* into wb_cache.bytes */
+  uint32_t klen, vlen, vcap;
+  int64_t end;           /* the group's end (evicting) */
+  uint8_t live, in_db, dirty;
+} wb_entry;
+
+typedef struct wb_cache {
+  wb_entry *e;
+  int64_t n, cap;
+  uint32_t *slots;       /* entry + 1; 0 empty; linear probing */
+  uint64_t nslots;       /* a power of two, at least twice n */
+  dp_buf bytes;
+} wb_cache;
 
 struct dp_agg_rocks {
   dp_rocks *db;
@@ -27,6 +62,8 @@ struct dp_agg_rocks {
   dp_agg_state *const *states;
   int naggs, end_key;
   int64_t count;          /* stored groups */
+  int64_t indb;           /* of which RocksDB has an entry (0: a cache miss is absent) */
+  size_t budget;          /* the write-back cache's */
   uint8_t *stored;        /* per cached group: it has an entry */
   int64_t stored_cap;
   dp_buf keys, val;       /* scratch: entry keys back to back, a value */
@@ -36,11 +73,195 @@ struct dp_agg_rocks {
   dp_buf due;
   size_t *due_offs;
   int64_t due_cap, ndue, due_at;
+  int64_t *due_t, due_tcap; /* the index's keys' times */
+  dp_buf due2;            /* scratch: the merged due list */
   dp_vector **kv;         /* scratch: decoded key columns */
   int64_t *ids, ids_cap;
   uint64_t *hashes;
   int64_t *order, order_cap; /* scratch: the groups in key order */
+  wb_cache wb;
+  dp_buf mkeys;           /* scratch: the keys the cache misses, their groups */
+  size_t *moffs;
+  int64_t moffs_cap, *mids, mids_cap;
 };
+
+/* ---- the write-back cache ---- */
+
+/* The entry key's hash (its bytes 1..8), mixed: its low bits pick the slot. */
+static uint64_t key_hash(const char *k) {
+  uint64_t h = 0;
+  for (int i = 1; i <= 8; i++) h = h << 8 | (uint8_t)k[i];
+  h ^= h >> 31;
+  h *= UINT64_C(0x9E3779B97F4A7C15);
+  return h ^ (h >> 29);
+}
+
+static const char *wb_key(const wb_cache *c, const wb_entry *e) { return c->bytes.data + e->koff; }
+
+/* The entry of key k (an entry key, at least 13 bytes), or -1. */
+static int64_t wb_find(const wb_cache *c, const char *k, size_t kn) {
+  if (!c->nslots) return -1;
+  uint64_t h = key_hash(k), mask = c->nslots - 1;
+  for (uint64_t s = h & mask;; s = (s + 1) & mask) {
+    uint32_t x = c->slots[s];
+    if (!x) return -1;
+    const wb_entry *e = &c->e[x - 1];
+    if (e->hash == h && e->klen == kn && !memcmp(wb_key(c, e), k, kn)) return x - 1;
+  }
+}
+
+static void wb_place(wb_cache *c, int64_t i) {
+  uint64_t mask = c->nslots - 1, s = c->e[i].hash & mask;
+  while (c->slots[s]) s = (s + 1) & mask;
+  c->slots[s] = (uint32_t)(i + 1);
+}
+
+/* A new entry (not live) for key k, absent from the cache. */
+static int wb_insert(wb_cache *c, const char *k, size_t kn, int64_t *out) {
+  if (c->n >= UINT32_MAX - 1 || kn > UINT32_MAX) return DIPPER_LIMIT;
+  if (c->n + 1 > c->cap && dp_grow(&c->e, &c->cap, c->n + 1, sizeof *c->e, 1024))
+    return DIPPER_NOMEM;
+  if ((uint64_t)(c->n + 1) * 2 > c->nslots) {
+    uint64_t ns = c->nslots ? c->nslots * 2 : 4096;
+    uint32_t *sl = calloc(ns, sizeof *sl);
+    if (!sl) return DIPPER_NOMEM;
+    free(c->slots);
+    c->slots = sl;
+    c->nslots = ns;
+    for (int64_t i = 0; i < c->n; i++) wb_place(c, i);
+  }
+  size_t at = c->bytes.len;
+  dp_buf_put(&c->bytes, k, kn);
+  if (c->bytes.oom) return DIPPER_NOMEM;
+  c->e[c->n] = (wb_entry){.hash = key_hash(k), .koff = at, .klen = (uint32_t)kn};
+  wb_place(c, c->n);
+  *out = c->n++;
+  return DIPPER_OK;
+}
+
+static int wb_set_value(wb_cache *c, int64_t i, const char *v, size_t vn) {
+  wb_entry *e = &c->e[i];
+  if (vn > UINT32_MAX) return DIPPER_LIMIT;
+  if (vn > e->vcap) {
+    e->voff = c->bytes.len;
+    dp_buf_put(&c->bytes, v, vn);
+    if (c->bytes.oom) return DIPPER_NOMEM;
+    e->vcap = (uint32_t)vn;
+  } else if (vn) {
+    memcpy(c->bytes.data + e->voff, v, vn);
+  }
+  e->vlen = (uint32_t)vn;
+  return DIPPER_OK;
+}
+
+/* The memory the cache holds (its arrays' room, not only what is in use). */
+static size_t wb_size(const wb_cache *c) {
+  return c->bytes.cap + (size_t)c->cap * sizeof *c->e + (size_t)c->nslots * sizeof *c->slots;
+}
+
+static void wb_free(wb_cache *c) {
+  free(c->e);
+  free(c->slots);
+  dp_buf_free(&c->bytes);
+}
+
+/* Empty, its memory given back. */
+static void wb_clear(wb_cache *c) {
+  wb_free(c);
+  memset(c, 0, sizeof *c);
+}
+
+/* The live entries only, their bytes copied together (the dead ones, keys
+** known absent, go: the closed groups a window leaves behind). */
+static int wb_compact(wb_cache *c) {
+  size_t live = 0;
+  int64_t m = 0;
+  for (int64_t i = 0; i < c->n; i++)
+    if (c->e[i].live) live += (size_t)c->e[i].klen + c->e[i].vlen, m++;
+  if (!m) {
+    wb_clear(c);
+    return DIPPER_OK;
+  }
+  dp_buf nb = DP_BUF_INIT;
+  char *to = dp_buf_append_room(&nb, live); /* sized once: no doubling */
+  if (!to) return DIPPER_NOMEM;
+  nb.len = 0;
+  m = 0;
+  for (int64_t i = 0; i < c->n; i++) {
+    wb_entry e = c->e[i];
+    if (!e.live) continue;
+    size_t k = nb.len;
+    memcpy(nb.data + nb.len, c->bytes.data + e.koff, e.klen);
+    nb.len += e.klen;
+    size_t v = nb.len;
+    if (e.vlen) memcpy(nb.data + nb.len, c->bytes.data + e.voff, e.vlen);
+    nb.len += e.vlen;
+    e.koff = k, e.voff = v, e.vcap = e.vlen;
+    c->e[m++] = e;
+  }
+  dp_buf_free(&c->bytes);
+  c->bytes = nb;
+  c->n = m;
+  /* the arrays shrunk to what the live entries need */
+  uint64_t ns = 4096;
+  while ((uint64_t)m * 2 > ns) ns *= 2;
+  if (ns < c->nslots) {
+    uint32_t *sl = calloc(ns, sizeof *sl);
+    if (!sl) return DIPPER_NOMEM;
+    free(c->slots);
+    c->slots = sl;
+    c->nslots = ns;
+  } else if (c->nslots) {
+    memset(c->slots, 0, (size_t)c->nslots * sizeof *c->slots);
+  }
+  if (m > 0 && m < c->cap / 2) {
+    wb_entry *e = realloc(c->e, (size_t)m * sizeof *e);
+    if (e) c->e = e, c->cap = m;
+  }
+  for (int64_t i = 0; i < m; i++) wb_place(c, i);
+  return DIPPER_OK;
+}
+
+/* Every dirty entry into RocksDB (in key order, the memtable's fastest),
+** its time index entry with its first write; committed.  clear: the cache
+** emptied after. */
+static int wb_flush(dp_agg_rocks *r, bool clear) {
+  wb_cache *c = &r->wb;
+  int64_t m = 0;
+  if (c->n + 1 > r->offs_cap && dp_grow(&r->offs, &r->offs_cap, c->n + 1, sizeof *r->offs, 1024))
+    return DIPPER_NOMEM;
+  if (c->n > r->ids_cap) {
+    int64_t cap = r->ids_cap;
+    if (dp_grow(&r->ids, &cap, c->n, sizeof *r->ids, 1024) ||
+        dp_grow(&r->hashes, &r->ids_cap, c->n, sizeof *r->hashes, 1024))
+      return DIPPER_NOMEM;
+  }
+  if (c->n > r->order_cap && dp_grow(&r->order, &r->order_cap, c->n, sizeof *r->order, 1024))
+    return DIPPER_NOMEM;
+  r->keys.len = 0;
+  r->offs[0] = 0;
+  for (int64_t i = 0; i < c->n; i++) {
+    const wb_entry *e = &c->e[i];
+    if (!e->live || !e->dirty) continue;
+    dp_buf_put(&r->keys, wb_key(c, e), e->klen);
+    r->ids[m] = i;
+    r->offs[++m] = r->keys.len;
+  }
+  if (r->keys.oom) return DIPPER_NOMEM;
+  int rc = dp_rocks_key_order(&r->keys, r->offs, m, r->order);
+  for (int64_t j = 0; j < m && !rc; j++) {
+    wb_entry *e = &c->e[r->ids[r->order[j]]];
+    const char *k = wb_key(c, e);
+    dp_rocks_put(r->db, k, e->klen, c->bytes.data + e->voff, e->vlen);
+    if (!e->in_db && r->end_key >= 0) rc = dp_rocks_index_put(r->db, 0, e->end, k, e->klen);
+    r->indb += !e->in_db;
+    e->in_db = 1;
+    e->dirty = 0;
+  }
+  if (!rc && m) rc = dp_rocks_commit(r->db);
+  if (!rc && clear) wb_clear(c);
+  return rc;
+}
 
 static bool plan_ordinal(const dp_plan *at, const dp_plan *p, int *n) {
   if (at == p) return true;
@@ -84,6 +305,8 @@ int dp_agg_rocks_new(dp_op *op, dp_hashtable *ht, dp_agg_state *const *states, i
   r->states = states;
   r->naggs = op->plan->u.aggregate.naggs;
   r->end_key = end_key;
+  const char *cb = dp_session_option(op->ex->db, "dipper.rocksdb.aggregate-cache-bytes");
+  r->budget = cb ? (size_t)strtoull(cb, NULL, 10) : WB_BUDGET; /* checked when SET */
   r->kv = calloc((size_t)(ht->nkeys > 0 ? ht->nkeys : 1), sizeof *r->kv);
   int rc = r->kv ? DIPPER_OK : DIPPER_NOMEM;
   for (int j = 0; !rc && j < ht->nkeys; j++)
@@ -111,6 +334,12 @@ void dp_agg_rocks_free(dp_agg_rocks *r) {
   free(r->ids);
   free(r->hashes);
   free(r->order);
+  wb_free(&r->wb);
+  free(r->due_t);
+  dp_buf_free(&r->due2);
+  dp_buf_free(&r->mkeys);
+  free(r->moffs);
+  free(r->mids);
   free(r);
 }
 
@@ -128,16 +357,9 @@ static int group_keys(dp_agg_rocks *r, int64_t from, int64_t to) {
                              r->ht->nkeys, NULL, from, to - from);
 }
 
-typedef struct fetch_ctx {
-  dp_agg_rocks *r;
-  int64_t from;
-} fetch_ctx;
-
-/* A stored group's value into cached group from + i. */
-static int load_group(void *u, int64_t i, const char *v, size_t vn) {
-  fetch_ctx *f = u;
-  dp_agg_rocks *r = f->r;
-  int64_t g = f->from + i, ng = r->ht->ngroups;
+/* A stored group's value into cached group g. */
+static int load_value(dp_agg_rocks *r, int64_t g, const char *v, size_t vn) {
+  int64_t ng = r->ht->ngroups;
   dp_rd rd;
   dp_rd_init(&rd, v, vn);
   for (int a = 0; a < r->naggs; a++) {
@@ -147,6 +369,41 @@ static int load_group(void *u, int64_t i, const char *v, size_t vn) {
   if (!dp_rd_done(&rd)) return DIPPER_CORRUPT;
   r->stored[g] = 1;
   return DIPPER_OK;
+}
+
+/* dp_rocks_get_many: the i-th key the cache missed. */
+static int load_miss(void *u, int64_t i, const char *v, size_t vn) {
+  dp_agg_rocks *r = u;
+  return load_value(r, r->mids[i], v, vn);
+}
+
+/* Groups [from, to): each from the cache when it knows the key (a value, or
+** known absent), the others read from RocksDB in one multi-get. */
+static int fetch_groups(dp_agg_rocks *r, int64_t from, int64_t to) {
+  int64_t n = to - from, m = 0;
+  if (n + 1 > r->moffs_cap && dp_grow(&r->moffs, &r->moffs_cap, n + 1, sizeof *r->moffs, 1024))
+    return DIPPER_NOMEM;
+  if (n > r->mids_cap && dp_grow(&r->mids, &r->mids_cap, n, sizeof *r->mids, 1024))
+    return DIPPER_NOMEM;
+  r->mkeys.len = 0;
+  r->moffs[0] = 0;
+  int rc = DIPPER_OK;
+  for (int64_t i = 0; i < n && !rc; i++) {
+    const char *k = r->keys.data + r->offs[i];
+    size_t kn = r->offs[i + 1] - r->offs[i];
+    int64_t e = wb_find(&r->wb, k, kn);
+    if (e >= 0) {
+      const wb_entry *x = &r->wb.e[e];
+      if (x->live) rc = load_value(r, from + i, r->wb.bytes.data + x->voff, x->vlen);
+      continue;
+    }
+    dp_buf_put(&r->mkeys, k, kn);
+    r->mids[m] = from + i;
+    r->moffs[++m] = r->mkeys.len;
+  }
+  if (!rc && r->mkeys.oom) rc = DIPPER_NOMEM;
+  if (!rc && m && r->indb > 0) rc = dp_rocks_get_many(r->db, &r->mkeys, r->moffs, m, load_miss, r);
+  return rc;
 }
 
 int dp_agg_rocks_fetch(dp_agg_rocks *r, int64_t from) {
@@ -163,41 +420,56 @@ int dp_agg_rocks_fetch(dp_agg_rocks *r, int64_t from) {
     if (rc) return rc;
   }
   int rc = group_keys(r, from, to);
-  fetch_ctx f = {r, from};
-  if (!rc) rc = dp_rocks_get_many(r->db, &r->keys, r->offs, to - from, load_group, &f);
+  if (!rc) rc = fetch_groups(r, from, to);
   return rc;
+}
+
+/* Cached group g (entry key k, cache entry e or -1) kept: its value into
+** the write-back cache; stored: the group was there before the batch. */
+static int keep_group(dp_agg_rocks *r, int64_t g, int64_t n, const char *k, size_t kn, int64_t e,
+                      bool stored) {
+  r->val.len = 0;
+  int rc = DIPPER_OK;
+  for (int a = 0; a < r->naggs && !rc; a++)
+    rc = dp_agg_state_save_delta(r->states[a], &g, 1, n, &r->val);
+  if (!rc && r->val.oom) rc = DIPPER_NOMEM;
+  if (!rc && e < 0 && !(rc = wb_insert(&r->wb, k, kn, &e))) r->wb.e[e].in_db = stored;
+  if (!rc) rc = wb_set_value(&r->wb, e, r->val.data, r->val.len);
+  if (rc) return rc;
+  wb_entry *x = &r->wb.e[e];
+  if (!stored) {
+    r->count++;
+    x->end = r->end_key >= 0 ? dp_vector_get_i64(r->ht->keys[r->end_key], g) : 0;
+  }
+  x->live = x->dirty = 1;
+  return DIPPER_OK;
 }
 
 int dp_agg_rocks_store(dp_agg_rocks *r, const bool *keep, int64_t n) {
   int rc = group_keys(r, 0, n);
-  if (!rc && n > r->order_cap &&
-      dp_grow(&r->order, &r->order_cap, n, sizeof *r->order, 1024))
-    rc = DIPPER_NOMEM;
-  if (!rc) rc = dp_rocks_key_order(&r->keys, r->offs, n, r->order);
-  for (int64_t i = 0; i < n && !rc; i++) {
-    int64_t g = r->order[i];
+  for (int64_t g = 0; g < n && !rc; g++) {
     const char *k = r->keys.data + r->offs[g];
     size_t kn = r->offs[g + 1] - r->offs[g];
     bool stored = dp_agg_rocks_stored(r, g);
-    if (!keep[g]) {
-      if (stored) {
-        dp_rocks_delete(r->db, k, kn);
-        r->count--;
-      }
+    int64_t e = wb_find(&r->wb, k, kn);
+    if (keep[g]) {
+      rc = keep_group(r, g, n, k, kn, e, stored);
       continue;
     }
-    r->val.len = 0;
-    for (int a = 0; a < r->naggs && !rc; a++)
-      rc = dp_agg_state_save_delta(r->states[a], &g, 1, n, &r->val);
-    if (rc) break;
-    dp_rocks_put(r->db, k, kn, r->val.data, r->val.len);
-    if (!stored) {
-      r->count++;
-      if (r->end_key >= 0)
-        rc = dp_rocks_index_put(r->db, 0, dp_vector_get_i64(r->ht->keys[r->end_key], g), k, kn);
+    if (stored) r->count--;
+    /* not cached and stored: it came from RocksDB */
+    if (e >= 0 ? r->wb.e[e].in_db : stored) {
+      dp_rocks_delete(r->db, k, kn);
+      r->indb--;
     }
+    if (e >= 0) r->wb.e[e].live = r->wb.e[e].in_db = r->wb.e[e].dirty = 0;
   }
-  return rc ? rc : dp_rocks_commit(r->db);
+  if (!rc) rc = dp_rocks_commit(r->db);
+  /* past the budget: the dead entries go; still past 3/4 of it, all */
+  if (!rc && wb_size(&r->wb) > r->budget && !(rc = wb_compact(&r->wb)) &&
+      wb_size(&r->wb) > r->budget / 4 * 3)
+    rc = wb_flush(r, true);
+  return rc;
 }
 
 /* dp_rocks_scan: every entry's key to the due list. */
@@ -212,14 +484,84 @@ static int note_key(void *u, const char *k, size_t kn, const char *v, size_t vn)
   return r->due.oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
+/* A due key: its time in the index's order (the sign bit flipped) and bytes. */
+typedef struct due_ref {
+  uint64_t t;
+  const char *k;
+  size_t kn;
+} due_ref;
+
+/* The time index's order: by time, then the entry keys bytewise. */
+static int cmp_due(const void *a, const void *b) {
+  const due_ref *x = a, *y = b;
+  if (x->t != y->t) return x->t < y->t ? -1 : 1;
+  int c = memcmp(x->k, y->k, x->kn < y->kn ? x->kn : y->kn);
+  return c ? c : (x->kn > y->kn) - (x->kn < y->kn);
+}
+
+static uint64_t due_time(int64_t t) { return (uint64_t)t ^ (UINT64_C(1) << 63); }
+
+/* The due list: the time index's keys (with their times in r->due_t) and
+** the m cached groups of r->ids, merged in the index's order (that of the
+** groups all stored), so that the output is the same wherever they were. */
+static int merge_due(dp_agg_rocks *r, int64_t m) {
+  int64_t n = r->ndue + m;
+  due_ref *refs = malloc((size_t)(n > 0 ? n : 1) * sizeof *refs);
+  if (!refs) return DIPPER_NOMEM;
+  for (int64_t i = 0; i < r->ndue; i++)
+    refs[i] = (due_ref){due_time(r->due_t[i]), r->due.data + r->due_offs[i],
+                        r->due_offs[i + 1] - r->due_offs[i]};
+  for (int64_t j = 0; j < m; j++) {
+    const wb_entry *e = &r->wb.e[r->ids[j]];
+    refs[r->ndue + j] = (due_ref){due_time(e->end), wb_key(&r->wb, e), e->klen};
+  }
+  qsort(refs, (size_t)n, sizeof *refs, cmp_due);
+  int rc = DIPPER_OK;
+  if (n + 1 > r->due_cap && dp_grow(&r->due_offs, &r->due_cap, n + 1, sizeof *r->due_offs, 1024))
+    rc = DIPPER_NOMEM;
+  dp_buf *out = &r->due2;
+  out->len = 0;
+  for (int64_t i = 0; i < n && !rc; i++) {
+    dp_buf_put(out, refs[i].k, refs[i].kn);
+    r->due_offs[i + 1] = out->len;
+  }
+  free(refs);
+  if (!rc && out->oom) rc = DIPPER_NOMEM;
+  if (rc) return rc;
+  r->due_offs[0] = 0;
+  dp_buf t = r->due;
+  r->due = *out;
+  *out = t;
+  r->ndue = n;
+  return DIPPER_OK;
+}
+
 int dp_agg_rocks_due(dp_agg_rocks *r, int64_t wm, bool all) {
   r->due_at = r->ndue = 0;
   r->due.len = 0;
-  if (!all)
-    return dp_rocks_index_due(r->db, 0, wm, &r->due, &r->due_offs, &r->due_cap, &r->ndue);
-  if (dp_grow(&r->due_offs, &r->due_cap, 2, sizeof *r->due_offs, 1024)) return DIPPER_NOMEM;
-  r->due_offs[0] = 0;
-  return dp_rocks_scan(r->db, 0, note_key, r);
+  int rc = DIPPER_OK;
+  if (all) {
+    if (dp_grow(&r->due_offs, &r->due_cap, 2, sizeof *r->due_offs, 1024)) return DIPPER_NOMEM;
+    r->due_offs[0] = 0;
+    if (!(rc = wb_flush(r, true))) rc = dp_rocks_scan(r->db, 0, note_key, r);
+    return rc;
+  }
+  rc = dp_rocks_index_due_at(r->db, 0, wm, &r->due, &r->due_offs, &r->due_cap, &r->ndue,
+                             &r->due_t, &r->due_tcap);
+  /* the cached groups RocksDB has no index entry for */
+  const wb_cache *c = &r->wb;
+  int64_t m = 0;
+  if (!rc && c->n > r->ids_cap) {
+    int64_t cap = r->ids_cap;
+    if (dp_grow(&r->ids, &cap, c->n, sizeof *r->ids, 1024) ||
+        dp_grow(&r->hashes, &r->ids_cap, c->n, sizeof *r->hashes, 1024))
+      rc = DIPPER_NOMEM;
+  }
+  for (int64_t i = 0; i < c->n && !rc; i++) {
+    const wb_entry *e = &c->e[i];
+    if (e->live && !e->in_db && e->end <= wm) r->ids[m++] = i;
+  }
+  return rc || !m ? rc : merge_due(r, m);
 }
 
 int dp_agg_rocks_next(dp_agg_rocks *r, int64_t max, bool *any) {
@@ -251,41 +593,95 @@ int dp_agg_rocks_next(dp_agg_rocks *r, int64_t max, bool *any) {
 }
 
 /* ---- checkpoints ----
-**   version:u8 (1)  'R'  checkpoint:svar  groups:svar
+**   version:u8 (2)  'R'  checkpoint:svar  groups:svar
+**   cached:uvar, per cached group not yet in RocksDB as it stands (live
+**   and dirty): key:bytes value:bytes end:svar in_db:u8
 ** the checkpoint the batch id of the RocksDB checkpoint under
 ** <query folder>/rocksdb/agg-<n>/ (each one whole, its SST files shared by
-** hard links with the one before). */
-#define AGG_ROCKS_VERSION 1
+** hard links with the one before); the cached groups the rest of the state,
+** so that a checkpoint writes them here, sequentially, rather than into
+** RocksDB's memtable.  Each blob is whole (a delta's too).  Version 1 (no
+** cached groups) is still read. */
+#define AGG_ROCKS_VERSION 2
 
 int dp_agg_rocks_save(dp_agg_rocks *r, dp_buf *out) {
   int64_t ck;
   int rc = dp_rocks_save(r->db, r->ex->batch_id, &ck);
   if (rc) return rc;
+  const wb_cache *c = &r->wb;
+  uint64_t m = 0;
+  for (int64_t i = 0; i < c->n; i++) m += c->e[i].live && c->e[i].dirty;
   dp_put_u8(out, AGG_ROCKS_VERSION);
   dp_put_u8(out, 'R');
   dp_put_svar(out, ck);
   dp_put_svar(out, r->count);
+  dp_put_uvar(out, m);
+  for (int64_t i = 0; i < c->n; i++) {
+    const wb_entry *e = &c->e[i];
+    if (!e->live || !e->dirty) continue;
+    dp_put_bytes(out, wb_key(c, e), e->klen);
+    dp_put_bytes(out, c->bytes.data + e->voff, e->vlen);
+    dp_put_svar(out, e->end);
+    dp_put_u8(out, e->in_db);
+  }
   return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+/* The cached groups of a blob into the (empty) cache, dirty; the groups
+** RocksDB holds counted. */
+static int load_cached(dp_agg_rocks *r, dp_rd *in, int64_t count) {
+  uint64_t m = dp_get_count(in, 16);
+  int64_t only = 0;
+  int rc = in->bad || m > (uint64_t)count ? DIPPER_CORRUPT : DIPPER_OK;
+  for (uint64_t i = 0; i < m && !rc; i++) {
+    size_t kn, vn;
+    const char *k = (const char *)dp_get_bytes(in, &kn);
+    const char *v = (const char *)dp_get_bytes(in, &vn);
+    int64_t end = dp_get_svar(in), e;
+    uint8_t in_db = dp_get_u8(in);
+    if (in->bad || kn < 13 || in_db > 1 || wb_find(&r->wb, k, kn) >= 0) {
+      rc = DIPPER_CORRUPT;
+      break;
+    }
+    const uint8_t *kl = (const uint8_t *)k + 9;
+    if (((uint32_t)kl[0] << 24 | (uint32_t)kl[1] << 16 | (uint32_t)kl[2] << 8 | kl[3]) != kn - 13)
+      rc = DIPPER_CORRUPT;
+    if (!rc) rc = wb_insert(&r->wb, k, kn, &e);
+    if (!rc) rc = wb_set_value(&r->wb, e, v, vn);
+    if (rc) break;
+    wb_entry *x = &r->wb.e[e];
+    x->end = end, x->in_db = in_db, x->live = x->dirty = 1;
+    only += !in_db;
+  }
+  if (!rc && !dp_rd_done(in)) rc = DIPPER_CORRUPT;
+  if (rc) wb_clear(&r->wb);
+  else r->indb = count - only;
+  return rc;
 }
 
 int dp_agg_rocks_restore(dp_agg_rocks *r, dp_rd *in) {
   uint8_t v = dp_get_u8(in), tag = dp_get_u8(in);
   int64_t ck = dp_get_svar(in), count = dp_get_svar(in);
   dp_span nowhere = {0, 0, 0, 0};
-  if (!in->bad && (v != AGG_ROCKS_VERSION || tag != 'R')) {
+  if (!in->bad && ((v != AGG_ROCKS_VERSION && v != 1) || tag != 'R')) {
     in->bad = true;
     return dp_error(r->diags, DIPPER_CORRUPT, nowhere,
                     "the checkpointed state of the aggregation is of version %u, and this run "
-                    "reads a rocksdb state of version %d (was it written with another "
+                    "reads a rocksdb state of version 1 or %d (was it written with another "
                     "'state.backend'?): start the query from a fresh checkpoint folder",
                     v, AGG_ROCKS_VERSION);
   }
-  if (in->bad || ck < 0 || count < 0) {
+  wb_clear(&r->wb);
+  int rc = in->bad || ck < 0 || count < 0 ? DIPPER_CORRUPT : DIPPER_OK;
+  if (!rc && v == 1) r->indb = count;
+  else if (!rc && (rc = load_cached(r, in, count)) == DIPPER_NOMEM) return rc;
+  if (rc) {
     in->bad = true;
     return dp_error(r->diags, DIPPER_CORRUPT, nowhere,
                     "the checkpointed state of the aggregation does not read back");
   }
-  int rc = dp_rocks_restore(r->db, ck);
+  rc = dp_rocks_restore(r->db, ck);
   if (!rc) r->count = count;
+  else wb_clear(&r->wb);
   return rc;
 }

@@ -8,11 +8,18 @@
 ** for an aggregation that evicts (a window, or a GROUP BY of an event-time
 ** column), a time index by the group's end, so that the groups the
 ** watermark closes are found by a range scan.
+** Owns too: a write-back cache of the groups between batches (in memory,
+** up to 'dipper.rocksdb.aggregate-cache-bytes', 32 MB by default; the
+** groups not yet in RocksDB go into the checkpoint's blob), so that a group
+** touched again is read from memory and one that closes before the cache
+** fills never reaches RocksDB.
 ** Does not own: the cache of the batch's groups (op_aggregate.c's hash
 ** table and states: only the groups a batch touches are there, loaded on
-** first touch, written back at the end of the batch and dropped), the
-** output.  Per batch the cost is a read and a write per touched group, plus
-** the groups the watermark closes.
+** first touch, from the write-back cache or RocksDB, handed back at the end
+** of the batch and dropped), the output.  Per batch the cost is a lookup
+** and a store in the write-back cache per touched group, a RocksDB read of
+** those it does not hold (none while RocksDB holds no group), and the
+** groups the watermark closes.
 */
 #ifndef DP_AGG_ROCKS_H
 #define DP_AGG_ROCKS_H

@@ -269,7 +269,7 @@ static bool has_state(const dp_driver *dr) {
 /* A state file: u8 full (every operator's whole state: a point a restart
 ** can start from), then per stateful operator its class name, 'F' (whole)
 ** or 'D' (a delta on the state before), its length (u64) and its bytes.  A full file is due
-** first, after a restart, after DELTAS_PER_FULL deltas, and once the deltas
+** first (a restart goes on with the chain it restored), after DELTAS_PER_FULL deltas, and once the deltas
 ** since the last full one add up to its size: the deltas a restart reads
 ** stay below one more snapshot. */
 #define DELTAS_PER_FULL 100
@@ -475,9 +475,19 @@ static int restore_state(dp_driver *dr, int64_t s) {
         rc = damaged(dr, DP_CKPT_STATE, chain[k].batch, "an operator's state does not read back");
     }
   }
-  if (!rc) {
-    dr->last_full_batch = -1; /* the first state after a restart is a full one */
-    dr->prev_full_batch = n > 0 ? chain[n - 1].batch : -1;
+  if (!rc && n > 0) {
+    /* The chain goes on: the next state is a delta on the one restored (an
+    ** operator's deltas start from what it restored), not a full state of
+    ** everything (half the time a restart took).  Nothing is purged until
+    ** the next full one: then the restored full state is the one kept. */
+    dr->last_full_batch = chain[n - 1].batch;
+    dr->prev_full_batch = -1;
+    dr->full_bytes = chain[n - 1].file.n;
+    dr->delta_bytes = 0;
+    for (int k = 0; k < n - 1; k++) dr->delta_bytes += chain[k].file.n;
+    dr->deltas_since_full = n - 1;
+  } else if (!rc) {
+    dr->last_full_batch = dr->prev_full_batch = -1;
   }
   free_chain(chain, n);
   return rc;

@@ -950,6 +950,11 @@ static size_t index_bounds(int space, int64_t upto, char *lo, char *hi) {
 
 int dp_rocks_index_due(dp_rocks *db, int space, int64_t upto, dp_buf *keys, size_t **offs,
                        int64_t *cap, int64_t *n) {
+  return dp_rocks_index_due_at(db, space, upto, keys, offs, cap, n, NULL, NULL);
+}
+
+int dp_rocks_index_due_at(dp_rocks *db, int space, int64_t upto, dp_buf *keys, size_t **offs,
+                          int64_t *cap, int64_t *n, int64_t **times, int64_t *tcap) {
   *n = 0;
   keys->len = 0;
   char lo[1] = {0}, hi[9];
@@ -975,6 +980,15 @@ int dp_rocks_index_due(dp_rocks *db, int space, int64_t upto, dp_buf *keys, size
       }
       *cap = c;
     }
+    if (times && m + 1 > *tcap) {
+      int64_t c = *tcap ? *tcap * 2 : 1024;
+      if (!grow((void **)times, c, sizeof **times)) {
+        rc = DIPPER_NOMEM;
+        break;
+      }
+      *tcap = c;
+    }
+    if (times) (*times)[m] = (int64_t)(get_be64((const uint8_t *)ik + 1) ^ (UINT64_C(1) << 63));
     (*offs)[m] = keys->len;
     dp_buf_put(keys, ik + 9, kn - 9);
     if (keys->oom) rc = DIPPER_NOMEM;

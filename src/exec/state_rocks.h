@@ -168,6 +168,9 @@ int dp_rocks_index_put(dp_rocks *db, int space, int64_t t, const char *key, size
 ** entries themselves stay: the caller deletes what it drops. */
 int dp_rocks_index_due(dp_rocks *db, int space, int64_t upto, dp_buf *keys, size_t **offs,
                        int64_t *cap, int64_t *n);
+/* The same, with each key's time into (*times)[0..*n) (grown, *tcap its room). */
+int dp_rocks_index_due_at(dp_rocks *db, int space, int64_t upto, dp_buf *keys, size_t **offs,
+                          int64_t *cap, int64_t *n, int64_t **times, int64_t *tcap);
 /* fn(u, key, value) for every entry of `space`, in key order. */
 int dp_rocks_scan(dp_rocks *db, int space,
                   int (*fn)(void *u, const char *k, size_t kn, const char *v, size_t vn), void *u);

@@ -145,6 +145,9 @@ static const known_key known_keys[] = {
     {"state.backend", V_ENUM, "hashmap|rocksdb"},
     /* Rows per source per micro-batch (Spark's maxOffsetsPerTrigger). */
     {"dipper.max-batch-rows", V_POSINT, "a whole number >= 1"},
+    /* With 'state.backend' = 'rocksdb': the bytes of an aggregation's groups
+       kept in memory between batches (exec/agg_rocks.c's write-back cache). */
+    {"dipper.rocksdb.aggregate-cache-bytes", V_POSINT, "a whole number of bytes >= 1"},
     /* Spark's global watermark over several inputs: their minimum (Spark's
        and the embedded engine's rule) or maximum (Spark's
        spark.sql.streaming.multipleWatermarkPolicy = max: faster results, the

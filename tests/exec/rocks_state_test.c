@@ -124,6 +124,18 @@ TEST(tumbling_window_aggregation_over_rocksdb) {
               "agg-0", NULL);
 }
 
+/* A write-back cache of one byte: every batch's groups go to RocksDB (the
+** cache's dead entries dropped, then its dirty ones written and all gone). */
+TEST(tumbling_window_aggregation_over_rocksdb_without_its_cache) {
+  check_rocks("SET 'dipper.rocksdb.aggregate-cache-bytes' = '1';\n" EV_DDL
+              "SELECT k, window_start, COUNT(*), SUM(n), MAX(ts)"
+              " FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
+              " GROUP BY k, window_start, window_end;",
+              "agg-0", NULL);
+  check_rocks("SET 'dipper.rocksdb.aggregate-cache-bytes' = '1';\n" EV_DDL
+              "SELECT k, COUNT(*), SUM(n), MAX(ts) FROM ev GROUP BY k;", "agg-0", NULL);
+}
+
 TEST(hopping_window_and_filter_over_rocksdb) {
   check_rocks(EV_DDL "SELECT window_end, COUNT(*) FILTER (WHERE k > 1), SUM(k)"
                      " FROM TABLE(HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '5' SECOND,"
