@@ -164,6 +164,22 @@ DIPPER_API const char *dipper_errmsg(const dipper *db);
 */
 DIPPER_API char *dipper_diag_render(const dipper *db, int i);
 
+/*
+** Warnings of a compiled program: what compiles and runs but is likely not
+** what was meant, as Flink warns — a streaming operator whose state grows
+** forever (no watermark cleans it, no 'table.exec.state.ttl' bounds it),
+** naming the operator and the option.  The same dipper_diag form (code
+** DIPPER_STREAMING) with the place in the text.  dipper_query_start (and
+** so dipper_run) also hands each query's warnings to the log callback
+** (DIPPER_LOG_WARNING), once, as the query starts.  Borrowed until the
+** program is freed; NULL when i is out of range.
+*/
+DIPPER_API int dipper_program_warning_count(const dipper_program *prog);
+DIPPER_API const dipper_diag *dipper_program_warning(const dipper_program *prog, int i);
+/* Rendered as dipper_diag_render does, with "warning:"; the caller frees it
+** with dipper_free; NULL on bad i or no memory. */
+DIPPER_API char *dipper_program_warning_render(const dipper_program *prog, int i);
+
 
 /* ---- running programs (the embedded engine, or Spark) ----
 **
