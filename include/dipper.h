@@ -298,6 +298,15 @@ DIPPER_API void dipper_interrupt(dipper *db);
 ** client's), so it must be thread-safe.  NULL (the default) keeps the
 ** library quiet.  Setting a new one replaces the old; set it before
 ** starting queries. */
+/* The processing-time clock of the handle's queries: what CURRENT_TIMESTAMP,
+** PROCTIME() and the state TTL ('table.exec.state.ttl') read at the start of
+** each micro-batch, in µs since the epoch (>= 0, never going back; a value
+** that does is read as the latest one).  NULL (the default) is the wall
+** clock.  For tests and simulations: a query then sees the time `fn` says.
+** Set it before starting queries; `fn` runs on the thread that steps them. */
+typedef int64_t (*dipper_clock_fn)(void *user);
+DIPPER_API void dipper_set_clock(dipper *db, dipper_clock_fn fn, void *user);
+
 #define DIPPER_LOG_WARNING 1
 #define DIPPER_LOG_NOTE 2
 #define DIPPER_LOG_DEBUG 3

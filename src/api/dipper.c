@@ -79,6 +79,12 @@ int dipper_open(dipper **out, const char *engine) {
   return DIPPER_OK;
 }
 
+void dipper_set_clock(dipper *db, dipper_clock_fn fn, void *user) {
+  if (!db) return;
+  db->clock_fn = fn;
+  db->clock_user = user;
+}
+
 void dipper_set_log(dipper *db, dipper_log_fn fn, void *user) {
   if (!db) return;
   db->log_fn = fn;

@@ -42,6 +42,8 @@ struct dipper {
   struct dipper_query *queries; /* run.c: the queries started and not yet freed (a list) */
   dipper_log_fn log_fn;    /* dipper_set_log: where notes go, or NULL: nowhere */
   void *log_user;
+  dipper_clock_fn clock_fn;  /* dipper_set_clock: processing time, or NULL: the wall clock */
+  void *clock_user;
   dp_catalog *catalog;
   dp_arena *diag_arena;    /* diagnostics of the last call; reset at every call */
   dp_diags diags;

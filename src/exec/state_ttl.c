@@ -1,0 +1,177 @@
+/*
+** state_ttl.c — idle state retention: keys in order of last write
+** (state_ttl.h).
+*/
+#include "exec/state_ttl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/grow.h"
+#include "dipper.h"
+
+int dp_state_ttl_init(dp_state_ttl *t, int64_t ttl) {
+  memset(t, 0, sizeof *t);
+  if (ttl <= 0) return DIPPER_MISUSE;
+  t->ttl = ttl;
+  t->head = t->tail = -1;
+  t->clock = INT64_MIN;
+  return DIPPER_OK;
+}
+
+void dp_state_ttl_free(dp_state_ttl *t) {
+  if (!t) return;
+  free(t->at);
+  free(t->prev);
+  free(t->next);
+  t->at = t->prev = t->next = NULL;
+  t->cap = t->count = 0;
+  t->head = t->tail = -1;
+}
+
+/* Slots for ids below `need`; new ones unlisted. */
+static int reserve(dp_state_ttl *t, int64_t need) {
+  if (need <= t->cap) return DIPPER_OK;
+  int64_t cap = dp_grow_cap(t->cap, need, 1024, INT64_MAX / 16);
+  if (cap < 0) return DIPPER_NOMEM;
+  int64_t *at = realloc(t->at, (size_t)cap * sizeof *at);
+  if (!at) return DIPPER_NOMEM;
+  t->at = at;
+  int64_t *prev = realloc(t->prev, (size_t)cap * sizeof *prev);
+  if (!prev) return DIPPER_NOMEM;
+  t->prev = prev;
+  int64_t *next = realloc(t->next, (size_t)cap * sizeof *next);
+  if (!next) return DIPPER_NOMEM;
+  t->next = next;
+  for (int64_t i = t->cap; i < cap; i++) t->at[i] = -1;
+  t->cap = cap;
+  return DIPPER_OK;
+}
+
+static void unlink_id(dp_state_ttl *t, int64_t id) {
+  int64_t p = t->prev[id], n = t->next[id];
+  if (p >= 0) t->next[p] = n;
+  else t->head = n;
+  if (n >= 0) t->prev[n] = p;
+  else t->tail = p;
+  t->at[id] = -1;
+  t->count--;
+}
+
+static void append_id(dp_state_ttl *t, int64_t id, int64_t at) {
+  t->at[id] = at;
+  t->prev[id] = t->tail;
+  t->next[id] = -1;
+  if (t->tail >= 0) t->next[t->tail] = id;
+  else t->head = id;
+  t->tail = id;
+  t->count++;
+}
+
+int dp_state_ttl_touch(dp_state_ttl *t, int64_t id, int64_t now) {
+  if (id < 0) return DIPPER_MISUSE;
+  int rc = reserve(t, id + 1);
+  if (rc) return rc;
+  if (now > t->clock) t->clock = now;
+  if (t->at[id] >= 0) {
+    if (t->tail == id) {
+      t->at[id] = t->clock;
+      return DIPPER_OK;
+    }
+    unlink_id(t, id);
+  }
+  append_id(t, id, t->clock);
+  return DIPPER_OK;
+}
+
+void dp_state_ttl_remove(dp_state_ttl *t, int64_t id) {
+  if (id >= 0 && id < t->cap && t->at[id] >= 0) unlink_id(t, id);
+}
+
+int dp_state_ttl_expire(dp_state_ttl *t, int64_t now, int64_t **ids, int64_t *n) {
+  *ids = NULL;
+  *n = 0;
+  if (now > t->clock) t->clock = now;
+  int64_t bound = t->clock - t->ttl; /* expired: last write <= bound */
+  int64_t cap = 0;
+  while (t->head >= 0 && t->at[t->head] <= bound) {
+    int64_t id = t->head;
+    if (dp_grow(ids, &cap, *n + 1, sizeof **ids, 64)) return DIPPER_NOMEM;
+    (*ids)[(*n)++] = id;
+    unlink_id(t, id);
+  }
+  return DIPPER_OK;
+}
+
+int dp_state_ttl_renumber(dp_state_ttl *t, const int64_t *remap, int64_t n) {
+  /* Walk the old list in order and build the new one in fresh arrays. */
+  dp_state_ttl fresh;
+  int rc = dp_state_ttl_init(&fresh, t->ttl);
+  if (rc) return rc;
+  fresh.clock = t->clock;
+  for (int64_t id = t->head; id >= 0 && !rc; id = t->next[id]) {
+    int64_t to = id < n ? remap[id] : -1;
+    if (to < 0) continue;
+    rc = reserve(&fresh, to + 1);
+    if (!rc && fresh.at[to] >= 0) rc = DIPPER_INTERNAL; /* two ids onto one */
+    if (!rc) append_id(&fresh, to, t->at[id]);
+  }
+  if (rc) {
+    dp_state_ttl_free(&fresh);
+    return rc;
+  }
+  dp_state_ttl_free(t);
+  *t = fresh;
+  return DIPPER_OK;
+}
+
+/* count:uvar, clock:svar, then runs: time:svar (as a step from the last
+** run's, >= 0), ids:uvar, each id:uvar — oldest first. */
+void dp_state_ttl_save(const dp_state_ttl *t, dp_buf *out) {
+  dp_put_uvar(out, (uint64_t)t->count);
+  dp_put_svar(out, t->count > 0 ? t->clock : 0);
+  int64_t last = 0;
+  for (int64_t id = t->head; id >= 0;) {
+    int64_t at = t->at[id], run = 0;
+    for (int64_t k = id; k >= 0 && t->at[k] == at; k = t->next[k]) run++;
+    dp_put_svar(out, at - last);
+    dp_put_uvar(out, (uint64_t)run);
+    for (int64_t k = 0; k < run; k++, id = t->next[id]) dp_put_uvar(out, (uint64_t)id);
+    last = at;
+  }
+}
+
+int dp_state_ttl_load(dp_state_ttl *t, dp_rd *in, int64_t nids) {
+  dp_state_ttl fresh;
+  int rc = dp_state_ttl_init(&fresh, t->ttl);
+  if (rc) return rc;
+  uint64_t count = dp_get_uvar(in);
+  int64_t clock = dp_get_svar(in);
+  if (in->bad || count > (uint64_t)nids) rc = DIPPER_CORRUPT;
+  if (!rc && count > 0) rc = reserve(&fresh, nids);
+  int64_t at = 0;
+  for (uint64_t got = 0; !rc && got < count;) {
+    int64_t step = dp_get_svar(in);
+    uint64_t run = dp_get_uvar(in);
+    if (in->bad || (got > 0 && step < 0) || run == 0 || run > count - got) {
+      rc = DIPPER_CORRUPT;
+      break;
+    }
+    at += step;
+    for (uint64_t k = 0; k < run && !rc; k++, got++) {
+      uint64_t id = dp_get_uvar(in);
+      if (in->bad || id >= (uint64_t)nids || fresh.at[id] >= 0 || at < 0 || at > clock)
+        rc = DIPPER_CORRUPT;
+      else
+        append_id(&fresh, (int64_t)id, at);
+    }
+  }
+  if (rc) {
+    dp_state_ttl_free(&fresh);
+    return rc;
+  }
+  fresh.clock = count > 0 ? clock : t->clock;
+  dp_state_ttl_free(t);
+  *t = fresh;
+  return DIPPER_OK;
+}
