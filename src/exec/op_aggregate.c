@@ -1100,33 +1100,16 @@ static int save_blob(agg_state *st, dp_buf *out, uint8_t version,
   return rc;
 }
 
-/* With a TTL, after the blob: 'T' and the groups' last writes, whole
-** (state_ttl.h), in today's numbering, after a state or a delta alike. */
+/* With a TTL, after the blob (state or delta alike): the groups' last
+** writes, in today's numbering (state_ttl.h's section). */
 static int save_ttl(const agg_state *st, dp_buf *out) {
-  if (st->ttl.ttl <= 0) return DIPPER_OK;
-  dp_put_u8(out, 'T');
-  dp_state_ttl_save(&st->ttl, out);
+  dp_state_ttl_save_section(&st->ttl, out);
   return out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
-/* The section save_ttl wrote, if any: without one (a checkpoint from before
-** the TTL was set), every restored group counts as written now; with one
-** and no TTL now, it is read and dropped. */
 static int restore_ttl(dp_op *op, dp_rd *in) {
   agg_state *st = op->state;
-  int64_t n = st->ht.ngroups;
-  if (dp_rd_left(in) == 0 || in->p[in->pos] != 'T') {
-    int rc = DIPPER_OK;
-    for (int64_t g = 0; !rc && st->ttl.ttl > 0 && g < n; g++)
-      rc = dp_state_ttl_touch(&st->ttl, g, op->ex->batch_start_time);
-    return rc;
-  }
-  dp_get_u8(in);
-  dp_state_ttl scratch;
-  bool mine = st->ttl.ttl > 0;
-  if (!mine && dp_state_ttl_init(&scratch, 1)) return DIPPER_NOMEM;
-  int rc = dp_state_ttl_load(mine ? &st->ttl : &scratch, in, n);
-  if (!mine) dp_state_ttl_free(&scratch);
+  int rc = dp_state_ttl_load_section(&st->ttl, in, st->ht.ngroups, op->ex->batch_start_time);
   if (rc == DIPPER_CORRUPT) {
     in->bad = true;
     dp_span nowhere = {0, 0, 0, 0};

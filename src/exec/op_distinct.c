@@ -47,40 +47,19 @@ static int rocks_end_batch(dp_op *op);
 static int rocks_save(dp_op *op, dp_buf *out);
 static int rocks_restore(dp_op *op, dp_rd *in);
 
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* Rows not seen for the TTL are forgotten before the batch's first input;
 ** finding them costs what expires, dropping them a compaction of the store
 ** (as the watermark's drops). */
 static int expire_idle(dp_op *op) {
   distinct_state *st = op->state;
   st->ttl_done = true;
-  int64_t *ids = NULL, nexp = 0, n = dp_groups_count(&st->seen);
-  int rc = dp_state_ttl_expire(&st->ttl, op->ex->batch_start_time, &ids, &nexp);
-  if (rc || nexp == 0) {
-    free(ids);
-    return rc;
-  }
-  int64_t *keep = malloc((size_t)n * sizeof *keep), *remap = malloc((size_t)n * sizeof *remap);
-  rc = keep && remap ? DIPPER_OK : DIPPER_NOMEM;
-  for (int64_t id = 0; !rc && id < n; id++) remap[id] = 0;
-  for (int64_t k = 0; !rc && k < nexp; k++) remap[ids[k]] = -1;
-  int64_t nkeep = 0;
-  for (int64_t id = 0; !rc && id < n; id++)
-    if (remap[id] == 0) {
-      remap[id] = nkeep;
-      keep[nkeep++] = id;
-    }
-  qsort(ids, (size_t)nexp, sizeof *ids, cmp_i64);
-  if (!rc) rc = dp_groups_compact(&st->seen, keep, nkeep);
-  if (!rc) rc = dp_rowlog_drop(&st->log, ids, nexp);
-  if (!rc) rc = dp_state_ttl_renumber(&st->ttl, remap, n);
+  int64_t *keep, nkeep, *drop, ndrop;
+  int rc = dp_state_ttl_expire_compact(&st->ttl, op->ex->batch_start_time,
+                                       dp_groups_count(&st->seen), &keep, &nkeep, &drop, &ndrop);
+  if (!rc && ndrop > 0) rc = dp_groups_compact(&st->seen, keep, nkeep);
+  if (!rc && ndrop > 0) rc = dp_rowlog_drop(&st->log, drop, ndrop);
   free(keep);
-  free(remap);
-  free(ids);
+  free(drop);
   op->metrics.state_rows = dp_groups_count(&st->seen);
   return rc;
 }
@@ -219,31 +198,12 @@ static int distinct_open(dp_op *op) {
 ** (rows.h's group table form): O(rows added + rows dropped). */
 #define DISTINCT_STATE_VERSION 1
 
-/* With a TTL, after the rows (state or delta alike): 'T' and the rows' last
-** sightings, whole (state_ttl.h), by today's positions. */
-static void save_ttl(const distinct_state *st, dp_buf *out) {
-  if (st->ttl.ttl <= 0) return;
-  dp_put_u8(out, 'T');
-  dp_state_ttl_save(&st->ttl, out);
-}
-
-/* The section, if any (without one, every restored row counts as seen now;
-** with one and no TTL now, it is read and dropped). */
+/* With a TTL, after the rows (state or delta alike): the rows' last
+** sightings, by today's positions (state_ttl.h's section). */
 static int restore_ttl(dp_op *op, dp_rd *in) {
   distinct_state *st = op->state;
-  int64_t n = dp_groups_count(&st->seen);
-  if (dp_rd_left(in) == 0 || in->p[in->pos] != 'T') {
-    int rc = DIPPER_OK;
-    for (int64_t id = 0; !rc && st->ttl.ttl > 0 && id < n; id++)
-      rc = dp_state_ttl_touch(&st->ttl, id, op->ex->batch_start_time);
-    return rc;
-  }
-  dp_get_u8(in);
-  dp_state_ttl scratch;
-  bool mine = st->ttl.ttl > 0;
-  if (!mine && dp_state_ttl_init(&scratch, 1)) return DIPPER_NOMEM;
-  int rc = dp_state_ttl_load(mine ? &st->ttl : &scratch, in, n);
-  if (!mine) dp_state_ttl_free(&scratch);
+  int rc = dp_state_ttl_load_section(&st->ttl, in, dp_groups_count(&st->seen),
+                                     op->ex->batch_start_time);
   return rc ? dp_state_corrupt(op, rc, "its state TTL") : DIPPER_OK;
 }
 
@@ -253,7 +213,7 @@ static int distinct_save(dp_op *op, dp_buf *out) {
   dp_state_begin(out, DISTINCT_STATE_VERSION);
   int rc = dp_groups_save(out, &st->seen);
   if (!rc) dp_rowlog_mark(&st->log, dp_groups_count(&st->seen));
-  if (!rc) save_ttl(st, out);
+  if (!rc) dp_state_ttl_save_section(&st->ttl, out);
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
@@ -277,7 +237,7 @@ static int distinct_save_delta(dp_op *op, dp_buf *out) {
   free(at); /* nothing here changes in place */
   if (!rc) rc = dp_groups_save_from(out, &st->seen, dp_rowlog_first_new(&st->log));
   if (!rc) dp_rowlog_mark(&st->log, dp_groups_count(&st->seen));
-  if (!rc) save_ttl(st, out);
+  if (!rc) dp_state_ttl_save_section(&st->ttl, out);
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 

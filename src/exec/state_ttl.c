@@ -175,3 +175,63 @@ int dp_state_ttl_load(dp_state_ttl *t, dp_rd *in, int64_t nids) {
   *t = fresh;
   return DIPPER_OK;
 }
+
+void dp_state_ttl_save_section(const dp_state_ttl *t, dp_buf *out) {
+  if (t->ttl <= 0) return;
+  dp_put_u8(out, 'T');
+  dp_state_ttl_save(t, out);
+}
+
+int dp_state_ttl_load_section(dp_state_ttl *t, dp_rd *in, int64_t nids, int64_t now) {
+  if (dp_rd_left(in) == 0 || in->p[in->pos] != 'T') {
+    int rc = DIPPER_OK;
+    for (int64_t id = 0; !rc && t->ttl > 0 && id < nids; id++) rc = dp_state_ttl_touch(t, id, now);
+    return rc;
+  }
+  dp_get_u8(in);
+  if (t->ttl > 0) return dp_state_ttl_load(t, in, nids);
+  dp_state_ttl scratch;
+  int rc = dp_state_ttl_init(&scratch, 1);
+  if (!rc) rc = dp_state_ttl_load(&scratch, in, nids);
+  dp_state_ttl_free(&scratch);
+  return rc;
+}
+
+static int cmp_id(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+int dp_state_ttl_expire_compact(dp_state_ttl *t, int64_t now, int64_t n, int64_t **keep,
+                                int64_t *nkeep, int64_t **drop, int64_t *ndrop) {
+  *keep = NULL;
+  *nkeep = 0;
+  int rc = dp_state_ttl_expire(t, now, drop, ndrop);
+  if (rc || *ndrop == 0) return rc;
+  int64_t *remap = malloc((size_t)n * sizeof *remap);
+  *keep = malloc((size_t)n * sizeof **keep);
+  if (!remap || !*keep) rc = DIPPER_NOMEM;
+  for (int64_t k = 0; !rc && k < *ndrop; k++)
+    if ((*drop)[k] >= n) rc = DIPPER_INTERNAL;
+  if (!rc) {
+    qsort(*drop, (size_t)*ndrop, sizeof **drop, cmp_id);
+    for (int64_t id = 0, k = 0; id < n; id++) {
+      if (k < *ndrop && (*drop)[k] == id) {
+        remap[id] = -1;
+        k++;
+      } else {
+        remap[id] = *nkeep;
+        (*keep)[(*nkeep)++] = id;
+      }
+    }
+    rc = dp_state_ttl_renumber(t, remap, n);
+  }
+  free(remap);
+  if (rc) {
+    free(*keep);
+    free(*drop);
+    *keep = *drop = NULL;
+    *nkeep = *ndrop = 0;
+  }
+  return rc;
+}

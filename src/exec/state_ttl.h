@@ -63,4 +63,22 @@ int dp_state_ttl_renumber(dp_state_ttl *t, const int64_t *remap, int64_t n);
 void dp_state_ttl_save(const dp_state_ttl *t, dp_buf *out);
 int dp_state_ttl_load(dp_state_ttl *t, dp_rd *in, int64_t nids);
 
+/* ---- for the operators (one copy of what each would write) ----
+** A checkpoint's TTL section, after the operator's own bytes (its state or
+** delta alike): nothing when t has no TTL, else 'T' and the list whole. */
+void dp_state_ttl_save_section(const dp_state_ttl *t, dp_buf *out);
+/* Read the section save_section wrote, if one is there, for an owner of
+** `nids` keys: without one (a checkpoint from before the TTL was set) every
+** key counts as written at `now`; with one and no TTL on t (ttl 0: it was
+** dropped since), the section is read and forgotten.  DIPPER_CORRUPT for a
+** section that does not read back. */
+int dp_state_ttl_load_section(dp_state_ttl *t, dp_rd *in, int64_t nids, int64_t now);
+/* Expiry for an owner whose keys 0..n-1 compact by a list of kept ids (rows.h's
+** dp_groups_compact): the expired ids ascending in *drop (*ndrop), the kept
+** ones ascending in *keep (*nkeep), and t renumbered to match — both NULL and
+** 0 when nothing expired (the common case: no pass over the n keys then).
+** The caller frees both. */
+int dp_state_ttl_expire_compact(dp_state_ttl *t, int64_t now, int64_t n, int64_t **keep,
+                                int64_t *nkeep, int64_t **drop, int64_t *ndrop);
+
 #endif /* DP_STATE_TTL_H */

@@ -26,7 +26,8 @@
 
 /* The nodes whose state the embedded engine expires by TTL today. */
 static bool ttl_carried_out(const dp_plan *p) {
-  return (p->kind == DP_P_AGGREGATE && !p->u.aggregate.window) || p->kind == DP_P_DISTINCT;
+  return (p->kind == DP_P_AGGREGATE && !p->u.aggregate.window) || p->kind == DP_P_DISTINCT ||
+         p->kind == DP_P_DEDUPLICATE;
 }
 
 static bool grows_forever(const dp_plan *p) {
@@ -66,7 +67,8 @@ void dp_analyze_ttl(dp_arena *a, const dp_catalog *cat, dp_plan *p) {
   const char *cut = strstr(d, "; never dropped");
   int keep = cut ? (int)(cut - d) : (int)strlen(d);
   const char *s = dp_arena_printf(a, "%.*s; a %s not %s for %s is dropped (%s)", keep, d,
-                                  p->kind == DP_P_DISTINCT ? "row" : "group",
+                                  p->kind == DP_P_DISTINCT ? "row"
+                                  : p->kind == DP_P_DEDUPLICATE ? "key" : "group",
                                   p->kind == DP_P_DISTINCT ? "seen" : "written", dur, how);
   if (s) p->props.state_desc = s;
 }
@@ -118,7 +120,7 @@ static void warn_node(dp_diags *w, const dp_catalog *cat, const dp_plan *p) {
   bool asked = session_ttl(cat) > 0 || p->ttl_hint[0] != 0 || p->ttl_hint[1] != 0;
   dp_error(w, DIPPER_STREAMING, p->span,
            "%s keeps %s: no watermark cleans it%s, and the embedded engine carries out '" TTL_KEY
-           "' for GROUP BY aggregations and DISTINCT only so far, so bound it otherwise: %s",
+           "' for GROUP BY, DISTINCT and deduplication only so far, so bound it otherwise: %s",
            phrase(p), what, asked ? " (" TTL_KEY " and STATE_TTL do not bound it yet)" : "",
            instead(p) + (strncmp(instead(p), "or ", 3) == 0 ? 3 : 0));
 }
