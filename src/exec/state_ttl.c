@@ -21,10 +21,8 @@ int dp_state_ttl_init(dp_state_ttl *t, int64_t ttl) {
 
 void dp_state_ttl_free(dp_state_ttl *t) {
   if (!t) return;
-  free(t->at);
-  free(t->prev);
-  free(t->next);
-  t->at = t->prev = t->next = NULL;
+  free(t->slot);
+  t->slot = NULL;
   t->cap = t->count = 0;
   t->head = t->tail = -1;
 }
@@ -32,37 +30,31 @@ void dp_state_ttl_free(dp_state_ttl *t) {
 /* Slots for ids below `need`; new ones unlisted. */
 static int reserve(dp_state_ttl *t, int64_t need) {
   if (need <= t->cap) return DIPPER_OK;
-  int64_t cap = dp_grow_cap(t->cap, need, 1024, INT64_MAX / 16);
+  int64_t cap = dp_grow_cap(t->cap, need, 1024, INT64_MAX / 32);
   if (cap < 0) return DIPPER_NOMEM;
-  int64_t *at = realloc(t->at, (size_t)cap * sizeof *at);
-  if (!at) return DIPPER_NOMEM;
-  t->at = at;
-  int64_t *prev = realloc(t->prev, (size_t)cap * sizeof *prev);
-  if (!prev) return DIPPER_NOMEM;
-  t->prev = prev;
-  int64_t *next = realloc(t->next, (size_t)cap * sizeof *next);
-  if (!next) return DIPPER_NOMEM;
-  t->next = next;
-  for (int64_t i = t->cap; i < cap; i++) t->at[i] = -1;
+  dp_state_ttl_slot *slot = realloc(t->slot, (size_t)cap * sizeof *slot);
+  if (!slot) return DIPPER_NOMEM;
+  t->slot = slot;
+  for (int64_t i = t->cap; i < cap; i++) t->slot[i].at = -1;
   t->cap = cap;
   return DIPPER_OK;
 }
 
 static void unlink_id(dp_state_ttl *t, int64_t id) {
-  int64_t p = t->prev[id], n = t->next[id];
-  if (p >= 0) t->next[p] = n;
+  int64_t p = t->slot[id].prev, n = t->slot[id].next;
+  if (p >= 0) t->slot[p].next = n;
   else t->head = n;
-  if (n >= 0) t->prev[n] = p;
+  if (n >= 0) t->slot[n].prev = p;
   else t->tail = p;
-  t->at[id] = -1;
+  t->slot[id].at = -1;
   t->count--;
 }
 
 static void append_id(dp_state_ttl *t, int64_t id, int64_t at) {
-  t->at[id] = at;
-  t->prev[id] = t->tail;
-  t->next[id] = -1;
-  if (t->tail >= 0) t->next[t->tail] = id;
+  t->slot[id].at = at;
+  t->slot[id].prev = t->tail;
+  t->slot[id].next = -1;
+  if (t->tail >= 0) t->slot[t->tail].next = id;
   else t->head = id;
   t->tail = id;
   t->count++;
@@ -73,9 +65,12 @@ int dp_state_ttl_touch(dp_state_ttl *t, int64_t id, int64_t now) {
   int rc = reserve(t, id + 1);
   if (rc) return rc;
   if (now > t->clock) t->clock = now;
-  if (t->at[id] >= 0) {
+  if (t->slot[id].at >= 0) {
+    /* Already written at this time: it is in the list's last run (every
+    ** key written at the latest time is), where its place does not matter. */
+    if (t->slot[id].at == t->clock) return DIPPER_OK;
     if (t->tail == id) {
-      t->at[id] = t->clock;
+      t->slot[id].at = t->clock;
       return DIPPER_OK;
     }
     unlink_id(t, id);
@@ -85,7 +80,7 @@ int dp_state_ttl_touch(dp_state_ttl *t, int64_t id, int64_t now) {
 }
 
 void dp_state_ttl_remove(dp_state_ttl *t, int64_t id) {
-  if (id >= 0 && id < t->cap && t->at[id] >= 0) unlink_id(t, id);
+  if (id >= 0 && id < t->cap && t->slot[id].at >= 0) unlink_id(t, id);
 }
 
 int dp_state_ttl_expire(dp_state_ttl *t, int64_t now, int64_t **ids, int64_t *n) {
@@ -94,7 +89,7 @@ int dp_state_ttl_expire(dp_state_ttl *t, int64_t now, int64_t **ids, int64_t *n)
   if (now > t->clock) t->clock = now;
   int64_t bound = t->clock - t->ttl; /* expired: last write <= bound */
   int64_t cap = 0;
-  while (t->head >= 0 && t->at[t->head] <= bound) {
+  while (t->head >= 0 && t->slot[t->head].at <= bound) {
     int64_t id = t->head;
     if (dp_grow(ids, &cap, *n + 1, sizeof **ids, 64)) return DIPPER_NOMEM;
     (*ids)[(*n)++] = id;
@@ -109,12 +104,12 @@ int dp_state_ttl_renumber(dp_state_ttl *t, const int64_t *remap, int64_t n) {
   int rc = dp_state_ttl_init(&fresh, t->ttl);
   if (rc) return rc;
   fresh.clock = t->clock;
-  for (int64_t id = t->head; id >= 0 && !rc; id = t->next[id]) {
+  for (int64_t id = t->head; id >= 0 && !rc; id = t->slot[id].next) {
     int64_t to = id < n ? remap[id] : -1;
     if (to < 0) continue;
     rc = reserve(&fresh, to + 1);
-    if (!rc && fresh.at[to] >= 0) rc = DIPPER_INTERNAL; /* two ids onto one */
-    if (!rc) append_id(&fresh, to, t->at[id]);
+    if (!rc && fresh.slot[to].at >= 0) rc = DIPPER_INTERNAL; /* two ids onto one */
+    if (!rc) append_id(&fresh, to, t->slot[id].at);
   }
   if (rc) {
     dp_state_ttl_free(&fresh);
@@ -132,11 +127,11 @@ void dp_state_ttl_save(const dp_state_ttl *t, dp_buf *out) {
   dp_put_svar(out, t->count > 0 ? t->clock : 0);
   int64_t last = 0;
   for (int64_t id = t->head; id >= 0;) {
-    int64_t at = t->at[id], run = 0;
-    for (int64_t k = id; k >= 0 && t->at[k] == at; k = t->next[k]) run++;
+    int64_t at = t->slot[id].at, run = 0;
+    for (int64_t k = id; k >= 0 && t->slot[k].at == at; k = t->slot[k].next) run++;
     dp_put_svar(out, at - last);
     dp_put_uvar(out, (uint64_t)run);
-    for (int64_t k = 0; k < run; k++, id = t->next[id]) dp_put_uvar(out, (uint64_t)id);
+    for (int64_t k = 0; k < run; k++, id = t->slot[id].next) dp_put_uvar(out, (uint64_t)id);
     last = at;
   }
 }
@@ -160,7 +155,7 @@ int dp_state_ttl_load(dp_state_ttl *t, dp_rd *in, int64_t nids) {
     at += step;
     for (uint64_t k = 0; k < run && !rc; k++, got++) {
       uint64_t id = dp_get_uvar(in);
-      if (in->bad || id >= (uint64_t)nids || fresh.at[id] >= 0 || at < 0 || at > clock)
+      if (in->bad || id >= (uint64_t)nids || fresh.slot[id].at >= 0 || at < 0 || at > clock)
         rc = DIPPER_CORRUPT;
       else
         append_id(&fresh, (int64_t)id, at);

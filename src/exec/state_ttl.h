@@ -29,11 +29,17 @@
 #include "core/buf.h"
 #include "core/bytes.h"
 
+/* One id's place: its fields side by side, so that a write touches one
+** cache line of its own (and one of each neighbour), not three arrays'. */
+typedef struct dp_state_ttl_slot {
+  int64_t at;             /* last write (µs), or -1 when not listed */
+  int64_t prev, next;     /* the list, oldest first; -1 ends */
+} dp_state_ttl_slot;
+
 typedef struct dp_state_ttl {
   int64_t ttl;            /* µs, > 0 */
   int64_t cap;            /* ids 0..cap-1 have slots */
-  int64_t *at;            /* per id: last write (µs), or -1 when not listed */
-  int64_t *prev, *next;   /* the list, oldest first; -1 ends */
+  dp_state_ttl_slot *slot;
   int64_t head, tail;
   int64_t count;          /* ids listed */
   int64_t clock;          /* the latest time seen */

@@ -36,7 +36,7 @@ TEST(a_touch_renews_and_expiry_takes_the_oldest_first) {
   CHECK_EQ(t.count, 0);
   /* time never goes back: a touch at an earlier clock counts as the latest */
   CHECK_EQ(dp_state_ttl_touch(&t, 2, 50), DIPPER_OK);
-  CHECK_EQ(t.at[2], 115);
+  CHECK_EQ(t.slot[2].at, 115);
   CHECK_EQ(expire(&t, 124, got, 8), 0);
   CHECK_EQ(expire(&t, 125, got, 8), 1);
   dp_state_ttl_remove(&t, 2); /* not listed any more: nothing happens */
