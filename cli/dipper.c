@@ -201,6 +201,14 @@ static int run_programs(const cli_options *opts, dipper *db, bool on_spark) {
   return status;
 }
 
+static void print_warnings(const dipper_program *prog) {
+  for (int w = 0; w < dipper_program_warning_count(prog); w++) {
+    char *text = dipper_program_warning_render(prog, w);
+    if (text) fputs(text, stderr);
+    dipper_free(text);
+  }
+}
+
 /* Compile each input; print the plans for `explain`.  Keeps going after an
 ** input with errors so that one run reports them all.  --format json: check
 ** prints one array of every input's diagnostics ([] when clean), explain
@@ -221,6 +229,9 @@ static int run(const cli_options *opts, dipper *db) {
       status = CLI_EXIT_SQL;
       continue;
     }
+    /* What compiles but keeps growing state: a warning, not an error (run
+    ** says it when the query starts, through the log). */
+    if (!opts->quiet) print_warnings(prog);
     if (opts->command == CLI_CMD_EXPLAIN && (json || dipper_program_count(prog) > 0)) {
       char *plan = NULL;
       int rc = dipper_explain(prog, flags, &plan);

@@ -164,6 +164,22 @@ DIPPER_API const char *dipper_errmsg(const dipper *db);
 */
 DIPPER_API char *dipper_diag_render(const dipper *db, int i);
 
+/*
+** Warnings of a compiled program: what compiles and runs but is likely not
+** what was meant, as Flink warns — a streaming operator whose state grows
+** forever (no watermark cleans it, no 'table.exec.state.ttl' bounds it),
+** naming the operator and the option.  The same dipper_diag form (code
+** DIPPER_STREAMING) with the place in the text.  dipper_query_start (and
+** so dipper_run) also hands each query's warnings to the log callback
+** (DIPPER_LOG_WARNING), once, as the query starts.  Borrowed until the
+** program is freed; NULL when i is out of range.
+*/
+DIPPER_API int dipper_program_warning_count(const dipper_program *prog);
+DIPPER_API const dipper_diag *dipper_program_warning(const dipper_program *prog, int i);
+/* Rendered as dipper_diag_render does, with "warning:"; the caller frees it
+** with dipper_free; NULL on bad i or no memory. */
+DIPPER_API char *dipper_program_warning_render(const dipper_program *prog, int i);
+
 
 /* ---- running programs (the embedded engine, or Spark) ----
 **
@@ -282,6 +298,15 @@ DIPPER_API void dipper_interrupt(dipper *db);
 ** client's), so it must be thread-safe.  NULL (the default) keeps the
 ** library quiet.  Setting a new one replaces the old; set it before
 ** starting queries. */
+/* The processing-time clock of the handle's queries: what CURRENT_TIMESTAMP,
+** PROCTIME() and the state TTL ('table.exec.state.ttl') read at the start of
+** each micro-batch, in µs since the epoch (>= 0, never going back; a value
+** that does is read as the latest one).  NULL (the default) is the wall
+** clock.  For tests and simulations: a query then sees the time `fn` says.
+** Set it before starting queries; `fn` runs on the thread that steps them. */
+typedef int64_t (*dipper_clock_fn)(void *user);
+DIPPER_API void dipper_set_clock(dipper *db, dipper_clock_fn fn, void *user);
+
 #define DIPPER_LOG_WARNING 1
 #define DIPPER_LOG_NOTE 2
 #define DIPPER_LOG_DEBUG 3

@@ -21,6 +21,7 @@
 #include "api/dipper_int.h"
 #include "plan/udf.h"
 #include "core/buf.h"
+#include "core/session.h"
 #include "core/types.h"
 #include "plan/analyze.h"
 #include "plan/binder.h"
@@ -76,6 +77,12 @@ int dipper_open(dipper **out, const char *engine) {
   }
   *out = db;
   return DIPPER_OK;
+}
+
+void dipper_set_clock(dipper *db, dipper_clock_fn fn, void *user) {
+  if (!db) return;
+  db->clock_fn = fn;
+  db->clock_user = user;
 }
 
 void dipper_set_log(dipper *db, dipper_log_fn fn, void *user) {
@@ -300,6 +307,66 @@ static int summarize(dp_arena *a, const dp_catalog *cat, const dp_ast_stmt *s, c
   return line ? DIPPER_OK : DIPPER_NOMEM;
 }
 
+/* The warnings of each root of a validated statement, into the program's list. */
+static int collect_warnings(dipper *db, dipper_program *prog, dp_program_stmt *ps) {
+  ps->warn_begin = prog->warnings.count;
+  ps->warn_end = dp_arena_calloc(prog->arena, (size_t)ps->plan.nroots + 1, sizeof *ps->warn_end);
+  if (!ps->warn_end) return DIPPER_NOMEM;
+  for (int r = 0; r < ps->plan.nroots; r++) {
+    int rc = dp_validate_warnings(&prog->warnings, db->catalog, &ps->plan, r);
+    if (rc != DIPPER_OK) return rc;
+    ps->warn_end[r] = prog->warnings.count;
+  }
+  return dp_arena_failed(prog->arena) ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+/* The public form of the warnings (dipper_program_warning is const). */
+static int warnings_finish(dipper_program *prog) {
+  int n = prog->warnings.count;
+  if (n == 0) return DIPPER_OK;
+  prog->warn_pub = dp_arena_calloc(prog->arena, (size_t)n, sizeof *prog->warn_pub);
+  if (!prog->warn_pub) return DIPPER_NOMEM;
+  for (int i = 0; i < n; i++) {
+    const dp_diag *g = &prog->warnings.items[i];
+    prog->warn_pub[i] = (dipper_diag){
+        .code = g->code,
+        .message = g->message ? g->message : dipper_strerror(g->code),
+        .file = prog->file,
+        .line = (int)g->span.line,
+        .col = (int)g->span.col,
+        .length = g->span.line > 0 ? (g->span.len > 0 ? (int)g->span.len : 1) : 0};
+  }
+  return DIPPER_OK;
+}
+
+int dipper_program_warning_count(const dipper_program *prog) {
+  return prog ? prog->warnings.count : 0;
+}
+
+const dipper_diag *dipper_program_warning(const dipper_program *prog, int i) {
+  if (!prog || !prog->warn_pub || i < 0 || i >= prog->warnings.count) return NULL;
+  return &prog->warn_pub[i];
+}
+
+char *dipper_program_warning_render(const dipper_program *prog, int i) {
+  if (!prog || i < 0 || i >= prog->warnings.count) return NULL;
+  return dp_diag_render_level(&prog->warnings, &prog->warnings.items[i], "warning");
+}
+
+void dp_api_log_warnings(dipper *db, const dipper_program *prog, int i, int r) {
+  const dp_program_stmt *ps = &prog->stmts[i];
+  if (!ps->warn_end || r < 0 || r >= ps->plan.nroots) return;
+  int from = r == 0 ? ps->warn_begin : ps->warn_end[r - 1];
+  for (int k = from; k < ps->warn_end[r]; k++) {
+    const dp_diag *g = &prog->warnings.items[k];
+    if (g->span.line > 0)
+      dp_session_log(db, DIPPER_LOG_WARNING, "%s:%u:%u: %s", prog->file ? prog->file : "<string>",
+                     (unsigned)g->span.line, (unsigned)g->span.col, g->message);
+    else
+      dp_session_log(db, DIPPER_LOG_WARNING, "%s", g->message);
+  }
+}
+
 /* Bind, analyse and validate one statement.  Errors are in db->diags; the
 ** code is returned too, so that a failure that recorded nothing (no memory
 ** to record it) still fails the compile. */
@@ -312,6 +379,7 @@ static int compile_stmt(dipper *db, dipper_program *prog, dp_program_stmt *ps) {
   rc = dp_analyze(prog->arena, &db->diags, db->catalog, &ps->plan);
   if (rc != DIPPER_OK) return rc;
   rc = dp_validate(&db->diags, db->catalog, &ps->plan);
+  if (rc == DIPPER_OK && !ps->explain) rc = collect_warnings(db, prog, ps);
   if (rc == DIPPER_OK && !ps->explain && ps->plan.njava > 0 && !dp_api_on_spark(db)) {
     const dp_udf_def *f = ps->plan.java[0];
     return dp_error(&db->diags, DIPPER_UNSUPPORTED, ps->plan.java_span,
@@ -374,6 +442,7 @@ int dipper_compile(dipper *db, const char *sql, size_t len, const char *filename
   prog->arena = arena;
   prog->text = text;
   prog->file = file;
+  dp_diags_init(&prog->warnings, arena, file, text, len);
   db->diags.text = text;
   db->diags.text_len = len;
   dp_arena *defs = dp_catalog_arena(db->catalog);
@@ -405,6 +474,7 @@ int dipper_compile(dipper *db, const char *sql, size_t len, const char *filename
       }
     }
   }
+  if (rc == DIPPER_OK) rc = warnings_finish(prog);
   if (rc == DIPPER_OK && db->diags.count == 0 && !dp_arena_failed(arena) &&
       !dp_arena_failed(defs)) {
     *out = prog;

@@ -42,6 +42,8 @@ struct dipper {
   struct dipper_query *queries; /* run.c: the queries started and not yet freed (a list) */
   dipper_log_fn log_fn;    /* dipper_set_log: where notes go, or NULL: nowhere */
   void *log_user;
+  dipper_clock_fn clock_fn;  /* dipper_set_clock: processing time, or NULL: the wall clock */
+  void *clock_user;
   dp_catalog *catalog;
   dp_arena *diag_arena;    /* diagnostics of the last call; reset at every call */
   dp_diags diags;
@@ -65,6 +67,8 @@ typedef struct dp_program_stmt {
   const char *summary;     /* EXPLAIN's line for DDL/SET/DROP/USE/...; NULL otherwise */
   const struct dp_api_rows *rows; /* SHOW, DESCRIBE, SET alone, EXPLAIN: the answer, taken
                               when the statement compiled (show.c); NULL for the others */
+  int warn_begin;          /* its warnings in the program's list: root r's are */
+  int *warn_end;           /* [warn_begin or warn_end[r-1], warn_end[r]) */
 } dp_program_stmt;
 
 struct dipper_program {
@@ -74,7 +78,13 @@ struct dipper_program {
   const char *file;
   int n;
   dp_program_stmt *stmts;
+  dp_diags warnings;       /* compile-time warnings (dp_validate_warnings), in the arena */
+  dipper_diag *warn_pub;   /* their public form, built once compiled */
 };
+
+/* dipper.c: log the warnings of root r of statement i (dipper_set_log),
+** each as "file:line:col: message", when the query starts. */
+void dp_api_log_warnings(dipper *db, const dipper_program *prog, int i, int r);
 
 /* dipper.c: the diagnostics of a call on db.  begin forgets the last call's
 ** and starts a list naming `file` whose spans point into `text` (borrowed for

@@ -231,6 +231,7 @@ int dipper_query_start(dipper_program *prog, dipper_query ***out, int *n) {
       int rc = spark ? dp_spark_query_new(db, &ps->plan, root, label, &q->sq)
                      : dp_driver_new(db, &ps->plan, root, label, &q->dr);
       if (rc == DIPPER_OK && !spark) note_without_checkpoint(db, &ps->plan, root, label);
+      if (rc == DIPPER_OK) dp_api_log_warnings(db, prog, i, r);
       if (rc != DIPPER_OK) {
         if (!q->dr && !q->sq) {
           dipper_query_free_all(qs, made);

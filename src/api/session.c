@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "api/dipper_int.h"
 
@@ -20,6 +21,13 @@ bool dp_session_streaming(const dipper *db) {
 }
 
 bool dp_session_interrupted(dipper *db) { return dp_api_interrupted(db); }
+
+int64_t dp_session_now(const dipper *db) {
+  if (db && db->clock_fn) return db->clock_fn(db->clock_user);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
 
 void dp_session_log(dipper *db, int level, const char *fmt, ...) {
   if (!db || !db->log_fn) return;

@@ -96,14 +96,18 @@ static void put_caret(dp_buf *out, const char *line, size_t line_len, const dp_s
 }
 
 char *dp_diag_render(const dp_diags *d, const dp_diag *g) {
+  return dp_diag_render_level(d, g, "error");
+}
+
+char *dp_diag_render_level(const dp_diags *d, const dp_diag *g, const char *level) {
   dp_buf out = DP_BUF_INIT;
   const char *file = d->file ? d->file : "<string>";
   if (g->span.line == 0) {
-    dp_buf_printf(&out, "%s: error: %s\n", file, g->message);
+    dp_buf_printf(&out, "%s: %s: %s\n", file, level, g->message);
     return dp_buf_take(&out);
   }
-  dp_buf_printf(&out, "%s:%u:%u: error: %s\n", file, (unsigned)g->span.line,
-                (unsigned)g->span.col, g->message);
+  dp_buf_printf(&out, "%s:%u:%u: %s: %s\n", file, (unsigned)g->span.line,
+                (unsigned)g->span.col, level, g->message);
   size_t start, len;
   if (find_line(d, g->span.line, &start, &len)) {
     char number[16];

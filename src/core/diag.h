@@ -51,6 +51,8 @@ int dp_error(dp_diags *d, int code, dp_span span, const char *fmt, ...)
 /* Render one diagnostic as "file:line:col: error: msg\n  L | text\n    | ^~~~\n".
 ** Returned string is malloc'd: the caller frees it with free(). */
 char *dp_diag_render(const dp_diags *d, const dp_diag *g);
+/* The same with another word than "error" ("warning"). */
+char *dp_diag_render_level(const dp_diags *d, const dp_diag *g, const char *level);
 
 /* A span covering a and b (a before b). */
 dp_span dp_span_join(dp_span a, dp_span b);

@@ -30,6 +30,9 @@ const char *dp_session_option(const dipper *db, const char *key);
 bool dp_session_streaming(const dipper *db);
 /* dipper_interrupt was called and not yet honoured (the flag stays set). */
 bool dp_session_interrupted(dipper *db);
+/* Processing time, µs since the epoch: the handle's clock (dipper_set_clock)
+** or, without one (or without a handle), the wall clock. */
+int64_t dp_session_now(const dipper *db);
 /* A note, warning or debug line (DIPPER_LOG_*) to the log callback. */
 void dp_session_log(dipper *db, int level, const char *fmt, ...)
     DP_PRINTF(3, 4)

@@ -751,7 +751,7 @@ static int run_batch_as(dp_driver *dr, bool final, int64_t watermark, bool plann
     if (rc != DIPPER_OK) return fail(dr, rc);
     ck_us += dp_mono_micros() - c0;
   }
-  ex->batch_start_time = dp_wall_micros();
+  ex->batch_start_time = dp_session_now(ex->db);
   int64_t t0 = dp_mono_micros();
   int64_t in_before = input_rows(dr);
   int64_t skipped_before = dp_sink_op_skipped(ex->root_op);

@@ -242,7 +242,7 @@ int dp_exec_open(dipper *db, const dp_query_plan *q, const dp_plan *root, dp_dia
   for (int i = 0; i < nwm; i++) ex->max_event_time[i] = DP_WATERMARK_NONE;
   ex->watermark = DP_WATERMARK_NONE;
   /* Operators that evaluate at open (VALUES) read the clock too. */
-  ex->batch_start_time = dp_wall_micros();
+  ex->batch_start_time = dp_session_now(db);
   ex->output_mode = dp_analyze_output_mode(q, root);
   const char *trigger = dp_session_option(db, "dipper.trigger");
   if (parse_trigger(trigger, &ex->trigger) != DIPPER_OK) {

@@ -60,6 +60,7 @@
 #include "exec/exec.h"
 #include "exec/hashtable.h"
 #include "exec/rows.h"
+#include "exec/state_ttl.h"
 
 /* A growing list of ids. */
 typedef struct idlist {
@@ -124,6 +125,9 @@ typedef struct agg_state {
   dp_agg_rocks *rocks;
   dp_agg_state **rstates;    /* per call: &calls[a].st */
   int rocks_phase;           /* 0 before the batch's input, 1 after (due groups next) */
+  /* 'table.exec.state.ttl' or a STATE_TTL hint (ttl.ttl > 0): the groups by
+  ** last write, those idle that long dropped at emit (state_ttl.h) */
+  dp_state_ttl ttl;
 } agg_state;
 
 static int ensure(void *pp, int64_t *cap, int64_t need, size_t elem) {
@@ -171,6 +175,7 @@ static void agg_close(dp_op *op) {
   if (!st) return;
   if (st->gvec) free_batch_vectors(st);
   dp_agg_rocks_free(st->rocks);
+  dp_state_ttl_free(&st->ttl);
   free(st->rstates);
   dp_ht_free(&st->ht);
   if (st->calls)
@@ -223,6 +228,18 @@ static int rocks_setup(dp_op *op) {
                     "the query", (int)op->plan->span.line, why);
   int end_key = st->evicts && st->wend >= 0 ? st->key_of_group[st->wend] : -1;
   return dp_agg_rocks_new(op, &st->ht, st->rstates, end_key, &st->rocks);
+}
+
+/* Idle state retention where the analysis set one (analyze_ttl.c). */
+static int ttl_setup(dp_op *op) {
+  agg_state *st = op->state;
+  int64_t ttl = op->plan->props.state_ttl[0];
+  if (ttl <= 0 || !op->ex->query || !op->ex->query->streaming || st->windowed) return DIPPER_OK;
+  if (st->rocks)
+    return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, op->plan->span,
+                    "'table.exec.state.ttl' (or STATE_TTL) is carried out for aggregations kept "
+                    "in memory only so far: set 'state.backend' = 'hashmap', or drop the TTL");
+  return dp_state_ttl_init(&st->ttl, ttl);
 }
 
 static int agg_open(dp_op *op) {
@@ -300,6 +317,7 @@ static int agg_open(dp_op *op) {
   if (op->ex->query && op->ex->query->streaming && dp_exec_state_rocks(op->ex) &&
       (rc = rocks_setup(op)))
     goto fail;
+  if ((rc = ttl_setup(op))) goto fail;
   free(ktypes);
   return DIPPER_OK;
 fail:
@@ -513,6 +531,8 @@ static int consume(dp_op *self, const dp_batch *in) {
   int64_t cached = st->ht.ngroups;
   rc = dp_ht_find_or_insert(&st->ht, kv, hashes, st->rows, n, st->ids, NULL);
   if (kv != keys) free(kv);
+  for (int64_t k = 0; !rc && st->ttl.ttl > 0 && k < n; k++)
+    rc = dp_state_ttl_touch(&st->ttl, st->ids[st->rows[k]], self->ex->batch_start_time);
   if (rc) return rc;
 
   if (st->session) {
@@ -788,6 +808,7 @@ static int drop_groups(agg_state *st, bool *keep, int64_t n) {
     for (int64_t s = 0; s < n; s++) remap[s] = keep[s] ? kept++ : -1;
   }
   if (!rc) rc = note_drops(&st->base_live, &st->dropped, remap);
+  if (!rc && st->ttl.ttl > 0) rc = dp_state_ttl_renumber(&st->ttl, remap, n);
   if (!rc) remap_dirty(st, remap, n, kept);
   if (!rc) rc = compact_calls(st, remap, n, kept, false);
   if (!rc && st->session) {
@@ -818,6 +839,27 @@ static int add_empty_group(agg_state *st) {
   dp_ht_hash(NULL, 0, 1, &hash);
   int rc = dp_ht_find_or_insert(&st->ht, NULL, &hash, NULL, 1, &id, NULL);
   return rc ? rc : grow_groups(st, st->ht.ngroups);
+}
+
+/* Before the batch's input: the groups not written for the TTL are gone, so
+** that a row of an expired group starts it again from nothing (Flink's
+** NeverReturnExpired).  Finding them costs what expires (state_ttl.h);
+** dropping them is the compaction the watermark's drops also cost. */
+static int expire_idle(dp_op *op) {
+  agg_state *st = op->state;
+  int64_t *ids = NULL, nexp = 0, n = st->ht.ngroups;
+  int rc = dp_state_ttl_expire(&st->ttl, op->ex->batch_start_time, &ids, &nexp);
+  bool *keep = !rc && nexp > 0 ? malloc((size_t)n) : NULL;
+  if (!rc && nexp > 0 && !keep) rc = DIPPER_NOMEM;
+  if (keep) {
+    memset(keep, 1, (size_t)n);
+    for (int64_t k = 0; k < nexp; k++) keep[ids[k]] = false;
+    rc = drop_groups(st, keep, n);
+  }
+  free(keep);
+  free(ids);
+  op->metrics.state_rows = live_count(st);
+  return rc;
 }
 
 static int emit(dp_op *op) {
@@ -941,7 +983,8 @@ static int agg_next(dp_op *op, dp_batch **out) {
   *out = NULL;
   if (st->done) return DIPPER_OK;
   st->done = true;
-  int rc = dp_op_drain(op->children[0], consume, op);
+  int rc = st->ttl.ttl > 0 ? expire_idle(op) : DIPPER_OK;
+  if (!rc) rc = dp_op_drain(op->children[0], consume, op);
   if (rc) return rc;
   if ((rc = emit(op))) return rc;
   if (st->out->nrows == 0) return DIPPER_OK;
@@ -1057,10 +1100,31 @@ static int save_blob(agg_state *st, dp_buf *out, uint8_t version,
   return rc;
 }
 
+/* With a TTL, after the blob (state or delta alike): the groups' last
+** writes, in today's numbering (state_ttl.h's section). */
+static int save_ttl(const agg_state *st, dp_buf *out) {
+  dp_state_ttl_save_section(&st->ttl, out);
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int restore_ttl(dp_op *op, dp_rd *in) {
+  agg_state *st = op->state;
+  int rc = dp_state_ttl_load_section(&st->ttl, in, st->ht.ngroups, op->ex->batch_start_time);
+  if (rc == DIPPER_CORRUPT) {
+    in->bad = true;
+    dp_span nowhere = {0, 0, 0, 0};
+    return dp_error(op->ex->diags, rc, nowhere,
+                    "the checkpointed state TTL of the aggregation does not read back: the "
+                    "checkpoint is damaged or was written for another query");
+  }
+  return rc;
+}
+
 static int agg_save_state(dp_op *op, dp_buf *out) {
   agg_state *st = op->state;
   if (st->rocks) return dp_agg_rocks_save(st->rocks, out);
-  return save_blob(op->state, out, AGG_STATE_VERSION, save_body);
+  int rc = save_blob(op->state, out, AGG_STATE_VERSION, save_body);
+  return rc ? rc : save_ttl(st, out);
 }
 
 /* Key rows appended to the table, in order: row i must become group
@@ -1387,7 +1451,8 @@ static int save_delta_body(const agg_state *st, dp_buf *out) {
 static int agg_save_delta(dp_op *op, dp_buf *out) {
   agg_state *st = op->state;
   if (st->rocks) return dp_agg_rocks_save(st->rocks, out);
-  return save_blob(op->state, out, AGG_DELTA_VERSION, save_delta_body);
+  int rc = save_blob(op->state, out, AGG_DELTA_VERSION, save_delta_body);
+  return rc ? rc : save_ttl(st, out);
 }
 
 static int grow_sessions(agg_state *st, int64_t n) {
@@ -1604,7 +1669,8 @@ static int agg_restore_state(dp_op *op, dp_rd *in) {
   agg_state *st = op->state;
   if (st->rocks) return dp_agg_rocks_restore(st->rocks, in);
   if (st->ht.ngroups || st->nsess) return DIPPER_MISUSE; /* only into a fresh operator */
-  return restore_blob(op, in, AGG_STATE_VERSION, "state", load_whole);
+  int rc = restore_blob(op, in, AGG_STATE_VERSION, "state", load_whole);
+  return rc ? rc : restore_ttl(op, in);
 }
 
 /* The key count a delta leaves in the table, from the one before it
@@ -1660,7 +1726,8 @@ static void agg_restore_expect(dp_op *op, const dp_rd *deltas, int n) {
 static int agg_restore_delta(dp_op *op, dp_rd *in) {
   agg_state *st = op->state;
   if (st->rocks) return dp_agg_rocks_restore(st->rocks, in); /* each names a whole one */
-  return restore_blob(op, in, AGG_DELTA_VERSION, "delta", load_delta_body);
+  int rc = restore_blob(op, in, AGG_DELTA_VERSION, "delta", load_delta_body);
+  return rc ? rc : restore_ttl(op, in);
 }
 
 const dp_op_class dp_op_aggregate = {

@@ -16,6 +16,11 @@
 **   stream, last    the best row per key; at the end of each micro-batch the
 **                   keys whose row changed leave with their new row (update
 **                   mode).
+** With a state TTL ('table.exec.state.ttl' or STATE_TTL, exec/state_ttl.h)
+** on a stream, a key not written for that long in processing time is
+** forgotten before the next batch's input, as in Flink: keep first writes a
+** key once, at its first row (so a duplicate after the TTL leaves again),
+** keep last at each row that becomes the key's best.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +31,7 @@
 #include "exec/eval.h"
 #include "exec/exec.h"
 #include "exec/rows.h"
+#include "exec/state_ttl.h"
 
 typedef enum dedup_mode { DEDUP_BOUNDED, DEDUP_FIRST, DEDUP_LAST } dedup_mode;
 
@@ -55,6 +61,8 @@ typedef struct dedup_state {
   dp_buf rkeys, rval;
   size_t *roffs;
   int64_t roffs_cap;
+  dp_state_ttl ttl;    /* ttl.ttl > 0: the keys by last write (state_ttl.h) */
+  bool ttl_done;       /* this batch's expiry ran */
 } dedup_state;
 
 static int grow_keys(dedup_state *st, int64_t need) {
@@ -121,13 +129,16 @@ static int take_rows(dp_op *op, const dp_batch *b) {
     bool fresh;
     if ((rc = dp_groups_find_or_add(&st->keys, kc, r, &id, &fresh))) return rc;
     if ((rc = grow_keys(st, id + 1))) return rc;
+    int64_t now = op->ex->batch_start_time;
     if (st->mode == DEDUP_FIRST) {
       if (!fresh) continue;
+      if (st->ttl.ttl > 0 && (rc = dp_state_ttl_touch(&st->ttl, id, now))) return rc;
       st->ts[id] = t;
       st->sel[nfirst++] = r;
       continue;
     }
     if (!fresh && !better(op, st, b, r, id)) continue;
+    if (st->ttl.ttl > 0 && (rc = dp_state_ttl_touch(&st->ttl, id, now))) return rc;
     if ((rc = dp_batch_take(st->store, b, NULL, r, 1))) return rc;
     if (!fresh && (rc = dp_rowlog_touch(&st->log, id))) return rc;
     st->best[id] = st->store->nrows - 1;
@@ -143,10 +154,32 @@ static int take_rows(dp_op *op, const dp_batch *b) {
 static int rocks_store_best(dp_op *op);
 static int rocks_end_batch(dp_op *op);
 
+/* Keys not written for the TTL are forgotten before the batch's first input;
+** finding them costs what expires, dropping them a compaction (as the
+** watermark's drops). */
+static int expire_idle(dp_op *op) {
+  dedup_state *st = op->state;
+  st->ttl_done = true;
+  int64_t *keep, nkeep, *drop, ndrop;
+  int rc = dp_state_ttl_expire_compact(&st->ttl, op->ex->batch_start_time,
+                                       dp_groups_count(&st->keys), &keep, &nkeep, &drop, &ndrop);
+  if (!rc && ndrop > 0) rc = dp_groups_compact(&st->keys, keep, nkeep);
+  for (int64_t i = 0; !rc && ndrop > 0 && i < nkeep; i++) {
+    st->ts[i] = st->ts[keep[i]];
+    st->best[i] = st->best[keep[i]];
+  }
+  if (!rc && ndrop > 0) rc = dp_rowlog_drop(&st->log, drop, ndrop);
+  free(keep);
+  free(drop);
+  op->metrics.state_rows = dp_groups_count(&st->keys);
+  return rc;
+}
+
 static int dedup_next(dp_op *op, dp_batch **out) {
   dedup_state *st = op->state;
   *out = NULL;
   int rc;
+  if (st->ttl.ttl > 0 && !st->ttl_done && (rc = expire_idle(op))) return rc;
   if (st->rocks && (rc = dp_rocks_begin(st->rocks))) return rc;
   if (st->mode == DEDUP_FIRST) {
     /* Stream the input: each batch gives the rows whose key is new. */
@@ -216,6 +249,7 @@ static int expire(dp_op *op) {
 
 static int dedup_end_batch(dp_op *op) {
   dedup_state *st = op->state;
+  st->ttl_done = false;
   if (st->rocks) return rocks_end_batch(op);
   st->drained = false;
   st->cursor = st->nout = 0;
@@ -250,9 +284,14 @@ static int dedup_setup(dp_op *op) {
   st->store = dp_batch_new(&in->schema, 0);
   st->out = dp_batch_new(&p->schema, DP_ROWS_CHUNK);
   if (!st->store || !st->out) return DIPPER_NOMEM;
-  if (st->mode != DEDUP_BOUNDED && op->ex->query && op->ex->query->streaming &&
-      dp_exec_state_rocks(op->ex))
-    return dp_rocks_open_op(op, "dedup", &st->rocks);
+  bool stream = st->mode != DEDUP_BOUNDED && op->ex->query && op->ex->query->streaming;
+  int64_t ttl = stream ? p->props.state_ttl[0] : 0;
+  if (ttl > 0 && dp_exec_state_rocks(op->ex))
+    return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->span,
+                    "'table.exec.state.ttl' (or STATE_TTL) is carried out for a deduplication "
+                    "kept in memory only so far: set 'state.backend' = 'hashmap', or drop the TTL");
+  if (ttl > 0 && (rc = dp_state_ttl_init(&st->ttl, ttl))) return rc;
+  if (stream && dp_exec_state_rocks(op->ex)) return dp_rocks_open_op(op, "dedup", &st->rocks);
   return DIPPER_OK;
 }
 
@@ -270,6 +309,7 @@ static void dedup_close(dp_op *op) {
   if (!st) return;
   dp_groups_free(&st->keys);
   dp_rowlog_free(&st->log);
+  dp_state_ttl_free(&st->ttl);
   dp_rocks_free(st->rocks);
   free(st->have);
   free(st->fresh);
@@ -333,7 +373,17 @@ static int dedup_save(dp_op *op, dp_buf *out) {
   for (int64_t id = 0; id < n; id++) dp_put_svar(out, st->ts[id]);
   if (!rc && st->mode != DEDUP_FIRST) rc = save_best(out, st, st->best, n);
   if (!rc) dp_rowlog_mark(&st->log, n);
+  if (!rc) dp_state_ttl_save_section(&st->ttl, out);
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+/* With a TTL, after the keys (state or delta alike): their last writes, by
+** today's positions (state_ttl.h's section). */
+static int restore_ttl(dp_op *op, dp_rd *in) {
+  dedup_state *st = op->state;
+  int rc = dp_state_ttl_load_section(&st->ttl, in, dp_groups_count(&st->keys),
+                                     op->ex->batch_start_time);
+  return rc ? dp_state_corrupt(op, rc, "its state TTL") : DIPPER_OK;
 }
 
 static int dedup_restore(dp_op *op, dp_rd *in) {
@@ -357,7 +407,7 @@ static int dedup_restore(dp_op *op, dp_rd *in) {
   }
   op->metrics.state_rows = n;
   dp_rowlog_mark(&st->log, n);
-  return DIPPER_OK;
+  return restore_ttl(op, in);
 }
 
 static int dedup_save_delta(dp_op *op, dp_buf *out) {
@@ -379,6 +429,7 @@ static int dedup_save_delta(dp_op *op, dp_buf *out) {
   for (int64_t id = first; id < n; id++) dp_put_svar(out, st->ts[id]);
   if (!rc && st->mode != DEDUP_FIRST) rc = save_best(out, st, st->best + first, n - first);
   if (!rc) dp_rowlog_mark(&st->log, n);
+  if (!rc) dp_state_ttl_save_section(&st->ttl, out);
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
@@ -439,7 +490,7 @@ static int dedup_restore_delta(dp_op *op, dp_rd *in) {
   if (rc) return dp_state_corrupt(op, rc, what);
   op->metrics.state_rows = dp_groups_count(&st->keys);
   dp_rowlog_mark(&st->log, dp_groups_count(&st->keys));
-  return DIPPER_OK;
+  return restore_ttl(op, in);
 }
 
 /* ---- over RocksDB ('state.backend' = 'rocksdb') ----

@@ -7,7 +7,10 @@
 ** row per distinct row.  When a column is an event-time attribute, rows at or
 ** before the watermark are late (Spark's rule: time <= watermark; dropped,
 ** counted) and stored rows at or before it are forgotten, since no row to come can equal them; otherwise the state
-** lasts as long as the query.
+** lasts as long as the query, unless a state TTL is set ('table.exec.state.ttl'
+** or STATE_TTL, exec/state_ttl.h): then a row not seen for that long, in
+** processing time, is forgotten before the next batch's input, and leaves
+** again when it comes back (Flink's DISTINCT, a GROUP BY of every column).
 */
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +19,7 @@
 #include "exec/agg_rocks.h"
 #include "exec/exec.h"
 #include "exec/rows.h"
+#include "exec/state_ttl.h"
 
 typedef struct distinct_state {
   int time_col;      /* an event-time column of the rows, or -1 */
@@ -34,6 +38,8 @@ typedef struct distinct_state {
   dp_buf rkeys, rval;
   size_t *roffs;
   int64_t roffs_cap;
+  dp_state_ttl ttl;   /* ttl.ttl > 0: the rows by last sight (state_ttl.h) */
+  bool ttl_done;      /* this batch's expiry ran */
 } distinct_state;
 
 static int rocks_take(dp_op *op, const dp_batch *b, int64_t *nout);
@@ -41,9 +47,30 @@ static int rocks_end_batch(dp_op *op);
 static int rocks_save(dp_op *op, dp_buf *out);
 static int rocks_restore(dp_op *op, dp_rd *in);
 
+/* Rows not seen for the TTL are forgotten before the batch's first input;
+** finding them costs what expires, dropping them a compaction of the store
+** (as the watermark's drops). */
+static int expire_idle(dp_op *op) {
+  distinct_state *st = op->state;
+  st->ttl_done = true;
+  int64_t *keep, nkeep, *drop, ndrop;
+  int rc = dp_state_ttl_expire_compact(&st->ttl, op->ex->batch_start_time,
+                                       dp_groups_count(&st->seen), &keep, &nkeep, &drop, &ndrop);
+  if (!rc && ndrop > 0) rc = dp_groups_compact(&st->seen, keep, nkeep);
+  if (!rc && ndrop > 0) rc = dp_rowlog_drop(&st->log, drop, ndrop);
+  free(keep);
+  free(drop);
+  op->metrics.state_rows = dp_groups_count(&st->seen);
+  return rc;
+}
+
 static int distinct_next(dp_op *op, dp_batch **out) {
   distinct_state *st = op->state;
   *out = NULL;
+  if (st->ttl.ttl > 0 && !st->ttl_done) {
+    int rc = expire_idle(op);
+    if (rc) return rc;
+  }
   for (;;) {
     dp_batch *b = NULL;
     dp_op *child = op->children[0];
@@ -70,6 +97,8 @@ static int distinct_next(dp_op *op, dp_batch **out) {
       int64_t id;
       bool fresh;
       if ((rc = dp_groups_find_or_add(&st->seen, cols, r, &id, &fresh))) return rc;
+      if (st->ttl.ttl > 0 && (rc = dp_state_ttl_touch(&st->ttl, id, op->ex->batch_start_time)))
+        return rc;
       if (fresh) st->sel[n++] = r;
     }
     op->metrics.state_rows = st->rocks ? st->rcount : dp_groups_count(&st->seen);
@@ -89,6 +118,7 @@ static int distinct_next(dp_op *op, dp_batch **out) {
 /* Forget the rows at or before the watermark (time_col set). */
 static int distinct_end_batch(dp_op *op) {
   distinct_state *st = op->state;
+  st->ttl_done = false;
   if (st->rocks) return rocks_end_batch(op);
   int64_t wm = op->ex->watermark, n = dp_groups_count(&st->seen);
   if (st->time_col < 0 || wm == DP_WATERMARK_NONE || n == 0) return DIPPER_OK;
@@ -124,7 +154,14 @@ static int distinct_setup(dp_op *op) {
   if (rc) return rc;
   st->out = dp_batch_new(&op->plan->schema, 0);
   if (!st->out) return DIPPER_NOMEM;
-  if (op->ex->query && op->ex->query->streaming && dp_exec_state_rocks(op->ex))
+  int64_t ttl = op->plan->props.state_ttl[0];
+  bool streaming = op->ex->query && op->ex->query->streaming;
+  if (streaming && ttl > 0 && dp_exec_state_rocks(op->ex))
+    return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, op->plan->span,
+                    "'table.exec.state.ttl' (or STATE_TTL) is carried out for a DISTINCT kept in "
+                    "memory only so far: set 'state.backend' = 'hashmap', or drop the TTL");
+  if (streaming && ttl > 0 && (rc = dp_state_ttl_init(&st->ttl, ttl))) return rc;
+  if (streaming && dp_exec_state_rocks(op->ex))
     return dp_rocks_open_op(op, "distinct", &st->rocks);
   return DIPPER_OK;
 }
@@ -134,6 +171,7 @@ static void distinct_close(dp_op *op) {
   if (!st) return;
   dp_groups_free(&st->seen);
   dp_rowlog_free(&st->log);
+  dp_state_ttl_free(&st->ttl);
   dp_rocks_free(st->rocks);
   free(st->stored);
   free(st->fresh);
@@ -160,12 +198,22 @@ static int distinct_open(dp_op *op) {
 ** (rows.h's group table form): O(rows added + rows dropped). */
 #define DISTINCT_STATE_VERSION 1
 
+/* With a TTL, after the rows (state or delta alike): the rows' last
+** sightings, by today's positions (state_ttl.h's section). */
+static int restore_ttl(dp_op *op, dp_rd *in) {
+  distinct_state *st = op->state;
+  int rc = dp_state_ttl_load_section(&st->ttl, in, dp_groups_count(&st->seen),
+                                     op->ex->batch_start_time);
+  return rc ? dp_state_corrupt(op, rc, "its state TTL") : DIPPER_OK;
+}
+
 static int distinct_save(dp_op *op, dp_buf *out) {
   distinct_state *st = op->state;
   if (st->rocks) return rocks_save(op, out);
   dp_state_begin(out, DISTINCT_STATE_VERSION);
   int rc = dp_groups_save(out, &st->seen);
   if (!rc) dp_rowlog_mark(&st->log, dp_groups_count(&st->seen));
+  if (!rc) dp_state_ttl_save_section(&st->ttl, out);
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
@@ -177,7 +225,7 @@ static int distinct_restore(dp_op *op, dp_rd *in) {
   if ((rc = dp_groups_load(in, &st->seen))) return dp_state_corrupt(op, rc, "its rows");
   op->metrics.state_rows = dp_groups_count(&st->seen);
   dp_rowlog_mark(&st->log, dp_groups_count(&st->seen));
-  return DIPPER_OK;
+  return restore_ttl(op, in);
 }
 
 static int distinct_save_delta(dp_op *op, dp_buf *out) {
@@ -189,6 +237,7 @@ static int distinct_save_delta(dp_op *op, dp_buf *out) {
   free(at); /* nothing here changes in place */
   if (!rc) rc = dp_groups_save_from(out, &st->seen, dp_rowlog_first_new(&st->log));
   if (!rc) dp_rowlog_mark(&st->log, dp_groups_count(&st->seen));
+  if (!rc) dp_state_ttl_save_section(&st->ttl, out);
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
@@ -209,7 +258,7 @@ static int distinct_restore_delta(dp_op *op, dp_rd *in) {
   if ((rc = dp_groups_load_more(in, &st->seen))) return dp_state_corrupt(op, rc, "its new rows");
   op->metrics.state_rows = dp_groups_count(&st->seen);
   dp_rowlog_mark(&st->log, dp_groups_count(&st->seen));
-  return DIPPER_OK;
+  return restore_ttl(op, in);
 }
 
 /* ---- over RocksDB ('state.backend' = 'rocksdb') ----

@@ -991,6 +991,7 @@ static void analyze_node(actx *x, dp_plan *p) {
   case DP_P_ASOF_JOIN: analyze_asof(x, p); break;
   case DP_P_COUNT_: break;
   }
+  dp_analyze_ttl(x->a, x->cat, p);
   if (sp->bounded && p->ninputs > 0) {
     sp->modes = MODES_ALL;
     sp->changelog = DP_CHANGELOG_INSERT_ONLY;

@@ -19,6 +19,16 @@
 int dp_analyze(dp_arena *a, dp_diags *d, const dp_catalog *cat, dp_query_plan *q);
 int dp_validate(dp_diags *d, const dp_catalog *cat, dp_query_plan *q);
 
+/* analyze_ttl.c.  The state TTL of node p (props.state_ttl, its description
+** extended), for the nodes whose state nothing else bounds: its STATE_TTL
+** hint, else 'table.exec.state.ttl'.  Called by dp_analyze on every node. */
+void dp_analyze_ttl(dp_arena *a, const dp_catalog *cat, dp_plan *p);
+/* Warnings (code DIPPER_STREAMING, appended to w) for each node of root
+** `root` of an analysed, validated plan whose state grows forever: no
+** watermark cleans it and no TTL bounds it.  Flink accepts such a query, and
+** so does dipper; the warning names the node and the option. */
+int dp_validate_warnings(dp_diags *w, const dp_catalog *cat, const dp_query_plan *q, int root);
+
 /* The output mode (one DP_MODE_*) an analysed root runs in: q->output_mode
 ** when set, else append where the root can produce it, else update (complete
 ** is never inferred: it re-sends the whole result every batch). */

@@ -500,6 +500,8 @@ static dp_plan *bind_join(dp_binder *b, const dp_ast_from *f, dp_bscope *sc, dp_
   dp_plan *j = dp_bind_new_node(b, DP_P_JOIN, f->span, 2, l, r);
   if (!j) return NULL;
   j->u.join.kind = kind;
+  j->ttl_hint[0] = dp_bind_ttl_for(b, f->u.join.left);
+  j->ttl_hint[1] = dp_bind_ttl_for(b, f->u.join.right);
   int nl = l->schema.ncols;
   bool semi = kind == DP_J_SEMI || kind == DP_J_ANTI;
   bool null_left = kind == DP_J_RIGHT || kind == DP_J_FULL;

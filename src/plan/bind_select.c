@@ -641,6 +641,7 @@ static bool select_aggregate(select_state *st) {
   dp_span aspan = s->group_span.line ? s->group_span : x->naggs > 0 ? x->aggs[0].span : s->span;
   dp_plan *agg = dp_bind_new_node(b, DP_P_AGGREGATE, aspan, 1, st->p);
   if (!agg) return false;
+  if (s->from && s->from->kind != DP_AF_JOIN) agg->ttl_hint[0] = dp_bind_ttl_for(b, s->from);
   dp_bind_schema(b, agg, ng + x->naggs);
   if (!agg->schema.cols) return false;
   for (int i = 0; i < ng; i++) agg->schema.cols[i] = (dp_field){gnames[i], group[i]->type};
@@ -786,6 +787,7 @@ static dp_plan *select_output(select_state *st) {
   if (s->distinct) {
     dp_plan *d = dp_bind_new_node(b, DP_P_DISTINCT, s->span, 1, p);
     if (!d) return NULL;
+    if (s->from && s->from->kind != DP_AF_JOIN) d->ttl_hint[0] = dp_bind_ttl_for(b, s->from);
     dp_bind_copy_schema(b, d, p, 0);
     p = d;
   }
@@ -828,15 +830,19 @@ dp_plan *dp_bind_select(dp_binder *b, const dp_ast_select *s, const dp_ast_query
   st.q = q;
   st.sc.outer = outer;
   st.ok = true;
-  if (!select_from_where(&st, outer)) return NULL;
-  dp_bexpr_init(&st.x, b, &st.sc, DP_BX_AGG | DP_BX_OVER, "the SELECT list");
-  st.x.nwindows = s->nwindows;
-  st.x.windows = s->windows;
-  if (!select_group_window(&st) || !select_list(&st) || !select_having_order_qualify(&st) ||
-      !select_aggregate(&st) || !select_overs(&st) || !place_order_exprs(&st) ||
-      !place_qualify_columns(&st))
-    return NULL;
-  dp_plan *p = select_output(&st);
+  dp_bttl_saved ttl;
+  if (!dp_bind_ttl_begin(b, s, &ttl)) return NULL;
+  dp_plan *p = NULL;
+  bool ok = select_from_where(&st, outer);
+  if (ok) {
+    dp_bexpr_init(&st.x, b, &st.sc, DP_BX_AGG | DP_BX_OVER, "the SELECT list");
+    st.x.nwindows = s->nwindows;
+    st.x.windows = s->windows;
+    ok = select_group_window(&st) && select_list(&st) && select_having_order_qualify(&st) &&
+         select_aggregate(&st) && select_overs(&st) && place_order_exprs(&st) &&
+         place_qualify_columns(&st) && (p = select_output(&st)) != NULL;
+  }
+  if (!dp_bind_ttl_end(b, &ttl, ok)) return NULL;
   if (p) dp_bind_join_scalars(b, p, st.safe);
   return p;
 }

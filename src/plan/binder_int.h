@@ -72,7 +72,26 @@ typedef struct dp_binder {
   int njava, capjava;        /* Java functions called (dp_query_plan.java) */
   const struct dp_udf_def **java;
   dp_span java_span;
+  /* The STATE_TTL hint of the SELECT being bound (bind_hint.c), or NULL */
+  const dp_ast_select *ttl_block;
+  int64_t *ttl_value;        /* per pair: µs, or DP_TTL_FOREVER */
+  bool *ttl_used;            /* per pair: matched an input */
 } dp_binder;
+
+/* ---- bind_hint.c: STATE_TTL('input' = 'duration') after SELECT ---- */
+typedef struct dp_bttl_saved {
+  const dp_ast_select *block;
+  int64_t *value;
+  bool *used;
+} dp_bttl_saved;
+/* Enter the hints of s (durations checked); false after an error. */
+bool dp_bind_ttl_begin(dp_binder *b, const dp_ast_select *s, dp_bttl_saved *saved);
+/* The hint of the FROM item f (by alias, else table or view name): µs,
+** DP_TTL_FOREVER, or 0 when the hint does not name it (or there is none). */
+int64_t dp_bind_ttl_for(dp_binder *b, const struct dp_ast_from *f);
+/* Leave the block: a hint key that named no input is an error (ok false
+** skips the check); restores the enclosing block's hints. */
+bool dp_bind_ttl_end(dp_binder *b, dp_bttl_saved *saved, bool ok);
 
 /* Has the binder's arena run out of memory?  Then the binder stops at its
 ** next step (each dp_bind_query/from/expr and each new node asks), so that a

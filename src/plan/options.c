@@ -154,6 +154,9 @@ static const known_key known_keys[] = {
        slower input's late rows dropped).  Read by the Spark backend only. */
     {"dipper.spark.multiple-watermark-policy", V_ENUM, "min|max"},
     {"table.exec.source.idle-timeout", V_DURATION, "a duration, e.g. '30 s' ('0' disables)"},
+    /* Flink's idle state retention: a key of a GROUP BY (exec/state_ttl.h)
+       not written for this long, in processing time, is dropped. */
+    {"table.exec.state.ttl", V_DURATION, "a duration, e.g. '1 h', '1 d' or '3600000' (ms); '0' keeps state forever"},
     {"pipeline.name", V_TEXT, "any name"},
     {"parallelism.default", V_POSINT, "a whole number >= 1"},
     {"table.local-time-zone", V_TEXT, "a time zone, e.g. 'UTC' or 'Europe/Berlin'"},

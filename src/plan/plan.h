@@ -130,6 +130,8 @@ typedef enum dp_state_kind {
   DP_STATE_BOUNDED_INPUT,   /* bounded because the inputs are (batch) */
 } dp_state_kind;
 
+#define DP_TTL_FOREVER INT64_C(-1)
+
 typedef struct dp_stream_props {
   bool analyzed;
   bool bounded;             /* the output ends (batch, bounded sources) */
@@ -142,6 +144,12 @@ typedef struct dp_stream_props {
   bool proctime;            /* some output column is a processing-time attribute */
   dp_state_kind state;
   const char *state_desc;   /* one line for EXPLAIN: what is kept and what removes it */
+  /* Idle state retention (Flink's state TTL), µs per input (a join: left,
+     right; other nodes: [0]): a key (a join: a stored row) not written for
+     this long is dropped, by processing time.  0: kept forever.  From the
+     node's STATE_TTL hint, else 'table.exec.state.ttl'; set by dp_analyze on
+     the nodes whose state nothing else bounds. */
+  int64_t state_ttl[2];
   /* Join only: the time-range condition found between the two sides (µs, relative
      to the right time: left.ts BETWEEN right.ts + lower AND right.ts + upper). */
   bool has_time_bound;
@@ -211,6 +219,9 @@ struct dp_plan {
   int ninputs;
   dp_plan **inputs;         /* children: one, two for JOIN/SETOP, n for UNION */
   dp_stream_props props;
+  /* A STATE_TTL hint of the query block, µs per input as state_ttl above;
+     0: no hint, DP_TTL_FOREVER: a hint of '0' (keep forever). */
+  int64_t ttl_hint[2];
   union {
     struct {
       const dp_table_def *table;

@@ -485,6 +485,7 @@ static void union_refusal(vctx *x, const dp_plan *p) {
 
 static void check_distinct(vctx *x, const dp_plan *p) {
   if (p->props.bounded || p->props.state == DP_STATE_WATERMARK) return;
+  if (p->props.state_ttl[0] > 0) return; /* a state TTL bounds it (analyze_ttl.c) */
   const dp_plan *in = p->inputs[0];
   if (in->kind == DP_P_UNION && !in->u.union_.all) {
     union_refusal(x, p);

@@ -436,10 +436,28 @@ static void check_asof(rctx *x, const dp_plan *p) {
          "or on the embedded engine, which runs it on streams with watermarks");
 }
 
+/* Flink's idle state retention has no counterpart in Structured Streaming:
+** its aggregations, deduplications and joins keep state until a watermark
+** removes it (only flatMapGroupsWithState's timeouts expire keys, and SQL
+** does not reach them).  Refused rather than ignored. */
+static void check_ttl(rctx *x, const dp_plan *p) {
+  if (!stream(p) || (p->props.state_ttl[0] <= 0 && p->props.state_ttl[1] <= 0)) return;
+  refuse(x, p->span,
+         "'table.exec.state.ttl' (or a STATE_TTL hint) would bound the state of this %s, but "
+         "Spark Structured Streaming has no idle state retention: its state is removed only by "
+         "a watermark. Bound it by one (a window over an event-time column with a watermark, "
+         "or the event-time column among the keys), or run it on the embedded engine",
+         p->kind == DP_P_AGGREGATE ? "aggregation"
+         : p->kind == DP_P_DISTINCT ? "SELECT DISTINCT"
+         : p->kind == DP_P_DEDUPLICATE ? "deduplication" : "operator");
+}
+
 static void check_node(rctx *x, const dp_plan *p) {
   if (!p) return;
   for (int i = 0; i < p->ninputs; i++) check_node(x, p->inputs[i]);
   int before = x->d->count;
+  check_ttl(x, p);
+  if (x->d->count != before) return;
   switch (p->kind) {
   case DP_P_LIMIT: check_limit(x, p); break;
   case DP_P_SORT: check_sort(x, p); break;

@@ -276,8 +276,18 @@ typedef struct dp_ast_named_window {
   dp_ast_window *window;
 } dp_ast_named_window;
 
+/* One 'key' = 'value' of a STATE_TTL hint (STATE_TTL hint
+** after SELECT, Flink's form): the key names an input of the query block
+** (a table, alias or view), the value is a duration; both as written. */
+typedef struct dp_ast_hint_kv {
+  const char *key, *value;
+  dp_span span;             /* the pair */
+} dp_ast_hint_kv;
+
 typedef struct dp_ast_select {
   bool distinct;
+  int nttl;                 /* STATE_TTL hint pairs, in order; 0 without the hint */
+  dp_ast_hint_kv *ttl;
   int nitems;
   dp_ast_select_item *items;
   dp_ast_from *from;        /* NULL for SELECT 1 */

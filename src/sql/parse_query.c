@@ -66,6 +66,7 @@ static dp_ast_select *parse_select(parser *p) {
   const dp_token *start = cur(p);
   next(p);
   dp_ast_select *s = dp_ps_alloc(p, sizeof *s);
+  dp_ps_select_hints(p, start, s);
   if (accept_kw(p, DP_KW_DISTINCT)) s->distinct = true;
   else accept_kw(p, DP_KW_ALL);
   vec items = {0};

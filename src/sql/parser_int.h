@@ -54,6 +54,10 @@ enum {
   PREC_ADD, PREC_MUL,
 };
 
+/* ---- parse_hint.c ---- */
+/* Read the hints between the SELECT keyword and the current token into s. */
+void dp_ps_select_hints(parser *p, const dp_token *select_tok, dp_ast_select *s);
+
 /* ---- parser.c ---- */
 _Noreturn void dp_ps_out_of_memory(parser *p);
 void *dp_ps_alloc(parser *p, size_t n);

@@ -519,6 +519,39 @@ run 0 run "$work/wm.sql"
 contains "$work/err" "bh: batch 0, "
 contains "$work/err" ", watermark 2024-01-01 00:00:00.500, state 0"
 
+# state that grows forever: accepted, with a warning naming the operator and
+# the option, from check and explain (after the diagnostics' caret form) and
+# once when run starts; none once 'table.exec.state.ttl' bounds it
+printf '1,a\n2,b\n1,c\n' >"$work/grow.csv"
+cat >"$work/grow.sql" <<SQL
+SET 'dipper.trigger' = 'available-now';
+CREATE TABLE src (k INT, s STRING)
+WITH ('connector' = 'filesystem', 'path' = '$work/grow.csv', 'format' = 'csv', 'source.monitor-interval' = '1 s');
+CREATE TABLE bh (k INT, n BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO bh SELECT k, COUNT(*) FROM src GROUP BY k;
+SQL
+run 0 check "$work/grow.sql"
+contains "$work/err" "grow.sql:5:44: warning: the aggregation keeps one row per group (k)"
+contains "$work/err" "SET 'table.exec.state.ttl' = '1 d'"
+contains "$work/err" "   5 | INSERT INTO bh SELECT k, COUNT(*) FROM src GROUP BY k;"
+run 0 explain "$work/grow.sql"
+contains "$work/err" "grow.sql:5:44: warning: the aggregation"
+contains "$work/out" "never dropped, grows with the number of groups"
+run 0 run "$work/grow.sql"
+contains "$work/err" "dipper: warning: $work/grow.sql:5:44: the aggregation keeps one row per group (k)"
+checks=$((checks + 1))
+[ "$(grep -c 'warning:' "$work/err")" -eq 1 ] || fail "run warned $(grep -c 'warning:' "$work/err") times, expected once"
+run 0 check --engine sc://localhost:15002 "$work/grow.sql"
+contains "$work/err" "warning: the aggregation"
+{ echo "SET 'table.exec.state.ttl' = '1 h';"; cat "$work/grow.sql"; } >"$work/ttl.sql"
+run 0 check "$work/ttl.sql"
+empty "$work/err"
+run 0 explain "$work/ttl.sql"
+contains "$work/out" "a group not written for 1 h is dropped (table.exec.state.ttl)"
+# on Spark, which has no idle state retention: refused with the reason
+run 1 check --engine sc://localhost:15002 "$work/ttl.sql"
+contains "$work/err" "Spark Structured Streaming has no idle state retention"
+
 # the main job: sliding 1-minute windows every 30 s, per province, on the console
 run 0 run "$root/examples/payments_local.sql"
 contains "$work/out" "province_id"

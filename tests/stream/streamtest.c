@@ -453,6 +453,7 @@ typedef enum sec_kind {
   SEC_PROGRESS, /* --- progress [TABLE] key=value ...: dipper_progress after it */
   SEC_ERROR,    /* --- error CODE [words]: the micro-batch (or compile/start) fails */
   SEC_FILE,     /* --- file NAME: a file written under ${TMP} before compiling */
+  SEC_CLOCK,    /* --- clock SECONDS: the processing time of the micro-batches after it */
 } sec_kind;
 
 typedef struct section {
@@ -463,6 +464,7 @@ typedef struct section {
   bool none;      /* EXPECT: `(none)` */
   char *args;     /* PROGRESS: key=value list; ERROR: the words after the code */
   int code;       /* ERROR */
+  int64_t clock;  /* CLOCK: µs */
   strlist body;   /* BATCH/EXPECT/FILE lines */
 } section;
 
@@ -594,6 +596,15 @@ static int parse_header(test_file *f, test_case *tc, const char *s, int line) {
       rc = malformed(f, line, "`--- error` needs a code name such as DATA, TYPE or UNSUPPORTED");
     free(code);
     sec->args = dup_str(skip_space(rest), strlen(skip_space(rest)));
+  } else if (strcmp(word, "clock") == 0) {
+    sec->kind = SEC_CLOCK;
+    char *v = next_word(&rest);
+    char *end = NULL;
+    long long secs = v ? strtoll(v, &end, 10) : -1;
+    if (!v || !end || *end || secs < 0)
+      rc = malformed(f, line, "`--- clock` needs a whole number of seconds >= 0");
+    sec->clock = (int64_t)secs * 1000000;
+    free(v);
   } else if (strcmp(word, "file") == 0) {
     sec->kind = SEC_FILE;
     sec->table = next_word(&rest);
@@ -632,7 +643,7 @@ static int finish_case(test_file *f, test_case *tc) {
       return malformed(f, sec->line, "`--- batch` without rows; use `--- step` for a micro-batch "
                                      "with no new input");
     if ((sec->kind == SEC_STEP || sec->kind == SEC_END || sec->kind == SEC_PROGRESS ||
-         sec->kind == SEC_ERROR) && sec->body.n > 0)
+         sec->kind == SEC_ERROR || sec->kind == SEC_CLOCK) && sec->body.n > 0)
       return malformed(f, sec->line, "this header takes no lines under it");
   }
   if (!checks) return malformed(f, tc->line, "case without any expect, progress or error");
@@ -730,7 +741,11 @@ typedef struct case_run {
   strlist cb_rows;      /* rows the `streamtest` callback got in the last round */
   int64_t cb_batch_id;  /* the batch id of its last call, -1: none */
   int cb_calls;         /* its calls in the last round */
+  int64_t clock;        /* a case with `--- clock`: its processing time (µs) */
 } case_run;
+
+/* The case's processing-time clock (dipper_set_clock), set by `--- clock`. */
+static int64_t case_clock(void *user) { return ((const case_run *)user)->clock; }
 
 static void fail_head(case_run *cr, int line) {
   fflush(stdout); /* -v output first, so that the report reads in order */
@@ -1163,6 +1178,13 @@ static int run_case(const test_file *f, const test_case *tc, const run_opts *o) 
     dipper_close(cr.db);
     return false;
   }
+  /* A case that sets the clock runs on it from the start, at its first value. */
+  for (int i = 0; i < tc->nsecs; i++)
+    if (tc->secs[i].kind == SEC_CLOCK) {
+      cr.clock = tc->secs[i].clock;
+      dipper_set_clock(cr.db, case_clock, &cr);
+      break;
+    }
   if (!write_files(&cr)) goto done;
   char *sql = case_sql(&cr);
   /* diagnostics count lines from the case's first SQL line */
@@ -1244,6 +1266,9 @@ static int run_case(const test_file *f, const test_case *tc, const run_opts *o) 
       check_error(&cr, sec);
       break;
     case SEC_FILE:
+      break;
+    case SEC_CLOCK:
+      cr.clock = sec->clock;
       break;
     }
   }
