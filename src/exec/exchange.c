@@ -1,0 +1,262 @@
+/*
+** exchange.c — EXCHANGE, between a stateful operator and its input on each
+** worker of a parallel query (parallel.h): every row goes to the worker
+** that owns its key, so that each key's state lives on one worker.
+**
+** The key: the columns the operator keeps state by — an aggregation's
+** GROUP BY columns (those that are plain columns of its input: a subset of
+** the key still keeps every group on one worker), all columns for
+** DISTINCT, the deduplication's keys, the Top-N's PARTITION BY.  A row's
+** owner is a hash of its key, remixed so that the owner's share of keys
+** does not cluster in the operator's own hash table, which hashes the same
+** columns.  No key (a Top-N over everything): every row goes to worker 0.
+**
+** Sending is driven by the worker (run_worker in parallel.c), not by the
+** operator above pulling: the exchange's input is drained into the slots
+** [me → d] and the barrier follows.  next() then hands out the slots
+** [s → me], worker 0's first: the rows of each key come in the order of
+** the source, as on one thread.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/par_int.h"
+#include "exec/rows.h"
+
+typedef struct exch_state {
+  par_exchange *sh;
+  int me, n;
+  int nkeys;
+  int *keys;            /* key columns of the input */
+  const dp_vector **cols;
+  int64_t *dest, *order;/* per row of an input batch: its owner; rows by owner */
+  int64_t cap;
+  int64_t count[DP_PAR_MAX_WORKERS + 1];
+  int next_sender;      /* next() hands out slot[next_sender → me] */
+} exch_state;
+
+static int owner(uint64_t h, int n) {
+  h ^= h >> 33;
+  h *= UINT64_C(0xff51afd7ed558ccd);
+  h ^= h >> 33;
+  return (int)(((h >> 32) * (uint64_t)n) >> 32);
+}
+
+/* The key columns of `p` over its input `in`, or none; *n of them. */
+static int key_columns(const dp_plan *p, const dp_plan *in, dp_arena *a, int **keys, int *n) {
+  *n = 0;
+  *keys = NULL;
+  int cap = in->schema.ncols;
+  int *k = dp_arena_alloc(a, (size_t)(cap > 0 ? cap : 1) * sizeof *k);
+  if (!k) return DIPPER_NOMEM;
+  switch (p->kind) {
+  case DP_P_AGGREGATE:
+    for (int i = 0; i < p->u.aggregate.ngroup; i++) {
+      const dp_expr *e = p->u.aggregate.group[i];
+      if (e->kind == DP_E_COLUMN && e->u.column.outer == 0 && *n < cap) k[(*n)++] = e->u.column.index;
+    }
+    break;
+  case DP_P_DISTINCT:
+    for (int i = 0; i < cap; i++) k[(*n)++] = i;
+    break;
+  case DP_P_DEDUPLICATE:
+    for (int i = 0; i < p->u.dedup.nkeys && i < cap; i++) k[(*n)++] = p->u.dedup.keys[i];
+    break;
+  case DP_P_TOPN:
+    for (int i = 0; i < p->u.topn.npartition && i < cap; i++) k[(*n)++] = p->u.topn.partition[i];
+    break;
+  default:
+    return DIPPER_INTERNAL;
+  }
+  *keys = k;
+  return DIPPER_OK;
+}
+
+static bool wants_exchange(dp_plan_kind k) {
+  return k == DP_P_AGGREGATE || k == DP_P_DISTINCT || k == DP_P_DEDUPLICATE || k == DP_P_TOPN;
+}
+
+/* The shared slots of the k-th exchange: made by the first worker built. */
+static par_exchange *shared_exchange(dp_par *par, int k) {
+  if (k < par->nexchanges) return par->exchanges[k];
+  if (k != par->nexchanges) return NULL;
+  if (par->nexchanges == par->capexchanges) {
+    int cap = par->capexchanges ? 2 * par->capexchanges : 4;
+    par_exchange **grown = realloc(par->exchanges, (size_t)cap * sizeof *grown);
+    if (!grown) return NULL;
+    par->exchanges = grown;
+    par->capexchanges = cap;
+  }
+  par_exchange *x = calloc(1, sizeof *x);
+  if (x) x->slot = calloc((size_t)par->n * (size_t)par->n, sizeof *x->slot);
+  if (!x || !x->slot) {
+    free(x);
+    return NULL;
+  }
+  par->exchanges[par->nexchanges++] = x;
+  return x;
+}
+
+void dp_par_exchanges_free(dp_par *par) {
+  for (int k = 0; k < par->nexchanges; k++) {
+    par_exchange *x = par->exchanges[k];
+    for (int i = 0; i < par->n * par->n; i++) dp_batch_free(x->slot[i]);
+    free(x->slot);
+    free(x);
+  }
+  free(par->exchanges);
+  par->exchanges = NULL;
+  par->nexchanges = par->capexchanges = 0;
+}
+
+static int grow_rows(exch_state *x, int64_t n) {
+  if (n <= x->cap) return DIPPER_OK;
+  int64_t cap = x->cap ? x->cap : 4096;
+  while (cap < n) cap *= 2;
+  int64_t *dest = realloc(x->dest, (size_t)cap * sizeof *dest);
+  if (!dest) return DIPPER_NOMEM;
+  x->dest = dest;
+  int64_t *order = realloc(x->order, (size_t)cap * sizeof *order);
+  if (!order) return DIPPER_NOMEM;
+  x->order = order;
+  x->cap = cap;
+  return DIPPER_OK;
+}
+
+/* One input batch to the slots [me → d]: rows grouped by owner, each
+** owner's in their order (a counting sort). */
+static int send_batch(exch_state *x, const dp_batch *b) {
+  int rc = grow_rows(x, b->nrows);
+  if (rc) return rc;
+  int n = x->n;
+  memset(x->count, 0, sizeof x->count);
+  for (int c = 0; c < x->nkeys; c++) x->cols[c] = b->cols[x->keys[c]];
+  for (int64_t r = 0; r < b->nrows; r++) {
+    int d = x->nkeys ? owner(dp_rows_hash(x->cols, x->nkeys, r), n) : 0;
+    x->dest[r] = d;
+    x->count[d + 1]++;
+  }
+  for (int d = 0; d < n; d++) x->count[d + 1] += x->count[d];
+  int64_t at[DP_PAR_MAX_WORKERS];
+  memcpy(at, x->count, (size_t)n * sizeof *at);
+  for (int64_t r = 0; r < b->nrows; r++) x->order[at[x->dest[r]]++] = r;
+  for (int d = 0; d < n; d++) {
+    int64_t len = x->count[d + 1] - x->count[d];
+    if (len == 0) continue;
+    dp_batch **slot = &x->sh->slot[x->me * n + d];
+    if (*slot && (*slot)->schema != b->schema) return DIPPER_INTERNAL;
+    if (!*slot && !(*slot = dp_batch_new(b->schema, len))) return DIPPER_NOMEM;
+    if ((rc = dp_batch_take(*slot, b, x->order, x->count[d], len)) != DIPPER_OK) return rc;
+  }
+  return DIPPER_OK;
+}
+
+int dp_par_exchange_send(dp_op *op) {
+  exch_state *x = op->state;
+  dp_op *child = op->children[0];
+  for (;;) {
+    dp_batch *b = NULL;
+    int rc = child->cls->next(child, &b);
+    if (rc != DIPPER_OK) return rc;
+    if (!b) return DIPPER_OK;
+    op->metrics.rows_in += b->nrows;
+    if (b->nrows > 0 && (rc = send_batch(x, b)) != DIPPER_OK) return rc;
+  }
+}
+
+static int exch_open(dp_op *op) {
+  (void)op;
+  return DIPPER_OK;
+}
+
+static int exch_next(dp_op *op, dp_batch **out) {
+  exch_state *x = op->state;
+  *out = NULL;
+  while (x->next_sender < x->n) {
+    dp_batch *b = x->sh->slot[x->next_sender++ * x->n + x->me];
+    if (b && b->nrows > 0) {
+      op->metrics.rows_out += b->nrows;
+      *out = b;
+      return DIPPER_OK;
+    }
+  }
+  return DIPPER_OK;
+}
+
+/* Every worker has ended the micro-batch: empty the slots sent to me. */
+static int exch_end_batch(dp_op *op) {
+  exch_state *x = op->state;
+  for (int s = 0; s < x->n; s++) {
+    dp_batch *b = x->sh->slot[s * x->n + x->me];
+    if (b) dp_batch_clear(b);
+  }
+  x->next_sender = 0;
+  return DIPPER_OK;
+}
+
+static void exch_close(dp_op *op) {
+  exch_state *x = op->state;
+  if (!x) return;
+  free(x->dest);
+  free(x->order);
+  free(x);
+  op->state = NULL;
+}
+
+static const dp_op_class exchange_class = {
+    .name = "Exchange",
+    .open = exch_open,
+    .next = exch_next,
+    .end_batch = exch_end_batch,
+    .close = exch_close,
+};
+
+/* An exchange over `child` on worker ex->worker, the worker's k-th. */
+static int build_exchange(dp_exec *ex, const dp_plan *p, dp_op *child, dp_op **out) {
+  par_worker *w = &ex->par->w[ex->worker];
+  int k = w->nexch;
+  if (w->nexch == w->capexch) {
+    int cap = w->capexch ? 2 * w->capexch : 4;
+    dp_op **grown = realloc(w->exch, (size_t)cap * sizeof *grown);
+    if (!grown) return DIPPER_NOMEM;
+    w->exch = grown;
+    w->capexch = cap;
+  }
+  par_exchange *sh = shared_exchange(ex->par, k);
+  if (!sh) return ex->worker > 0 && k >= ex->par->nexchanges ? DIPPER_INTERNAL : DIPPER_NOMEM;
+  dp_op *op = dp_arena_calloc(ex->arena, 1, sizeof *op);
+  dp_op **children = dp_arena_calloc(ex->arena, 1, sizeof *children);
+  exch_state *x = calloc(1, sizeof *x);
+  if (!op || !children || !x) {
+    free(x);
+    return DIPPER_NOMEM;
+  }
+  int rc = key_columns(p, child->plan, ex->arena, &x->keys, &x->nkeys);
+  x->cols = dp_arena_calloc(ex->arena, (size_t)(x->nkeys ? x->nkeys : 1), sizeof *x->cols);
+  if (rc || !x->cols) {
+    free(x);
+    return rc ? rc : DIPPER_NOMEM;
+  }
+  x->sh = sh;
+  x->me = ex->worker;
+  x->n = ex->nworkers;
+  children[0] = child;
+  op->cls = &exchange_class;
+  op->plan = child->plan;
+  op->ex = ex;
+  op->nchildren = 1;
+  op->children = children;
+  op->state = x;
+  w->exch[w->nexch++] = op;
+  *out = op;
+  return DIPPER_OK;
+}
+
+int dp_par_wrap_inputs(dp_exec *ex, dp_op *op) {
+  if (ex->worker < 0 || ex->nworkers < 2 || !wants_exchange(op->plan->kind)) return DIPPER_OK;
+  dp_op *wrapped = NULL;
+  int rc = build_exchange(ex, op->plan, op->children[0], &wrapped);
+  if (rc) return rc;
+  op->children[0] = wrapped;
+  return DIPPER_OK;
+}
