@@ -107,6 +107,10 @@ typedef struct dp_sink_class {
   ** commit of one batch id replace, or skip, the first. */
   int (*commit)(dp_sink *k, int64_t batch_id);
   void (*close)(dp_sink *k);
+  /* Parallel execution (exec/parallel.h): each worker may open a sink of
+  ** its own and write its share, in no order across workers (the blackhole).
+  ** false: one sink is fed every worker's rows in worker order. */
+  bool per_worker;
 } dp_sink_class;
 
 struct dp_sink {

@@ -801,6 +801,10 @@ static int run_batch_as(dp_driver *dr, bool final, int64_t watermark, bool plann
     out_rows += b->nrows;
   }
   int rc = dp_sink_op_commit(root, ex->batch_id);
+  if (rc == DIPPER_OK && dr->par) {
+    rc = dp_par_commit_sinks(dr->par, ex->batch_id, &dr->diags);
+    out_rows += dp_par_rows_sunk(dr->par);
+  }
   if (rc != DIPPER_OK) return fail(dr, rc);
   /* rows out: what the sink wrote, not what it was handed again */
   out_rows -= dp_sink_op_skipped(root) - skipped_before;

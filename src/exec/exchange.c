@@ -27,12 +27,12 @@ typedef struct exch_state {
   par_exchange *sh;
   int me, n;
   int nkeys;
-  int *keys;            /* key columns of the input */
+  const int *keys;      /* key columns of the input (the point's) */
   const dp_vector **cols;
   int64_t *dest, *order;/* per row of an input batch: its owner; rows by owner */
   int64_t cap;
   int64_t count[DP_PAR_MAX_WORKERS + 1];
-  int next_sender;      /* next() hands out slot[next_sender → me] */
+  int next_sender, next_chunk; /* next() hands out this chunk of slot[next_sender → me] */
 } exch_state;
 
 static int owner(uint64_t h, int n) {
@@ -42,12 +42,11 @@ static int owner(uint64_t h, int n) {
   return (int)(((h >> 32) * (uint64_t)n) >> 32);
 }
 
-/* The key columns of `p` over its input `in`, or none; *n of them. */
-static int key_columns(const dp_plan *p, const dp_plan *in, dp_arena *a, int **keys, int *n) {
+/* The key columns of stateful `p` over its input `in` (malloc'd, *n of them). */
+static int key_columns(const dp_plan *p, const dp_plan *in, int **keys, int *n) {
   *n = 0;
-  *keys = NULL;
   int cap = in->schema.ncols;
-  int *k = dp_arena_alloc(a, (size_t)(cap > 0 ? cap : 1) * sizeof *k);
+  int *k = *keys = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *k);
   if (!k) return DIPPER_NOMEM;
   switch (p->kind) {
   case DP_P_AGGREGATE:
@@ -68,12 +67,104 @@ static int key_columns(const dp_plan *p, const dp_plan *in, dp_arena *a, int **k
   default:
     return DIPPER_INTERNAL;
   }
-  *keys = k;
   return DIPPER_OK;
 }
 
 static bool wants_exchange(dp_plan_kind k) {
   return k == DP_P_AGGREGATE || k == DP_P_DISTINCT || k == DP_P_DEDUPLICATE || k == DP_P_TOPN;
+}
+
+/* Keys over the output of `p` (filter, watermark, projection) traced to its
+** input, in place; those a projection computes are dropped (a subset of the
+** key still keeps each key on one worker).  false: p is none of those. */
+static bool trace_keys(const dp_plan *p, int *keys, int *n) {
+  int kept = 0;
+  switch (p->kind) {
+  case DP_P_FILTER: case DP_P_WATERMARK:
+    return true;
+  case DP_P_WINDOW: /* its input's columns, then the three window columns */
+    for (int i = 0; i < *n; i++)
+      if (keys[i] < p->inputs[0]->schema.ncols) keys[kept++] = keys[i];
+    *n = kept;
+    return true;
+  case DP_P_PROJECT:
+    for (int i = 0; i < *n; i++) {
+      const dp_expr *e = keys[i] < p->u.project.n ? p->u.project.exprs[keys[i]] : NULL;
+      if (e && e->kind == DP_E_COLUMN && e->u.column.outer == 0) keys[kept++] = e->u.column.index;
+    }
+    *n = kept;
+    return true;
+  default:
+    return false;
+  }
+}
+
+static int add_point(dp_par *par, const dp_plan *node, int *keys, int n) {
+  for (int i = 0; i < par->npoints; i++)
+    if (par->points[i].node == node) { /* a node two stateful operators read */
+      bool same = par->points[i].nkeys == n && memcmp(par->points[i].keys, keys, (size_t)n * sizeof *keys) == 0;
+      free(keys);
+      return same ? DIPPER_OK : DIPPER_UNSUPPORTED;
+    }
+  if (par->npoints == par->cappoints) {
+    int cap = par->cappoints ? 2 * par->cappoints : 4;
+    par_point *grown = realloc(par->points, (size_t)cap * sizeof *grown);
+    if (!grown) {
+      free(keys);
+      return DIPPER_NOMEM;
+    }
+    par->points = grown;
+    par->cappoints = cap;
+  }
+  par->points[par->npoints++] = (par_point){node, keys, n};
+  return DIPPER_OK;
+}
+
+/* Where the exchange of stateful `s` goes: below the lowest WINDOW of the
+** chain of filters, projections and windows under it whose input still has
+** a key column (a HOP window repeats each row size/slide times: fewer rows
+** cross the exchange below it), else right under s. */
+static int place_exchange(dp_par *par, const dp_plan *s) {
+  const dp_plan *in = s->inputs[0];
+  int *keys, n;
+  int rc = key_columns(s, in, &keys, &n);
+  if (rc) {
+    free(keys);
+    return rc;
+  }
+  int *trace = malloc((size_t)(n > 0 ? n : 1) * sizeof *trace);
+  if (!trace) {
+    free(keys);
+    return DIPPER_NOMEM;
+  }
+  memcpy(trace, keys, (size_t)n * sizeof *keys);
+  int tn = n;
+  const dp_plan *below = NULL; /* the window whose input gets the exchange */
+  for (const dp_plan *p = in; n > 0 && p->ninputs == 1 && trace_keys(p, trace, &tn) && tn > 0;
+       p = p->inputs[0]) {
+    if (p->kind != DP_P_WINDOW) continue;
+    below = p;
+    memcpy(keys, trace, (size_t)tn * sizeof *keys);
+    n = tn;
+  }
+  free(trace);
+  rc = below ? add_point(par, below, keys, n) : DIPPER_UNSUPPORTED;
+  if (rc != DIPPER_UNSUPPORTED) return rc;
+  if (below && (rc = key_columns(s, in, &keys, &n)) != DIPPER_OK) {
+    free(keys);
+    return rc;
+  }
+  return add_point(par, s, keys, n);
+}
+
+int dp_par_place_exchanges(dp_par *par, const dp_plan *p) {
+  for (int i = 0; i < p->ninputs; i++) {
+    int rc = dp_par_place_exchanges(par, p->inputs[i]);
+    if (rc) return rc;
+  }
+  if (!wants_exchange(p->kind)) return DIPPER_OK;
+  int rc = place_exchange(par, p);
+  return rc == DIPPER_UNSUPPORTED ? DIPPER_INTERNAL : rc;
 }
 
 /* The shared slots of the k-th exchange: made by the first worker built. */
@@ -100,13 +191,20 @@ static par_exchange *shared_exchange(dp_par *par, int k) {
 void dp_par_exchanges_free(dp_par *par) {
   for (int k = 0; k < par->nexchanges; k++) {
     par_exchange *x = par->exchanges[k];
-    for (int i = 0; i < par->n * par->n; i++) dp_batch_free(x->slot[i]);
+    for (int i = 0; i < par->n * par->n; i++) {
+      for (int c = 0; c < x->slot[i].cap; c++) dp_batch_free(x->slot[i].chunks[c]);
+      free(x->slot[i].chunks);
+    }
     free(x->slot);
     free(x);
   }
   free(par->exchanges);
   par->exchanges = NULL;
   par->nexchanges = par->capexchanges = 0;
+  for (int i = 0; i < par->npoints; i++) free(par->points[i].keys);
+  free(par->points);
+  par->points = NULL;
+  par->npoints = par->cappoints = 0;
 }
 
 static int grow_rows(exch_state *x, int64_t n) {
@@ -120,6 +218,33 @@ static int grow_rows(exch_state *x, int64_t n) {
   if (!order) return DIPPER_NOMEM;
   x->order = order;
   x->cap = cap;
+  return DIPPER_OK;
+}
+
+/* The chunk of `slot` the next rows go to: the last one while it has
+** room, else a new (or kept) one. */
+static int room(par_slot *slot, const dp_schema *schema, dp_batch **out) {
+  if (slot->n > 0 && slot->chunks[slot->n - 1]->nrows < PAR_CHUNK_ROWS) {
+    *out = slot->chunks[slot->n - 1];
+    return (*out)->schema == schema ? DIPPER_OK : DIPPER_INTERNAL;
+  }
+  if (slot->n == slot->cap) {
+    int cap = slot->cap ? 2 * slot->cap : 8;
+    dp_batch **grown = realloc(slot->chunks, (size_t)cap * sizeof *grown);
+    if (!grown) return DIPPER_NOMEM;
+    memset(grown + slot->cap, 0, (size_t)(cap - slot->cap) * sizeof *grown);
+    slot->chunks = grown;
+    slot->cap = cap;
+  }
+  dp_batch **c = &slot->chunks[slot->n];
+  if (*c && (*c)->schema != schema) {
+    dp_batch_free(*c);
+    *c = NULL;
+  }
+  if (!*c && !(*c = dp_batch_new(schema, PAR_CHUNK_ROWS))) return DIPPER_NOMEM;
+  dp_batch_clear(*c);
+  slot->n++;
+  *out = *c;
   return DIPPER_OK;
 }
 
@@ -137,17 +262,18 @@ static int send_batch(exch_state *x, const dp_batch *b) {
     x->count[d + 1]++;
   }
   for (int d = 0; d < n; d++) x->count[d + 1] += x->count[d];
-  int64_t at[DP_PAR_MAX_WORKERS];
-  memcpy(at, x->count, (size_t)n * sizeof *at);
-  for (int64_t r = 0; r < b->nrows; r++) x->order[at[x->dest[r]]++] = r;
-  for (int d = 0; d < n; d++) {
-    int64_t len = x->count[d + 1] - x->count[d];
-    if (len == 0) continue;
-    dp_batch **slot = &x->sh->slot[x->me * n + d];
-    if (*slot && (*slot)->schema != b->schema) return DIPPER_INTERNAL;
-    if (!*slot && !(*slot = dp_batch_new(b->schema, len))) return DIPPER_NOMEM;
-    if ((rc = dp_batch_take(*slot, b, x->order, x->count[d], len)) != DIPPER_OK) return rc;
-  }
+  int64_t pos[DP_PAR_MAX_WORKERS];
+  memcpy(pos, x->count, (size_t)n * sizeof *pos);
+  for (int64_t r = 0; r < b->nrows; r++) x->order[pos[x->dest[r]]++] = r;
+  for (int d = 0; d < n; d++)
+    for (int64_t at = x->count[d]; at < x->count[d + 1];) {
+      dp_batch *chunk = NULL;
+      if ((rc = room(&x->sh->slot[x->me * n + d], b->schema, &chunk)) != DIPPER_OK) return rc;
+      int64_t len = x->count[d + 1] - at, free_rows = PAR_CHUNK_ROWS - chunk->nrows;
+      if (len > free_rows) len = free_rows;
+      if ((rc = dp_batch_take(chunk, b, x->order, at, len)) != DIPPER_OK) return rc;
+      at += len;
+    }
   return DIPPER_OK;
 }
 
@@ -173,24 +299,24 @@ static int exch_next(dp_op *op, dp_batch **out) {
   exch_state *x = op->state;
   *out = NULL;
   while (x->next_sender < x->n) {
-    dp_batch *b = x->sh->slot[x->next_sender++ * x->n + x->me];
-    if (b && b->nrows > 0) {
+    const par_slot *slot = &x->sh->slot[x->next_sender * x->n + x->me];
+    if (x->next_chunk < slot->n) {
+      dp_batch *b = slot->chunks[x->next_chunk++];
       op->metrics.rows_out += b->nrows;
       *out = b;
       return DIPPER_OK;
     }
+    x->next_sender++;
+    x->next_chunk = 0;
   }
   return DIPPER_OK;
 }
 
-/* Every worker has ended the micro-batch: empty the slots sent to me. */
+/* Every worker has ended the micro-batch: the slots sent to me are free. */
 static int exch_end_batch(dp_op *op) {
   exch_state *x = op->state;
-  for (int s = 0; s < x->n; s++) {
-    dp_batch *b = x->sh->slot[s * x->n + x->me];
-    if (b) dp_batch_clear(b);
-  }
-  x->next_sender = 0;
+  for (int s = 0; s < x->n; s++) x->sh->slot[s * x->n + x->me].n = 0; /* kept, cleared when reused */
+  x->next_sender = x->next_chunk = 0;
   return DIPPER_OK;
 }
 
@@ -212,7 +338,7 @@ static const dp_op_class exchange_class = {
 };
 
 /* An exchange over `child` on worker ex->worker, the worker's k-th. */
-static int build_exchange(dp_exec *ex, const dp_plan *p, dp_op *child, dp_op **out) {
+static int build_exchange(dp_exec *ex, const par_point *pt, dp_op *child, dp_op **out) {
   par_worker *w = &ex->par->w[ex->worker];
   int k = w->nexch;
   if (w->nexch == w->capexch) {
@@ -231,11 +357,12 @@ static int build_exchange(dp_exec *ex, const dp_plan *p, dp_op *child, dp_op **o
     free(x);
     return DIPPER_NOMEM;
   }
-  int rc = key_columns(p, child->plan, ex->arena, &x->keys, &x->nkeys);
+  x->keys = pt->keys;
+  x->nkeys = pt->nkeys;
   x->cols = dp_arena_calloc(ex->arena, (size_t)(x->nkeys ? x->nkeys : 1), sizeof *x->cols);
-  if (rc || !x->cols) {
+  if (!x->cols) {
     free(x);
-    return rc ? rc : DIPPER_NOMEM;
+    return DIPPER_NOMEM;
   }
   x->sh = sh;
   x->me = ex->worker;
@@ -253,10 +380,14 @@ static int build_exchange(dp_exec *ex, const dp_plan *p, dp_op *child, dp_op **o
 }
 
 int dp_par_wrap_inputs(dp_exec *ex, dp_op *op) {
-  if (ex->worker < 0 || ex->nworkers < 2 || !wants_exchange(op->plan->kind)) return DIPPER_OK;
-  dp_op *wrapped = NULL;
-  int rc = build_exchange(ex, op->plan, op->children[0], &wrapped);
-  if (rc) return rc;
-  op->children[0] = wrapped;
+  if (ex->worker < 0 || ex->nworkers < 2) return DIPPER_OK;
+  const dp_par *par = ex->par;
+  for (int i = 0; i < par->npoints; i++) {
+    if (par->points[i].node != op->plan) continue;
+    dp_op *wrapped = NULL;
+    int rc = build_exchange(ex, &par->points[i], op->children[0], &wrapped);
+    if (rc) return rc;
+    op->children[0] = wrapped;
+  }
   return DIPPER_OK;
 }

@@ -229,8 +229,10 @@ static void note_memory_state(dp_op *op, void *user) {
 ** a parallel query its worker's tree or the coordinator's sink. */
 static int build_root(dp_exec *ex, const dp_plan *root) {
   const dp_plan *input = root->kind == DP_P_SINK ? root->inputs[0] : root;
-  if (ex->par && ex->worker >= 0) return dp_op_build(ex, input, &ex->root_op);
-  if (!ex->par && root->kind == DP_P_SINK) return dp_op_build(ex, root, &ex->root_op);
+  /* A sink every worker may write its share to: each worker's own. */
+  bool own_sink = ex->par && ex->worker >= 0 && dp_par_sink_per_worker(root);
+  if (ex->par && ex->worker >= 0 && !own_sink) return dp_op_build(ex, input, &ex->root_op);
+  if ((!ex->par || own_sink) && root->kind == DP_P_SINK) return dp_op_build(ex, root, &ex->root_op);
   dp_op *in = NULL;
   int rc = ex->par ? dp_par_gather_build(ex->par, ex, input, &in) : dp_op_build(ex, root, &in);
   if (rc == DIPPER_OK) {

@@ -22,17 +22,35 @@ typedef struct par_worker {
   dp_op **exch;         /* its exchanges, in build order (children first) */
   int nout, capout;
   dp_batch **out;       /* outbox: copies of the root's batches of this micro-batch */
+  int64_t sunk;         /* rows its own sink wrote in it (a per-worker sink) */
   pthread_t thread;     /* workers 1..n-1 */
   bool started, nomem;
   int rc;               /* of its last micro-batch */
 } par_worker;
 
+/* The rows one worker sends another in a micro-batch, in chunks of at most
+** PAR_CHUNK_ROWS (the size the scans give: what operators above keep in
+** the caches); chunks past `n` are empty ones kept for the next batch. */
+#define PAR_CHUNK_ROWS 4096
+typedef struct par_slot {
+  dp_batch **chunks;
+  int n, cap;
+} par_slot;
+
 /* What the n exchange operators of one plan position share: the rows
 ** worker s sends worker d in this micro-batch, slot[s * n + d], written by
 ** s before the barrier and read by d after it. */
 typedef struct par_exchange {
-  dp_batch **slot;
+  par_slot *slot;
 } par_exchange;
+
+/* An exchange's place: between `node` and its input, hashing these
+** columns of that input (exchange.c's place_exchange). */
+typedef struct par_point {
+  const dp_plan *node;
+  int *keys;
+  int nkeys;
+} par_point;
 
 struct dp_par {
   int n;
@@ -47,11 +65,15 @@ struct dp_par {
   const char *why;          /* a source refused to split (static) */
   int nexchanges, capexchanges;
   par_exchange **exchanges; /* per plan position, in build order */
+  int npoints, cappoints;
+  par_point *points;        /* where the exchanges go, placed before any worker is built */
 };
 
 /* exchange.c: send this worker's rows of the micro-batch (the drain of the
 ** exchange's input) to their owners' slots. */
 int dp_par_exchange_send(dp_op *op);
 void dp_par_exchanges_free(struct dp_par *par);
+/* Place an exchange for every stateful operator under p (par->points). */
+int dp_par_place_exchanges(struct dp_par *par, const dp_plan *p);
 
 #endif /* DP_PAR_INT_H */

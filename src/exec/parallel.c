@@ -162,6 +162,9 @@ int dp_par_new(dipper *db, const dp_query_plan *q, const dp_plan *root, int n, d
   pthread_cond_init(&par->done, NULL);
   pthread_barrier_init(&par->barrier, NULL, (unsigned)n);
   par->sync_ready = true;
+  int rc0 = dp_par_place_exchanges(par, root);
+  if (rc0) return dp_error(d, rc0, root->span, "cannot place the exchanges of %d workers: %s", n,
+                           dipper_strerror(rc0));
   for (int i = 0; i < n; i++) {
     int rc = open_worker(par, i, db, q, root);
     if (rc == DIPPER_UNSUPPORTED && par->why) {
@@ -274,13 +277,19 @@ int dp_par_plan_inputs(dp_par *par, int64_t max_rows, bool to_end, bool *has_dat
 ** gone at the next call, and the sink reads them after every worker ends. */
 static int drain_root(par_worker *w) {
   dp_op *root = w->ex->root_op;
+  bool own_sink = root->cls == &dp_op_sink; /* it wrote them: nothing to copy */
   w->nout = 0;
+  w->sunk = 0;
   for (;;) {
     dp_batch *b = NULL;
     int rc = root->cls->next(root, &b);
     if (rc != DIPPER_OK) return rc;
     if (!b) return DIPPER_OK;
     if (b->nrows == 0) continue;
+    if (own_sink) {
+      w->sunk += b->nrows;
+      continue;
+    }
     if (w->nout == w->capout) {
       int cap = w->capout ? 2 * w->capout : 8;
       dp_batch **grown = realloc(w->out, (size_t)cap * sizeof *grown);
@@ -344,6 +353,32 @@ int dp_par_run(dp_par *par, dp_exec *coord, dp_diags *d) {
     if (par->w[i].rc == DIPPER_OK) continue;
     copy_diags(d, &par->w[i].diags);
     return par->w[i].rc;
+  }
+  return DIPPER_OK;
+}
+
+bool dp_par_sink_per_worker(const dp_plan *root) {
+  if (root->kind != DP_P_SINK) return false;
+  const dp_table_def *t = root->u.sink.table;
+  const dp_sink_class *cls = t ? dp_sink_find(t->connector ? t->connector : "") : NULL;
+  return cls && cls->per_worker;
+}
+
+int64_t dp_par_rows_sunk(const dp_par *par) {
+  int64_t n = 0;
+  for (int i = 0; i < par->n; i++) n += par->w[i].sunk;
+  return n;
+}
+
+int dp_par_commit_sinks(dp_par *par, int64_t batch_id, dp_diags *d) {
+  for (int i = 0; i < par->n; i++) {
+    dp_op *root = par->w[i].ex->root_op;
+    if (root->cls != &dp_op_sink) continue;
+    int rc = dp_sink_op_commit(root, batch_id);
+    if (rc) {
+      copy_diags(d, &par->w[i].diags);
+      return rc;
+    }
   }
   return DIPPER_OK;
 }

@@ -70,6 +70,10 @@ int dp_par_plan_inputs(dp_par *par, int64_t max_rows, bool to_end, bool *has_dat
 ** (their max: what one thread reading every share would have seen).  On a
 ** failure the first failing worker's diagnostics are copied into `d`. */
 int dp_par_run(dp_par *par, dp_exec *coord, dp_diags *d);
+/* Rows the workers' own sinks (dp_par_sink_per_worker) wrote in the last
+** micro-batch; commit those sinks after the coordinator's. */
+int64_t dp_par_rows_sunk(const dp_par *par);
+int dp_par_commit_sinks(dp_par *par, int64_t batch_id, dp_diags *d);
 /* After every operator's end_batch: reset the workers' batch arenas. */
 void dp_par_end_batch(dp_par *par);
 
@@ -78,6 +82,9 @@ void dp_par_end_batch(dp_par *par);
 /* The operator the coordinator's sink reads: every worker's output of the
 ** micro-batch, worker 0's first, in the order each produced it. */
 int dp_par_gather_build(dp_par *par, dp_exec *coord, const dp_plan *input, dp_op **out);
+/* Whether root's sink is opened on every worker (connector.h's per_worker)
+** instead of once, fed by the gather. */
+bool dp_par_sink_per_worker(const dp_plan *root);
 /* On a worker: put an exchange between `op` (built, not yet opened) and
 ** its inputs when op keeps state by key. */
 int dp_par_wrap_inputs(dp_exec *ex, dp_op *op);
