@@ -6,7 +6,8 @@
 ** The key: the columns the operator keeps state by — an aggregation's
 ** GROUP BY columns (those that are plain columns of its input: a subset of
 ** the key still keeps every group on one worker), all columns for
-** DISTINCT, the deduplication's keys, the Top-N's PARTITION BY.  A row's
+** DISTINCT, the deduplication's keys, the Top-N's PARTITION BY, and each
+** side of a join by its equi-join keys.  A row's
 ** owner is a hash of its key, remixed so that the owner's share of keys
 ** does not cluster in the operator's own hash table, which hashes the same
 ** columns.  No key (a Top-N over everything): every row goes to worker 0.
@@ -99,9 +100,9 @@ static bool trace_keys(const dp_plan *p, int *keys, int *n) {
   }
 }
 
-static int add_point(dp_par *par, const dp_plan *node, int *keys, int n) {
+static int add_point(dp_par *par, const dp_plan *node, int child, int *keys, int n) {
   for (int i = 0; i < par->npoints; i++)
-    if (par->points[i].node == node) { /* a node two stateful operators read */
+    if (par->points[i].node == node && par->points[i].child == child) { /* read twice */
       bool same = par->points[i].nkeys == n && memcmp(par->points[i].keys, keys, (size_t)n * sizeof *keys) == 0;
       free(keys);
       return same ? DIPPER_OK : DIPPER_UNSUPPORTED;
@@ -116,7 +117,7 @@ static int add_point(dp_par *par, const dp_plan *node, int *keys, int n) {
     par->points = grown;
     par->cappoints = cap;
   }
-  par->points[par->npoints++] = (par_point){node, keys, n};
+  par->points[par->npoints++] = (par_point){node, child, keys, n};
   return DIPPER_OK;
 }
 
@@ -148,13 +149,27 @@ static int place_exchange(dp_par *par, const dp_plan *s) {
     n = tn;
   }
   free(trace);
-  rc = below ? add_point(par, below, keys, n) : DIPPER_UNSUPPORTED;
+  rc = below ? add_point(par, below, 0, keys, n) : DIPPER_UNSUPPORTED;
   if (rc != DIPPER_UNSUPPORTED) return rc;
   if (below && (rc = key_columns(s, in, &keys, &n)) != DIPPER_OK) {
     free(keys);
     return rc;
   }
-  return add_point(par, s, keys, n);
+  return add_point(par, s, 0, keys, n);
+}
+
+/* A join's two exchanges: each side by its equi-join keys, in key order,
+** so that equal keys (of equal types: dp_par_refusal) meet on one worker. */
+static int place_join(dp_par *par, const dp_plan *j) {
+  for (int side = 0; side < 2; side++) {
+    int n = j->u.join.nkeys;
+    int *keys = malloc((size_t)(n > 0 ? n : 1) * sizeof *keys);
+    if (!keys) return DIPPER_NOMEM;
+    memcpy(keys, side ? j->u.join.right_keys : j->u.join.left_keys, (size_t)n * sizeof *keys);
+    int rc = add_point(par, j, side, keys, n);
+    if (rc) return rc;
+  }
+  return DIPPER_OK;
 }
 
 int dp_par_place_exchanges(dp_par *par, const dp_plan *p) {
@@ -162,6 +177,7 @@ int dp_par_place_exchanges(dp_par *par, const dp_plan *p) {
     int rc = dp_par_place_exchanges(par, p->inputs[i]);
     if (rc) return rc;
   }
+  if (p->kind == DP_P_JOIN) return place_join(par, p);
   if (!wants_exchange(p->kind)) return DIPPER_OK;
   int rc = place_exchange(par, p);
   return rc == DIPPER_UNSUPPORTED ? DIPPER_INTERNAL : rc;
@@ -383,11 +399,12 @@ int dp_par_wrap_inputs(dp_exec *ex, dp_op *op) {
   if (ex->worker < 0 || ex->nworkers < 2) return DIPPER_OK;
   const dp_par *par = ex->par;
   for (int i = 0; i < par->npoints; i++) {
-    if (par->points[i].node != op->plan) continue;
+    const par_point *pt = &par->points[i];
+    if (pt->node != op->plan || pt->child >= op->nchildren) continue;
     dp_op *wrapped = NULL;
-    int rc = build_exchange(ex, &par->points[i], op->children[0], &wrapped);
+    int rc = build_exchange(ex, pt, op->children[pt->child], &wrapped);
     if (rc) return rc;
-    op->children[0] = wrapped;
+    op->children[pt->child] = wrapped;
   }
   return DIPPER_OK;
 }

@@ -44,10 +44,11 @@ typedef struct par_exchange {
   par_slot *slot;
 } par_exchange;
 
-/* An exchange's place: between `node` and its input, hashing these
-** columns of that input (exchange.c's place_exchange). */
+/* An exchange's place: between `node` and its input `child`, hashing
+** these columns of that input (exchange.c's place_exchange). */
 typedef struct par_point {
   const dp_plan *node;
+  int child;
   int *keys;
   int nkeys;
 } par_point;

@@ -59,10 +59,21 @@ static const char *refuse_node(const dp_plan *p) {
   case DP_P_AGGREGATE:
     /* Without GROUP BY every worker would give its own row (COUNT(*) = 0). */
     return p->u.aggregate.ngroup > 0 ? NULL : "an aggregation without GROUP BY runs on one thread";
+  case DP_P_JOIN: {
+    /* Each side by its equi-join keys: equal keys must hash alike. */
+    if (p->u.join.nkeys == 0) return "a join without an equality of keys runs on one thread";
+    for (int i = 0; i < p->u.join.nkeys; i++) {
+      const dp_type *l = p->inputs[0]->schema.cols[p->u.join.left_keys[i]].type;
+      const dp_type *r = p->inputs[1]->schema.cols[p->u.join.right_keys[i]].type;
+      if (!dp_type_equal(l, r)) return "a join of keys of two types runs on one thread";
+    }
+    return NULL;
+  }
   case DP_P_VALUES:
     return "VALUES rows are not split among workers yet";
   default:
-    return "a join, ORDER BY, LIMIT, set operation or OVER window runs on one thread so far";
+    return "ORDER BY, LIMIT, a set operation, an AS OF join or an OVER window runs on one "
+           "thread so far";
   }
 }
 
