@@ -23,6 +23,7 @@
 ** that holds 2-3 M rows), to show that a batch costs what it changes.
 */
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -638,6 +639,56 @@ static int run_per_batch(const bool *wanted, bool any_wanted, const char *dir, l
   return failures ? 1 : 0;
 }
 
+/* The control of --threads: a fixed count of register-only loop steps
+** shared among `threads` threads, timed like a query.  Its speedup is what
+** the machine gives this process at that moment (other sessions' load
+** included): the ceiling of any query's speedup in the same run. */
+#define SPIN_STEPS 600000000UL
+
+static void *spin_share(void *arg) {
+  unsigned long n = *(const unsigned long *)arg;
+  volatile unsigned long x = 0;
+  for (unsigned long i = 0; i < n; i++) x += i;
+  return NULL;
+}
+
+static result run_spin(int threads) {
+  result r;
+  memset(&r, 0, sizeof r);
+  pthread_t t[256];
+  unsigned long share = SPIN_STEPS / (unsigned long)threads;
+  struct rusage u0, u1;
+  getrusage(RUSAGE_SELF, &u0);
+  double t0 = mono_s();
+  int started = 0;
+  for (int i = 0; i < threads; i++)
+    if (pthread_create(&t[i], NULL, spin_share, &share) == 0) started++;
+  for (int i = 0; i < started; i++) pthread_join(t[i], NULL);
+  r.wall_s = mono_s() - t0;
+  getrusage(RUSAGE_SELF, &u1);
+  r.cpu_s = cpu_s(&u1) - cpu_s(&u0);
+  r.rc = started == threads ? DIPPER_OK : DIPPER_IO;
+  if (r.rc) snprintf(r.error, sizeof r.error, "cannot start %d threads", threads);
+  return r;
+}
+
+static void print_spin(const int *threads, int nthreads, int runs) {
+  double wall1 = 0, cpu1 = 0;
+  for (int t = 0; t < nthreads; t++) {
+    result all[100];
+    for (int k = 0; k < runs; k++) all[k] = run_spin(threads[t]);
+    qsort(all, (size_t)runs, sizeof all[0], by_wall);
+    const result *r = &all[runs / 2];
+    if (t == 0) {
+      wall1 = r->wall_s;
+      cpu1 = r->cpu_s;
+    }
+    printf("%-9s %7d %12s %12s %8.2f %8.2f %9s %10s %8.2fx %8.2fx\n", "(control)", threads[t], "-",
+           "-", r->cpu_s, r->wall_s, "-", "-", r->wall_s > 0 ? wall1 / r->wall_s : 0.0,
+           cpu1 > 0 ? r->cpu_s / cpu1 : 0.0);
+  }
+}
+
 /* --threads 1,2: each query on each number of workers, alternating run by
 ** run, the median by wall time of each, and the speedup over the first. */
 static int run_thread_sets(const bool *wanted, bool any_wanted, const char *dir, long long events,
@@ -645,6 +696,7 @@ static int run_thread_sets(const bool *wanted, bool any_wanted, const char *dir,
   printf("%-9s %7s %12s %12s %8s %8s %9s %10s %9s %9s\n", "query", "threads", "ev/s wall",
          "ev/s/CPU s", "CPU s", "wall s", "peak RSS", "rows out", "speedup", "CPU x");
   int failures = 0;
+  print_spin(threads, nthreads, runs);
   for (int q = 0; q < NQUERIES; q++) {
     if (any_wanted ? !wanted[q] : strcmp(queries[q].name, "join_big") == 0) continue;
     if (strcmp(queries[q].name, "source") == 0) continue;
@@ -684,9 +736,12 @@ static int run_thread_sets(const bool *wanted, bool any_wanted, const char *dir,
       }
     }
   }
+  print_spin(threads, nthreads, runs);
   printf("speedup = wall time on %d thread(s) / wall time; CPU x = CPU time (user + system, all "
-         "threads) / CPU time on %d; median of %d by wall time\n",
-         threads[0], threads[0], runs);
+         "threads) / CPU time on %d; median of %d by wall time.\n(control) = a loop of %lu steps "
+         "shared among the threads, before and after the queries: the speedup the machine\n"
+         "allowed this process then (other sessions' load included), the ceiling of the queries'.\n",
+         threads[0], threads[0], runs, SPIN_STEPS);
   printf("reproduce: scripts/build release && build/bench/bench_nexmark_bench --events %lld "
          "--runs %d --threads ", events, runs);
   for (int t = 0; t < nthreads; t++) printf("%s%d", t ? "," : "", threads[t]);
