@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dipper.h"
 #include "test.h"
@@ -318,6 +319,50 @@ TEST(falls_back_to_one_thread) {
       "CREATE TABLE out_t (n BIGINT) WITH ('connector' = 'memory');\n"
       "INSERT INTO out_t SELECT COUNT(*) FROM bid;\n",
       "without GROUP BY");
+}
+
+/* A worker's error fails the run with its message, before an exchange too
+** (every worker still passes the barrier: no hang), and a checkpoint folder
+** keeps the query on one thread for now. */
+TEST(errors_and_checkpoints) {
+  const char *bad[] = {
+      "CREATE TABLE out_t (a BIGINT) WITH ('connector' = 'memory');\n"
+      "INSERT INTO out_t SELECT CAST(CAST(price AS STRING) || 'x' AS BIGINT) FROM bid;\n",
+      "CREATE TABLE out_t (a BIGINT, n BIGINT) WITH ('connector' = 'memory');\n"
+      "INSERT INTO out_t SELECT auction, COUNT(*) FROM bid"
+      " WHERE CAST(CAST(price AS STRING) || 'x' AS BIGINT) > 0 GROUP BY auction;\n",
+  };
+  for (int i = 0; i < 2; i++) {
+    dipper *db = NULL;
+    CHECK_EQ(dipper_open(&db, NULL), DIPPER_OK);
+    char sql[2048];
+    snprintf(sql, sizeof sql, "SET 'parallelism.default' = '3';\n%s%s", NEXMARK, bad[i]);
+    dipper_program *prog = NULL;
+    CHECK_EQ(dipper_compile(db, sql, (size_t)-1, "p.sql", &prog), DIPPER_OK);
+    CHECK(dipper_run(prog, NULL, NULL) != DIPPER_OK);
+    CHECK_CONTAINS(dipper_errmsg(db), "is not a valid BIGINT");
+    dipper_program_free(prog);
+    dipper_close(db);
+  }
+  char dir[] = "/tmp/dipper-par-ckpt-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  char one_dir[300], two_dir[300];
+  snprintf(one_dir, sizeof one_dir, "SET 'execution.checkpointing.dir' = '%s/one';\n", dir);
+  snprintf(two_dir, sizeof two_dir, "SET 'execution.checkpointing.dir' = '%s/two';\n", dir);
+  const char *q = "CREATE TABLE out_t (auction BIGINT, n BIGINT) WITH ('connector' = 'memory');\n"
+                  "INSERT INTO out_t SELECT auction, COUNT(*) FROM bid GROUP BY auction;\n";
+  notes log;
+  text one = run_on(1, one_dir, q, &log);
+  CHECK_EQ(log.count, 0);
+  text two = run_on(2, two_dir, q, &log);
+  CHECK_EQ(log.count, 1);
+  CHECK_CONTAINS(log.last, "checkpoint folder");
+  check_same("checkpointed", &one, &two, 2);
+  free(one.data);
+  free(two.data);
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK_EQ(system(cmd), 0);
 }
 
 int main(void) { return RUN_TESTS(); }
