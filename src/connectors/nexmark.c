@@ -41,6 +41,11 @@
 ** The table may declare any subset of the columns event_type, person,
 ** auction, bid (and a physical dateTime), and any subset of each ROW's
 ** fields in any order, matched by name; anything else is refused at open.
+**
+** Splits (parallel execution, connector.h): split w of n reads the w-th
+** equal share of the ids of each planned batch — an event is a function of
+** its id, so a share is generated without the others; a paced table plans
+** by the clock and splits only where the plans are replayed (streaming).
 */
 #include <ctype.h>
 #include <math.h>

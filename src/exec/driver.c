@@ -635,9 +635,12 @@ static int open_query(dp_driver *dr, const dp_query_plan *q, const dp_plan *root
   const char *ck = dr->ckpt ? dp_ckpt_dir(dr->ckpt) : NULL;
   int n = workers_wanted(dr->db);
   const char *why = NULL;
+  const char *backend = dp_session_option(dr->db, "state.backend");
   if (n > 1)
     why = dr->ckpt ? "a query with a checkpoint folder runs on one thread so far"
-                   : dp_par_refusal(q, root);
+          : backend && strcmp(backend, "rocksdb") == 0
+              ? "'state.backend' = 'rocksdb' runs on one thread so far (one store per operator)"
+              : dp_par_refusal(q, root);
   if (n > 1 && !why) {
     int rc = dp_par_new(dr->db, q, root, n, &dr->diags, &why, &dr->par);
     if (rc == DIPPER_OK) return dp_exec_open_part(dr->db, q, root, &dr->diags, ck, dr->par, -1, &dr->ex);
