@@ -707,7 +707,7 @@ static int run_thread_sets(const bool *wanted, bool any_wanted, const char *dir,
         all[t][k] = run_isolated(&queries[q], dir, events, false);
       }
     double wall1 = 0, cpu1 = 0;
-    long long rows1 = -1;
+    long long rows1 = -1, events1 = -1;
     for (int t = 0; t < nthreads; t++) {
       qsort(all[t], (size_t)runs, sizeof all[t][0], by_wall);
       const result *r = &all[t][runs / 2];
@@ -723,15 +723,16 @@ static int run_thread_sets(const bool *wanted, bool any_wanted, const char *dir,
         wall1 = r->wall_s;
         cpu1 = r->cpu_s;
         rows1 = (long long)r->rows_out;
+        events1 = (long long)r->events;
       }
       print_rate((double)r->events, r->wall_s);
       print_rate((double)r->events, r->cpu_s);
       printf(" %8.2f %8.2f %6.0f MB %10lld %8.2fx %8.2fx\n", r->cpu_s, r->wall_s,
              (double)r->max_rss_kb / 1024.0, (long long)r->rows_out,
              r->wall_s > 0 ? wall1 / r->wall_s : 0.0, cpu1 > 0 ? r->cpu_s / cpu1 : 0.0);
-      if ((long long)r->rows_out != rows1 || r->events != events) {
-        printf("          (%lld rows out from %lld events; %lld rows on %d thread(s))\n",
-               (long long)r->rows_out, (long long)r->events, rows1, threads[0]);
+      if ((long long)r->rows_out != rows1 || (long long)r->events != events1) {
+        printf("          (%lld rows out from %lld events; %lld from %lld on %d thread(s))\n",
+               (long long)r->rows_out, (long long)r->events, rows1, events1, threads[0]);
         failures++;
       }
     }
