@@ -239,7 +239,7 @@ static int grow_rows(exch_state *x, int64_t n) {
 
 /* The chunk of `slot` the next rows go to: the last one while it has
 ** room, else a new (or kept) one. */
-static int room(par_slot *slot, const dp_schema *schema, dp_batch **out) {
+static int room(par_slot *slot, const dp_schema *schema, int64_t want, dp_batch **out) {
   if (slot->n > 0 && slot->chunks[slot->n - 1]->nrows < PAR_CHUNK_ROWS) {
     *out = slot->chunks[slot->n - 1];
     return (*out)->schema == schema ? DIPPER_OK : DIPPER_INTERNAL;
@@ -257,7 +257,10 @@ static int room(par_slot *slot, const dp_schema *schema, dp_batch **out) {
     dp_batch_free(*c);
     *c = NULL;
   }
-  if (!*c && !(*c = dp_batch_new(schema, PAR_CHUNK_ROWS))) return DIPPER_NOMEM;
+  /* Sized for what comes now, not a whole chunk: at N workers there are N²
+  ** slots, most holding a few rows per batch; the vectors grow as needed. */
+  int64_t cap = want < PAR_CHUNK_ROWS ? want : PAR_CHUNK_ROWS;
+  if (!*c && !(*c = dp_batch_new(schema, cap))) return DIPPER_NOMEM;
   dp_batch_clear(*c);
   slot->n++;
   *out = *c;
@@ -284,7 +287,8 @@ static int send_batch(exch_state *x, const dp_batch *b) {
   for (int d = 0; d < n; d++)
     for (int64_t at = x->count[d]; at < x->count[d + 1];) {
       dp_batch *chunk = NULL;
-      if ((rc = room(&x->sh->slot[x->me * n + d], b->schema, &chunk)) != DIPPER_OK) return rc;
+      rc = room(&x->sh->slot[x->me * n + d], b->schema, x->count[d + 1] - at, &chunk);
+      if (rc != DIPPER_OK) return rc;
       int64_t len = x->count[d + 1] - at, free_rows = PAR_CHUNK_ROWS - chunk->nrows;
       if (len > free_rows) len = free_rows;
       if ((rc = dp_batch_take(chunk, b, x->order, at, len)) != DIPPER_OK) return rc;
