@@ -27,6 +27,15 @@
 ** batch that reads every input to its end with `final` set and the watermark
 ** NONE, so that no row is late and every operator emits its complete result.
 **
+** Workers (parallel.h), when 'parallelism.default' asks for more than one
+** and the plan allows: the driver's own exec is then the coordinator (the
+** sink over the gather), every input and operator of every worker is in
+** `inputs` and `ops`, planning goes through dp_par_plan_inputs (worker 0
+** plans, the others replay its bounds) and a batch runs on the workers
+** (dp_par_run) before the sink is pulled; the watermark is computed from the
+** workers' maxima merged into the coordinator's.  Otherwise, and with a
+** checkpoint folder, the query runs on this thread, with a note saying why.
+**
 ** Checkpoints (checkpoint.h), for a streaming query whose session sets
 ** 'execution.checkpointing.dir': at start every input must be able to resume
 ** and every stateful operator to save its state, or the query is refused,
