@@ -23,6 +23,7 @@
 ** that holds 2-3 M rows), to show that a batch costs what it changes.
 */
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +152,8 @@ static void fail(result *r, int rc, const char *what, dipper *db) {
 static const char *checkpoint_dir;
 /* --state-backend: 'state.backend' for every query, or NULL (the default). */
 static const char *state_backend;
+/* --threads: 'parallelism.default' of the run, or 0 (the default). */
+static int parallelism;
 
 /* Compile the query's files into db; NULL (and r->error) on failure. */
 static dipper_program *compile_query(const bench_query *q, const char *dir, long long events,
@@ -166,9 +169,13 @@ static dipper_program *compile_query(const bench_query *q, const char *dir, long
     }
     total = (size_t)n;
   }
-  if (state_backend) {
+  if (state_backend || parallelism > 0) {
     char set[200];
-    int n = snprintf(set, sizeof set, "SET 'state.backend' = '%s';\n", state_backend);
+    int n = 0;
+    if (state_backend) n = snprintf(set, sizeof set, "SET 'state.backend' = '%s';\n", state_backend);
+    if (parallelism > 0 && n >= 0 && (size_t)n < sizeof set)
+      n += snprintf(set + n, sizeof set - (size_t)n, "SET 'parallelism.default' = '%d';\n",
+                    parallelism);
     char *joined = n > 0 && (size_t)n < sizeof set ? realloc(sql, total + (size_t)n + 1) : NULL;
     if (!joined) {
       free(sql);
@@ -431,6 +438,11 @@ static int by_cpu(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+static int by_wall(const void *a, const void *b) {
+  double x = ((const result *)a)->wall_s, y = ((const result *)b)->wall_s;
+  return (x > y) - (x < y);
+}
+
 /* ---- output ---- */
 
 static void print_rate(double events, double seconds) {
@@ -584,6 +596,8 @@ static void usage(const char *argv0) {
           "                after the run\n"
           "  --restart-only  with --keep: only the timed restart on DIR's folder (e.g. under\n"
           "                valgrind --tool=callgrind)\n"
+          "  --threads 1,2 each query on each number of workers ('parallelism.default'),\n"
+          "                alternating run by run, with the speedup over the first\n"
           "  --state-backend NAME  'state.backend' for every query (hashmap, in memory, the\n"
           "                default, or rocksdb: keyed state on disk, docs/sql.md)\n"
           "  --per-batch   each query's CPU time per batch while its state is small and once it\n"
@@ -625,6 +639,119 @@ static int run_per_batch(const bool *wanted, bool any_wanted, const char *dir, l
   return failures ? 1 : 0;
 }
 
+/* The control of --threads: a fixed count of register-only loop steps
+** shared among `threads` threads, timed like a query.  Its speedup is what
+** the machine gives this process at that moment (other sessions' load
+** included): the ceiling of any query's speedup in the same run. */
+#define SPIN_STEPS 600000000UL
+
+static void *spin_share(void *arg) {
+  unsigned long n = *(const unsigned long *)arg;
+  volatile unsigned long x = 0;
+  for (unsigned long i = 0; i < n; i++) x += i;
+  return NULL;
+}
+
+static result run_spin(int threads) {
+  result r;
+  memset(&r, 0, sizeof r);
+  pthread_t t[256];
+  unsigned long share = SPIN_STEPS / (unsigned long)threads;
+  struct rusage u0, u1;
+  getrusage(RUSAGE_SELF, &u0);
+  double t0 = mono_s();
+  int started = 0;
+  for (int i = 0; i < threads; i++)
+    if (pthread_create(&t[i], NULL, spin_share, &share) == 0) started++;
+  for (int i = 0; i < started; i++) pthread_join(t[i], NULL);
+  r.wall_s = mono_s() - t0;
+  getrusage(RUSAGE_SELF, &u1);
+  r.cpu_s = cpu_s(&u1) - cpu_s(&u0);
+  r.rc = started == threads ? DIPPER_OK : DIPPER_IO;
+  if (r.rc) snprintf(r.error, sizeof r.error, "cannot start %d threads", threads);
+  return r;
+}
+
+static void print_spin(const int *threads, int nthreads, int runs) {
+  double wall1 = 0, cpu1 = 0;
+  for (int t = 0; t < nthreads; t++) {
+    result all[100];
+    for (int k = 0; k < runs; k++) all[k] = run_spin(threads[t]);
+    qsort(all, (size_t)runs, sizeof all[0], by_wall);
+    const result *r = &all[runs / 2];
+    if (t == 0) {
+      wall1 = r->wall_s;
+      cpu1 = r->cpu_s;
+    }
+    printf("%-9s %7d %12s %12s %8.2f %8.2f %9s %10s %8.2fx %8.2fx\n", "(control)", threads[t], "-",
+           "-", r->cpu_s, r->wall_s, "-", "-", r->wall_s > 0 ? wall1 / r->wall_s : 0.0,
+           cpu1 > 0 ? r->cpu_s / cpu1 : 0.0);
+  }
+}
+
+/* --threads 1,2: each query on each number of workers, alternating run by
+** run, the median by wall time of each, and the speedup over the first. */
+static int run_thread_sets(const bool *wanted, bool any_wanted, const char *dir, long long events,
+                           int runs, const int *threads, int nthreads) {
+  printf("%-9s %7s %12s %12s %8s %8s %9s %10s %9s %9s\n", "query", "threads", "ev/s wall",
+         "ev/s/CPU s", "CPU s", "wall s", "peak RSS", "rows out", "speedup", "CPU x");
+  int failures = 0;
+  print_spin(threads, nthreads, runs);
+  for (int q = 0; q < NQUERIES; q++) {
+    if (any_wanted ? !wanted[q] : strcmp(queries[q].name, "join_big") == 0) continue;
+    if (strcmp(queries[q].name, "source") == 0) continue;
+    static result all[8][100];
+    for (int k = 0; k < runs; k++)
+      for (int t = 0; t < nthreads; t++) {
+        parallelism = threads[t];
+        all[t][k] = run_isolated(&queries[q], dir, events, false);
+      }
+    double wall1 = 0, cpu1 = 0;
+    long long rows1 = -1, events1 = -1;
+    for (int t = 0; t < nthreads; t++) {
+      qsort(all[t], (size_t)runs, sizeof all[t][0], by_wall);
+      const result *r = &all[t][runs / 2];
+      for (int k = 0; k < runs; k++)
+        if (all[t][k].rc != DIPPER_OK) r = &all[t][k];
+      printf("%-9s %7d", queries[q].name, threads[t]);
+      if (r->rc != DIPPER_OK) {
+        printf("  FAILED: %s\n", r->error);
+        failures++;
+        continue;
+      }
+      if (t == 0) {
+        wall1 = r->wall_s;
+        cpu1 = r->cpu_s;
+        rows1 = (long long)r->rows_out;
+        events1 = (long long)r->events;
+      }
+      print_rate((double)r->events, r->wall_s);
+      print_rate((double)r->events, r->cpu_s);
+      printf(" %8.2f %8.2f %6.0f MB %10lld %8.2fx %8.2fx\n", r->cpu_s, r->wall_s,
+             (double)r->max_rss_kb / 1024.0, (long long)r->rows_out,
+             r->wall_s > 0 ? wall1 / r->wall_s : 0.0, cpu1 > 0 ? r->cpu_s / cpu1 : 0.0);
+      if ((long long)r->rows_out != rows1 || (long long)r->events != events1) {
+        printf("          (%lld rows out from %lld events; %lld from %lld on %d thread(s))\n",
+               (long long)r->rows_out, (long long)r->events, rows1, events1, threads[0]);
+        failures++;
+      }
+    }
+  }
+  print_spin(threads, nthreads, runs);
+  printf("speedup = wall time on %d thread(s) / wall time; CPU x = CPU time (user + system, all "
+         "threads) / CPU time on %d; median of %d by wall time.\n(control) = a loop of %lu steps "
+         "shared among the threads, before and after the queries: the speedup the machine\n"
+         "allowed this process then (other sessions' load included), the ceiling of the queries'.\n",
+         threads[0], threads[0], runs, SPIN_STEPS);
+  printf("reproduce: scripts/build release && build/bench/bench_nexmark_bench --events %lld "
+         "--runs %d --threads ", events, runs);
+  for (int t = 0; t < nthreads; t++) printf("%s%d", t ? "," : "", threads[t]);
+  for (int q = 0; q < NQUERIES; q++)
+    if (any_wanted && wanted[q]) printf(" --query %s", queries[q].name);
+  printf("\n");
+  return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
   long long events = 10000000;
   int runs = 1;
@@ -632,6 +759,7 @@ int main(int argc, char **argv) {
   bool wanted[NQUERIES];
   bool any_wanted = false, checkpoints = false, restart_only = false, batches = false;
   const char *keep = NULL;
+  int threads[8], nthreads = 0;
   memset(wanted, 0, sizeof wanted);
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -663,6 +791,18 @@ int main(int argc, char **argv) {
         return 2;
       }
       state_backend = val;
+      i++;
+    } else if (strcmp(arg, "--threads") == 0 && val) {
+      for (const char *p = val; *p && nthreads < 8;) {
+        char *end;
+        long n = strtol(p, &end, 10);
+        if (end == p || n < 1 || n > 256 || (*end && *end != ',')) {
+          fprintf(stderr, "nexmark_bench: --threads takes counts such as 1,2, not '%s'\n", val);
+          return 2;
+        }
+        threads[nthreads++] = (int)n;
+        p = *end ? end + 1 : end;
+      }
       i++;
     } else if (strcmp(arg, "--restart-only") == 0) {
       restart_only = true;
@@ -697,6 +837,7 @@ int main(int argc, char **argv) {
   }
   if (checkpoints) return run_checkpoint_pairs(wanted, any_wanted, dir, events, runs, keep, restart_only);
   if (batches) return run_per_batch(wanted, any_wanted, dir, events, runs);
+  if (nthreads > 0) return run_thread_sets(wanted, any_wanted, dir, events, runs, threads, nthreads);
   printf("%-9s %-36s %12s %12s %8s %8s %9s %10s   %s\n", "query", "what", "ev/s/core",
          "ev/s wall", "CPU s", "wall s", "peak RSS", "rows out", "Flink/core (published)");
   int failures = 0;

@@ -39,4 +39,5 @@ const dp_sink_class dp_sink_blackhole = {
     .write = blackhole_write,
     .commit = blackhole_commit,
     .close = blackhole_close,
+    .per_worker = true, /* what it drops has no order */
 };

@@ -67,6 +67,20 @@ typedef struct dp_source_class {
   int (*save_position)(dp_source *s, dp_buf *out);
   int (*restore_position)(dp_source *s, dp_rd *in);
   int (*replay_plan)(dp_source *s, dp_rd *in);
+
+  /* Parallel execution (exec/parallel.h).  Optional: make this source one of
+  ** `count` splits of the table, the one numbered `index` (0-based), right
+  ** after open.  Each split of a batch reads its share of the rows that
+  ** plan_batch planned, and the shares of all splits together are the
+  ** batch's rows, each read once, split `index` holding the rows that come
+  ** after those of split index-1 in the order one reader would read them.
+  ** Every split is planned to the same bounds: by worker 0, replayed on the
+  ** others through save_plan/replay_plan when `replayed`, else by each split
+  ** itself from the same position (batch mode), which a source whose plans
+  ** depend on the clock cannot promise.  DIPPER_UNSUPPORTED with a reason
+  ** in `why` (a static string): the query runs on one thread.  NULL: the
+  ** source cannot be split and its queries run on one thread. */
+  int (*split)(dp_source *s, int index, int count, bool replayed, const char **why);
 } dp_source_class;
 
 struct dp_source {
@@ -93,6 +107,10 @@ typedef struct dp_sink_class {
   ** commit of one batch id replace, or skip, the first. */
   int (*commit)(dp_sink *k, int64_t batch_id);
   void (*close)(dp_sink *k);
+  /* Parallel execution (exec/parallel.h): each worker may open a sink of
+  ** its own and write its share, in no order across workers (the blackhole).
+  ** false: one sink is fed every worker's rows in worker order. */
+  bool per_worker;
 } dp_sink_class;
 
 struct dp_sink {

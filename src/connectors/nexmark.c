@@ -41,6 +41,11 @@
 ** The table may declare any subset of the columns event_type, person,
 ** auction, bid (and a physical dateTime), and any subset of each ROW's
 ** fields in any order, matched by name; anything else is refused at open.
+**
+** Splits (parallel execution, connector.h): split w of n reads the w-th
+** equal share of the ids of each planned batch — an event is a function of
+** its id, so a share is generated without the others; a paced table plans
+** by the clock and splits only where the plans are replayed (streaming).
 */
 #include <ctype.h>
 #include <math.h>
@@ -231,6 +236,7 @@ typedef struct nx_state {
   nx_ratio hot_auctions, hot_bidders, hot_sellers;
   int64_t committed, read_pos, planned_end;
   int64_t replay_end;        /* the next plan ends here (a batch run again), or -1 */
+  int split, nsplits;        /* this source reads split `split` of `nsplits` of each batch */
   int64_t pace_start_us;     /* monotonic µs at the first plan (rate only) */
   int64_t pace_base;         /* events committed when pacing began */
   int ncols;
@@ -1127,9 +1133,21 @@ static int nx_plan_batch(dp_source *s, int64_t max_rows, bool *exhausted) {
   return DIPPER_OK;
 }
 
+/* The end of this split's share of the planned batch [committed, planned_end),
+** moving read_pos to its start: equal shares, in event order. */
+static int64_t split_end(nx_state *st) {
+  if (st->nsplits <= 1) return st->planned_end;
+  int64_t len = st->planned_end - st->committed;
+  int64_t lo = st->committed + (int64_t)((__int128)len * st->split / st->nsplits);
+  int64_t hi = st->committed + (int64_t)((__int128)len * (st->split + 1) / st->nsplits);
+  if (st->read_pos < lo) st->read_pos = lo;
+  return hi;
+}
+
 static int nx_read(dp_source *s, dp_batch *out, int64_t want, bool *done) {
   nx_state *st = s->state;
-  int64_t n = st->planned_end - st->read_pos;
+  int64_t end = split_end(st);
+  int64_t n = end - st->read_pos;
   if (want > 0 && n > want) n = want;
   if (n > MAX_CHUNK_ROWS) n = MAX_CHUNK_ROWS;
   if (n > 0) {
@@ -1148,12 +1166,14 @@ static int nx_read(dp_source *s, dp_batch *out, int64_t want, bool *done) {
     s->metrics.rows += n;
     s->metrics.bytes += st->chunk.bytes;
   }
-  *done = st->read_pos >= st->planned_end;
+  *done = st->read_pos >= end;
   return DIPPER_OK;
 }
 
 static int nx_commit(dp_source *s) {
   nx_state *st = s->state;
+  /* A split read its share only; the batch is committed whole. */
+  if (st->nsplits > 1) st->read_pos = st->planned_end;
   st->committed = st->read_pos;
   if (st->planned_end < st->read_pos) st->planned_end = st->read_pos;
   return DIPPER_OK;
@@ -1196,6 +1216,21 @@ static int nx_replay_plan(dp_source *s, dp_rd *in) {
   return DIPPER_OK;
 }
 
+/* An event is a function of its id: a split generates its share of ids
+** alone.  Paced plans follow the clock, so they must be replayed. */
+static int nx_split(dp_source *s, int index, int count, bool replayed, const char **why) {
+  nx_state *st = s->state;
+  if (st->rate > 0 && !replayed) {
+    *why = "a paced nexmark table ('rate', 'events-per-second' or 'max-emit-speed' = "
+           "'false') plans by the clock, which the splits "
+           "of a batch-mode query cannot share";
+    return DIPPER_UNSUPPORTED;
+  }
+  st->split = index;
+  st->nsplits = count;
+  return DIPPER_OK;
+}
+
 const dp_source_class dp_source_nexmark = {
     .name = "nexmark",
     .open = nx_open,
@@ -1207,4 +1242,5 @@ const dp_source_class dp_source_nexmark = {
     .save_position = nx_save_position,
     .restore_position = nx_restore_position,
     .replay_plan = nx_replay_plan,
+    .split = nx_split,
 };

@@ -27,6 +27,15 @@
 ** batch that reads every input to its end with `final` set and the watermark
 ** NONE, so that no row is late and every operator emits its complete result.
 **
+** Workers (parallel.h), when 'parallelism.default' asks for more than one
+** and the plan allows: the driver's own exec is then the coordinator (the
+** sink over the gather), every input and operator of every worker is in
+** `inputs` and `ops`, planning goes through dp_par_plan_inputs (worker 0
+** plans, the others replay its bounds) and a batch runs on the workers
+** (dp_par_run) before the sink is pulled; the watermark is computed from the
+** workers' maxima merged into the coordinator's.  Otherwise, and with a
+** checkpoint folder, the query runs on this thread, with a note saying why.
+**
 ** Checkpoints (checkpoint.h), for a streaming query whose session sets
 ** 'execution.checkpointing.dir': at start every input must be able to resume
 ** and every stateful operator to save its state, or the query is refused,
@@ -45,6 +54,7 @@
 #include "exec/checkpoint.h"
 #include "exec/exec.h"
 #include "exec/exec_int.h"
+#include "exec/parallel.h"
 #include "plan/catalog.h"
 #include "plan/explain.h"
 
@@ -52,12 +62,14 @@ struct dp_driver {
   dipper *db;
   dp_arena *arena;       /* diagnostics and the name */
   dp_diags diags;
-  dp_exec *ex;
+  dp_exec *ex;           /* the query; with workers, the coordinator: the sink */
+  dp_par *par;           /* the workers (parallel.h), or NULL: one thread */
   const char *name;
   int ninputs;
-  dp_op **inputs;        /* scans and VALUES */
+  dp_op **inputs;        /* scans and VALUES (every worker's, worker by worker) */
   int nops;
-  dp_op **ops;           /* every operator, children first */
+  dp_op **ops;           /* every operator, children first (the coordinator's, then
+                            every worker's) */
   int nwm;
   int *wm_ids;           /* the watermarks under this root */
   bool stateful;         /* some operator keeps state across batches */
@@ -122,6 +134,12 @@ static void collect_op(dp_op *op, void *user) {
   dr->ops[dr->nops++] = op;
   if (is_input(op)) dr->inputs[dr->ninputs++] = op;
   if (keeps_state(op->plan)) dr->stateful = true;
+}
+
+static void walk_all(dp_driver *dr, collect *c) {
+  dp_op_walk(dr->ex->root_op, collect_op, c);
+  for (int w = 0; w < dp_par_count(dr->par) && dr->par; w++)
+    dp_op_walk(dp_par_worker(dr->par, w)->root_op, collect_op, c);
 }
 
 static void mark_watermarks(const dp_plan *p, bool *seen, int n) {
@@ -621,6 +639,41 @@ static int checkpoint_start(dp_driver *dr) {
   return recover(dr);
 }
 
+/* 'parallelism.default': the workers a query asks for (absent: 1). */
+static int workers_wanted(dipper *db) {
+  const char *v = dp_session_option(db, "parallelism.default");
+  long n = v ? strtol(v, NULL, 10) : 1;
+  if (n < 1) n = 1;
+  if (n > DP_PAR_MAX_WORKERS) n = DP_PAR_MAX_WORKERS;
+  return (int)n;
+}
+
+/* The query on the workers it asks for (parallel.h) when its plan and
+** sources allow, else on one thread with a note saying why. */
+static int open_query(dp_driver *dr, const dp_query_plan *q, const dp_plan *root) {
+  const char *ck = dr->ckpt ? dp_ckpt_dir(dr->ckpt) : NULL;
+  int n = workers_wanted(dr->db);
+  const char *why = NULL;
+  const char *backend = dp_session_option(dr->db, "state.backend");
+  if (n > 1)
+    why = dr->ckpt ? "a query with a checkpoint folder runs on one thread so far"
+          : backend && strcmp(backend, "rocksdb") == 0
+              ? "'state.backend' = 'rocksdb' runs on one thread so far (one store per operator)"
+              : dp_par_refusal(q, root);
+  if (n > 1 && !why) {
+    int rc = dp_par_new(dr->db, q, root, n, &dr->diags, &why, &dr->par);
+    if (rc == DIPPER_OK) return dp_exec_open_part(dr->db, q, root, &dr->diags, ck, dr->par, -1, &dr->ex);
+    dp_par_free(dr->par);
+    dr->par = NULL;
+    if (rc != DIPPER_UNSUPPORTED || !why) return rc;
+  }
+  if (why)
+    dp_session_log(dr->db, DIPPER_LOG_NOTE,
+                   "query `%s` runs on one thread, not the %d workers of 'parallelism.default': %s",
+                   dr->name, n, why);
+  return dp_exec_open(dr->db, q, root, &dr->diags, ck, &dr->ex);
+}
+
 int dp_driver_new(dipper *db, const dp_query_plan *q, const dp_plan *root, const char *name,
                   dp_driver **out) {
   *out = NULL;
@@ -649,14 +702,13 @@ int dp_driver_new(dipper *db, const dp_query_plan *q, const dp_plan *root, const
                           ? dp_session_option(db, "execution.checkpointing.dir")
                           : NULL;
   int rc = ckdir ? dp_ckpt_open(ckdir, dr->name, &dr->diags, &dr->ckpt) : DIPPER_OK;
-  if (rc == DIPPER_OK)
-    rc = dp_exec_open(db, q, root, &dr->diags, dr->ckpt ? dp_ckpt_dir(dr->ckpt) : NULL, &dr->ex);
+  if (rc == DIPPER_OK) rc = open_query(dr, q, root);
   if (rc != DIPPER_OK) {
     dr->failed = rc;
     return rc;
   }
   collect c = {dr, true};
-  dp_op_walk(dr->ex->root_op, collect_op, &c);
+  walk_all(dr, &c);
   dr->ops = dp_arena_calloc(dr->arena, (size_t)dr->nops, sizeof *dr->ops);
   dr->inputs = dp_arena_calloc(dr->arena, (size_t)(dr->ninputs ? dr->ninputs : 1),
                                sizeof *dr->inputs);
@@ -669,7 +721,7 @@ int dp_driver_new(dipper *db, const dp_query_plan *q, const dp_plan *root, const
   }
   dr->nops = dr->ninputs = 0;
   c.count_only = false;
-  dp_op_walk(dr->ex->root_op, collect_op, &c);
+  walk_all(dr, &c);
   mark_watermarks(root, seen, nq);
   for (int i = 0; i < nq; i++)
     if (seen[i]) dr->wm_ids[dr->nwm++] = i;
@@ -680,6 +732,7 @@ int dp_driver_new(dipper *db, const dp_query_plan *q, const dp_plan *root, const
 void dp_driver_free(dp_driver *dr) {
   if (!dr) return;
   dp_exec_free(dr->ex);
+  dp_par_free(dr->par);
   dp_ckpt_close(dr->ckpt);
   dp_arena_free(dr->arena);
   free(dr);
@@ -757,6 +810,11 @@ static int run_batch_as(dp_driver *dr, bool final, int64_t watermark, bool plann
   int64_t skipped_before = dp_sink_op_skipped(ex->root_op);
   int64_t out_rows = 0;
   dp_op *root = ex->root_op;
+  /* With workers: they run the batch first; the sink then reads their output. */
+  if (dr->par) {
+    int rc = dp_par_run(dr->par, ex, &dr->diags);
+    if (rc != DIPPER_OK) return fail(dr, rc);
+  }
   for (;;) {
     dp_batch *b = NULL;
     int rc = root->cls->next(root, &b);
@@ -765,6 +823,10 @@ static int run_batch_as(dp_driver *dr, bool final, int64_t watermark, bool plann
     out_rows += b->nrows;
   }
   int rc = dp_sink_op_commit(root, ex->batch_id);
+  if (rc == DIPPER_OK && dr->par) {
+    rc = dp_par_commit_sinks(dr->par, ex->batch_id, &dr->diags);
+    out_rows += dp_par_rows_sunk(dr->par);
+  }
   if (rc != DIPPER_OK) return fail(dr, rc);
   /* rows out: what the sink wrote, not what it was handed again */
   out_rows -= dp_sink_op_skipped(root) - skipped_before;
@@ -783,6 +845,7 @@ static int run_batch_as(dp_driver *dr, bool final, int64_t watermark, bool plann
     ck_us += dp_mono_micros() - c0;
   }
   dp_arena_reset(ex->batch_arena);
+  if (dr->par) dp_par_end_batch(dr->par);
 
   int64_t took = dp_mono_micros() - t0;
   dipper_progress *p = &dr->progress;
@@ -819,6 +882,10 @@ static int plan_inputs(dp_driver *dr, int64_t max_rows, bool to_end, bool *has_d
                        bool *exhausted) {
   *has_data = false;
   *exhausted = true;
+  if (dr->par) {
+    int rc = dp_par_plan_inputs(dr->par, max_rows, to_end, has_data, exhausted, &dr->diags);
+    return rc ? fail(dr, rc) : DIPPER_OK;
+  }
   for (int i = 0; i < dr->ninputs; i++) {
     dp_op *op = dr->inputs[i];
     bool data = false, ended = false;

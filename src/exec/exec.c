@@ -25,6 +25,7 @@
 #include "exec/exec.h"
 #include "exec/eval_int.h"
 #include "exec/exec_int.h"
+#include "exec/parallel.h"
 #include "plan/analyze.h"
 
 /* Rows a source may put in one micro-batch unless the trigger says
@@ -71,8 +72,15 @@ int dp_op_build(dp_exec *ex, const dp_plan *p, dp_op **out) {
     }
     op->nchildren = i + 1;
   }
+  /* On a worker of a parallel query, rows meet a stateful operator through
+  ** an exchange that hands each worker the keys it owns. */
+  int rc = ex->par ? dp_par_wrap_inputs(ex, op) : DIPPER_OK;
+  if (rc != DIPPER_OK) {
+    for (int i = 0; i < op->nchildren; i++) close_tree(children[i]);
+    return rc;
+  }
   op->cls = cls;
-  int rc = cls->open(op);
+  rc = cls->open(op);
   if (rc != DIPPER_OK) {
     op->cls = NULL; /* its open cleaned up: only the children are closed */
     for (int i = 0; i < op->nchildren; i++) close_tree(children[i]);
@@ -217,8 +225,30 @@ static void note_memory_state(dp_op *op, void *user) {
                op->cls->name, (int)op->plan->span.line);
 }
 
+/* The operator tree of ex: the root's own, a sink over it, or for a part of
+** a parallel query its worker's tree or the coordinator's sink. */
+static int build_root(dp_exec *ex, const dp_plan *root) {
+  const dp_plan *input = root->kind == DP_P_SINK ? root->inputs[0] : root;
+  /* A sink every worker may write its share to: each worker's own. */
+  bool own_sink = ex->par && ex->worker >= 0 && dp_par_sink_per_worker(root);
+  if (ex->par && ex->worker >= 0 && !own_sink) return dp_op_build(ex, input, &ex->root_op);
+  if ((!ex->par || own_sink) && root->kind == DP_P_SINK) return dp_op_build(ex, root, &ex->root_op);
+  dp_op *in = NULL;
+  int rc = ex->par ? dp_par_gather_build(ex->par, ex, input, &in) : dp_op_build(ex, root, &in);
+  if (rc == DIPPER_OK) {
+    rc = dp_sink_op_build(ex, root, in, &ex->root_op);
+    if (rc != DIPPER_OK) close_tree(in);
+  }
+  return rc;
+}
+
 int dp_exec_open(dipper *db, const dp_query_plan *q, const dp_plan *root, dp_diags *d,
                  const char *checkpoint, dp_exec **out) {
+  return dp_exec_open_part(db, q, root, d, checkpoint, NULL, 0, out);
+}
+
+int dp_exec_open_part(dipper *db, const dp_query_plan *q, const dp_plan *root, dp_diags *d,
+                      const char *checkpoint, struct dp_par *par, int worker, dp_exec **out) {
   if (!out) return DIPPER_MISUSE;
   *out = NULL;
   if (!q || !root || !d) return DIPPER_MISUSE;
@@ -256,23 +286,18 @@ int dp_exec_open(dipper *db, const dp_query_plan *q, const dp_plan *root, dp_dia
   const char *cap = dp_session_option(db, "dipper.max-batch-rows");
   if (cap && ex->trigger.kind != DP_TRIGGER_ONCE) ex->max_batch_rows = strtoll(cap, NULL, 10);
   ex->checkpoint = checkpoint;
+  ex->par = par;
+  ex->worker = par ? worker : 0;
+  ex->nworkers = par ? dp_par_count(par) : 1;
 
-  if (root->kind == DP_P_SINK) {
-    rc = dp_op_build(ex, root, &ex->root_op);
-  } else {
-    dp_op *input = NULL;
-    rc = dp_op_build(ex, root, &input);
-    if (rc == DIPPER_OK) {
-      rc = dp_sink_op_build(ex, root, input, &ex->root_op);
-      if (rc != DIPPER_OK) close_tree(input);
-    }
-  }
+  rc = build_root(ex, root);
   if (rc != DIPPER_OK) {
     ex->root_op = NULL;
     dp_exec_free(ex);
     return rc;
   }
-  if (q->streaming && dp_exec_state_rocks(ex)) dp_op_walk(ex->root_op, note_memory_state, ex);
+  if (q->streaming && dp_exec_state_rocks(ex) && ex->worker == 0)
+    dp_op_walk(ex->root_op, note_memory_state, ex); /* once, not once per worker */
   *out = ex;
   return DIPPER_OK;
 }

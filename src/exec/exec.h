@@ -152,6 +152,11 @@ struct dp_exec {
                                  CURRENT_TIMESTAMP and PROCTIME() read (eval.c) */
   struct dp_subq_cache *subqueries; /* results of the uncorrelated subqueries left in
                                  expressions, each run once per query run (subquery.c) */
+  /* Parallel execution (parallel.h): this exec is worker `worker` of
+  ** `nworkers`, running its split of every source, or (worker -1) the
+  ** coordinator whose sink reads what the workers made; 0 of 1 alone. */
+  struct dp_par *par;         /* NULL when the query runs on one thread */
+  int worker, nworkers;
 };
 
 /* Build the operator tree for `root` of `q`.  Returns DIPPER_OK and *out, or a
@@ -165,6 +170,14 @@ void dp_exec_free(dp_exec *ex);
 ** (borrowed while the query lives), or NULL. */
 int dp_exec_open(dipper *db, const dp_query_plan *q, const dp_plan *root, dp_diags *d,
                  const char *checkpoint, dp_exec **out);
+
+/* Like dp_exec_open, for one part of a query run on par's workers
+** (parallel.h): worker >= 0 builds the root's input only (no sink) with
+** every source split and an exchange before each stateful operator; worker
+** -1 builds the coordinator, a sink over par's gather of the workers'
+** output. */
+int dp_exec_open_part(dipper *db, const dp_query_plan *q, const dp_plan *root, dp_diags *d,
+                      const char *checkpoint, struct dp_par *par, int worker, dp_exec **out);
 
 /* 'state.backend' = 'rocksdb' in the session of ex's handle (state_rocks.h);
 ** else the state stays in memory (Flink's 'hashmap'). */

@@ -22,6 +22,7 @@
 #include "exec/exec.h"
 #include "exec/exec_int.h"
 #include "exec/narrow.h"
+#include "exec/parallel.h"
 
 /* Rows per next(): big enough to amortise the per-batch work of every
 ** operator, small enough that a batch's columns stay in the caches. */
@@ -79,6 +80,10 @@ static int scan_open(dp_op *op) {
   st->src.schema = schema;
   st->src.diags = op->ex->diags;
   rc = cls->open(&st->src);
+  /* A worker of a parallel query reads its split of the source. */
+  if (rc == DIPPER_OK && op->ex->par && (rc = dp_par_split(op->ex, &st->src)) != DIPPER_OK &&
+      cls->close)
+    cls->close(&st->src);
   if (rc != DIPPER_OK) {
     dp_batch_free(st->batch);
     dp_narrow_free(st->narrow);
