@@ -7,7 +7,6 @@ import importlib.metadata
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 import dipper
@@ -16,8 +15,7 @@ import ibis.common.exceptions as com
 from ibis import _
 
 import conftest
-from conftest import (ENTRY_POINTS, PAYMENTS, PAYMENTS_SCHEMA, T0, expected_hop_sums,
-                      payments_frame)
+from conftest import ENTRY_POINTS, PAYMENTS, PAYMENTS_SCHEMA, T0, expected_hop_sums
 
 pytestmark = pytest.mark.ibis
 
@@ -166,13 +164,7 @@ def test_create_table_from_an_expression_in_batch_mode(con):
 
 
 def test_read_files(con, tmp_path):
-    df = payments_frame()
-    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp_path / "p.parquet")
-    t = con.read_parquet(tmp_path / "p.parquet", table_name="pq")
-    assert t.schema() == PAYMENTS_SCHEMA  # read from the file
-    # Parquet is read on Spark (test_spark.py); the embedded engine says so
-    with pytest.raises(dipper.UnsupportedError, match="parquet"):
-        t.count().execute()
+    # (Parquet: test_ibis_files.py)
     (tmp_path / "c.csv").write_text("k,v\n1,a\n2,b\n")
     c = con.read_csv(tmp_path / "c.csv")
     assert c.schema() == ibis.schema({"k": "int64", "v": "string"})
