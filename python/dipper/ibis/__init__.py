@@ -498,13 +498,20 @@ class Backend(SQLBackend, CanCreateCatalog, CanCreateDatabase, NoUrl):
         """INSERT INTO name the rows of `obj` (an Ibis expression, or data:
         pandas, pyarrow, a dict of columns, a list of dicts).  Batch mode:
         runs to completion, gives None.  Streaming mode: starts the query
-        and gives its dipper.Query (await_termination, last_progress, stop)."""
+        and gives its dipper.Query (await_termination, last_progress, stop).
+        Data (and an ibis.memtable) with the table's column names is cast
+        to the table's types (Python's ints are BIGINT, an INT column takes
+        them); an expression keeps its own types, as in SQL."""
         if isinstance(obj, dict):
             obj = pa.table(obj)
         elif isinstance(obj, list):
             obj = pa.Table.from_pylist(obj)
         if not isinstance(obj, ir.Table):
             obj = ibis.memtable(obj)
+        if isinstance(obj.op(), ops.InMemoryTable):
+            target = self.get_schema(name, catalog=catalog, database=database)
+            if set(obj.columns) == set(target.names):
+                obj = obj.select(*target.names).cast(target)
         self._run_pre_execute_hooks(obj)
         return self._run("INSERT %s %s %s" % ("OVERWRITE" if overwrite else "INTO",
                                               self._name(name, catalog, database),
