@@ -242,6 +242,15 @@ def test_cumulate_and_session_windows(con):
 
 
 def test_over_windows(con):
+    check_over_windows(con)
+
+
+def test_over_windows_in_streaming_mode(scon):
+    # ordered by the watermark's column, each row's value as it arrives
+    check_over_windows(scon)
+
+
+def check_over_windows(con):
     t = con.table("payments")
     rows_w = ibis.window(group_by="provinceId", order_by="createTime", preceding=2, following=0)
     range_w = ibis.window(group_by="provinceId", order_by="createTime",

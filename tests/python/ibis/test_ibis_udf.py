@@ -147,3 +147,30 @@ def test_udf_on_spark_is_refused_at_compile_time():
                 "'number-of-rows' = '1')")
     with pytest.raises(dipper.UnsupportedError, match="Spark"):
         con.table("t").select(d=doubled(_.x)).execute()
+
+
+def test_builtin_aggregate_udfs(con):
+    # @ibis.udf.agg.builtin names a SQL aggregate: dipper's own, or a Python
+    # aggregate made on the connection underneath
+    @ibis.udf.agg.builtin
+    def avg(x: float) -> float:
+        """dipper's AVG."""
+
+    con.con.create_aggregate_function(
+        "amount_range", lambda st, x: {"lo": min(st["lo"], pc.min(x).as_py()),
+                                       "hi": max(st["hi"], pc.max(x).as_py())},
+        lambda a, b: {"lo": min(a["lo"], b["lo"]), "hi": max(a["hi"], b["hi"])},
+        lambda st: st["hi"] - st["lo"], state={"lo": "DOUBLE", "hi": "DOUBLE"},
+        returns="DOUBLE", params=["DOUBLE"], initial={"lo": float("inf"), "hi": float("-inf")})
+
+    @ibis.udf.agg.builtin
+    def amount_range(x: float) -> float:
+        """the Python aggregate above."""
+
+    t = con.table("payments")
+    df = t.group_by("provinceId").agg(m=avg(_.payAmount), r=amount_range(_.payAmount)).execute()
+    for p in (1, 2, 3):
+        amounts = [a for _s, _o, a, q in PAYMENTS if q == p]
+        row = df[df.provinceId == p].iloc[0]
+        assert row.m == pytest.approx(sum(amounts) / len(amounts))
+        assert row.r == max(amounts) - min(amounts)
