@@ -99,6 +99,8 @@ def test_execute_to_pyarrow_and_batches(con):
     assert t.payAmount.max().execute() == max(a for _, _, a, _ in PAYMENTS)
     assert sorted(t.provinceId.execute().unique().tolist()) == [1, 2, 3]
     assert expr.to_pandas().equals(df)
+    # polars (installed in the test venv), through the Arrow result
+    assert expr.to_polars().rows() == [tuple(x.values()) for x in tab.to_pylist()]
 
 
 def test_memtables_and_sql(con):
