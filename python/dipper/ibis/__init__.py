@@ -17,6 +17,12 @@ as the session's `execution.runtime-mode`.  In streaming mode `execute` and
 Kafka or file source) — an unbounded one is refused with the way to run it
 — and `insert` / `to_kafka` start a streaming query and give its handle
 (dipper.Query); in batch mode they run to completion and give None.
+
+Parquet on the embedded engine is read by pyarrow here, in Python, into a
+bounded memory table (the C library has no Parquet reader); on Spark it is
+a filesystem table that Spark reads.  Ibis's Python UDFs become dipper
+Python functions of the connection (udfs.py).  Catalogs and databases are
+dipper's (CREATE/DROP/USE DATABASE, SHOW DATABASES).
 """
 
 import contextlib
