@@ -36,7 +36,8 @@ def test_read_parquet_file_folder_glob_and_list(con, tmp_path):
     assert one.schema() == PAYMENTS_SCHEMA  # from the file: timestamp[ms] is TIMESTAMP(3)
     first = pq.read_table(tmp_path / "pay" / "part-0.parquet")
     assert one.count().execute() == first.num_rows > 0
-    for name, src in [("pq_dir", tmp_path / "pay"), ("pq_glob", str(tmp_path / "pay" / "*.parquet")),
+    for name, src in [("pq_dir", tmp_path / "pay"),
+                      ("pq_glob", str(tmp_path / "pay" / "*.parquet")),
                       ("pq_list", sorted((tmp_path / "pay").iterdir()))]:
         r = con.read_parquet(src, table_name=name)
         got = r.order_by("orderId").to_pyarrow()
@@ -101,8 +102,9 @@ def test_read_parquet_types_schema_and_errors(con, tmp_path):
 
 def test_read_parquet_hive_partitions(con, tmp_path):
     for k in (1, 2):
-        (tmp_path / "h" / ("k=%d" % k)).mkdir(parents=True)
-        pq.write_table(pa.table({"v": [k * 10, k * 10 + 1]}), tmp_path / "h" / ("k=%d" % k) / "f.parquet")
+        part = tmp_path / "h" / ("k=%d" % k)
+        part.mkdir(parents=True)
+        pq.write_table(pa.table({"v": [k * 10, k * 10 + 1]}), part / "f.parquet")
     t = con.read_parquet(tmp_path / "h", partitioning="hive")
     assert set(t.columns) == {"v", "k"}
     assert sorted(map(tuple, t.select("k", "v").execute().values.tolist())) == \
