@@ -103,9 +103,9 @@ def _parquet_dataset(path, kwargs):
     try:
         return ds.dataset(source, format="parquet", **kwargs)
     except (pa.ArrowInvalid, IsADirectoryError) as e:
-        raise com.IbisInputError("dipper: read_parquet(%r): %s (a list of files may not "
-                                 "hold a folder: give the folder alone or a glob)"
-                                 % (path, e)) from e
+        hint = (" (a list may not hold a folder: give the folder alone, or a glob)"
+                if "directory" in str(e) else "")
+        raise com.IbisInputError("dipper: read_parquet(%r): %s%s" % (path, e, hint)) from e
 
 
 class Backend(SQLBackend, CanCreateCatalog, CanCreateDatabase, NoUrl):

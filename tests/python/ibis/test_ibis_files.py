@@ -91,6 +91,8 @@ def test_read_parquet_types_schema_and_errors(con, tmp_path):
         con.read_parquet(tmp_path / "missing.parquet")
     with pytest.raises(com.IbisInputError, match="no file matches"):
         con.read_parquet(str(tmp_path / "*.nothing"))
+    with pytest.raises(com.IbisInputError, match="a list may not hold a folder"):
+        con.read_parquet([tmp_path, tmp_path / "types.parquet"])
     with pytest.raises(com.IbisInputError, match="options"):
         con.read_parquet(tmp_path / "types.parquet", options={"source.monitor-interval": "1 s"})
     (tmp_path / "empty").mkdir()
