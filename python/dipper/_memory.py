@@ -14,6 +14,7 @@ import json
 import math
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 
 def _value(v):
@@ -79,9 +80,125 @@ def rows(data):
     return iter(data)
 
 
-def json_lines(data):
+# ---- Arrow data encoded column by column (pyarrow.compute) ----
+#
+# The same JSON lines as the row path below, for the types whose JSON text
+# pyarrow's casts write exactly as the row path does: numbers, booleans,
+# strings, dates, timestamps, decimals.  Nested, binary, time and
+# dictionary columns, and strings with control characters other than
+# \n \r \t, take the row path (a batch at a time).  Arrow casts floats to
+# their shortest round-trip text (float32 widened to float64 first, as the
+# row path's Python floats are) and timestamps to "YYYY-MM-DD HH:MM:SS.ffffff"
+# after a cast to microseconds (UTC for a zoned one), dipper's precision.
+
+def _fast_type(t):
+    T = pa.types
+    return (T.is_boolean(t) or T.is_integer(t) or T.is_floating(t) or T.is_string(t)
+            or T.is_large_string(t) or T.is_date32(t) or T.is_timestamp(t) or T.is_decimal(t))
+
+
+_ESCAPES = [("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t")]
+
+
+def _quoted(col):
+    return pc.binary_join_element_wise('"', col, '"', "")
+
+
+def _json_column(col):
+    """The JSON text of each value of `col`, "null" for NULL; None when
+    the column needs the row path."""
+    T = pa.types
+    t = col.type
+    if T.is_boolean(t) or T.is_integer(t):
+        text = pc.cast(col, pa.string())
+    elif T.is_floating(t):
+        d = pc.cast(col, pa.float64())
+        text = pc.cast(d, pa.string())
+        inf = pc.is_inf(d)
+        text = pc.if_else(pc.is_nan(d), '"NaN"', text)
+        text = pc.if_else(pc.and_(inf, pc.greater(d, 0.0)), '"Infinity"', text)
+        text = pc.if_else(pc.and_(inf, pc.less(d, 0.0)), '"-Infinity"', text)
+    elif T.is_string(t) or T.is_large_string(t):
+        col = pc.cast(col, pa.string())
+        for old, new in _ESCAPES:
+            col = pc.replace_substring(col, old, new)
+        if pc.any(pc.match_substring_regex(col, "[\\x00-\\x1f]")).as_py():
+            return None
+        text = _quoted(col)
+    elif T.is_date32(t) or T.is_decimal(t):
+        text = _quoted(pc.cast(col, pa.string()))
+    elif T.is_timestamp(t):
+        v = pc.cast(col, pa.int64())  # since the epoch in t.unit, UTC for a zoned one
+        if t.unit in ("s", "ms"):
+            us = pc.multiply(v, 1_000_000 if t.unit == "s" else 1000)
+        elif t.unit == "ns":  # floored to microseconds, as a datetime holds them
+            q = pc.divide(v, 1000)
+            us = pc.subtract(q, pc.cast(pc.greater(pc.multiply(q, 1000), v), pa.int64()))
+        else:
+            us = v
+        text = _quoted(pc.cast(pc.cast(us, pa.timestamp("us")), pa.string()))
+    else:
+        return None
+    return pc.fill_null(text, "null")
+
+
+def _fast_batch(batch):
+    """The JSON lines of a RecordBatch of fast types, or None."""
+    if batch.num_rows == 0:
+        return b""
+    parts = []
+    for i, f in enumerate(batch.schema):
+        text = _json_column(batch.column(i))
+        if text is None:
+            return None
+        key = json.dumps(str(f.name), ensure_ascii=False) + ":"
+        parts += [("{" if i == 0 else ",") + key, text]
+    if not parts:
+        return None
+    lines = pc.binary_join_element_wise(*parts, "}\n", "")  # no NULLs: every part is text
+    offsets = memoryview(lines.buffers()[1]).cast("i")
+    data = memoryview(lines.buffers()[2])
+    return data[offsets[lines.offset]:offsets[lines.offset + len(lines)]]
+
+
+_SLICE = 65536  # rows per encoded slice: its text stays far below string's 2 GiB
+
+
+def _arrow_json_lines(data):
+    if isinstance(data, pa.RecordBatch):
+        data = pa.Table.from_batches([data])
     out = []
-    for row in rows(data):
+    for batch in data.to_batches(max_chunksize=_SLICE):
+        fast = None
+        if all(_fast_type(f.type) for f in batch.schema):
+            fast = _fast_batch(batch)
+        out.append(fast if fast is not None else _row_json_lines(_rows_of_arrow(batch)))
+    return b"".join(out)
+
+
+def _arrow_of(data):
+    """`data` as a pyarrow Table or RecordBatch, or None for rows."""
+    if isinstance(data, (pa.Table, pa.RecordBatch)):
+        return data
+    if hasattr(data, "__arrow_c_stream__") and not isinstance(data, (list, tuple)):
+        return pa.table(data)
+    if (type(data).__module__ or "").startswith("pandas"):
+        return pa.Table.from_pandas(data, preserve_index=False)
+    return None
+
+
+def json_lines(data):
+    """The JSON lines of `data` (one line per row), for
+    dipper_memory_push_json."""
+    arrow = _arrow_of(data)
+    if arrow is not None:
+        return _arrow_json_lines(arrow)
+    return _row_json_lines(rows(data))
+
+
+def _row_json_lines(rows_):
+    out = []
+    for row in rows_:
         if not isinstance(row, dict):
             raise TypeError("dipper: each row must be a dict of column -> value, not %s"
                             % type(row).__name__)

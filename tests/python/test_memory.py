@@ -2,6 +2,7 @@
 # read back as pyarrow.
 import datetime
 import decimal
+import json
 
 import pandas as pd
 import pyarrow as pa
@@ -126,3 +127,45 @@ def test_nested_values_both_ways(con):
     con.register("n3", t)
     assert [r[1] for r in con.sql("DESCRIBE n3").fetchall()] == \
         ["ROW<a INT, b STRING>", "ARRAY<BIGINT>", "MAP<STRING, INT>"]
+
+
+def test_arrow_pushes_are_encoded_by_column_as_by_row(con):
+    # A pyarrow Table (or pandas DataFrame) of flat columns is encoded with
+    # pyarrow.compute, column by column; nested columns, and strings with
+    # control characters, take the row path.  Both give dipper the same rows.
+    from dipper import _memory
+    t = pa.table({
+        "i": pa.array([1, None, -3], pa.int16()), "u": pa.array([2**32 - 1, 0, None], pa.uint32()),
+        "b": [True, None, False], "f": pa.array([0.1, float("nan"), float("-inf")], pa.float32()),
+        "d": [1e300, None, float("inf")], "s": ['a"b\\c', "é\nx\t", None],
+        "dt": [datetime.date(2024, 1, 2), None, datetime.date(1960, 5, 6)],
+        "ns": pa.array([1_001, -1, None], pa.timestamp("ns")),
+        "ms": pa.array([1500, -1, None], pa.timestamp("ms")),
+        "tz": pa.array([1_700_000_000_000_000, None, -5], pa.timestamp("us", tz="Europe/Paris")),
+        "dec": pa.array([decimal.Decimal("1.50"), None, decimal.Decimal("-0.01")],
+                        pa.decimal128(10, 2)),
+        'odd "key"': [1, 2, 3],
+    })
+    by_column = bytes(_memory.json_lines(t))
+    by_row = _memory._row_json_lines(_memory._rows_of_arrow(t))
+    assert by_column != by_row  # two encoders (the row path writes spaces)
+    assert [json.loads(x) for x in by_column.splitlines()] == \
+        [json.loads(x) for x in by_row.splitlines()]
+    con.register("fast", t, bounded=True)
+    con.sql("CREATE TABLE slow (%s) WITH ('connector' = 'memory', 'bounded' = 'true')" %
+            ", ".join("`%s` %s" % (f.name.replace("`", "``"), _memory.sql_type(f.type))
+                      for f in t.schema))
+    rows = t.to_pylist()
+    con.push("slow", rows)  # a list of dicts: the row path
+    cols = ", ".join("`%s`" % n for n in t.column_names)
+    fast = con.sql("SELECT %s FROM fast ORDER BY i NULLS LAST" % cols).arrow()
+    slow = con.sql("SELECT %s FROM slow ORDER BY i NULLS LAST" % cols).arrow()
+    assert fast.num_rows == 3 and fast.schema == slow.schema
+    assert repr(fast.to_pylist()) == repr(slow.to_pylist())  # NaN as NaN
+    by_i = {r["i"]: r for r in fast.to_pylist()}
+    assert by_i[None]["ns"] == datetime.datetime(1969, 12, 31, 23, 59, 59, 999999)  # floored
+    assert by_i[1]["ns"] == datetime.datetime(1970, 1, 1, 0, 0, 0, 1)
+    assert by_i[None]["s"] == "é\nx\t" and by_i[1]["s"] == 'a"b\\c'
+    assert by_i[1]["f"] == pytest.approx(0.1) and by_i[-3]["d"] == float("inf")
+    # a string with another control character takes the row path (\u0001)
+    assert _memory.json_lines(pa.table({"s": ["a\x01b"]})) == b'{"s": "a\\u0001b"}\n'

@@ -17,9 +17,16 @@ as the session's `execution.runtime-mode`.  In streaming mode `execute` and
 Kafka or file source) — an unbounded one is refused with the way to run it
 — and `insert` / `to_kafka` start a streaming query and give its handle
 (dipper.Query); in batch mode they run to completion and give None.
+
+Parquet on the embedded engine is read by pyarrow here, in Python, into a
+bounded memory table (the C library has no Parquet reader); on Spark it is
+a filesystem table that Spark reads.  Ibis's Python UDFs become dipper
+Python functions of the connection (udfs.py).  Catalogs and databases are
+dipper's (CREATE/DROP/USE DATABASE, SHOW DATABASES).
 """
 
 import contextlib
+import glob
 import itertools
 import os
 from pathlib import Path
@@ -32,12 +39,13 @@ import ibis.expr.operations as ops
 import ibis.expr.schema as sch
 import ibis.expr.types as ir
 from ibis import util
-from ibis.backends import NoUrl
+from ibis.backends import CanCreateCatalog, CanCreateDatabase, NoUrl
 from ibis.backends.sql import SQLBackend
 
 import dipper
 
 from . import types as _types
+from . import udfs as _udfs
 from .compiler import compiler as _compiler
 
 _MODES = ("streaming", "batch")
@@ -65,15 +73,46 @@ def interval_sql(value):
     return "INTERVAL '%d' %s%s" % (n, unit, prec)
 
 
+def _dotted(*parts):
+    """A quoted dotted name of the parts that are not None."""
+    return ".".join(_q(p) for p in parts if p is not None)
+
+
 def _options_sql(props):
     return ", ".join("%s = %s" % (_s(k), _s(v)) for k, v in props.items())
 
 
-class Backend(SQLBackend, NoUrl):
+def _parquet_dataset(path, kwargs):
+    """A pyarrow dataset over the Parquet files of `path`: a file, a
+    folder, a glob or a list of those."""
+    import pyarrow.dataset as ds
+
+    paths = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+    files = []
+    for p in map(os.fspath, paths):
+        if glob.has_magic(p):
+            found = sorted(glob.glob(p, recursive=True))
+            if not found:
+                raise com.IbisInputError("dipper: read_parquet: no file matches %r" % p)
+            files += found
+        elif not os.path.exists(p):
+            raise com.IbisInputError("dipper: read_parquet: no such file or folder: %s" % p)
+        else:
+            files.append(p)
+    source = files[0] if len(files) == 1 else files
+    try:
+        return ds.dataset(source, format="parquet", **kwargs)
+    except (pa.ArrowInvalid, IsADirectoryError) as e:
+        hint = (" (a list may not hold a folder: give the folder alone, or a glob)"
+                if "directory" in str(e) else "")
+        raise com.IbisInputError("dipper: read_parquet(%r): %s%s" % (path, e, hint)) from e
+
+
+class Backend(SQLBackend, CanCreateCatalog, CanCreateDatabase, NoUrl):
     name = "dipper"
     compiler = _compiler
     supports_temporary_tables = True
-    supports_python_udfs = False
+    supports_python_udfs = True
 
     _schema_views = itertools.count()
 
@@ -99,6 +138,7 @@ class Backend(SQLBackend, NoUrl):
                 "Invalid connection mode: %r, must be `streaming` or `batch`" % (mode,))
         self.con = dipper.connect(engine)
         self._mode = mode
+        self._udf_names = set()
         self.engine = self.con.engine
         self.con.sql("SET 'execution.runtime-mode' = %s" % _s(mode))
         for k, v in (options or {}).items():
@@ -115,6 +155,7 @@ class Backend(SQLBackend, NoUrl):
         new._can_reconnect = False
         new.con = con
         new._mode = mode
+        new._udf_names = set()
         new.engine = con.engine
         con.sql("SET 'execution.runtime-mode' = %s" % _s(mode))
         return new
@@ -159,28 +200,117 @@ class Backend(SQLBackend, NoUrl):
         finally:
             self.con.sql("DROP TEMPORARY VIEW IF EXISTS %s" % _q(name))
 
-    def _describe(self, name):
+    def _describe(self, name, catalog=None, database=None):
         try:
-            rows = self.con.sql("DESCRIBE %s" % _q(name)).fetchall()
+            rows = self.con.sql("DESCRIBE %s" % self._name(name, catalog, database)).fetchall()
         except dipper.NameError as e:
             raise com.TableNotFound(name) from e
         return sch.Schema({r[0]: _types.from_sql(r[1], nullable=r[2]) for r in rows})
 
     def get_schema(self, table_name, *, catalog=None, database=None):
         """The columns of a table or view (DESCRIBE) as an Ibis schema."""
-        return self._describe(table_name)
+        return self._describe(table_name, catalog, database)
 
     def list_tables(self, *, like=None, database=None):
-        """The tables and views of the session's catalog (SHOW TABLES)."""
-        names = [r[0] for r in self.con.sql("SHOW TABLES").fetchall()]
+        """The tables and views of the current database, or of `database`
+        ("db", "catalog.db" or ("catalog", "db")) (SHOW TABLES)."""
+        names = [r[0] for r in self.con.sql("SHOW TABLES" + self._from(database)).fetchall()]
         return self._filter_with_like(names, like)
 
-    def list_views(self, *, like=None):
-        names = [r[0] for r in self.con.sql("SHOW VIEWS").fetchall()]
+    def list_views(self, *, like=None, database=None):
+        names = [r[0] for r in self.con.sql("SHOW VIEWS" + self._from(database)).fetchall()]
         return self._filter_with_like(names, like)
+
+    # ---- catalogs and databases (Flink's: docs/sql.md) ----
+
+    def _where(self, catalog, database):
+        """(catalog, database) of Ibis's arguments: `database` as "db",
+        "catalog.db" or ("catalog", "db"); None for the current ones."""
+        if database is None:
+            if catalog is not None:
+                raise com.IbisInputError(
+                    "dipper: catalog=%r without a database: name both, "
+                    "database=(%r, 'db')" % (catalog, catalog))
+            return None, None
+        cat, db = self._to_catalog_db_tuple(self._to_sqlglot_table(database))
+        if catalog is not None:
+            if cat is not None and cat != catalog:
+                raise com.IbisInputError("dipper: two catalogs given: %r and %r" % (cat, catalog))
+            cat = catalog
+        return cat, db
+
+    def _name(self, name, catalog=None, database=None):
+        """The quoted name of a table or view, qualified when a database is
+        named."""
+        cat, db = self._where(catalog, database)
+        return _dotted(cat, db, name)
+
+    def _from(self, database):
+        cat, db = self._where(None, database)
+        return "" if db is None else " FROM " + _dotted(cat, db)
+
+    def _first(self, sql):
+        return self.con.sql(sql).fetchall()[0][0]
+
+    @property
+    def current_catalog(self):
+        """The session's catalog (SHOW CURRENT CATALOG): default_catalog to
+        begin with."""
+        return self._first("SHOW CURRENT CATALOG")
+
+    @property
+    def current_database(self):
+        """The session's database (SHOW CURRENT DATABASE): default_database
+        to begin with."""
+        return self._first("SHOW CURRENT DATABASE")
+
+    def list_catalogs(self, *, like=None):
+        return self._filter_with_like([r[0] for r in self.con.sql("SHOW CATALOGS").fetchall()],
+                                      like)
+
+    def create_catalog(self, name, /, *, force=False):
+        """CREATE CATALOG name: a catalog of the session (generic_in_memory,
+        as Flink's in-memory catalog), holding the database `default`."""
+        self.con.sql("CREATE CATALOG %s%s WITH ('type' = 'generic_in_memory')" %
+                     ("IF NOT EXISTS " if force else "", _q(name)))
+
+    def drop_catalog(self, name, /, *, force=False):
+        self.con.sql("DROP CATALOG %s%s" % ("IF EXISTS " if force else "", _q(name)))
+
+    def list_databases(self, *, like=None, catalog=None):
+        """The databases of the current catalog or of `catalog` (SHOW
+        DATABASES)."""
+        sql = "SHOW DATABASES" + ("" if catalog is None else " FROM " + _q(catalog))
+        return self._filter_with_like([r[0] for r in self.con.sql(sql).fetchall()], like)
+
+    def create_database(self, name, /, *, catalog=None, force=False):
+        """CREATE DATABASE [IF NOT EXISTS] [catalog.]name."""
+        self.con.sql("CREATE DATABASE %s%s" % ("IF NOT EXISTS " if force else "",
+                                               _dotted(catalog, name)))
+
+    def drop_database(self, name, /, *, catalog=None, force=False, cascade=False):
+        """DROP DATABASE [IF EXISTS] [catalog.]name; one that holds tables or
+        views only with cascade=True (Flink's RESTRICT default)."""
+        self.con.sql("DROP DATABASE %s%s%s" % ("IF EXISTS " if force else "",
+                                               _dotted(catalog, name),
+                                               " CASCADE" if cascade else ""))
+
+    def use(self, database, /):
+        """USE: make `database` ("db", "catalog.db" or ("catalog", "db"))
+        the current one, where unqualified names are looked up."""
+        cat, db = self._where(None, database)
+        self.con.sql("USE " + _dotted(cat, db))
 
     def compile(self, expr, /, *, limit=None, params=None, pretty=False, **_):
         return super().compile(expr, limit=limit, params=params, pretty=pretty)
+
+    # ---- Python UDFs (udfs.py) ----
+
+    def _register_udfs(self, expr):
+        """Ibis's pre-execute hook: the expression's @ibis.udf.scalar.pyarrow
+        / .python / .pandas functions as dipper Python functions of the
+        connection (embedded engine)."""
+        _udfs.register(self, expr)
 
     # ---- in-memory tables ----
 
@@ -191,7 +321,7 @@ class Backend(SQLBackend, NoUrl):
                                     (schema.null_fields,))
         props = {"connector": "memory", "bounded": "true"}
         self.con.sql(self._create_sql(name, schema, props, watermark, primary_key, temp))
-        if data.num_rows:
+        if data is not None and data.num_rows:
             self.con.push(name, data)
 
     def _register_in_memory_table(self, op):
@@ -263,7 +393,8 @@ class Backend(SQLBackend, NoUrl):
 
     # ---- tables and views ----
 
-    def _create_sql(self, name, schema, props, watermark=None, primary_key=None, temp=False):
+    def _create_sql(self, name, schema, props, watermark=None, primary_key=None, temp=False,
+                    qualified=None):
         cols = ["%s %s" % (_q(n), _types.to_sql(t)) for n, t in schema.items()]
         if watermark is not None:
             col = watermark.time_col
@@ -282,7 +413,8 @@ class Backend(SQLBackend, NoUrl):
                                          missing)
             cols.append("PRIMARY KEY (%s) NOT ENFORCED" % ", ".join(_q(k) for k in keys))
         return "CREATE %sTABLE %s (%s) WITH (%s)" % (
-            "TEMPORARY " if temp else "", _q(name), ", ".join(cols), _options_sql(props))
+            "TEMPORARY " if temp else "", qualified or _q(name), ", ".join(cols),
+            _options_sql(props))
 
     def create_table(self, name, /, obj=None, *, schema=None, database=None, catalog=None,
                      tbl_properties=None, watermark=None, primary_key=None, temp=False,
@@ -301,10 +433,18 @@ class Backend(SQLBackend, NoUrl):
         """
         if obj is None and schema is None:
             raise com.IbisError("`schema` or `obj` is required")
+        qualified = self._name(name, catalog, database)
         if overwrite:
-            self.drop_table(name, force=True, temp=temp)
+            self.drop_table(name, force=True, temp=temp, catalog=catalog, database=database)
         if obj is not None and not isinstance(obj, ir.Table):
             obj = ibis.memtable(obj, schema=schema)
+        in_memory = obj is not None and not tbl_properties and (
+            isinstance(obj.op(), ops.InMemoryTable) or self._mode == "batch")
+        if in_memory and database is not None:
+            raise com.IbisInputError(
+                "dipper: rows from Python go into a memory table of the current database "
+                "(its rows are pushed by the bare name): leave database= out, or give "
+                "tbl_properties with a connector, or con.use(%r) first" % (database,))
         if obj is not None and isinstance(obj.op(), ops.InMemoryTable) and not tbl_properties:
             op = obj.op()
             self._create_memory_table(name, op.schema, op.data.to_pyarrow(op.schema),
@@ -327,14 +467,21 @@ class Backend(SQLBackend, NoUrl):
             raise com.IbisError("dipper: a table with a schema needs `tbl_properties` with its "
                                 "'connector' (e.g. {'connector': 'kafka', ...})")
         self.con.sql(self._create_sql(name, sch.schema(schema), tbl_properties, watermark,
-                                      primary_key, temp))
+                                      primary_key, temp, qualified))
         if obj is not None:
-            self.insert(name, obj)
-        return self.table(name)
+            self.insert(name, obj, catalog=catalog, database=database)
+        return self.table(name, database=self._database_arg(catalog, database))
+
+    @staticmethod
+    def _database_arg(catalog, database):
+        if catalog is not None and isinstance(database, str):
+            return (catalog, database)
+        return database
 
     def drop_table(self, name, /, *, database=None, catalog=None, temp=False, force=False):
         self.con.sql("DROP %sTABLE %s%s" % ("TEMPORARY " if temp else "",
-                                            "IF EXISTS " if force else "", _q(name)))
+                                            "IF EXISTS " if force else "",
+                                            self._name(name, catalog, database)))
 
     def create_view(self, name, /, obj, *, database=None, catalog=None, overwrite=False,
                     temp=False, **kwargs):
@@ -343,27 +490,37 @@ class Backend(SQLBackend, NoUrl):
             obj = ibis.memtable(obj)
         self._run_pre_execute_hooks(obj)
         self.con.sql("CREATE %s%sVIEW %s AS %s" % ("OR REPLACE " if overwrite else "",
-                                                   "TEMPORARY " if temp else "", _q(name),
+                                                   "TEMPORARY " if temp else "",
+                                                   self._name(name, catalog, database),
                                                    self.compile(obj)))
-        return self.table(name)
+        return self.table(name, database=self._database_arg(catalog, database))
 
     def drop_view(self, name, /, *, database=None, catalog=None, temp=False, force=False):
         self.con.sql("DROP %sVIEW %s%s" % ("TEMPORARY " if temp else "",
-                                           "IF EXISTS " if force else "", _q(name)))
+                                           "IF EXISTS " if force else "",
+                                           self._name(name, catalog, database)))
 
     def insert(self, name, /, obj, *, database=None, catalog=None, overwrite=False):
         """INSERT INTO name the rows of `obj` (an Ibis expression, or data:
         pandas, pyarrow, a dict of columns, a list of dicts).  Batch mode:
         runs to completion, gives None.  Streaming mode: starts the query
-        and gives its dipper.Query (await_termination, last_progress, stop)."""
+        and gives its dipper.Query (await_termination, last_progress, stop).
+        Data (and an ibis.memtable) with the table's column names is cast
+        to the table's types (Python's ints are BIGINT, an INT column takes
+        them); an expression keeps its own types, as in SQL."""
         if isinstance(obj, dict):
             obj = pa.table(obj)
         elif isinstance(obj, list):
             obj = pa.Table.from_pylist(obj)
         if not isinstance(obj, ir.Table):
             obj = ibis.memtable(obj)
+        if isinstance(obj.op(), ops.InMemoryTable):
+            target = self.get_schema(name, catalog=catalog, database=database)
+            if set(obj.columns) == set(target.names):
+                obj = obj.select(*target.names).cast(target)
         self._run_pre_execute_hooks(obj)
-        return self._run("INSERT %s %s %s" % ("OVERWRITE" if overwrite else "INTO", _q(name),
+        return self._run("INSERT %s %s %s" % ("OVERWRITE" if overwrite else "INTO",
+                                              self._name(name, catalog, database),
                                               self.compile(obj)))
 
     # ---- sources and sinks ----
@@ -445,10 +602,51 @@ class Backend(SQLBackend, NoUrl):
         return sch.Schema.from_pyarrow(pjson.read_json(p).schema)
 
     def read_parquet(self, path, /, *, schema=None, table_name=None, watermark=None,
-                     options=None):
-        """Parquet files (a file or a folder) as a table; the schema is read
-        from the (first) file unless given."""
-        return self._read_file("parquet", path, schema, table_name, watermark, options)
+                     options=None, **kwargs):
+        """Parquet files as a table: a file, a folder (every file in it,
+        as pyarrow.dataset reads a folder), a glob ("data/*.parquet") or a
+        list of files; the schema is the files' unless given.
+
+        On the embedded engine pyarrow reads the files here, in Python
+        (the C library has no Parquet reader): the rows go into a bounded
+        memory table, pushed one record batch at a time, so the table is
+        a bounded input in batch mode and a bounded side in streaming
+        mode; `kwargs` go to pyarrow.dataset.dataset (partitioning="hive",
+        ...).  On Spark the table is a `filesystem` table that Spark reads
+        (`options` are that connector's, e.g. a folder watched for new
+        files in streaming mode)."""
+        if self.engine != "embedded":
+            if kwargs:
+                raise com.IbisInputError(
+                    "dipper: read_parquet on Spark declares a filesystem table that Spark reads; "
+                    "%s are pyarrow's arguments, for the embedded engine: give `options`"
+                    % ", ".join(sorted(kwargs)))
+            return self._read_file("parquet", path, schema, table_name, watermark, options)
+        if options:
+            raise com.IbisInputError(
+                "dipper: read_parquet on the embedded engine reads the files with pyarrow into a "
+                "memory table, so the filesystem connector's `options` do not apply; give "
+                "pyarrow.dataset.dataset's arguments as keywords (partitioning='hive')")
+        dataset = _parquet_dataset(path, kwargs)
+        if schema is None:
+            if not dataset.schema.names:
+                raise com.IbisInputError("dipper: read_parquet(%r): no Parquet files there to "
+                                         "read the schema from; give `schema`" % (path,))
+            schema = sch.Schema.from_pyarrow(dataset.schema)
+        else:
+            schema = sch.schema(schema)
+            missing = [n for n in schema.names if n not in dataset.schema.names]
+            if missing and dataset.schema.names:
+                raise com.IbisInputError("dipper: read_parquet(%r): the files have no column %s "
+                                         "(they have %s)" % (path, ", ".join(missing),
+                                                             ", ".join(dataset.schema.names)))
+        table_name = table_name or util.gen_name("read_parquet")
+        self._create_memory_table(table_name, schema, None, watermark=watermark)
+        if dataset.schema.names:
+            for batch in dataset.to_batches(columns=list(schema.names)):
+                if batch.num_rows:
+                    self.con.push(table_name, batch)
+        return self.table(table_name)
 
     def read_csv(self, path, /, *, schema=None, table_name=None, watermark=None, header=True,
                  options=None):

@@ -34,6 +34,7 @@ What differs from `ibis.backends.sql.compilers.flink.FlinkCompiler`:
   by name (Flink's compiler inlines them as VALUES).
 """
 
+import ibis.common.exceptions as com
 import sqlglot as sg
 import sqlglot.expressions as sge
 
@@ -280,7 +281,21 @@ class DipperCompiler(FlinkCompiler):
     def visit_AsofTolerance(self, op, *, left, right, tolerance):
         return sge.Var(this="TOLERANCE %s" % tolerance.sql(self.dialect))
 
+    # Ibis's join kinds of one engine each: ClickHouse's ANY joins (one
+    # arbitrary match per row) and DuckDB's join by row position, which
+    # Flink's SQL (and a stream, whose rows have no position) lacks
+    _REFUSED_JOINS = {
+        "any_inner": "ClickHouse's ANY JOIN (one arbitrary match per row)",
+        "any_left": "ClickHouse's LEFT ANY JOIN (one arbitrary match per row)",
+        "positional": "DuckDB's POSITIONAL JOIN (rows paired by position)",
+    }
+
     def visit_JoinLink(self, op, *, how, table, predicates):
+        if how in self._REFUSED_JOINS:
+            raise com.UnsupportedOperationError(
+                "dipper: the %s join is %s, which dipper's SQL does not have; use how='inner' "
+                "or 'left' (after a Top-N, row_number() == 0, for one match per key), or "
+                "asof_join for the latest match in time" % (how, self._REFUSED_JOINS[how]))
         tol = [p for p in predicates if isinstance(p, sge.Var) and p.this.startswith("TOLERANCE ")]
         if how != "asof" or not tol:
             return super().visit_JoinLink(op, how=how, table=table, predicates=predicates)

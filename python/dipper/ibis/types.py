@@ -26,10 +26,11 @@ def _quote(name):
 def to_sql(t):
     """The dipper SQL type of an Ibis data type (NOT NULL when it is not
     nullable)."""
-    return _base_sql(t) + ("" if t.nullable else " NOT NULL")
+    return base_sql(t) + ("" if t.nullable else " NOT NULL")
 
 
-def _base_sql(t):
+def base_sql(t):
+    """The dipper SQL type of an Ibis data type, without NOT NULL."""
     for cls, name in _SIMPLE_TO_SQL:
         if isinstance(t, cls):
             return name
