@@ -24,4 +24,11 @@ int dp_validate(dp_diags *d, const dp_catalog *cat, dp_query_plan *q);
 ** is never inferred: it re-sends the whole result every batch). */
 unsigned dp_analyze_output_mode(const dp_query_plan *q, const dp_plan *root);
 
+/* Why aggregate call c cannot take back a row of an updating input (Flink's
+** retractable aggregates: COUNT, SUM, AVG of numbers), or NULL when it can.
+** (plan/analyze_changelog.c) */
+const char *dp_analyze_retract_refusal(const dp_agg_call *c);
+/* p is an aggregation over an updating input (dp_analyze_changes). */
+bool dp_analyze_retract_aggregate(const dp_plan *p);
+
 #endif /* DP_ANALYZE_H */

@@ -550,13 +550,30 @@ TEST(intersect_and_except_on_streams) {
 
 /* ---- chains of stateful operators ---- */
 
+/* In update mode the embedded engine runs it as changes (exec/changelog.h):
+** the outer aggregation takes each revised row back out; MIN and MAX cannot
+** (Spark refuses the chain itself: spark/stream_rules.c). */
 TEST(aggregation_over_an_aggregation_in_update_mode) {
   fx_begin(true);
   int keys[] = {1};
-  fx_root(fx_aggregate(plain_count_per_province(), 1, keys, &FX_COUNT, -1, "provinces", NULL, 6,
-                       1));
-  CHECK_REFUSED(6, 1, "an aggregation over the result of an aggregation can only run in append");
-  CHECK_CONTAINS(fx_d.items[0].message, "in update mode");
+  fx_root(fx_aggregate(plain_count_per_province(), 1, keys, dp_func_get(DP_F_COUNT), -1,
+                       "provinces", NULL, 6, 1));
+  CHECK_ACCEPTED();
+  fx_end();
+
+  fx_begin(true);
+  fx_root(fx_aggregate(plain_count_per_province(), 1, keys, dp_func_get(DP_F_MAX), 1, "most",
+                       NULL, 6, 1));
+  CHECK_REFUSED(6, 1, "MAX over the result of an aggregation");
+  CHECK_CONTAINS(fx_d.items[0].message, "MIN or MAX needs every value of the group");
+  fx_end();
+
+  /* Complete mode cannot re-send the whole result of such a chain. */
+  fx_begin(true);
+  fx_q.output_mode = DP_MODE_COMPLETE;
+  fx_root(fx_aggregate(plain_count_per_province(), 1, keys, dp_func_get(DP_F_COUNT), -1,
+                       "provinces", NULL, 6, 1));
+  CHECK_REFUSED(6, 1, "can only run in append mode");
   fx_end();
 }
 
