@@ -163,6 +163,10 @@ static int open_state(dp_op *op) {
   st->out = dp_batch_new(&p->schema, 0);
   if (!st->out || !(st->out->change = dp_vector_new(dp_type_of(DP_T_TINYINT), 0)))
     return DIPPER_NOMEM;
+  if (dp_exec_state_rocks(op->ex))
+    dp_exec_note(op->ex, "the aggregation over an updating input at line %u keeps its state in "
+                         "memory: 'state.backend' = 'rocksdb' does not cover it yet",
+                 p->span.line);
   return DIPPER_OK;
 }
 
