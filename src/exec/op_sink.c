@@ -11,8 +11,9 @@
 ** that take retractions (memory, console, callback, blackhole) with a
 ** leading column `op` STRING NOT NULL: "+I", "-U", "+U" or "-D" per row, as
 ** Flink prints a changelog.  A sink table with a PRIMARY KEY takes upserts
-** instead: the -U rows are left out (their +U follows with the same key)
-** and a -D, which it has no way to write, fails the batch.
+** instead: the -U rows are left out (their +U follows with the same key);
+** upsert-kafka gets the -D rows with their kind (it writes tombstones), on
+** any other such sink a -D, which it has no way to write, fails the batch.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@ typedef struct sink_state {
   dp_batch view;       /* CH_COLUMN: op ++ the input's columns */
   dp_vector *op;       /* CH_COLUMN: the op column of this batch */
   dp_batch *kept;      /* CH_UPSERT: the rows without the -U ones */
+  bool deletes;        /* CH_UPSERT: the sink writes -D rows (upsert-kafka's tombstones) */
   int64_t *sel;
   int64_t sel_cap;
 } sink_state;
@@ -58,6 +60,7 @@ static int setup_changes(dp_op *op, sink_state *st, const char *connector) {
   if (!op->children[0]->plan->props.change_kinds) return DIPPER_OK;
   if (t && t->npk > 0 && !takes_retractions(connector)) {
     st->form = CH_UPSERT;
+    st->deletes = strcmp(connector, "upsert-kafka") == 0;
     st->kept = dp_batch_new(st->sink.schema, 0);
     return st->kept ? DIPPER_OK : DIPPER_NOMEM;
   }
@@ -99,17 +102,19 @@ static int shape(dp_op *op, sink_state *st, dp_batch *in, dp_batch **out) {
   int64_t n = 0;
   for (int64_t r = 0; r < in->nrows; r++) {
     int k = dp_change_of(in, r);
-    if (k == DP_CHANGE_DELETE)
+    if (k == DP_CHANGE_DELETE && !st->deletes)
       return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, op->plan->span,
                       "the %s sink `%s` takes upserts by its PRIMARY KEY, but this query deletes "
                       "a row (an aggregation over an updating input whose group lost its last "
-                      "row), which it cannot write; write to a sink that takes retractions "
+                      "row), which it cannot write; write to an 'upsert-kafka' table (a "
+                      "deletion is a tombstone there), or to a sink that takes retractions "
                       "(memory, console, callback)",
                       st->sink.table->connector, st->sink.table->name);
     if (k != DP_CHANGE_UPDATE_BEFORE) st->sel[n++] = r;
   }
   dp_batch_clear(st->kept);
   if ((rc = dp_batch_take(st->kept, in, st->sel, 0, n))) return rc;
+  if (st->deletes && (rc = dp_change_take(&st->kept->change, in->change, st->sel, n))) return rc;
   st->kept->nrows = n;
   *out = n > 0 ? st->kept : NULL;
   return DIPPER_OK;
