@@ -11,6 +11,8 @@
 ** the operators that consume an updating input read it:
 **   agg_retract.c   a GROUP BY over an updating input: -U/-D rows subtract
 **                   from their group's states, +I/+U rows add;
+**   op_join_retract.c  an inner equi-join with an updating input: +I/+U rows
+**                   are stored and joined (+I), -U/-D rows taken back (-D);
 **   op_sink.c       sinks that take retractions get the kind as a leading
 **                   `op` column ("+I", "-U", "+U", "-D").
 ** Which plan nodes emit change kinds is decided at compile time
@@ -62,6 +64,6 @@ bool dp_change_emits(const dp_plan *p);
 ** asks that aggregate for retractions.  *out owns inner from then on. */
 int dp_change_wrap_upserts(dp_exec *ex, dp_op *inner, dp_op **out);
 
-extern const dp_op_class dp_op_upsert_retract, dp_op_agg_retract;
+extern const dp_op_class dp_op_upsert_retract, dp_op_agg_retract, dp_op_join_retract;
 
 #endif /* DP_CHANGELOG_H */

@@ -53,6 +53,7 @@ int dp_op_build(dp_exec *ex, const dp_plan *p, dp_op **out) {
   const dp_op_class *cls = dp_op_class_for(p->kind);
   /* An aggregation over an updating input takes retractions (changelog.h). */
   if (dp_analyze_retract_aggregate(p)) cls = &dp_op_agg_retract;
+  if (dp_analyze_retract_join(p)) cls = &dp_op_join_retract;
   if (!cls)
     return dp_error(ex->diags, DIPPER_UNSUPPORTED, p->span,
                     "the embedded engine does not run %s yet; rewrite the query without it",

@@ -30,5 +30,7 @@ unsigned dp_analyze_output_mode(const dp_query_plan *q, const dp_plan *root);
 const char *dp_analyze_retract_refusal(const dp_agg_call *c);
 /* p is an aggregation over an updating input (dp_analyze_changes). */
 bool dp_analyze_retract_aggregate(const dp_plan *p);
+/* p is an inner equi-join of two streams of which one at least updates. */
+bool dp_analyze_retract_join(const dp_plan *p);
 
 #endif /* DP_ANALYZE_H */

@@ -10,7 +10,8 @@
 ** aggregation it reads (through projections and filters) is asked for
 ** [I,UB,UA] — on the embedded engine an upsert-to-retract step above it
 ** (exec/changelog.c), as Flink's planner asks a GroupAggregate for
-** UPDATE_BEFORE when its consumer needs it.  change_kinds marks the nodes
+** UPDATE_BEFORE when its consumer needs it; an inner join with an updating
+** input (dp_analyze_retract_join) asks both its inputs and emits [I,D].  change_kinds marks the nodes
 ** whose batches carry the kinds (dp_batch.change) on the embedded engine.
 **
 ** Owns: dp_stream_props.changes and .change_kinds, and which aggregate
@@ -47,6 +48,15 @@ bool dp_analyze_retract_aggregate(const dp_plan *p) {
          p->inputs[0]->props.changelog != DP_CHANGELOG_INSERT_ONLY;
 }
 
+bool dp_analyze_retract_join(const dp_plan *p) {
+  if (!p || p->kind != DP_P_JOIN || p->props.bounded || p->u.join.as_of) return false;
+  if (p->u.join.kind != DP_J_INNER || p->u.join.nkeys <= 0) return false;
+  const dp_plan *L = p->inputs[0], *R = p->inputs[1];
+  if (L->props.bounded || R->props.bounded) return false;
+  return L->props.changelog != DP_CHANGELOG_INSERT_ONLY ||
+         R->props.changelog != DP_CHANGELOG_INSERT_ONLY;
+}
+
 static unsigned of_changelog(const dp_plan *p) {
   if (p->props.bounded) return DP_CHANGES_I;
   switch (p->props.changelog) {
@@ -78,6 +88,13 @@ void dp_analyze_changes(dp_plan *p) {
   p->props.change_kinds = false;
   if (dp_analyze_retract_aggregate(p)) {
     require_retractions(p->inputs[0]);
+    p->props.change_kinds = true;
+  } else if (dp_analyze_retract_join(p)) {
+    /* Flink's inner join over retractions: +I for a new match, -D for one
+       taken back. */
+    require_retractions(p->inputs[0]);
+    require_retractions(p->inputs[1]);
+    p->props.changes = DP_CHANGES_I | DP_CHANGES_D;
     p->props.change_kinds = true;
   } else if ((p->kind == DP_P_PROJECT || p->kind == DP_P_FILTER) &&
              p->inputs[0]->props.change_kinds) {

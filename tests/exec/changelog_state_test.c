@@ -54,4 +54,34 @@ TEST(sum_and_average_of_sums_over_a_filter) {
                     "#4\n-U 3, 22, 7.333333333333333E0\n+U 5, 35, 7E0\n#5\n");
 }
 
+#define K(k) "{\"k\": \"" k "\"}\n"
+
+/* A join of two updating aggregations (op_join_retract.c): matches come
+** and go as either side's groups change. */
+TEST(join_of_two_updating_aggregations) {
+  static const script sc = {
+      "CREATE TABLE s1 (k STRING) WITH ('connector' = 'memory');\n"
+      "CREATE TABLE kv (k STRING, v INT) WITH ('connector' = 'memory');\n"
+      "SET 'dipper.output-mode' = 'update';\n"
+      "SELECT a.k, a.c, b.s FROM (SELECT k, COUNT(*) AS c FROM s1 GROUP BY k) a"
+      " JOIN (SELECT k, SUM(v) AS s FROM kv GROUP BY k) b ON a.k = b.k AND b.s > 2;",
+      {"s1", "kv"},
+      {{K("a") K("a") K("b"), KV("a", 1) KV("a", 2) KV("b", 5)},
+       {K("b"), KV("b", 10)},
+       {K("c"), KV("a", 0) KV("c", 0)},
+       {K("c") K("d"), KV("c", 4) KV("d", 1)},
+       {K("a"), KV("d", 2) KV("d", 3) KV("e", 7)}},
+      5};
+  /* The left input goes first in a batch, then the right. */
+  check_script(&sc, "#0\n+I 'a', 2, 3\n+I 'b', 1, 5\n"
+                    /* b: count 1 -> 2 (left), then sum 5 -> 15 (right) */
+                    "#1\n-D 'b', 1, 5\n+I 'b', 2, 5\n-D 'b', 2, 5\n+I 'b', 2, 15\n"
+                    /* a's sum stays 3; c's sum 0 fails b.s > 2 */
+                    "#2\n"
+                    /* c: count 2, sum 4; d: count 1, sum 1 (fails) */
+                    "#3\n+I 'c', 2, 4\n"
+                    /* a: count 3; d: sum 6 */
+                    "#4\n-D 'a', 2, 3\n+I 'a', 3, 3\n+I 'd', 1, 6\n#5\n");
+}
+
 int main(void) { return RUN_TESTS(); }

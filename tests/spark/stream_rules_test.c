@@ -548,6 +548,15 @@ TEST(aggregation_over_an_updating_aggregation) {
           4, 1, "a stateful operator over the result of an aggregation in update mode");
 }
 
+TEST(join_of_updating_aggregations) {
+  refused(UPDATE
+          "SELECT a.provinceId, a.total, b.n FROM\n"
+          "  (SELECT provinceId, SUM(payAmount) AS total FROM pay GROUP BY provinceId) a\n"
+          "JOIN (SELECT provinceId, COUNT(*) AS n FROM pay GROUP BY provinceId) b\n"
+          "  ON a.provinceId = b.provinceId",
+          3, 3, "Spark runs a stream-stream join only in append mode");
+}
+
 TEST(aggregation_over_a_join_of_streams_in_update_mode) {
   fx f;
   fx_open(&f, UPDATE
