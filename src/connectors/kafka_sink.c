@@ -4,7 +4,8 @@
 ** One producer; each row becomes one message: the value encoded by
 ** the format ('json': keys = column names; 'csv' without its line break;
 ** 'avro': one datum of the table's declared column types; 'raw'), the key from 'key.fields' in 'key.format', else from the PRIMARY
-** KEY as JSON, else none; the writable metadata columns `timestamp` and
+** KEY as JSON, else none; a row whose change kind is -D (exec/changelog.h:
+** the upsert-kafka sink's deletions) is a tombstone, its value NULL; the writable metadata columns `timestamp` and
 ** `headers` set the message's timestamp and headers; keys are spread over
 ** partitions by murmur2, as the Java client does ('sink.partitioner' is not
 ** read).
@@ -34,6 +35,7 @@
 #include "connectors/kafka_int.h"
 #include "connectors/records.h"
 #include "core/compiler.h"
+#include "exec/changelog.h"
 #include "formats/formats.h"
 
 /* How long commit waits for the producer's deliveries. */
@@ -760,8 +762,11 @@ static int kafka_sink_write(dp_sink *k, int64_t batch_id, const dp_batch *b) {
                        "a row has NULL in column `%s`, declared NOT NULL: an Avro datum of the "
                        "table's schema cannot hold it; filter the NULLs out, or drop NOT NULL",
                        null_col);
-    int rc = encode(ks, ks->value_fmt, b, ks->value_cols, ks->nvalue, &ks->value_schema, r,
-                    &ks->value, &value_null);
+    bool tombstone = dp_change_of(b, r) == DP_CHANGE_DELETE;
+    int rc = tombstone ? DIPPER_OK
+                       : encode(ks, ks->value_fmt, b, ks->value_cols, ks->nvalue,
+                                &ks->value_schema, r, &ks->value, &value_null);
+    value_null |= tombstone;
     if (rc == DIPPER_OK && ks->nkey > 0)
       rc = encode(ks, ks->key_fmt, b, ks->key_cols, ks->nkey, &ks->key_schema, r, &ks->key,
                   &key_null);

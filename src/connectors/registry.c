@@ -15,7 +15,7 @@ extern const dp_sink_class dp_sink_console, dp_sink_blackhole, dp_sink_memory, d
     dp_sink_filesystem;
 extern const dp_source_class dp_source_kafka;
 extern const dp_source_class dp_source_nexmark;
-extern const dp_sink_class dp_sink_kafka;
+extern const dp_sink_class dp_sink_kafka, dp_sink_upsert_kafka;
 extern const dp_source_class dp_source_kinesis;
 extern const dp_sink_class dp_sink_kinesis;
 
@@ -35,6 +35,7 @@ static const dp_sink_class *const sinks[] = {
     &dp_sink_callback,
     &dp_sink_filesystem,
     &dp_sink_kafka,
+    &dp_sink_upsert_kafka,
     &dp_sink_kinesis,
 };
 

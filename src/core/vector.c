@@ -453,6 +453,7 @@ dp_batch *dp_batch_new(const dp_schema *schema, int64_t capacity) {
 void dp_batch_free(dp_batch *b) {
   if (!b) return;
   for (int i = 0; i < b->ncols; i++) dp_vector_free(b->cols[i]);
+  dp_vector_free(b->change);
   free(b->cols);
   free(b);
 }
@@ -460,6 +461,7 @@ void dp_batch_free(dp_batch *b) {
 void dp_batch_clear(dp_batch *b) {
   if (!b) return;
   for (int i = 0; i < b->ncols; i++) dp_vector_clear(b->cols[i]);
+  if (b->change) dp_vector_clear(b->change);
   b->nrows = 0;
 }
 

@@ -263,6 +263,10 @@ typedef struct dp_batch {
   int ncols;
   dp_vector **cols;
   int64_t nrows;
+  /* The rows' change kinds (exec/changelog.h: +I, -U, +U, -D as Flink's
+  ** RowKind bytes), a TINYINT vector of nrows, owned like the columns; NULL:
+  ** every row an insertion.  Only operators over an updating input read it. */
+  dp_vector *change;
 } dp_batch;
 
 /* A batch with one empty vector per column of `schema`; the caller frees it

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "core/session.h"
+#include "exec/changelog.h"
 #include "exec/exec.h"
 #include "exec/eval_int.h"
 #include "exec/exec_int.h"
@@ -51,6 +52,9 @@ static void close_tree(dp_op *op) {
 int dp_op_build(dp_exec *ex, const dp_plan *p, dp_op **out) {
   *out = NULL;
   const dp_op_class *cls = dp_op_class_for(p->kind);
+  /* An aggregation over an updating input takes retractions (changelog.h). */
+  if (dp_analyze_retract_aggregate(p)) cls = &dp_op_agg_retract;
+  if (dp_analyze_retract_join(p)) cls = &dp_op_join_retract;
   if (!cls)
     return dp_error(ex->diags, DIPPER_UNSUPPORTED, p->span,
                     "the embedded engine does not run %s yet; rewrite the query without it",
@@ -88,6 +92,13 @@ int dp_op_build(dp_exec *ex, const dp_plan *p, dp_op **out) {
     if (ex->diags->count == 0)
       dp_error(ex->diags, rc, p->span, "cannot start the %s operator: %s",
                dp_plan_kind_name(p->kind), dipper_strerror(rc));
+    return rc;
+  }
+  /* An aggregation whose consumer takes retractions: its upserts become
+     -U/+U pairs above it. */
+  if (cls == &dp_op_aggregate && p->props.change_kinds) {
+    rc = dp_change_wrap_upserts(ex, op, out);
+    if (rc != DIPPER_OK) close_tree(op);
     return rc;
   }
   *out = op;

@@ -9,6 +9,7 @@
 */
 #include <stdlib.h>
 
+#include "exec/changelog.h"
 #include "exec/eval.h"
 #include "exec/exec.h"
 #include "exec/narrow.h"
@@ -22,6 +23,7 @@ typedef struct filter_state {
   dp_narrow *narrow;   /* compacts only the read columns; NULL: all are read */
   int64_t *sel;        /* row indexes that pass */
   int64_t sel_cap;
+  dp_vector *change;   /* the passing rows' change kinds, when the input has them */
 } filter_state;
 
 static int filter_open(dp_op *op) {
@@ -81,19 +83,25 @@ static int filter_next(dp_op *op, dp_batch **out) {
       st->view.ncols = in->ncols;
       st->view.cols = in->cols;
       st->view.nrows = in->nrows;
+      st->view.change = in->change;
       *out = &st->view;
       return DIPPER_OK;
     }
     if (st->narrow) {
       rc = dp_narrow_take(st->narrow, in, st->sel, n, out);
-      if (rc != DIPPER_OK) *out = NULL;
+    } else {
+      st->kept->change = NULL; /* ours is st->change */
+      dp_batch_clear(st->kept);
+      rc = dp_batch_take(st->kept, in, st->sel, 0, n);
+      st->kept->nrows = n;
+      *out = st->kept;
+    }
+    if (rc == DIPPER_OK) rc = dp_change_take(&st->change, in->change, st->sel, n);
+    if (rc != DIPPER_OK) {
+      *out = NULL;
       return rc;
     }
-    dp_batch_clear(st->kept);
-    rc = dp_batch_take(st->kept, in, st->sel, 0, n);
-    if (rc != DIPPER_OK) return rc;
-    st->kept->nrows = n;
-    *out = st->kept;
+    (*out)->change = in->change ? st->change : NULL;
     return DIPPER_OK;
   }
 }
@@ -101,7 +109,9 @@ static int filter_next(dp_op *op, dp_batch **out) {
 static void filter_close(dp_op *op) {
   filter_state *st = op->state;
   if (!st) return;
+  st->kept->change = NULL;
   dp_batch_free(st->kept);
+  dp_vector_free(st->change);
   dp_narrow_free(st->narrow);
   free(st->sel);
   free(st);

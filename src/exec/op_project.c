@@ -78,6 +78,7 @@ static int project_next(dp_op *op, dp_batch **out) {
     st->out.cols[i] = st->owned[i];
   }
   st->out.nrows = in->nrows;
+  st->out.change = in->change; /* borrowed, as the passed columns */
   op->metrics.rows_in += in->nrows;
   op->metrics.rows_out += in->nrows;
   *out = &st->out;

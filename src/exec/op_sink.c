@@ -6,17 +6,119 @@
 ** Spark's console sink would (dp_sink_op_build).  next() writes each batch
 ** of its input and hands it on, so that the driver counts the rows out; the
 ** driver commits the sink once the micro-batch is complete.
+**
+** An input that carries change kinds (exec/changelog.h) reaches the sinks
+** that take retractions (memory, console, callback, blackhole) with a
+** leading column `op` STRING NOT NULL: "+I", "-U", "+U" or "-D" per row, as
+** Flink prints a changelog.  A sink table with a PRIMARY KEY takes upserts
+** instead: the -U rows are left out (their +U follows with the same key);
+** upsert-kafka gets the -D rows with their kind (it writes tombstones), on
+** any other such sink a -D, which it has no way to write, fails the batch.
 */
 #include <stdlib.h>
+#include <string.h>
 
 #include "connectors/connector.h"
+#include "exec/changelog.h"
 #include "exec/exec.h"
 #include "exec/exec_int.h"
+
+typedef enum { CH_NONE, CH_COLUMN, CH_UPSERT } change_form;
 
 typedef struct sink_state {
   dp_sink sink;
   bool opened;
+  change_form form;    /* how the input's change kinds reach the connector */
+  dp_batch view;       /* CH_COLUMN: op ++ the input's columns */
+  dp_vector *op;       /* CH_COLUMN: the op column of this batch */
+  dp_batch *kept;      /* CH_UPSERT: the rows without the -U ones */
+  bool deletes;        /* CH_UPSERT: the sink writes -D rows (upsert-kafka's tombstones) */
+  int64_t *sel;
+  int64_t sel_cap;
 } sink_state;
+
+static bool takes_retractions(const char *connector) {
+  static const char *const names[] = {"memory", "console", "callback", "blackhole"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcmp(connector, names[i]) == 0) return true;
+  return false;
+}
+
+/* The schema `op` STRING NOT NULL ++ s, in the query's arena. */
+static const dp_schema *with_op(dp_exec *ex, const dp_schema *s) {
+  dp_schema *w = dp_schema_new(ex->arena, s->ncols + 1);
+  if (!w) return NULL;
+  w->cols[0].name = "op";
+  w->cols[0].type = dp_type_with_nullability(ex->arena, dp_type_of(DP_T_STRING), true);
+  if (!w->cols[0].type) return NULL;
+  for (int i = 0; i < s->ncols; i++) w->cols[i + 1] = s->cols[i];
+  return w;
+}
+
+static int setup_changes(dp_op *op, sink_state *st, const char *connector) {
+  const dp_table_def *t = st->sink.table;
+  if (!op->children[0]->plan->props.change_kinds) return DIPPER_OK;
+  if (t && t->npk > 0 && !takes_retractions(connector)) {
+    st->form = CH_UPSERT;
+    st->deletes = strcmp(connector, "upsert-kafka") == 0;
+    st->kept = dp_batch_new(st->sink.schema, 0);
+    return st->kept ? DIPPER_OK : DIPPER_NOMEM;
+  }
+  st->form = CH_COLUMN;
+  const dp_schema *w = with_op(op->ex, st->sink.schema);
+  if (!w) return DIPPER_NOMEM;
+  st->view.cols = calloc((size_t)w->ncols, sizeof *st->view.cols);
+  st->op = dp_vector_new(w->cols[0].type, 0);
+  if (!st->view.cols || !st->op) return DIPPER_NOMEM;
+  st->view.schema = w;
+  st->view.ncols = w->ncols;
+  st->sink.schema = w;
+  return DIPPER_OK;
+}
+
+/* *out = the batch the connector gets for `in`, or NULL: nothing to write. */
+static int shape(dp_op *op, sink_state *st, dp_batch *in, dp_batch **out) {
+  *out = in;
+  if (st->form == CH_NONE) return DIPPER_OK;
+  int rc = DIPPER_OK;
+  if (st->form == CH_COLUMN) {
+    dp_vector_clear(st->op);
+    for (int64_t r = 0; r < in->nrows && !rc; r++) {
+      const char *k = dp_change_name(dp_change_of(in, r));
+      rc = dp_vector_append_str(st->op, k, strlen(k));
+    }
+    st->view.cols[0] = st->op;
+    for (int c = 0; c < in->ncols && c + 1 < st->view.ncols; c++) st->view.cols[c + 1] = in->cols[c];
+    st->view.nrows = in->nrows;
+    *out = &st->view;
+    return rc;
+  }
+  if (in->nrows > st->sel_cap) {
+    int64_t *g = realloc(st->sel, (size_t)in->nrows * sizeof *g);
+    if (!g) return DIPPER_NOMEM;
+    st->sel = g;
+    st->sel_cap = in->nrows;
+  }
+  int64_t n = 0;
+  for (int64_t r = 0; r < in->nrows; r++) {
+    int k = dp_change_of(in, r);
+    if (k == DP_CHANGE_DELETE && !st->deletes)
+      return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, op->plan->span,
+                      "the %s sink `%s` takes upserts by its PRIMARY KEY, but this query deletes "
+                      "a row (an aggregation over an updating input whose group lost its last "
+                      "row), which it cannot write; write to an 'upsert-kafka' table (a "
+                      "deletion is a tombstone there), or to a sink that takes retractions "
+                      "(memory, console, callback)",
+                      st->sink.table->connector, st->sink.table->name);
+    if (k != DP_CHANGE_UPDATE_BEFORE) st->sel[n++] = r;
+  }
+  dp_batch_clear(st->kept);
+  if ((rc = dp_batch_take(st->kept, in, st->sel, 0, n))) return rc;
+  if (st->deletes && (rc = dp_change_take(&st->kept->change, in->change, st->sel, n))) return rc;
+  st->kept->nrows = n;
+  *out = n > 0 ? st->kept : NULL;
+  return DIPPER_OK;
+}
 
 static int sink_open(dp_op *op) {
   const dp_plan *p = op->plan;
@@ -39,8 +141,12 @@ static int sink_open(dp_op *op) {
   st->sink.mode = op->ex->output_mode;
   st->sink.checkpoint = op->ex->checkpoint;
   st->sink.diags = op->ex->diags;
-  int rc = cls->open(&st->sink);
+  int rc = setup_changes(op, st, connector);
+  if (rc == DIPPER_OK) rc = cls->open(&st->sink);
   if (rc != DIPPER_OK) {
+    free(st->view.cols);
+    dp_vector_free(st->op);
+    dp_batch_free(st->kept);
     free(st);
     return rc;
   }
@@ -57,7 +163,9 @@ static int sink_next(dp_op *op, dp_batch **out) {
   int rc = child->cls->next(child, &in);
   if (rc != DIPPER_OK || !in) return rc;
   if (in->nrows > 0) {
-    rc = st->sink.cls->write(&st->sink, op->ex->batch_id, in);
+    dp_batch *w = NULL;
+    rc = shape(op, st, in, &w);
+    if (rc == DIPPER_OK && w) rc = st->sink.cls->write(&st->sink, op->ex->batch_id, w);
     if (rc != DIPPER_OK) return rc;
   }
   op->metrics.rows_in += in->nrows;
@@ -80,6 +188,10 @@ static void sink_close(dp_op *op) {
   sink_state *st = op->state;
   if (!st) return;
   if (st->opened && st->sink.cls->close) st->sink.cls->close(&st->sink);
+  free(st->view.cols);
+  free(st->sel);
+  dp_vector_free(st->op);
+  dp_batch_free(st->kept);
   free(st);
   op->state = NULL;
 }

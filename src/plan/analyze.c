@@ -442,6 +442,18 @@ static void analyze_aggregate(actx *x, dp_plan *p) {
     return;
   }
   const char *keys = group_names(x, p, ngroup);
+  if (!insert_only) {
+    /* Over revised rows: each retraction takes its row back out of the
+       group's states, and the group's result is revised with -U/+U, or -D
+       once its last row is gone (plan/analyze_changelog.c). */
+    p->props.modes = DP_MODE_UPDATE;
+    p->props.changelog = DP_CHANGELOG_RETRACT;
+    set_state(p, DP_STATE_KEYS,
+              ngroup > 0 ? fmt(x, "one row per group (%s) with its row count; never dropped, "
+                                  "grows with the number of groups", keys)
+                         : "one row for the whole stream; never dropped");
+    return;
+  }
   if (key_wm >= 0 && insert_only) {
     p->props.modes = MODES_ALL;
     p->props.changelog = DP_CHANGELOG_INSERT_ONLY;
@@ -1011,6 +1023,7 @@ unsigned dp_analyze_output_mode(const dp_query_plan *q, const dp_plan *root) {
 int dp_analyze(dp_arena *a, dp_diags *d, const dp_catalog *cat, dp_query_plan *q) {
   actx x = {a, d, cat, q, DIPPER_OK};
   for (int r = 0; r < q->nroots && !x.rc; r++) analyze_node(&x, q->roots[r]);
+  for (int r = 0; r < q->nroots && !x.rc; r++) dp_analyze_changes(q->roots[r]);
   if (x.rc) {
     dp_span nowhere = {0, 0, 0, 0};
     return dp_error(d, x.rc, nowhere, "out of memory while analysing the streaming plan");

@@ -34,4 +34,13 @@ int dp_validate_warnings(dp_diags *w, const dp_catalog *cat, const dp_query_plan
 ** is never inferred: it re-sends the whole result every batch). */
 unsigned dp_analyze_output_mode(const dp_query_plan *q, const dp_plan *root);
 
+/* Why aggregate call c cannot take back a row of an updating input (Flink's
+** retractable aggregates: COUNT, SUM, AVG of numbers), or NULL when it can.
+** (plan/analyze_changelog.c) */
+const char *dp_analyze_retract_refusal(const dp_agg_call *c);
+/* p is an aggregation over an updating input (dp_analyze_changes). */
+bool dp_analyze_retract_aggregate(const dp_plan *p);
+/* p is an inner equi-join of two streams of which one at least updates. */
+bool dp_analyze_retract_join(const dp_plan *p);
+
 #endif /* DP_ANALYZE_H */

@@ -30,4 +30,8 @@ const char *dp_analyze_col_name(const dp_schema *s, int col);
 ** 0, and the WINDOW node in *win. */
 int dp_analyze_window_col(const dp_plan *p, int col, const dp_plan **win);
 
+/* Fill changes and change_kinds of every node under an analysed root
+** (analyze_changelog.c). */
+void dp_analyze_changes(dp_plan *root);
+
 #endif /* DP_ANALYZE_INT_H */

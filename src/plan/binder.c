@@ -452,6 +452,7 @@ static void bind_stmt(dp_binder *b, dp_catalog *cat, const dp_ast_stmt *s, dp_qu
       break;
     }
     bind_stmt(b, cat, s->u.explain.stmt, out);
+    out->changelog_mode = s->u.explain.changelog_mode;
     break;
   }
 }

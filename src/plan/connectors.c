@@ -125,6 +125,20 @@ static const conn_opt kafka_opts[] = {
     {NULL, K_ANY, NULL, 0},
 };
 
+/* Flink's upsert-kafka options that the sink carries out (connectors/upsert_kafka.c):
+   the key is the PRIMARY KEY, so there is no 'key.fields'. */
+static const conn_opt upsert_kafka_opts[] = {
+    {"topic", K_TOPICS, "orders", REQ},
+    {"properties.bootstrap.servers", K_SERVERS, "localhost:9092", REQ},
+    {"properties.*", K_ANY, NULL, 0},
+    {"key.format", K_FORMAT, "json", REQ},
+    {"value.format", K_FORMAT, "json", REQ},
+    {"value.fields-include", K_ENUM, "ALL|EXCEPT_KEY", 0},
+    {"sink.delivery-guarantee", K_ENUM, "at-least-once|exactly-once|none", 0},
+    {"sink.transactional-id-prefix", K_STRING, "dipper-tx", 0},
+    {NULL, K_ANY, NULL, 0},
+};
+
 static const conn_meta kafka_meta[] = {
     {"topic", DP_T_STRING, "STRING", true},
     {"partition", DP_T_INT, "INT", false},
@@ -300,6 +314,7 @@ static const conn_opt format_opts[] = {
 };
 
 static int kafka_check(dp_diags *d, const dp_table_def *t, int role);
+static int upsert_kafka_check(dp_diags *d, const dp_table_def *t, int role);
 static int datagen_check(dp_diags *d, const dp_table_def *t, int role);
 static int kinesis_check(dp_diags *d, const dp_table_def *t, int role);
 static int filesystem_check(dp_diags *d, const dp_table_def *t, int role);
@@ -315,6 +330,8 @@ static bool memory_bounded(const dp_table_def *t, bool batch_mode);
 static const connector connectors[] = {
     {"kafka", NULL, true, true, STREAM_FORMATS, true, kafka_opts, kafka_meta, kafka_check,
      kafka_bounded},
+    {"upsert-kafka", NULL, false, true, STREAM_FORMATS, false, upsert_kafka_opts, NULL,
+     upsert_kafka_check, never_bounded},
     {"kinesis", NULL, true, true, STREAM_FORMATS, true, kinesis_opts, kinesis_meta, kinesis_check,
      never_bounded},
     {"filesystem", NULL, true, true, "csv|json|parquet|orc|avro|raw|text", true, filesystem_opts,
@@ -851,6 +868,24 @@ static int kafka_check(dp_diags *d, const dp_table_def *t, int role) {
   if (incl && eq_ci(incl->value, "EXCEPT_KEY") && !kfields)
     keep(&rc, dp_error(d, DIPPER_OPTION, incl->value_span,
                        "'value.fields-include' = 'EXCEPT_KEY' needs 'key.fields'"));
+  return rc;
+}
+
+/* upsert-kafka keys every message by the PRIMARY KEY and writes one topic. */
+static int upsert_kafka_check(dp_diags *d, const dp_table_def *t, int role) {
+  (void)role;
+  int rc = DIPPER_OK;
+  if (t->npk == 0)
+    keep(&rc, dp_error(d, DIPPER_OPTION, t->with_span,
+                       "an upsert-kafka table needs a PRIMARY KEY: its columns are each "
+                       "message's key, and a deletion is a tombstone of that key; add PRIMARY KEY "
+                       "(id) NOT ENFORCED"));
+  const dp_option *topic = find_option(t, "topic");
+  if (topic && strchr(topic->value, ';'))
+    keep(&rc, dp_error(d, DIPPER_OPTION, topic->value_span,
+                       "an upsert-kafka table is one topic, but 'topic' = '%s' lists several; "
+                       "name one topic",
+                       topic->value));
   return rc;
 }
 

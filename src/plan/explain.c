@@ -665,6 +665,17 @@ static const char *state_name(dp_state_kind s) {
   return "?";
 }
 
+/* EXPLAIN CHANGELOG_MODE: " changelogMode=[I,UB,UA,D]", Flink's spelling. */
+static void put_changes(dp_buf *out, unsigned changes) {
+  static const struct { unsigned bit; const char *name; } kinds[] = {
+      {DP_CHANGES_I, "I"}, {DP_CHANGES_UB, "UB"}, {DP_CHANGES_UA, "UA"}, {DP_CHANGES_D, "D"}};
+  dp_buf_puts(out, " changelogMode=[");
+  int n = 0;
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+    if (changes & kinds[i].bit) dp_buf_printf(out, "%s%s", n++ ? "," : "", kinds[i].name);
+  dp_buf_putc(out, ']');
+}
+
 static void put_streaming_line(explain_ctx *x, const dp_plan *p) {
   dp_buf *out = x->out;
   const dp_stream_props *sp = &p->props;
@@ -678,7 +689,9 @@ static void put_streaming_line(explain_ctx *x, const dp_plan *p) {
     dp_buf_puts(out, modes[i].name);
   }
   if (nmodes == 0) dp_buf_puts(out, "none");
-  dp_buf_printf(out, " changelog=%s time=[", changelog_name(sp->changelog));
+  dp_buf_printf(out, " changelog=%s", changelog_name(sp->changelog));
+  if (x->q && x->q->changelog_mode) put_changes(out, sp->changes);
+  dp_buf_puts(out, " time=[");
   int nattr = 0;
   for (int i = 0; sp->time_attr && i < p->schema.ncols; i++) {
     if (sp->time_attr[i] == -1) continue;

@@ -122,6 +122,17 @@ typedef enum dp_changelog {
   DP_CHANGELOG_RETRACT,     /* rows revised with retractions (full outer joins etc.) */
 } dp_changelog;
 
+/* The kinds of change a node's output carries (Flink's changelogMode,
+** EXPLAIN CHANGELOG_MODE): insertions, update-before (the old row of an
+** update, a retraction), update-after, deletions.  An upsert stream is
+** [I,UA]; a retract stream [I,UB,UA] or [I,UB,UA,D]. */
+enum {
+  DP_CHANGES_I = 1u << 0,
+  DP_CHANGES_UB = 1u << 1,
+  DP_CHANGES_UA = 1u << 2,
+  DP_CHANGES_D = 1u << 3,
+};
+
 typedef enum dp_state_kind {
   DP_STATE_NONE,            /* stateless */
   DP_STATE_WATERMARK,       /* bounded: dropped as the watermark passes */
@@ -137,6 +148,9 @@ typedef struct dp_stream_props {
   bool bounded;             /* the output ends (batch, bounded sources) */
   unsigned modes;           /* DP_MODE_* the node can produce its result in */
   dp_changelog changelog;
+  unsigned changes;         /* DP_CHANGES_* (plan/analyze_changelog.c) */
+  bool change_kinds;        /* the embedded engine's batches out of this node carry each
+                               row's change kind (dp_batch.change, exec/changelog.h) */
   /* Per output column: the watermark (index into dp_query_plan.watermarks) that
      governs it as an event-time attribute, or -1 for an ordinary column.
      Array of schema.ncols entries; NULL when the node has no time attribute. */
@@ -341,6 +355,7 @@ typedef struct dp_query_plan {
   dp_watermark_info *watermarks;
   bool streaming;           /* compiled in streaming mode (execution.runtime-mode) */
   unsigned output_mode;     /* DP_MODE_* chosen (dipper.output-mode or inferred); 0 = unset */
+  bool changelog_mode;      /* EXPLAIN CHANGELOG_MODE: EXPLAIN prints each node's changes */
   dp_udf_refs udfs;         /* C functions called (also by DDL that bound a query) */
   int njava;                /* Java functions called (plan/udf.h's dp_udf_def), each once */
   const struct dp_udf_def **java;

@@ -595,11 +595,78 @@ static void describe_unfinal(const dp_plan *p, char *buf, size_t cap) {
   snprintf(buf, cap, "the result of %s", node_phrase(p));
 }
 
+/* The chains the embedded engine runs as changes (exec/changelog.h), in
+** update mode: a plain GROUP BY over an aggregation that revises its rows
+** (not one of session windows, whose merged sessions vanish without a
+** deletion), a plain GROUP BY or a Top-N without a window over an
+** insert-only join, an inner equi-join with such an updating side, or a
+** plain GROUP BY over that join, read through projections and filters only.  True when p is such a chain (refused here when one of its
+** aggregates cannot take a row back).  Spark refuses both itself
+** (spark/stream_rules.c: chained stateful operators run only in append
+** mode there). */
+static const dp_plan *below_stateless(const dp_plan *q) {
+  while (q->kind == DP_P_PROJECT || q->kind == DP_P_FILTER) q = q->inputs[0];
+  return q;
+}
+
+/* What the embedded engine can read as changes (q below projections and
+** filters): an aggregation that revises its rows (not of session windows), a
+** join (insert-only, or one over updating inputs), or a stream without state. */
+static bool feeds_changes(const dp_plan *q) {
+  if (q->kind == DP_P_AGGREGATE) {
+    const dp_plan *w = q->u.aggregate.window;
+    return q->props.changelog != DP_CHANGELOG_INSERT_ONLY &&
+           !(w && w->kind == DP_P_WINDOW && w->u.window.kind == DP_WIN_SESSION);
+  }
+  if (q->kind == DP_P_JOIN)
+    return !q->u.join.as_of && (q->props.changelog == DP_CHANGELOG_INSERT_ONLY ||
+                                dp_analyze_retract_join(q));
+  return !keeps_stream_state(q) && !stateful_below(q);
+}
+
+static bool changelog_chain(vctx *x, const dp_plan *p, const dp_plan *inner) {
+  if (x->mode != DP_MODE_UPDATE) return false;
+  /* An inner equi-join with an updating side (exec/op_join_retract.c). */
+  if (p->kind == DP_P_JOIN)
+    return dp_analyze_retract_join(p) && feeds_changes(below_stateless(p->inputs[0])) &&
+           feeds_changes(below_stateless(p->inputs[1]));
+  const dp_plan *q = below_stateless(p->inputs[0]);
+  if (q != inner) return false;
+  /* A Top-N without a window over an insert-only join ranks a stream of
+     new rows, as over a table's (Nexmark q9). */
+  if (p->kind == DP_P_TOPN && !(p->props.modes & DP_MODE_APPEND))
+    return inner->kind == DP_P_JOIN && !inner->u.join.as_of &&
+           inner->props.changelog == DP_CHANGELOG_INSERT_ONLY;
+  if (p->kind != DP_P_AGGREGATE || p->u.aggregate.window) return false;
+  if (inner->kind != DP_P_AGGREGATE && inner->kind != DP_P_JOIN) return false;
+  if (!feeds_changes(inner)) return false;
+  if (inner->kind == DP_P_JOIN && inner->props.changelog == DP_CHANGELOG_INSERT_ONLY)
+    return !(p->props.modes & DP_MODE_APPEND); /* an event-time key: windows' rules */
+  for (int i = 0; i < p->u.aggregate.naggs; i++) {
+    const dp_agg_call *c = &p->u.aggregate.aggs[i];
+    const char *why = dp_analyze_retract_refusal(c);
+    if (!why) continue;
+    char name[32] = "this aggregate";
+    if (c->fn && c->fn->name && strlen(c->fn->name) < sizeof name) {
+      size_t k = 0;
+      for (; c->fn->name[k]; k++) name[k] = (char)toupper((unsigned char)c->fn->name[k]);
+      name[k] = '\0';
+    }
+    refuse_at(x, p, c->span.line ? c->span : p->span,
+              "%s over the result of %s: that result revises its rows, so each "
+              "revision takes the old row back out of this one, but %s",
+              name, node_phrase(inner), why);
+    return true;
+  }
+  return true;
+}
+
 static void check_chain(vctx *x, const dp_plan *p) {
   if (x->mode == DP_MODE_APPEND || !keeps_stream_state(p) || p->kind == DP_P_SORT) return;
   if (p->kind == DP_P_JOIN && p->u.join.as_of) return;
   const dp_plan *inner = stateful_below(p);
   if (!inner || any_refused_below(x, p)) return;
+  if (changelog_chain(x, p, inner)) return;
   if (!(inner->props.modes & DP_MODE_APPEND)) {
     refuse(x, p,
            "%s over the result of %s can only run in append mode: in %s mode the inner "

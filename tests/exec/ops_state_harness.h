@@ -11,6 +11,7 @@
 #define DP_OPS_STATE_HARNESS_H
 
 #include "core/buf.h"
+#include "exec/changelog.h"
 #include "rows_harness.h"
 #include "test.h"
 
@@ -110,6 +111,7 @@ static int64_t global_wm(const dp_exec *ex, int64_t prev) {
 }
 
 static void print_row(run *r, const dp_batch *b, int64_t row) {
+  if (b->change) dp_buf_printf(&r->out, "%s ", dp_change_name(dp_change_of(b, row)));
   for (int c = 0; c < b->ncols; c++) {
     dp_value v;
     const char *text = "?";
@@ -311,10 +313,12 @@ static void damage_op(dp_op *op, void *user) {
       }
       copy[i] = (uint8_t)b->data[i];
     }
-  /* the version byte alone */
+  /* the version byte alone (the aggregation's blob, checksummed, says so
+     of its checksum first) */
   copy[0] = (uint8_t)(copy[0] + 1);
   CHECK_EQ(restore_bytes(d->h, op, copy, b->len), DIPPER_CORRUPT);
-  CHECK(d->h->diags.count > 0 && strstr(d->h->diags.items[0].message, "version"));
+  CHECK(d->h->diags.count > 0 && (strstr(d->h->diags.items[0].message, "version") ||
+                                  strstr(d->h->diags.items[0].message, "checksum")));
   free(copy);
 }
 

@@ -537,6 +537,37 @@ TEST(chained_aggregations_outside_append_mode) {
   fx_close(&f);
 }
 
+/* The embedded engine runs these as changes (exec/changelog.h); Spark runs
+** chained stateful operators only in append mode, and refuses them at
+** compile time with its reason. */
+TEST(aggregation_over_an_updating_aggregation) {
+  refused(UPDATE
+          "SELECT total, COUNT(*) FROM (\n"
+          "  SELECT provinceId, SUM(payAmount) AS total FROM pay GROUP BY provinceId)\n"
+          "GROUP BY total",
+          4, 1, "a stateful operator over the result of an aggregation in update mode");
+}
+
+TEST(join_of_updating_aggregations) {
+  refused(UPDATE
+          "SELECT a.provinceId, a.total, b.n FROM\n"
+          "  (SELECT provinceId, SUM(payAmount) AS total FROM pay GROUP BY provinceId) a\n"
+          "JOIN (SELECT provinceId, COUNT(*) AS n FROM pay GROUP BY provinceId) b\n"
+          "  ON a.provinceId = b.provinceId",
+          3, 3, "Spark runs a stream-stream join only in append mode");
+}
+
+TEST(aggregation_over_a_join_of_streams_in_update_mode) {
+  fx f;
+  fx_open(&f, UPDATE
+              "SELECT s.orderId, COUNT(*) FROM pay p JOIN ship s ON p.orderId = s.orderId\n"
+              "GROUP BY s.orderId");
+  CHECK_EQ(f.compiled, DIPPER_OK);
+  CHECK(fx_check(&f) >= 1);
+  if (f.d.count >= 1) CHECK_CONTAINS(f.d.items[0].message, "update mode");
+  fx_close(&f);
+}
+
 TEST(batch_mode_is_not_checked) {
   accepted("SET 'execution.runtime-mode' = 'batch';\n"
            "SELECT name FROM provinces ORDER BY name LIMIT 1 OFFSET 1");

@@ -1,0 +1,445 @@
+/*
+** agg_retract.c — AGGREGATE over an updating input (changelog.h): a plain
+** GROUP BY whose input rows come with change kinds, as Flink's group
+** aggregation over a retract stream.
+**
+** Per group: the net count of rows (+I/+U add one, -U/-D take one away) and
+** per call a retractable state — COUNT(*) the row count, COUNT(x) the
+** count of non-NULL x, SUM(x) and AVG(x) that count and the sum of x (a
+** retraction subtracts).  MIN, MAX and the other aggregates would need the
+** multiset of the group's values to take one back: the plan validator
+** refuses them over an updating input (dp_analyze_retract_refusal), and open
+** refuses them again for a plan built by the API.
+**
+** A micro-batch folds every input row in, marking the groups it touches;
+** at its end each touched group's result is compared with the one last
+** emitted (kept per group beside the live states): a group that had no rows
+** and now has some emits +I; one whose rows all went emits -D of the old
+** result (and its states return to empty: a later row starts it afresh);
+** one that changed emits -U old, +U new; an unchanged result emits nothing.
+** So a transient retraction inside one micro-batch (the -U/+U pair of an
+** upstream group moving) nets out before anything is emitted.
+**
+** Checkpoints: the whole state after end_batch (then "last emitted" equals
+** the live states): the group keys (vector_codec), and per group its row
+** count and per call its count and sum.  A restore re-inserts the keys in
+** their order.  A group whose rows all went keeps its key (with zero
+** counts) until the query restarts without it; its bytes are the key's.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/vector_codec.h"
+#include "exec/changelog.h"
+#include "exec/eval.h"
+#include "exec/hashtable.h"
+#include "plan/analyze.h"
+
+#define STATE_VERSION 1
+
+typedef struct ra_vals {
+  int64_t *cnt;    /* per group: rows (COUNT(*)) or non-NULL arguments */
+  int64_t *isum;   /* integer sums */
+  double *fsum;    /* floating sums (and AVG's) */
+} ra_vals;
+
+typedef struct ra_call {
+  const dp_agg_call *call;
+  bool star;       /* COUNT(*) */
+  bool count;      /* COUNT(x) */
+  bool fsum;       /* the sum is kept as a double (a float argument, or AVG) */
+  bool avg;
+  ra_vals now, emitted;
+} ra_call;
+
+typedef struct ra_state {
+  int ngroup, naggs;
+  dp_hashtable ht;
+  bool has_ht;
+  int64_t ngroups, gcap;
+  int64_t *rows, *rows_emitted; /* net rows per group */
+  ra_call *calls;
+  uint8_t *touched;             /* per group: in `list` this batch */
+  int64_t *list, nlist, lcap;
+  int64_t *ids;
+  uint64_t *hashes;
+  int64_t scap;
+  dp_batch *out;
+  bool done;
+} ra_state;
+
+static void vals_free(ra_vals *v) {
+  free(v->cnt);
+  free(v->isum);
+  free(v->fsum);
+}
+
+static void ra_close(dp_op *op) {
+  ra_state *st = op->state;
+  if (!st) return;
+  if (st->has_ht) dp_ht_free(&st->ht);
+  for (int a = 0; st->calls && a < st->naggs; a++) {
+    vals_free(&st->calls[a].now);
+    vals_free(&st->calls[a].emitted);
+  }
+  free(st->calls);
+  free(st->rows);
+  free(st->rows_emitted);
+  free(st->touched);
+  free(st->list);
+  free(st->ids);
+  free(st->hashes);
+  dp_batch_free(st->out);
+  free(st);
+  op->state = NULL;
+}
+
+static int grow(void *pp, int64_t old, int64_t n, size_t elem) {
+  char *p;
+  memcpy(&p, pp, sizeof p);
+  char *g = realloc(p, (size_t)n * elem);
+  if (!g) return DIPPER_NOMEM;
+  memset(g + (size_t)old * elem, 0, (size_t)(n - old) * elem);
+  memcpy(pp, &g, sizeof g);
+  return DIPPER_OK;
+}
+
+static int grow_vals(ra_vals *v, int64_t old, int64_t n) {
+  if (grow(&v->cnt, old, n, sizeof *v->cnt) || grow(&v->isum, old, n, sizeof *v->isum) ||
+      grow(&v->fsum, old, n, sizeof *v->fsum))
+    return DIPPER_NOMEM;
+  return DIPPER_OK;
+}
+
+/* Room for groups [0, n). */
+static int grow_groups(ra_state *st, int64_t n) {
+  if (n <= st->gcap) return DIPPER_OK;
+  int64_t cap = st->gcap ? st->gcap : 64;
+  while (cap < n) cap *= 2;
+  int64_t old = st->gcap;
+  if (grow(&st->rows, old, cap, sizeof *st->rows) ||
+      grow(&st->rows_emitted, old, cap, sizeof *st->rows_emitted) ||
+      grow(&st->touched, old, cap, sizeof *st->touched) || grow(&st->list, old, cap, sizeof *st->list))
+    return DIPPER_NOMEM;
+  for (int a = 0; a < st->naggs; a++)
+    if (grow_vals(&st->calls[a].now, old, cap) || grow_vals(&st->calls[a].emitted, old, cap))
+      return DIPPER_NOMEM;
+  st->gcap = cap;
+  return DIPPER_OK;
+}
+
+static int open_state(dp_op *op) {
+  const dp_plan *p = op->plan;
+  ra_state *st = calloc(1, sizeof *st);
+  if (!st) return DIPPER_NOMEM;
+  op->state = st;
+  st->ngroup = p->u.aggregate.ngroup;
+  st->naggs = p->u.aggregate.naggs;
+  st->calls = calloc((size_t)(st->naggs ? st->naggs : 1), sizeof *st->calls);
+  if (!st->calls) return DIPPER_NOMEM;
+  for (int a = 0; a < st->naggs; a++) {
+    const dp_agg_call *c = &p->u.aggregate.aggs[a];
+    const char *why = dp_analyze_retract_refusal(c);
+    if (why)
+      return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, c->span,
+                      "%s over an updating input: %s", c->fn->name, why);
+    ra_call *rc = &st->calls[a];
+    rc->call = c;
+    rc->star = c->fn->id == DP_F_COUNT && c->nargs == 0;
+    rc->count = c->fn->id == DP_F_COUNT && c->nargs > 0;
+    rc->avg = c->fn->id == DP_F_AVG;
+    rc->fsum = rc->avg || (c->nargs > 0 && !dp_type_is_integer(c->args[0]->type));
+  }
+  if (st->ngroup > 64)
+    return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->span,
+                    "an aggregation over an updating input takes at most 64 group keys, this "
+                    "one has %d", st->ngroup);
+  const dp_type *types[64];
+  for (int i = 0; i < st->ngroup; i++) types[i] = p->schema.cols[i].type;
+  if (st->ngroup > 0) {
+    if (dp_ht_init(&st->ht, st->ngroup, types) != DIPPER_OK) return DIPPER_NOMEM;
+    st->has_ht = true;
+  }
+  st->out = dp_batch_new(&p->schema, 0);
+  if (!st->out || !(st->out->change = dp_vector_new(dp_type_of(DP_T_TINYINT), 0)))
+    return DIPPER_NOMEM;
+  if (dp_exec_state_rocks(op->ex))
+    dp_exec_note(op->ex, "the aggregation over an updating input at line %u keeps its state in "
+                         "memory: 'state.backend' = 'rocksdb' does not cover it yet",
+                 p->span.line);
+  return DIPPER_OK;
+}
+
+/* An open that fails cleans up after itself (exec.c never closes it). */
+static int ra_open(dp_op *op) {
+  int rc = open_state(op);
+  if (rc != DIPPER_OK) ra_close(op);
+  return rc;
+}
+
+/* ids[r] = the group of every row of `in`. */
+static int find_groups(dp_op *op, const dp_batch *in) {
+  ra_state *st = op->state;
+  int64_t n = in->nrows;
+  if (n > st->scap) {
+    int64_t *ids = realloc(st->ids, (size_t)n * sizeof *ids);
+    if (ids) st->ids = ids;
+    uint64_t *h = realloc(st->hashes, (size_t)n * sizeof *h);
+    if (h) st->hashes = h;
+    if (!ids || !h) return DIPPER_NOMEM;
+    st->scap = n;
+  }
+  if (st->ngroup == 0) {
+    memset(st->ids, 0, (size_t)n * sizeof *st->ids);
+    if (st->ngroups == 0) st->ngroups = 1;
+    return grow_groups(st, 1);
+  }
+  dp_vector *keys[64] = {0};
+  int rc = DIPPER_OK;
+  for (int j = 0; j < st->ngroup && !rc; j++)
+    rc = dp_eval(op->ex, op->plan->u.aggregate.group[j], in, &keys[j]);
+  if (!rc) {
+    dp_ht_hash((const dp_vector *const *)keys, st->ngroup, n, st->hashes);
+    rc = dp_ht_find_or_insert(&st->ht, (const dp_vector *const *)keys, st->hashes, NULL, n,
+                              st->ids, NULL);
+  }
+  for (int j = 0; j < st->ngroup; j++) dp_vector_free(keys[j]);
+  if (rc) return rc;
+  st->ngroups = st->ht.ngroups;
+  return grow_groups(st, st->ngroups);
+}
+
+/* Fold call a's argument over the batch's rows, each +1 or -1 (sign). */
+static int fold_call(dp_op *op, ra_call *c, const dp_batch *in, const int8_t *sign) {
+  ra_state *st = op->state;
+  const dp_agg_call *call = c->call;
+  dp_vector *arg = NULL, *mask = NULL;
+  int rc = DIPPER_OK;
+  if (call->filter) rc = dp_eval(op->ex, call->filter, in, &mask);
+  if (!rc && call->nargs > 0) rc = dp_eval(op->ex, call->args[0], in, &arg);
+  for (int64_t r = 0; r < in->nrows && !rc; r++) {
+    if (mask && (dp_vector_is_null(mask, r) || !dp_vector_get_bool(mask, r))) continue;
+    int64_t g = st->ids[r];
+    if (c->star) {
+      c->now.cnt[g] += sign[r];
+      continue;
+    }
+    if (dp_vector_is_null(arg, r)) continue;
+    c->now.cnt[g] += sign[r];
+    if (c->count) continue;
+    if (c->fsum)
+      c->now.fsum[g] += sign[r] * (dp_type_is_integer(arg->type) ? (double)dp_vector_get_i64(arg, r)
+                                                                 : dp_vector_get_f64(arg, r));
+    else
+      c->now.isum[g] += sign[r] * dp_vector_get_i64(arg, r);
+  }
+  dp_vector_free(arg);
+  dp_vector_free(mask);
+  return rc;
+}
+
+static int consume(dp_op *op, const dp_batch *in) {
+  ra_state *st = op->state;
+  op->metrics.rows_in += in->nrows;
+  int rc = find_groups(op, in);
+  if (rc) return rc;
+  int8_t *sign = malloc((size_t)in->nrows);
+  if (!sign) return DIPPER_NOMEM;
+  for (int64_t r = 0; r < in->nrows; r++) {
+    sign[r] = dp_change_retracts(dp_change_of(in, r)) ? -1 : 1;
+    int64_t g = st->ids[r];
+    st->rows[g] += sign[r];
+    if (!st->touched[g]) {
+      st->touched[g] = 1;
+      st->list[st->nlist++] = g;
+    }
+  }
+  for (int a = 0; a < st->naggs && !rc; a++) rc = fold_call(op, &st->calls[a], in, sign);
+  free(sign);
+  return rc;
+}
+
+/* Append group g's result under `rows` / `v` to the output, as `kind`. */
+static int put_result(ra_state *st, int64_t g, const ra_vals *const *v, int kind) {
+  dp_batch *out = st->out;
+  int rc = DIPPER_OK;
+  for (int j = 0; j < st->ngroup && !rc; j++)
+    rc = dp_vector_append_from(out->cols[j], st->ht.keys[j], g);
+  for (int a = 0; a < st->naggs && !rc; a++) {
+    const ra_call *c = &st->calls[a];
+    dp_vector *col = out->cols[st->ngroup + a];
+    int64_t cnt = v[a]->cnt[g];
+    bool fl = col->phys == DP_PHYS_F64 || col->phys == DP_PHYS_F32;
+    if (c->star || c->count)
+      rc = dp_vector_append_i64(col, cnt);
+    else if (cnt == 0)
+      rc = dp_vector_append_null(col);
+    else if (c->avg)
+      rc = fl ? dp_vector_append_f64(col, v[a]->fsum[g] / (double)cnt)
+              : dp_vector_append_i64(col, (int64_t)(v[a]->fsum[g] / (double)cnt));
+    else if (c->fsum)
+      rc = fl ? dp_vector_append_f64(col, v[a]->fsum[g]) : dp_vector_append_i64(col, (int64_t)v[a]->fsum[g]);
+    else
+      rc = fl ? dp_vector_append_f64(col, (double)v[a]->isum[g]) : dp_vector_append_i64(col, v[a]->isum[g]);
+  }
+  if (!rc) rc = dp_vector_append_i64(out->change, kind);
+  if (!rc) out->nrows++;
+  return rc;
+}
+
+static bool same_result(const ra_state *st, int64_t g) {
+  for (int a = 0; a < st->naggs; a++) {
+    const ra_call *c = &st->calls[a];
+    if (c->now.cnt[g] != c->emitted.cnt[g] || c->now.isum[g] != c->emitted.isum[g] ||
+        c->now.fsum[g] != c->emitted.fsum[g])
+      return false;
+  }
+  return true;
+}
+
+/* Group g as emitted = as now (an emptied group starts afresh). */
+static void settle(ra_state *st, int64_t g) {
+  if (st->rows[g] <= 0) {
+    st->rows[g] = 0;
+    for (int a = 0; a < st->naggs; a++) {
+      st->calls[a].now.cnt[g] = 0;
+      st->calls[a].now.isum[g] = 0;
+      st->calls[a].now.fsum[g] = 0;
+    }
+  }
+  st->rows_emitted[g] = st->rows[g];
+  for (int a = 0; a < st->naggs; a++) {
+    ra_call *c = &st->calls[a];
+    c->emitted.cnt[g] = c->now.cnt[g];
+    c->emitted.isum[g] = c->now.isum[g];
+    c->emitted.fsum[g] = c->now.fsum[g];
+  }
+}
+
+static int emit(ra_state *st) {
+  const ra_vals *now[64], *old[64];
+  const ra_vals **vn = st->naggs <= 64 ? now : calloc((size_t)st->naggs, sizeof *vn);
+  const ra_vals **vo = st->naggs <= 64 ? old : calloc((size_t)st->naggs, sizeof *vo);
+  int rc = vn && vo ? DIPPER_OK : DIPPER_NOMEM;
+  for (int a = 0; a < st->naggs && !rc; a++) {
+    vn[a] = &st->calls[a].now;
+    vo[a] = &st->calls[a].emitted;
+  }
+  for (int64_t k = 0; k < st->nlist && !rc; k++) {
+    int64_t g = st->list[k];
+    st->touched[g] = 0;
+    bool had = st->rows_emitted[g] > 0, has = st->rows[g] > 0;
+    if (!had && has) rc = put_result(st, g, vn, DP_CHANGE_INSERT);
+    else if (had && !has) rc = put_result(st, g, vo, DP_CHANGE_DELETE);
+    else if (had && has && !same_result(st, g)) {
+      rc = put_result(st, g, vo, DP_CHANGE_UPDATE_BEFORE);
+      if (!rc) rc = put_result(st, g, vn, DP_CHANGE_UPDATE_AFTER);
+    }
+    settle(st, g);
+  }
+  st->nlist = 0;
+  if (vn != now) free(vn);
+  if (vo != old) free(vo);
+  return rc;
+}
+
+static int64_t live_groups(const ra_state *st) {
+  int64_t n = 0;
+  for (int64_t g = 0; g < st->ngroups; g++) n += st->rows[g] > 0;
+  return n;
+}
+
+static int ra_next(dp_op *op, dp_batch **out) {
+  ra_state *st = op->state;
+  *out = NULL;
+  if (st->done) return DIPPER_OK;
+  int rc = dp_op_drain(op->children[0], consume, op);
+  if (rc) return rc;
+  st->done = true;
+  dp_batch_clear(st->out);
+  if ((rc = emit(st))) return rc;
+  op->metrics.state_rows = live_groups(st);
+  if (st->out->nrows == 0) return DIPPER_OK;
+  op->metrics.rows_out += st->out->nrows;
+  *out = st->out;
+  return DIPPER_OK;
+}
+
+static int ra_end_batch(dp_op *op) {
+  ra_state *st = op->state;
+  st->done = false;
+  return DIPPER_OK;
+}
+
+/* ---- checkpoints ---- */
+
+static int ra_save(dp_op *op, dp_buf *out) {
+  ra_state *st = op->state;
+  dp_put_u8(out, STATE_VERSION);
+  dp_put_uvar(out, (uint64_t)st->ngroups);
+  for (int j = 0; j < st->ngroup; j++) {
+    int rc = dp_vector_encode(st->ht.keys[j], 0, st->ngroups, out);
+    if (rc) return rc;
+  }
+  for (int64_t g = 0; g < st->ngroups; g++) {
+    dp_put_svar(out, st->rows[g]);
+    for (int a = 0; a < st->naggs; a++) {
+      const ra_call *c = &st->calls[a];
+      dp_put_svar(out, c->now.cnt[g]);
+      dp_put_svar(out, c->now.isum[g]);
+      dp_put_f64(out, c->now.fsum[g]);
+    }
+  }
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+static int load(ra_state *st, dp_rd *in) {
+  if (dp_get_u8(in) != STATE_VERSION || st->ngroups != 0) return DIPPER_CORRUPT;
+  int64_t n = (int64_t)dp_get_count(in, 1);
+  if (in->bad) return DIPPER_CORRUPT;
+  if (st->ngroup == 0 && n > 1) return DIPPER_CORRUPT;
+  for (int j = 0; j < st->ngroup; j++) {
+    if (dp_vector_decode(in, st->ht.keys[j]) != DIPPER_OK) return DIPPER_CORRUPT;
+    if (st->ht.keys[j]->length != n) return DIPPER_CORRUPT;
+  }
+  if (st->ngroup > 0) {
+    int64_t dup = -1;
+    int rc = dp_ht_add_appended(&st->ht, n, &dup);
+    if (rc) return rc;
+    if (dup >= 0) return DIPPER_CORRUPT;
+  }
+  st->ngroups = n;
+  int rc = grow_groups(st, n);
+  if (rc) return rc;
+  for (int64_t g = 0; g < n && !in->bad; g++) {
+    st->rows[g] = dp_get_svar(in);
+    for (int a = 0; a < st->naggs; a++) {
+      ra_call *c = &st->calls[a];
+      c->now.cnt[g] = dp_get_svar(in);
+      c->now.isum[g] = dp_get_svar(in);
+      c->now.fsum[g] = dp_get_f64(in);
+    }
+    settle(st, g);
+  }
+  return dp_rd_done(in) ? DIPPER_OK : DIPPER_CORRUPT;
+}
+
+static int ra_restore(dp_op *op, dp_rd *in) {
+  int rc = load(op->state, in);
+  if (rc == DIPPER_CORRUPT)
+    return dp_error(op->ex->diags, DIPPER_CORRUPT, op->plan->span,
+                    "cannot restore the aggregation over an updating input from the "
+                    "checkpoint: its state is damaged or of another version; start the query "
+                    "with a new checkpoint folder");
+  return rc;
+}
+
+const dp_op_class dp_op_agg_retract = {
+    .name = "RetractAggregate",
+    .open = ra_open,
+    .next = ra_next,
+    .end_batch = ra_end_batch,
+    .close = ra_close,
+    .save_state = ra_save,
+    .restore_state = ra_restore,
+};

@@ -1,0 +1,104 @@
+/*
+** analyze_changelog.c — the kinds of change each node emits (Flink's
+** changelogMode), after analyze.c has filled the changelog of every node.
+**
+** Bottom-up: an insert-only node emits [I]; an upsert one (an aggregation
+** over an insert-only input, a keep-last deduplication) [I,UA], new rows
+** that replace the earlier row of their key; a retract one [I,UB,UA,D].
+** An aggregation over an updating input (dp_analyze_retract_aggregate)
+** consumes retractions: it needs the old row of every update, so the
+** aggregation it reads (through projections and filters) is asked for
+** [I,UB,UA] — on the embedded engine an upsert-to-retract step above it
+** (exec/changelog.c), as Flink's planner asks a GroupAggregate for
+** UPDATE_BEFORE when its consumer needs it; an inner join with an updating
+** input (dp_analyze_retract_join) asks both its inputs and emits [I,D].  change_kinds marks the nodes
+** whose batches carry the kinds (dp_batch.change) on the embedded engine.
+**
+** Owns: dp_stream_props.changes and .change_kinds, and which aggregate
+** calls can take a row back.  Does not refuse anything (validate.c does).
+*/
+#include <stddef.h>
+
+#include "plan/analyze.h"
+#include "plan/analyze_int.h"
+
+const char *dp_analyze_retract_refusal(const dp_agg_call *c) {
+  if (c->distinct)
+    return "a DISTINCT aggregate would have to keep every value's count to take one back; "
+           "aggregate without DISTINCT, or deduplicate the rows before the inner aggregation";
+  int id = c->fn ? c->fn->id : -1;
+  if (id == DP_F_COUNT) return NULL;
+  if (id == DP_F_SUM || id == DP_F_AVG) {
+    const dp_type *t = c->nargs > 0 ? c->args[0]->type : NULL;
+    if (t && (dp_type_is_integer(t) || t->kind == DP_T_FLOAT || t->kind == DP_T_DOUBLE))
+      return NULL;
+    return "the embedded engine takes a row back out of SUM and AVG of integers and floating "
+           "point numbers only; CAST the argument to DOUBLE or BIGINT";
+  }
+  if (id == DP_F_MIN || id == DP_F_MAX)
+    return "taking a row back out of MIN or MAX needs every value of the group (the next "
+           "smallest or largest), which the embedded engine does not keep; compute it before "
+           "the inner aggregation, or aggregate with COUNT, SUM or AVG";
+  return "only COUNT, SUM and AVG can take a row back out of their result on the embedded "
+         "engine; compute this one before the inner aggregation";
+}
+
+bool dp_analyze_retract_aggregate(const dp_plan *p) {
+  return p && p->kind == DP_P_AGGREGATE && !p->props.bounded && !p->u.aggregate.window &&
+         p->inputs[0]->props.changelog != DP_CHANGELOG_INSERT_ONLY;
+}
+
+bool dp_analyze_retract_join(const dp_plan *p) {
+  if (!p || p->kind != DP_P_JOIN || p->props.bounded || p->u.join.as_of) return false;
+  if (p->u.join.kind != DP_J_INNER || p->u.join.nkeys <= 0) return false;
+  const dp_plan *L = p->inputs[0], *R = p->inputs[1];
+  if (L->props.bounded || R->props.bounded) return false;
+  return L->props.changelog != DP_CHANGELOG_INSERT_ONLY ||
+         R->props.changelog != DP_CHANGELOG_INSERT_ONLY;
+}
+
+static unsigned of_changelog(const dp_plan *p) {
+  if (p->props.bounded) return DP_CHANGES_I;
+  switch (p->props.changelog) {
+  case DP_CHANGELOG_INSERT_ONLY: return DP_CHANGES_I;
+  case DP_CHANGELOG_UPSERT: return DP_CHANGES_I | DP_CHANGES_UA;
+  case DP_CHANGELOG_RETRACT: return DP_CHANGES_I | DP_CHANGES_UB | DP_CHANGES_UA | DP_CHANGES_D;
+  }
+  return DP_CHANGES_I;
+}
+
+/* p's consumer takes retractions: ask the aggregation below for them. */
+static void require_retractions(dp_plan *p) {
+  if (p->kind == DP_P_PROJECT || p->kind == DP_P_FILTER) {
+    require_retractions(p->inputs[0]);
+    p->props.changes = p->inputs[0]->props.changes;
+    p->props.change_kinds = p->inputs[0]->props.change_kinds;
+    return;
+  }
+  if (p->kind == DP_P_AGGREGATE && p->props.changelog == DP_CHANGELOG_UPSERT) {
+    p->props.changes |= DP_CHANGES_UB;
+    p->props.change_kinds = true;
+  }
+}
+
+void dp_analyze_changes(dp_plan *p) {
+  if (!p) return;
+  for (int i = 0; i < p->ninputs; i++) dp_analyze_changes(p->inputs[i]);
+  p->props.changes = of_changelog(p);
+  p->props.change_kinds = false;
+  if (dp_analyze_retract_aggregate(p)) {
+    require_retractions(p->inputs[0]);
+    p->props.change_kinds = true;
+  } else if (dp_analyze_retract_join(p)) {
+    /* Flink's inner join over retractions: +I for a new match, -D for one
+       taken back. */
+    require_retractions(p->inputs[0]);
+    require_retractions(p->inputs[1]);
+    p->props.changes = DP_CHANGES_I | DP_CHANGES_D;
+    p->props.change_kinds = true;
+  } else if ((p->kind == DP_P_PROJECT || p->kind == DP_P_FILTER) &&
+             p->inputs[0]->props.change_kinds) {
+    p->props.changes = p->inputs[0]->props.changes;
+    p->props.change_kinds = true;
+  }
+}
