@@ -28,17 +28,9 @@
 #include <unistd.h>
 
 #include "dipper.h"
+#include "spark/spark_env.h"
 #include "test.h"
 
-static const char *remote(void) {
-  static char uri[256];
-  const char *r = getenv("DIPPER_SPARK_REMOTE"), *port = getenv("DIPPER_SPARK_PORT");
-  if (r && *r)
-    snprintf(uri, sizeof uri, "%s", r);
-  else
-    snprintf(uri, sizeof uri, "sc://127.0.0.1:%s", port && *port ? port : "15002");
-  return uri;
-}
 
 /* A fresh directory under /tmp, unique per run. */
 static void fresh_dir(char *dir, size_t cap, const char *what) {
@@ -212,7 +204,7 @@ static bool some_part_has(const char *dir, const char *needle, size_t nlen) {
 
 TEST(batch_insert_writes_container_files_and_select_reads_them) {
   dipper *db = NULL;
-  CHECK_EQ(dipper_open(&db, remote()), DIPPER_OK);
+  CHECK_EQ(dipper_open(&db, spark_remote()), DIPPER_OK);
   char dir[256], sql[2048];
   fresh_dir(dir, sizeof dir, "batch");
   char table[1024];
@@ -251,7 +243,7 @@ TEST(batch_insert_writes_container_files_and_select_reads_them) {
 
 TEST(overwrite_with_a_codec) {
   dipper *db = NULL;
-  CHECK_EQ(dipper_open(&db, remote()), DIPPER_OK);
+  CHECK_EQ(dipper_open(&db, spark_remote()), DIPPER_OK);
   char dir[256], sql[2048], table[1024];
   fresh_dir(dir, sizeof dir, "codec");
   snprintf(table, sizeof table, TABLE_FMT, dir, ", 'avro.codec' = 'null'");
@@ -302,7 +294,7 @@ static int part_lines(const char *dir, char **lines, int cap) {
 
 TEST(avro_directory_as_a_stream) {
   dipper *db = NULL;
-  CHECK_EQ(dipper_open(&db, remote()), DIPPER_OK);
+  CHECK_EQ(dipper_open(&db, spark_remote()), DIPPER_OK);
   char dir[256], out[300], ck[300], sql[3072], table[1024];
   fresh_dir(dir, sizeof dir, "stream");
   snprintf(out, sizeof out, "%s_out", dir);

@@ -37,18 +37,10 @@
 #include "spark/client.h"
 #include "spark/streaming.h"
 #include "spark/uuid.h"
+#include "spark/spark_env.h"
 #include "test.h"
 
-static const char *server(void) {
-  const char *r = getenv("DIPPER_SPARK_REMOTE");
-  return r && r[0] ? r : "sc://127.0.0.1:15002";
-}
 
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- what a callback got ---- */
 
@@ -56,7 +48,7 @@ static int64_t now_ms(void) {
 typedef struct got {
   int n;
   int64_t ids[MAXB];
-  int64_t at[MAXB];     /* now_ms() when the callback got it */
+  int64_t at[MAXB];     /* spark_now_ms() when the callback got it */
   char rows[MAXB][512]; /* the batch's rows as sorted "a|b\n" lines */
   int64_t fail_at;      /* return 1 for this batch id (-1: never) */
 } got;
@@ -91,7 +83,7 @@ static int on_batch(void *user, int64_t id, struct ArrowSchema *schema, struct A
   array->release(array);
   schema->release(schema);
   if (g->n < MAXB) {
-    g->at[g->n] = now_ms();
+    g->at[g->n] = spark_now_ms();
     g->ids[g->n] = id;
     snprintf(g->rows[g->n], sizeof g->rows[g->n], "%s", text);
     g->n++;
@@ -139,23 +131,16 @@ static void add_file(env *e, const char *lines) {
   CHECK_EQ(rename(tmp, dst), 0);
 }
 
-static void print_diags(dipper *db) {
-  for (int i = 0; i < dipper_diag_count(db); i++) {
-    char *r = dipper_diag_render(db, i);
-    fprintf(stderr, "  (diagnostic) %s", r ? r : "(no render)\n");
-    dipper_free(r);
-  }
-}
 
 /* Step every query until each got has at least want[i] batches (at most
 ** limit_ms); DIPPER_OK, or the first step's error. */
 static int step_until(dipper_query **qs, int n, got **gs, const int *want, int64_t limit_ms) {
-  int64_t end = now_ms() + limit_ms;
+  int64_t end = spark_now_ms() + limit_ms;
   for (;;) {
     bool all = true;
     for (int i = 0; i < n; i++)
       if (gs[i]->n < want[i]) all = false;
-    if (all || now_ms() > end) return DIPPER_OK;
+    if (all || spark_now_ms() > end) return DIPPER_OK;
     for (int i = 0; i < n; i++) {
       int fin = 0;
       int rc = dipper_query_step(qs[i], &fin);
@@ -180,7 +165,7 @@ TEST(append_rows_exact_per_batch_id) {
   env e;
   env_open(&e, "append");
   dipper *db = NULL;
-  CHECK_EQ(dipper_open(&db, server()), DIPPER_OK);
+  CHECK_EQ(dipper_open(&db, spark_remote()), DIPPER_OK);
   got g = {.fail_at = -1};
   CHECK_EQ(dipper_register_callback(db, "rows", on_batch, &g), DIPPER_OK);
   char sql[2048];
@@ -195,18 +180,18 @@ TEST(append_rows_exact_per_batch_id) {
   int n = 0;
   int rc = prog ? dipper_query_start(prog, &qs, &n) : DIPPER_MISUSE;
   CHECK_EQ(rc, DIPPER_OK);
-  if (rc) print_diags(db);
+  if (rc) spark_print_diags(db);
   got *gs[1] = {&g};
   if (rc == DIPPER_OK) {
     add_file(&e, "{\"k\":\"a\",\"v\":1}\n{\"k\":\"b\",\"v\":2}\n{\"k\":\"z\",\"v\":-1}\n");
     CHECK_EQ(step_until(qs, n, gs, (int[]){1}, 60000), DIPPER_OK);
-    int64_t t0 = now_ms();
+    int64_t t0 = spark_now_ms();
     add_file(&e, "{\"k\":\"c\",\"v\":3}\n");
     rc = step_until(qs, n, gs, (int[]){2}, 60000);
     fprintf(stderr, "  batch 1: in the callback %lld ms after its file landed\n",
             (long long)(g.n >= 2 ? g.at[1] - t0 : -1));
     CHECK_EQ(rc, DIPPER_OK);
-    if (rc) print_diags(db);
+    if (rc) spark_print_diags(db);
     CHECK_EQ(g.n, 2);
     CHECK_EQ(g.ids[0], 0);
     CHECK_EQ(g.ids[1], 1);
@@ -219,7 +204,7 @@ TEST(append_rows_exact_per_batch_id) {
       char line[64], want[64];
       snprintf(line, sizeof line, "{\"k\":\"l%d\",\"v\":%d}\n", i, i + 1);
       snprintf(want, sizeof want, "l%d|%d\n", i, (i + 1) * 10);
-      int64_t t = now_ms();
+      int64_t t = spark_now_ms();
       add_file(&e, line);
       rc = step_until(qs, n, gs, (int[]){3 + i}, 60000);
       lat[i] = g.n >= 3 + i ? g.at[2 + i] - t : -1;
@@ -246,7 +231,7 @@ TEST(update_and_complete_modes) {
   env e;
   env_open(&e, "modes");
   dipper *db = NULL;
-  CHECK_EQ(dipper_open(&db, server()), DIPPER_OK);
+  CHECK_EQ(dipper_open(&db, spark_remote()), DIPPER_OK);
   got gu = {.fail_at = -1}, gc = {.fail_at = -1};
   CHECK_EQ(dipper_register_callback(db, "upd", on_batch, &gu), DIPPER_OK);
   CHECK_EQ(dipper_register_callback(db, "all", on_batch, &gc), DIPPER_OK);
@@ -264,12 +249,12 @@ TEST(update_and_complete_modes) {
   dipper_program *prog = NULL;
   int rc = dipper_compile(db, sql, (size_t)-1, "modes.sql", &prog);
   CHECK_EQ(rc, DIPPER_OK);
-  if (rc) print_diags(db);
+  if (rc) spark_print_diags(db);
   dipper_query **qs = NULL;
   int n = 0;
   rc = prog ? dipper_query_start(prog, &qs, &n) : DIPPER_MISUSE;
   CHECK_EQ(rc, DIPPER_OK);
-  if (rc) print_diags(db);
+  if (rc) spark_print_diags(db);
   got *gs[2] = {&gu, &gc};
   if (rc == DIPPER_OK && n == 2) {
     add_file(&e, "{\"k\":\"a\",\"v\":1}\n{\"k\":\"b\",\"v\":2}\n{\"k\":\"a\",\"v\":3}\n");
@@ -277,7 +262,7 @@ TEST(update_and_complete_modes) {
     add_file(&e, "{\"k\":\"a\",\"v\":5}\n");
     rc = step_until(qs, n, gs, (int[]){2, 2}, 60000);
     CHECK_EQ(rc, DIPPER_OK);
-    if (rc) print_diags(db);
+    if (rc) spark_print_diags(db);
     CHECK_EQ(gu.n, 2);
     CHECK_EQ(gc.n, 2);
     CHECK_STR(gu.rows[0], "a|4\nb|2\n");
@@ -305,7 +290,7 @@ static dipper_program *restart_program(dipper *db, env *e) {
   dipper_program *prog = NULL;
   int rc = dipper_compile(db, sql, (size_t)-1, "restart.sql", &prog);
   CHECK_EQ(rc, DIPPER_OK);
-  if (rc) print_diags(db);
+  if (rc) spark_print_diags(db);
   return prog;
 }
 
@@ -313,7 +298,7 @@ TEST(restart_from_the_checkpoint_continues_the_ids) {
   env e;
   env_open(&e, "restart");
   dipper *db = NULL;
-  CHECK_EQ(dipper_open(&db, server()), DIPPER_OK);
+  CHECK_EQ(dipper_open(&db, spark_remote()), DIPPER_OK);
   got g = {.fail_at = 1};
   CHECK_EQ(dipper_register_callback(db, "rows", on_batch, &g), DIPPER_OK);
   dipper_program *prog = restart_program(db, &e);
@@ -341,7 +326,7 @@ TEST(restart_from_the_checkpoint_continues_the_ids) {
      again): batch 1 again (same id, same rows), then a new batch 2 */
   g.fail_at = -1;
   db = NULL;
-  CHECK_EQ(dipper_open(&db, server()), DIPPER_OK);
+  CHECK_EQ(dipper_open(&db, spark_remote()), DIPPER_OK);
   CHECK_EQ(dipper_register_callback(db, "rows", on_batch, &g), DIPPER_OK);
   prog = restart_program(db, &e);
   rc = prog ? dipper_query_start(prog, &qs, &n) : DIPPER_MISUSE;
@@ -351,7 +336,7 @@ TEST(restart_from_the_checkpoint_continues_the_ids) {
     add_file(&e, "{\"k\":\"c\",\"v\":3}\n");
     rc = step_until(qs, n, gs, (int[]){4}, 60000);
     CHECK_EQ(rc, DIPPER_OK);
-    if (rc) print_diags(db);
+    if (rc) spark_print_diags(db);
     CHECK_EQ(g.n, 4);
     CHECK_EQ(g.ids[0], 0);
     CHECK_EQ(g.ids[1], 1);
@@ -372,7 +357,7 @@ TEST(a_client_that_stops_taking_batches_fails_the_query_within_the_timeout) {
   env e;
   env_open(&e, "timeout");
   dipper *db = NULL;
-  CHECK_EQ(dipper_open(&db, server()), DIPPER_OK);
+  CHECK_EQ(dipper_open(&db, spark_remote()), DIPPER_OK);
   got g = {.fail_at = -1};
   CHECK_EQ(dipper_register_callback(db, "rows", on_batch, &g), DIPPER_OK);
   char sql[2048];
@@ -391,17 +376,17 @@ TEST(a_client_that_stops_taking_batches_fails_the_query_within_the_timeout) {
     add_file(&e, "{\"k\":\"a\",\"v\":1}\n");
     /* nobody takes the batch: the query must end, failed, soon after the
        3 s timeout (Spark's file listing and the batch take a few seconds) */
-    int64_t t0 = now_ms();
+    int64_t t0 = spark_now_ms();
     dipper_status st;
     int active = 1;
-    while (active && now_ms() - t0 < 30000) {
+    while (active && spark_now_ms() - t0 < 30000) {
       nanosleep(&(struct timespec){0, 500 * 1000 * 1000}, NULL);
       memset(&st, 0, sizeof st);
       st.size = sizeof st;
       CHECK_EQ(dipper_query_status(qs[0], &st), DIPPER_OK);
       active = st.active;
     }
-    int64_t took = now_ms() - t0;
+    int64_t took = spark_now_ms() - t0;
     CHECK_EQ(active, 0);
     CHECK(took >= 3000);
     CHECK(took < 20000);
@@ -423,7 +408,7 @@ TEST(refusals) {
   env e;
   env_open(&e, "refusals");
   dipper *db = NULL;
-  CHECK_EQ(dipper_open(&db, server()), DIPPER_OK);
+  CHECK_EQ(dipper_open(&db, spark_remote()), DIPPER_OK);
   char sql[2048];
   int at = snprintf(sql, sizeof sql, CKPT SOURCE, e.ckpt, e.in);
   snprintf(sql + at, sizeof sql - (size_t)at,
@@ -452,7 +437,7 @@ TEST(refusals) {
   dipper_close(db);
   /* no checkpoint folder: Spark would refuse to start dipper's sink */
   db = NULL;
-  CHECK_EQ(dipper_open(&db, server()), DIPPER_OK);
+  CHECK_EQ(dipper_open(&db, spark_remote()), DIPPER_OK);
   CHECK_EQ(dipper_register_callback(db, "nobody", on_batch, &g), DIPPER_OK);
   at = snprintf(sql, sizeof sql, SOURCE, e.in);
   snprintf(sql + at, sizeof sql - (size_t)at,
@@ -470,7 +455,7 @@ TEST(refusals) {
   dipper_close(db);
   /* a timeout that is not a duration: refused at compile time */
   db = NULL;
-  CHECK_EQ(dipper_open(&db, server()), DIPPER_OK);
+  CHECK_EQ(dipper_open(&db, spark_remote()), DIPPER_OK);
   at = snprintf(sql, sizeof sql, SOURCE, e.in);
   snprintf(sql + at, sizeof sql - (size_t)at,
            "CREATE TABLE out (k STRING, v BIGINT) WITH ('connector' = 'callback', "
@@ -563,7 +548,7 @@ TEST(a_client_process_killed_fails_the_query_within_the_timeout) {
   char sid[DP_UUID_LEN + 1];
   CHECK_EQ(dp_uuid_v4(sid), DIPPER_OK);
   char remote[256];
-  snprintf(remote, sizeof remote, "%s/;session_id=%s", server(), sid);
+  snprintf(remote, sizeof remote, "%s/;session_id=%s", spark_remote(), sid);
   int out[2];
   CHECK_EQ(pipe(out), 0);
   pid_t pid = fork();
@@ -584,7 +569,7 @@ TEST(a_client_process_killed_fails_the_query_within_the_timeout) {
   add_file(&e, "{\"k\":\"b\",\"v\":2}\n{\"k\":\"c\",\"v\":3}\n");
   CHECK(read_line(f, "holding 1", line, sizeof line));
   CHECK_EQ(kill(pid, SIGKILL), 0);
-  int64_t t0 = now_ms();
+  int64_t t0 = spark_now_ms();
   int status = 0;
   CHECK_EQ(waitpid(pid, &status, 0), pid);
   CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
@@ -601,13 +586,13 @@ TEST(a_client_process_killed_fails_the_query_within_the_timeout) {
   snprintf(q.run_id, sizeof q.run_id, "%s", run);
   bool active = true;
   int rc = DIPPER_OK;
-  while (sc && active && rc == DIPPER_OK && now_ms() - t0 < 60000) {
+  while (sc && active && rc == DIPPER_OK && spark_now_ms() - t0 < 60000) {
     dp_sq_status st;
     rc = dp_sq_get_status(sc, &q, &st, &err);
     active = st.active;
     if (active) nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
   }
-  int64_t took = now_ms() - t0;
+  int64_t took = spark_now_ms() - t0;
   CHECK_EQ(rc, DIPPER_OK);
   if (rc) fprintf(stderr, "  status: %s\n", dp_buf_cstr(&err.message));
   CHECK(!active);
@@ -629,7 +614,7 @@ TEST(a_client_process_killed_fails_the_query_within_the_timeout) {
   CHECK(!exists(q_ckpt, "commits/1"));
   /* a restart from it (this process, a new session): batch 1 again, same rows */
   dipper *db = NULL;
-  CHECK_EQ(dipper_open(&db, server()), DIPPER_OK);
+  CHECK_EQ(dipper_open(&db, spark_remote()), DIPPER_OK);
   got g = {.fail_at = -1};
   CHECK_EQ(dipper_register_callback(db, "rows", on_batch, &g), DIPPER_OK);
   char sql[2048];
@@ -645,7 +630,7 @@ TEST(a_client_process_killed_fails_the_query_within_the_timeout) {
     CHECK_STR(dipper_query_id(qs[0]), qid); /* the same query, from its checkpoint */
     rc = step_until(qs, n, gs, (int[]){1}, 60000);
     CHECK_EQ(rc, DIPPER_OK);
-    if (rc) print_diags(db);
+    if (rc) spark_print_diags(db);
     CHECK_EQ(g.n, 1);
     CHECK_EQ(g.ids[0], 1);
     CHECK_STR(g.rows[0], "b|2\nc|3\n");

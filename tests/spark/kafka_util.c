@@ -16,6 +16,7 @@
 #include "formats/avro.h"
 #include "formats/formats.h"
 #include "kafka_util.h"
+#include "spark_env.h"
 #include "spark/stream_rules.h"
 #include "spark/streaming.h"
 #include "spark/translate_stream.h"
@@ -280,27 +281,14 @@ int dp_tk_consume_keyed(const char *brokers, const char *topic, int partitions, 
 
 /* ---- the Spark streaming harness ---- */
 
-static int64_t st_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
-const char *st_spark_remote(void) {
-  static char uri[256];
-  const char *r = getenv("DIPPER_SPARK_REMOTE"), *port = getenv("DIPPER_SPARK_PORT");
-  if (r && *r)
-    snprintf(uri, sizeof uri, "%s", r);
-  else
-    snprintf(uri, sizeof uri, "sc://127.0.0.1:%s", port && *port ? port : "15002");
-  return uri;
-}
+const char *st_spark_remote(void) { return spark_remote(); }
 
 int st_open(st_env *e, const char *what) {
   memset(e, 0, sizeof *e);
   snprintf(e->tag, sizeof e->tag, "dipper_%s_%ld_%ld", what, (long)getpid(), (long)time(NULL));
   snprintf(e->dir, sizeof e->dir, "/tmp/%s", e->tag);
-  e->opened_ms = st_now_ms();
+  e->opened_ms = spark_now_ms();
   if (mkdir(e->dir, 0755) != 0) {
     fprintf(stderr, "mkdir %s failed\n", e->dir);
     return -1;
@@ -351,7 +339,7 @@ void st_close(st_env *e) {
   }
   if (e->dir[0]) st_rmtree(e->dir);
   if (e->tag[0])
-    fprintf(stderr, "%s: %.1f s\n", e->tag, (double)(st_now_ms() - e->opened_ms) / 1000.0);
+    fprintf(stderr, "%s: %.1f s\n", e->tag, (double)(spark_now_ms() - e->opened_ms) / 1000.0);
 }
 
 int st_mkdir(const st_env *e, const char *sub) {

@@ -24,18 +24,10 @@
 #include <time.h>
 
 #include "dipper.h"
+#include "spark/spark_env.h"
 #include "test.h"
 
-static const char *server(void) {
-  const char *r = getenv("DIPPER_SPARK_REMOTE");
-  return r && r[0] ? r : "sc://127.0.0.1:15002";
-}
 
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The jar of every class of tests/spark/java, made once into dir/udfs.jar. */
 static char jar[512];
@@ -50,20 +42,13 @@ static bool build_jar(const char *dir) {
   return system(cmd) == 0;
 }
 
-static void print_diags(dipper *db) {
-  for (int i = 0; i < dipper_diag_count(db); i++) {
-    char *r = dipper_diag_render(db, i);
-    fprintf(stderr, "  (diagnostic) %s", r ? r : "(no render)\n");
-    dipper_free(r);
-  }
-}
 
 /* The rows of statement stmt as "a|b\n" lines. */
 static const char *rows_of(dipper *db, dipper_program *prog, int stmt, char *buf, size_t cap) {
   buf[0] = '\0';
   struct ArrowArrayStream st;
   if (dipper_execute(prog, stmt, &st) != DIPPER_OK) {
-    print_diags(db);
+    spark_print_diags(db);
     return "(failed)";
   }
   struct ArrowSchema schema;
@@ -88,7 +73,7 @@ static const char *rows_of(dipper *db, dipper_program *prog, int stmt, char *buf
 
 TEST(java_function_uploaded_registered_and_called) {
   dipper *db = NULL;
-  CHECK_EQ(dipper_open(&db, server()), DIPPER_OK);
+  CHECK_EQ(dipper_open(&db, spark_remote()), DIPPER_OK);
   char sql[2048];
   snprintf(sql, sizeof sql,
            "SET 'execution.runtime-mode' = 'batch';\n"
@@ -101,7 +86,7 @@ TEST(java_function_uploaded_registered_and_called) {
   dipper_program *prog = NULL;
   int rc = dipper_compile(db, sql, (size_t)-1, "udf.sql", &prog);
   CHECK_EQ(rc, DIPPER_OK);
-  if (rc) print_diags(db);
+  if (rc) spark_print_diags(db);
   char buf[1024];
   if (prog) {
     CHECK_STR(rows_of(db, prog, 3, buf, sizeof buf), "NULL|NULL|NULL\napple|1|4\nbanana|3|0\n");
@@ -135,7 +120,7 @@ static int c_count_char(dipper_function_ctx *ctx, int nargs, const struct ArrowS
 
 static void q14_rows(bool on_spark, char *buf, size_t cap) {
   dipper *db = NULL;
-  CHECK_EQ(dipper_open(&db, on_spark ? server() : NULL), DIPPER_OK);
+  CHECK_EQ(dipper_open(&db, on_spark ? spark_remote() : NULL), DIPPER_OK);
   char sql[4096];
   if (on_spark)
     snprintf(sql, sizeof sql,
@@ -154,7 +139,7 @@ static void q14_rows(bool on_spark, char *buf, size_t cap) {
   dipper_program *prog = NULL;
   int rc = dipper_compile(db, sql, (size_t)-1, "q14.sql", &prog);
   CHECK_EQ(rc, DIPPER_OK);
-  if (rc) print_diags(db);
+  if (rc) spark_print_diags(db);
   if (prog) rows_of(db, prog, on_spark ? 3 : 2, buf, cap);
   dipper_program_free(prog);
   dipper_close(db);
@@ -176,7 +161,7 @@ TEST(nexmark_q14_count_char_on_spark_as_embedded) {
 
 TEST(java_aggregate_in_a_group_by) {
   dipper *db = NULL;
-  CHECK_EQ(dipper_open(&db, server()), DIPPER_OK);
+  CHECK_EQ(dipper_open(&db, spark_remote()), DIPPER_OK);
   char sql[4096];
   snprintf(sql, sizeof sql,
            "SET 'execution.runtime-mode' = 'batch';\n" SUM_LEN
@@ -192,7 +177,7 @@ TEST(java_aggregate_in_a_group_by) {
   dipper_program *prog = NULL;
   int rc = dipper_compile(db, sql, (size_t)-1, "udaf.sql", &prog);
   CHECK_EQ(rc, DIPPER_OK);
-  if (rc) print_diags(db);
+  if (rc) spark_print_diags(db);
   char buf[1024];
   if (prog) {
     CHECK_STR(rows_of(db, prog, 4, buf, sizeof buf), "x|11|2|4\ny|4|2|0\nz|NULL|1|NULL\n");
@@ -256,8 +241,8 @@ static void add_file(const char *dir, const char *in, int i, const char *lines) 
 }
 
 static int step_until(dipper_query *q, got *g, int want) {
-  int64_t end = now_ms() + 90000;
-  while (g->n < want && now_ms() < end) {
+  int64_t end = spark_now_ms() + 90000;
+  while (g->n < want && spark_now_ms() < end) {
     int fin = 0;
     int rc = dipper_query_step(q, &fin);
     if (rc != DIPPER_OK) return rc;
@@ -276,7 +261,7 @@ TEST(java_aggregate_in_a_streaming_query) {
   snprintf(cmd, sizeof cmd, "mkdir -p '%s' '%s'", in, ckpt);
   CHECK_EQ(system(cmd), 0);
   dipper *db = NULL;
-  CHECK_EQ(dipper_open(&db, server()), DIPPER_OK);
+  CHECK_EQ(dipper_open(&db, spark_remote()), DIPPER_OK);
   got g = {0};
   CHECK_EQ(dipper_register_callback(db, "lens", on_batch, &g), DIPPER_OK);
   char sql[4096];
@@ -291,12 +276,12 @@ TEST(java_aggregate_in_a_streaming_query) {
   dipper_program *prog = NULL;
   int rc = dipper_compile(db, sql, (size_t)-1, "udaf_stream.sql", &prog);
   CHECK_EQ(rc, DIPPER_OK);
-  if (rc) print_diags(db);
+  if (rc) spark_print_diags(db);
   dipper_query **qs = NULL;
   int n = 0;
   rc = prog ? dipper_query_start(prog, &qs, &n) : DIPPER_MISUSE;
   CHECK_EQ(rc, DIPPER_OK);
-  if (rc) print_diags(db);
+  if (rc) spark_print_diags(db);
   if (rc == DIPPER_OK && n == 1) {
     add_file(dir, in, 0, "{\"k\":\"a\",\"w\":\"xy\"}\n{\"k\":\"b\",\"w\":\"hello\"}\n"
                          "{\"k\":\"a\",\"w\":\"z\"}\n{\"k\":\"b\",\"w\":null}\n");
@@ -304,7 +289,7 @@ TEST(java_aggregate_in_a_streaming_query) {
     add_file(dir, in, 1, "{\"k\":\"a\",\"w\":\"four\"}\n");
     rc = step_until(qs[0], &g, 2);
     CHECK_EQ(rc, DIPPER_OK);
-    if (rc) print_diags(db);
+    if (rc) spark_print_diags(db);
     CHECK_EQ(g.n, 2);
     CHECK_EQ(g.ids[0], 0);
     CHECK_EQ(g.ids[1], 1);
@@ -321,7 +306,7 @@ TEST(java_aggregate_in_a_streaming_query) {
 TEST(refusals) {
   /* an Aggregator: Spark Connect cannot register one from its name */
   dipper *db = NULL;
-  CHECK_EQ(dipper_open(&db, server()), DIPPER_OK);
+  CHECK_EQ(dipper_open(&db, spark_remote()), DIPPER_OK);
   char sql[2048];
   snprintf(sql, sizeof sql,
            "CREATE TEMPORARY FUNCTION tsum(v BIGINT) RETURNS BIGINT AS 'dipper.test.TypedSum' "
