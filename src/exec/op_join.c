@@ -1237,6 +1237,12 @@ static int setup_ekeys(dp_op *op) {
         bool strs = xt->kind == yt->kind && (xt->kind == DP_T_STRING || xt->kind == DP_T_BYTES);
         if (!ints && !strs && (!dp_type_equal(xt, yt) || dp_phys_of(xt) != dp_phys_of(yt)))
           continue;
+        /* ROWs and ARRAYs compare field by field here but not so in SQL (a NULL
+        ** field); NaN meets NaN in the index but not through `=`: floats are
+        ** keys, and the equality is checked again on the pairs */
+        dp_phys ph = dp_phys_of(xt);
+        if (ph == DP_PHYS_STRUCT || ph == DP_PHYS_LIST) continue;
+        if (ph == DP_PHYS_F32 || ph == DP_PHYS_F64) rest = true;
         dp_expr *lx = dp_expr_remap(a, x, lmap), *ry = dp_expr_remap(a, y, rmap);
         if (!lx || !ry) return DIPPER_NOMEM;
         if (ints && !dp_type_equal(xt, yt)) { /* every integer type fits a BIGINT */

@@ -122,6 +122,11 @@ TEST(expression_keys_join_like_the_nested_loop) {
                    " ('p', 2, 'three')) AS b(s, i, z) ON ", "",
                    "UPPER(a.s) = b.s AND a.i = b.i", "UPPER(a.s) || 'x' = b.s || 'x' AND a.i = b.i",
                    "10, 'one'\n30, 'two'\n");
+  /* doubles: -0.0 meets 0.0, NaN meets nothing, as through `=` */
+  like_nested_loop("SELECT l.v, r.w FROM (VALUES (CAST('NaN' AS DOUBLE), 'nan'), (-0.0, 'mz'),"
+                   " (1.5, 'x')) AS l(d, v) JOIN (VALUES (CAST('NaN' AS DOUBLE), 'NAN'),"
+                   " (0.0, 'z'), (3.0, 'X')) AS r(d, w) ON ", "", "l.d * 2 = r.d",
+                   "l.d * 2 - r.d = 0", "'mz', 'z'\n'x', 'X'\n");
   like_nested_loop("SELECT l.v FROM " EL " WHERE EXISTS (SELECT 1 FROM " ER " WHERE ", ")", mod,
                    mod_loop, "'a'\n'b'\n'c'\n");
   like_nested_loop("SELECT l.v FROM " EL " WHERE NOT EXISTS (SELECT 1 FROM " ER " WHERE ", ")",
