@@ -186,6 +186,7 @@ void dp_vector_truncate(dp_vector *v, int64_t length) {
 /* Everything a null row needs allocated, so that writing it cannot fail:
 ** room in this vector, its bitmap, and the same for a ROW's children. */
 static int prepare_null(dp_vector *v) {
+  if (v->length < v->capacity && v->validity && v->phys != DP_PHYS_STRUCT) return DIPPER_OK;
   int rc = dp_vector_room_(v);
   if (rc) return rc;
   if (v->phys != DP_PHYS_NULL && !v->validity) {
@@ -201,13 +202,25 @@ static int prepare_null(dp_vector *v) {
 
 static void write_null(dp_vector *v) {
   int64_t i = v->length;
-  int width = dp_phys_width(v->phys);
-  /* Zeroed slots keep exported buffers deterministic. */
-  if (width) memset((char *)v->values + i * width, 0, (size_t)width);
-  if (v->phys == DP_PHYS_BIT) dp_bit_set(v->values, i, false);
-  if (v->phys == DP_PHYS_VARBIN || v->phys == DP_PHYS_LIST) v->offsets[i + 1] = v->offsets[i];
-  if (v->phys == DP_PHYS_STRUCT)
+  /* Zeroed slots keep exported buffers deterministic.  One store per layout,
+  ** no memset call: a NULL ROW writes a null into each of its fields (the
+  ** Nexmark events hold two NULL ROWs of 7 to 10 fields each). */
+  switch (v->phys) {
+  case DP_PHYS_NULL: break;
+  case DP_PHYS_BIT: dp_bit_set(v->values, i, false); break;
+  case DP_PHYS_I8: ((int8_t *)v->values)[i] = 0; break;
+  case DP_PHYS_I16: ((int16_t *)v->values)[i] = 0; break;
+  case DP_PHYS_I32:
+  case DP_PHYS_F32: ((int32_t *)v->values)[i] = 0; break;
+  case DP_PHYS_I64:
+  case DP_PHYS_F64: ((int64_t *)v->values)[i] = 0; break;
+  case DP_PHYS_D128: memset((char *)v->values + i * 16, 0, 16); break;
+  case DP_PHYS_VARBIN:
+  case DP_PHYS_LIST: v->offsets[i + 1] = v->offsets[i]; break;
+  case DP_PHYS_STRUCT:
     for (int c = 0; c < v->nchildren; c++) write_null(v->children[c]);
+    break;
+  }
   if (v->validity) dp_bit_set(v->validity, i, false);
   v->null_count++;
   v->length++;

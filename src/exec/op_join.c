@@ -74,6 +74,18 @@ typedef struct join_state {
   bool build_outer;    /* unmatched build rows leave padded, at the end */
   bool mark_build;     /* record which build rows matched (build_hit) */
   bool semi;           /* SEMI/ANTI: output = probe rows only */
+  /* Expression keys: an equality of an expression over one side and one over
+  ** the other (Nexmark q13's MOD(B.auction, 10000) = S.key) hashes too, not
+  ** only a column against a column.  Then every key is an expression (a
+  ** column is one), bkeys and pkeys are 0..nkeys-1 and index the key values:
+  ** bkb per build row (made as the rows are kept, again after a restore),
+  ** pkv per row of st->probe (made at its first slice, freed with as_of). */
+  bool ekeys;
+  dp_expr **bkexpr, **pkexpr; /* over the build, the probe side's own columns */
+  dp_schema kschema;   /* the key values' columns */
+  dp_batch *bkb;       /* ekeys: the key values of every build row */
+  dp_vector **pkv;     /* ekeys: the key values of the probe rows, or NULL */
+  bool keys_stale;     /* ekeys: restored, bkb and the index to make again */
   int version_col;     /* temporal join: the build side's version time column, or -1 */
   dp_vector *as_of;    /* temporal join: FOR SYSTEM_TIME AS OF over the probe rows */
   bool versions_stream;/* temporal join of two streams: left rows wait for the watermark */
@@ -291,17 +303,61 @@ static int clear_probe(join_state *st, int64_t n) {
   return DIPPER_OK;
 }
 
+/* ekeys: the key values of the rows of `rows` (the build side's schema)
+** appended to bkb and indexed. */
+static int build_keys(dp_op *op, const dp_batch *rows) {
+  join_state *st = op->state;
+  dp_vector *v[64] = {0};
+  int rc = DIPPER_OK;
+  for (int k = 0; k < st->nkeys && !rc; k++) rc = dp_eval(op->ex, st->bkexpr[k], rows, &v[k]);
+  int64_t first = st->bkb->nrows;
+  if (!rc) {
+    dp_batch vals = {&st->kschema, st->nkeys, v, rows->nrows, NULL};
+    rc = dp_rows_append(st->bkb, &vals);
+  }
+  for (int k = 0; k < st->nkeys; k++) dp_vector_free(v[k]);
+  if (!rc) rc = dp_rowhash_add_rows(st->index, st->bkb, st->bkeys, st->nkeys, first);
+  return rc;
+}
+
+/* ekeys: bkb and the index again, over every build row (after a restore). */
+static int rebuild_keys(dp_op *op) {
+  join_state *st = op->state;
+  dp_batch_clear(st->bkb);
+  dp_rowhash_free(st->index);
+  return st->build->nrows > 0 ? build_keys(op, st->build) : DIPPER_OK;
+}
+
+/* ekeys: the key values of every row of st->probe. */
+static int probe_keys(dp_op *op) {
+  join_state *st = op->state;
+  st->pkv = calloc((size_t)st->nkeys, sizeof *st->pkv);
+  if (!st->pkv) return DIPPER_NOMEM;
+  for (int k = 0; k < st->nkeys; k++) {
+    int rc = dp_eval(op->ex, st->pkexpr[k], st->probe, &st->pkv[k]);
+    if (rc) return rc;
+  }
+  return DIPPER_OK;
+}
+
+static void free_probe_keys(join_state *st) {
+  for (int k = 0; st->pkv && k < st->nkeys; k++) dp_vector_free(st->pkv[k]);
+  free(st->pkv);
+  st->pkv = NULL;
+}
+
 /* Join probe rows [start, end) into st->out. */
 static int probe_slice(dp_op *op, int64_t start, int64_t end) {
   join_state *st = op->state;
   const dp_batch *P = st->probe, *B = st->build;
   int64_t n = end - start;
   if (clear_probe(st, n)) return DIPPER_NOMEM;
-  int rc;
+  int rc = DIPPER_OK;
   const dp_vector *pk[64], *bk[64];
+  if (st->ekeys && !st->pkv && (rc = probe_keys(op))) return rc;
   for (int k = 0; k < st->nkeys; k++) {
-    pk[k] = P->cols[st->pkeys[k]];
-    bk[k] = B->cols[st->bkeys[k]];
+    pk[k] = st->ekeys ? st->pkv[k] : P->cols[st->pkeys[k]];
+    bk[k] = (st->ekeys ? st->bkb : B)->cols[st->bkeys[k]];
   }
   const uint8_t *dead = st->build_dead;
   for (int64_t r = start; r < end; r++) {
@@ -373,10 +429,14 @@ static int keep_build(dp_op *op, const dp_batch *b) {
   int64_t first = st->build->nrows;
   int rc = dp_rows_append(st->build, b);
   if (rc) return rc;
-  const dp_vector *bk[64];
-  for (int k = 0; k < st->nkeys; k++) bk[k] = st->build->cols[st->bkeys[k]];
-  for (int64_t r = first; r < st->build->nrows; r++)
-    if ((rc = dp_rowhash_add(st->index, dp_rows_hash(bk, st->nkeys, r)))) return rc;
+  if (st->ekeys) {
+    if (b->nrows > 0 && (rc = build_keys(op, b))) return rc;
+  } else {
+    const dp_vector *bk[64];
+    for (int k = 0; k < st->nkeys; k++) bk[k] = st->build->cols[st->bkeys[k]];
+    for (int64_t r = first; r < st->build->nrows; r++)
+      if ((rc = dp_rowhash_add(st->index, dp_rows_hash(bk, st->nkeys, r)))) return rc;
+  }
   if (st->mark_build && st->build->nrows > st->hit_cap) {
     int64_t cap = st->build->nrows * 2;
     uint8_t *h = realloc(st->build_hit, (size_t)cap);
@@ -1020,6 +1080,10 @@ static int join_next(dp_op *op, dp_batch **out) {
   *out = NULL;
   int rc;
   if (st->stream2) return stream2_next(op, out);
+  if (st->keys_stale) {
+    if ((rc = rebuild_keys(op))) return rc;
+    st->keys_stale = false;
+  }
   if (!st->drained) {
     /* The build side first: stream rows of this batch must see all of it. */
     if ((rc = dp_op_drain(op->children[st->bside], keep_build, op))) return rc;
@@ -1059,6 +1123,7 @@ static int join_end_batch(dp_op *op) {
   if (!st->bounded || st->done) {
     dp_vector_free(st->as_of);
     st->as_of = NULL;
+    free_probe_keys(st);
     dp_batch_clear(st->probe);
     dp_rowlog_clear(&st->probe_log);
     st->probe_cursor = 0;
@@ -1066,6 +1131,7 @@ static int join_end_batch(dp_op *op) {
   if (st->done) {
     /* The bounded run has ended: nothing is needed any more. */
     dp_batch_clear(st->build);
+    if (st->bkb) dp_batch_clear(st->bkb);
     dp_rowlog_clear(&st->build_log);
     dp_rowhash_free(st->index);
   }
@@ -1092,6 +1158,123 @@ static bool only_keys(const dp_expr *e, const dp_plan *p, int nl) {
   for (int k = 0; k < p->u.join.nkeys; k++)
     if (p->u.join.left_keys[k] == a && p->u.join.right_keys[k] + nl == b) return true;
   return false;
+}
+
+/* Can e be evaluated once per row of its side, ahead of the pairs: columns
+** of this row, literals, deterministic scalar calls, casts, fields? */
+static bool key_expr(const dp_expr *e) {
+  switch (e->kind) {
+  case DP_E_COLUMN: return e->u.column.outer == 0;
+  case DP_E_LITERAL: return true;
+  case DP_E_CALL:
+    if (!e->u.call.fn || e->u.call.fn->kind != DP_FN_SCALAR || !e->u.call.fn->deterministic)
+      return false;
+    for (int i = 0; i < e->u.call.nargs; i++)
+      if (!key_expr(e->u.call.args[i])) return false;
+    return true;
+  case DP_E_CAST: return key_expr(e->u.cast.arg);
+  case DP_E_FIELD: return key_expr(e->u.field.arg);
+  default: return false;
+  }
+}
+
+/* Does e read a column of [lo, hi)? */
+static bool uses_range(const dp_expr *e, int lo, int hi) {
+  for (int c = lo; c < hi; c++)
+    if (dp_expr_uses_column(e, c)) return true;
+  return false;
+}
+
+/* The conjuncts of e (an AND tree) onto out, at most cap. */
+static void conjuncts(const dp_expr *e, const dp_expr **out, int *n, int cap) {
+  if (e->kind == DP_E_CALL && e->u.call.fn->id == DP_F_AND) {
+    for (int i = 0; i < e->u.call.nargs; i++) conjuncts(e->u.call.args[i], out, n, cap);
+    return;
+  }
+  if (*n < cap) out[(*n)++] = e;
+  else *n = cap + 1; /* too many: no expression keys */
+}
+
+/* Expression keys (join_state.ekeys): when the condition equates an
+** expression over the left side with one over the right that is not a plain
+** column pair, every such equality becomes a hash key, the expressions
+** remapped onto their side's columns.  The residual condition is still
+** checked on the pairs unless the condition is only these equalities.  Not
+** for two streams, whose stores keep only the columns they read. */
+static int setup_ekeys(dp_op *op) {
+  join_state *st = op->state;
+  const dp_plan *p = op->plan;
+  dp_arena *a = op->ex->arena;
+  if (!p->u.join.cond) return DIPPER_OK;
+  enum { CAP = 64 };
+  const dp_expr *conj[CAP];
+  int n = 0;
+  conjuncts(p->u.join.cond, conj, &n, CAP);
+  if (n > CAP) return DIPPER_OK;
+  int nl = st->nleft, nb = st->both.ncols;
+  int *lmap = dp_arena_calloc(a, (size_t)nb, sizeof(int));
+  int *rmap = dp_arena_calloc(a, (size_t)nb, sizeof(int));
+  dp_expr **le = dp_arena_calloc(a, CAP, sizeof *le), **re = dp_arena_calloc(a, CAP, sizeof *re);
+  if (!lmap || !rmap || !le || !re) return DIPPER_NOMEM;
+  for (int c = 0; c < nb; c++) {
+    lmap[c] = c < nl ? c : -1;
+    rmap[c] = c < nl ? -1 : c - nl;
+  }
+  int nk = 0;
+  bool any_expr = false, rest = false;
+  for (int i = 0; i < n; i++) {
+    const dp_expr *c = conj[i];
+    bool key = false;
+    if (c->kind == DP_E_CALL && c->u.call.fn->id == DP_F_EQ && c->u.call.nargs == 2 &&
+        key_expr(c->u.call.args[0]) && key_expr(c->u.call.args[1])) {
+      for (int o = 0; o < 2 && !key; o++) {
+        const dp_expr *x = c->u.call.args[o], *y = c->u.call.args[1 - o];
+        if (!uses_range(x, 0, nl) || uses_range(x, nl, nb) || !uses_range(y, nl, nb) ||
+            uses_range(y, 0, nl))
+          continue;
+        const dp_type *xt = x->type, *yt = y->type;
+        bool ints = dp_type_is_integer(xt) && dp_type_is_integer(yt);
+        bool strs = xt->kind == yt->kind && (xt->kind == DP_T_STRING || xt->kind == DP_T_BYTES);
+        if (!ints && !strs && (!dp_type_equal(xt, yt) || dp_phys_of(xt) != dp_phys_of(yt)))
+          continue;
+        /* ROWs and ARRAYs compare field by field here but not so in SQL (a NULL
+        ** field); NaN meets NaN in the index but not through `=`: floats are
+        ** keys, and the equality is checked again on the pairs */
+        dp_phys ph = dp_phys_of(xt);
+        if (ph == DP_PHYS_STRUCT || ph == DP_PHYS_LIST) continue;
+        if (ph == DP_PHYS_F32 || ph == DP_PHYS_F64) rest = true;
+        dp_expr *lx = dp_expr_remap(a, x, lmap), *ry = dp_expr_remap(a, y, rmap);
+        if (!lx || !ry) return DIPPER_NOMEM;
+        if (ints && !dp_type_equal(xt, yt)) { /* every integer type fits a BIGINT */
+          lx = dp_expr_cast(a, lx, dp_type_of(DP_T_BIGINT), false);
+          ry = dp_expr_cast(a, ry, dp_type_of(DP_T_BIGINT), false);
+          if (!lx || !ry) return DIPPER_NOMEM;
+        }
+        if (x->kind != DP_E_COLUMN || y->kind != DP_E_COLUMN) any_expr = true;
+        le[nk] = lx;
+        re[nk++] = ry;
+        key = true;
+      }
+    }
+    if (!key) rest = true;
+  }
+  if (!any_expr) return DIPPER_OK; /* column keys only: the plan's keys say it all */
+  st->ekeys = true;
+  st->nkeys = nk;
+  st->residual = rest;
+  st->pkexpr = st->pside == 0 ? le : re;
+  st->bkexpr = st->pside == 0 ? re : le;
+  st->kschema.ncols = nk;
+  st->kschema.cols = dp_arena_calloc(a, (size_t)nk, sizeof(dp_field));
+  st->bkeys = dp_arena_calloc(a, (size_t)nk, sizeof(int));
+  st->pkeys = dp_arena_calloc(a, (size_t)nk, sizeof(int));
+  if (!st->kschema.cols || !st->bkeys || !st->pkeys) return DIPPER_NOMEM;
+  for (int k = 0; k < nk; k++) {
+    st->kschema.cols[k] = (dp_field){"key", st->bkexpr[k]->type};
+    st->bkeys[k] = st->pkeys[k] = k;
+  }
+  st->bkb = dp_batch_new(&st->kschema, 0);
+  return st->bkb ? DIPPER_OK : DIPPER_NOMEM;
 }
 
 static void join_close(dp_op *op);
@@ -1213,6 +1396,10 @@ static int join_setup(dp_op *op) {
   if (!st->both.cols) return DIPPER_NOMEM;
   memcpy(st->both.cols, L->schema.cols, (size_t)nl * sizeof(dp_field));
   memcpy(st->both.cols + nl, R->schema.cols, (size_t)R->schema.ncols * sizeof(dp_field));
+  if (!two_streams) {
+    int erc = setup_ekeys(op);
+    if (erc) return erc;
+  }
   st->build = dp_batch_new(&p->inputs[st->bside]->schema, 0);
   st->probe = dp_batch_new(&p->inputs[st->pside]->schema, 0);
   st->cand = dp_batch_new(&st->both, 0);
@@ -1274,6 +1461,8 @@ static void join_close(dp_op *op) {
   free(st->out_fill);
   dp_rowhash_free(&st->own_index);
   dp_vector_free(st->as_of);
+  free_probe_keys(st);
+  dp_batch_free(st->bkb);
   dp_batch_free(st->pending);
   dp_rowlog_free(&st->build_log);
   dp_rowlog_free(&st->probe_log);
@@ -1551,7 +1740,8 @@ static int join_restore(dp_op *op, dp_rd *in) {
   if (in->bad || done > 1) return dp_state_corrupt(op, DIPPER_CORRUPT, "its progress");
   st->done = done;
   rc = load_side(in, st->build, &st->build_hit, &st->hit_cap, st->mark_build);
-  if (!rc) rc = dp_rowhash_add_rows(st->index, st->build, st->bkeys, st->nkeys, 0);
+  if (!rc && !st->ekeys) rc = dp_rowhash_add_rows(st->index, st->build, st->bkeys, st->nkeys, 0);
+  st->keys_stale = st->ekeys;
   if (rc) return dp_state_corrupt(op, rc, "its build side");
   if ((rc = dp_rows_load(in, st->probe))) return dp_state_corrupt(op, rc, "its probe side");
   /* a stream's probe rows leave with their batch: only a bounded run keeps them */
@@ -1669,8 +1859,9 @@ static int join_restore_delta(dp_op *op, dp_rd *in) {
   if (in->bad || done > 1 || (st->done && !done))
     return dp_state_corrupt(op, DIPPER_CORRUPT, "its progress");
   st->done = done;
-  rc = load_store_delta(in, &st->build, &st->build_hit, &st->hit_cap, st->mark_build, st->index,
-                        st->bkeys, st->nkeys);
+  rc = load_store_delta(in, &st->build, &st->build_hit, &st->hit_cap, st->mark_build,
+                        st->ekeys ? NULL : st->index, st->bkeys, st->nkeys);
+  st->keys_stale = st->ekeys;
   if (rc) return dp_state_corrupt(op, rc, "the change of its build side");
   rc = load_store_delta(in, &st->probe, NULL, NULL, false, NULL, NULL, 0);
   if (!rc && !st->bounded && st->probe->nrows > 0) rc = DIPPER_CORRUPT;

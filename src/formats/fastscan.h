@@ -11,12 +11,14 @@
 ** refuses, nor read a value differently; tests/formats/fastscan_test.c
 ** compares the two over random and edge-case texts.
 **
-**   integers   [-]digits, at most 18 of them (no overflow possible)
+**   integers   [-]digits, at most 19 of them, within BIGINT
 **   doubles    the JSON number grammar with at most 19 significant digits
 **              and a decimal exponent within ±22 of an exact mantissa below
-**              2^53 (Clinger's fast path: one correctly rounded operation);
-**              anything else (17-digit shortest forms, huge exponents,
-**              denormals) goes to strtod, which rounds correctly too
+**              2^53 (Clinger's fast path: one correctly rounded operation),
+**              or within ±19 of a larger one (the 17-digit shortest forms:
+**              the product or quotient in 128-bit integers, rounded to
+**              nearest even by hand); anything else (huge exponents,
+**              denormals, 20 digits) goes to strtod, which rounds correctly
 **   timestamps yyyy-MM-dd[ Tt]HH:mm:ss[.f{1,9}] with all the fixed digits,
 **              fraction cut to the precision as parse_time does
 **
@@ -45,17 +47,18 @@
 
 static inline bool dp_fast_digit(char ch) { return (unsigned char)(ch - '0') < 10; }
 
-/* [-]digits at p (at most 18 digits): *out and the end, or NULL. */
+/* [-]digits at p (at most 19 digits, within BIGINT): *out and the end, or NULL. */
 DP_FAST_INLINE const char *dp_fast_i64(const char *p, const char *end, int64_t *out) {
   bool neg = p < end && *p == '-';
   const char *q = p + neg, *start = q;
   uint64_t v = 0;
-  while (q < end && dp_fast_digit(*q)) {
+  while (q < end && dp_fast_digit(*q) && q - start < 19) { /* 19 digits fit a uint64_t */
     v = v * 10 + (uint64_t)(*q - '0');
     q++;
   }
-  if (q == start || q - start > 18) return NULL;
-  *out = neg ? -(int64_t)v : (int64_t)v;
+  if (q == start || (q < end && dp_fast_digit(*q))) return NULL;
+  if (v > (uint64_t)INT64_MAX + neg) return NULL; /* out of range: the general path says so */
+  *out = neg ? (int64_t)(0 - v) : (int64_t)v;
   return q;
 }
 
@@ -67,6 +70,84 @@ static inline bool dp_fast_int_fits(dp_type_kind k, int64_t x) {
   case DP_T_INT: return x >= INT32_MIN && x <= INT32_MAX;
   default: return true;
   }
+}
+
+#if defined(__SIZEOF_INT128__)
+static inline int dp_fast_bits128(unsigned __int128 x) {
+  uint64_t hi = (uint64_t)(x >> 64), lo = (uint64_t)x;
+  return hi ? 128 - __builtin_clzll(hi) : lo ? 64 - __builtin_clzll(lo) : 0;
+}
+
+/* The double nearest q * 2^e2 (ties to even), q of at least 54 bits and
+** below 2^127, `sticky` when bits below q were cut off (not zero). */
+static inline double dp_fast_round(unsigned __int128 q, bool sticky, int e2) {
+  int shift = dp_fast_bits128(q) - 53;
+  unsigned __int128 one = 1;
+  uint64_t m = (uint64_t)(q >> shift);
+  unsigned __int128 low = q & ((one << shift) - 1), half = one << (shift - 1);
+  if (low > half || (low == half && (sticky || (m & 1)))) m++;
+  if (m == UINT64_C(1) << 53) {
+    m >>= 1;
+    shift++;
+  }
+  /* m * 2^(shift + e2) is normal here (1e-19 to 2^128): its bits directly */
+  uint64_t bits = ((uint64_t)(shift + e2 + 52 + 1023) << 52) | (m & ((UINT64_C(1) << 52) - 1));
+  double d;
+  __builtin_memcpy(&d, &bits, sizeof d);
+  return d;
+}
+#endif
+
+/* mant * 10^exp10, correctly rounded, for the mantissas Clinger's fast path
+** cannot take (2^53 and up: the 17-digit shortest forms that Java and
+** Python print) and |exp10| <= 19, in 128-bit integer arithmetic: the
+** product, or the quotient of mant shifted up by enough bits that its 55 or
+** 56 bits and the remainder decide the rounding.  false: not this form. */
+static inline bool dp_fast_f64_wide(uint64_t mant, int exp10, double *out) {
+#if defined(__SIZEOF_INT128__)
+  static const uint64_t p10[] = {UINT64_C(1),
+                                 UINT64_C(10),
+                                 UINT64_C(100),
+                                 UINT64_C(1000),
+                                 UINT64_C(10000),
+                                 UINT64_C(100000),
+                                 UINT64_C(1000000),
+                                 UINT64_C(10000000),
+                                 UINT64_C(100000000),
+                                 UINT64_C(1000000000),
+                                 UINT64_C(10000000000),
+                                 UINT64_C(100000000000),
+                                 UINT64_C(1000000000000),
+                                 UINT64_C(10000000000000),
+                                 UINT64_C(100000000000000),
+                                 UINT64_C(1000000000000000),
+                                 UINT64_C(10000000000000000),
+                                 UINT64_C(100000000000000000),
+                                 UINT64_C(1000000000000000000),
+                                 UINT64_C(10000000000000000000)};
+  if (mant == 0 || exp10 < -19 || exp10 > 19) return false;
+  if (exp10 >= 0) {
+    unsigned __int128 prod = (unsigned __int128)mant * p10[exp10];
+    if (dp_fast_bits128(prod) <= 53) {
+      *out = (double)(uint64_t)prod;
+      return true;
+    }
+    *out = dp_fast_round(prod, false, 0);
+    return true;
+  }
+  uint64_t den = p10[-exp10];
+  int s = 55 + (64 - __builtin_clzll(den)) - (64 - __builtin_clzll(mant)); /* at most 118 bits */
+  if (s < 0) s = 0;
+  unsigned __int128 num = (unsigned __int128)mant << s;
+  unsigned __int128 quo = num / den;
+  *out = dp_fast_round(quo, num % den != 0, -s);
+  return true;
+#else
+  (void)mant;
+  (void)exp10;
+  (void)out;
+  return false;
+#endif
 }
 
 /* A JSON number at p whose double the fast path computes exactly rounded:
@@ -114,10 +195,10 @@ DP_FAST_INLINE const char *dp_fast_f64(const char *p, const char *end, double *o
   double d;
   if (mant == 0)
     d = 0.0;
-  else if (mant >= (UINT64_C(1) << 53) || exp10 < -22 || exp10 > 22)
-    return NULL;
-  else
+  else if (mant < (UINT64_C(1) << 53) && exp10 >= -22 && exp10 <= 22)
     d = exp10 < 0 ? (double)mant / pow10[-exp10] : (double)mant * pow10[exp10];
+  else if (!dp_fast_f64_wide(mant, exp10, &d))
+    return NULL;
   *out = neg ? -d : d;
   return q;
 }

@@ -161,6 +161,11 @@ TEST(stream_static_joins) {
       LR_DDL DIM_DDL "SELECT l.v FROM l WHERE NOT EXISTS (SELECT 1 FROM d WHERE d.k = l.k);",
       {"l", "d"}, DIM_BATCHES, 4};
   check_script(&anti, NULL);
+  /* expression keys: the build side's key values are made again on restore */
+  static const script ekeys = {
+      LR_DDL DIM_DDL "SELECT l.v, d.v FROM l JOIN d ON MOD(l.k, 3) = MOD(d.k + 3, 3);",
+      {"l", "d"}, DIM_BATCHES, 4};
+  check_script(&ekeys, NULL);
 }
 
 TEST(join_of_two_bounded_inputs_keeps_both_until_the_end) {
@@ -198,6 +203,16 @@ TEST(temporal_joins) {
   static const script bounded = {RATES_DDL(", 'bounded' = 'true'"), {"rates", "orders"},
                                  RATES_BATCHES, 5};
   check_script(&bounded, NULL);
+  /* the same through expression keys */
+  static const script ekeys = {
+      "CREATE TABLE rates (cur STRING, rate INT, ut TIMESTAMP(3), WATERMARK FOR ut AS ut,"
+      " PRIMARY KEY (cur) NOT ENFORCED) WITH ('connector' = 'memory', 'bounded' = 'true');\n"
+      "CREATE TABLE orders (id INT, cur STRING, ot TIMESTAMP(3), WATERMARK FOR ot AS ot)"
+      " WITH ('connector' = 'memory');\n"
+      "SELECT o.id, r.rate FROM orders o LEFT JOIN rates FOR SYSTEM_TIME AS OF o.ot AS r"
+      " ON LOWER(o.cur) = LOWER(r.cur);",
+      {"rates", "orders"}, RATES_BATCHES, 5};
+  check_script(&ekeys, NULL);
 }
 
 /* ---- joins over RocksDB ('state.backend' = 'rocksdb') ---- */

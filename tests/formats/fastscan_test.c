@@ -200,7 +200,8 @@ static const char *const numbers[] = {
     "9007199254740992.0", "123.456", "-512.34", "1000.00", "0.000001", "1e22", "1e23", "1e-22",
     "1e-23", "8.98846567431158e307", "3.4028234663852886e38", "3.4028236e38", "1e39",
     "1.00000000000000000001", "0.0000000000000000000000000001", "12345678901234567890e-10",
-    "1234567890123456789", "0e0", "0e-99999", "-0e5", "1e99999", "1x", "1.5.3", "0x10", "NaN",
+    "1234567890123456789", "-4592935195172993661", "9999999999999999999",
+    "-9999999999999999999", "10000000000000000000", "0e0", "0e-99999", "-0e5", "1e99999", "1x", "1.5.3", "0x10", "NaN",
     "Infinity", "true", "null", "\"12\"", "\"1.5\"", "\"NaN\"", "\"-Infinity\"", "[1]", "{}"};
 
 static const char *const stamps[] = {
@@ -470,8 +471,32 @@ TEST(doubles_round_as_strtod) {
   int bad = 0;
   for (int i = 0; i < 200000 && bad < 5; i++) {
     char text[64];
-    unsigned how = rnd_below(4);
-    if (how == 0) {
+    unsigned how = rnd_below(7);
+    if (how == 4) {
+      /* the shortest forms of doubles of every size Java and Python print
+      ** (17 digits: the 128-bit path of fastscan.h) */
+      double d = (double)(rnd() >> 11) / (double)(UINT64_C(1) << 53) *
+                 pow(10, (int)rnd_below(30) - 12);
+      snprintf(text, sizeof text, "%.17g", d);
+    } else if (how == 5) {
+      /* 17 to 19 digits and an exponent near the 128-bit path's bounds */
+      uint64_t m = rnd() % UINT64_C(10000000000000000000);
+      snprintf(text, sizeof text, "%llue%d", (unsigned long long)m, (int)rnd_below(50) - 25);
+    } else if (how == 6) {
+      /* the halfway points between doubles of 2^53 to 2^64: ties and their neighbours */
+      uint64_t m = ((rnd() >> 11) | (UINT64_C(1) << 52)) << rnd_below(11);
+      unsigned sh = rnd_below(11) + 1;
+      m = (m & ~((UINT64_C(1) << sh) - 1)) | (UINT64_C(1) << (sh - 1));
+      m += (uint64_t)rnd_below(3) - 1;
+      int e = (int)rnd_below(5);
+      char digits[32];
+      snprintf(digits, sizeof digits, "%llu", (unsigned long long)m);
+      size_t nd = strlen(digits);
+      if (e > 0 && (size_t)e < nd)
+        snprintf(text, sizeof text, "%.*s.%s", (int)(nd - (size_t)e), digits, digits + nd - (size_t)e);
+      else
+        snprintf(text, sizeof text, "%s", digits);
+    } else if (how == 0) {
       double d;
       uint64_t bits = rnd();
       memcpy(&d, &bits, sizeof d);
@@ -500,6 +525,10 @@ TEST(doubles_round_as_strtod) {
   CHECK(decode_double(dec, b, "4.9e-324", &d) && d == 4.9e-324 && d > 0);
   CHECK(decode_double(dec, b, "1.7976931348623157e308", &d) && d == 1.7976931348623157e308);
   CHECK(decode_double(dec, b, "512.34", &d) && d == 512.34);
+  CHECK(decode_double(dec, b, "371.56036347774887", &d) && d == 371.56036347774887);
+  CHECK(decode_double(dec, b, "9007199254740993", &d) && d == 9007199254740992.0); /* a tie: even */
+  CHECK(decode_double(dec, b, "9007199254740995", &d) && d == 9007199254740996.0);
+  CHECK(decode_double(dec, b, "1844674407370955161e19", &d) && d == 1.844674407370955161e37);
   CHECK(!decode_double(dec, b, "1e309", &d));
   dp_batch_free(b);
   dp_json_decoder_free(dec);
