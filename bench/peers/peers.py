@@ -290,7 +290,8 @@ class Runner:
             self.cluster = flinkcluster.SessionCluster(
                 slots=2, tm_memory="4096m",
                 extra={"taskmanager.memory.managed.fraction": "0.05"},
-                log_dir=os.path.join(self.args.workdir, "flink-log")).start()
+                log_dir=os.path.join(self.args.workdir, "flink-log"),
+                folder=os.path.join(self.args.workdir, "flink-cluster")).start()
             self.flink_conf.update(self.cluster.conf())
             self.flink_conf["pipeline.name"] = "dipper peers"
         self.flink = engines.Flink()

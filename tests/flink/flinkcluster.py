@@ -63,7 +63,12 @@ class SessionCluster:
     127.0.0.1.  start() returns once the slots are registered; stop() (also
     at exit) ends both process groups."""
 
-    def __init__(self, slots=2, tm_memory="2048m", jm_memory="1024m", log_dir=None, extra=None):
+    def __init__(self, slots=2, tm_memory="2048m", jm_memory="1024m", log_dir=None, extra=None,
+                 folder=None):
+        # folder: where the configuration, PID and (without log_dir) log
+        # files go, emptied first, so that a run killed before stop() leaves
+        # its files for the next run to remove; default a new temporary one
+        self.folder = folder
         self.slots = slots
         self.tm_memory = tm_memory
         self.jm_memory = jm_memory
@@ -105,7 +110,12 @@ class SessionCluster:
 
     def start(self, timeout=240):
         home = pyflink_home()
-        self.dir = tempfile.mkdtemp(prefix="dipper-flink-")
+        if self.folder:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            os.makedirs(self.folder)
+            self.dir = os.path.abspath(self.folder)
+        else:
+            self.dir = tempfile.mkdtemp(prefix="dipper-flink-")
         conf_dir = os.path.join(self.dir, "conf")
         os.makedirs(conf_dir)
         for f in ("log4j-console.properties", "logback-console.xml", "log4j-cli.properties", "log4j.properties"):

@@ -270,7 +270,8 @@ def main():
             # ends with this process.
             import flinkcluster
             import flinkenv
-            cluster = flinkcluster.SessionCluster(slots=1, log_dir=os.environ.get("DIPPER_FLINK_LOG_DIR"))
+            cluster = flinkcluster.SessionCluster(slots=1, log_dir=os.environ.get("DIPPER_FLINK_LOG_DIR"),
+                                                  folder=os.path.join(args.workdir, "flink-cluster"))
             cluster.start()
             flinkenv.use_cluster(cluster.conf())
             print("oracle: Flink session cluster on 127.0.0.1:%d in %.1f s"
