@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """tests/flink/oracle.py — Flink as the oracle: every SQL case that Flink can
-run, on dipper's embedded engine and on Apache Flink (PyFlink's local
-mini-cluster, scripts/flink-local) over the same bounded input, answers
-compared.
+run, on dipper's embedded engine and on Apache Flink (one session cluster
+of the pinned PyFlink's for the run, flinkcluster.py; --mini-cluster: a local
+mini-cluster per job; scripts/flink-local) over the same bounded input,
+answers compared.
 
 Suites:
   nexmark  Nexmark q0–q23 as the Nexmark project publishes them
