@@ -23,9 +23,13 @@ Engines (each query on each engine in turn, into a sink that discards):
                 --dipper-threads N adds SET 'parallelism.default' = 'N' (the
                 parallel engine's setting; one thread without it)
   dipper-batch  the same in batch mode
-  flink1/2      PyFlink's local mini-cluster in this process (one JVM,
-                started and warmed once), streaming mode, parallelism 1 or
-                2, a blackhole sink (CREATE TABLE AS)
+  flink1/2      a Flink session cluster of PyFlink's (one JobManager, one
+                TaskManager with 2 slots, tests/flink/flinkcluster.py)
+                started and warmed once; the jobs from PyFlink's client JVM
+                in this process; streaming mode, parallelism 1 or 2, a
+                blackhole sink (CREATE TABLE AS).  --flink-mini-cluster:
+                PyFlink's local execution instead, a mini-cluster per job
+                in the client JVM (its start-up counted)
   spark-batch   `dipper run --engine sc://...` in batch mode: Spark computes,
                 the rows come back to dipper's blackhole sink
   spark-stream  the same in streaming mode, trigger available-now, the
@@ -38,10 +42,11 @@ Engines (each query on each engine in turn, into a sink that discards):
 
 CPU is user + system of every process of the engine: dipper's from GNU time
 (the whole process), DuckDB's from its process's CPU clock around the query
-alone (not Python's start-up and import; bench/peers/duckdb_run.py), a JVM's from /proc/<pid>/stat before and after the job (all its
-threads), plus dipper's own client process for Spark.  Peak memory: GNU
-time's max RSS, a JVM's VmHWM (the JVM runs every job in turn: its peak so
-far).  Each line carries the 1-minute load average when it started.  Ratios:
+alone (not Python's start-up and import; bench/peers/duckdb_run.py), a
+JVM's from /proc/<pid>/stat before and after the job (all its threads;
+Flink's client, JobManager and TaskManager JVMs added up), plus dipper's own
+client process for Spark.  Peak memory: GNU time's max RSS, a JVM's VmHWM
+(the JVM runs every job in turn: its peak so far; Flink's three added).  Each line carries the 1-minute load average when it started.  Ratios:
 the engine's CPU seconds over dipper's in the same mode (streaming engines
 against `dipper`, batch ones against `dipper-batch`) = dipper's advantage
 per core.
@@ -229,7 +234,9 @@ class Runner:
         self.args = args
         self.dipper = engines.Dipper(args.dipper, args.workdir, timeout=7200)
         self.flink = None
-        self.jvm = None
+        self.cluster = None
+        self.flink_conf = {}
+        self.jvms = []
 
     # dipper, embedded or with Spark as its engine
     def dipper_sql(self, q, batch, spark, threads):
@@ -245,7 +252,8 @@ class Runner:
         setup = q.setup
         if spark and not batch:
             # On Spark a folder is a stream only when it is watched.
-            setup = setup.replace("'format' = 'json'", "'format' = 'json', 'source.monitor-interval' = '1 s'", 1)
+            # (every occurrence: ddl.sql's comment repeats its WITH options)
+            setup = setup.replace("'format' = 'json'", "'format' = 'json', 'source.monitor-interval' = '1 s'")
         return (sets + setup + "CREATE TABLE peers_sink (%s) WITH ('connector' = 'blackhole');\n"
                 "INSERT INTO peers_sink %s;\n" % (cols, q.query))
 
@@ -273,13 +281,32 @@ class Runner:
         return wall, cpu + cpu_seconds(pid) - c0, peak_rss_mb(pid)
 
     def start_flink(self):
-        if self.flink is None:
-            self.flink = engines.Flink()
-            self.flink.run(False, "", "SELECT 1")  # start and warm the JVM
-            me = os.getpid()
-            self.jvm = find_pid(lambda ppid, cmd: ppid == me and b"java" in cmd)
-            if self.jvm is None:
-                raise SystemExit("peers: no JVM child of this process found after PyFlink started")
+        if self.flink is not None:
+            return
+        if not self.args.flink_mini_cluster:
+            import flinkcluster
+            # Two slots (flink2); the hashmap state lives on the heap, so
+            # little managed memory.
+            self.cluster = flinkcluster.SessionCluster(
+                slots=2, tm_memory="4096m",
+                extra={"taskmanager.memory.managed.fraction": "0.05"},
+                log_dir=os.path.join(self.args.workdir, "flink-log"),
+                folder=os.path.join(self.args.workdir, "flink-cluster")).start()
+            self.flink_conf.update(self.cluster.conf())
+            self.flink_conf["pipeline.name"] = "dipper peers"
+        self.flink = engines.Flink()
+        self.flink._flinkenv.use_cluster(self.flink_conf if self.cluster else None)
+        self.flink.run(False, "", "SELECT 1")  # start and warm the JVM(s)
+        me = os.getpid()
+        client = find_pid(lambda ppid, cmd: ppid == me and b"java" in cmd)
+        if client is None:
+            raise SystemExit("peers: no JVM child of this process found after PyFlink started")
+        # Every JVM of Flink's: the client (planning, the job graph) and,
+        # with a session cluster, its JobManager and TaskManager.
+        self.jvms = [client] + (self.cluster.pids() if self.cluster else [])
+
+    def jvm_cpu(self):
+        return sum(cpu_seconds(p) for p in self.jvms)
 
     def run_flink(self, q, parallelism):
         from py4j.protocol import Py4JJavaError
@@ -288,7 +315,7 @@ class Runner:
         try:
             for stmt in engines.split_statements(q.setup):
                 t.execute_sql(stmt)
-            c0, t0 = cpu_seconds(self.jvm), time.time()
+            c0, t0 = self.jvm_cpu(), time.time()
             t.execute_sql("CREATE TABLE peers_sink WITH ('connector' = 'blackhole') AS " + q.query).wait()
         except Py4JJavaError as e:
             raise Refused(engines._java_message(e))
@@ -296,7 +323,8 @@ class Runner:
             if type(e).__module__.startswith("pyflink") or "java" in type(e).__name__.lower():
                 raise Refused(str(e).strip().splitlines()[0] if str(e).strip() else repr(e))
             raise
-        return time.time() - t0, cpu_seconds(self.jvm) - c0, peak_rss_mb(self.jvm)
+        # peak: the JVMs' VmHWM added up (each JVM's peak so far)
+        return time.time() - t0, self.jvm_cpu() - c0, sum(peak_rss_mb(p) for p in self.jvms)
 
     def run_duckdb(self, q):
         spec = os.path.join(self.args.workdir, "peers-duckdb.json")
@@ -336,6 +364,11 @@ def main():
     ap.add_argument("--duckdb-python", default="", help="a python that imports duckdb (scripts/bench-peers makes one)")
     ap.add_argument("--limits", action="store_true",
                     help="also the distance from the limit: memory bandwidth and the JSON decoder against the pass-through (query 'pass')")
+    ap.add_argument("--flink-mini-cluster", action="store_true",
+                    help="run each Flink job on a mini-cluster of its own in PyFlink's JVM (its start-up "
+                         "counted) instead of on a session cluster started once (flinkcluster.py)")
+    ap.add_argument("--results", default="",
+                    help="write the results here (default WORKDIR/peers-results.json); bench/peers/table.py merges several")
     ap.add_argument("--workdir", default=os.path.join(ROOT, "build", "peers"))
     args = ap.parse_args()
     args.workdir = os.path.abspath(args.workdir)
@@ -377,7 +410,15 @@ def main():
         "; dipper on one thread"))
     print("%-5s %-13s %8s %8s %12s %8s %6s  %s" % ("query", "engine", "wall s", "cpu s", "ev/s/core",
                                                    "peak MB", "load", "x dipper (CPU)"), flush=True)
+    out = os.path.abspath(args.results) if args.results else os.path.join(args.workdir, "peers-results.json")
     results = []
+
+    def save():
+        # after every measurement, so that a run cut short keeps its figures
+        with open(out + ".tmp", "w") as f:
+            json.dump(results, f, indent=1)
+        os.replace(out + ".tmp", out)
+
     for q in queries:
         base = {}
         for e in wanted:
@@ -387,6 +428,7 @@ def main():
             except (Refused, engines.EngineError) as err:
                 print("%-5s %-13s refused or failed: %s" % (q.name, e, str(err)[:300]), flush=True)
                 results.append({"query": q.name, "engine": e, "error": str(err)[:500], "load": load})
+                save()
                 continue
             if e in ("dipper", "dipper-batch"):
                 base[e] = cpu
@@ -396,14 +438,13 @@ def main():
                 q.name, e, wall, cpu, q.events / cpu if cpu else 0, mb, load, ratio), flush=True)
             results.append({"query": q.name, "engine": e, "wall": wall, "cpu": cpu, "peak_mb": mb,
                             "load": load, "events": q.events})
+            save()
     if args.limits:
         if payments is None:
             payments = write_payments(r.dipper, args.workdir, args.events)
         limits(args, results, payments)
-    with open(os.path.join(args.workdir, "peers-results.json"), "w") as f:
-        json.dump(results, f, indent=1)
-    print("peers: results in %s; load average at the end %s" % (
-        os.path.join(args.workdir, "peers-results.json"), open("/proc/loadavg").read().split()[:3]))
+    save()
+    print("peers: results in %s; load average at the end %s" % (out, open("/proc/loadavg").read().split()[:3]))
     # The peers' refusals are figures; dipper's own failure is not.
     failed = [r for r in results if "error" in r and r["engine"] in ("dipper", "dipper-batch")]
     for r in failed:

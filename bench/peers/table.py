@@ -8,7 +8,9 @@ One row per query: for each engine its CPU seconds (user + system, every
 process of the engine) and peak MB, and the ratio of its CPU seconds to
 dipper's in the same mode (streaming engines against `dipper`, batch ones
 against `dipper-batch`); a refusal is shown as "refused".  The load average
-column is the range over the row's measurements.
+column is the range over the row's measurements.  After the table, for each
+peer the queries that meet the 20x target (the peer's CPU seconds at least
+20 times dipper's in the same mode) and those that do not, with the ratio.
 """
 import json
 import sys
@@ -50,6 +52,18 @@ def main():
             cells.append(cell)
         cells.append("%.0f–%.0f" % (min(loads), max(loads)) if loads else "")
         print("| " + " | ".join(cells) + " |")
+    print()
+    for e in engines:
+        if e not in BASE or e == "duckdb":
+            continue
+        met, missed = [], []
+        for q in queries:
+            r, base = res.get((q, e)), res.get((q, BASE[e]))
+            if r and base and "cpu" in r and "cpu" in base and base["cpu"] > 0:
+                x = r["cpu"] / base["cpu"]
+                (met if x >= 20 else missed).append("%s %.1fx" % (q, x))
+        print("- 20x against %s: met on %d of %d (%s); not met on %s" % (
+            e, len(met), len(met) + len(missed), ", ".join(met) or "none", ", ".join(missed) or "none"))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import subprocess
+import time
 
 import compare
 
@@ -148,6 +149,7 @@ class Flink:
         import flinkenv
         self._flinkenv = flinkenv
         self.jobs = 0
+        self.seconds = 0.0  # wall time in run(), every job (refused ones too)
 
     def env(self, batch):
         return self._flinkenv.table_env(batch=batch)
@@ -156,6 +158,14 @@ class Flink:
         """The query's final table: batch mode's rows, or in streaming mode
         its changelog applied (+I/+U add a row, -U/-D take one away)."""
         from py4j.protocol import Py4JJavaError
+        t0 = time.time()
+        try:
+            return self._run(batch, setup_sql, query, upsert_key, Py4JJavaError)
+        finally:
+            self.jobs += 1
+            self.seconds += time.time() - t0
+
+    def _run(self, batch, setup_sql, query, upsert_key, Py4JJavaError):
         t = self.env(batch)
         try:
             for stmt in split_statements(setup_sql):
@@ -166,7 +176,6 @@ class Flink:
                 for row in rows:
                     kind = _row_kind(row.get_row_kind())
                     changes.append((kind, compare.canon_row(list(row))))
-            self.jobs += 1
         except Py4JJavaError as e:
             raise EngineError(_java_message(e))
         except Exception as e:  # pyflink wraps some Java errors in its own classes

@@ -1,10 +1,12 @@
-"""flinkenv — a PyFlink TableEnvironment on a local mini-cluster, loopback only.
+"""flinkenv — a PyFlink TableEnvironment, loopback only: on a local
+mini-cluster per job (PyFlink's local execution), or submitting to a session
+cluster (flinkcluster.py) when use_cluster() named one.
 
 Owns: the configuration every use of the cached Flink (scripts/flink-local)
-shares: one JVM started by PyFlink's gateway inside this Python process, a
-mini-cluster with parallelism 1 whose every endpoint (REST, RPC, the
-TaskManager's data port, the py4j gateway) binds 127.0.0.1, UTC as the
-session time zone, and no web UI.  Does not own: what runs on it.
+shares: one client JVM started by PyFlink's gateway inside this Python
+process; every endpoint (REST, RPC, the TaskManager's data port, the py4j
+gateway) on 127.0.0.1; parallelism 1; UTC as the session time zone; no web
+UI.  Does not own: what runs on it, or the session cluster's processes.
 """
 import os
 
@@ -25,6 +27,19 @@ LOOPBACK = {
     "table.local-time-zone": "UTC",
     "pipeline.name": "dipper flink oracle",
 }
+
+
+# The session cluster's client settings (execution.target = remote, its
+# REST address and port), or None: a mini-cluster per job.
+_CLUSTER = None
+
+
+def use_cluster(conf):
+    """Submit the jobs of every later table_env to the session cluster
+    whose client settings these are (SessionCluster.conf()); None goes back
+    to a local mini-cluster per job."""
+    global _CLUSTER
+    _CLUSTER = dict(conf) if conf else None
 
 
 def _prepare_process():
@@ -48,6 +63,8 @@ def table_env(batch, extra=None):
 
     conf = Configuration()
     for k, v in LOOPBACK.items():
+        conf.set_string(k, v)
+    for k, v in (_CLUSTER or {}).items():
         conf.set_string(k, v)
     for k, v in (extra or {}).items():
         conf.set_string(k, v)
