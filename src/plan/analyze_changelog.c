@@ -15,7 +15,8 @@
 ** whose batches carry the kinds (dp_batch.change) on the embedded engine.
 **
 ** Owns: dp_stream_props.changes and .change_kinds, and which aggregate
-** calls can take a row back.  Does not refuse anything (validate.c does).
+** calls can take a row back (COUNT, SUM and AVG of numbers, MIN and MAX,
+** and DISTINCT COUNT, SUM and AVG: exec/agg_retract.c).  Does not refuse anything (validate.c does).
 */
 #include <stddef.h>
 
@@ -23,10 +24,14 @@
 #include "plan/analyze_int.h"
 
 const char *dp_analyze_retract_refusal(const dp_agg_call *c) {
-  if (c->distinct)
-    return "a DISTINCT aggregate would have to keep every value's count to take one back; "
-           "aggregate without DISTINCT, or deduplicate the rows before the inner aggregation";
   int id = c->fn ? c->fn->id : -1;
+  /* MIN and MAX keep the group's values with their counts
+     (exec/agg_multiset.h, Flink's MinWithRetract), DISTINCT or not. */
+  if (id == DP_F_MIN || id == DP_F_MAX) return NULL;
+  if (c->distinct && (c->nargs != 1 || (id != DP_F_COUNT && id != DP_F_SUM && id != DP_F_AVG)))
+    return "over an updating input the embedded engine takes a row back out of a DISTINCT "
+           "COUNT, SUM or AVG of one argument, and MIN or MAX, only; aggregate without "
+           "DISTINCT, or deduplicate the rows before the inner aggregation";
   if (id == DP_F_COUNT) return NULL;
   if (id == DP_F_SUM || id == DP_F_AVG) {
     const dp_type *t = c->nargs > 0 ? c->args[0]->type : NULL;
@@ -35,12 +40,8 @@ const char *dp_analyze_retract_refusal(const dp_agg_call *c) {
     return "the embedded engine takes a row back out of SUM and AVG of integers and floating "
            "point numbers only; CAST the argument to DOUBLE or BIGINT";
   }
-  if (id == DP_F_MIN || id == DP_F_MAX)
-    return "taking a row back out of MIN or MAX needs every value of the group (the next "
-           "smallest or largest), which the embedded engine does not keep; compute it before "
-           "the inner aggregation, or aggregate with COUNT, SUM or AVG";
-  return "only COUNT, SUM and AVG can take a row back out of their result on the embedded "
-         "engine; compute this one before the inner aggregation";
+  return "only COUNT, SUM, AVG, MIN and MAX can take a row back out of their result on the "
+         "embedded engine; compute this one before the inner aggregation";
 }
 
 bool dp_analyze_retract_aggregate(const dp_plan *p) {

@@ -2,7 +2,8 @@
 ** changelog_state_test.c — the checkpointed state of the operators that
 ** carry changes (exec/changelog.h): the upsert-to-retract step above an
 ** aggregation whose consumer takes retractions (changelog.c) and the
-** aggregation over an updating input (agg_retract.c).
+** aggregation over an updating input (agg_retract.c, with the multisets of
+** agg_multiset.c for MIN, MAX and COUNT DISTINCT).
 **
 ** ops_state_harness.h's check: run A straight through; run B resumed after
 ** every micro-batch from the saved states (both operators write whole
@@ -52,6 +53,21 @@ TEST(sum_and_average_of_sums_over_a_filter) {
                     "#2\n"
                     "#3\n-U 2, 18, 9E0\n+U 3, 22, 7.333333333333333E0\n"
                     "#4\n-U 3, 22, 7.333333333333333E0\n+U 5, 35, 7E0\n#5\n");
+}
+
+/* MIN, MAX and a DISTINCT count keep the multiset of the sums
+** (agg_multiset.c), which the checkpoint carries. */
+TEST(min_max_and_distinct_count_of_sums) {
+  static const script sc = {
+      KV_DDL "SELECT MIN(s), MAX(s), COUNT(DISTINCT s) FROM (SELECT k, SUM(v) AS s FROM kv"
+             " GROUP BY k);",
+      {"kv"}, KV_BATCHES, 5};
+  /* a 3 b 5 | b 15 | a 3 (unchanged), c 0 | c 4, d 1 | d 6, e 7 */
+  check_script(&sc, "#0\n+I 3, 5, 2\n"
+                    "#1\n-U 3, 5, 2\n+U 3, 15, 2\n"
+                    "#2\n-U 3, 15, 2\n+U 0, 15, 3\n"
+                    "#3\n-U 0, 15, 3\n+U 1, 15, 4\n"
+                    "#4\n-U 1, 15, 4\n+U 3, 15, 5\n#5\n");
 }
 
 #define K(k) "{\"k\": \"" k "\"}\n"
