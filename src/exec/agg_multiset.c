@@ -109,7 +109,7 @@ int dp_multiset_update(dp_multiset *m, const dp_vector *values, const int64_t *g
   if ((rc = reserve_pairs(m, m->ht.ngroups))) return rc;
   link(m, before);
   for (int64_t i = 0; i < n; i++) {
-    int64_t r = rows[i], p = m->ids[i], g = gids[r];
+    int64_t r = rows[i], p = m->ids[r], g = gids[r];
     int64_t old = m->cnt[p];
     m->cnt[p] += sign[r];
     int mv = old <= 0 && m->cnt[p] > 0 ? 1 : old > 0 && m->cnt[p] <= 0 ? -1 : 0;

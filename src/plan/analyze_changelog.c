@@ -10,8 +10,8 @@
 ** aggregation it reads (through projections and filters) is asked for
 ** [I,UB,UA] — on the embedded engine an upsert-to-retract step above it
 ** (exec/changelog.c), as Flink's planner asks a GroupAggregate for
-** UPDATE_BEFORE when its consumer needs it; an inner join with an updating
-** input (dp_analyze_retract_join) asks both its inputs and emits [I,D].  change_kinds marks the nodes
+** UPDATE_BEFORE when its consumer needs it; an equi-join (inner or outer) with an
+** updating input (dp_analyze_retract_join) asks both its inputs and emits [I,D].  change_kinds marks the nodes
 ** whose batches carry the kinds (dp_batch.change) on the embedded engine.
 **
 ** Owns: dp_stream_props.changes and .change_kinds, and which aggregate
@@ -51,7 +51,10 @@ bool dp_analyze_retract_aggregate(const dp_plan *p) {
 
 bool dp_analyze_retract_join(const dp_plan *p) {
   if (!p || p->kind != DP_P_JOIN || p->props.bounded || p->u.join.as_of) return false;
-  if (p->u.join.kind != DP_J_INNER || p->u.join.nkeys <= 0) return false;
+  dp_join_kind k = p->u.join.kind;
+  if ((k != DP_J_INNER && k != DP_J_LEFT && k != DP_J_RIGHT && k != DP_J_FULL) ||
+      p->u.join.nkeys <= 0)
+    return false;
   const dp_plan *L = p->inputs[0], *R = p->inputs[1];
   if (L->props.bounded || R->props.bounded) return false;
   return L->props.changelog != DP_CHANGELOG_INSERT_ONLY ||
@@ -91,8 +94,8 @@ void dp_analyze_changes(dp_plan *p) {
     require_retractions(p->inputs[0]);
     p->props.change_kinds = true;
   } else if (dp_analyze_retract_join(p)) {
-    /* Flink's inner join over retractions: +I for a new match, -D for one
-       taken back. */
+    /* Flink's join over retractions: +I for a new match (or an outer row's
+       padded form), -D for one taken back. */
     require_retractions(p->inputs[0]);
     require_retractions(p->inputs[1]);
     p->props.changes = DP_CHANGES_I | DP_CHANGES_D;

@@ -100,4 +100,30 @@ TEST(join_of_two_updating_aggregations) {
                     "#4\n-D 'a', 2, 3\n+I 'a', 3, 3\n+I 'd', 1, 6\n#5\n");
 }
 
+/* A FULL JOIN of two updating aggregations: each side's rows count their
+** matches (saved beside the rows), padded rows go and come back. */
+TEST(full_join_of_two_updating_aggregations) {
+  static const script sc = {
+      "CREATE TABLE s1 (k STRING) WITH ('connector' = 'memory');\n"
+      "CREATE TABLE kv (k STRING, v INT) WITH ('connector' = 'memory');\n"
+      "SET 'dipper.output-mode' = 'update';\n"
+      "SELECT a.k, a.c, b.k, b.s FROM (SELECT k, COUNT(*) AS c FROM s1 GROUP BY k) a"
+      " FULL JOIN (SELECT k, SUM(v) AS s FROM kv GROUP BY k) b ON a.k = b.k;",
+      {"s1", "kv"},
+      {{K("a") K("b"), KV("a", 1)},
+       {K("c"), KV("b", 2)},
+       {K("a"), KV("a", 1) KV("d", 4)},
+       {NULL, KV("d", -4)}},
+      4};
+  check_script(&sc, "#0\n+I 'a', 1, NULL, NULL\n+I 'b', 1, NULL, NULL\n"
+                    "-D 'a', 1, NULL, NULL\n+I 'a', 1, 'a', 1\n"
+                    "#1\n+I 'c', 1, NULL, NULL\n-D 'b', 1, NULL, NULL\n+I 'b', 1, 'b', 2\n"
+                    /* a: count 1 -> 2 (left), then sum 1 -> 2 (right); d new */
+                    "#2\n-D 'a', 1, 'a', 1\n+I NULL, NULL, 'a', 1\n"
+                    "-D NULL, NULL, 'a', 1\n+I 'a', 2, 'a', 1\n"
+                    "-D 'a', 2, 'a', 1\n+I 'a', 2, NULL, NULL\n"
+                    "-D 'a', 2, NULL, NULL\n+I 'a', 2, 'a', 2\n+I NULL, NULL, 'd', 4\n"
+                    "#3\n-D NULL, NULL, 'd', 4\n+I NULL, NULL, 'd', 0\n#4\n");
+}
+
 int main(void) { return RUN_TESTS(); }
