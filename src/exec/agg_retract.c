@@ -6,10 +6,14 @@
 ** Per group: the net count of rows (+I/+U add one, -U/-D take one away) and
 ** per call a retractable state — COUNT(*) the row count, COUNT(x) the
 ** count of non-NULL x, SUM(x) and AVG(x) that count and the sum of x (a
-** retraction subtracts).  MIN, MAX and the other aggregates would need the
-** multiset of the group's values to take one back: the plan validator
-** refuses them over an updating input (dp_analyze_retract_refusal), and open
-** refuses them again for a plan built by the API.
+** retraction subtracts).  MIN(x) and MAX(x) keep the multiset of the
+** group's values (agg_multiset.h, Flink's MinWithRetract: value -> count),
+** so that taking the extreme value's last copy away finds the next one; a
+** DISTINCT COUNT, SUM or AVG keeps it too and folds a value in when its
+** count becomes positive and out when it returns to 0 (Flink's distinct
+** view).  The other aggregates are refused over an updating input by the
+** plan validator (dp_analyze_retract_refusal), and again by open for a plan
+** built by the API.
 **
 ** A micro-batch folds every input row in, marking the groups it touches;
 ** at its end each touched group's result is compared with the one last
@@ -21,21 +25,22 @@
 ** upstream group moving) nets out before anything is emitted.
 **
 ** Checkpoints: the whole state after end_batch (then "last emitted" equals
-** the live states): the group keys (vector_codec), and per group its row
-** count and per call its count and sum.  A restore re-inserts the keys in
-** their order.  A group whose rows all went keeps its key (with zero
+** the live states): the group keys (vector_codec), per group its row count
+** and per call its count and sum, then each multiset (dp_multiset_save).  A
+** restore re-inserts the keys in their order.  A group whose rows all went keeps its key (with zero
 ** counts) until the query restarts without it; its bytes are the key's.
 */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/vector_codec.h"
+#include "exec/agg_multiset.h"
 #include "exec/changelog.h"
 #include "exec/eval.h"
 #include "exec/hashtable.h"
 #include "plan/analyze.h"
 
-#define STATE_VERSION 1
+#define STATE_VERSION 2 /* 1: the same without multisets */
 
 typedef struct ra_vals {
   int64_t *cnt;    /* per group: rows (COUNT(*)) or non-NULL arguments */
@@ -49,6 +54,9 @@ typedef struct ra_call {
   bool count;      /* COUNT(x) */
   bool fsum;       /* the sum is kept as a double (a float argument, or AVG) */
   bool avg;
+  bool minmax;     /* MIN or MAX: the result is the multiset's extreme */
+  bool multi;      /* keeps `ms` (MIN, MAX, a DISTINCT aggregate) */
+  dp_multiset ms;
   ra_vals now, emitted;
 } ra_call;
 
@@ -81,6 +89,7 @@ static void ra_close(dp_op *op) {
   for (int a = 0; st->calls && a < st->naggs; a++) {
     vals_free(&st->calls[a].now);
     vals_free(&st->calls[a].emitted);
+    if (st->calls[a].multi) dp_multiset_free(&st->calls[a].ms);
   }
   free(st->calls);
   free(st->rows);
@@ -122,7 +131,8 @@ static int grow_groups(ra_state *st, int64_t n) {
       grow(&st->touched, old, cap, sizeof *st->touched) || grow(&st->list, old, cap, sizeof *st->list))
     return DIPPER_NOMEM;
   for (int a = 0; a < st->naggs; a++)
-    if (grow_vals(&st->calls[a].now, old, cap) || grow_vals(&st->calls[a].emitted, old, cap))
+    if (grow_vals(&st->calls[a].now, old, cap) || grow_vals(&st->calls[a].emitted, old, cap) ||
+        (st->calls[a].multi && dp_multiset_reserve(&st->calls[a].ms, cap)))
       return DIPPER_NOMEM;
   st->gcap = cap;
   return DIPPER_OK;
@@ -149,6 +159,15 @@ static int open_state(dp_op *op) {
     rc->count = c->fn->id == DP_F_COUNT && c->nargs > 0;
     rc->avg = c->fn->id == DP_F_AVG;
     rc->fsum = rc->avg || (c->nargs > 0 && !dp_type_is_integer(c->args[0]->type));
+    rc->minmax = c->fn->id == DP_F_MIN || c->fn->id == DP_F_MAX;
+    if (rc->minmax || c->distinct) {
+      if (dp_multiset_init(&rc->ms, c->args[0]->type,
+                           !rc->minmax ? 0 : c->fn->id == DP_F_MAX ? 1 : -1) != DIPPER_OK) {
+        dp_multiset_free(&rc->ms);
+        return DIPPER_NOMEM;
+      }
+      rc->multi = true;
+    }
   }
   if (st->ngroup > 64)
     return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->span,
@@ -209,15 +228,45 @@ static int find_groups(dp_op *op, const dp_batch *in) {
   return grow_groups(st, st->ngroups);
 }
 
+/* The multiset of call c: rows whose argument counts (non-NULL, passing the
+** filter) go in and out of it; a DISTINCT aggregate then folds a value in
+** (or out) only when its count turns positive (or returns to 0), as the
+** sign that `eff` gets; MIN and MAX read the multiset's extreme. */
+static int fold_multi(ra_state *st, ra_call *c, const dp_vector *arg, const dp_vector *mask,
+                      const int8_t *sign, int8_t *eff, int64_t nrows) {
+  int64_t *rows = malloc((size_t)(nrows ? nrows : 1) * sizeof *rows);
+  int8_t *moved = malloc((size_t)(nrows ? nrows : 1));
+  int rc = rows && moved ? DIPPER_OK : DIPPER_NOMEM;
+  int64_t n = 0;
+  for (int64_t r = 0; r < nrows && !rc; r++) {
+    eff[r] = 0;
+    if (mask && (dp_vector_is_null(mask, r) || !dp_vector_get_bool(mask, r))) continue;
+    if (!dp_vector_is_null(arg, r)) rows[n++] = r;
+  }
+  if (!rc) rc = dp_multiset_update(&c->ms, arg, st->ids, rows, n, sign, moved);
+  for (int64_t i = 0; i < n && !rc; i++) eff[rows[i]] = c->minmax ? sign[rows[i]] : moved[i];
+  free(rows);
+  free(moved);
+  return rc;
+}
+
 /* Fold call a's argument over the batch's rows, each +1 or -1 (sign). */
 static int fold_call(dp_op *op, ra_call *c, const dp_batch *in, const int8_t *sign) {
   ra_state *st = op->state;
   const dp_agg_call *call = c->call;
   dp_vector *arg = NULL, *mask = NULL;
+  int8_t *eff = NULL;
   int rc = DIPPER_OK;
   if (call->filter) rc = dp_eval(op->ex, call->filter, in, &mask);
   if (!rc && call->nargs > 0) rc = dp_eval(op->ex, call->args[0], in, &arg);
+  if (!rc && c->multi) {
+    /* Every row the multiset did not take gets 0: the loop below skips it. */
+    eff = malloc((size_t)(in->nrows ? in->nrows : 1));
+    rc = eff ? fold_multi(st, c, arg, mask, sign, eff, in->nrows) : DIPPER_NOMEM;
+    sign = eff;
+  }
   for (int64_t r = 0; r < in->nrows && !rc; r++) {
+    if (eff && !eff[r]) continue;
     if (mask && (dp_vector_is_null(mask, r) || !dp_vector_get_bool(mask, r))) continue;
     int64_t g = st->ids[r];
     if (c->star) {
@@ -235,6 +284,7 @@ static int fold_call(dp_op *op, ra_call *c, const dp_batch *in, const int8_t *si
   }
   dp_vector_free(arg);
   dp_vector_free(mask);
+  free(eff);
   return rc;
 }
 
@@ -259,8 +309,9 @@ static int consume(dp_op *op, const dp_batch *in) {
   return rc;
 }
 
-/* Append group g's result under `rows` / `v` to the output, as `kind`. */
-static int put_result(ra_state *st, int64_t g, const ra_vals *const *v, int kind) {
+/* Append group g's result under `rows` / `v` to the output, as `kind`: the
+** one last emitted (old) or the one now. */
+static int put_result(ra_state *st, int64_t g, const ra_vals *const *v, int kind, bool old) {
   dp_batch *out = st->out;
   int rc = DIPPER_OK;
   for (int j = 0; j < st->ngroup && !rc; j++)
@@ -270,7 +321,12 @@ static int put_result(ra_state *st, int64_t g, const ra_vals *const *v, int kind
     dp_vector *col = out->cols[st->ngroup + a];
     int64_t cnt = v[a]->cnt[g];
     bool fl = col->phys == DP_PHYS_F64 || col->phys == DP_PHYS_F32;
-    if (c->star || c->count)
+    if (c->minmax) {
+      ra_call *mc = &st->calls[a];
+      int64_t pair = old ? mc->ms.shown[g] : dp_multiset_best(&mc->ms, g);
+      rc = pair < 0 ? dp_vector_append_null(col)
+                    : dp_vector_append_from(col, mc->ms.ht.keys[1], pair);
+    } else if (c->star || c->count)
       rc = dp_vector_append_i64(col, cnt);
     else if (cnt == 0)
       rc = dp_vector_append_null(col);
@@ -287,9 +343,13 @@ static int put_result(ra_state *st, int64_t g, const ra_vals *const *v, int kind
   return rc;
 }
 
-static bool same_result(const ra_state *st, int64_t g) {
+static bool same_result(ra_state *st, int64_t g) {
   for (int a = 0; a < st->naggs; a++) {
-    const ra_call *c = &st->calls[a];
+    ra_call *c = &st->calls[a];
+    if (c->minmax) {
+      if (dp_multiset_changed(&c->ms, g)) return false;
+      continue;
+    }
     if (c->now.cnt[g] != c->emitted.cnt[g] || c->now.isum[g] != c->emitted.isum[g] ||
         c->now.fsum[g] != c->emitted.fsum[g])
       return false;
@@ -305,11 +365,13 @@ static void settle(ra_state *st, int64_t g) {
       st->calls[a].now.cnt[g] = 0;
       st->calls[a].now.isum[g] = 0;
       st->calls[a].now.fsum[g] = 0;
+      if (st->calls[a].multi) dp_multiset_clear(&st->calls[a].ms, g);
     }
   }
   st->rows_emitted[g] = st->rows[g];
   for (int a = 0; a < st->naggs; a++) {
     ra_call *c = &st->calls[a];
+    if (c->multi) dp_multiset_settle(&c->ms, g);
     c->emitted.cnt[g] = c->now.cnt[g];
     c->emitted.isum[g] = c->now.isum[g];
     c->emitted.fsum[g] = c->now.fsum[g];
@@ -329,11 +391,11 @@ static int emit(ra_state *st) {
     int64_t g = st->list[k];
     st->touched[g] = 0;
     bool had = st->rows_emitted[g] > 0, has = st->rows[g] > 0;
-    if (!had && has) rc = put_result(st, g, vn, DP_CHANGE_INSERT);
-    else if (had && !has) rc = put_result(st, g, vo, DP_CHANGE_DELETE);
+    if (!had && has) rc = put_result(st, g, vn, DP_CHANGE_INSERT, false);
+    else if (had && !has) rc = put_result(st, g, vo, DP_CHANGE_DELETE, true);
     else if (had && has && !same_result(st, g)) {
-      rc = put_result(st, g, vo, DP_CHANGE_UPDATE_BEFORE);
-      if (!rc) rc = put_result(st, g, vn, DP_CHANGE_UPDATE_AFTER);
+      rc = put_result(st, g, vo, DP_CHANGE_UPDATE_BEFORE, true);
+      if (!rc) rc = put_result(st, g, vn, DP_CHANGE_UPDATE_AFTER, false);
     }
     settle(st, g);
   }
@@ -368,7 +430,10 @@ static int ra_next(dp_op *op, dp_batch **out) {
 static int ra_end_batch(dp_op *op) {
   ra_state *st = op->state;
   st->done = false;
-  return DIPPER_OK;
+  int rc = DIPPER_OK;
+  for (int a = 0; a < st->naggs && !rc; a++)
+    if (st->calls[a].multi) rc = dp_multiset_compact(&st->calls[a].ms, 1024);
+  return rc;
 }
 
 /* ---- checkpoints ---- */
@@ -390,11 +455,24 @@ static int ra_save(dp_op *op, dp_buf *out) {
       dp_put_f64(out, c->now.fsum[g]);
     }
   }
+  for (int a = 0; a < st->naggs; a++) {
+    if (!st->calls[a].multi) continue;
+    int rc = dp_multiset_save(&st->calls[a].ms, out);
+    if (rc) return rc;
+  }
   return out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
+static bool has_multisets(const ra_state *st) {
+  for (int a = 0; a < st->naggs; a++)
+    if (st->calls[a].multi) return true;
+  return false;
+}
+
 static int load(ra_state *st, dp_rd *in) {
-  if (dp_get_u8(in) != STATE_VERSION || st->ngroups != 0) return DIPPER_CORRUPT;
+  int version = dp_get_u8(in);
+  if (version != STATE_VERSION && !(version == 1 && !has_multisets(st))) return DIPPER_CORRUPT;
+  if (st->ngroups != 0) return DIPPER_CORRUPT;
   int64_t n = (int64_t)dp_get_count(in, 1);
   if (in->bad) return DIPPER_CORRUPT;
   if (st->ngroup == 0 && n > 1) return DIPPER_CORRUPT;
@@ -419,8 +497,12 @@ static int load(ra_state *st, dp_rd *in) {
       c->now.isum[g] = dp_get_svar(in);
       c->now.fsum[g] = dp_get_f64(in);
     }
-    settle(st, g);
   }
+  for (int a = 0; a < st->naggs && !in->bad; a++) {
+    if (!st->calls[a].multi || version == 1) continue;
+    if ((rc = dp_multiset_load(&st->calls[a].ms, n, in))) return rc;
+  }
+  for (int64_t g = 0; g < n && !in->bad; g++) settle(st, g);
   return dp_rd_done(in) ? DIPPER_OK : DIPPER_CORRUPT;
 }
 

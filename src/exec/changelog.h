@@ -10,9 +10,12 @@
 ** along (op_project.c borrows it, op_filter.c gathers the passing rows');
 ** the operators that consume an updating input read it:
 **   agg_retract.c   a GROUP BY over an updating input: -U/-D rows subtract
-**                   from their group's states, +I/+U rows add;
-**   op_join_retract.c  an inner equi-join with an updating input: +I/+U rows
-**                   are stored and joined (+I), -U/-D rows taken back (-D);
+**                   from their group's states, +I/+U rows add (MIN, MAX and
+**                   DISTINCT through agg_multiset.h);
+**   op_join_retract.c  an equi-join (inner or outer) with an updating input:
+**                   +I/+U rows are stored and joined (+I), -U/-D rows taken
+**                   back (-D), an outer side's padded rows taken back and
+**                   brought back as its matches come and go;
 **   op_sink.c       sinks that take retractions get the kind as a leading
 **                   `op` column ("+I", "-U", "+U", "-D").
 ** Which plan nodes emit change kinds is decided at compile time

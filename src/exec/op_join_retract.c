@@ -1,7 +1,7 @@
 /*
-** op_join_retract.c — an inner equi-join of two streams of which one at
-** least is updating (changelog.h): Flink's regular join over retract
-** inputs.
+** op_join_retract.c — an equi-join (inner, LEFT, RIGHT or FULL) of two
+** streams of which one at least is updating (changelog.h): Flink's regular
+** join over retract inputs.
 **
 ** Each side keeps its live rows, a multiset, chained per join key (a hash
 ** table of the keys, a row's chain link and alive flag beside it).  A
@@ -13,13 +13,26 @@
 ** batch's output is exactly L'⋈R' − L⋈R, the left batch joined with the old
 ** right rows plus the new left rows joined with the right batch.  A row
 ** with a NULL key matches nothing and is not kept.  The residual condition
-** (cond beyond the keys) filters the matches, kind by kind.
+** (cond beyond the keys) decides which pairs match: before a batch of one
+** side is applied, every pair of its rows with the other side's live rows
+** of their key is gathered and the condition evaluated over them at once
+** (the other side does not change while one side's batch is applied).
+**
+** Outer joins, as Flink's StreamingJoinOperator: every stored row counts
+** its matches (nmatch).  A row of a preserved side with no match is emitted
+** padded with NULLs (+I); when its first match arrives, the padded row is
+** taken back (-D) before the match is emitted (+I); when its last match
+** goes (-D), the padded row comes back (+I); a retraction of the row itself
+** takes back its matches or, with none, its padded row (-D).  A row of a
+** preserved side with a NULL key is emitted padded at once (and taken back
+** padded), never stored.
 **
 ** Removed rows stay in the store, dead, until end_batch compacts a side
 ** whose dead rows outnumber its live ones (and are at least 1,024), so a
 ** row is copied O(1) times.  Checkpoints write each side's live rows in
 ** store order (whole state; vector_codec), which a restore chains again in
-** the same order: matches come out in the order of the run that saved.
+** the same order: matches come out in the order of the run that saved.  An
+** outer join (version 2) writes each side's match counts after its rows.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +42,8 @@
 #include "exec/eval.h"
 #include "exec/hashtable.h"
 
-#define STATE_VERSION 1
+#define STATE_VERSION 1       /* an inner join's */
+#define STATE_VERSION_OUTER 2 /* the same, with the match counts */
 
 typedef struct jside {
   int nkeys;
@@ -40,14 +54,20 @@ typedef struct jside {
   dp_batch *rows;        /* stored rows: every column of the side */
   int64_t *next, *kid, rcap;
   uint8_t *alive;
+  int64_t *nmatch;       /* per stored row: its live matches */
   int64_t live;
+  bool outer;            /* a preserved side: unmatched rows come out padded */
 } jside;
 
 typedef struct jr_state {
   jside side[2];
   int nl, nr;
-  dp_batch *out, *kept;
-  int64_t *sel, sel_cap;
+  bool outer;                /* LEFT, RIGHT or FULL */
+  dp_batch *out, *pairs;     /* pairs: the candidate matches of a batch, for cond */
+  int64_t *pstart, ps_cap;   /* per batch row r: its pairs [pstart[r], pstart[r+1]) */
+  int64_t *pm, pm_cap;       /* per pair: the other side's stored row */
+  uint8_t *pass;             /* per pair: it matches (cond holds) */
+  int64_t pass_cap;
   bool done;
 } jr_state;
 
@@ -58,6 +78,7 @@ static void side_free(jside *s) {
   free(s->next);
   free(s->kid);
   free(s->alive);
+  free(s->nmatch);
   memset(s, 0, sizeof *s);
 }
 
@@ -67,8 +88,10 @@ static void jr_close(dp_op *op) {
   side_free(&st->side[0]);
   side_free(&st->side[1]);
   dp_batch_free(st->out);
-  dp_batch_free(st->kept);
-  free(st->sel);
+  dp_batch_free(st->pairs);
+  free(st->pstart);
+  free(st->pm);
+  free(st->pass);
   free(st);
   op->state = NULL;
 }
@@ -108,9 +131,16 @@ static int open_state(dp_op *op) {
   int rc = side_open(&st->side[0], ls, nk, p->u.join.left_keys);
   if (!rc) rc = side_open(&st->side[1], rs, nk, p->u.join.right_keys);
   if (rc) return rc;
+  dp_join_kind k = p->u.join.kind;
+  st->side[0].outer = k == DP_J_LEFT || k == DP_J_FULL;
+  st->side[1].outer = k == DP_J_RIGHT || k == DP_J_FULL;
+  st->outer = st->side[0].outer || st->side[1].outer;
+  if (k != DP_J_INNER && !st->outer)
+    return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->span,
+                    "a %s of updating inputs is not supported", dp_join_name(k));
   st->out = dp_batch_new(&p->schema, 0);
-  st->kept = dp_batch_new(&p->schema, 0);
-  if (!st->out || !st->kept) return DIPPER_NOMEM;
+  st->pairs = dp_batch_new(&p->schema, 0);
+  if (!st->out || !st->pairs) return DIPPER_NOMEM;
   st->out->change = dp_vector_new(dp_type_of(DP_T_TINYINT), 0);
   return st->out->change ? DIPPER_OK : DIPPER_NOMEM;
 }
@@ -145,7 +175,7 @@ static bool null_key(const jside *s, const dp_batch *b, int64_t r) {
   return false;
 }
 
-/* Store row r of b on side s (its key already hashed). */
+/* Store row r of b on side s (its key already hashed), with no match yet. */
 static int store(jside *s, const dp_batch *b, int64_t r, uint64_t hash) {
   const dp_vector *k[64];
   key_cols(s, b, k);
@@ -164,6 +194,8 @@ static int store(jside *s, const dp_batch *b, int64_t r, uint64_t hash) {
   if ((rc = grow(&s->kid, &cap, row + 1, sizeof *s->kid))) return rc;
   cap = s->rcap;
   if ((rc = grow(&s->alive, &cap, row + 1, sizeof *s->alive))) return rc;
+  cap = s->rcap;
+  if ((rc = grow(&s->nmatch, &cap, row + 1, sizeof *s->nmatch))) return rc;
   s->rcap = cap;
   for (int c = 0; c < b->ncols && !rc; c++) rc = dp_vector_append_from(s->rows->cols[c], b->cols[c], r);
   if (rc) return rc;
@@ -171,6 +203,7 @@ static int store(jside *s, const dp_batch *b, int64_t r, uint64_t hash) {
   s->next[row] = s->head[id];
   s->kid[row] = id;
   s->alive[row] = 1;
+  s->nmatch[row] = 0;
   s->head[id] = row;
   s->live++;
   return DIPPER_OK;
@@ -191,15 +224,16 @@ static int64_t chain_of(const jside *s, const jside *probe, const dp_batch *b, i
   return id < 0 || id >= s->hcap ? -1 : s->head[id];
 }
 
-/* Take back one live row of s equal to row r of b; false when there is none. */
-static bool take_back(jside *s, const dp_batch *b, int64_t r, uint64_t hash) {
+/* Take back one live row of s equal to row r of b: its store row, or -1
+** when there is none. */
+static int64_t take_back(jside *s, const dp_batch *b, int64_t r, uint64_t hash) {
   for (int64_t m = chain_of(s, s, b, r, hash); m >= 0; m = s->next[m])
     if (s->alive[m] && same_row(s->rows, m, b, r)) {
       s->alive[m] = 0;
       s->live--;
-      return true;
+      return m;
     }
-  return false;
+  return -1;
 }
 
 /* Append (left row, right row) to out as `kind`. */
@@ -214,52 +248,112 @@ static int put_match(jr_state *st, const dp_batch *l, int64_t li, const dp_batch
   return rc;
 }
 
+/* Row r of b (side w) padded with NULLs for the other side, as `kind`. */
+static int put_padded(jr_state *st, int w, const dp_batch *b, int64_t r, int kind) {
+  int rc = DIPPER_OK;
+  for (int c = 0; c < st->nl && !rc; c++)
+    rc = w == 0 ? dp_vector_append_from(st->out->cols[c], b->cols[c], r)
+                : dp_vector_append_null(st->out->cols[c]);
+  for (int c = 0; c < st->nr && !rc; c++)
+    rc = w == 1 ? dp_vector_append_from(st->out->cols[st->nl + c], b->cols[c], r)
+                : dp_vector_append_null(st->out->cols[st->nl + c]);
+  if (!rc) rc = dp_vector_append_i64(st->out->change, kind);
+  if (!rc) st->out->nrows++;
+  return rc;
+}
+
+/* The candidate matches of every row of b (side w) with the other side's
+** live rows of its key, and which of them the condition passes. */
+static int gather_pairs(dp_op *op, const dp_batch *b, int w) {
+  jr_state *st = op->state;
+  jside *me = &st->side[w], *other = &st->side[1 - w];
+  int rc = grow(&st->pstart, &st->ps_cap, b->nrows + 1, sizeof *st->pstart);
+  if (rc) return rc;
+  const dp_vector *k[64];
+  key_cols(me, b, k);
+  int64_t np = 0;
+  for (int64_t r = 0; r < b->nrows && !rc; r++) {
+    st->pstart[r] = np;
+    if (null_key(me, b, r)) continue;
+    uint64_t h = dp_ht_hash_row(k, me->nkeys, r);
+    for (int64_t m = chain_of(other, me, b, r, h); m >= 0 && !rc; m = other->next[m]) {
+      if (!other->alive[m]) continue;
+      if ((rc = grow(&st->pm, &st->pm_cap, np + 1, sizeof *st->pm))) break;
+      st->pm[np++] = m;
+    }
+  }
+  st->pstart[b->nrows] = np;
+  if (!rc) rc = grow(&st->pass, &st->pass_cap, np ? np : 1, sizeof *st->pass);
+  if (rc) return rc;
+  const dp_expr *cond = op->plan->u.join.cond;
+  memset(st->pass, 1, (size_t)np);
+  if (!cond || np == 0) return DIPPER_OK;
+  /* Every pair as an output row, for the condition (over the join's schema). */
+  dp_batch *pb = st->pairs;
+  dp_batch_clear(pb);
+  for (int64_t r = 0; r < b->nrows && !rc; r++)
+    for (int64_t i = st->pstart[r]; i < st->pstart[r + 1] && !rc; i++) {
+      const dp_batch *l = w == 0 ? b : other->rows, *rr = w == 0 ? other->rows : b;
+      int64_t li = w == 0 ? r : st->pm[i], ri = w == 0 ? st->pm[i] : r;
+      for (int c = 0; c < st->nl && !rc; c++) rc = dp_vector_append_from(pb->cols[c], l->cols[c], li);
+      for (int c = 0; c < st->nr && !rc; c++)
+        rc = dp_vector_append_from(pb->cols[st->nl + c], rr->cols[c], ri);
+      if (!rc) pb->nrows++;
+    }
+  dp_vector *mask = NULL;
+  if (!rc) rc = dp_eval(op->ex, cond, pb, &mask);
+  for (int64_t i = 0; i < np && !rc; i++)
+    st->pass[i] = !dp_vector_is_null(mask, i) && dp_vector_get_bool(mask, i);
+  dp_vector_free(mask);
+  dp_batch_clear(pb);
+  return rc;
+}
+
 /* One input batch of side `w` (0 left, 1 right). */
 static int consume_side(dp_op *op, const dp_batch *b, int w) {
   jr_state *st = op->state;
   jside *me = &st->side[w], *other = &st->side[1 - w];
   op->metrics.rows_in += b->nrows;
+  int rc = gather_pairs(op, b, w);
   const dp_vector *k[64];
   key_cols(me, b, k);
-  int rc = DIPPER_OK;
   for (int64_t r = 0; r < b->nrows && !rc; r++) {
-    if (null_key(me, b, r)) continue;
-    uint64_t h = dp_ht_hash_row(k, me->nkeys, r);
-    int kind = dp_change_of(b, r);
-    bool back = dp_change_retracts(kind);
-    if (back ? !take_back(me, b, r, h) : (rc = store(me, b, r, h)) != DIPPER_OK) continue;
+    bool back = dp_change_retracts(dp_change_of(b, r));
     int out_kind = back ? DP_CHANGE_DELETE : DP_CHANGE_INSERT;
-    for (int64_t m = chain_of(other, me, b, r, h); m >= 0 && !rc; m = other->next[m]) {
-      if (!other->alive[m]) continue;
-      rc = w == 0 ? put_match(st, b, r, other->rows, m, out_kind)
-                  : put_match(st, other->rows, m, b, r, out_kind);
+    if (null_key(me, b, r)) {
+      if (me->outer) rc = put_padded(st, w, b, r, out_kind);
+      continue;
     }
+    uint64_t h = dp_ht_hash_row(k, me->nkeys, r);
+    int64_t mine;
+    if (back) {
+      if ((mine = take_back(me, b, r, h)) < 0) continue; /* not there: nothing to take back */
+    } else {
+      mine = me->rows->nrows;
+      if ((rc = store(me, b, r, h))) break;
+    }
+    int64_t matched = 0;
+    for (int64_t i = st->pstart[r]; i < st->pstart[r + 1] && !rc; i++) {
+      if (!st->pass[i]) continue;
+      int64_t m = st->pm[i];
+      matched++;
+      /* the other row's padded form goes before its first match, comes back after its last */
+      if (!back && other->outer && other->nmatch[m] == 0)
+        rc = put_padded(st, 1 - w, other->rows, m, DP_CHANGE_DELETE);
+      if (!rc) rc = w == 0 ? put_match(st, b, r, other->rows, m, out_kind)
+                           : put_match(st, other->rows, m, b, r, out_kind);
+      other->nmatch[m] += back ? -1 : 1;
+      if (!rc && back && other->outer && other->nmatch[m] == 0)
+        rc = put_padded(st, 1 - w, other->rows, m, DP_CHANGE_INSERT);
+    }
+    if (!back) me->nmatch[mine] = matched;
+    if (!rc && me->outer && matched == 0) rc = put_padded(st, w, b, r, out_kind);
   }
   return rc;
 }
 
 static int consume_left(dp_op *op, const dp_batch *b) { return consume_side(op, b, 0); }
 static int consume_right(dp_op *op, const dp_batch *b) { return consume_side(op, b, 1); }
-
-/* The matches that pass the join's condition (beyond the keys). */
-static int apply_cond(dp_op *op, dp_batch **out) {
-  jr_state *st = op->state;
-  *out = st->out;
-  const dp_expr *cond = op->plan->u.join.cond;
-  if (!cond || st->out->nrows == 0) return DIPPER_OK;
-  dp_vector *mask = NULL;
-  int rc = dp_eval(op->ex, cond, st->out, &mask);
-  if (!rc) rc = grow(&st->sel, &st->sel_cap, st->out->nrows, sizeof *st->sel);
-  int64_t n = rc ? 0 : dp_eval_select(mask, st->sel);
-  dp_vector_free(mask);
-  if (rc || n == st->out->nrows) return rc;
-  dp_batch_clear(st->kept);
-  if ((rc = dp_batch_take(st->kept, st->out, st->sel, 0, n))) return rc;
-  if ((rc = dp_change_take(&st->kept->change, st->out->change, st->sel, n))) return rc;
-  st->kept->nrows = n;
-  *out = st->kept;
-  return DIPPER_OK;
-}
 
 static int jr_next(dp_op *op, dp_batch **out) {
   jr_state *st = op->state;
@@ -270,8 +364,7 @@ static int jr_next(dp_op *op, dp_batch **out) {
   if (!rc) rc = dp_op_drain(op->children[1], consume_right, op);
   if (rc) return rc;
   st->done = true;
-  dp_batch *b = NULL;
-  if ((rc = apply_cond(op, &b))) return rc;
+  dp_batch *b = st->out;
   op->metrics.state_rows = st->side[0].live + st->side[1].live;
   if (b->nrows == 0) return DIPPER_OK;
   op->metrics.rows_out += b->nrows;
@@ -287,7 +380,10 @@ static int compact(jside *s) {
   if (!keep) return DIPPER_NOMEM;
   int64_t k = 0;
   for (int64_t r = 0; r < n; r++)
-    if (s->alive[r]) keep[k++] = r;
+    if (s->alive[r]) {
+      s->nmatch[k] = s->nmatch[r]; /* k <= r */
+      keep[k++] = r;
+    }
   dp_batch *fresh = dp_batch_new(s->rows->schema, k);
   int rc = fresh ? dp_batch_take(fresh, s->rows, keep, 0, k) : DIPPER_NOMEM;
   free(keep);
@@ -327,16 +423,18 @@ static int jr_end_batch(dp_op *op) {
 
 static int jr_save(dp_op *op, dp_buf *out) {
   jr_state *st = op->state;
-  dp_put_u8(out, STATE_VERSION);
+  dp_put_u8(out, st->outer ? STATE_VERSION_OUTER : STATE_VERSION);
   for (int w = 0; w < 2; w++) {
-    int rc = compact(&st->side[w]);
-    if (!rc) rc = dp_batch_encode(st->side[w].rows, 0, st->side[w].rows->nrows, out);
+    jside *s = &st->side[w];
+    int rc = compact(s);
+    if (!rc) rc = dp_batch_encode(s->rows, 0, s->rows->nrows, out);
     if (rc) return rc;
+    if (st->outer) dp_put_i64s(out, s->nmatch, NULL, s->rows->nrows);
   }
   return out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
-static int load_side(jside *s, dp_rd *in) {
+static int load_side(jside *s, bool outer, dp_rd *in) {
   if (s->rows->nrows != 0) return DIPPER_CORRUPT;
   dp_batch *tmp = dp_batch_new(s->rows->schema, 0);
   if (!tmp) return DIPPER_NOMEM;
@@ -348,18 +446,22 @@ static int load_side(jside *s, dp_rd *in) {
     else rc = store(s, tmp, r, dp_ht_hash_row(kc, s->nkeys, r));
   }
   dp_batch_free(tmp);
-  return rc;
+  if (rc || !outer) return rc;
+  if (!dp_get_i64s(in, s->nmatch, NULL, s->rows->nrows)) return DIPPER_CORRUPT;
+  for (int64_t r = 0; r < s->rows->nrows; r++)
+    if (s->nmatch[r] < 0) return DIPPER_CORRUPT;
+  return DIPPER_OK;
 }
 
 static int jr_restore(dp_op *op, dp_rd *in) {
   jr_state *st = op->state;
   const char *what = "its state is damaged";
   int rc = DIPPER_CORRUPT;
-  if (dp_get_u8(in) != STATE_VERSION) {
+  if (dp_get_u8(in) != (st->outer ? STATE_VERSION_OUTER : STATE_VERSION)) {
     what = "its state is of another version";
   } else {
-    rc = load_side(&st->side[0], in);
-    if (!rc) rc = load_side(&st->side[1], in);
+    rc = load_side(&st->side[0], st->outer, in);
+    if (!rc) rc = load_side(&st->side[1], st->outer, in);
     if (!rc && !dp_rd_done(in)) rc = DIPPER_CORRUPT;
   }
   if (rc != DIPPER_CORRUPT) return rc;

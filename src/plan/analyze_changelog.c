@@ -10,12 +10,13 @@
 ** aggregation it reads (through projections and filters) is asked for
 ** [I,UB,UA] — on the embedded engine an upsert-to-retract step above it
 ** (exec/changelog.c), as Flink's planner asks a GroupAggregate for
-** UPDATE_BEFORE when its consumer needs it; an inner join with an updating
-** input (dp_analyze_retract_join) asks both its inputs and emits [I,D].  change_kinds marks the nodes
+** UPDATE_BEFORE when its consumer needs it; an equi-join (inner or outer) with an
+** updating input (dp_analyze_retract_join) asks both its inputs and emits [I,D].  change_kinds marks the nodes
 ** whose batches carry the kinds (dp_batch.change) on the embedded engine.
 **
 ** Owns: dp_stream_props.changes and .change_kinds, and which aggregate
-** calls can take a row back.  Does not refuse anything (validate.c does).
+** calls can take a row back (COUNT, SUM and AVG of numbers, MIN and MAX,
+** and DISTINCT COUNT, SUM and AVG: exec/agg_retract.c).  Does not refuse anything (validate.c does).
 */
 #include <stddef.h>
 
@@ -23,10 +24,14 @@
 #include "plan/analyze_int.h"
 
 const char *dp_analyze_retract_refusal(const dp_agg_call *c) {
-  if (c->distinct)
-    return "a DISTINCT aggregate would have to keep every value's count to take one back; "
-           "aggregate without DISTINCT, or deduplicate the rows before the inner aggregation";
   int id = c->fn ? c->fn->id : -1;
+  /* MIN and MAX keep the group's values with their counts
+     (exec/agg_multiset.h, Flink's MinWithRetract), DISTINCT or not. */
+  if (id == DP_F_MIN || id == DP_F_MAX) return NULL;
+  if (c->distinct && (c->nargs != 1 || (id != DP_F_COUNT && id != DP_F_SUM && id != DP_F_AVG)))
+    return "over an updating input the embedded engine takes a row back out of a DISTINCT "
+           "COUNT, SUM or AVG of one argument, and MIN or MAX, only; aggregate without "
+           "DISTINCT, or deduplicate the rows before the inner aggregation";
   if (id == DP_F_COUNT) return NULL;
   if (id == DP_F_SUM || id == DP_F_AVG) {
     const dp_type *t = c->nargs > 0 ? c->args[0]->type : NULL;
@@ -35,12 +40,8 @@ const char *dp_analyze_retract_refusal(const dp_agg_call *c) {
     return "the embedded engine takes a row back out of SUM and AVG of integers and floating "
            "point numbers only; CAST the argument to DOUBLE or BIGINT";
   }
-  if (id == DP_F_MIN || id == DP_F_MAX)
-    return "taking a row back out of MIN or MAX needs every value of the group (the next "
-           "smallest or largest), which the embedded engine does not keep; compute it before "
-           "the inner aggregation, or aggregate with COUNT, SUM or AVG";
-  return "only COUNT, SUM and AVG can take a row back out of their result on the embedded "
-         "engine; compute this one before the inner aggregation";
+  return "only COUNT, SUM, AVG, MIN and MAX can take a row back out of their result on the "
+         "embedded engine; compute this one before the inner aggregation";
 }
 
 bool dp_analyze_retract_aggregate(const dp_plan *p) {
@@ -50,7 +51,10 @@ bool dp_analyze_retract_aggregate(const dp_plan *p) {
 
 bool dp_analyze_retract_join(const dp_plan *p) {
   if (!p || p->kind != DP_P_JOIN || p->props.bounded || p->u.join.as_of) return false;
-  if (p->u.join.kind != DP_J_INNER || p->u.join.nkeys <= 0) return false;
+  dp_join_kind k = p->u.join.kind;
+  if ((k != DP_J_INNER && k != DP_J_LEFT && k != DP_J_RIGHT && k != DP_J_FULL) ||
+      p->u.join.nkeys <= 0)
+    return false;
   const dp_plan *L = p->inputs[0], *R = p->inputs[1];
   if (L->props.bounded || R->props.bounded) return false;
   return L->props.changelog != DP_CHANGELOG_INSERT_ONLY ||
@@ -90,8 +94,8 @@ void dp_analyze_changes(dp_plan *p) {
     require_retractions(p->inputs[0]);
     p->props.change_kinds = true;
   } else if (dp_analyze_retract_join(p)) {
-    /* Flink's inner join over retractions: +I for a new match, -D for one
-       taken back. */
+    /* Flink's join over retractions: +I for a new match (or an outer row's
+       padded form), -D for one taken back. */
     require_retractions(p->inputs[0]);
     require_retractions(p->inputs[1]);
     p->props.changes = DP_CHANGES_I | DP_CHANGES_D;

@@ -407,6 +407,9 @@ static void check_join(vctx *x, const dp_plan *p) {
     return;
   }
   if (k == DP_J_INNER || k == DP_J_CROSS) return;
+  /* An outer equi-join with an updating side takes its padded rows back as
+     matches arrive (exec/op_join_retract.c); check_chain says what it reads. */
+  if (dp_analyze_retract_join(p) && x->mode == DP_MODE_UPDATE) return;
   bool lwm = dp_analyze_has_watermark(L), rwm = dp_analyze_has_watermark(R);
   bool bound = p->props.has_time_bound;
   if (p->props.state == DP_STATE_WATERMARK) return; /* windows or a time range on both sides */
@@ -599,7 +602,7 @@ static void describe_unfinal(const dp_plan *p, char *buf, size_t cap) {
 ** update mode: a plain GROUP BY over an aggregation that revises its rows
 ** (not one of session windows, whose merged sessions vanish without a
 ** deletion), a plain GROUP BY or a Top-N without a window over an
-** insert-only join, an inner equi-join with such an updating side, or a
+** insert-only join, an equi-join (inner or outer) with such an updating side, or a
 ** plain GROUP BY over that join, read through projections and filters only.  True when p is such a chain (refused here when one of its
 ** aggregates cannot take a row back).  Spark refuses both itself
 ** (spark/stream_rules.c: chained stateful operators run only in append
@@ -626,7 +629,7 @@ static bool feeds_changes(const dp_plan *q) {
 
 static bool changelog_chain(vctx *x, const dp_plan *p, const dp_plan *inner) {
   if (x->mode != DP_MODE_UPDATE) return false;
-  /* An inner equi-join with an updating side (exec/op_join_retract.c). */
+  /* An equi-join (inner or outer) with an updating side (exec/op_join_retract.c). */
   if (p->kind == DP_P_JOIN)
     return dp_analyze_retract_join(p) && feeds_changes(below_stateless(p->inputs[0])) &&
            feeds_changes(below_stateless(p->inputs[1]));

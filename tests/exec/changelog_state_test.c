@@ -2,7 +2,8 @@
 ** changelog_state_test.c — the checkpointed state of the operators that
 ** carry changes (exec/changelog.h): the upsert-to-retract step above an
 ** aggregation whose consumer takes retractions (changelog.c) and the
-** aggregation over an updating input (agg_retract.c).
+** aggregation over an updating input (agg_retract.c, with the multisets of
+** agg_multiset.c for MIN, MAX and COUNT DISTINCT).
 **
 ** ops_state_harness.h's check: run A straight through; run B resumed after
 ** every micro-batch from the saved states (both operators write whole
@@ -54,6 +55,21 @@ TEST(sum_and_average_of_sums_over_a_filter) {
                     "#4\n-U 3, 22, 7.333333333333333E0\n+U 5, 35, 7E0\n#5\n");
 }
 
+/* MIN, MAX and a DISTINCT count keep the multiset of the sums
+** (agg_multiset.c), which the checkpoint carries. */
+TEST(min_max_and_distinct_count_of_sums) {
+  static const script sc = {
+      KV_DDL "SELECT MIN(s), MAX(s), COUNT(DISTINCT s) FROM (SELECT k, SUM(v) AS s FROM kv"
+             " GROUP BY k);",
+      {"kv"}, KV_BATCHES, 5};
+  /* a 3 b 5 | b 15 | a 3 (unchanged), c 0 | c 4, d 1 | d 6, e 7 */
+  check_script(&sc, "#0\n+I 3, 5, 2\n"
+                    "#1\n-U 3, 5, 2\n+U 3, 15, 2\n"
+                    "#2\n-U 3, 15, 2\n+U 0, 15, 3\n"
+                    "#3\n-U 0, 15, 3\n+U 1, 15, 4\n"
+                    "#4\n-U 1, 15, 4\n+U 3, 15, 5\n#5\n");
+}
+
 #define K(k) "{\"k\": \"" k "\"}\n"
 
 /* A join of two updating aggregations (op_join_retract.c): matches come
@@ -82,6 +98,32 @@ TEST(join_of_two_updating_aggregations) {
                     "#3\n+I 'c', 2, 4\n"
                     /* a: count 3; d: sum 6 */
                     "#4\n-D 'a', 2, 3\n+I 'a', 3, 3\n+I 'd', 1, 6\n#5\n");
+}
+
+/* A FULL JOIN of two updating aggregations: each side's rows count their
+** matches (saved beside the rows), padded rows go and come back. */
+TEST(full_join_of_two_updating_aggregations) {
+  static const script sc = {
+      "CREATE TABLE s1 (k STRING) WITH ('connector' = 'memory');\n"
+      "CREATE TABLE kv (k STRING, v INT) WITH ('connector' = 'memory');\n"
+      "SET 'dipper.output-mode' = 'update';\n"
+      "SELECT a.k, a.c, b.k, b.s FROM (SELECT k, COUNT(*) AS c FROM s1 GROUP BY k) a"
+      " FULL JOIN (SELECT k, SUM(v) AS s FROM kv GROUP BY k) b ON a.k = b.k;",
+      {"s1", "kv"},
+      {{K("a") K("b"), KV("a", 1)},
+       {K("c"), KV("b", 2)},
+       {K("a"), KV("a", 1) KV("d", 4)},
+       {NULL, KV("d", -4)}},
+      4};
+  check_script(&sc, "#0\n+I 'a', 1, NULL, NULL\n+I 'b', 1, NULL, NULL\n"
+                    "-D 'a', 1, NULL, NULL\n+I 'a', 1, 'a', 1\n"
+                    "#1\n+I 'c', 1, NULL, NULL\n-D 'b', 1, NULL, NULL\n+I 'b', 1, 'b', 2\n"
+                    /* a: count 1 -> 2 (left), then sum 1 -> 2 (right); d new */
+                    "#2\n-D 'a', 1, 'a', 1\n+I NULL, NULL, 'a', 1\n"
+                    "-D NULL, NULL, 'a', 1\n+I 'a', 2, 'a', 1\n"
+                    "-D 'a', 2, 'a', 1\n+I 'a', 2, NULL, NULL\n"
+                    "-D 'a', 2, NULL, NULL\n+I 'a', 2, 'a', 2\n+I NULL, NULL, 'd', 4\n"
+                    "#3\n-D NULL, NULL, 'd', 4\n+I NULL, NULL, 'd', 0\n#4\n");
 }
 
 int main(void) { return RUN_TESTS(); }
