@@ -66,6 +66,7 @@ typedef struct ra_state {
   bool has_ht;
   int64_t ngroups, gcap;
   int64_t *rows, *rows_emitted; /* net rows per group */
+  int64_t nlive;                /* groups with rows_emitted > 0: kept, not counted per batch */
   ra_call *calls;
   uint8_t *touched;             /* per group: in `list` this batch */
   int64_t *list, nlist, lcap;
@@ -391,6 +392,7 @@ static int emit(ra_state *st) {
     int64_t g = st->list[k];
     st->touched[g] = 0;
     bool had = st->rows_emitted[g] > 0, has = st->rows[g] > 0;
+    st->nlive += (int64_t)has - (int64_t)had;
     if (!had && has) rc = put_result(st, g, vn, DP_CHANGE_INSERT, false);
     else if (had && !has) rc = put_result(st, g, vo, DP_CHANGE_DELETE, true);
     else if (had && has && !same_result(st, g)) {
@@ -405,12 +407,6 @@ static int emit(ra_state *st) {
   return rc;
 }
 
-static int64_t live_groups(const ra_state *st) {
-  int64_t n = 0;
-  for (int64_t g = 0; g < st->ngroups; g++) n += st->rows[g] > 0;
-  return n;
-}
-
 static int ra_next(dp_op *op, dp_batch **out) {
   ra_state *st = op->state;
   *out = NULL;
@@ -420,7 +416,7 @@ static int ra_next(dp_op *op, dp_batch **out) {
   st->done = true;
   dp_batch_clear(st->out);
   if ((rc = emit(st))) return rc;
-  op->metrics.state_rows = live_groups(st);
+  op->metrics.state_rows = st->nlive;
   if (st->out->nrows == 0) return DIPPER_OK;
   op->metrics.rows_out += st->out->nrows;
   *out = st->out;
@@ -502,7 +498,10 @@ static int load(ra_state *st, dp_rd *in) {
     if (!st->calls[a].multi || version == 1) continue;
     if ((rc = dp_multiset_load(&st->calls[a].ms, n, in))) return rc;
   }
-  for (int64_t g = 0; g < n && !in->bad; g++) settle(st, g);
+  for (int64_t g = 0; g < n && !in->bad; g++) {
+    settle(st, g);
+    st->nlive += st->rows[g] > 0;
+  }
   return dp_rd_done(in) ? DIPPER_OK : DIPPER_CORRUPT;
 }
 

@@ -21,6 +21,15 @@
 ** forgotten before the next batch's input, as in Flink: keep first writes a
 ** key once, at its first row (so a duplicate after the TTL leaves again),
 ** keep last at each row that becomes the key's best.
+**
+** Per batch the cost follows the batch: keep last emits and clears the keys
+** it changed (a list of them), and keep first forgets by the watermark
+** through an index of the keys by time (due_heap.h): those at or before it
+** are flagged gone and compacted away once they are half the keys.  A gone
+** key stays in the table (and in a checkpoint, as a live key) until then;
+** what makes it gone is its time, at or before the late watermark (the one
+** the previous batch forgot by, which a restored run knows too), so a row
+** that finds it compacts the forgotten keys away first and leaves as new.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +37,7 @@
 #include "core/grow.h"
 #include "core/vector_codec.h"
 #include "exec/agg_rocks.h"
+#include "exec/due_heap.h"
 #include "exec/eval.h"
 #include "exec/exec.h"
 #include "exec/rows.h"
@@ -43,6 +53,9 @@ typedef struct dedup_state {
   int64_t *best;       /* per key: its row in `store` */
   int64_t *ts;         /* per key: the order value of that row (event_time) */
   uint8_t *changed;    /* per key: changed in this micro-batch (DEDUP_LAST) */
+  int64_t *chlist;     /* in memory: those keys, so that a batch's emit and reset
+                          cost what it changed, not a pass over every key */
+  int64_t nch, chcap;
   int64_t cap;
   dp_batch *store;     /* rows that were best at some point */
   dp_rowlog log;       /* the keys' changes since the last checkpoint (rows.h) */
@@ -63,7 +76,78 @@ typedef struct dedup_state {
   int64_t roffs_cap;
   dp_state_ttl ttl;    /* ttl.ttl > 0: the keys by last write (state_ttl.h) */
   bool ttl_done;       /* this batch's expiry ran */
+  /* keep first on an event-time column, in memory: the keys by time (ids
+  ** below due_known in it), and those forgotten, not compacted away yet */
+  dp_due_heap due;
+  int64_t due_known;
+  uint8_t *gone;
+  int64_t gone_cap, ngone;
 } dedup_state;
+
+static bool indexed(const dedup_state *st) {
+  return st->mode == DEDUP_FIRST && st->event_time && !st->rocks;
+}
+
+/* Every key in the time index again, none gone (after a renumbering). */
+static int rebuild_due(dedup_state *st) {
+  int64_t n = dp_groups_count(&st->keys);
+  st->due.n = 0;
+  st->due_known = n;
+  if (st->gone) memset(st->gone, 0, (size_t)st->gone_cap);
+  st->ngone = 0;
+  if (!indexed(st)) return DIPPER_OK;
+  int rc = dp_due_reserve(&st->due, n);
+  for (int64_t id = 0; !rc && id < n; id++) st->due.v[st->due.n++] = (dp_due){st->ts[id], id};
+  if (!rc) dp_due_heapify(&st->due);
+  return rc;
+}
+
+/* The gone keys compacted away (the keys' log records the drops; the TTL
+** list follows the renumbering). */
+static int compact_gone(dedup_state *st) {
+  int64_t n = dp_groups_count(&st->keys), k = 0, d = 0;
+  int64_t *keep = malloc((size_t)(n > 0 ? n : 1) * sizeof *keep);
+  int64_t *drop = malloc((size_t)(st->ngone > 0 ? st->ngone : 1) * sizeof *drop);
+  int64_t *remap = st->ttl.ttl > 0 ? malloc((size_t)(n > 0 ? n : 1) * sizeof *remap) : NULL;
+  int rc = keep && drop && (remap || st->ttl.ttl <= 0) ? DIPPER_OK : DIPPER_NOMEM;
+  for (int64_t id = 0; !rc && id < n; id++) {
+    bool g = id < st->gone_cap && st->gone[id];
+    if (remap) remap[id] = g ? -1 : k;
+    if (g) drop[d++] = id;
+    else keep[k++] = id;
+  }
+  if (!rc) rc = dp_groups_compact(&st->keys, keep, k);
+  for (int64_t i = 0; !rc && i < k; i++) st->ts[i] = st->ts[keep[i]];
+  if (!rc) rc = dp_rowlog_drop(&st->log, drop, d);
+  if (!rc && remap) rc = dp_state_ttl_renumber(&st->ttl, remap, n);
+  free(keep);
+  free(drop);
+  free(remap);
+  return rc ? rc : rebuild_due(st);
+}
+
+/* The keys at or before wm flagged gone (the time index's), and compacted
+** away when they are half the keys or `now`. */
+static int forget(dedup_state *st, int64_t wm, bool now) {
+  int64_t n = dp_groups_count(&st->keys);
+  int rc = DIPPER_OK;
+  for (int64_t id = st->due_known; id < n && !rc; id++) rc = dp_due_push(&st->due, st->ts[id], id);
+  st->due_known = n;
+  if (!rc && n > st->gone_cap) {
+    int64_t old = st->gone_cap;
+    if (dp_grow(&st->gone, &st->gone_cap, n, 1, 1024)) return DIPPER_NOMEM;
+    memset(st->gone + old, 0, (size_t)(st->gone_cap - old));
+  }
+  while (!rc && wm != DP_WATERMARK_NONE && st->due.n > 0 && dp_due_top(&st->due) <= wm) {
+    dp_due d = dp_due_pop(&st->due);
+    if (d.id >= n || st->gone[d.id]) continue;
+    st->gone[d.id] = 1;
+    st->ngone++;
+    if (st->ttl.ttl > 0) dp_state_ttl_remove(&st->ttl, d.id);
+  }
+  if (!rc && st->ngone > 0 && (now || 2 * st->ngone >= n)) rc = compact_gone(st);
+  return rc;
+}
 
 static int grow_keys(dedup_state *st, int64_t need) {
   if (need <= st->cap) return DIPPER_OK;
@@ -103,6 +187,11 @@ static bool better(const dp_op *op, const dedup_state *st, const dp_batch *b, in
 
 static int rocks_take_rows(dp_op *op, const dp_batch *b);
 
+static int cmp_id(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
 static int take_rows(dp_op *op, const dp_batch *b) {
   dedup_state *st = op->state;
   if (st->rocks) return rocks_take_rows(op, b);
@@ -130,6 +219,13 @@ static int take_rows(dp_op *op, const dp_batch *b) {
     if ((rc = dp_groups_find_or_add(&st->keys, kc, r, &id, &fresh))) return rc;
     if ((rc = grow_keys(st, id + 1))) return rc;
     int64_t now = op->ex->batch_start_time;
+    if (st->mode == DEDUP_FIRST && !fresh && indexed(st) && wm != DP_WATERMARK_NONE &&
+        st->ts[id] <= wm) {
+      /* forgotten: the key is new again */
+      if ((rc = forget(st, wm, true)) || (rc = dp_groups_find_or_add(&st->keys, kc, r, &id, &fresh)) ||
+          (rc = grow_keys(st, id + 1)))
+        return rc;
+    }
     if (st->mode == DEDUP_FIRST) {
       if (!fresh) continue;
       if (st->ttl.ttl > 0 && (rc = dp_state_ttl_touch(&st->ttl, id, now))) return rc;
@@ -143,7 +239,12 @@ static int take_rows(dp_op *op, const dp_batch *b) {
     if (!fresh && (rc = dp_rowlog_touch(&st->log, id))) return rc;
     st->best[id] = st->store->nrows - 1;
     st->ts[id] = t;
-    st->changed[id] = 1;
+    if (!st->changed[id]) {
+      if (st->nch == st->chcap && dp_grow(&st->chlist, &st->chcap, st->nch + 1, sizeof *st->chlist, 1024))
+        return DIPPER_NOMEM;
+      st->chlist[st->nch++] = id;
+      st->changed[id] = 1;
+    }
   }
   if (st->mode == DEDUP_FIRST && nfirst > 0) {
     if ((rc = dp_batch_take(st->out, b, st->sel, 0, nfirst))) return rc;
@@ -169,6 +270,15 @@ static int expire_idle(dp_op *op) {
     st->best[i] = st->best[keep[i]];
   }
   if (!rc && ndrop > 0) rc = dp_rowlog_drop(&st->log, drop, ndrop);
+  if (!rc && ndrop > 0 && indexed(st)) {
+    /* the time index again; the gone keys among the kept stay gone */
+    uint8_t *was = st->ngone > 0 ? malloc((size_t)(nkeep > 0 ? nkeep : 1)) : NULL;
+    if (st->ngone > 0 && !was) rc = DIPPER_NOMEM;
+    for (int64_t i = 0; was && i < nkeep; i++) was[i] = st->gone[keep[i]];
+    if (!rc) rc = rebuild_due(st);
+    for (int64_t i = 0; !rc && was && i < nkeep; i++) st->ngone += st->gone[i] = was[i];
+    free(was);
+  }
   free(keep);
   free(drop);
   op->metrics.state_rows = dp_groups_count(&st->keys);
@@ -202,7 +312,12 @@ static int dedup_next(dp_op *op, dp_batch **out) {
     st->drained = true;
     op->metrics.state_rows = dp_groups_count(&st->keys);
     st->cursor = st->nout = 0;
-    if (st->mode == DEDUP_LAST || (op->ex->final && !st->emitted)) {
+    if (st->mode == DEDUP_LAST && !st->rocks) {
+      /* the changed keys, in key order (the order of a pass over them all) */
+      if ((rc = grow_sel(st, st->nch))) return rc;
+      if (st->nch > 1) qsort(st->chlist, (size_t)st->nch, sizeof *st->chlist, cmp_id);
+      for (int64_t k = 0; k < st->nch; k++) st->sel[st->nout++] = st->best[st->chlist[k]];
+    } else if (st->mode == DEDUP_LAST || (op->ex->final && !st->emitted)) {
       int64_t n = dp_groups_count(&st->keys);
       if ((rc = grow_sel(st, n))) return rc;
       for (int64_t id = 0; id < n; id++)
@@ -222,40 +337,19 @@ static int dedup_next(dp_op *op, dp_batch **out) {
   return DIPPER_OK;
 }
 
-/* Forget the keys whose row is at or before the watermark (DEDUP_FIRST on an
-** event-time column): a later row of such a key would be late anyway. */
-static int expire(dp_op *op) {
-  dedup_state *st = op->state;
-  int64_t wm = op->ex->final ? DP_WATERMARK_END : op->ex->watermark;
-  int64_t n = dp_groups_count(&st->keys), nkeep = 0;
-  if (wm == DP_WATERMARK_NONE || n == 0) return DIPPER_OK;
-  for (int64_t id = 0; id < n; id++)
-    if (st->ts[id] > wm) nkeep++;
-  if (nkeep == n) return DIPPER_OK;
-  int64_t *keep = malloc((size_t)n * sizeof *keep), *drop = malloc((size_t)n * sizeof *drop);
-  int64_t k = 0, d = 0;
-  int rc = keep && drop ? DIPPER_OK : DIPPER_NOMEM;
-  for (int64_t id = 0; !rc && id < n; id++) {
-    if (st->ts[id] <= wm) drop[d++] = id;
-    else keep[k++] = id;
-  }
-  if (!rc) rc = dp_groups_compact(&st->keys, keep, k);
-  for (int64_t i = 0; !rc && i < k; i++) st->ts[i] = st->ts[keep[i]];
-  if (!rc) rc = dp_rowlog_drop(&st->log, drop, d);
-  free(keep);
-  free(drop);
-  return rc;
-}
-
 static int dedup_end_batch(dp_op *op) {
   dedup_state *st = op->state;
   st->ttl_done = false;
   if (st->rocks) return rocks_end_batch(op);
   st->drained = false;
   st->cursor = st->nout = 0;
-  if (st->mode == DEDUP_LAST) memset(st->changed, 0, (size_t)st->cap);
-  int rc = st->mode == DEDUP_FIRST && st->event_time ? expire(op) : DIPPER_OK;
-  op->metrics.state_rows = dp_groups_count(&st->keys);
+  for (int64_t k = 0; k < st->nch; k++) st->changed[st->chlist[k]] = 0;
+  st->nch = 0;
+  /* keep first on event time: forget the keys whose row is at or before the
+  ** watermark (a later row of such a key would be late anyway) */
+  int rc = indexed(st) ? forget(st, op->ex->final ? DP_WATERMARK_END : op->ex->watermark, false)
+                       : DIPPER_OK;
+  op->metrics.state_rows = dp_groups_count(&st->keys) - st->ngone;
   return rc;
 }
 
@@ -321,6 +415,9 @@ static void dedup_close(dp_op *op) {
   free(st->best);
   free(st->ts);
   free(st->changed);
+  free(st->chlist);
+  dp_due_free(&st->due);
+  free(st->gone);
   free(st->sel);
   free(st);
   op->state = NULL;
@@ -407,6 +504,7 @@ static int dedup_restore(dp_op *op, dp_rd *in) {
   }
   op->metrics.state_rows = n;
   dp_rowlog_mark(&st->log, n);
+  if ((rc = rebuild_due(st))) return rc;
   return restore_ttl(op, in);
 }
 
@@ -490,6 +588,7 @@ static int dedup_restore_delta(dp_op *op, dp_rd *in) {
   if (rc) return dp_state_corrupt(op, rc, what);
   op->metrics.state_rows = dp_groups_count(&st->keys);
   dp_rowlog_mark(&st->log, dp_groups_count(&st->keys));
+  if ((rc = rebuild_due(st))) return rc;
   return restore_ttl(op, in);
 }
 

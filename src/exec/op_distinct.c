@@ -11,12 +11,24 @@
 ** or STATE_TTL, exec/state_ttl.h): then a row not seen for that long, in
 ** processing time, is forgotten before the next batch's input, and leaves
 ** again when it comes back (Flink's DISTINCT, a GROUP BY of every column).
+**
+** Forgetting by the watermark costs what it forgets: the stored rows are
+** indexed by time (due_heap.h), a batch pops those at or before its
+** watermark and flags them gone, and the gone rows are compacted away once
+** they are half the store (O(1) amortized each).  A gone row stays in the
+** table until then, and a checkpoint holds it as a live row; what makes it
+** gone is its time: at or before the late watermark (the one the previous
+** batch forgot by), which a restored run knows too.  A row equal to it has
+** that time, so it is dropped as late, unless the time is NULL (never late):
+** then the forgotten rows up to the late watermark are compacted away first
+** and the row leaves again, as it would have had it been dropped at once.
 */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/grow.h"
 #include "exec/agg_rocks.h"
+#include "exec/due_heap.h"
 #include "exec/exec.h"
 #include "exec/rows.h"
 #include "exec/state_ttl.h"
@@ -40,7 +52,54 @@ typedef struct distinct_state {
   int64_t roffs_cap;
   dp_state_ttl ttl;   /* ttl.ttl > 0: the rows by last sight (state_ttl.h) */
   bool ttl_done;      /* this batch's expiry ran */
+  /* time_col set, in memory: the rows by time, ids below due_known in it */
+  dp_due_heap due;
+  int64_t due_known;
+  uint8_t *gone;      /* per row: forgotten, not yet compacted away */
+  int64_t gone_cap, ngone;
+  int64_t nadded;     /* rows stored in this batch (the last ids) */
 } distinct_state;
+
+static int64_t row_time(const distinct_state *st, int64_t id) {
+  const dp_vector *t = st->seen.keys->cols[st->time_col];
+  return dp_vector_is_null(t, id) ? INT64_MIN : dp_vector_get_i64(t, id);
+}
+
+/* Every row in the time index again, none gone (after a renumbering). */
+static int rebuild_due(distinct_state *st) {
+  int64_t n = dp_groups_count(&st->seen);
+  st->due.n = 0;
+  st->due_known = n;
+  if (st->gone) memset(st->gone, 0, (size_t)st->gone_cap);
+  st->ngone = 0;
+  if (st->time_col < 0 || st->rocks) return DIPPER_OK;
+  int rc = dp_due_reserve(&st->due, n);
+  for (int64_t id = 0; !rc && id < n; id++) st->due.v[st->due.n++] = (dp_due){row_time(st, id), id};
+  if (!rc) dp_due_heapify(&st->due);
+  return rc;
+}
+
+/* The gone rows compacted away (the rows' log records the drops). */
+static int compact_gone(distinct_state *st) {
+  int64_t n = dp_groups_count(&st->seen), k = 0, d = 0;
+  int64_t *keep = malloc((size_t)(n > 0 ? n : 1) * sizeof *keep);
+  int64_t *drop = malloc((size_t)(st->ngone > 0 ? st->ngone : 1) * sizeof *drop);
+  int64_t *remap = st->ttl.ttl > 0 ? malloc((size_t)(n > 0 ? n : 1) * sizeof *remap) : NULL;
+  int rc = keep && drop && (remap || st->ttl.ttl <= 0) ? DIPPER_OK : DIPPER_NOMEM;
+  for (int64_t id = 0; !rc && id < n; id++) {
+    bool g = id < st->gone_cap && st->gone[id];
+    if (remap) remap[id] = g ? -1 : k;
+    if (g) drop[d++] = id;
+    else keep[k++] = id;
+  }
+  if (!rc) rc = dp_groups_compact(&st->seen, keep, k);
+  if (!rc) rc = dp_rowlog_drop(&st->log, drop, d);
+  if (!rc && remap) rc = dp_state_ttl_renumber(&st->ttl, remap, n);
+  free(keep);
+  free(drop);
+  free(remap);
+  return rc ? rc : rebuild_due(st);
+}
 
 static int rocks_take(dp_op *op, const dp_batch *b, int64_t *nout);
 static int rocks_end_batch(dp_op *op);
@@ -58,11 +117,22 @@ static int expire_idle(dp_op *op) {
                                        dp_groups_count(&st->seen), &keep, &nkeep, &drop, &ndrop);
   if (!rc && ndrop > 0) rc = dp_groups_compact(&st->seen, keep, nkeep);
   if (!rc && ndrop > 0) rc = dp_rowlog_drop(&st->log, drop, ndrop);
+  if (!rc && ndrop > 0 && st->time_col >= 0 && !st->rocks) {
+    /* the time index again; the gone rows among the kept stay gone */
+    uint8_t *was = st->ngone > 0 ? malloc((size_t)(nkeep > 0 ? nkeep : 1)) : NULL;
+    if (st->ngone > 0 && !was) rc = DIPPER_NOMEM;
+    for (int64_t i = 0; was && i < nkeep; i++) was[i] = st->gone[keep[i]];
+    if (!rc) rc = rebuild_due(st);
+    for (int64_t i = 0; !rc && was && i < nkeep; i++) st->ngone += st->gone[i] = was[i];
+    free(was);
+  }
   free(keep);
   free(drop);
   op->metrics.state_rows = dp_groups_count(&st->seen);
   return rc;
 }
+
+static int forget(distinct_state *st, int64_t wm, bool now);
 
 static int distinct_next(dp_op *op, dp_batch **out) {
   distinct_state *st = op->state;
@@ -97,11 +167,18 @@ static int distinct_next(dp_op *op, dp_batch **out) {
       int64_t id;
       bool fresh;
       if ((rc = dp_groups_find_or_add(&st->seen, cols, r, &id, &fresh))) return rc;
+      if (!fresh && st->time_col >= 0 && wm != DP_WATERMARK_NONE && row_time(st, id) <= wm) {
+        /* forgotten (a NULL time): it leaves again */
+        if ((rc = forget(st, wm, true)) ||
+            (rc = dp_groups_find_or_add(&st->seen, cols, r, &id, &fresh)))
+          return rc;
+      }
       if (st->ttl.ttl > 0 && (rc = dp_state_ttl_touch(&st->ttl, id, op->ex->batch_start_time)))
         return rc;
       if (fresh) st->sel[n++] = r;
+      if (fresh) st->nadded++;
     }
-    op->metrics.state_rows = st->rocks ? st->rcount : dp_groups_count(&st->seen);
+    op->metrics.state_rows = st->rocks ? st->rcount : dp_groups_count(&st->seen) - st->ngone;
     if (n == 0) continue;
     op->metrics.rows_out += n;
     if (n == b->nrows) {
@@ -115,30 +192,49 @@ static int distinct_next(dp_op *op, dp_batch **out) {
   }
 }
 
+/* The rows at or before wm flagged gone (the time index's), and compacted
+** away when they are half the rows or `now` (a row of a NULL time found a
+** forgotten one: the rows this batch stored, NULL times too, stay). */
+static int forget(distinct_state *st, int64_t wm, bool now) {
+  int64_t n = dp_groups_count(&st->seen), first_new = now ? n - st->nadded : n;
+  dp_due_heap back = {0};
+  int rc = DIPPER_OK;
+  for (int64_t id = st->due_known; id < n && !rc; id++) rc = dp_due_push(&st->due, row_time(st, id), id);
+  st->due_known = n;
+  if (!rc && n > st->gone_cap) {
+    int64_t old = st->gone_cap;
+    if (dp_grow(&st->gone, &st->gone_cap, n, 1, 1024)) return DIPPER_NOMEM;
+    memset(st->gone + old, 0, (size_t)(st->gone_cap - old));
+  }
+  while (!rc && wm != DP_WATERMARK_NONE && st->due.n > 0 && dp_due_top(&st->due) <= wm) {
+    dp_due d = dp_due_pop(&st->due);
+    if (d.id >= n || st->gone[d.id]) continue;
+    if (d.id >= first_new) {
+      rc = dp_due_push(&back, d.t, d.id);
+      continue;
+    }
+    st->gone[d.id] = 1;
+    st->ngone++;
+    if (st->ttl.ttl > 0) dp_state_ttl_remove(&st->ttl, d.id);
+  }
+  if (!rc && st->ngone > 0 && (now || 2 * st->ngone >= n)) rc = compact_gone(st);
+  /* this batch's rows back, renumbered: they are the last ones */
+  int64_t shift = dp_groups_count(&st->seen) - st->nadded - first_new;
+  for (int64_t k = 0; !rc && k < back.n; k++)
+    rc = dp_due_push(&st->due, back.v[k].t, back.v[k].id + shift);
+  dp_due_free(&back);
+  return rc;
+}
+
 /* Forget the rows at or before the watermark (time_col set). */
 static int distinct_end_batch(dp_op *op) {
   distinct_state *st = op->state;
   st->ttl_done = false;
   if (st->rocks) return rocks_end_batch(op);
-  int64_t wm = op->ex->watermark, n = dp_groups_count(&st->seen);
-  if (st->time_col < 0 || wm == DP_WATERMARK_NONE || n == 0) return DIPPER_OK;
-  const dp_vector *t = st->seen.keys->cols[st->time_col];
-  int64_t old = 0;
-  for (int64_t id = 0; id < n; id++)
-    if (dp_vector_is_null(t, id) || dp_vector_get_i64(t, id) <= wm) old++;
-  if (old == 0) return DIPPER_OK;
-  int64_t *keep = malloc((size_t)n * sizeof *keep), *drop = malloc((size_t)old * sizeof *drop);
-  int64_t k = 0, d = 0;
-  int rc = keep && drop ? DIPPER_OK : DIPPER_NOMEM;
-  for (int64_t id = 0; !rc && id < n; id++) {
-    if (dp_vector_is_null(t, id) || dp_vector_get_i64(t, id) <= wm) drop[d++] = id;
-    else keep[k++] = id;
-  }
-  if (!rc) rc = dp_groups_compact(&st->seen, keep, k);
-  if (!rc) rc = dp_rowlog_drop(&st->log, drop, d);
-  free(keep);
-  free(drop);
-  op->metrics.state_rows = dp_groups_count(&st->seen);
+  if (st->time_col < 0) return DIPPER_OK;
+  int rc = forget(st, op->ex->watermark, false);
+  st->nadded = 0;
+  op->metrics.state_rows = dp_groups_count(&st->seen) - st->ngone;
   return rc;
 }
 
@@ -171,6 +267,8 @@ static void distinct_close(dp_op *op) {
   if (!st) return;
   dp_groups_free(&st->seen);
   dp_rowlog_free(&st->log);
+  dp_due_free(&st->due);
+  free(st->gone);
   dp_state_ttl_free(&st->ttl);
   dp_rocks_free(st->rocks);
   free(st->stored);
@@ -225,6 +323,7 @@ static int distinct_restore(dp_op *op, dp_rd *in) {
   if ((rc = dp_groups_load(in, &st->seen))) return dp_state_corrupt(op, rc, "its rows");
   op->metrics.state_rows = dp_groups_count(&st->seen);
   dp_rowlog_mark(&st->log, dp_groups_count(&st->seen));
+  if ((rc = rebuild_due(st))) return rc;
   return restore_ttl(op, in);
 }
 
@@ -258,6 +357,7 @@ static int distinct_restore_delta(dp_op *op, dp_rd *in) {
   if ((rc = dp_groups_load_more(in, &st->seen))) return dp_state_corrupt(op, rc, "its new rows");
   op->metrics.state_rows = dp_groups_count(&st->seen);
   dp_rowlog_mark(&st->log, dp_groups_count(&st->seen));
+  if ((rc = rebuild_due(st))) return rc;
   return restore_ttl(op, in);
 }
 

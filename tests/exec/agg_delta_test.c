@@ -362,11 +362,11 @@ TEST(a_whole_state_is_no_delta_and_a_delta_no_whole_state) {
   CHECK(restore_chain(&fx, &r, 0));
   dp_rd rd;
   CHECK_EQ(apply_delta(&fx, r.full[0].data, r.full[0].len, &rd), DIPPER_CORRUPT);
-  CHECK(fx.diags.count == 1 && strstr(fx.diags.items[0].message, "delta of version 3"));
+  CHECK(fx.diags.count == 1 && strstr(fx.diags.items[0].message, "delta of version 6"));
   fx.diags.count = 0;
   reopen_top(&fx);
   CHECK_EQ(restore(&fx, r.delta[0].data, r.delta[0].len, &rd), DIPPER_CORRUPT);
-  CHECK(fx.diags.count == 1 && strstr(fx.diags.items[0].message, "state of version 4"));
+  CHECK(fx.diags.count == 1 && strstr(fx.diags.items[0].message, "state of version 5"));
   fx.diags.count = 0;
   /* a delta on a state it does not follow: the base's counts differ */
   CHECK(restore_chain(&fx, &r, 0));

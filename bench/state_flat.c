@@ -1,0 +1,291 @@
+/*
+** state_flat.c — the per-batch cost of a stateful operator against the size
+** of its state (issue 15: "a per-batch cost proportional to the whole state
+** is a bug").  For each case and each state size S (10k, 100k, 1M, 10M by
+** default) the operators are filled with S groups, keys or rows, then run
+** MEASURED micro-batches that each change a fixed amount (1,000 groups or
+** keys) and, where the case has a watermark, close or forget as much as they
+** add, so the state stays at S.  Each measured batch's thread CPU time is
+** printed as median / mean / max in µs: flat across S is the goal.
+**
+**   build/bench/bench_state_flat [CASE|all] [MAX_STATE] [MEASURED]
+**   scripts/state_flat_ab.sh  — this bench's old and new binaries, alternating
+**
+** Cases (the operators run straight under this driver, as the micro-batch
+** driver runs them: next until NULL, then end_batch, children first):
+**   group    SELECT k, count(*), sum(v) GROUP BY k, update mode; a batch is
+**            10,000 rows over 1,000 keys spread across the state
+**   window   TUMBLE 1 s windows, 1,000 keys each, S/1,000 windows open,
+**            append mode; a batch opens a window (1,000 groups) and the
+**            watermark closes the oldest (1,000 groups emitted, dropped)
+**   dedup    ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts DESC) = 1 (keep
+**            last, update mode); a batch is 10,000 newer rows over 1,000 keys
+**   distinct SELECT DISTINCT k, ts with ts an event-time attribute; a batch
+**            adds 1,000 rows and the watermark forgets the 1,000 oldest
+**   dedupfirst  ROW_NUMBER() .. ORDER BY ts ASC = 1 on an event-time ts
+**            (Spark's dropDuplicates with a watermark), likewise
+** Filling is done in batches of up to 1 M rows without a watermark and is
+** not measured.  The machine is shared: read the medians.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "api/dipper_int.h"
+#include "exec/exec.h"
+#include "exec/exec_int.h"
+
+#define FILL_ROWS (1 << 20)
+#define SEC 1000000LL
+#define BASE (1700000000LL * SEC)
+
+static double cpu_sec(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The leaf: hands out one prepared batch per micro-batch. */
+typedef struct feed {
+  dp_batch *batch;
+  bool given;
+} feed;
+static int feed_open(dp_op *op) {
+  (void)op;
+  return DIPPER_OK;
+}
+static int feed_next(dp_op *op, dp_batch **out) {
+  feed *f = op->state;
+  *out = f->given || f->batch->nrows == 0 ? NULL : f->batch;
+  f->given = true;
+  return DIPPER_OK;
+}
+static const dp_op_class feed_class = {"Feed", feed_open, feed_next, NULL, NULL};
+
+typedef struct cse {
+  const char *name, *select;
+  dp_plan_kind kind; /* the stateful operator */
+  unsigned mode;
+} cse;
+
+static const cse cases[] = {
+    {"group", "SELECT k, count(*) AS c, sum(v) AS s FROM t GROUP BY k", DP_P_AGGREGATE,
+     DP_MODE_UPDATE},
+    {"window",
+     "SELECT k, window_start, window_end, count(*) AS c FROM TABLE(TUMBLE(TABLE t, "
+     "DESCRIPTOR(ts), INTERVAL '1' SECOND)) GROUP BY k, window_start, window_end",
+     DP_P_AGGREGATE, DP_MODE_APPEND},
+    {"dedup",
+     "SELECT k, v, ts FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts DESC) AS rn "
+     "FROM t) WHERE rn = 1",
+     DP_P_DEDUPLICATE, DP_MODE_UPDATE},
+    {"distinct", "SELECT DISTINCT k, ts FROM t", DP_P_DISTINCT, DP_MODE_APPEND},
+    {"dedupfirst",
+     "SELECT k, v, ts FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts ASC) AS rn "
+     "FROM t) WHERE rn = 1",
+     DP_P_DEDUPLICATE, DP_MODE_APPEND},
+};
+
+/* The run: the operator tree over the feed, post-order for end_batch. */
+typedef struct run {
+  dp_exec ex;
+  feed f;
+  dp_op *ops[16];
+  int nops;
+  dp_op *root;
+  int64_t emitted;
+} run;
+
+static dp_op *build(run *r, const dp_plan *p) {
+  dp_op *op = calloc(1, sizeof *op);
+  if (!op || r->nops == 16) return NULL;
+  op->ex = &r->ex;
+  op->plan = p;
+  if (p->kind == DP_P_WATERMARK || p->kind == DP_P_SCAN) {
+    op->cls = &feed_class;
+    op->state = &r->f;
+    r->f.batch = dp_batch_new(&p->schema, FILL_ROWS);
+  } else {
+    op->cls = dp_op_class_for(p->kind);
+    op->nchildren = p->ninputs;
+    op->children = calloc((size_t)p->ninputs, sizeof *op->children);
+    for (int i = 0; i < p->ninputs; i++)
+      if (!op->children || !(op->children[i] = build(r, p->inputs[i]))) return NULL;
+    if (!op->cls || op->cls->open(op) != DIPPER_OK) return NULL;
+  }
+  r->ops[r->nops++] = op;
+  return op;
+}
+
+/* One micro-batch of the rows in the feed under watermark wm. */
+static int batch(run *r, int64_t wm) {
+  r->ex.late_watermark = r->ex.watermark;
+  r->ex.watermark = wm;
+  r->f.given = false;
+  for (;;) {
+    dp_batch *out = NULL;
+    int rc = r->root->cls->next(r->root, &out);
+    if (rc) return rc;
+    if (!out) break;
+    r->emitted += out->nrows;
+  }
+  for (int i = 0; i < r->nops; i++)
+    if (r->ops[i]->cls->end_batch && r->ops[i]->cls->end_batch(r->ops[i]) != DIPPER_OK) return 1;
+  r->ex.batch_id++;
+  return DIPPER_OK;
+}
+
+/* Feed columns: k BIGINT, v BIGINT, ts TIMESTAMP(3) (µs). */
+static void put(run *r, int64_t i, int64_t k, int64_t v, int64_t ts) {
+  dp_batch *b = r->f.batch;
+  ((int64_t *)b->cols[0]->values)[i] = k;
+  ((int64_t *)b->cols[1]->values)[i] = v;
+  ((int64_t *)b->cols[2]->values)[i] = ts;
+}
+static void set_rows(run *r, int64_t n) {
+  for (int c = 0; c < r->f.batch->ncols; c++) r->f.batch->cols[c]->length = n;
+  r->f.batch->nrows = n;
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15u;
+static uint64_t next_rand(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return rng;
+}
+
+/* The state's first S entries: row i of the fill. */
+static void fill_row(const cse *c, run *r, int64_t at, int64_t i) {
+  if (!strcmp(c->name, "window")) put(r, at, i % 1000, 1, BASE + (i / 1000) * SEC + i % 1000);
+  else put(r, at, i, 1, BASE + i);
+}
+
+/* Measured batch b over a state of S: its rows, and the watermark it runs
+** under (DP_WATERMARK_NONE for the cases without one). */
+static int64_t measured(const cse *c, run *r, int64_t S, int64_t b) {
+  int64_t spread = S / 1000 > 0 ? S / 1000 : 1;
+  if (!strcmp(c->name, "group") || !strcmp(c->name, "dedup")) {
+    for (int64_t j = 0; j < 10000; j++)
+      put(r, j, (int64_t)(next_rand() % 1000) * spread, 1, BASE + S + b * 10000 + j);
+    set_rows(r, 10000);
+    return DP_WATERMARK_NONE;
+  }
+  if (!strcmp(c->name, "window")) {
+    for (int64_t j = 0; j < 1000; j++) put(r, j, j, 1, BASE + (spread + b) * SEC + j);
+    set_rows(r, 1000);
+    return BASE + (b + 1) * SEC; /* window b's end: it closes */
+  }
+  for (int64_t j = 0; j < 1000; j++) put(r, j, S + b * 1000 + j, 1, BASE + S + b * 1000 + j);
+  set_rows(r, 1000);
+  return BASE + (b + 1) * 1000 - 1; /* the 1,000 oldest rows are at or before it */
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static int run_case(const cse *c, int64_t S, int measured_n) {
+  char sql[1024];
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE t (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) "
+           "WITH ('connector' = 'memory');\n%s;\n",
+           c->select);
+  dipper *db = NULL;
+  dipper_program *prog = NULL;
+  if (dipper_open(&db, NULL) != DIPPER_OK ||
+      dipper_compile(db, sql, strlen(sql), "state_flat.sql", &prog) != DIPPER_OK) {
+    fprintf(stderr, "state_flat: %s\n", db ? dipper_errmsg(db) : "cannot open");
+    return 1;
+  }
+  const dp_query_plan *q = &prog->stmts[prog->n - 1].plan;
+  dp_arena *diag_arena = dp_arena_new(0);
+  dp_diags diags;
+  dp_diags_init(&diags, diag_arena, "state_flat", NULL, 0);
+  int64_t max_event[4] = {DP_WATERMARK_NONE, DP_WATERMARK_NONE, DP_WATERMARK_NONE,
+                          DP_WATERMARK_NONE};
+  run *r = calloc(1, sizeof *r);
+  if (!r) return 1;
+  r->ex.query = q;
+  r->ex.root = q->roots[0];
+  r->ex.arena = dp_arena_new(0);
+  r->ex.batch_arena = dp_arena_new(0);
+  r->ex.diags = &diags;
+  r->ex.watermark = DP_WATERMARK_NONE;
+  r->ex.max_event_time = max_event;
+  r->ex.output_mode = c->mode;
+  r->ex.batch_start_time = BASE;
+  const dp_plan *top = q->roots[0];
+  while (top->kind != c->kind && top->ninputs > 0) top = top->inputs[0];
+  if (top->kind != c->kind || !(r->root = build(r, top))) {
+    fprintf(stderr, "state_flat: %s: no %s operator to run (%s)\n", c->name,
+            c->kind == DP_P_AGGREGATE ? "Aggregate" : "stateful",
+            diags.count ? diags.items[0].message : "plan");
+    return 1;
+  }
+  int rc = DIPPER_OK;
+  for (int64_t done = 0; done < S && !rc;) {
+    int64_t n = S - done < FILL_ROWS ? S - done : FILL_ROWS;
+    for (int ci = 0; ci < r->f.batch->ncols; ci++) dp_vector_reserve(r->f.batch->cols[ci], n);
+    for (int64_t j = 0; j < n; j++) fill_row(c, r, j, done + j);
+    set_rows(r, n);
+    rc = batch(r, DP_WATERMARK_NONE);
+    done += n;
+  }
+  int64_t state0 = r->root->metrics.state_rows, filled_out = r->emitted;
+  double *t = calloc((size_t)measured_n, sizeof *t), sum = 0;
+  for (int b = 0; b < measured_n && !rc && t; b++) {
+    int64_t wm = measured(c, r, S, b);
+    double t0 = cpu_sec();
+    rc = batch(r, wm);
+    t[b] = (cpu_sec() - t0) * 1e6;
+    sum += t[b];
+  }
+  if (rc || !t) {
+    fprintf(stderr, "state_flat: %s: %s\n", c->name,
+            diags.count ? diags.items[0].message : "failed");
+    return 1;
+  }
+  qsort(t, (size_t)measured_n, sizeof *t, cmp_d);
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  printf("%-10s state %9lld (after: %9lld)  per batch CPU us: median %9.0f  mean %9.0f  max %9.0f"
+         "  rows out %lld  peak RSS %ld MB\n",
+         c->name, (long long)state0, (long long)r->root->metrics.state_rows, t[measured_n / 2],
+         sum / measured_n, t[measured_n - 1], (long long)(r->emitted - filled_out),
+         ru.ru_maxrss / 1024);
+  fflush(stdout);
+  free(t);
+  for (int i = r->nops - 1; i >= 0; i--) {
+    dp_op *op = r->ops[i];
+    if (op->cls->close) op->cls->close(op);
+    free(op->children);
+    free(op);
+  }
+  dp_batch_free(r->f.batch);
+  dp_arena_free(r->ex.arena);
+  dp_arena_free(r->ex.batch_arena);
+  free(r);
+  dp_arena_free(diag_arena);
+  dipper_program_free(prog);
+  dipper_close(db);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *which = argc > 1 ? argv[1] : "all";
+  long long max_state = argc > 2 ? atoll(argv[2]) : 10000000;
+  int measured_n = argc > 3 ? atoi(argv[3]) : 21;
+  if (measured_n < 1) measured_n = 1;
+  int rc = 0, found = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    if (strcmp(which, "all") && strcmp(which, cases[i].name)) continue;
+    found++;
+    for (int64_t S = 10000; S <= max_state && !rc; S *= 10) rc = run_case(&cases[i], S, measured_n);
+  }
+  if (!found) fprintf(stderr, "state_flat: no case %s (group, window, dedup, distinct, dedupfirst, all)\n", which);
+  return rc || !found;
+}
