@@ -10,14 +10,14 @@
 ** Then the RocksDB run passes the harness's checkpoint checks: resumed after
 ** every batch from its saved states (the blobs name RocksDB checkpoints in a
 ** folder of the test's own), from chains of deltas, and every truncated or
-** damaged blob refused or restored, never a crash (DISTINCT likewise).  The
+** damaged blob refused or restored, never a crash (DISTINCT likewise).
+** The cases run on both backends through check_backends
+** (ops_state_harness.h), as the joins of ops_state_test.c do.  The
 ** operators that do not take the option refuse it, naming themselves.
 */
 #define OPS_STATE_AGGREGATE
-#include <sys/stat.h>
-
-#include "core/files.h"
 #include "exec/state_rocks.h"
+#define OPS_STATE_BACKENDS
 #include "ops_state_harness.h"
 
 #define T(s) "2024-01-01 00:00:" s
@@ -36,84 +36,14 @@
    {EV(5, "e2", "20") EV(1, "a4", "21") EV(2, "b3", "22")},                              \
    {EV(6, "f", "33") EV(5, "e3", "34")}}
 
-/* Each batch's rows sorted (the "#<batch>" lines stay where they are). */
-static char *sorted_batches(const char *text) {
-  dp_buf out = DP_BUF_INIT;
-  char *copy = strdup(text ? text : "");
-  char *lines[4096];
-  int n = 0;
-  for (char *line = strtok(copy, "\n");; line = strtok(NULL, "\n")) {
-    if (!line || line[0] == '#') {
-      for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && strcmp(lines[j - 1], lines[j]) > 0; j--) {
-          char *t = lines[j];
-          lines[j] = lines[j - 1];
-          lines[j - 1] = t;
-        }
-      for (int i = 0; i < n; i++) dp_buf_printf(&out, "%s\n", lines[i]);
-      n = 0;
-      if (!line) break;
-      dp_buf_printf(&out, "%s\n", line);
-    } else if (n < 4096) {
-      lines[n++] = line;
-    }
-  }
-  free(copy);
-  return dp_buf_cstr(&out) ? out.data : NULL;
-}
-
-static char *straight_run(const script *sc) {
-  run a;
-  char *text = NULL;
-  if (run_open(&a, sc)) {
-    bool ok = true;
-    for (int b = 0; ok && b <= sc->nbatches; b++) ok = run_batch(&a, b) == DIPPER_OK;
-    if (ok) text = sorted_batches(dp_buf_cstr(&a.out));
-  }
-  run_close(&a);
-  return text;
-}
-
 /* `sql` over RocksDB gives the in-memory rows batch by batch (and `expect`
 ** when not NULL), keeps its state in <folder>/rocksdb/<folder_name>, and
-** passes the harness's resumes, deltas and damage. */
+** passes the harness's resumes, deltas and damage (check_backends). */
 static void check_rocks(const char *sql, const char *folder_name, const char *expect) {
   static char text[8192];
   snprintf(text, sizeof text, "SET 'state.backend' = 'rocksdb';\n%s", sql);
   script mem = {sql, {"ev"}, EV_BATCHES, 6}, rocks = {text, {"ev"}, EV_BATCHES, 6};
-  char dir[] = "/tmp/dipper-rocks-state-XXXXXX";
-  CHECK(mkdtemp(dir) != NULL);
-  char a_dir[64], b_dir[64];
-  snprintf(a_dir, sizeof a_dir, "%s/a", dir);
-  snprintf(b_dir, sizeof b_dir, "%s/b", dir);
-  char *want = straight_run(&mem);
-  run_ckpt = a_dir;
-  char *got = straight_run(&rocks);
-  CHECK(want && got);
-  char live[128];
-  snprintf(live, sizeof live, "%s/rocksdb/%s", a_dir, folder_name);
-  struct stat sb;
-  CHECK(stat(live, &sb) == 0); /* the state was in RocksDB */
-  if (want && got) CHECK_STR(got, want);
-  if (want) CHECK(strchr(want, ',') != NULL); /* rows came out, not only batch marks */
-  if (expect && got) CHECK_STR(got, expect);
-  run a;
-  if (run_open(&a, &rocks)) {
-    bool ok = true;
-    for (int b = 0; ok && b <= rocks.nbatches; b++) ok = run_batch(&a, b) == DIPPER_OK;
-    run_ckpt = b_dir;
-    for (int k = 0; ok && k <= rocks.nbatches; k++) check_resume_at(&rocks, &a, k);
-    if (ok) check_deltas(&rocks, &a, 1, true);
-    if (ok) check_deltas(&rocks, &a, 2, false);
-    run_close(&a);
-    if (ok) check_damage(&rocks, rocks.nbatches - 1);
-  } else {
-    run_close(&a);
-  }
-  run_ckpt = NULL;
-  free(want);
-  free(got);
-  CHECK_EQ(dp_remove_tree(dir), 0);
+  check_backends(&mem, &rocks, folder_name, expect);
 }
 
 TEST(tumbling_window_aggregation_over_rocksdb) {
@@ -190,6 +120,43 @@ TEST(window_top_n_over_rocksdb) {
               "topn-0", NULL);
 }
 
+/* Aggregates that keep whole values: each group's record carries them
+** (dp_agg_state_save_group), windowed (append) and not (update), through
+** the write-back cache and without it (every group in RocksDB each batch). */
+#define WHOLE_VALUES "MIN(v), MAX(v), FIRST_VALUE(v), LAST_VALUE(v), COLLECT(v), MAX(ts)"
+
+TEST(whole_value_aggregates_over_rocksdb) {
+  check_rocks(EV_DDL "SELECT k, window_start, " WHOLE_VALUES
+                     " FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
+                     " GROUP BY k, window_start, window_end;",
+              "agg-0", NULL);
+  check_rocks(EV_DDL "SELECT k, " WHOLE_VALUES " FROM ev GROUP BY k;", "agg-0", NULL);
+  check_rocks("SET 'dipper.rocksdb.aggregate-cache-bytes' = '1';\n" EV_DDL
+              "SELECT k, " WHOLE_VALUES " FROM ev GROUP BY k;", "agg-0", NULL);
+  check_rocks("SET 'dipper.rocksdb.aggregate-cache-bytes' = '1';\n" EV_DDL
+              "SELECT window_start, " WHOLE_VALUES ", COUNT(*)"
+              " FROM TABLE(HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND))"
+              " GROUP BY window_start, window_end;",
+              "agg-0", NULL);
+}
+
+/* DISTINCT aggregates: a group's values seen so far in its record. */
+#define DISTINCTS "COUNT(DISTINCT v), SUM(DISTINCT n), COUNT(DISTINCT k), COUNT(*)"
+
+TEST(distinct_aggregates_over_rocksdb) {
+  check_rocks(EV_DDL "SELECT k, window_start, " DISTINCTS
+                     " FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
+                     " GROUP BY k, window_start, window_end;",
+              "agg-0", NULL);
+  check_rocks(EV_DDL "SELECT window_end, " DISTINCTS ", MAX(v)"
+                     " FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))"
+                     " GROUP BY window_start, window_end;",
+              "agg-0", NULL);
+  check_rocks(EV_DDL "SELECT " DISTINCTS " FROM ev;", "agg-0", NULL);
+  check_rocks("SET 'dipper.rocksdb.aggregate-cache-bytes' = '1';\n" EV_DDL
+              "SELECT n > 20, " DISTINCTS ", COLLECT(v) FROM ev GROUP BY n > 20;", "agg-0", NULL);
+}
+
 /* The query refused at open with a message that names `what`. */
 static void check_refused(const char *sql, const char *what) {
   static char text[8192];
@@ -209,12 +176,6 @@ static void check_refused(const char *sql, const char *what) {
 }
 
 TEST(what_rocksdb_does_not_take_is_refused) {
-  check_refused(EV_DDL "SELECT k, COUNT(DISTINCT v) FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts),"
-                       " INTERVAL '10' SECOND)) GROUP BY k, window_start, window_end;",
-                "DISTINCT values");
-  check_refused(EV_DDL "SELECT k, MIN(v) FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts),"
-                       " INTERVAL '10' SECOND)) GROUP BY k, window_start, window_end;",
-                "MIN/MAX of strings");
   check_refused(EV_DDL "SELECT k, COUNT(*) FROM TABLE(SESSION(TABLE ev PARTITION BY k,"
                        " DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY k, window_start,"
                        " window_end;",
