@@ -82,6 +82,12 @@ struct dp_agg_rocks {
   size_t *due_offs;
   int64_t due_cap, ndue, due_at;
   int64_t *due_t, due_tcap; /* the index's keys' times */
+  /* due: every entry (an append-mode GROUP BY's final batch), a slice at a
+  ** time, the values read with the keys */
+  bool scan_all, scanned;
+  dp_buf scan_last, scan_vals; /* the last key scanned; the slice's values */
+  size_t *val_offs;
+  int64_t voffs_cap;
   dp_buf due2;            /* scratch: the merged due list */
   dp_vector **kv;         /* scratch: decoded key columns */
   int64_t *ids, ids_cap;
@@ -354,6 +360,9 @@ void dp_agg_rocks_free(dp_agg_rocks *r) {
   wb_free(&r->wb);
   free(r->due_t);
   dp_buf_free(&r->due2);
+  dp_buf_free(&r->scan_last);
+  dp_buf_free(&r->scan_vals);
+  free(r->val_offs);
   dp_buf_free(&r->mkeys);
   free(r->moffs);
   free(r->mids);
@@ -496,9 +505,9 @@ static int fetch_groups(dp_agg_rocks *r, int64_t from, int64_t to) {
   return rc;
 }
 
-int dp_agg_rocks_fetch(dp_agg_rocks *r, int64_t from) {
+/* Cached groups [from, ht->ngroups) new: not stored yet, room in the states. */
+static int prepare_groups(dp_agg_rocks *r, int64_t from) {
   int64_t to = r->ht->ngroups;
-  if (to <= from) return DIPPER_OK;
   if (to > r->stored_cap) {
     int64_t old = r->stored_cap;
     if (dp_grow(&r->stored, &r->stored_cap, to, 1, 1024)) return DIPPER_NOMEM;
@@ -509,7 +518,14 @@ int dp_agg_rocks_fetch(dp_agg_rocks *r, int64_t from) {
     int rc = dp_agg_state_reserve(r->states[a], to);
     if (rc) return rc;
   }
-  int rc = group_keys(r, from, to);
+  return DIPPER_OK;
+}
+
+int dp_agg_rocks_fetch(dp_agg_rocks *r, int64_t from) {
+  int64_t to = r->ht->ngroups;
+  if (to <= from) return DIPPER_OK;
+  int rc = prepare_groups(r, from);
+  if (!rc) rc = group_keys(r, from, to);
   if (!rc) rc = fetch_groups(r, from, to);
   return rc;
 }
@@ -566,16 +582,42 @@ int dp_agg_rocks_store(dp_agg_rocks *r, const bool *keep, int64_t n) {
   return rc;
 }
 
-/* dp_rocks_scan: every entry's key to the due list. */
-static int note_key(void *u, const char *k, size_t kn, const char *v, size_t vn) {
-  (void)v, (void)vn;
+/* dp_rocks_scan_slice: an entry's key to the due list, its value to
+** r->scan_vals (the due list's values: r->val_offs). */
+static int note_entry(void *u, const char *k, size_t kn, const char *v, size_t vn) {
   dp_agg_rocks *r = u;
   if (r->ndue + 2 > r->due_cap &&
       dp_grow(&r->due_offs, &r->due_cap, r->ndue + 2, sizeof *r->due_offs, 1024))
     return DIPPER_NOMEM;
+  if (r->ndue + 2 > r->voffs_cap &&
+      dp_grow(&r->val_offs, &r->voffs_cap, r->ndue + 2, sizeof *r->val_offs, 1024))
+    return DIPPER_NOMEM;
   dp_buf_put(&r->due, k, kn);
+  dp_buf_put(&r->scan_vals, v, vn);
   r->due_offs[++r->ndue] = r->due.len;
-  return r->due.oom ? DIPPER_NOMEM : DIPPER_OK;
+  r->val_offs[r->ndue] = r->scan_vals.len;
+  return r->due.oom || r->scan_vals.oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+/* The next slice of every entry (dp_agg_rocks_due's all) as the due list,
+** keys and values, from after the last one of the slice before. */
+static int scan_next(dp_agg_rocks *r, int64_t max) {
+  r->due_at = r->ndue = 0;
+  r->due.len = r->scan_vals.len = 0;
+  if (dp_grow(&r->due_offs, &r->due_cap, 2, sizeof *r->due_offs, 1024) ||
+      dp_grow(&r->val_offs, &r->voffs_cap, 2, sizeof *r->val_offs, 1024))
+    return DIPPER_NOMEM;
+  r->due_offs[0] = r->val_offs[0] = 0;
+  int64_t got = 0;
+  int rc = dp_rocks_scan_slice(r->db, 0, r->scanned ? r->scan_last.data : NULL, r->scan_last.len,
+                               max, note_entry, r, &got);
+  if (!rc && !got) r->scan_all = false; /* every entry was entered */
+  if (rc || !got) return rc;
+  r->scanned = true;
+  r->scan_last.len = 0;
+  dp_buf_put(&r->scan_last, r->due.data + r->due_offs[r->ndue - 1],
+             r->due_offs[r->ndue] - r->due_offs[r->ndue - 1]);
+  return r->scan_last.oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
 /* A due key: its time in the index's order (the sign bit flipped) and bytes. */
@@ -634,12 +676,9 @@ int dp_agg_rocks_due(dp_agg_rocks *r, int64_t wm, bool all) {
   r->due_at = r->ndue = 0;
   r->due.len = 0;
   int rc = DIPPER_OK;
-  if (all) {
-    if (dp_grow(&r->due_offs, &r->due_cap, 2, sizeof *r->due_offs, 1024)) return DIPPER_NOMEM;
-    r->due_offs[0] = 0;
-    if (!(rc = wb_flush(r, true))) rc = dp_rocks_scan(r->db, 0, note_key, r);
-    return rc;
-  }
+  r->scan_all = all;
+  r->scanned = false;
+  if (all) return wb_flush(r, true); /* then RocksDB holds every group */
   rc = dp_rocks_index_due_at(r->db, 0, wm, &r->due, &r->due_offs, &r->due_cap, &r->ndue,
                              &r->due_t, &r->due_tcap);
   /* the cached groups RocksDB has no index entry for */
@@ -659,11 +698,13 @@ int dp_agg_rocks_due(dp_agg_rocks *r, int64_t wm, bool all) {
 }
 
 int dp_agg_rocks_next(dp_agg_rocks *r, int64_t max, bool *any) {
+  int rc = r->scan_all ? scan_next(r, max) : DIPPER_OK;
+  if (rc) return rc;
   int64_t n = r->ndue - r->due_at < max ? r->ndue - r->due_at : max;
   *any = n > 0;
   if (n <= 0) return DIPPER_OK;
   int nk = r->ht->nkeys;
-  int rc = DIPPER_OK;
+  int64_t at = r->due_at;
   for (int j = 0; j < nk; j++) dp_vector_clear(r->kv[j]);
   for (int64_t i = r->due_at; i < r->due_at + n && !rc; i++)
     rc = dp_rocks_entry_cols(r->due.data + r->due_offs[i], r->due_offs[i + 1] - r->due_offs[i],
@@ -683,7 +724,18 @@ int dp_agg_rocks_next(dp_agg_rocks *r, int64_t max, bool *any) {
   dp_ht_hash(kc, nk, n, r->hashes);
   int64_t from = r->ht->ngroups;
   if ((rc = dp_ht_find_or_insert(r->ht, kc, r->hashes, NULL, n, r->ids, NULL))) return rc;
-  return dp_agg_rocks_fetch(r, from);
+  if (!r->scan_all) return dp_agg_rocks_fetch(r, from);
+  /* the scan read the values with the keys: no read again (each key once,
+  ** so the groups are from, from + 1, ...) */
+  if ((rc = prepare_groups(r, from))) return rc;
+  for (int64_t i = 0; i < n && !rc; i++) {
+    size_t v0 = r->val_offs[at + i], v1 = r->val_offs[at + i + 1];
+    rc = r->ids[i] != from + i ? DIPPER_CORRUPT : load_value(r, from + i, r->scan_vals.data + v0, v1 - v0);
+  }
+  return rc == DIPPER_CORRUPT ? dp_error(r->diags, rc, r->plan->span,
+                                         "the aggregation's rocksdb state holds a group that "
+                                         "does not read back")
+                              : rc;
 }
 
 /* ---- checkpoints ----

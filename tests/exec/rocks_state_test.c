@@ -157,6 +157,69 @@ TEST(distinct_aggregates_over_rocksdb) {
               "SELECT n > 20, " DISTINCTS ", COLLECT(v) FROM ev GROUP BY n > 20;", "agg-0", NULL);
 }
 
+/* dp_rocks_scan_slice (the final batch of a GROUP BY over a bounded input
+** emits every group by a pass over the entries a slice at a time:
+** tests/cli/cli_test.sh runs one on both backends): every entry once, in
+** key order, over slices of 2. */
+static int count_entry(void *u, const char *k, size_t kn, const char *v, size_t vn) {
+  (void)k, (void)kn;
+  dp_buf *seen = u;
+  dp_buf_put(seen, v, vn);
+  dp_buf_putc(seen, ' ');
+  return DIPPER_OK;
+}
+
+TEST(rocksdb_entries_scanned_a_slice_at_a_time) {
+  dp_arena *a = dp_arena_new(4096);
+  dp_diags d;
+  dp_diags_init(&d, a, "t.sql", "", 0);
+  char dir[] = "/tmp/dipper-rocks-slices-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  dp_rocks *db = NULL;
+  CHECK_EQ(dp_rocks_new(dir, "agg-0", &d, &db), DIPPER_OK);
+  CHECK_EQ(dp_rocks_begin(db), DIPPER_OK);
+  dp_vector *k = dp_vector_new(dp_type_of(DP_T_BIGINT), 0);
+  for (int i = 0; i < 5; i++) CHECK_EQ(dp_vector_append_i64(k, i), DIPPER_OK);
+  dp_buf key = DP_BUF_INIT, seen = DP_BUF_INIT, last = DP_BUF_INIT, order = DP_BUF_INIT;
+  for (int64_t i = 0; i < 5; i++) {
+    key.len = 0;
+    CHECK_EQ(dp_rocks_entry_key(&key, 0, (const dp_vector *const *)&k, 1, i), DIPPER_OK);
+    char v[2] = {(char)('a' + i), 0};
+    dp_rocks_put(db, key.data, key.len, v, 1);
+  }
+  CHECK_EQ(dp_rocks_commit(db), DIPPER_OK);
+  /* the whole scan's order, for the slices to match */
+  CHECK_EQ(dp_rocks_scan(db, 0, count_entry, &order), DIPPER_OK);
+  int64_t n = 0, slices = 0, total = 0;
+  do {
+    size_t before = seen.len;
+    CHECK_EQ(dp_rocks_scan_slice(db, 0, slices ? last.data : NULL, last.len, 2, count_entry, &seen,
+                                 &n),
+             DIPPER_OK);
+    CHECK(n <= 2);
+    total += n;
+    if (n) {
+      /* the slice's last key: the entry whose value was written last */
+      int64_t i = seen.data[seen.len - 2] - 'a';
+      last.len = 0;
+      CHECK_EQ(dp_rocks_entry_key(&last, 0, (const dp_vector *const *)&k, 1, i), DIPPER_OK);
+    }
+    CHECK(seen.len >= before);
+    slices++;
+  } while (n > 0 && slices < 10);
+  CHECK_EQ(total, 5);
+  CHECK_EQ(slices, 4); /* 2, 2, 1, then none */
+  CHECK_STR(dp_buf_cstr(&seen), dp_buf_cstr(&order));
+  dp_buf_free(&key);
+  dp_buf_free(&seen);
+  dp_buf_free(&last);
+  dp_buf_free(&order);
+  dp_vector_free(k);
+  dp_rocks_free(db);
+  CHECK_EQ(dp_remove_tree(dir), 0);
+  dp_arena_free(a);
+}
+
 /* The query refused at open with a message that names `what`. */
 static void check_refused(const char *sql, const char *what) {
   static char text[8192];
