@@ -1143,3 +1143,69 @@ int dp_agg_state_load_delta(dp_agg_state *s, const dp_agg_call *call, const int6
   if (!rc) dp_agg_state_mark(s);
   return rc;
 }
+
+/* ---- one group's record (a keyed store: agg_rocks.c) ----
+** Self-contained: nothing of the store's other rows or of any mark.
+**   mode 0: dp_agg_state_save_delta's record of the group (kinds without a
+**           store: the same bytes as before, so the values stored by
+**           earlier runs still read)
+**   mode 2: kind:u8  n (dp_put_i64s of one)  the group's kept values (a
+**           vector, vector_codec.h: none, the chosen one, or COLLECT's
+**           chain in order)
+** A load appends the values to the store: the store grows with the groups
+** loaded, and the operator's compaction (dp_agg_state_compact) bounds it. */
+
+int dp_agg_state_save_group(const dp_agg_state *s, int64_t g, dp_buf *out) {
+  if (g < 0 || g >= s->cap) return DIPPER_MISUSE;
+  if (!uses_store(s)) return dp_agg_state_save_delta(s, &g, 1, g + 1, out);
+  dp_put_u8(out, 2);
+  dp_put_u8(out, (uint8_t)s->kind);
+  dp_put_i64s(out, s->n, &g, 1);
+  int64_t head = s->idx[g], len = head >= 0, e = head;
+  bool runs = true; /* the chain is rows head..head+len-1 */
+  if (s->kind == AGG_COLLECT && head >= 0)
+    for (len = 1; s->next[e] >= 0; e = s->next[e], len++) runs &= s->next[e] == e + 1;
+  int rc;
+  if (runs) {
+    rc = dp_vector_encode(s->store, head >= 0 ? head : 0, len, out);
+  } else {
+    dp_vector *v = dp_vector_new(s->store->type, len);
+    rc = v ? DIPPER_OK : DIPPER_NOMEM;
+    for (e = head; e >= 0 && !rc; e = s->next[e]) rc = dp_vector_take(v, s->store, &e, 0, 1);
+    if (!rc) rc = dp_vector_encode(v, 0, len, out);
+    dp_vector_free(v);
+  }
+  if (rc) return rc;
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+int dp_agg_state_load_group(dp_agg_state *s, const dp_agg_call *call, int64_t g, dp_rd *in) {
+  if (g < 0) return DIPPER_MISUSE;
+  uint8_t mode = dp_rd_left(in) > 0 ? in->p[in->pos] : 0xff;
+  /* mode 1 (a whole state) would replace every group's: not a group's record */
+  if (mode == 0) return dp_agg_state_load_delta(s, call, &g, 1, g + 1, in);
+  int rc = dp_agg_state_reserve(s, g + 1);
+  if (rc) return rc;
+  (void)dp_get_u8(in);
+  if (mode != 2 || !uses_store(s) || dp_get_u8(in) != s->kind || in->bad || !dp_get_i64s(in, s->n, &g, 1) ||
+      s->n[g] < 0) {
+    in->bad = true;
+    return DIPPER_CORRUPT;
+  }
+  int64_t from = s->store->length;
+  rc = dp_vector_decode(in, s->store);
+  if (rc) return rc == DIPPER_NOMEM ? rc : DIPPER_CORRUPT;
+  int64_t len = s->store->length, m = len - from;
+  /* a value for each one counted (COLLECT), one for any (the others) */
+  if (s->kind == AGG_COLLECT ? m != s->n[g] : m != (s->n[g] > 0)) {
+    in->bad = true;
+    return DIPPER_CORRUPT;
+  }
+  s->idx[g] = m ? from : -1;
+  if (s->kind != AGG_COLLECT) return DIPPER_OK;
+  if (len > s->next_cap && dp_grow(&s->next, &s->next_cap, len, sizeof *s->next, 256))
+    return DIPPER_NOMEM;
+  for (int64_t e = from; e < len; e++) s->next[e] = e + 1 < len ? e + 1 : -1;
+  s->tail[g] = m ? len - 1 : -1;
+  return DIPPER_OK;
+}

@@ -135,6 +135,15 @@ int dp_agg_state_save_delta(const dp_agg_state *s, const int64_t *groups, int64_
 int dp_agg_state_load_delta(dp_agg_state *s, const dp_agg_call *call, const int64_t *groups,
                             int64_t n, int64_t ngroups, dp_rd *in);
 
+/* One group's states as a record of its own (a keyed store's value:
+** agg_rocks.c): the kept values (MIN/MAX of strings, FIRST/LAST, COLLECT)
+** carried whole, nothing shared with other groups or any mark.  A load puts
+** the record into group g (reserved as needed, a group no update touched
+** since its reset): DIPPER_OK; DIPPER_CORRUPT (and in->bad); DIPPER_NOMEM.
+** Also reads dp_agg_state_save_delta's record of one group. */
+int dp_agg_state_save_group(const dp_agg_state *s, int64_t g, dp_buf *out);
+int dp_agg_state_load_group(dp_agg_state *s, const dp_agg_call *call, int64_t g, dp_rd *in);
+
 /* agg_cfunc.c: the C aggregates' side of each call above, which agg_func.c
 ** hands over to when s->cfunc is set. */
 int dp_agg_cfunc_init(dp_agg_state *s, const dp_agg_call *call);

@@ -94,6 +94,7 @@ typedef struct agg_state {
   ** the batch's groups only */
   dp_agg_rocks *rocks;
   dp_agg_state **rstates;    /* per call: &calls[a].st */
+  dp_hashtable **rdistinct;  /* per call: &calls[a].distinct, or NULL */
   int rocks_phase;           /* 0 before the batch's input, 1 after (due groups next) */
   /* 'table.exec.state.ttl' or a STATE_TTL hint (ttl.ttl > 0): the groups by
   ** last write, those idle that long gone before the batch's input

@@ -3,14 +3,15 @@
 ** stored and why).
 **
 ** Entry (state_rocks.h, space 0): key the group's key columns; value, per
-** call in order, dp_agg_state_save_delta's record of the one group.  Time
+** call in order, dp_agg_state_save_group's record of the one group (a
+** DISTINCT call's values after it: the DISTINCT section below).  Time
 ** index (space 0): the group's end (the window's end, or the event-time
 ** key), written once when the group is first stored; the watermark's range
 ** scan takes the index entries it passes away, and the groups' entries go
 ** as their windows are emitted or dropped.
 **
 ** Write-back cache (wb_*): the groups a batch stores stay in memory, their
-** values as dp_agg_state_save_delta wrote them, keyed by the entry key, up
+** values as the entries' (their records), keyed by the entry key, up
 ** to WB_BUDGET bytes; RocksDB gets them only when the cache passes that
 ** (every dirty entry written in key order, then the cache emptied), before
 ** a checkpoint (dp_agg_rocks_save: a checkpoint holds every group) and
@@ -45,6 +46,13 @@ typedef struct wb_entry {
   uint8_t live, in_db, dirty;
 } wb_entry;
 
+/* A DISTINCT table's entries by group: head[g] the first entry of cached
+** group g, next[e] the next; built once per store (fresh). */
+typedef struct dindex {
+  int64_t *head, *next, head_cap, next_cap;
+  bool fresh;
+} dindex;
+
 typedef struct wb_cache {
   wb_entry *e;
   int64_t n, cap;
@@ -74,6 +82,12 @@ struct dp_agg_rocks {
   size_t *due_offs;
   int64_t due_cap, ndue, due_at;
   int64_t *due_t, due_tcap; /* the index's keys' times */
+  /* due: every entry (an append-mode GROUP BY's final batch), a slice at a
+  ** time, the values read with the keys */
+  bool scan_all, scanned;
+  dp_buf scan_last, scan_vals; /* the last key scanned; the slice's values */
+  size_t *val_offs;
+  int64_t voffs_cap;
   dp_buf due2;            /* scratch: the merged due list */
   dp_vector **kv;         /* scratch: decoded key columns */
   int64_t *ids, ids_cap;
@@ -83,6 +97,10 @@ struct dp_agg_rocks {
   dp_buf mkeys;           /* scratch: the keys the cache misses, their groups */
   size_t *moffs;
   int64_t moffs_cap, *mids, mids_cap;
+  /* DISTINCT calls: the operator's tables (NULL for the other calls) */
+  dp_hashtable *const *distinct;
+  dp_vector **dvals, *dgid; /* scratch: a group's values, its id repeated */
+  dindex *dix;            /* per call: its table's entries by group */
 };
 
 /* ---- the write-back cache ---- */
@@ -285,16 +303,12 @@ const char *dp_agg_rocks_refusal(const dp_exec *ex, const dp_plan *p, dp_agg_sta
   if (w && w->u.window.kind == DP_WIN_SESSION) return "a session window";
   if (ex->output_mode & DP_MODE_COMPLETE)
     return "complete output mode (every group every batch: use update or append)";
-  for (int a = 0; a < p->u.aggregate.naggs; a++) {
-    if (p->u.aggregate.aggs[a].distinct) return "an aggregate of DISTINCT values";
-    if (states[a]->store)
-      return "MIN/MAX of strings or nested values, FIRST_VALUE, LAST_VALUE or COLLECT";
-  }
+  (void)states;
   return NULL;
 }
 
-int dp_agg_rocks_new(dp_op *op, dp_hashtable *ht, dp_agg_state *const *states, int end_key,
-                     dp_agg_rocks **out) {
+int dp_agg_rocks_new(dp_op *op, dp_hashtable *ht, dp_agg_state *const *states,
+                     dp_hashtable *const *distinct, int end_key, dp_agg_rocks **out) {
   *out = NULL;
   dp_agg_rocks *r = calloc(1, sizeof *r);
   if (!r) return DIPPER_NOMEM;
@@ -303,6 +317,7 @@ int dp_agg_rocks_new(dp_op *op, dp_hashtable *ht, dp_agg_state *const *states, i
   r->plan = op->plan;
   r->ht = ht;
   r->states = states;
+  r->distinct = distinct;
   r->naggs = op->plan->u.aggregate.naggs;
   r->end_key = end_key;
   const char *cb = dp_session_option(op->ex->db, "dipper.rocksdb.aggregate-cache-bytes");
@@ -311,6 +326,14 @@ int dp_agg_rocks_new(dp_op *op, dp_hashtable *ht, dp_agg_state *const *states, i
   int rc = r->kv ? DIPPER_OK : DIPPER_NOMEM;
   for (int j = 0; !rc && j < ht->nkeys; j++)
     if (!(r->kv[j] = dp_vector_new(ht->keys[j]->type, 0))) rc = DIPPER_NOMEM;
+  int na = r->naggs > 0 ? r->naggs : 1;
+  if (!rc && (!(r->dvals = calloc((size_t)na, sizeof *r->dvals)) ||
+              !(r->dix = calloc((size_t)na, sizeof *r->dix)) ||
+              !(r->dgid = dp_vector_new(dp_type_of(DP_T_BIGINT), 0))))
+    rc = DIPPER_NOMEM;
+  for (int a = 0; !rc && a < r->naggs; a++)
+    if (distinct[a] && !(r->dvals[a] = dp_vector_new(distinct[a]->keys[1]->type, 0)))
+      rc = DIPPER_NOMEM;
   if (!rc) rc = dp_rocks_open_op(op, "agg", &r->db);
   if (rc) {
     dp_agg_rocks_free(r);
@@ -337,9 +360,19 @@ void dp_agg_rocks_free(dp_agg_rocks *r) {
   wb_free(&r->wb);
   free(r->due_t);
   dp_buf_free(&r->due2);
+  dp_buf_free(&r->scan_last);
+  dp_buf_free(&r->scan_vals);
+  free(r->val_offs);
   dp_buf_free(&r->mkeys);
   free(r->moffs);
   free(r->mids);
+  for (int a = 0; a < r->naggs; a++) {
+    if (r->dvals) dp_vector_free(r->dvals[a]);
+    if (r->dix) free(r->dix[a].head), free(r->dix[a].next);
+  }
+  free(r->dvals);
+  free(r->dix);
+  dp_vector_free(r->dgid);
   free(r);
 }
 
@@ -357,13 +390,79 @@ static int group_keys(dp_agg_rocks *r, int64_t from, int64_t to) {
                              r->ht->nkeys, NULL, from, to - from);
 }
 
+/* ---- DISTINCT aggregates: the group's values in its record ----
+** After a DISTINCT call's states, the values the group has seen (each once:
+** the (group, value) pairs of the operator's DISTINCT table): a vector of
+** the argument's type.  So a group's record grows with its distinct values
+** and a batch that touches the group writes them all again: fit for the
+** few values per group that COUNT(DISTINCT ..) over windows sees, not for
+** a group of millions (a keyed entry per pair would be; not built). */
+
+/* Call a's table indexed by group (dindex). */
+static int index_distinct(dp_agg_rocks *r, int a, int64_t ngroups) {
+  const dp_hashtable *d = r->distinct[a];
+  dindex *x = &r->dix[a];
+  int64_t m = d->ngroups;
+  if (ngroups > x->head_cap && dp_grow(&x->head, &x->head_cap, ngroups, sizeof *x->head, 1024))
+    return DIPPER_NOMEM;
+  if (m > x->next_cap && dp_grow(&x->next, &x->next_cap, m, sizeof *x->next, 1024))
+    return DIPPER_NOMEM;
+  for (int64_t g = 0; g < ngroups; g++) x->head[g] = -1;
+  const int64_t *gid = d->keys[0]->values;
+  for (int64_t e = m - 1; e >= 0; e--) {
+    if (gid[e] < 0 || gid[e] >= ngroups) return DIPPER_MISUSE;
+    x->next[e] = x->head[gid[e]];
+    x->head[gid[e]] = e;
+  }
+  x->fresh = true;
+  return DIPPER_OK;
+}
+
+static int save_distinct(dp_agg_rocks *r, int a, int64_t g, dp_buf *out) {
+  int rc = r->dix[a].fresh ? DIPPER_OK : index_distinct(r, a, r->ht->ngroups);
+  const dindex *x = &r->dix[a];
+  dp_vector *vals = r->dvals[a];
+  if (!rc) dp_vector_clear(vals);
+  for (int64_t e = rc ? -1 : x->head[g]; e >= 0 && !rc; e = x->next[e])
+    rc = dp_vector_take(vals, r->distinct[a]->keys[1], &e, 0, 1);
+  if (!rc) rc = dp_vector_encode(vals, 0, vals->length, out);
+  return rc;
+}
+
+/* The values of a record into the DISTINCT table as group g's (none may be
+** there twice). */
+static int load_distinct(dp_agg_rocks *r, int a, int64_t g, dp_rd *in) {
+  dp_vector *vals = r->dvals[a], *gv = r->dgid;
+  dp_vector_clear(vals);
+  int rc = dp_vector_decode(in, vals);
+  if (rc) return rc == DIPPER_NOMEM ? rc : DIPPER_CORRUPT;
+  int64_t m = vals->length, created = 0;
+  dp_vector_clear(gv);
+  for (int64_t k = 0; k < m && !rc; k++) rc = dp_vector_append_i64(gv, g);
+  if (!rc && m > r->ids_cap) {
+    int64_t cap = r->ids_cap;
+    if (dp_grow(&r->ids, &cap, m, sizeof *r->ids, 1024) ||
+        dp_grow(&r->hashes, &r->ids_cap, m, sizeof *r->hashes, 1024))
+      rc = DIPPER_NOMEM;
+  }
+  if (rc) return rc;
+  const dp_vector *dk[2] = {gv, vals};
+  dp_ht_hash(dk, 2, m, r->hashes);
+  rc = dp_ht_find_or_insert(r->distinct[a], dk, r->hashes, NULL, m, r->ids, &created);
+  r->dix[a].fresh = false;
+  if (!rc && created != m) rc = DIPPER_CORRUPT;
+  return rc;
+}
+
 /* A stored group's value into cached group g. */
 static int load_value(dp_agg_rocks *r, int64_t g, const char *v, size_t vn) {
   int64_t ng = r->ht->ngroups;
+  (void)ng;
   dp_rd rd;
   dp_rd_init(&rd, v, vn);
   for (int a = 0; a < r->naggs; a++) {
-    int rc = dp_agg_state_load_delta(r->states[a], &r->plan->u.aggregate.aggs[a], &g, 1, ng, &rd);
+    int rc = dp_agg_state_load_group(r->states[a], &r->plan->u.aggregate.aggs[a], g, &rd);
+    if (!rc && r->distinct[a]) rc = load_distinct(r, a, g, &rd);
     if (rc) return rc;
   }
   if (!dp_rd_done(&rd)) return DIPPER_CORRUPT;
@@ -406,9 +505,9 @@ static int fetch_groups(dp_agg_rocks *r, int64_t from, int64_t to) {
   return rc;
 }
 
-int dp_agg_rocks_fetch(dp_agg_rocks *r, int64_t from) {
+/* Cached groups [from, ht->ngroups) new: not stored yet, room in the states. */
+static int prepare_groups(dp_agg_rocks *r, int64_t from) {
   int64_t to = r->ht->ngroups;
-  if (to <= from) return DIPPER_OK;
   if (to > r->stored_cap) {
     int64_t old = r->stored_cap;
     if (dp_grow(&r->stored, &r->stored_cap, to, 1, 1024)) return DIPPER_NOMEM;
@@ -419,7 +518,14 @@ int dp_agg_rocks_fetch(dp_agg_rocks *r, int64_t from) {
     int rc = dp_agg_state_reserve(r->states[a], to);
     if (rc) return rc;
   }
-  int rc = group_keys(r, from, to);
+  return DIPPER_OK;
+}
+
+int dp_agg_rocks_fetch(dp_agg_rocks *r, int64_t from) {
+  int64_t to = r->ht->ngroups;
+  if (to <= from) return DIPPER_OK;
+  int rc = prepare_groups(r, from);
+  if (!rc) rc = group_keys(r, from, to);
   if (!rc) rc = fetch_groups(r, from, to);
   return rc;
 }
@@ -430,8 +536,11 @@ static int keep_group(dp_agg_rocks *r, int64_t g, int64_t n, const char *k, size
                       bool stored) {
   r->val.len = 0;
   int rc = DIPPER_OK;
-  for (int a = 0; a < r->naggs && !rc; a++)
-    rc = dp_agg_state_save_delta(r->states[a], &g, 1, n, &r->val);
+  (void)n;
+  for (int a = 0; a < r->naggs && !rc; a++) {
+    rc = dp_agg_state_save_group(r->states[a], g, &r->val);
+    if (!rc && r->distinct[a]) rc = save_distinct(r, a, g, &r->val);
+  }
   if (!rc && r->val.oom) rc = DIPPER_NOMEM;
   if (!rc && e < 0 && !(rc = wb_insert(&r->wb, k, kn, &e))) r->wb.e[e].in_db = stored;
   if (!rc) rc = wb_set_value(&r->wb, e, r->val.data, r->val.len);
@@ -446,6 +555,7 @@ static int keep_group(dp_agg_rocks *r, int64_t g, int64_t n, const char *k, size
 }
 
 int dp_agg_rocks_store(dp_agg_rocks *r, const bool *keep, int64_t n) {
+  for (int a = 0; a < r->naggs; a++) r->dix[a].fresh = false;
   int rc = group_keys(r, 0, n);
   for (int64_t g = 0; g < n && !rc; g++) {
     const char *k = r->keys.data + r->offs[g];
@@ -472,16 +582,42 @@ int dp_agg_rocks_store(dp_agg_rocks *r, const bool *keep, int64_t n) {
   return rc;
 }
 
-/* dp_rocks_scan: every entry's key to the due list. */
-static int note_key(void *u, const char *k, size_t kn, const char *v, size_t vn) {
-  (void)v, (void)vn;
+/* dp_rocks_scan_slice: an entry's key to the due list, its value to
+** r->scan_vals (the due list's values: r->val_offs). */
+static int note_entry(void *u, const char *k, size_t kn, const char *v, size_t vn) {
   dp_agg_rocks *r = u;
   if (r->ndue + 2 > r->due_cap &&
       dp_grow(&r->due_offs, &r->due_cap, r->ndue + 2, sizeof *r->due_offs, 1024))
     return DIPPER_NOMEM;
+  if (r->ndue + 2 > r->voffs_cap &&
+      dp_grow(&r->val_offs, &r->voffs_cap, r->ndue + 2, sizeof *r->val_offs, 1024))
+    return DIPPER_NOMEM;
   dp_buf_put(&r->due, k, kn);
+  dp_buf_put(&r->scan_vals, v, vn);
   r->due_offs[++r->ndue] = r->due.len;
-  return r->due.oom ? DIPPER_NOMEM : DIPPER_OK;
+  r->val_offs[r->ndue] = r->scan_vals.len;
+  return r->due.oom || r->scan_vals.oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+/* The next slice of every entry (dp_agg_rocks_due's all) as the due list,
+** keys and values, from after the last one of the slice before. */
+static int scan_next(dp_agg_rocks *r, int64_t max) {
+  r->due_at = r->ndue = 0;
+  r->due.len = r->scan_vals.len = 0;
+  if (dp_grow(&r->due_offs, &r->due_cap, 2, sizeof *r->due_offs, 1024) ||
+      dp_grow(&r->val_offs, &r->voffs_cap, 2, sizeof *r->val_offs, 1024))
+    return DIPPER_NOMEM;
+  r->due_offs[0] = r->val_offs[0] = 0;
+  int64_t got = 0;
+  int rc = dp_rocks_scan_slice(r->db, 0, r->scanned ? r->scan_last.data : NULL, r->scan_last.len,
+                               max, note_entry, r, &got);
+  if (!rc && !got) r->scan_all = false; /* every entry was entered */
+  if (rc || !got) return rc;
+  r->scanned = true;
+  r->scan_last.len = 0;
+  dp_buf_put(&r->scan_last, r->due.data + r->due_offs[r->ndue - 1],
+             r->due_offs[r->ndue] - r->due_offs[r->ndue - 1]);
+  return r->scan_last.oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
 /* A due key: its time in the index's order (the sign bit flipped) and bytes. */
@@ -540,12 +676,9 @@ int dp_agg_rocks_due(dp_agg_rocks *r, int64_t wm, bool all) {
   r->due_at = r->ndue = 0;
   r->due.len = 0;
   int rc = DIPPER_OK;
-  if (all) {
-    if (dp_grow(&r->due_offs, &r->due_cap, 2, sizeof *r->due_offs, 1024)) return DIPPER_NOMEM;
-    r->due_offs[0] = 0;
-    if (!(rc = wb_flush(r, true))) rc = dp_rocks_scan(r->db, 0, note_key, r);
-    return rc;
-  }
+  r->scan_all = all;
+  r->scanned = false;
+  if (all) return wb_flush(r, true); /* then RocksDB holds every group */
   rc = dp_rocks_index_due_at(r->db, 0, wm, &r->due, &r->due_offs, &r->due_cap, &r->ndue,
                              &r->due_t, &r->due_tcap);
   /* the cached groups RocksDB has no index entry for */
@@ -565,11 +698,13 @@ int dp_agg_rocks_due(dp_agg_rocks *r, int64_t wm, bool all) {
 }
 
 int dp_agg_rocks_next(dp_agg_rocks *r, int64_t max, bool *any) {
+  int rc = r->scan_all ? scan_next(r, max) : DIPPER_OK;
+  if (rc) return rc;
   int64_t n = r->ndue - r->due_at < max ? r->ndue - r->due_at : max;
   *any = n > 0;
   if (n <= 0) return DIPPER_OK;
   int nk = r->ht->nkeys;
-  int rc = DIPPER_OK;
+  int64_t at = r->due_at;
   for (int j = 0; j < nk; j++) dp_vector_clear(r->kv[j]);
   for (int64_t i = r->due_at; i < r->due_at + n && !rc; i++)
     rc = dp_rocks_entry_cols(r->due.data + r->due_offs[i], r->due_offs[i + 1] - r->due_offs[i],
@@ -589,7 +724,18 @@ int dp_agg_rocks_next(dp_agg_rocks *r, int64_t max, bool *any) {
   dp_ht_hash(kc, nk, n, r->hashes);
   int64_t from = r->ht->ngroups;
   if ((rc = dp_ht_find_or_insert(r->ht, kc, r->hashes, NULL, n, r->ids, NULL))) return rc;
-  return dp_agg_rocks_fetch(r, from);
+  if (!r->scan_all) return dp_agg_rocks_fetch(r, from);
+  /* the scan read the values with the keys: no read again (each key once,
+  ** so the groups are from, from + 1, ...) */
+  if ((rc = prepare_groups(r, from))) return rc;
+  for (int64_t i = 0; i < n && !rc; i++) {
+    size_t v0 = r->val_offs[at + i], v1 = r->val_offs[at + i + 1];
+    rc = r->ids[i] != from + i ? DIPPER_CORRUPT : load_value(r, from + i, r->scan_vals.data + v0, v1 - v0);
+  }
+  return rc == DIPPER_CORRUPT ? dp_error(r->diags, rc, r->plan->span,
+                                         "the aggregation's rocksdb state holds a group that "
+                                         "does not read back")
+                              : rc;
 }
 
 /* ---- checkpoints ----

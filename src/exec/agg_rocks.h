@@ -4,7 +4,8 @@
 **
 ** Owns: the aggregation's RocksDB instance and what is stored there — one
 ** entry per group (its key columns, the entry's key; every call's state of
-** the group, dp_agg_state_save_delta's record of one group, the value) and,
+** the group, dp_agg_state_save_group's record of one group and a
+** DISTINCT call's values, the value) and,
 ** for an aggregation that evicts (a window, or a GROUP BY of an event-time
 ** column), a time index by the group's end, so that the groups the
 ** watermark closes are found by a range scan.
@@ -38,10 +39,13 @@ int dp_rocks_open_op(dp_op *op, const char *prefix, dp_rocks **out);
 /* Why an aggregation cannot keep its state in RocksDB (NULL: it can). */
 const char *dp_agg_rocks_refusal(const dp_exec *ex, const dp_plan *p, dp_agg_state *const *states);
 
-/* ht: the cache (borrowed); states[a]: call a's states (borrowed); end_key:
-** the ht key column of the group's end (evicting), or -1. */
-int dp_agg_rocks_new(dp_op *op, dp_hashtable *ht, dp_agg_state *const *states, int end_key,
-                     dp_agg_rocks **out);
+/* ht: the cache (borrowed); states[a]: call a's states (borrowed);
+** distinct[a]: a DISTINCT call's table of (group id, value) pairs, NULL for
+** the others (the array and the tables borrowed; a group's pairs are stored
+** in its record and loaded with it); end_key: the ht key column of the
+** group's end (evicting), or -1. */
+int dp_agg_rocks_new(dp_op *op, dp_hashtable *ht, dp_agg_state *const *states,
+                     dp_hashtable *const *distinct, int end_key, dp_agg_rocks **out);
 void dp_agg_rocks_free(dp_agg_rocks *r);
 int dp_agg_rocks_begin(dp_agg_rocks *r);
 /* Groups [from, ht->ngroups) entered the cache: their stored states loaded. */

@@ -127,6 +127,7 @@ static void agg_close(dp_op *op) {
   dp_agg_rocks_free(st->rocks);
   dp_state_ttl_free(&st->ttl);
   free(st->rstates);
+  free(st->rdistinct);
   dp_ht_free(&st->ht);
   if (st->calls)
     for (int a = 0; a < st->naggs; a++) {
@@ -173,8 +174,11 @@ static void agg_close(dp_op *op) {
 static int rocks_setup(dp_op *op) {
   agg_state *st = op->state;
   st->rstates = calloc((size_t)(st->naggs > 0 ? st->naggs : 1), sizeof *st->rstates);
-  if (!st->rstates) return DIPPER_NOMEM;
+  st->rdistinct = calloc((size_t)(st->naggs > 0 ? st->naggs : 1), sizeof *st->rdistinct);
+  if (!st->rstates || !st->rdistinct) return DIPPER_NOMEM;
   for (int a = 0; a < st->naggs; a++) st->rstates[a] = &st->calls[a].st;
+  for (int a = 0; a < st->naggs; a++)
+    if (st->calls[a].has_distinct) st->rdistinct[a] = &st->calls[a].distinct;
   const char *why = dp_agg_rocks_refusal(op->ex, op->plan, st->rstates);
   if (why)
     return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, op->plan->span,
@@ -182,7 +186,7 @@ static int rocks_setup(dp_op *op) {
                     "has %s; keep its state in memory ('state.backend' = 'hashmap') or change "
                     "the query", (int)op->plan->span.line, why);
   int end_key = st->evicts && st->wend >= 0 ? st->key_of_group[st->wend] : -1;
-  return dp_agg_rocks_new(op, &st->ht, st->rstates, end_key, &st->rocks);
+  return dp_agg_rocks_new(op, &st->ht, st->rstates, st->rdistinct, end_key, &st->rocks);
 }
 
 /* Idle state retention where the analysis set one (analyze_ttl.c). */

@@ -1020,6 +1020,34 @@ int dp_rocks_scan(dp_rocks *db, int space,
   return rc;
 }
 
+int dp_rocks_scan_slice(dp_rocks *db, int space, const char *after, size_t an, int64_t max,
+                        int (*fn)(void *u, const char *k, size_t kn, const char *v, size_t vn),
+                        void *u, int64_t *n) {
+  char lo[1] = {(char)(0x10 | space)}, hi[1] = {(char)((0x10 | space) + 1)};
+  rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+  rocksdb_readoptions_set_total_order_seek(ro, 1);
+  rocksdb_readoptions_set_iterate_upper_bound(ro, hi, 1);
+  rocksdb_iterator_t *it = rocksdb_create_iterator(db->db, ro);
+  int rc = DIPPER_OK;
+  *n = 0;
+  if (after) rocksdb_iter_seek(it, after, an);
+  else rocksdb_iter_seek(it, lo, 1);
+  if (after && rocksdb_iter_valid(it)) {
+    size_t kn;
+    const char *k = rocksdb_iter_key(it, &kn);
+    if (kn == an && !memcmp(k, after, an)) rocksdb_iter_next(it);
+  }
+  for (; !rc && *n < max && rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+    size_t kn, vn;
+    const char *k = rocksdb_iter_key(it, &kn), *v = rocksdb_iter_value(it, &vn);
+    rc = fn(u, k, kn, v, vn);
+    ++*n;
+  }
+  rc = end_scan(db, it, rc);
+  rocksdb_readoptions_destroy(ro);
+  return rc;
+}
+
 typedef struct key_ref {
   const char *k;
   size_t n;

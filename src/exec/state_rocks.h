@@ -175,4 +175,11 @@ int dp_rocks_index_due_at(dp_rocks *db, int space, int64_t upto, dp_buf *keys, s
 int dp_rocks_scan(dp_rocks *db, int space,
                   int (*fn)(void *u, const char *k, size_t kn, const char *v, size_t vn), void *u);
 
+/* The same for at most `max` entries from the first key after `after` (an
+** entry key; NULL: from the space's first), so that a pass over every
+** entry holds a slice at a time; *n gets how many (0: none is left). */
+int dp_rocks_scan_slice(dp_rocks *db, int space, const char *after, size_t an, int64_t max,
+                        int (*fn)(void *u, const char *k, size_t kn, const char *v, size_t vn),
+                        void *u, int64_t *n);
+
 #endif /* DP_STATE_ROCKS_H */

@@ -4,13 +4,18 @@
 ** check_script(sc, expect) runs a script of micro-batches straight through,
 ** then resumed after every batch from saved whole states and from chains of
 ** deltas, and feeds every truncation and damaged byte of the blobs back
-** (ops_state_test.c's header says what each check means).  Static functions:
+** (ops_state_test.c's header says what each check means); with
+** OPS_STATE_BACKENDS, check_backends(mem, rocks, ...) runs one script in
+** memory and over RocksDB, compares the rows and checks the RocksDB run.  Static functions:
 ** include it in one .c file of a test executable.
 */
 #ifndef DP_OPS_STATE_HARNESS_H
 #define DP_OPS_STATE_HARNESS_H
 
+#include <sys/stat.h>
+
 #include "core/buf.h"
+#include "core/files.h"
 #include "exec/changelog.h"
 #include "rows_harness.h"
 #include "test.h"
@@ -561,5 +566,93 @@ static void check_script(const script *sc, const char *expect) {
   run_close(&a);
   if (ok) check_damage(sc, sc->nbatches > 1 ? sc->nbatches - 1 : sc->nbatches);
 }
+
+/* ---- the same script on both state backends ('state.backend') ----
+** Defined where OPS_STATE_BACKENDS is (rocks_state_test.c, ops_state_test.c). */
+#ifdef OPS_STATE_BACKENDS
+
+/* A's output with each batch's rows sorted (the "#<batch>" lines stay where
+** they are): RocksDB returns a join key's rows by time and an aggregation's
+** closed groups in key order, memory in its own orders. */
+static char *sorted_batches(const char *text) {
+  dp_buf out = DP_BUF_INIT;
+  char *copy = strdup(text ? text : "");
+  char *lines[4096];
+  int n = 0;
+  for (char *line = strtok(copy, "\n");; line = strtok(NULL, "\n")) {
+    if (!line || line[0] == '#') {
+      for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && strcmp(lines[j - 1], lines[j]) > 0; j--) {
+          char *t = lines[j];
+          lines[j] = lines[j - 1];
+          lines[j - 1] = t;
+        }
+      for (int i = 0; i < n; i++) dp_buf_printf(&out, "%s\n", lines[i]);
+      n = 0;
+      if (!line) break;
+      dp_buf_printf(&out, "%s\n", line);
+    } else if (n < 4096) {
+      lines[n++] = line;
+    }
+  }
+  free(copy);
+  return dp_buf_cstr(&out) ? out.data : NULL;
+}
+
+static char *straight_run(const script *sc) {
+  run a;
+  char *text = NULL;
+  if (run_open(&a, sc)) {
+    bool ok = true;
+    for (int b = 0; ok && b <= sc->nbatches; b++) ok = run_batch(&a, b) == DIPPER_OK;
+    if (ok) text = sorted_batches(dp_buf_cstr(&a.out));
+  }
+  run_close(&a);
+  return text;
+}
+
+/* `rocks` (mem's query with 'state.backend' = 'rocksdb') gives mem's rows
+** batch by batch (and `expect` when not NULL), keeps its state in
+** <folder>/rocksdb/<folder_name>, and passes check_script's resumes, deltas
+** and damage — its runs' checkpoints in a folder of the test's own, run A's
+** apart from the others, so that the blobs name RocksDB checkpoints that a
+** later run opens. */
+static void check_backends(const script *mem, const script *rocks, const char *folder_name,
+                           const char *expect) {
+  char dir[] = "/tmp/dipper-backends-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  char a_dir[64], b_dir[64];
+  snprintf(a_dir, sizeof a_dir, "%s/a", dir);
+  snprintf(b_dir, sizeof b_dir, "%s/b", dir);
+  char *want = straight_run(mem);
+  run_ckpt = a_dir;
+  char *got = straight_run(rocks);
+  CHECK(want && got);
+  char live[128];
+  snprintf(live, sizeof live, "%s/rocksdb/%s", a_dir, folder_name);
+  struct stat sb;
+  CHECK(stat(live, &sb) == 0); /* the state was in RocksDB */
+  if (want && got) CHECK_STR(got, want);
+  if (want) CHECK(strchr(want, ',') != NULL); /* rows came out, not only batch marks */
+  if (expect && got) CHECK_STR(got, expect);
+  run a;
+  if (run_open(&a, rocks)) {
+    bool ok = true;
+    for (int b = 0; ok && b <= rocks->nbatches; b++) ok = run_batch(&a, b) == DIPPER_OK;
+    run_ckpt = b_dir;
+    for (int k = 0; ok && k <= rocks->nbatches; k++) check_resume_at(rocks, &a, k);
+    if (ok) check_deltas(rocks, &a, 1, true);
+    if (ok) check_deltas(rocks, &a, 2, false);
+    run_close(&a);
+    if (ok) check_damage(rocks, rocks->nbatches - 1);
+  } else {
+    run_close(&a);
+  }
+  run_ckpt = NULL;
+  free(want);
+  free(got);
+  CHECK_EQ(dp_remove_tree(dir), 0);
+}
+#endif /* OPS_STATE_BACKENDS */
 
 #endif /* DP_OPS_STATE_HARNESS_H */

@@ -21,10 +21,8 @@
 ** at a time, the sink replaced by reading the root, the watermark computed
 ** the way driver.c's global_watermark does it.
 */
-#include <sys/stat.h>
-
-#include "core/files.h"
 #include "exec/state_rocks.h"
+#define OPS_STATE_BACKENDS
 #include "ops_state_harness.h"
 
 /* ---- the cases ---- */
@@ -217,84 +215,13 @@ TEST(temporal_joins) {
 
 /* ---- joins over RocksDB ('state.backend' = 'rocksdb') ---- */
 
-/* A's output with each batch's rows sorted: RocksDB returns a key's rows by
-** time, the in-memory index newest first. */
-static char *sorted_batches(const char *text) {
-  dp_buf out = DP_BUF_INIT;
-  char *copy = strdup(text ? text : "");
-  char *lines[4096];
-  int n = 0;
-  for (char *line = strtok(copy, "\n");; line = strtok(NULL, "\n")) {
-    if (!line || line[0] == '#') {
-      for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && strcmp(lines[j - 1], lines[j]) > 0; j--) {
-          char *t = lines[j];
-          lines[j] = lines[j - 1];
-          lines[j - 1] = t;
-        }
-      for (int i = 0; i < n; i++) dp_buf_printf(&out, "%s\n", lines[i]);
-      n = 0;
-      if (!line) break;
-      dp_buf_printf(&out, "%s\n", line);
-    } else if (n < 4096) {
-      lines[n++] = line;
-    }
-  }
-  free(copy);
-  return dp_buf_cstr(&out) ? out.data : NULL;
-}
-
-static char *straight_run(const script *sc) {
-  run a;
-  char *text = NULL;
-  if (run_open(&a, sc)) {
-    bool ok = true;
-    for (int b = 0; ok && b <= sc->nbatches; b++) ok = run_batch(&a, b) == DIPPER_OK;
-    if (ok) text = sorted_batches(dp_buf_cstr(&a.out));
-  }
-  run_close(&a);
-  return text;
-}
-
 /* The join of `sql` over RocksDB gives the in-memory join's rows batch by
-** batch, and passes check_script's resumes, deltas and damage (its runs'
-** checkpoints in a folder of the test's own, run A's apart). */
+** batch and passes check_script's checks (ops_state_harness.h). */
 static void check_rocks(const char *sql) {
   static char text[8192];
   snprintf(text, sizeof text, "SET 'state.backend' = 'rocksdb';\n%s", sql);
   script mem = {sql, {"l", "r"}, LR_BATCHES, 4}, rocks = {text, {"l", "r"}, LR_BATCHES, 4};
-  char dir[] = "/tmp/dipper-ops-state-XXXXXX";
-  CHECK(mkdtemp(dir) != NULL);
-  char a_dir[64], b_dir[64];
-  snprintf(a_dir, sizeof a_dir, "%s/a", dir);
-  snprintf(b_dir, sizeof b_dir, "%s/b", dir);
-  char *want = straight_run(&mem);
-  run_ckpt = a_dir;
-  char *got = straight_run(&rocks);
-  CHECK(want && got);
-  char live[96];
-  snprintf(live, sizeof live, "%s/rocksdb/join-0", a_dir);
-  struct stat sb;
-  CHECK(stat(live, &sb) == 0); /* the rows were in RocksDB */
-  if (want && got) CHECK_STR(got, want);
-  /* check_script's run A in a_dir, every other run in b_dir */
-  run a;
-  if (run_open(&a, &rocks)) {
-    bool ok = true;
-    for (int b = 0; ok && b <= rocks.nbatches; b++) ok = run_batch(&a, b) == DIPPER_OK;
-    run_ckpt = b_dir;
-    for (int k = 0; ok && k <= rocks.nbatches; k++) check_resume_at(&rocks, &a, k);
-    if (ok) check_deltas(&rocks, &a, 1, true);
-    if (ok) check_deltas(&rocks, &a, 2, false);
-    run_close(&a);
-    if (ok) check_damage(&rocks, rocks.nbatches - 1);
-  } else {
-    run_close(&a);
-  }
-  run_ckpt = NULL;
-  free(want);
-  free(got);
-  CHECK_EQ(dp_remove_tree(dir), 0);
+  check_backends(&mem, &rocks, "join-0", NULL);
 }
 
 TEST(joins_of_two_streams_over_rocksdb) {

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # kill_test.sh DIPPER PIPELINE WORKDIR — fault tolerance of `dipper run`.
 #
-# project, window, join, join_rocksdb, dedup, window_rocksdb, dedup_rocksdb:
+# project, window, join, join_rocksdb, dedup, window_rocksdb, dedup_rocksdb,
+# window_values_rocksdb:
 # 60,001 JSON rows in 20 files (a streaming
 # filesystem source capped at 500 rows a batch: ~120 micro-batches) through a
 # projection, a TUMBLE 10 s SUM/COUNT per key, an interval join with a second
 # reading of the files (join_rocksdb: the same with 'state.backend' =
 # 'rocksdb', its state in RocksDB checkpoints), or a deduplication (ROW_NUMBER() = 1)
-# (window_rocksdb, dedup_rocksdb: the same with 'state.backend' = 'rocksdb'), into a
+# (window_rocksdb, dedup_rocksdb: the same with 'state.backend' = 'rocksdb';
+# window_values_rocksdb: a TUMBLE 10 s COUNT(DISTINCT), COUNT and MAX of a
+# string per key over RocksDB), into a
 # filesystem sink with a checkpoint folder.  The run is killed with SIGKILL $KILLS times (default
 # 20) after a random time, each time started again on the same folder, then
 # run to the end (trigger available-now).  The rows in the sink must be the
@@ -88,6 +91,15 @@ FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '$1' SECOND))
 GROUP BY k, window_start, window_end;"
 }
 
+# window_values_rocksdb: aggregates whose state is variable-length — a
+# DISTINCT count and the greatest id as a string — over RocksDB.
+values_sql="CREATE TABLE dst (k INT, ws TIMESTAMP(3), we TIMESTAMP(3), s BIGINT, c BIGINT, m STRING)
+WITH ('connector' = 'filesystem', 'path' = '$work/out', 'format' = 'json');
+INSERT INTO dst SELECT k, window_start, window_end, COUNT(DISTINCT v), COUNT(*),
+  MAX(CAST(id AS STRING))
+FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '10' SECOND))
+GROUP BY k, window_start, window_end;"
+
 # The exact answer of each pipeline, as sorted JSON lines.
 expected() {
   python3 - "$1" <<'EOF'
@@ -101,6 +113,16 @@ if sys.argv[1] in ("project", "join", "join_rocksdb"):
     out = [{"id": r["id"], "k": r["k"], "v2": r["v"] * 2} for r in rows]
 elif sys.argv[1] in ("dedup", "dedup_rocksdb"):
     out = [{"id": r["id"], "k": r["k"], "v2": r["v"] * 2} for r in rows if r["id"] % 2 == 0]
+elif sys.argv[1] == "window_values_rocksdb":
+    groups = {}
+    for r in rows[:-1]:  # the last row's window stays open
+        w = r["ms"] // 10000 * 10000
+        g = groups.setdefault((r["k"], w), [set(), 0, ""])
+        g[0].add(r["v"])
+        g[1] += 1
+        g[2] = max(g[2], str(r["id"]))
+    out = [{"k": k, "ws": ts(w), "we": ts(w + 10000), "s": len(s), "c": c, "m": m}
+           for (k, w), (s, c, m) in groups.items()]
 else:
     groups = {}
     for r in rows[:-1]:  # the last row's window stays open
@@ -163,7 +185,7 @@ run_killed() { # $1: sql file; kills at random points, then a run to the end
 }
 
 case $pipeline in
-project | window | join | join_rocksdb | dedup | window_rocksdb | dedup_rocksdb)
+project | window | join | join_rocksdb | dedup | window_rocksdb | dedup_rocksdb | window_values_rocksdb)
   echo "kill seed $seed, $kills kills"
   case $pipeline in
   project) write_sql "$work/p.sql" "$project_sql" ;;
@@ -176,6 +198,8 @@ $join_sql" ;;
 $(window_sql 10)" ;;
   dedup_rocksdb) write_sql "$work/p.sql" "SET 'state.backend' = 'rocksdb';
 $dedup_sql" ;;
+  window_values_rocksdb) write_sql "$work/p.sql" "SET 'state.backend' = 'rocksdb';
+$values_sql" ;;
   esac
   if [ "$pipeline" = join_rocksdb ]; then
     # A second run on the folder while one runs is refused, and leaves the
@@ -197,7 +221,7 @@ $dedup_sql" ;;
   if [[ $pipeline == *_rocksdb ]]; then
     # RocksDB checkpoints go with the state files that name them (none is
     # left without one); the live copy goes when the query ends.
-    case $pipeline in join_rocksdb) rk=join-0 ;; window_rocksdb) rk=agg-0 ;; *) rk=dedup-0 ;; esac
+    case $pipeline in join_rocksdb) rk=join-0 ;; window_rocksdb | window_values_rocksdb) rk=agg-0 ;; *) rk=dedup-0 ;; esac
     rk="$work/ck/dst/rocksdb/$rk"
     [ -d "$rk" ] || fail "no rocksdb state in $rk"
     [ -e "$rk/$(ls "$work/ck/dst/state" | sort -n | tail -1)/CURRENT" ] ||
