@@ -89,7 +89,6 @@ typedef struct kpart {
   rd_kafka_message_t **held; /* records at or past `end`, in offset order */
   int nheld, held_head, held_cap;
   bool paused;
-  bool other;         /* another split's (kafka_source_split): planned, never read here */
   int64_t stall_since_ms; /* when this partition last had records owed and none came; 0: not owed */
 } kpart;
 
@@ -797,12 +796,9 @@ static int assign(dp_source *s, kafka_source *ks) {
     if (p->start < 0) return no_group_offset(s, ks, p);
     if (p->bound < p->start) p->bound = p->start;
   }
-  rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(ks->nparts);
+  rd_kafka_topic_partition_list_t *l = part_list(ks);
   if (!l) return DIPPER_NOMEM;
-  for (int i = 0; i < ks->nparts; i++) /* a split's own partitions only */
-    if (!ks->parts[i].other)
-      rd_kafka_topic_partition_list_add(l, ks->topics[ks->parts[i].topic], ks->parts[i].partition)
-          ->offset = ks->parts[i].start;
+  for (int i = 0; i < ks->nparts; i++) l->elems[i].offset = ks->parts[i].start;
   rd_kafka_resp_err_t err = rd_kafka_assign(ks->rk, l);
   rd_kafka_topic_partition_list_destroy(l);
   if (err)
@@ -871,7 +867,7 @@ static int kafka_source_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
 
 /* Owed records: the partition still has offsets before its end to hand out. */
 static bool owed(const kpart *p) {
-  if (p->pos >= p->end || p->other) return false;
+  if (p->pos >= p->end) return false;
   /* Everything before the end-of-partition offset has been delivered:
   ** offsets left are gaps (transaction markers, compaction). */
   if (p->eof >= p->end && (p->held_head == p->nheld || p->held[p->held_head]->offset >= p->end))
@@ -1299,24 +1295,6 @@ static int kafka_source_replay_plan(dp_source *s, dp_rd *in) {
   return rc;
 }
 
-/* Splits (parallel execution, connector.h): partition i of the source's
-** list (topics by name, partitions by number: for one topic, partition i)
-** goes to split i mod n, which alone assigns and reads it, in offset order
-** (Kafka's own guarantee is per partition, and so is the order here).
-** Every split plans every partition: worker 0 plans, the others replay its
-** ends, and a split's read ends another split's partitions at their ends
-** (the gaps rule above), so every split's position is the batch's. */
-static int kafka_source_split(dp_source *s, int index, int count, bool replayed, const char **why) {
-  kafka_source *ks = s->state;
-  if (!replayed) {
-    *why = "a kafka table's batches end at the broker's offsets when each split plans, which "
-           "the splits of a batch-mode query cannot share";
-    return DIPPER_UNSUPPORTED;
-  }
-  for (int i = 0; i < ks->nparts; i++) ks->parts[i].other = i % count != index;
-  return DIPPER_OK;
-}
-
 const dp_source_class dp_source_kafka = {
     .name = "kafka",
     .open = kafka_source_open,
@@ -1328,6 +1306,4 @@ const dp_source_class dp_source_kafka = {
     .save_position = kafka_source_save_position,
     .restore_position = kafka_source_restore_position,
     .replay_plan = kafka_source_replay_plan,
-    .split = kafka_source_split,
-    .split_units = true,
 };

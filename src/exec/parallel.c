@@ -49,8 +49,8 @@ static const char *refuse_node(const dp_plan *p) {
     const dp_table_def *t = p->u.scan.table;
     const dp_source_class *cls = dp_source_find(t && t->connector ? t->connector : "");
     if (!cls || !cls->split)
-      return "a source other than nexmark, datagen, filesystem or kafka cannot be split among "
-             "workers yet";
+      return "a source other than nexmark, datagen or filesystem cannot be split among workers "
+             "yet";
     return NULL;
   }
   case DP_P_PROJECT: case DP_P_FILTER: case DP_P_WATERMARK: case DP_P_WINDOW: case DP_P_UNION:
@@ -236,8 +236,7 @@ int dp_par_split(dp_exec *ex, dp_source *src) {
   bool replayed = ex->query->streaming;
   const char *why = NULL;
   if (!src->cls->split || (replayed && (!src->cls->save_plan || !src->cls->replay_plan)))
-    why = "a source other than nexmark, datagen, filesystem or kafka cannot be split among "
-          "workers yet";
+    why = "a source other than nexmark, datagen or filesystem cannot be split among workers yet";
   int rc = why ? DIPPER_UNSUPPORTED : src->cls->split(src, ex->worker, ex->nworkers, replayed, &why);
   if (rc == DIPPER_UNSUPPORTED && !par->why) par->why = why ? why : "a source would not split";
   if (rc == DIPPER_OK && src->cls->split_units) par->min_rule = true; /* set at open, read after */
@@ -359,7 +358,7 @@ int dp_par_run(dp_par *par, dp_exec *coord, dp_diags *d) {
   while (par->pending > 0) pthread_cond_wait(&par->done, &par->mu);
   pthread_mutex_unlock(&par->mu);
   /* Shares of one batch: their maximum is what one thread saw.  Splits of
-  ** their own (files, partitions): the minimum over the workers that saw an
+  ** their own (files): the minimum over the workers that saw an
   ** event, so that no worker's rows come late for another's progress (a
   ** worker done with its files holds it back until the input ends). */
   int nwm = coord->query->nwatermarks;

@@ -1,8 +1,7 @@
 /*
 ** par_rows.h — a memory table's rows as text lines, and the lines stably
 ** sorted by their first fields, for the tests that compare a query on N
-** workers with the same query on one thread (exec/parallel_test.c,
-** connectors/kafka_parallel_test.c).
+** workers with the same query on one thread (exec/parallel_test.c).
 */
 #ifndef DP_TEST_PAR_ROWS_H
 #define DP_TEST_PAR_ROWS_H

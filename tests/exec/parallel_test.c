@@ -7,9 +7,8 @@
 ** DISTINCT, deduplication, joins) the same rows, each key's in the same
 ** order (the rows compared after a stable sort by key); batch mode too.
 ** The other splits: datagen (a row a function of (seed, row): the same rows
-** in the same order), filesystem (each file to one worker: each file's rows
-** in the same order, compared per file) and, against a broker, kafka
-** (tests/connectors/kafka_parallel_test.c).  A query the workers cannot run
+** in the same order) and filesystem (each file to one worker: each file's
+** rows in the same order, compared per file).  A query the workers cannot run
 ** (an unseeded datagen table in batch mode, a set operation, an aggregation
 ** without GROUP BY) runs on one thread, says why in a note, and gives the
 ** same answer.
