@@ -81,6 +81,11 @@ typedef struct dp_source_class {
   ** in `why` (a static string): the query runs on one thread.  NULL: the
   ** source cannot be split and its queries run on one thread. */
   int (*split)(dp_source *s, int index, int count, bool replayed, const char **why);
+  /* The splits read units of their own (files; Kafka partitions would), each with its
+  ** own position and cap, not shares of one batch: their event times move
+  ** apart, and the watermark is then the minimum over the workers that saw
+  ** an event (exec/parallel.h), not the maximum. */
+  bool split_units;
 } dp_source_class;
 
 struct dp_source {
@@ -108,9 +113,12 @@ typedef struct dp_sink_class {
   int (*commit)(dp_sink *k, int64_t batch_id);
   void (*close)(dp_sink *k);
   /* Parallel execution (exec/parallel.h): each worker may open a sink of
-  ** its own and write its share, in no order across workers (the blackhole).
-  ** false: one sink is fed every worker's rows in worker order. */
+  ** its own and write its share (the blackhole; the filesystem's part files,
+  ** one per worker and batch).  false: one sink is fed every worker's rows
+  ** in worker order.  per_worker_if, when set: per_worker holds only for the
+  ** tables it says (not a PARTITIONED BY one, say). */
   bool per_worker;
+  bool (*per_worker_if)(const dp_table_def *t);
 } dp_sink_class;
 
 struct dp_sink {
@@ -120,6 +128,7 @@ struct dp_sink {
   const dp_schema *schema;   /* input rows' schema, borrowed */
   unsigned mode;             /* DP_MODE_* */
   const char *checkpoint;    /* the query's checkpoint folder, or NULL: none */
+  int worker, nworkers;      /* a per-worker sink's worker of nworkers; else 0 of 1 */
   int64_t rows_skipped;      /* rows handed to write() that it did not write: their batch
                                 was written before a restart (exactly-once); the driver
                                 counts rows out without them */

@@ -28,10 +28,20 @@
 ** when no rate is set) per row, so a run with a seed is reproducible to the
 ** byte and its windows close as the rows go by.
 **
-** Determinism.  Each column draws from its own generator (splitmix64 seeded
-** from the seed and the column's position), in row order, so the values do
-** not depend on how the rows are cut into micro-batches or chunks.
-** Generation is columnar: one tight loop per column per chunk.
+** Determinism.  Counter-based: row i of column c draws from a generator
+** (splitmix64) started at a hash of (the column's base, i), the base a hash
+** of the seed and the column's position, so a row is a function of (seed, i)
+** alone: the values do not depend on how the rows are cut into micro-batches,
+** chunks or splits.  (Before the splits, each column drew from one generator
+** in row order, so row i needed the rows before it: every seeded output
+** changed with the change.)  Generation is columnar: one tight loop per
+** column per chunk.
+**
+** Splits (parallel execution, connector.h): split w of n reads the w-th
+** equal share of the planned rows [start, end), as nexmark does.  A table
+** without 'seed' draws its seed from the clock at open, so its splits take
+** worker 0's from the plan they replay (streaming); in batch mode, where
+** nothing is replayed, such a table runs on one thread.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -48,7 +58,8 @@
 typedef struct gen_col {
   const dp_type *type;
   bool sequence;
-  uint64_t rng;
+  uint64_t base;           /* the column's generator: a hash of the seed and the position */
+  uint64_t rng;            /* the current row's draws */
   uint64_t null_threshold; /* a draw below it is NULL; 0: never */
   bool has_min, has_max;
   double dmin, dmax;
@@ -65,8 +76,12 @@ typedef struct datagen_state {
   double rate;             /* rows per second; 0: no limit */
   int64_t step;            /* synthetic clock: µs per row */
   bool synthetic;
-  int64_t emitted;         /* rows read */
+  bool seeded;             /* 'seed' given */
+  int64_t emitted;         /* rows read (split: rows committed) */
   int64_t planned_end;     /* the planned batch ends before this row */
+  int64_t batch_start;     /* the planned batch starts at this row */
+  int64_t cursor;          /* a split's next row */
+  int split, nsplits;      /* this source reads split `split` of `nsplits` of each batch */
   int64_t start_mono;      /* µs, when the source opened (or would have, at its rate) */
   int64_t replay_end;      /* the next plan ends exactly here; -1: none (a batch run again) */
   dp_buf text;             /* scratch for strings */
@@ -77,6 +92,14 @@ static uint64_t next_u64(uint64_t *s) {
   z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
   z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
   return z ^ (z >> 31);
+}
+
+/* The generator of row `row` of column g: a function of (base, row). */
+static uint64_t row_seed(const gen_col *g, int64_t row) {
+  uint64_t z = g->base + (uint64_t)row * UINT64_C(0xD6E8FEB86659FD93);
+  z = (z ^ (z >> 32)) * UINT64_C(0xD6E8FEB86659FD93);
+  z = (z ^ (z >> 32)) * UINT64_C(0xD6E8FEB86659FD93);
+  return z ^ (z >> 32);
 }
 
 static double next_unit(uint64_t *s) { return (double)(next_u64(s) >> 11) * 0x1.0p-53; }
@@ -263,6 +286,7 @@ static int open_state(dp_source *s, datagen_state *st) {
   st->cols = calloc(st->ncols ? (size_t)st->ncols : 1, sizeof *st->cols);
   if (!st->cols) return DIPPER_NOMEM;
   const char *seed_text = dp_table_option(t, "seed", NULL);
+  st->seeded = seed_text != NULL;
   uint64_t seed = seed_text ? (uint64_t)strtoull(seed_text, NULL, 10)
                             : (uint64_t)wall_micros() ^ (uint64_t)(uintptr_t)st;
   const char *rows = dp_table_option(t, "number-of-rows", NULL);
@@ -273,8 +297,8 @@ static int open_state(dp_source *s, datagen_state *st) {
     gen_col *g = &st->cols[i];
     const char *col = s->schema->cols[i].name;
     g->type = s->schema->cols[i].type;
-    g->rng = seed + (uint64_t)(i + 1) * UINT64_C(0xD1B54A32D192ED03);
-    next_u64(&g->rng);
+    g->base = seed + (uint64_t)(i + 1) * UINT64_C(0xD1B54A32D192ED03);
+    g->base = next_u64(&g->base);
     const char *kind = field_opt(t, col, "kind");
     g->sequence = kind && strcasecmp(kind, "sequence") == 0;
     const char *v;
@@ -349,16 +373,29 @@ static int datagen_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
     st->planned_end = st->replay_end;
     st->replay_end = -1;
   }
+  st->batch_start = st->cursor = st->emitted;
+  if (st->nsplits > 1) { /* this split's share, in row order */
+    int64_t len = st->planned_end - st->batch_start;
+    st->cursor = st->batch_start + (int64_t)((__int128)len * st->split / st->nsplits);
+  }
   *exhausted = st->total >= 0 && st->emitted >= st->total;
   return DIPPER_OK;
 }
 
+/* The end of this split's share of the planned batch. */
+static int64_t share_end(const datagen_state *st) {
+  if (st->nsplits <= 1) return st->planned_end;
+  int64_t len = st->planned_end - st->batch_start;
+  return st->batch_start + (int64_t)((__int128)len * (st->split + 1) / st->nsplits);
+}
+
 static int datagen_read(dp_source *s, dp_batch *out, int64_t want, bool *done) {
   datagen_state *st = s->state;
-  int64_t n = st->planned_end - st->emitted;
+  int64_t end = share_end(st);
+  int64_t n = end - st->cursor;
   if (n > want) n = want;
   if (n < 0) n = 0;
-  int64_t first = st->emitted;
+  int64_t first = st->cursor;
   int64_t now = st->synthetic ? 0 : wall_micros();
   for (int c = 0; c < st->ncols && c < out->ncols; c++) {
     gen_col *g = &st->cols[c];
@@ -366,6 +403,7 @@ static int datagen_read(dp_source *s, dp_batch *out, int64_t want, bool *done) {
     int rc = dp_vector_reserve(v, n);
     if (rc) return rc;
     for (int64_t r = 0; r < n; r++) {
+      g->rng = row_seed(g, first + r);
       if (g->null_threshold && next_u64(&g->rng) < g->null_threshold) {
         rc = dp_vector_append_null(v);
       } else if (g->sequence) {
@@ -377,34 +415,52 @@ static int datagen_read(dp_source *s, dp_batch *out, int64_t want, bool *done) {
       if (rc) return rc;
     }
   }
-  st->emitted += n;
+  st->cursor += n;
+  if (st->nsplits <= 1) st->emitted = st->cursor;
   s->metrics.rows += n;
-  *done = st->emitted >= st->planned_end;
+  *done = st->cursor >= end;
   if (out->ncols > 0) return dp_batch_sync(out);
   out->nrows += n;
   return DIPPER_OK;
 }
 
 static int datagen_commit(dp_source *s) {
-  (void)s; /* the offset is the row count, kept as rows are read */
+  datagen_state *st = s->state;
+  /* One reader: the offset is the row count, kept as rows are read.  A
+  ** split read its share only; the batch is committed whole. */
+  if (st->nsplits > 1) st->emitted = st->cursor = st->planned_end;
   return DIPPER_OK;
 }
 
-/* Checkpoints.  The position is the row count and every column's generator
-** state, so a resumed run goes on with the very values it would have made,
-** seeded or not (the clock of an unbounded run is the real one, so its
-** timestamps are those of the run that makes them).  A plan is its end. */
+/* Checkpoints.  The position is the row count and every column's base, so
+** a resumed run goes on with the very values it would have made, seeded or
+** not (the clock of an unbounded run is the real one, so its timestamps are
+** those of the run that makes them).  A plan is its end; a split's plan
+** also carries the bases, so that the splits of a table without 'seed'
+** replay worker 0's (one reader's plan stays the end alone). */
+static void put_bases(const datagen_state *st, dp_buf *out) {
+  dp_put_uvar(out, (uint64_t)st->ncols);
+  for (int i = 0; i < st->ncols; i++) dp_put_u64(out, st->cols[i].base);
+}
+
+static bool get_bases(datagen_state *st, dp_rd *in) {
+  uint64_t ncols = dp_get_count(in, 8);
+  if (in->bad || ncols != (uint64_t)st->ncols) return false;
+  for (int i = 0; i < st->ncols; i++) st->cols[i].base = dp_get_u64(in);
+  return !in->bad; /* a failure fails the query: no half-set bases are used */
+}
+
 static int datagen_save_plan(dp_source *s, dp_buf *out) {
   const datagen_state *st = s->state;
   dp_put_svar(out, st->planned_end);
+  if (st->nsplits > 1) put_bases(st, out);
   return out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
 static int datagen_save_position(dp_source *s, dp_buf *out) {
   const datagen_state *st = s->state;
   dp_put_svar(out, st->emitted);
-  dp_put_uvar(out, (uint64_t)st->ncols);
-  for (int i = 0; i < st->ncols; i++) dp_put_u64(out, st->cols[i].rng);
+  put_bases(st, out);
   return out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
@@ -418,12 +474,9 @@ static int datagen_corrupt(dp_source *s, const char *what) {
 static int datagen_restore_position(dp_source *s, dp_rd *in) {
   datagen_state *st = s->state;
   int64_t emitted = dp_get_svar(in);
-  uint64_t ncols = dp_get_count(in, 8);
-  if (in->bad || emitted < 0 || ncols != (uint64_t)st->ncols ||
-      (st->total >= 0 && emitted > st->total))
+  if (in->bad || emitted < 0 || (st->total >= 0 && emitted > st->total) || !get_bases(st, in))
     return datagen_corrupt(s, "position");
-  for (int i = 0; i < st->ncols; i++) st->cols[i].rng = dp_get_u64(in);
-  st->emitted = st->planned_end = emitted;
+  st->emitted = st->planned_end = st->cursor = emitted;
   /* the rate counts from a start as far back as the rows already made */
   if (st->rate > 0) st->start_mono = mono_micros() - (int64_t)((double)emitted * 1e6 / st->rate);
   return DIPPER_OK;
@@ -434,7 +487,23 @@ static int datagen_replay_plan(dp_source *s, dp_rd *in) {
   int64_t end = dp_get_svar(in);
   if (in->bad || end < st->emitted || (st->total >= 0 && end > st->total))
     return datagen_corrupt(s, "batch bounds");
+  if (st->nsplits > 1 && !get_bases(st, in)) return datagen_corrupt(s, "batch bounds");
   st->replay_end = end;
+  return DIPPER_OK;
+}
+
+/* A row is a function of (seed, row): a split generates its share alone.
+** Paced plans follow the clock and an unseeded table's seed is worker 0's,
+** so both need the plans replayed. */
+static int datagen_split(dp_source *s, int index, int count, bool replayed, const char **why) {
+  datagen_state *st = s->state;
+  if (!replayed && !st->seeded) {
+    *why = "a datagen table without 'seed' draws its seed at open, which the splits of a "
+           "batch-mode query cannot share; set 'seed'";
+    return DIPPER_UNSUPPORTED;
+  }
+  st->split = index;
+  st->nsplits = count;
   return DIPPER_OK;
 }
 
@@ -458,4 +527,5 @@ const dp_source_class dp_source_datagen = {
     .save_position = datagen_save_position,
     .restore_position = datagen_restore_position,
     .replay_plan = datagen_replay_plan,
+  .split = datagen_split,
 };

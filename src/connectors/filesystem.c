@@ -18,6 +18,18 @@
 ** file.size, file.modification-time.  Bad records follow the table's policy
 ** with "path:line" as their place.
 **
+** Splits (parallel execution, connector.h): split w of n reads the files
+** whose names hash to w (a remix of the name's FNV-1a, mod n), each whole and
+** in its order; the order across files is then per split, not global.  Every
+** split remembers every name it was shown, and queues only its own.  A
+** split's plan is worker 0's: the row cap and the files its listing found
+** (streaming, replayed on the others, each queueing its own), so all splits
+** take a new file in the same batch; in batch mode each lists the same
+** folder.  A split's position is its own (its files, where it is in the
+** current one), one per worker in the commit record, and the cap is per
+** split.  'source.max-files-per-trigger' counts files across splits, which
+** they do not share: such a table runs on one thread.
+**
 ** Sink.  'path' is a directory (made when missing).  Each micro-batch with
 ** rows becomes one file, written under a hidden temporary name
 ** (.part-...inprogress) and renamed at commit, so a reader of the directory
@@ -30,6 +42,13 @@
 ** free (no guarantee: a restarted run writes its input again).  A table
 ** with PARTITIONED BY writes through fs_partition.c: the same names and the
 ** same rule in every partition folder, the partition columns left out.
+** On N > 1 workers (exec/parallel.h) each worker writes its own part file of
+** each batch, named by both: part-<batch>-<tag>-<www>.<ext> (<www> the
+** worker, three digits) or part-<batch>-<www>-<n>.<ext>, renamed at its
+** commit the same way, so each batch's rows are there once (a batch run
+** again runs on the same worker over the same rows: it replaces its files);
+** read in name order, a batch's files give its rows in the one-thread order
+** of a stateless pipeline.  A PARTITIONED BY table keeps one writer.
 */
 #include <dirent.h>
 #include <errno.h>
@@ -105,6 +124,12 @@ typedef struct fs_source {
   bool resume_header_done, resuming;
   char **replay;
   int64_t replay_n, replay_cap;
+  /* splits (parallel execution): this source reads the files of split
+  ** `split` of `nsplits`; new_paths are the files the last plan found, all
+  ** splits' (a split's plan, replayed on the others) */
+  int split, nsplits;
+  char **new_paths;
+  int nnew, cap_new;
 } fs_source;
 
 static void fs_source_close(dp_source *s);
@@ -196,6 +221,37 @@ static uint32_t name_hash(const char *name) {
   uint32_t h = 2166136261u;
   for (const unsigned char *p = (const unsigned char *)name; *p; p++) h = (h ^ *p) * 16777619u;
   return h;
+}
+
+/* Whether this split reads the file named `name`: one split per name. */
+static bool mine(const fs_source *st, const char *name) {
+  if (st->nsplits <= 1) return true;
+  uint64_t h = name_hash(name) * UINT64_C(0x9E3779B97F4A7C15);
+  return (int)((h >> 32) % (uint64_t)st->nsplits) == st->split;
+}
+
+/* A split's plan: remember a file the plan found (every split's). */
+static int note_new(fs_source *st, const char *path) {
+  if (st->nsplits <= 1) return DIPPER_OK;
+  if (st->nnew == st->cap_new) {
+    int cap = st->cap_new ? st->cap_new * 2 : 16;
+    char **p = realloc(st->new_paths, (size_t)cap * sizeof *p);
+    if (!p) return DIPPER_NOMEM;
+    st->new_paths = p;
+    st->cap_new = cap;
+  }
+  if (!(st->new_paths[st->nnew] = strdup(path))) return DIPPER_NOMEM;
+  st->nnew++;
+  return DIPPER_OK;
+}
+
+static void forget_new(fs_source *st) {
+  for (int i = 0; i < st->nnew; i++) free(st->new_paths[i]);
+  st->nnew = 0;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static bool seen_before(const fs_source *st, const char *name) {
@@ -299,7 +355,9 @@ static int list_new(dp_source *s, fs_source *st) {
       return dp_error(s->diags, DIPPER_IO, nowhere(), "table `%s`: cannot read '%s': %s",
                       s->table->name, st->root, strerror(errno));
     const char *slash = strrchr(st->root, '/');
-    if ((rc = queue_file(st, st->root, slash ? slash + 1 : st->root, &sb)) != DIPPER_OK) return rc;
+    const char *name = slash ? slash + 1 : st->root;
+    if ((rc = note_new(st, st->root)) != DIPPER_OK) return rc;
+    if (mine(st, name) && (rc = queue_file(st, st->root, name, &sb)) != DIPPER_OK) return rc;
     st->listed = true;
     return DIPPER_OK;
   }
@@ -336,12 +394,15 @@ static int list_new(dp_source *s, fs_source *st) {
     if (stat(full, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
     if (st->has_regex && regexec(&st->regex, full, 0, NULL, 0) != 0) continue;
     if ((rc = remember(st, name)) != DIPPER_OK) break;
-    rc = queue_file(st, full, full + strlen(full) - strlen(name), &sb);
+    if ((rc = note_new(st, full)) != DIPPER_OK) break;
+    if (mine(st, name)) rc = queue_file(st, full, full + strlen(full) - strlen(name), &sb);
   }
   closedir(dir);
   free(full);
   if (rc == DIPPER_OK && st->nqueue - first_new > 1)
     qsort(st->queue + first_new, (size_t)(st->nqueue - first_new), sizeof *st->queue, cmp_file);
+  if (rc == DIPPER_OK && st->nnew > 1)
+    qsort(st->new_paths, (size_t)st->nnew, sizeof *st->new_paths, cmp_str);
   return rc;
 }
 
@@ -352,6 +413,7 @@ static int fs_source_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
   *exhausted = false;
   st->cap_left = max_rows > 0 ? max_rows : -1;
   int64_t replayed = st->replay_n;
+  forget_new(st);
   if (st->replay_n >= 0) {
     int rc = replay_files(s, st);
     if (rc) return rc;
@@ -534,6 +596,8 @@ static void fs_source_close(dp_source *s) {
   free(st->queue);
   for (int64_t i = 0; i < st->replay_n; i++) free(st->replay[i]);
   free(st->replay);
+  forget_new(st);
+  free(st->new_paths);
   unload(st);
   free(st->data);
   free(st->meta);
@@ -553,6 +617,11 @@ static void fs_source_close(dp_source *s) {
 static int fs_save_plan(dp_source *s, dp_buf *out) {
   const fs_source *st = s->state;
   dp_put_svar(out, st->cap_planned);
+  if (st->nsplits > 1) { /* a split's plan: the files found, every split's */
+    dp_put_uvar(out, (uint64_t)st->nnew);
+    for (int i = 0; i < st->nnew; i++) dp_put_str(out, st->new_paths[i]);
+    return out->oom ? DIPPER_NOMEM : DIPPER_OK;
+  }
   dp_put_uvar(out, (uint64_t)(st->plan_end - st->plan_first));
   for (int i = st->plan_first; i < st->plan_end; i++) dp_put_str(out, st->queue[i].path);
   return out->oom ? DIPPER_NOMEM : DIPPER_OK;
@@ -641,7 +710,15 @@ static int replay_files(dp_source *s, fs_source *st) {
   int rc = DIPPER_OK;
   for (int64_t i = 0; i < st->replay_n && !rc; i++) {
     const char *path = st->replay[i];
-    int64_t k = st->cur + i;
+    int64_t k = st->nsplits > 1 ? st->nqueue : st->cur + i; /* a split's: every file is new */
+    if (st->nsplits > 1) {
+      const char *slash = strrchr(path, '/');
+      const char *name = slash ? slash + 1 : path;
+      rc = note_new(st, path);
+      if (!rc && st->is_dir && !seen_before(st, name)) rc = remember(st, name);
+      st->listed = true;
+      if (rc || !mine(st, name)) continue;
+    }
     if (k < st->nqueue) {
       if (strcmp(st->queue[k].path, path) != 0)
         rc = dp_error(s->diags, DIPPER_CORRUPT, nowhere(),
@@ -673,6 +750,20 @@ static int replay_files(dp_source *s, fs_source *st) {
   return rc;
 }
 
+/* Each file to the split its name hashes to (see the header). */
+static int fs_source_split(dp_source *s, int index, int count, bool replayed, const char **why) {
+  fs_source *st = s->state;
+  (void)replayed;
+  if (st->max_files > 0 && !st->bounded) {
+    *why = "'source.max-files-per-trigger' counts files across the splits of a filesystem "
+           "table, which they do not share";
+    return DIPPER_UNSUPPORTED;
+  }
+  st->split = index;
+  st->nsplits = count;
+  return DIPPER_OK;
+}
+
 const dp_source_class dp_source_filesystem = {
     .name = "filesystem",
     .open = fs_source_open,
@@ -684,6 +775,8 @@ const dp_source_class dp_source_filesystem = {
     .save_position = fs_save_position,
     .restore_position = fs_restore_position,
     .replay_plan = fs_replay_plan,
+    .split = fs_source_split,
+    .split_units = true,
 };
 
 /* ---- sink ---- */
@@ -720,7 +813,7 @@ static bool our_leftover(const char *name, const char *tag) {
   if (strncmp(name, ".part-", 6) != 0 || n < suffix || strcmp(name + n - suffix, ".inprogress") != 0)
     return false;
   const char *dash = strchr(name + 6, '-');
-  return dash && strncmp(dash + 1, tag, 8) == 0 && dash[9] == '.';
+  return dash && strncmp(dash + 1, tag, 8) == 0 && (dash[9] == '.' || dash[9] == '-');
 }
 
 static int fs_sink_open_state(dp_sink *k, fs_sink *st) {
@@ -807,7 +900,10 @@ static int fs_sink_write(dp_sink *k, int64_t batch_id, const dp_batch *b) {
     if (!(st->tmp_path = malloc(n))) return DIPPER_NOMEM;
     /* The query's tag, or the process and the sink, in the name: two sinks
     ** of a statement set may write to one directory. */
-    if (st->tag[0])
+    if (st->tag[0] && k->nworkers > 1)
+      snprintf(st->tmp_path, n, "%s/.part-%lld-%s-%03d.%s.inprogress", st->dir,
+               (long long)batch_id, st->tag, k->worker, st->ext);
+    else if (st->tag[0])
       snprintf(st->tmp_path, n, "%s/.part-%lld-%s.%s.inprogress", st->dir, (long long)batch_id,
                st->tag, st->ext);
     else
@@ -846,11 +942,19 @@ static int place_part(dp_sink *k, fs_sink *st) {
   if (!final) return DIPPER_NOMEM;
   int rc = DIPPER_OK, err = 0;
   if (st->tag[0]) {
-    snprintf(final, n, "%s/part-%lld-%s.%s", st->dir, (long long)st->batch, st->tag, st->ext);
+    if (k->nworkers > 1)
+      snprintf(final, n, "%s/part-%lld-%s-%03d.%s", st->dir, (long long)st->batch, st->tag,
+               k->worker, st->ext);
+    else
+      snprintf(final, n, "%s/part-%lld-%s.%s", st->dir, (long long)st->batch, st->tag, st->ext);
     if (rename(st->tmp_path, final) != 0) err = errno;
   } else {
     for (int part = 0;; part++) {
-      snprintf(final, n, "%s/part-%lld-%d.%s", st->dir, (long long)st->batch, part, st->ext);
+      if (k->nworkers > 1)
+        snprintf(final, n, "%s/part-%lld-%03d-%d.%s", st->dir, (long long)st->batch, k->worker,
+                 part, st->ext);
+      else
+        snprintf(final, n, "%s/part-%lld-%d.%s", st->dir, (long long)st->batch, part, st->ext);
       if (link(st->tmp_path, final) == 0) break;
       if (errno != EEXIST) {
         err = errno;
@@ -909,10 +1013,15 @@ static void fs_sink_close(dp_sink *k) {
   k->state = NULL;
 }
 
+/* Part files per worker, but one writer for partition folders. */
+static bool fs_sink_per_worker(const dp_table_def *t) { return t && t->npartition == 0; }
+
 const dp_sink_class dp_sink_filesystem = {
     .name = "filesystem",
     .open = fs_sink_open,
     .write = fs_sink_write,
     .commit = fs_sink_commit,
     .close = fs_sink_close,
+    .per_worker = true,
+    .per_worker_if = fs_sink_per_worker,
 };

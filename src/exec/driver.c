@@ -33,8 +33,12 @@
 ** `inputs` and `ops`, planning goes through dp_par_plan_inputs (worker 0
 ** plans, the others replay its bounds) and a batch runs on the workers
 ** (dp_par_run) before the sink is pulled; the watermark is computed from the
-** workers' maxima merged into the coordinator's.  Otherwise, and with a
-** checkpoint folder, the query runs on this thread, with a note saying why.
+** workers' maxima merged into the coordinator's.  Otherwise the query runs
+** on this thread, with a note saying why.  With a checkpoint folder too
+** (docs/architecture.md, "Parallel execution"): the offsets record holds
+** worker 0's plans (everyone's), the commit record every worker's position
+** per source, the state file a section per (worker, operator), and the
+** fingerprint the number of workers, which a restart must ask for again.
 **
 ** Checkpoints (checkpoint.h), for a streaming query whose session sets
 ** 'execution.checkpointing.dir': at start every input must be able to resume
@@ -67,6 +71,8 @@ struct dp_driver {
   const char *name;
   int ninputs;
   dp_op **inputs;        /* scans and VALUES (every worker's, worker by worker) */
+  int ninputs0;          /* the first ninputs0 of them: one tree's (worker 0's), whose
+                            plans are everyone's: the offsets record's */
   int nops;
   dp_op **ops;           /* every operator, children first (the coordinator's, then
                             every worker's) */
@@ -118,6 +124,10 @@ static bool keeps_state(const dp_plan *p) {
   }
 }
 
+/* The workers' gathers and exchanges carry the node of what they move but
+** keep nothing between batches. */
+static bool op_keeps_state(const dp_op *op) { return !dp_par_plumbing(op) && keeps_state(op->plan); }
+
 typedef struct collect {
   dp_driver *dr;
   bool count_only;
@@ -133,7 +143,7 @@ static void collect_op(dp_op *op, void *user) {
   }
   dr->ops[dr->nops++] = op;
   if (is_input(op)) dr->inputs[dr->ninputs++] = op;
-  if (keeps_state(op->plan)) dr->stateful = true;
+  if (op_keeps_state(op)) dr->stateful = true;
 }
 
 static void walk_all(dp_driver *dr, collect *c) {
@@ -171,7 +181,7 @@ static int check_checkpointable(dp_driver *dr) {
   }
   for (int i = 0; i < dr->nops; i++) {
     dp_op *op = dr->ops[i];
-    if (!keeps_state(op->plan) || op->cls->save_state) continue;
+    if (!op_keeps_state(op) || op->cls->save_state) continue;
     return dp_error(&dr->diags, DIPPER_UNSUPPORTED, op->plan->span,
                     "the embedded engine cannot checkpoint the state of %s yet, and the session "
                     "sets 'execution.checkpointing.dir'; drop the checkpoint folder to run the "
@@ -181,15 +191,30 @@ static int check_checkpointable(dp_driver *dr) {
   return DIPPER_OK;
 }
 
-/* What the state was made by: inputs, watermarks, windows and every
-** operator that keeps state, one line each (explain.h). */
+/* What the state was made by: the workers when more than one, inputs,
+** watermarks, windows and every operator that keeps state, one line each
+** (explain.h). */
+#define WORKERS_LINE "workers "
+
 static void fingerprint(const dp_driver *dr, dp_buf *out) {
+  if (dr->par) dp_buf_printf(out, WORKERS_LINE "%d\n", dp_par_count(dr->par));
   for (int i = 0; i < dr->nops; i++) {
     const dp_plan *p = dr->ops[i]->plan;
+    if (dp_par_plumbing(dr->ops[i])) continue;
     if (is_input(dr->ops[i]) || keeps_state(p) || p->kind == DP_P_WATERMARK ||
         p->kind == DP_P_WINDOW)
       dp_explain_node(out, p);
   }
+}
+
+/* The workers a fingerprint names: its first line, else 1. */
+static long fingerprint_workers(const uint8_t *text, size_t n) {
+  size_t k = sizeof WORKERS_LINE - 1;
+  if (n <= k || memcmp(text, WORKERS_LINE, k) != 0) return 1;
+  long w = 0;
+  for (size_t i = k; i < n && text[i] >= '0' && text[i] <= '9' && w < 100000; i++)
+    w = w * 10 + (text[i] - '0');
+  return w;
 }
 
 /* The first line where two fingerprints differ, copied into `out`. */
@@ -216,6 +241,20 @@ static int check_fingerprint(dp_driver *dr, bool has_commits) {
   int rc = has_commits ? dp_ckpt_read(dr->ckpt, DP_CKPT_FINGERPRINT, 0, true, &old, &n) : DIPPER_NAME;
   if (rc == DIPPER_NAME) {
     rc = dp_ckpt_write(dr->ckpt, DP_CKPT_FINGERPRINT, 0, mine.data, mine.len);
+  } else if (rc == DIPPER_OK &&
+             fingerprint_workers(old, n) != fingerprint_workers((const uint8_t *)mine.data, mine.len)) {
+    /* Each worker's state holds the keys that hash to it: another count
+    ** would need every key's state moved to its new owner. */
+    dp_span nowhere = {0, 0, 0, 0};
+    rc = dp_error(&dr->diags, DIPPER_UNSUPPORTED, nowhere,
+                  "the checkpoint in '%s' was written by the query on %ld workers, and this run "
+                  "has %ld ('parallelism.default'; a query the workers cannot run has one); its "
+                  "state is split by key among the workers, and re-splitting it is not done yet: "
+                  "set 'parallelism.default' = '%ld' to resume, or give "
+                  "'execution.checkpointing.dir' another folder to start afresh",
+                  dp_ckpt_dir(dr->ckpt), fingerprint_workers(old, n),
+                  fingerprint_workers((const uint8_t *)mine.data, mine.len),
+                  fingerprint_workers(old, n));
   } else if (rc == DIPPER_OK && (n != mine.len || memcmp(old, mine.data, n) != 0)) {
     int line = 0;
     for (size_t i = 0; i < n && i < mine.len && old[i] == (uint8_t)mine.data[i]; i++)
@@ -362,9 +401,9 @@ static int write_offsets(dp_driver *dr, int64_t batch, bool final, bool planned)
   dp_put_svar(&b, dr->ex->late_watermark);
   dp_put_u8(&b, final ? 1 : 0);
   dp_put_u8(&b, planned ? 1 : 0);
-  dp_put_uvar(&b, (uint64_t)dr->ninputs);
+  dp_put_uvar(&b, (uint64_t)dr->ninputs0);
   int rc = DIPPER_OK;
-  for (int i = 0; i < dr->ninputs && !rc; i++) {
+  for (int i = 0; i < dr->ninputs0 && !rc; i++) {
     dp_buf plan = DP_BUF_INIT;
     if (planned && dr->inputs[i]->cls == &dp_op_scan) rc = dp_scan_save_plan(dr->inputs[i], &plan);
     dp_put_bytes(&b, plan.data, plan.len);
@@ -656,12 +695,11 @@ static int open_query(dp_driver *dr, const dp_query_plan *q, const dp_plan *root
   const char *why = NULL;
   const char *backend = dp_session_option(dr->db, "state.backend");
   if (n > 1)
-    why = dr->ckpt ? "a query with a checkpoint folder runs on one thread so far"
-          : backend && strcmp(backend, "rocksdb") == 0
+    why = backend && strcmp(backend, "rocksdb") == 0
               ? "'state.backend' = 'rocksdb' runs on one thread so far (one store per operator)"
               : dp_par_refusal(q, root);
   if (n > 1 && !why) {
-    int rc = dp_par_new(dr->db, q, root, n, &dr->diags, &why, &dr->par);
+    int rc = dp_par_new(dr->db, q, root, n, ck, &dr->diags, &why, &dr->par);
     if (rc == DIPPER_OK) return dp_exec_open_part(dr->db, q, root, &dr->diags, ck, dr->par, -1, &dr->ex);
     dp_par_free(dr->par);
     dr->par = NULL;
@@ -722,6 +760,12 @@ int dp_driver_new(dipper *db, const dp_query_plan *q, const dp_plan *root, const
   dr->nops = dr->ninputs = 0;
   c.count_only = false;
   walk_all(dr, &c);
+  /* the coordinator has no inputs: each worker's tree has the same */
+  dr->ninputs0 = dr->par ? dr->ninputs / dp_par_count(dr->par) : dr->ninputs;
+  if (dr->par && dr->ninputs0 * dp_par_count(dr->par) != dr->ninputs) {
+    dr->failed = DIPPER_INTERNAL;
+    return DIPPER_INTERNAL;
+  }
   mark_watermarks(root, seen, nq);
   for (int i = 0; i < nq; i++)
     if (seen[i]) dr->wm_ids[dr->nwm++] = i;
@@ -919,9 +963,11 @@ static int replay_batch(dp_driver *dr) {
   int64_t wm = dp_get_svar(&r), late = dp_get_svar(&r);
   uint8_t final = dp_get_u8(&r), planned = dp_get_u8(&r);
   uint64_t ni = dp_get_count(&r, 1);
-  if (r.bad || final > 1 || planned > 1 || ni != (uint64_t)dr->ninputs || b != dr->progress.batch_id + 1)
+  if (r.bad || final > 1 || planned > 1 || ni != (uint64_t)dr->ninputs0 ||
+      b != dr->progress.batch_id + 1)
     rc = damaged(dr, DP_CKPT_OFFSETS, b, "its inputs are not this query's");
-  for (int i = 0; i < dr->ninputs && !rc; i++) {
+  /* worker 0's plans: dp_par_plan_inputs replays them on the others */
+  for (int i = 0; i < dr->ninputs0 && !rc; i++) {
     size_t len;
     const uint8_t *p = dp_get_bytes(&r, &len);
     if (r.bad) break;

@@ -357,6 +357,8 @@ static const dp_op_class exchange_class = {
     .close = exch_close,
 };
 
+bool dp_par_is_exchange(const dp_op *op) { return op->cls == &exchange_class; }
+
 /* An exchange over `child` on worker ex->worker, the worker's k-th. */
 static int build_exchange(dp_exec *ex, const par_point *pt, dp_op *child, dp_op **out) {
   par_worker *w = &ex->par->w[ex->worker];

@@ -140,6 +140,10 @@ static int sink_open(dp_op *op) {
   st->sink.schema = &p->schema;
   st->sink.mode = op->ex->output_mode;
   st->sink.checkpoint = op->ex->checkpoint;
+  /* a worker's own sink (parallel.h): the coordinator's is worker -1 */
+  bool own = op->ex->par && op->ex->worker >= 0;
+  st->sink.worker = own ? op->ex->worker : 0;
+  st->sink.nworkers = own ? op->ex->nworkers : 1;
   st->sink.diags = op->ex->diags;
   int rc = setup_changes(op, st, connector);
   if (rc == DIPPER_OK) rc = cls->open(&st->sink);

@@ -64,6 +64,7 @@ struct dp_par {
   pthread_barrier_t barrier;/* after each exchange's sending */
   _Atomic bool failed;      /* a worker failed this micro-batch: the others stop sending */
   const char *why;          /* a source refused to split (static) */
+  bool min_rule;            /* a source splits by units: the watermark is the workers' minimum */
   int nexchanges, capexchanges;
   par_exchange **exchanges; /* per plan position, in build order */
   int npoints, cappoints;
@@ -74,6 +75,7 @@ struct dp_par {
 ** exchange's input) to their owners' slots. */
 int dp_par_exchange_send(dp_op *op);
 void dp_par_exchanges_free(struct dp_par *par);
+bool dp_par_is_exchange(const dp_op *op);
 /* Place an exchange for every stateful operator under p (par->points). */
 int dp_par_place_exchanges(struct dp_par *par, const dp_plan *p);
 

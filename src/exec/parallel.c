@@ -49,7 +49,8 @@ static const char *refuse_node(const dp_plan *p) {
     const dp_table_def *t = p->u.scan.table;
     const dp_source_class *cls = dp_source_find(t && t->connector ? t->connector : "");
     if (!cls || !cls->split)
-      return "a source other than 'nexmark' cannot be split among workers yet";
+      return "a source other than nexmark, datagen or filesystem cannot be split among workers "
+             "yet";
     return NULL;
   }
   case DP_P_PROJECT: case DP_P_FILTER: case DP_P_WATERMARK: case DP_P_WINDOW: case DP_P_UNION:
@@ -141,14 +142,14 @@ static void *thread_main(void *arg) {
 }
 
 static int open_worker(dp_par *par, int i, dipper *db, const dp_query_plan *q,
-                       const dp_plan *root) {
+                       const dp_plan *root, const char *checkpoint) {
   par_worker *w = &par->w[i];
   w->par = par;
   w->index = i;
   w->arena = dp_arena_new(0);
   if (!w->arena) return DIPPER_NOMEM;
   dp_diags_init(&w->diags, w->arena, NULL, NULL, 0);
-  int rc = dp_exec_open_part(db, q, root, &w->diags, NULL, par, i, &w->ex);
+  int rc = dp_exec_open_part(db, q, root, &w->diags, checkpoint, par, i, &w->ex);
   if (rc) return rc;
   dp_op_walk(w->ex->root_op, collect_inputs, w);
   if (w->nomem) return DIPPER_NOMEM;
@@ -157,8 +158,8 @@ static int open_worker(dp_par *par, int i, dipper *db, const dp_query_plan *q,
   return DIPPER_OK;
 }
 
-int dp_par_new(dipper *db, const dp_query_plan *q, const dp_plan *root, int n, dp_diags *d,
-               const char **why, dp_par **out) {
+int dp_par_new(dipper *db, const dp_query_plan *q, const dp_plan *root, int n,
+               const char *checkpoint, dp_diags *d, const char **why, dp_par **out) {
   *out = NULL;
   *why = NULL;
   dp_span nowhere = {0, 0, 0, 0};
@@ -177,7 +178,7 @@ int dp_par_new(dipper *db, const dp_query_plan *q, const dp_plan *root, int n, d
   if (rc0) return dp_error(d, rc0, root->span, "cannot place the exchanges of %d workers: %s", n,
                            dipper_strerror(rc0));
   for (int i = 0; i < n; i++) {
-    int rc = open_worker(par, i, db, q, root);
+    int rc = open_worker(par, i, db, q, root, checkpoint);
     if (rc == DIPPER_UNSUPPORTED && par->why) {
       *why = par->why;
       return rc;
@@ -235,9 +236,10 @@ int dp_par_split(dp_exec *ex, dp_source *src) {
   bool replayed = ex->query->streaming;
   const char *why = NULL;
   if (!src->cls->split || (replayed && (!src->cls->save_plan || !src->cls->replay_plan)))
-    why = "a source other than 'nexmark' cannot be split among workers yet";
+    why = "a source other than nexmark, datagen or filesystem cannot be split among workers yet";
   int rc = why ? DIPPER_UNSUPPORTED : src->cls->split(src, ex->worker, ex->nworkers, replayed, &why);
   if (rc == DIPPER_UNSUPPORTED && !par->why) par->why = why ? why : "a source would not split";
+  if (rc == DIPPER_OK && src->cls->split_units) par->min_rule = true; /* set at open, read after */
   return rc;
 }
 
@@ -355,11 +357,21 @@ int dp_par_run(dp_par *par, dp_exec *coord, dp_diags *d) {
   pthread_mutex_lock(&par->mu);
   while (par->pending > 0) pthread_cond_wait(&par->done, &par->mu);
   pthread_mutex_unlock(&par->mu);
+  /* Shares of one batch: their maximum is what one thread saw.  Splits of
+  ** their own (files): the minimum over the workers that saw an
+  ** event, so that no worker's rows come late for another's progress (a
+  ** worker done with its files holds it back until the input ends). */
   int nwm = coord->query->nwatermarks;
-  for (int i = 0; i < par->n; i++)
-    for (int k = 0; k < nwm; k++)
-      if (par->w[i].ex->max_event_time[k] > coord->max_event_time[k])
-        coord->max_event_time[k] = par->w[i].ex->max_event_time[k];
+  for (int k = 0; k < nwm; k++) {
+    int64_t m = par->min_rule ? INT64_MAX : DP_WATERMARK_NONE;
+    for (int i = 0; i < par->n; i++) {
+      int64_t t = par->w[i].ex->max_event_time[k];
+      if (!par->min_rule && t > m) m = t;
+      if (par->min_rule && t != DP_WATERMARK_NONE && t < m) m = t;
+    }
+    if (m != INT64_MAX && m != DP_WATERMARK_NONE && m > coord->max_event_time[k])
+      coord->max_event_time[k] = m;
+  }
   for (int i = 0; i < par->n; i++) {
     if (par->w[i].rc == DIPPER_OK) continue;
     copy_diags(d, &par->w[i].diags);
@@ -372,7 +384,7 @@ bool dp_par_sink_per_worker(const dp_plan *root) {
   if (root->kind != DP_P_SINK) return false;
   const dp_table_def *t = root->u.sink.table;
   const dp_sink_class *cls = t ? dp_sink_find(t->connector ? t->connector : "") : NULL;
-  return cls && cls->per_worker;
+  return cls && cls->per_worker && (!cls->per_worker_if || cls->per_worker_if(t));
 }
 
 int64_t dp_par_rows_sunk(const dp_par *par) {
@@ -441,6 +453,8 @@ static const dp_op_class gather_class = {
     .end_batch = gather_end_batch,
     .close = gather_close,
 };
+
+bool dp_par_plumbing(const dp_op *op) { return op->cls == &gather_class || dp_par_is_exchange(op); }
 
 int dp_par_gather_build(dp_par *par, dp_exec *coord, const dp_plan *input, dp_op **out) {
   *out = NULL;

@@ -44,13 +44,20 @@ typedef struct dp_par dp_par;
 ** one thread (a static string naming what is missing). */
 const char *dp_par_refusal(const dp_query_plan *q, const dp_plan *root);
 
+/* Whether `op` is the workers' plumbing (a gather or an exchange): it
+** carries the plan node of what it moves, holds no state between
+** batches and saves none. */
+bool dp_par_plumbing(const dp_op *op);
+
 /* Build `n` (>= 2) workers for `root` of `q` and start their threads.
+** `checkpoint`: the query's checkpoint folder (every worker's sink gets
+** it), or NULL.
 ** DIPPER_UNSUPPORTED with *why set (static): a source would not split,
 ** nothing is in `d`, and the caller runs the query on one thread; any other
 ** failure is described in `d`.  *out is set whenever something was
 ** allocated, even on failure; the caller frees it with dp_par_free. */
-int dp_par_new(dipper *db, const dp_query_plan *q, const dp_plan *root, int n, dp_diags *d,
-               const char **why, dp_par **out);
+int dp_par_new(dipper *db, const dp_query_plan *q, const dp_plan *root, int n,
+               const char *checkpoint, dp_diags *d, const char **why, dp_par **out);
 /* Stop the threads and free the workers; NULL is fine. */
 void dp_par_free(dp_par *par);
 int dp_par_count(const dp_par *par);

@@ -10,7 +10,8 @@
 # 'rocksdb', its state in RocksDB checkpoints), or a deduplication (ROW_NUMBER() = 1)
 # (window_rocksdb, dedup_rocksdb: the same with 'state.backend' = 'rocksdb';
 # window_values_rocksdb: a TUMBLE 10 s COUNT(DISTINCT), COUNT and MAX of a
-# string per key over RocksDB), into a
+# string per key over RocksDB; window_par2, join_par2: the same on 2 workers,
+# 'parallelism.default' = '2', each worker reading the files its names hash to), into a
 # filesystem sink with a checkpoint folder.  The run is killed with SIGKILL $KILLS times (default
 # 20) after a random time, each time started again on the same folder, then
 # run to the end (trigger available-now).  The rows in the sink must be the
@@ -109,7 +110,7 @@ rows.append({"id": 60000, "k": 0, "v": 1, "ms": 3600 * 1000})
 def ts(ms):
     return f"2024-01-01 {ms // 3600000:02d}:{ms // 60000 % 60:02d}:{ms // 1000 % 60:02d}"
 out = []
-if sys.argv[1] in ("project", "join", "join_rocksdb"):
+if sys.argv[1] in ("project", "join", "join_rocksdb", "join_par2"):
     out = [{"id": r["id"], "k": r["k"], "v2": r["v"] * 2} for r in rows]
 elif sys.argv[1] in ("dedup", "dedup_rocksdb"):
     out = [{"id": r["id"], "k": r["k"], "v2": r["v"] * 2} for r in rows if r["id"] % 2 == 0]
@@ -185,7 +186,7 @@ run_killed() { # $1: sql file; kills at random points, then a run to the end
 }
 
 case $pipeline in
-project | window | join | join_rocksdb | dedup | window_rocksdb | dedup_rocksdb | window_values_rocksdb)
+project | window | join | join_rocksdb | dedup | window_rocksdb | dedup_rocksdb | window_values_rocksdb | window_par2 | join_par2)
   echo "kill seed $seed, $kills kills"
   case $pipeline in
   project) write_sql "$work/p.sql" "$project_sql" ;;
@@ -200,7 +201,22 @@ $(window_sql 10)" ;;
 $dedup_sql" ;;
   window_values_rocksdb) write_sql "$work/p.sql" "SET 'state.backend' = 'rocksdb';
 $values_sql" ;;
+  window_par2) write_sql "$work/p.sql" "SET 'parallelism.default' = '2';
+$(window_sql 10)" ;;
+  join_par2) write_sql "$work/p.sql" "SET 'parallelism.default' = '2';
+$join_sql" ;;
   esac
+  if [[ $pipeline == *_par2 ]]; then
+    # On the workers, not on one thread with a note (notes go to stderr
+    # without -q, at open): a first run, killed once it has said anything.
+    "$dipper" run "$work/p.sql" >"$work/first.out" 2>"$work/first.err" &
+    pid=$!
+    for _ in $(seq 300); do [ -s "$work/first.out" ] || [ -s "$work/first.err" ] && break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    [ -s "$work/first.out" ] || [ -s "$work/first.err" ] || fail "the first run said nothing in 30 s"
+    if grep -q "runs on one thread" "$work/first.err"; then fail "not on workers: $(cat "$work/first.err")"; fi
+  fi
   if [ "$pipeline" = join_rocksdb ]; then
     # A second run on the folder while one runs is refused, and leaves the
     # running one's RocksDB folder alone; the running one is then killed.
@@ -234,6 +250,16 @@ $values_sql" ;;
   # A run after the end reads nothing new and writes nothing more.
   "$dipper" run -q "$work/p.sql" >/dev/null 2>>"$work/stderr" || fail "a run after the end failed"
   compare "$pipeline"
+  if [[ $pipeline == *_par2 ]]; then
+    # each worker wrote part files of its own, named by batch and worker
+    ls "$work/out" | grep -q -- '-000\.json$' || fail "no part file of worker 0: $(ls "$work/out" | head -3)"
+    ls "$work/out" | grep -q -- '-001\.json$' || fail "no part file of worker 1: $(ls "$work/out" | head -3)"
+    # another number of workers is refused, naming both
+    sed "s/'parallelism.default' = '2'/'parallelism.default' = '3'/" "$work/p.sql" >"$work/p3.sql"
+    if out=$("$dipper" run -q "$work/p3.sql" 2>&1 >/dev/null); then fail "a run on 3 workers was not refused"; fi
+    echo "$out" | grep -q "on 2 workers, and this run has 3" || fail "3 workers: $out"
+    compare "$pipeline"
+  fi
   ;;
 edges)
   write_sql "$work/w.sql" "$(window_sql 10)"
