@@ -38,10 +38,17 @@ static bool ttl_join(const dp_plan *p) {
          R->props.changelog == DP_CHANGELOG_INSERT_ONLY;
 }
 
+/* A Top-N without a window over an append-only stream (op_topn.c's update
+** mode: the current top per partition). */
+static bool ttl_topn(const dp_plan *p) {
+  return p->kind == DP_P_TOPN && !p->inputs[0]->props.bounded &&
+         p->inputs[0]->props.changelog == DP_CHANGELOG_INSERT_ONLY;
+}
+
 /* The nodes whose state the embedded engine expires by TTL today. */
 static bool ttl_carried_out(const dp_plan *p) {
   return (p->kind == DP_P_AGGREGATE && !p->u.aggregate.window) || p->kind == DP_P_DISTINCT ||
-         p->kind == DP_P_DEDUPLICATE || ttl_join(p);
+         p->kind == DP_P_DEDUPLICATE || ttl_join(p) || ttl_topn(p);
 }
 
 static bool grows_forever(const dp_plan *p) {
@@ -94,7 +101,8 @@ void dp_analyze_ttl(dp_arena *a, const dp_catalog *cat, dp_plan *p) {
   const char *how = p->ttl_hint[0] > 0 ? "the STATE_TTL hint" : TTL_KEY;
   const char *s = dp_arena_printf(a, "%.*s; a %s not %s for %s is dropped (%s)", keep, d,
                                   p->kind == DP_P_DISTINCT ? "row"
-                                  : p->kind == DP_P_DEDUPLICATE ? "key" : "group",
+                                  : p->kind == DP_P_DEDUPLICATE ? "key"
+                                  : p->kind == DP_P_TOPN ? "partition" : "group",
                                   p->kind == DP_P_DISTINCT ? "seen" : "written", dur, how);
   if (s) p->props.state_desc = s;
 }
@@ -157,7 +165,7 @@ static void warn_node(dp_diags *w, const dp_catalog *cat, const dp_plan *p) {
   bool asked = session_ttl(cat) > 0 || p->ttl_hint[0] != 0 || p->ttl_hint[1] != 0;
   dp_error(w, DIPPER_STREAMING, p->span,
            "%s keeps %s: no watermark cleans it%s, and the embedded engine carries out '" TTL_KEY
-           "' for GROUP BY, DISTINCT, deduplication and inner joins of append-only streams only so far, so bound it otherwise: %s",
+           "' for GROUP BY, DISTINCT, deduplication, inner joins and Top-N of append-only streams only so far, so bound it otherwise: %s",
            phrase(p), what, asked ? " (" TTL_KEY " and STATE_TTL do not bound it yet)" : "",
            instead(p) + (strncmp(instead(p), "or ", 3) == 0 ? 3 : 0));
 }
