@@ -45,10 +45,16 @@ static bool ttl_topn(const dp_plan *p) {
          p->inputs[0]->props.changelog == DP_CHANGELOG_INSERT_ONLY;
 }
 
+/* OVER on a stream (op_over.c's stream mode, whose history per partition
+** a TTL drops). */
+static bool ttl_over(const dp_plan *p) {
+  return p->kind == DP_P_OVER && !p->inputs[0]->props.bounded;
+}
+
 /* The nodes whose state the embedded engine expires by TTL today. */
 static bool ttl_carried_out(const dp_plan *p) {
   return (p->kind == DP_P_AGGREGATE && !p->u.aggregate.window) || p->kind == DP_P_DISTINCT ||
-         p->kind == DP_P_DEDUPLICATE || ttl_join(p) || ttl_topn(p);
+         p->kind == DP_P_DEDUPLICATE || ttl_join(p) || ttl_topn(p) || ttl_over(p);
 }
 
 static bool grows_forever(const dp_plan *p) {
@@ -102,7 +108,8 @@ void dp_analyze_ttl(dp_arena *a, const dp_catalog *cat, dp_plan *p) {
   const char *s = dp_arena_printf(a, "%.*s; a %s not %s for %s is dropped (%s)", keep, d,
                                   p->kind == DP_P_DISTINCT ? "row"
                                   : p->kind == DP_P_DEDUPLICATE ? "key"
-                                  : p->kind == DP_P_TOPN ? "partition" : "group",
+                                  : p->kind == DP_P_TOPN || p->kind == DP_P_OVER ? "partition"
+                                                                                : "group",
                                   p->kind == DP_P_DISTINCT ? "seen" : "written", dur, how);
   if (s) p->props.state_desc = s;
 }
@@ -165,7 +172,7 @@ static void warn_node(dp_diags *w, const dp_catalog *cat, const dp_plan *p) {
   bool asked = session_ttl(cat) > 0 || p->ttl_hint[0] != 0 || p->ttl_hint[1] != 0;
   dp_error(w, DIPPER_STREAMING, p->span,
            "%s keeps %s: no watermark cleans it%s, and the embedded engine carries out '" TTL_KEY
-           "' for GROUP BY, DISTINCT, deduplication, inner joins and Top-N of append-only streams only so far, so bound it otherwise: %s",
+           "' for GROUP BY, DISTINCT, deduplication, OVER, inner joins and Top-N of append-only streams only so far, so bound it otherwise: %s",
            phrase(p), what, asked ? " (" TTL_KEY " and STATE_TTL do not bound it yet)" : "",
            instead(p) + (strncmp(instead(p), "or ", 3) == 0 ? 3 : 0));
 }
