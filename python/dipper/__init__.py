@@ -14,7 +14,7 @@ See docs/python.md.
 from . import errors as _errors
 from ._capi import library_path, lib as _lib
 from .connection import Connection, Program, Result, connect
-from .errors import Diagnostic, Error
+from .errors import CompileWarning, Diagnostic, Error
 from .streaming import Progress, Query, QueryEvent, Status
 from .udf import Aggregate, Function, udaf, udf
 
@@ -26,6 +26,6 @@ for _cls in _errors.by_code.values():
 del _cls
 
 __all__ = ["connect", "Connection", "Result", "Program", "Query", "QueryEvent", "Progress",
-           "Status", "Function", "udf", "Aggregate", "udaf", "Error", "Diagnostic",
+           "Status", "Function", "udf", "Aggregate", "udaf", "Error", "Diagnostic", "CompileWarning",
            "library_path"] + \
           [c.__name__ for c in _errors.by_code.values()]

@@ -22,6 +22,7 @@ import ctypes
 import itertools
 import threading
 import traceback as _tb
+import warnings as _warnings
 import weakref
 
 import pyarrow as pa
@@ -122,6 +123,13 @@ def _without_month_intervals(reader):
 
 
 # ---- programs ----
+
+
+class Checked(list):
+    """What Connection.check gives: the statements' kinds, and in
+    `warnings` the program's warnings (dipper.Diagnostic)."""
+    warnings = ()
+
 
 class Program:
     """A compiled list of statements (dipper_program).  Freed when the last
@@ -470,11 +478,21 @@ class Connection:
     def check(self, sql, filename=None):
         """Compile `sql` (parse, bind, validate) without running it; raise
         its first error.  Gives the kind of each statement ("session",
-        "query", "insert", "result").  As in dipper_compile, DDL and SET
+        "query", "insert", "result"), a list whose `warnings` attribute holds
+        the program's warnings (dipper.Diagnostic: streaming state that grows
+        forever, naming the operator and 'table.exec.state.ttl'), which are
+        also issued through Python's warnings module as dipper.CompileWarning, as
+        `dipper check` prints them.  As in dipper_compile, DDL and SET
         statements of the text take effect in this connection's catalog."""
         prog = self._compile(sql, filename)
-        kinds = [_KIND_NAMES[k] for k in prog.kinds]
-        prog.free()
+        try:
+            found = errors.program_warnings(prog.ptr)
+            kinds = Checked(_KIND_NAMES[k] for k in prog.kinds)
+        finally:
+            prog.free()
+        kinds.warnings = found
+        for w in found:
+            _warnings.warn(w.rendered, errors.CompileWarning, stacklevel=2)
         return kinds
 
     # -- streaming (streaming.py) --

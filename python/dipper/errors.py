@@ -53,6 +53,14 @@ class Error(Exception):
         super().__init__(text)
 
 
+class CompileWarning(UserWarning):
+    """A program compiled with a warning (Connection.check issues one per
+    warning; its text is the rendered diagnostic)."""
+
+
+CompileWarning.__module__ = "dipper"
+
+
 def _camel(name):
     return "".join(part.capitalize() for part in name.split("_"))
 
@@ -84,6 +92,24 @@ def diagnostics(db):
             continue
         d = d.contents
         raw = lib.dipper_diag_render(db, i)
+        rendered = ctypes.string_at(raw).decode("utf-8", "replace").rstrip("\n") if raw else ""
+        lib.dipper_free(raw)
+        out.append(Diagnostic(d.code, _capi.text(d.message) or "", _capi.text(d.file),
+                              d.line, d.col, d.length, rendered or _capi.text(d.message) or ""))
+    return out
+
+
+def program_warnings(prog):
+    """The warnings of compiled program `prog` (dipper_program_warning*):
+    what compiles but deserves a word, such as streaming state that grows
+    forever; as Diagnostic, in the order of the program's statements."""
+    out = []
+    for i in range(lib.dipper_program_warning_count(prog)):
+        d = lib.dipper_program_warning(prog, i)
+        if not d:
+            continue
+        d = d.contents
+        raw = lib.dipper_program_warning_render(prog, i)
         rendered = ctypes.string_at(raw).decode("utf-8", "replace").rstrip("\n") if raw else ""
         lib.dipper_free(raw)
         out.append(Diagnostic(d.code, _capi.text(d.message) or "", _capi.text(d.file),

@@ -10,8 +10,11 @@
 **                every source and every operator that keeps state, one per
 **                line; a restart with other lines is refused, naming the first
 **   offsets/N    written before micro-batch N runs: its watermark, its late
-**                watermark, whether it is the final batch, and per input the
-**                bytes of the source's save_plan (the batch's bounds)
+**                watermark, whether it is the final batch, per input the
+**                bytes of the source's save_plan (the batch's bounds), and
+**                'T' with its processing time (svar µs; absent in records
+**                written before it was kept), so that a batch run again
+**                expires by state TTL, and reads PROCTIME(), as it did
 **   commits/N    written after batch N's sink and sources committed: the
 **                watermark computed at its end, the max event time per
 **                watermark, progress totals, per input the source's

@@ -393,8 +393,10 @@ static int checkpoint_batch(dp_driver *dr, int64_t batch, bool final) {
   return rc;
 }
 
-/* Offsets record, before the batch runs: its watermarks and, when the
-** inputs were planned for it, their bounds. */
+/* Offsets record, before the batch runs: its watermarks, when the inputs
+** were planned for it their bounds, then 'T' and its processing time (the
+** clock a state TTL and PROCTIME() read; a record written before it was
+** kept has none, and its batch runs again at the restart's time). */
 static int write_offsets(dp_driver *dr, int64_t batch, bool final, bool planned) {
   dp_buf b = DP_BUF_INIT;
   dp_put_svar(&b, dr->ex->watermark);
@@ -410,6 +412,8 @@ static int write_offsets(dp_driver *dr, int64_t batch, bool final, bool planned)
     if (plan.oom) rc = DIPPER_NOMEM;
     dp_buf_free(&plan);
   }
+  dp_put_u8(&b, 'T');
+  dp_put_svar(&b, dr->ex->batch_start_time);
   if (!rc && b.oom) rc = DIPPER_NOMEM;
   if (!rc) rc = dp_ckpt_write(dr->ckpt, DP_CKPT_OFFSETS, batch, b.data, b.len);
   dp_buf_free(&b);
@@ -842,13 +846,14 @@ static int run_batch_as(dp_driver *dr, bool final, int64_t watermark, bool plann
   ex->watermark = watermark;
   ex->final = final;
   int64_t ck_bytes0 = dr->ckpt ? dp_ckpt_bytes_written(dr->ckpt) : 0, ck_us = 0;
+  /* a batch run again keeps the time its offsets record logged (replay_batch) */
+  if (!logged) ex->batch_start_time = dp_session_now(ex->db);
   if (dr->ckpt && !logged) {
     int64_t c0 = dp_mono_micros();
     int rc = write_offsets(dr, ex->batch_id, final, planned);
     if (rc != DIPPER_OK) return fail(dr, rc);
     ck_us += dp_mono_micros() - c0;
   }
-  ex->batch_start_time = dp_session_now(ex->db);
   int64_t t0 = dp_mono_micros();
   int64_t in_before = input_rows(dr);
   int64_t skipped_before = dp_sink_op_skipped(ex->root_op);
@@ -979,6 +984,14 @@ static int replay_batch(dp_driver *dr) {
     if (rc == DIPPER_CORRUPT && dr->diags.count == 0)
       rc = damaged(dr, DP_CKPT_OFFSETS, b, "an input's bounds do not read back");
   }
+  /* the batch's processing time, when the record has it (older ones do not) */
+  int64_t now = dp_session_now(dr->ex->db);
+  if (!rc && !r.bad && !dp_rd_done(&r)) {
+    uint8_t tag = dp_get_u8(&r);
+    int64_t t = dp_get_svar(&r);
+    if (r.bad || tag != 'T') rc = damaged(dr, DP_CKPT_OFFSETS, b, "its processing time does not read back");
+    else now = t;
+  }
   if (!rc && !dp_rd_done(&r)) rc = damaged(dr, DP_CKPT_OFFSETS, b, "bytes are left over");
   free(data);
   if (rc) return fail(dr, rc);
@@ -986,6 +999,7 @@ static int replay_batch(dp_driver *dr) {
   if (planned && (rc = plan_inputs(dr, dr->ex->max_batch_rows, false, &has_data, &exhausted)))
     return rc;
   dr->batch_watermark = late;
+  dr->ex->batch_start_time = now;
   if ((rc = run_batch_as(dr, final, wm, planned, true)) != DIPPER_OK) return rc;
   if (final)
     dr->finished = true;

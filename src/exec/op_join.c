@@ -45,123 +45,11 @@
 
 #include "core/grow.h"
 #include "exec/eval.h"
-#include "exec/exec.h"
 #include "exec/narrow.h"
-#include "exec/rows.h"
-#include "exec/state_rocks.h"
+#include "exec/op_join_int.h"
 #include "plan/prune.h"
 
-/* One entry of a stored side's time index: a row and its expiry, the
-** watermark at or past which no row still to come can meet it. */
-typedef struct tix_entry {
-  int64_t key, id;
-} tix_entry;
-
-/* A run of entries [pos, end) of the time index in expiry order: the
-** entries before pos have expired. */
-typedef struct tix_run {
-  int64_t pos, end;
-} tix_run;
-
-typedef struct join_state {
-  dp_join_kind kind;
-  bool bounded;        /* both inputs end (else stream-static) */
-  int bside, pside;    /* input index of the build and the probe side */
-  int nkeys;           /* keys used for hashing (0: nested loop) */
-  int *bkeys, *pkeys;  /* key columns of the build and probe side */
-  bool residual;       /* cond says more than the keys: evaluate it on pairs */
-  bool probe_outer;    /* unmatched probe rows leave padded */
-  bool build_outer;    /* unmatched build rows leave padded, at the end */
-  bool mark_build;     /* record which build rows matched (build_hit) */
-  bool semi;           /* SEMI/ANTI: output = probe rows only */
-  /* Expression keys: an equality of an expression over one side and one over
-  ** the other (Nexmark q13's MOD(B.auction, 10000) = S.key) hashes too, not
-  ** only a column against a column.  Then every key is an expression (a
-  ** column is one), bkeys and pkeys are 0..nkeys-1 and index the key values:
-  ** bkb per build row (made as the rows are kept, again after a restore),
-  ** pkv per row of st->probe (made at its first slice, freed with as_of). */
-  bool ekeys;
-  dp_expr **bkexpr, **pkexpr; /* over the build, the probe side's own columns */
-  dp_schema kschema;   /* the key values' columns */
-  dp_batch *bkb;       /* ekeys: the key values of every build row */
-  dp_vector **pkv;     /* ekeys: the key values of the probe rows, or NULL */
-  bool keys_stale;     /* ekeys: restored, bkb and the index to make again */
-  int version_col;     /* temporal join: the build side's version time column, or -1 */
-  dp_vector *as_of;    /* temporal join: FOR SYSTEM_TIME AS OF over the probe rows */
-  bool versions_stream;/* temporal join of two streams: left rows wait for the watermark */
-  dp_batch *pending;   /* versions_stream: left rows whose AS OF time it has not reached */
-  dp_rowlog build_log, probe_log, pending_log; /* their changes since the last checkpoint */
-  dp_rowlog *hit_log;  /* the log of the store build_hit flags (probe_slice marks it) */
-
-  dp_batch *build;     /* every build-side row */
-  const uint8_t *build_dead; /* two streams: per build row, expired (probes skip it), or NULL */
-  dp_rowhash *index;   /* build row id -> hash of its keys */
-  dp_rowhash own_index;
-  uint8_t *build_hit;  /* per build row: matched (build_outer) */
-  int64_t hit_cap;
-  dp_batch *probe;     /* probe rows waiting (bounded: all; stream: this batch's) */
-  int64_t probe_cursor;
-  int64_t unmatched_cursor; /* build_outer: next build row to look at */
-  bool drained, done;
-
-  /* two streams (stream2): both sides kept, each with its index (see
-  ** "two streams" below for how a side's store works) */
-  bool stream2;
-  struct side {
-    dp_batch *store;   /* rows kept (the read columns only), live and expired */
-    dp_rowhash index;  /* every stored row; probes skip the expired ones */
-    uint8_t *hit;      /* per stored row: matched (outer sides) */
-    int64_t hit_cap;
-    uint8_t *dead;     /* per stored row: expired, not yet compacted away */
-    int64_t dead_cap, ndead;
-    tix_entry *tix;    /* the time index: runs of entries in expiry order */
-    int64_t ntix, tix_cap;
-    tix_run *runs;     /* the runs not yet expired, oldest first */
-    int64_t nruns, runs_cap;
-    int64_t evict_wm;  /* the watermark of the last eviction, or DP_WATERMARK_NONE */
-    bool stale;        /* restored: dead marks and time index to rebuild (side_ready) */
-    int *keys;         /* key columns (of the store) */
-    int time_col;      /* the event-time column the bound is on (of the store), or -1 */
-    bool outer;        /* unmatched rows leave padded when evicted */
-    int ncols;         /* the input's columns */
-    int *map;          /* input column -> store column, or -1: no one reads it */
-    int *kept;         /* store column -> input column */
-    int nkept;
-    dp_schema kschema; /* the store's columns */
-    dp_vector **vcols; /* keep_delta: the input's read columns */
-    dp_batch *delta;   /* this batch's new rows (the store's columns) */
-    uint8_t *dhit;     /* per new row: matched while probing */
-    int64_t dhit_cap;
-    dp_rowlog log;     /* the store's changes since the last checkpoint */
-  } side[2];
-  const int *lmap, *rmap; /* stream2: the sides' maps (gather_pairs), else NULL */
-  /* two streams over RocksDB ('state.backend' = 'rocksdb'): the stores stay
-  ** empty and each side's rows (its kept columns) live in rocks, space 0
-  ** left, 1 right */
-  dp_rocks *rocks;     /* NULL: the state is in memory */
-  int64_t rocks_rows[2];
-  dp_batch *fetched[2];/* per side: a slice's matches, or its expired rows, from rocks */
-  dp_rocks_refs refs;  /* where they are */
-  int phase;           /* stream2: 0 new left rows, 1 new right rows, 2 evict, 3 done */
-  int64_t evict_lower, evict_upper; /* the time bound: left.t in [right.t + lower, right.t + upper] */
-
-  int nleft, nright;   /* the inputs' columns */
-  dp_schema both;      /* left ++ right: the rows the condition sees */
-  dp_batch *cand;      /* candidate pairs, for the condition */
-  dp_batch *out;
-  /* Columns no one reads are not gathered: cand gets the ones the condition
-  ** reads, out the ones the plan above reads (plan/prune.h); the batches
-  ** handed on (the views) carry all-NULL fillers in the others. */
-  bool *cand_need, *out_need;
-  dp_batch cand_view, out_view;
-  dp_vector **cand_fill, **out_fill;
-  int64_t *pi, *bi;    /* pairs: probe row, build row (-1: padding) */
-  int64_t npairs, cap_pairs;
-  uint8_t *probe_hit;  /* per probe row of the slice */
-  int64_t probe_hit_cap;
-} join_state;
-
-static int add_pair(join_state *st, int64_t p, int64_t b) {
+int dp_join_add_pair(join_state *st, int64_t p, int64_t b) {
   if (st->npairs == st->cap_pairs) {
     int64_t cap = st->cap_pairs ? st->cap_pairs * 2 : 1024;
     int64_t *pi = realloc(st->pi, (size_t)cap * sizeof *pi);
@@ -218,7 +106,7 @@ static int gather_pairs(join_state *st, dp_batch *dst, const bool *need, dp_vect
   return make_view(need, fill, dst, view);
 }
 
-static int gather_out(join_state *st) {
+int dp_join_gather_out(join_state *st) {
   return gather_pairs(st, st->out, st->out_need, st->out_fill, &st->out_view);
 }
 
@@ -363,7 +251,7 @@ static int probe_slice(dp_op *op, int64_t start, int64_t end) {
   for (int64_t r = start; r < end; r++) {
     if (st->nkeys == 0) {
       for (int64_t b = 0; b < B->nrows; b++)
-        if ((!dead || !dead[b]) && (rc = add_pair(st, r, b))) return rc;
+        if ((!dead || !dead[b]) && (rc = dp_join_add_pair(st, r, b))) return rc;
       continue;
     }
     if (dp_rows_any_null(pk, st->nkeys, r)) continue;
@@ -371,7 +259,7 @@ static int probe_slice(dp_op *op, int64_t start, int64_t end) {
     for (int64_t b = dp_rowhash_first(st->index, h); b >= 0; b = dp_rowhash_next(st->index, b))
       if (st->index->hashes[b] == h && (!dead || !dead[b]) &&
           dp_rows_equal(bk, b, pk, r, st->nkeys))
-        if ((rc = add_pair(st, r, b))) return rc;
+        if ((rc = dp_join_add_pair(st, r, b))) return rc;
   }
   if ((rc = check_pairs(op))) return rc;
   if (st->version_col >= 0 && (rc = pick_versions(op))) return rc;
@@ -401,12 +289,12 @@ static int probe_slice(dp_op *op, int64_t start, int64_t end) {
     bool want = st->kind == DP_J_SEMI;
     st->npairs = 0;
     for (int64_t r = start; r < end; r++)
-      if ((st->probe_hit[r - start] != 0) == want && (rc = add_pair(st, r, -1))) return rc;
+      if ((st->probe_hit[r - start] != 0) == want && (rc = dp_join_add_pair(st, r, -1))) return rc;
   } else if (st->probe_outer) {
     for (int64_t r = start; r < end; r++)
-      if (!st->probe_hit[r - start] && (rc = add_pair(st, r, -1))) return rc;
+      if (!st->probe_hit[r - start] && (rc = dp_join_add_pair(st, r, -1))) return rc;
   }
-  return gather_out(st);
+  return dp_join_gather_out(st);
 }
 
 /* Build rows that never matched, padded on the probe side (RIGHT, FULL). */
@@ -416,11 +304,11 @@ static int emit_unmatched(join_state *st) {
   while (st->unmatched_cursor < nb && st->npairs < DP_ROWS_CHUNK) {
     int64_t b = st->unmatched_cursor++;
     if (!st->build_hit[b]) {
-      int rc = add_pair(st, -1, b);
+      int rc = dp_join_add_pair(st, -1, b);
       if (rc) return rc;
     }
   }
-  return gather_out(st);
+  return dp_join_gather_out(st);
 }
 
 static int keep_build(dp_op *op, const dp_batch *b) {
@@ -493,14 +381,6 @@ static int release_pending(dp_op *op) {
 
 /* ---- two streams ---- */
 
-static int grow_hits(uint8_t **hit, int64_t *cap, int64_t need) {
-  if (need <= *cap) return DIPPER_OK;
-  int64_t old = *cap;
-  if (dp_grow(hit, cap, need, 1, 1024)) return DIPPER_NOMEM;
-  memset(*hit + old, 0, (size_t)(*cap - old));
-  return DIPPER_OK;
-}
-
 /* The watermark below which input rows are late in this batch: the one the
 ** previous batch ran under (exec.h, SPARK-40925), so that rows a stateful
 ** operator below emitted in this batch are not late here. */
@@ -535,269 +415,6 @@ static int keep_delta(dp_op *op, const dp_batch *in, int s) {
 }
 static int keep_left(dp_op *op, const dp_batch *b) { return keep_delta(op, b, 0); }
 static int keep_right(dp_op *op, const dp_batch *b) { return keep_delta(op, b, 1); }
-
-/* Point the probe machinery at: new rows of side s probing the store of the other. */
-static void aim(join_state *st, int s) {
-  struct side *P = &st->side[s], *B = &st->side[1 - s];
-  st->pside = s;
-  st->bside = 1 - s;
-  st->probe = P->delta;
-  st->build = B->store;
-  st->index = &B->index;
-  st->pkeys = P->keys;
-  st->bkeys = B->keys;
-  st->build_hit = B->hit;
-  st->build_dead = B->dead;
-  st->hit_log = &B->log;
-  st->mark_build = B->outer;
-  st->probe_outer = false;
-  st->build_outer = false;
-}
-
-/* ---- two streams: a side's store ----
-** Each side stores the columns the join reads only (its condition, keys,
-** time bound, and what the plan above reads of its output: plan/prune.h),
-** so a column no one reads costs nothing per row.  A row keeps its id (its
-** position) until a compaction: an expired row is marked dead and probes
-** skip it in its hash chain; the store is compacted, its hash index rebuilt,
-** once dead rows are half of it (and at least COMPACT_MIN), so a row is
-** copied O(1) times over its life.  Expiry goes through a time index of
-** runs: each batch's new rows, sorted by expiry (left t - lower, right
-** t + upper: Spark's rule) when not already in order, form a run, merged
-** into the one before when it follows on; an eviction walks each run from
-** its start while the expiry is at or before the watermark: the rows it
-** expires plus a step per run.  Runs, not a heap: streams arrive nearly in
-** time order, so a batch is one run already (no sort, no log n a row).
-** Padded rows of an outer side leave in store order (ids sorted), and a
-** probe meets the live rows of a chain in the order of a rebuilt index: the
-** results are those of the whole-store scan eviction once was.  The
-** functions below — side_append, probe_slice (aimed by aim), side_evict,
-** side_save / side_load and their delta forms — are the store's surface:
-** another store (on disk) would replace them (docs/architecture.md). */
-
-#define COMPACT_MIN 1024
-
-/* The expiry of row `row` (of tv, side s's time column): a row with no time
-** expires at the first eviction (the bound never holds for it). */
-static int64_t expiry(const join_state *st, int s, const dp_vector *tv, int64_t row) {
-  if (dp_vector_is_null(tv, row)) return INT64_MIN;
-  int64_t t = dp_vector_get_i64(tv, row), k;
-  if (s == 0 ? !__builtin_sub_overflow(t, st->evict_lower, &k)
-             : !__builtin_add_overflow(t, st->evict_upper, &k))
-    return k;
-  bool up = s == 0 ? st->evict_lower < 0 : st->evict_upper > 0;
-  return up ? INT64_MAX : INT64_MIN;
-}
-
-static int cmp_entry(const void *a, const void *b) {
-  const tix_entry *x = a, *y = b;
-  if (x->key != y->key) return x->key < y->key ? -1 : 1;
-  return (x->id > y->id) - (x->id < y->id);
-}
-
-/* Rows [first, end) of side s join the time index as a run. */
-static int tix_add(join_state *st, int s, int64_t first, int64_t end) {
-  struct side *sd = &st->side[s];
-  int64_t n = end - first;
-  if (n <= 0 || sd->time_col < 0) return DIPPER_OK;
-  if (dp_grow(&sd->tix, &sd->tix_cap, sd->ntix + n, sizeof *sd->tix, 1024) ||
-      dp_grow(&sd->runs, &sd->runs_cap, sd->nruns + 1, sizeof *sd->runs, 16))
-    return DIPPER_NOMEM;
-  tix_entry *e = sd->tix + sd->ntix;
-  const dp_vector *tv = sd->store->cols[sd->time_col];
-  bool sorted = true;
-  for (int64_t i = 0; i < n; i++) {
-    e[i].key = expiry(st, s, tv, first + i);
-    e[i].id = first + i;
-    if (i && e[i].key < e[i - 1].key) sorted = false;
-  }
-  if (!sorted) qsort(e, (size_t)n, sizeof *e, cmp_entry);
-  tix_run *last = sd->nruns ? &sd->runs[sd->nruns - 1] : NULL;
-  if (last && last->end == sd->ntix && last->pos < last->end &&
-      sd->tix[last->end - 1].key <= e[0].key)
-    last->end += n; /* it follows on: one run */
-  else
-    sd->runs[sd->nruns++] = (tix_run){sd->ntix, sd->ntix + n};
-  sd->ntix += n;
-  return DIPPER_OK;
-}
-
-/* Add side s's new rows to its store, index and time index (with what
-** they matched while probing). */
-static int side_append(join_state *st, int s) {
-  struct side *sd = &st->side[s];
-  int64_t first = sd->store->nrows, n = sd->delta->nrows;
-  int rc = dp_rows_append(sd->store, sd->delta);
-  if (!rc) rc = grow_hits(&sd->hit, &sd->hit_cap, first + n);
-  if (!rc) rc = grow_hits(&sd->dead, &sd->dead_cap, first + n);
-  if (rc) return rc;
-  const dp_vector *kc[64];
-  for (int k = 0; k < st->nkeys; k++) kc[k] = sd->store->cols[sd->keys[k]];
-  for (int64_t r = 0; r < n; r++) {
-    sd->hit[first + r] = sd->dhit && r < sd->dhit_cap ? sd->dhit[r] : 0;
-    sd->dead[first + r] = 0;
-    if ((rc = dp_rowhash_add(&sd->index, dp_rows_hash(kc, st->nkeys, first + r)))) return rc;
-  }
-  if ((rc = tix_add(st, s, first, first + n))) return rc;
-  dp_batch_clear(sd->delta);
-  if (sd->dhit) memset(sd->dhit, 0, (size_t)sd->dhit_cap);
-  return DIPPER_OK;
-}
-
-/* Drop the dead rows of side s: the store, its flags, its hash index and
-** its time index renumbered, the drops logged for the next delta. */
-static int side_compact(join_state *st, int s) {
-  struct side *sd = &st->side[s];
-  int64_t n = sd->store->nrows, nkeep = 0, ndrop = 0;
-  if (sd->ndead == 0) return DIPPER_OK;
-  int64_t *keep = malloc((size_t)(n ? n : 1) * sizeof *keep);
-  int64_t *drop = malloc((size_t)(sd->ndead ? sd->ndead : 1) * sizeof *drop);
-  int64_t *newid = malloc((size_t)(n ? n : 1) * sizeof *newid);
-  int rc = keep && drop && newid ? DIPPER_OK : DIPPER_NOMEM;
-  for (int64_t r = 0; !rc && r < n; r++) {
-    newid[r] = sd->dead[r] ? -1 : nkeep;
-    if (sd->dead[r]) drop[ndrop++] = r;
-    else keep[nkeep++] = r;
-  }
-  if (!rc && ndrop != sd->ndead) rc = DIPPER_INTERNAL;
-  if (!rc) rc = dp_rowlog_drop(&sd->log, drop, ndrop);
-  if (!rc) rc = dp_rows_compact(&sd->store, keep, nkeep);
-  if (!rc) {
-    for (int64_t k = 0; sd->hit && k < nkeep; k++) sd->hit[k] = sd->hit[keep[k]];
-    if (sd->dead) memset(sd->dead, 0, (size_t)sd->dead_cap);
-    sd->ndead = 0;
-    dp_rowhash_clear(&sd->index); /* its memory is reused: no fresh pages to fault in */
-    rc = dp_rowhash_add_rows(&sd->index, sd->store, sd->keys, st->nkeys, 0);
-  }
-  if (!rc) {
-    /* the entries not yet expired, renumbered, runs kept as they were */
-    int64_t w = 0, nr = 0;
-    for (int64_t i = 0; i < sd->nruns; i++) {
-      int64_t from = w;
-      for (int64_t j = sd->runs[i].pos; j < sd->runs[i].end; j++) {
-        int64_t id = newid[sd->tix[j].id];
-        if (id < 0) continue; /* killed by a final eviction, which does not walk runs */
-        sd->tix[w].key = sd->tix[j].key;
-        sd->tix[w++].id = id;
-      }
-      if (w > from) sd->runs[nr++] = (tix_run){from, w};
-    }
-    sd->ntix = w;
-    sd->nruns = nr;
-  }
-  free(keep);
-  free(drop);
-  free(newid);
-  return rc;
-}
-
-/* Row r of side s expires: marked, and listed (ids) when it leaves padded. */
-static int kill_row(join_state *st, struct side *sd, int64_t r, bool pad) {
-  if (sd->dead[r]) return DIPPER_OK;
-  sd->dead[r] = 1;
-  sd->ndead++;
-  return pad && sd->outer && !sd->hit[r] ? add_pair(st, r, -1) : DIPPER_OK;
-}
-
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
-/* Expire the rows of side s the watermark wm has passed (every row at the
-** end: DP_WATERMARK_END, or when the side has no time bound); with `pad`
-** the unmatched rows of an outer side are left in st->pi as (row, -1)
-** pairs, in store order.  A restore runs it without `pad` to mark again
-** the rows that had expired. */
-static int expire(join_state *st, int s, int64_t wm, bool pad) {
-  struct side *sd = &st->side[s];
-  int64_t n = sd->store->nrows;
-  int rc = grow_hits(&sd->dead, &sd->dead_cap, n);
-  st->npairs = 0;
-  if (sd->time_col < 0 || wm == DP_WATERMARK_END) {
-    for (int64_t r = 0; !rc && r < n; r++) rc = kill_row(st, sd, r, pad);
-    sd->nruns = sd->ntix = 0;
-    return rc;
-  }
-  int64_t nr = 0;
-  for (int64_t i = 0; !rc && i < sd->nruns; i++) {
-    tix_run *ru = &sd->runs[i];
-    while (!rc && ru->pos < ru->end && sd->tix[ru->pos].key <= wm)
-      rc = kill_row(st, sd, sd->tix[ru->pos++].id, pad);
-    if (ru->pos < ru->end) sd->runs[nr++] = *ru;
-  }
-  if (!rc) sd->nruns = nr;
-  if (!rc && st->npairs > 1) qsort(st->pi, (size_t)st->npairs, sizeof *st->pi, cmp_i64);
-  for (int64_t k = 0; !rc && k < st->npairs; k++) st->bi[k] = -1;
-  return rc;
-}
-
-/* Drop the stored rows the watermark has passed; unmatched rows of an outer
-** side leave padded into st->out. */
-static int side_evict(dp_op *op, int s) {
-  join_state *st = op->state;
-  struct side *sd = &st->side[s];
-  /* state is evicted by the current watermark, as Spark does, once this
-  ** batch's rows (late only below the previous one) have probed it */
-  int64_t wm = op->ex->final ? DP_WATERMARK_END : op->ex->watermark;
-  if (wm == DP_WATERMARK_NONE || (sd->time_col < 0 && !op->ex->final)) return DIPPER_OK;
-  sd->evict_wm = wm;
-  int rc = expire(st, s, wm, true);
-  if (!rc && st->npairs > 0) {
-    aim(st, s);
-    st->probe = sd->store; /* the padded rows come from this side's store */
-    rc = gather_out(st);
-  }
-  int64_t n = sd->store->nrows;
-  if (!rc && sd->ndead > 0 && (sd->ndead == n || (sd->ndead >= COMPACT_MIN && 2 * sd->ndead > n)))
-    rc = side_compact(st, s);
-  return rc;
-}
-
-static int evict(dp_op *op) {
-  for (int s = 0; s < 2; s++) {
-    int rc = side_evict(op, s);
-    if (rc) return rc;
-  }
-  return DIPPER_OK;
-}
-
-/* After a restore: the hash index and the time index of every stored row
-** again, and the rows that had expired (by the watermark of the last
-** eviction) marked dead. */
-static int side_reindex(join_state *st, int s) {
-  struct side *sd = &st->side[s];
-  int64_t n = sd->store->nrows;
-  int rc = grow_hits(&sd->dead, &sd->dead_cap, n);
-  if (rc) return rc;
-  dp_rowhash_clear(&sd->index);
-  if ((rc = dp_rowhash_add_rows(&sd->index, sd->store, sd->keys, st->nkeys, 0))) return rc;
-  if (sd->dead) memset(sd->dead, 0, (size_t)sd->dead_cap);
-  sd->ndead = sd->ntix = sd->nruns = 0;
-  if ((rc = tix_add(st, s, 0, n))) return rc;
-  if (sd->evict_wm != DP_WATERMARK_NONE) rc = expire(st, s, sd->evict_wm, false);
-  st->npairs = 0;
-  return rc;
-}
-
-/* A restore applies the whole state, then each delta after it: the dead
-** marks and the time index are rebuilt once, at the first use after. */
-static int sides_ready(join_state *st) {
-  for (int s = 0; s < 2; s++) {
-    struct side *sd = &st->side[s];
-    if (!sd->stale) continue;
-    int rc = side_reindex(st, s);
-    if (rc) return rc;
-    sd->stale = false;
-  }
-  return DIPPER_OK;
-}
-
-static int64_t side_live(const struct side *sd) { return sd->store->nrows - sd->ndead; }
-static int64_t stream2_rows(const join_state *st) {
-  if (st->rocks) return st->rocks_rows[0] + st->rocks_rows[1];
-  return side_live(&st->side[0]) + side_live(&st->side[1]);
-}
 
 /* ---- two streams over RocksDB ('state.backend' = 'rocksdb') ----
 ** Each side's rows — the columns it keeps, as its in-memory store would —
@@ -858,14 +475,14 @@ static int rocks_probe_slice(dp_op *op, int s, int64_t start, int64_t end) {
   int rc = dp_rocks_rows_probe(st->rocks, 1 - s, P->delta, start, end, P->keys, st->nkeys, F, rf);
   for (int64_t r = start; !rc && r < end; r++)
     for (int64_t b = 0; !rc && b < rf->count[r - start]; b++)
-      rc = add_pair(st, r, rf->first[r - start] + b);
+      rc = dp_join_add_pair(st, r, rf->first[r - start] + b);
   if (!rc) rc = check_pairs(op);
   for (int64_t k = 0; !rc && k < st->npairs; k++) {
     st->probe_hit[st->pi[k] - start] = 1;
     if (B->outer) dp_rocks_rows_mark(rf, st->bi[k]);
   }
   if (!rc && B->outer) rc = dp_rocks_rows_write_marks(st->rocks, rf);
-  return rc ? rc : gather_out(st);
+  return rc ? rc : dp_join_gather_out(st);
 }
 
 /* store_delta over RocksDB: side s's new rows, with what they matched. */
@@ -913,10 +530,10 @@ static int rocks_evict(dp_op *op) {
     st->rocks_rows[s] -= removed;
     if (un && un->nrows > 0) {
       st->npairs = 0;
-      for (int64_t r = 0; r < un->nrows && !rc; r++) rc = add_pair(st, r, -1);
-      aim(st, s);
+      for (int64_t r = 0; r < un->nrows && !rc; r++) rc = dp_join_add_pair(st, r, -1);
+      dp_join_aim(st, s);
       st->probe = un; /* the padded rows come from this side's expired rows */
-      if (!rc) rc = gather_out(st);
+      if (!rc) rc = dp_join_gather_out(st);
       if (rc) return rc;
     }
   }
@@ -927,7 +544,11 @@ static int stream2_next(dp_op *op, dp_batch **out) {
   join_state *st = op->state;
   int rc;
   if (!st->drained) {
-    rc = st->rocks ? dp_rocks_begin(st->rocks) : sides_ready(st);
+    rc = st->rocks ? dp_rocks_begin(st->rocks) : dp_join_sides_ready(st);
+    st->now = op->ex->batch_start_time;
+    /* expiry by the state TTL before the input: a row of this batch never
+    ** meets one that expired (Flink's NeverReturnExpired) */
+    if (!rc && !st->rocks) rc = dp_join_expire_ttl(st);
     if (rc) return rc;
     if ((rc = dp_op_drain(op->children[0], keep_left, op))) return rc;
     if ((rc = dp_op_drain(op->children[1], keep_right, op))) return rc;
@@ -940,9 +561,9 @@ static int stream2_next(dp_op *op, dp_batch **out) {
     if (st->phase == 0 || st->phase == 1) {
       int s = st->phase;
       struct side *sd = &st->side[s];
-      aim(st, s);
+      dp_join_aim(st, s);
       if (st->probe_cursor < sd->delta->nrows) {
-        if ((rc = grow_hits(&sd->dhit, &sd->dhit_cap, sd->delta->nrows))) return rc;
+        if ((rc = dp_join_grow_hits(&sd->dhit, &sd->dhit_cap, sd->delta->nrows))) return rc;
         int64_t start = st->probe_cursor;
         int64_t end = start + (st->rocks ? rocks_slice_rows(st, s) : slice_rows(st));
         if (end > sd->delta->nrows) end = sd->delta->nrows;
@@ -953,12 +574,12 @@ static int stream2_next(dp_op *op, dp_batch **out) {
       } else {
         /* Left rows join the store before the right ones probe it, so that
         ** pairs of two new rows are found exactly once. */
-        rc = st->rocks ? rocks_store_delta(st, s) : side_append(st, s);
+        rc = st->rocks ? rocks_store_delta(st, s) : dp_join_side_append(st, s);
         st->phase++;
         st->probe_cursor = 0;
       }
     } else if (st->phase == 2) {
-      rc = st->rocks ? rocks_evict(op) : evict(op);
+      rc = st->rocks ? rocks_evict(op) : dp_join_evict(op);
       st->phase = 3;
     } else {
       return DIPPER_OK;
@@ -1059,6 +680,13 @@ static int stream2_setup(dp_op *op, const char *kname) {
     for (int k = 0; k < st->nkeys; k++) sd->keys[k] = sd->map[keys[k]];
     if (sd->time_col >= 0) sd->time_col = sd->map[sd->time_col];
     dp_rowhash_init(&sd->index);
+    int64_t ttl = p->props.state_ttl[s];
+    if (ttl > 0 && dp_exec_state_rocks(ex))
+      return dp_error(ex->diags, DIPPER_UNSUPPORTED, p->span,
+                      "the %s JOIN's state TTL ('table.exec.state.ttl' or STATE_TTL) is carried "
+                      "out in memory only so far: set 'state.backend' = 'hashmap', or drop the TTL",
+                      kname);
+    if (ttl > 0 && (rc = dp_state_ttl_init(&sd->ttl, ttl))) return rc;
   }
   st->lmap = st->side[0].map;
   st->rmap = st->side[1].map;
@@ -1068,9 +696,9 @@ static int stream2_setup(dp_op *op, const char *kname) {
 static int stream2_end_batch(dp_op *op) {
   join_state *st = op->state;
   st->drained = false;
-  int rc = sides_ready(st);
+  int rc = dp_join_sides_ready(st);
   if (rc) return rc;
-  op->metrics.state_rows = stream2_rows(st);
+  op->metrics.state_rows = dp_join_rows(st);
   return DIPPER_OK;
 }
 
@@ -1451,6 +1079,7 @@ static void join_close(dp_op *op) {
     free(st->side[s].tix);
     free(st->side[s].runs);
     free(st->side[s].dhit);
+    dp_state_ttl_free(&st->side[s].ttl);
   }
   rocks_close(st);
   dp_batch_free(st->cand);
@@ -1486,7 +1115,12 @@ static void join_close(dp_op *op) {
 **   shape 1   per side, left then right: the input columns it keeps
 **             (count:uvar, each index:uvar, ascending)  the watermark of
 **             its last eviction (svar)  store (those columns; compacted
-**             first, so only live rows)  hit flags (outer sides)
+**             first, so only live rows)  hit flags (outer sides); then,
+**             when a side has a state TTL, 'T', a mask of the sides that
+**             have one, and each such side's list of live rows by insertion
+**             (op_join_side.c's dp_join_ttl_save; at the blob's end, so a
+**             blob without it reads as before the TTL: every row counts as
+**             inserted at the restart)
 ** The hash indexes are not written: a restore adds the rows again in
 ** order, which rebuilds each bucket chain as it was, so probes find their
 ** matches in the same order.  Nor are a side's time index and its expired
@@ -1502,7 +1136,9 @@ static void join_close(dp_op *op) {
 ** bytes: a flag only goes from 0 to 1), then the rows appended since with
 ** their flags — shape 0: done:u8, build, probe, [pending]; shape 1: per
 ** side, left then right, the watermark of its last eviction (svar), then
-** its log and rows as above.  Two streams: the stored rows keep their
+** its log and rows as above, and the TTL lists whole as in the blob (about
+** two bytes a row: a batch rewrites none of the old rows' times, but a
+** delta of the list would need the order of the rows it drops).  Two streams: the stored rows keep their
 ** positions until a compaction, which the log records as runs of dropped
 ** rows; rows that expired since are found again from that watermark.  A
 ** batch that adds k rows costs O(k) bytes, one that compacts a few bytes
@@ -1525,131 +1161,11 @@ static int save_side(dp_buf *out, const dp_batch *rows, const uint8_t *hit, bool
 /* Rows, then their flags (when kept), into an empty store; *hit grows to fit. */
 static int load_side(dp_rd *in, dp_batch *rows, uint8_t **hit, int64_t *cap, bool flags) {
   int rc = dp_rows_load(in, rows);
-  if (!rc && flags) rc = grow_hits(hit, cap, rows->nrows);
+  if (!rc && flags) rc = dp_join_grow_hits(hit, cap, rows->nrows);
   if (!rc) rc = dp_flags_load(in, flags ? *hit : NULL, flags ? rows->nrows : 0);
   return rc;
 }
 
-/* ---- two streams: a side's checkpoint ---- */
-
-/* The store as runs of live rows and of dead ones: the live rows whole, the
-** dead ones as a count.  A restore puts all-NULL rows in the dead ones'
-** places, so that every stored row keeps its position (the deltas after
-** this state name rows by position), and they expire again at once (no
-** time). */
-static int side_save(dp_op *op, dp_buf *out, int s) {
-  join_state *st = op->state;
-  struct side *sd = &st->side[s];
-  dp_put_uvar(out, (uint64_t)sd->nkept);
-  for (int j = 0; j < sd->nkept; j++) dp_put_uvar(out, (uint64_t)sd->kept[j]);
-  dp_put_svar(out, sd->evict_wm);
-  int64_t n = sd->store->nrows, npairs = 0;
-  for (int64_t r = 0; r < n;) {
-    while (r < n && !sd->dead[r]) r++;
-    while (r < n && sd->dead[r]) r++;
-    npairs++;
-  }
-  /* the runs' lengths first (a restore bounds the dead rows by the live
-  ** ones before it makes any), then each live run's rows and flags */
-  dp_put_uvar(out, (uint64_t)npairs);
-  for (int pass = 0; pass < 2; pass++)
-    for (int64_t r = 0; r < n;) {
-      int64_t a = r;
-      while (r < n && !sd->dead[r]) r++;
-      int64_t b = r;
-      while (r < n && sd->dead[r]) r++;
-      if (pass == 0) {
-        dp_put_uvar(out, (uint64_t)(b - a));
-        dp_put_uvar(out, (uint64_t)(r - b));
-        continue;
-      }
-      int rc = dp_rows_save_range(out, sd->store, a, b - a);
-      if (rc) return rc;
-      dp_flags_save(out, sd->outer ? sd->hit + a : NULL, sd->outer ? b - a : 0);
-    }
-  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
-}
-
-/* The lengths of side_save's runs: *len malloc'd (live, dead, live ...),
-** checked against what the writer can have written: maximal runs, dead
-** rows only after an eviction, and no more of them than compaction leaves
-** (fewer than COMPACT_MIN, or at most as many as the live ones). */
-static int load_runs(dp_rd *in, const struct side *sd, int64_t **len, int64_t *npairs) {
-  uint64_t n = dp_get_count(in, 2);
-  *len = NULL;
-  *npairs = 0;
-  if (in->bad) return DIPPER_CORRUPT;
-  *len = malloc((size_t)(n ? 2 * n : 1) * sizeof **len);
-  if (!*len) return DIPPER_NOMEM;
-  uint64_t live = 0, dead = 0;
-  for (uint64_t i = 0; i < n; i++) {
-    uint64_t l = dp_get_uvar(in), d = dp_get_uvar(in);
-    if (in->bad || (i + 1 < n && d == 0) || (i > 0 && l == 0) || l > INT32_MAX ||
-        d > INT32_MAX || (d > 0 && sd->evict_wm == DP_WATERMARK_NONE))
-      return DIPPER_CORRUPT;
-    live += l;
-    dead += d;
-    if (live + dead > INT32_MAX) return DIPPER_CORRUPT;
-    (*len)[2 * i] = (int64_t)l;
-    (*len)[2 * i + 1] = (int64_t)d;
-  }
-  if (dead >= COMPACT_MIN && dead > live) return DIPPER_CORRUPT;
-  *npairs = (int64_t)n;
-  return DIPPER_OK;
-}
-
-/* The columns side s kept when its state was written: this query's? */
-static int check_kept(dp_op *op, dp_rd *in, int s) {
-  join_state *st = op->state;
-  struct side *sd = &st->side[s];
-  const char *what = s == 0 ? "its left rows" : "its right rows";
-  uint64_t n = dp_get_count(in, 1);
-  bool same = !in->bad && n == (uint64_t)sd->nkept;
-  for (uint64_t j = 0; !in->bad && j < n; j++) {
-    uint64_t c = dp_get_uvar(in);
-    if (c >= (uint64_t)sd->ncols) in->bad = true;
-    if (j < (uint64_t)sd->nkept && c != (uint64_t)sd->kept[j]) same = false;
-  }
-  if (in->bad) return dp_state_corrupt(op, DIPPER_CORRUPT, what);
-  if (same) return DIPPER_OK;
-  in->bad = true;
-  return dp_error(op->ex->diags, DIPPER_CORRUPT, op->plan->span,
-                  "the checkpointed state of the Join operator keeps %llu columns of its %s "
-                  "input, and this query reads %d of them (the query above the join changed "
-                  "what it reads); start the query from a fresh checkpoint folder",
-                  (unsigned long long)n, s == 0 ? "left" : "right", sd->nkept);
-}
-
-static int side_load(dp_op *op, dp_rd *in, int s) {
-  join_state *st = op->state;
-  struct side *sd = &st->side[s];
-  int rc = check_kept(op, in, s);
-  if (rc) return rc;
-  sd->evict_wm = dp_get_svar(in);
-  int64_t *len = NULL, npairs = 0;
-  rc = in->bad ? DIPPER_CORRUPT : load_runs(in, sd, &len, &npairs);
-  for (int64_t i = 0; !rc && i < npairs; i++) {
-    int64_t live = len[2 * i], dead = len[2 * i + 1];
-    int64_t first = sd->store->nrows;
-    rc = dp_rows_load(in, sd->store);
-    if (!rc && sd->store->nrows - first != live) rc = DIPPER_CORRUPT;
-    if (!rc && sd->outer) rc = grow_hits(&sd->hit, &sd->hit_cap, sd->store->nrows + dead);
-    if (!rc) rc = dp_flags_load(in, sd->outer ? sd->hit + first : NULL, sd->outer ? live : 0);
-    for (int c = 0; !rc && c < sd->store->ncols; c++)
-      rc = dp_vector_append_nulls(sd->store->cols[c], dead);
-    if (!rc) {
-      if (sd->outer && dead) memset(sd->hit + sd->store->nrows, 0, (size_t)dead);
-      sd->store->nrows += dead;
-    }
-  }
-  free(len);
-  sd->stale = true;
-  sd->ndead = 0; /* until side_ready marks them again */
-  if (rc) return dp_state_corrupt(op, rc, s == 0 ? "its left rows" : "its right rows");
-  return DIPPER_OK;
-}
-
-/* Every store's current rows become the base of the next delta. */
 static void mark_logs(join_state *st) {
   if (st->stream2) {
     for (int s = 0; s < 2; s++) dp_rowlog_mark(&st->side[s].log, st->side[s].store->nrows);
@@ -1711,8 +1227,9 @@ static int join_save(dp_op *op, dp_buf *out) {
   dp_put_u8(out, st->stream2);
   int rc = DIPPER_OK;
   if (st->stream2) {
-    rc = sides_ready(st);
-    for (int s = 0; s < 2 && !rc; s++) rc = side_save(op, out, s);
+    rc = dp_join_sides_ready(st);
+    for (int s = 0; s < 2 && !rc; s++) rc = dp_join_side_save(op, out, s);
+    if (!rc) dp_join_ttl_save(st, out);
   } else {
     dp_put_u8(out, st->done);
     rc = save_side(out, st->build, st->build_hit, st->mark_build);
@@ -1731,8 +1248,9 @@ static int join_restore(dp_op *op, dp_rd *in) {
   if (st->rocks) return rocks_restore(op, in);
   if (st->stream2) {
     for (int s = 0; s < 2; s++)
-      if ((rc = side_load(op, in, s))) return rc;
-    op->metrics.state_rows = stream2_rows(st);
+      if ((rc = dp_join_side_load(op, in, s))) return rc;
+    if ((rc = dp_join_ttl_load(op, in, op->ex->batch_start_time))) return rc;
+    op->metrics.state_rows = dp_join_rows(st);
     mark_logs(st);
     return DIPPER_OK;
   }
@@ -1755,74 +1273,6 @@ static int join_restore(dp_op *op, dp_rd *in) {
   return DIPPER_OK;
 }
 
-/* One store's delta: its log, then the rows appended since the base with
-** their flags (when kept). */
-static int save_store_delta(dp_buf *out, const dp_batch *rows, const uint8_t *hit, bool flags,
-                            const dp_rowlog *log) {
-  int64_t *at, nat;
-  int rc = dp_rowlog_save(out, log, &at, &nat);
-  free(at); /* a dirty row's flag is 1: its position says all */
-  int64_t first = dp_rowlog_first_new(log);
-  if (!rc) rc = dp_rows_save_from(out, rows, first);
-  dp_flags_save(out, flags ? hit + first : NULL, flags ? rows->nrows - first : 0);
-  return rc;
-}
-
-/* Apply one store's delta: flags set, rows dropped, rows appended; the index
-** (when there is one) ends as it would after adding the rows in order. */
-static int load_store_delta(dp_rd *in, dp_batch **rows, uint8_t **hit, int64_t *cap, bool flags,
-                            dp_rowhash *index, const int *keys, int nkeys) {
-  dp_rowlog_delta d;
-  int64_t n = (*rows)->nrows, *keep = NULL, nkeep = 0;
-  int rc = dp_rowlog_load(in, n, &d);
-  if (!rc && d.ndirty > 0 && !flags) rc = DIPPER_CORRUPT;
-  for (int64_t i = 0; !rc && i < d.ndirty; i++) (*hit)[d.dirty[i]] = 1;
-  if (!rc && (d.all || d.ndrop > 0)) rc = dp_rowlog_keep(&d, n, &keep, &nkeep);
-  else nkeep = n; /* nothing dropped: no pass over the store */
-  if (!rc && nkeep < n) {
-    rc = dp_rows_compact(rows, keep, nkeep);
-    for (int64_t k = 0; !rc && flags && k < nkeep; k++) (*hit)[k] = (*hit)[keep[k]];
-    if (!rc && index) dp_rowhash_free(index);
-  }
-  int64_t first = (*rows)->nrows;
-  if (!rc) rc = dp_rows_load(in, *rows);
-  if (!rc && flags) rc = grow_hits(hit, cap, (*rows)->nrows);
-  if (!rc) rc = dp_flags_load(in, flags ? *hit + first : NULL, flags ? (*rows)->nrows - first : 0);
-  if (!rc && index) rc = dp_rowhash_add_rows(index, *rows, keys, nkeys, index->n);
-  if (rc == DIPPER_CORRUPT) in->bad = true;
-  free(keep);
-  dp_rowlog_delta_free(&d);
-  return rc;
-}
-
-static int side_save_delta(dp_op *op, dp_buf *out, int s) {
-  join_state *st = op->state;
-  struct side *sd = &st->side[s];
-  dp_put_svar(out, sd->evict_wm);
-  return save_store_delta(out, sd->store, sd->hit, sd->outer, &sd->log);
-}
-
-static int side_load_delta(dp_op *op, dp_rd *in, int s) {
-  join_state *st = op->state;
-  struct side *sd = &st->side[s];
-  int64_t wm = dp_get_svar(in);
-  int rc = in->bad ? DIPPER_CORRUPT : DIPPER_OK;
-  if (!rc && (wm < sd->evict_wm || (sd->evict_wm == DP_WATERMARK_END && wm != sd->evict_wm)))
-    rc = DIPPER_CORRUPT; /* a watermark never moves back */
-  if (!rc) {
-    sd->evict_wm = wm;
-    rc = load_store_delta(in, &sd->store, &sd->hit, &sd->hit_cap, sd->outer, NULL, NULL, 0);
-  }
-  sd->stale = true; /* the indexes too: rebuilt once, after the last delta */
-  sd->ndead = 0;
-  if (rc) {
-    in->bad = true;
-    return dp_state_corrupt(op, rc, s == 0 ? "the change of its left rows"
-                                           : "the change of its right rows");
-  }
-  return DIPPER_OK;
-}
-
 static int join_save_delta(dp_op *op, dp_buf *out) {
   join_state *st = op->state;
   if (st->rocks) return rocks_save(op, out);
@@ -1830,13 +1280,14 @@ static int join_save_delta(dp_op *op, dp_buf *out) {
   dp_put_u8(out, st->stream2);
   int rc = DIPPER_OK;
   if (st->stream2) {
-    for (int s = 0; s < 2 && !rc; s++) rc = side_save_delta(op, out, s);
+    for (int s = 0; s < 2 && !rc; s++) rc = dp_join_side_save_delta(op, out, s);
+    if (!rc) dp_join_ttl_save(st, out);
   } else {
     dp_put_u8(out, st->done);
-    rc = save_store_delta(out, st->build, st->build_hit, st->mark_build, &st->build_log);
-    if (!rc) rc = save_store_delta(out, st->probe, NULL, false, &st->probe_log);
+    rc = dp_join_store_save_delta(out, st->build, st->build_hit, st->mark_build, &st->build_log);
+    if (!rc) rc = dp_join_store_save_delta(out, st->probe, NULL, false, &st->probe_log);
     if (!rc && st->versions_stream)
-      rc = save_store_delta(out, st->pending, NULL, false, &st->pending_log);
+      rc = dp_join_store_save_delta(out, st->pending, NULL, false, &st->pending_log);
   }
   if (!rc) mark_logs(st);
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
@@ -1850,8 +1301,9 @@ static int join_restore_delta(dp_op *op, dp_rd *in) {
   if (st->rocks) return rocks_restore(op, in);
   if (st->stream2) {
     for (int s = 0; s < 2; s++)
-      if ((rc = side_load_delta(op, in, s))) return rc;
-    op->metrics.state_rows = stream2_rows(st);
+      if ((rc = dp_join_side_load_delta(op, in, s))) return rc;
+    if ((rc = dp_join_ttl_load(op, in, op->ex->batch_start_time))) return rc;
+    op->metrics.state_rows = dp_join_rows(st);
     mark_logs(st);
     return DIPPER_OK;
   }
@@ -1859,15 +1311,15 @@ static int join_restore_delta(dp_op *op, dp_rd *in) {
   if (in->bad || done > 1 || (st->done && !done))
     return dp_state_corrupt(op, DIPPER_CORRUPT, "its progress");
   st->done = done;
-  rc = load_store_delta(in, &st->build, &st->build_hit, &st->hit_cap, st->mark_build,
-                        st->ekeys ? NULL : st->index, st->bkeys, st->nkeys);
+  rc = dp_join_store_load_delta(in, &st->build, &st->build_hit, &st->hit_cap, st->mark_build,
+                                st->ekeys ? NULL : st->index, st->bkeys, st->nkeys);
   st->keys_stale = st->ekeys;
   if (rc) return dp_state_corrupt(op, rc, "the change of its build side");
-  rc = load_store_delta(in, &st->probe, NULL, NULL, false, NULL, NULL, 0);
+  rc = dp_join_store_load_delta(in, &st->probe, NULL, NULL, false, NULL, NULL, 0);
   if (!rc && !st->bounded && st->probe->nrows > 0) rc = DIPPER_CORRUPT;
   if (rc) return dp_state_corrupt(op, rc, "the change of its probe side");
   if (st->versions_stream &&
-      (rc = load_store_delta(in, &st->pending, NULL, NULL, false, NULL, NULL, 0)))
+      (rc = dp_join_store_load_delta(in, &st->pending, NULL, NULL, false, NULL, NULL, 0)))
     return dp_state_corrupt(op, rc, "the change of its waiting rows");
   op->metrics.state_rows = st->build->nrows + st->probe->nrows +
                            (st->pending ? st->pending->nrows : 0);

@@ -28,6 +28,11 @@
 ** dropped and counted.  A bounded input in streaming mode ordered by event
 ** time runs this way too.
 ** Ordered by processing time (PROCTIME()), rows are computed as they arrive.
+** With a state TTL ('table.exec.state.ttl', STATE_TTL) on a stream, a
+** partition that received no row for that long, in processing time, forgets
+** its history before the next batch's input (state_ttl.h; the partitions by
+** id in `parts`): its next row is computed as the first of a new partition
+** (a running SUM starts again).  Rows still waiting for the watermark stay.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -37,6 +42,7 @@
 #include "exec/eval.h"
 #include "exec/exec.h"
 #include "exec/rows.h"
+#include "exec/state_ttl.h"
 
 typedef struct over_state {
   dp_batch *rows;    /* bounded: every row; stream: the rows already emitted still needed */
@@ -51,11 +57,90 @@ typedef struct over_state {
   dp_batch *result;  /* input columns + calls, in output order */
   int64_t cursor;
   dp_batch *out;
+  /* stream with a state TTL (ttl.ttl > 0): the partitions' keys by id, in
+  ** order of their last row (state_ttl.h) */
+  dp_schema part_schema;
+  dp_groups parts;
+  dp_state_ttl ttl;
 } over_state;
+
+/* Evaluate the PARTITION BY expressions over b into pv[0..np) (the caller
+** frees them with free_parts). */
+static int eval_parts(dp_op *op, const dp_batch *b, dp_vector **pv) {
+  const dp_plan *p = op->plan;
+  for (int k = 0; k < p->u.over.npartition; k++) pv[k] = NULL;
+  for (int k = 0; k < p->u.over.npartition; k++) {
+    int rc = dp_eval(op->ex, p->u.over.partition[k], b, &pv[k]);
+    if (rc) return rc;
+  }
+  return DIPPER_OK;
+}
+
+static void free_parts(const dp_plan *p, dp_vector **pv) {
+  for (int k = 0; k < p->u.over.npartition; k++) dp_vector_free(pv[k]);
+}
+
+/* A batch's rows write their partitions (the TTL's clock restarts). */
+static int touch_parts(dp_op *op, const dp_batch *b) {
+  over_state *st = op->state;
+  dp_vector *pv[64];
+  int rc = eval_parts(op, b, pv);
+  for (int64_t r = 0; !rc && r < b->nrows; r++) {
+    int64_t g;
+    bool fresh;
+    rc = dp_groups_find_or_add(&st->parts, (const dp_vector *const *)pv, r, &g, &fresh);
+    if (!rc) rc = dp_state_ttl_touch(&st->ttl, g, op->ex->batch_start_time);
+  }
+  free_parts(op->plan, pv);
+  return rc;
+}
+
+/* Before the batch's input: the partitions idle for the TTL forget their
+** history (found at the cost of what expires; a pass over the history only
+** in a batch where one expired). */
+static int expire_parts(dp_op *op) {
+  over_state *st = op->state;
+  int64_t *keep = NULL, nkeep = 0, *drop = NULL, ndrop = 0, ng = dp_groups_count(&st->parts);
+  int rc = dp_state_ttl_expire_compact(&st->ttl, op->ex->batch_start_time, ng, &keep, &nkeep,
+                                       &drop, &ndrop);
+  if (rc || ndrop == 0) return rc;
+  int64_t n = st->rows->nrows, nrows = 0;
+  uint8_t *gone = calloc((size_t)ng, 1);
+  int64_t *sel = malloc((size_t)(n ? n : 1) * sizeof *sel);
+  dp_vector *pv[64];
+  rc = gone && sel ? eval_parts(op, st->rows, pv) : DIPPER_NOMEM;
+  for (int64_t k = 0; !rc && k < ndrop; k++) gone[drop[k]] = 1;
+  for (int64_t r = 0; !rc && r < n; r++) {
+    int64_t g = dp_groups_find(&st->parts, (const dp_vector *const *)pv, r);
+    if (g < 0 || !gone[g]) sel[nrows++] = r;
+  }
+  if (gone && sel) free_parts(op->plan, pv);
+  if (!rc && nrows < n) {
+    dp_batch *kept = dp_batch_new(st->rows->schema, 0);
+    rc = kept ? dp_batch_take(kept, st->rows, sel, 0, nrows) : DIPPER_NOMEM;
+    if (!rc) {
+      dp_batch_free(st->rows);
+      st->rows = kept;
+      dp_rowlog_clear(&st->rows_log); /* the history laid out afresh */
+    } else {
+      dp_batch_free(kept);
+    }
+  }
+  if (!rc) rc = dp_groups_compact(&st->parts, keep, nkeep);
+  free(gone);
+  free(sel);
+  free(keep);
+  free(drop);
+  return rc;
+}
 
 static int keep_rows(dp_op *op, const dp_batch *b) {
   over_state *st = op->state;
   op->metrics.rows_in += b->nrows;
+  if (st->ttl.ttl > 0) {
+    int rc = touch_parts(op, b);
+    if (rc) return rc;
+  }
   if (!st->stream || st->proctime) return dp_rows_append(st->stream ? st->pending : st->rows, b);
   /* Rows at or before the late watermark (the previous batch's) may come
   ** after rows of their time were emitted: late, dropped and counted
@@ -488,6 +573,8 @@ static int over_next(dp_op *op, dp_batch **out) {
   *out = NULL;
   int rc;
   if (!st->drained) {
+    /* expiry before the input: a row of this batch starts an expired partition afresh */
+    if (st->ttl.ttl > 0 && (rc = expire_parts(op))) return rc;
     if ((rc = dp_op_drain(op->children[0], keep_rows, op))) return rc;
     st->drained = true;
     op->metrics.state_rows = st->rows->nrows;
@@ -534,6 +621,8 @@ static void over_close(dp_op *op) {
   dp_rowlog_free(&st->pending_log);
   dp_batch_free(st->result);
   dp_batch_free(st->out);
+  dp_groups_free(&st->parts);
+  dp_state_ttl_free(&st->ttl);
   free(st);
   op->state = NULL;
 }
@@ -547,6 +636,29 @@ static int refuse_rocks(dp_op *op) {
                   "keeps its state in memory only; set 'state.backend' = 'hashmap' for this "
                   "query",
                   "OVER (window function)", (int)op->plan->span.line);
+}
+
+/* A stream with a state TTL: the partitions' table and the list. */
+static int ttl_setup(dp_op *op) {
+  over_state *st = op->state;
+  const dp_plan *p = op->plan;
+  int64_t ttl = st->stream ? p->props.state_ttl[0] : 0;
+  if (!st->stream) return DIPPER_OK;
+  if (p->u.over.npartition > 64 && ttl <= 0) return DIPPER_OK;
+  if (p->u.over.npartition > 64)
+    return dp_error(op->ex->diags, DIPPER_LIMIT, p->span,
+                    "an OVER with a state TTL takes at most 64 PARTITION BY expressions");
+  int np = p->u.over.npartition;
+  st->part_schema.ncols = np;
+  st->part_schema.cols = dp_arena_calloc(op->ex->arena, (size_t)np + 1, sizeof(dp_field));
+  if (!st->part_schema.cols) return DIPPER_NOMEM;
+  for (int k = 0; k < np; k++) {
+    st->part_schema.cols[k].name = "partition";
+    st->part_schema.cols[k].type = p->u.over.partition[k]->type;
+  }
+  if (ttl <= 0) return DIPPER_OK; /* the schema alone: a restore reads a section past */
+  int rc = dp_groups_init(&st->parts, &st->part_schema);
+  return rc ? rc : dp_state_ttl_init(&st->ttl, ttl);
 }
 
 static int over_open(dp_op *op) {
@@ -607,11 +719,9 @@ static int over_open(dp_op *op) {
   st->pending = dp_batch_new(&in->schema, 0);
   st->result = dp_batch_new(&p->schema, 0);
   st->out = dp_batch_new(&p->schema, DP_ROWS_CHUNK);
-  if (!st->rows || !st->pending || !st->result || !st->out) {
-    over_close(op);
-    return DIPPER_NOMEM;
-  }
-  return DIPPER_OK;
+  int rc = !st->rows || !st->pending || !st->result || !st->out ? DIPPER_NOMEM : ttl_setup(op);
+  if (rc) over_close(op);
+  return rc;
 }
 
 /* ---- checkpoints ----
@@ -627,8 +737,52 @@ static int over_open(dp_op *op) {
 ** lays the history out in another order (several partitions: the layout
 ** sorts by partition) writes the history whole, which a frame of n rows or
 ** x µs keeps small; a history that is not trimmed (LAG, UNBOUNDED
-** PRECEDING) only grows at its end. */
+** PRECEDING) only grows at its end.
+** With a state TTL (a stream), whole and delta alike end with 'P', the
+** partitions (rows.h's group table, by id, whole) and state_ttl.h's
+** section; at the blob's end, so that a blob without it (written before
+** the TTL was set) reads as before: its partitions, found again from the
+** rows kept, count as written at the restart. */
 #define OVER_STATE_VERSION 1
+
+static int save_parts(const over_state *st, dp_buf *out) {
+  if (st->ttl.ttl <= 0) return DIPPER_OK;
+  dp_put_u8(out, 'P');
+  int rc = dp_groups_save(out, &st->parts);
+  dp_state_ttl_save_section(&st->ttl, out);
+  return rc;
+}
+
+/* The rest of a blob: save_parts' section, or (none) the partitions of the
+** rows restored, every one written at the restart. */
+static int load_parts(dp_op *op, dp_rd *in) {
+  over_state *st = op->state;
+  if (st->ttl.ttl <= 0 && dp_rd_left(in) == 0) return DIPPER_OK;
+  int rc = DIPPER_OK;
+  if (dp_rd_left(in) == 0) {
+    dp_groups_free(&st->parts);
+    dp_state_ttl_free(&st->ttl);
+    rc = dp_groups_init(&st->parts, &st->part_schema);
+    if (!rc) rc = dp_state_ttl_init(&st->ttl, op->plan->props.state_ttl[0]);
+    if (!rc) rc = touch_parts(op, st->rows);
+    if (!rc) rc = touch_parts(op, st->pending);
+    return rc;
+  }
+  dp_groups fresh;
+  memset(&fresh, 0, sizeof fresh);
+  if (dp_get_u8(in) != 'P' || st->part_schema.cols == NULL) in->bad = true;
+  rc = in->bad ? DIPPER_CORRUPT : dp_groups_init(&fresh, &st->part_schema);
+  if (!rc) rc = dp_groups_load(in, &fresh);
+  if (!rc) rc = dp_state_ttl_load_section(&st->ttl, in, dp_groups_count(&fresh),
+                                          op->ex->batch_start_time);
+  if (!rc && st->ttl.ttl > 0) {
+    dp_groups_free(&st->parts);
+    st->parts = fresh;
+  } else {
+    dp_groups_free(&fresh);
+  }
+  return rc ? dp_state_corrupt(op, rc, "its partitions' state TTL") : DIPPER_OK;
+}
 
 static int over_save(dp_op *op, dp_buf *out) {
   over_state *st = op->state;
@@ -637,6 +791,7 @@ static int over_save(dp_op *op, dp_buf *out) {
   dp_put_u8(out, st->emitted);
   int rc = dp_rows_save(out, st->rows);
   if (!rc) rc = dp_rows_save(out, st->pending);
+  if (!rc) rc = save_parts(st, out);
   if (!rc) {
     dp_rowlog_mark(&st->rows_log, st->rows->nrows);
     dp_rowlog_mark(&st->pending_log, st->pending->nrows);
@@ -672,6 +827,7 @@ static int over_save_delta(dp_op *op, dp_buf *out) {
   dp_put_u8(out, st->emitted);
   int rc = save_store_delta(out, st->rows, &st->rows_log);
   if (!rc) rc = save_store_delta(out, st->pending, &st->pending_log);
+  if (!rc) rc = save_parts(st, out);
   if (!rc) {
     dp_rowlog_mark(&st->rows_log, st->rows->nrows);
     dp_rowlog_mark(&st->pending_log, st->pending->nrows);
@@ -690,6 +846,7 @@ static int over_restore_delta(dp_op *op, dp_rd *in) {
   if ((rc = load_store_delta(in, &st->rows))) return dp_state_corrupt(op, rc, "the change of its rows");
   if ((rc = load_store_delta(in, &st->pending)))
     return dp_state_corrupt(op, rc, "the change of its pending rows");
+  if ((rc = load_parts(op, in))) return rc;
   op->metrics.state_rows = st->rows->nrows + st->pending->nrows;
   dp_rowlog_mark(&st->rows_log, st->rows->nrows);
   dp_rowlog_mark(&st->pending_log, st->pending->nrows);
@@ -706,6 +863,7 @@ static int over_restore(dp_op *op, dp_rd *in) {
   st->emitted = emitted;
   if ((rc = dp_rows_load(in, st->rows))) return dp_state_corrupt(op, rc, "its rows");
   if ((rc = dp_rows_load(in, st->pending))) return dp_state_corrupt(op, rc, "its pending rows");
+  if ((rc = load_parts(op, in))) return rc;
   op->metrics.state_rows = st->rows->nrows + st->pending->nrows;
   dp_rowlog_mark(&st->rows_log, st->rows->nrows);
   dp_rowlog_mark(&st->pending_log, st->pending->nrows);

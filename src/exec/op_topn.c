@@ -22,6 +22,11 @@
 **            as upserts keyed by (partition, rank).  A row pushed out of the
 **            top is not retracted: update mode has no deletes, and the row
 **            that took its rank is emitted in its place.
+**            With a state TTL ('table.exec.state.ttl', STATE_TTL) a
+**            partition that received no row for that long, in processing
+**            time, is dropped with its top rows before the next batch's
+**            input, without output (state_ttl.h; the partitions by id in
+**            `parts`): a row of it that comes later starts it afresh.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +34,7 @@
 #include "exec/agg_rocks.h"
 #include "exec/exec.h"
 #include "exec/rows.h"
+#include "exec/state_ttl.h"
 
 typedef enum topn_mode { TOPN_BOUNDED, TOPN_WINDOW, TOPN_UPDATE } topn_mode;
 
@@ -50,6 +56,10 @@ typedef struct topn_state {
   ** below): `rows` holds only the batch's new rows */
   dp_rocks *rocks;
   int64_t rcount;      /* rows stored */
+  /* TOPN_UPDATE with a state TTL (ttl.ttl > 0): the partitions, by id, in
+  ** order of their last row (state_ttl.h) */
+  dp_groups parts;
+  dp_state_ttl ttl;
 } topn_state;
 
 static int rocks_close_windows(dp_op *op);
@@ -59,7 +69,19 @@ static int rocks_restore(dp_op *op, dp_rd *in);
 static int keep_rows(dp_op *op, const dp_batch *b) {
   topn_state *st = op->state;
   op->metrics.rows_in += b->nrows;
-  if (st->mode == TOPN_UPDATE) return dp_rows_append(st->fresh, b);
+  if (st->mode == TOPN_UPDATE) {
+    const dp_vector *pc[64];
+    for (int k = 0; st->ttl.ttl > 0 && k < st->part_schema.ncols; k++)
+      pc[k] = b->cols[op->plan->u.topn.partition[k]];
+    for (int64_t r = 0; st->ttl.ttl > 0 && r < b->nrows; r++) {
+      int64_t g;
+      bool fresh;
+      int rc = dp_groups_find_or_add(&st->parts, pc, r, &g, &fresh);
+      if (!rc) rc = dp_state_ttl_touch(&st->ttl, g, op->ex->batch_start_time);
+      if (rc) return rc;
+    }
+    return dp_rows_append(st->fresh, b);
+  }
   if (st->mode != TOPN_WINDOW || st->prev_wm == DP_WATERMARK_NONE) return dp_rows_append(st->rows, b);
   /* A row of a window whose end the watermark had passed: its window is gone. */
   const dp_vector *we = b->cols[st->wend_col];
@@ -229,11 +251,46 @@ static int update_top(dp_op *op) {
   return rc;
 }
 
+/* TOPN_UPDATE with a TTL, before the batch's input: the partitions idle
+** for it dropped, with their rows (found at the cost of what expires; a
+** pass over the top only in a batch where a partition expired). */
+static int expire_parts(dp_op *op) {
+  topn_state *st = op->state;
+  int64_t *keep = NULL, nkeep = 0, *drop = NULL, ndrop = 0, ng = dp_groups_count(&st->parts);
+  int rc = dp_state_ttl_expire_compact(&st->ttl, op->ex->batch_start_time, ng, &keep, &nkeep,
+                                       &drop, &ndrop);
+  if (rc || ndrop == 0) return rc;
+  int64_t n = st->rows->nrows, nrows = 0;
+  uint8_t *gone = calloc((size_t)ng, 1);
+  int64_t *sel = malloc((size_t)(n ? n : 1) * sizeof *sel);
+  rc = gone && sel ? DIPPER_OK : DIPPER_NOMEM;
+  for (int64_t k = 0; !rc && k < ndrop; k++) gone[drop[k]] = 1;
+  const dp_vector *pc[64];
+  for (int k = 0; k < st->part_schema.ncols; k++) pc[k] = st->rows->cols[op->plan->u.topn.partition[k]];
+  for (int64_t r = 0; !rc && r < n; r++) {
+    int64_t g = dp_groups_find(&st->parts, pc, r);
+    if (g < 0 || !gone[g]) {
+      st->rank_of[nrows] = st->rank_of[r];
+      sel[nrows++] = r;
+    }
+  }
+  if (!rc) rc = dp_rows_compact(&st->rows, sel, nrows);
+  if (!rc) rc = dp_groups_compact(&st->parts, keep, nkeep);
+  dp_rowlog_clear(&st->log); /* the top is laid out afresh, as update_top does */
+  free(gone);
+  free(sel);
+  free(keep);
+  free(drop);
+  return rc;
+}
+
 static int topn_next(dp_op *op, dp_batch **out) {
   topn_state *st = op->state;
   *out = NULL;
   int rc;
   if (!st->drained) {
+    /* expiry before the input: a row of this batch starts an expired partition afresh */
+    if (st->ttl.ttl > 0 && (rc = expire_parts(op))) return rc;
     if ((rc = dp_op_drain(op->children[0], keep_rows, op))) return rc;
     st->drained = true;
     st->cursor = 0;
@@ -315,6 +372,8 @@ static void topn_close(dp_op *op) {
   dp_rocks_free(st->rocks);
   dp_batch_free(st->fresh);
   free(st->rank_of);
+  dp_groups_free(&st->parts);
+  dp_state_ttl_free(&st->ttl);
   dp_batch_free(st->result);
   dp_batch_free(st->out);
   free(st);
@@ -351,6 +410,16 @@ static int topn_setup(dp_op *op) {
   st->result = dp_batch_new(&p->schema, 0);
   st->out = dp_batch_new(&p->schema, DP_ROWS_CHUNK);
   if (!st->rows || !st->fresh || !st->result || !st->out) return DIPPER_NOMEM;
+  int64_t ttl = st->mode == TOPN_UPDATE ? p->props.state_ttl[0] : 0;
+  if (ttl > 0 && dp_exec_state_rocks(op->ex))
+    return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->span,
+                    "the Top-N's state TTL ('table.exec.state.ttl' or STATE_TTL) is carried out "
+                    "in memory only so far: set 'state.backend' = 'hashmap', or drop the TTL");
+  if (ttl > 0) {
+    int rc = dp_groups_init(&st->parts, &st->part_schema);
+    if (!rc) rc = dp_state_ttl_init(&st->ttl, ttl);
+    if (rc) return rc;
+  }
   if (st->mode == TOPN_BOUNDED || !op->ex->query || !op->ex->query->streaming ||
       !dp_exec_state_rocks(op->ex))
     return DIPPER_OK;
@@ -385,8 +454,52 @@ static int topn_open(dp_op *op) {
 ** The window mode's delta costs the rows added and the rows closed.  The
 ** update mode lays out a new top in every batch that has rows (a
 ** re-ranking of old and new rows), so its delta holds the whole top, as a
-** whole state would: a top stays N rows per partition. */
+** whole state would: a top stays N rows per partition.
+** With a state TTL (update mode), whole and delta alike end with 'P', the
+** partitions (rows.h's group table, by id) and state_ttl.h's section
+** (their last rows' times); at the blob's end, so that a blob without it
+** (written before the TTL was set) reads as before: its partitions, found
+** again from the top's rows, count as written at the restart. */
 #define TOPN_STATE_VERSION 1
+
+static int save_parts(const topn_state *st, dp_buf *out) {
+  if (st->ttl.ttl <= 0) return DIPPER_OK;
+  dp_put_u8(out, 'P');
+  int rc = dp_groups_save(out, &st->parts);
+  dp_state_ttl_save_section(&st->ttl, out);
+  return rc;
+}
+
+/* The rest of a blob: save_parts' section, or (none) the partitions of the
+** restored top, every one written at `now`. */
+static int load_parts(dp_op *op, dp_rd *in) {
+  topn_state *st = op->state;
+  int64_t now = op->ex->batch_start_time;
+  dp_groups fresh;
+  int rc = dp_groups_init(&fresh, &st->part_schema);
+  if (!rc && dp_rd_left(in) == 0) {
+    const dp_vector *pc[64];
+    for (int k = 0; k < st->part_schema.ncols; k++)
+      pc[k] = st->rows->cols[op->plan->u.topn.partition[k]];
+    for (int64_t r = 0; !rc && st->ttl.ttl > 0 && r < st->rows->nrows; r++) {
+      int64_t g;
+      bool is_new;
+      rc = dp_groups_find_or_add(&fresh, pc, r, &g, &is_new);
+      if (!rc && is_new) rc = dp_state_ttl_touch(&st->ttl, g, now);
+    }
+  } else if (!rc) {
+    if (dp_get_u8(in) != 'P') in->bad = true;
+    rc = in->bad ? DIPPER_CORRUPT : dp_groups_load(in, &fresh);
+    if (!rc) rc = dp_state_ttl_load_section(&st->ttl, in, dp_groups_count(&fresh), now);
+  }
+  if (!rc && st->ttl.ttl > 0) {
+    dp_groups_free(&st->parts);
+    st->parts = fresh;
+  } else {
+    dp_groups_free(&fresh);
+  }
+  return rc ? dp_state_corrupt(op, rc, "its partitions' state TTL") : DIPPER_OK;
+}
 
 static int topn_save(dp_op *op, dp_buf *out) {
   topn_state *st = op->state;
@@ -398,6 +511,7 @@ static int topn_save(dp_op *op, dp_buf *out) {
   int rc = dp_rows_save(out, st->rows);
   if (st->mode == TOPN_UPDATE)
     for (int64_t r = 0; r < st->rows->nrows; r++) dp_put_uvar(out, (uint64_t)st->rank_of[r]);
+  if (!rc) rc = save_parts(st, out);
   if (!rc) dp_rowlog_mark(&st->log, st->rows->nrows);
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
@@ -434,6 +548,7 @@ static int topn_save_delta(dp_op *op, dp_buf *out) {
   if (!rc) rc = dp_rows_save_from(out, st->rows, first);
   if (st->mode == TOPN_UPDATE)
     for (int64_t r = first; r < st->rows->nrows; r++) dp_put_uvar(out, (uint64_t)st->rank_of[r]);
+  if (!rc) rc = save_parts(st, out);
   if (!rc) dp_rowlog_mark(&st->log, st->rows->nrows);
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
@@ -464,6 +579,7 @@ static int topn_restore_delta(dp_op *op, dp_rd *in) {
   if ((rc = dp_rows_load(in, st->rows))) return dp_state_corrupt(op, rc, "its new rows");
   if (st->mode == TOPN_UPDATE && (rc = load_ranks(op, in, first)))
     return dp_state_corrupt(op, rc, "its ranks");
+  if (st->mode == TOPN_UPDATE && (rc = load_parts(op, in))) return rc;
   op->metrics.state_rows = st->rows->nrows;
   dp_rowlog_mark(&st->log, st->rows->nrows);
   return DIPPER_OK;
@@ -484,6 +600,7 @@ static int topn_restore(dp_op *op, dp_rd *in) {
   int64_t n = st->rows->nrows;
   if (st->mode == TOPN_UPDATE && (rc = load_ranks(op, in, 0)))
     return dp_state_corrupt(op, rc, "its ranks");
+  if (st->mode == TOPN_UPDATE && (rc = load_parts(op, in))) return rc;
   op->metrics.state_rows = n;
   dp_rowlog_mark(&st->log, n);
   return DIPPER_OK;

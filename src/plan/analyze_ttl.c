@@ -24,10 +24,37 @@
 
 #define TTL_KEY "table.exec.state.ttl"
 
+/* An INNER (or CROSS) join of two append-only streams: op_join.c's two
+** stores, which expire their rows by insertion.  Outer joins of two streams
+** without a time range (Flink emits their padded rows at once and takes them
+** back on a match) and joins of updating inputs (op_join_retract.c) are not
+** bounded by a TTL yet. */
+static bool ttl_join(const dp_plan *p) {
+  if (p->kind != DP_P_JOIN || p->u.join.as_of || dp_analyze_retract_join(p)) return false;
+  if (p->u.join.kind != DP_J_INNER && p->u.join.kind != DP_J_CROSS) return false;
+  const dp_plan *L = p->inputs[0], *R = p->inputs[1];
+  return !L->props.bounded && !R->props.bounded &&
+         L->props.changelog == DP_CHANGELOG_INSERT_ONLY &&
+         R->props.changelog == DP_CHANGELOG_INSERT_ONLY;
+}
+
+/* A Top-N without a window over an append-only stream (op_topn.c's update
+** mode: the current top per partition). */
+static bool ttl_topn(const dp_plan *p) {
+  return p->kind == DP_P_TOPN && !p->inputs[0]->props.bounded &&
+         p->inputs[0]->props.changelog == DP_CHANGELOG_INSERT_ONLY;
+}
+
+/* OVER on a stream (op_over.c's stream mode, whose history per partition
+** a TTL drops). */
+static bool ttl_over(const dp_plan *p) {
+  return p->kind == DP_P_OVER && !p->inputs[0]->props.bounded;
+}
+
 /* The nodes whose state the embedded engine expires by TTL today. */
 static bool ttl_carried_out(const dp_plan *p) {
   return (p->kind == DP_P_AGGREGATE && !p->u.aggregate.window) || p->kind == DP_P_DISTINCT ||
-         p->kind == DP_P_DEDUPLICATE;
+         p->kind == DP_P_DEDUPLICATE || ttl_join(p) || ttl_topn(p) || ttl_over(p);
 }
 
 static bool grows_forever(const dp_plan *p) {
@@ -58,17 +85,31 @@ void dp_analyze_ttl(dp_arena *a, const dp_catalog *cat, dp_plan *p) {
   int sides = p->kind == DP_P_JOIN ? 2 : 1;
   for (int i = 0; i < sides; i++) p->props.state_ttl[i] = side_ttl(p, i, session);
   int64_t t = p->props.state_ttl[0];
-  if (t <= 0) return;
-  char dur[48];
-  dp_format_duration(dur, sizeof dur, t);
-  const char *how = p->ttl_hint[0] > 0 ? "the STATE_TTL hint" : TTL_KEY;
+  if (t <= 0 && (sides < 2 || p->props.state_ttl[1] <= 0)) return;
   const char *d = p->props.state_desc ? p->props.state_desc : "its state";
   /* "...; never dropped, grows ..." no longer holds: say what drops it */
   const char *cut = strstr(d, "; never dropped");
   int keep = cut ? (int)(cut - d) : (int)strlen(d);
+  char dur[48];
+  if (sides == 2) {
+    char side[2][80];
+    for (int i = 0; i < 2; i++) {
+      dp_format_duration(dur, sizeof dur, p->props.state_ttl[i]);
+      if (p->props.state_ttl[i] > 0) snprintf(side[i], sizeof side[i], "%s after it arrived", dur);
+      else snprintf(side[i], sizeof side[i], "never");
+    }
+    const char *s = dp_arena_printf(a, "%.*s; a stored left row is dropped %s, a right row %s",
+                                    keep, d, side[0], side[1]);
+    if (s) p->props.state_desc = s;
+    return;
+  }
+  dp_format_duration(dur, sizeof dur, t);
+  const char *how = p->ttl_hint[0] > 0 ? "the STATE_TTL hint" : TTL_KEY;
   const char *s = dp_arena_printf(a, "%.*s; a %s not %s for %s is dropped (%s)", keep, d,
                                   p->kind == DP_P_DISTINCT ? "row"
-                                  : p->kind == DP_P_DEDUPLICATE ? "key" : "group",
+                                  : p->kind == DP_P_DEDUPLICATE ? "key"
+                                  : p->kind == DP_P_TOPN || p->kind == DP_P_OVER ? "partition"
+                                                                                : "group",
                                   p->kind == DP_P_DISTINCT ? "seen" : "written", dur, how);
   if (s) p->props.state_desc = s;
 }
@@ -106,6 +147,17 @@ static const char *instead(const dp_plan *p) {
 
 static void warn_node(dp_diags *w, const dp_catalog *cat, const dp_plan *p) {
   const char *what = p->props.state_desc ? p->props.state_desc : "its state";
+  if (ttl_carried_out(p) && p->kind == DP_P_JOIN) {
+    bool l = p->props.state_ttl[0] > 0, r = p->props.state_ttl[1] > 0;
+    if (l && r) return;
+    dp_error(w, DIPPER_STREAMING, p->span,
+             "%s keeps %s: no watermark cleans %s and no state TTL bounds %s; SET '" TTL_KEY
+             "' = '1 d' (or a hint SELECT /*+ STATE_TTL('<left>' = '1 d', '<right>' = '1 d') */ "
+             "...) to drop a stored row that long after it arrived, %s",
+             phrase(p), what, !l && !r ? "it" : l ? "its right side" : "its left side",
+             !l && !r ? "it" : "that side", instead(p));
+    return;
+  }
   if (ttl_carried_out(p)) {
     if (p->props.state_ttl[0] > 0) return;
     bool hinted_forever = p->ttl_hint[0] == DP_TTL_FOREVER;
@@ -120,7 +172,7 @@ static void warn_node(dp_diags *w, const dp_catalog *cat, const dp_plan *p) {
   bool asked = session_ttl(cat) > 0 || p->ttl_hint[0] != 0 || p->ttl_hint[1] != 0;
   dp_error(w, DIPPER_STREAMING, p->span,
            "%s keeps %s: no watermark cleans it%s, and the embedded engine carries out '" TTL_KEY
-           "' for GROUP BY, DISTINCT and deduplication only so far, so bound it otherwise: %s",
+           "' for GROUP BY, DISTINCT, deduplication, OVER, inner joins and Top-N of append-only streams only so far, so bound it otherwise: %s",
            phrase(p), what, asked ? " (" TTL_KEY " and STATE_TTL do not bound it yet)" : "",
            instead(p) + (strncmp(instead(p), "or ", 3) == 0 ? 3 : 0));
 }

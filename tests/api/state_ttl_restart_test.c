@@ -52,6 +52,22 @@ static const char *distinct = "INSERT INTO out SELECT DISTINCT k, CAST(0 AS BIGI
 static const char *dedup =
     "INSERT INTO out SELECT k, CAST(0 AS BIGINT) FROM (SELECT *, ROW_NUMBER() OVER "
     "(PARTITION BY k ORDER BY p) AS rn FROM src) WHERE rn = 1;";
+/* a regular join of the stream with itself: each side's rows by insertion */
+static const char *self_join =
+    "INSERT INTO out SELECT a.k, CAST(0 AS BIGINT) FROM src AS a JOIN src AS b ON a.k = b.k;";
+/* a Top-N without a window: the first two rows per key (ties keep their
+** arrival order); a partition is written by each row that reaches it */
+static const char *top2 =
+    "INSERT INTO out SELECT k, CAST(0 AS BIGINT) FROM (SELECT k, ROW_NUMBER() OVER "
+    "(PARTITION BY k ORDER BY k) AS rn FROM src) WHERE rn <= 2;";
+/* OVER on a stream, by processing time: a running count per key, which a
+** partition idle for the TTL starts again */
+static const char *over_count =
+    "INSERT INTO out SELECT k, COUNT(*) OVER (PARTITION BY k ORDER BY p) FROM src;";
+
+/* The restarted run's clock is the test's plus this (a batch run again
+** after a restart must not read it). */
+static int64_t skew_us;
 
 /* "k:c " for every row the sink holds, appended to buf. */
 static void fetch_rows(dipper *db, char *buf, size_t cap) {
@@ -81,13 +97,13 @@ static int run(const char *insert, int from, int to, char *rows, size_t cap) {
   int nq = 0, finished = 0;
   int rc = dipper_open(&db, NULL);
   if (!rc) dipper_set_clock(db, test_clock, NULL);
-  now_us = steps[from].clock * 1000000;
+  now_us = steps[from].clock * 1000000 + skew_us;
   if (!rc) rc = dipper_compile(db, sql, (size_t)-1, "ttl.sql", &prog);
   for (int i = 0; !rc && i < from; i++)
     rc = dipper_memory_push_json(db, "src", steps[i].rows, (size_t)-1);
   if (!rc) rc = dipper_query_start(prog, &qs, &nq);
   for (int i = from; !rc && i < to; i++) {
-    now_us = steps[i].clock * 1000000;
+    now_us = steps[i].clock * 1000000 + (i == from ? skew_us : 0);
     rc = dipper_memory_push_json(db, "src", steps[i].rows, (size_t)-1);
     if (!rc) rc = dipper_query_step(qs[0], &finished);
   }
@@ -111,10 +127,18 @@ TEST(a_restart_expires_what_the_run_without_one_expires) {
   /* worked out by hand: see `steps`.  DISTINCT: 1 renewed at 1004 expires
   ** at 1014, 2 at 1010, 3 (renewed at 1013) at 1023.  Keep first: 1 and 2
   ** (written at 1000) expire at 1010, 3 (1008) at 1018. */
-  const char *queries[] = {group_by, distinct, dedup};
+  const char *queries[] = {group_by, distinct, dedup, self_join, top2, over_count};
+  /* the join: each side keeps its rows 10 s from insertion; b4 (1013)
+  ** meets 3 (1008) only, b5 (1014) no row of 1 any more */
   const char *expected[] = {"1:1 2:1 1:2 3:1 3:2 2:1 1:1 3:1 ", "1:0 2:0 3:0 2:0 1:0 3:0 ",
-                            "1:0 2:0 3:0 2:0 1:0 3:0 "};
-  for (int q = 0; q < 3; q++) {
+                            "1:0 2:0 3:0 2:0 1:0 3:0 ",
+                            "1:0 2:0 1:0 1:0 1:0 3:0 3:0 3:0 3:0 2:0 1:0 3:0 ",
+                            /* b5: 1 (1004) and 2 (1000) gone, each starts a top
+                            ** again; a batch's new rows leave in rank order */
+                            "1:0 2:0 1:0 3:0 3:0 1:0 2:0 3:0 ",
+                            /* b5: 1 (1004) and 2 (1000) count from nothing */
+                            "1:1 2:1 1:2 3:1 3:2 2:1 1:1 3:1 "};
+  for (int q = 0; q < 6; q++) {
     char whole[512] = "", split[512] = "";
     CHECK_EQ(run(queries[q], 0, NSTEPS, whole, sizeof whole), DIPPER_OK);
     CHECK_STR(whole, expected[q]);
@@ -122,6 +146,33 @@ TEST(a_restart_expires_what_the_run_without_one_expires) {
     CHECK_EQ(run(queries[q], 0, 3, split, sizeof split), DIPPER_OK);
     CHECK_EQ(run(queries[q], 3, NSTEPS, split, sizeof split), DIPPER_OK);
     CHECK_STR(split, whole);
+    clean();
+  }
+}
+
+/* A crash after batch 5's offsets record and sink, before its commit (the
+** commit record removed, as a kill there leaves it): the restart runs batch
+** 5 again from its record, at the processing time logged there, not at the
+** restart's clock (here 4 s earlier, when 1 would not have expired yet). */
+TEST(a_batch_run_again_expires_at_its_logged_time) {
+  snprintf(dir, sizeof dir, "%s/dipper-ttl-rerun-%d",
+           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+  const char *queries[] = {group_by, distinct, self_join, top2, over_count};
+  const char *tails[] = {"2:1 1:1 3:1 ", "2:0 1:0 3:0 ", "2:0 1:0 3:0 ", "1:0 2:0 3:0 ",
+                         "2:1 1:1 3:1 "};
+  for (int q = 0; q < 5; q++) {
+    char first[512] = "", again[512] = "";
+    CHECK_EQ(run(queries[q], 0, 5, first, sizeof first), DIPPER_OK);
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd,
+             "n=$(ls -d '%s'/*/commits/* | wc -l) && test \"$n\" -ge 5 && "
+             "rm \"$(ls -d '%s'/*/commits/* | sort -t/ -k1 -V | tail -1)\"",
+             dir, dir);
+    CHECK_EQ(system(cmd), 0);
+    skew_us = -4 * 1000000;
+    CHECK_EQ(run(queries[q], 4, NSTEPS, again, sizeof again), DIPPER_OK);
+    skew_us = 0;
+    CHECK_STR(again, tails[q]);
     clean();
   }
 }

@@ -197,6 +197,28 @@ def test_check(con):
     assert e.value.line == 1 and e.value.column == 15
 
 
+def test_check_gives_the_programs_warnings(con):
+    # a GROUP BY on a stream whose state grows forever: accepted, with a
+    # warning naming the operator and the option (none once a TTL bounds it)
+    ddl = ("CREATE TABLE s (k INT) WITH ('connector' = 'memory');\n"
+           "CREATE TABLE o (k INT, c BIGINT) WITH ('connector' = 'memory');\n")
+    grow = "INSERT INTO o SELECT k, COUNT(*) FROM s GROUP BY k;\n"
+    with pytest.warns(dipper.CompileWarning, match="table.exec.state.ttl") as caught:
+        kinds = con.check(ddl + grow, filename="grow.sql")
+    assert kinds == ["session", "session", "insert"]
+    assert len(kinds.warnings) == 1 and len(caught) == 1
+    w = kinds.warnings[0]
+    assert isinstance(w, dipper.Diagnostic)
+    assert w.code == dipper.StreamingError.code and w.line == 3 and w.file == "grow.sql"
+    assert "aggregation" in w.message and "table.exec.state.ttl" in w.message
+    assert w.rendered.startswith("grow.sql:3:") and ": warning: " in w.rendered
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bounded = con.check("SET 'table.exec.state.ttl' = '1 h';\n" + grow)
+    assert bounded == ["session", "insert"] and bounded.warnings == []
+
+
 def test_gil_released_during_a_long_call(con):
     import threading
     import time
