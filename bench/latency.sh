@@ -15,7 +15,8 @@
 # DIPPER_BENCH_BUILD).  Two fresh topics per run (one partition each),
 # deleted at the end.  Prints bench_latency's figures, the engine process's
 # CPU seconds (user + system, GNU time; for Spark only dipper's client) and
-# the load average before and after.
+# the load average before and after.  DIPPER_LATENCY_STDERR=file keeps a
+# copy of dipper's whole stderr there.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -45,7 +46,7 @@ in="$tag-in" out="$tag-out"
 work="$(mktemp -d /tmp/dipper-latency.XXXXXX)"
 topics() { "$build/bench/bench_spark_stream_bench" "$@" --brokers "$brokers" >/dev/null; }
 cleanup() {
-  [ -n "${pid:-}" ] && kill -INT "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+  [ -n "${pid:-}" ] && kill -INT "$(cat "$work/pid" 2>/dev/null)" 2>/dev/null && wait "$pid" 2>/dev/null || true
   topics delete "$in" "$out" || true
   rm -rf "$work"
 }
@@ -71,7 +72,10 @@ PY
 echo "latency: engine $engine, $rate events/s for $seconds s (warm-up $warmup s), event time $step ms per event; load $(cut -d' ' -f1-3 /proc/loadavg)"
 eargs=()
 [ "$engine" != embedded ] && eargs=(--engine "$engine")
-/usr/bin/time -f "engine_cpu_s %U %S" -o "$work/time" "$build/dipper" run -q "${eargs[@]+"${eargs[@]}"}" "$sql" \
+# GNU time ignores SIGINT while it waits: the interrupt goes to dipper itself,
+# whose pid the shell between them writes down before it becomes dipper.
+/usr/bin/time -f "engine_cpu_s %U %S" -o "$work/time" \
+  sh -c 'echo $$ >"$0"; exec "$@"' "$work/pid" "$build/dipper" run -q "${eargs[@]+"${eargs[@]}"}" "$sql" \
   >"$work/dipper.out" 2>"$work/dipper.err" &
 pid=$!
 # Let the query start (Spark: until it runs its first trigger).
@@ -80,8 +84,9 @@ kill -0 "$pid" 2>/dev/null || { cat "$work/dipper.err" >&2; echo "bench/latency.
 rc=0
 "$build/bench/bench_latency" --in "$in" --out "$out" --brokers "$brokers" --rate "$rate" \
   --seconds "$seconds" --warmup "$warmup" --step-ms "$step" || rc=$?
-kill -INT "$pid"; wait "$pid" || true; pid=""
-awk '{printf "engine_cpu_s %.2f\n", $2 + $3}' "$work/time"
+kill -INT "$(cat "$work/pid")"; wait "$pid" || true; pid=""
+awk '/^engine_cpu_s/ {printf "engine_cpu_s %.2f\n", $2 + $3}' "$work/time"
 echo "load_after $(cut -d' ' -f1-3 /proc/loadavg)"
+[ -n "${DIPPER_LATENCY_STDERR:-}" ] && cp "$work/dipper.err" "$DIPPER_LATENCY_STDERR"
 [ -s "$work/dipper.err" ] && { echo "--- dipper's stderr:"; tail -5 "$work/dipper.err"; }
 exit $rc

@@ -1,7 +1,7 @@
 -- bench/latency_payments.sql — the seed pipeline (examples/payments.sql) for
 -- bench/latency.sh: JSON payments from topic ${IN} to the HOP 1 min / 30 s
 -- sums per province on topic ${OUT}, with no trigger (as fast as possible).
--- ${SETS} is the run's SET lines (a checkpoint folder, on Spark).
+-- The line below is replaced by the run's SET lines (a checkpoint folder, on Spark).
 ${SETS}
 CREATE TABLE payment_msg (
   createTime  TIMESTAMP(3),
