@@ -52,9 +52,10 @@ void dp_ht_free(dp_hashtable *ht);
 /* hashes[i] = hash of row i over the columns cols[0..ncols), i < nrows. */
 void dp_ht_hash(const dp_vector *const *cols, int ncols, int64_t nrows, uint64_t *hashes);
 
-/* For each row i of `rows` (or every row 0..n when rows is NULL) of the probe
-** columns (same types as the keys), set ids[i] to its group, inserting new
-** keys.  hashes are those of dp_ht_hash, indexed by row.  *nnew (may be NULL)
+/* For each row r = rows[i] (or r = i, every row 0..n, when rows is NULL) of
+** the probe columns (same types as the keys), set ids[r] to its group,
+** inserting new keys: ids, like hashes (dp_ht_hash's), is indexed by the row
+** number, not by the position in `rows`.  *nnew (may be NULL)
 ** counts the groups created.  Returns DIPPER_OK, DIPPER_NOMEM or DIPPER_LIMIT. */
 int dp_ht_find_or_insert(dp_hashtable *ht, const dp_vector *const *cols, const uint64_t *hashes,
                          const int64_t *rows, int64_t n, int64_t *ids, int64_t *nnew);
