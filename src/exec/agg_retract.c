@@ -344,6 +344,9 @@ static int put_result(ra_state *st, int64_t g, const ra_vals *const *v, int kind
   return rc;
 }
 
+/* Group g's result now is the one last emitted: the values put_result
+** gives, compared as Flink compares the rows (a 0 added to a SUM, or a row
+** that leaves an AVG where it was, changes nothing that is emitted). */
 static bool same_result(ra_state *st, int64_t g) {
   for (int a = 0; a < st->naggs; a++) {
     ra_call *c = &st->calls[a];
@@ -351,9 +354,28 @@ static bool same_result(ra_state *st, int64_t g) {
       if (dp_multiset_changed(&c->ms, g)) return false;
       continue;
     }
-    if (c->now.cnt[g] != c->emitted.cnt[g] || c->now.isum[g] != c->emitted.isum[g] ||
-        c->now.fsum[g] != c->emitted.fsum[g])
+    int64_t cn = c->now.cnt[g], ce = c->emitted.cnt[g];
+    if (c->star || c->count) {
+      if (cn != ce) return false;
+      continue;
+    }
+    if ((cn == 0) != (ce == 0)) return false;
+    if (cn == 0) continue; /* NULL both times */
+    const dp_vector *col = st->out->cols[st->ngroup + a];
+    bool fl = col->phys == DP_PHYS_F64 || col->phys == DP_PHYS_F32;
+    double dn, de;
+    if (c->avg) {
+      dn = c->now.fsum[g] / (double)cn;
+      de = c->emitted.fsum[g] / (double)ce;
+    } else if (c->fsum) {
+      dn = c->now.fsum[g];
+      de = c->emitted.fsum[g];
+    } else if (c->now.isum[g] != c->emitted.isum[g]) {
       return false;
+    } else {
+      continue;
+    }
+    if (fl ? dn != de : (int64_t)dn != (int64_t)de) return false;
   }
   return true;
 }
