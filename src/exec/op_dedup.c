@@ -57,7 +57,7 @@ typedef struct dedup_state {
                           cost what it changed, not a pass over every key */
   int64_t nch, chcap;
   int64_t cap;
-  dp_batch *store;     /* rows that were best at some point */
+  dp_batch *store;     /* rows that were best at some point (compact_store) */
   dp_rowlog log;       /* the keys' changes since the last checkpoint (rows.h) */
   int64_t *sel;        /* scratch: rows of a batch, or of the output */
   int64_t sel_cap;
@@ -175,6 +175,27 @@ static int grow_sel(dedup_state *st, int64_t need) {
   return DIPPER_OK;
 }
 
+/* Keep last, bounded (in memory): `store` gains a row each time a key's best
+** changes, so once the rows that are no key's best any more are half of it
+** (and at least 1,024), it is made again from the best rows, in key order
+** (best[id] = id, as a restore leaves it).  Each row is copied O(1) times over
+** its life, and the store stays within twice the keys, not the input. */
+static int compact_store(dedup_state *st) {
+  int64_t n = dp_groups_count(&st->keys);
+  if (st->store->nrows < 1024 || st->store->nrows < 2 * n) return DIPPER_OK;
+  dp_batch *kept = dp_batch_new(st->store->schema, n);
+  if (!kept) return DIPPER_NOMEM;
+  int rc = dp_batch_take(kept, st->store, st->best, 0, n);
+  if (rc) {
+    dp_batch_free(kept);
+    return rc;
+  }
+  dp_batch_free(st->store);
+  st->store = kept;
+  for (int64_t id = 0; id < n; id++) st->best[id] = id;
+  return DIPPER_OK;
+}
+
 /* Does row r of b replace the stored best row of its key? */
 static bool better(const dp_op *op, const dedup_state *st, const dp_batch *b, int64_t r,
                    int64_t id) {
@@ -249,6 +270,7 @@ static int take_rows(dp_op *op, const dp_batch *b) {
   if (st->mode == DEDUP_FIRST && nfirst > 0) {
     if ((rc = dp_batch_take(st->out, b, st->sel, 0, nfirst))) return rc;
   }
+  if (st->mode != DEDUP_FIRST && !st->rocks) return compact_store(st);
   return DIPPER_OK;
 }
 

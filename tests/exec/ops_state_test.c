@@ -60,6 +60,34 @@ TEST(dedup_keep_last_updates_each_batch) {
   check_script(&sc, NULL);
 }
 
+/* Rows i0..i1 of ev, key i % 3, value "v<i>", one ms apart: each row is its
+** key's best so far (keep last), so the store compacts (op_dedup.c's
+** compact_store) within the batch. */
+static const char *many_rows(char *buf, size_t cap, int i0, int i1) {
+  size_t at = 0;
+  for (int i = i0; i < i1 && at < cap; i++)
+    at += (size_t)snprintf(buf + at, cap - at,
+                           "{\"k\": %d, \"v\": \"v%d\", \"ts\": \"2024-01-01 00:%02d:%02d.%03d\"}\n",
+                           i % 3, i, i / 60000, i / 1000 % 60, i % 1000);
+  return buf;
+}
+
+TEST(dedup_keep_last_store_compacts_with_many_updates) {
+  static char b0[1500 * 80], b1[1500 * 80];
+  script sc = {EV_DDL "SELECT k, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts DESC)"
+                      " AS rn FROM ev) WHERE rn = 1;",
+               {"ev"},
+               {{many_rows(b0, sizeof b0, 0, 1500)}, {many_rows(b1, sizeof b1, 1500, 3000)}},
+               2};
+  check_script(&sc, "#0\n0, 'v1497'\n1, 'v1498'\n2, 'v1499'\n#1\n0, 'v2997'\n1, 'v2998'\n"
+                    "2, 'v2999'\n#2\n");
+  sc.sql = "CREATE TABLE ev (k INT, v STRING, ts TIMESTAMP(3))"
+           " WITH ('connector' = 'memory', 'bounded' = 'true');\n"
+           "SELECT k, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts DESC) AS rn"
+           " FROM ev) WHERE rn = 1;";
+  check_script(&sc, "#0\n#1\n#2\n0, 'v2997'\n1, 'v2998'\n2, 'v2999'\n");
+}
+
 TEST(dedup_of_a_bounded_input_emits_at_the_end) {
   static const script sc = {
       "CREATE TABLE b (k INT, v STRING, ts TIMESTAMP(3))"
