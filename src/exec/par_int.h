@@ -23,6 +23,8 @@ typedef struct par_worker {
   int nout, capout;
   dp_batch **out;       /* outbox: copies of the root's batches of this micro-batch */
   int64_t sunk;         /* rows its own sink wrote in it (a per-worker sink) */
+  int64_t *wm_max;      /* min_rule: per watermark, the largest event time it has seen
+                           in this run (its ex->max_event_time holds the batch's) */
   pthread_t thread;     /* workers 1..n-1 */
   bool started, nomem;
   int rc;               /* of its last micro-batch */

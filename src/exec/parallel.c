@@ -338,8 +338,18 @@ static int run_worker(par_worker *w) {
 }
 
 int dp_par_run(dp_par *par, dp_exec *coord, dp_diags *d) {
+  int nwm = coord->query->nwatermarks;
   for (int i = 0; i < par->n; i++) {
     dp_exec *ex = par->w[i].ex;
+    if (par->min_rule && nwm > 0) {
+      /* the worker's max_event_time gets this batch's alone; its run's is wm_max */
+      if (!par->w[i].wm_max) {
+        par->w[i].wm_max = dp_arena_alloc(ex->arena, (size_t)nwm * sizeof(int64_t));
+        if (!par->w[i].wm_max) return DIPPER_NOMEM;
+        for (int k = 0; k < nwm; k++) par->w[i].wm_max[k] = DP_WATERMARK_NONE;
+      }
+      for (int k = 0; k < nwm; k++) ex->max_event_time[k] = DP_WATERMARK_NONE;
+    }
     ex->batch_id = coord->batch_id;
     ex->watermark = coord->watermark;
     ex->late_watermark = coord->late_watermark;
@@ -358,19 +368,28 @@ int dp_par_run(dp_par *par, dp_exec *coord, dp_diags *d) {
   while (par->pending > 0) pthread_cond_wait(&par->done, &par->mu);
   pthread_mutex_unlock(&par->mu);
   /* Shares of one batch: their maximum is what one thread saw.  Splits of
-  ** their own (files): the minimum over the workers that saw an
-  ** event, so that no worker's rows come late for another's progress (a
-  ** worker done with its files holds it back until the input ends). */
-  int nwm = coord->query->nwatermarks;
+  ** their own (files): the minimum over the workers that read events in this
+  ** batch, each at the largest it has seen, so that no worker's rows come
+  ** late for another's progress; a worker that read none has caught up with
+  ** its input and holds nothing back, and when none read any (every worker
+  ** caught up: the no-data batch that closes windows) the maximum, what one
+  ** thread that read everything saw. */
   for (int k = 0; k < nwm; k++) {
-    int64_t m = par->min_rule ? INT64_MAX : DP_WATERMARK_NONE;
-    for (int i = 0; i < par->n; i++) {
-      int64_t t = par->w[i].ex->max_event_time[k];
-      if (!par->min_rule && t > m) m = t;
-      if (par->min_rule && t != DP_WATERMARK_NONE && t < m) m = t;
+    int64_t m = DP_WATERMARK_NONE;
+    if (!par->min_rule) {
+      for (int i = 0; i < par->n; i++)
+        if (par->w[i].ex->max_event_time[k] > m) m = par->w[i].ex->max_event_time[k];
+    } else {
+      int64_t lo = INT64_MAX, hi = DP_WATERMARK_NONE;
+      for (int i = 0; i < par->n; i++) {
+        int64_t b = par->w[i].ex->max_event_time[k], *run = &par->w[i].wm_max[k];
+        if (b > *run) *run = b;
+        if (b != DP_WATERMARK_NONE && *run < lo) lo = *run;
+        if (*run > hi) hi = *run;
+      }
+      m = lo != INT64_MAX ? lo : hi;
     }
-    if (m != INT64_MAX && m != DP_WATERMARK_NONE && m > coord->max_event_time[k])
-      coord->max_event_time[k] = m;
+    if (m != DP_WATERMARK_NONE && m > coord->max_event_time[k]) coord->max_event_time[k] = m;
   }
   for (int i = 0; i < par->n; i++) {
     if (par->w[i].rc == DIPPER_OK) continue;
