@@ -312,6 +312,23 @@ TEST(filesystem_splits) {
   /* small batches: a late row shows from the third batch on */
   same_as_one("filesystem tumble", "SET 'dipper.max-batch-rows' = '300';\n", tw, 2, 500);
   same_as_one("filesystem tumble batch", BATCH, tw, 2, 500);
+  /* a watched folder read available-now: the windows close by the watermark
+  ** alone, and the last ones only in the no-data batch at the end, when
+  ** every worker has caught up (the minimum over all would keep open those
+  ** past the worker whose files end first) */
+  char twatch[2048];
+  snprintf(twatch, sizeof twatch,
+           "CREATE TABLE f (k INT, v INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1'"
+           " SECOND) WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'json',"
+           " 'source.monitor-interval' = '1 s');\n"
+           "CREATE TABLE out_t (k INT, window_start TIMESTAMP(3), n BIGINT, total BIGINT)"
+           " WITH ('connector' = 'memory');\n"
+           "INSERT INTO out_t SELECT k, window_start, COUNT(*), SUM(v) FROM TABLE(TUMBLE(TABLE f,"
+           " DESCRIPTOR(ts), INTERVAL '30' SECOND)) GROUP BY k, window_start, window_end;\n",
+           timed);
+  same_as_one("filesystem tumble watched",
+              "SET 'dipper.max-batch-rows' = '300';\nSET 'dipper.trigger' = 'available-now';\n",
+              twatch, 2, 400);
   /* one file: one worker reads it, the others nothing */
   char one[600], q1[2048];
   snprintf(one, sizeof one,
