@@ -54,3 +54,26 @@ void dp_due_free(dp_due_heap *h) {
   h->v = NULL;
   h->n = h->cap = 0;
 }
+
+int dp_gone_split_ids(const uint8_t *gone, int64_t gone_cap, int64_t n, int64_t ngone,
+                      bool remap, dp_gone_split *out) {
+  *out = (dp_gone_split){0};
+  out->keep = malloc((size_t)(n > 0 ? n : 1) * sizeof *out->keep);
+  out->drop = malloc((size_t)(ngone > 0 ? ngone : 1) * sizeof *out->drop);
+  out->remap = remap ? malloc((size_t)(n > 0 ? n : 1) * sizeof *out->remap) : NULL;
+  if (!out->keep || !out->drop || (remap && !out->remap)) return DIPPER_NOMEM;
+  for (int64_t id = 0; id < n; id++) {
+    bool g = id < gone_cap && gone[id];
+    if (out->remap) out->remap[id] = g ? -1 : out->nkeep;
+    if (g) out->drop[out->ndrop++] = id;
+    else out->keep[out->nkeep++] = id;
+  }
+  return DIPPER_OK;
+}
+
+void dp_gone_split_free(dp_gone_split *s) {
+  free(s->keep);
+  free(s->drop);
+  free(s->remap);
+  *s = (dp_gone_split){0};
+}

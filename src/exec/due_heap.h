@@ -15,6 +15,7 @@
 #ifndef DP_DUE_HEAP_H
 #define DP_DUE_HEAP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct dp_due {
@@ -36,5 +37,19 @@ int dp_due_reserve(dp_due_heap *h, int64_t n);
 /* The heap order over h->v[0..h->n), in O(n). */
 void dp_due_heapify(dp_due_heap *h);
 void dp_due_free(dp_due_heap *h);
+
+/* The tombstones' side of the same devices: ids 0..n split by their gone
+** flags (gone[id] for id < gone_cap; past it, not gone) into the kept ids
+** and the dropped ones, both ascending, and with `remap` each id's new
+** number (-1: dropped), for a compaction that renumbers (dp_groups_compact,
+** dp_rowlog_drop, dp_state_ttl_renumber).  DIPPER_OK or DIPPER_NOMEM; free
+** with dp_gone_split_free either way. */
+typedef struct dp_gone_split {
+  int64_t *keep, *drop, *remap;
+  int64_t nkeep, ndrop;
+} dp_gone_split;
+int dp_gone_split_ids(const uint8_t *gone, int64_t gone_cap, int64_t n, int64_t ngone,
+                      bool remap, dp_gone_split *out);
+void dp_gone_split_free(dp_gone_split *s);
 
 #endif /* DP_DUE_HEAP_H */

@@ -105,24 +105,14 @@ static int rebuild_due(dedup_state *st) {
 /* The gone keys compacted away (the keys' log records the drops; the TTL
 ** list follows the renumbering). */
 static int compact_gone(dedup_state *st) {
-  int64_t n = dp_groups_count(&st->keys), k = 0, d = 0;
-  int64_t *keep = malloc((size_t)(n > 0 ? n : 1) * sizeof *keep);
-  int64_t *drop = malloc((size_t)(st->ngone > 0 ? st->ngone : 1) * sizeof *drop);
-  int64_t *remap = st->ttl.ttl > 0 ? malloc((size_t)(n > 0 ? n : 1) * sizeof *remap) : NULL;
-  int rc = keep && drop && (remap || st->ttl.ttl <= 0) ? DIPPER_OK : DIPPER_NOMEM;
-  for (int64_t id = 0; !rc && id < n; id++) {
-    bool g = id < st->gone_cap && st->gone[id];
-    if (remap) remap[id] = g ? -1 : k;
-    if (g) drop[d++] = id;
-    else keep[k++] = id;
-  }
-  if (!rc) rc = dp_groups_compact(&st->keys, keep, k);
-  for (int64_t i = 0; !rc && i < k; i++) st->ts[i] = st->ts[keep[i]];
-  if (!rc) rc = dp_rowlog_drop(&st->log, drop, d);
-  if (!rc && remap) rc = dp_state_ttl_renumber(&st->ttl, remap, n);
-  free(keep);
-  free(drop);
-  free(remap);
+  int64_t n = dp_groups_count(&st->keys);
+  dp_gone_split s;
+  int rc = dp_gone_split_ids(st->gone, st->gone_cap, n, st->ngone, st->ttl.ttl > 0, &s);
+  if (!rc) rc = dp_groups_compact(&st->keys, s.keep, s.nkeep);
+  for (int64_t i = 0; !rc && i < s.nkeep; i++) st->ts[i] = st->ts[s.keep[i]];
+  if (!rc) rc = dp_rowlog_drop(&st->log, s.drop, s.ndrop);
+  if (!rc && s.remap) rc = dp_state_ttl_renumber(&st->ttl, s.remap, n);
+  dp_gone_split_free(&s);
   return rc ? rc : rebuild_due(st);
 }
 
