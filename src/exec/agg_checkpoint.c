@@ -509,20 +509,8 @@ int dp_aggop_save_delta(dp_op *op, dp_buf *out) {
 }
 
 static int grow_sessions(agg_state *st, int64_t n) {
-  int64_t cap;
-  int rc = DIPPER_OK;
-#define GROW_S(arr)                                          \
-  cap = st->scap;                                            \
-  if (!rc) rc = dp_aggop_ensure(&st->arr, &cap, n, sizeof *st->arr);
-  GROW_S(s_key) GROW_S(s_start) GROW_S(s_end) GROW_S(s_next) GROW_S(s_parent) GROW_S(s_dead)
-#undef GROW_S
-  if (rc) return rc;
-  st->scap = cap;
-  int64_t kc = st->kcap;
-  if ((rc = dp_aggop_ensure(&st->key_head, &kc, st->ht.ngroups, sizeof *st->key_head))) return rc;
-  for (int64_t k = st->kcap; k < kc; k++) st->key_head[k] = -1;
-  st->kcap = kc;
-  return DIPPER_OK;
+  int rc = dp_aggop_grow_sessions(st, n);
+  return rc ? rc : dp_aggop_grow_key_heads(st);
 }
 
 /* Replay the compactions since the base as one: drop the base's ids in

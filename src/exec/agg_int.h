@@ -112,6 +112,10 @@ int dp_aggop_idlist_push(idlist *l, int64_t x);
 ** every call's states. */
 int dp_aggop_grow_flags(agg_state *st, int64_t n);
 int dp_aggop_grow_groups(agg_state *st, int64_t n);
+/* Sessions: room for n sessions' arrays (s_key .. s_dead), and a list head
+** (-1: none) for every key of the hash table. */
+int dp_aggop_grow_sessions(agg_state *st, int64_t n);
+int dp_aggop_grow_key_heads(agg_state *st);
 /* A renumbering (remap[old] = new id or -1, n ids before, kept after)
 ** carried to every call's states and DISTINCT table (replay: a restore's,
 ** which never rebuilds a store), and to the sessions' arrays; the sessions'

@@ -323,8 +323,8 @@ static int64_t find_root(const agg_state *st, int64_t s) {
   return s;
 }
 
-static int new_session(agg_state *st, int64_t key, int64_t start, int64_t end, int64_t *sid) {
-  int64_t n = st->nsess + 1, cap;
+int dp_aggop_grow_sessions(agg_state *st, int64_t n) {
+  int64_t cap = st->scap;
   int rc = DIPPER_OK;
 #define GROW_S(arr)                                          \
   cap = st->scap;                                            \
@@ -333,6 +333,22 @@ static int new_session(agg_state *st, int64_t key, int64_t start, int64_t end, i
 #undef GROW_S
   if (rc) return rc;
   st->scap = cap;
+  return DIPPER_OK;
+}
+
+int dp_aggop_grow_key_heads(agg_state *st) {
+  int64_t kc = st->kcap;
+  int rc = dp_aggop_ensure(&st->key_head, &kc, st->ht.ngroups, sizeof *st->key_head);
+  if (rc) return rc;
+  for (int64_t k = st->kcap; k < kc; k++) st->key_head[k] = -1;
+  st->kcap = kc;
+  return DIPPER_OK;
+}
+
+static int new_session(agg_state *st, int64_t key, int64_t start, int64_t end, int64_t *sid) {
+  int64_t n = st->nsess + 1;
+  int rc = dp_aggop_grow_sessions(st, n);
+  if (rc) return rc;
   if ((rc = dp_aggop_grow_groups(st, n)) != DIPPER_OK) return rc;
   int64_t s = st->nsess++;
   st->s_key[s] = key;
@@ -512,10 +528,7 @@ static int consume(dp_op *self, const dp_batch *in) {
   if (rc) return rc;
 
   if (st->session) {
-    int64_t kc = st->kcap;
-    if ((rc = dp_aggop_ensure(&st->key_head, &kc, st->ht.ngroups, sizeof *st->key_head))) return rc;
-    for (int64_t k = st->kcap; k < kc; k++) st->key_head[k] = -1;
-    st->kcap = kc;
+    if ((rc = dp_aggop_grow_key_heads(st))) return rc;
     const dp_vector *ws = st->gvec[st->wstart], *we = st->gvec[st->wend];
     for (int64_t k = 0; k < n; k++) {
       int64_t r = st->rows[k], sid;
