@@ -285,4 +285,120 @@ TEST(window_topn_many_rows_against_the_reference) {
   window_case(700, 30, 2, DENSE, false, 42);
 }
 
+/* ---- states written by version 1 ----
+** The blobs below were written by op_topn.c as of b4f3cd9 (version 1: no
+** tombstones) for the small cases' scripts: a whole state after batch 2, a
+** delta after batch 3 (the driver's watermarks with them).  With
+** TOPN_DUMP=1 in the environment this test prints the blobs the build it
+** runs writes, in the same form (how these were made). */
+typedef struct v1_state {
+  const char *whole, *delta; /* hex, the Top-N's blob (the only operator with state) */
+  int64_t batch_wm, next_wm, max_event;
+} v1_state;
+
+static void hex_into(dp_buf *b, const char *hex) {
+  for (size_t i = 0; hex[i] && hex[i + 1]; i += 2) {
+    unsigned v;
+    sscanf(hex + i, "%2x", &v);
+    dp_buf_putc(b, (char)v);
+  }
+}
+
+static void dump_blob(const char *what, const blobs *bl) {
+  fprintf(stderr, "%s n=%d batch_wm=%lld next_wm=%lld max_event=%lld\n", what, bl->n,
+          (long long)bl->batch_wm, (long long)bl->next_wm,
+          (long long)(bl->nwm > 0 ? bl->max_event_time[0] : 0));
+  for (int i = 0; i < bl->n; i++) {
+    fprintf(stderr, "  \"");
+    for (size_t j = 0; j < bl->b[i].len; j++) fprintf(stderr, "%02x", (unsigned)(uint8_t)bl->b[i].data[j]);
+    fprintf(stderr, "\"\n");
+  }
+}
+
+static void check_v1(const char *sql, const row *rows, int n, const v1_state *v1) {
+  script sc;
+  char *texts[NB];
+  make_script(&sc, sql, rows, n, texts);
+  run a, c;
+  bool ok = run_open(&a, &sc);
+  for (int b = 0; ok && b <= sc.nbatches; b++) ok = run_batch(&a, b) == DIPPER_OK;
+  if (ok && getenv("TOPN_DUMP")) {
+    static blobs w, d;
+    ok = run_open(&c, &sc);
+    for (int b = 0; ok && b <= 3; b++) {
+      ok = run_batch(&c, b) == DIPPER_OK;
+      if (b == 2) save_all_as(&c, &w, false);
+      if (b == 3) save_all_as(&c, &d, true);
+    }
+    dump_blob("whole", &w);
+    dump_blob("delta", &d);
+    free_blobs(&w);
+    free_blobs(&d);
+    run_close(&c);
+  }
+  static blobs w, d;
+  memset(&w, 0, sizeof w);
+  memset(&d, 0, sizeof d);
+  w.n = d.n = 1;
+  d.delta[0] = true;
+  hex_into(&w.b[0], v1->whole);
+  hex_into(&d.b[0], v1->delta);
+  CHECK(w.b[0].len > 0 && w.b[0].data[0] == 1 && d.b[0].data[0] == 1);
+  d.batch_wm = v1->batch_wm;
+  d.next_wm = v1->next_wm;
+  d.nwm = 1;
+  d.max_event_time[0] = v1->max_event;
+  if (ok && run_open(&c, &sc)) {
+    const blobs *seq[2] = {&w, &d};
+    CHECK_EQ(restore_seq(&c, seq, 2), DIPPER_OK);
+    for (int b = 4; b <= sc.nbatches && ok; b++) ok = run_batch(&c, b) == DIPPER_OK;
+    CHECK_STR(dp_buf_cstr(&c.out), a.out.data + a.mark[4]);
+    /* and what it saves now is of the new version, and restores */
+    blobs now;
+    save_all(&c, &now);
+    CHECK(now.n == 1 && now.b[0].data[0] == 2);
+    free_blobs(&now);
+  }
+  run_close(&c);
+  run_close(&a);
+  free_blobs(&w);
+  free_blobs(&d);
+  for (int b = 0; b < NB; b++) free(texts[b]);
+}
+
+static const v1_state v1_update = {
+    "01020090c58f81e2f58606040604060b0000000c00000004000000050000000f000000070000000406010000"
+    "0000000000020000000200000000000000010000000406050000000500000003000000030000000300000001"
+    "000000250690d78383e2f58606f0ba79bfd3f301d00fe0f2f3019fa87a010101020202",
+    "01020090ce8982e2f586060601040604060b0000000c00000017000000040000000500000014000000040601"
+    "0000000000000000000000020000000200000001000000040605000000050000000500000003000000030000"
+    "0003000000250690d78383e2f58606f0ba7990d77acfaaee02d00f90eced02010102010202",
+    1704067200005000LL, 1704067201005000LL, 1704067203005000LL};
+static const v1_state v1_window = {
+    "010100d0e6dd86e2f58606070a040a05000000060000000700000008000000090000000a0000000b0000000c"
+    "0000000d0000000e000000040a01000000000000000000000001000000010000000200000000000000000000"
+    "000100000002000000040a000000000200000001000000010000000300000004000000030000000000000002"
+    "00000003000000250a90f0c586e2f58606d0b96fbf940ebff916f0dcc10180b595018f9e8d01f0968501a0cc"
+    "eb01dfe5a401250a80a4f185e2f5860680897a000080897a8092f401ff91f4018092f40180897aff887a250a"
+    "80adeb86e2f5860680897a000080897a8092f401ff91f4018092f40180897aff887a250afeaceb86e2f58606"
+    "80897a000080897a8092f401ff91f4018092f40180897aff887a",
+    "010100d0e0d689e2f586060a02020004000000070404040f0000001000000011000000120000000404010000"
+    "0003000000020000000000000004040200000001000000030000000300000025049088a98de2f58606c09262"
+    "df8c92038ffd1a250480e3c78ce2f5860680897aff9aee0200250480ecc18de2f5860680897aff9aee020025"
+    "04feebc18de2f5860680897aff9aee0200",
+    1704067207977000LL, 1704067210601000LL, 1704067212601000LL};
+
+TEST(version_1_states_still_restore) {
+  row rows[NB * 6];
+  int n = gen_update(rows, 6, 3, 5, 11);
+  check_v1(DDL "SELECT k, g, v, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY g ORDER BY v DESC)"
+               " AS rn FROM ev) WHERE rn <= 2;",
+           rows, n, &v1_update);
+  n = gen_window(rows, 5, 4, 31);
+  check_v1(DDL "SELECT k, g, v, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start,"
+               " window_end, g ORDER BY v DESC) AS rn FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts),"
+               " INTERVAL '1' SECOND))) WHERE rn <= 2;",
+           rows, n, &v1_window);
+}
+
 int main(void) { return RUN_TESTS(); }
