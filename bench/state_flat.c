@@ -24,6 +24,15 @@
 **            adds 1,000 rows and the watermark forgets the 1,000 oldest
 **   dedupfirst  ROW_NUMBER() .. ORDER BY ts ASC = 1 on an event-time ts
 **            (Spark's dropDuplicates with a watermark), likewise
+**   topn     ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) <= 3 (the
+**            updating Top-N): S partitions of one row each; a batch is
+**            1,000 rows over 1,000 of them, each a new best
+**   topnwindow  the same per TUMBLE 1 s window (PARTITION BY window_start,
+**            window_end, k), S rows waiting in S/1,000 windows; a batch
+**            adds a window of 1,000 rows and the watermark closes the oldest
+** The Top-N cases also save the operator's state after the fill (whole) and
+** a delta after every measured batch (save_delta, not in the time), and
+** print both sizes: the bytes a checkpoint writes per batch.
 ** Filling is done in batches of up to 1 M rows without a watermark and is
 ** not measured.  The machine is shared: read the medians.
 */
@@ -34,6 +43,7 @@
 #include <time.h>
 
 #include "api/dipper_int.h"
+#include "core/buf.h"
 #include "exec/exec.h"
 #include "exec/exec_int.h"
 
@@ -86,6 +96,15 @@ static const cse cases[] = {
      "SELECT k, v, ts FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts ASC) AS rn "
      "FROM t) WHERE rn = 1",
      DP_P_DEDUPLICATE, DP_MODE_APPEND},
+    {"topn",
+     "SELECT k, v, ts FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn "
+     "FROM t) WHERE rn <= 3",
+     DP_P_TOPN, DP_MODE_UPDATE},
+    {"topnwindow",
+     "SELECT k, v, window_end FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, "
+     "window_end, k ORDER BY v DESC) AS rn FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), "
+     "INTERVAL '1' SECOND))) WHERE rn <= 3",
+     DP_P_TOPN, DP_MODE_APPEND},
 };
 
 /* The run: the operator tree over the feed, post-order for end_batch. */
@@ -159,7 +178,8 @@ static uint64_t next_rand(void) {
 
 /* The state's first S entries: row i of the fill. */
 static void fill_row(const cse *c, run *r, int64_t at, int64_t i) {
-  if (!strcmp(c->name, "window")) put(r, at, i % 1000, 1, BASE + (i / 1000) * SEC + i % 1000);
+  if (!strcmp(c->name, "window") || !strcmp(c->name, "topnwindow"))
+    put(r, at, i % 1000, 1, BASE + (i / 1000) * SEC + i % 1000);
   else put(r, at, i, 1, BASE + i);
 }
 
@@ -173,7 +193,13 @@ static int64_t measured(const cse *c, run *r, int64_t S, int64_t b) {
     set_rows(r, 10000);
     return DP_WATERMARK_NONE;
   }
-  if (!strcmp(c->name, "window")) {
+  if (!strcmp(c->name, "topn")) {
+    for (int64_t j = 0; j < 1000; j++)
+      put(r, j, (int64_t)(next_rand() % 1000) * spread, 2 + b * 1000 + j, BASE + S + b * 1000 + j);
+    set_rows(r, 1000);
+    return DP_WATERMARK_NONE;
+  }
+  if (!strcmp(c->name, "window") || !strcmp(c->name, "topnwindow")) {
     for (int64_t j = 0; j < 1000; j++) put(r, j, j, 1, BASE + (spread + b) * SEC + j);
     set_rows(r, 1000);
     return BASE + (b + 1) * SEC; /* window b's end: it closes */
@@ -237,12 +263,27 @@ static int run_case(const cse *c, int64_t S, int measured_n) {
   }
   int64_t state0 = r->root->metrics.state_rows, filled_out = r->emitted;
   double *t = calloc((size_t)measured_n, sizeof *t), sum = 0;
-  for (int b = 0; b < measured_n && !rc && t; b++) {
+  double *dbytes = calloc((size_t)measured_n, sizeof *dbytes);
+  bool ckpt = c->kind == DP_P_TOPN && r->root->cls->save_delta;
+  size_t whole = 0;
+  if (ckpt && !rc) {
+    dp_buf w = DP_BUF_INIT;
+    rc = r->root->cls->save_state(r->root, &w);
+    whole = w.len;
+    dp_buf_free(&w);
+  }
+  for (int b = 0; b < measured_n && !rc && t && dbytes; b++) {
     int64_t wm = measured(c, r, S, b);
     double t0 = cpu_sec();
     rc = batch(r, wm);
     t[b] = (cpu_sec() - t0) * 1e6;
     sum += t[b];
+    if (ckpt && !rc) {
+      dp_buf d = DP_BUF_INIT;
+      rc = r->root->cls->save_delta(r->root, &d);
+      dbytes[b] = (double)d.len;
+      dp_buf_free(&d);
+    }
   }
   if (rc || !t) {
     fprintf(stderr, "state_flat: %s: %s\n", c->name,
@@ -250,6 +291,7 @@ static int run_case(const cse *c, int64_t S, int measured_n) {
     return 1;
   }
   qsort(t, (size_t)measured_n, sizeof *t, cmp_d);
+  qsort(dbytes, (size_t)measured_n, sizeof *dbytes, cmp_d);
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   printf("%-10s state %9lld (after: %9lld)  per batch CPU us: median %9.0f  mean %9.0f  max %9.0f"
@@ -257,8 +299,12 @@ static int run_case(const cse *c, int64_t S, int measured_n) {
          c->name, (long long)state0, (long long)r->root->metrics.state_rows, t[measured_n / 2],
          sum / measured_n, t[measured_n - 1], (long long)(r->emitted - filled_out),
          ru.ru_maxrss / 1024);
+  if (ckpt)
+    printf("%-10s state %9lld  checkpoint bytes: whole %zu, delta per batch median %.0f max %.0f\n",
+           c->name, (long long)state0, whole, dbytes[measured_n / 2], dbytes[measured_n - 1]);
   fflush(stdout);
   free(t);
+  free(dbytes);
   for (int i = r->nops - 1; i >= 0; i--) {
     dp_op *op = r->ops[i];
     if (op->cls->close) op->cls->close(op);
@@ -286,6 +332,6 @@ int main(int argc, char **argv) {
     found++;
     for (int64_t S = 10000; S <= max_state && !rc; S *= 10) rc = run_case(&cases[i], S, measured_n);
   }
-  if (!found) fprintf(stderr, "state_flat: no case %s (group, window, dedup, distinct, dedupfirst, all)\n", which);
+  if (!found) fprintf(stderr, "state_flat: no case %s (group, window, dedup, distinct, dedupfirst, topn, topnwindow, all)\n", which);
   return rc || !found;
 }
