@@ -30,7 +30,11 @@
 **   topnwindow  the same per TUMBLE 1 s window (PARTITION BY window_start,
 **            window_end, k), S rows waiting in S/1,000 windows; a batch
 **            adds a window of 1,000 rows and the watermark closes the oldest
-** The Top-N cases also save the operator's state after the fill (whole) and
+**   temporal the event-time temporal join of two streams, o JOIN r FOR
+**            SYSTEM_TIME AS OF o.ts ON o.k = r.k: S versions of 1,000 keys
+**            held; a batch brings a new version of each key and 1,000 orders
+**            at its time, which the watermark releases
+** The Top-N and temporal cases also save the operator's state after the fill (whole) and
 ** a delta after every measured batch (save_delta, not in the time), and
 ** print both sizes: the bytes a checkpoint writes per batch.
 ** Filling is done in batches of up to 1 M rows without a watermark and is
@@ -78,6 +82,7 @@ typedef struct cse {
   const char *name, *select;
   dp_plan_kind kind; /* the stateful operator */
   unsigned mode;
+  const char *ddl; /* NULL: the one table t */
 } cse;
 
 static const cse cases[] = {
@@ -105,12 +110,20 @@ static const cse cases[] = {
      "window_end, k ORDER BY v DESC) AS rn FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), "
      "INTERVAL '1' SECOND))) WHERE rn <= 3",
      DP_P_TOPN, DP_MODE_APPEND},
+    {"temporal",
+     "SELECT o.k, o.v, r.v AS rv FROM t o JOIN r FOR SYSTEM_TIME AS OF o.ts AS r ON o.k = r.k",
+     DP_P_JOIN, DP_MODE_APPEND,
+     "CREATE TABLE t (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) "
+     "WITH ('connector' = 'memory');\n"
+     "CREATE TABLE r (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts, "
+     "PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'memory');\n"},
 };
 
 /* The run: the operator tree over the feed, post-order for end_batch. */
 typedef struct run {
   dp_exec ex;
-  feed f;
+  feed f, f2; /* the first leaf's and the second's (temporal: the versions) */
+  int nfeeds;
   dp_op *ops[16];
   int nops;
   dp_op *root;
@@ -123,9 +136,10 @@ static dp_op *build(run *r, const dp_plan *p) {
   op->ex = &r->ex;
   op->plan = p;
   if (p->kind == DP_P_WATERMARK || p->kind == DP_P_SCAN) {
+    feed *f = r->nfeeds++ == 0 ? &r->f : &r->f2;
     op->cls = &feed_class;
-    op->state = &r->f;
-    r->f.batch = dp_batch_new(&p->schema, FILL_ROWS);
+    op->state = f;
+    f->batch = dp_batch_new(&p->schema, FILL_ROWS);
   } else {
     op->cls = dp_op_class_for(p->kind);
     op->nchildren = p->ninputs;
@@ -142,7 +156,7 @@ static dp_op *build(run *r, const dp_plan *p) {
 static int batch(run *r, int64_t wm) {
   r->ex.late_watermark = r->ex.watermark;
   r->ex.watermark = wm;
-  r->f.given = false;
+  r->f.given = r->f2.given = false;
   for (;;) {
     dp_batch *out = NULL;
     int rc = r->root->cls->next(r->root, &out);
@@ -157,15 +171,19 @@ static int batch(run *r, int64_t wm) {
 }
 
 /* Feed columns: k BIGINT, v BIGINT, ts TIMESTAMP(3) (µs). */
-static void put(run *r, int64_t i, int64_t k, int64_t v, int64_t ts) {
-  dp_batch *b = r->f.batch;
+static void put_in(dp_batch *b, int64_t i, int64_t k, int64_t v, int64_t ts) {
   ((int64_t *)b->cols[0]->values)[i] = k;
   ((int64_t *)b->cols[1]->values)[i] = v;
   ((int64_t *)b->cols[2]->values)[i] = ts;
 }
+static void put(run *r, int64_t i, int64_t k, int64_t v, int64_t ts) { put_in(r->f.batch, i, k, v, ts); }
+static void set_rows_in(dp_batch *b, int64_t n) {
+  for (int c = 0; b && c < b->ncols; c++) b->cols[c]->length = n;
+  if (b) b->nrows = n;
+}
 static void set_rows(run *r, int64_t n) {
-  for (int c = 0; c < r->f.batch->ncols; c++) r->f.batch->cols[c]->length = n;
-  r->f.batch->nrows = n;
+  set_rows_in(r->f.batch, n);
+  set_rows_in(r->f2.batch, 0);
 }
 
 static uint64_t rng = 0x9e3779b97f4a7c15u;
@@ -178,7 +196,8 @@ static uint64_t next_rand(void) {
 
 /* The state's first S entries: row i of the fill. */
 static void fill_row(const cse *c, run *r, int64_t at, int64_t i) {
-  if (!strcmp(c->name, "window") || !strcmp(c->name, "topnwindow"))
+  if (!strcmp(c->name, "temporal")) put_in(r->f2.batch, at, i % 1000, i, BASE + i);
+  else if (!strcmp(c->name, "window") || !strcmp(c->name, "topnwindow"))
     put(r, at, i % 1000, 1, BASE + (i / 1000) * SEC + i % 1000);
   else put(r, at, i, 1, BASE + i);
 }
@@ -192,6 +211,16 @@ static int64_t measured(const cse *c, run *r, int64_t S, int64_t b) {
       put(r, j, (int64_t)(next_rand() % 1000) * spread, 1, BASE + S + b * 10000 + j);
     set_rows(r, 10000);
     return DP_WATERMARK_NONE;
+  }
+  if (!strcmp(c->name, "temporal")) {
+    for (int64_t j = 0; j < 1000; j++) {
+      int64_t t = BASE + S + b * 1000 + j;
+      put_in(r->f2.batch, j, j, S + b * 1000 + j, t);
+      put(r, j, j, j, t);
+    }
+    set_rows_in(r->f.batch, 1000);
+    set_rows_in(r->f2.batch, 1000);
+    return BASE + S + b * 1000 + 999; /* the batch's orders are released */
   }
   if (!strcmp(c->name, "topn")) {
     for (int64_t j = 0; j < 1000; j++)
@@ -216,9 +245,10 @@ static int cmp_d(const void *a, const void *b) {
 
 static int run_case(const cse *c, int64_t S, int measured_n) {
   char sql[1024];
-  snprintf(sql, sizeof sql,
-           "CREATE TABLE t (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) "
-           "WITH ('connector' = 'memory');\n%s;\n",
+  snprintf(sql, sizeof sql, "%s%s;\n",
+           c->ddl ? c->ddl
+                  : "CREATE TABLE t (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) "
+                    "WITH ('connector' = 'memory');\n",
            c->select);
   dipper *db = NULL;
   dipper_program *prog = NULL;
@@ -255,16 +285,18 @@ static int run_case(const cse *c, int64_t S, int measured_n) {
   int rc = DIPPER_OK;
   for (int64_t done = 0; done < S && !rc;) {
     int64_t n = S - done < FILL_ROWS ? S - done : FILL_ROWS;
-    for (int ci = 0; ci < r->f.batch->ncols; ci++) dp_vector_reserve(r->f.batch->cols[ci], n);
+    dp_batch *fb = !strcmp(c->name, "temporal") ? r->f2.batch : r->f.batch;
+    for (int ci = 0; ci < fb->ncols; ci++) dp_vector_reserve(fb->cols[ci], n);
     for (int64_t j = 0; j < n; j++) fill_row(c, r, j, done + j);
-    set_rows(r, n);
+    set_rows_in(r->f.batch, fb == r->f.batch ? n : 0);
+    set_rows_in(r->f2.batch, fb == r->f2.batch ? n : 0);
     rc = batch(r, DP_WATERMARK_NONE);
     done += n;
   }
   int64_t state0 = r->root->metrics.state_rows, filled_out = r->emitted;
   double *t = calloc((size_t)measured_n, sizeof *t), sum = 0;
   double *dbytes = calloc((size_t)measured_n, sizeof *dbytes);
-  bool ckpt = c->kind == DP_P_TOPN && r->root->cls->save_delta;
+  bool ckpt = (c->kind == DP_P_TOPN || c->kind == DP_P_JOIN) && r->root->cls->save_delta;
   size_t whole = 0;
   if (ckpt && !rc) {
     dp_buf w = DP_BUF_INIT;
@@ -312,6 +344,7 @@ static int run_case(const cse *c, int64_t S, int measured_n) {
     free(op);
   }
   dp_batch_free(r->f.batch);
+  dp_batch_free(r->f2.batch);
   dp_arena_free(r->ex.arena);
   dp_arena_free(r->ex.batch_arena);
   free(r);
@@ -332,6 +365,6 @@ int main(int argc, char **argv) {
     found++;
     for (int64_t S = 10000; S <= max_state && !rc; S *= 10) rc = run_case(&cases[i], S, measured_n);
   }
-  if (!found) fprintf(stderr, "state_flat: no case %s (group, window, dedup, distinct, dedupfirst, topn, topnwindow, all)\n", which);
+  if (!found) fprintf(stderr, "state_flat: no case %s (group, window, dedup, distinct, dedupfirst, topn, topnwindow, temporal, all)\n", which);
   return rc || !found;
 }
