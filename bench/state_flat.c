@@ -24,6 +24,19 @@
 **            adds 1,000 rows and the watermark forgets the 1,000 oldest
 **   dedupfirst  ROW_NUMBER() .. ORDER BY ts ASC = 1 on an event-time ts
 **            (Spark's dropDuplicates with a watermark), likewise
+**   topn     ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) <= 3 (the
+**            updating Top-N): S partitions of one row each; a batch is
+**            1,000 rows over 1,000 of them, each a new best
+**   topnwindow  the same per TUMBLE 1 s window (PARTITION BY window_start,
+**            window_end, k), S rows waiting in S/1,000 windows; a batch
+**            adds a window of 1,000 rows and the watermark closes the oldest
+**   temporal the event-time temporal join of two streams, o JOIN r FOR
+**            SYSTEM_TIME AS OF o.ts ON o.k = r.k: S versions of 1,000 keys
+**            held; a batch brings a new version of each key and 1,000 orders
+**            at its time, which the watermark releases
+** The Top-N and temporal cases also save the operator's state after the fill (whole) and
+** a delta after every measured batch (save_delta, not in the time), and
+** print both sizes: the bytes a checkpoint writes per batch.
 ** Filling is done in batches of up to 1 M rows without a watermark and is
 ** not measured.  The machine is shared: read the medians.
 */
@@ -34,6 +47,7 @@
 #include <time.h>
 
 #include "api/dipper_int.h"
+#include "core/buf.h"
 #include "exec/exec.h"
 #include "exec/exec_int.h"
 
@@ -68,6 +82,7 @@ typedef struct cse {
   const char *name, *select;
   dp_plan_kind kind; /* the stateful operator */
   unsigned mode;
+  const char *ddl; /* NULL: the one table t */
 } cse;
 
 static const cse cases[] = {
@@ -86,12 +101,29 @@ static const cse cases[] = {
      "SELECT k, v, ts FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts ASC) AS rn "
      "FROM t) WHERE rn = 1",
      DP_P_DEDUPLICATE, DP_MODE_APPEND},
+    {"topn",
+     "SELECT k, v, ts FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn "
+     "FROM t) WHERE rn <= 3",
+     DP_P_TOPN, DP_MODE_UPDATE},
+    {"topnwindow",
+     "SELECT k, v, window_end FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, "
+     "window_end, k ORDER BY v DESC) AS rn FROM TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), "
+     "INTERVAL '1' SECOND))) WHERE rn <= 3",
+     DP_P_TOPN, DP_MODE_APPEND},
+    {"temporal",
+     "SELECT o.k, o.v, r.v AS rv FROM t o JOIN r FOR SYSTEM_TIME AS OF o.ts AS r ON o.k = r.k",
+     DP_P_JOIN, DP_MODE_APPEND,
+     "CREATE TABLE t (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) "
+     "WITH ('connector' = 'memory');\n"
+     "CREATE TABLE r (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts, "
+     "PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'memory');\n"},
 };
 
 /* The run: the operator tree over the feed, post-order for end_batch. */
 typedef struct run {
   dp_exec ex;
-  feed f;
+  feed f, f2; /* the first leaf's and the second's (temporal: the versions) */
+  int nfeeds;
   dp_op *ops[16];
   int nops;
   dp_op *root;
@@ -104,9 +136,10 @@ static dp_op *build(run *r, const dp_plan *p) {
   op->ex = &r->ex;
   op->plan = p;
   if (p->kind == DP_P_WATERMARK || p->kind == DP_P_SCAN) {
+    feed *f = r->nfeeds++ == 0 ? &r->f : &r->f2;
     op->cls = &feed_class;
-    op->state = &r->f;
-    r->f.batch = dp_batch_new(&p->schema, FILL_ROWS);
+    op->state = f;
+    f->batch = dp_batch_new(&p->schema, FILL_ROWS);
   } else {
     op->cls = dp_op_class_for(p->kind);
     op->nchildren = p->ninputs;
@@ -123,7 +156,7 @@ static dp_op *build(run *r, const dp_plan *p) {
 static int batch(run *r, int64_t wm) {
   r->ex.late_watermark = r->ex.watermark;
   r->ex.watermark = wm;
-  r->f.given = false;
+  r->f.given = r->f2.given = false;
   for (;;) {
     dp_batch *out = NULL;
     int rc = r->root->cls->next(r->root, &out);
@@ -138,15 +171,19 @@ static int batch(run *r, int64_t wm) {
 }
 
 /* Feed columns: k BIGINT, v BIGINT, ts TIMESTAMP(3) (µs). */
-static void put(run *r, int64_t i, int64_t k, int64_t v, int64_t ts) {
-  dp_batch *b = r->f.batch;
+static void put_in(dp_batch *b, int64_t i, int64_t k, int64_t v, int64_t ts) {
   ((int64_t *)b->cols[0]->values)[i] = k;
   ((int64_t *)b->cols[1]->values)[i] = v;
   ((int64_t *)b->cols[2]->values)[i] = ts;
 }
+static void put(run *r, int64_t i, int64_t k, int64_t v, int64_t ts) { put_in(r->f.batch, i, k, v, ts); }
+static void set_rows_in(dp_batch *b, int64_t n) {
+  for (int c = 0; b && c < b->ncols; c++) b->cols[c]->length = n;
+  if (b) b->nrows = n;
+}
 static void set_rows(run *r, int64_t n) {
-  for (int c = 0; c < r->f.batch->ncols; c++) r->f.batch->cols[c]->length = n;
-  r->f.batch->nrows = n;
+  set_rows_in(r->f.batch, n);
+  set_rows_in(r->f2.batch, 0);
 }
 
 static uint64_t rng = 0x9e3779b97f4a7c15u;
@@ -159,7 +196,9 @@ static uint64_t next_rand(void) {
 
 /* The state's first S entries: row i of the fill. */
 static void fill_row(const cse *c, run *r, int64_t at, int64_t i) {
-  if (!strcmp(c->name, "window")) put(r, at, i % 1000, 1, BASE + (i / 1000) * SEC + i % 1000);
+  if (!strcmp(c->name, "temporal")) put_in(r->f2.batch, at, i % 1000, i, BASE + i);
+  else if (!strcmp(c->name, "window") || !strcmp(c->name, "topnwindow"))
+    put(r, at, i % 1000, 1, BASE + (i / 1000) * SEC + i % 1000);
   else put(r, at, i, 1, BASE + i);
 }
 
@@ -173,7 +212,23 @@ static int64_t measured(const cse *c, run *r, int64_t S, int64_t b) {
     set_rows(r, 10000);
     return DP_WATERMARK_NONE;
   }
-  if (!strcmp(c->name, "window")) {
+  if (!strcmp(c->name, "temporal")) {
+    for (int64_t j = 0; j < 1000; j++) {
+      int64_t t = BASE + S + b * 1000 + j;
+      put_in(r->f2.batch, j, j, S + b * 1000 + j, t);
+      put(r, j, j, j, t);
+    }
+    set_rows_in(r->f.batch, 1000);
+    set_rows_in(r->f2.batch, 1000);
+    return BASE + S + b * 1000 + 999; /* the batch's orders are released */
+  }
+  if (!strcmp(c->name, "topn")) {
+    for (int64_t j = 0; j < 1000; j++)
+      put(r, j, (int64_t)(next_rand() % 1000) * spread, 2 + b * 1000 + j, BASE + S + b * 1000 + j);
+    set_rows(r, 1000);
+    return DP_WATERMARK_NONE;
+  }
+  if (!strcmp(c->name, "window") || !strcmp(c->name, "topnwindow")) {
     for (int64_t j = 0; j < 1000; j++) put(r, j, j, 1, BASE + (spread + b) * SEC + j);
     set_rows(r, 1000);
     return BASE + (b + 1) * SEC; /* window b's end: it closes */
@@ -190,9 +245,10 @@ static int cmp_d(const void *a, const void *b) {
 
 static int run_case(const cse *c, int64_t S, int measured_n) {
   char sql[1024];
-  snprintf(sql, sizeof sql,
-           "CREATE TABLE t (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) "
-           "WITH ('connector' = 'memory');\n%s;\n",
+  snprintf(sql, sizeof sql, "%s%s;\n",
+           c->ddl ? c->ddl
+                  : "CREATE TABLE t (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) "
+                    "WITH ('connector' = 'memory');\n",
            c->select);
   dipper *db = NULL;
   dipper_program *prog = NULL;
@@ -229,20 +285,37 @@ static int run_case(const cse *c, int64_t S, int measured_n) {
   int rc = DIPPER_OK;
   for (int64_t done = 0; done < S && !rc;) {
     int64_t n = S - done < FILL_ROWS ? S - done : FILL_ROWS;
-    for (int ci = 0; ci < r->f.batch->ncols; ci++) dp_vector_reserve(r->f.batch->cols[ci], n);
+    dp_batch *fb = !strcmp(c->name, "temporal") ? r->f2.batch : r->f.batch;
+    for (int ci = 0; ci < fb->ncols; ci++) dp_vector_reserve(fb->cols[ci], n);
     for (int64_t j = 0; j < n; j++) fill_row(c, r, j, done + j);
-    set_rows(r, n);
+    set_rows_in(r->f.batch, fb == r->f.batch ? n : 0);
+    set_rows_in(r->f2.batch, fb == r->f2.batch ? n : 0);
     rc = batch(r, DP_WATERMARK_NONE);
     done += n;
   }
   int64_t state0 = r->root->metrics.state_rows, filled_out = r->emitted;
   double *t = calloc((size_t)measured_n, sizeof *t), sum = 0;
-  for (int b = 0; b < measured_n && !rc && t; b++) {
+  double *dbytes = calloc((size_t)measured_n, sizeof *dbytes);
+  bool ckpt = (c->kind == DP_P_TOPN || c->kind == DP_P_JOIN) && r->root->cls->save_delta;
+  size_t whole = 0;
+  if (ckpt && !rc) {
+    dp_buf w = DP_BUF_INIT;
+    rc = r->root->cls->save_state(r->root, &w);
+    whole = w.len;
+    dp_buf_free(&w);
+  }
+  for (int b = 0; b < measured_n && !rc && t && dbytes; b++) {
     int64_t wm = measured(c, r, S, b);
     double t0 = cpu_sec();
     rc = batch(r, wm);
     t[b] = (cpu_sec() - t0) * 1e6;
     sum += t[b];
+    if (ckpt && !rc) {
+      dp_buf d = DP_BUF_INIT;
+      rc = r->root->cls->save_delta(r->root, &d);
+      dbytes[b] = (double)d.len;
+      dp_buf_free(&d);
+    }
   }
   if (rc || !t) {
     fprintf(stderr, "state_flat: %s: %s\n", c->name,
@@ -250,6 +323,7 @@ static int run_case(const cse *c, int64_t S, int measured_n) {
     return 1;
   }
   qsort(t, (size_t)measured_n, sizeof *t, cmp_d);
+  qsort(dbytes, (size_t)measured_n, sizeof *dbytes, cmp_d);
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   printf("%-10s state %9lld (after: %9lld)  per batch CPU us: median %9.0f  mean %9.0f  max %9.0f"
@@ -257,8 +331,12 @@ static int run_case(const cse *c, int64_t S, int measured_n) {
          c->name, (long long)state0, (long long)r->root->metrics.state_rows, t[measured_n / 2],
          sum / measured_n, t[measured_n - 1], (long long)(r->emitted - filled_out),
          ru.ru_maxrss / 1024);
+  if (ckpt)
+    printf("%-10s state %9lld  checkpoint bytes: whole %zu, delta per batch median %.0f max %.0f\n",
+           c->name, (long long)state0, whole, dbytes[measured_n / 2], dbytes[measured_n - 1]);
   fflush(stdout);
   free(t);
+  free(dbytes);
   for (int i = r->nops - 1; i >= 0; i--) {
     dp_op *op = r->ops[i];
     if (op->cls->close) op->cls->close(op);
@@ -266,6 +344,7 @@ static int run_case(const cse *c, int64_t S, int measured_n) {
     free(op);
   }
   dp_batch_free(r->f.batch);
+  dp_batch_free(r->f2.batch);
   dp_arena_free(r->ex.arena);
   dp_arena_free(r->ex.batch_arena);
   free(r);
@@ -286,6 +365,6 @@ int main(int argc, char **argv) {
     found++;
     for (int64_t S = 10000; S <= max_state && !rc; S *= 10) rc = run_case(&cases[i], S, measured_n);
   }
-  if (!found) fprintf(stderr, "state_flat: no case %s (group, window, dedup, distinct, dedupfirst, all)\n", which);
+  if (!found) fprintf(stderr, "state_flat: no case %s (group, window, dedup, distinct, dedupfirst, topn, topnwindow, temporal, all)\n", which);
   return rc || !found;
 }

@@ -37,7 +37,10 @@
 ** event-time column) is the latest at or before the AS OF time; without such
 ** a column every match counts (a lookup join).  When the versions are a
 ** stream too, a left row waits until the watermark reaches its AS OF time
-** (every version up to it has arrived), then joins; versions are kept.
+** (every version up to it has arrived), then joins; with keys and no other
+** condition the versions are kept in order per key and those the watermark
+** makes unreachable dropped ("versions in order" below; left rows at or
+** before the late watermark are then late), else every version is kept.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,6 +172,216 @@ static int pick_versions(dp_op *op) {
   return DIPPER_OK;
 }
 
+/* ---- the temporal join of two streams: versions in order ----
+** With keys, a version time and no condition beyond the keys (vord), each
+** key's versions are a list of build row ids in (time, arrival) order, and
+** a probe row finds its key through the hash index (the first row of its
+** bucket with its key: O(1) expected, however many versions the key has)
+** and its version by binary search: the latest at or before its AS OF
+** time, of tied ones the first to arrive (pick_versions' choice).
+** Pruning: a left row at or before the late watermark is dropped (late,
+** counted; keep_probe), so every left row still to come, and every one
+** waiting, has an AS OF time past the watermark W of the batch before:
+** of a key's versions at or before W only the one chosen at W can be
+** chosen again.  At the start of a batch, the keys whose second version is
+** at or before W (a heap of that time per key: what a batch pushes and
+** pops) drop theirs, which become tombstones; the store compacts once they
+** are half of it (and at least 1,024), the index and the lists made again,
+** O(1) amortized a row.  A version with a NULL key or time never matches:
+** a tombstone at once.  Tombstones are not checkpointed: saved as live
+** rows, they are found unreachable again by the first batch after a
+** restore (the lists are made again from the store, and the heap prunes
+** what W makes unreachable: the same tombstones). */
+
+static int rebuild_keys(dp_op *op);
+
+static inline int64_t vtime(const join_state *st, int64_t b) {
+  return dp_vector_get_i64(st->build->cols[st->version_col], b);
+}
+
+static void vkey_cols(const join_state *st, const dp_vector **bk) {
+  for (int k = 0; k < st->nkeys; k++) bk[k] = (st->ekeys ? st->bkb : st->build)->cols[st->bkeys[k]];
+}
+
+/* The first list position whose time is past t. */
+static int64_t vupper(const join_state *st, const struct vlist *l, int64_t t) {
+  int64_t lo = 0, hi = l->n;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (vtime(st, l->id[mid]) <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* The version chosen at time t among l's: the first of the last tie group at
+** or before t, or -1 (as a list position). */
+static int64_t vchoose(const join_state *st, const struct vlist *l, int64_t t) {
+  int64_t j = vupper(st, l, t) - 1;
+  if (j < 0) return -1;
+  int64_t tj = vtime(st, l->id[j]);
+  while (j > 0 && vtime(st, l->id[j - 1]) == tj) j--;
+  return j;
+}
+
+static void vfree_lists(join_state *st) {
+  for (int64_t k = 0; k < st->nvl; k++) free(st->vl[k].id);
+  st->nvl = 0;
+  st->vdue.n = 0;
+}
+
+/* Build rows [vindexed, nrows) into their keys' lists. */
+static int vindex_rows(dp_op *op) {
+  join_state *st = op->state;
+  int64_t n = st->build->nrows;
+  if (n > st->vrow_cap) {
+    int64_t cap = st->vrow_cap > 0 ? st->vrow_cap : 1024;
+    while (cap < n) cap *= 2;
+    int64_t *k = realloc(st->vkey, (size_t)cap * sizeof *k);
+    if (!k) return DIPPER_NOMEM;
+    st->vkey = k;
+    uint8_t *d = realloc(st->vdead, (size_t)cap);
+    if (!d) return DIPPER_NOMEM;
+    st->vdead = d;
+    st->vrow_cap = cap;
+  }
+  const dp_vector *bk[64];
+  vkey_cols(st, bk);
+  const dp_vector *tv = st->build->cols[st->version_col];
+  for (int64_t b = st->vindexed; b < n; b++) {
+    st->vkey[b] = -1;
+    st->vdead[b] = 0;
+    if (dp_vector_is_null(tv, b) || dp_rows_any_null(bk, st->nkeys, b)) {
+      st->vdead[b] = 1;
+      st->vndead++;
+      continue;
+    }
+    uint64_t h = st->index->hashes[b];
+    int64_t key = -1;
+    for (int64_t id = dp_rowhash_next(st->index, b); id >= 0 && key < 0; id = dp_rowhash_next(st->index, id))
+      if (st->index->hashes[id] == h && st->vkey[id] >= 0 && dp_rows_equal(bk, id, bk, b, st->nkeys))
+        key = st->vkey[id];
+    if (key < 0) {
+      if (st->nvl == st->vl_cap) {
+        int64_t cap = st->vl_cap ? 2 * st->vl_cap : 1024;
+        struct vlist *v = realloc(st->vl, (size_t)cap * sizeof *v);
+        if (!v) return DIPPER_NOMEM;
+        st->vl = v;
+        st->vl_cap = cap;
+      }
+      key = st->nvl++;
+      st->vl[key] = (struct vlist){NULL, 0, 0};
+    }
+    st->vkey[b] = key;
+    struct vlist *l = &st->vl[key];
+    if (l->n == l->cap) {
+      int64_t cap = l->cap ? 2 * l->cap : 2;
+      int64_t *a = realloc(l->id, (size_t)cap * sizeof *a);
+      if (!a) return DIPPER_NOMEM;
+      l->id = a;
+      l->cap = cap;
+    }
+    /* in (time, arrival) order: mostly at the end */
+    int64_t t = vtime(st, b), i = l->n++;
+    while (i > 0 && vtime(st, l->id[i - 1]) > t) {
+      l->id[i] = l->id[i - 1];
+      i--;
+    }
+    l->id[i] = b;
+    if (l->n >= 2) {
+      int rc = dp_due_push(&st->vdue, vtime(st, l->id[1]), key);
+      if (rc) return rc;
+    }
+  }
+  st->vindexed = n;
+  return DIPPER_OK;
+}
+
+/* The lists made again over the whole store (after a restore or a
+** compaction), O(n). */
+static int vreindex(dp_op *op) {
+  join_state *st = op->state;
+  vfree_lists(st);
+  st->vindexed = st->vndead = 0;
+  st->vstale = false;
+  return vindex_rows(op);
+}
+
+/* Drop the tombstones from the store: it, its hash index and the lists
+** made again; the delta records the drops (rows.h). */
+static int vcompact(dp_op *op) {
+  join_state *st = op->state;
+  int64_t n = st->build->nrows;
+  dp_gone_split s;
+  int rc = dp_gone_split_ids(st->vdead, n, n, st->vndead, false, &s);
+  if (!rc) rc = dp_rowlog_drop(&st->build_log, s.drop, s.ndrop);
+  if (!rc) rc = dp_rows_compact(&st->build, s.keep, s.nkeep);
+  dp_gone_split_free(&s);
+  if (rc) return rc;
+  if (st->ekeys) {
+    rc = rebuild_keys(op);
+  } else {
+    dp_rowhash_free(st->index);
+    rc = dp_rowhash_add_rows(st->index, st->build, st->bkeys, st->nkeys, 0);
+  }
+  return rc ? rc : vreindex(op);
+}
+
+/* At a batch's start: the versions the watermark w (the previous batch's)
+** makes unreachable become tombstones. */
+static int vprune(dp_op *op, int64_t w) {
+  join_state *st = op->state;
+  if (w == DP_WATERMARK_NONE) return DIPPER_OK;
+  while (st->vdue.n > 0 && dp_due_top(&st->vdue) <= w) {
+    int64_t key = dp_due_pop(&st->vdue).id;
+    struct vlist *l = &st->vl[key];
+    if (l->n < 2 || vtime(st, l->id[1]) > w) continue; /* stale */
+    int64_t j = vchoose(st, l, w), ub = vupper(st, l, w), m = 0;
+    for (int64_t i = 0; i < l->n; i++) {
+      if (i < ub && i != j) {
+        st->vdead[l->id[i]] = 1;
+        st->vndead++;
+      } else {
+        l->id[m++] = l->id[i];
+      }
+    }
+    l->n = m;
+    if (m >= 2) {
+      int rc = dp_due_push(&st->vdue, vtime(st, l->id[1]), key);
+      if (rc) return rc;
+    }
+  }
+  int64_t n = st->build->nrows;
+  if (st->vndead >= 1024 && 2 * st->vndead >= n) return vcompact(op);
+  return DIPPER_OK;
+}
+
+/* Probe rows [start, end) against their keys' versions: the pairs. */
+static int probe_versions(dp_op *op, const dp_vector *const *pk, const dp_vector *const *bk,
+                          int64_t start, int64_t end) {
+  join_state *st = op->state;
+  if (!st->as_of) {
+    int rc = dp_eval(op->ex, op->plan->u.join.as_of, st->probe, &st->as_of);
+    if (rc) return rc;
+  }
+  for (int64_t r = start; r < end; r++) {
+    if (dp_vector_is_null(st->as_of, r) || dp_rows_any_null(pk, st->nkeys, r)) continue;
+    uint64_t h = dp_rows_hash(pk, st->nkeys, r);
+    int64_t key = -1;
+    for (int64_t b = dp_rowhash_first(st->index, h); b >= 0 && key < 0; b = dp_rowhash_next(st->index, b))
+      if (st->index->hashes[b] == h && st->vkey[b] >= 0 && dp_rows_equal(bk, b, pk, r, st->nkeys))
+        key = st->vkey[b];
+    if (key < 0) continue;
+    const struct vlist *l = &st->vl[key];
+    int64_t j = vchoose(st, l, dp_vector_get_i64(st->as_of, r));
+    if (j >= 0) {
+      int rc = dp_join_add_pair(st, r, l->id[j]);
+      if (rc) return rc;
+    }
+  }
+  return DIPPER_OK;
+}
+
 /* Rows of the probe side per slice: a nested loop makes |build| pairs per
 ** probe row, so its slices shrink to keep the pair list near one chunk. */
 static int64_t slice_rows(const join_state *st) {
@@ -248,7 +461,11 @@ static int probe_slice(dp_op *op, int64_t start, int64_t end) {
     bk[k] = (st->ekeys ? st->bkb : B)->cols[st->bkeys[k]];
   }
   const uint8_t *dead = st->build_dead;
-  for (int64_t r = start; r < end; r++) {
+  if (st->vord) {
+    rc = probe_versions(op, pk, bk, start, end);
+    if (rc) return rc;
+  }
+  for (int64_t r = start; !st->vord && r < end; r++) {
     if (st->nkeys == 0) {
       for (int64_t b = 0; b < B->nrows; b++)
         if ((!dead || !dead[b]) && (rc = dp_join_add_pair(st, r, b))) return rc;
@@ -262,7 +479,7 @@ static int probe_slice(dp_op *op, int64_t start, int64_t end) {
         if ((rc = dp_join_add_pair(st, r, b))) return rc;
   }
   if ((rc = check_pairs(op))) return rc;
-  if (st->version_col >= 0 && (rc = pick_versions(op))) return rc;
+  if (st->version_col >= 0 && !st->vord && (rc = pick_versions(op))) return rc;
   for (int64_t k = 0; k < st->npairs; k++) {
     st->probe_hit[st->pi[k] - start] = 1;
     int64_t b = st->bi[k];
@@ -339,7 +556,26 @@ static int keep_build(dp_op *op, const dp_batch *b) {
 static int keep_probe(dp_op *op, const dp_batch *b) {
   join_state *st = op->state;
   op->metrics.rows_in += b->nrows;
-  return dp_rows_append(st->versions_stream ? st->pending : st->probe, b);
+  int64_t wm = op->ex->late_watermark;
+  if (!st->vord || wm == DP_WATERMARK_NONE || b->nrows == 0)
+    return dp_rows_append(st->versions_stream ? st->pending : st->probe, b);
+  /* vord: a row at or before the late watermark is late (the versions it
+  ** would need may be pruned); "versions in order" above */
+  dp_vector *at = NULL;
+  int rc = dp_eval(op->ex, op->plan->u.join.as_of, b, &at);
+  int64_t *keep = rc ? NULL : malloc((size_t)b->nrows * sizeof *keep), n = 0;
+  if (!rc && !keep) rc = DIPPER_NOMEM;
+  for (int64_t r = 0; !rc && r < b->nrows; r++) {
+    if (!dp_vector_is_null(at, r) && dp_vector_get_i64(at, r) <= wm) {
+      op->metrics.late_dropped++;
+      continue;
+    }
+    keep[n++] = r;
+  }
+  if (!rc) rc = dp_batch_take(st->pending, b, keep, 0, n);
+  free(keep);
+  dp_vector_free(at);
+  return rc;
 }
 
 /* Temporal join of two streams: a left row is joined once the watermark has
@@ -713,12 +949,15 @@ static int join_next(dp_op *op, dp_batch **out) {
     st->keys_stale = false;
   }
   if (!st->drained) {
+    if (st->vord && st->vstale && (rc = vreindex(op))) return rc;
+    if (st->vord && (rc = vprune(op, ex->late_watermark))) return rc;
     /* The build side first: stream rows of this batch must see all of it. */
     if ((rc = dp_op_drain(op->children[st->bside], keep_build, op))) return rc;
+    if (st->vord && (rc = vindex_rows(op))) return rc;
     if ((rc = dp_op_drain(op->children[st->pside], keep_probe, op))) return rc;
     if (st->versions_stream && (rc = release_pending(op))) return rc;
     st->drained = true;
-    op->metrics.state_rows = st->build->nrows + (st->bounded ? st->probe->nrows : 0) +
+    op->metrics.state_rows = st->build->nrows - st->vndead + (st->bounded ? st->probe->nrows : 0) +
                              (st->pending ? st->pending->nrows : 0);
   }
   if (st->done || (st->bounded && !ex->final)) return DIPPER_OK;
@@ -1028,6 +1267,7 @@ static int join_setup(dp_op *op) {
     int erc = setup_ekeys(op);
     if (erc) return erc;
   }
+  st->vord = st->versions_stream && st->version_col >= 0 && st->nkeys > 0 && !st->residual;
   st->build = dp_batch_new(&p->inputs[st->bside]->schema, 0);
   st->probe = dp_batch_new(&p->inputs[st->pside]->schema, 0);
   st->cand = dp_batch_new(&st->both, 0);
@@ -1089,6 +1329,11 @@ static void join_close(dp_op *op) {
   free(st->cand_fill);
   free(st->out_fill);
   dp_rowhash_free(&st->own_index);
+  vfree_lists(st);
+  free(st->vl);
+  free(st->vkey);
+  free(st->vdead);
+  dp_due_free(&st->vdue);
   dp_vector_free(st->as_of);
   free_probe_keys(st);
   dp_batch_free(st->bkb);
@@ -1260,6 +1505,7 @@ static int join_restore(dp_op *op, dp_rd *in) {
   rc = load_side(in, st->build, &st->build_hit, &st->hit_cap, st->mark_build);
   if (!rc && !st->ekeys) rc = dp_rowhash_add_rows(st->index, st->build, st->bkeys, st->nkeys, 0);
   st->keys_stale = st->ekeys;
+  st->vstale = st->vord;
   if (rc) return dp_state_corrupt(op, rc, "its build side");
   if ((rc = dp_rows_load(in, st->probe))) return dp_state_corrupt(op, rc, "its probe side");
   /* a stream's probe rows leave with their batch: only a bounded run keeps them */
@@ -1314,6 +1560,7 @@ static int join_restore_delta(dp_op *op, dp_rd *in) {
   rc = dp_join_store_load_delta(in, &st->build, &st->build_hit, &st->hit_cap, st->mark_build,
                                 st->ekeys ? NULL : st->index, st->bkeys, st->nkeys);
   st->keys_stale = st->ekeys;
+  st->vstale = st->vord;
   if (rc) return dp_state_corrupt(op, rc, "the change of its build side");
   rc = dp_join_store_load_delta(in, &st->probe, NULL, NULL, false, NULL, NULL, 0);
   if (!rc && !st->bounded && st->probe->nrows > 0) rc = DIPPER_CORRUPT;

@@ -13,6 +13,7 @@
 
 #include "core/buf.h"
 #include "core/bytes.h"
+#include "exec/due_heap.h"
 #include "exec/exec.h"
 #include "exec/rows.h"
 #include "exec/state_rocks.h"
@@ -59,6 +60,22 @@ typedef struct join_state {
   dp_batch *pending;   /* versions_stream: left rows whose AS OF time it has not reached */
   dp_rowlog build_log, probe_log, pending_log; /* their changes since the last checkpoint */
   dp_rowlog *hit_log;  /* the log of the store build_hit flags (probe_slice marks it) */
+  /* versions_stream with keys, a version time and no residual condition
+  ** (vord): each key's versions in time order (vl[key]: build row ids by
+  ** (time, arrival)), a probe row's key found through the hash index; the
+  ** versions the watermark makes unreachable are tombstones (vdead), by a
+  ** heap of each key's second version time (vdue) — op_join.c, "versions
+  ** in order" */
+  bool vord, vstale;   /* vstale: restored, the lists to make again */
+  struct vlist {
+    int64_t *id;
+    int64_t n, cap;
+  } *vl;
+  int64_t nvl, vl_cap;
+  int64_t *vkey;       /* per build row: its key's number, -1 (a NULL key or time) */
+  uint8_t *vdead;      /* per build row: unreachable, not yet compacted away */
+  int64_t vrow_cap, vndead, vindexed; /* rows [0, vindexed) are in the lists */
+  dp_due_heap vdue;
 
   dp_batch *build;     /* every build-side row */
   const uint8_t *build_dead; /* two streams: per build row, expired (probes skip it), or NULL */

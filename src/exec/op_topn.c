@@ -14,14 +14,19 @@
 **            append mode; also over a bounded input in streaming mode): rows wait until the watermark reaches their
 **            window's end, then that window is ranked, emitted and dropped;
 **            rows of a window already emitted are late (dropped, counted);
+**            the waiting rows are indexed by window end (due_heap.h), so a
+**            batch costs the rows it adds and the windows it closes;
 **   update   any other stream: the state is the current top rows of every
-**            partition with the rank each was last emitted with; each
-**            micro-batch re-ranks them with its new rows and emits the top
-**            rows that changed: rows new to the top, and (when the query
-**            reads the rank) rows whose rank moved — Flink's updating Top-N,
+**            partition with the rank each was last emitted with, each
+**            partition's top one run of the store; each micro-batch
+**            re-ranks only the tops its rows hit, with those rows, and emits
+**            the top rows that changed: rows new to the top, and (when the
+**            query reads the rank) rows whose rank moved — Flink's updating Top-N,
 **            as upserts keyed by (partition, rank).  A row pushed out of the
 **            top is not retracted: update mode has no deletes, and the row
 **            that took its rank is emitted in its place.
+**            A replaced top is left as tombstones (`dead`), the new one
+**            appended; the store compacts once they are half of it.
 **            With a state TTL ('table.exec.state.ttl', STATE_TTL) a
 **            partition that received no row for that long, in processing
 **            time, is dropped with its top rows before the next batch's
@@ -32,6 +37,7 @@
 #include <string.h>
 
 #include "exec/agg_rocks.h"
+#include "exec/due_heap.h"
 #include "exec/exec.h"
 #include "exec/rows.h"
 #include "exec/state_ttl.h"
@@ -43,11 +49,26 @@ typedef struct topn_state {
   int wend_col;        /* TOPN_WINDOW: the input column holding window_end */
   int64_t prev_wm;     /* the watermark of the previous batch */
   dp_schema part_schema;
-  dp_batch *rows;      /* rows waiting (bounded, window) or the current top (update) */
+  dp_batch *rows;      /* rows waiting (bounded, window) or the current tops (update) */
   dp_rowlog log;       /* the changes of `rows` since the last checkpoint (rows.h) */
   dp_batch *fresh;     /* TOPN_UPDATE: this batch's new rows */
-  int64_t *rank_of;    /* TOPN_UPDATE: per row of `rows`, the rank it was emitted with */
-  int64_t rank_cap;
+  /* per row of `rows` (row_cap of room): a tombstone flag (a row emitted
+  ** from its window, a row pushed out of its top), and in update mode the
+  ** rank it was emitted with and its arrival number (ties rank and emit in
+  ** arrival order) */
+  uint8_t *dead;
+  int64_t *rank_of, *seq;
+  int64_t row_cap, ndead, next_seq;
+  /* TOPN_UPDATE: the partitions (`parts`, by id) and each one's top, the
+  ** rows rows[pstart, pstart + pcount), none of them dead; pmark/ptix: the
+  ** batch (stamp) that last touched it and its place in that batch's list */
+  dp_groups parts;
+  int64_t *pstart, *pcount, *pmark, *ptix;
+  int64_t part_cap, stamp;
+  /* TOPN_WINDOW: the live rows by window end (a NULL end: INT64_MIN);
+  ** rows [0, nindexed) are on it */
+  dp_due_heap due;
+  int64_t nindexed;
   bool drained, emitted;
   dp_batch *result;    /* rows to emit in this batch, output layout */
   int64_t cursor;
@@ -56,15 +77,108 @@ typedef struct topn_state {
   ** below): `rows` holds only the batch's new rows */
   dp_rocks *rocks;
   int64_t rcount;      /* rows stored */
-  /* TOPN_UPDATE with a state TTL (ttl.ttl > 0): the partitions, by id, in
-  ** order of their last row (state_ttl.h) */
-  dp_groups parts;
+  /* TOPN_UPDATE with a state TTL (ttl.ttl > 0): `parts` in order of their
+  ** last row (state_ttl.h) */
   dp_state_ttl ttl;
 } topn_state;
 
 static int rocks_close_windows(dp_op *op);
 static int rocks_save(dp_op *op, dp_buf *out);
 static int rocks_restore(dp_op *op, dp_rd *in);
+
+/* Room for n rows' per-row data. */
+static int grow_rows(topn_state *st, int64_t n) {
+  if (n <= st->row_cap) return DIPPER_OK;
+  int64_t cap = st->row_cap > 0 ? st->row_cap : 64;
+  while (cap < n) cap *= 2;
+  int64_t *r = realloc(st->rank_of, (size_t)cap * sizeof *r);
+  if (r) st->rank_of = r;
+  int64_t *s = r ? realloc(st->seq, (size_t)cap * sizeof *s) : NULL;
+  if (s) st->seq = s;
+  uint8_t *d = s ? realloc(st->dead, (size_t)cap) : NULL;
+  if (!d) return DIPPER_NOMEM;
+  st->dead = d;
+  st->row_cap = cap;
+  return DIPPER_OK;
+}
+
+/* Rows [first, nrows) were appended: alive, rank and number 0. */
+static int sync_rows(topn_state *st, int64_t first) {
+  int64_t n = st->rows->nrows;
+  int rc = grow_rows(st, n);
+  for (int64_t r = first; !rc && r < n; r++) {
+    st->dead[r] = 0;
+    st->rank_of[r] = st->seq[r] = 0;
+  }
+  return rc;
+}
+
+/* Room for n partitions; the new ones empty. */
+static int grow_parts(topn_state *st, int64_t n) {
+  if (n <= st->part_cap) return DIPPER_OK;
+  int64_t cap = st->part_cap > 0 ? st->part_cap : 64;
+  while (cap < n) cap *= 2;
+  int64_t **arr[4] = {&st->pstart, &st->pcount, &st->pmark, &st->ptix};
+  for (int i = 0; i < 4; i++) {
+    int64_t *a = realloc(*arr[i], (size_t)cap * sizeof *a);
+    if (!a) return DIPPER_NOMEM;
+    memset(a + st->part_cap, 0, (size_t)(cap - st->part_cap) * sizeof *a);
+    *arr[i] = a;
+  }
+  st->part_cap = cap;
+  return DIPPER_OK;
+}
+
+static int mark_dead(topn_state *st, int64_t pos) {
+  st->dead[pos] = 1;
+  st->ndead++;
+  return dp_rowlog_touch(&st->log, pos);
+}
+
+static inline int64_t wend_of(const dp_vector *we, int64_t r) {
+  return dp_vector_is_null(we, r) ? INT64_MIN : dp_vector_get_i64(we, r);
+}
+
+/* TOPN_WINDOW: the heap made again over the live rows (after a compaction or
+** a restore), O(n). */
+static int rebuild_due(topn_state *st) {
+  int64_t n = st->rows->nrows, k = 0;
+  int rc = dp_due_reserve(&st->due, n);
+  if (rc) return rc;
+  const dp_vector *we = st->rows->cols[st->wend_col];
+  for (int64_t r = 0; r < n; r++)
+    if (!st->dead[r]) st->due.v[k++] = (dp_due){wend_of(we, r), r};
+  st->due.n = k;
+  dp_due_heapify(&st->due);
+  st->nindexed = n;
+  return DIPPER_OK;
+}
+
+/* Drop the tombstones once they are half the store (and at least 1,024):
+** O(n) in one batch of n/2 that each made one, O(1) amortized.  The delta
+** names the base rows dropped (dp_rowlog_drop). */
+static int maybe_compact(topn_state *st) {
+  int64_t n = st->rows->nrows;
+  if (st->ndead < 1024 || st->ndead * 2 < n) return DIPPER_OK;
+  dp_gone_split s;
+  int rc = dp_gone_split_ids(st->dead, n, n, st->ndead, true, &s);
+  if (!rc) rc = dp_rowlog_drop(&st->log, s.drop, s.ndrop);
+  if (!rc) rc = dp_rows_compact(&st->rows, s.keep, s.nkeep);
+  if (!rc) {
+    for (int64_t k = 0; k < s.nkeep; k++) {
+      st->rank_of[k] = st->rank_of[s.keep[k]];
+      st->seq[k] = st->seq[s.keep[k]];
+      st->dead[k] = 0;
+    }
+    st->ndead = 0;
+    if (st->mode == TOPN_UPDATE)
+      for (int64_t g = 0; g < dp_groups_count(&st->parts); g++)
+        if (st->pcount[g] > 0) st->pstart[g] = s.remap[st->pstart[g]];
+    if (st->mode == TOPN_WINDOW) rc = rebuild_due(st);
+  }
+  dp_gone_split_free(&s);
+  return rc;
+}
 
 static int keep_rows(dp_op *op, const dp_batch *b) {
   topn_state *st = op->state;
@@ -82,7 +196,11 @@ static int keep_rows(dp_op *op, const dp_batch *b) {
     }
     return dp_rows_append(st->fresh, b);
   }
-  if (st->mode != TOPN_WINDOW || st->prev_wm == DP_WATERMARK_NONE) return dp_rows_append(st->rows, b);
+  int64_t first = st->rows->nrows;
+  if (st->mode != TOPN_WINDOW || st->prev_wm == DP_WATERMARK_NONE) {
+    int rc = dp_rows_append(st->rows, b);
+    return rc ? rc : sync_rows(st, first);
+  }
   /* A row of a window whose end the watermark had passed: its window is gone. */
   const dp_vector *we = b->cols[st->wend_col];
   int64_t *keep = malloc((size_t)(b->nrows ? b->nrows : 1) * sizeof *keep);
@@ -97,7 +215,7 @@ static int keep_rows(dp_op *op, const dp_batch *b) {
   }
   int rc = dp_batch_take(st->rows, b, keep, 0, n);
   free(keep);
-  return rc;
+  return rc ? rc : sync_rows(st, first);
 }
 
 /* Rank `rows`: the rows kept, in output order, into sel[0..*n) and their ranks. */
@@ -170,115 +288,214 @@ static int rank_into_result(dp_op *op, const dp_batch *rows) {
   return rc;
 }
 
-/* TOPN_WINDOW: rank and emit the windows the watermark has closed. */
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* TOPN_WINDOW: rank and emit the windows the watermark has closed, found
+** by the heap of window ends: the batch indexes the rows it brought and
+** pops the closed ones, O((added + closed) log n); the closed rows become
+** tombstones, ranked in arrival order as a pass over the store gave them. */
 static int close_windows(dp_op *op) {
   topn_state *st = op->state;
   int64_t wm = op->ex->final ? DP_WATERMARK_END : op->ex->watermark;
+  int64_t n = st->rows->nrows;
+  const dp_vector *we = st->rows->cols[st->wend_col];
+  int rc = DIPPER_OK;
+  for (int64_t r = st->nindexed; !rc && r < n; r++) rc = dp_due_push(&st->due, wend_of(we, r), r);
+  if (rc) return rc;
+  st->nindexed = n;
   if (wm == DP_WATERMARK_NONE) return DIPPER_OK;
-  int64_t n = st->rows->nrows, nclosed = 0, nopen = 0;
-  size_t sz = (size_t)(n ? n : 1) * sizeof(int64_t);
-  int64_t *closed = malloc(sz), *open = malloc(sz);
-  dp_batch *done = dp_batch_new(st->rows->schema, 0), *rest = dp_batch_new(st->rows->schema, 0);
-  int rc = closed && open && done && rest ? DIPPER_OK : DIPPER_NOMEM;
-  const dp_vector *we = rc ? NULL : st->rows->cols[st->wend_col];
-  for (int64_t r = 0; !rc && r < n; r++) {
-    if (wm == DP_WATERMARK_END || dp_vector_is_null(we, r) || dp_vector_get_i64(we, r) <= wm)
-      closed[nclosed++] = r;
-    else
-      open[nopen++] = r;
-  }
-  if (!rc && nclosed > 0) {
-    rc = dp_batch_take(done, st->rows, closed, 0, nclosed);
-    if (!rc) rc = dp_batch_take(rest, st->rows, open, 0, nopen);
-    if (!rc) rc = dp_rowlog_drop(&st->log, closed, nclosed);
-    if (!rc) rc = rank_into_result(op, done);
-    if (!rc) {
-      dp_batch_free(st->rows);
-      st->rows = rest;
-      rest = NULL;
+  int64_t nclosed = 0, cap = 0, *closed = NULL;
+  while (st->due.n > 0 && dp_due_top(&st->due) <= wm) {
+    dp_due d = dp_due_pop(&st->due);
+    if (st->dead[d.id]) continue;
+    if (nclosed == cap) {
+      cap = cap ? 2 * cap : 256;
+      int64_t *c = realloc(closed, (size_t)cap * sizeof *c);
+      if (!c) {
+        free(closed);
+        return DIPPER_NOMEM;
+      }
+      closed = c;
     }
+    closed[nclosed++] = d.id;
   }
+  if (nclosed == 0) return DIPPER_OK;
+  qsort(closed, (size_t)nclosed, sizeof *closed, cmp_i64);
+  dp_batch *done = dp_batch_new(st->rows->schema, 0);
+  rc = done ? dp_batch_take(done, st->rows, closed, 0, nclosed) : DIPPER_NOMEM;
+  for (int64_t k = 0; !rc && k < nclosed; k++) rc = mark_dead(st, closed[k]);
+  if (!rc) rc = rank_into_result(op, done);
+  if (!rc) rc = maybe_compact(st);
   dp_batch_free(done);
-  dp_batch_free(rest);
   free(closed);
-  free(open);
   return rc;
 }
 
-/* TOPN_UPDATE: re-rank the kept rows with the new ones; the new top becomes
-** the state, and its rows that are new or changed rank are emitted. */
+typedef struct cand {
+  int64_t seq, pos, g;
+} cand;
+
+static int cmp_cand(const void *a, const void *b) {
+  int64_t x = ((const cand *)a)->seq, y = ((const cand *)b)->seq;
+  return (x > y) - (x < y);
+}
+
+/* TOPN_UPDATE: re-rank the tops of the partitions the batch's rows hit
+** with those rows; each such partition whose top changed gets its new top
+** appended (the old one becomes tombstones), and the top rows that are new
+** or changed rank are emitted.  The other partitions are not looked at:
+** the batch costs its rows and the tops they hit.  The rows ranked are laid
+** out in arrival order (a top's rows by their numbers, then the batch's),
+** so ties rank, and the emitted rows come out, as one ranking of every
+** partition's rows in arrival order would give them. */
 static int update_top(dp_op *op) {
   topn_state *st = op->state;
   const dp_plan *p = op->plan;
-  if (st->fresh->nrows == 0) return DIPPER_OK;
-  int64_t nold = st->rows->nrows; /* rows [0, nold) were emitted before, with rank_of */
-  int rc = dp_rows_append(st->rows, st->fresh);
-  int64_t n = st->rows->nrows, nsel = 0, nemit = 0;
-  size_t sz = (size_t)(n ? n : 1) * sizeof(int64_t);
+  int64_t nf = st->fresh->nrows;
+  if (nf == 0) return DIPPER_OK;
+  const dp_vector *pc[64];
+  for (int k = 0; k < st->part_schema.ncols; k++) pc[k] = st->fresh->cols[p->u.topn.partition[k]];
+  size_t szf = (size_t)nf * sizeof(int64_t);
+  int64_t *fg = malloc(szf), *touched = malloc(szf), ntouched = 0, nc = 0;
+  int rc = fg && touched ? DIPPER_OK : DIPPER_NOMEM;
+  st->stamp++;
+  for (int64_t r = 0; !rc && r < nf; r++) {
+    int64_t g;
+    bool is_new;
+    rc = dp_groups_find_or_add(&st->parts, pc, r, &g, &is_new);
+    if (!rc) rc = grow_parts(st, g + 1);
+    if (rc) break;
+    fg[r] = g;
+    if (st->pmark[g] != st->stamp) {
+      st->pmark[g] = st->stamp;
+      st->ptix[g] = ntouched;
+      touched[ntouched++] = g;
+      nc += st->pcount[g];
+    }
+  }
+  /* the candidates: the touched tops in arrival order, then the batch's rows */
+  int64_t n = nc + nf, nsel = 0, nemit = 0;
+  size_t sz = (size_t)n * sizeof(int64_t);
+  cand *cs = rc ? NULL : malloc((size_t)(nc ? nc : 1) * sizeof *cs);
+  int64_t *cpos = malloc(sz), *cg = malloc(sz), *cseq = malloc(sz), *crank = malloc(sz);
   int64_t *sel = malloc(sz), *ranks = malloc(sz), *emit = malloc(sz), *emit_rank = malloc(sz);
-  dp_batch *top = dp_batch_new(st->rows->schema, 0);
-  if (!rc && (!sel || !ranks || !emit || !emit_rank || !top)) rc = DIPPER_NOMEM;
-  if (!rc) rc = rank_rows(op, st->rows, sel, ranks, &nsel);
-  for (int64_t k = 0; !rc && k < nsel; k++) {
-    bool same = sel[k] < nold && (!p->u.topn.emit_rank || st->rank_of[sel[k]] == ranks[k]);
+  int64_t *ncnt = calloc((size_t)ntouched + 1, sizeof *ncnt), *off = malloc(szf + sizeof *off);
+  uint8_t *changed = calloc((size_t)ntouched + 1, 1);
+  dp_batch *c = dp_batch_new(st->rows->schema, 0);
+  if (!rc && (!cs || !cpos || !cg || !cseq || !crank || !sel || !ranks || !emit || !emit_rank ||
+              !ncnt || !off || !changed || !c))
+    rc = DIPPER_NOMEM;
+  int64_t k = 0;
+  for (int64_t t = 0; !rc && t < ntouched; t++) {
+    int64_t g = touched[t];
+    for (int64_t q = st->pstart[g]; q < st->pstart[g] + st->pcount[g]; q++)
+      cs[k++] = (cand){st->seq[q], q, g};
+  }
+  if (!rc && nc > 1) qsort(cs, (size_t)nc, sizeof *cs, cmp_cand);
+  for (k = 0; !rc && k < nc; k++) {
+    cpos[k] = cs[k].pos;
+    cg[k] = cs[k].g;
+    cseq[k] = cs[k].seq;
+    crank[k] = st->rank_of[cs[k].pos];
+  }
+  for (int64_t r = 0; !rc && r < nf; r++) {
+    cg[nc + r] = fg[r];
+    cseq[nc + r] = st->next_seq++;
+    crank[nc + r] = 0;
+  }
+  if (!rc) rc = dp_batch_take(c, st->rows, cpos, 0, nc);
+  if (!rc) rc = dp_rows_append(c, st->fresh);
+  if (!rc) rc = rank_rows(op, c, sel, ranks, &nsel);
+  for (k = 0; !rc && k < nsel; k++) {
+    int64_t t = st->ptix[cg[sel[k]]];
+    ncnt[t]++;
+    bool same = sel[k] < nc && (!p->u.topn.emit_rank || crank[sel[k]] == ranks[k]);
+    if (!(sel[k] < nc && crank[sel[k]] == ranks[k])) changed[t] = 1;
     if (same) continue;
     emit[nemit] = sel[k];
     emit_rank[nemit++] = ranks[k];
   }
-  if (!rc) rc = add_result(st, p, st->rows, emit, emit_rank, nemit);
-  if (!rc) rc = dp_batch_take(top, st->rows, sel, 0, nsel);
-  if (!rc && nsel > st->rank_cap) {
-    int64_t *r = realloc(st->rank_of, (size_t)nsel * sizeof *r);
-    if (!r) rc = DIPPER_NOMEM;
-    else {
-      st->rank_of = r;
-      st->rank_cap = nsel;
-    }
+  if (!rc) rc = add_result(st, p, c, emit, emit_rank, nemit);
+  /* the new tops of the partitions whose top changed, each in one run */
+  int64_t total = 0;
+  for (int64_t t = 0; !rc && t < ntouched; t++) {
+    if (ncnt[t] != st->pcount[touched[t]]) changed[t] = 1;
+    off[t] = total;
+    if (changed[t]) total += ncnt[t];
   }
-  if (!rc) {
-    if (nsel > 0) memcpy(st->rank_of, ranks, (size_t)nsel * sizeof *ranks);
-    dp_batch_free(st->rows);
-    dp_rowlog_clear(&st->log); /* the new top is laid out afresh */
-    st->rows = top;
-    top = NULL;
+  int64_t *fill = emit; /* reused: the rows of each new top placed so far */
+  for (int64_t t = 0; !rc && t < ntouched; t++) fill[t] = 0;
+  for (k = 0; !rc && k < nsel; k++) {
+    int64_t t = st->ptix[cg[sel[k]]];
+    if (!changed[t]) continue;
+    int64_t at = off[t] + fill[t]++;
+    cpos[at] = sel[k]; /* cpos is free now: the places of the rows to append */
+    emit_rank[at] = ranks[k];
   }
+  for (int64_t t = 0; !rc && t < ntouched; t++) {
+    int64_t g = touched[t];
+    for (int64_t q = st->pstart[g]; changed[t] && !rc && q < st->pstart[g] + st->pcount[g]; q++)
+      rc = mark_dead(st, q);
+  }
+  int64_t base = st->rows->nrows;
+  if (!rc) rc = dp_batch_take(st->rows, c, cpos, 0, total);
+  if (!rc) rc = grow_rows(st, base + total);
+  for (k = 0; !rc && k < total; k++) {
+    st->dead[base + k] = 0;
+    st->rank_of[base + k] = emit_rank[k];
+    st->seq[base + k] = cseq[cpos[k]];
+  }
+  for (int64_t t = 0; !rc && t < ntouched; t++) {
+    if (!changed[t]) continue;
+    st->pstart[touched[t]] = base + off[t];
+    st->pcount[touched[t]] = ncnt[t];
+  }
+  if (!rc) rc = maybe_compact(st);
   dp_batch_clear(st->fresh);
-  dp_batch_free(top);
+  dp_batch_free(c);
+  free(fg);
+  free(touched);
+  free(cs);
+  free(cpos);
+  free(cg);
+  free(cseq);
+  free(crank);
   free(sel);
   free(ranks);
   free(emit);
   free(emit_rank);
+  free(ncnt);
+  free(off);
+  free(changed);
   return rc;
 }
 
 /* TOPN_UPDATE with a TTL, before the batch's input: the partitions idle
-** for it dropped, with their rows (found at the cost of what expires; a
-** pass over the top only in a batch where a partition expired). */
+** for it dropped, their tops made tombstones (found at the cost of what
+** expires; the renumbering of the partitions is state_ttl.h's). */
 static int expire_parts(dp_op *op) {
   topn_state *st = op->state;
   int64_t *keep = NULL, nkeep = 0, *drop = NULL, ndrop = 0, ng = dp_groups_count(&st->parts);
-  int rc = dp_state_ttl_expire_compact(&st->ttl, op->ex->batch_start_time, ng, &keep, &nkeep,
-                                       &drop, &ndrop);
+  int rc = grow_parts(st, ng);
+  if (!rc) rc = dp_state_ttl_expire_compact(&st->ttl, op->ex->batch_start_time, ng, &keep, &nkeep,
+                                            &drop, &ndrop);
   if (rc || ndrop == 0) return rc;
-  int64_t n = st->rows->nrows, nrows = 0;
-  uint8_t *gone = calloc((size_t)ng, 1);
-  int64_t *sel = malloc((size_t)(n ? n : 1) * sizeof *sel);
-  rc = gone && sel ? DIPPER_OK : DIPPER_NOMEM;
-  for (int64_t k = 0; !rc && k < ndrop; k++) gone[drop[k]] = 1;
-  const dp_vector *pc[64];
-  for (int k = 0; k < st->part_schema.ncols; k++) pc[k] = st->rows->cols[op->plan->u.topn.partition[k]];
-  for (int64_t r = 0; !rc && r < n; r++) {
-    int64_t g = dp_groups_find(&st->parts, pc, r);
-    if (g < 0 || !gone[g]) {
-      st->rank_of[nrows] = st->rank_of[r];
-      sel[nrows++] = r;
-    }
+  for (int64_t k = 0; !rc && k < ndrop; k++) {
+    int64_t g = drop[k];
+    for (int64_t q = st->pstart[g]; !rc && q < st->pstart[g] + st->pcount[g]; q++)
+      rc = mark_dead(st, q);
   }
-  if (!rc) rc = dp_rows_compact(&st->rows, sel, nrows);
   if (!rc) rc = dp_groups_compact(&st->parts, keep, nkeep);
-  dp_rowlog_clear(&st->log); /* the top is laid out afresh, as update_top does */
-  free(gone);
-  free(sel);
+  for (int64_t k = 0; !rc && k < nkeep; k++) {
+    st->pstart[k] = st->pstart[keep[k]];
+    st->pcount[k] = st->pcount[keep[k]];
+    st->pmark[k] = st->pmark[keep[k]];
+  }
+  for (int64_t g = nkeep; !rc && g < ng; g++) st->pcount[g] = st->pmark[g] = 0;
+  if (!rc) rc = maybe_compact(st);
   free(keep);
   free(drop);
   return rc;
@@ -304,7 +521,7 @@ static int topn_next(dp_op *op, dp_batch **out) {
       rc = update_top(op);
     }
     if (rc) return rc;
-    op->metrics.state_rows = st->rocks ? st->rcount : st->rows->nrows;
+    op->metrics.state_rows = st->rocks ? st->rcount : st->rows->nrows - st->ndead;
   }
   if (st->cursor >= st->result->nrows) return DIPPER_OK;
   int64_t n = st->result->nrows - st->cursor;
@@ -326,8 +543,9 @@ static int topn_end_batch(dp_op *op) {
   if (st->mode == TOPN_BOUNDED && st->emitted) {
     dp_batch_clear(st->rows);
     dp_rowlog_clear(&st->log);
+    st->ndead = 0;
   }
-  op->metrics.state_rows = st->rocks ? st->rcount : st->rows->nrows;
+  op->metrics.state_rows = st->rocks ? st->rcount : st->rows->nrows - st->ndead;
   return DIPPER_OK;
 }
 
@@ -372,6 +590,13 @@ static void topn_close(dp_op *op) {
   dp_rocks_free(st->rocks);
   dp_batch_free(st->fresh);
   free(st->rank_of);
+  free(st->seq);
+  free(st->dead);
+  free(st->pstart);
+  free(st->pcount);
+  free(st->pmark);
+  free(st->ptix);
+  dp_due_free(&st->due);
   dp_groups_free(&st->parts);
   dp_state_ttl_free(&st->ttl);
   dp_batch_free(st->result);
@@ -415,9 +640,9 @@ static int topn_setup(dp_op *op) {
     return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->span,
                     "the Top-N's state TTL ('table.exec.state.ttl' or STATE_TTL) is carried out "
                     "in memory only so far: set 'state.backend' = 'hashmap', or drop the TTL");
-  if (ttl > 0) {
+  if (st->mode == TOPN_UPDATE) {
     int rc = dp_groups_init(&st->parts, &st->part_schema);
-    if (!rc) rc = dp_state_ttl_init(&st->ttl, ttl);
+    if (!rc && ttl > 0) rc = dp_state_ttl_init(&st->ttl, ttl);
     if (rc) return rc;
   }
   if (st->mode == TOPN_BOUNDED || !op->ex->query || !op->ex->query->streaming ||
@@ -444,23 +669,30 @@ static int topn_open(dp_op *op) {
 }
 
 /* ---- checkpoints ----
-** Blob, version 1:
-**   version:u8  mode:u8  emitted:u8  prev_wm:svar  rows (rows.h's row
-**   store: waiting, or the current top)  [update: rank:uvar per row]
-** Delta (save_delta), the same version:  version:u8  mode:u8  emitted:u8
-**   prev_wm:svar  the rows' log (rows.h: the rows of the windows closed, by
-**   base position; all of them once a bounded run emitted)  the rows added
-**   since  [update: rank:uvar per added row]
-** The window mode's delta costs the rows added and the rows closed.  The
-** update mode lays out a new top in every batch that has rows (a
-** re-ranking of old and new rows), so its delta holds the whole top, as a
-** whole state would: a top stays N rows per partition.
+** Blob, version 2:
+**   version:u8  mode:u8  emitted:u8  prev_wm:svar  next_seq:svar
+**   rows (rows.h's row store, tombstones included: the layout is kept, so
+**   that the deltas after it name its rows by position)  dead (flags, one
+**   per row)  [update: rank:uvar seq:uvar per row]
+** Delta (save_delta), the same version:  the same header, the rows' log
+**   (rows.h: as drops the base rows a compaction dropped since, as dirty
+**   rows, which carry no data, the base rows that became tombstones)  the
+**   rows appended since, their flags [and ranks and numbers].
+** So a delta costs what the batches since changed: in window mode the rows
+** added and closed, in update mode the new tops of the partitions whose
+** top changed and the old tops they replace (a few bytes per run of them).
 ** With a state TTL (update mode), whole and delta alike end with 'P', the
 ** partitions (rows.h's group table, by id) and state_ttl.h's section
 ** (their last rows' times); at the blob's end, so that a blob without it
 ** (written before the TTL was set) reads as before: its partitions, found
-** again from the top's rows, count as written at the restart. */
-#define TOPN_STATE_VERSION 1
+** again from the top's rows, count as written at the restart.
+** Version 1 (written before the tombstones: no next_seq, no flags, ranks
+** only, the update mode's top in rank order across partitions and its
+** delta always the whole top) still reads: a top's rows get their
+** positions as numbers (the order they ranked in) and are laid out again
+** by partition; a version 1 update-mode delta that keeps part of its
+** base, which that version never wrote, is refused as corrupt. */
+#define TOPN_STATE_VERSION 2
 
 static int save_parts(const topn_state *st, dp_buf *out) {
   if (st->ttl.ttl <= 0) return DIPPER_OK;
@@ -484,6 +716,7 @@ static int load_parts(dp_op *op, dp_rd *in) {
     for (int64_t r = 0; !rc && st->ttl.ttl > 0 && r < st->rows->nrows; r++) {
       int64_t g;
       bool is_new;
+      if (st->dead[r]) continue;
       rc = dp_groups_find_or_add(&fresh, pc, r, &g, &is_new);
       if (!rc && is_new) rc = dp_state_ttl_touch(&st->ttl, g, now);
     }
@@ -501,109 +734,227 @@ static int load_parts(dp_op *op, dp_rd *in) {
   return rc ? dp_state_corrupt(op, rc, "its partitions' state TTL") : DIPPER_OK;
 }
 
-static int topn_save(dp_op *op, dp_buf *out) {
-  topn_state *st = op->state;
-  if (st->rocks) return rocks_save(op, out);
+static void save_header(const topn_state *st, dp_buf *out) {
   dp_state_begin(out, TOPN_STATE_VERSION);
   dp_put_u8(out, (uint8_t)st->mode);
   dp_put_u8(out, st->emitted);
   dp_put_svar(out, st->prev_wm);
+  dp_put_svar(out, st->next_seq);
+}
+
+/* The per-row data of rows [first, nrows). */
+static void save_row_data(const topn_state *st, dp_buf *out, int64_t first) {
+  int64_t n = st->rows->nrows;
+  dp_flags_save(out, n > first ? st->dead + first : NULL, n - first);
+  for (int64_t r = first; st->mode == TOPN_UPDATE && r < n; r++) {
+    dp_put_uvar(out, (uint64_t)st->rank_of[r]);
+    dp_put_uvar(out, (uint64_t)st->seq[r]);
+  }
+}
+
+static int topn_save(dp_op *op, dp_buf *out) {
+  topn_state *st = op->state;
+  if (st->rocks) return rocks_save(op, out);
+  save_header(st, out);
   int rc = dp_rows_save(out, st->rows);
-  if (st->mode == TOPN_UPDATE)
-    for (int64_t r = 0; r < st->rows->nrows; r++) dp_put_uvar(out, (uint64_t)st->rank_of[r]);
+  save_row_data(st, out, 0);
   if (!rc) rc = save_parts(st, out);
   if (!rc) dp_rowlog_mark(&st->log, st->rows->nrows);
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
-}
-
-/* Ranks of rows [first, nrows): each from 1 to N. */
-static int load_ranks(dp_op *op, dp_rd *in, int64_t first) {
-  topn_state *st = op->state;
-  int64_t n = st->rows->nrows;
-  if (n > st->rank_cap) {
-    int64_t *r = realloc(st->rank_of, (size_t)n * sizeof *r);
-    if (!r) return DIPPER_NOMEM;
-    st->rank_of = r;
-    st->rank_cap = n;
-  }
-  for (int64_t k = first; k < n; k++) {
-    uint64_t rank = dp_get_uvar(in);
-    /* a row of the top has a rank from 1 to N */
-    if (rank < 1 || rank > (uint64_t)op->plan->u.topn.n) in->bad = true;
-    st->rank_of[k] = (int64_t)(rank & INT64_MAX);
-  }
-  return in->bad ? DIPPER_CORRUPT : DIPPER_OK;
 }
 
 static int topn_save_delta(dp_op *op, dp_buf *out) {
   topn_state *st = op->state;
   if (st->rocks) return rocks_save(op, out);
-  dp_state_begin(out, TOPN_STATE_VERSION);
-  dp_put_u8(out, (uint8_t)st->mode);
-  dp_put_u8(out, st->emitted);
-  dp_put_svar(out, st->prev_wm);
+  save_header(st, out);
   int64_t *at, nat, first = dp_rowlog_first_new(&st->log);
   int rc = dp_rowlog_save(out, &st->log, &at, &nat);
-  free(at); /* no row changes in place */
+  free(at); /* a dirty row is a tombstone: no data */
   if (!rc) rc = dp_rows_save_from(out, st->rows, first);
-  if (st->mode == TOPN_UPDATE)
-    for (int64_t r = first; r < st->rows->nrows; r++) dp_put_uvar(out, (uint64_t)st->rank_of[r]);
+  save_row_data(st, out, first);
   if (!rc) rc = save_parts(st, out);
   if (!rc) dp_rowlog_mark(&st->log, st->rows->nrows);
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
-static int topn_restore_delta(dp_op *op, dp_rd *in) {
+/* The version byte: 1 or 2 (anything else refused by dp_state_check). */
+static int read_version(dp_op *op, dp_rd *in, int *version) {
+  dp_rd peek = *in;
+  uint8_t v = dp_get_u8(&peek);
+  *version = !peek.bad && v == 1 ? 1 : TOPN_STATE_VERSION;
+  return dp_state_check(op, in, (uint8_t)*version);
+}
+
+static int read_header(dp_op *op, dp_rd *in, int version) {
   topn_state *st = op->state;
-  if (st->rocks) return rocks_restore(op, in);
-  int rc = dp_state_check(op, in, TOPN_STATE_VERSION);
-  if (rc) return rc;
   uint8_t mode = dp_get_u8(in), emitted = dp_get_u8(in);
-  int64_t prev_wm = dp_get_svar(in);
-  if (in->bad || mode != st->mode || emitted > 1)
+  int64_t prev_wm = dp_get_svar(in), next_seq = version >= 2 ? dp_get_svar(in) : 0;
+  if (in->bad || mode != st->mode || emitted > 1 || next_seq < 0)
     return dp_state_corrupt(op, DIPPER_CORRUPT, "its mode");
   st->emitted = emitted;
   st->prev_wm = prev_wm;
+  st->next_seq = next_seq;
+  return DIPPER_OK;
+}
+
+/* The per-row data of rows [first, nrows), as save_row_data wrote it (or,
+** version 1, the ranks alone: the rows alive, numbered by position). */
+static int load_row_data(dp_op *op, dp_rd *in, int64_t first, int version) {
+  topn_state *st = op->state;
+  int64_t n = st->rows->nrows;
+  int rc = grow_rows(st, n);
+  if (rc) return rc;
+  if (version >= 2 && (rc = dp_flags_load(in, n > first ? st->dead + first : NULL, n - first)))
+    return rc;
+  for (int64_t k = first; k < n; k++) {
+    if (version < 2) st->dead[k] = 0;
+    if (st->mode != TOPN_UPDATE) {
+      st->rank_of[k] = st->seq[k] = 0;
+      continue;
+    }
+    uint64_t rank = dp_get_uvar(in), seq = version >= 2 ? dp_get_uvar(in) : (uint64_t)k;
+    /* a row of a top has a rank from 1 to N and a number below the next one */
+    if (rank < 1 || rank > (uint64_t)op->plan->u.topn.n) in->bad = true;
+    if (version >= 2 && seq >= (uint64_t)st->next_seq) in->bad = true;
+    st->rank_of[k] = (int64_t)(rank & INT64_MAX);
+    st->seq[k] = (int64_t)(seq & INT64_MAX);
+  }
+  if (version < 2) st->next_seq = n;
+  return in->bad ? DIPPER_CORRUPT : DIPPER_OK;
+}
+
+/* Version 1's top, in rank order across partitions, laid out by partition
+** (each partition's rows in their order). */
+static int relayout(dp_op *op) {
+  topn_state *st = op->state;
+  int64_t n = st->rows->nrows;
+  dp_groups tmp;
+  const dp_vector *pc[64];
+  for (int k = 0; k < st->part_schema.ncols; k++) pc[k] = st->rows->cols[op->plan->u.topn.partition[k]];
+  size_t sz = (size_t)(n ? n : 1) * sizeof(int64_t);
+  int64_t *g = malloc(sz), *start = calloc((size_t)n + 1, sizeof(int64_t)), *perm = malloc(sz);
+  int64_t *tmp_rank = malloc(sz), *tmp_seq = malloc(sz);
+  int rc = dp_groups_init(&tmp, &st->part_schema);
+  if (!rc && (!g || !start || !perm || !tmp_rank || !tmp_seq)) rc = DIPPER_NOMEM;
+  for (int64_t r = 0; !rc && r < n; r++) {
+    bool is_new;
+    rc = dp_groups_find_or_add(&tmp, pc, r, &g[r], &is_new);
+    if (!rc) start[g[r] + 1]++;
+  }
+  int64_t ng = rc ? 0 : dp_groups_count(&tmp);
+  for (int64_t i = 0; i < ng; i++) start[i + 1] += start[i];
+  for (int64_t r = 0; !rc && r < n; r++) perm[start[g[r]]++] = r;
+  dp_batch *b = rc ? NULL : dp_batch_new(st->rows->schema, 0);
+  if (!rc && !b) rc = DIPPER_NOMEM;
+  if (!rc) rc = dp_batch_take(b, st->rows, perm, 0, n);
+  if (!rc) {
+    for (int64_t k = 0; k < n; k++) {
+      tmp_rank[k] = st->rank_of[perm[k]];
+      tmp_seq[k] = st->seq[perm[k]];
+    }
+    if (n > 0) memcpy(st->rank_of, tmp_rank, sz);
+    if (n > 0) memcpy(st->seq, tmp_seq, sz);
+    dp_batch_free(st->rows);
+    st->rows = b;
+    b = NULL;
+  }
+  dp_batch_free(b);
+  dp_groups_free(&tmp);
+  free(g);
+  free(start);
+  free(perm);
+  free(tmp_rank);
+  free(tmp_seq);
+  return rc;
+}
+
+/* After a restore: the tombstones counted and the indexes made again over
+** the live rows (O(n), once): the partitions' tops (each must be one run of
+** live rows) or the heap of window ends. */
+static int rebuild_index(dp_op *op) {
+  topn_state *st = op->state;
+  int64_t n = st->rows->nrows;
+  st->ndead = 0;
+  for (int64_t r = 0; r < n; r++) st->ndead += st->dead[r];
+  int rc = DIPPER_OK;
+  if (st->mode == TOPN_WINDOW) rc = rebuild_due(st);
+  if (st->mode == TOPN_UPDATE) {
+    if (st->ttl.ttl <= 0) {
+      dp_groups_free(&st->parts);
+      rc = dp_groups_init(&st->parts, &st->part_schema);
+    }
+    const dp_vector *pc[64];
+    for (int k = 0; k < st->part_schema.ncols; k++)
+      pc[k] = st->rows->cols[op->plan->u.topn.partition[k]];
+    if (!rc) rc = grow_parts(st, dp_groups_count(&st->parts));
+    for (int64_t g = 0; !rc && g < st->part_cap; g++) st->pcount[g] = st->pmark[g] = 0;
+    st->stamp = 0;
+    for (int64_t r = 0; !rc && r < n; r++) {
+      if (st->dead[r]) continue;
+      int64_t g = -1;
+      bool is_new;
+      if (st->ttl.ttl > 0) g = dp_groups_find(&st->parts, pc, r);
+      else rc = dp_groups_find_or_add(&st->parts, pc, r, &g, &is_new);
+      if (!rc) rc = g < 0 ? DIPPER_CORRUPT : grow_parts(st, g + 1);
+      if (rc) break;
+      if (st->pcount[g] == 0) st->pstart[g] = r;
+      else if (st->pstart[g] + st->pcount[g] != r) rc = DIPPER_CORRUPT;
+      st->pcount[g]++;
+    }
+  }
+  if (rc) return dp_state_corrupt(op, rc, "its tops");
+  op->metrics.state_rows = n - st->ndead;
+  st->nindexed = n;
+  dp_rowlog_mark(&st->log, n);
+  return DIPPER_OK;
+}
+
+static int topn_restore_delta(dp_op *op, dp_rd *in) {
+  topn_state *st = op->state;
+  if (st->rocks) return rocks_restore(op, in);
+  int version, rc = read_version(op, in, &version);
+  if (!rc) rc = read_header(op, in, version);
+  if (rc) return rc;
   int64_t n = st->rows->nrows, *keep = NULL, nkeep = 0;
   dp_rowlog_delta d;
   if ((rc = dp_rowlog_load(in, n, &d))) return dp_state_corrupt(op, rc, "the rows it dropped");
-  if (d.ndirty > 0) rc = DIPPER_CORRUPT;
+  if (version < 2 && d.ndirty > 0) rc = DIPPER_CORRUPT;
+  for (int64_t k = 0; !rc && k < d.ndirty; k++) st->dead[d.dirty[k]] = 1;
   if (!rc) rc = dp_rowlog_keep(&d, n, &keep, &nkeep);
+  /* version 1's update mode wrote the whole top or nothing */
+  if (!rc && version < 2 && st->mode == TOPN_UPDATE && nkeep != 0 && nkeep != n) rc = DIPPER_CORRUPT;
   if (!rc) rc = dp_rows_compact(&st->rows, keep, nkeep);
-  for (int64_t k = 0; !rc && st->mode == TOPN_UPDATE && k < nkeep; k++)
+  for (int64_t k = 0; !rc && k < nkeep; k++) {
     st->rank_of[k] = st->rank_of[keep[k]];
+    st->seq[k] = st->seq[keep[k]];
+    st->dead[k] = st->dead[keep[k]];
+  }
   free(keep);
   dp_rowlog_delta_free(&d);
   if (rc) return dp_state_corrupt(op, rc, "the rows it dropped");
   int64_t first = st->rows->nrows;
   if ((rc = dp_rows_load(in, st->rows))) return dp_state_corrupt(op, rc, "its new rows");
-  if (st->mode == TOPN_UPDATE && (rc = load_ranks(op, in, first)))
+  if (version < 2 && st->mode == TOPN_UPDATE && first > 0 && st->rows->nrows > first)
+    return dp_state_corrupt(op, DIPPER_CORRUPT, "its new rows");
+  if ((rc = load_row_data(op, in, first, version))) return dp_state_corrupt(op, rc, "its ranks");
+  if (version < 2 && st->mode == TOPN_UPDATE && (rc = relayout(op)))
     return dp_state_corrupt(op, rc, "its ranks");
   if (st->mode == TOPN_UPDATE && (rc = load_parts(op, in))) return rc;
-  op->metrics.state_rows = st->rows->nrows;
-  dp_rowlog_mark(&st->log, st->rows->nrows);
-  return DIPPER_OK;
+  return rebuild_index(op);
 }
 
 static int topn_restore(dp_op *op, dp_rd *in) {
   topn_state *st = op->state;
   if (st->rocks) return rocks_restore(op, in);
-  int rc = dp_state_check(op, in, TOPN_STATE_VERSION);
+  int version, rc = read_version(op, in, &version);
+  if (!rc) rc = read_header(op, in, version);
   if (rc) return rc;
-  uint8_t mode = dp_get_u8(in), emitted = dp_get_u8(in);
-  int64_t prev_wm = dp_get_svar(in);
-  if (in->bad || mode != st->mode || emitted > 1)
-    return dp_state_corrupt(op, DIPPER_CORRUPT, "its mode");
-  st->emitted = emitted;
-  st->prev_wm = prev_wm;
   if ((rc = dp_rows_load(in, st->rows))) return dp_state_corrupt(op, rc, "its rows");
-  int64_t n = st->rows->nrows;
-  if (st->mode == TOPN_UPDATE && (rc = load_ranks(op, in, 0)))
+  if ((rc = load_row_data(op, in, 0, version))) return dp_state_corrupt(op, rc, "its ranks");
+  if (version < 2 && st->mode == TOPN_UPDATE && (rc = relayout(op)))
     return dp_state_corrupt(op, rc, "its ranks");
   if (st->mode == TOPN_UPDATE && (rc = load_parts(op, in))) return rc;
-  op->metrics.state_rows = n;
-  dp_rowlog_mark(&st->log, n);
-  return DIPPER_OK;
+  return rebuild_index(op);
 }
 
 /* ---- over RocksDB ('state.backend' = 'rocksdb'): window mode ----
