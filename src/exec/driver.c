@@ -1008,6 +1008,17 @@ static int replay_batch(dp_driver *dr) {
   return DIPPER_OK;
 }
 
+int dp_driver_wait_fds(dp_driver *dr, int *fds, int cap) {
+  int n = 0;
+  if (dr->par || dr->failed || dr->finished) return 0;
+  for (int i = 0; i < dr->ninputs && n < cap; i++) {
+    dp_op *op = dr->inputs[i];
+    int fd = op->cls == &dp_op_scan ? dp_scan_wait_fd(op) : -1;
+    if (fd >= 0) fds[n++] = fd;
+  }
+  return n;
+}
+
 int dp_driver_step(dp_driver *dr, bool *ran, bool *finished) {
   *ran = false;
   *finished = dr->finished;
