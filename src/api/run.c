@@ -40,6 +40,9 @@
 
 #define POLL_US INT64_C(10000)  /* Spark polls idle sources every 10 ms too */
 #define SLICE_US INT64_C(50000)
+/* The look at an idle query whose inputs all have a wait_fd: a record
+** wakes it sooner. */
+#define IDLE_WAKE_US INT64_C(100000)
 
 /* How often dipper_run looks at a streaming query that runs on Spark: Spark
 ** runs it by its own trigger, and each look costs two calls to the server. */
@@ -310,7 +313,8 @@ static void nap_add(napper *z, dipper_query *q) {
   const dp_trigger *t = query_trigger(q);
   if (t->kind == DP_TRIGGER_PROCESSING_TIME && t->interval > 0) return;
   int fds[NAP_FDS];
-  int k = dp_driver_wait_fds(q->dr, fds, NAP_FDS - z->n);
+  bool all;
+  int k = dp_driver_wait_fds(q->dr, fds, NAP_FDS - z->n, &all);
   for (int i = 0; i < k; i++) {
     z->fds[z->n] = (struct pollfd){.fd = fds[i], .events = POLLIN};
     z->of[z->n++] = q;
@@ -341,7 +345,11 @@ static int64_t next_due(const dipper_query *q, bool ran, int64_t before, int64_t
     int64_t due = q->started + k * t->interval;
     return due > after ? due : after;
   }
-  return ran ? after : after + POLL_US;
+  if (ran) return after;
+  /* Inputs that all wake the run when rows come need no quick look. */
+  bool all = false;
+  if (q->dr) (void)dp_driver_wait_fds(q->dr, NULL, 0, &all);
+  return after + (all ? IDLE_WAKE_US : POLL_US);
 }
 
 /* Stop every query that still runs (an interrupted run) and hand out the

@@ -17,12 +17,14 @@
 ** ends.  Every broker call is sliced (kafka_int.h).  Each micro-batch is
 ** fixed before it is read.  The first plan (and a replayed one) asks the
 ** broker for every partition's high watermark and ends the batch there; every
-** later plan ends it at what the consumer has already fetched: the records
-** queued are moved to the partitions' held lists and the batch ends after the
-** last one (capped by max_rows and by the bounded end), so that a plan of a
-** busy source costs no round trip to the broker and its batch never waits
-** for records in flight; only when nothing at all was fetched does the plan
-** ask the broker (what was produced before the plan is in its batch).
+** later plan moves the records queued to the partitions' held lists and ends
+** the batch at the partition's end that the last fetch answer carried
+** (rd_kafka_get_watermark_offsets: no round trip), or after the last record
+** fetched if that is further, capped by max_rows and by the bounded end: a
+** busy source plans without a round trip to the broker, a source caught up
+** takes what was fetched, and partitions reading a backlog stay in step.
+** Only when nothing at all was fetched does the plan ask the broker (what was
+** produced before the plan is in its batch).
 ** The consumer queue writes a byte to a pipe when a record lands in it empty
 ** (rd_kafka_queue_io_event_enable); the run loop polls that pipe (wait_fd)
 ** instead of sleeping, so a record is planned as soon as it is fetched.  The
@@ -156,6 +158,7 @@ typedef struct kafka_source {
   int64_t committed_ms;      /* when the last group commit was sent */
   bool commit_owed;          /* positions moved since it */
   bool planned;              /* a plan has run: later ones end at what is fetched */
+  bool planning;             /* fetched_ends is moving the queue to the held lists */
   int wake[2];               /* the consumer queue's wake-up pipe; -1: none */
 } kafka_source;
 
@@ -886,11 +889,14 @@ static int fetched_ends(dp_source *s, kafka_source *ks, int64_t *out) {
     if (!ks->msgs) return DIPPER_NOMEM;
   }
   int rc = DIPPER_OK;
+  ks->planning = true;
   for (ssize_t n = ks->msgs_cap; rc == DIPPER_OK && n == ks->msgs_cap;) {
     n = rd_kafka_consume_batch_queue(ks->queue, 0, ks->msgs, (size_t)ks->msgs_cap);
-    if (n < 0)
+    if (n < 0) {
+      ks->planning = false;
       return kafka_fail(s, DIPPER_IO, "cannot read from Kafka: %s",
                         rd_kafka_err2str(rd_kafka_last_error()));
+    }
     int64_t none = 0;
     for (ssize_t j = 0; j < n; j++) {
       if (rc == DIPPER_OK)
@@ -899,16 +905,31 @@ static int fetched_ends(dp_source *s, kafka_source *ks, int64_t *out) {
         rd_kafka_message_destroy(ks->msgs[j]);
     }
   }
-  bool any = false;
+  ks->planning = false;
+  /* The end is the partition's end as the last fetch answer gave it (for
+  ** a read_committed consumer its last stable offset), or past what was
+  ** fetched if that is further: a partition read behind its end is planned
+  ** to it, as with the broker's ends, so that partitions read a backlog in
+  ** step (the watermark is their maximum); one read up to its end takes what
+  ** was fetched. */
+  bool any = false, unknown = false;
   for (int i = 0; rc == DIPPER_OK && i < ks->nparts; i++) {
     const kpart *p = &ks->parts[i];
-    out[i] = p->held_head < p->nheld ? p->held[p->nheld - 1]->offset + 1 : p->pos;
-    if (out[i] > p->pos) any = true;
+    int64_t end = p->held_head < p->nheld ? p->held[p->nheld - 1]->offset + 1 : p->pos;
+    int64_t lo, hi;
+    if (rd_kafka_get_watermark_offsets(ks->rk, ks->topics[p->topic], p->partition, &lo, &hi) ||
+        hi < 0)
+      unknown = true;
+    else if (hi > end)
+      end = hi;
+    out[i] = end;
+    if (end > p->pos) any = true;
   }
-  /* Nothing fetched: ask the broker after all, so that what was produced
-  ** before the plan is in its batch (a caller stepping the query by hand
-  ** sees it), at the cost of a round trip while the source is idle. */
-  if (rc == DIPPER_OK && !any) rc = end_offsets(s, ks, RD_KAFKA_OFFSET_END, out);
+  /* Nothing fetched, or no fetch answered yet: ask the broker after all, so
+  ** that what was produced before the plan is in its batch (a caller
+  ** stepping the query by hand sees it), at the cost of a round trip while
+  ** the source is idle. */
+  if (rc == DIPPER_OK && (unknown || !any)) rc = end_offsets(s, ks, RD_KAFKA_OFFSET_END, out);
   return rc;
 }
 
@@ -971,6 +992,10 @@ static int kafka_source_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
     if (end > p->pos && p->paused && p->nheld - p->held_head < HOLD_LIMIT / 2 &&
         (rc = set_paused(ks, p, false)) != DIPPER_OK)
       return rc;
+    /* Held past this batch's end (a capped batch): pause as hold() would. */
+    if (!p->paused && p->nheld - p->held_head - (end - p->pos) >= HOLD_LIMIT &&
+        (rc = set_paused(ks, p, true)) != DIPPER_OK)
+      return rc;
   }
   *exhausted = ks->bounded && all_ended && !replay;
   return DIPPER_OK;
@@ -997,7 +1022,11 @@ static int hold(kafka_source *ks, kpart *p, rd_kafka_message_t *m) {
     return DIPPER_NOMEM;
   }
   p->held[p->nheld++] = m;
-  if (!p->paused && p->nheld - p->held_head >= HOLD_LIMIT) return set_paused(ks, p, true);
+  /* A plan that moves the queue to the held lists does not pause: what it
+  ** holds is its batch (pausing drops the partition's fetched records,
+  ** which the consumer then fetches again). */
+  if (!ks->planning && !p->paused && p->nheld - p->held_head >= HOLD_LIMIT)
+    return set_paused(ks, p, true);
   return DIPPER_OK;
 }
 

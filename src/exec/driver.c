@@ -1008,13 +1008,18 @@ static int replay_batch(dp_driver *dr) {
   return DIPPER_OK;
 }
 
-int dp_driver_wait_fds(dp_driver *dr, int *fds, int cap) {
+int dp_driver_wait_fds(dp_driver *dr, int *fds, int cap, bool *all) {
   int n = 0;
-  if (dr->par || dr->failed || dr->finished) return 0;
-  for (int i = 0; i < dr->ninputs && n < cap; i++) {
+  *all = false;
+  if (dr->par || dr->failed || dr->finished || dr->ninputs == 0) return 0;
+  *all = true;
+  for (int i = 0; i < dr->ninputs; i++) {
     dp_op *op = dr->inputs[i];
     int fd = op->cls == &dp_op_scan ? dp_scan_wait_fd(op) : -1;
-    if (fd >= 0) fds[n++] = fd;
+    if (fd < 0)
+      *all = false;
+    else if (n < cap)
+      fds[n++] = fd;
   }
   return n;
 }

@@ -91,9 +91,10 @@ void dp_driver_progress(const dp_driver *dr, dipper_progress *out);
 const dp_diags *dp_driver_diags(const dp_driver *dr);
 const dp_trigger *dp_driver_trigger(const dp_driver *dr);
 /* The wait_fd of each of the query's inputs that has one, at most `cap`
-** into fds; the count.  A parallel query's inputs are its workers' and
+** into fds; the count.  *all: every input has one (fds may be NULL with
+** cap 0 to ask only that).  A parallel query's inputs are its workers' and
 ** have none here. */
-int dp_driver_wait_fds(dp_driver *dr, int *fds, int cap);
+int dp_driver_wait_fds(dp_driver *dr, int *fds, int cap, bool *all);
 
 /* Wall clock in µs since the epoch; a monotonic one for durations. */
 int64_t dp_wall_micros(void);
