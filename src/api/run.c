@@ -19,11 +19,15 @@
 ** processing-time query is due at the next multiple of its interval since
 ** it started (at once when a batch overran it, as in Spark).  Between turns
 ** the thread sleeps until the soonest due time, in slices short enough that
-** an interrupt is seen within SLICE_US.  A streaming query on Spark runs by
+** an interrupt is seen within SLICE_US; while it sleeps, it polls the
+** inputs that can say when rows came (a Kafka consumer's queue: connector.h,
+** wait_fd), and a query waiting as fast as possible on one that does is due
+** at once.  A streaming query on Spark runs by
 ** its own trigger on the server: it is due for a look every SPARK_POLL_US,
 ** and an interrupted run stops it (and any other still running) before
 ** returning.
 */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +40,9 @@
 
 #define POLL_US INT64_C(10000)  /* Spark polls idle sources every 10 ms too */
 #define SLICE_US INT64_C(50000)
+/* The look at an idle query whose inputs all have a wait_fd: a record
+** wakes it sooner. */
+#define IDLE_WAKE_US INT64_C(100000)
 
 /* How often dipper_run looks at a streaming query that runs on Spark: Spark
 ** runs it by its own trigger, and each look costs two calls to the server. */
@@ -290,6 +297,44 @@ static void sleep_micros(int64_t us) {
   nanosleep(&ts, NULL);
 }
 
+/* A sleep that ends early when an input of a waiting query has rows. */
+#define NAP_FDS 64
+typedef struct napper {
+  struct pollfd fds[NAP_FDS];
+  dipper_query *of[NAP_FDS];
+  int n;
+} napper;
+
+/* The inputs q waits on: only an embedded query whose trigger is as fast
+** as possible (one due at an interval would wake for nothing, its pipe
+** not drained until it runs). */
+static void nap_add(napper *z, dipper_query *q) {
+  if (q->over || !q->dr) return;
+  const dp_trigger *t = query_trigger(q);
+  if (t->kind == DP_TRIGGER_PROCESSING_TIME && t->interval > 0) return;
+  int fds[NAP_FDS];
+  bool all;
+  int k = dp_driver_wait_fds(q->dr, fds, NAP_FDS - z->n, &all);
+  for (int i = 0; i < k; i++) {
+    z->fds[z->n] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+    z->of[z->n++] = q;
+  }
+}
+
+static void nap(napper *z, int64_t us) {
+  if (us > SLICE_US) us = SLICE_US;
+  if (z->n == 0) {
+    sleep_micros(us);
+    return;
+  }
+  /* poll's timeout is in ms: rounded up, so that a query is not stepped
+  ** before it is due only to sleep again. */
+  int ms = (int)((us + 999) / 1000);
+  if (poll(z->fds, (nfds_t)z->n, ms) <= 0) return; /* a timeout, or EINTR: a signal */
+  for (int i = 0; i < z->n; i++)
+    if (z->fds[i].revents) z->of[i]->next_due = 0;
+}
+
 /* When the query's trigger next wants a step, given that one ran (or found
 ** nothing) between `before` and `after`. */
 static int64_t next_due(const dipper_query *q, bool ran, int64_t before, int64_t after) {
@@ -300,7 +345,11 @@ static int64_t next_due(const dipper_query *q, bool ran, int64_t before, int64_t
     int64_t due = q->started + k * t->interval;
     return due > after ? due : after;
   }
-  return ran ? after : after + POLL_US;
+  if (ran) return after;
+  /* Inputs that all wake the run when rows come need no quick look. */
+  bool all = false;
+  if (q->dr) (void)dp_driver_wait_fds(q->dr, NULL, 0, &all);
+  return after + (all ? IDLE_WAKE_US : POLL_US);
 }
 
 /* Stop every query that still runs (an interrupted run) and hand out the
@@ -360,7 +409,11 @@ int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *user) {
     if (rc != DIPPER_OK || !running) break;
     if (dp_api_interrupted(db)) continue;
     now = dp_mono_micros();
-    if (soonest > now) sleep_micros(soonest - now < SLICE_US ? soonest - now : SLICE_US);
+    if (soonest > now) {
+      napper z = {.n = 0};
+      for (int i = 0; i < n; i++) nap_add(&z, qs[i]);
+      nap(&z, soonest - now);
+    }
   }
   if (rc == DIPPER_INTERRUPTED) {
     /* Stop cleanly: Spark ends each query's batch and keeps its checkpoint. */
@@ -458,7 +511,9 @@ int dipper_query_await(dipper_query *q, int64_t timeout_ms, int *terminated) {
     }
     int64_t wait = q->next_due - now;
     if (deadline - now < wait) wait = deadline - now;
-    sleep_micros(wait < SLICE_US ? wait : SLICE_US);
+    napper z = {.n = 0};
+    nap_add(&z, q);
+    nap(&z, wait);
   }
   *terminated = q->over ? 1 : 0;
   return DIPPER_OK;
@@ -661,8 +716,12 @@ static int listen_in_process(listen_ctx *c, int64_t deadline) {
       if (!q->over && q->next_due < soonest) soonest = q->next_due;
     }
     now = dp_mono_micros();
-    if (c->left > 0 && soonest > now)
-      sleep_micros(soonest - now < SLICE_US ? soonest - now : SLICE_US);
+    if (c->left > 0 && soonest > now) {
+      napper z = {.n = 0};
+      for (dipper_query *q = db->queries; q; q = q->next_live)
+        if (!spark_streaming(q)) nap_add(&z, q);
+      nap(&z, soonest - now);
+    }
   }
   return DIPPER_OK;
 }

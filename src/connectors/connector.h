@@ -86,6 +86,12 @@ typedef struct dp_source_class {
   ** apart, and the watermark is then the minimum over the workers that saw
   ** an event (exec/parallel.h), not the maximum. */
   bool split_units;
+
+  /* Optional: a file descriptor that turns readable when rows may have
+  ** come (the source drains it when it plans), so that an idle run waits on
+  ** it rather than sleeping between plans; -1 or NULL: the run polls the
+  ** source on its timer. */
+  int (*wait_fd)(dp_source *s);
 } dp_source_class;
 
 struct dp_source {

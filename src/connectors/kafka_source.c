@@ -6,20 +6,34 @@
 ** assigned explicitly (at the first plan) at the offsets the startup mode
 ** gives, or a restored position, so a replay from a given position reads the
 ** same records.  The group is never joined; with 'properties.group.id' the
-** offsets read are committed to it after each commit (asynchronously, for
-** other readers and for group-offsets; failures are logged).  Checkpoints:
+** offsets read are committed to it after a commit, at most every
+** GROUP_COMMIT_MS and once at close (asynchronously, for other readers and
+** for group-offsets; failures are logged): a commit a batch queued ahead of
+** the fetches on the coordinator's broker, which answers one connection's
+** requests in order, held the batches after it back.  Checkpoints:
 ** save_position writes each topic-partition's next offset, save_plan the end
 ** offsets of the planned batch, by topic name (see "positions and batch
 ** bounds" below); replay_plan makes the next plan read exactly to the logged
-** ends.  Every broker call is sliced (kafka_int.h).  Each micro-batch is fixed before it is read: plan_batch asks
-** the broker for every partition's high watermark and sets the batch's end
-** offset per partition (capped by max_rows and by the bounded end); read then
-** takes records up to those ends.  The consumer fetches ahead in the
-** background; records at or past a partition's end arrive early and are held
-** (in order) for the next batch, and a partition whose held records pile up
-** is paused until they are used, so memory stays bounded.  A partition whose
-** end cannot be reached record by record (offsets taken by transaction
-** markers or compaction) is finished by the consumer's end-of-partition event.
+** ends.  Every broker call is sliced (kafka_int.h).  Each micro-batch is
+** fixed before it is read.  The first plan (and a replayed one) asks the
+** broker for every partition's high watermark and ends the batch there; every
+** later plan moves the records queued to the partitions' held lists and ends
+** the batch at the partition's end that the last fetch answer carried
+** (rd_kafka_get_watermark_offsets: no round trip), or after the last record
+** fetched if that is further, capped by max_rows and by the bounded end: a
+** busy source plans without a round trip to the broker, a source caught up
+** takes what was fetched, and partitions reading a backlog stay in step.
+** Only when nothing at all was fetched does the plan ask the broker (what was
+** produced before the plan is in its batch).
+** The consumer queue writes a byte to a pipe when a record lands in it empty
+** (rd_kafka_queue_io_event_enable); the run loop polls that pipe (wait_fd)
+** instead of sleeping, so a record is planned as soon as it is fetched.  The
+** consumer fetches ahead in the background; records at or past a
+** partition's end are held (in order) for the next batch, and a partition
+** whose held records pile up is paused until they are used, so memory stays
+** bounded.  A partition whose end cannot be reached record by record (offsets
+** taken by transaction markers or compaction) is finished by the consumer's
+** end-of-partition event.
 **
 ** Values are decoded with the table's format: 'json', 'csv' and 'avro' (one
 ** Avro binary datum per message, its schema derived from the columns)
@@ -44,6 +58,8 @@
 ** unlisted partition ends at its high watermark then), group-offsets.
 ** Partitions created after the source opened are not read.
 */
+#include <errno.h>
+#include <fcntl.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -51,6 +67,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "connectors/kafka_int.h"
 #include "connectors/records.h"
@@ -63,6 +80,8 @@
 #define STALL_TIMEOUT_MS 60000
 /* Held records per partition before it is paused. */
 #define HOLD_LIMIT 8192
+/* Group commits (properties.group.id) at most this often. */
+#define GROUP_COMMIT_MS 500
 
 static const dp_span nowhere = {0, 0, 0, 0};
 
@@ -136,6 +155,11 @@ typedef struct kafka_source {
   /* Offsets read are committed to 'properties.group.id' at each commit
   ** (asynchronously; the results come to commit_q); NULL: not. */
   rd_kafka_queue_t *commit_q;
+  int64_t committed_ms;      /* when the last group commit was sent */
+  bool commit_owed;          /* positions moved since it */
+  bool planned;              /* a plan has run: later ones end at what is fetched */
+  bool planning;             /* fetched_ends is moving the queue to the held lists */
+  int wake[2];               /* the consumer queue's wake-up pipe; -1: none */
 } kafka_source;
 
 static meta_kind meta_of(const char *key) {
@@ -532,6 +556,8 @@ static void close_consumer(dp_source *s, kafka_source *ks) {
   rd_kafka_destroy_flags(ks->rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
 }
 
+static int commit_group(dp_source *s, kafka_source *ks);
+
 static void kafka_source_close(dp_source *s) {
   kafka_source *ks = s->state;
   if (!ks) return;
@@ -540,8 +566,21 @@ static void kafka_source_close(dp_source *s) {
     for (int j = p->held_head; j < p->nheld; j++) rd_kafka_message_destroy(p->held[j]);
     free(p->held);
   }
-  if (ks->queue) rd_kafka_queue_destroy(ks->queue);
-  if (ks->rk) close_consumer(s, ks);
+  if (ks->queue) {
+    if (ks->wake[1] >= 0) rd_kafka_queue_io_event_enable(ks->queue, -1, NULL, 0);
+    rd_kafka_queue_destroy(ks->queue);
+  }
+  for (int i = 0; i < 2; i++)
+    if (ks->wake[i] >= 0) close(ks->wake[i]);
+  if (ks->rk) {
+    if (ks->commit_owed) {
+      /* The last positions, which the interval held back: a short wait for
+      ** the answer, so a broker that is down does not hold the stop. */
+      (void)commit_group(s, ks);
+      drain_commits(ks, 500);
+    }
+    close_consumer(s, ks);
+  }
   if (ks->qk) {
     dp_kafka_disown(ks->qk);
     rd_kafka_destroy_flags(ks->qk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
@@ -751,10 +790,37 @@ static int new_consumer(dp_source *s, rd_kafka_t **out) {
   return DIPPER_OK;
 }
 
+/* The pipe the consumer queue writes a byte to when a message lands in it
+** empty; both ends non-blocking (the reader drains it at each plan, and a
+** full pipe already says "wake up"). */
+static int open_wake(dp_source *s, kafka_source *ks) {
+  if (pipe(ks->wake) != 0) {
+    ks->wake[0] = ks->wake[1] = -1;
+    return kafka_fail(s, DIPPER_IO, "cannot make the Kafka source's wake-up pipe: %s",
+                      strerror(errno));
+  }
+  for (int i = 0; i < 2; i++) {
+    int fl = fcntl(ks->wake[i], F_GETFL);
+    if (fl < 0 || fcntl(ks->wake[i], F_SETFL, fl | O_NONBLOCK) != 0 ||
+        fcntl(ks->wake[i], F_SETFD, FD_CLOEXEC) != 0)
+      return kafka_fail(s, DIPPER_IO, "cannot set up the Kafka source's wake-up pipe: %s",
+                        strerror(errno));
+  }
+  rd_kafka_queue_io_event_enable(ks->queue, ks->wake[1], "k", 1);
+  return DIPPER_OK;
+}
+
+static void drain_wake(kafka_source *ks) {
+  char buf[256];
+  while (ks->wake[0] >= 0 && read(ks->wake[0], buf, sizeof buf) > 0) {
+  }
+}
+
 static int kafka_source_open(dp_source *s) {
   kafka_source *ks = calloc(1, sizeof *ks);
   if (!ks) return DIPPER_NOMEM;
   s->state = ks;
+  ks->wake[0] = ks->wake[1] = -1;
   dp_bad_records_init(&ks->bad, s->table);
   int rc = open_columns(s, ks);
   bool commit_group =
@@ -771,6 +837,7 @@ static int kafka_source_open(dp_source *s) {
   if (rc == DIPPER_OK && commit_group && !(ks->commit_q = rd_kafka_queue_new(ks->rk)))
     rc = DIPPER_NOMEM;
   if (rc == DIPPER_OK && !(ks->queue = rd_kafka_queue_get_consumer(ks->rk))) rc = DIPPER_NOMEM;
+  if (rc == DIPPER_OK) rc = open_wake(s, ks);
   if (rc != DIPPER_OK) kafka_source_close(s); /* the caller does not close a failed open */
   return rc;
 }
@@ -807,13 +874,78 @@ static int assign(dp_source *s, kafka_source *ks) {
   return DIPPER_OK;
 }
 
+static int dispatch(dp_source *s, kafka_source *ks, rd_kafka_message_t *m, dp_batch *out,
+                    int64_t *got);
+
+/* Per partition, the end of what the consumer has fetched: the queued
+** messages are moved to the held lists first (every partition's end is its
+** position while they are, so that none is taken). */
+static int fetched_ends(dp_source *s, kafka_source *ks, int64_t *out) {
+  drain_wake(ks);
+  for (int i = 0; i < ks->nparts; i++) ks->parts[i].end = ks->parts[i].pos;
+  if (ks->msgs_cap == 0) {
+    ks->msgs_cap = 1024;
+    ks->msgs = malloc((size_t)ks->msgs_cap * sizeof *ks->msgs);
+    if (!ks->msgs) return DIPPER_NOMEM;
+  }
+  int rc = DIPPER_OK;
+  ks->planning = true;
+  for (ssize_t n = ks->msgs_cap; rc == DIPPER_OK && n == ks->msgs_cap;) {
+    n = rd_kafka_consume_batch_queue(ks->queue, 0, ks->msgs, (size_t)ks->msgs_cap);
+    if (n < 0) {
+      ks->planning = false;
+      return kafka_fail(s, DIPPER_IO, "cannot read from Kafka: %s",
+                        rd_kafka_err2str(rd_kafka_last_error()));
+    }
+    int64_t none = 0;
+    for (ssize_t j = 0; j < n; j++) {
+      if (rc == DIPPER_OK)
+        rc = dispatch(s, ks, ks->msgs[j], NULL, &none);
+      else
+        rd_kafka_message_destroy(ks->msgs[j]);
+    }
+  }
+  ks->planning = false;
+  /* The end is the partition's end as the last fetch answer gave it (for
+  ** a read_committed consumer its last stable offset), or past what was
+  ** fetched if that is further: a partition read behind its end is planned
+  ** to it, as with the broker's ends, so that partitions read a backlog in
+  ** step (the watermark is their maximum); one read up to its end takes what
+  ** was fetched. */
+  bool any = false, unknown = false;
+  for (int i = 0; rc == DIPPER_OK && i < ks->nparts; i++) {
+    const kpart *p = &ks->parts[i];
+    int64_t end = p->held_head < p->nheld ? p->held[p->nheld - 1]->offset + 1 : p->pos;
+    int64_t lo, hi;
+    if (rd_kafka_get_watermark_offsets(ks->rk, ks->topics[p->topic], p->partition, &lo, &hi) ||
+        hi < 0)
+      unknown = true;
+    else if (hi > end)
+      end = hi;
+    out[i] = end;
+    if (end > p->pos) any = true;
+  }
+  /* Nothing fetched, or no fetch answered yet: ask the broker after all, so
+  ** that what was produced before the plan is in its batch (a caller
+  ** stepping the query by hand sees it), at the cost of a round trip while
+  ** the source is idle. */
+  if (rc == DIPPER_OK && (unknown || !any)) rc = end_offsets(s, ks, RD_KAFKA_OFFSET_END, out);
+  return rc;
+}
+
 static int kafka_source_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
   kafka_source *ks = s->state;
   int rc = ks->assigned ? DIPPER_OK : assign(s, ks);
-  if (rc == DIPPER_OK) rc = end_offsets(s, ks, RD_KAFKA_OFFSET_END, ks->high);
-  if (rc != DIPPER_OK) return rc;
   bool replay = ks->replay;
   ks->replay = false;
+  /* The broker's ends at the first plan (the batch reads what the topic
+  ** held when the query started) and for a replayed batch (to check that its
+  ** records are still there); what was fetched, after that. */
+  if (rc == DIPPER_OK)
+    rc = ks->planned && !replay ? fetched_ends(s, ks, ks->high)
+                                : end_offsets(s, ks, RD_KAFKA_OFFSET_END, ks->high);
+  if (rc != DIPPER_OK) return rc;
+  ks->planned = true;
   int64_t left = max_rows > 0 ? max_rows : INT64_MAX;
   bool all_ended = true;
   for (int i = 0; i < ks->nparts; i++) {
@@ -860,6 +992,10 @@ static int kafka_source_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
     if (end > p->pos && p->paused && p->nheld - p->held_head < HOLD_LIMIT / 2 &&
         (rc = set_paused(ks, p, false)) != DIPPER_OK)
       return rc;
+    /* Held past this batch's end (a capped batch): pause as hold() would. */
+    if (!p->paused && p->nheld - p->held_head - (end - p->pos) >= HOLD_LIMIT &&
+        (rc = set_paused(ks, p, true)) != DIPPER_OK)
+      return rc;
   }
   *exhausted = ks->bounded && all_ended && !replay;
   return DIPPER_OK;
@@ -886,7 +1022,11 @@ static int hold(kafka_source *ks, kpart *p, rd_kafka_message_t *m) {
     return DIPPER_NOMEM;
   }
   p->held[p->nheld++] = m;
-  if (!p->paused && p->nheld - p->held_head >= HOLD_LIMIT) return set_paused(ks, p, true);
+  /* A plan that moves the queue to the held lists does not pause: what it
+  ** holds is its batch (pausing drops the partition's fetched records,
+  ** which the consumer then fetches again). */
+  if (!ks->planning && !p->paused && p->nheld - p->held_head >= HOLD_LIMIT)
+    return set_paused(ks, p, true);
   return DIPPER_OK;
 }
 
@@ -1162,23 +1302,38 @@ static int kafka_source_read(dp_source *s, dp_batch *out, int64_t want, bool *do
   return rc;
 }
 
+/* Every partition's position to the group, asynchronously, as Flink commits
+** on a checkpoint: the batch does not wait for the group's coordinator. */
+static int commit_group(dp_source *s, kafka_source *ks) {
+  drain_commits(ks, 0);
+  rd_kafka_topic_partition_list_t *l = part_list(ks);
+  if (!l) return DIPPER_NOMEM;
+  for (int i = 0; i < ks->nparts; i++) l->elems[i].offset = ks->parts[i].pos;
+  const char *group = dp_table_option(s->table, "properties.group.id", "?");
+  rd_kafka_resp_err_t err =
+      rd_kafka_commit_queue(ks->rk, l, ks->commit_q, NULL, (void *)(uintptr_t)group);
+  rd_kafka_topic_partition_list_destroy(l);
+  if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET)
+    dp_kafka_note(ks->rk, "cannot commit offsets to group '%s': %s", group,
+                  rd_kafka_err2str(err));
+  ks->committed_ms = dp_kafka_now_ms();
+  ks->commit_owed = false;
+  return DIPPER_OK;
+}
+
 static int kafka_source_commit(dp_source *s) {
   kafka_source *ks = s->state;
-  for (int i = 0; i < ks->nparts; i++) ks->parts[i].start = ks->parts[i].pos;
+  bool moved = false;
+  for (int i = 0; i < ks->nparts; i++) {
+    if (ks->parts[i].start != ks->parts[i].pos) moved = true;
+    ks->parts[i].start = ks->parts[i].pos;
+  }
   if (ks->commit_q && ks->assigned) {
-    /* Asynchronous, as Flink commits on a checkpoint: the batch does not
-    ** wait for the group's coordinator. */
-    drain_commits(ks, 0);
-    rd_kafka_topic_partition_list_t *l = part_list(ks);
-    if (!l) return DIPPER_NOMEM;
-    for (int i = 0; i < ks->nparts; i++) l->elems[i].offset = ks->parts[i].pos;
-    const char *group = dp_table_option(s->table, "properties.group.id", "?");
-    rd_kafka_resp_err_t err = rd_kafka_commit_queue(ks->rk, l, ks->commit_q, NULL,
-                                                  (void *)(uintptr_t)group);
-    rd_kafka_topic_partition_list_destroy(l);
-    if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET)
-      dp_kafka_note(ks->rk, "cannot commit offsets to group '%s': %s", group,
-                    rd_kafka_err2str(err));
+    if (moved) ks->commit_owed = true;
+    if (ks->commit_owed && dp_kafka_now_ms() - ks->committed_ms >= GROUP_COMMIT_MS) {
+      int rc = commit_group(s, ks);
+      if (rc != DIPPER_OK) return rc;
+    }
   }
   return dp_bad_records_flush(&ks->bad, s);
 }
@@ -1295,6 +1450,11 @@ static int kafka_source_replay_plan(dp_source *s, dp_rd *in) {
   return rc;
 }
 
+static int kafka_source_wait_fd(dp_source *s) {
+  const kafka_source *ks = s->state;
+  return ks->wake[0];
+}
+
 const dp_source_class dp_source_kafka = {
     .name = "kafka",
     .open = kafka_source_open,
@@ -1306,4 +1466,5 @@ const dp_source_class dp_source_kafka = {
     .save_position = kafka_source_save_position,
     .restore_position = kafka_source_restore_position,
     .replay_plan = kafka_source_replay_plan,
+    .wait_fd = kafka_source_wait_fd,
 };

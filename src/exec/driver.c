@@ -1008,6 +1008,22 @@ static int replay_batch(dp_driver *dr) {
   return DIPPER_OK;
 }
 
+int dp_driver_wait_fds(dp_driver *dr, int *fds, int cap, bool *all) {
+  int n = 0;
+  *all = false;
+  if (dr->par || dr->failed || dr->finished || dr->ninputs == 0) return 0;
+  *all = true;
+  for (int i = 0; i < dr->ninputs; i++) {
+    dp_op *op = dr->inputs[i];
+    int fd = op->cls == &dp_op_scan ? dp_scan_wait_fd(op) : -1;
+    if (fd < 0)
+      *all = false;
+    else if (n < cap)
+      fds[n++] = fd;
+  }
+  return n;
+}
+
 int dp_driver_step(dp_driver *dr, bool *ran, bool *finished) {
   *ran = false;
   *finished = dr->finished;

@@ -49,6 +49,8 @@ int dp_values_plan(dp_op *op, bool *has_data, bool *exhausted);
 ** VALUES keeps whether its rows went out. */
 bool dp_scan_resumable(const dp_op *op);
 const char *dp_scan_connector(const dp_op *op);
+/* The source's wait_fd (connector.h), or -1. */
+int dp_scan_wait_fd(dp_op *op);
 int dp_scan_save_plan(dp_op *op, dp_buf *out);
 int dp_scan_save_position(dp_op *op, dp_buf *out);
 int dp_scan_restore_position(dp_op *op, dp_rd *in);
@@ -88,6 +90,11 @@ int dp_driver_step(dp_driver *dr, bool *ran, bool *finished);
 void dp_driver_progress(const dp_driver *dr, dipper_progress *out);
 const dp_diags *dp_driver_diags(const dp_driver *dr);
 const dp_trigger *dp_driver_trigger(const dp_driver *dr);
+/* The wait_fd of each of the query's inputs that has one, at most `cap`
+** into fds; the count.  *all: every input has one (fds may be NULL with
+** cap 0 to ask only that).  A parallel query's inputs are its workers' and
+** have none here. */
+int dp_driver_wait_fds(dp_driver *dr, int *fds, int cap, bool *all);
 
 /* Wall clock in µs since the epoch; a monotonic one for durations. */
 int64_t dp_wall_micros(void);

@@ -191,6 +191,11 @@ bool dp_scan_resumable(const dp_op *op) {
   return c->save_plan && c->save_position && c->restore_position && c->replay_plan;
 }
 
+int dp_scan_wait_fd(dp_op *op) {
+  scan_state *st = op->state;
+  return st->opened && st->src.cls->wait_fd ? st->src.cls->wait_fd(&st->src) : -1;
+}
+
 const char *dp_scan_connector(const dp_op *op) {
   const scan_state *st = op->state;
   return st->src.cls->name;
