@@ -1094,6 +1094,13 @@ static int stream_frame(dp_op *op) {
                                   call->type, call->span};
     st->skip[c] = st->running;
   }
+  bool any_agg = false;
+  for (int c = 0; c < nc; c++) any_agg |= st->skip[c];
+  if (!any_agg) { /* LAG alone: nothing to fold, every row counts as folded */
+    st->running = false;
+    free(st->run);
+    st->run = NULL;
+  }
   if (p->u.over.npartition > 64)
     return dp_error(op->ex->diags, DIPPER_LIMIT, p->span,
                     "an OVER on a stream takes at most 64 PARTITION BY expressions");
