@@ -70,6 +70,7 @@ typedef struct over_part {
   int64_t count, folded, rank;
   int64_t nfold;  /* a release's scratch: the fold count its rows reach */
   int64_t stamp;  /* a release's scratch: the release that last touched it */
+  bool dirty;     /* changed since the last checkpoint (listed in `dirty`) */
   int64_t *keep;
   int64_t head, len, cap;
 } over_part;
@@ -99,6 +100,10 @@ typedef struct over_state {
   int64_t horizon;          /* the least time a row still to come can have */
   int64_t next_rank;
   int64_t epoch;            /* releases so far (the partitions' stamps) */
+  int64_t *dirty;           /* the partitions changed since the last checkpoint */
+  int64_t ndirty, dirty_cap;
+  int64_t base_parts;       /* partitions at the last checkpoint */
+  bool renumbered;          /* partitions renumbered since (a TTL expiry): the next delta is whole */
   dp_agg_call *acalls;      /* per call (aggregates), the running states' calls */
   dp_agg_state *run;        /* per call: the running state (aggregates, running frame) */
   bool *skip;               /* per call: computed from its running state */
@@ -205,6 +210,30 @@ static int part_push(over_part *P, int64_t pos) {
 
 static int64_t live_of(const over_part *P) { return P->len - P->head; }
 
+/* Partition g changed: the next delta writes it. */
+static int mark_dirty(over_state *st, int64_t g) {
+  if (st->pv[g].dirty) return DIPPER_OK;
+  if (st->ndirty == st->dirty_cap) {
+    int64_t cap = st->dirty_cap ? st->dirty_cap * 2 : 64;
+    int64_t *v = realloc(st->dirty, (size_t)cap * sizeof *v);
+    if (!v) return DIPPER_NOMEM;
+    st->dirty = v;
+    st->dirty_cap = cap;
+  }
+  st->pv[g].dirty = true;
+  st->dirty[st->ndirty++] = g;
+  return DIPPER_OK;
+}
+
+/* A checkpoint was written or read: the base of the next delta. */
+static void mark_base(over_state *st) {
+  for (int64_t i = 0; i < st->ndirty; i++)
+    if (st->dirty[i] < st->pv_cap) st->pv[st->dirty[i]].dirty = false;
+  st->ndirty = 0;
+  st->base_parts = dp_groups_count(&st->parts);
+  st->renumbered = false;
+}
+
 /* The pending store without its released rows, once they are half of it
 ** (and 1,024 or more): O(n) once per n/2 rows released, the index rebuilt
 ** from the survivors in the same pass. */
@@ -276,8 +305,9 @@ static int compact_hist(over_state *st, int64_t nparts, bool force) {
 ** the rows a ROWS frame or LAG reaches, before the time a RANGE frame
 ** reaches (below the horizon by more than its offset), folded into the
 ** running states already. */
-static void prune_part(over_state *st, int64_t g) {
+static int prune_part(over_state *st, int64_t g) {
   over_part *P = &st->pv[g];
+  int64_t head0 = P->head;
   const dp_vector *t = st->rows->cols[st->time_col];
   while (P->head < P->len) {
     int64_t live = P->len - P->head, abs = P->count - live, pos = P->keep[P->head];
@@ -289,6 +319,7 @@ static void prune_part(over_state *st, int64_t g) {
     st->nhgone++;
     P->head++;
   }
+  return P->head != head0 ? mark_dirty(st, g) : DIPPER_OK;
 }
 
 /* Before the batch's input: the partitions idle for the TTL forget their
@@ -327,6 +358,9 @@ static int expire_parts(dp_op *op) {
   for (int c = 0; !rc && st->run && c < p->u.over.ncalls; c++)
     if (is_agg(&p->u.over.calls[c])) rc = dp_agg_state_compact(&st->run[c], remap, ng, nkeep);
   if (!rc) rc = dp_groups_compact(&st->parts, keep, nkeep);
+  for (int64_t g = 0; g < st->pv_cap; g++) st->pv[g].dirty = false;
+  st->ndirty = 0;
+  st->renumbered = true; /* the next delta is the whole state */
   if (!rc) rc = compact_hist(st, nkeep, false);
   if (!rc) rc = rebuild_hdue(st, nkeep);
   free(remap);
@@ -755,7 +789,7 @@ static int take_ready(over_state *st, int64_t wm, dp_batch **ready) {
     pos[n++] = e.id;
     st->pgone[e.id] = 1;
   }
-  qsort(pos, (size_t)n, sizeof *pos, cmp_i64);
+  if (n > 1) qsort(pos, (size_t)n, sizeof *pos, cmp_i64);
   st->npgone += n;
   *ready = dp_batch_new(st->pending->schema, n);
   int rc = *ready ? dp_batch_take(*ready, st->pending, pos, 0, n) : DIPPER_NOMEM;
@@ -785,6 +819,8 @@ static int find_parts(dp_op *op, const dp_batch *b, int64_t *gid) {
 static int keep_released(over_state *st, int64_t g, const dp_batch *work, const int64_t *newrows,
                          int64_t nnew, int64_t *hsel, int64_t *nhsel) {
   over_part *P = &st->pv[g];
+  int rc0 = mark_dirty(st, g);
+  if (rc0) return rc0;
   int64_t live = live_of(P), total = live + nnew, base = P->count - live;
   P->count += nnew;
   P->folded = st->running ? P->nfold : P->count;
@@ -914,7 +950,7 @@ static int release(dp_op *op) {
   while (!rc && st->reach_time >= 0 && st->hdue.n > 0 &&
          (st->horizon == DP_WATERMARK_END || dp_due_top(&st->hdue) < st->horizon - st->reach_time)) {
     dp_due e = dp_due_pop(&st->hdue);
-    if (e.id < nparts) prune_part(st, e.id);
+    if (e.id < nparts) rc = prune_part(st, e.id);
   }
   if (!rc) rc = compact_pending(st, false);
   if (!rc) rc = compact_hist(st, nparts, false);
@@ -999,6 +1035,9 @@ static void free_stream(dp_op *op) {
   dp_due_free(&st->hdue);
   free(st->pgone);
   free(st->hgone);
+  free(st->dirty);
+  st->dirty = NULL;
+  st->ndirty = st->dirty_cap = 0;
   st->pgone = st->hgone = NULL;
   st->pgone_cap = st->hgone_cap = st->npgone = st->nhgone = 0;
   dp_groups_free(&st->parts);
@@ -1175,12 +1214,12 @@ static int over_open(dp_op *op) {
 **            (agg_func.h)  the pending rows (a row store, in arrival order)
 **            has_ttl:u8 [state_ttl.h's list]
 ** The time indexes are not written: a restore builds them from the rows.
-** Delta (save_delta), the same version:  a bounded run's: version:u8
-**   stream:u8  emitted:u8  per store, rows then pending: its log (rows.h:
-**   all of them once a bounded run emitted) and the rows added since.  A
-**   stream's delta is its whole state: what it holds is what later rows
-**   reach (the running states, the frames' reach, the pending rows), not
-**   its history.
+** Delta (save_delta), the same version:  version:u8  stream:u8  emitted:u8
+**   then, bounded: per store, rows then pending: its log (rows.h: all of
+**   them once a bounded run emitted) and the rows added since;  stream:
+**   save_stream_delta's form ('C': the partitions changed since, 'W': the
+**   whole state after a TTL renumbered them) with the pending rows and the
+**   TTL list whole.
 ** Version 1's TTL section of a bounded run ('P', never written: a TTL takes
 ** only a stream) is not read. */
 #define OVER_STATE_VERSION 2
@@ -1203,6 +1242,71 @@ static int check_version(dp_op *op, dp_rd *in) {
                     op->ex->checkpoint ? op->ex->checkpoint : "(none)", op->cls->name,
                     (int)op->plan->span.line, op->ex->checkpoint ? op->ex->checkpoint : "(none)");
   return dp_state_check(op, in, OVER_STATE_VERSION);
+}
+
+/* The end of a stream's blob, whole or delta: the pending rows still
+** waiting (whole: they are what the watermark has not passed) and the TTL
+** list. */
+static int save_tail(const over_state *st, dp_buf *out) {
+  int64_t np = st->pending->nrows, m = 0;
+  int64_t *sel = malloc((size_t)(np + 1) * sizeof *sel);
+  dp_batch *tmp = dp_batch_new(st->pending->schema, np - st->npgone);
+  int rc = sel && tmp ? DIPPER_OK : DIPPER_NOMEM;
+  for (int64_t r = 0; !rc && r < np; r++)
+    if (!st->pgone[r]) sel[m++] = r;
+  if (!rc) rc = dp_batch_take(tmp, st->pending, sel, 0, m);
+  if (!rc) rc = dp_rows_save(out, tmp);
+  dp_batch_free(tmp);
+  free(sel);
+  dp_put_u8(out, st->ttl.ttl > 0);
+  if (!rc && st->ttl.ttl > 0) dp_state_ttl_save(&st->ttl, out);
+  return rc;
+}
+
+static int load_tail(dp_op *op, dp_rd *in, int64_t ng) {
+  over_state *st = op->state;
+  int rc;
+  dp_batch_clear(st->pending);
+  st->npgone = 0;
+  if (st->pgone) memset(st->pgone, 0, (size_t)st->pgone_cap);
+  if ((rc = dp_rows_load(in, st->pending))) return dp_state_corrupt(op, rc, "its pending rows");
+  uint8_t has_ttl = dp_get_u8(in);
+  if (in->bad || has_ttl > 1) return dp_state_corrupt(op, DIPPER_CORRUPT, "its state TTL");
+  if (has_ttl) {
+    dp_state_ttl other;
+    memset(&other, 0, sizeof other);
+    dp_state_ttl *t = st->ttl.ttl > 0 ? &st->ttl : &other;
+    if (t == &other) rc = dp_state_ttl_init(&other, 1); /* read past: the TTL was unset */
+    if (!rc) rc = dp_state_ttl_load(t, in, ng);
+    dp_state_ttl_free(&other);
+    if (rc) return dp_state_corrupt(op, rc, "its partitions' state TTL");
+  } else {
+    /* a TTL set at the restart: every partition written now */
+    for (int64_t g = 0; st->ttl.ttl > 0 && g < ng && !rc; g++)
+      rc = dp_state_ttl_touch(&st->ttl, g, op->ex->batch_start_time);
+    if (rc) return dp_state_corrupt(op, rc, "its partitions' state TTL");
+  }
+  return DIPPER_OK;
+}
+
+/* The time indexes of a restored state, from its rows. */
+static int load_indexes(dp_op *op, int64_t ng) {
+  over_state *st = op->state;
+  int rc = grow_flags(&st->hgone, &st->hgone_cap, st->rows->nrows);
+  if (!rc) rc = grow_flags(&st->pgone, &st->pgone_cap, st->pending->nrows);
+  st->due.n = 0;
+  if (!rc && st->pending->nrows > 0) {
+    const dp_vector *t = st->pending->cols[st->time_col];
+    rc = dp_due_reserve(&st->due, st->pending->nrows);
+    for (int64_t r = 0; !rc && r < st->pending->nrows; r++)
+      st->due.v[r] = (dp_due){dp_vector_get_i64(t, r), r};
+    if (!rc) {
+      st->due.n = st->pending->nrows;
+      dp_due_heapify(&st->due);
+    }
+  }
+  if (!rc) rc = rebuild_hdue(st, ng);
+  return rc ? dp_state_corrupt(op, rc, "its indexes") : DIPPER_OK;
 }
 
 static int save_stream(dp_op *op, dp_buf *out) {
@@ -1231,20 +1335,7 @@ static int save_stream(dp_op *op, dp_buf *out) {
     if (st->skip[c]) rc = dp_agg_state_save(&st->run[c], ng, out);
   dp_batch_free(tmp);
   free(sel);
-  /* the pending rows still waiting, in arrival order */
-  int64_t np = st->pending->nrows, m = 0;
-  sel = rc ? NULL : malloc((size_t)(np + 1) * sizeof *sel);
-  tmp = rc ? NULL : dp_batch_new(st->pending->schema, np - st->npgone);
-  if (!rc && (!sel || !tmp)) rc = DIPPER_NOMEM;
-  for (int64_t r = 0; !rc && r < np; r++)
-    if (!st->pgone[r]) sel[m++] = r;
-  if (!rc) rc = dp_batch_take(tmp, st->pending, sel, 0, m);
-  if (!rc) rc = dp_rows_save(out, tmp);
-  dp_batch_free(tmp);
-  free(sel);
-  dp_put_u8(out, st->ttl.ttl > 0);
-  if (!rc && st->ttl.ttl > 0) dp_state_ttl_save(&st->ttl, out);
-  return rc;
+  return rc ? rc : save_tail(st, out);
 }
 
 /* A stream's whole state read into a fresh one (the stores cleared). */
@@ -1284,38 +1375,122 @@ static int load_stream(dp_op *op, dp_rd *in) {
     if (st->skip[c] && (rc = dp_agg_state_load(&st->run[c], ng, in)))
       return dp_state_corrupt(op, rc, "its running aggregates");
   if ((rc = reserve_parts(op, ng))) return dp_state_corrupt(op, rc, "its partitions");
-  if ((rc = dp_rows_load(in, st->pending))) return dp_state_corrupt(op, rc, "its pending rows");
-  uint8_t has_ttl = dp_get_u8(in);
-  if (in->bad || has_ttl > 1) return dp_state_corrupt(op, DIPPER_CORRUPT, "its state TTL");
-  if (has_ttl) {
-    dp_state_ttl other;
-    memset(&other, 0, sizeof other);
-    dp_state_ttl *t = st->ttl.ttl > 0 ? &st->ttl : &other;
-    if (t == &other) rc = dp_state_ttl_init(&other, 1); /* read past: the TTL was unset */
-    if (!rc) rc = dp_state_ttl_load(t, in, ng);
-    dp_state_ttl_free(&other);
-    if (rc) return dp_state_corrupt(op, rc, "its partitions' state TTL");
-  } else {
-    /* a TTL set at the restart: every partition written now */
-    for (int64_t g = 0; st->ttl.ttl > 0 && g < ng && !rc; g++)
-      rc = dp_state_ttl_touch(&st->ttl, g, op->ex->batch_start_time);
-    if (rc) return dp_state_corrupt(op, rc, "its partitions' state TTL");
+  if ((rc = load_tail(op, in, ng))) return rc;
+  if ((rc = load_indexes(op, ng))) return rc;
+  mark_base(st);
+  return DIPPER_OK;
+}
+
+/* A stream's delta: 'W' and the whole state after a renumbering of the
+** partitions (a TTL expiry), else 'C' and what changed since the base: the
+** partitions added (their keys), and for each partition changed (a release
+** touched it, or its kept rows were pruned) its counters, kept rows and
+** running states; then the tail (save_tail) whole.  O(partitions changed +
+** their kept rows + pending rows), not O(partitions). */
+static int save_stream_delta(dp_op *op, dp_buf *out) {
+  over_state *st = op->state;
+  const dp_plan *p = op->plan;
+  if (st->renumbered) {
+    dp_put_u8(out, 'W');
+    return save_stream(op, out);
   }
-  if (!rc) rc = grow_flags(&st->hgone, &st->hgone_cap, st->rows->nrows);
-  if (!rc) rc = grow_flags(&st->pgone, &st->pgone_cap, st->pending->nrows);
-  if (!rc && st->pending->nrows > 0) {
-    const dp_vector *t = st->pending->cols[st->time_col];
-    st->due.n = 0;
-    rc = dp_due_reserve(&st->due, st->pending->nrows);
-    for (int64_t r = 0; !rc && r < st->pending->nrows; r++)
-      st->due.v[r] = (dp_due){dp_vector_get_i64(t, r), r};
-    if (!rc) {
-      st->due.n = st->pending->nrows;
-      dp_due_heapify(&st->due);
+  dp_put_u8(out, 'C');
+  if (st->ndirty > 1) qsort(st->dirty, (size_t)st->ndirty, sizeof *st->dirty, cmp_i64);
+  int rc = dp_groups_save_from(out, &st->parts, st->base_parts);
+  dp_put_svar(out, st->next_rank);
+  dp_put_svar(out, st->horizon);
+  dp_put_uvar(out, (uint64_t)st->ndirty);
+  int64_t nkept = 0;
+  for (int64_t i = 0; i < st->ndirty; i++) {
+    const over_part *P = &st->pv[st->dirty[i]];
+    dp_put_uvar(out, (uint64_t)st->dirty[i]);
+    dp_put_svar(out, P->count);
+    dp_put_svar(out, P->folded);
+    dp_put_svar(out, P->rank);
+    dp_put_uvar(out, (uint64_t)live_of(P));
+    nkept += live_of(P);
+  }
+  int64_t *sel = malloc((size_t)(nkept + 1) * sizeof *sel), k = 0;
+  dp_batch *tmp = dp_batch_new(st->rows->schema, nkept);
+  if (!rc && (!sel || !tmp)) rc = DIPPER_NOMEM;
+  for (int64_t i = 0; !rc && i < st->ndirty; i++) {
+    const over_part *P = &st->pv[st->dirty[i]];
+    for (int64_t j = P->head; j < P->len; j++) sel[k++] = P->keep[j];
+  }
+  if (!rc) rc = dp_batch_take(tmp, st->rows, sel, 0, nkept);
+  if (!rc) rc = dp_rows_save(out, tmp);
+  dp_batch_free(tmp);
+  free(sel);
+  for (int c = 0; !rc && st->run && c < p->u.over.ncalls; c++)
+    for (int64_t i = 0; !rc && st->skip[c] && i < st->ndirty; i++)
+      rc = dp_agg_state_save_group(&st->run[c], st->dirty[i], out);
+  return rc ? rc : save_tail(st, out);
+}
+
+/* save_stream_delta's 'C' applied to the state of its base. */
+static int load_stream_changes(dp_op *op, dp_rd *in) {
+  over_state *st = op->state;
+  const dp_plan *p = op->plan;
+  int rc = dp_groups_load_more(in, &st->parts);
+  if (rc) return dp_state_corrupt(op, rc, "its partitions added");
+  int64_t ng = dp_groups_count(&st->parts);
+  if ((rc = reserve_parts(op, ng))) return dp_state_corrupt(op, rc, "its partitions");
+  st->next_rank = dp_get_svar(in);
+  st->horizon = dp_get_svar(in);
+  uint64_t nd = dp_get_uvar(in);
+  if (in->bad || nd > (uint64_t)ng) return dp_state_corrupt(op, DIPPER_CORRUPT, "its partitions changed");
+  int64_t *ids = malloc((size_t)(nd + 1) * sizeof *ids), *live = malloc((size_t)(nd + 1) * sizeof *live);
+  dp_batch *tmp = dp_batch_new(st->rows->schema, 0);
+  if (!ids || !live || !tmp) rc = DIPPER_NOMEM;
+  int64_t nkept = 0;
+  for (uint64_t i = 0; !rc && i < nd && !in->bad; i++) {
+    uint64_t g = dp_get_uvar(in);
+    int64_t count = dp_get_svar(in), folded = dp_get_svar(in), rank = dp_get_svar(in);
+    uint64_t n = dp_get_uvar(in);
+    if (g >= (uint64_t)ng || (i > 0 && (int64_t)g <= ids[i - 1]) || count < 0 || folded < 0 ||
+        folded > count || rank < -1 || rank >= st->next_rank || n > (uint64_t)count) {
+      in->bad = true;
+      break;
     }
+    over_part *P = &st->pv[g];
+    P->count = count;
+    P->folded = folded;
+    P->rank = rank;
+    ids[i] = (int64_t)g;
+    live[i] = (int64_t)n;
+    nkept += (int64_t)n;
   }
-  if (!rc) rc = rebuild_hdue(st, ng);
-  return rc ? dp_state_corrupt(op, rc, "its indexes") : DIPPER_OK;
+  if (!rc && in->bad) rc = DIPPER_CORRUPT;
+  if (!rc) rc = dp_rows_load(in, tmp);
+  if (!rc && tmp->nrows != nkept) rc = DIPPER_CORRUPT;
+  /* each changed partition's kept rows replaced by those of the delta */
+  int64_t first = st->rows->nrows, at = 0;
+  if (!rc) rc = dp_batch_take(st->rows, tmp, NULL, 0, tmp->nrows);
+  if (!rc) rc = grow_flags(&st->hgone, &st->hgone_cap, st->rows->nrows);
+  for (uint64_t i = 0; !rc && i < nd; i++) {
+    over_part *P = &st->pv[ids[i]];
+    for (int64_t j = P->head; j < P->len; j++) st->hgone[P->keep[j]] = 1;
+    st->nhgone += P->len - P->head;
+    P->head = P->len = 0;
+    for (int64_t j = 0; !rc && j < live[i]; j++) rc = part_push(P, first + at++);
+  }
+  for (int c = 0; !rc && st->run && c < p->u.over.ncalls; c++)
+    for (uint64_t i = 0; !rc && st->skip[c] && i < nd; i++) {
+      dp_agg_state_reset(&st->run[c], ids[i]);
+      rc = dp_agg_state_load_group(&st->run[c], &st->acalls[c], ids[i], in);
+    }
+  free(ids);
+  free(live);
+  dp_batch_free(tmp);
+  if (rc) return dp_state_corrupt(op, rc, "the change of its partitions");
+  dp_state_ttl_free(&st->ttl);
+  if (p->props.state_ttl[0] > 0 && (rc = dp_state_ttl_init(&st->ttl, p->props.state_ttl[0])))
+    return dp_state_corrupt(op, rc, "its partitions' state TTL");
+  if ((rc = load_tail(op, in, ng))) return rc;
+  if ((rc = compact_hist(st, ng, false))) return dp_state_corrupt(op, rc, "its kept rows");
+  if ((rc = load_indexes(op, ng))) return rc;
+  mark_base(st);
+  return DIPPER_OK;
 }
 
 static int over_save(dp_op *op, dp_buf *out) {
@@ -1326,6 +1501,7 @@ static int over_save(dp_op *op, dp_buf *out) {
   int rc;
   if (st->stream) {
     rc = save_stream(op, out);
+    if (!rc) mark_base(st);
   } else {
     rc = dp_rows_save(out, st->rows);
     if (!rc) rc = dp_rows_save(out, st->pending);
@@ -1360,10 +1536,14 @@ static int load_store_delta(dp_rd *in, dp_batch **rows) {
 
 static int over_save_delta(dp_op *op, dp_buf *out) {
   over_state *st = op->state;
-  if (st->stream) return over_save(op, out);
   dp_state_begin(out, OVER_STATE_VERSION);
   dp_put_u8(out, st->stream);
   dp_put_u8(out, st->emitted);
+  if (st->stream) {
+    int rc = save_stream_delta(op, out);
+    if (!rc) mark_base(st);
+    return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+  }
   int rc = save_store_delta(out, st->rows, &st->rows_log);
   if (!rc) rc = save_store_delta(out, st->pending, &st->pending_log);
   if (!rc) {
@@ -1390,7 +1570,9 @@ static int over_restore_delta(dp_op *op, dp_rd *in) {
   int rc = read_head(op, in);
   if (rc) return rc;
   if (st->stream) {
-    if ((rc = load_stream(op, in))) return rc;
+    uint8_t kind = dp_get_u8(in);
+    if (in->bad || (kind != 'W' && kind != 'C')) return dp_state_corrupt(op, DIPPER_CORRUPT, "its kind");
+    if ((rc = kind == 'W' ? load_stream(op, in) : load_stream_changes(op, in))) return rc;
     op->metrics.state_rows = stream_rows(st);
     return DIPPER_OK;
   }
