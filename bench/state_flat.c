@@ -37,6 +37,16 @@
 ** The Top-N and temporal cases also save the operator's state after the fill (whole) and
 ** a delta after every measured batch (save_delta, not in the time), and
 ** print both sizes: the bytes a checkpoint writes per batch.
+**   overrun  SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN UNBOUNDED
+**            PRECEDING AND CURRENT ROW) on the stream: S rows of history
+**            over 1,000 partitions; a batch brings 1,000 rows (one per
+**            partition) and the watermark releases them
+**   overlag  LAG(v) OVER (PARTITION BY k ORDER BY ts), likewise
+**   overrows SUM(v) OVER (.. ROWS BETWEEN 10 PRECEDING AND CURRENT ROW): S/10
+**            partitions of 10 kept rows; a batch brings 1,000 rows to 1,000
+**            partitions spread across them
+**   overpending  the running SUM with S rows waiting for the watermark (far
+**            ahead of it); a batch brings 1,000 rows that it releases
 ** Filling is done in batches of up to 1 M rows without a watermark and is
 ** not measured.  The machine is shared: read the medians.
 */
@@ -117,6 +127,20 @@ static const cse cases[] = {
      "WITH ('connector' = 'memory');\n"
      "CREATE TABLE r (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts, "
      "PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'memory');\n"},
+    {"overrun",
+     "SELECT k, ts, SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN UNBOUNDED PRECEDING "
+     "AND CURRENT ROW) AS s FROM t",
+     DP_P_OVER, DP_MODE_APPEND},
+    {"overlag", "SELECT k, ts, LAG(v) OVER (PARTITION BY k ORDER BY ts) AS p FROM t", DP_P_OVER,
+     DP_MODE_APPEND},
+    {"overrows",
+     "SELECT k, ts, SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 10 PRECEDING AND "
+     "CURRENT ROW) AS s FROM t",
+     DP_P_OVER, DP_MODE_APPEND},
+    {"overpending",
+     "SELECT k, ts, SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN UNBOUNDED PRECEDING "
+     "AND CURRENT ROW) AS s FROM t",
+     DP_P_OVER, DP_MODE_APPEND},
 };
 
 /* The run: the operator tree over the feed, post-order for end_batch. */
@@ -195,17 +219,40 @@ static uint64_t next_rand(void) {
 }
 
 /* The state's first S entries: row i of the fill. */
-static void fill_row(const cse *c, run *r, int64_t at, int64_t i) {
+static void fill_row(const cse *c, run *r, int64_t at, int64_t i, int64_t S) {
   if (!strcmp(c->name, "temporal")) put_in(r->f2.batch, at, i % 1000, i, BASE + i);
+  else if (!strcmp(c->name, "overrows")) put(r, at, i % (S / 10 > 0 ? S / 10 : 1), 1, BASE + i);
+  else if (!strcmp(c->name, "overpending")) put(r, at, i % 1000, 1, BASE + 1000 * SEC + i);
+  else if (!strncmp(c->name, "over", 4)) put(r, at, i % 1000, 1, BASE + i);
   else if (!strcmp(c->name, "window") || !strcmp(c->name, "topnwindow"))
     put(r, at, i % 1000, 1, BASE + (i / 1000) * SEC + i % 1000);
   else put(r, at, i, 1, BASE + i);
+}
+
+/* The watermark of the fill's batch that ends at row `done`: the OVER
+** cases release their history as it comes (overpending: nothing). */
+static int64_t fill_wm(const cse *c, int64_t done) {
+  if (!strcmp(c->name, "overpending")) return BASE;
+  if (!strncmp(c->name, "over", 4)) return BASE + done - 1;
+  return DP_WATERMARK_NONE;
 }
 
 /* Measured batch b over a state of S: its rows, and the watermark it runs
 ** under (DP_WATERMARK_NONE for the cases without one). */
 static int64_t measured(const cse *c, run *r, int64_t S, int64_t b) {
   int64_t spread = S / 1000 > 0 ? S / 1000 : 1;
+  if (!strcmp(c->name, "overpending")) {
+    for (int64_t j = 0; j < 1000; j++) put(r, j, j, 1, BASE + b * 1000 + j + 1);
+    set_rows(r, 1000);
+    return BASE + (b + 1) * 1000; /* this batch's rows, not the S far ahead */
+  }
+  if (!strncmp(c->name, "over", 4)) {
+    int64_t parts = !strcmp(c->name, "overrows") ? (S / 10 > 0 ? S / 10 : 1) : 1000;
+    int64_t step = parts / 1000 > 0 ? parts / 1000 : 1;
+    for (int64_t j = 0; j < 1000; j++) put(r, j, (j * step) % parts, 1, BASE + S + b * 1000 + j);
+    set_rows(r, 1000);
+    return BASE + S + b * 1000 + 999; /* every row of the batch released */
+  }
   if (!strcmp(c->name, "group") || !strcmp(c->name, "dedup")) {
     for (int64_t j = 0; j < 10000; j++)
       put(r, j, (int64_t)(next_rand() % 1000) * spread, 1, BASE + S + b * 10000 + j);
@@ -287,10 +334,10 @@ static int run_case(const cse *c, int64_t S, int measured_n) {
     int64_t n = S - done < FILL_ROWS ? S - done : FILL_ROWS;
     dp_batch *fb = !strcmp(c->name, "temporal") ? r->f2.batch : r->f.batch;
     for (int ci = 0; ci < fb->ncols; ci++) dp_vector_reserve(fb->cols[ci], n);
-    for (int64_t j = 0; j < n; j++) fill_row(c, r, j, done + j);
+    for (int64_t j = 0; j < n; j++) fill_row(c, r, j, done + j, S);
     set_rows_in(r->f.batch, fb == r->f.batch ? n : 0);
     set_rows_in(r->f2.batch, fb == r->f2.batch ? n : 0);
-    rc = batch(r, DP_WATERMARK_NONE);
+    rc = batch(r, fill_wm(c, done + n));
     done += n;
   }
   int64_t state0 = r->root->metrics.state_rows, filled_out = r->emitted;
@@ -365,6 +412,6 @@ int main(int argc, char **argv) {
     found++;
     for (int64_t S = 10000; S <= max_state && !rc; S *= 10) rc = run_case(&cases[i], S, measured_n);
   }
-  if (!found) fprintf(stderr, "state_flat: no case %s (group, window, dedup, distinct, dedupfirst, topn, topnwindow, temporal, all)\n", which);
+  if (!found) fprintf(stderr, "state_flat: no case %s (group, window, dedup, distinct, dedupfirst, topn, topnwindow, temporal, overrun, overlag, overrows, overpending, all)\n", which);
   return rc || !found;
 }

@@ -20,45 +20,97 @@
 ** sliding one is folded afresh for each row.
 **
 ** Over a stream (ORDER BY an event-time column, ascending) rows wait until
-** the watermark reaches them and are then computed with the rows emitted
-** before that later frames can still reach (all of them for frames that
-** start UNBOUNDED PRECEDING, n rows per partition for ROWS n, the last x µs
-** for RANGE x): each row leaves once, with the frame it has when released.
-** Rows at or before the watermark on arrival are late (Spark's `<=`),
-** dropped and counted.  A bounded input in streaming mode ordered by event
-** time runs this way too.
+** the watermark reaches them and are then computed with what earlier rows
+** of their partition left behind: each row leaves once, with the frame it
+** has when released.  Rows at or before the watermark on arrival are late
+** (Spark's `<=`), dropped and counted, so a released row's time is above
+** every time released before it: a partition's rows are released in order.
+** A bounded input in streaming mode ordered by event time runs this way too.
 ** Ordered by processing time (PROCTIME()), rows are computed as they arrive.
+**
+** A stream's batch costs what it brings and releases, not what is held
+** (docs/architecture.md, "OVER on a stream"):
+**   - the pending rows are a store with an index by time (due_heap.h): a
+**     release pops what the watermark passed, the store is compacted once
+**     its released rows are half of it;
+**   - each partition (`parts`, ids by first arrival) has a running state per
+**     aggregate whose frame starts UNBOUNDED PRECEDING (agg_func.h's states,
+**     one group per partition), the count of its rows released and of those
+**     folded in, and the list of its kept rows: only those a later frame can
+**     reach (n rows for ROWS n or LAG(.., n), x µs for RANGE x, and for a
+**     frame ending m rows or µs back the rows not folded in yet);
+**   - a release lays out only its rows and the kept rows of their
+**     partitions, computes them as the bounded path does, and prunes: the
+**     touched partitions by count and time, the others through an index of
+**     the kept rows by time (for RANGE frames);
+**   - partitions are laid out by a rank (first release; a partition whose
+**     kept rows all went, with a bounded frame, ranks anew), the order the
+**     whole-history layout of earlier versions gave.
 ** With a state TTL ('table.exec.state.ttl', STATE_TTL) on a stream, a
 ** partition that received no row for that long, in processing time, forgets
-** its history before the next batch's input (state_ttl.h; the partitions by
-** id in `parts`): its next row is computed as the first of a new partition
-** (a running SUM starts again).  Rows still waiting for the watermark stay.
+** its state before the next batch's input (state_ttl.h): its next row is
+** computed as the first of a new partition (a running SUM starts again).
+** Rows still waiting for the watermark stay.
 */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exec/agg_func.h"
+#include "exec/due_heap.h"
 #include "exec/eval.h"
 #include "exec/exec.h"
 #include "exec/rows.h"
 #include "exec/state_ttl.h"
 
+/* A stream's partition: rows released, folded into the running states, its
+** rank in the layout (-1: none yet) and its kept rows (positions in the
+** history store, oldest first: keep[head..len)). */
+typedef struct over_part {
+  int64_t count, folded, rank;
+  int64_t nfold;  /* a release's scratch: the fold count its rows reach */
+  int64_t stamp;  /* a release's scratch: the release that last touched it */
+  bool dirty;     /* changed since the last checkpoint (listed in `dirty`) */
+  int64_t *keep;
+  int64_t head, len, cap;
+} over_part;
+
 typedef struct over_state {
-  dp_batch *rows;    /* bounded: every row; stream: the rows already emitted still needed */
+  dp_batch *rows;    /* bounded: every row; stream: the history store (kept rows and tombstones) */
   bool stream;       /* ordered by an event-time column, rows released by the watermark */
   int time_col;      /* stream: the input column of the first ORDER BY key */
   bool proctime;     /* stream: ordered by processing time: every row is ready at once */
-  int64_t keep_rows; /* stream: rows per partition a frame can reach back (-1: all) */
-  int64_t keep_time; /* stream: µs a RANGE frame reaches back (-1: all) */
-  dp_batch *pending; /* stream: rows the watermark has not reached */
-  dp_rowlog rows_log, pending_log; /* their changes since the last checkpoint (rows.h) */
+  dp_batch *pending; /* stream: rows the watermark has not reached (and tombstones) */
+  dp_rowlog rows_log, pending_log; /* bounded: their changes since the last checkpoint (rows.h) */
   bool drained, emitted;
   dp_batch *result;  /* input columns + calls, in output order */
   int64_t cursor;
   dp_batch *out;
-  /* stream with a state TTL (ttl.ttl > 0): the partitions' keys by id, in
-  ** order of their last row (state_ttl.h) */
+  /* ---- stream ---- */
+  dp_due_heap due;          /* pending rows by time */
+  uint8_t *pgone;           /* per pending row: released */
+  int64_t pgone_cap, npgone;
+  uint8_t *hgone;           /* per history row: pruned */
+  int64_t hgone_cap, nhgone;
+  dp_due_heap hdue;         /* RANGE reach: (time, partition) per kept row */
+  int64_t reach_rows;       /* rows a partition keeps for ROWS n / LAG(.., n) */
+  int64_t reach_time;       /* µs back a RANGE frame reaches (-1: none) */
+  bool running;             /* the frame starts UNBOUNDED PRECEDING */
+  bool rank_resets;         /* a partition with no kept rows ranks anew (bounded frames) */
+  int64_t horizon;          /* the least time a row still to come can have */
+  int64_t next_rank;
+  int64_t epoch;            /* releases so far (the partitions' stamps) */
+  int64_t *dirty;           /* the partitions changed since the last checkpoint */
+  int64_t ndirty, dirty_cap;
+  int64_t base_parts;       /* partitions at the last checkpoint */
+  bool renumbered;          /* partitions renumbered since (a TTL expiry): the next delta is whole */
+  dp_agg_call *acalls;      /* per call (aggregates), the running states' calls */
+  dp_agg_state *run;        /* per call: the running state (aggregates, running frame) */
+  bool *skip;               /* per call: computed from its running state */
+  over_part *pv;            /* per partition id */
+  int64_t pv_cap;
+  /* the partitions' keys by id, in order of first release; with a state TTL
+  ** (ttl.ttl > 0) in order of their last row too (state_ttl.h) */
   dp_schema part_schema;
   dp_groups parts;
   dp_state_ttl ttl;
@@ -95,40 +147,223 @@ static int touch_parts(dp_op *op, const dp_batch *b) {
   return rc;
 }
 
+/* ---- a stream's stores ---- */
+
+static bool is_agg(const dp_over_call *c) { return c->fn->kind == DP_FN_AGGREGATE; }
+
+/* Room for partitions 0..n-1 (new ones empty, unranked) and their running
+** states. */
+static int reserve_pv(over_state *st, int64_t n) {
+  if (n > st->pv_cap) {
+    int64_t cap = st->pv_cap ? st->pv_cap : 16;
+    while (cap < n) cap *= 2;
+    over_part *v = realloc(st->pv, (size_t)cap * sizeof *v);
+    if (!v) return DIPPER_NOMEM;
+    memset(v + st->pv_cap, 0, (size_t)(cap - st->pv_cap) * sizeof *v);
+    for (int64_t g = st->pv_cap; g < cap; g++) v[g].rank = -1;
+    st->pv = v;
+    st->pv_cap = cap;
+  }
+  return DIPPER_OK;
+}
+
+static int reserve_parts(dp_op *op, int64_t n) {
+  over_state *st = op->state;
+  int rc = reserve_pv(st, n);
+  if (rc) return rc;
+  for (int c = 0; st->run && c < op->plan->u.over.ncalls; c++)
+    if (is_agg(&op->plan->u.over.calls[c])) {
+      if ((rc = dp_agg_state_reserve(&st->run[c], n))) return rc;
+    }
+  return DIPPER_OK;
+}
+
+/* Grow a flag array to hold index n-1. */
+static int grow_flags(uint8_t **f, int64_t *cap, int64_t n) {
+  if (n <= *cap) return DIPPER_OK;
+  int64_t c = *cap ? *cap : 1024;
+  while (c < n) c *= 2;
+  uint8_t *v = realloc(*f, (size_t)c);
+  if (!v) return DIPPER_NOMEM;
+  memset(v + *cap, 0, (size_t)(c - *cap));
+  *f = v;
+  *cap = c;
+  return DIPPER_OK;
+}
+
+static int part_push(over_part *P, int64_t pos) {
+  if (P->head > 0 && P->len == P->cap) {
+    memmove(P->keep, P->keep + P->head, (size_t)(P->len - P->head) * sizeof *P->keep);
+    P->len -= P->head;
+    P->head = 0;
+  }
+  if (P->len == P->cap) {
+    int64_t cap = P->cap ? P->cap * 2 : 4;
+    int64_t *v = realloc(P->keep, (size_t)cap * sizeof *v);
+    if (!v) return DIPPER_NOMEM;
+    P->keep = v;
+    P->cap = cap;
+  }
+  P->keep[P->len++] = pos;
+  return DIPPER_OK;
+}
+
+static int64_t live_of(const over_part *P) { return P->len - P->head; }
+
+/* Partition g changed: the next delta writes it. */
+static int mark_dirty(over_state *st, int64_t g) {
+  if (st->pv[g].dirty) return DIPPER_OK;
+  if (st->ndirty == st->dirty_cap) {
+    int64_t cap = st->dirty_cap ? st->dirty_cap * 2 : 64;
+    int64_t *v = realloc(st->dirty, (size_t)cap * sizeof *v);
+    if (!v) return DIPPER_NOMEM;
+    st->dirty = v;
+    st->dirty_cap = cap;
+  }
+  st->pv[g].dirty = true;
+  st->dirty[st->ndirty++] = g;
+  return DIPPER_OK;
+}
+
+/* A checkpoint was written or read: the base of the next delta. */
+static void mark_base(over_state *st) {
+  for (int64_t i = 0; i < st->ndirty; i++)
+    if (st->dirty[i] < st->pv_cap) st->pv[st->dirty[i]].dirty = false;
+  st->ndirty = 0;
+  st->base_parts = dp_groups_count(&st->parts);
+  st->renumbered = false;
+}
+
+/* The pending store without its released rows, once they are half of it
+** (and 1,024 or more): O(n) once per n/2 rows released, the index rebuilt
+** from the survivors in the same pass. */
+static int compact_pending(over_state *st, bool force) {
+  int64_t n = st->pending->nrows;
+  if (st->npgone == 0 || (!force && (st->npgone < 1024 || 2 * st->npgone < n))) return DIPPER_OK;
+  int64_t *keep = malloc((size_t)(n ? n : 1) * sizeof *keep), nk = 0;
+  if (!keep) return DIPPER_NOMEM;
+  for (int64_t r = 0; r < n; r++)
+    if (!st->pgone[r]) keep[nk++] = r;
+  int rc = dp_rows_compact(&st->pending, keep, nk);
+  free(keep);
+  if (rc) return rc;
+  memset(st->pgone, 0, (size_t)st->pgone_cap);
+  st->npgone = 0;
+  st->due.n = 0;
+  if ((rc = dp_due_reserve(&st->due, nk))) return rc;
+  const dp_vector *t = st->pending->cols[st->time_col];
+  for (int64_t r = 0; r < nk; r++) st->due.v[r] = (dp_due){dp_vector_get_i64(t, r), r};
+  st->due.n = nk;
+  dp_due_heapify(&st->due);
+  return DIPPER_OK;
+}
+
+/* The time index of the kept rows (RANGE reach), made again from the
+** partitions' lists (after a renumbering of partitions or rows). */
+static int rebuild_hdue(over_state *st, int64_t nparts) {
+  st->hdue.n = 0;
+  if (st->reach_time < 0) return DIPPER_OK;
+  const dp_vector *t = st->rows->cols[st->time_col];
+  for (int64_t g = 0; g < nparts; g++)
+    for (int64_t i = st->pv[g].head; i < st->pv[g].len; i++) {
+      int rc = dp_due_push(&st->hdue, dp_vector_get_i64(t, st->pv[g].keep[i]), g);
+      if (rc) return rc;
+    }
+  return DIPPER_OK;
+}
+
+/* The history store without its pruned rows, once they are half of it (and
+** 1,024 or more); the partitions' lists follow. */
+static int compact_hist(over_state *st, int64_t nparts, bool force) {
+  int64_t n = st->rows->nrows;
+  if (st->nhgone == 0 || (!force && (st->nhgone < 1024 || 2 * st->nhgone < n))) return DIPPER_OK;
+  int64_t *keep = malloc((size_t)(n ? n : 1) * sizeof *keep), nk = 0;
+  int64_t *remap = malloc((size_t)(n ? n : 1) * sizeof *remap);
+  int rc = keep && remap ? DIPPER_OK : DIPPER_NOMEM;
+  for (int64_t r = 0; !rc && r < n; r++) {
+    remap[r] = st->hgone[r] ? -1 : nk;
+    if (!st->hgone[r]) keep[nk++] = r;
+  }
+  if (!rc) rc = dp_rows_compact(&st->rows, keep, nk);
+  for (int64_t g = 0; !rc && g < nparts; g++) {
+    over_part *P = &st->pv[g];
+    int64_t m = 0;
+    for (int64_t i = P->head; i < P->len; i++) P->keep[m++] = remap[P->keep[i]];
+    P->head = 0;
+    P->len = m;
+  }
+  if (!rc) {
+    memset(st->hgone, 0, (size_t)st->hgone_cap);
+    st->nhgone = 0;
+  }
+  free(keep);
+  free(remap);
+  return rc;
+}
+
+/* Prune partition g's oldest kept rows that no later frame can reach: past
+** the rows a ROWS frame or LAG reaches, before the time a RANGE frame
+** reaches (below the horizon by more than its offset), folded into the
+** running states already. */
+static int prune_part(over_state *st, int64_t g) {
+  over_part *P = &st->pv[g];
+  int64_t head0 = P->head;
+  const dp_vector *t = st->rows->cols[st->time_col];
+  while (P->head < P->len) {
+    int64_t live = P->len - P->head, abs = P->count - live, pos = P->keep[P->head];
+    if (live <= st->reach_rows || abs >= P->folded) break;
+    if (st->reach_time >= 0 && st->horizon != DP_WATERMARK_END &&
+        !(dp_vector_get_i64(t, pos) < st->horizon - st->reach_time))
+      break;
+    st->hgone[pos] = 1;
+    st->nhgone++;
+    P->head++;
+  }
+  return P->head != head0 ? mark_dirty(st, g) : DIPPER_OK;
+}
+
 /* Before the batch's input: the partitions idle for the TTL forget their
-** history (found at the cost of what expires; a pass over the history only
-** in a batch where one expired). */
+** state (found at the cost of what expires; a renumbering of the partitions,
+** O(partitions + kept rows), only in a batch where one expired). */
 static int expire_parts(dp_op *op) {
   over_state *st = op->state;
+  const dp_plan *p = op->plan;
   int64_t *keep = NULL, nkeep = 0, *drop = NULL, ndrop = 0, ng = dp_groups_count(&st->parts);
   int rc = dp_state_ttl_expire_compact(&st->ttl, op->ex->batch_start_time, ng, &keep, &nkeep,
                                        &drop, &ndrop);
-  if (rc || ndrop == 0) return rc;
-  int64_t n = st->rows->nrows, nrows = 0;
-  uint8_t *gone = calloc((size_t)ng, 1);
-  int64_t *sel = malloc((size_t)(n ? n : 1) * sizeof *sel);
-  dp_vector *pv[64];
-  rc = gone && sel ? eval_parts(op, st->rows, pv) : DIPPER_NOMEM;
-  for (int64_t k = 0; !rc && k < ndrop; k++) gone[drop[k]] = 1;
-  for (int64_t r = 0; !rc && r < n; r++) {
-    int64_t g = dp_groups_find(&st->parts, (const dp_vector *const *)pv, r);
-    if (g < 0 || !gone[g]) sel[nrows++] = r;
+  if (rc || ndrop == 0) {
+    free(keep);
+    free(drop);
+    return rc;
   }
-  if (gone && sel) free_parts(op->plan, pv);
-  if (!rc && nrows < n) {
-    dp_batch *kept = dp_batch_new(st->rows->schema, 0);
-    rc = kept ? dp_batch_take(kept, st->rows, sel, 0, nrows) : DIPPER_NOMEM;
-    if (!rc) {
-      dp_batch_free(st->rows);
-      st->rows = kept;
-      dp_rowlog_clear(&st->rows_log); /* the history laid out afresh */
-    } else {
-      dp_batch_free(kept);
-    }
+  int64_t *remap = malloc((size_t)(ng ? ng : 1) * sizeof *remap);
+  if (!remap) rc = DIPPER_NOMEM;
+  if (!rc) rc = reserve_parts(op, ng);
+  for (int64_t g = 0; !rc && g < ng; g++) remap[g] = -1;
+  for (int64_t k = 0; !rc && k < nkeep; k++) remap[keep[k]] = k;
+  for (int64_t k = 0; !rc && k < ndrop; k++) {
+    over_part *P = &st->pv[drop[k]];
+    for (int64_t i = P->head; i < P->len; i++) st->hgone[P->keep[i]] = 1;
+    st->nhgone += P->len - P->head;
+    free(P->keep);
+    memset(P, 0, sizeof *P);
+    P->rank = -1;
   }
+  for (int64_t k = 0; !rc && k < nkeep; k++) {
+    if (keep[k] == k) continue;
+    st->pv[k] = st->pv[keep[k]];
+    memset(&st->pv[keep[k]], 0, sizeof st->pv[keep[k]]);
+    st->pv[keep[k]].rank = -1;
+  }
+  for (int c = 0; !rc && st->run && c < p->u.over.ncalls; c++)
+    if (is_agg(&p->u.over.calls[c])) rc = dp_agg_state_compact(&st->run[c], remap, ng, nkeep);
   if (!rc) rc = dp_groups_compact(&st->parts, keep, nkeep);
-  free(gone);
-  free(sel);
+  for (int64_t g = 0; g < st->pv_cap; g++) st->pv[g].dirty = false;
+  st->ndirty = 0;
+  st->renumbered = true; /* the next delta is the whole state */
+  if (!rc) rc = compact_hist(st, nkeep, false);
+  if (!rc) rc = rebuild_hdue(st, nkeep);
+  free(remap);
   free(keep);
   free(drop);
   return rc;
@@ -141,15 +376,15 @@ static int keep_rows(dp_op *op, const dp_batch *b) {
     int rc = touch_parts(op, b);
     if (rc) return rc;
   }
-  if (!st->stream || st->proctime) return dp_rows_append(st->stream ? st->pending : st->rows, b);
+  if (!st->stream) return dp_rows_append(st->rows, b);
   /* Rows at or before the late watermark (the previous batch's) may come
   ** after rows of their time were emitted: late, dropped and counted
   ** (Spark's rule: late when event time <= watermark). */
-  int64_t wm = op->ex->late_watermark;
+  int64_t wm = st->proctime ? DP_WATERMARK_NONE : op->ex->late_watermark;
   const dp_vector *t = b->cols[st->time_col];
   int64_t *keep = malloc((size_t)(b->nrows ? b->nrows : 1) * sizeof *keep);
   if (!keep) return DIPPER_NOMEM;
-  int64_t n = 0;
+  int64_t n = 0, at = st->pending->nrows;
   for (int64_t r = 0; r < b->nrows; r++) {
     if (wm != DP_WATERMARK_NONE && (dp_vector_is_null(t, r) || dp_vector_get_i64(t, r) <= wm)) {
       op->metrics.late_dropped++;
@@ -158,6 +393,11 @@ static int keep_rows(dp_op *op, const dp_batch *b) {
     keep[n++] = r;
   }
   int rc = dp_batch_take(st->pending, b, keep, 0, n);
+  if (!rc) rc = grow_flags(&st->pgone, &st->pgone_cap, st->pending->nrows);
+  if (!rc) rc = dp_due_reserve(&st->due, st->due.n + n);
+  const dp_vector *pt = st->pending->cols[st->time_col];
+  for (int64_t r = at; !rc && r < st->pending->nrows; r++)
+    rc = dp_due_push(&st->due, dp_vector_get_i64(pt, r), r);
   free(keep);
   return rc;
 }
@@ -233,13 +473,10 @@ static void frame_of(const dp_plan *p, const layout *L, int64_t k, int64_t *fs, 
   *fe = e > s ? e : s;
 }
 
-static bool is_agg(const dp_over_call *c) { return c->fn->kind == DP_FN_AGGREGATE; }
-
 /* One aggregate call over every position's frame, appended to res. */
-static int run_agg(dp_op *op, const layout *L, const dp_over_call *call, dp_vector *res) {
+static int run_agg(dp_op *op, const dp_batch *in, const layout *L, const dp_over_call *call,
+                   dp_vector *res) {
   dp_exec *ex = op->ex;
-  over_state *st = op->state;
-  const dp_batch *in = st->rows;
   dp_agg_call ac = {call->fn, call->nargs, call->args, false, call->filter, call->type, call->span};
   dp_agg_state s;
   memset(&s, 0, sizeof s);
@@ -298,16 +535,16 @@ static int const_int(dp_op *op, const dp_expr *e, int64_t dflt, int64_t *out) {
 }
 
 /* Ranking and offset functions, appended to res. */
-static int run_window_fn(dp_op *op, const layout *L, const dp_over_call *call, dp_vector *res) {
-  over_state *st = op->state;
+static int run_window_fn(dp_op *op, const dp_batch *in, const layout *L, const dp_over_call *call,
+                         dp_vector *res) {
   int id = call->fn->id;
   int rc = DIPPER_OK;
   if (id == DP_F_LAG || id == DP_F_LEAD) {
     int64_t off;
     if ((rc = const_int(op, call->nargs > 1 ? call->args[1] : NULL, 1, &off))) return rc;
     dp_vector *arg = NULL, *dflt = NULL;
-    rc = dp_eval(op->ex, call->args[0], st->rows, &arg);
-    if (!rc && call->nargs > 2) rc = dp_eval(op->ex, call->args[2], st->rows, &dflt);
+    rc = dp_eval(op->ex, call->args[0], in, &arg);
+    if (!rc && call->nargs > 2) rc = dp_eval(op->ex, call->args[2], in, &dflt);
     for (int64_t k = 0; !rc && k < L->n; k++) {
       int64_t j = id == DP_F_LAG ? k - off : k + off;
       if (j >= L->pstart[k] && j < L->pend[k]) {
@@ -360,10 +597,11 @@ static int run_window_fn(dp_op *op, const layout *L, const dp_over_call *call, d
   return rc;
 }
 
-static int build_layout(dp_op *op, layout *L) {
-  over_state *st = op->state;
+/* The layout of `in`: sorted by (partition, ORDER BY keys), stably; the
+** partitions numbered by first appearance in `in`, or (rank not NULL) by
+** rank[row]. */
+static int build_layout(dp_op *op, const dp_batch *in, const int64_t *rank, layout *L) {
   const dp_plan *p = op->plan;
-  const dp_batch *in = st->rows;
   int64_t n = in->nrows;
   memset(L, 0, sizeof *L);
   L->n = n;
@@ -383,12 +621,14 @@ static int build_layout(dp_op *op, layout *L) {
   memset(&parts, 0, sizeof parts);
   int rc = pid && ks.cols ? DIPPER_OK : DIPPER_NOMEM;
   if (!rc && np > 64) rc = DIPPER_LIMIT;
+  if (rank) np = 0;
+  for (int64_t r = 0; !rc && rank && r < n; r++) rc = dp_vector_append_i64(pid, rank[r]);
   for (int k = 0; !rc && k < np; k++) {
     rc = dp_eval(op->ex, p->u.over.partition[k], in, &pv[k]);
     if (!rc) ks.cols[k] = (dp_field){"p", pv[k]->type};
   }
-  if (!rc) rc = dp_groups_init(&parts, &ks);
-  for (int64_t r = 0; !rc && r < n; r++) {
+  if (!rc && !rank) rc = dp_groups_init(&parts, &ks);
+  for (int64_t r = 0; !rc && !rank && r < n; r++) {
     int64_t g = 0;
     bool fresh;
     if (np > 0) rc = dp_groups_find_or_add(&parts, (const dp_vector *const *)pv, r, &g, &fresh);
@@ -449,18 +689,20 @@ static void free_layout(const dp_plan *p, layout *L) {
   dp_rows_order_free(&L->keys, p->u.over.order);
 }
 
-/* Compute every call over st->rows into `dst`. */
-static int compute_into(dp_op *op, dp_batch *dst, layout *L) {
-  over_state *st = op->state;
+/* Compute every call over `in` (partitions by rank, or NULL: by first
+** appearance) into `dst`; calls with skip[c] set get NULLs (a stream's
+** running calls, computed apart). */
+static int compute_into(dp_op *op, const dp_batch *in, const int64_t *rank, const bool *skip,
+                        dp_batch *dst, layout *L) {
   const dp_plan *p = op->plan;
-  int rc = build_layout(op, L);
-  int nin = st->rows->ncols;
-  for (int c = 0; !rc && c < nin; c++)
-    rc = dp_vector_take(dst->cols[c], st->rows->cols[c], L->ord, 0, L->n);
+  int rc = build_layout(op, in, rank, L);
+  int nin = in->ncols;
+  for (int c = 0; !rc && c < nin; c++) rc = dp_vector_take(dst->cols[c], in->cols[c], L->ord, 0, L->n);
   for (int c = 0; !rc && c < p->u.over.ncalls; c++) {
     const dp_over_call *call = &p->u.over.calls[c];
     dp_vector *res = dst->cols[nin + c];
-    rc = is_agg(call) ? run_agg(op, L, call, res) : run_window_fn(op, L, call, res);
+    if (skip && skip[c]) rc = dp_vector_append_nulls(res, L->n);
+    else rc = is_agg(call) ? run_agg(op, in, L, call, res) : run_window_fn(op, in, L, call, res);
   }
   if (!rc) rc = dp_batch_sync(dst);
   return rc;
@@ -470,102 +712,270 @@ static int compute_into(dp_op *op, dp_batch *dst, layout *L) {
 static int compute(dp_op *op) {
   over_state *st = op->state;
   layout L;
-  int rc = compute_into(op, st->result, &L);
+  int rc = compute_into(op, st->rows, NULL, NULL, st->result, &L);
   free_layout(op->plan, &L);
   return rc;
 }
 
-/* The history trimmed to rows keep[0..nkeep) of n, in the layout's order:
-** when that is the rows' own order the log records the rows dropped, else
-** the history was laid out afresh. */
-static int log_trim(dp_rowlog *log, const int64_t *keep, int64_t nkeep, int64_t n) {
-  for (int64_t k = 1; k < nkeep; k++)
-    if (keep[k] < keep[k - 1]) {
-      dp_rowlog_clear(log);
-      return DIPPER_OK;
+/* ---- a stream's release ---- */
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* A running call (its frame starts UNBOUNDED PRECEDING) over the released
+** rows of `work` (rows [nh, n): those before are kept rows of the same
+** partitions, rows gid[row] of partition gid[row]): each partition's state
+** folds in the rows its frames reach, from its `folded` count on, and each
+** released row gets the state's result, in layout order.  Every call ends
+** with the same fold count per partition, left in its `nfold`. */
+static int run_running(dp_op *op, const dp_batch *work, const layout *L, int64_t nh,
+                       const int64_t *gid, const dp_over_call *call, dp_agg_state *s,
+                       dp_vector *res) {
+  over_state *st = op->state;
+  dp_exec *ex = op->ex;
+  dp_vector *args[4] = {NULL, NULL, NULL, NULL}, *mask = NULL;
+  int64_t *rows = malloc((size_t)(L->n ? L->n : 1) * sizeof *rows);
+  int rc = rows ? DIPPER_OK : DIPPER_NOMEM;
+  for (int a = 0; !rc && a < call->nargs && a < 4; a++) rc = dp_eval(ex, call->args[a], work, &args[a]);
+  if (!rc && call->filter) rc = dp_eval(ex, call->filter, work, &mask);
+  int64_t g = -1, base = 0, at = 0, ps = 0, pe = 0;
+  for (int64_t k = 0; !rc && k < L->n; k++) {
+    if (L->ord[k] < nh) continue;
+    if (L->pstart[k] != ps || g < 0) { /* a partition's first released row */
+      g = gid[L->ord[k]];
+      ps = L->pstart[k];
+      pe = L->pend[k];
+      base = st->pv[g].count - live_of(&st->pv[g]); /* the rank of its first kept row */
+      at = st->pv[g].folded;
     }
-  int64_t *drop = malloc((size_t)(n - nkeep + 1) * sizeof *drop), nd = 0;
-  if (!drop) return DIPPER_NOMEM;
-  for (int64_t r = 0, k = 0; r < n; r++) {
-    if (k < nkeep && keep[k] == r) k++;
-    else drop[nd++] = r;
+    int64_t fs, fe;
+    frame_of(op->plan, L, k, &fs, &fe);
+    int64_t fe_abs = base + (fe - ps), nr = 0;
+    for (; at < fe_abs; at++) {
+      int64_t j = ps + (at - base);
+      if (j < ps || j >= pe) continue; /* not kept: cannot happen for ordered times */
+      int64_t r = L->ord[j];
+      if (mask && (dp_vector_is_null(mask, r) || !dp_vector_get_bool(mask, r))) continue;
+      rows[nr++] = r;
+    }
+    if (nr > 0) rc = dp_agg_state_update(s, (const dp_vector *const *)args, gid, rows, nr);
+    st->pv[g].nfold = at;
+    if (!rc) rc = dp_agg_state_finish(s, &g, 1, res);
   }
-  int rc = dp_rowlog_drop(log, drop, nd);
-  free(drop);
+  for (int a = 0; a < 4; a++) dp_vector_free(args[a]);
+  dp_vector_free(mask);
+  free(rows);
   return rc;
 }
 
+/* Pop the pending rows at or before wm, in arrival order, into *ready. */
+static int take_ready(over_state *st, int64_t wm, dp_batch **ready) {
+  int64_t n = 0, cap = 64;
+  int64_t *pos = malloc((size_t)cap * sizeof *pos);
+  if (!pos) return DIPPER_NOMEM;
+  while (st->due.n > 0 && (wm == DP_WATERMARK_END || dp_due_top(&st->due) <= wm)) {
+    dp_due e = dp_due_pop(&st->due);
+    if (st->pgone[e.id]) continue;
+    if (n == cap) {
+      int64_t *v = realloc(pos, (size_t)(cap *= 2) * sizeof *v);
+      if (!v) {
+        free(pos);
+        return DIPPER_NOMEM;
+      }
+      pos = v;
+    }
+    pos[n++] = e.id;
+    st->pgone[e.id] = 1;
+  }
+  if (n > 1) qsort(pos, (size_t)n, sizeof *pos, cmp_i64);
+  st->npgone += n;
+  *ready = dp_batch_new(st->pending->schema, n);
+  int rc = *ready ? dp_batch_take(*ready, st->pending, pos, 0, n) : DIPPER_NOMEM;
+  free(pos);
+  return rc;
+}
+
+/* The released rows' partitions: gid[r] (new partitions registered, with
+** the TTL's clock for one made again after it expired). */
+static int find_parts(dp_op *op, const dp_batch *b, int64_t *gid) {
+  over_state *st = op->state;
+  dp_vector *pv[64];
+  int rc = eval_parts(op, b, pv);
+  for (int64_t r = 0; !rc && r < b->nrows; r++) {
+    bool fresh;
+    rc = dp_groups_find_or_add(&st->parts, (const dp_vector *const *)pv, r, &gid[r], &fresh);
+    if (!rc && fresh && st->ttl.ttl > 0) rc = dp_state_ttl_touch(&st->ttl, gid[r], op->ex->batch_start_time);
+  }
+  free_parts(op->plan, pv);
+  return rc ? rc : reserve_parts(op, dp_groups_count(&st->parts));
+}
+
+/* After a release: partition g had `live` kept rows and gets the released
+** rows work[newrows[0..nnew)] (in order); the rows no later frame reaches
+** are dropped from the front of the two, the others kept (appended to the
+** history store, and to the time index for a RANGE frame). */
+static int keep_released(over_state *st, int64_t g, const dp_batch *work, const int64_t *newrows,
+                         int64_t nnew, int64_t *hsel, int64_t *nhsel) {
+  over_part *P = &st->pv[g];
+  int rc0 = mark_dirty(st, g);
+  if (rc0) return rc0;
+  int64_t live = live_of(P), total = live + nnew, base = P->count - live;
+  P->count += nnew;
+  P->folded = st->running ? P->nfold : P->count;
+  const dp_vector *ht = st->rows->cols[st->time_col], *wt = work->cols[st->time_col];
+  int64_t i = 0;
+  for (; i < total; i++) {
+    if (total - i <= st->reach_rows || base + i >= P->folded) break;
+    if (st->reach_time >= 0 && st->horizon != DP_WATERMARK_END) {
+      int64_t t = i < live ? dp_vector_get_i64(ht, P->keep[P->head + i])
+                           : dp_vector_get_i64(wt, newrows[i - live]);
+      if (!(t < st->horizon - st->reach_time)) break;
+    }
+  }
+  for (int64_t k = 0; k < i && k < live; k++) {
+    st->hgone[P->keep[P->head]] = 1;
+    st->nhgone++;
+    P->head++;
+  }
+  int64_t first = st->rows->nrows + *nhsel;
+  for (int64_t k = i > live ? i - live : 0; k < nnew; k++) {
+    int rc = part_push(P, first++);
+    if (!rc && st->reach_time >= 0) rc = dp_due_push(&st->hdue, dp_vector_get_i64(wt, newrows[k]), g);
+    if (rc) return rc;
+    hsel[(*nhsel)++] = newrows[k];
+  }
+  return DIPPER_OK;
+}
+
 /* Stream: release the pending rows the watermark has reached.  They are
-** computed together with the kept history (whose results left earlier), and
-** only their own results leave; then the history is trimmed to what later
-** frames can reach. */
+** laid out with the kept rows of their partitions (whose results left
+** earlier), the calls computed over that, and only their own results leave;
+** then what no later frame reaches is pruned.  O(released + kept rows of the
+** partitions they touch + pruned), never a pass over every partition. */
 static int release(dp_op *op) {
   over_state *st = op->state;
   const dp_plan *p = op->plan;
   int64_t wm = op->ex->final || st->proctime ? DP_WATERMARK_END : op->ex->watermark;
-  if (wm == DP_WATERMARK_NONE) return DIPPER_OK;
-  int64_t np = st->pending->nrows, nready = 0, nwait = 0, nhist = st->rows->nrows;
-  size_t sz = (size_t)(np ? np : 1) * sizeof(int64_t);
-  int64_t *ready = malloc(sz), *wait = malloc(sz);
-  dp_batch *still = dp_batch_new(st->pending->schema, 0);
-  dp_batch *all = dp_batch_new(&p->schema, 0);
-  int rc = ready && wait && still && all ? DIPPER_OK : DIPPER_NOMEM;
-  const dp_vector *t = st->pending->cols[st->time_col];
-  for (int64_t r = 0; !rc && r < np; r++) {
-    if (wm == DP_WATERMARK_END || dp_vector_get_i64(t, r) <= wm)
-      ready[nready++] = r;
-    else
-      wait[nwait++] = r;
-  }
+  if (wm == DP_WATERMARK_NONE || st->due.n == 0) return DIPPER_OK;
+  if (!op->ex->final && !st->proctime && dp_due_top(&st->due) > wm) return DIPPER_OK;
+  dp_batch *ready = NULL, *work = NULL, *all = NULL;
+  int64_t *gid = NULL, *rank = NULL, *touched = NULL, *hsel = NULL, *sel = NULL, *newrows = NULL;
+  dp_vector **rv = NULL;
   layout L;
   memset(&L, 0, sizeof L);
-  if (!rc && nready > 0) {
-    rc = dp_batch_take(st->rows, st->pending, ready, 0, nready);
-    if (!rc) rc = dp_batch_take(still, st->pending, wait, 0, nwait);
-    if (!rc) rc = dp_rowlog_drop(&st->pending_log, ready, nready);
-    if (!rc) rc = compute_into(op, all, &L);
-    /* the new rows' results, in (partition, time) order */
-    int64_t nsel = 0;
-    int64_t *sel = !rc ? malloc((size_t)(L.n ? L.n : 1) * sizeof *sel) : NULL;
-    if (!rc && !sel) rc = DIPPER_NOMEM;
-    for (int64_t k = 0; !rc && k < L.n; k++)
-      if (L.ord[k] >= nhist) sel[nsel++] = k;
-    if (!rc) rc = dp_batch_take(st->result, all, sel, 0, nsel);
-    /* trim: keep, per partition, what a later row's frame can reach */
-    if (!rc && (st->keep_rows >= 0 || st->keep_time >= 0)) {
-      int64_t *keep = malloc((size_t)(L.n ? L.n : 1) * sizeof *keep), nkeep = 0;
-      dp_batch *hist = dp_batch_new(st->rows->schema, 0);
-      if (!keep || !hist) rc = DIPPER_NOMEM;
-      const dp_vector *ht = st->rows->cols[st->time_col];
-      for (int64_t k = 0; !rc && k < L.n; k++) {
-        int64_t r = L.ord[k];
-        bool by_rows = st->keep_rows >= 0 && L.pend[k] - k <= st->keep_rows;
-        bool by_time = st->keep_time >= 0 && dp_vector_get_i64(ht, r) >= wm - st->keep_time;
-        if (by_rows || by_time) keep[nkeep++] = r;
-      }
-      if (!rc) rc = dp_batch_take(hist, st->rows, keep, 0, nkeep);
-      if (!rc) rc = log_trim(&st->rows_log, keep, nkeep, L.n);
-      if (!rc) {
-        dp_batch_free(st->rows);
-        st->rows = hist;
-        hist = NULL;
-      }
-      dp_batch_free(hist);
-      free(keep);
-    }
-    free(sel);
-    if (!rc) {
-      dp_batch_free(st->pending);
-      st->pending = still;
-      still = NULL;
+  int rc = take_ready(st, wm, &ready);
+  int64_t nready = ready ? ready->nrows : 0;
+  if (rc || nready == 0) goto done;
+  st->epoch++;
+  if (st->proctime) {
+    const dp_vector *t = ready->cols[st->time_col];
+    for (int64_t r = 0; r < nready; r++)
+      if (!dp_vector_is_null(t, r) && dp_vector_get_i64(t, r) > st->horizon) st->horizon = dp_vector_get_i64(t, r);
+  } else {
+    st->horizon = wm;
+  }
+  /* the partitions touched, in order of first appearance; their kept rows */
+  int64_t ntouched = 0, nh = 0;
+  gid = malloc((size_t)nready * sizeof *gid);
+  touched = malloc((size_t)nready * sizeof *touched);
+  if (!gid || !touched) rc = DIPPER_NOMEM;
+  if (!rc) rc = find_parts(op, ready, gid);
+  for (int64_t r = 0; !rc && r < nready; r++) {
+    over_part *P = &st->pv[gid[r]];
+    if (P->stamp == st->epoch) continue;
+    P->stamp = st->epoch;
+    touched[ntouched++] = gid[r];
+    if (P->rank < 0 || (st->rank_resets && live_of(P) == 0)) P->rank = st->next_rank++;
+    nh += live_of(P);
+  }
+  int64_t nw = nh + nready;
+  hsel = malloc((size_t)(nh + nready) * sizeof *hsel);
+  int64_t *wgid = rc ? NULL : malloc((size_t)nw * sizeof *wgid);
+  rank = malloc((size_t)nw * sizeof *rank);
+  if (!rc && (!hsel || !wgid || !rank)) rc = DIPPER_NOMEM;
+  int64_t k = 0;
+  for (int64_t t = 0; !rc && t < ntouched; t++) {
+    over_part *P = &st->pv[touched[t]];
+    for (int64_t i = P->head; i < P->len; i++, k++) {
+      hsel[k] = P->keep[i];
+      wgid[k] = touched[t];
     }
   }
+  for (int64_t r = 0; !rc && r < nready; r++) wgid[nh + r] = gid[r];
+  for (int64_t r = 0; !rc && r < nw; r++) rank[r] = st->pv[wgid[r]].rank;
+  work = rc ? NULL : dp_batch_new(st->pending->schema, nw);
+  all = rc ? NULL : dp_batch_new(&p->schema, nw);
+  if (!rc && (!work || !all)) rc = DIPPER_NOMEM;
+  if (!rc) rc = dp_batch_take(work, st->rows, hsel, 0, nh);
+  if (!rc) rc = dp_batch_take(work, ready, NULL, 0, nready);
+  /* the calls: those over bounded frames and LAG as the bounded path does,
+  ** the running ones from their partitions' states */
+  int nc = p->u.over.ncalls, nin = work->ncols;
+  const bool *skip = st->skip;
+  if (!rc) rc = compute_into(op, work, rank, skip, all, &L);
+  int64_t nsel = 0;
+  sel = rc ? NULL : malloc((size_t)(L.n ? L.n : 1) * sizeof *sel);
+  if (!rc && !sel) rc = DIPPER_NOMEM;
+  for (int64_t j = 0; !rc && j < L.n; j++)
+    if (L.ord[j] >= nh) sel[nsel++] = j;
+  rv = rc ? NULL : calloc((size_t)nc + 1, sizeof *rv);
+  if (!rc && !rv) rc = DIPPER_NOMEM;
+  for (int c = 0; !rc && c < nc; c++) {
+    if (!skip[c]) continue;
+    rv[c] = dp_vector_new(p->u.over.calls[c].type, nsel);
+    rc = rv[c] ? run_running(op, work, &L, nh, wgid, &p->u.over.calls[c], &st->run[c], rv[c])
+               : DIPPER_NOMEM;
+  }
+  for (int c = 0; !rc && c < nin + nc; c++) {
+    dp_vector *dst = st->result->cols[c];
+    rc = c >= nin && skip[c - nin] ? dp_vector_take(dst, rv[c - nin], NULL, 0, nsel)
+                                   : dp_vector_take(dst, all->cols[c], sel, 0, nsel);
+  }
+  if (!rc) rc = dp_batch_sync(st->result);
+  /* keep what later frames reach, partition by partition in layout order */
+  newrows = rc ? NULL : malloc((size_t)(nsel ? nsel : 1) * sizeof *newrows);
+  if (!rc && !newrows) rc = DIPPER_NOMEM;
+  int64_t nkeep = 0;
+  for (int64_t j = 0; !rc && j < nsel;) {
+    int64_t g = wgid[L.ord[sel[j]]], m = 0;
+    while (j < nsel && wgid[L.ord[sel[j]]] == g) newrows[m++] = L.ord[sel[j++]];
+    rc = keep_released(st, g, work, newrows, m, hsel, &nkeep);
+  }
+  if (!rc) rc = dp_batch_take(st->rows, work, hsel, 0, nkeep);
+  if (!rc) rc = grow_flags(&st->hgone, &st->hgone_cap, st->rows->nrows);
+  /* the partitions not touched, by time */
+  int64_t nparts = dp_groups_count(&st->parts);
+  while (!rc && st->reach_time >= 0 && st->hdue.n > 0 &&
+         (st->horizon == DP_WATERMARK_END || dp_due_top(&st->hdue) < st->horizon - st->reach_time)) {
+    dp_due e = dp_due_pop(&st->hdue);
+    if (e.id < nparts) rc = prune_part(st, e.id);
+  }
+  if (!rc) rc = compact_pending(st, false);
+  if (!rc) rc = compact_hist(st, nparts, false);
+  free(wgid);
+done:
   if (L.ord) free_layout(p, &L);
-  dp_batch_free(still);
+  for (int c = 0; rv && c < p->u.over.ncalls; c++) dp_vector_free(rv[c]);
+  free(rv);
+  dp_batch_free(ready);
+  dp_batch_free(work);
   dp_batch_free(all);
-  free(ready);
-  free(wait);
+  free(gid);
+  free(rank);
+  free(touched);
+  free(hsel);
+  free(sel);
+  free(newrows);
   return rc;
+}
+
+/* A stream's state entries: the kept and the pending rows, and with a
+** running frame each partition's states. */
+static int64_t stream_rows(const over_state *st) {
+  return st->rows->nrows - st->nhgone + st->pending->nrows - st->npgone +
+         (st->running ? dp_groups_count(&st->parts) : 0);
 }
 
 static int over_next(dp_op *op, dp_batch **out) {
@@ -580,7 +990,7 @@ static int over_next(dp_op *op, dp_batch **out) {
     op->metrics.state_rows = st->rows->nrows;
     if (st->stream) {
       if ((rc = release(op))) return rc;
-      op->metrics.state_rows = st->rows->nrows + st->pending->nrows;
+      op->metrics.state_rows = stream_rows(st);
     } else if (op->ex->final && !st->emitted) {
       st->emitted = true;
       if ((rc = compute(op))) return rc;
@@ -608,21 +1018,45 @@ static int over_end_batch(dp_op *op) {
     dp_batch_clear(st->result);
     st->cursor = 0;
   }
-  op->metrics.state_rows = st->rows->nrows + (st->pending ? st->pending->nrows : 0);
+  op->metrics.state_rows = st->stream ? stream_rows(st) : st->rows->nrows;
   return DIPPER_OK;
+}
+
+/* A stream's partitions, running states and indexes freed (the stores stay). */
+static void free_stream(dp_op *op) {
+  over_state *st = op->state;
+  for (int64_t g = 0; g < st->pv_cap; g++) free(st->pv[g].keep);
+  free(st->pv);
+  st->pv = NULL;
+  st->pv_cap = 0;
+  for (int c = 0; st->run && c < op->plan->u.over.ncalls; c++)
+    if (is_agg(&op->plan->u.over.calls[c])) dp_agg_state_free(&st->run[c]);
+  dp_due_free(&st->due);
+  dp_due_free(&st->hdue);
+  free(st->pgone);
+  free(st->hgone);
+  free(st->dirty);
+  st->dirty = NULL;
+  st->ndirty = st->dirty_cap = 0;
+  st->pgone = st->hgone = NULL;
+  st->pgone_cap = st->hgone_cap = st->npgone = st->nhgone = 0;
+  dp_groups_free(&st->parts);
+  dp_state_ttl_free(&st->ttl);
 }
 
 static void over_close(dp_op *op) {
   over_state *st = op->state;
   if (!st) return;
+  free_stream(op);
+  free(st->run);
+  free(st->acalls);
+  free(st->skip);
   dp_batch_free(st->rows);
   dp_batch_free(st->pending);
   dp_rowlog_free(&st->rows_log);
   dp_rowlog_free(&st->pending_log);
   dp_batch_free(st->result);
   dp_batch_free(st->out);
-  dp_groups_free(&st->parts);
-  dp_state_ttl_free(&st->ttl);
   free(st);
   op->state = NULL;
 }
@@ -638,27 +1072,78 @@ static int refuse_rocks(dp_op *op) {
                   "OVER (window function)", (int)op->plan->span.line);
 }
 
-/* A stream with a state TTL: the partitions' table and the list. */
-static int ttl_setup(dp_op *op) {
+/* A stream's partitions table, running states and TTL list, empty (at open,
+** and before a restore loads a whole state). */
+static int stream_setup(dp_op *op) {
   over_state *st = op->state;
   const dp_plan *p = op->plan;
-  int64_t ttl = st->stream ? p->props.state_ttl[0] : 0;
-  if (!st->stream) return DIPPER_OK;
-  if (p->u.over.npartition > 64 && ttl <= 0) return DIPPER_OK;
+  int np = p->u.over.npartition;
+  if (!st->part_schema.cols) {
+    st->part_schema.ncols = np;
+    st->part_schema.cols = dp_arena_calloc(op->ex->arena, (size_t)np + 1, sizeof(dp_field));
+    if (!st->part_schema.cols) return DIPPER_NOMEM;
+    for (int k = 0; k < np; k++) {
+      st->part_schema.cols[k].name = "partition";
+      st->part_schema.cols[k].type = p->u.over.partition[k]->type;
+    }
+  }
+  st->next_rank = 0;
+  st->epoch = 0;
+  st->horizon = DP_WATERMARK_NONE;
+  int rc = dp_groups_init(&st->parts, &st->part_schema);
+  for (int c = 0; !rc && st->run && c < p->u.over.ncalls; c++) {
+    if (!is_agg(&p->u.over.calls[c])) continue;
+    rc = dp_agg_state_init(&st->run[c], &st->acalls[c]);
+    st->run[c].diags = op->ex->diags; /* a C aggregate's failure message goes there */
+  }
+  int64_t ttl = p->props.state_ttl[0];
+  if (!rc && ttl > 0) rc = dp_state_ttl_init(&st->ttl, ttl);
+  return rc;
+}
+
+/* A stream's frame: what a later row can reach back to, and the running
+** states when the frame starts UNBOUNDED PRECEDING. */
+static int stream_frame(dp_op *op) {
+  over_state *st = op->state;
+  const dp_plan *p = op->plan;
+  bool bounded = p->u.over.has_frame && p->u.over.lower >= 0;
+  st->running = !bounded;
+  st->reach_rows = bounded && p->u.over.rows ? p->u.over.lower : 0;
+  st->reach_time = bounded && !p->u.over.rows ? p->u.over.lower : -1;
+  /* the layout of earlier versions kept every row unless the frame was
+  ** bounded (and no LAG): with bounded frames a partition that kept nothing
+  ** came back as new */
+  st->rank_resets = bounded && !(st->proctime && !p->u.over.rows);
+  int nc = p->u.over.ncalls;
+  st->skip = calloc((size_t)nc + 1, sizeof *st->skip);
+  st->acalls = calloc((size_t)nc + 1, sizeof *st->acalls);
+  st->run = st->running ? calloc((size_t)nc + 1, sizeof *st->run) : NULL;
+  if (!st->skip || !st->acalls || (st->running && !st->run)) return DIPPER_NOMEM;
+  for (int c = 0; c < nc; c++) {
+    const dp_over_call *call = &p->u.over.calls[c];
+    if (call->fn->kind == DP_FN_WINDOW) { /* LAG (the only one a stream takes) */
+      int64_t off;
+      int rc = const_int(op, call->nargs > 1 ? call->args[1] : NULL, 1, &off);
+      if (rc) return rc;
+      if (off > st->reach_rows) st->reach_rows = off;
+      st->rank_resets = false;
+      continue;
+    }
+    st->acalls[c] = (dp_agg_call){call->fn, call->nargs, call->args, false, call->filter,
+                                  call->type, call->span};
+    st->skip[c] = st->running;
+  }
+  bool any_agg = false;
+  for (int c = 0; c < nc; c++) any_agg |= st->skip[c];
+  if (!any_agg) { /* LAG alone: nothing to fold, every row counts as folded */
+    st->running = false;
+    free(st->run);
+    st->run = NULL;
+  }
   if (p->u.over.npartition > 64)
     return dp_error(op->ex->diags, DIPPER_LIMIT, p->span,
-                    "an OVER with a state TTL takes at most 64 PARTITION BY expressions");
-  int np = p->u.over.npartition;
-  st->part_schema.ncols = np;
-  st->part_schema.cols = dp_arena_calloc(op->ex->arena, (size_t)np + 1, sizeof(dp_field));
-  if (!st->part_schema.cols) return DIPPER_NOMEM;
-  for (int k = 0; k < np; k++) {
-    st->part_schema.cols[k].name = "partition";
-    st->part_schema.cols[k].type = p->u.over.partition[k]->type;
-  }
-  if (ttl <= 0) return DIPPER_OK; /* the schema alone: a restore reads a section past */
-  int rc = dp_groups_init(&st->parts, &st->part_schema);
-  return rc ? rc : dp_state_ttl_init(&st->ttl, ttl);
+                    "an OVER on a stream takes at most 64 PARTITION BY expressions");
+  return stream_setup(op);
 }
 
 static int over_open(dp_op *op) {
@@ -685,12 +1170,6 @@ static int over_open(dp_op *op) {
                     "attribute (an event-time column: rows leave as the watermark passes them; "
                     "or PROCTIME(): rows leave as they arrive); order by it, "
                     "or run the query in batch mode (SET 'execution.runtime-mode' = 'batch')");
-  /* How far back a later row's frame can reach, to trim the kept history. */
-  int64_t keep_rows = -1, keep_time = -1;
-  if (stream && p->u.over.has_frame && p->u.over.lower >= 0) {
-    if (p->u.over.rows) keep_rows = p->u.over.lower;
-    else keep_time = p->u.over.lower;
-  }
   for (int c = 0; stream && c < p->u.over.ncalls; c++) {
     int id = p->u.over.calls[c].fn->id;
     if (p->u.over.calls[c].fn->kind != DP_FN_WINDOW) continue;
@@ -699,7 +1178,6 @@ static int over_open(dp_op *op) {
                       "%s(..) OVER (..) on a stream needs rows that have not arrived yet or the "
                       "whole partition; use an aggregate or LAG, or run in batch mode",
                       p->u.over.calls[c].fn->name);
-    keep_rows = keep_time = -1; /* LAG reaches back by rows: keep the history */
   }
   for (int c = 0; c < p->u.over.ncalls; c++)
     if (p->u.over.calls[c].distinct || p->u.over.calls[c].nargs > 4)
@@ -712,76 +1190,307 @@ static int over_open(dp_op *op) {
   st->stream = stream;
   st->time_col = tc;
   st->proctime = stream && in->props.time_attr[tc] < 0;
-  st->keep_rows = keep_rows;
-  st->keep_time = keep_time;
-  if (st->proctime) st->keep_time = -1; /* the clock, not the watermark: keep by rows or all */
   st->rows = dp_batch_new(&in->schema, 0);
   st->pending = dp_batch_new(&in->schema, 0);
   st->result = dp_batch_new(&p->schema, 0);
   st->out = dp_batch_new(&p->schema, DP_ROWS_CHUNK);
-  int rc = !st->rows || !st->pending || !st->result || !st->out ? DIPPER_NOMEM : ttl_setup(op);
+  int rc = !st->rows || !st->pending || !st->result || !st->out ? DIPPER_NOMEM : DIPPER_OK;
+  if (!rc && stream) rc = stream_frame(op);
   if (rc) over_close(op);
   return rc;
 }
 
 /* ---- checkpoints ----
-** Blob, version 1:
-**   version:u8  stream:u8  emitted:u8  rows (rows.h's row store: bounded,
-**   every row; stream, the history later frames reach)  pending (the rows
-**   the watermark has not reached; none when bounded)
+** Blob, version 2 (version 1 differs only for a stream, whose whole
+** history it held: a bounded run's version 1 reads, a stream's is refused
+** with the checkpoint folder named):
+**   version:u8  stream:u8  emitted:u8  then
+**   bounded: rows (rows.h's row store: every row)  pending (none)
+**   stream:  the partitions (rows.h's group table, by id)  next_rank:svar
+**            horizon:svar  per partition: count, folded, rank (svar),
+**            kept rows (uvar)  the kept rows (a row store, partition after
+**            partition, oldest first)  per running call (an aggregate when
+**            the frame starts UNBOUNDED PRECEDING): its states by partition
+**            (agg_func.h)  the pending rows (a row store, in arrival order)
+**            has_ttl:u8 [state_ttl.h's list]
+** The time indexes are not written: a restore builds them from the rows.
 ** Delta (save_delta), the same version:  version:u8  stream:u8  emitted:u8
-**   per store, rows then pending: its log (rows.h: the rows released from
-**   pending, the history trimmed, by base position; all of them once a
-**   bounded run emitted) and the rows added since.
-** A batch costs the rows it added, released and trimmed; but a trim that
-** lays the history out in another order (several partitions: the layout
-** sorts by partition) writes the history whole, which a frame of n rows or
-** x µs keeps small; a history that is not trimmed (LAG, UNBOUNDED
-** PRECEDING) only grows at its end.
-** With a state TTL (a stream), whole and delta alike end with 'P', the
-** partitions (rows.h's group table, by id, whole) and state_ttl.h's
-** section; at the blob's end, so that a blob without it (written before
-** the TTL was set) reads as before: its partitions, found again from the
-** rows kept, count as written at the restart. */
-#define OVER_STATE_VERSION 1
+**   then, bounded: per store, rows then pending: its log (rows.h: all of
+**   them once a bounded run emitted) and the rows added since;  stream:
+**   save_stream_delta's form ('C': the partitions changed since, 'W': the
+**   whole state after a TTL renumbered them) with the pending rows and the
+**   TTL list whole.
+** Version 1's TTL section of a bounded run ('P', never written: a TTL takes
+** only a stream) is not read. */
+#define OVER_STATE_VERSION 2
 
-static int save_parts(const over_state *st, dp_buf *out) {
-  if (st->ttl.ttl <= 0) return DIPPER_OK;
-  dp_put_u8(out, 'P');
-  int rc = dp_groups_save(out, &st->parts);
-  dp_state_ttl_save_section(&st->ttl, out);
+/* The version byte: 2, or 1 for a bounded run (the same blob). */
+static int check_version(dp_op *op, dp_rd *in) {
+  over_state *st = op->state;
+  size_t at = in->pos;
+  if (dp_rd_left(in) > 0 && in->p[at] == 1 && !st->stream) {
+    (void)dp_get_u8(in);
+    return DIPPER_OK;
+  }
+  if (dp_rd_left(in) > 0 && in->p[at] == 1)
+    return dp_error(op->ex->diags, DIPPER_CORRUPT, op->plan->span,
+                    "the checkpoint folder '%s' holds the state of the %s operator (line %d) in "
+                    "version 1, which kept a stream's whole history; this build keeps what later "
+                    "rows reach (version 2) and does not read it: start the query from a fresh "
+                    "checkpoint folder (remove '%s' or set another one), the stream read again "
+                    "from its start",
+                    op->ex->checkpoint ? op->ex->checkpoint : "(none)", op->cls->name,
+                    (int)op->plan->span.line, op->ex->checkpoint ? op->ex->checkpoint : "(none)");
+  return dp_state_check(op, in, OVER_STATE_VERSION);
+}
+
+/* The end of a stream's blob, whole or delta: the pending rows still
+** waiting (whole: they are what the watermark has not passed) and the TTL
+** list. */
+static int save_tail(const over_state *st, dp_buf *out) {
+  int64_t np = st->pending->nrows, m = 0;
+  int64_t *sel = malloc((size_t)(np + 1) * sizeof *sel);
+  dp_batch *tmp = dp_batch_new(st->pending->schema, np - st->npgone);
+  int rc = sel && tmp ? DIPPER_OK : DIPPER_NOMEM;
+  for (int64_t r = 0; !rc && r < np; r++)
+    if (!st->pgone[r]) sel[m++] = r;
+  if (!rc) rc = dp_batch_take(tmp, st->pending, sel, 0, m);
+  if (!rc) rc = dp_rows_save(out, tmp);
+  dp_batch_free(tmp);
+  free(sel);
+  dp_put_u8(out, st->ttl.ttl > 0);
+  if (!rc && st->ttl.ttl > 0) dp_state_ttl_save(&st->ttl, out);
   return rc;
 }
 
-/* The rest of a blob: save_parts' section, or (none) the partitions of the
-** rows restored, every one written at the restart. */
-static int load_parts(dp_op *op, dp_rd *in) {
+static int load_tail(dp_op *op, dp_rd *in, int64_t ng) {
   over_state *st = op->state;
-  if (st->ttl.ttl <= 0 && dp_rd_left(in) == 0) return DIPPER_OK;
-  int rc = DIPPER_OK;
-  if (dp_rd_left(in) == 0) {
-    dp_groups_free(&st->parts);
-    dp_state_ttl_free(&st->ttl);
-    rc = dp_groups_init(&st->parts, &st->part_schema);
-    if (!rc) rc = dp_state_ttl_init(&st->ttl, op->plan->props.state_ttl[0]);
-    if (!rc) rc = touch_parts(op, st->rows);
-    if (!rc) rc = touch_parts(op, st->pending);
-    return rc;
-  }
-  dp_groups fresh;
-  memset(&fresh, 0, sizeof fresh);
-  if (dp_get_u8(in) != 'P' || st->part_schema.cols == NULL) in->bad = true;
-  rc = in->bad ? DIPPER_CORRUPT : dp_groups_init(&fresh, &st->part_schema);
-  if (!rc) rc = dp_groups_load(in, &fresh);
-  if (!rc) rc = dp_state_ttl_load_section(&st->ttl, in, dp_groups_count(&fresh),
-                                          op->ex->batch_start_time);
-  if (!rc && st->ttl.ttl > 0) {
-    dp_groups_free(&st->parts);
-    st->parts = fresh;
+  int rc;
+  dp_batch_clear(st->pending);
+  st->npgone = 0;
+  if (st->pgone) memset(st->pgone, 0, (size_t)st->pgone_cap);
+  if ((rc = dp_rows_load(in, st->pending))) return dp_state_corrupt(op, rc, "its pending rows");
+  uint8_t has_ttl = dp_get_u8(in);
+  if (in->bad || has_ttl > 1) return dp_state_corrupt(op, DIPPER_CORRUPT, "its state TTL");
+  if (has_ttl) {
+    dp_state_ttl other;
+    memset(&other, 0, sizeof other);
+    dp_state_ttl *t = st->ttl.ttl > 0 ? &st->ttl : &other;
+    if (t == &other) rc = dp_state_ttl_init(&other, 1); /* read past: the TTL was unset */
+    if (!rc) rc = dp_state_ttl_load(t, in, ng);
+    dp_state_ttl_free(&other);
+    if (rc) return dp_state_corrupt(op, rc, "its partitions' state TTL");
   } else {
-    dp_groups_free(&fresh);
+    /* a TTL set at the restart: every partition written now */
+    for (int64_t g = 0; st->ttl.ttl > 0 && g < ng && !rc; g++)
+      rc = dp_state_ttl_touch(&st->ttl, g, op->ex->batch_start_time);
+    if (rc) return dp_state_corrupt(op, rc, "its partitions' state TTL");
   }
-  return rc ? dp_state_corrupt(op, rc, "its partitions' state TTL") : DIPPER_OK;
+  return DIPPER_OK;
+}
+
+/* The time indexes of a restored state, from its rows. */
+static int load_indexes(dp_op *op, int64_t ng) {
+  over_state *st = op->state;
+  int rc = grow_flags(&st->hgone, &st->hgone_cap, st->rows->nrows);
+  if (!rc) rc = grow_flags(&st->pgone, &st->pgone_cap, st->pending->nrows);
+  st->due.n = 0;
+  if (!rc && st->pending->nrows > 0) {
+    const dp_vector *t = st->pending->cols[st->time_col];
+    rc = dp_due_reserve(&st->due, st->pending->nrows);
+    for (int64_t r = 0; !rc && r < st->pending->nrows; r++)
+      st->due.v[r] = (dp_due){dp_vector_get_i64(t, r), r};
+    if (!rc) {
+      st->due.n = st->pending->nrows;
+      dp_due_heapify(&st->due);
+    }
+  }
+  if (!rc) rc = rebuild_hdue(st, ng);
+  return rc ? dp_state_corrupt(op, rc, "its indexes") : DIPPER_OK;
+}
+
+static int save_stream(dp_op *op, dp_buf *out) {
+  over_state *st = op->state;
+  const dp_plan *p = op->plan;
+  int64_t ng = dp_groups_count(&st->parts), nkept = 0;
+  int rc = dp_groups_save(out, &st->parts);
+  dp_put_svar(out, st->next_rank);
+  dp_put_svar(out, st->horizon);
+  for (int64_t g = 0; g < ng; g++) {
+    const over_part *P = &st->pv[g];
+    dp_put_svar(out, P->count);
+    dp_put_svar(out, P->folded);
+    dp_put_svar(out, P->rank);
+    dp_put_uvar(out, (uint64_t)live_of(P));
+    nkept += live_of(P);
+  }
+  int64_t *sel = malloc((size_t)(nkept + 1) * sizeof *sel), k = 0;
+  dp_batch *tmp = dp_batch_new(st->rows->schema, nkept);
+  if (!rc && (!sel || !tmp)) rc = DIPPER_NOMEM;
+  for (int64_t g = 0; !rc && g < ng; g++)
+    for (int64_t i = st->pv[g].head; i < st->pv[g].len; i++) sel[k++] = st->pv[g].keep[i];
+  if (!rc) rc = dp_batch_take(tmp, st->rows, sel, 0, nkept);
+  if (!rc) rc = dp_rows_save(out, tmp);
+  for (int c = 0; !rc && st->run && c < p->u.over.ncalls; c++)
+    if (st->skip[c]) rc = dp_agg_state_save(&st->run[c], ng, out);
+  dp_batch_free(tmp);
+  free(sel);
+  return rc ? rc : save_tail(st, out);
+}
+
+/* A stream's whole state read into a fresh one (the stores cleared). */
+static int load_stream(dp_op *op, dp_rd *in) {
+  over_state *st = op->state;
+  const dp_plan *p = op->plan;
+  free_stream(op);
+  dp_batch_clear(st->rows);
+  dp_batch_clear(st->pending);
+  int rc = stream_setup(op);
+  if (rc) return rc;
+  if ((rc = dp_groups_load(in, &st->parts))) return dp_state_corrupt(op, rc, "its partitions");
+  int64_t ng = dp_groups_count(&st->parts), nkept = 0;
+  st->next_rank = dp_get_svar(in);
+  st->horizon = dp_get_svar(in);
+  if ((rc = reserve_pv(st, ng))) return dp_state_corrupt(op, rc, "its partitions");
+  for (int64_t g = 0; g < ng && !in->bad; g++) {
+    over_part *P = &st->pv[g];
+    P->count = dp_get_svar(in);
+    P->folded = dp_get_svar(in);
+    P->rank = dp_get_svar(in);
+    uint64_t live = dp_get_uvar(in);
+    if (P->count < 0 || P->folded < 0 || P->folded > P->count || P->rank < -1 ||
+        P->rank >= st->next_rank || live > (uint64_t)P->count || live > dp_rd_left(in) * 64 + 64)
+      in->bad = true;
+    else if (live > 0) {
+      P->keep = malloc((size_t)live * sizeof *P->keep);
+      if (!P->keep) return dp_state_corrupt(op, DIPPER_NOMEM, "its partitions");
+      for (uint64_t i = 0; i < live; i++) P->keep[i] = nkept++;
+      P->len = P->cap = (int64_t)live;
+    }
+  }
+  if (in->bad) return dp_state_corrupt(op, DIPPER_CORRUPT, "its partitions");
+  if ((rc = dp_rows_load(in, st->rows))) return dp_state_corrupt(op, rc, "its kept rows");
+  if (st->rows->nrows != nkept) return dp_state_corrupt(op, DIPPER_CORRUPT, "its kept rows");
+  for (int c = 0; st->run && c < p->u.over.ncalls; c++)
+    if (st->skip[c] && (rc = dp_agg_state_load(&st->run[c], ng, in)))
+      return dp_state_corrupt(op, rc, "its running aggregates");
+  if ((rc = reserve_parts(op, ng))) return dp_state_corrupt(op, rc, "its partitions");
+  if ((rc = load_tail(op, in, ng))) return rc;
+  if ((rc = load_indexes(op, ng))) return rc;
+  mark_base(st);
+  return DIPPER_OK;
+}
+
+/* A stream's delta: 'W' and the whole state after a renumbering of the
+** partitions (a TTL expiry), else 'C' and what changed since the base: the
+** partitions added (their keys), and for each partition changed (a release
+** touched it, or its kept rows were pruned) its counters, kept rows and
+** running states; then the tail (save_tail) whole.  O(partitions changed +
+** their kept rows + pending rows), not O(partitions). */
+static int save_stream_delta(dp_op *op, dp_buf *out) {
+  over_state *st = op->state;
+  const dp_plan *p = op->plan;
+  if (st->renumbered) {
+    dp_put_u8(out, 'W');
+    return save_stream(op, out);
+  }
+  dp_put_u8(out, 'C');
+  if (st->ndirty > 1) qsort(st->dirty, (size_t)st->ndirty, sizeof *st->dirty, cmp_i64);
+  int rc = dp_groups_save_from(out, &st->parts, st->base_parts);
+  dp_put_svar(out, st->next_rank);
+  dp_put_svar(out, st->horizon);
+  dp_put_uvar(out, (uint64_t)st->ndirty);
+  int64_t nkept = 0;
+  for (int64_t i = 0; i < st->ndirty; i++) {
+    const over_part *P = &st->pv[st->dirty[i]];
+    dp_put_uvar(out, (uint64_t)st->dirty[i]);
+    dp_put_svar(out, P->count);
+    dp_put_svar(out, P->folded);
+    dp_put_svar(out, P->rank);
+    dp_put_uvar(out, (uint64_t)live_of(P));
+    nkept += live_of(P);
+  }
+  int64_t *sel = malloc((size_t)(nkept + 1) * sizeof *sel), k = 0;
+  dp_batch *tmp = dp_batch_new(st->rows->schema, nkept);
+  if (!rc && (!sel || !tmp)) rc = DIPPER_NOMEM;
+  for (int64_t i = 0; !rc && i < st->ndirty; i++) {
+    const over_part *P = &st->pv[st->dirty[i]];
+    for (int64_t j = P->head; j < P->len; j++) sel[k++] = P->keep[j];
+  }
+  if (!rc) rc = dp_batch_take(tmp, st->rows, sel, 0, nkept);
+  if (!rc) rc = dp_rows_save(out, tmp);
+  dp_batch_free(tmp);
+  free(sel);
+  for (int c = 0; !rc && st->run && c < p->u.over.ncalls; c++)
+    for (int64_t i = 0; !rc && st->skip[c] && i < st->ndirty; i++)
+      rc = dp_agg_state_save_group(&st->run[c], st->dirty[i], out);
+  return rc ? rc : save_tail(st, out);
+}
+
+/* save_stream_delta's 'C' applied to the state of its base. */
+static int load_stream_changes(dp_op *op, dp_rd *in) {
+  over_state *st = op->state;
+  const dp_plan *p = op->plan;
+  int rc = dp_groups_load_more(in, &st->parts);
+  if (rc) return dp_state_corrupt(op, rc, "its partitions added");
+  int64_t ng = dp_groups_count(&st->parts);
+  if ((rc = reserve_parts(op, ng))) return dp_state_corrupt(op, rc, "its partitions");
+  st->next_rank = dp_get_svar(in);
+  st->horizon = dp_get_svar(in);
+  uint64_t nd = dp_get_uvar(in);
+  if (in->bad || nd > (uint64_t)ng) return dp_state_corrupt(op, DIPPER_CORRUPT, "its partitions changed");
+  int64_t *ids = malloc((size_t)(nd + 1) * sizeof *ids), *live = malloc((size_t)(nd + 1) * sizeof *live);
+  dp_batch *tmp = dp_batch_new(st->rows->schema, 0);
+  if (!ids || !live || !tmp) rc = DIPPER_NOMEM;
+  int64_t nkept = 0;
+  for (uint64_t i = 0; !rc && i < nd && !in->bad; i++) {
+    uint64_t g = dp_get_uvar(in);
+    int64_t count = dp_get_svar(in), folded = dp_get_svar(in), rank = dp_get_svar(in);
+    uint64_t n = dp_get_uvar(in);
+    if (g >= (uint64_t)ng || (i > 0 && (int64_t)g <= ids[i - 1]) || count < 0 || folded < 0 ||
+        folded > count || rank < -1 || rank >= st->next_rank || n > (uint64_t)count) {
+      in->bad = true;
+      break;
+    }
+    over_part *P = &st->pv[g];
+    P->count = count;
+    P->folded = folded;
+    P->rank = rank;
+    ids[i] = (int64_t)g;
+    live[i] = (int64_t)n;
+    nkept += (int64_t)n;
+  }
+  if (!rc && in->bad) rc = DIPPER_CORRUPT;
+  if (!rc) rc = dp_rows_load(in, tmp);
+  if (!rc && tmp->nrows != nkept) rc = DIPPER_CORRUPT;
+  /* each changed partition's kept rows replaced by those of the delta */
+  int64_t first = st->rows->nrows, at = 0;
+  if (!rc) rc = dp_batch_take(st->rows, tmp, NULL, 0, tmp->nrows);
+  if (!rc) rc = grow_flags(&st->hgone, &st->hgone_cap, st->rows->nrows);
+  for (uint64_t i = 0; !rc && i < nd; i++) {
+    over_part *P = &st->pv[ids[i]];
+    for (int64_t j = P->head; j < P->len; j++) st->hgone[P->keep[j]] = 1;
+    st->nhgone += P->len - P->head;
+    P->head = P->len = 0;
+    for (int64_t j = 0; !rc && j < live[i]; j++) rc = part_push(P, first + at++);
+  }
+  for (int c = 0; !rc && st->run && c < p->u.over.ncalls; c++)
+    for (uint64_t i = 0; !rc && st->skip[c] && i < nd; i++) {
+      dp_agg_state_reset(&st->run[c], ids[i]);
+      rc = dp_agg_state_load_group(&st->run[c], &st->acalls[c], ids[i], in);
+    }
+  free(ids);
+  free(live);
+  dp_batch_free(tmp);
+  if (rc) return dp_state_corrupt(op, rc, "the change of its partitions");
+  dp_state_ttl_free(&st->ttl);
+  if (p->props.state_ttl[0] > 0 && (rc = dp_state_ttl_init(&st->ttl, p->props.state_ttl[0])))
+    return dp_state_corrupt(op, rc, "its partitions' state TTL");
+  if ((rc = load_tail(op, in, ng))) return rc;
+  if ((rc = compact_hist(st, ng, false))) return dp_state_corrupt(op, rc, "its kept rows");
+  if ((rc = load_indexes(op, ng))) return rc;
+  mark_base(st);
+  return DIPPER_OK;
 }
 
 static int over_save(dp_op *op, dp_buf *out) {
@@ -789,12 +1498,17 @@ static int over_save(dp_op *op, dp_buf *out) {
   dp_state_begin(out, OVER_STATE_VERSION);
   dp_put_u8(out, st->stream);
   dp_put_u8(out, st->emitted);
-  int rc = dp_rows_save(out, st->rows);
-  if (!rc) rc = dp_rows_save(out, st->pending);
-  if (!rc) rc = save_parts(st, out);
-  if (!rc) {
-    dp_rowlog_mark(&st->rows_log, st->rows->nrows);
-    dp_rowlog_mark(&st->pending_log, st->pending->nrows);
+  int rc;
+  if (st->stream) {
+    rc = save_stream(op, out);
+    if (!rc) mark_base(st);
+  } else {
+    rc = dp_rows_save(out, st->rows);
+    if (!rc) rc = dp_rows_save(out, st->pending);
+    if (!rc) {
+      dp_rowlog_mark(&st->rows_log, st->rows->nrows);
+      dp_rowlog_mark(&st->pending_log, st->pending->nrows);
+    }
   }
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
@@ -825,9 +1539,13 @@ static int over_save_delta(dp_op *op, dp_buf *out) {
   dp_state_begin(out, OVER_STATE_VERSION);
   dp_put_u8(out, st->stream);
   dp_put_u8(out, st->emitted);
+  if (st->stream) {
+    int rc = save_stream_delta(op, out);
+    if (!rc) mark_base(st);
+    return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+  }
   int rc = save_store_delta(out, st->rows, &st->rows_log);
   if (!rc) rc = save_store_delta(out, st->pending, &st->pending_log);
-  if (!rc) rc = save_parts(st, out);
   if (!rc) {
     dp_rowlog_mark(&st->rows_log, st->rows->nrows);
     dp_rowlog_mark(&st->pending_log, st->pending->nrows);
@@ -835,18 +1553,32 @@ static int over_save_delta(dp_op *op, dp_buf *out) {
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
-static int over_restore_delta(dp_op *op, dp_rd *in) {
+/* The blob's head: the version (check_version), the mode and `emitted`. */
+static int read_head(dp_op *op, dp_rd *in) {
   over_state *st = op->state;
-  int rc = dp_state_check(op, in, OVER_STATE_VERSION);
+  int rc = check_version(op, in);
   if (rc) return rc;
   uint8_t stream = dp_get_u8(in), emitted = dp_get_u8(in);
   if (in->bad || stream != st->stream || emitted > 1)
     return dp_state_corrupt(op, DIPPER_CORRUPT, "its mode");
   st->emitted = emitted;
+  return DIPPER_OK;
+}
+
+static int over_restore_delta(dp_op *op, dp_rd *in) {
+  over_state *st = op->state;
+  int rc = read_head(op, in);
+  if (rc) return rc;
+  if (st->stream) {
+    uint8_t kind = dp_get_u8(in);
+    if (in->bad || (kind != 'W' && kind != 'C')) return dp_state_corrupt(op, DIPPER_CORRUPT, "its kind");
+    if ((rc = kind == 'W' ? load_stream(op, in) : load_stream_changes(op, in))) return rc;
+    op->metrics.state_rows = stream_rows(st);
+    return DIPPER_OK;
+  }
   if ((rc = load_store_delta(in, &st->rows))) return dp_state_corrupt(op, rc, "the change of its rows");
   if ((rc = load_store_delta(in, &st->pending)))
     return dp_state_corrupt(op, rc, "the change of its pending rows");
-  if ((rc = load_parts(op, in))) return rc;
   op->metrics.state_rows = st->rows->nrows + st->pending->nrows;
   dp_rowlog_mark(&st->rows_log, st->rows->nrows);
   dp_rowlog_mark(&st->pending_log, st->pending->nrows);
@@ -855,15 +1587,17 @@ static int over_restore_delta(dp_op *op, dp_rd *in) {
 
 static int over_restore(dp_op *op, dp_rd *in) {
   over_state *st = op->state;
-  int rc = dp_state_check(op, in, OVER_STATE_VERSION);
+  int rc = read_head(op, in);
   if (rc) return rc;
-  uint8_t stream = dp_get_u8(in), emitted = dp_get_u8(in);
-  if (in->bad || stream != st->stream || emitted > 1)
-    return dp_state_corrupt(op, DIPPER_CORRUPT, "its mode");
-  st->emitted = emitted;
+  if (st->stream) {
+    if ((rc = load_stream(op, in))) return rc;
+    op->metrics.state_rows = stream_rows(st);
+    return DIPPER_OK;
+  }
+  dp_batch_clear(st->rows);
+  dp_batch_clear(st->pending);
   if ((rc = dp_rows_load(in, st->rows))) return dp_state_corrupt(op, rc, "its rows");
   if ((rc = dp_rows_load(in, st->pending))) return dp_state_corrupt(op, rc, "its pending rows");
-  if ((rc = load_parts(op, in))) return rc;
   op->metrics.state_rows = st->rows->nrows + st->pending->nrows;
   dp_rowlog_mark(&st->rows_log, st->rows->nrows);
   dp_rowlog_mark(&st->pending_log, st->pending->nrows);

@@ -21,7 +21,9 @@
 #include "test.h"
 
 #define MAX_TABLES 4
+#ifndef MAX_BATCHES /* a test of many small batches sets its own */
 #define MAX_BATCHES 8
+#endif
 #define MAX_BLOBS 8
 
 typedef struct script {
