@@ -169,6 +169,7 @@ int dp_state_ttl_load(dp_state_ttl *t, dp_rd *in, int64_t nids) {
   dp_state_ttl fresh;
   int rc = dp_state_ttl_init(&fresh, t->ttl);
   if (rc) return rc;
+  fresh.seq = t->seq; /* listings go on counting: the base is a seq */
   uint64_t count = dp_get_uvar(in);
   int64_t clock = dp_get_svar(in);
   if (in->bad || count > (uint64_t)nids) rc = DIPPER_CORRUPT;
@@ -195,7 +196,6 @@ int dp_state_ttl_load(dp_state_ttl *t, dp_rd *in, int64_t nids) {
     return rc;
   }
   fresh.clock = count > 0 ? clock : t->clock;
-  fresh.seq = t->seq;
   fresh.tracking = t->tracking;
   fresh.whole_next = true; /* until marked: not the base of a delta */
   dp_state_ttl_free(t);
