@@ -24,6 +24,13 @@
 **            adds 1,000 rows and the watermark forgets the 1,000 oldest
 **   dedupfirst  ROW_NUMBER() .. ORDER BY ts ASC = 1 on an event-time ts
 **            (Spark's dropDuplicates with a watermark), likewise
+**   sort     SELECT k, v, ts ORDER BY ts (rows wait for the watermark); a
+**            batch adds 1,000 rows and the watermark releases the 1,000 oldest
+**   groupttl `group` under 'table.exec.state.ttl' = '1 h' (nothing expires:
+**            the clock stands still)
+** For sort and groupttl the checkpoint bytes are printed too: the whole
+** state after the measured batches, then what one more batch's checkpoint
+** writes (save_delta where the operator has one, else its whole state).
 ** Filling is done in batches of up to 1 M rows without a watermark and is
 ** not measured.  The machine is shared: read the medians.
 */
@@ -34,6 +41,7 @@
 #include <time.h>
 
 #include "api/dipper_int.h"
+#include "core/buf.h"
 #include "exec/exec.h"
 #include "exec/exec_int.h"
 
@@ -68,6 +76,8 @@ typedef struct cse {
   const char *name, *select;
   dp_plan_kind kind; /* the stateful operator */
   unsigned mode;
+  const char *pre;   /* statements before the table, or NULL */
+  bool ckpt;         /* print the checkpoint bytes */
 } cse;
 
 static const cse cases[] = {
@@ -86,6 +96,9 @@ static const cse cases[] = {
      "SELECT k, v, ts FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts ASC) AS rn "
      "FROM t) WHERE rn = 1",
      DP_P_DEDUPLICATE, DP_MODE_APPEND},
+    {"sort", "SELECT k, v, ts FROM t ORDER BY ts", DP_P_SORT, DP_MODE_APPEND, NULL, true},
+    {"groupttl", "SELECT k, count(*) AS c, sum(v) AS s FROM t GROUP BY k", DP_P_AGGREGATE,
+     DP_MODE_UPDATE, "SET 'table.exec.state.ttl' = '1 h';\n", true},
 };
 
 /* The run: the operator tree over the feed, post-order for end_batch. */
@@ -167,7 +180,7 @@ static void fill_row(const cse *c, run *r, int64_t at, int64_t i) {
 ** under (DP_WATERMARK_NONE for the cases without one). */
 static int64_t measured(const cse *c, run *r, int64_t S, int64_t b) {
   int64_t spread = S / 1000 > 0 ? S / 1000 : 1;
-  if (!strcmp(c->name, "group") || !strcmp(c->name, "dedup")) {
+  if (!strcmp(c->name, "group") || !strcmp(c->name, "groupttl") || !strcmp(c->name, "dedup")) {
     for (int64_t j = 0; j < 10000; j++)
       put(r, j, (int64_t)(next_rand() % 1000) * spread, 1, BASE + S + b * 10000 + j);
     set_rows(r, 10000);
@@ -191,9 +204,9 @@ static int cmp_d(const void *a, const void *b) {
 static int run_case(const cse *c, int64_t S, int measured_n) {
   char sql[1024];
   snprintf(sql, sizeof sql,
-           "CREATE TABLE t (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) "
+           "%sCREATE TABLE t (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) "
            "WITH ('connector' = 'memory');\n%s;\n",
-           c->select);
+           c->pre ? c->pre : "", c->select);
   dipper *db = NULL;
   dipper_program *prog = NULL;
   if (dipper_open(&db, NULL) != DIPPER_OK ||
@@ -249,14 +262,39 @@ static int run_case(const cse *c, int64_t S, int measured_n) {
             diags.count ? diags.items[0].message : "failed");
     return 1;
   }
+  /* The checkpoint: the whole state, then one more batch's checkpoint. */
+  size_t whole = 0, after = 0;
+  int64_t emitted = r->emitted, state_after = r->root->metrics.state_rows;
+  if (c->ckpt && !rc) {
+    dp_buf b = DP_BUF_INIT;
+    rc = r->root->cls->save_state(r->root, &b);
+    whole = b.len;
+    dp_buf_free(&b);
+    int64_t wm = measured(c, r, S, measured_n);
+    if (!rc) rc = batch(r, wm);
+    memset(&b, 0, sizeof b);
+    if (!rc)
+      rc = r->root->cls->save_delta ? r->root->cls->save_delta(r->root, &b)
+                                    : r->root->cls->save_state(r->root, &b);
+    after = b.len;
+    dp_buf_free(&b);
+  }
+  if (rc) {
+    fprintf(stderr, "state_flat: %s: checkpoint: %s\n", c->name,
+            diags.count ? diags.items[0].message : "failed");
+    return 1;
+  }
   qsort(t, (size_t)measured_n, sizeof *t, cmp_d);
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   printf("%-10s state %9lld (after: %9lld)  per batch CPU us: median %9.0f  mean %9.0f  max %9.0f"
          "  rows out %lld  peak RSS %ld MB\n",
-         c->name, (long long)state0, (long long)r->root->metrics.state_rows, t[measured_n / 2],
-         sum / measured_n, t[measured_n - 1], (long long)(r->emitted - filled_out),
+         c->name, (long long)state0, (long long)state_after, t[measured_n / 2],
+         sum / measured_n, t[measured_n - 1], (long long)(emitted - filled_out),
          ru.ru_maxrss / 1024);
+  if (c->ckpt)
+    printf("%-10s state %9lld  checkpoint bytes: whole %zu, after one more batch %zu\n", c->name,
+           (long long)state0, whole, after);
   fflush(stdout);
   free(t);
   for (int i = r->nops - 1; i >= 0; i--) {
@@ -286,6 +324,6 @@ int main(int argc, char **argv) {
     found++;
     for (int64_t S = 10000; S <= max_state && !rc; S *= 10) rc = run_case(&cases[i], S, measured_n);
   }
-  if (!found) fprintf(stderr, "state_flat: no case %s (group, window, dedup, distinct, dedupfirst, all)\n", which);
+  if (!found) fprintf(stderr, "state_flat: no case %s (group, window, dedup, distinct, dedupfirst, sort, groupttl, all)\n", which);
   return rc || !found;
 }

@@ -5,7 +5,7 @@
 # both release builds (-O2) of the same benchmark source, run alternately case
 # by case so that the machine's load falls on both alike.
 #   usage: bench/state_flat_ab.sh [OLD_COMMIT] [MAX_STATE] [MEASURED] [CASES...]
-#   e.g.   bench/state_flat_ab.sh main 10000000 21 group window dedup distinct dedupfirst
+#   e.g.   bench/state_flat_ab.sh main 10000000 21 group window dedup distinct dedupfirst sort groupttl
 # Builds in build-ab/ (old tree exported with git archive) and build/.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,7 +15,7 @@ max="${2:-10000000}"
 measured="${3:-21}"
 shift $(( $# > 3 ? 3 : $# ))
 cases=("$@")
-[ ${#cases[@]} -eq 0 ] && cases=(group window dedup distinct dedupfirst)
+[ ${#cases[@]} -eq 0 ] && cases=(group window dedup distinct dedupfirst sort groupttl)
 
 src="build-ab/old-src"
 rev="$(git rev-parse "$old")"
