@@ -247,7 +247,7 @@ static int read_delta(dp_state_ttl *t, dp_rd *in, int64_t nids, bool apply) {
   int64_t clock = dp_get_svar(in);
   uint64_t ngone = dp_get_uvar(in);
   if (in->bad || count > (uint64_t)nids || ngone > base_count) return DIPPER_CORRUPT;
-  if (apply && (base_count != (uint64_t)t->count || clock < t->clock)) return DIPPER_CORRUPT;
+  if (apply && base_count != (uint64_t)t->count) return DIPPER_CORRUPT;
   int rc = apply ? reserve(t, nids) : DIPPER_OK;
   if (rc) return rc;
   t->tracking = false; /* applying is not a change to record */

@@ -164,6 +164,47 @@ TEST(event_time_order_small_with_damaged_checkpoints) {
                     "#4\n5, 'v5'\n8, 'v8'\n10, 'v10'\n");
 }
 
+/* A blob of version 1 (before the deltas: the held rows, none released)
+** still reads, and the run goes on as the straight one; another version is
+** refused with a message naming it. */
+TEST(a_version_1_blob_still_reads) {
+  static const script sc = {
+      DDL("2") "SELECT k, v FROM ev ORDER BY ts;",
+      {"ev"},
+      {{E(1, "05") E(2, "03") E(3, "05")}, {E(4, "04") E(6, "09")}, {E(7, "08") E(8, "12")}},
+      3};
+  run a, b;
+  blobs bl;
+  CHECK(run_open(&a, &sc));
+  CHECK_EQ(run_batch(&a, 0), DIPPER_OK); /* no watermark yet: all three held, none released */
+  save_all(&a, &bl);
+  CHECK_EQ(bl.n, 1);
+  dp_buf *blob = &bl.b[0];
+  /* version 2 with no released rows is version 1's bytes and an empty list */
+  CHECK_EQ((unsigned char)blob->data[0], 2);
+  CHECK_EQ((unsigned char)blob->data[blob->len - 1], 0);
+  blob->data[0] = 1;
+  blob->len--;
+  CHECK(run_open(&b, &sc));
+  CHECK_EQ(restore_seq(&b, (const blobs *const[]){&bl}, 1), DIPPER_OK);
+  size_t mark_a = a.out.len;
+  for (int i = 1; i <= sc.nbatches; i++) {
+    CHECK_EQ(run_batch(&a, i), DIPPER_OK);
+    CHECK_EQ(run_batch(&b, i), DIPPER_OK);
+  }
+  CHECK_STR(dp_buf_cstr(&b.out), a.out.data + mark_a);
+  CHECK(strstr(dp_buf_cstr(&b.out), "1, 'v1'\n3, 'v3'"));
+  run_close(&b);
+  /* version 3: refused, and says so */
+  blob->data[0] = 3;
+  CHECK(run_open(&b, &sc));
+  CHECK_EQ(restore_seq(&b, (const blobs *const[]){&bl}, 1), DIPPER_CORRUPT);
+  CHECK(b.h->diags.count > 0 && strstr(b.h->diags.items[0].message, "version 3"));
+  run_close(&b);
+  run_close(&a);
+  free_blobs(&bl);
+}
+
 /* ---- checkpoint bytes ---- */
 
 /* Rows i0..i1 at i * 10 ms from `t0_ms`. */
