@@ -24,6 +24,10 @@
 **            adds 1,000 rows and the watermark forgets the 1,000 oldest
 **   dedupfirst  ROW_NUMBER() .. ORDER BY ts ASC = 1 on an event-time ts
 **            (Spark's dropDuplicates with a watermark), likewise
+**   sort     SELECT k, v, ts ORDER BY ts (rows wait for the watermark); a
+**            batch adds 1,000 rows and the watermark releases the 1,000 oldest
+**   groupttl `group` under 'table.exec.state.ttl' = '1 h' (nothing expires:
+**            the clock stands still)
 **   topn     ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) <= 3 (the
 **            updating Top-N): S partitions of one row each; a batch is
 **            1,000 rows over 1,000 of them, each a new best
@@ -34,7 +38,7 @@
 **            SYSTEM_TIME AS OF o.ts ON o.k = r.k: S versions of 1,000 keys
 **            held; a batch brings a new version of each key and 1,000 orders
 **            at its time, which the watermark releases
-** The Top-N and temporal cases also save the operator's state after the fill (whole) and
+** The Top-N, temporal, sort and groupttl cases also save the operator's state after the fill (whole) and
 ** a delta after every measured batch (save_delta, not in the time), and
 ** print both sizes: the bytes a checkpoint writes per batch.
 **   overrun  SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN UNBOUNDED
@@ -92,7 +96,9 @@ typedef struct cse {
   const char *name, *select;
   dp_plan_kind kind; /* the stateful operator */
   unsigned mode;
-  const char *ddl; /* NULL: the one table t */
+  const char *ddl;   /* NULL: the one table t */
+  const char *pre;   /* statements before the tables, or NULL */
+  bool ckpt;         /* print the checkpoint bytes (Top-N and joins always) */
 } cse;
 
 static const cse cases[] = {
@@ -141,6 +147,9 @@ static const cse cases[] = {
      "SELECT k, ts, SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN UNBOUNDED PRECEDING "
      "AND CURRENT ROW) AS s FROM t",
      DP_P_OVER, DP_MODE_APPEND},
+    {"sort", "SELECT k, v, ts FROM t ORDER BY ts", DP_P_SORT, DP_MODE_APPEND, .ckpt = true},
+    {"groupttl", "SELECT k, count(*) AS c, sum(v) AS s FROM t GROUP BY k", DP_P_AGGREGATE,
+     DP_MODE_UPDATE, .pre = "SET 'table.exec.state.ttl' = '1 h';\n", .ckpt = true},
 };
 
 /* The run: the operator tree over the feed, post-order for end_batch. */
@@ -253,7 +262,7 @@ static int64_t measured(const cse *c, run *r, int64_t S, int64_t b) {
     set_rows(r, 1000);
     return BASE + S + b * 1000 + 999; /* every row of the batch released */
   }
-  if (!strcmp(c->name, "group") || !strcmp(c->name, "dedup")) {
+  if (!strcmp(c->name, "group") || !strcmp(c->name, "groupttl") || !strcmp(c->name, "dedup")) {
     for (int64_t j = 0; j < 10000; j++)
       put(r, j, (int64_t)(next_rand() % 1000) * spread, 1, BASE + S + b * 10000 + j);
     set_rows(r, 10000);
@@ -292,7 +301,7 @@ static int cmp_d(const void *a, const void *b) {
 
 static int run_case(const cse *c, int64_t S, int measured_n) {
   char sql[1024];
-  snprintf(sql, sizeof sql, "%s%s;\n",
+  snprintf(sql, sizeof sql, "%s%s%s;\n", c->pre ? c->pre : "",
            c->ddl ? c->ddl
                   : "CREATE TABLE t (k BIGINT, v BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) "
                     "WITH ('connector' = 'memory');\n",
@@ -343,7 +352,7 @@ static int run_case(const cse *c, int64_t S, int measured_n) {
   int64_t state0 = r->root->metrics.state_rows, filled_out = r->emitted;
   double *t = calloc((size_t)measured_n, sizeof *t), sum = 0;
   double *dbytes = calloc((size_t)measured_n, sizeof *dbytes);
-  bool ckpt = (c->kind == DP_P_TOPN || c->kind == DP_P_JOIN) && r->root->cls->save_delta;
+  bool ckpt = (c->ckpt || c->kind == DP_P_TOPN || c->kind == DP_P_JOIN) && r->root->cls->save_delta;
   size_t whole = 0;
   if (ckpt && !rc) {
     dp_buf w = DP_BUF_INIT;
@@ -369,14 +378,15 @@ static int run_case(const cse *c, int64_t S, int measured_n) {
             diags.count ? diags.items[0].message : "failed");
     return 1;
   }
+  int64_t emitted = r->emitted, state_after = r->root->metrics.state_rows;
   qsort(t, (size_t)measured_n, sizeof *t, cmp_d);
   qsort(dbytes, (size_t)measured_n, sizeof *dbytes, cmp_d);
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   printf("%-10s state %9lld (after: %9lld)  per batch CPU us: median %9.0f  mean %9.0f  max %9.0f"
          "  rows out %lld  peak RSS %ld MB\n",
-         c->name, (long long)state0, (long long)r->root->metrics.state_rows, t[measured_n / 2],
-         sum / measured_n, t[measured_n - 1], (long long)(r->emitted - filled_out),
+         c->name, (long long)state0, (long long)state_after, t[measured_n / 2],
+         sum / measured_n, t[measured_n - 1], (long long)(emitted - filled_out),
          ru.ru_maxrss / 1024);
   if (ckpt)
     printf("%-10s state %9lld  checkpoint bytes: whole %zu, delta per batch median %.0f max %.0f\n",
@@ -412,6 +422,6 @@ int main(int argc, char **argv) {
     found++;
     for (int64_t S = 10000; S <= max_state && !rc; S *= 10) rc = run_case(&cases[i], S, measured_n);
   }
-  if (!found) fprintf(stderr, "state_flat: no case %s (group, window, dedup, distinct, dedupfirst, topn, topnwindow, temporal, overrun, overlag, overrows, overpending, all)\n", which);
+  if (!found) fprintf(stderr, "state_flat: no case %s (group, window, dedup, distinct, dedupfirst, sort, groupttl, topn, topnwindow, temporal, overrun, overlag, overrows, overpending, all)\n", which);
   return rc || !found;
 }

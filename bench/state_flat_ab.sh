@@ -5,7 +5,7 @@
 # both release builds (-O2) of the same benchmark source, run alternately case
 # by case so that the machine's load falls on both alike.
 #   usage: bench/state_flat_ab.sh [OLD_COMMIT] [MAX_STATE] [MEASURED] [CASES...]
-#   e.g.   bench/state_flat_ab.sh main 10000000 21 group window dedup distinct dedupfirst topn topnwindow
+#   e.g.   bench/state_flat_ab.sh main 10000000 21 group window dedup distinct dedupfirst sort groupttl topn topnwindow
 #          bench/state_flat_ab.sh main 1000000 21 overrun overlag overrows overpending
 # Builds in build-ab/ (old tree exported with git archive) and build/.
 set -euo pipefail
@@ -16,7 +16,7 @@ max="${2:-10000000}"
 measured="${3:-21}"
 shift $(( $# > 3 ? 3 : $# ))
 cases=("$@")
-[ ${#cases[@]} -eq 0 ] && cases=(group window dedup distinct dedupfirst topn topnwindow overrun overlag overrows overpending)
+[ ${#cases[@]} -eq 0 ] && cases=(group window dedup distinct dedupfirst sort groupttl topn topnwindow overrun overlag overrows overpending)
 
 src="build-ab/old-src"
 rev="$(git rev-parse "$old")"

@@ -138,10 +138,12 @@ static int save_blob(agg_state *st, dp_buf *out, uint8_t version,
   return rc;
 }
 
-/* With a TTL, after the blob (state or delta alike): the groups' last
-** writes, in today's numbering (state_ttl.h's section). */
-static int save_ttl(const agg_state *st, dp_buf *out) {
-  dp_state_ttl_save_section(&st->ttl, out);
+/* With a TTL, after the blob: the groups' last writes, in today's numbering
+** (state_ttl.h's section): whole after a whole state, after a delta what
+** changed since the last checkpoint (the groups written and dropped). */
+static int save_ttl(agg_state *st, dp_buf *out, bool delta) {
+  if (delta) return dp_state_ttl_save_section_delta(&st->ttl, out);
+  dp_state_ttl_save_section_base(&st->ttl, out);
   return out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
@@ -162,7 +164,7 @@ int dp_aggop_save_state(dp_op *op, dp_buf *out) {
   agg_state *st = op->state;
   if (st->rocks) return dp_agg_rocks_save(st->rocks, out);
   int rc = save_blob(op->state, out, AGG_STATE_VERSION, save_body);
-  return rc ? rc : save_ttl(st, out);
+  return rc ? rc : save_ttl(st, out, false);
 }
 
 /* Key rows appended to the table, in order: row i must become group
@@ -505,7 +507,7 @@ int dp_aggop_save_delta(dp_op *op, dp_buf *out) {
   agg_state *st = op->state;
   if (st->rocks) return dp_agg_rocks_save(st->rocks, out);
   int rc = save_blob(op->state, out, AGG_DELTA_VERSION, save_delta_body);
-  return rc ? rc : save_ttl(st, out);
+  return rc ? rc : save_ttl(st, out, true);
 }
 
 static int grow_sessions(agg_state *st, int64_t n) {

@@ -482,7 +482,7 @@ static int dedup_save(dp_op *op, dp_buf *out) {
   for (int64_t id = 0; id < n; id++) dp_put_svar(out, st->ts[id]);
   if (!rc && st->mode != DEDUP_FIRST) rc = save_best(out, st, st->best, n);
   if (!rc) dp_rowlog_mark(&st->log, n);
-  if (!rc) dp_state_ttl_save_section(&st->ttl, out);
+  if (!rc) dp_state_ttl_save_section_base(&st->ttl, out);
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
@@ -539,7 +539,7 @@ static int dedup_save_delta(dp_op *op, dp_buf *out) {
   for (int64_t id = first; id < n; id++) dp_put_svar(out, st->ts[id]);
   if (!rc && st->mode != DEDUP_FIRST) rc = save_best(out, st, st->best + first, n - first);
   if (!rc) dp_rowlog_mark(&st->log, n);
-  if (!rc) dp_state_ttl_save_section(&st->ttl, out);
+  if (!rc) rc = dp_state_ttl_save_section_delta(&st->ttl, out);
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 

@@ -301,7 +301,7 @@ static int distinct_save(dp_op *op, dp_buf *out) {
   dp_state_begin(out, DISTINCT_STATE_VERSION);
   int rc = dp_groups_save(out, &st->seen);
   if (!rc) dp_rowlog_mark(&st->log, dp_groups_count(&st->seen));
-  if (!rc) dp_state_ttl_save_section(&st->ttl, out);
+  if (!rc) dp_state_ttl_save_section_base(&st->ttl, out);
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
@@ -326,7 +326,7 @@ static int distinct_save_delta(dp_op *op, dp_buf *out) {
   free(at); /* nothing here changes in place */
   if (!rc) rc = dp_groups_save_from(out, &st->seen, dp_rowlog_first_new(&st->log));
   if (!rc) dp_rowlog_mark(&st->log, dp_groups_count(&st->seen));
-  if (!rc) dp_state_ttl_save_section(&st->ttl, out);
+  if (!rc) rc = dp_state_ttl_save_section_delta(&st->ttl, out);
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 

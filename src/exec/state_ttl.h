@@ -16,7 +16,14 @@
 **
 ** Checkpoints: dp_state_ttl_save writes the list whole — per run of keys
 ** written at one time (a micro-batch's keys share its time) the time and the
-** ids, oldest first — and dp_state_ttl_load rebuilds it exactly.
+** ids, oldest first — and dp_state_ttl_load rebuilds it exactly.  A delta
+** (dp_state_ttl_save_section_delta) writes what changed since the last save
+** or load, the base: the base's keys taken off the list since (expired,
+** removed, or written again) and the keys written since, which are the
+** list's tail in order (a write appends; the untouched keys keep their
+** order), so it costs the keys the batches touched and dropped, not the
+** list.  After a renumbering since the base (a compaction: rare, amortized
+** by the owner's own rule) the delta is the whole list instead.
 **
 ** Owns: the list and the last-write times.  Does not own: the keys, nor
 ** what dropping one means (the operator's).
@@ -24,6 +31,7 @@
 #ifndef DP_STATE_TTL_H
 #define DP_STATE_TTL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/buf.h"
@@ -34,6 +42,7 @@
 typedef struct dp_state_ttl_slot {
   int64_t at;             /* last write (µs), or -1 when not listed */
   int64_t prev, next;     /* the list, oldest first; -1 ends */
+  int64_t seq;            /* when it was listed (t->seq then): the list's order */
 } dp_state_ttl_slot;
 
 typedef struct dp_state_ttl {
@@ -43,6 +52,15 @@ typedef struct dp_state_ttl {
   int64_t head, tail;
   int64_t count;          /* ids listed */
   int64_t clock;          /* the latest time seen */
+  /* Since the base (the last save or load; nothing is recorded before the
+  ** first, so a query without checkpoints pays nothing): */
+  bool tracking;          /* a base was marked */
+  bool whole_next;        /* ids changed since (or a change could not be
+                          ** recorded): the next delta is the whole list */
+  int64_t seq;            /* listings so far; base_seq at the base */
+  int64_t base_seq, base_count;
+  int64_t *gone;          /* base ids taken off the list since (each once) */
+  int64_t ngone, gone_cap;
 } dp_state_ttl;
 
 /* An empty list for keys idle `ttl` µs (> 0).  Free with dp_state_ttl_free
@@ -65,15 +83,33 @@ int dp_state_ttl_renumber(dp_state_ttl *t, const int64_t *remap, int64_t n);
 
 /* The list whole (see the header comment); load replaces t's list with one
 ** read back, every id below `nids` (the owner's key count) and listed once,
-** or returns DIPPER_CORRUPT. */
+** or returns DIPPER_CORRUPT.  Neither marks a base for deltas. */
 void dp_state_ttl_save(const dp_state_ttl *t, dp_buf *out);
 int dp_state_ttl_load(dp_state_ttl *t, dp_rd *in, int64_t nids);
+/* What changed since the base (the header comment), and the base again;
+** delta_load applies such bytes to t holding that base, or DIPPER_CORRUPT
+** (a delta that does not fit the list: another base).  DIPPER_NOMEM when the
+** changes could not be recorded (save_delta then writes nothing useful:
+** the caller fails the checkpoint).  dp_state_ttl_mark makes the list as it
+** is the base: from the first mark on, the changes are recorded (at most an
+** id per key of the base). */
+void dp_state_ttl_mark(dp_state_ttl *t);
+int dp_state_ttl_save_delta(dp_state_ttl *t, dp_buf *out);
+int dp_state_ttl_load_delta(dp_state_ttl *t, dp_rd *in, int64_t nids);
 
 /* ---- for the operators (one copy of what each would write) ----
-** A checkpoint's TTL section, after the operator's own bytes (its state or
-** delta alike): nothing when t has no TTL, else 'T' and the list whole. */
+** A checkpoint's TTL section, after the operator's own bytes: nothing when t
+** has no TTL, else 'T' and the list whole (save_section: in a whole state,
+** or a delta of an owner that does not keep its numbering from one save to
+** the next; save_section_base marks the base too, for an owner whose deltas
+** use save_section_delta), or, in an owner's delta, 'U' and the list's delta
+** when it is smaller than the list (save_section_delta; else 'T' and the
+** list whole; both mark the base).  load_section marks the base after
+** either. */
 void dp_state_ttl_save_section(const dp_state_ttl *t, dp_buf *out);
-/* Read the section save_section wrote, if one is there, for an owner of
+void dp_state_ttl_save_section_base(dp_state_ttl *t, dp_buf *out);
+int dp_state_ttl_save_section_delta(dp_state_ttl *t, dp_buf *out);
+/* Read the section either wrote, if one is there, for an owner of
 ** `nids` keys: without one (a checkpoint from before the TTL was set) every
 ** key counts as written at `now`; with one and no TTL on t (ttl 0: it was
 ** dropped since), the section is read and forgotten.  DIPPER_CORRUPT for a
