@@ -43,6 +43,7 @@ typedef struct wb_entry {
   size_t koff, voff;     /* into wb_cache.bytes */
   uint32_t klen, vlen, vcap;
   int64_t end;           /* the group's end (evicting) */
+  int64_t iend;          /* the time its RocksDB index entry is at (in_db) */
   uint8_t live, in_db, dirty;
 } wb_entry;
 
@@ -101,6 +102,11 @@ struct dp_agg_rocks {
   dp_hashtable *const *distinct;
   dp_vector **dvals, *dgid; /* scratch: a group's values, its id repeated */
   dindex *dix;            /* per call: its table's entries by group */
+  /* a record of the operator's own (dp_agg_rocks_set_codec) */
+  dp_agg_rocks_codec codec;
+  bool has_codec, evicting;
+  int64_t *lend, lend_cap; /* per cached group: its stored end (the codec's) */
+  dp_buf rec;             /* scratch: a codec record */
 };
 
 /* ---- the write-back cache ---- */
@@ -271,7 +277,12 @@ static int wb_flush(dp_agg_rocks *r, bool clear) {
     wb_entry *e = &c->e[r->ids[r->order[j]]];
     const char *k = wb_key(c, e);
     dp_rocks_put(r->db, k, e->klen, c->bytes.data + e->voff, e->vlen);
-    if (!e->in_db && r->end_key >= 0) rc = dp_rocks_index_put(r->db, 0, e->end, k, e->klen);
+    /* a codec's end moves (a key's first session closes, or an earlier
+    ** one comes): its index entry moves with it */
+    if (r->evicting && e->in_db && e->iend != e->end) dp_rocks_index_delete(r->db, 0, e->iend, k, e->klen);
+    if (r->evicting && (!e->in_db || e->iend != e->end))
+      rc = dp_rocks_index_put(r->db, 0, e->end, k, e->klen);
+    e->iend = e->end;
     r->indb += !e->in_db;
     e->in_db = 1;
     e->dirty = 0;
@@ -300,7 +311,8 @@ int dp_rocks_open_op(dp_op *op, const char *prefix, dp_rocks **out) {
 
 const char *dp_agg_rocks_refusal(const dp_exec *ex, const dp_plan *p, dp_agg_state *const *states) {
   const dp_plan *w = p->u.aggregate.window;
-  if (w && w->u.window.kind == DP_WIN_SESSION) return "a session window";
+  for (int a = 0; w && w->u.window.kind == DP_WIN_SESSION && a < p->u.aggregate.naggs; a++)
+    if (p->u.aggregate.aggs[a].distinct) return "a DISTINCT aggregate in a session window";
   if (ex->output_mode & DP_MODE_COMPLETE)
     return "complete output mode (every group every batch: use update or append)";
   (void)states;
@@ -320,6 +332,7 @@ int dp_agg_rocks_new(dp_op *op, dp_hashtable *ht, dp_agg_state *const *states,
   r->distinct = distinct;
   r->naggs = op->plan->u.aggregate.naggs;
   r->end_key = end_key;
+  r->evicting = end_key >= 0;
   const char *cb = dp_session_option(op->ex->db, "dipper.rocksdb.aggregate-cache-bytes");
   r->budget = cb ? (size_t)strtoull(cb, NULL, 10) : WB_BUDGET; /* checked when SET */
   r->kv = calloc((size_t)(ht->nkeys > 0 ? ht->nkeys : 1), sizeof *r->kv);
@@ -349,6 +362,8 @@ void dp_agg_rocks_free(dp_agg_rocks *r) {
   for (int j = 0; r->kv && j < r->ht->nkeys; j++) dp_vector_free(r->kv[j]);
   free(r->kv);
   free(r->stored);
+  free(r->lend);
+  dp_buf_free(&r->rec);
   dp_buf_free(&r->keys);
   dp_buf_free(&r->val);
   dp_buf_free(&r->due);
@@ -374,6 +389,11 @@ void dp_agg_rocks_free(dp_agg_rocks *r) {
   free(r->dix);
   dp_vector_free(r->dgid);
   free(r);
+}
+
+void dp_agg_rocks_set_codec(dp_agg_rocks *r, const dp_agg_rocks_codec *c) {
+  r->codec = *c;
+  r->has_codec = r->evicting = true;
 }
 
 int dp_agg_rocks_begin(dp_agg_rocks *r) { return dp_rocks_begin(r->db); }
@@ -460,7 +480,12 @@ static int load_value(dp_agg_rocks *r, int64_t g, const char *v, size_t vn) {
   (void)ng;
   dp_rd rd;
   dp_rd_init(&rd, v, vn);
-  for (int a = 0; a < r->naggs; a++) {
+  if (r->has_codec) {
+    r->lend[g] = dp_get_svar(&rd);
+    int rc = rd.bad ? DIPPER_CORRUPT : r->codec.load(r->codec.u, g, &rd);
+    if (rc) return rc;
+  }
+  for (int a = 0; !r->has_codec && a < r->naggs; a++) {
     int rc = dp_agg_state_load_group(r->states[a], &r->plan->u.aggregate.aggs[a], g, &rd);
     if (!rc && r->distinct[a]) rc = load_distinct(r, a, g, &rd);
     if (rc) return rc;
@@ -513,8 +538,10 @@ static int prepare_groups(dp_agg_rocks *r, int64_t from) {
     if (dp_grow(&r->stored, &r->stored_cap, to, 1, 1024)) return DIPPER_NOMEM;
     memset(r->stored + old, 0, (size_t)(r->stored_cap - old));
   }
+  if (r->has_codec && to > r->lend_cap && dp_grow(&r->lend, &r->lend_cap, to, sizeof *r->lend, 1024))
+    return DIPPER_NOMEM;
   memset(r->stored + from, 0, (size_t)(to - from));
-  for (int a = 0; a < r->naggs; a++) {
+  for (int a = 0; !r->has_codec && a < r->naggs; a++) {
     int rc = dp_agg_state_reserve(r->states[a], to);
     if (rc) return rc;
   }
@@ -537,19 +564,31 @@ static int keep_group(dp_agg_rocks *r, int64_t g, int64_t n, const char *k, size
   r->val.len = 0;
   int rc = DIPPER_OK;
   (void)n;
-  for (int a = 0; a < r->naggs && !rc; a++) {
+  int64_t end = 0;
+  if (r->has_codec) {
+    r->rec.len = 0;
+    rc = r->codec.save(r->codec.u, g, &r->rec, &end);
+    dp_put_svar(&r->val, end);
+    dp_buf_put(&r->val, r->rec.data, r->rec.len);
+    if (!rc && r->rec.oom) rc = DIPPER_NOMEM;
+  } else if (r->end_key >= 0) {
+    end = dp_vector_get_i64(r->ht->keys[r->end_key], g);
+  }
+  for (int a = 0; !r->has_codec && a < r->naggs && !rc; a++) {
     rc = dp_agg_state_save_group(r->states[a], g, &r->val);
     if (!rc && r->distinct[a]) rc = save_distinct(r, a, g, &r->val);
   }
   if (!rc && r->val.oom) rc = DIPPER_NOMEM;
-  if (!rc && e < 0 && !(rc = wb_insert(&r->wb, k, kn, &e))) r->wb.e[e].in_db = stored;
+  if (!rc && e < 0 && !(rc = wb_insert(&r->wb, k, kn, &e))) {
+    /* from RocksDB (stored) or new: indexed where RocksDB has it */
+    r->wb.e[e].in_db = stored;
+    r->wb.e[e].iend = r->has_codec && stored ? r->lend[g] : end;
+  }
   if (!rc) rc = wb_set_value(&r->wb, e, r->val.data, r->val.len);
   if (rc) return rc;
   wb_entry *x = &r->wb.e[e];
-  if (!stored) {
-    r->count++;
-    x->end = r->end_key >= 0 ? dp_vector_get_i64(r->ht->keys[r->end_key], g) : 0;
-  }
+  if (!stored) r->count++;
+  x->end = end;
   x->live = x->dirty = 1;
   return DIPPER_OK;
 }
@@ -692,7 +731,7 @@ int dp_agg_rocks_due(dp_agg_rocks *r, int64_t wm, bool all) {
   }
   for (int64_t i = 0; i < c->n && !rc; i++) {
     const wb_entry *e = &c->e[i];
-    if (e->live && !e->in_db && e->end <= wm) r->ids[m++] = i;
+    if (e->live && (!e->in_db || e->end != e->iend) && e->end <= wm) r->ids[m++] = i;
   }
   return rc || !m ? rc : merge_due(r, m);
 }
@@ -741,14 +780,16 @@ int dp_agg_rocks_next(dp_agg_rocks *r, int64_t max, bool *any) {
 /* ---- checkpoints ----
 **   version:u8 (2)  'R'  checkpoint:svar  groups:svar
 **   cached:uvar, per cached group not yet in RocksDB as it stands (live
-**   and dirty): key:bytes value:bytes end:svar in_db:u8
+**   and dirty): key:bytes value:bytes end:svar in_db:u8, and when in_db
+**   the time RocksDB's index has it at, iend:svar (version 3: a session
+**   window's key moves in the index as its sessions do)
 ** the checkpoint the batch id of the RocksDB checkpoint under
 ** <query folder>/rocksdb/agg-<n>/ (each one whole, its SST files shared by
 ** hard links with the one before); the cached groups the rest of the state,
 ** so that a checkpoint writes them here, sequentially, rather than into
-** RocksDB's memtable.  Each blob is whole (a delta's too).  Version 1 (no
-** cached groups) is still read. */
-#define AGG_ROCKS_VERSION 2
+** RocksDB's memtable.  Each blob is whole (a delta's too).  Versions 1 (no
+** cached groups) and 2 (no iend: it is the end) are still read. */
+#define AGG_ROCKS_VERSION 3
 
 int dp_agg_rocks_save(dp_agg_rocks *r, dp_buf *out) {
   int64_t ck;
@@ -769,13 +810,14 @@ int dp_agg_rocks_save(dp_agg_rocks *r, dp_buf *out) {
     dp_put_bytes(out, c->bytes.data + e->voff, e->vlen);
     dp_put_svar(out, e->end);
     dp_put_u8(out, e->in_db);
+    if (e->in_db) dp_put_svar(out, e->iend);
   }
   return out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
 /* The cached groups of a blob into the (empty) cache, dirty; the groups
 ** RocksDB holds counted. */
-static int load_cached(dp_agg_rocks *r, dp_rd *in, int64_t count) {
+static int load_cached(dp_agg_rocks *r, dp_rd *in, int64_t count, int version) {
   uint64_t m = dp_get_count(in, 16);
   int64_t only = 0;
   int rc = in->bad || m > (uint64_t)count ? DIPPER_CORRUPT : DIPPER_OK;
@@ -785,6 +827,7 @@ static int load_cached(dp_agg_rocks *r, dp_rd *in, int64_t count) {
     const char *v = (const char *)dp_get_bytes(in, &vn);
     int64_t end = dp_get_svar(in), e;
     uint8_t in_db = dp_get_u8(in);
+    int64_t iend = in_db && version >= 3 ? dp_get_svar(in) : end;
     if (in->bad || kn < 13 || in_db > 1 || wb_find(&r->wb, k, kn) >= 0) {
       rc = DIPPER_CORRUPT;
       break;
@@ -796,7 +839,7 @@ static int load_cached(dp_agg_rocks *r, dp_rd *in, int64_t count) {
     if (!rc) rc = wb_set_value(&r->wb, e, v, vn);
     if (rc) break;
     wb_entry *x = &r->wb.e[e];
-    x->end = end, x->in_db = in_db, x->live = x->dirty = 1;
+    x->end = end, x->iend = iend, x->in_db = in_db, x->live = x->dirty = 1;
     only += !in_db;
   }
   if (!rc && !dp_rd_done(in)) rc = DIPPER_CORRUPT;
@@ -809,18 +852,18 @@ int dp_agg_rocks_restore(dp_agg_rocks *r, dp_rd *in) {
   uint8_t v = dp_get_u8(in), tag = dp_get_u8(in);
   int64_t ck = dp_get_svar(in), count = dp_get_svar(in);
   dp_span nowhere = {0, 0, 0, 0};
-  if (!in->bad && ((v != AGG_ROCKS_VERSION && v != 1) || tag != 'R')) {
+  if (!in->bad && (v < 1 || v > AGG_ROCKS_VERSION || tag != 'R')) {
     in->bad = true;
     return dp_error(r->diags, DIPPER_CORRUPT, nowhere,
                     "the checkpointed state of the aggregation is of version %u, and this run "
-                    "reads a rocksdb state of version 1 or %d (was it written with another "
+                    "reads a rocksdb state of version 1 to %d (was it written with another "
                     "'state.backend'?): start the query from a fresh checkpoint folder",
                     v, AGG_ROCKS_VERSION);
   }
   wb_clear(&r->wb);
   int rc = in->bad || ck < 0 || count < 0 ? DIPPER_CORRUPT : DIPPER_OK;
   if (!rc && v == 1) r->indb = count;
-  else if (!rc && (rc = load_cached(r, in, count)) == DIPPER_NOMEM) return rc;
+  else if (!rc && (rc = load_cached(r, in, count, v)) == DIPPER_NOMEM) return rc;
   if (rc) {
     in->bad = true;
     return dp_error(r->diags, DIPPER_CORRUPT, nowhere,
