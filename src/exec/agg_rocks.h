@@ -58,6 +58,14 @@ typedef struct dp_agg_rocks_codec {
   int (*load)(void *u, int64_t g, dp_rd *in);
 } dp_agg_rocks_codec;
 void dp_agg_rocks_set_codec(dp_agg_rocks *r, const dp_agg_rocks_codec *c);
+/* 'table.exec.state.ttl' (µs, > 0): a group not written for that long goes
+** (dp_agg_rocks_expire at each batch's start; a batch's kept groups count
+** as written at its start). */
+void dp_agg_rocks_set_ttl(dp_agg_rocks *r, int64_t ttl);
+/* The groups last written at or before now - ttl deleted, *expired of them,
+** at the cost of what expired (a time index by last write) and a pass over
+** the write-back cache. */
+int dp_agg_rocks_expire(dp_agg_rocks *r, int64_t now, int64_t *expired);
 int dp_agg_rocks_begin(dp_agg_rocks *r);
 /* Groups [from, ht->ngroups) entered the cache: their stored states loaded. */
 int dp_agg_rocks_fetch(dp_agg_rocks *r, int64_t from);

@@ -200,10 +200,10 @@ static int ttl_setup(dp_op *op) {
   agg_state *st = op->state;
   int64_t ttl = op->plan->props.state_ttl[0];
   if (ttl <= 0 || !op->ex->query || !op->ex->query->streaming || st->windowed) return DIPPER_OK;
-  if (st->rocks)
-    return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, op->plan->span,
-                    "'table.exec.state.ttl' (or STATE_TTL) is carried out for aggregations kept "
-                    "in memory only so far: set 'state.backend' = 'hashmap', or drop the TTL");
+  if (st->rocks) {
+    dp_agg_rocks_set_ttl(st->rocks, ttl); /* a time index by last write (agg_rocks.c) */
+    return DIPPER_OK;
+  }
   return dp_state_ttl_init(&st->ttl, ttl);
 }
 
@@ -1134,6 +1134,8 @@ static int rocks_next(dp_op *op, dp_batch **out) {
     if (st->rocks_phase == 0) {
       st->rocks_phase = 1;
       rc = dp_agg_rocks_begin(st->rocks);
+      int64_t expired = 0;
+      if (!rc) rc = dp_agg_rocks_expire(st->rocks, ex->batch_start_time, &expired);
       if (!rc) rc = dp_op_drain(op->children[0], consume, op);
       if (!rc && have_wm) rc = dp_agg_rocks_due(st->rocks, wm, false);
       if (!rc) rc = rocks_emit(op, append, wm, have_wm, false);
