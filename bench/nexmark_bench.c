@@ -62,6 +62,7 @@ static const bench_query queries[] = {
     {"join_big", {"nexmark.sql", "join_big.sql"}, "the same within 300 s: 2-3 M rows kept", "-"},
     {"dedup", {"nexmark.sql", "dedup.sql"}, "first bid per bidder (ROW_NUMBER = 1)", "-"},
     {"distinct", {"nexmark.sql", "distinct.sql"}, "DISTINCT bidder, auction per TUMBLE 10 s", "-"},
+    {"session", {"nexmark.sql", "session.sql"}, "q11: bids per bidder, SESSION 10 s", "-"},
     {"payments", {"payments.sql", NULL}, "seed pipeline on datagen, HOP sums", "-"},
     {"state_big", {"state_big.sql", NULL}, "GROUP BY k over N distinct keys, kept", "-"},
 };
@@ -587,7 +588,7 @@ static void usage(const char *argv0) {
           "  --events N    events (rows) per query, default 10000000\n"
           "  --runs R      runs per query; the median by CPU time is shown (default 1)\n"
           "  --query NAME  run only these (source, q0, q1, q2, q5_count, join, join_big, dedup,\n"
-          "                distinct, payments, state_big; join_big only when named)\n"
+          "                session, distinct, payments, state_big; join_big only when named)\n"
           "  --queries DIR the SQL files (default " DIPPER_SOURCE_DIR "/bench/queries)\n"
           "  --checkpoint  each query without and with a checkpoint after every batch, side by\n"
           "                side, then a timed restart (default queries: q5_count, join,\n"

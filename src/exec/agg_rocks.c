@@ -35,6 +35,9 @@
 #include "core/session.h"
 #include "core/vector_codec.h"
 
+/* A TTL index time for an entry the index lost (its range went). */
+#define NOT_INDEXED INT64_MIN
+
 /* The write-back cache's room, keys, values and entries counted. */
 #define WB_BUDGET ((size_t)32 << 20)
 
@@ -43,6 +46,9 @@ typedef struct wb_entry {
   size_t koff, voff;     /* into wb_cache.bytes */
   uint32_t klen, vlen, vcap;
   int64_t end;           /* the group's end (evicting) */
+  int64_t iend;          /* the time its RocksDB index entry is at (in_db) */
+  int64_t at, iat;       /* TTL: its last write; where RocksDB's TTL index has it
+                         ** (in_db; NOT_INDEXED: nowhere) */
   uint8_t live, in_db, dirty;
 } wb_entry;
 
@@ -101,6 +107,14 @@ struct dp_agg_rocks {
   dp_hashtable *const *distinct;
   dp_vector **dvals, *dgid; /* scratch: a group's values, its id repeated */
   dindex *dix;            /* per call: its table's entries by group */
+  /* a record of the operator's own (dp_agg_rocks_set_codec) */
+  dp_agg_rocks_codec codec;
+  bool has_codec, evicting;
+  int64_t *lend, lend_cap; /* per cached group: its stored end (the codec's) */
+  /* 'table.exec.state.ttl' (dp_agg_rocks_set_ttl): 0 none */
+  int64_t ttl, clock;     /* µs; the latest batch start seen */
+  int64_t *lat, lat_cap;  /* per cached group: its stored last write */
+  dp_buf rec;             /* scratch: a codec record */
 };
 
 /* ---- the write-back cache ---- */
@@ -271,7 +285,17 @@ static int wb_flush(dp_agg_rocks *r, bool clear) {
     wb_entry *e = &c->e[r->ids[r->order[j]]];
     const char *k = wb_key(c, e);
     dp_rocks_put(r->db, k, e->klen, c->bytes.data + e->voff, e->vlen);
-    if (!e->in_db && r->end_key >= 0) rc = dp_rocks_index_put(r->db, 0, e->end, k, e->klen);
+    /* a codec's end moves (a key's first session closes, or an earlier
+    ** one comes): its index entry moves with it */
+    if (r->evicting && e->in_db && e->iend != e->end) dp_rocks_index_delete(r->db, 0, e->iend, k, e->klen);
+    if (r->evicting && (!e->in_db || e->iend != e->end))
+      rc = dp_rocks_index_put(r->db, 0, e->end, k, e->klen);
+    e->iend = e->end;
+    if (!rc && r->ttl && e->in_db && e->iat != e->at && e->iat != NOT_INDEXED)
+      dp_rocks_index_delete(r->db, 1, e->iat, k, e->klen);
+    if (!rc && r->ttl && (!e->in_db || e->iat != e->at))
+      rc = dp_rocks_index_put(r->db, 1, e->at, k, e->klen);
+    e->iat = e->at;
     r->indb += !e->in_db;
     e->in_db = 1;
     e->dirty = 0;
@@ -300,7 +324,8 @@ int dp_rocks_open_op(dp_op *op, const char *prefix, dp_rocks **out) {
 
 const char *dp_agg_rocks_refusal(const dp_exec *ex, const dp_plan *p, dp_agg_state *const *states) {
   const dp_plan *w = p->u.aggregate.window;
-  if (w && w->u.window.kind == DP_WIN_SESSION) return "a session window";
+  for (int a = 0; w && w->u.window.kind == DP_WIN_SESSION && a < p->u.aggregate.naggs; a++)
+    if (p->u.aggregate.aggs[a].distinct) return "a DISTINCT aggregate in a session window";
   if (ex->output_mode & DP_MODE_COMPLETE)
     return "complete output mode (every group every batch: use update or append)";
   (void)states;
@@ -320,6 +345,7 @@ int dp_agg_rocks_new(dp_op *op, dp_hashtable *ht, dp_agg_state *const *states,
   r->distinct = distinct;
   r->naggs = op->plan->u.aggregate.naggs;
   r->end_key = end_key;
+  r->evicting = end_key >= 0;
   const char *cb = dp_session_option(op->ex->db, "dipper.rocksdb.aggregate-cache-bytes");
   r->budget = cb ? (size_t)strtoull(cb, NULL, 10) : WB_BUDGET; /* checked when SET */
   r->kv = calloc((size_t)(ht->nkeys > 0 ? ht->nkeys : 1), sizeof *r->kv);
@@ -349,6 +375,9 @@ void dp_agg_rocks_free(dp_agg_rocks *r) {
   for (int j = 0; r->kv && j < r->ht->nkeys; j++) dp_vector_free(r->kv[j]);
   free(r->kv);
   free(r->stored);
+  free(r->lend);
+  free(r->lat);
+  dp_buf_free(&r->rec);
   dp_buf_free(&r->keys);
   dp_buf_free(&r->val);
   dp_buf_free(&r->due);
@@ -375,6 +404,13 @@ void dp_agg_rocks_free(dp_agg_rocks *r) {
   dp_vector_free(r->dgid);
   free(r);
 }
+
+void dp_agg_rocks_set_codec(dp_agg_rocks *r, const dp_agg_rocks_codec *c) {
+  r->codec = *c;
+  r->has_codec = r->evicting = true;
+}
+
+void dp_agg_rocks_set_ttl(dp_agg_rocks *r, int64_t ttl) { r->ttl = ttl; }
 
 int dp_agg_rocks_begin(dp_agg_rocks *r) { return dp_rocks_begin(r->db); }
 
@@ -460,7 +496,13 @@ static int load_value(dp_agg_rocks *r, int64_t g, const char *v, size_t vn) {
   (void)ng;
   dp_rd rd;
   dp_rd_init(&rd, v, vn);
-  for (int a = 0; a < r->naggs; a++) {
+  if (r->ttl) r->lat[g] = dp_get_svar(&rd);
+  if (r->has_codec) {
+    r->lend[g] = dp_get_svar(&rd);
+    int rc = rd.bad ? DIPPER_CORRUPT : r->codec.load(r->codec.u, g, &rd);
+    if (rc) return rc;
+  }
+  for (int a = 0; !r->has_codec && a < r->naggs; a++) {
     int rc = dp_agg_state_load_group(r->states[a], &r->plan->u.aggregate.aggs[a], g, &rd);
     if (!rc && r->distinct[a]) rc = load_distinct(r, a, g, &rd);
     if (rc) return rc;
@@ -513,8 +555,12 @@ static int prepare_groups(dp_agg_rocks *r, int64_t from) {
     if (dp_grow(&r->stored, &r->stored_cap, to, 1, 1024)) return DIPPER_NOMEM;
     memset(r->stored + old, 0, (size_t)(r->stored_cap - old));
   }
+  if (r->has_codec && to > r->lend_cap && dp_grow(&r->lend, &r->lend_cap, to, sizeof *r->lend, 1024))
+    return DIPPER_NOMEM;
+  if (r->ttl && to > r->lat_cap && dp_grow(&r->lat, &r->lat_cap, to, sizeof *r->lat, 1024))
+    return DIPPER_NOMEM;
   memset(r->stored + from, 0, (size_t)(to - from));
-  for (int a = 0; a < r->naggs; a++) {
+  for (int a = 0; !r->has_codec && a < r->naggs; a++) {
     int rc = dp_agg_state_reserve(r->states[a], to);
     if (rc) return rc;
   }
@@ -537,19 +583,34 @@ static int keep_group(dp_agg_rocks *r, int64_t g, int64_t n, const char *k, size
   r->val.len = 0;
   int rc = DIPPER_OK;
   (void)n;
-  for (int a = 0; a < r->naggs && !rc; a++) {
+  int64_t end = 0;
+  if (r->ttl) dp_put_svar(&r->val, r->clock); /* a kept group was written in this batch */
+  if (r->has_codec) {
+    r->rec.len = 0;
+    rc = r->codec.save(r->codec.u, g, &r->rec, &end);
+    dp_put_svar(&r->val, end);
+    dp_buf_put(&r->val, r->rec.data, r->rec.len);
+    if (!rc && r->rec.oom) rc = DIPPER_NOMEM;
+  } else if (r->end_key >= 0) {
+    end = dp_vector_get_i64(r->ht->keys[r->end_key], g);
+  }
+  for (int a = 0; !r->has_codec && a < r->naggs && !rc; a++) {
     rc = dp_agg_state_save_group(r->states[a], g, &r->val);
     if (!rc && r->distinct[a]) rc = save_distinct(r, a, g, &r->val);
   }
   if (!rc && r->val.oom) rc = DIPPER_NOMEM;
-  if (!rc && e < 0 && !(rc = wb_insert(&r->wb, k, kn, &e))) r->wb.e[e].in_db = stored;
+  if (!rc && e < 0 && !(rc = wb_insert(&r->wb, k, kn, &e))) {
+    /* from RocksDB (stored) or new: indexed where RocksDB has it */
+    r->wb.e[e].in_db = stored;
+    r->wb.e[e].iend = r->has_codec && stored ? r->lend[g] : end;
+    if (r->ttl) r->wb.e[e].iat = stored ? r->lat[g] : r->clock;
+  }
   if (!rc) rc = wb_set_value(&r->wb, e, r->val.data, r->val.len);
   if (rc) return rc;
   wb_entry *x = &r->wb.e[e];
-  if (!stored) {
-    r->count++;
-    x->end = r->end_key >= 0 ? dp_vector_get_i64(r->ht->keys[r->end_key], g) : 0;
-  }
+  if (!stored) r->count++;
+  x->end = end;
+  x->at = r->clock;
   x->live = x->dirty = 1;
   return DIPPER_OK;
 }
@@ -571,6 +632,8 @@ int dp_agg_rocks_store(dp_agg_rocks *r, const bool *keep, int64_t n) {
     if (e >= 0 ? r->wb.e[e].in_db : stored) {
       dp_rocks_delete(r->db, k, kn);
       r->indb--;
+      int64_t iat = e >= 0 ? r->wb.e[e].iat : r->ttl ? r->lat[g] : NOT_INDEXED;
+      if (r->ttl && iat != NOT_INDEXED) dp_rocks_index_delete(r->db, 1, iat, k, kn);
     }
     if (e >= 0) r->wb.e[e].live = r->wb.e[e].in_db = r->wb.e[e].dirty = 0;
   }
@@ -692,7 +755,7 @@ int dp_agg_rocks_due(dp_agg_rocks *r, int64_t wm, bool all) {
   }
   for (int64_t i = 0; i < c->n && !rc; i++) {
     const wb_entry *e = &c->e[i];
-    if (e->live && !e->in_db && e->end <= wm) r->ids[m++] = i;
+    if (e->live && (!e->in_db || e->end != e->iend) && e->end <= wm) r->ids[m++] = i;
   }
   return rc || !m ? rc : merge_due(r, m);
 }
@@ -738,17 +801,66 @@ int dp_agg_rocks_next(dp_agg_rocks *r, int64_t max, bool *any) {
                               : rc;
 }
 
+/* ---- idle state retention ('table.exec.state.ttl') ----
+** A second time index (space 1) has each group RocksDB holds at its last
+** write (the batch's start; its value starts with that time), moved as the
+** group is written again; the cache's entries carry theirs.  Expiry at a
+** batch's start: the index's range up to now - ttl (what expired, and the
+** stale places of groups the cache wrote since), and a pass over the cache
+** for the groups RocksDB does not have yet: never a pass over RocksDB. */
+int dp_agg_rocks_expire(dp_agg_rocks *r, int64_t now, int64_t *expired) {
+  *expired = 0;
+  if (now > r->clock) r->clock = now; /* time never goes back (state_ttl.h) */
+  int64_t bound = r->clock - r->ttl;
+  if (!r->ttl || r->count == 0) return DIPPER_OK;
+  wb_cache *c = &r->wb;
+  int rc = r->indb > 0 ? dp_rocks_index_due(r->db, 1, bound, &r->due, &r->due_offs, &r->due_cap,
+                                           &r->ndue)
+                       : DIPPER_OK;
+  int64_t n = rc ? 0 : r->indb > 0 ? r->ndue : 0;
+  for (int64_t i = 0; i < n; i++) {
+    const char *k = r->due.data + r->due_offs[i];
+    size_t kn = r->due_offs[i + 1] - r->due_offs[i];
+    int64_t e = wb_find(c, k, kn);
+    if (e >= 0) {
+      /* the cache knows better: the pass below, or a later write (whose
+      ** place in the index the range just took: written again at flush) */
+      if (c->e[e].live && c->e[e].in_db && c->e[e].at > bound) c->e[e].iat = NOT_INDEXED;
+      continue;
+    }
+    dp_rocks_delete(r->db, k, kn);
+    r->count--, r->indb--, ++*expired;
+  }
+  for (int64_t i = 0; i < c->n && !rc; i++) {
+    wb_entry *x = &c->e[i];
+    if (!x->live || x->at > bound) continue;
+    if (x->in_db) {
+      dp_rocks_delete(r->db, wb_key(c, x), x->klen);
+      r->indb--;
+    }
+    x->live = x->in_db = x->dirty = 0;
+    r->count--, ++*expired;
+  }
+  r->ndue = 0;
+  return rc ? rc : dp_rocks_commit(r->db);
+}
+
 /* ---- checkpoints ----
-**   version:u8 (2)  'R'  checkpoint:svar  groups:svar
+**   version:u8 (3)  'R'  checkpoint:svar  groups:svar
+**   form:u8 (1: the values are a session window's records, 2: they start
+**   with the group's last write, a TTL's; TTL: clock:svar)
 **   cached:uvar, per cached group not yet in RocksDB as it stands (live
-**   and dirty): key:bytes value:bytes end:svar in_db:u8
+**   and dirty): key:bytes value:bytes end:svar in_db:u8, and when in_db
+**   the time RocksDB's index has it at, iend:svar (a session window's key
+**   moves in the index as its sessions do); TTL: at:svar, and when in_db
+**   iat:svar
 ** the checkpoint the batch id of the RocksDB checkpoint under
 ** <query folder>/rocksdb/agg-<n>/ (each one whole, its SST files shared by
 ** hard links with the one before); the cached groups the rest of the state,
 ** so that a checkpoint writes them here, sequentially, rather than into
-** RocksDB's memtable.  Each blob is whole (a delta's too).  Version 1 (no
-** cached groups) is still read. */
-#define AGG_ROCKS_VERSION 2
+** RocksDB's memtable.  Each blob is whole (a delta's too).  Versions 1 (no
+** cached groups) and 2 (no form, no iend: it is the end) are still read. */
+#define AGG_ROCKS_VERSION 3
 
 int dp_agg_rocks_save(dp_agg_rocks *r, dp_buf *out) {
   int64_t ck;
@@ -761,6 +873,8 @@ int dp_agg_rocks_save(dp_agg_rocks *r, dp_buf *out) {
   dp_put_u8(out, 'R');
   dp_put_svar(out, ck);
   dp_put_svar(out, r->count);
+  dp_put_u8(out, (uint8_t)(r->has_codec | (r->ttl ? 2 : 0)));
+  if (r->ttl) dp_put_svar(out, r->clock);
   dp_put_uvar(out, m);
   for (int64_t i = 0; i < c->n; i++) {
     const wb_entry *e = &c->e[i];
@@ -769,13 +883,16 @@ int dp_agg_rocks_save(dp_agg_rocks *r, dp_buf *out) {
     dp_put_bytes(out, c->bytes.data + e->voff, e->vlen);
     dp_put_svar(out, e->end);
     dp_put_u8(out, e->in_db);
+    if (e->in_db) dp_put_svar(out, e->iend);
+    if (r->ttl) dp_put_svar(out, e->at);
+    if (r->ttl && e->in_db) dp_put_svar(out, e->iat);
   }
   return out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
 /* The cached groups of a blob into the (empty) cache, dirty; the groups
 ** RocksDB holds counted. */
-static int load_cached(dp_agg_rocks *r, dp_rd *in, int64_t count) {
+static int load_cached(dp_agg_rocks *r, dp_rd *in, int64_t count, int version) {
   uint64_t m = dp_get_count(in, 16);
   int64_t only = 0;
   int rc = in->bad || m > (uint64_t)count ? DIPPER_CORRUPT : DIPPER_OK;
@@ -785,6 +902,8 @@ static int load_cached(dp_agg_rocks *r, dp_rd *in, int64_t count) {
     const char *v = (const char *)dp_get_bytes(in, &vn);
     int64_t end = dp_get_svar(in), e;
     uint8_t in_db = dp_get_u8(in);
+    int64_t iend = in_db && version >= 3 ? dp_get_svar(in) : end;
+    int64_t at = r->ttl ? dp_get_svar(in) : 0, iat = r->ttl && in_db ? dp_get_svar(in) : at;
     if (in->bad || kn < 13 || in_db > 1 || wb_find(&r->wb, k, kn) >= 0) {
       rc = DIPPER_CORRUPT;
       break;
@@ -796,7 +915,8 @@ static int load_cached(dp_agg_rocks *r, dp_rd *in, int64_t count) {
     if (!rc) rc = wb_set_value(&r->wb, e, v, vn);
     if (rc) break;
     wb_entry *x = &r->wb.e[e];
-    x->end = end, x->in_db = in_db, x->live = x->dirty = 1;
+    x->end = end, x->iend = iend, x->in_db = in_db, x->live = x->dirty = 1;
+    x->at = at, x->iat = iat;
     only += !in_db;
   }
   if (!rc && !dp_rd_done(in)) rc = DIPPER_CORRUPT;
@@ -809,18 +929,28 @@ int dp_agg_rocks_restore(dp_agg_rocks *r, dp_rd *in) {
   uint8_t v = dp_get_u8(in), tag = dp_get_u8(in);
   int64_t ck = dp_get_svar(in), count = dp_get_svar(in);
   dp_span nowhere = {0, 0, 0, 0};
-  if (!in->bad && ((v != AGG_ROCKS_VERSION && v != 1) || tag != 'R')) {
+  if (!in->bad && (v < 1 || v > AGG_ROCKS_VERSION || tag != 'R')) {
     in->bad = true;
     return dp_error(r->diags, DIPPER_CORRUPT, nowhere,
                     "the checkpointed state of the aggregation is of version %u, and this run "
-                    "reads a rocksdb state of version 1 or %d (was it written with another "
+                    "reads a rocksdb state of version 1 to %d (was it written with another "
                     "'state.backend'?): start the query from a fresh checkpoint folder",
                     v, AGG_ROCKS_VERSION);
   }
   wb_clear(&r->wb);
   int rc = in->bad || ck < 0 || count < 0 ? DIPPER_CORRUPT : DIPPER_OK;
+  unsigned form = !rc && v >= 3 ? dp_get_u8(in) : 0, want = r->has_codec | (r->ttl ? 2u : 0u);
+  if (!rc && !in->bad && form != want) {
+    in->bad = true;
+    return dp_error(r->diags, DIPPER_CORRUPT, nowhere,
+                    "the checkpointed rocksdb state of the aggregation was written %s "
+                    "'table.exec.state.ttl', and this run has %s: start the query from a fresh "
+                    "checkpoint folder, or set the option as it was",
+                    form & 2 ? "with" : "without", want & 2 ? "one" : "none");
+  }
+  if (!rc && (form & 2)) r->clock = dp_get_svar(in);
   if (!rc && v == 1) r->indb = count;
-  else if (!rc && (rc = load_cached(r, in, count)) == DIPPER_NOMEM) return rc;
+  else if (!rc && (rc = load_cached(r, in, count, v)) == DIPPER_NOMEM) return rc;
   if (rc) {
     in->bad = true;
     return dp_error(r->diags, DIPPER_CORRUPT, nowhere,

@@ -47,6 +47,25 @@ const char *dp_agg_rocks_refusal(const dp_exec *ex, const dp_plan *p, dp_agg_sta
 int dp_agg_rocks_new(dp_op *op, dp_hashtable *ht, dp_agg_state *const *states,
                      dp_hashtable *const *distinct, int end_key, dp_agg_rocks **out);
 void dp_agg_rocks_free(dp_agg_rocks *r);
+/* A record of the operator's own for each cached group instead of the
+** calls' states (a session window: a key's sessions).  save writes group
+** g's record and gives its end (the watermark that closes its first part:
+** the time index has the group there, moved when it moves); load reads one
+** into cached group g.  u is borrowed. */
+typedef struct dp_agg_rocks_codec {
+  void *u;
+  int (*save)(void *u, int64_t g, dp_buf *out, int64_t *end);
+  int (*load)(void *u, int64_t g, dp_rd *in);
+} dp_agg_rocks_codec;
+void dp_agg_rocks_set_codec(dp_agg_rocks *r, const dp_agg_rocks_codec *c);
+/* 'table.exec.state.ttl' (µs, > 0): a group not written for that long goes
+** (dp_agg_rocks_expire at each batch's start; a batch's kept groups count
+** as written at its start). */
+void dp_agg_rocks_set_ttl(dp_agg_rocks *r, int64_t ttl);
+/* The groups last written at or before now - ttl deleted, *expired of them,
+** at the cost of what expired (a time index by last write) and a pass over
+** the write-back cache. */
+int dp_agg_rocks_expire(dp_agg_rocks *r, int64_t now, int64_t *expired);
 int dp_agg_rocks_begin(dp_agg_rocks *r);
 /* Groups [from, ht->ngroups) entered the cache: their stored states loaded. */
 int dp_agg_rocks_fetch(dp_agg_rocks *r, int64_t from);

@@ -169,6 +169,9 @@ static void agg_close(dp_op *op) {
   op->state = NULL;
 }
 
+static int session_save(void *u, int64_t key, dp_buf *out, int64_t *end);
+static int session_load(void *u, int64_t key, dp_rd *in);
+
 /* 'state.backend' = 'rocksdb': the groups in RocksDB, or a refusal naming
 ** what this aggregation holds that the RocksDB state does not take. */
 static int rocks_setup(dp_op *op) {
@@ -186,7 +189,10 @@ static int rocks_setup(dp_op *op) {
                     "has %s; keep its state in memory ('state.backend' = 'hashmap') or change "
                     "the query", (int)op->plan->span.line, why);
   int end_key = st->evicts && st->wend >= 0 ? st->key_of_group[st->wend] : -1;
-  return dp_agg_rocks_new(op, &st->ht, st->rstates, st->rdistinct, end_key, &st->rocks);
+  int rc = dp_agg_rocks_new(op, &st->ht, st->rstates, st->rdistinct, end_key, &st->rocks);
+  if (!rc && st->session)
+    dp_agg_rocks_set_codec(st->rocks, &(dp_agg_rocks_codec){op, session_save, session_load});
+  return rc;
 }
 
 /* Idle state retention where the analysis set one (analyze_ttl.c). */
@@ -194,10 +200,10 @@ static int ttl_setup(dp_op *op) {
   agg_state *st = op->state;
   int64_t ttl = op->plan->props.state_ttl[0];
   if (ttl <= 0 || !op->ex->query || !op->ex->query->streaming || st->windowed) return DIPPER_OK;
-  if (st->rocks)
-    return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, op->plan->span,
-                    "'table.exec.state.ttl' (or STATE_TTL) is carried out for aggregations kept "
-                    "in memory only so far: set 'state.backend' = 'hashmap', or drop the TTL");
+  if (st->rocks) {
+    dp_agg_rocks_set_ttl(st->rocks, ttl); /* a time index by last write (agg_rocks.c) */
+    return DIPPER_OK;
+  }
   return dp_state_ttl_init(&st->ttl, ttl);
 }
 
@@ -529,6 +535,8 @@ static int consume(dp_op *self, const dp_batch *in) {
 
   if (st->session) {
     if ((rc = dp_aggop_grow_key_heads(st))) return rc;
+    /* the batch's new keys come with their stored sessions */
+    if (st->rocks && (rc = dp_agg_rocks_fetch(st->rocks, cached))) return rc;
     const dp_vector *ws = st->gvec[st->wstart], *we = st->gvec[st->wend];
     for (int64_t k = 0; k < n; k++) {
       int64_t r = st->rows[k], sid;
@@ -1018,8 +1026,82 @@ static int emit(dp_op *op) {
 ** slices of DP_ROWS_CHUNK: entered, emitted (append mode), deleted,
 ** dropped.  An append-mode GROUP BY that never closes a group emits every
 ** stored group at the final batch the same way (a scan of the entries). */
+/* Session windows over RocksDB: a key's record is its sessions (those the
+** watermark has not closed), by start:
+**   n:uvar, per session: start:svar end:svar, per call
+**   dp_agg_state_save_group's record
+** and its end (agg_rocks.h's codec) the least of their ends, where the time
+** index has the key: the watermark that passes it brings the key back, and
+** a key whose first session closes, or that gains an earlier one, moves in
+** the index.  A batch's keys enter with their sessions (consume), rows merge
+** them as in memory, and the key goes back with those left open. */
+static int session_save(void *u, int64_t key, dp_buf *out, int64_t *end) {
+  dp_op *op = u;
+  agg_state *st = op->state;
+  uint64_t n = 0;
+  int64_t least = INT64_MAX;
+  for (int64_t s = st->key_head[key]; s >= 0; s = st->s_next[s]) {
+    n++;
+    if (st->s_end[s] < least) least = st->s_end[s];
+  }
+  dp_put_uvar(out, n);
+  int rc = DIPPER_OK;
+  for (int64_t s = st->key_head[key]; s >= 0 && !rc; s = st->s_next[s]) {
+    dp_put_svar(out, st->s_start[s]);
+    dp_put_svar(out, st->s_end[s]);
+    for (int a = 0; a < st->naggs && !rc; a++) rc = dp_agg_state_save_group(&st->calls[a].st, s, out);
+  }
+  *end = least;
+  return rc;
+}
+
+static int session_load(void *u, int64_t key, dp_rd *in) {
+  dp_op *op = u;
+  agg_state *st = op->state;
+  int rc = dp_aggop_grow_key_heads(st);
+  uint64_t n = rc ? 0 : dp_get_count(in, 2);
+  for (uint64_t i = 0; i < n && !rc && !in->bad; i++) {
+    int64_t start = dp_get_svar(in), end = dp_get_svar(in), s;
+    if (in->bad || end < start) return DIPPER_CORRUPT;
+    if ((rc = new_session(st, key, start, end, &s))) break;
+    for (int a = 0; a < st->naggs && !rc; a++)
+      rc = dp_agg_state_load_group(&st->calls[a].st, &op->plan->u.aggregate.aggs[a], s, in);
+  }
+  return rc ? rc : in->bad ? DIPPER_CORRUPT : DIPPER_OK;
+}
+
+/* rocks_emit for sessions: those the watermark closes (append) or the batch
+** changed (update) out; the closed ones gone; every key back to RocksDB
+** with its open sessions (none: its entry deleted); the cache emptied. */
+static int rocks_emit_sessions(dp_op *op, bool append, int64_t wm, bool have_wm) {
+  agg_state *st = op->state;
+  int64_t ns = st->nsess, nk = st->ht.ngroups, nemit = 0;
+  int rc = dp_aggop_ensure(&st->emit, &st->emit_cap, ns, sizeof *st->emit);
+  int64_t m = ns > nk ? ns : nk;
+  bool *keep = rc ? NULL : malloc((size_t)(m > 0 ? m : 1));
+  if (!rc && !keep) rc = DIPPER_NOMEM;
+  for (int64_t s = 0; !rc && s < ns; s++) {
+    if (st->s_dead[s]) continue;
+    bool closed = have_wm && st->s_end[s] <= wm;
+    if (append ? closed : st->changed[s] != 0) st->emit[nemit++] = s;
+  }
+  if (!rc) rc = build_output(op, nemit);
+  for (int64_t s = 0; !rc && s < ns; s++) {
+    if (!st->s_dead[s] && have_wm && st->s_end[s] <= wm) rc = tombstone(st, s, false);
+    st->changed[s] = 0;
+  }
+  st->touched.n = 0;
+  for (int64_t g = 0; !rc && g < nk; g++) keep[g] = st->key_head[g] >= 0;
+  if (!rc) rc = dp_agg_rocks_store(st->rocks, keep, nk);
+  for (int64_t s = 0; !rc && s < ns; s++) keep[s] = false;
+  if (!rc) rc = drop_groups(st, keep, ns);
+  free(keep);
+  return rc;
+}
+
 static int rocks_emit(dp_op *op, bool append, int64_t wm, bool have_wm, bool due) {
   agg_state *st = op->state;
+  if (st->session) return rocks_emit_sessions(op, append, wm, have_wm);
   int64_t n = st->ht.ngroups, nemit = 0;
   int rc = dp_aggop_ensure(&st->emit, &st->emit_cap, n, sizeof *st->emit);
   bool *keep = rc ? NULL : malloc((size_t)(n > 0 ? n : 1));
@@ -1052,6 +1134,8 @@ static int rocks_next(dp_op *op, dp_batch **out) {
     if (st->rocks_phase == 0) {
       st->rocks_phase = 1;
       rc = dp_agg_rocks_begin(st->rocks);
+      int64_t expired = 0;
+      if (!rc) rc = dp_agg_rocks_expire(st->rocks, ex->batch_start_time, &expired);
       if (!rc) rc = dp_op_drain(op->children[0], consume, op);
       if (!rc && have_wm) rc = dp_agg_rocks_due(st->rocks, wm, false);
       if (!rc) rc = rocks_emit(op, append, wm, have_wm, false);
@@ -1061,7 +1145,7 @@ static int rocks_next(dp_op *op, dp_batch **out) {
       bool any = false;
       rc = dp_agg_rocks_next(st->rocks, DP_ROWS_CHUNK, &any);
       if (!rc && !any) st->done = true;
-      if (!rc && any) rc = dp_aggop_grow_groups(st, st->ht.ngroups);
+      if (!rc && any && !st->session) rc = dp_aggop_grow_groups(st, st->ht.ngroups);
       if (!rc && any) rc = rocks_emit(op, append, wm, have_wm, true);
     }
   }

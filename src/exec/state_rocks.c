@@ -936,6 +936,15 @@ int dp_rocks_index_put(dp_rocks *db, int space, int64_t t, const char *key, size
   return DIPPER_OK;
 }
 
+void dp_rocks_index_delete(dp_rocks *db, int space, int64_t t, const char *key, size_t kn) {
+  dp_buf *k = &db->ck;
+  k->len = 0;
+  dp_put_u8(k, (uint8_t)(0x20 | space));
+  put_be64(k, time_key(t));
+  dp_buf_put(k, key, kn);
+  if (!k->oom) rocksdb_writebatch_delete(db->ibatch, k->data, k->len);
+}
+
 /* The bounds of space's time index up to `upto` (INT64_MAX: all). */
 static size_t index_bounds(int space, int64_t upto, char *lo, char *hi) {
   lo[0] = hi[0] = (char)(0x20 | space);

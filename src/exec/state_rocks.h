@@ -162,6 +162,8 @@ void dp_rocks_put(dp_rocks *db, const char *key, size_t kn, const void *val, siz
 void dp_rocks_delete(dp_rocks *db, const char *key, size_t kn);
 /* Index entry `key` (an entry key) at time t in space's time index. */
 int dp_rocks_index_put(dp_rocks *db, int space, int64_t t, const char *key, size_t kn);
+/* Unindex it (an entry whose time moved: a session window's key). */
+void dp_rocks_index_delete(dp_rocks *db, int space, int64_t t, const char *key, size_t kn);
 /* The entry keys the time index of `space` holds at times at or before
 ** `upto`, in time order, into keys (cleared) and (*offs)[0..*n] (grown,
 ** *cap its room); those index entries go (one range tombstone).  The

@@ -46,6 +46,13 @@ static const step steps[] = {
     "%s\n"
 
 static const char *group_by = "INSERT INTO out SELECT k, COUNT(*) FROM src GROUP BY k;";
+/* the same over RocksDB (a time index by last write, agg_rocks.c), through
+** its write-back cache and without it (every group in RocksDB each batch) */
+static const char *group_by_rocks = "SET 'state.backend' = 'rocksdb';\n"
+                                    "INSERT INTO out SELECT k, COUNT(*) FROM src GROUP BY k;";
+static const char *group_by_rocks_nocache =
+    "SET 'state.backend' = 'rocksdb';\nSET 'dipper.rocksdb.aggregate-cache-bytes' = '1';\n"
+    "INSERT INTO out SELECT k, COUNT(*) FROM src GROUP BY k;";
 /* the same steps through DISTINCT (a sighting renews a row) and a
 ** deduplication keeping the first row (a key is written once) */
 static const char *distinct = "INSERT INTO out SELECT DISTINCT k, CAST(0 AS BIGINT) FROM src;";
@@ -127,7 +134,8 @@ TEST(a_restart_expires_what_the_run_without_one_expires) {
   /* worked out by hand: see `steps`.  DISTINCT: 1 renewed at 1004 expires
   ** at 1014, 2 at 1010, 3 (renewed at 1013) at 1023.  Keep first: 1 and 2
   ** (written at 1000) expire at 1010, 3 (1008) at 1018. */
-  const char *queries[] = {group_by, distinct, dedup, self_join, top2, over_count};
+  const char *queries[] = {group_by, distinct, dedup, self_join, top2, over_count,
+                           group_by_rocks, group_by_rocks_nocache};
   /* the join: each side keeps its rows 10 s from insertion; b4 (1013)
   ** meets 3 (1008) only, b5 (1014) no row of 1 any more */
   const char *expected[] = {"1:1 2:1 1:2 3:1 3:2 2:1 1:1 3:1 ", "1:0 2:0 3:0 2:0 1:0 3:0 ",
@@ -137,8 +145,10 @@ TEST(a_restart_expires_what_the_run_without_one_expires) {
                             ** again; a batch's new rows leave in rank order */
                             "1:0 2:0 1:0 3:0 3:0 1:0 2:0 3:0 ",
                             /* b5: 1 (1004) and 2 (1000) count from nothing */
+                            "1:1 2:1 1:2 3:1 3:2 2:1 1:1 3:1 ",
+                            "1:1 2:1 1:2 3:1 3:2 2:1 1:1 3:1 ",
                             "1:1 2:1 1:2 3:1 3:2 2:1 1:1 3:1 "};
-  for (int q = 0; q < 6; q++) {
+  for (int q = 0; q < 8; q++) {
     char whole[512] = "", split[512] = "";
     CHECK_EQ(run(queries[q], 0, NSTEPS, whole, sizeof whole), DIPPER_OK);
     CHECK_STR(whole, expected[q]);
@@ -157,10 +167,10 @@ TEST(a_restart_expires_what_the_run_without_one_expires) {
 TEST(a_batch_run_again_expires_at_its_logged_time) {
   snprintf(dir, sizeof dir, "%s/dipper-ttl-rerun-%d",
            getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
-  const char *queries[] = {group_by, distinct, self_join, top2, over_count};
+  const char *queries[] = {group_by, distinct, self_join, top2, over_count, group_by_rocks};
   const char *tails[] = {"2:1 1:1 3:1 ", "2:0 1:0 3:0 ", "2:0 1:0 3:0 ", "1:0 2:0 3:0 ",
-                         "2:1 1:1 3:1 "};
-  for (int q = 0; q < 5; q++) {
+                         "2:1 1:1 3:1 ", "2:1 1:1 3:1 "};
+  for (int q = 0; q < 6; q++) {
     char first[512] = "", again[512] = "";
     CHECK_EQ(run(queries[q], 0, 5, first, sizeof first), DIPPER_OK);
     char cmd[1400];

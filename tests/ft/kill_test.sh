@@ -2,7 +2,7 @@
 # kill_test.sh DIPPER PIPELINE WORKDIR — fault tolerance of `dipper run`.
 #
 # project, window, join, join_rocksdb, dedup, window_rocksdb, dedup_rocksdb,
-# window_values_rocksdb:
+# window_values_rocksdb, session_rocksdb:
 # 60,001 JSON rows in 20 files (a streaming
 # filesystem source capped at 500 rows a batch: ~120 micro-batches) through a
 # projection, a TUMBLE 10 s SUM/COUNT per key, an interval join with a second
@@ -10,7 +10,10 @@
 # 'rocksdb', its state in RocksDB checkpoints), or a deduplication (ROW_NUMBER() = 1)
 # (window_rocksdb, dedup_rocksdb: the same with 'state.backend' = 'rocksdb';
 # window_values_rocksdb: a TUMBLE 10 s COUNT(DISTINCT), COUNT and MAX of a
-# string per key over RocksDB; window_par2, join_par2: the same on 2 workers,
+# string per key over RocksDB; session_rocksdb: a SESSION window (gap 1 s)
+# per key over RocksDB of the rows whose id mod 1000 is below 700, so that
+# each key's rows make a session per 10 s, 7 s long, closed by the 3 s
+# without rows that follows; window_par2, join_par2: the same on 2 workers,
 # 'parallelism.default' = '2', each worker reading the files its names hash to), into a
 # filesystem sink with a checkpoint folder.  The run is killed with SIGKILL $KILLS times (default
 # 20) after a random time, each time started again on the same folder, then
@@ -101,6 +104,17 @@ INSERT INTO dst SELECT k, window_start, window_end, COUNT(DISTINCT v), COUNT(*),
 FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '10' SECOND))
 GROUP BY k, window_start, window_end;"
 
+# session_rocksdb: sessions that grow batch by batch (a key's rows are 70 ms
+# apart, a batch is 5 s of event time) and close as the watermark passes
+# their end, their keys moving in RocksDB's time index.
+session_sql="CREATE TEMPORARY VIEW gapped AS SELECT * FROM src WHERE MOD(id, 1000) < 700;
+CREATE TABLE dst (k INT, ws TIMESTAMP(3), we TIMESTAMP(3), s BIGINT, c BIGINT, m STRING)
+WITH ('connector' = 'filesystem', 'path' = '$work/out', 'format' = 'json');
+INSERT INTO dst SELECT k, window_start, window_end, SUM(CAST(v AS BIGINT)), COUNT(*),
+  MAX(CAST(id AS STRING))
+FROM TABLE(SESSION(TABLE gapped PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' SECOND))
+GROUP BY k, window_start, window_end;"
+
 # The exact answer of each pipeline, as sorted JSON lines.
 expected() {
   python3 - "$1" <<'EOF'
@@ -108,12 +122,25 @@ import json, sys
 rows = [{"id": n, "k": n % 7, "v": n % 100, "ms": n * 10} for n in range(60000)]
 rows.append({"id": 60000, "k": 0, "v": 1, "ms": 3600 * 1000})
 def ts(ms):
-    return f"2024-01-01 {ms // 3600000:02d}:{ms // 60000 % 60:02d}:{ms // 1000 % 60:02d}"
+    s = f"2024-01-01 {ms // 3600000:02d}:{ms // 60000 % 60:02d}:{ms // 1000 % 60:02d}"
+    return s + (f".{ms % 1000:03d}" if ms % 1000 else "")
 out = []
 if sys.argv[1] in ("project", "join", "join_rocksdb", "join_par2"):
     out = [{"id": r["id"], "k": r["k"], "v2": r["v"] * 2} for r in rows]
 elif sys.argv[1] in ("dedup", "dedup_rocksdb"):
     out = [{"id": r["id"], "k": r["k"], "v2": r["v"] * 2} for r in rows if r["id"] % 2 == 0]
+elif sys.argv[1] == "session_rocksdb":
+    sessions = {}
+    for r in rows[:-1]:  # the last row's session stays open
+        if r["id"] % 1000 >= 700:
+            continue
+        g = sessions.setdefault((r["k"], r["id"] // 1000), [r["ms"], 0, 0, 0, ""])
+        g[1] = r["ms"] + 1000
+        g[2] += r["v"]
+        g[3] += 1
+        g[4] = max(g[4], str(r["id"]))
+    out = [{"k": k, "ws": ts(a), "we": ts(b), "s": s, "c": c, "m": m}
+           for (k, _), (a, b, s, c, m) in sessions.items()]
 elif sys.argv[1] == "window_values_rocksdb":
     groups = {}
     for r in rows[:-1]:  # the last row's window stays open
@@ -186,7 +213,7 @@ run_killed() { # $1: sql file; kills at random points, then a run to the end
 }
 
 case $pipeline in
-project | window | join | join_rocksdb | dedup | window_rocksdb | dedup_rocksdb | window_values_rocksdb | window_par2 | join_par2)
+project | window | join | join_rocksdb | dedup | window_rocksdb | dedup_rocksdb | window_values_rocksdb | session_rocksdb | window_par2 | join_par2)
   echo "kill seed $seed, $kills kills"
   case $pipeline in
   project) write_sql "$work/p.sql" "$project_sql" ;;
@@ -201,6 +228,8 @@ $(window_sql 10)" ;;
 $dedup_sql" ;;
   window_values_rocksdb) write_sql "$work/p.sql" "SET 'state.backend' = 'rocksdb';
 $values_sql" ;;
+  session_rocksdb) write_sql "$work/p.sql" "SET 'state.backend' = 'rocksdb';
+$session_sql" ;;
   window_par2) write_sql "$work/p.sql" "SET 'parallelism.default' = '2';
 $(window_sql 10)" ;;
   join_par2) write_sql "$work/p.sql" "SET 'parallelism.default' = '2';
@@ -237,7 +266,7 @@ $join_sql" ;;
   if [[ $pipeline == *_rocksdb ]]; then
     # RocksDB checkpoints go with the state files that name them (none is
     # left without one); the live copy goes when the query ends.
-    case $pipeline in join_rocksdb) rk=join-0 ;; window_rocksdb | window_values_rocksdb) rk=agg-0 ;; *) rk=dedup-0 ;; esac
+    case $pipeline in join_rocksdb) rk=join-0 ;; window_rocksdb | window_values_rocksdb | session_rocksdb) rk=agg-0 ;; *) rk=dedup-0 ;; esac
     rk="$work/ck/dst/rocksdb/$rk"
     [ -d "$rk" ] || fail "no rocksdb state in $rk"
     [ -e "$rk/$(ls "$work/ck/dst/state" | sort -n | tail -1)/CURRENT" ] ||
