@@ -51,9 +51,12 @@ static bool ttl_over(const dp_plan *p) {
   return p->kind == DP_P_OVER && !p->inputs[0]->props.bounded;
 }
 
-/* The nodes whose state the embedded engine expires by TTL today. */
+/* The nodes whose state the embedded engine expires by TTL today (not the
+** aggregation over an updating input, exec/agg_retract.c, nor a SELECT
+** DISTINCT planned as one). */
 static bool ttl_carried_out(const dp_plan *p) {
-  return (p->kind == DP_P_AGGREGATE && !p->u.aggregate.window) || p->kind == DP_P_DISTINCT ||
+  return (p->kind == DP_P_AGGREGATE && !p->u.aggregate.window && !dp_analyze_retract_aggregate(p)) ||
+         p->kind == DP_P_DISTINCT ||
          p->kind == DP_P_DEDUPLICATE || ttl_join(p) || ttl_topn(p) || ttl_over(p);
 }
 
