@@ -479,6 +479,12 @@ static bool distinct_as_aggregate(actx *x, dp_plan *p) {
   dp_plan *in = p->inputs[0];
   if (p->props.bounded || in->props.changelog == DP_CHANGELOG_INSERT_ONLY) return false;
   if (in->kind == DP_P_UNION && !in->u.union_.all) return false;
+  /* Only over what the engine reads as changes (an aggregation or a join,
+     through projections and filters); elsewhere the DISTINCT stays, and
+     validate.c refuses it by name. */
+  const dp_plan *q = in;
+  while (q->kind == DP_P_PROJECT || q->kind == DP_P_FILTER) q = q->inputs[0];
+  if (q->kind != DP_P_AGGREGATE && q->kind != DP_P_JOIN) return false;
   int n = in->schema.ncols;
   dp_expr **group = dp_arena_alloc(x->a, (size_t)(n > 0 ? n : 1) * sizeof *group);
   if (!group) {
