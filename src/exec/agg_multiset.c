@@ -174,13 +174,50 @@ int dp_multiset_compact(dp_multiset *m, int64_t min_dead) {
   return rc;
 }
 
+/* Pair a before pair b: by group id, then value. */
+static bool pair_before(const dp_multiset *m, int64_t a, int64_t b) {
+  int64_t ga = dp_vector_get_i64(m->ht.keys[0], a), gb = dp_vector_get_i64(m->ht.keys[0], b);
+  if (ga != gb) return ga < gb;
+  return dp_ht_row_compare(m->ht.keys[1], a, m->ht.keys[1], b) < 0;
+}
+
+/* Sort ids[0, n) by pair_before (a merge sort through tmp, stable). */
+static void sort_pairs(const dp_multiset *m, int64_t *ids, int64_t *tmp, int64_t n) {
+  if (n < 2) return;
+  int64_t h = n / 2;
+  sort_pairs(m, ids, tmp, h);
+  sort_pairs(m, ids + h, tmp, n - h);
+  int64_t i = 0, j = h, k = 0;
+  while (i < h && j < n) tmp[k++] = pair_before(m, ids[j], ids[i]) ? ids[j++] : ids[i++];
+  while (i < h) tmp[k++] = ids[i++];
+  while (j < n) tmp[k++] = ids[j++];
+  memcpy(ids, tmp, (size_t)n * sizeof *ids);
+}
+
+/* The pairs in (group, value) order, so that the bytes are the same however
+** the pairs came to be numbered (a value that left and came back is a new
+** pair, numbered by when compactions ran). */
 int dp_multiset_save(dp_multiset *m, dp_buf *out) {
   int rc = dp_multiset_compact(m, 0);
   if (rc) return rc;
   int64_t n = m->ht.ngroups;
-  dp_put_uvar(out, (uint64_t)n);
-  for (int k = 0; k < 2 && !rc; k++) rc = dp_vector_encode(m->ht.keys[k], 0, n, out);
-  for (int64_t p = 0; p < n && !rc; p++) dp_put_svar(out, m->cnt[p]);
+  int64_t *ids = malloc((size_t)(n ? n : 1) * sizeof *ids);
+  int64_t *tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
+  rc = ids && tmp ? DIPPER_OK : DIPPER_NOMEM;
+  if (!rc) {
+    for (int64_t p = 0; p < n; p++) ids[p] = p;
+    sort_pairs(m, ids, tmp, n);
+    dp_put_uvar(out, (uint64_t)n);
+  }
+  for (int k = 0; k < 2 && !rc; k++) {
+    dp_vector *v = dp_vector_new(m->types[k], n);
+    rc = v ? dp_vector_take(v, m->ht.keys[k], ids, 0, n) : DIPPER_NOMEM;
+    if (!rc) rc = dp_vector_encode(v, 0, n, out);
+    dp_vector_free(v);
+  }
+  for (int64_t i = 0; i < n && !rc; i++) dp_put_svar(out, m->cnt[ids[i]]);
+  free(ids);
+  free(tmp);
   if (rc) return rc;
   return out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }

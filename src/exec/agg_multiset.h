@@ -64,7 +64,8 @@ void dp_multiset_clear(dp_multiset *m, int64_t g);
 ** min_dead and more than the live ones (min_dead 0: whenever there is one). */
 int dp_multiset_compact(dp_multiset *m, int64_t min_dead);
 /* Checkpoints: compacts, then `pairs:uvar`, the group ids and the values as
-** vector_codec vectors, a count:svar per pair.  dp_multiset_load reads it
+** vector_codec vectors, a count:svar per pair, the pairs in (group, value)
+** order (so the bytes do not depend on when compactions ran).  dp_multiset_load reads it
 ** into a multiset just initialised and reserved for `ngroups` groups (each
 ** group's shown value is then its best): DIPPER_OK, DIPPER_CORRUPT (a
 ** group past ngroups, a repeated pair, a count of 0, short bytes),

@@ -11,7 +11,11 @@
 ** so that taking the extreme value's last copy away finds the next one; a
 ** DISTINCT COUNT, SUM or AVG keeps it too and folds a value in when its
 ** count becomes positive and out when it returns to 0 (Flink's distinct
-** view).  The other aggregates are refused over an updating input by the
+** view).  FIRST_VALUE, LAST_VALUE and LISTAGG keep the group's values in
+** arrival order (agg_vlist.h, Flink's *WithRetract functions): a
+** retraction takes back its value's oldest copy; with DISTINCT the list
+** gets a value when its multiset count turns positive and loses it when
+** the count returns to 0.  The other aggregates are refused over an updating input by the
 ** plan validator (dp_analyze_retract_refusal), and again by open for a plan
 ** built by the API.
 **
@@ -26,7 +30,8 @@
 **
 ** Checkpoints: the whole state after end_batch (then "last emitted" equals
 ** the live states): the group keys (vector_codec), per group its row count
-** and per call its count and sum, then each multiset (dp_multiset_save).  A
+** and per call its count and sum, then each multiset (dp_multiset_save),
+** then each value list (dp_vlist_save).  A
 ** restore re-inserts the keys in their order.  A group whose rows all went keeps its key (with zero
 ** counts) until the query restarts without it; its bytes are the key's.
 */
@@ -35,12 +40,13 @@
 
 #include "core/vector_codec.h"
 #include "exec/agg_multiset.h"
+#include "exec/agg_vlist.h"
 #include "exec/changelog.h"
 #include "exec/eval.h"
 #include "exec/hashtable.h"
 #include "plan/analyze.h"
 
-#define STATE_VERSION 2 /* 1: the same without multisets */
+#define STATE_VERSION 3 /* 2: the same without value lists; 1: without multisets either */
 
 typedef struct ra_vals {
   int64_t *cnt;    /* per group: rows (COUNT(*)) or non-NULL arguments */
@@ -57,6 +63,8 @@ typedef struct ra_call {
   bool minmax;     /* MIN or MAX: the result is the multiset's extreme */
   bool multi;      /* keeps `ms` (MIN, MAX, a DISTINCT aggregate) */
   dp_multiset ms;
+  bool listed;     /* FIRST_VALUE, LAST_VALUE, LISTAGG: the result is `vl`'s */
+  dp_vlist vl;
   ra_vals now, emitted;
 } ra_call;
 
@@ -91,6 +99,7 @@ static void ra_close(dp_op *op) {
     vals_free(&st->calls[a].now);
     vals_free(&st->calls[a].emitted);
     if (st->calls[a].multi) dp_multiset_free(&st->calls[a].ms);
+    if (st->calls[a].listed) dp_vlist_free(&st->calls[a].vl);
   }
   free(st->calls);
   free(st->rows);
@@ -133,7 +142,8 @@ static int grow_groups(ra_state *st, int64_t n) {
     return DIPPER_NOMEM;
   for (int a = 0; a < st->naggs; a++)
     if (grow_vals(&st->calls[a].now, old, cap) || grow_vals(&st->calls[a].emitted, old, cap) ||
-        (st->calls[a].multi && dp_multiset_reserve(&st->calls[a].ms, cap)))
+        (st->calls[a].multi && dp_multiset_reserve(&st->calls[a].ms, cap)) ||
+        (st->calls[a].listed && dp_vlist_reserve(&st->calls[a].vl, cap)))
       return DIPPER_NOMEM;
   st->gcap = cap;
   return DIPPER_OK;
@@ -168,6 +178,17 @@ static int open_state(dp_op *op) {
         return DIPPER_NOMEM;
       }
       rc->multi = true;
+    }
+    int id = c->fn->id;
+    if (id == DP_F_FIRST_VALUE || id == DP_F_LAST_VALUE || id == DP_F_LISTAGG) {
+      dp_vlist_kind k = id == DP_F_FIRST_VALUE  ? DP_VLIST_FIRST
+                        : id == DP_F_LAST_VALUE ? DP_VLIST_LAST
+                                                : DP_VLIST_LISTAGG;
+      if (dp_vlist_init(&rc->vl, c->args[0]->type, k) != DIPPER_OK) {
+        dp_vlist_free(&rc->vl);
+        return DIPPER_NOMEM;
+      }
+      rc->listed = true;
     }
   }
   if (st->ngroup > 64)
@@ -251,6 +272,40 @@ static int fold_multi(ra_state *st, ra_call *c, const dp_vector *arg, const dp_v
   return rc;
 }
 
+/* The value list of call c (FIRST_VALUE, LAST_VALUE, LISTAGG): the rows
+** whose argument counts, in order, each added (+1) or taken back (-1); a
+** DISTINCT call's sign is the multiset's move (0: not a change of the list). */
+static int fold_list(dp_op *op, ra_call *c, const dp_batch *in, const dp_vector *arg,
+                     const dp_vector *mask, const int8_t *sign) {
+  ra_state *st = op->state;
+  int rc = DIPPER_OK;
+  if (c->call->nargs > 1 && !c->vl.sep) {
+    /* LISTAGG's separator: the first row's that is not NULL stays. */
+    dp_vector *sepv = NULL;
+    rc = dp_eval(op->ex, c->call->args[1], in, &sepv);
+    for (int64_t r = 0; r < in->nrows && !rc; r++) {
+      if (dp_vector_is_null(sepv, r)) continue;
+      size_t n;
+      const char *p = dp_vector_get_str(sepv, r, &n);
+      rc = dp_vlist_set_sep(&c->vl, p, n);
+      break;
+    }
+    dp_vector_free(sepv);
+    if (rc) return rc;
+  }
+  int64_t *rows = malloc((size_t)(in->nrows ? in->nrows : 1) * sizeof *rows);
+  if (!rows) return DIPPER_NOMEM;
+  int64_t n = 0;
+  for (int64_t r = 0; r < in->nrows; r++) {
+    if (!sign[r] || dp_vector_is_null(arg, r)) continue;
+    if (mask && (dp_vector_is_null(mask, r) || !dp_vector_get_bool(mask, r))) continue;
+    rows[n++] = r;
+  }
+  rc = dp_vlist_update(&c->vl, arg, st->ids, rows, n, sign);
+  free(rows);
+  return rc;
+}
+
 /* Fold call a's argument over the batch's rows, each +1 or -1 (sign). */
 static int fold_call(dp_op *op, ra_call *c, const dp_batch *in, const int8_t *sign) {
   ra_state *st = op->state;
@@ -266,7 +321,9 @@ static int fold_call(dp_op *op, ra_call *c, const dp_batch *in, const int8_t *si
     rc = eff ? fold_multi(st, c, arg, mask, sign, eff, in->nrows) : DIPPER_NOMEM;
     sign = eff;
   }
+  if (!rc && c->listed) rc = fold_list(op, c, in, arg, mask, sign);
   for (int64_t r = 0; r < in->nrows && !rc; r++) {
+    if (c->listed) break;
     if (eff && !eff[r]) continue;
     if (mask && (dp_vector_is_null(mask, r) || !dp_vector_get_bool(mask, r))) continue;
     int64_t g = st->ids[r];
@@ -322,7 +379,9 @@ static int put_result(ra_state *st, int64_t g, const ra_vals *const *v, int kind
     dp_vector *col = out->cols[st->ngroup + a];
     int64_t cnt = v[a]->cnt[g];
     bool fl = col->phys == DP_PHYS_F64 || col->phys == DP_PHYS_F32;
-    if (c->minmax) {
+    if (c->listed) {
+      rc = dp_vlist_put(&st->calls[a].vl, g, old, col);
+    } else if (c->minmax) {
       ra_call *mc = &st->calls[a];
       int64_t pair = old ? mc->ms.shown[g] : dp_multiset_best(&mc->ms, g);
       rc = pair < 0 ? dp_vector_append_null(col)
@@ -350,6 +409,10 @@ static int put_result(ra_state *st, int64_t g, const ra_vals *const *v, int kind
 static bool same_result(ra_state *st, int64_t g) {
   for (int a = 0; a < st->naggs; a++) {
     ra_call *c = &st->calls[a];
+    if (c->listed) {
+      if (dp_vlist_changed(&c->vl, g)) return false;
+      continue;
+    }
     if (c->minmax) {
       if (dp_multiset_changed(&c->ms, g)) return false;
       continue;
@@ -381,7 +444,8 @@ static bool same_result(ra_state *st, int64_t g) {
 }
 
 /* Group g as emitted = as now (an emptied group starts afresh). */
-static void settle(ra_state *st, int64_t g) {
+static int settle(ra_state *st, int64_t g) {
+  int rc = DIPPER_OK;
   if (st->rows[g] <= 0) {
     st->rows[g] = 0;
     for (int a = 0; a < st->naggs; a++) {
@@ -389,16 +453,19 @@ static void settle(ra_state *st, int64_t g) {
       st->calls[a].now.isum[g] = 0;
       st->calls[a].now.fsum[g] = 0;
       if (st->calls[a].multi) dp_multiset_clear(&st->calls[a].ms, g);
+      if (st->calls[a].listed) dp_vlist_clear(&st->calls[a].vl, g);
     }
   }
   st->rows_emitted[g] = st->rows[g];
   for (int a = 0; a < st->naggs; a++) {
     ra_call *c = &st->calls[a];
     if (c->multi) dp_multiset_settle(&c->ms, g);
+    if (c->listed && !rc) rc = dp_vlist_settle(&c->vl, g);
     c->emitted.cnt[g] = c->now.cnt[g];
     c->emitted.isum[g] = c->now.isum[g];
     c->emitted.fsum[g] = c->now.fsum[g];
   }
+  return rc;
 }
 
 static int emit(ra_state *st) {
@@ -421,7 +488,8 @@ static int emit(ra_state *st) {
       rc = put_result(st, g, vo, DP_CHANGE_UPDATE_BEFORE, true);
       if (!rc) rc = put_result(st, g, vn, DP_CHANGE_UPDATE_AFTER, false);
     }
-    settle(st, g);
+    int src = settle(st, g);
+    if (!rc) rc = src;
   }
   st->nlist = 0;
   if (vn != now) free(vn);
@@ -451,6 +519,8 @@ static int ra_end_batch(dp_op *op) {
   int rc = DIPPER_OK;
   for (int a = 0; a < st->naggs && !rc; a++)
     if (st->calls[a].multi) rc = dp_multiset_compact(&st->calls[a].ms, 1024);
+  for (int a = 0; a < st->naggs && !rc; a++)
+    if (st->calls[a].listed) rc = dp_vlist_compact(&st->calls[a].vl, 1024);
   return rc;
 }
 
@@ -478,6 +548,11 @@ static int ra_save(dp_op *op, dp_buf *out) {
     int rc = dp_multiset_save(&st->calls[a].ms, out);
     if (rc) return rc;
   }
+  for (int a = 0; a < st->naggs; a++) {
+    if (!st->calls[a].listed) continue;
+    int rc = dp_vlist_save(&st->calls[a].vl, out);
+    if (rc) return rc;
+  }
   return out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
@@ -487,9 +562,17 @@ static bool has_multisets(const ra_state *st) {
   return false;
 }
 
+static bool has_lists(const ra_state *st) {
+  for (int a = 0; a < st->naggs; a++)
+    if (st->calls[a].listed) return true;
+  return false;
+}
+
 static int load(ra_state *st, dp_rd *in) {
   int version = dp_get_u8(in);
-  if (version != STATE_VERSION && !(version == 1 && !has_multisets(st))) return DIPPER_CORRUPT;
+  bool ok = version == STATE_VERSION || (version == 2 && !has_lists(st)) ||
+            (version == 1 && !has_lists(st) && !has_multisets(st));
+  if (!ok) return DIPPER_CORRUPT;
   if (st->ngroups != 0) return DIPPER_CORRUPT;
   int64_t n = (int64_t)dp_get_count(in, 1);
   if (in->bad) return DIPPER_CORRUPT;
@@ -520,8 +603,12 @@ static int load(ra_state *st, dp_rd *in) {
     if (!st->calls[a].multi || version == 1) continue;
     if ((rc = dp_multiset_load(&st->calls[a].ms, n, in))) return rc;
   }
+  for (int a = 0; a < st->naggs && !in->bad; a++) {
+    if (!st->calls[a].listed) continue;
+    if ((rc = dp_vlist_load(&st->calls[a].vl, n, in))) return rc;
+  }
   for (int64_t g = 0; g < n && !in->bad; g++) {
-    settle(st, g);
+    if ((rc = settle(st, g))) return rc;
     st->nlive += st->rows[g] > 0;
   }
   return dp_rd_done(in) ? DIPPER_OK : DIPPER_CORRUPT;

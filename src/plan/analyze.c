@@ -470,8 +470,44 @@ static void analyze_aggregate(actx *x, dp_plan *p) {
                        : "one row for the whole stream; never dropped");
 }
 
+/* SELECT DISTINCT over an updating input, as Flink plans every SELECT
+** DISTINCT: a GROUP BY on all its columns without aggregates, which the
+** embedded engine runs over changes (exec/agg_retract.c): a row is +I when
+** its count turns positive and -D when it returns to 0.  p becomes that
+** AGGREGATE in place (a DISTINCT node has no fields of its own). */
+static bool distinct_as_aggregate(actx *x, dp_plan *p) {
+  dp_plan *in = p->inputs[0];
+  if (p->props.bounded || in->props.changelog == DP_CHANGELOG_INSERT_ONLY) return false;
+  if (in->kind == DP_P_UNION && !in->u.union_.all) return false;
+  /* Only over what the engine reads as changes (an aggregation or a join,
+     through projections and filters); elsewhere the DISTINCT stays, and
+     validate.c refuses it by name. */
+  const dp_plan *q = in;
+  while (q->kind == DP_P_PROJECT || q->kind == DP_P_FILTER) q = q->inputs[0];
+  if (q->kind != DP_P_AGGREGATE && q->kind != DP_P_JOIN) return false;
+  int n = in->schema.ncols;
+  dp_expr **group = dp_arena_alloc(x->a, (size_t)(n > 0 ? n : 1) * sizeof *group);
+  if (!group) {
+    x->rc = DIPPER_NOMEM;
+    return true;
+  }
+  for (int i = 0; i < n; i++)
+    if (!(group[i] = dp_expr_column(x->a, i, in->schema.cols[i].type))) {
+      x->rc = DIPPER_NOMEM;
+      return true;
+    }
+  p->kind = DP_P_AGGREGATE;
+  memset(&p->u.aggregate, 0, sizeof p->u.aggregate);
+  p->u.aggregate.ngroup = n;
+  p->u.aggregate.group = group;
+  p->u.aggregate.wstart = p->u.aggregate.wend = -1;
+  analyze_aggregate(x, p);
+  return true;
+}
+
 static void analyze_distinct(actx *x, dp_plan *p) {
   dp_plan *in = p->inputs[0];
+  if (distinct_as_aggregate(x, p)) return;
   /* The binder writes UNION as DISTINCT over UNION (all=false): the DISTINCT
      keeps the state, the union below only concatenates. */
   if (in->kind == DP_P_UNION && !in->u.union_.all && !in->props.bounded)

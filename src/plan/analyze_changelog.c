@@ -16,7 +16,8 @@
 **
 ** Owns: dp_stream_props.changes and .change_kinds, and which aggregate
 ** calls can take a row back (COUNT, SUM and AVG of numbers, MIN and MAX,
-** and DISTINCT COUNT, SUM and AVG: exec/agg_retract.c).  Does not refuse anything (validate.c does).
+** FIRST_VALUE, LAST_VALUE and LISTAGG, and DISTINCT COUNT, SUM, AVG and
+** those: exec/agg_retract.c).  Does not refuse anything (validate.c does).
 */
 #include <stddef.h>
 
@@ -28,10 +29,16 @@ const char *dp_analyze_retract_refusal(const dp_agg_call *c) {
   /* MIN and MAX keep the group's values with their counts
      (exec/agg_multiset.h, Flink's MinWithRetract), DISTINCT or not. */
   if (id == DP_F_MIN || id == DP_F_MAX) return NULL;
+  /* FIRST_VALUE, LAST_VALUE and LISTAGG keep the values in arrival order
+     (exec/agg_vlist.h, Flink's *WithRetract), DISTINCT or not; LISTAGG's
+     second argument is its separator. */
+  bool listed = id == DP_F_FIRST_VALUE || id == DP_F_LAST_VALUE || id == DP_F_LISTAGG;
+  if (listed) return NULL;
   if (c->distinct && (c->nargs != 1 || (id != DP_F_COUNT && id != DP_F_SUM && id != DP_F_AVG)))
     return "over an updating input the embedded engine takes a row back out of a DISTINCT "
-           "COUNT, SUM or AVG of one argument, and MIN or MAX, only; aggregate without "
-           "DISTINCT, or deduplicate the rows before the inner aggregation";
+           "COUNT, SUM or AVG of one argument, and MIN, MAX, FIRST_VALUE, LAST_VALUE or "
+           "LISTAGG, only; aggregate without DISTINCT, or deduplicate the rows before the "
+           "inner aggregation";
   if (id == DP_F_COUNT) return NULL;
   if (id == DP_F_SUM || id == DP_F_AVG) {
     const dp_type *t = c->nargs > 0 ? c->args[0]->type : NULL;
@@ -40,8 +47,9 @@ const char *dp_analyze_retract_refusal(const dp_agg_call *c) {
     return "the embedded engine takes a row back out of SUM and AVG of integers and floating "
            "point numbers only; CAST the argument to DOUBLE or BIGINT";
   }
-  return "only COUNT, SUM, AVG, MIN and MAX can take a row back out of their result on the "
-         "embedded engine; compute this one before the inner aggregation";
+  return "only COUNT, SUM, AVG, MIN, MAX, FIRST_VALUE, LAST_VALUE and LISTAGG can take a row "
+         "back out of their result on the embedded engine; compute this one before the inner "
+         "aggregation";
 }
 
 bool dp_analyze_retract_aggregate(const dp_plan *p) {

@@ -51,9 +51,12 @@ static bool ttl_over(const dp_plan *p) {
   return p->kind == DP_P_OVER && !p->inputs[0]->props.bounded;
 }
 
-/* The nodes whose state the embedded engine expires by TTL today. */
+/* The nodes whose state the embedded engine expires by TTL today (not the
+** aggregation over an updating input, exec/agg_retract.c, nor a SELECT
+** DISTINCT planned as one). */
 static bool ttl_carried_out(const dp_plan *p) {
-  return (p->kind == DP_P_AGGREGATE && !p->u.aggregate.window) || p->kind == DP_P_DISTINCT ||
+  return (p->kind == DP_P_AGGREGATE && !p->u.aggregate.window && !dp_analyze_retract_aggregate(p)) ||
+         p->kind == DP_P_DISTINCT ||
          p->kind == DP_P_DEDUPLICATE || ttl_join(p) || ttl_topn(p) || ttl_over(p);
 }
 
@@ -164,9 +167,10 @@ static void warn_node(dp_diags *w, const dp_catalog *cat, const dp_plan *p) {
     dp_error(w, DIPPER_STREAMING, p->span,
              "%s keeps %s: no watermark cleans it and no state TTL bounds it%s; SET '" TTL_KEY
              "' = '1 d' (or a hint "
-             "SELECT /*+ STATE_TTL('<input>' = '1 d') */ ...) to drop a key not written for "
+             "SELECT /*+ STATE_TTL('<input>' = '1 d') */ ...) to drop a %s for "
              "that long, %s",
-             phrase(p), what, hinted_forever ? " (its STATE_TTL hint is '0')" : "", instead(p));
+             phrase(p), what, hinted_forever ? " (its STATE_TTL hint is '0')" : "",
+             p->kind == DP_P_DISTINCT ? "row not seen" : "key not written", instead(p));
     return;
   }
   bool asked = session_ttl(cat) > 0 || p->ttl_hint[0] != 0 || p->ttl_hint[1] != 0;

@@ -486,18 +486,14 @@ static void union_refusal(vctx *x, const dp_plan *p) {
          "event-time column, or add a watermark");
 }
 
+/* SELECT DISTINCT without a watermark or a state TTL keeps every distinct
+** row forever: accepted, as Flink accepts it, with the warning of
+** analyze_ttl.c (dp_validate_warnings).  UNION without ALL stays refused. */
 static void check_distinct(vctx *x, const dp_plan *p) {
   if (p->props.bounded || p->props.state == DP_STATE_WATERMARK) return;
   if (p->props.state_ttl[0] > 0) return; /* a state TTL bounds it (analyze_ttl.c) */
   const dp_plan *in = p->inputs[0];
-  if (in->kind == DP_P_UNION && !in->u.union_.all) {
-    union_refusal(x, p);
-    return;
-  }
-  refuse(x, p,
-         "SELECT DISTINCT keeps every distinct row forever; deduplicate with ROW_NUMBER() OVER "
-         "(PARTITION BY .. ORDER BY ts) = 1 over an event-time column, or add a watermark and "
-         "select its event-time column so that old rows can be dropped");
+  if (in->kind == DP_P_UNION && !in->u.union_.all) union_refusal(x, p);
 }
 
 static void check_union(vctx *x, const dp_plan *p) {

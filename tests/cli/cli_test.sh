@@ -571,6 +571,26 @@ contains "$work/out" "a group not written for 1 h is dropped (table.exec.state.t
 # on Spark, which has no idle state retention: refused with the reason
 run 1 check --engine sc://localhost:15002 "$work/ttl.sql"
 contains "$work/err" "Spark Structured Streaming has no idle state retention"
+# SELECT DISTINCT over an insert-only stream without a watermark or TTL: the
+# same (Flink accepts it), with the warning from check, explain and run
+cat >"$work/distinct.sql" <<SQL
+SET 'dipper.trigger' = 'available-now';
+CREATE TABLE src (k INT, s STRING)
+WITH ('connector' = 'filesystem', 'path' = '$work/grow.csv', 'format' = 'csv', 'source.monitor-interval' = '1 s');
+CREATE TABLE bh (k INT, s STRING) WITH ('connector' = 'blackhole');
+INSERT INTO bh SELECT DISTINCT k, s FROM src;
+SQL
+run 0 check "$work/distinct.sql"
+contains "$work/err" "distinct.sql:5:16: warning: SELECT DISTINCT keeps one row per distinct row"
+contains "$work/err" "SET 'table.exec.state.ttl' = '1 d'"
+contains "$work/err" "to drop a row not seen for that long"
+run 0 explain "$work/distinct.sql"
+contains "$work/err" "distinct.sql:5:16: warning: SELECT DISTINCT"
+run 0 run "$work/distinct.sql"
+contains "$work/err" "dipper: warning: $work/distinct.sql:5:16: SELECT DISTINCT keeps one row per distinct row"
+{ echo "SET 'table.exec.state.ttl' = '1 h';"; cat "$work/distinct.sql"; } >"$work/distinct_ttl.sql"
+run 0 check "$work/distinct_ttl.sql"
+empty "$work/err"
 
 # the main job: sliding 1-minute windows every 30 s, per province, on the console
 run 0 run "$root/examples/payments_local.sql"

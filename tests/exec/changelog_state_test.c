@@ -3,7 +3,8 @@
 ** carry changes (exec/changelog.h): the upsert-to-retract step above an
 ** aggregation whose consumer takes retractions (changelog.c) and the
 ** aggregation over an updating input (agg_retract.c, with the multisets of
-** agg_multiset.c for MIN, MAX and COUNT DISTINCT).
+** agg_multiset.c for MIN, MAX and COUNT DISTINCT, agg_vlist.c for
+** FIRST_VALUE, LAST_VALUE and LISTAGG), and SELECT DISTINCT over changes.
 **
 ** ops_state_harness.h's check: run A straight through; run B resumed after
 ** every micro-batch from the saved states (both operators write whole
@@ -68,6 +69,34 @@ TEST(min_max_and_distinct_count_of_sums) {
                     "#2\n-U 3, 15, 2\n+U 0, 15, 3\n"
                     "#3\n-U 0, 15, 3\n+U 1, 15, 4\n"
                     "#4\n-U 1, 15, 4\n+U 3, 15, 5\n#5\n");
+}
+
+/* SELECT DISTINCT over an updating input: a GROUP BY on its columns without
+** aggregates (plan/analyze.c), whose state is the groups' row counts. */
+TEST(distinct_over_an_updating_aggregation) {
+  static const script sc = {
+      KV_DDL "SELECT DISTINCT c FROM (SELECT k, COUNT(*) AS c FROM kv GROUP BY k);",
+      {"kv"}, KV_BATCHES, 5};
+  /* counts a 2 b 1 | b 2 | a 3, c 1 | c 2, d 1 | d 3, e 1 */
+  check_script(&sc, "#0\n+I 2\n+I 1\n#1\n-D 1\n#2\n+I 3\n+I 1\n#3\n#4\n#5\n");
+}
+
+/* FIRST_VALUE, LAST_VALUE and LISTAGG keep the values in arrival order
+** (agg_vlist.c), a DISTINCT LISTAGG a multiset too; the checkpoint carries
+** both, and the separator. */
+TEST(value_lists_of_an_updating_aggregation) {
+  static const script sc = {
+      KV_DDL "SELECT LISTAGG(k), FIRST_VALUE(s), LAST_VALUE(s), LISTAGG(DISTINCT CAST(c AS"
+             " STRING), ';') FROM (SELECT k, COUNT(*) AS c, SUM(v) AS s FROM kv GROUP BY k);",
+      {"kv"}, KV_BATCHES, 5};
+  /* Each -U takes its value's oldest copy back, each +U/+I appends:
+     k [a b] s [3 5] | [a b] [3 15] | [b a c] [15 3 0] | [b a c d] [15 3 4 1] |
+     [b a c d e] [15 3 4 6 7]; the distinct counts in the order they turned positive. */
+  check_script(&sc, "#0\n+I 'a,b', 3, 5, '2;1'\n"
+                    "#1\n-U 'a,b', 3, 5, '2;1'\n+U 'a,b', 3, 15, '2'\n"
+                    "#2\n-U 'a,b', 3, 15, '2'\n+U 'b,a,c', 15, 0, '2;3;1'\n"
+                    "#3\n-U 'b,a,c', 15, 0, '2;3;1'\n+U 'b,a,c,d', 15, 1, '2;3;1'\n"
+                    "#4\n-U 'b,a,c,d', 15, 1, '2;3;1'\n+U 'b,a,c,d,e', 15, 7, '2;3;1'\n#5\n");
 }
 
 #define K(k) "{\"k\": \"" k "\"}\n"
