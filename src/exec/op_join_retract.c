@@ -1,7 +1,7 @@
 /*
 ** op_join_retract.c — an equi-join (inner, LEFT, RIGHT or FULL) of two
-** streams of which one at least is updating (changelog.h): Flink's regular
-** join over retract inputs.
+** streams of which one at least is updating (changelog.h), or an outer one
+** of two append-only streams without a time range: Flink's regular join.
 **
 ** Each side keeps its live rows, a multiset, chained per join key (a hash
 ** table of the keys, a row's chain link and alive flag beside it).  A
@@ -9,7 +9,9 @@
 ** is stored on its side and joined with the other side's live rows, each
 ** match emitted as +I; a -U/-D row takes back one equal live row of its side
 ** (a retraction of a row that is not there takes nothing back and emits
-** nothing) and each match with the other side is emitted as -D.  So the
+** nothing) and each match with the other side is emitted as -D (an inner
+** join emits each match with its input row's kind instead, +I/+U/-U/-D, as
+** Flink's inner join forwards them; an outer one sends +I and -D).  So the
 ** batch's output is exactly L'⋈R' − L⋈R, the left batch joined with the old
 ** right rows plus the new left rows joined with the right batch.  A row
 ** with a NULL key matches nothing and is not kept.  The residual condition
@@ -32,7 +34,14 @@
 ** row is copied O(1) times.  Checkpoints write each side's live rows in
 ** store order (whole state; vector_codec), which a restore chains again in
 ** the same order: matches come out in the order of the run that saved.  An
-** outer join (version 2) writes each side's match counts after its rows.
+** outer join (version 4) writes each side's match counts after its rows;
+** both versions end with the TTL lists (versions 1 and 2 had none).
+**
+** State TTL (table.exec.state.ttl / STATE_TTL per side, state_ttl.h): a
+** stored row not written for its side's TTL is dropped, without output,
+** before a micro-batch's inputs are read; a row is written when stored and,
+** on a preserved side, when its match count changes (Flink keeps the count
+** in the row's state entry).  The other side's counts stay, as in Flink.
 */
 #include <stdlib.h>
 #include <string.h>
