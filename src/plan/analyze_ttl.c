@@ -159,9 +159,10 @@ static void warn_node(dp_diags *w, const dp_catalog *cat, const dp_plan *p) {
     dp_error(w, DIPPER_STREAMING, p->span,
              "%s keeps %s: no watermark cleans %s and no state TTL bounds %s; SET '" TTL_KEY
              "' = '1 d' (or a hint SELECT /*+ STATE_TTL('<left>' = '1 d', '<right>' = '1 d') */ "
-             "...) to drop a stored row that long after it arrived, %s",
+             "...) to drop a stored row %s, %s",
              phrase(p), what, !l && !r ? "it" : l ? "its right side" : "its left side",
-             !l && !r ? "it" : "that side", instead(p));
+             !l && !r ? "it" : "that side",
+             retract_ttl(p) ? "not written for that long" : "that long after it arrived", instead(p));
     return;
   }
   if (ttl_carried_out(p)) {
