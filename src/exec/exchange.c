@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/changelog.h"
 #include "exec/par_int.h"
 #include "exec/rows.h"
 
@@ -291,10 +292,31 @@ static int send_batch(exch_state *x, const dp_batch *b) {
       if (rc != DIPPER_OK) return rc;
       int64_t len = x->count[d + 1] - at, free_rows = PAR_CHUNK_ROWS - chunk->nrows;
       if (len > free_rows) len = free_rows;
-      if ((rc = dp_batch_take(chunk, b, x->order, at, len)) != DIPPER_OK) return rc;
+      if ((rc = dp_par_take(chunk, b, x->order, at, len)) != DIPPER_OK) return rc;
       at += len;
     }
   return DIPPER_OK;
+}
+
+/* dst's kinds made as long as its rows (insertions for rows that had none). */
+static int kinds_to(dp_batch *dst, int64_t rows) {
+  if (!dst->change && !(dst->change = dp_vector_new(dp_type_of(DP_T_TINYINT), rows)))
+    return DIPPER_NOMEM;
+  if (dst->change->length > rows) return DIPPER_INTERNAL;
+  while (dst->change->length < rows) {
+    int rc = dp_vector_append_i64(dst->change, DP_CHANGE_INSERT);
+    if (rc) return rc;
+  }
+  return DIPPER_OK;
+}
+
+int dp_par_take(dp_batch *dst, const dp_batch *src, const int64_t *sel, int64_t start, int64_t n) {
+  int64_t before = dst->nrows;
+  int rc = dp_batch_take(dst, src, sel, start, n);
+  if (rc || n <= 0 || (!src->change && !dst->change)) return rc;
+  if (!src->change) return kinds_to(dst, dst->nrows);
+  if ((rc = kinds_to(dst, before))) return rc;
+  return dp_vector_take(dst->change, src->change, sel, start, n);
 }
 
 int dp_par_exchange_send(dp_op *op) {

@@ -1,7 +1,7 @@
 /*
 ** op_join_retract.c — an equi-join (inner, LEFT, RIGHT or FULL) of two
-** streams of which one at least is updating (changelog.h): Flink's regular
-** join over retract inputs.
+** streams of which one at least is updating (changelog.h), or an outer one
+** of two append-only streams without a time range: Flink's regular join.
 **
 ** Each side keeps its live rows, a multiset, chained per join key (a hash
 ** table of the keys, a row's chain link and alive flag beside it).  A
@@ -9,7 +9,9 @@
 ** is stored on its side and joined with the other side's live rows, each
 ** match emitted as +I; a -U/-D row takes back one equal live row of its side
 ** (a retraction of a row that is not there takes nothing back and emits
-** nothing) and each match with the other side is emitted as -D.  So the
+** nothing) and each match with the other side is emitted as -D (an inner
+** join emits each match with its input row's kind instead, +I/+U/-U/-D, as
+** Flink's inner join forwards them; an outer one sends +I and -D).  So the
 ** batch's output is exactly L'⋈R' − L⋈R, the left batch joined with the old
 ** right rows plus the new left rows joined with the right batch.  A row
 ** with a NULL key matches nothing and is not kept.  The residual condition
@@ -32,7 +34,14 @@
 ** row is copied O(1) times.  Checkpoints write each side's live rows in
 ** store order (whole state; vector_codec), which a restore chains again in
 ** the same order: matches come out in the order of the run that saved.  An
-** outer join (version 2) writes each side's match counts after its rows.
+** outer join (version 4) writes each side's match counts after its rows;
+** both versions end with the TTL lists (versions 1 and 2 had none).
+**
+** State TTL (table.exec.state.ttl / STATE_TTL per side, state_ttl.h): a
+** stored row not written for its side's TTL is dropped, without output,
+** before a micro-batch's inputs are read; a row is written when stored and,
+** on a preserved side, when its match count changes (Flink keeps the count
+** in the row's state entry).  The other side's counts stay, as in Flink.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -41,9 +50,12 @@
 #include "exec/changelog.h"
 #include "exec/eval.h"
 #include "exec/hashtable.h"
+#include "exec/state_ttl.h"
 
-#define STATE_VERSION 1       /* an inner join's */
-#define STATE_VERSION_OUTER 2 /* the same, with the match counts */
+/* 1 an inner join's, 2 the same with the match counts (an outer join's);
+** 3 and 4 the same followed by the TTL lists (restore reads all four). */
+#define STATE_VERSION 3
+#define STATE_VERSION_OUTER 4
 
 typedef struct jside {
   int nkeys;
@@ -57,6 +69,7 @@ typedef struct jside {
   int64_t *nmatch;       /* per stored row: its live matches */
   int64_t live;
   bool outer;            /* a preserved side: unmatched rows come out padded */
+  dp_state_ttl ttl;      /* ttl.ttl > 0: the stored rows by last write (state_ttl.h) */
 } jside;
 
 typedef struct jr_state {
@@ -79,6 +92,7 @@ static void side_free(jside *s) {
   free(s->kid);
   free(s->alive);
   free(s->nmatch);
+  dp_state_ttl_free(&s->ttl);
   memset(s, 0, sizeof *s);
 }
 
@@ -135,6 +149,9 @@ static int open_state(dp_op *op) {
   st->side[0].outer = k == DP_J_LEFT || k == DP_J_FULL;
   st->side[1].outer = k == DP_J_RIGHT || k == DP_J_FULL;
   st->outer = st->side[0].outer || st->side[1].outer;
+  for (int w = 0; w < 2 && !rc; w++)
+    if (p->props.state_ttl[w] > 0) rc = dp_state_ttl_init(&st->side[w].ttl, p->props.state_ttl[w]);
+  if (rc) return rc;
   if (k != DP_J_INNER && !st->outer)
     return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->span,
                     "a %s of updating inputs is not supported", dp_join_name(k));
@@ -231,6 +248,7 @@ static int64_t take_back(jside *s, const dp_batch *b, int64_t r, uint64_t hash) 
     if (s->alive[m] && same_row(s->rows, m, b, r)) {
       s->alive[m] = 0;
       s->live--;
+      if (s->ttl.ttl > 0) dp_state_ttl_remove(&s->ttl, m);
       return m;
     }
   return -1;
@@ -317,9 +335,12 @@ static int consume_side(dp_op *op, const dp_batch *b, int w) {
   int rc = gather_pairs(op, b, w);
   const dp_vector *k[64];
   key_cols(me, b, k);
+  int64_t now = op->ex->batch_start_time;
   for (int64_t r = 0; r < b->nrows && !rc; r++) {
-    bool back = dp_change_retracts(dp_change_of(b, r));
-    int out_kind = back ? DP_CHANGE_DELETE : DP_CHANGE_INSERT;
+    int kind = dp_change_of(b, r);
+    bool back = dp_change_retracts(kind);
+    /* inner: the input's kind forwarded; outer: +I and -D only (Flink's) */
+    int out_kind = !st->outer ? kind : back ? DP_CHANGE_DELETE : DP_CHANGE_INSERT;
     if (null_key(me, b, r)) {
       if (me->outer) rc = put_padded(st, w, b, r, out_kind);
       continue;
@@ -331,6 +352,7 @@ static int consume_side(dp_op *op, const dp_batch *b, int w) {
     } else {
       mine = me->rows->nrows;
       if ((rc = store(me, b, r, h))) break;
+      if (me->ttl.ttl > 0 && (rc = dp_state_ttl_touch(&me->ttl, mine, now))) break;
     }
     int64_t matched = 0;
     for (int64_t i = st->pstart[r]; i < st->pstart[r + 1] && !rc; i++) {
@@ -343,6 +365,8 @@ static int consume_side(dp_op *op, const dp_batch *b, int w) {
       if (!rc) rc = w == 0 ? put_match(st, b, r, other->rows, m, out_kind)
                            : put_match(st, other->rows, m, b, r, out_kind);
       other->nmatch[m] += back ? -1 : 1;
+      /* a preserved row's count is written with it: its TTL starts again */
+      if (!rc && other->outer && other->ttl.ttl > 0) rc = dp_state_ttl_touch(&other->ttl, m, now);
       if (!rc && back && other->outer && other->nmatch[m] == 0)
         rc = put_padded(st, 1 - w, other->rows, m, DP_CHANGE_INSERT);
     }
@@ -355,12 +379,36 @@ static int consume_side(dp_op *op, const dp_batch *b, int w) {
 static int consume_left(dp_op *op, const dp_batch *b) { return consume_side(op, b, 0); }
 static int consume_right(dp_op *op, const dp_batch *b) { return consume_side(op, b, 1); }
 
+/* The stored rows not written for their side's TTL go, without output (as
+** Flink's state TTL); the other side's match counts keep them, as Flink's
+** do: a row that loses such a match later is not padded again. */
+static int expire_ttl(jr_state *st, int64_t now) {
+  for (int w = 0; w < 2; w++) {
+    jside *s = &st->side[w];
+    if (s->ttl.ttl <= 0) continue;
+    int64_t *ids = NULL, n = 0;
+    int rc = dp_state_ttl_expire(&s->ttl, now, &ids, &n);
+    for (int64_t i = 0; i < n && !rc; i++) {
+      int64_t m = ids[i];
+      if (m >= s->rows->nrows) rc = DIPPER_INTERNAL;
+      else if (s->alive[m]) {
+        s->alive[m] = 0;
+        s->live--;
+      }
+    }
+    free(ids);
+    if (rc) return rc;
+  }
+  return DIPPER_OK;
+}
+
 static int jr_next(dp_op *op, dp_batch **out) {
   jr_state *st = op->state;
   *out = NULL;
   if (st->done) return DIPPER_OK;
   dp_batch_clear(st->out);
-  int rc = dp_op_drain(op->children[0], consume_left, op);
+  int rc = expire_ttl(st, op->ex->batch_start_time);
+  if (!rc) rc = dp_op_drain(op->children[0], consume_left, op);
   if (!rc) rc = dp_op_drain(op->children[1], consume_right, op);
   if (rc) return rc;
   st->done = true;
@@ -377,16 +425,25 @@ static int compact(jside *s) {
   int64_t n = s->rows->nrows;
   if (s->live == n) return DIPPER_OK;
   int64_t *keep = malloc((size_t)(s->live ? s->live : 1) * sizeof *keep);
-  if (!keep) return DIPPER_NOMEM;
+  int64_t *remap = s->ttl.ttl > 0 ? malloc((size_t)n * sizeof *remap) : NULL;
+  if (!keep || (s->ttl.ttl > 0 && !remap)) {
+    free(keep);
+    free(remap);
+    return DIPPER_NOMEM;
+  }
   int64_t k = 0;
-  for (int64_t r = 0; r < n; r++)
+  for (int64_t r = 0; r < n; r++) {
+    if (remap) remap[r] = s->alive[r] ? k : -1;
     if (s->alive[r]) {
       s->nmatch[k] = s->nmatch[r]; /* k <= r */
       keep[k++] = r;
     }
+  }
   dp_batch *fresh = dp_batch_new(s->rows->schema, k);
   int rc = fresh ? dp_batch_take(fresh, s->rows, keep, 0, k) : DIPPER_NOMEM;
   free(keep);
+  if (!rc && remap) rc = dp_state_ttl_renumber(&s->ttl, remap, n);
+  free(remap);
   if (rc) {
     dp_batch_free(fresh);
     return rc;
@@ -431,6 +488,11 @@ static int jr_save(dp_op *op, dp_buf *out) {
     if (rc) return rc;
     if (st->outer) dp_put_i64s(out, s->nmatch, NULL, s->rows->nrows);
   }
+  /* the TTL lists last: which sides have one, then each list */
+  uint8_t mask = (st->side[0].ttl.ttl > 0 ? 1 : 0) | (st->side[1].ttl.ttl > 0 ? 2 : 0);
+  dp_put_u8(out, mask);
+  for (int w = 0; w < 2; w++)
+    if (mask & (1 << w)) dp_state_ttl_save(&st->side[w].ttl, out);
   return out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
@@ -453,15 +515,43 @@ static int load_side(jside *s, bool outer, dp_rd *in) {
   return DIPPER_OK;
 }
 
+/* The TTL lists jr_save wrote (none in a state of version 1 or 2).  A side
+** with a TTL and no list (saved before the TTL was set) counts its rows as
+** written now; a list of a side whose TTL was dropped since is read and
+** forgotten (save compacts first: no row it expired is left in the store). */
+static int load_ttl(jr_state *st, dp_rd *in, bool lists, int64_t now) {
+  uint8_t mask = lists ? dp_get_u8(in) : 0;
+  if (in->bad || mask > 3) return DIPPER_CORRUPT;
+  for (int w = 0; w < 2; w++) {
+    jside *s = &st->side[w];
+    int64_t n = s->rows->nrows;
+    int rc = DIPPER_OK;
+    if (!(mask & (1 << w))) {
+      for (int64_t r = 0; r < n && s->ttl.ttl > 0 && !rc; r++) rc = dp_state_ttl_touch(&s->ttl, r, now);
+    } else if (s->ttl.ttl > 0) {
+      rc = dp_state_ttl_load(&s->ttl, in, n);
+    } else {
+      dp_state_ttl scratch;
+      rc = dp_state_ttl_init(&scratch, 1);
+      if (!rc) rc = dp_state_ttl_load(&scratch, in, n);
+      dp_state_ttl_free(&scratch);
+    }
+    if (rc) return rc;
+  }
+  return DIPPER_OK;
+}
+
 static int jr_restore(dp_op *op, dp_rd *in) {
   jr_state *st = op->state;
   const char *what = "its state is damaged";
   int rc = DIPPER_CORRUPT;
-  if (dp_get_u8(in) != (st->outer ? STATE_VERSION_OUTER : STATE_VERSION)) {
+  int v = dp_get_u8(in);
+  if (v != (st->outer ? STATE_VERSION_OUTER : STATE_VERSION) && v != (st->outer ? 2 : 1)) {
     what = "its state is of another version";
   } else {
     rc = load_side(&st->side[0], st->outer, in);
     if (!rc) rc = load_side(&st->side[1], st->outer, in);
+    if (!rc) rc = load_ttl(st, in, v >= STATE_VERSION, op->ex->batch_start_time);
     if (!rc && !dp_rd_done(in)) rc = DIPPER_CORRUPT;
   }
   if (rc != DIPPER_CORRUPT) return rc;

@@ -77,6 +77,10 @@ struct dp_par {
 ** exchange's input) to their owners' slots. */
 int dp_par_exchange_send(dp_op *op);
 void dp_par_exchanges_free(struct dp_par *par);
+/* dp_batch_take (appending to dst) that carries the rows' change kinds
+** (dp_batch.change) too: an updating stream keeps its -U/+U/-D rows across
+** workers.  A dst or src without kinds counts its rows as insertions. */
+int dp_par_take(dp_batch *dst, const dp_batch *src, const int64_t *sel, int64_t start, int64_t n);
 bool dp_par_is_exchange(const dp_op *op);
 /* Place an exchange for every stateful operator under p (par->points). */
 int dp_par_place_exchanges(struct dp_par *par, const dp_plan *p);

@@ -319,7 +319,7 @@ static int drain_root(par_worker *w) {
     if (!copy && !(copy = w->out[w->nout] = dp_batch_new(b->schema, b->nrows)))
       return DIPPER_NOMEM;
     dp_batch_clear(copy);
-    if ((rc = dp_rows_append(copy, b)) != DIPPER_OK) return rc;
+    if ((rc = dp_par_take(copy, b, NULL, 0, b->nrows)) != DIPPER_OK) return rc;
     w->nout++;
   }
 }

@@ -11,7 +11,9 @@
 ** [I,UB,UA] — on the embedded engine an upsert-to-retract step above it
 ** (exec/changelog.c), as Flink's planner asks a GroupAggregate for
 ** UPDATE_BEFORE when its consumer needs it; an equi-join (inner or outer) with an
-** updating input (dp_analyze_retract_join) asks both its inputs and emits [I,D].  change_kinds marks the nodes
+** updating input, or outer without a time range (dp_analyze_retract_join), asks both
+** its inputs and emits as Flink's join: an inner one its inputs' kinds, an
+** outer one [I,UB,UA,D] ([I,UA,D] into an upsert sink).  change_kinds marks the nodes
 ** whose batches carry the kinds (dp_batch.change) on the embedded engine.
 **
 ** Owns: dp_stream_props.changes and .change_kinds, and which aggregate
@@ -65,8 +67,11 @@ bool dp_analyze_retract_join(const dp_plan *p) {
     return false;
   const dp_plan *L = p->inputs[0], *R = p->inputs[1];
   if (L->props.bounded || R->props.bounded) return false;
+  /* Two append-only streams: an outer join without a time range (analyze.c
+     makes it retract) is Flink's regular join too. */
   return L->props.changelog != DP_CHANGELOG_INSERT_ONLY ||
-         R->props.changelog != DP_CHANGELOG_INSERT_ONLY;
+         R->props.changelog != DP_CHANGELOG_INSERT_ONLY ||
+         (k != DP_J_INNER && p->props.changelog == DP_CHANGELOG_RETRACT);
 }
 
 static unsigned of_changelog(const dp_plan *p) {
@@ -93,6 +98,14 @@ static void require_retractions(dp_plan *p) {
   }
 }
 
+/* An upsert sink (a PRIMARY KEY) above an outer regular join needs no
+** UPDATE_BEFORE from it: Flink shows that join's changes as [I,UA,D]. */
+static void only_after(dp_plan *p) {
+  if (p->kind == DP_P_PROJECT || p->kind == DP_P_FILTER) only_after(p->inputs[0]);
+  else if (!(dp_analyze_retract_join(p) && p->u.join.kind != DP_J_INNER)) return;
+  p->props.changes &= ~(unsigned)DP_CHANGES_UB;
+}
+
 void dp_analyze_changes(dp_plan *p) {
   if (!p) return;
   for (int i = 0; i < p->ninputs; i++) dp_analyze_changes(p->inputs[i]);
@@ -102,12 +115,16 @@ void dp_analyze_changes(dp_plan *p) {
     require_retractions(p->inputs[0]);
     p->props.change_kinds = true;
   } else if (dp_analyze_retract_join(p)) {
-    /* Flink's join over retractions: +I for a new match (or an outer row's
-       padded form), -D for one taken back. */
+    /* Flink's regular join: an inner one forwards its inputs' kinds, an
+       outer one may emit every kind (Flink sends +I and -D). */
     require_retractions(p->inputs[0]);
     require_retractions(p->inputs[1]);
-    p->props.changes = DP_CHANGES_I | DP_CHANGES_D;
+    p->props.changes = p->u.join.kind == DP_J_INNER
+                           ? p->inputs[0]->props.changes | p->inputs[1]->props.changes
+                           : DP_CHANGES_I | DP_CHANGES_UB | DP_CHANGES_UA | DP_CHANGES_D;
     p->props.change_kinds = true;
+  } else if (p->kind == DP_P_SINK && p->u.sink.table && p->u.sink.table->npk > 0) {
+    only_after(p->inputs[0]);
   } else if ((p->kind == DP_P_PROJECT || p->kind == DP_P_FILTER) &&
              p->inputs[0]->props.change_kinds) {
     p->props.changes = p->inputs[0]->props.changes;

@@ -25,10 +25,9 @@
 #define TTL_KEY "table.exec.state.ttl"
 
 /* An INNER (or CROSS) join of two append-only streams: op_join.c's two
-** stores, which expire their rows by insertion.  Outer joins of two streams
-** without a time range (Flink emits their padded rows at once and takes them
-** back on a match) and joins of updating inputs (op_join_retract.c) are not
-** bounded by a TTL yet. */
+** stores, which expire their rows by insertion.  (Flink's regular join of
+** updating inputs, or outer without a time range, op_join_retract.c, is
+** retract_ttl.) */
 static bool ttl_join(const dp_plan *p) {
   if (p->kind != DP_P_JOIN || p->u.join.as_of || dp_analyze_retract_join(p)) return false;
   if (p->u.join.kind != DP_J_INNER && p->u.join.kind != DP_J_CROSS) return false;
@@ -37,6 +36,11 @@ static bool ttl_join(const dp_plan *p) {
          L->props.changelog == DP_CHANGELOG_INSERT_ONLY &&
          R->props.changelog == DP_CHANGELOG_INSERT_ONLY;
 }
+
+/* op_join_retract.c: a stored row not written for the TTL (stored, or the
+** match count of a preserved side's row changed: Flink's OnCreateAndWrite
+** over its outer-join state) is dropped, without output. */
+static bool retract_ttl(const dp_plan *p) { return dp_analyze_retract_join(p); }
 
 /* A Top-N without a window over an append-only stream (op_topn.c's update
 ** mode: the current top per partition). */
@@ -56,8 +60,8 @@ static bool ttl_over(const dp_plan *p) {
 ** DISTINCT planned as one). */
 static bool ttl_carried_out(const dp_plan *p) {
   return (p->kind == DP_P_AGGREGATE && !p->u.aggregate.window && !dp_analyze_retract_aggregate(p)) ||
-         p->kind == DP_P_DISTINCT ||
-         p->kind == DP_P_DEDUPLICATE || ttl_join(p) || ttl_topn(p) || ttl_over(p);
+         p->kind == DP_P_DISTINCT || p->kind == DP_P_DEDUPLICATE || ttl_join(p) || retract_ttl(p) ||
+         ttl_topn(p) || ttl_over(p);
 }
 
 static bool grows_forever(const dp_plan *p) {
@@ -98,7 +102,8 @@ void dp_analyze_ttl(dp_arena *a, const dp_catalog *cat, dp_plan *p) {
     char side[2][80];
     for (int i = 0; i < 2; i++) {
       dp_format_duration(dur, sizeof dur, p->props.state_ttl[i]);
-      if (p->props.state_ttl[i] > 0) snprintf(side[i], sizeof side[i], "%s after it arrived", dur);
+      if (p->props.state_ttl[i] > 0)
+        snprintf(side[i], sizeof side[i], retract_ttl(p) ? "once not written for %s" : "%s after it arrived", dur);
       else snprintf(side[i], sizeof side[i], "never");
     }
     const char *s = dp_arena_printf(a, "%.*s; a stored left row is dropped %s, a right row %s",
@@ -156,9 +161,10 @@ static void warn_node(dp_diags *w, const dp_catalog *cat, const dp_plan *p) {
     dp_error(w, DIPPER_STREAMING, p->span,
              "%s keeps %s: no watermark cleans %s and no state TTL bounds %s; SET '" TTL_KEY
              "' = '1 d' (or a hint SELECT /*+ STATE_TTL('<left>' = '1 d', '<right>' = '1 d') */ "
-             "...) to drop a stored row that long after it arrived, %s",
+             "...) to drop a stored row %s, %s",
              phrase(p), what, !l && !r ? "it" : l ? "its right side" : "its left side",
-             !l && !r ? "it" : "that side", instead(p));
+             !l && !r ? "it" : "that side",
+             retract_ttl(p) ? "not written for that long" : "that long after it arrived", instead(p));
     return;
   }
   if (ttl_carried_out(p)) {
@@ -176,7 +182,7 @@ static void warn_node(dp_diags *w, const dp_catalog *cat, const dp_plan *p) {
   bool asked = session_ttl(cat) > 0 || p->ttl_hint[0] != 0 || p->ttl_hint[1] != 0;
   dp_error(w, DIPPER_STREAMING, p->span,
            "%s keeps %s: no watermark cleans it%s, and the embedded engine carries out '" TTL_KEY
-           "' for GROUP BY, DISTINCT, deduplication, OVER, inner joins and Top-N of append-only streams only so far, so bound it otherwise: %s",
+           "' for GROUP BY, DISTINCT, deduplication, OVER, equi-joins and Top-N only so far, so bound it otherwise: %s",
            phrase(p), what, asked ? " (" TTL_KEY " and STATE_TTL do not bound it yet)" : "",
            instead(p) + (strncmp(instead(p), "or ", 3) == 0 ? 3 : 0));
 }

@@ -117,16 +117,17 @@ TEST(join_of_two_updating_aggregations) {
        {K("c") K("d"), KV("c", 4) KV("d", 1)},
        {K("a"), KV("d", 2) KV("d", 3) KV("e", 7)}},
       5};
-  /* The left input goes first in a batch, then the right. */
+  /* The left input goes first in a batch, then the right; each match has
+  ** its input row's kind (Flink's inner join forwards them). */
   check_script(&sc, "#0\n+I 'a', 2, 3\n+I 'b', 1, 5\n"
                     /* b: count 1 -> 2 (left), then sum 5 -> 15 (right) */
-                    "#1\n-D 'b', 1, 5\n+I 'b', 2, 5\n-D 'b', 2, 5\n+I 'b', 2, 15\n"
+                    "#1\n-U 'b', 1, 5\n+U 'b', 2, 5\n-U 'b', 2, 5\n+U 'b', 2, 15\n"
                     /* a's sum stays 3; c's sum 0 fails b.s > 2 */
                     "#2\n"
-                    /* c: count 2, sum 4; d: count 1, sum 1 (fails) */
-                    "#3\n+I 'c', 2, 4\n"
-                    /* a: count 3; d: sum 6 */
-                    "#4\n-D 'a', 2, 3\n+I 'a', 3, 3\n+I 'd', 1, 6\n#5\n");
+                    /* c: count 2, sum 0 -> 4 (its -U fails the condition); d: sum 1 (fails) */
+                    "#3\n+U 'c', 2, 4\n"
+                    /* a: count 3; d: sum 1 -> 6 */
+                    "#4\n-U 'a', 2, 3\n+U 'a', 3, 3\n+U 'd', 1, 6\n#5\n");
 }
 
 /* A FULL JOIN of two updating aggregations: each side's rows count their
@@ -153,6 +154,62 @@ TEST(full_join_of_two_updating_aggregations) {
                     "-D 'a', 2, 'a', 1\n+I 'a', 2, NULL, NULL\n"
                     "-D 'a', 2, NULL, NULL\n+I 'a', 2, 'a', 2\n+I NULL, NULL, 'd', 4\n"
                     "#3\n-D NULL, NULL, 'd', 4\n+I NULL, NULL, 'd', 0\n#4\n");
+}
+
+#define LA(k, a) "{\"k\": " #k ", \"a\": \"" a "\"}\n"
+#define RB(k, b) "{\"k\": " #k ", \"b\": \"" b "\"}\n"
+#define LR_DDL                                                                    \
+  "CREATE TABLE l (k INT, a STRING) WITH ('connector' = 'memory');\n"             \
+  "CREATE TABLE r (k INT, b STRING) WITH ('connector' = 'memory');\n"             \
+  "SET 'dipper.output-mode' = 'update';\n"
+
+/* A LEFT JOIN of two append streams without a time range (Flink's regular
+** join): a left row is padded until its first match; the match counts and
+** the rows are the state a restore must give back. */
+TEST(left_join_of_two_append_streams) {
+  static const script sc = {
+      LR_DDL "SELECT l.k, l.a, r.b FROM l LEFT JOIN r ON l.k = r.k;",
+      {"l", "r"},
+      {{LA(1, "x") LA(2, "y"), NULL},
+       {NULL, RB(1, "p")},
+       {LA(1, "z"), RB(3, "q")},
+       {LA(3, "w"), RB(2, "s") RB(1, "t")}},
+      4};
+  check_script(&sc, "#0\n+I 1, 'x', NULL\n+I 2, 'y', NULL\n"
+                    "#1\n-D 1, 'x', NULL\n+I 1, 'x', 'p'\n"
+                    "#2\n+I 1, 'z', 'p'\n"
+                    /* w meets q; s takes y's padded row; t matches z and x */
+                    "#3\n+I 3, 'w', 'q'\n-D 2, 'y', NULL\n+I 2, 'y', 's'\n"
+                    "+I 1, 'z', 't'\n+I 1, 'x', 't'\n#4\n");
+}
+
+/* The same FULL JOIN with 'table.exec.state.ttl' = '10 s' on the script's
+** clock: a stored row not written for 10 s goes without output, and a
+** restore after any batch expires what the straight run expires (the lists
+** are checkpointed after the rows).  A preserved row whose match count
+** changes is written again (Flink's OnCreateAndWrite over its state). */
+TEST(full_join_with_a_state_ttl) {
+  static const int64_t clock[] = {100, 105, 109, 112, 125, 125};
+  static const script sc = {
+      LR_DDL "SET 'table.exec.state.ttl' = '10 s';\n"
+             "SELECT l.k, l.a, r.k, r.b FROM l FULL JOIN r ON l.k = r.k;",
+      {"l", "r"},
+      {/* 100: x (1) and p (2), both padded */
+       {LA(1, "x"), RB(2, "p")},
+       /* 105: q (1) matches x, which is written again at 105 */
+       {NULL, RB(1, "q")},
+       /* 109: y (2) meets p (100); p is written again at 109 */
+       {LA(2, "y"), NULL},
+       /* 112: at 112 nothing of 100 is left unwritten; s (1) meets x (105) */
+       {NULL, RB(1, "s")},
+       /* 125: everything expired (last writes 105..112): z (1) is padded */
+       {LA(1, "z"), NULL}},
+      5, clock};
+  check_script(&sc, "#0\n+I 1, 'x', NULL, NULL\n+I NULL, NULL, 2, 'p'\n"
+                    "#1\n-D 1, 'x', NULL, NULL\n+I 1, 'x', 1, 'q'\n"
+                    "#2\n-D NULL, NULL, 2, 'p'\n+I 2, 'y', 2, 'p'\n"
+                    "#3\n+I 1, 'x', 1, 's'\n"
+                    "#4\n+I 1, 'z', NULL, NULL\n#5\n");
 }
 
 int main(void) { return RUN_TESTS(); }

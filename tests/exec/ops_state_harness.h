@@ -31,6 +31,7 @@ typedef struct script {
   const char *tables[MAX_TABLES];                /* NULL-terminated */
   const char *data[MAX_BATCHES][MAX_TABLES];     /* per batch, per table: JSON lines or NULL */
   int nbatches;                                  /* data batches; a final batch follows */
+  const int64_t *clock;  /* NULL, or per batch (the final one too) its processing time, s */
 } script;
 
 /* One run: a harness (rows_harness.h) plus the driver's watermarks. */
@@ -139,6 +140,7 @@ static int run_batch(run *r, int b) {
   ex->late_watermark = r->batch_wm;
   ex->watermark = final ? DP_WATERMARK_END : r->next_wm;
   ex->final = final;
+  if (r->sc->clock) ex->batch_start_time = r->sc->clock[b] * 1000000;
   r->mark[b] = r->out.len;
   dp_buf_printf(&r->out, "#%d\n", b);
   dp_op_walk(h->root, plan_input, h);
