@@ -17,7 +17,7 @@
 ** offset; a record without a key; 'skip' counts them); many updates over
 ** three partitions (the state compacted, the result checked against a model);
 ** what compile time refuses (no PRIMARY KEY, batch mode, an append-only sink,
-** a prefix without EXCEPT_KEY, a WATERMARK).
+** a prefix without EXCEPT_KEY, a WATERMARK, the Spark backend).
 **
 ** No broker is no reason to pass: every test fails when it cannot reach one.
 */
@@ -636,6 +636,11 @@ TEST(compile_time_refusals) {
           " 'properties.bootstrap.servers' = 'BOOT', 'key.format' = 'json',"
           " 'value.format' = 'json');",
           "WATERMARK on an upsert-kafka table");
+  /* compiling for Spark connects to no server */
+  refused("SET 'dipper.engine' = 'sc://127.0.0.1:1';\n" UPSERT_DDL
+          "CREATE TABLE out (id BIGINT, name STRING, region STRING)"
+          " WITH ('connector' = 'console');\nINSERT INTO out SELECT * FROM users;",
+          "Structured Streaming has no changelog source");
 }
 
 int main(void) {
