@@ -1023,7 +1023,7 @@ static int take(dp_source *s, kafka_source *ks, kpart *p, const rd_kafka_message
   if (!rec) {
     /* upsert-kafka's tombstone: its key, every other column NULL. */
     for (int c = 0; c < s->schema->ncols; c++) {
-      if (ks->meta[c] != META_NONE || ks->key_col[c]) continue;
+      if (ks->meta[c] != META_NONE || (ks->key_col && ks->key_col[c])) continue;
       int rc = dp_vector_append_null(out->cols[c]);
       if (rc != DIPPER_OK) return rc;
     }
