@@ -62,6 +62,17 @@ void dp_kafka_note(const rd_kafka_t *rk, const char *fmt, ...)
     DP_PRINTF(2, 3)
     ;
 
+/* ---- the source as upsert-kafka reads it (kafka_source.c) ---- */
+
+/* Open `s` as the kafka source does, for upsert-kafka (upsert_kafka.c): the
+** key ('key.fields', in 'key.format') is decoded from every record, a
+** tombstone gives a row of its key (the other physical columns NULL), a
+** record without a key is a bad record, and each row's kind (+I, or -D for
+** a tombstone) is appended to the change column of the batch read() fills,
+** which the caller makes before reading.  The class's other calls are
+** dp_source_kafka's. */
+int dp_kafka_source_open_upsert(dp_source *s);
+
 /* ---- bounded waits (kafka_conf.c) ---- */
 
 int64_t dp_kafka_now_ms(void);

@@ -592,6 +592,14 @@ static int sink_columns(dp_sink *k, kafka_sink *ks) {
   if (ks->key_fmt == FMT_AVRO && nkey > 0 &&
       (rc = avro_columns(k, &ks->key_schema, "key.format")) != DIPPER_OK)
     return rc;
+  /* Flink's key record names its fields less 'key.fields-prefix' (the
+  ** table's `k_id` is the key's `id`), as the kafka source reads them. */
+  const char *prefix = dp_table_option(t, "key.fields-prefix", "");
+  size_t plen = strlen(prefix);
+  for (int i = 0; plen && i < nkey; i++)
+    if (strncmp(ks->key_schema.cols[i].name, prefix, plen) == 0 &&
+        ks->key_schema.cols[i].name[plen])
+      ks->key_schema.cols[i].name += plen;
   return DIPPER_OK;
 }
 

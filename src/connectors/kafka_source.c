@@ -38,7 +38,11 @@
 ** Values are decoded with the table's format: 'json', 'csv' and 'avro' (one
 ** Avro binary datum per message, its schema derived from the columns)
 ** through records.h (the formats layer), 'raw' as the bytes of the one
-** physical column.  A tombstone (NULL value) carries no row and is passed over.
+** physical column.  A tombstone (NULL value) carries no row and is passed over,
+** except under upsert-kafka (dp_kafka_source_open_upsert): there each record
+** is a change of its key, +I with a value and -D for a tombstone (its key's
+** columns decoded from the message key, the others NULL), the kind in the
+** batch's change column, and a record without a key is a bad record.
 ** With 'value.fields-include' = 'EXCEPT_KEY' the 'key.fields' columns are
 ** decoded from the message key in 'key.format' (their names less
 ** 'key.fields-prefix'; a message without a key gives NULLs) and the others
@@ -73,6 +77,7 @@
 #include "connectors/records.h"
 #include "core/compiler.h"
 #include "core/grow.h"
+#include "exec/changelog.h"
 #include "formats/formats.h"
 
 /* How long records the broker announced may take to arrive before the batch
@@ -133,6 +138,8 @@ typedef struct kafka_source {
   /* 'value.fields-include' = 'EXCEPT_KEY': the 'key.fields' columns come
   ** from the message key, in 'key.format'. */
   bool *key_col;             /* per scan column; NULL when the key is not read */
+  bool except_key;           /* the value holds no key column (EXCEPT_KEY) */
+  bool upsert;               /* upsert-kafka: tombstones are -D rows of their key */
   kfmt_src key_fmt;
   int key_raw_col;
   /* The key's own record: the 'key.fields' columns in that order (Flink's
@@ -717,14 +724,16 @@ static int open_columns(dp_source *s, kafka_source *ks) {
   /* With 'ALL' the value holds every column, the key's too, and is what is
   ** read; with 'EXCEPT_KEY' the key's columns come from the message key. */
   const char *except = dp_table_option(t, "value.fields-include", "ALL");
-  if (strcasecmp(except, "EXCEPT_KEY") == 0 && dp_table_option(t, "key.fields", NULL)) {
+  ks->except_key = strcasecmp(except, "EXCEPT_KEY") == 0 && dp_table_option(t, "key.fields", NULL);
+  /* upsert-kafka decodes the key always: a tombstone has nothing else. */
+  if (ks->except_key || (ks->upsert && dp_table_option(t, "key.fields", NULL))) {
     int rc = open_key(s, ks);
     if (rc != DIPPER_OK) return rc;
   }
   int nvalue = 0;
   ks->raw_col = -1;
   for (int i = 0; i < sc->ncols; i++)
-    if (ks->meta[i] == META_NONE && !(ks->key_col && ks->key_col[i])) {
+    if (ks->meta[i] == META_NONE && !(ks->except_key && ks->key_col && ks->key_col[i])) {
       nvalue++;
       ks->raw_col = i;
     }
@@ -738,7 +747,7 @@ static int open_columns(dp_source *s, kafka_source *ks) {
                         "column; declare e.g. `payload BYTES`, or use format 'json' or 'csv'");
     return DIPPER_OK;
   }
-  if (!ks->key_col) {
+  if (!ks->key_col || !ks->except_key) {
     int rc = dp_record_decoder_open(&ks->dec, t, sc, "json", s->diags);
     if (rc == DIPPER_OK) ks->decoder_open = true;
     return rc;
@@ -816,11 +825,12 @@ static void drain_wake(kafka_source *ks) {
   }
 }
 
-static int kafka_source_open(dp_source *s) {
+static int open_as(dp_source *s, bool upsert) {
   kafka_source *ks = calloc(1, sizeof *ks);
   if (!ks) return DIPPER_NOMEM;
   s->state = ks;
   ks->wake[0] = ks->wake[1] = -1;
+  ks->upsert = upsert;
   dp_bad_records_init(&ks->bad, s->table);
   int rc = open_columns(s, ks);
   bool commit_group =
@@ -841,6 +851,10 @@ static int kafka_source_open(dp_source *s) {
   if (rc != DIPPER_OK) kafka_source_close(s); /* the caller does not close a failed open */
   return rc;
 }
+
+static int kafka_source_open(dp_source *s) { return open_as(s, false); }
+
+int dp_kafka_source_open_upsert(dp_source *s) { return open_as(s, true); }
 
 static int set_paused(kafka_source *ks, kpart *p, bool pause) {
   rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
@@ -1129,14 +1143,31 @@ static int take(dp_source *s, kafka_source *ks, kpart *p, const rd_kafka_message
   *row = false;
   p->pos = m->offset + 1;
   s->metrics.bytes += (int64_t)m->len;
-  if (!m->payload) return DIPPER_OK; /* a tombstone: a deleted key, no row */
+  if (ks->upsert && !m->key) {
+    char where[320];
+    snprintf(where, sizeof where, "topic %s partition %d offset %lld", topic_of(s, p),
+             (int)m->partition, (long long)m->offset);
+    dp_format_error fe = {0};
+    snprintf(fe.msg, sizeof fe.msg,
+             "an upsert-kafka record has no key: each record must be keyed by the PRIMARY KEY");
+    return dp_bad_record(&ks->bad, s, where, &fe, m->payload ? (const char *)m->payload : "",
+                         m->payload ? m->len : 0);
+  }
+  if (!m->payload && !ks->upsert) return DIPPER_OK; /* a tombstone: a deleted key, no row */
   const char *rec = m->payload;
   int64_t key_len_before = 0;
-  if (ks->key_col) {
+  if (ks->key_col && (ks->except_key || !rec)) {
     int rc = take_key(s, ks, p, m, out, &key_len_before);
     if (rc != DIPPER_OK || key_len_before < 0) return rc;
   }
-  if (ks->raw) {
+  if (!rec) {
+    /* upsert-kafka's tombstone: its key, every other column NULL. */
+    for (int c = 0; c < s->schema->ncols; c++) {
+      if (ks->meta[c] != META_NONE || (ks->key_col && ks->key_col[c])) continue;
+      int rc = dp_vector_append_null(out->cols[c]);
+      if (rc != DIPPER_OK) return rc;
+    }
+  } else if (ks->raw) {
     int rc = dp_vector_append_str(out->cols[ks->raw_col], rec, m->len);
     if (rc != DIPPER_OK) return rc;
   } else {
@@ -1155,6 +1186,10 @@ static int take(dp_source *s, kafka_source *ks, kpart *p, const rd_kafka_message
   for (int c = 0; c < s->schema->ncols; c++) {
     if (ks->meta[c] == META_NONE) continue;
     int rc = append_meta(ks, out->cols[c], ks->meta[c], m, p->topic);
+    if (rc != DIPPER_OK) return rc;
+  }
+  if (ks->upsert) {
+    int rc = dp_vector_append_i64(out->change, rec ? DP_CHANGE_INSERT : DP_CHANGE_DELETE);
     if (rc != DIPPER_OK) return rc;
   }
   *row = true;

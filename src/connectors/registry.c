@@ -16,6 +16,7 @@ extern const dp_sink_class dp_sink_console, dp_sink_blackhole, dp_sink_memory, d
 extern const dp_source_class dp_source_kafka;
 extern const dp_source_class dp_source_nexmark;
 extern const dp_sink_class dp_sink_kafka, dp_sink_upsert_kafka;
+extern const dp_source_class dp_source_upsert_kafka;
 extern const dp_source_class dp_source_kinesis;
 extern const dp_sink_class dp_sink_kinesis;
 
@@ -24,6 +25,7 @@ static const dp_source_class *const sources[] = {
     &dp_source_memory,
     &dp_source_filesystem,
     &dp_source_kafka,
+    &dp_source_upsert_kafka,
     &dp_source_nexmark,
     &dp_source_kinesis,
 };

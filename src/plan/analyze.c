@@ -338,6 +338,12 @@ static void analyze_scan(actx *x, dp_plan *p) {
   /* A stream of new rows: append.  (Update mode over it emits the same rows;
      validate.c accepts update wherever append is possible.) */
   p->props.modes = p->props.bounded ? MODES_ALL : DP_MODE_APPEND;
+  /* upsert-kafka: Flink's ChangelogNormalize runs in the source, which emits
+     +I, -U/+U and -D (connectors/upsert_kafka.c). */
+  if (!p->props.bounded && t && dp_connector_changelog(t)) {
+    p->props.modes = DP_MODE_UPDATE;
+    p->props.changelog = DP_CHANGELOG_RETRACT;
+  }
   int *attrs = attrs_new(x, p->schema.ncols);
   if (!attrs) return;
   /* A PROCTIME() computed column is a processing-time attribute from the start. */

@@ -110,7 +110,8 @@ void dp_analyze_changes(dp_plan *p) {
   if (!p) return;
   for (int i = 0; i < p->ninputs; i++) dp_analyze_changes(p->inputs[i]);
   p->props.changes = of_changelog(p);
-  p->props.change_kinds = false;
+  /* A source of changes (upsert-kafka) carries their kinds from the start. */
+  p->props.change_kinds = p->kind == DP_P_SCAN && (p->props.changes & DP_CHANGES_D) != 0;
   if (dp_analyze_retract_aggregate(p)) {
     require_retractions(p->inputs[0]);
     p->props.change_kinds = true;

@@ -205,5 +205,8 @@ bool dp_connector_writable(const char *name);
 size_t dp_connector_option_users(const char *key, char *buf, size_t cap);
 /* Would this table, read as a source, end on its own? */
 bool dp_connector_bounded(const dp_table_def *t, bool batch_mode);
+/* The table's source emits a changelog (+I, -U, +U, -D), not new rows only:
+** upsert-kafka (connectors/upsert_kafka.c). */
+bool dp_connector_changelog(const dp_table_def *t);
 
 #endif /* DP_CATALOG_H */

@@ -13,6 +13,7 @@
 **
 **   name        source sink  formats                              ends when
 **   kafka       yes    yes   json csv raw avro                   scan.bounded.mode is set and not 'unbounded'
+**   upsert-kafka yes   yes   json csv raw avro                   never (a changelog: [I,UB,UA,D])
 **   kinesis     yes    yes   json csv raw avro                   never
 **   filesystem  yes    yes   csv json parquet orc avro raw text  always, unless 'source.monitor-interval' is set
 **                                                                  (then a stream, in streaming mode: the
@@ -125,17 +126,21 @@ static const conn_opt kafka_opts[] = {
     {NULL, K_ANY, NULL, 0},
 };
 
-/* Flink's upsert-kafka options that the sink carries out (connectors/upsert_kafka.c):
-   the key is the PRIMARY KEY, so there is no 'key.fields'. */
+/* Flink's upsert-kafka options, which the source and the sink carry out
+   (connectors/upsert_kafka.c): the key is the PRIMARY KEY, so there is no
+   'key.fields'; the topic is read from its earliest offset, so no 'scan.*'. */
 static const conn_opt upsert_kafka_opts[] = {
     {"topic", K_TOPICS, "orders", REQ},
     {"properties.bootstrap.servers", K_SERVERS, "localhost:9092", REQ},
     {"properties.*", K_ANY, NULL, 0},
     {"key.format", K_FORMAT, "json", REQ},
+    {"key.fields-prefix", K_STRING, "k_", 0},
     {"value.format", K_FORMAT, "json", REQ},
     {"value.fields-include", K_ENUM, "ALL|EXCEPT_KEY", 0},
     {"sink.delivery-guarantee", K_ENUM, "at-least-once|exactly-once|none", 0},
     {"sink.transactional-id-prefix", K_STRING, "dipper-tx", 0},
+    {"dipper.bad-records", K_ENUM, "fail|skip|dead-letter", 0},
+    {"dipper.dead-letter.path", K_STRING, "/tmp/bad-records.jsonl", 0},
     {NULL, K_ANY, NULL, 0},
 };
 
@@ -330,7 +335,7 @@ static bool memory_bounded(const dp_table_def *t, bool batch_mode);
 static const connector connectors[] = {
     {"kafka", NULL, true, true, STREAM_FORMATS, true, kafka_opts, kafka_meta, kafka_check,
      kafka_bounded},
-    {"upsert-kafka", NULL, false, true, STREAM_FORMATS, false, upsert_kafka_opts, NULL,
+    {"upsert-kafka", NULL, true, true, STREAM_FORMATS, false, upsert_kafka_opts, NULL,
      upsert_kafka_check, never_bounded},
     {"kinesis", NULL, true, true, STREAM_FORMATS, true, kinesis_opts, kinesis_meta, kinesis_check,
      never_bounded},
@@ -886,6 +891,25 @@ static int upsert_kafka_check(dp_diags *d, const dp_table_def *t, int role) {
                        "an upsert-kafka table is one topic, but 'topic' = '%s' lists several; "
                        "name one topic",
                        topic->value));
+  if (t->watermark_col >= 0)
+    keep(&rc, dp_error(d, DIPPER_UNSUPPORTED, t->watermark_span,
+                       "a WATERMARK on an upsert-kafka table is not supported by dipper yet: its "
+                       "rows are changes (-U, +U, -D) that the watermark step would pass on as "
+                       "insertions; declare the table without it"));
+  /* Flink's rule: with ALL the value repeats the key's columns under the
+     table's names, which a key record without the prefix would contradict. */
+  const dp_option *prefix = find_option(t, "key.fields-prefix");
+  const dp_option *incl = find_option(t, "value.fields-include");
+  if (prefix && !(incl && eq_ci(incl->value, "EXCEPT_KEY")))
+    keep(&rc, dp_error(d, DIPPER_OPTION, prefix->span,
+                       "'key.fields-prefix' needs 'value.fields-include' = 'EXCEPT_KEY' (as in "
+                       "Flink): add it, or drop the prefix"));
+  for (int i = 0; prefix && i < t->npk; i++)
+    if (strncmp(t->schema.cols[t->pk[i]].name, prefix->value, strlen(prefix->value)) != 0)
+      keep(&rc, dp_error(d, DIPPER_OPTION, prefix->value_span,
+                         "key column `%s` does not start with 'key.fields-prefix' = '%s': every "
+                         "PRIMARY KEY column is named with the prefix, and written without it",
+                         t->schema.cols[t->pk[i]].name, prefix->value));
   return rc;
 }
 
@@ -1238,6 +1262,11 @@ const char *dp_connector_canonical(const char *name) {
 bool dp_connector_writable(const char *name) {
   const connector *cn = name ? find_connector(name) : NULL;
   return !cn || cn->sink;
+}
+
+bool dp_connector_changelog(const dp_table_def *t) {
+  const connector *cn = t && t->connector ? find_connector(t->connector) : NULL;
+  return cn && strcmp(cn->name, "upsert-kafka") == 0;
 }
 
 bool dp_connector_bounded(const dp_table_def *t, bool batch_mode) {

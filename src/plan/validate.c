@@ -882,7 +882,15 @@ static void check_batch_scan(vctx *x, const dp_plan *p) {
   const dp_table_def *t = p->u.scan.table;
   if (!t || dp_connector_bounded(t, true)) return;
   const char *c = t->connector ? t->connector : "this";
-  bool kafka = strcmp(c, "kafka") == 0 || strcmp(c, "upsert-kafka") == 0;
+  if (dp_connector_changelog(t)) {
+    refuse(x, p,
+           "%s source `%s` is read as an unbounded changelog (Flink's upsert-kafka has no bounded "
+           "mode either); run in streaming mode (SET 'execution.runtime-mode' = 'streaming'), or "
+           "read the topic as a 'kafka' table with 'scan.bounded.mode' = 'latest-offset'",
+           c, t->name);
+    return;
+  }
+  bool kafka = strcmp(c, "kafka") == 0;
   refuse(x, p,
          "%s source `%s` is unbounded; %s or run in streaming mode (SET "
          "'execution.runtime-mode' = 'streaming')",

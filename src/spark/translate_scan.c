@@ -358,6 +358,13 @@ int dp_sx_scan(dp_sx *x, const dp_plan *p, dp_srel *out) {
   if (!strcmp(conn, "filesystem")) return scan_filesystem(x, p, out);
   if (!strcmp(conn, "memory")) return scan_memory(x, p, out);
   if (!strcmp(conn, "datagen")) return scan_datagen(x, p, out);
+  if (dp_connector_changelog(t))
+    return dp_sx_refuse(x, p->span,
+                        "table `%s`: the Spark backend does not read '%s': Structured Streaming has "
+                        "no changelog source (every row it reads is an append, never a -U or -D "
+                        "of a key); run the query on the embedded engine, or read the topic as a "
+                        "'kafka' table, each record a row",
+                        t->name, conn);
   return dp_sx_refuse(x, p->span,
                       "table `%s`: the Spark backend does not read the '%s' connector; it reads 'filesystem', "
                       "'kafka', 'socket', 'memory' and 'datagen' tables",
