@@ -23,8 +23,8 @@
 ** fetched if that is further, capped by max_rows and by the bounded end: a
 ** busy source plans without a round trip to the broker, a source caught up
 ** takes what was fetched, and partitions reading a backlog stay in step.
-** Only when nothing at all was fetched does the plan ask the broker (what was
-** produced before the plan is in its batch).
+** Only when a partition has nothing fetched does the plan ask the broker (what
+** was produced before the plan is in its batch, whatever the fetches' timing).
 ** The consumer queue writes a byte to a pipe when a record lands in it empty
 ** (rd_kafka_queue_io_event_enable); the run loop polls that pipe (wait_fd)
 ** instead of sleeping, so a record is planned as soon as it is fetched.  The
@@ -926,7 +926,7 @@ static int fetched_ends(dp_source *s, kafka_source *ks, int64_t *out) {
   ** to it, as with the broker's ends, so that partitions read a backlog in
   ** step (the watermark is their maximum); one read up to its end takes what
   ** was fetched. */
-  bool any = false, unknown = false;
+  bool idle = false, unknown = false;
   for (int i = 0; rc == DIPPER_OK && i < ks->nparts; i++) {
     const kpart *p = &ks->parts[i];
     int64_t end = p->held_head < p->nheld ? p->held[p->nheld - 1]->offset + 1 : p->pos;
@@ -937,13 +937,13 @@ static int fetched_ends(dp_source *s, kafka_source *ks, int64_t *out) {
     else if (hi > end)
       end = hi;
     out[i] = end;
-    if (end > p->pos) any = true;
+    if (end == p->pos && p->pos < p->bound) idle = true;
   }
-  /* Nothing fetched, or no fetch answered yet: ask the broker after all, so
-  ** that what was produced before the plan is in its batch (a caller
-  ** stepping the query by hand sees it), at the cost of a round trip while
-  ** the source is idle. */
-  if (rc == DIPPER_OK && (unknown || !any)) rc = end_offsets(s, ks, RD_KAFKA_OFFSET_END, out);
+  /* A partition with nothing fetched, or no fetch answered yet: ask the
+  ** broker after all, so that what was produced before the plan is in its
+  ** batch whatever the fetches' timing (a caller stepping the query by hand
+  ** sees it all), at the cost of a round trip while a partition is idle. */
+  if (rc == DIPPER_OK && (unknown || idle)) rc = end_offsets(s, ks, RD_KAFKA_OFFSET_END, out);
   return rc;
 }
 
