@@ -1,10 +1,10 @@
 -- q13 bounded side input join: each bid with the side input's value for its auction.
 -- The side input file (key, value for keys 0..9999) is written by the runner: ${SIDE_INPUT}.
 -- @modes streaming
--- Both engines refuse it over a file: dipper because in its streaming mode a file table is a
--- watched folder (a temporal join needs the stream of rows on the left), Flink because a
--- temporal join with a filesystem table needs a primary key (the published query reads a
--- legacy connector.type table).
+-- @differs streaming: Flink 2.3 refuses it ("Temporal Table Join requires primary key in versioned
+-- table": the published query reads a legacy connector.type table, which has none); dipper runs it,
+-- the file table being bounded in streaming mode as in Flink (no source.monitor-interval), so each
+-- bid meets the side input's row for its key.
 CREATE TABLE side_input (key BIGINT, `value` VARCHAR)
 WITH ('connector' = 'filesystem', 'path' = '${SIDE_INPUT}', 'format' = 'csv');
 SELECT B.auction, B.bidder, B.price, B.`dateTime`, S.`value`
