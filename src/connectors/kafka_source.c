@@ -1547,7 +1547,7 @@ static int kafka_source_replay_plan(dp_source *s, dp_rd *in) {
 static int kafka_source_split(dp_source *s, int index, int count, bool replayed, const char **why) {
   (void)why;
   kafka_source *ks = s->state;
-  if (ks->assigned) return kafka_fail(s, DIPPER_MISUSE, "a source is split before its first plan");
+  if (ks->assigned) return kafka_fail(s, DIPPER_MISUSE, "a source is split after its first plan");
   ks->split = index;
   ks->nsplits = count;
   for (int i = 0; i < ks->nparts; i++) {

@@ -74,11 +74,15 @@ static void create_topic(const char *name, int partitions) {
 }
 
 /* n records {"k", "d", "v", "ts"}: record i has d = i / 3 (the
-** deduplication's key, whose three records go to one partition, d % 5 % parts:
-** partition 0 gets two shares of five) and an event time 100 ms after the
-** one before, except every 17th, 4 s earlier (late when the watermark, 2 s
-** behind the largest, has passed it: in some batches, not in others).  Each
-** partition's counts are printed in `ends`. */
+** deduplication's key, whose three records go to one partition) and an
+** event time 100 ms after the one before, except every 17th, 4 s earlier
+** (late when the watermark, 2 s behind the largest, has passed it: in some
+** batches, not in others).  Of 4 partitions, 0 and 2 get two shares of six
+** and 1 and 3 one: read in step by count, 0 and 2 fall behind in event time,
+** and on 2 workers they are worker 0's (on 3, partition 2 is worker 2's
+** alone), so a watermark taken as the workers' minimum would be behind one
+** thread's and let rows in that one thread drops as late.  Each partition's
+** count is put in `ends`. */
 static void produce(const char *topic, int n, int parts, int64_t *ends) {
   rd_kafka_t *rk = client(RD_KAFKA_PRODUCER, NULL);
   CHECK(rk != NULL);
@@ -91,7 +95,8 @@ static void produce(const char *topic, int n, int parts, int64_t *ends) {
              "{\"k\":%d,\"d\":%d,\"v\":%d,\"ts\":\"2024-01-01 %02d:%02d:%02d.%03d\"}", i % 13, i / 3,
              i, (int)(ms / 3600000), (int)(ms / 60000 % 60), (int)(ms / 1000 % 60),
              (int)(ms % 1000));
-    int32_t p = (int32_t)((i / 3) % 5 % parts);
+    static const int32_t of_six[6] = {0, 1, 2, 3, 0, 2};
+    int32_t p = parts == 4 ? of_six[(i / 3) % 6] : (int32_t)((i / 3) % parts);
     ends[p]++;
     CHECK_EQ(rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(p),
                                RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
@@ -219,7 +224,7 @@ TEST(window_aggregation_as_on_one_thread) {
   }
   fprintf(stderr, "window: %" PRId64 " of %d records counted (the others late)\n", counted, NREC);
   CHECK(counted < NREC);
-  CHECK(counted > NREC / 2);
+  CHECK(counted > NREC / 4);
   free(t.data);
 }
 
