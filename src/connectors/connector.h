@@ -81,10 +81,11 @@ typedef struct dp_source_class {
   ** in `why` (a static string): the query runs on one thread.  NULL: the
   ** source cannot be split and its queries run on one thread. */
   int (*split)(dp_source *s, int index, int count, bool replayed, const char **why);
-  /* The splits read units of their own (files; Kafka partitions would), each with its
-  ** own position and cap, not shares of one batch: their event times move
-  ** apart, and the watermark is then the minimum over the workers that saw
-  ** an event (exec/parallel.h), not the maximum. */
+  /* The splits read units of their own (files), each with its own position
+  ** and cap, not shares of one batch: their event times move apart, and the
+  ** watermark is then the minimum over the workers that saw an event
+  ** (exec/parallel.h), not the maximum.  (Kafka's splits read partitions of
+  ** their own, but of one batch planned for all: false.) */
   bool split_units;
 
   /* Optional: a file descriptor that turns readable when rows may have

@@ -113,6 +113,7 @@ typedef struct kpart {
   rd_kafka_message_t **held; /* records at or past `end`, in offset order */
   int nheld, held_head, held_cap;
   bool paused;
+  bool other;         /* another split's (kafka_source_split): planned, never read here */
   int64_t stall_since_ms; /* when this partition last had records owed and none came; 0: not owed */
 } kpart;
 
@@ -167,6 +168,9 @@ typedef struct kafka_source {
   bool planned;              /* a plan has run: later ones end at what is fetched */
   bool planning;             /* fetched_ends is moving the queue to the held lists */
   int wake[2];               /* the consumer queue's wake-up pipe; -1: none */
+  /* Splits (parallel execution): this source is split `split` of `nsplits`
+  ** and reads only the partitions not marked `other`. */
+  int split, nsplits;
 } kafka_source;
 
 static meta_kind meta_of(const char *key) {
@@ -343,6 +347,16 @@ static rd_kafka_topic_partition_list_t *part_list(const kafka_source *ks) {
   rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(ks->nparts);
   for (int i = 0; l && i < ks->nparts; i++)
     rd_kafka_topic_partition_list_add(l, ks->topics[ks->parts[i].topic], ks->parts[i].partition);
+  return l;
+}
+
+/* The partitions this split reads (every one, unsplit), in the source's
+** order, offsets unset (the caller frees it). */
+static rd_kafka_topic_partition_list_t *own_list(const kafka_source *ks) {
+  rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(ks->nparts);
+  for (int i = 0; l && i < ks->nparts; i++)
+    if (!ks->parts[i].other)
+      rd_kafka_topic_partition_list_add(l, ks->topics[ks->parts[i].topic], ks->parts[i].partition);
   return l;
 }
 
@@ -877,9 +891,10 @@ static int assign(dp_source *s, kafka_source *ks) {
     if (p->start < 0) return no_group_offset(s, ks, p);
     if (p->bound < p->start) p->bound = p->start;
   }
-  rd_kafka_topic_partition_list_t *l = part_list(ks);
+  rd_kafka_topic_partition_list_t *l = own_list(ks);
   if (!l) return DIPPER_NOMEM;
-  for (int i = 0; i < ks->nparts; i++) l->elems[i].offset = ks->parts[i].start;
+  for (int i = 0, k = 0; i < ks->nparts; i++)
+    if (!ks->parts[i].other) l->elems[k++].offset = ks->parts[i].start;
   rd_kafka_resp_err_t err = rd_kafka_assign(ks->rk, l);
   rd_kafka_topic_partition_list_destroy(l);
   if (err)
@@ -891,10 +906,10 @@ static int assign(dp_source *s, kafka_source *ks) {
 static int dispatch(dp_source *s, kafka_source *ks, rd_kafka_message_t *m, dp_batch *out,
                     int64_t *got);
 
-/* Per partition, the end of what the consumer has fetched: the queued
-** messages are moved to the held lists first (every partition's end is its
-** position while they are, so that none is taken). */
-static int fetched_ends(dp_source *s, kafka_source *ks, int64_t *out) {
+/* The consumer's queued messages to the held lists (every partition's end
+** is its position while they are, so that none is taken), the wake-up pipe
+** drained: the next message to land in the empty queue wakes the run. */
+static int move_queue(dp_source *s, kafka_source *ks) {
   drain_wake(ks);
   for (int i = 0; i < ks->nparts; i++) ks->parts[i].end = ks->parts[i].pos;
   if (ks->msgs_cap == 0) {
@@ -920,6 +935,13 @@ static int fetched_ends(dp_source *s, kafka_source *ks, int64_t *out) {
     }
   }
   ks->planning = false;
+  return rc;
+}
+
+/* Per partition, the end of what the consumer has fetched (move_queue
+** first), or the broker's end (below). */
+static int fetched_ends(dp_source *s, kafka_source *ks, int64_t *out) {
+  int rc = move_queue(s, ks);
   /* The end is the partition's end as the last fetch answer gave it (for
   ** a read_committed consumer its last stable offset), or past what was
   ** fetched if that is further: a partition read behind its end is planned
@@ -931,6 +953,13 @@ static int fetched_ends(dp_source *s, kafka_source *ks, int64_t *out) {
     const kpart *p = &ks->parts[i];
     int64_t end = p->held_head < p->nheld ? p->held[p->nheld - 1]->offset + 1 : p->pos;
     int64_t lo, hi;
+    if (p->other) {
+      /* Another split's partition: this consumer fetches nothing of it, and
+      ** its end comes from the broker, unless it has ended. */
+      if (p->pos < p->bound) unknown = true;
+      out[i] = end;
+      continue;
+    }
     if (rd_kafka_get_watermark_offsets(ks->rk, ks->topics[p->topic], p->partition, &lo, &hi) ||
         hi < 0)
       unknown = true;
@@ -952,12 +981,22 @@ static int kafka_source_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
   int rc = ks->assigned ? DIPPER_OK : assign(s, ks);
   bool replay = ks->replay;
   ks->replay = false;
+  /* A split other than the first replays split 0's plan at every batch
+  ** (parallel.c), which split 0 checked against the broker: it takes the
+  ** ends as they are, and moves its queue to the held lists as split 0's
+  ** plan does (its wake-up pipe drained, so that its next record wakes the
+  ** run). */
+  bool follower = replay && ks->nsplits > 1 && ks->split > 0;
   /* The broker's ends at the first plan (the batch reads what the topic
   ** held when the query started) and for a replayed batch (to check that its
   ** records are still there); what was fetched, after that. */
-  if (rc == DIPPER_OK)
+  if (rc == DIPPER_OK && follower) {
+    rc = move_queue(s, ks);
+    for (int i = 0; i < ks->nparts; i++) ks->high[i] = ks->parts[i].replay_end;
+  } else if (rc == DIPPER_OK) {
     rc = ks->planned && !replay ? fetched_ends(s, ks, ks->high)
                                 : end_offsets(s, ks, RD_KAFKA_OFFSET_END, ks->high);
+  }
   if (rc != DIPPER_OK) return rc;
   ks->planned = true;
   int64_t left = max_rows > 0 ? max_rows : INT64_MAX;
@@ -989,7 +1028,7 @@ static int kafka_source_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
     } else {
       if (p->pos >= p->bound) {
         /* Ended for good: stop fetching it. */
-        if (!p->paused && (rc = set_paused(ks, p, true)) != DIPPER_OK) return rc;
+        if (!p->other && !p->paused && (rc = set_paused(ks, p, true)) != DIPPER_OK) return rc;
         continue;
       }
       all_ended = false;
@@ -1003,6 +1042,7 @@ static int kafka_source_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
       if (max_rows > 0) left -= end - p->pos;
     }
     p->end = end;
+    if (p->other) continue; /* planned, read by its own split */
     if (end > p->pos && p->paused && p->nheld - p->held_head < HOLD_LIMIT / 2 &&
         (rc = set_paused(ks, p, false)) != DIPPER_OK)
       return rc;
@@ -1011,13 +1051,16 @@ static int kafka_source_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
         (rc = set_paused(ks, p, true)) != DIPPER_OK)
       return rc;
   }
-  *exhausted = ks->bounded && all_ended && !replay;
+  /* A replayed batch is not the end (more may be left after it), except on
+  ** a follower: split 0 says when the input ends, and a follower whose batch
+  ** reaches every bound has nothing more (its answer is and-ed with split 0's). */
+  *exhausted = ks->bounded && all_ended && (!replay || follower);
   return DIPPER_OK;
 }
 
 /* Owed records: the partition still has offsets before its end to hand out. */
 static bool owed(const kpart *p) {
-  if (p->pos >= p->end) return false;
+  if (p->pos >= p->end || p->other) return false;
   /* Everything before the end-of-partition offset has been delivered:
   ** offsets left are gaps (transaction markers, compaction). */
   if (p->eof >= p->end && (p->held_head == p->nheld || p->held[p->held_head]->offset >= p->end))
@@ -1341,12 +1384,16 @@ static int kafka_source_read(dp_source *s, dp_batch *out, int64_t want, bool *do
 ** on a checkpoint: the batch does not wait for the group's coordinator. */
 static int commit_group(dp_source *s, kafka_source *ks) {
   drain_commits(ks, 0);
-  rd_kafka_topic_partition_list_t *l = part_list(ks);
+  /* A split commits its own partitions (each split's consumer commits to
+  ** the same group; the others' positions are theirs to commit). */
+  rd_kafka_topic_partition_list_t *l = own_list(ks);
   if (!l) return DIPPER_NOMEM;
-  for (int i = 0; i < ks->nparts; i++) l->elems[i].offset = ks->parts[i].pos;
+  for (int i = 0, k = 0; i < ks->nparts; i++)
+    if (!ks->parts[i].other) l->elems[k++].offset = ks->parts[i].pos;
   const char *group = dp_table_option(s->table, "properties.group.id", "?");
   rd_kafka_resp_err_t err =
-      rd_kafka_commit_queue(ks->rk, l, ks->commit_q, NULL, (void *)(uintptr_t)group);
+      l->cnt == 0 ? RD_KAFKA_RESP_ERR__NO_OFFSET
+                  : rd_kafka_commit_queue(ks->rk, l, ks->commit_q, NULL, (void *)(uintptr_t)group);
   rd_kafka_topic_partition_list_destroy(l);
   if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET)
     dp_kafka_note(ks->rk, "cannot commit offsets to group '%s': %s", group,
@@ -1485,6 +1532,32 @@ static int kafka_source_replay_plan(dp_source *s, dp_rd *in) {
   return rc;
 }
 
+/* Splits (parallel execution, connector.h): partition i of the source's
+** list (topics by name, partitions by number: for one topic, partition i)
+** goes to split i mod n, whose consumer alone assigns, fetches and reads it,
+** in offset order (Kafka's own guarantee is per partition, and so is the
+** order here), and commits it to the group.  Every split plans every
+** partition: split 0 plans (asking the broker for the ends of the others'
+** partitions), the others replay its ends, and a split's read ends the
+** others' partitions at their ends (the gaps rule above), so every split's
+** position is the batch's and a batch is the same cut on every split.  In
+** batch mode (nothing replayed) each split plans by itself: the others'
+** partitions are ended where they start, and each partition is read to the
+** bound its own split fixed at open. */
+static int kafka_source_split(dp_source *s, int index, int count, bool replayed, const char **why) {
+  (void)why;
+  kafka_source *ks = s->state;
+  if (ks->assigned) return kafka_fail(s, DIPPER_MISUSE, "a source is split after its first plan");
+  ks->split = index;
+  ks->nsplits = count;
+  for (int i = 0; i < ks->nparts; i++) {
+    kpart *p = &ks->parts[i];
+    p->other = i % count != index;
+    if (p->other && !replayed) p->bound = 0; /* assign() makes it the start */
+  }
+  return DIPPER_OK;
+}
+
 static int kafka_source_wait_fd(dp_source *s) {
   const kafka_source *ks = s->state;
   return ks->wake[0];
@@ -1501,5 +1574,6 @@ const dp_source_class dp_source_kafka = {
     .save_position = kafka_source_save_position,
     .restore_position = kafka_source_restore_position,
     .replay_plan = kafka_source_replay_plan,
+    .split = kafka_source_split,
     .wait_fd = kafka_source_wait_fd,
 };

@@ -1011,7 +1011,8 @@ static int replay_batch(dp_driver *dr) {
 int dp_driver_wait_fds(dp_driver *dr, int *fds, int cap, bool *all) {
   int n = 0;
   *all = false;
-  if (dr->par || dr->failed || dr->finished || dr->ninputs == 0) return 0;
+  if (dr->failed || dr->finished || dr->ninputs == 0) return 0;
+  if (dr->par) return dp_par_wait_fds(dr->par, fds, cap, all);
   *all = true;
   for (int i = 0; i < dr->ninputs; i++) {
     dp_op *op = dr->inputs[i];

@@ -49,8 +49,8 @@ static const char *refuse_node(const dp_plan *p) {
     const dp_table_def *t = p->u.scan.table;
     const dp_source_class *cls = dp_source_find(t && t->connector ? t->connector : "");
     if (!cls || !cls->split)
-      return "a source other than nexmark, datagen or filesystem cannot be split among workers "
-             "yet";
+      return "a source other than nexmark, datagen, filesystem or kafka cannot be split among "
+             "workers yet";
     return NULL;
   }
   case DP_P_PROJECT: case DP_P_FILTER: case DP_P_WATERMARK: case DP_P_WINDOW: case DP_P_UNION:
@@ -236,11 +236,30 @@ int dp_par_split(dp_exec *ex, dp_source *src) {
   bool replayed = ex->query->streaming;
   const char *why = NULL;
   if (!src->cls->split || (replayed && (!src->cls->save_plan || !src->cls->replay_plan)))
-    why = "a source other than nexmark, datagen or filesystem cannot be split among workers yet";
+    why = "a source other than nexmark, datagen, filesystem or kafka cannot be split among "
+          "workers yet";
   int rc = why ? DIPPER_UNSUPPORTED : src->cls->split(src, ex->worker, ex->nworkers, replayed, &why);
   if (rc == DIPPER_UNSUPPORTED && !par->why) par->why = why ? why : "a source would not split";
   if (rc == DIPPER_OK && src->cls->split_units) par->min_rule = true; /* set at open, read after */
   return rc;
+}
+
+/* Every worker's inputs' wake-up descriptors (dp_driver_wait_fds): a
+** split's consumer wakes the run when a record of its own partitions comes,
+** and worker 0's plan then takes it (its ends are every split's). */
+int dp_par_wait_fds(dp_par *par, int *fds, int cap, bool *all) {
+  int n = 0;
+  *all = true;
+  for (int k = 0; k < par->n; k++)
+    for (int i = 0; i < par->w[k].ninputs; i++) {
+      dp_op *op = par->w[k].inputs[i];
+      int fd = op->cls == &dp_op_scan ? dp_scan_wait_fd(op) : -1;
+      if (fd < 0)
+        *all = false;
+      else if (n < cap)
+        fds[n++] = fd;
+    }
+  return n;
 }
 
 /* ---- a micro-batch ---- */

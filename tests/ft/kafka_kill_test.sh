@@ -20,6 +20,12 @@
 #   to the end: 0 rows lost, 0 doubled, 0 wrong (and a run after the end
 #   writes nothing more).  FT_VERBOSE=1 prints each kill.  The seed is printed;
 #   KILL_SEED=N replays it.
+# window_par2, dedup_par2: window and dedup on 2 workers ('parallelism.default'
+#   = '2') over a topic of 4 partitions (the pair 2m, 2m + 1 to partition
+#   m % 4), each worker reading its two partitions (partition i to worker
+#   i mod 2), killed the same way: exact; the first run is checked to run on
+#   the workers (no "runs on one thread" note), and a run on 3 workers on the
+#   folder afterwards is refused, naming both counts.
 # at-least-once: the projection with the sink at-least-once, killed the same
 #   way: every row present; the rows written twice are counted and printed.
 # broker-restart: a broker of the test's own (port $FT_PORT, default 19092,
@@ -67,16 +73,21 @@ if [ "$own_broker" = 1 ]; then
 fi
 
 tag=$(date +%s%N | tail -c 9)$$
+parts=3
+workers=1
+case $pipeline in *_par2) parts=4 workers=2 ;; esac
+export FT_PARTS=$parts
 in_topic=ft-$pipeline-$tag-in
 out_topic=ft-$pipeline-$tag-out
 
-python3 - <<'EOF' | "$tool" produce "$bs" "$in_topic" 3 || fail "producing the input"
-import json, sys
+python3 - <<'EOF' | "$tool" produce "$bs" "$in_topic" "$parts" || fail "producing the input"
+import json, os, sys
 out = sys.stdout
+parts = int(os.environ["FT_PARTS"])
 for n in range(60000):
     ms = n * 10
     ts = f"2024-01-01 00:{ms // 60000:02d}:{ms // 1000 % 60:02d}.{ms % 1000:03d}"
-    out.write(f"{n // 2 % 3}\t" + json.dumps({"id": n, "k": n % 7, "v": n % 100, "d": n // 2, "ts": ts}) + "\n")
+    out.write(f"{n // 2 % parts}\t" + json.dumps({"id": n, "k": n % 7, "v": n % 100, "d": n // 2, "ts": ts}) + "\n")
 out.write("0\t" + json.dumps({"id": 60000, "k": 0, "v": 1, "d": 30000, "ts": "2024-01-01 01:00:00.000"}) + "\n")
 EOF
 "$tool" create "$bs" "$out_topic" 3 || fail "creating the sink topic"
@@ -101,6 +112,7 @@ write_sql() { # $1: file, $2: the query
 SET 'execution.checkpointing.dir' = '$work/ck';
 SET 'dipper.max-batch-rows' = '450';
 SET 'dipper.trigger' = 'available-now';
+SET 'parallelism.default' = '$workers';
 $(src_table src "id BIGINT, k INT, v INT, d INT, ts TIMESTAMP(3)")
 $2
 EOF
@@ -239,12 +251,23 @@ stop_within_1s() {
 }
 
 case $pipeline in
-window | join | dedup | at-least-once)
-  query=$pipeline
+window | join | dedup | at-least-once | window_par2 | dedup_par2)
+  query=${pipeline%_par2}
   [ "$pipeline" = at-least-once ] && query=project
-  echo "kill seed $seed, $kills kills; topics $in_topic -> $out_topic"
+  echo "kill seed $seed, $kills kills; topics $in_topic ($parts partitions, $workers workers) -> $out_topic"
   sql_var=${query}_sql
   write_sql "$work/p.sql" "${!sql_var}"
+  if [ "$workers" -gt 1 ]; then
+    # On the workers, not on one thread with a note (notes go to stderr
+    # without -q, at open): a first run, killed once it has said anything
+    # (one more kill on the folder).
+    "$dipper" run "$work/p.sql" >"$work/first.out" 2>"$work/first.err" &
+    pid=$!
+    for _ in $(seq 300); do [ -s "$work/first.out" ] || [ -s "$work/first.err" ] && break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    if grep -q "runs on one thread" "$work/first.err"; then fail "not on workers: $(cat "$work/first.err")"; fi
+  fi
   t0=$(date +%s%N)
   run_killed "$work/p.sql"
   echo "$kills kills, $hits of them while the query ran (the others once it had finished); all runs $(ms_since "$t0") ms"
@@ -252,6 +275,13 @@ window | join | dedup | at-least-once)
   # A run after the end reads nothing new and writes nothing more.
   run_to_end "$work/p.sql"
   compare "$query"
+  if [ "$workers" -gt 1 ]; then
+    # another number of workers is refused, naming both
+    sed "s/'parallelism.default' = '2'/'parallelism.default' = '3'/" "$work/p.sql" >"$work/p3.sql"
+    if out=$("$dipper" run -q "$work/p3.sql" 2>&1 >/dev/null); then fail "a run on 3 workers was not refused"; fi
+    echo "$out" | grep -q "on 2 workers, and this run has 3" || fail "3 workers: $out"
+    compare "$query"
+  fi
   ;;
 broker-restart)
   write_sql "$work/p.sql" "$window_sql"
