@@ -52,12 +52,11 @@ typedef struct wb_entry {
   uint8_t live, in_db, dirty;
 } wb_entry;
 
-/* A DISTINCT table's entries by group: head[g] the first entry of cached
-** group g, next[e] the next; built once per store (fresh). */
-typedef struct dindex {
-  int64_t *head, *next, head_cap, next_cap;
-  bool fresh;
-} dindex;
+/* A DISTINCT call's pairs of the batch (its table's entries): the rows
+** that brought each, and its count in RocksDB before (0: not stored). */
+typedef struct dpairs {
+  int64_t *cnt, *base, cap;
+} dpairs;
 
 typedef struct wb_cache {
   wb_entry *e;
@@ -105,8 +104,12 @@ struct dp_agg_rocks {
   int64_t moffs_cap, *mids, mids_cap;
   /* DISTINCT calls: the operator's tables (NULL for the other calls) */
   dp_hashtable *const *distinct;
-  dp_vector **dvals, *dgid; /* scratch: a group's values, its id repeated */
-  dindex *dix;            /* per call: its table's entries by group */
+  bool pairs;             /* they are keyed entries of their own (not a codec's) */
+  dpairs *dpc;            /* per call */
+  int pcall;              /* the call whose pairs are looked up */
+  dp_buf pkeys, pvals, plo, phi; /* scratch: pair keys and counts, a range */
+  size_t *poffs, *pvoffs;
+  int64_t poffs_cap, pvoffs_cap, *pent, pent_cap; /* the looked-up pairs' entries */
   /* a record of the operator's own (dp_agg_rocks_set_codec) */
   dp_agg_rocks_codec codec;
   bool has_codec, evicting;
@@ -116,6 +119,9 @@ struct dp_agg_rocks {
   int64_t *lat, lat_cap;  /* per cached group: its stored last write */
   dp_buf rec;             /* scratch: a codec record */
 };
+
+/* A time in the time index's order (its sign bit flipped). */
+static uint64_t due_time(int64_t t) { return (uint64_t)t ^ (UINT64_C(1) << 63); }
 
 /* ---- the write-back cache ---- */
 
@@ -323,9 +329,7 @@ int dp_rocks_open_op(dp_op *op, const char *prefix, dp_rocks **out) {
 }
 
 const char *dp_agg_rocks_refusal(const dp_exec *ex, const dp_plan *p, dp_agg_state *const *states) {
-  const dp_plan *w = p->u.aggregate.window;
-  for (int a = 0; w && w->u.window.kind == DP_WIN_SESSION && a < p->u.aggregate.naggs; a++)
-    if (p->u.aggregate.aggs[a].distinct) return "a DISTINCT aggregate in a session window";
+  (void)p;
   if (ex->output_mode & DP_MODE_COMPLETE)
     return "complete output mode (every group every batch: use update or append)";
   (void)states;
@@ -353,13 +357,8 @@ int dp_agg_rocks_new(dp_op *op, dp_hashtable *ht, dp_agg_state *const *states,
   for (int j = 0; !rc && j < ht->nkeys; j++)
     if (!(r->kv[j] = dp_vector_new(ht->keys[j]->type, 0))) rc = DIPPER_NOMEM;
   int na = r->naggs > 0 ? r->naggs : 1;
-  if (!rc && (!(r->dvals = calloc((size_t)na, sizeof *r->dvals)) ||
-              !(r->dix = calloc((size_t)na, sizeof *r->dix)) ||
-              !(r->dgid = dp_vector_new(dp_type_of(DP_T_BIGINT), 0))))
-    rc = DIPPER_NOMEM;
-  for (int a = 0; !rc && a < r->naggs; a++)
-    if (distinct[a] && !(r->dvals[a] = dp_vector_new(distinct[a]->keys[1]->type, 0)))
-      rc = DIPPER_NOMEM;
+  if (!rc && !(r->dpc = calloc((size_t)na, sizeof *r->dpc))) rc = DIPPER_NOMEM;
+  for (int a = 0; a < r->naggs; a++) r->pairs |= distinct[a] != NULL;
   if (!rc) rc = dp_rocks_open_op(op, "agg", &r->db);
   if (rc) {
     dp_agg_rocks_free(r);
@@ -395,19 +394,22 @@ void dp_agg_rocks_free(dp_agg_rocks *r) {
   dp_buf_free(&r->mkeys);
   free(r->moffs);
   free(r->mids);
-  for (int a = 0; a < r->naggs; a++) {
-    if (r->dvals) dp_vector_free(r->dvals[a]);
-    if (r->dix) free(r->dix[a].head), free(r->dix[a].next);
-  }
-  free(r->dvals);
-  free(r->dix);
-  dp_vector_free(r->dgid);
+  for (int a = 0; r->dpc && a < r->naggs; a++) free(r->dpc[a].cnt), free(r->dpc[a].base);
+  free(r->dpc);
+  dp_buf_free(&r->pkeys);
+  dp_buf_free(&r->pvals);
+  dp_buf_free(&r->plo);
+  dp_buf_free(&r->phi);
+  free(r->poffs);
+  free(r->pvoffs);
+  free(r->pent);
   free(r);
 }
 
 void dp_agg_rocks_set_codec(dp_agg_rocks *r, const dp_agg_rocks_codec *c) {
   r->codec = *c;
   r->has_codec = r->evicting = true;
+  r->pairs = false; /* the codec's record holds what it needs */
 }
 
 void dp_agg_rocks_set_ttl(dp_agg_rocks *r, int64_t ttl) { r->ttl = ttl; }
@@ -426,68 +428,200 @@ static int group_keys(dp_agg_rocks *r, int64_t from, int64_t to) {
                              r->ht->nkeys, NULL, from, to - from);
 }
 
-/* ---- DISTINCT aggregates: the group's values in its record ----
-** After a DISTINCT call's states, the values the group has seen (each once:
-** the (group, value) pairs of the operator's DISTINCT table): a vector of
-** the argument's type.  So a group's record grows with its distinct values
-** and a batch that touches the group writes them all again: fit for the
-** few values per group that COUNT(DISTINCT ..) over windows sees, not for
-** a group of millions (a keyed entry per pair would be; not built). */
+/* ---- DISTINCT aggregates: a keyed entry per (group, value) ----
+** A DISTINCT call's values are a multiset in RocksDB beside the groups, one
+** entry per (group, value) pair with its count (the rows that brought it):
+**   pair  0x12 [end:u64]  hash:u64 klen:u32 group-key  call:u8  value
+**         -> count:uvar
+** (the group's entry key after its first byte; end, the group's end with its
+** sign bit flipped, only in an aggregation that evicts, so that the pairs of
+** every group the watermark closes go in one range tombstone; the value the
+** table's value columns' vector_codec encodings).  The group's record holds
+** the aggregate's state only.  In a batch, a pair new to the call's table
+** (op_aggregate.c's, the batch's pairs) of a group that was stored before is
+** looked up (one multi-get per chunk of input): found, the row passes no
+** value to the aggregate; at the end of the batch each pair of a kept group
+** is written with its count.  So a row costs O(1) RocksDB operations, the
+** record does not grow with the values, and a group new in the batch (none
+** of its pairs can be stored) costs no read. */
 
-/* Call a's table indexed by group (dindex). */
-static int index_distinct(dp_agg_rocks *r, int a, int64_t ngroups) {
+static void put_be64(dp_buf *b, uint64_t v) {
+  for (int i = 7; i >= 0; i--) dp_put_u8(b, (uint8_t)(v >> (8 * i)));
+}
+
+/* The pairs' prefix of the group of entry key k into out (emptied). */
+static void pair_prefix(const dp_agg_rocks *r, const char *k, size_t kn, int64_t end, dp_buf *out) {
+  out->len = 0;
+  dp_put_u8(out, 0x12);
+  if (r->evicting) put_be64(out, due_time(end));
+  dp_buf_put(out, k + 1, kn - 1);
+}
+
+/* Pair e of call a's table (its group cached group gid[e]) appended to out. */
+static int pair_key(dp_agg_rocks *r, int a, int64_t e, dp_buf *out) {
   const dp_hashtable *d = r->distinct[a];
-  dindex *x = &r->dix[a];
-  int64_t m = d->ngroups;
-  if (ngroups > x->head_cap && dp_grow(&x->head, &x->head_cap, ngroups, sizeof *x->head, 1024))
-    return DIPPER_NOMEM;
-  if (m > x->next_cap && dp_grow(&x->next, &x->next_cap, m, sizeof *x->next, 1024))
-    return DIPPER_NOMEM;
-  for (int64_t g = 0; g < ngroups; g++) x->head[g] = -1;
-  const int64_t *gid = d->keys[0]->values;
-  for (int64_t e = m - 1; e >= 0; e--) {
-    if (gid[e] < 0 || gid[e] >= ngroups) return DIPPER_MISUSE;
-    x->next[e] = x->head[gid[e]];
-    x->head[gid[e]] = e;
-  }
-  x->fresh = true;
+  int64_t g = dp_vector_get_i64(d->keys[0], e);
+  r->rec.len = 0;
+  int rc = dp_rocks_entry_key(&r->rec, 0, (const dp_vector *const *)r->ht->keys, r->ht->nkeys, g);
+  if (rc) return rc;
+  dp_put_u8(out, 0x12);
+  if (r->evicting) put_be64(out, due_time(dp_vector_get_i64(r->ht->keys[r->end_key], g)));
+  dp_buf_put(out, r->rec.data + 1, r->rec.len - 1);
+  dp_put_u8(out, (uint8_t)a);
+  for (int j = 1; j < d->nkeys && !rc; j++) rc = dp_vector_encode(d->keys[j], e, 1, out);
+  return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+/* Every pair of the group of entry key k (its end: evicting) deleted. */
+static int drop_pairs(dp_agg_rocks *r, const char *k, size_t kn, int64_t end) {
+  dp_buf *lo = &r->plo, *hi = &r->phi;
+  pair_prefix(r, k, kn, end, lo);
+  hi->len = 0;
+  dp_buf_put(hi, lo->data, lo->len);
+  if (lo->oom || hi->oom) return DIPPER_NOMEM;
+  /* the prefix's successor: its last byte below 0xff incremented, the rest cut */
+  while (hi->len > 0 && (uint8_t)hi->data[hi->len - 1] == 0xff) hi->len--;
+  hi->data[hi->len - 1]++; /* the first byte is 0x12: never all 0xff */
+  dp_rocks_delete_range(r->db, lo->data, lo->len, hi->data, hi->len);
   return DIPPER_OK;
 }
 
-static int save_distinct(dp_agg_rocks *r, int a, int64_t g, dp_buf *out) {
-  int rc = r->dix[a].fresh ? DIPPER_OK : index_distinct(r, a, r->ht->ngroups);
-  const dindex *x = &r->dix[a];
-  dp_vector *vals = r->dvals[a];
-  if (!rc) dp_vector_clear(vals);
-  for (int64_t e = rc ? -1 : x->head[g]; e >= 0 && !rc; e = x->next[e])
-    rc = dp_vector_take(vals, r->distinct[a]->keys[1], &e, 0, 1);
-  if (!rc) rc = dp_vector_encode(vals, 0, vals->length, out);
+/* The group's end, read from its entry key (an evicting GROUP BY's end is
+** one of its key columns). */
+static int key_end(dp_agg_rocks *r, const char *k, size_t kn, int64_t *end) {
+  for (int j = 0; j < r->ht->nkeys; j++) dp_vector_clear(r->kv[j]);
+  int rc = dp_rocks_entry_cols(k, kn, r->kv, r->ht->nkeys);
+  if (!rc) *end = dp_vector_get_i64(r->kv[r->end_key], 0);
   return rc;
 }
 
-/* The values of a record into the DISTINCT table as group g's (none may be
-** there twice). */
-static int load_distinct(dp_agg_rocks *r, int a, int64_t g, dp_rd *in) {
-  dp_vector *vals = r->dvals[a], *gv = r->dgid;
-  dp_vector_clear(vals);
-  int rc = dp_vector_decode(in, vals);
-  if (rc) return rc == DIPPER_NOMEM ? rc : DIPPER_CORRUPT;
-  int64_t m = vals->length, created = 0;
-  dp_vector_clear(gv);
-  for (int64_t k = 0; k < m && !rc; k++) rc = dp_vector_append_i64(gv, g);
-  if (!rc && m > r->ids_cap) {
-    int64_t cap = r->ids_cap;
-    if (dp_grow(&r->ids, &cap, m, sizeof *r->ids, 1024) ||
-        dp_grow(&r->hashes, &r->ids_cap, m, sizeof *r->hashes, 1024))
-      rc = DIPPER_NOMEM;
+static int grow_counts(dp_agg_rocks *r, int a, int64_t n) {
+  dpairs *x = &r->dpc[a];
+  if (n <= x->cap) return DIPPER_OK;
+  int64_t cap = x->cap;
+  if (dp_grow(&x->cnt, &cap, n, sizeof *x->cnt, 1024) ||
+      dp_grow(&x->base, &x->cap, n, sizeof *x->base, 1024))
+    return DIPPER_NOMEM;
+  return DIPPER_OK;
+}
+
+/* dp_rocks_get_many: looked-up pair i is stored, with its count. */
+static int found_pair(void *u, int64_t i, const char *v, size_t vn) {
+  dp_agg_rocks *r = u;
+  dp_rd rd;
+  dp_rd_init(&rd, v, vn);
+  int64_t c = (int64_t)dp_get_uvar(&rd);
+  if (!dp_rd_done(&rd) || c <= 0) return DIPPER_CORRUPT;
+  r->dpc[r->pcall].base[r->pent[i]] = c;
+  return DIPPER_OK;
+}
+
+int dp_agg_rocks_distinct(dp_agg_rocks *r, int a, const dp_vector *const *dk, int ndk,
+                          const uint64_t *dh, const int64_t *use, int64_t m, int64_t *dids,
+                          int64_t *sel, int64_t *nsel) {
+  dp_hashtable *d = r->distinct[a];
+  dpairs *x = &r->dpc[a];
+  int64_t n = 0;
+  int rc = DIPPER_OK;
+  for (int64_t k = 0; k < m && !rc; k++) {
+    int64_t row = use[k], before = d->ngroups;
+    bool null = false;
+    for (int j = 1; j < ndk; j++) null |= dp_vector_is_null(dk[j], row);
+    if (null) continue;
+    rc = dp_ht_find_or_insert(d, dk, dh, &row, 1, dids, NULL);
+    if (!rc) rc = grow_counts(r, a, d->ngroups);
+    if (rc) break;
+    int64_t e = dids[row];
+    if (d->ngroups > before) {
+      x = &r->dpc[a];
+      x->cnt[e] = x->base[e] = 0;
+      sel[n++] = row; /* use[k] is read before sel[n] is written: n <= k */
+    }
+    x->cnt[e]++;
   }
-  if (rc) return rc;
-  const dp_vector *dk[2] = {gv, vals};
-  dp_ht_hash(dk, 2, m, r->hashes);
-  rc = dp_ht_find_or_insert(r->distinct[a], dk, r->hashes, NULL, m, r->ids, &created);
-  r->dix[a].fresh = false;
-  if (!rc && created != m) rc = DIPPER_CORRUPT;
+  /* the new pairs of groups stored before: are they stored too? */
+  r->pkeys.len = 0;
+  int64_t q = 0;
+  if (!rc && n + 1 > r->poffs_cap && dp_grow(&r->poffs, &r->poffs_cap, n + 1, sizeof *r->poffs, 1024))
+    rc = DIPPER_NOMEM;
+  if (!rc && n > r->pent_cap && dp_grow(&r->pent, &r->pent_cap, n, sizeof *r->pent, 1024))
+    rc = DIPPER_NOMEM;
+  if (!rc) r->poffs[0] = 0;
+  for (int64_t k = 0; k < n && !rc; k++) {
+    int64_t e = dids[sel[k]];
+    if (!dp_agg_rocks_stored(r, dp_vector_get_i64(d->keys[0], e))) continue;
+    rc = pair_key(r, a, e, &r->pkeys);
+    r->pent[q] = e;
+    r->poffs[++q] = r->pkeys.len;
+  }
+  r->pcall = a;
+  if (!rc && q) rc = dp_rocks_get_many(r->db, &r->pkeys, r->poffs, q, found_pair, r);
+  int64_t kept = 0;
+  for (int64_t k = 0; k < n && !rc; k++)
+    if (r->dpc[a].base[dids[sel[k]]] == 0) sel[kept++] = sel[k];
+  *nsel = kept;
   return rc;
+}
+
+/* The batch's pairs of the kept groups written with their counts (in key
+** order); the pairs of the groups that go deleted: in an aggregation that
+** evicts, every pair up to the greatest end that closed (every group at or
+** before it closed: keep is the watermark's), one range tombstone. */
+static int store_pairs(dp_agg_rocks *r, const bool *keep, int64_t n) {
+  int rc = DIPPER_OK;
+  int64_t m = 0;
+  r->pkeys.len = 0;
+  r->pvals.len = 0;
+  for (int a = 0; a < r->naggs && !rc; a++) {
+    const dp_hashtable *d = r->distinct[a];
+    if (!d) continue;
+    int64_t ne = d->ngroups;
+    if (m + ne + 1 > r->poffs_cap &&
+        dp_grow(&r->poffs, &r->poffs_cap, m + ne + 1, sizeof *r->poffs, 1024))
+      return DIPPER_NOMEM;
+    if (m + ne > r->pent_cap && dp_grow(&r->pent, &r->pent_cap, m + ne, sizeof *r->pent, 1024))
+      return DIPPER_NOMEM;
+    if (m + ne + 1 > r->pvoffs_cap &&
+        dp_grow(&r->pvoffs, &r->pvoffs_cap, m + ne + 1, sizeof *r->pvoffs, 1024))
+      return DIPPER_NOMEM;
+    r->poffs[0] = r->pvoffs[0] = 0;
+    for (int64_t e = 0; e < ne && !rc; e++) {
+      int64_t g = dp_vector_get_i64(d->keys[0], e);
+      if (g >= n || !keep[g]) continue;
+      rc = pair_key(r, a, e, &r->pkeys);
+      dp_put_uvar(&r->pvals, (uint64_t)(r->dpc[a].base[e] + r->dpc[a].cnt[e]));
+      r->poffs[++m] = r->pkeys.len;
+      r->pvoffs[m] = r->pvals.len;
+    }
+  }
+  if (!rc && r->pvals.oom) rc = DIPPER_NOMEM;
+  if (!rc && m > r->order_cap && dp_grow(&r->order, &r->order_cap, m, sizeof *r->order, 1024))
+    rc = DIPPER_NOMEM;
+  if (!rc) rc = dp_rocks_key_order(&r->pkeys, r->poffs, m, r->order);
+  for (int64_t j = 0; j < m && !rc; j++) {
+    int64_t i = r->order[j];
+    dp_rocks_put(r->db, r->pkeys.data + r->poffs[i], r->poffs[i + 1] - r->poffs[i],
+                 r->pvals.data + r->pvoffs[i], r->pvoffs[i + 1] - r->pvoffs[i]);
+  }
+  if (rc || !r->evicting) return rc;
+  int64_t upto = INT64_MIN;
+  bool any = false;
+  for (int64_t g = 0; g < n; g++)
+    if (!keep[g] && dp_agg_rocks_stored(r, g)) {
+      int64_t end = dp_vector_get_i64(r->ht->keys[r->end_key], g);
+      if (!any || end > upto) upto = end;
+      any = true;
+    }
+  if (!any) return DIPPER_OK;
+  char lo[1] = {0x12}, hi[9] = {0x13};
+  size_t hin = 1;
+  if (upto < INT64_MAX) {
+    uint64_t t = due_time(upto + 1);
+    for (int i = 0; i < 8; i++) hi[1 + i] = (char)(uint8_t)(t >> (56 - 8 * i));
+    hi[0] = 0x12, hin = 9;
+  }
+  dp_rocks_delete_range(r->db, lo, 1, hi, hin);
+  return DIPPER_OK;
 }
 
 /* A stored group's value into cached group g. */
@@ -504,7 +638,6 @@ static int load_value(dp_agg_rocks *r, int64_t g, const char *v, size_t vn) {
   }
   for (int a = 0; !r->has_codec && a < r->naggs; a++) {
     int rc = dp_agg_state_load_group(r->states[a], &r->plan->u.aggregate.aggs[a], g, &rd);
-    if (!rc && r->distinct[a]) rc = load_distinct(r, a, g, &rd);
     if (rc) return rc;
   }
   if (!dp_rd_done(&rd)) return DIPPER_CORRUPT;
@@ -594,10 +727,8 @@ static int keep_group(dp_agg_rocks *r, int64_t g, int64_t n, const char *k, size
   } else if (r->end_key >= 0) {
     end = dp_vector_get_i64(r->ht->keys[r->end_key], g);
   }
-  for (int a = 0; !r->has_codec && a < r->naggs && !rc; a++) {
+  for (int a = 0; !r->has_codec && a < r->naggs && !rc; a++)
     rc = dp_agg_state_save_group(r->states[a], g, &r->val);
-    if (!rc && r->distinct[a]) rc = save_distinct(r, a, g, &r->val);
-  }
   if (!rc && r->val.oom) rc = DIPPER_NOMEM;
   if (!rc && e < 0 && !(rc = wb_insert(&r->wb, k, kn, &e))) {
     /* from RocksDB (stored) or new: indexed where RocksDB has it */
@@ -616,8 +747,8 @@ static int keep_group(dp_agg_rocks *r, int64_t g, int64_t n, const char *k, size
 }
 
 int dp_agg_rocks_store(dp_agg_rocks *r, const bool *keep, int64_t n) {
-  for (int a = 0; a < r->naggs; a++) r->dix[a].fresh = false;
-  int rc = group_keys(r, 0, n);
+  int rc = r->pairs ? store_pairs(r, keep, n) : DIPPER_OK;
+  if (!rc) rc = group_keys(r, 0, n);
   for (int64_t g = 0; g < n && !rc; g++) {
     const char *k = r->keys.data + r->offs[g];
     size_t kn = r->offs[g + 1] - r->offs[g];
@@ -628,6 +759,7 @@ int dp_agg_rocks_store(dp_agg_rocks *r, const bool *keep, int64_t n) {
       continue;
     }
     if (stored) r->count--;
+    if (stored && r->pairs && !r->evicting && (rc = drop_pairs(r, k, kn, 0))) break;
     /* not cached and stored: it came from RocksDB */
     if (e >= 0 ? r->wb.e[e].in_db : stored) {
       dp_rocks_delete(r->db, k, kn);
@@ -698,7 +830,6 @@ static int cmp_due(const void *a, const void *b) {
   return c ? c : (x->kn > y->kn) - (x->kn < y->kn);
 }
 
-static uint64_t due_time(int64_t t) { return (uint64_t)t ^ (UINT64_C(1) << 63); }
 
 /* The due list: the time index's keys (with their times in r->due_t) and
 ** the m cached groups of r->ids, merged in the index's order (that of the
@@ -818,7 +949,7 @@ int dp_agg_rocks_expire(dp_agg_rocks *r, int64_t now, int64_t *expired) {
                                            &r->ndue)
                        : DIPPER_OK;
   int64_t n = rc ? 0 : r->indb > 0 ? r->ndue : 0;
-  for (int64_t i = 0; i < n; i++) {
+  for (int64_t i = 0; i < n && !rc; i++) {
     const char *k = r->due.data + r->due_offs[i];
     size_t kn = r->due_offs[i + 1] - r->due_offs[i];
     int64_t e = wb_find(c, k, kn);
@@ -830,6 +961,10 @@ int dp_agg_rocks_expire(dp_agg_rocks *r, int64_t now, int64_t *expired) {
     }
     dp_rocks_delete(r->db, k, kn);
     r->count--, r->indb--, ++*expired;
+    int64_t end = 0;
+    if (r->pairs && r->evicting) rc = key_end(r, k, kn, &end);
+    if (!rc && r->pairs) rc = drop_pairs(r, k, kn, end);
+    if (rc) break;
   }
   for (int64_t i = 0; i < c->n && !rc; i++) {
     wb_entry *x = &c->e[i];
@@ -840,6 +975,7 @@ int dp_agg_rocks_expire(dp_agg_rocks *r, int64_t now, int64_t *expired) {
     }
     x->live = x->in_db = x->dirty = 0;
     r->count--, ++*expired;
+    if (r->pairs) rc = drop_pairs(r, wb_key(c, x), x->klen, x->end);
   }
   r->ndue = 0;
   return rc ? rc : dp_rocks_commit(r->db);
@@ -873,7 +1009,7 @@ int dp_agg_rocks_save(dp_agg_rocks *r, dp_buf *out) {
   dp_put_u8(out, 'R');
   dp_put_svar(out, ck);
   dp_put_svar(out, r->count);
-  dp_put_u8(out, (uint8_t)(r->has_codec | (r->ttl ? 2 : 0)));
+  dp_put_u8(out, (uint8_t)(r->has_codec | (r->ttl ? 2 : 0) | (r->pairs ? 4 : 0)));
   if (r->ttl) dp_put_svar(out, r->clock);
   dp_put_uvar(out, m);
   for (int64_t i = 0; i < c->n; i++) {
@@ -939,7 +1075,17 @@ int dp_agg_rocks_restore(dp_agg_rocks *r, dp_rd *in) {
   }
   wb_clear(&r->wb);
   int rc = in->bad || ck < 0 || count < 0 ? DIPPER_CORRUPT : DIPPER_OK;
-  unsigned form = !rc && v >= 3 ? dp_get_u8(in) : 0, want = r->has_codec | (r->ttl ? 2u : 0u);
+  unsigned form = !rc && v >= 3 ? dp_get_u8(in) : 0,
+           want = r->has_codec | (r->ttl ? 2u : 0u) | (r->pairs ? 4u : 0u);
+  if (!rc && !in->bad && ((form ^ want) & 4)) {
+    in->bad = true;
+    return dp_error(r->diags, DIPPER_CORRUPT, nowhere,
+                    "the checkpointed rocksdb state of the aggregation keeps its DISTINCT "
+                    "aggregates' values %s, and this run keeps them %s: start the query from "
+                    "a fresh checkpoint folder",
+                    form & 4 ? "as entries of their own" : "in the groups' records",
+                    want & 4 ? "as entries of their own" : "in the groups' records");
+  }
   if (!rc && !in->bad && form != want) {
     in->bad = true;
     return dp_error(r->diags, DIPPER_CORRUPT, nowhere,

@@ -4,8 +4,10 @@
 **
 ** Owns: the aggregation's RocksDB instance and what is stored there — one
 ** entry per group (its key columns, the entry's key; every call's state of
-** the group, dp_agg_state_save_group's record of one group and a
-** DISTINCT call's values, the value) and,
+** the group, dp_agg_state_save_group's record of one group, the value), an
+** entry per (group, value) pair of a DISTINCT call with its count (a
+** multiset beside the groups: a row costs O(1) reads and writes however
+** many values its group has) and,
 ** for an aggregation that evicts (a window, or a GROUP BY of an event-time
 ** column), a time index by the group's end, so that the groups the
 ** watermark closes are found by a range scan.
@@ -41,9 +43,10 @@ const char *dp_agg_rocks_refusal(const dp_exec *ex, const dp_plan *p, dp_agg_sta
 
 /* ht: the cache (borrowed); states[a]: call a's states (borrowed);
 ** distinct[a]: a DISTINCT call's table of (group id, value) pairs, NULL for
-** the others (the array and the tables borrowed; a group's pairs are stored
-** in its record and loaded with it); end_key: the ht key column of the
-** group's end (evicting), or -1. */
+** the others (the array and the tables borrowed; the table holds the
+** batch's pairs, dp_agg_rocks_distinct fills it, the pairs' entries in
+** RocksDB are the rest; with a codec, the codec's record holds them);
+** end_key: the ht key column of the group's end (evicting), or -1. */
 int dp_agg_rocks_new(dp_op *op, dp_hashtable *ht, dp_agg_state *const *states,
                      dp_hashtable *const *distinct, int end_key, dp_agg_rocks **out);
 void dp_agg_rocks_free(dp_agg_rocks *r);
@@ -69,6 +72,14 @@ int dp_agg_rocks_expire(dp_agg_rocks *r, int64_t now, int64_t *expired);
 int dp_agg_rocks_begin(dp_agg_rocks *r);
 /* Groups [from, ht->ngroups) entered the cache: their stored states loaded. */
 int dp_agg_rocks_fetch(dp_agg_rocks *r, int64_t from);
+/* DISTINCT call a (no codec): rows use[0..m) of the pair columns dk[0..ndk)
+** (dk[0] the cached group ids, dh their hashes) into its table, dids[row]
+** each row's pair; sel[0..*nsel) gets the rows whose pair is new to the
+** group (in neither the table nor RocksDB), the ones whose values the
+** aggregate takes.  Rows with a NULL value are skipped.  sel may be use. */
+int dp_agg_rocks_distinct(dp_agg_rocks *r, int a, const dp_vector *const *dk, int ndk,
+                          const uint64_t *dh, const int64_t *use, int64_t m, int64_t *dids,
+                          int64_t *sel, int64_t *nsel);
 /* Whether cached group g has a stored entry. */
 bool dp_agg_rocks_stored(const dp_agg_rocks *r, int64_t g);
 /* Write back cached groups 0..n with keep[g], delete the others' entries;

@@ -69,6 +69,7 @@
 
 #include "core/files.h"
 #include "core/grow.h"
+#include "core/vector_codec.h"
 #include "exec/agg_int.h"
 #include "exec/eval.h"
 #include "exec/rows.h"
@@ -595,7 +596,10 @@ static int consume(dp_op *self, const dp_batch *in) {
       }
       dp_ht_hash(dk, 2, nin, dh);
       int64_t m2 = 0;
-      for (int64_t k = 0; k < m && !rc; k++) {
+      /* over RocksDB the group's earlier values are entries of their own */
+      bool keyed = st->rocks && !st->session;
+      if (keyed) rc = dp_agg_rocks_distinct(st->rocks, a, dk, 2, dh, use, m, dids, st->sel, &m2);
+      for (int64_t k = 0; k < m && !rc && !keyed; k++) {
         int64_t r = use[k], before = c->distinct.ngroups;
         if (dp_vector_is_null(c->args[0], r)) continue;
         rc = dp_ht_find_or_insert(&c->distinct, dk, dh, &r, 1, dids, NULL);
@@ -1029,12 +1033,65 @@ static int emit(dp_op *op) {
 /* Session windows over RocksDB: a key's record is its sessions (those the
 ** watermark has not closed), by start:
 **   n:uvar, per session: start:svar end:svar, per call
-**   dp_agg_state_save_group's record
+**   dp_agg_state_save_group's record, and a DISTINCT call's values after it
 ** and its end (agg_rocks.h's codec) the least of their ends, where the time
 ** index has the key: the watermark that passes it brings the key back, and
 ** a key whose first session closes, or that gains an earlier one, moves in
 ** the index.  A batch's keys enter with their sessions (consume), rows merge
 ** them as in memory, and the key goes back with those left open. */
+/* A DISTINCT call's values of session s, oldest first, one vector per value
+** column of its table (its chain is newest first: loaded in this order, the
+** chain is the same again, and so is the order a merge folds them in).  A
+** session's values stay in its record, not in entries of their own: they
+** follow its merges, and a session lives a few gaps. */
+static int session_save_values(agg_call_state *c, int64_t s, dp_buf *out) {
+  int64_t n = 0, *ids = NULL;
+  for (int64_t e = s < c->d_head_cap ? c->d_head[s] : -1; e >= 0; e = c->d_next[e]) n++;
+  if (n && !(ids = malloc((size_t)n * sizeof *ids))) return DIPPER_NOMEM;
+  int64_t i = n;
+  for (int64_t e = n ? c->d_head[s] : -1; e >= 0; e = c->d_next[e]) ids[--i] = e;
+  dp_put_uvar(out, (uint64_t)n);
+  int rc = DIPPER_OK;
+  for (int j = 1; j < c->distinct.nkeys && !rc; j++) {
+    dp_vector *v = dp_vector_new(c->distinct.keys[j]->type, n);
+    rc = v ? dp_vector_take(v, c->distinct.keys[j], ids, 0, n) : DIPPER_NOMEM;
+    if (!rc) rc = dp_vector_encode(v, 0, n, out);
+    dp_vector_free(v);
+  }
+  free(ids);
+  return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+}
+
+/* The values session_save_values wrote into the call's table as session s's,
+** chained (none may be there already). */
+static int session_load_values(agg_call_state *c, int64_t s, dp_rd *in) {
+  int64_t n = (int64_t)dp_get_count(in, 1);
+  if (in->bad) return DIPPER_CORRUPT;
+  int nk = c->distinct.nkeys;
+  dp_vector **cols = calloc((size_t)nk, sizeof *cols);
+  uint64_t *h = malloc((size_t)(n ? n : 1) * sizeof *h);
+  int64_t *ids = malloc((size_t)(n ? n : 1) * sizeof *ids), created = 0;
+  int rc = cols && h && ids ? DIPPER_OK : DIPPER_NOMEM;
+  for (int j = 0; j < nk && !rc; j++)
+    if (!(cols[j] = dp_vector_new(c->distinct.keys[j]->type, n))) rc = DIPPER_NOMEM;
+  for (int64_t i = 0; i < n && !rc; i++) rc = dp_vector_append_i64(cols[0], s);
+  for (int j = 1; j < nk && !rc; j++) {
+    rc = dp_vector_decode(in, cols[j]);
+    if (rc != DIPPER_NOMEM && (rc || cols[j]->length != n)) rc = DIPPER_CORRUPT;
+  }
+  if (!rc) {
+    dp_ht_hash((const dp_vector *const *)cols, nk, n, h);
+    rc = dp_ht_find_or_insert(&c->distinct, (const dp_vector *const *)cols, h, NULL, n, ids, &created);
+  }
+  if (!rc && created != n) rc = DIPPER_CORRUPT;
+  for (int64_t i = 0; i < n && !rc; i++) rc = dp_aggop_chain_link(c, s, ids[i]);
+  for (int j = 0; cols && j < nk; j++) dp_vector_free(cols[j]);
+  free(cols);
+  free(h);
+  free(ids);
+  return rc;
+}
+
 static int session_save(void *u, int64_t key, dp_buf *out, int64_t *end) {
   dp_op *op = u;
   agg_state *st = op->state;
@@ -1049,7 +1106,10 @@ static int session_save(void *u, int64_t key, dp_buf *out, int64_t *end) {
   for (int64_t s = st->key_head[key]; s >= 0 && !rc; s = st->s_next[s]) {
     dp_put_svar(out, st->s_start[s]);
     dp_put_svar(out, st->s_end[s]);
-    for (int a = 0; a < st->naggs && !rc; a++) rc = dp_agg_state_save_group(&st->calls[a].st, s, out);
+    for (int a = 0; a < st->naggs && !rc; a++) {
+      rc = dp_agg_state_save_group(&st->calls[a].st, s, out);
+      if (!rc && st->calls[a].has_distinct) rc = session_save_values(&st->calls[a], s, out);
+    }
   }
   *end = least;
   return rc;
@@ -1064,8 +1124,10 @@ static int session_load(void *u, int64_t key, dp_rd *in) {
     int64_t start = dp_get_svar(in), end = dp_get_svar(in), s;
     if (in->bad || end < start) return DIPPER_CORRUPT;
     if ((rc = new_session(st, key, start, end, &s))) break;
-    for (int a = 0; a < st->naggs && !rc; a++)
+    for (int a = 0; a < st->naggs && !rc; a++) {
       rc = dp_agg_state_load_group(&st->calls[a].st, &op->plan->u.aggregate.aggs[a], s, in);
+      if (!rc && st->calls[a].has_distinct) rc = session_load_values(&st->calls[a], s, in);
+    }
   }
   return rc ? rc : in->bad ? DIPPER_CORRUPT : DIPPER_OK;
 }

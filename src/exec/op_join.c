@@ -724,6 +724,7 @@ static int rocks_probe_slice(dp_op *op, int s, int64_t start, int64_t end) {
 /* store_delta over RocksDB: side s's new rows, with what they matched. */
 static int rocks_store_delta(join_state *st, int s) {
   struct side *sd = &st->side[s];
+  dp_rocks_rows_time(st->rocks, st->rocks_ttl[s] > 0 ? st->now : 0);
   int rc = dp_rocks_rows_add(st->rocks, s, sd->delta, sd->keys, st->nkeys, sd->time_col,
                              sd->delta->nrows ? sd->dhit : NULL);
   if (!rc) rc = dp_rocks_commit(st->rocks);
@@ -744,6 +745,22 @@ static int64_t sat_sub(int64_t a, int64_t b) {
   int64_t r;
   if (!__builtin_sub_overflow(a, b, &r)) return r;
   return b < 0 ? INT64_MAX - 1 : INT64_MIN;
+}
+
+/* The state TTL over RocksDB (a regular join: no time range, so the time
+** index is free): a side's rows are stored at the start of the batch that
+** brought them, and go, without output, once that is ttl or more before
+** this batch's start — a range scan of the index (chunks wholly expired go
+** unread), as memory's dp_join_expire_ttl drops the rows by insertion. */
+static int rocks_expire_ttl(join_state *st) {
+  for (int s = 0; s < 2; s++) {
+    if (st->rocks_ttl[s] <= 0) continue;
+    int64_t removed = 0;
+    int rc = dp_rocks_rows_expire(st->rocks, s, sat_sub(st->now, st->rocks_ttl[s]), NULL, &removed);
+    if (rc) return rc;
+    st->rocks_rows[s] -= removed;
+  }
+  return DIPPER_OK;
 }
 
 /* evict() over RocksDB: a scan of each side's time index up to its bound. */
@@ -784,7 +801,7 @@ static int stream2_next(dp_op *op, dp_batch **out) {
     st->now = op->ex->batch_start_time;
     /* expiry by the state TTL before the input: a row of this batch never
     ** meets one that expired (Flink's NeverReturnExpired) */
-    if (!rc && !st->rocks) rc = dp_join_expire_ttl(st);
+    if (!rc) rc = st->rocks ? rocks_expire_ttl(st) : dp_join_expire_ttl(st);
     if (rc) return rc;
     if ((rc = dp_op_drain(op->children[0], keep_left, op))) return rc;
     if ((rc = dp_op_drain(op->children[1], keep_right, op))) return rc;
@@ -917,12 +934,14 @@ static int stream2_setup(dp_op *op, const char *kname) {
     if (sd->time_col >= 0) sd->time_col = sd->map[sd->time_col];
     dp_rowhash_init(&sd->index);
     int64_t ttl = p->props.state_ttl[s];
-    if (ttl > 0 && dp_exec_state_rocks(ex))
+    if (ttl > 0 && dp_exec_state_rocks(ex) && sd->time_col >= 0)
       return dp_error(ex->diags, DIPPER_UNSUPPORTED, p->span,
-                      "the %s JOIN's state TTL ('table.exec.state.ttl' or STATE_TTL) is carried "
-                      "out in memory only so far: set 'state.backend' = 'hashmap', or drop the TTL",
+                      "the %s JOIN's state TTL ('table.exec.state.ttl' or STATE_TTL) with a time "
+                      "range between its sides is carried out in memory only so far: set "
+                      "'state.backend' = 'hashmap', or drop the TTL",
                       kname);
-    if (ttl > 0 && (rc = dp_state_ttl_init(&sd->ttl, ttl))) return rc;
+    if (ttl > 0 && dp_exec_state_rocks(ex)) st->rocks_ttl[s] = ttl; /* rocks_expire_ttl */
+    else if (ttl > 0 && (rc = dp_state_ttl_init(&sd->ttl, ttl))) return rc;
   }
   st->lmap = st->side[0].map;
   st->rmap = st->side[1].map;

@@ -127,6 +127,7 @@ typedef struct join_state {
   ** left, 1 right */
   dp_rocks *rocks;     /* NULL: the state is in memory */
   int64_t rocks_rows[2];
+  int64_t rocks_ttl[2];/* per side: its state TTL over RocksDB (µs; 0: none), by insertion */
   dp_batch *fetched[2];/* per side: a slice's matches, or its expired rows, from rocks */
   dp_rocks_refs refs;  /* where they are */
   int phase;           /* stream2: 0 new left rows, 1 new right rows, 2 evict, 3 done */

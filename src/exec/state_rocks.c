@@ -53,6 +53,7 @@ struct dp_rocks {
   rocksdb_readoptions_t *pref;   /* probes: prefix seeks */
   rocksdb_writebatch_t *batch;   /* chunks, in key order where it can be */
   rocksdb_writebatch_t *ibatch;  /* the time index and the meta entry */
+  int64_t rows_time; /* the rows' time without a time column (dp_rocks_rows_time) */
   uint64_t seq;     /* the next chunk's number */
   bool seq_dirty;
   /* the row store */
@@ -562,6 +563,8 @@ static int put_chunk(dp_rocks *db, int space, const uint8_t *kp, size_t kpn, con
   return DIPPER_OK;
 }
 
+void dp_rocks_rows_time(dp_rocks *db, int64_t t) { db->rows_time = t; }
+
 int dp_rocks_rows_add(dp_rocks *db, int space, const dp_batch *b, const int *keys, int nkeys,
                       int time_col, const uint8_t *flags) {
   int64_t n = 0;
@@ -572,7 +575,7 @@ int dp_rocks_rows_add(dp_rocks *db, int space, const dp_batch *b, const int *key
   for (int64_t i = 0; i < n; i++) {
     int64_t r = db->parts[i].row;
     db->sel[i] = r;
-    db->times[i] = !tv ? 0 : dp_vector_is_null(tv, r) ? INT64_MIN : dp_vector_get_i64(tv, r);
+    db->times[i] = !tv ? db->rows_time : dp_vector_is_null(tv, r) ? INT64_MIN : dp_vector_get_i64(tv, r);
     db->flags[i] = flags ? flags[r] : 0;
   }
   dp_batch *rows = db->space[space].rows;
@@ -923,6 +926,10 @@ void dp_rocks_put(dp_rocks *db, const char *key, size_t kn, const void *val, siz
 
 void dp_rocks_delete(dp_rocks *db, const char *key, size_t kn) {
   rocksdb_writebatch_delete(db->batch, key, kn);
+}
+
+void dp_rocks_delete_range(dp_rocks *db, const char *lo, size_t lon, const char *hi, size_t hin) {
+  rocksdb_writebatch_delete_range(db->batch, lo, lon, hi, hin);
 }
 
 int dp_rocks_index_put(dp_rocks *db, int space, int64_t t, const char *key, size_t kn) {

@@ -112,6 +112,10 @@ void dp_rocks_refs_free(dp_rocks_refs *r);
 ** matched flag flags[r] (NULL: 0); one chunk per distinct key. */
 int dp_rocks_rows_add(dp_rocks *db, int space, const dp_batch *b, const int *keys, int nkeys,
                       int time_col, const uint8_t *flags);
+/* The time that dp_rocks_rows_add gives rows when it has no time column
+** (0 until set): a regular join under a state TTL gives its rows the
+** batch's start, so that the time index orders them by insertion. */
+void dp_rocks_rows_time(dp_rocks *db, int64_t t);
 /* For each row r of probe rows [start, end): the rows of `space` whose key
 ** equals r's in its columns pkeys[0..nkeys) (the key columns' types equal
 ** the stored ones') are appended to `into` (the space's schema) and are
@@ -160,6 +164,8 @@ int dp_rocks_get_many(dp_rocks *db, const dp_buf *keys, const size_t *offs, int6
 int dp_rocks_key_order(const dp_buf *keys, const size_t *offs, int64_t n, int64_t *order);
 void dp_rocks_put(dp_rocks *db, const char *key, size_t kn, const void *val, size_t vn);
 void dp_rocks_delete(dp_rocks *db, const char *key, size_t kn);
+/* Every key in [lo, hi) deleted (one range tombstone). */
+void dp_rocks_delete_range(dp_rocks *db, const char *lo, size_t lon, const char *hi, size_t hin);
 /* Index entry `key` (an entry key) at time t in space's time index. */
 int dp_rocks_index_put(dp_rocks *db, int space, int64_t t, const char *key, size_t kn);
 /* Unindex it (an entry whose time moved: a session window's key). */

@@ -2,7 +2,7 @@
 # kill_test.sh DIPPER PIPELINE WORKDIR — fault tolerance of `dipper run`.
 #
 # project, window, join, join_rocksdb, dedup, window_rocksdb, dedup_rocksdb,
-# window_values_rocksdb, session_rocksdb:
+# window_values_rocksdb, session_rocksdb, distinct_rocksdb:
 # 60,001 JSON rows in 20 files (a streaming
 # filesystem source capped at 500 rows a batch: ~120 micro-batches) through a
 # projection, a TUMBLE 10 s SUM/COUNT per key, an interval join with a second
@@ -13,7 +13,11 @@
 # string per key over RocksDB; session_rocksdb: a SESSION window (gap 1 s)
 # per key over RocksDB of the rows whose id mod 1000 is below 700, so that
 # each key's rows make a session per 10 s, 7 s long, closed by the 3 s
-# without rows that follows; window_par2, join_par2: the same on 2 workers,
+# without rows that follows; distinct_rocksdb: a TUMBLE 60 s per key of
+# COUNT(DISTINCT id) (each row a new value: ~860 per group over 12 batches),
+# COUNT(DISTINCT v) and SUM(DISTINCT v) over RocksDB without its write-back
+# cache, so that groups and their (group, value) entries reach RocksDB every
+# batch; window_par2, join_par2: the same on 2 workers,
 # 'parallelism.default' = '2', each worker reading the files its names hash to), into a
 # filesystem sink with a checkpoint folder.  The run is killed with SIGKILL $KILLS times (default
 # 20) after a random time, each time started again on the same folder, then
@@ -104,6 +108,13 @@ INSERT INTO dst SELECT k, window_start, window_end, COUNT(DISTINCT v), COUNT(*),
 FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '10' SECOND))
 GROUP BY k, window_start, window_end;"
 
+distinct_sql="CREATE TABLE dst (k INT, ws TIMESTAMP(3), we TIMESTAMP(3), n BIGINT, d BIGINT, s BIGINT)
+WITH ('connector' = 'filesystem', 'path' = '$work/out', 'format' = 'json');
+INSERT INTO dst SELECT k, window_start, window_end, COUNT(DISTINCT id), COUNT(DISTINCT v),
+  SUM(DISTINCT CAST(v AS BIGINT))
+FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '60' SECOND))
+GROUP BY k, window_start, window_end;"
+
 # session_rocksdb: sessions that grow batch by batch (a key's rows are 70 ms
 # apart, a batch is 5 s of event time) and close as the watermark passes
 # their end, their keys moving in RocksDB's time index.
@@ -141,6 +152,15 @@ elif sys.argv[1] == "session_rocksdb":
         g[4] = max(g[4], str(r["id"]))
     out = [{"k": k, "ws": ts(a), "we": ts(b), "s": s, "c": c, "m": m}
            for (k, _), (a, b, s, c, m) in sessions.items()]
+elif sys.argv[1] == "distinct_rocksdb":
+    groups = {}
+    for r in rows[:-1]:  # the last row's window stays open
+        w = r["ms"] // 60000 * 60000
+        g = groups.setdefault((r["k"], w), [set(), set()])
+        g[0].add(r["id"])
+        g[1].add(r["v"])
+    out = [{"k": k, "ws": ts(w), "we": ts(w + 60000), "n": len(a), "d": len(b), "s": sum(b)}
+           for (k, w), (a, b) in groups.items()]
 elif sys.argv[1] == "window_values_rocksdb":
     groups = {}
     for r in rows[:-1]:  # the last row's window stays open
@@ -213,7 +233,7 @@ run_killed() { # $1: sql file; kills at random points, then a run to the end
 }
 
 case $pipeline in
-project | window | join | join_rocksdb | dedup | window_rocksdb | dedup_rocksdb | window_values_rocksdb | session_rocksdb | window_par2 | join_par2)
+project | window | join | join_rocksdb | dedup | window_rocksdb | dedup_rocksdb | window_values_rocksdb | session_rocksdb | distinct_rocksdb | window_par2 | join_par2)
   echo "kill seed $seed, $kills kills"
   case $pipeline in
   project) write_sql "$work/p.sql" "$project_sql" ;;
@@ -230,6 +250,9 @@ $dedup_sql" ;;
 $values_sql" ;;
   session_rocksdb) write_sql "$work/p.sql" "SET 'state.backend' = 'rocksdb';
 $session_sql" ;;
+  distinct_rocksdb) write_sql "$work/p.sql" "SET 'state.backend' = 'rocksdb';
+SET 'dipper.rocksdb.aggregate-cache-bytes' = '1';
+$distinct_sql" ;;
   window_par2) write_sql "$work/p.sql" "SET 'parallelism.default' = '2';
 $(window_sql 10)" ;;
   join_par2) write_sql "$work/p.sql" "SET 'parallelism.default' = '2';
@@ -266,7 +289,7 @@ $join_sql" ;;
   if [[ $pipeline == *_rocksdb ]]; then
     # RocksDB checkpoints go with the state files that name them (none is
     # left without one); the live copy goes when the query ends.
-    case $pipeline in join_rocksdb) rk=join-0 ;; window_rocksdb | window_values_rocksdb | session_rocksdb) rk=agg-0 ;; *) rk=dedup-0 ;; esac
+    case $pipeline in join_rocksdb) rk=join-0 ;; window_rocksdb | window_values_rocksdb | session_rocksdb | distinct_rocksdb) rk=agg-0 ;; *) rk=dedup-0 ;; esac
     rk="$work/ck/dst/rocksdb/$rk"
     [ -d "$rk" ] || fail "no rocksdb state in $rk"
     [ -e "$rk/$(ls "$work/ck/dst/state" | sort -n | tail -1)/CURRENT" ] ||
