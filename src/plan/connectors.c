@@ -13,7 +13,7 @@
 **
 **   name        source sink  formats                              ends when
 **   kafka       yes    yes   json csv raw avro                   scan.bounded.mode is set and not 'unbounded'
-**   upsert-kafka yes   yes   json csv raw avro                   never (a changelog: [I,UB,UA,D])
+**   upsert-kafka yes   yes   json csv raw avro                   as kafka (a changelog: [I,UB,UA,D]; streaming mode only)
 **   kinesis     yes    yes   json csv raw avro                   never
 **   filesystem  yes    yes   csv json parquet orc avro raw text  always, unless 'source.monitor-interval' is set
 **                                                                  (then a stream, in streaming mode: the
@@ -128,11 +128,17 @@ static const conn_opt kafka_opts[] = {
 
 /* Flink's upsert-kafka options, which the source and the sink carry out
    (connectors/upsert_kafka.c): the key is the PRIMARY KEY, so there is no
-   'key.fields'; the topic is read from its earliest offset, so no 'scan.*'. */
+   'key.fields'; the topic is read from its earliest offset, so no
+   'scan.startup.*'; it ends at 'scan.bounded.*' as a kafka table does
+   (Flink's since FLINK-31740). */
 static const conn_opt upsert_kafka_opts[] = {
     {"topic", K_TOPICS, "orders", REQ},
     {"properties.bootstrap.servers", K_SERVERS, "localhost:9092", REQ},
     {"properties.*", K_ANY, NULL, 0},
+    {"scan.bounded.mode", K_ENUM, "unbounded|latest-offset|timestamp|specific-offsets|group-offsets",
+     0},
+    {"scan.bounded.specific-offsets", K_OFFSETS, "partition:0,offset:42;partition:1,offset:300", 0},
+    {"scan.bounded.timestamp-millis", K_INT, "1700000000000", 0},
     {"key.format", K_FORMAT, "json", REQ},
     {"key.fields-prefix", K_STRING, "k_", 0},
     {"value.format", K_FORMAT, "json", REQ},
@@ -336,7 +342,7 @@ static const connector connectors[] = {
     {"kafka", NULL, true, true, STREAM_FORMATS, true, kafka_opts, kafka_meta, kafka_check,
      kafka_bounded},
     {"upsert-kafka", NULL, true, true, STREAM_FORMATS, false, upsert_kafka_opts, NULL,
-     upsert_kafka_check, never_bounded},
+     upsert_kafka_check, kafka_bounded},
     {"kinesis", NULL, true, true, STREAM_FORMATS, true, kinesis_opts, kinesis_meta, kinesis_check,
      never_bounded},
     {"filesystem", NULL, true, true, "csv|json|parquet|orc|avro|raw|text", true, filesystem_opts,
@@ -891,6 +897,13 @@ static int upsert_kafka_check(dp_diags *d, const dp_table_def *t, int role) {
                        "an upsert-kafka table is one topic, but 'topic' = '%s' lists several; "
                        "name one topic",
                        topic->value));
+  keep(&rc, needs_companion(d, t, "scan.bounded.mode", "specific-offsets",
+                            "scan.bounded.specific-offsets",
+                            "partition:0,offset:42;partition:1,offset:300"));
+  keep(&rc, needs_companion(d, t, "scan.bounded.mode", "timestamp", "scan.bounded.timestamp-millis",
+                            "1700000000000"));
+  keep(&rc, needs_companion(d, t, "scan.bounded.mode", "group-offsets", "properties.group.id",
+                            "my-group"));
   if (t->watermark_col >= 0)
     keep(&rc, dp_error(d, DIPPER_UNSUPPORTED, t->watermark_span,
                        "a WATERMARK on an upsert-kafka table is not supported by dipper yet: its "

@@ -690,7 +690,7 @@ TEST(compile_time_refusals) {
   refused("SET 'execution.runtime-mode' = 'batch';\n" UPSERT_DDL
           "CREATE TABLE out (id BIGINT, name STRING, region STRING)"
           " WITH ('connector' = 'memory');\nINSERT INTO out SELECT * FROM users;",
-          "unbounded changelog");
+          "batch mode reads insert-only");
   refused(UPSERT_DDL "CREATE TABLE out (id BIGINT, name STRING, region STRING) WITH ("
                      "'connector' = 'filesystem', 'path' = '/tmp/x', 'format' = 'json');\n"
                      "INSERT INTO out SELECT * FROM users;",
