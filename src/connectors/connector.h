@@ -100,12 +100,10 @@ struct dp_source {
   const dp_table_def *table; /* borrowed */
   const dp_schema *schema;   /* the scan's output schema, borrowed */
   dp_diags *diags;           /* run-time errors */
-  /* Of the query reading it (NULL outside one): its checkpoint folder
-  ** (exec/checkpoint.h), where a source may keep files of its own
-  ** (upsert-kafka's kept rows), and the micro-batch's processing time, µs
-  ** (a batch run again after a restart: the one its offsets record logged). */
+  /* The checkpoint folder of the query reading it (exec/checkpoint.h), or
+  ** NULL: where a source may keep files of its own (upsert-kafka's kept
+  ** rows), named by its position. */
   const char *checkpoint;
-  const int64_t *batch_time;
   dp_source_metrics metrics;
   void *state;
 };

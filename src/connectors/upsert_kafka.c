@@ -38,8 +38,8 @@
 ** (deleted); a replaced or deleted row stays, dead, until dead rows outnumber
 ** the live ones (and are at least 1,024), when the live are copied into a new
 ** batch; keys deleted are dropped the same way.  With 'table.exec.state.ttl'
-** a key not written for that long in processing time (the batch's time, as
-** the driver keeps and replays it) is forgotten with no change out, as
+** a key not written for that long in processing time (the batch's time,
+** taken when it is planned and logged with its bounds) is forgotten with no change out, as
 ** Flink's state TTL does to ChangelogNormalize: a later value of it is +I,
 ** a later tombstone nothing; and a value equal to the kept row gives -U/+U
 ** (Flink emits then too, so that the state downstream is renewed with it).
@@ -153,6 +153,8 @@ typedef struct uk_source {
   /* 'table.exec.state.ttl': the live keys by last write (processing time) */
   int64_t ttl;         /* µs; 0: kept forever */
   dp_state_ttl tl;
+  int64_t now;         /* the planned batch's processing time (µs), in its bounds */
+  int64_t replay_now;  /* replay_plan's, for the next plan; -1: none */
   /* The kept rows' files (the header): NULL without a checkpoint folder */
   dp_ckpt *ck;
   char *claim;         /* the folder's name, held in this process */
@@ -352,7 +354,7 @@ static int uk_src_open(dp_source *s) {
   uk_source *u = calloc(1, sizeof *u);
   if (!u) return DIPPER_NOMEM;
   s->state = u;
-  u->base = u->last = u->older = -1;
+  u->base = u->last = u->older = u->replay_now = -1;
   u->ttl = session_ttl(s);
   int rc = derive_table(s, u);
   if (rc == DIPPER_OK) rc = map_columns(s, u);
@@ -381,8 +383,14 @@ static int uk_src_open(dp_source *s) {
   return rc;
 }
 
+/* The batch's time is the source's own, taken when it is planned and kept
+** with its bounds (save_plan), so that a batch run again after a restart
+** expires the keys it expired (the scan reads the first rows of a batch when
+** it plans it, before the driver's batch time is set). */
 static int uk_src_plan(dp_source *s, int64_t max_rows, bool *exhausted) {
   uk_source *u = s->state;
+  u->now = u->replay_now >= 0 ? u->replay_now : dp_session_now(s->db);
+  u->replay_now = -1;
   return dp_source_kafka.plan_batch(&u->inner, max_rows, exhausted);
 }
 
@@ -464,10 +472,6 @@ static int drop_row(uk_source *u, int64_t id) {
   u->live--;
   if (u->ttl > 0) dp_state_ttl_remove(&u->tl, id);
   return mark_dirty(u, id);
-}
-
-static int64_t batch_now(const dp_source *s) {
-  return s->batch_time ? *s->batch_time : 0;
 }
 
 /* One change of the topic, normalized (the table in the header). */
@@ -556,7 +560,7 @@ static int uk_src_read(dp_source *s, dp_batch *out, int64_t want, bool *done) {
   uk_source *u = s->state;
   if (!out->change && !(out->change = dp_vector_new(dp_type_of(DP_T_TINYINT), want)))
     return DIPPER_NOMEM;
-  int64_t now = batch_now(s);
+  int64_t now = u->now;
   int rc = expire(u, now);
   dp_batch_clear(u->raw);
   /* A record gives at most two rows (-U old, +U new). */
@@ -576,19 +580,45 @@ static int uk_src_commit(dp_source *s) {
   return rc;
 }
 
+static int uk_corrupt(dp_source *s, const char *why);
+
 #define UK_TAG 'U'
 #define UK_VERSION 2 /* 1: the live rows whole in the position (still read) */
 #define UK_SNAPSHOT 'F'
 #define UK_DELTA 'D'
 
+/* A batch's bounds: 'u' time:svar kafka-bounds:bytes (before the TTL: the
+** kafka source's bytes alone, which start with its own tag; still read). */
+#define UK_PLAN_TAG 'u'
+
 static int uk_src_save_plan(dp_source *s, dp_buf *out) {
   uk_source *u = s->state;
-  return dp_source_kafka.save_plan(&u->inner, out);
+  dp_buf b = DP_BUF_INIT;
+  int rc = dp_source_kafka.save_plan(&u->inner, &b);
+  if (rc == DIPPER_OK) {
+    dp_put_u8(out, UK_PLAN_TAG);
+    dp_put_svar(out, u->now);
+    dp_put_bytes(out, b.data, b.len);
+    if (b.oom || out->oom) rc = DIPPER_NOMEM;
+  }
+  dp_buf_free(&b);
+  return rc;
 }
 
 static int uk_src_replay_plan(dp_source *s, dp_rd *in) {
   uk_source *u = s->state;
-  return dp_source_kafka.replay_plan(&u->inner, in);
+  if (dp_rd_left(in) == 0 || in->p[in->pos] != UK_PLAN_TAG)
+    return dp_source_kafka.replay_plan(&u->inner, in); /* written before the time was */
+  dp_get_u8(in);
+  int64_t now = dp_get_svar(in);
+  size_t len = 0;
+  const uint8_t *kb = dp_get_bytes(in, &len);
+  if (in->bad) return uk_corrupt(s, "a batch's bounds cut short");
+  dp_rd kin;
+  dp_rd_init(&kin, kb, len);
+  int rc = dp_source_kafka.replay_plan(&u->inner, &kin);
+  if (rc == DIPPER_OK) u->replay_now = now;
+  return rc;
 }
 
 /* Per row of `rows` (key ids `ids`), its last write (with a TTL). */
@@ -849,7 +879,7 @@ static int uk_src_restore_position(dp_source *s, dp_rd *in) {
   int rc = dp_source_kafka.restore_position(&u->inner, &kin);
   if (rc != DIPPER_OK) return rc;
   if (u->rows->nrows || u->ht.ngroups) return uk_corrupt(s, "a state restored twice");
-  int64_t now = batch_now(s);
+  int64_t now = dp_session_now(s->db);
   if (version == 1) {
     /* the live rows whole: the next file (with a folder) is a snapshot */
     dp_batch *b = dp_batch_new(&u->ischema, 1024);

@@ -80,7 +80,6 @@ static int scan_open(dp_op *op) {
   st->src.schema = schema;
   st->src.diags = op->ex->diags;
   st->src.checkpoint = op->ex->checkpoint;
-  st->src.batch_time = &op->ex->batch_start_time;
   rc = cls->open(&st->src);
   /* A worker of a parallel query reads its split of the source. */
   if (rc == DIPPER_OK && op->ex->par && (rc = dp_par_split(op->ex, &st->src)) != DIPPER_OK &&

@@ -13,7 +13,9 @@
 **
 **   name        source sink  formats                              ends when
 **   kafka       yes    yes   json csv raw avro                   scan.bounded.mode is set and not 'unbounded'
-**   upsert-kafka yes   yes   json csv raw avro                   as kafka (a changelog: [I,UB,UA,D]; streaming mode only)
+**   upsert-kafka yes   yes   json csv raw avro                   never as a plan sees it (a changelog:
+**                                                                  [I,UB,UA,D]); a stream that stops at
+**                                                                  scan.bounded.mode when set
 **   kinesis     yes    yes   json csv raw avro                   never
 **   filesystem  yes    yes   csv json parquet orc avro raw text  always, unless 'source.monitor-interval' is set
 **                                                                  (then a stream, in streaming mode: the
@@ -342,7 +344,7 @@ static const connector connectors[] = {
     {"kafka", NULL, true, true, STREAM_FORMATS, true, kafka_opts, kafka_meta, kafka_check,
      kafka_bounded},
     {"upsert-kafka", NULL, true, true, STREAM_FORMATS, false, upsert_kafka_opts, NULL,
-     upsert_kafka_check, kafka_bounded},
+     upsert_kafka_check, never_bounded},
     {"kinesis", NULL, true, true, STREAM_FORMATS, true, kinesis_opts, kinesis_meta, kinesis_check,
      never_bounded},
     {"filesystem", NULL, true, true, "csv|json|parquet|orc|avro|raw|text", true, filesystem_opts,

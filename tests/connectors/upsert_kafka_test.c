@@ -17,8 +17,15 @@
 ** offsets with the same changes; bad records (the error names topic, partition and
 ** offset; a record without a key; 'skip' counts them); many updates over
 ** three partitions (the state compacted, the result checked against a model);
-** what compile time refuses (no PRIMARY KEY, batch mode, an append-only sink,
-** a prefix without EXCEPT_KEY, a WATERMARK, the Spark backend).
+** the kept rows checkpointed as deltas (a batch of one update and one
+** tombstone over 2,000 keys: a delta and a commit record of under 200 bytes,
+** the snapshot and the delta read back by a restart); 'table.exec.state.ttl'
+** (idle keys forgotten: +I after, their times kept across a restart, on the
+** test's clock); 'scan.bounded.mode' latest-offset, specific-offsets and
+** timestamp (the query ends at the bound; records after it are not read);
+** what compile time refuses (no PRIMARY KEY, batch mode, bounded or not, an
+** append-only sink, a prefix without EXCEPT_KEY, a WATERMARK, the Spark
+** backend, a bounded mode without its companion option).
 **
 ** No broker is no reason to pass: every test fails when it cannot reach one.
 */
@@ -29,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <librdkafka/rdkafka.h>
@@ -195,9 +203,17 @@ typedef struct run {
   dipper_query *q;
 } run;
 
+/* A processing-time clock of the test's (µs) when not 0 (state TTL). */
+static int64_t fake_now;
+static int64_t fake_clock(void *user) {
+  (void)user;
+  return fake_now;
+}
+
 static bool run_start(run *r, const char *tmpl, const char *topic) {
   memset(r, 0, sizeof *r);
   CHECK_EQ(dipper_open(&r->db, NULL), DIPPER_OK);
+  if (fake_now) dipper_set_clock(r->db, fake_clock, NULL);
   char *sql = sql_of(tmpl, topic);
   int rc = dipper_compile(r->db, sql, (size_t)-1, "upsert.sql", &r->prog);
   free(sql);
@@ -595,6 +611,202 @@ TEST(many_updates_compacted_and_restored) {
   free(dir);
 }
 
+/* The size of file `dir`/`name`, or -1. */
+static long file_size(const char *dir, const char *name) {
+  char p[1200];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  struct stat sb;
+  return stat(p, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+/* The kept rows cost what a batch changed: after 2,000 keys, a batch that
+** updates one key and deletes another writes a delta of a few dozen bytes
+** beside a commit record as small, not the 2,000 rows again; a restart
+** reads the snapshot and the delta (the updated row is -U'd as it is now,
+** the deleted key comes back as +I). */
+TEST(commit_records_carry_deltas) {
+  char topic[160];
+  topic_name(topic, sizeof topic, "delta");
+  create_topic(topic, 1);
+  char *dir = h_tempdir();
+  char *tmpl = malloc(4096);
+  snprintf(tmpl, 4096,
+           "SET 'execution.checkpointing.dir' = '%s';\n" UPSERT_DDL
+           "CREATE TABLE out (id BIGINT, name STRING, region STRING)"
+           " WITH ('connector' = 'memory');\n"
+           "INSERT INTO out SELECT * FROM users;",
+           dir);
+  enum { KEYS = 2000 };
+  static rec recs[KEYS];
+  static char keys[KEYS][32], vals[KEYS][96];
+  for (int i = 0; i < KEYS; i++) {
+    snprintf(keys[i], sizeof keys[i], "{\"id\":%d}", i);
+    snprintf(vals[i], sizeof vals[i], "{\"id\":%d,\"name\":\"user-%d\",\"region\":\"eu\"}", i, i);
+    recs[i] = (rec){0, keys[i], vals[i]};
+  }
+  produce(topic, recs, KEYS);
+  run r;
+  if (run_start(&r, tmpl, topic)) {
+    CHECK_EQ(run_step(&r), DIPPER_OK);
+    CHECK_EQ(nrows_of(r.db, "out"), KEYS);
+    produce(topic,
+            (rec[]){{0, "{\"id\":7}", "{\"id\":7,\"name\":\"user-7\",\"region\":\"us\"}"},
+                    {0, "{\"id\":8}", NULL}},
+            2);
+    CHECK_STR(step_rows(&r), "-U|7|user-7|eu\n+U|7|user-7|us\n-D|8|user-8|eu\n");
+  }
+  run_end(&r);
+  char files[1200];
+  snprintf(files, sizeof files, "%s/out/upsert-users-0/state", dir);
+  long snap = file_size(files, "0"), delta = file_size(files, "1");
+  char commits[1200];
+  snprintf(commits, sizeof commits, "%s/out/commits", dir);
+  long c0 = file_size(commits, "0"), c1 = file_size(commits, "1");
+  fprintf(stderr, "snapshot %ld B, delta %ld B, commit records %ld B and %ld B\n", snap, delta, c0,
+          c1);
+  CHECK(snap > 10 * KEYS); /* the 2,000 rows */
+  CHECK(delta > 0 && delta < 200);
+  CHECK(c0 > 0 && c0 < 200 && c1 > 0 && c1 < 200);
+  produce(topic,
+          (rec[]){{0, "{\"id\":7}", "{\"id\":7,\"name\":\"user-7\",\"region\":\"asia\"}"},
+                  {0, "{\"id\":8}", "{\"id\":8,\"name\":\"user-8\",\"region\":\"us\"}"},
+                  {0, "{\"id\":9}", NULL}},
+          3);
+  if (run_start(&r, tmpl, topic))
+    CHECK_STR(step_rows(&r),
+              "-U|7|user-7|us\n+U|7|user-7|asia\n+I|8|user-8|us\n-D|9|user-9|eu\n");
+  run_end(&r);
+  free(tmpl);
+  h_rmdir(dir);
+  free(dir);
+}
+
+/* ---- state TTL ---- */
+
+/* 'table.exec.state.ttl' forgets a key not written for that long (processing
+** time, the test's clock): a later value of it is +I, not +U, and a
+** tombstone of it nothing; the keys' times come back with a restart, so a
+** key written just before it is still kept after it and one idle across it
+** expires. */
+TEST(state_ttl_forgets_idle_keys_across_a_restart) {
+  char topic[160];
+  topic_name(topic, sizeof topic, "ttl");
+  create_topic(topic, 1);
+  char *dir = h_tempdir();
+  char *tmpl = malloc(4096);
+  snprintf(tmpl, 4096,
+           "SET 'execution.checkpointing.dir' = '%s';\n"
+           "SET 'table.exec.state.ttl' = '10 s';\n" UPSERT_DDL
+           "CREATE TABLE out (id BIGINT, name STRING, region STRING)"
+           " WITH ('connector' = 'memory');\n"
+           "INSERT INTO out SELECT * FROM users;",
+           dir);
+  const int64_t s = 1000000;
+  fake_now = 1000 * s;
+  produce(topic,
+          (rec[]){{0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"eu\"}"},
+                  {0, "{\"id\":2}", "{\"id\":2,\"name\":\"b\",\"region\":\"eu\"}"},
+                  {0, "{\"id\":3}", "{\"id\":3,\"name\":\"c\",\"region\":\"eu\"}"}},
+          3);
+  run r;
+  if (run_start(&r, tmpl, topic)) {
+    CHECK_STR(step_rows(&r), "+I|1|a|eu\n+I|2|b|eu\n+I|3|c|eu\n");
+    fake_now = 1005 * s;
+    produce(topic, (rec[]){{0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"us\"}"}}, 1);
+    CHECK_STR(step_rows(&r), "-U|1|a|eu\n+U|1|a|us\n");
+    /* 2 and 3 were written at 1000 s: gone at 1010 s; 1 (1005 s) is kept */
+    fake_now = 1012 * s;
+    produce(topic,
+            (rec[]){{0, "{\"id\":2}", "{\"id\":2,\"name\":\"b\",\"region\":\"us\"}"},
+                    {0, "{\"id\":3}", NULL},
+                    {0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"asia\"}"}},
+            3);
+    CHECK_STR(step_rows(&r), "+I|2|b|us\n-U|1|a|us\n+U|1|a|asia\n");
+  }
+  run_end(&r);
+  /* A restart at 1020 s: 1 was written at 1012 s and stays; 2 at 1012 s
+     too; a key restored as written at the restart would not tell. */
+  fake_now = 1020 * s;
+  produce(topic, (rec[]){{0, "{\"id\":2}", "{\"id\":2,\"name\":\"b\",\"region\":\"asia\"}"}}, 1);
+  if (run_start(&r, tmpl, topic)) {
+    CHECK_STR(step_rows(&r), "-U|2|b|us\n+U|2|b|asia\n");
+    /* 1 idle since 1012 s: forgotten at 1023 s, across the restart */
+    fake_now = 1023 * s;
+    produce(topic, (rec[]){{0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"eu\"}"}}, 1);
+    CHECK_STR(step_rows(&r), "+I|1|a|eu\n");
+  }
+  run_end(&r);
+  fake_now = 0;
+  free(tmpl);
+  h_rmdir(dir);
+  free(dir);
+}
+
+/* ---- bounded reads ---- */
+
+/* 'scan.bounded.mode' (the kafka source's): the query ends at the bound, in
+** streaming mode; records after it are not read. */
+TEST(bounded_modes_end_the_stream) {
+  char topic[160];
+  topic_name(topic, sizeof topic, "bounded");
+  create_topic(topic, 1);
+  produce(topic,
+          (rec[]){{0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"eu\"}"},
+                  {0, "{\"id\":2}", "{\"id\":2,\"name\":\"b\",\"region\":\"eu\"}"},
+                  {0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"us\"}"},
+                  {0, "{\"id\":2}", NULL}},
+          4);
+  static const char *const modes[][2] = {
+      {"'scan.bounded.mode' = 'latest-offset'",
+       "+I|1|a|eu\n+I|2|b|eu\n-U|1|a|eu\n+U|1|a|us\n-D|2|b|eu\n"},
+      {"'scan.bounded.mode' = 'specific-offsets', 'scan.bounded.specific-offsets' = "
+       "'partition:0,offset:3'",
+       "+I|1|a|eu\n+I|2|b|eu\n-U|1|a|eu\n+U|1|a|us\n"},
+      {"'scan.bounded.mode' = 'timestamp', 'scan.bounded.timestamp-millis' = '1'", ""},
+  };
+  for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+    char tmpl[2048];
+    snprintf(tmpl, sizeof tmpl,
+             "CREATE TABLE users (id BIGINT, name STRING, region STRING,"
+             " PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'upsert-kafka',"
+             " 'topic' = 'TOPIC', 'properties.bootstrap.servers' = 'BOOT', 'key.format' = 'json',"
+             " 'value.format' = 'json', %s);\n"
+             "CREATE TABLE out (id BIGINT, name STRING, region STRING)"
+             " WITH ('connector' = 'memory');\n"
+             "INSERT INTO out SELECT * FROM users;",
+             modes[m][0]);
+    dipper *db = NULL;
+    CHECK_EQ(dipper_open(&db, NULL), DIPPER_OK);
+    char *sql = sql_of(tmpl, topic);
+    const char *msg = NULL;
+    int rc = h_run(db, sql, &msg); /* runs to the end: the bound */
+    if (rc) fprintf(stderr, "run: %s\n", msg);
+    CHECK_EQ(rc, DIPPER_OK);
+    CHECK_STR(rows_of(db, "out", 0), modes[m][1]);
+    free(sql);
+    dipper_close(db);
+  }
+  /* a later record is past the bound of a query started before it */
+  char tmpl[2048];
+  snprintf(tmpl, sizeof tmpl, "%s",
+           "CREATE TABLE users (id BIGINT, name STRING, region STRING,"
+           " PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'upsert-kafka',"
+           " 'topic' = 'TOPIC', 'properties.bootstrap.servers' = 'BOOT', 'key.format' = 'json',"
+           " 'value.format' = 'json', 'scan.bounded.mode' = 'latest-offset');\n"
+           "CREATE TABLE out (id BIGINT, name STRING, region STRING)"
+           " WITH ('connector' = 'memory');\n"
+           "INSERT INTO out SELECT * FROM users;");
+  run r;
+  if (run_start(&r, tmpl, topic)) {
+    produce(topic, (rec[]){{0, "{\"id\":3}", "{\"id\":3,\"name\":\"c\",\"region\":\"eu\"}"}}, 1);
+    int finished = 0;
+    for (int i = 0; i < 20 && !finished; i++) CHECK_EQ(dipper_query_step(r.q, &finished), DIPPER_OK);
+    CHECK(finished);
+    CHECK_STR(rows_of(r.db, "out", 0), "+I|1|a|eu\n+I|2|b|eu\n-U|1|a|eu\n+U|1|a|us\n-D|2|b|eu\n");
+  }
+  run_end(&r);
+}
+
 /* ---- bad records ---- */
 
 TEST(bad_records_name_topic_partition_offset) {
@@ -691,6 +903,20 @@ TEST(compile_time_refusals) {
           "CREATE TABLE out (id BIGINT, name STRING, region STRING)"
           " WITH ('connector' = 'memory');\nINSERT INTO out SELECT * FROM users;",
           "batch mode reads insert-only");
+  /* bounded too: Flink's batch mode takes insert-only sources alone */
+  refused("SET 'execution.runtime-mode' = 'batch';\n"
+          "CREATE TABLE users (id BIGINT, name STRING, region STRING,"
+          " PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'upsert-kafka', 'topic' = 'TOPIC',"
+          " 'properties.bootstrap.servers' = 'BOOT', 'key.format' = 'json',"
+          " 'value.format' = 'json', 'scan.bounded.mode' = 'latest-offset');\n"
+          "CREATE TABLE out (id BIGINT, name STRING, region STRING)"
+          " WITH ('connector' = 'memory');\nINSERT INTO out SELECT * FROM users;",
+          "batch mode reads insert-only");
+  refused("CREATE TABLE u (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ("
+          "'connector' = 'upsert-kafka', 'topic' = 'TOPIC', 'properties.bootstrap.servers' = "
+          "'BOOT', 'key.format' = 'json', 'value.format' = 'json', 'scan.bounded.mode' = "
+          "'specific-offsets');",
+          "scan.bounded.specific-offsets");
   refused(UPSERT_DDL "CREATE TABLE out (id BIGINT, name STRING, region STRING) WITH ("
                      "'connector' = 'filesystem', 'path' = '/tmp/x', 'format' = 'json');\n"
                      "INSERT INTO out SELECT * FROM users;",
