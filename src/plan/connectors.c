@@ -301,6 +301,7 @@ static const conn_opt callback_opts[] = {
 
 static const conn_opt no_opts[] = {{NULL, K_ANY, NULL, 0}};
 
+
 /* Options of the formats; each applies only where that format is chosen. */
 static const conn_opt format_opts[] = {
     {"json.fail-on-missing-field", K_BOOL, "false", 0},
@@ -831,6 +832,19 @@ static int needs_companion(dp_diags *d, const dp_table_def *t, const char *mode_
                   mode_key, o->value, companion, companion, example);
 }
 
+/* The options a 'scan.bounded.mode' needs with it (kafka, upsert-kafka). */
+static int bounded_companions(dp_diags *d, const dp_table_def *t) {
+  int rc = DIPPER_OK;
+  keep(&rc, needs_companion(d, t, "scan.bounded.mode", "specific-offsets",
+                            "scan.bounded.specific-offsets",
+                            "partition:0,offset:42;partition:1,offset:300"));
+  keep(&rc, needs_companion(d, t, "scan.bounded.mode", "timestamp", "scan.bounded.timestamp-millis",
+                            "1700000000000"));
+  keep(&rc, needs_companion(d, t, "scan.bounded.mode", "group-offsets", "properties.group.id",
+                            "my-group"));
+  return rc;
+}
+
 static int kafka_check(dp_diags *d, const dp_table_def *t, int role) {
   int rc = DIPPER_OK;
   const dp_option *topic = find_option(t, "topic"), *pattern = find_option(t, "topic-pattern");
@@ -857,13 +871,7 @@ static int kafka_check(dp_diags *d, const dp_table_def *t, int role) {
                             "1700000000000"));
   keep(&rc, needs_companion(d, t, "scan.startup.mode", "group-offsets", "properties.group.id",
                             "my-group"));
-  keep(&rc, needs_companion(d, t, "scan.bounded.mode", "specific-offsets",
-                            "scan.bounded.specific-offsets",
-                            "partition:0,offset:42;partition:1,offset:300"));
-  keep(&rc, needs_companion(d, t, "scan.bounded.mode", "timestamp", "scan.bounded.timestamp-millis",
-                            "1700000000000"));
-  keep(&rc, needs_companion(d, t, "scan.bounded.mode", "group-offsets", "properties.group.id",
-                            "my-group"));
+  keep(&rc, bounded_companions(d, t));
   const dp_option *fmt = find_option(t, "format"), *vfmt = find_option(t, "value.format");
   if (fmt && vfmt)
     keep(&rc, dp_error(d, DIPPER_OPTION, vfmt->span,
@@ -899,13 +907,7 @@ static int upsert_kafka_check(dp_diags *d, const dp_table_def *t, int role) {
                        "an upsert-kafka table is one topic, but 'topic' = '%s' lists several; "
                        "name one topic",
                        topic->value));
-  keep(&rc, needs_companion(d, t, "scan.bounded.mode", "specific-offsets",
-                            "scan.bounded.specific-offsets",
-                            "partition:0,offset:42;partition:1,offset:300"));
-  keep(&rc, needs_companion(d, t, "scan.bounded.mode", "timestamp", "scan.bounded.timestamp-millis",
-                            "1700000000000"));
-  keep(&rc, needs_companion(d, t, "scan.bounded.mode", "group-offsets", "properties.group.id",
-                            "my-group"));
+  keep(&rc, bounded_companions(d, t));
   if (t->watermark_col >= 0)
     keep(&rc, dp_error(d, DIPPER_UNSUPPORTED, t->watermark_span,
                        "a WATERMARK on an upsert-kafka table is not supported by dipper yet: its "
