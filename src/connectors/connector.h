@@ -101,6 +101,10 @@ struct dp_source {
   const dp_table_def *table; /* borrowed */
   const dp_schema *schema;   /* the scan's output schema, borrowed */
   dp_diags *diags;           /* run-time errors */
+  /* The checkpoint folder of the query reading it (exec/checkpoint.h), or
+  ** NULL: where a source may keep files of its own (upsert-kafka's kept
+  ** rows), named by its position. */
+  const char *checkpoint;
   dp_source_metrics metrics;
   void *state;
 };

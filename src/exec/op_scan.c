@@ -79,6 +79,7 @@ static int scan_open(dp_op *op) {
   st->src.table = t;
   st->src.schema = schema;
   st->src.diags = op->ex->diags;
+  st->src.checkpoint = op->ex->checkpoint;
   rc = cls->open(&st->src);
   /* A worker of a parallel query reads its split of the source. */
   if (rc == DIPPER_OK && op->ex->par && (rc = dp_par_split(op->ex, &st->src)) != DIPPER_OK &&

@@ -13,7 +13,9 @@
 **
 **   name        source sink  formats                              ends when
 **   kafka       yes    yes   json csv raw avro                   scan.bounded.mode is set and not 'unbounded'
-**   upsert-kafka yes   yes   json csv raw avro                   never (a changelog: [I,UB,UA,D])
+**   upsert-kafka yes   yes   json csv raw avro                   never as a plan sees it (a changelog:
+**                                                                  [I,UB,UA,D]); a stream that stops at
+**                                                                  scan.bounded.mode when set
 **   kinesis     yes    yes   json csv raw avro                   never
 **   filesystem  yes    yes   csv json parquet orc avro raw text  always, unless 'source.monitor-interval' is set
 **                                                                  (then a stream, in streaming mode: the
@@ -128,11 +130,17 @@ static const conn_opt kafka_opts[] = {
 
 /* Flink's upsert-kafka options, which the source and the sink carry out
    (connectors/upsert_kafka.c): the key is the PRIMARY KEY, so there is no
-   'key.fields'; the topic is read from its earliest offset, so no 'scan.*'. */
+   'key.fields'; the topic is read from its earliest offset, so no
+   'scan.startup.*'; it ends at 'scan.bounded.*' as a kafka table does
+   (Flink's since FLINK-31740). */
 static const conn_opt upsert_kafka_opts[] = {
     {"topic", K_TOPICS, "orders", REQ},
     {"properties.bootstrap.servers", K_SERVERS, "localhost:9092", REQ},
     {"properties.*", K_ANY, NULL, 0},
+    {"scan.bounded.mode", K_ENUM, "unbounded|latest-offset|timestamp|specific-offsets|group-offsets",
+     0},
+    {"scan.bounded.specific-offsets", K_OFFSETS, "partition:0,offset:42;partition:1,offset:300", 0},
+    {"scan.bounded.timestamp-millis", K_INT, "1700000000000", 0},
     {"key.format", K_FORMAT, "json", REQ},
     {"key.fields-prefix", K_STRING, "k_", 0},
     {"value.format", K_FORMAT, "json", REQ},
@@ -292,6 +300,7 @@ static const conn_opt callback_opts[] = {
 };
 
 static const conn_opt no_opts[] = {{NULL, K_ANY, NULL, 0}};
+
 
 /* Options of the formats; each applies only where that format is chosen. */
 static const conn_opt format_opts[] = {
@@ -823,6 +832,19 @@ static int needs_companion(dp_diags *d, const dp_table_def *t, const char *mode_
                   mode_key, o->value, companion, companion, example);
 }
 
+/* The options a 'scan.bounded.mode' needs with it (kafka, upsert-kafka). */
+static int bounded_companions(dp_diags *d, const dp_table_def *t) {
+  int rc = DIPPER_OK;
+  keep(&rc, needs_companion(d, t, "scan.bounded.mode", "specific-offsets",
+                            "scan.bounded.specific-offsets",
+                            "partition:0,offset:42;partition:1,offset:300"));
+  keep(&rc, needs_companion(d, t, "scan.bounded.mode", "timestamp", "scan.bounded.timestamp-millis",
+                            "1700000000000"));
+  keep(&rc, needs_companion(d, t, "scan.bounded.mode", "group-offsets", "properties.group.id",
+                            "my-group"));
+  return rc;
+}
+
 static int kafka_check(dp_diags *d, const dp_table_def *t, int role) {
   int rc = DIPPER_OK;
   const dp_option *topic = find_option(t, "topic"), *pattern = find_option(t, "topic-pattern");
@@ -849,13 +871,7 @@ static int kafka_check(dp_diags *d, const dp_table_def *t, int role) {
                             "1700000000000"));
   keep(&rc, needs_companion(d, t, "scan.startup.mode", "group-offsets", "properties.group.id",
                             "my-group"));
-  keep(&rc, needs_companion(d, t, "scan.bounded.mode", "specific-offsets",
-                            "scan.bounded.specific-offsets",
-                            "partition:0,offset:42;partition:1,offset:300"));
-  keep(&rc, needs_companion(d, t, "scan.bounded.mode", "timestamp", "scan.bounded.timestamp-millis",
-                            "1700000000000"));
-  keep(&rc, needs_companion(d, t, "scan.bounded.mode", "group-offsets", "properties.group.id",
-                            "my-group"));
+  keep(&rc, bounded_companions(d, t));
   const dp_option *fmt = find_option(t, "format"), *vfmt = find_option(t, "value.format");
   if (fmt && vfmt)
     keep(&rc, dp_error(d, DIPPER_OPTION, vfmt->span,
@@ -891,6 +907,7 @@ static int upsert_kafka_check(dp_diags *d, const dp_table_def *t, int role) {
                        "an upsert-kafka table is one topic, but 'topic' = '%s' lists several; "
                        "name one topic",
                        topic->value));
+  keep(&rc, bounded_companions(d, t));
   if (t->watermark_col >= 0)
     keep(&rc, dp_error(d, DIPPER_UNSUPPORTED, t->watermark_span,
                        "a WATERMARK on an upsert-kafka table is not supported by dipper yet: its "

@@ -880,16 +880,21 @@ static void check_sink(vctx *x, const dp_plan *p) {
 
 static void check_batch_scan(vctx *x, const dp_plan *p) {
   const dp_table_def *t = p->u.scan.table;
-  if (!t || dp_connector_bounded(t, true)) return;
+  if (!t) return;
   const char *c = t->connector ? t->connector : "this";
+  /* Flink's batch planner takes insert-only sources alone, bounded or not
+     (DynamicSourceUtils: "only possible for INSERT-only table sources"). */
   if (dp_connector_changelog(t)) {
     refuse(x, p,
-           "%s source `%s` is read as an unbounded changelog (Flink's upsert-kafka has no bounded "
-           "mode either); run in streaming mode (SET 'execution.runtime-mode' = 'streaming'), or "
-           "read the topic as a 'kafka' table with 'scan.bounded.mode' = 'latest-offset'",
+           "%s source `%s` is a changelog (+I, -U, +U, -D), and batch mode reads insert-only "
+           "sources (as in Flink, even with 'scan.bounded.mode'); run in streaming mode (SET "
+           "'execution.runtime-mode' = 'streaming': with 'scan.bounded.mode' the query ends at "
+           "the bound), or read the topic as a 'kafka' table with 'scan.bounded.mode' = "
+           "'latest-offset'",
            c, t->name);
     return;
   }
+  if (dp_connector_bounded(t, true)) return;
   bool kafka = strcmp(c, "kafka") == 0;
   refuse(x, p,
          "%s source `%s` is unbounded; %s or run in streaming mode (SET "

@@ -28,84 +28,34 @@
 
 #include <librdkafka/rdkafka.h>
 
-#include "conn_harness.h"
 #include "test.h"
+#include "conn_harness.h"
 
 extern const dp_source_class dp_source_kafka;
 extern const dp_sink_class dp_sink_kafka;
 
-static char bootstrap[64];
-static char run_tag[64];
 
 /* ---- the broker ---- */
 
-static rd_kafka_t *client(rd_kafka_type_t type, const char *group, bool committed_only) {
-  char err[512];
-  rd_kafka_conf_t *conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap, err, sizeof err);
-  if (group) rd_kafka_conf_set(conf, "group.id", group, err, sizeof err);
-  if (type == RD_KAFKA_CONSUMER)
-    rd_kafka_conf_set(conf, "isolation.level",
-                      committed_only ? "read_committed" : "read_uncommitted", err, sizeof err);
-  if (type == RD_KAFKA_PRODUCER) rd_kafka_conf_set(conf, "enable.idempotence", "true", err, sizeof err);
-  rd_kafka_t *rk = rd_kafka_new(type, conf, err, sizeof err);
-  if (!rk) {
-    fprintf(stderr, "rd_kafka_new: %s\n", err);
-    rd_kafka_conf_destroy(conf);
-  }
-  return rk;
-}
-
-static void create_topic(const char *name, int partitions) {
-  rd_kafka_t *rk = client(RD_KAFKA_PRODUCER, NULL, false);
-  CHECK(rk != NULL);
-  if (!rk) return;
-  char err[512];
-  rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(name, partitions, 1, err, sizeof err);
-  rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
-  rd_kafka_CreateTopics(rk, &nt, 1, NULL, q);
-  rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 30000);
-  CHECK(ev != NULL);
-  if (ev) rd_kafka_event_destroy(ev);
-  rd_kafka_queue_destroy(q);
-  rd_kafka_NewTopic_destroy(nt);
-  bool seen = false;
-  for (int tries = 0; tries < 100 && !seen; tries++) {
-    rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, name, NULL);
-    const struct rd_kafka_metadata *md = NULL;
-    if (rd_kafka_metadata(rk, 0, rkt, &md, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      seen = md->topic_cnt == 1 && !md->topics[0].err && md->topics[0].partition_cnt == partitions;
-      for (int i = 0; seen && i < md->topics[0].partition_cnt; i++)
-        seen = md->topics[0].partitions[i].leader >= 0;
-      rd_kafka_metadata_destroy(md);
-    }
-    rd_kafka_topic_destroy(rkt);
-    if (!seen) nanosleep(&(struct timespec){0, 100000000}, NULL);
-  }
-  CHECK(seen);
-  rd_kafka_destroy(rk);
-}
+/* A topic of n partitions, seen with a leader each. */
+static void create_topic(const char *name, int partitions) { h_create_topic(name, partitions); }
 
 static void topic_name(char *buf, size_t cap, const char *what) {
-  snprintf(buf, cap, "dipper-ft-%s-%s", run_tag, what);
+  snprintf(buf, cap, "dipper-ft-%s-%s", h_run_tag, what);
 }
 
 /* {"id": n} for each n of ids[0..n), to partition parts[i] (or 0). */
 static void produce_ids(const char *topic, const int *ids, const int *parts, int n) {
-  rd_kafka_t *rk = client(RD_KAFKA_PRODUCER, NULL, false);
-  CHECK(rk != NULL);
-  if (!rk) return;
-  for (int i = 0; i < n; i++) {
-    char v[64];
-    snprintf(v, sizeof v, "{\"id\":%d}", ids[i]);
-    CHECK_EQ(rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic),
-                               RD_KAFKA_V_PARTITION(parts ? parts[i] : 0),
-                               RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                               RD_KAFKA_V_VALUE(v, strlen(v)), RD_KAFKA_V_END),
-             RD_KAFKA_RESP_ERR_NO_ERROR);
+  h_rec *recs = calloc((size_t)n + 1, sizeof *recs);
+  char(*v)[64] = calloc((size_t)n + 1, sizeof *v);
+  CHECK(recs != NULL && v != NULL);
+  for (int i = 0; recs && v && i < n; i++) {
+    snprintf(v[i], sizeof v[i], "{\"id\":%d}", ids[i]);
+    recs[i] = (h_rec){parts ? parts[i] : 0, 0, NULL, v[i], NULL, NULL};
   }
-  CHECK_EQ(rd_kafka_flush(rk, 30000), RD_KAFKA_RESP_ERR_NO_ERROR);
-  rd_kafka_destroy(rk);
+  if (recs && v) h_produce(topic, recs, n);
+  free(recs);
+  free(v);
 }
 
 static int cmp_i64(const void *a, const void *b) {
@@ -130,7 +80,7 @@ static const char *id_text(int64_t *ids, int n) {
 static const char *consume_ids(const char *topic, int nparts, int expect, bool committed_only) {
   int64_t ids[512];
   int n = 0;
-  rd_kafka_t *rk = client(RD_KAFKA_CONSUMER, "dipper-ft-reader", committed_only);
+  rd_kafka_t *rk = h_kafka_client(RD_KAFKA_CONSUMER, "dipper-ft-reader", committed_only);
   CHECK(rk != NULL);
   if (!rk) return "";
   rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(nparts);
@@ -229,7 +179,7 @@ static void src_batch(dp_source *s, int64_t max_rows, int64_t *ids, int *n) {
 static char *ddl(const char *table, const char *topic, const char *more) {
   size_t n = strlen(KAFKA_TABLE) + strlen(table) + strlen(topic) + strlen(more) + 128;
   char *out = malloc(n);
-  snprintf(out, n, KAFKA_TABLE, table, topic, bootstrap, more);
+  snprintf(out, n, KAFKA_TABLE, table, topic, h_bootstrap, more);
   return out;
 }
 
@@ -360,7 +310,7 @@ TEST(group_offsets_resume_where_the_source_committed) {
   snprintf(more, sizeof more,
            ", 'scan.startup.mode' = 'group-offsets', 'properties.group.id' = 'dipper-ft-%s',"
            " 'properties.auto.offset.reset' = 'earliest'",
-           run_tag);
+           h_run_tag);
   static const int ids1[] = {1, 2, 3}, ids2[] = {4, 5};
   produce_ids(topic, ids1, NULL, 3);
   char *sql = ddl("t", topic, more);
@@ -417,7 +367,7 @@ TEST(exactly_once_sink_survives_a_crash_and_a_replayed_batch) {
   snprintf(more, sizeof more,
            ", 'sink.delivery-guarantee' = 'exactly-once',"
            " 'sink.transactional-id-prefix' = 'dipper-ft-%s-'",
-           run_tag);
+           h_run_tag);
   char *sql = ddl("o", topic, more);
   char *dir = h_tempdir();
   fixture f;
@@ -541,18 +491,6 @@ TEST(interrupt_is_honoured_within_a_second_with_the_broker_down) {
 }
 
 int main(void) {
-  const char *port = getenv("DIPPER_KAFKA_PORT");
-  snprintf(bootstrap, sizeof bootstrap, "127.0.0.1:%s", port && *port ? port : "9092");
-  snprintf(run_tag, sizeof run_tag, "%ld-%ld", (long)getpid(), (long)time(NULL));
-  rd_kafka_t *rk = client(RD_KAFKA_PRODUCER, NULL, false);
-  const struct rd_kafka_metadata *md = NULL;
-  rd_kafka_resp_err_t err = rk ? rd_kafka_metadata(rk, 1, NULL, &md, 15000) : RD_KAFKA_RESP_ERR__FAIL;
-  if (md) rd_kafka_metadata_destroy(md);
-  if (rk) rd_kafka_destroy(rk);
-  if (err) {
-    fprintf(stderr, "kafka_ft_test: FAILED: no Kafka broker answers on %s (%s); start one with "
-                    "scripts/kafka-local start\n", bootstrap, rd_kafka_err2str(err));
-    return 1;
-  }
+  if (!h_kafka_start("kafka_ft_test")) return 1;
   return RUN_TESTS();
 }

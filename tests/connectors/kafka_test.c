@@ -35,153 +35,33 @@
 #include "formats/avro.h"
 #include "formats/formats.h"
 #include "test.h"
+#include "conn_harness.h"
 
-static char bootstrap[64];
-static char run_tag[64];
 
 /* ---- the broker: topics and records ---- */
 
 static void topic_name(char *buf, size_t cap, const char *what) {
-  snprintf(buf, cap, "dipper-test-%s-%s", run_tag, what);
+  snprintf(buf, cap, "dipper-test-%s-%s", h_run_tag, what);
 }
 
-static rd_kafka_t *client(rd_kafka_type_t type, const char *group) {
-  char err[512];
-  rd_kafka_conf_t *conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap, err, sizeof err);
-  if (group) rd_kafka_conf_set(conf, "group.id", group, err, sizeof err);
-  /* idempotence keeps the records of a partition in the order produced even
-  ** when a send is retried (a topic whose leader is still being chosen) */
-  if (type == RD_KAFKA_PRODUCER) rd_kafka_conf_set(conf, "enable.idempotence", "true", err, sizeof err);
-  rd_kafka_t *rk = rd_kafka_new(type, conf, err, sizeof err);
-  if (!rk) {
-    fprintf(stderr, "rd_kafka_new: %s\n", err);
-    rd_kafka_conf_destroy(conf);
-  }
-  return rk;
-}
 
-/* Create a topic with n partitions and wait until the cluster's metadata
-** shows all of them. */
+/* Create a topic with n partitions, seen in the cluster's metadata. */
 static void create_topic(const char *name, int partitions) {
-  rd_kafka_t *rk = client(RD_KAFKA_PRODUCER, NULL);
-  CHECK(rk != NULL);
-  if (!rk) return;
-  char err[512];
-  rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(name, partitions, 1, err, sizeof err);
-  rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
-  rd_kafka_CreateTopics(rk, &nt, 1, NULL, q);
-  rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 30000);
-  CHECK(ev != NULL);
-  if (ev) {
-    const rd_kafka_CreateTopics_result_t *res = rd_kafka_event_CreateTopics_result(ev);
-    size_t n = 0;
-    const rd_kafka_topic_result_t **tr = res ? rd_kafka_CreateTopics_result_topics(res, &n) : NULL;
-    CHECK_EQ(n, 1);
-    if (n == 1 && rd_kafka_topic_result_error(tr[0]))
-      fprintf(stderr, "create topic %s: %s\n", name, rd_kafka_topic_result_error_string(tr[0]));
-    CHECK(n == 1 && rd_kafka_topic_result_error(tr[0]) == RD_KAFKA_RESP_ERR_NO_ERROR);
-    rd_kafka_event_destroy(ev);
-  }
-  rd_kafka_queue_destroy(q);
-  rd_kafka_NewTopic_destroy(nt);
-  bool seen = false;
-  for (int tries = 0; tries < 100 && !seen; tries++) {
-    rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, name, NULL);
-    const struct rd_kafka_metadata *md = NULL;
-    if (rd_kafka_metadata(rk, 0, rkt, &md, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      seen = md->topic_cnt == 1 && !md->topics[0].err &&
-             md->topics[0].partition_cnt == partitions;
-      rd_kafka_metadata_destroy(md);
-    }
-    rd_kafka_topic_destroy(rkt);
-    if (!seen) nanosleep(&(struct timespec){0, 100000000}, NULL);
-  }
-  CHECK(seen);
-  rd_kafka_destroy(rk);
+  CHECK_EQ(h_create_topic(name, partitions), RD_KAFKA_RESP_ERR_NO_ERROR);
 }
 
-typedef struct rec {
-  int partition;
-  int64_t ts_ms; /* the record's timestamp, 0: the producer's clock */
-  const char *key, *value; /* value NULL: a tombstone */
-  const char *header_name, *header_value;
-} rec;
-
-static void produce(const char *topic, const rec *recs, int n) {
-  rd_kafka_t *rk = client(RD_KAFKA_PRODUCER, NULL);
-  CHECK(rk != NULL);
-  if (!rk) return;
-  for (int i = 0; i < n; i++) {
-    rd_kafka_headers_t *h = NULL;
-    if (recs[i].header_name) {
-      h = rd_kafka_headers_new(1);
-      rd_kafka_header_add(h, recs[i].header_name, -1, recs[i].header_value, -1);
-    }
-    const char *v = recs[i].value, *k = recs[i].key;
-    rd_kafka_resp_err_t err = rd_kafka_producev(
-        rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(recs[i].partition),
-        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_VALUE((void *)(uintptr_t)v, v ? strlen(v) : 0),
-        RD_KAFKA_V_KEY((void *)(uintptr_t)k, k ? strlen(k) : 0), RD_KAFKA_V_TIMESTAMP(recs[i].ts_ms),
-        RD_KAFKA_V_HEADERS(h), RD_KAFKA_V_END);
-    CHECK_EQ(err, RD_KAFKA_RESP_ERR_NO_ERROR);
-    if (err && h) rd_kafka_headers_destroy(h);
-  }
-  CHECK_EQ(rd_kafka_flush(rk, 30000), RD_KAFKA_RESP_ERR_NO_ERROR);
-  rd_kafka_destroy(rk);
-}
+typedef h_rec rec;
 
 /* Produce values one per partition-0 record. */
 static void produce_values(const char *topic, const char *const *values, int n) {
   rec rs[32];
   for (int i = 0; i < n && i < 32; i++) rs[i] = (rec){0, 0, NULL, values[i], NULL, NULL};
-  produce(topic, rs, n);
-}
-
-/* Every record of a topic's partition 0 as "key\tvalue" lines; with_meta
-** adds the timestamp (ms) and header `src`. */
-static const char *consume_all(const char *topic, int expect, bool with_meta) {
-  static char text[8192];
-  text[0] = '\0';
-  rd_kafka_t *rk = client(RD_KAFKA_CONSUMER, "dipper-test-reader");
-  CHECK(rk != NULL);
-  if (!rk) return text;
-  rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(l, topic, 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
-  rd_kafka_assign(rk, l);
-  rd_kafka_topic_partition_list_destroy(l);
-  size_t len = 0;
-  int got = 0;
-  for (int polls = 0; got < expect && polls < 200; polls++) {
-    rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 100);
-    if (!m) continue;
-    if (!m->err) {
-      len += (size_t)snprintf(text + len, sizeof text - len, "%.*s\t%.*s", (int)m->key_len,
-                              m->key ? (const char *)m->key : "", (int)m->len,
-                              m->payload ? (const char *)m->payload : "");
-      if (with_meta) {
-        rd_kafka_headers_t *h = NULL;
-        const void *hv = NULL;
-        size_t hn = 0;
-        if (rd_kafka_message_headers(m, &h) || rd_kafka_header_get_last(h, "src", &hv, &hn))
-          hv = NULL;
-        len += (size_t)snprintf(text + len, sizeof text - len, "\t%" PRId64 "\t%.*s",
-                                rd_kafka_message_timestamp(m, NULL), (int)hn,
-                                hv ? (const char *)hv : "-");
-      }
-      len += (size_t)snprintf(text + len, sizeof text - len, "\n");
-      got++;
-    }
-    rd_kafka_message_destroy(m);
-  }
-  rd_kafka_consumer_close(rk);
-  rd_kafka_destroy(rk);
-  return text;
+  h_produce(topic, rs, n);
 }
 
 /* Commit `offset` for partition 0 of topic under group. */
 static void commit_group(const char *group, const char *topic, int64_t offset) {
-  rd_kafka_t *rk = client(RD_KAFKA_CONSUMER, group);
+  rd_kafka_t *rk = h_kafka_client(RD_KAFKA_CONSUMER, group, false);
   CHECK(rk != NULL);
   if (!rk) return;
   rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
@@ -306,26 +186,8 @@ static const char *fetch(dipper *db, const char *table) {
   return text;
 }
 
-/* SQL text with the broker and topic put in: "%1$s" is not C11, so the
-** templates name the bootstrap servers as BOOT and the topic as TOPIC. */
-static char *sql_of(const char *tmpl, const char *topic) {
-  size_t cap = strlen(tmpl) * 2 + 1024;
-  char *out = malloc(cap);
-  size_t len = 0;
-  for (const char *p = tmpl; *p;) {
-    if (strncmp(p, "BOOT", 4) == 0) {
-      len += (size_t)snprintf(out + len, cap - len, "%s", bootstrap);
-      p += 4;
-    } else if (strncmp(p, "TOPIC", 5) == 0) {
-      len += (size_t)snprintf(out + len, cap - len, "%s", topic);
-      p += 5;
-    } else {
-      out[len++] = *p++;
-    }
-  }
-  out[len] = '\0';
-  return out;
-}
+/* SQL text with the broker and topic put in (BOOT, TOPIC). */
+static char *sql_of(const char *tmpl, const char *topic) { return h_kafka_sql(tmpl, topic, NULL); }
 
 /* Run `sql` (one INSERT into memory table out_t) to its end; the rows of out_t. */
 static const char *run_bounded(const char *tmpl, const char *topic) {
@@ -351,20 +213,6 @@ static const char *run_bounded(const char *tmpl, const char *topic) {
 
 /* Without a broker every test would wait out its timeouts: say so at once
 ** and fail the run. */
-static bool broker_answers(void) {
-  rd_kafka_t *rk = client(RD_KAFKA_PRODUCER, NULL);
-  if (!rk) return false;
-  const struct rd_kafka_metadata *md = NULL;
-  rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1, NULL, &md, 15000);
-  if (err)
-    fprintf(stderr,
-            "kafka_test: FAILED: no Kafka broker answers on %s (%s); start one with "
-            "scripts/kafka-local start (ctest does it through the kafka_broker fixture)\n",
-            bootstrap, rd_kafka_err2str(err));
-  if (md) rd_kafka_metadata_destroy(md);
-  rd_kafka_destroy(rk);
-  return err == RD_KAFKA_RESP_ERR_NO_ERROR;
-}
 
 /* ---- a windowed aggregation over two partitions, batch by batch ---- */
 
@@ -400,7 +248,7 @@ TEST(windowed_sums_with_out_of_order_and_late_events) {
     ** maximum is 00:01:15, so the watermark becomes 00:01:05. */
     rec b1[] = {PAY(0, "00:00:50", 2, 2, 1), PAY(0, "00:00:05", 1, 1, 1),
                 PAY(1, "00:00:20", 3, 4, 2), PAY(1, "00:01:15", 4, 8, 1)};
-    produce(topic, b1, 4);
+    h_produce(topic, b1, 4);
     int finished = 0;
     const char *msg = NULL;
     int rc = step(db, q, &finished, &msg);
@@ -417,7 +265,7 @@ TEST(windowed_sums_with_out_of_order_and_late_events) {
     ** out of order but in time; 00:02:30 moves the watermark to 00:02:20. */
     rec b2[] = {PAY(0, "00:00:58", 5, 16, 1), PAY(1, "00:01:07", 6, 32, 2),
                 PAY(0, "00:02:30", 7, 64, 1)};
-    produce(topic, b2, 3);
+    h_produce(topic, b2, 3);
     CHECK_EQ(step(db, q, &finished, &msg), DIPPER_OK);
     CHECK_EQ(step(db, q, &finished, &msg), DIPPER_OK);
     CHECK_EQ(dipper_query_progress(q, &pr), DIPPER_OK);
@@ -447,7 +295,7 @@ TEST(metadata_columns_and_bounded_latest_offset) {
               {1, 1700000000003, NULL, "{\"id\":3}", NULL, NULL},
               {0, 1700000000004, NULL, NULL, NULL, NULL}, /* a tombstone: no row */
               {1, 1700000000005, NULL, "{\"id\":5}", NULL, NULL}};
-  produce(topic, rs, 5);
+  h_produce(topic, rs, 5);
   dipper *db = open_db();
   char *sql = sql_of(
       "CREATE TABLE t (id BIGINT, tp STRING METADATA FROM 'topic' VIRTUAL,"
@@ -467,7 +315,7 @@ TEST(metadata_columns_and_bounded_latest_offset) {
   if (q) {
     /* produced after the source opened: past the bounded end, never read */
     rec late[] = {{0, 1700000000009, NULL, "{\"id\":9}", NULL, NULL}};
-    produce(topic, late, 1);
+    h_produce(topic, late, 1);
     run_to_end(db, q);
     const char *got = fetch(db, "out_t");
     CHECK_STR(got, "1|true|0|0|1700000000001000|CreateTime|x|1\n"
@@ -495,7 +343,7 @@ static void produce_ids(const char *topic) {
                                        "{\"id\":5}"};
   for (int i = 0; i < 5; i++)
     rs[i] = (rec){0, 1700000001000 + 1000 * (int64_t)i, NULL, values[i], NULL, NULL};
-  produce(topic, rs, 5);
+  h_produce(topic, rs, 5);
 }
 
 TEST(startup_modes) {
@@ -522,7 +370,7 @@ TEST(startup_modes) {
                         topic),
             "3\n4\n5\n");
   char group[200];
-  snprintf(group, sizeof group, "dipper-test-%s-group", run_tag);
+  snprintf(group, sizeof group, "dipper-test-%s-group", h_run_tag);
   commit_group(group, topic, 2);
   char opts[1024];
   snprintf(opts, sizeof opts,
@@ -553,9 +401,9 @@ TEST(topic_pattern_and_topic_list) {
   rec ra[] = {{0, 0, NULL, "{\"id\":1}", NULL, NULL}};
   rec rb[] = {{0, 0, NULL, "{\"id\":2}", NULL, NULL}, {1, 0, NULL, "{\"id\":3}", NULL, NULL}};
   rec rc_[] = {{0, 0, NULL, "{\"id\":4}", NULL, NULL}};
-  produce(a, ra, 1);
-  produce(b, rb, 2);
-  produce(c, rc_, 1);
+  h_produce(a, ra, 1);
+  h_produce(b, rb, 2);
+  h_produce(c, rc_, 1);
   topic_name(pattern, sizeof pattern, "pat-.*");
   const char *tmpl =
       "CREATE TABLE t (id BIGINT, tp STRING METADATA FROM 'topic' VIRTUAL) WITH ("
@@ -669,7 +517,7 @@ TEST(bad_records_fail_with_the_offset_or_are_skipped) {
 
   /* dead-letter: the bad records with where they came from, in a file */
   char dead[256], opts[1024];
-  snprintf(dead, sizeof dead, "/tmp/dipper-kafka-test-%s.jsonl", run_tag);
+  snprintf(dead, sizeof dead, "/tmp/dipper-kafka-test-%s.jsonl", h_run_tag);
   snprintf(opts, sizeof opts,
            IDS_TABLE("'scan.bounded.mode' = 'latest-offset', 'dipper.bad-records' = "
                      "'dead-letter', 'dipper.dead-letter.path' = '%s'"),
@@ -757,7 +605,7 @@ TEST(key_columns_from_the_message_key) {
               {0, 0, "{\"id\":\"bad\"}", "{\"name\":\"z\"}", NULL, NULL},
               {0, 0, "{\"id\":9}", "{\"name\":", NULL, NULL},
               {0, 0, "{\"id\":10}", "{\"name\":\"w\"}", NULL, NULL}};
-  produce(topic, rs, 5);
+  h_produce(topic, rs, 5);
   dipper *db = open_db();
   char *sql = sql_of("CREATE TABLE t (k_id BIGINT, name STRING) WITH ('connector' = 'kafka',"
                      " 'topic' = 'TOPIC', 'properties.bootstrap.servers' = 'BOOT',"
@@ -791,7 +639,7 @@ TEST(csv_key_fields_in_key_fields_order) {
   topic_name(topic, sizeof topic, "keyorder");
   create_topic(topic, 1);
   rec rs[] = {{0, 0, "7,1", "{\"b\":\"x\"}", NULL, NULL}, {0, 0, ",2", "{\"b\":\"y\"}", NULL, NULL}};
-  produce(topic, rs, 2);
+  h_produce(topic, rs, 2);
   dipper *db = open_db();
   char *sql = sql_of("CREATE TABLE t (a INT, b STRING, c INT) WITH ('connector' = 'kafka',"
                      " 'topic' = 'TOPIC', 'properties.bootstrap.servers' = 'BOOT',"
@@ -830,7 +678,7 @@ TEST(csv_key_fields_in_key_fields_order) {
   dipper_program_free(prog);
   dipper_close(db);
   free(sql);
-  CHECK_STR(consume_all(out, 2, false), "7,1\t{\"b\":\"x\"}\n"
+  CHECK_STR(h_consume_all(out, 2, false, ""), "7,1\t{\"b\":\"x\"}\n"
                                         ",2\t{\"b\":\"y\"}\n");
 }
 
@@ -881,14 +729,14 @@ TEST(sink_writes_json_and_csv_with_keys) {
   dipper_close(db);
   free(sql);
   /* the metadata columns are the message's timestamp and headers, not value fields */
-  CHECK_STR(consume_all(out_json, 3, true),
+  CHECK_STR(h_consume_all(out_json, 3, true, ""),
             "{\"id\":1}\t{\"id\":1,\"name\":\"a\",\"ts\":\"2024-01-01 00:00:01.000\"}"
             "\t1700000000001\tdipper\n"
             "{\"id\":2}\t{\"id\":2,\"name\":\"b \\\"q\\\"\",\"ts\":\"2024-01-01 00:00:02.500\"}"
             "\t1700000000002\tdipper\n"
             "{\"id\":3}\t{\"id\":3,\"name\":null,\"ts\":\"2024-01-01 00:00:03.000\"}"
             "\t1700000000003\tdipper\n");
-  CHECK_STR(consume_all(out_csv, 3, false), "a\t10\n"
+  CHECK_STR(h_consume_all(out_csv, 3, false, ""), "a\t10\n"
                                      "b \"q\"\t20\n"
                                      "\t30\n");
 }
@@ -989,12 +837,12 @@ TEST(examples_payments_sql_runs) {
   sql = replace_all(sql, "'topic' = 'payment_msg'", opt);
   snprintf(opt, sizeof opt, "'topic' = '%s'", out);
   sql = replace_all(sql, "'topic' = 'sink'", opt);
-  sql = replace_all(sql, "127.0.0.1:9092", bootstrap);
+  sql = replace_all(sql, "127.0.0.1:9092", h_bootstrap);
   /* A checkpoint folder of this run's own: the example's fixed one would
   ** hold an earlier run's checkpoint (other topics, maybe another build),
   ** which this run would resume from or refuse. */
   char ck[200];
-  snprintf(ck, sizeof ck, "'/tmp/dipper-kafka-test-%s-checkpoints'", run_tag);
+  snprintf(ck, sizeof ck, "'/tmp/dipper-kafka-test-%s-checkpoints'", h_run_tag);
   sql = replace_all(sql, "'/tmp/dipper/payments-checkpoints'", ck);
   /* the same events as the README's walk-through: 00:01:40 moves the
   ** watermark to 00:01:30, which closes the windows ending by then */
@@ -1010,7 +858,7 @@ TEST(examples_payments_sql_runs) {
                "{\"createTime\":\"2024-01-01 00:01:40.000\",\"orderId\":3,\"payAmount\":1.0,"
                "\"payPlatform\":1,\"provinceId\":2}",
                NULL, NULL}};
-  produce(in, rs, 3);
+  h_produce(in, rs, 3);
   dipper *db = open_db();
   dipper_program *prog = compile(db, sql);
   dipper_query **qs = NULL;
@@ -1028,13 +876,13 @@ TEST(examples_payments_sql_runs) {
   dipper_program_free(prog);
   dipper_close(db);
   free(sql);
-  CHECK_STR(sorted_lines(consume_all(out, 2, false)),
+  CHECK_STR(sorted_lines(h_consume_all(out, 2, false, "")),
             "\t{\"province_id\":1,\"window_start\":\"2023-12-31 23:59:30.000\","
             "\"window_end\":\"2024-01-01 00:00:30.000\",\"pay_amount\":12.5}\n"
             "\t{\"province_id\":1,\"window_start\":\"2024-01-01 00:00:00.000\","
             "\"window_end\":\"2024-01-01 00:01:00.000\",\"pay_amount\":12.5}\n");
   char rm[260];
-  snprintf(rm, sizeof rm, "rm -rf /tmp/dipper-kafka-test-%s-checkpoints", run_tag);
+  snprintf(rm, sizeof rm, "rm -rf /tmp/dipper-kafka-test-%s-checkpoints", h_run_tag);
   CHECK_EQ(system(rm), 0);
 }
 
@@ -1042,7 +890,7 @@ TEST(examples_payments_sql_runs) {
 
 /* Binary records: keys[i] NULL = no key. */
 static void produce_bin(const char *topic, int n, const dp_buf *keys, const dp_buf *values) {
-  rd_kafka_t *rk = client(RD_KAFKA_PRODUCER, NULL);
+  rd_kafka_t *rk = h_kafka_client(RD_KAFKA_PRODUCER, NULL, false);
   CHECK(rk != NULL);
   if (!rk) return;
   for (int i = 0; i < n; i++) {
@@ -1182,7 +1030,7 @@ TEST(avro_values_and_keys_are_read) {
 
 /* Every message of partition 0 of a topic, key and value as bytes. */
 static int consume_bin(const char *topic, int expect, dp_buf *keys, dp_buf *vals) {
-  rd_kafka_t *rk = client(RD_KAFKA_CONSUMER, "dipper-test-reader");
+  rd_kafka_t *rk = h_kafka_client(RD_KAFKA_CONSUMER, "dipper-test-reader", false);
   CHECK(rk != NULL);
   if (!rk) return 0;
   rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
@@ -1332,16 +1180,13 @@ TEST(upsert_kafka_writes_upserts_and_tombstones) {
   dipper_program_free(prog);
   dipper_close(db);
   free(sql);
-  CHECK_STR(consume_all(out, 4, false), "{\"c\":2}\t{\"c\":2,\"n\":1}\n"
+  CHECK_STR(h_consume_all(out, 4, false, ""), "{\"c\":2}\t{\"c\":2,\"n\":1}\n"
                                          "{\"c\":1}\t{\"c\":1,\"n\":1}\n"
                                          "{\"c\":1}\t\n"
                                          "{\"c\":2}\t{\"c\":2,\"n\":2}\n");
 }
 
 int main(void) {
-  const char *port = getenv("DIPPER_KAFKA_PORT");
-  snprintf(bootstrap, sizeof bootstrap, "127.0.0.1:%s", port && *port ? port : "9092");
-  snprintf(run_tag, sizeof run_tag, "%ld-%ld", (long)getpid(), (long)time(NULL));
-  if (!broker_answers()) return 1;
+  if (!h_kafka_start("kafka_test")) return 1;
   return RUN_TESTS();
 }

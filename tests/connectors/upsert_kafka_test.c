@@ -17,8 +17,15 @@
 ** offsets with the same changes; bad records (the error names topic, partition and
 ** offset; a record without a key; 'skip' counts them); many updates over
 ** three partitions (the state compacted, the result checked against a model);
-** what compile time refuses (no PRIMARY KEY, batch mode, an append-only sink,
-** a prefix without EXCEPT_KEY, a WATERMARK, the Spark backend).
+** the kept rows checkpointed as deltas (a batch of one update and one
+** tombstone over 2,000 keys: a delta and a commit record of under 200 bytes,
+** the snapshot and the delta read back by a restart); 'table.exec.state.ttl'
+** (idle keys forgotten: +I after, their times kept across a restart, on the
+** test's clock); 'scan.bounded.mode' latest-offset, specific-offsets and
+** timestamp (the query ends at the bound; records after it are not read);
+** what compile time refuses (no PRIMARY KEY, batch mode, bounded or not, an
+** append-only sink, a prefix without EXCEPT_KEY, a WATERMARK, the Spark
+** backend, a bounded mode without its companion option).
 **
 ** No broker is no reason to pass: every test fails when it cannot reach one.
 */
@@ -29,135 +36,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <librdkafka/rdkafka.h>
 
-#include "conn_harness.h"
 #include "dipper.h"
 #include "test.h"
+#include "conn_harness.h"
 
-static char bootstrap[64];
-static char run_tag[64];
 
 /* ---- the broker ---- */
 
 static void topic_name(char *buf, size_t cap, const char *what) {
-  snprintf(buf, cap, "dipper-upsert-%s-%s", run_tag, what);
-}
-
-static rd_kafka_t *client(rd_kafka_type_t type) {
-  char err[512];
-  rd_kafka_conf_t *conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap, err, sizeof err);
-  if (type == RD_KAFKA_PRODUCER) rd_kafka_conf_set(conf, "enable.idempotence", "true", err, sizeof err);
-  if (type == RD_KAFKA_CONSUMER) rd_kafka_conf_set(conf, "group.id", "dipper-upsert-reader", err, sizeof err);
-  rd_kafka_t *rk = rd_kafka_new(type, conf, err, sizeof err);
-  if (!rk) {
-    fprintf(stderr, "rd_kafka_new: %s\n", err);
-    rd_kafka_conf_destroy(conf);
-  }
-  return rk;
-}
-
-static bool broker_answers(void) {
-  rd_kafka_t *rk = client(RD_KAFKA_PRODUCER);
-  if (!rk) return false;
-  const struct rd_kafka_metadata *md = NULL;
-  rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1, NULL, &md, 15000);
-  if (err)
-    fprintf(stderr,
-            "upsert_kafka_test: FAILED: no Kafka broker answers on %s (%s); start one with "
-            "scripts/kafka-local start (ctest does it through the kafka_broker fixture)\n",
-            bootstrap, rd_kafka_err2str(err));
-  if (md) rd_kafka_metadata_destroy(md);
-  rd_kafka_destroy(rk);
-  return err == RD_KAFKA_RESP_ERR_NO_ERROR;
+  snprintf(buf, cap, "dipper-upsert-%s-%s", h_run_tag, what);
 }
 
 static void create_topic(const char *name, int partitions) {
-  rd_kafka_t *rk = client(RD_KAFKA_PRODUCER);
-  CHECK(rk != NULL);
-  if (!rk) return;
-  char err[512];
-  rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(name, partitions, 1, err, sizeof err);
-  rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
-  rd_kafka_CreateTopics(rk, &nt, 1, NULL, q);
-  rd_kafka_event_t *ev = rd_kafka_queue_poll(q, 30000);
-  CHECK(ev != NULL);
-  if (ev) {
-    const rd_kafka_CreateTopics_result_t *res = rd_kafka_event_CreateTopics_result(ev);
-    size_t n = 0;
-    const rd_kafka_topic_result_t **tr = res ? rd_kafka_CreateTopics_result_topics(res, &n) : NULL;
-    CHECK(n == 1 && rd_kafka_topic_result_error(tr[0]) == RD_KAFKA_RESP_ERR_NO_ERROR);
-    rd_kafka_event_destroy(ev);
-  }
-  rd_kafka_queue_destroy(q);
-  rd_kafka_NewTopic_destroy(nt);
-  bool seen = false;
-  for (int tries = 0; tries < 100 && !seen; tries++) {
-    rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, name, NULL);
-    const struct rd_kafka_metadata *md = NULL;
-    if (rd_kafka_metadata(rk, 0, rkt, &md, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      seen = md->topic_cnt == 1 && !md->topics[0].err &&
-             md->topics[0].partition_cnt == partitions;
-      rd_kafka_metadata_destroy(md);
-    }
-    rd_kafka_topic_destroy(rkt);
-    if (!seen) nanosleep(&(struct timespec){0, 100000000}, NULL);
-  }
-  CHECK(seen);
-  rd_kafka_destroy(rk);
+  CHECK_EQ(h_create_topic(name, partitions), RD_KAFKA_RESP_ERR_NO_ERROR);
 }
 
-typedef struct rec {
-  int partition;
-  const char *key, *value; /* value NULL: a tombstone; key NULL: none */
-} rec;
+/* A record: its partition, key and value (NULL: a tombstone; key NULL: none). */
+#define REC(p, k, v) {(p), 0, (k), (v), NULL, NULL} /* the producer's clock, no header */
 
-static void produce(const char *topic, const rec *recs, int n) {
-  rd_kafka_t *rk = client(RD_KAFKA_PRODUCER);
-  CHECK(rk != NULL);
-  if (!rk) return;
-  for (int i = 0; i < n; i++) {
-    const char *v = recs[i].value, *k = recs[i].key;
-    rd_kafka_resp_err_t err = rd_kafka_producev(
-        rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(recs[i].partition),
-        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-        RD_KAFKA_V_VALUE((void *)(uintptr_t)v, v ? strlen(v) : 0),
-        RD_KAFKA_V_KEY((void *)(uintptr_t)k, k ? strlen(k) : 0), RD_KAFKA_V_END);
-    CHECK_EQ(err, RD_KAFKA_RESP_ERR_NO_ERROR);
-  }
-  CHECK_EQ(rd_kafka_flush(rk, 30000), RD_KAFKA_RESP_ERR_NO_ERROR);
-  rd_kafka_destroy(rk);
-}
+static void produce(const char *topic, const h_rec *recs, int n) { h_produce(topic, recs, n); }
 
 /* Every record of partition 0 as "key\tvalue" lines ("-" for a NULL value). */
 static const char *consume_all(const char *topic, int expect) {
-  static char text[8192];
-  text[0] = '\0';
-  rd_kafka_t *rk = client(RD_KAFKA_CONSUMER);
-  CHECK(rk != NULL);
-  if (!rk) return text;
-  rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(l, topic, 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
-  rd_kafka_assign(rk, l);
-  rd_kafka_topic_partition_list_destroy(l);
-  size_t len = 0;
-  for (int polls = 0, got = 0; got < expect && polls < 300; polls++) {
-    rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 100);
-    if (!m) continue;
-    if (!m->err) {
-      len += (size_t)snprintf(text + len, sizeof text - len, "%.*s\t%.*s\n", (int)m->key_len,
-                              m->key ? (const char *)m->key : "", m->payload ? (int)m->len : 1,
-                              m->payload ? (const char *)m->payload : "-");
-      got++;
-    }
-    rd_kafka_message_destroy(m);
-  }
-  rd_kafka_consumer_close(rk);
-  rd_kafka_destroy(rk);
-  return text;
+  return h_consume_all(topic, expect, false, "-");
 }
 
 /* ---- dipper ---- */
@@ -166,25 +72,7 @@ static const char *consume_all(const char *topic, int expect) {
 ** topic for TOPIC2 (sql_topic2). */
 static const char *sql_topic2 = "";
 static char *sql_of(const char *tmpl, const char *topic) {
-  size_t cap = strlen(tmpl) * 2 + 1024;
-  char *out = malloc(cap);
-  size_t len = 0;
-  for (const char *p = tmpl; *p;) {
-    if (strncmp(p, "BOOT", 4) == 0) {
-      len += (size_t)snprintf(out + len, cap - len, "%s", bootstrap);
-      p += 4;
-    } else if (strncmp(p, "TOPIC2", 6) == 0) {
-      len += (size_t)snprintf(out + len, cap - len, "%s", sql_topic2);
-      p += 6;
-    } else if (strncmp(p, "TOPIC", 5) == 0) {
-      len += (size_t)snprintf(out + len, cap - len, "%s", topic);
-      p += 5;
-    } else {
-      out[len++] = *p++;
-    }
-  }
-  out[len] = '\0';
-  return out;
+  return h_kafka_sql(tmpl, topic, sql_topic2);
 }
 
 /* A running query of `tmpl`: its handle, program and query. */
@@ -195,9 +83,17 @@ typedef struct run {
   dipper_query *q;
 } run;
 
+/* A processing-time clock of the test's (µs) when not 0 (state TTL). */
+static int64_t fake_now;
+static int64_t fake_clock(void *user) {
+  (void)user;
+  return fake_now;
+}
+
 static bool run_start(run *r, const char *tmpl, const char *topic) {
   memset(r, 0, sizeof *r);
   CHECK_EQ(dipper_open(&r->db, NULL), DIPPER_OK);
+  if (fake_now) dipper_set_clock(r->db, fake_clock, NULL);
   char *sql = sql_of(tmpl, topic);
   int rc = dipper_compile(r->db, sql, (size_t)-1, "upsert.sql", &r->prog);
   free(sql);
@@ -303,8 +199,8 @@ TEST(inserts_updates_and_tombstones) {
   topic_name(topic, sizeof topic, "changes");
   create_topic(topic, 1);
   produce(topic,
-          (rec[]){{0, "{\"id\":1}", "{\"id\":1,\"name\":\"ann\",\"region\":\"eu\"}"},
-                  {0, "{\"id\":2}", "{\"id\":2,\"name\":\"bob\",\"region\":\"us\"}"}},
+          (h_rec[]){{0, 0, "{\"id\":1}", "{\"id\":1,\"name\":\"ann\",\"region\":\"eu\"}"},
+                  {0, 0, "{\"id\":2}", "{\"id\":2,\"name\":\"bob\",\"region\":\"us\"}"}},
           2);
   run r;
   if (!run_start(&r, UPSERT_DDL "CREATE TABLE out (id BIGINT, name STRING, region STRING)"
@@ -318,18 +214,18 @@ TEST(inserts_updates_and_tombstones) {
   /* an update, a tombstone, a tombstone of a key never seen, the same value
      again (nothing), and a second tombstone of a deleted key (nothing) */
   produce(topic,
-          (rec[]){{0, "{\"id\":1}", "{\"id\":1,\"name\":\"ann\",\"region\":\"asia\"}"},
-                  {0, "{\"id\":2}", NULL},
-                  {0, "{\"id\":99}", NULL},
-                  {0, "{\"id\":1}", "{\"id\":1,\"name\":\"ann\",\"region\":\"asia\"}"},
-                  {0, "{\"id\":2}", NULL}},
+          (h_rec[]){{0, 0, "{\"id\":1}", "{\"id\":1,\"name\":\"ann\",\"region\":\"asia\"}"},
+                  {0, 0, "{\"id\":2}", NULL},
+                  {0, 0, "{\"id\":99}", NULL},
+                  {0, 0, "{\"id\":1}", "{\"id\":1,\"name\":\"ann\",\"region\":\"asia\"}"},
+                  {0, 0, "{\"id\":2}", NULL}},
           5);
   CHECK_STR(step_rows(&r), "-U|1|ann|eu\n+U|1|ann|asia\n-D|2|bob|us\n");
   /* a deleted key comes back: an insertion; two updates in one batch: each */
   produce(topic,
-          (rec[]){{0, "{\"id\":2}", "{\"id\":2,\"name\":\"bo\",\"region\":\"us\"}"},
-                  {0, "{\"id\":3}", "{\"id\":3,\"name\":\"cy\",\"region\":\"eu\"}"},
-                  {0, "{\"id\":3}", "{\"id\":3,\"name\":\"cy\",\"region\":\"us\"}"}},
+          (h_rec[]){{0, 0, "{\"id\":2}", "{\"id\":2,\"name\":\"bo\",\"region\":\"us\"}"},
+                  {0, 0, "{\"id\":3}", "{\"id\":3,\"name\":\"cy\",\"region\":\"eu\"}"},
+                  {0, 0, "{\"id\":3}", "{\"id\":3,\"name\":\"cy\",\"region\":\"us\"}"}},
           3);
   CHECK_STR(step_rows(&r), "+I|2|bo|us\n+I|3|cy|eu\n-U|3|cy|eu\n+U|3|cy|us\n");
   run_end(&r);
@@ -344,8 +240,8 @@ TEST(except_key_with_prefix_round_trip) {
   create_topic(src, 1);
   create_topic(mid, 1);
   produce(src,
-          (rec[]){{0, "{\"id\":1}", "{\"id\":1,\"name\":\"ann\",\"region\":\"eu\"}"},
-                  {0, "{\"id\":2}", "{\"id\":2,\"name\":\"bob\",\"region\":\"us\"}"}},
+          (h_rec[]){{0, 0, "{\"id\":1}", "{\"id\":1,\"name\":\"ann\",\"region\":\"eu\"}"},
+                  {0, 0, "{\"id\":2}", "{\"id\":2,\"name\":\"bob\",\"region\":\"us\"}"}},
           2);
   static const char *const sink_tmpl =
       UPSERT_DDL
@@ -358,7 +254,7 @@ TEST(except_key_with_prefix_round_trip) {
   run w;
   if (run_start(&w, sink_tmpl, src)) {
     CHECK_EQ(run_step(&w), DIPPER_OK);
-    produce(src, (rec[]){{0, "{\"id\":1}", NULL}}, 1);
+    produce(src, (h_rec[]){{0, 0, "{\"id\":1}", NULL}}, 1);
     CHECK_EQ(run_step(&w), DIPPER_OK);
   }
   run_end(&w);
@@ -387,9 +283,9 @@ TEST(group_by_over_upsert_source) {
   topic_name(topic, sizeof topic, "groupby");
   create_topic(topic, 1);
   produce(topic,
-          (rec[]){{0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"eu\"}"},
-                  {0, "{\"id\":2}", "{\"id\":2,\"name\":\"b\",\"region\":\"eu\"}"},
-                  {0, "{\"id\":3}", "{\"id\":3,\"name\":\"c\",\"region\":\"us\"}"}},
+          (h_rec[]){{0, 0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"eu\"}"},
+                  {0, 0, "{\"id\":2}", "{\"id\":2,\"name\":\"b\",\"region\":\"eu\"}"},
+                  {0, 0, "{\"id\":3}", "{\"id\":3,\"name\":\"c\",\"region\":\"us\"}"}},
           3);
   run r;
   if (!run_start(&r, UPSERT_DDL "CREATE TABLE out (region STRING, n BIGINT) "
@@ -403,13 +299,13 @@ TEST(group_by_over_upsert_source) {
   CHECK_STR(step_rows(&r), "+I|eu|2\n+I|us|1\n");
   /* 2 moves to us; 3 is deleted (us: +1 -1, unchanged); 1's name changes */
   produce(topic,
-          (rec[]){{0, "{\"id\":2}", "{\"id\":2,\"name\":\"b\",\"region\":\"us\"}"},
-                  {0, "{\"id\":3}", NULL},
-                  {0, "{\"id\":1}", "{\"id\":1,\"name\":\"z\",\"region\":\"eu\"}"}},
+          (h_rec[]){{0, 0, "{\"id\":2}", "{\"id\":2,\"name\":\"b\",\"region\":\"us\"}"},
+                  {0, 0, "{\"id\":3}", NULL},
+                  {0, 0, "{\"id\":1}", "{\"id\":1,\"name\":\"z\",\"region\":\"eu\"}"}},
           3);
   CHECK_STR(step_rows(&r), "-U|eu|2\n+U|eu|1\n");
   /* eu's last key goes */
-  produce(topic, (rec[]){{0, "{\"id\":1}", NULL}}, 1);
+  produce(topic, (h_rec[]){{0, 0, "{\"id\":1}", NULL}}, 1);
   CHECK_STR(step_rows(&r), "-D|eu|1\n");
   run_end(&r);
 }
@@ -437,22 +333,30 @@ static const char *sorted_lines(const char *text, char *buf, size_t cap) {
   return buf;
 }
 
+/* `users` (UPSERT_DDL) copied into memory table `out`, checkpointed in
+** `dir`, after the SET lines `settings` (malloc'd). */
+static char *users_to_out(const char *dir, const char *settings) {
+  char *tmpl = malloc(4096);
+  if (!tmpl) abort();
+  snprintf(tmpl, 4096,
+           "SET 'execution.checkpointing.dir' = '%s';\n%s" UPSERT_DDL
+           "CREATE TABLE out (id BIGINT, name STRING, region STRING)"
+           " WITH ('connector' = 'memory');\n"
+           "INSERT INTO out SELECT * FROM users;",
+           dir, settings);
+  return tmpl;
+}
+
 TEST(restart_from_checkpoint_mid_stream) {
   char topic[160];
   topic_name(topic, sizeof topic, "restart");
   create_topic(topic, 2);
   char *dir = h_tempdir();
-  char *tmpl = malloc(4096);
-  snprintf(tmpl, 4096,
-           "SET 'execution.checkpointing.dir' = '%s';\n" UPSERT_DDL
-           "CREATE TABLE out (id BIGINT, name STRING, region STRING)"
-           " WITH ('connector' = 'memory');\n"
-           "INSERT INTO out SELECT * FROM users;",
-           dir);
+  char *tmpl = users_to_out(dir, "");
   produce(topic,
-          (rec[]){{0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"eu\"}"},
-                  {1, "{\"id\":2}", "{\"id\":2,\"name\":\"b\",\"region\":\"us\"}"},
-                  {0, "{\"id\":3}", "{\"id\":3,\"name\":\"c\",\"region\":\"us\"}"}},
+          (h_rec[]){{0, 0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"eu\"}"},
+                  {1, 0, "{\"id\":2}", "{\"id\":2,\"name\":\"b\",\"region\":\"us\"}"},
+                  {0, 0, "{\"id\":3}", "{\"id\":3,\"name\":\"c\",\"region\":\"us\"}"}},
           3);
   run r;
   if (run_start(&r, tmpl, topic)) {
@@ -460,8 +364,8 @@ TEST(restart_from_checkpoint_mid_stream) {
     /* one batch: the partitions' records in the order they were fetched */
     CHECK_STR(sorted_lines(step_rows(&r), buf, sizeof buf), "+I|1|a|eu\n+I|2|b|us\n+I|3|c|us\n");
     produce(topic,
-            (rec[]){{0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"asia\"}"},
-                    {1, "{\"id\":2}", NULL}},
+            (h_rec[]){{0, 0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"asia\"}"},
+                    {1, 0, "{\"id\":2}", NULL}},
             2);
     CHECK_STR(sorted_lines(step_rows(&r), buf, sizeof buf), "+U|1|a|asia\n-D|2|b|us\n-U|1|a|eu\n");
   }
@@ -470,9 +374,9 @@ TEST(restart_from_checkpoint_mid_stream) {
      back from the folder.  Read from the start, the old records would give
      changes of their own (1's eu row again, 2's row again). */
   produce(topic,
-          (rec[]){{0, "{\"id\":3}", "{\"id\":3,\"name\":\"c\",\"region\":\"eu\"}"},
-                  {1, "{\"id\":2}", "{\"id\":2,\"name\":\"b2\",\"region\":\"us\"}"},
-                  {0, "{\"id\":1}", NULL}},
+          (h_rec[]){{0, 0, "{\"id\":3}", "{\"id\":3,\"name\":\"c\",\"region\":\"eu\"}"},
+                  {1, 0, "{\"id\":2}", "{\"id\":2,\"name\":\"b2\",\"region\":\"us\"}"},
+                  {0, 0, "{\"id\":1}", NULL}},
           3);
   if (run_start(&r, tmpl, topic)) {
     char buf[1024];
@@ -494,21 +398,15 @@ TEST(uncommitted_batch_replays_to_its_bounds) {
   topic_name(topic, sizeof topic, "replay");
   create_topic(topic, 1);
   char *dir = h_tempdir();
-  char *tmpl = malloc(4096);
-  snprintf(tmpl, 4096,
-           "SET 'execution.checkpointing.dir' = '%s';\n" UPSERT_DDL
-           "CREATE TABLE out (id BIGINT, name STRING, region STRING)"
-           " WITH ('connector' = 'memory');\n"
-           "INSERT INTO out SELECT * FROM users;",
-           dir);
-  produce(topic, (rec[]){{0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"eu\"}"}}, 1);
+  char *tmpl = users_to_out(dir, "");
+  produce(topic, (h_rec[]){{0, 0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"eu\"}"}}, 1);
   run r;
   const char *second = "-U|1|a|eu\n+U|1|a|us\n+I|2|b|us\n";
   if (run_start(&r, tmpl, topic)) {
     CHECK_STR(step_rows(&r), "+I|1|a|eu\n");
     produce(topic,
-            (rec[]){{0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"us\"}"},
-                    {0, "{\"id\":2}", "{\"id\":2,\"name\":\"b\",\"region\":\"us\"}"}},
+            (h_rec[]){{0, 0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"us\"}"},
+                    {0, 0, "{\"id\":2}", "{\"id\":2,\"name\":\"b\",\"region\":\"us\"}"}},
             2);
     CHECK_STR(step_rows(&r), second);
   }
@@ -517,7 +415,7 @@ TEST(uncommitted_batch_replays_to_its_bounds) {
   char path[1200];
   snprintf(path, sizeof path, "%s/out/commits/1", dir);
   CHECK_EQ(unlink(path), 0);
-  produce(topic, (rec[]){{0, "{\"id\":2}", NULL}}, 1);
+  produce(topic, (h_rec[]){{0, 0, "{\"id\":2}", NULL}}, 1);
   if (run_start(&r, tmpl, topic)) {
     CHECK_STR(step_rows(&r), second);
     CHECK_STR(step_rows(&r), "-D|2|b|us\n");
@@ -552,7 +450,7 @@ TEST(many_updates_compacted_and_restored) {
   bool live[KEYS];
   memset(live, 0, sizeof live);
   uint64_t seed = 42;
-  static rec recs[PER_ROUND];
+  static h_rec recs[PER_ROUND];
   static char keys[PER_ROUND][32], vals[PER_ROUND][64];
   run r;
   memset(&r, 0, sizeof r);
@@ -564,7 +462,7 @@ TEST(many_updates_compacted_and_restored) {
       bool tomb = ((seed >> 45) % 10) == 0;
       snprintf(keys[i], sizeof keys[i], "{\"k\":%d}", k);
       snprintf(vals[i], sizeof vals[i], "{\"k\":%d,\"v\":%lld}", k, (long long)v);
-      recs[i] = (rec){k % 3, keys[i], tomb ? NULL : vals[i]};
+      recs[i] = (h_rec)REC(k % 3, keys[i], tomb ? NULL : vals[i]);
       live[k] = !tomb;
       model[k] = v;
     }
@@ -595,6 +493,189 @@ TEST(many_updates_compacted_and_restored) {
   free(dir);
 }
 
+/* The size of file `dir`/`name`, or -1. */
+static long file_size(const char *dir, const char *name) {
+  char p[1200];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  struct stat sb;
+  return stat(p, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+/* The kept rows cost what a batch changed: after 2,000 keys, a batch that
+** updates one key and deletes another writes a delta of a few dozen bytes
+** beside a commit record as small, not the 2,000 rows again; a restart
+** reads the snapshot and the delta (the updated row is -U'd as it is now,
+** the deleted key comes back as +I). */
+TEST(commit_records_carry_deltas) {
+  char topic[160];
+  topic_name(topic, sizeof topic, "delta");
+  create_topic(topic, 1);
+  char *dir = h_tempdir();
+  char *tmpl = users_to_out(dir, "");
+  enum { KEYS = 2000 };
+  static h_rec recs[KEYS];
+  static char keys[KEYS][32], vals[KEYS][96];
+  for (int i = 0; i < KEYS; i++) {
+    snprintf(keys[i], sizeof keys[i], "{\"id\":%d}", i);
+    snprintf(vals[i], sizeof vals[i], "{\"id\":%d,\"name\":\"user-%d\",\"region\":\"eu\"}", i, i);
+    recs[i] = (h_rec)REC(0, keys[i], vals[i]);
+  }
+  produce(topic, recs, KEYS);
+  run r;
+  if (run_start(&r, tmpl, topic)) {
+    CHECK_EQ(run_step(&r), DIPPER_OK);
+    CHECK_EQ(nrows_of(r.db, "out"), KEYS);
+    produce(topic,
+            (h_rec[]){{0, 0, "{\"id\":7}", "{\"id\":7,\"name\":\"user-7\",\"region\":\"us\"}"},
+                    {0, 0, "{\"id\":8}", NULL}},
+            2);
+    CHECK_STR(step_rows(&r), "-U|7|user-7|eu\n+U|7|user-7|us\n-D|8|user-8|eu\n");
+  }
+  run_end(&r);
+  char files[1200];
+  snprintf(files, sizeof files, "%s/out/upsert-users-0/state", dir);
+  long snap = file_size(files, "0"), delta = file_size(files, "1");
+  char commits[1200];
+  snprintf(commits, sizeof commits, "%s/out/commits", dir);
+  long c0 = file_size(commits, "0"), c1 = file_size(commits, "1");
+  fprintf(stderr, "snapshot %ld B, delta %ld B, commit records %ld B and %ld B\n", snap, delta, c0,
+          c1);
+  CHECK(snap > 10 * KEYS); /* the 2,000 rows */
+  CHECK(delta > 0 && delta < 200);
+  CHECK(c0 > 0 && c0 < 200 && c1 > 0 && c1 < 200);
+  produce(topic,
+          (h_rec[]){{0, 0, "{\"id\":7}", "{\"id\":7,\"name\":\"user-7\",\"region\":\"asia\"}"},
+                  {0, 0, "{\"id\":8}", "{\"id\":8,\"name\":\"user-8\",\"region\":\"us\"}"},
+                  {0, 0, "{\"id\":9}", NULL}},
+          3);
+  if (run_start(&r, tmpl, topic))
+    CHECK_STR(step_rows(&r),
+              "-U|7|user-7|us\n+U|7|user-7|asia\n+I|8|user-8|us\n-D|9|user-9|eu\n");
+  run_end(&r);
+  free(tmpl);
+  h_rmdir(dir);
+  free(dir);
+}
+
+/* ---- state TTL ---- */
+
+/* 'table.exec.state.ttl' forgets a key not written for that long (processing
+** time, the test's clock): a later value of it is +I, not +U, and a
+** tombstone of it nothing; the keys' times come back with a restart, so a
+** key written just before it is still kept after it and one idle across it
+** expires. */
+TEST(state_ttl_forgets_idle_keys_across_a_restart) {
+  char topic[160];
+  topic_name(topic, sizeof topic, "ttl");
+  create_topic(topic, 1);
+  char *dir = h_tempdir();
+  char *tmpl = users_to_out(dir, "SET 'table.exec.state.ttl' = '10 s';\n");
+  const int64_t s = 1000000;
+  fake_now = 1000 * s;
+  produce(topic,
+          (h_rec[]){{0, 0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"eu\"}"},
+                  {0, 0, "{\"id\":2}", "{\"id\":2,\"name\":\"b\",\"region\":\"eu\"}"},
+                  {0, 0, "{\"id\":3}", "{\"id\":3,\"name\":\"c\",\"region\":\"eu\"}"}},
+          3);
+  run r;
+  if (run_start(&r, tmpl, topic)) {
+    CHECK_STR(step_rows(&r), "+I|1|a|eu\n+I|2|b|eu\n+I|3|c|eu\n");
+    fake_now = 1005 * s;
+    produce(topic, (h_rec[]){{0, 0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"us\"}"}}, 1);
+    CHECK_STR(step_rows(&r), "-U|1|a|eu\n+U|1|a|us\n");
+    /* 2 and 3 were written at 1000 s: gone at 1010 s; 1 (1005 s) is kept */
+    fake_now = 1012 * s;
+    produce(topic,
+            (h_rec[]){{0, 0, "{\"id\":2}", "{\"id\":2,\"name\":\"b\",\"region\":\"us\"}"},
+                    {0, 0, "{\"id\":3}", NULL},
+                    {0, 0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"asia\"}"}},
+            3);
+    CHECK_STR(step_rows(&r), "+I|2|b|us\n-U|1|a|us\n+U|1|a|asia\n");
+  }
+  run_end(&r);
+  /* A restart at 1020 s: 1 was written at 1012 s and stays; 2 at 1012 s
+     too; a key restored as written at the restart would not tell. */
+  fake_now = 1020 * s;
+  produce(topic, (h_rec[]){{0, 0, "{\"id\":2}", "{\"id\":2,\"name\":\"b\",\"region\":\"asia\"}"}}, 1);
+  if (run_start(&r, tmpl, topic)) {
+    CHECK_STR(step_rows(&r), "-U|2|b|us\n+U|2|b|asia\n");
+    /* 1 idle since 1012 s: forgotten at 1023 s, across the restart */
+    fake_now = 1023 * s;
+    produce(topic, (h_rec[]){{0, 0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"eu\"}"}}, 1);
+    CHECK_STR(step_rows(&r), "+I|1|a|eu\n");
+  }
+  run_end(&r);
+  fake_now = 0;
+  free(tmpl);
+  h_rmdir(dir);
+  free(dir);
+}
+
+/* ---- bounded reads ---- */
+
+/* 'scan.bounded.mode' (the kafka source's): the query ends at the bound, in
+** streaming mode; records after it are not read. */
+TEST(bounded_modes_end_the_stream) {
+  char topic[160];
+  topic_name(topic, sizeof topic, "bounded");
+  create_topic(topic, 1);
+  produce(topic,
+          (h_rec[]){{0, 0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"eu\"}"},
+                  {0, 0, "{\"id\":2}", "{\"id\":2,\"name\":\"b\",\"region\":\"eu\"}"},
+                  {0, 0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"us\"}"},
+                  {0, 0, "{\"id\":2}", NULL}},
+          4);
+  static const char *const modes[][2] = {
+      {"'scan.bounded.mode' = 'latest-offset'",
+       "+I|1|a|eu\n+I|2|b|eu\n-U|1|a|eu\n+U|1|a|us\n-D|2|b|eu\n"},
+      {"'scan.bounded.mode' = 'specific-offsets', 'scan.bounded.specific-offsets' = "
+       "'partition:0,offset:3'",
+       "+I|1|a|eu\n+I|2|b|eu\n-U|1|a|eu\n+U|1|a|us\n"},
+      {"'scan.bounded.mode' = 'timestamp', 'scan.bounded.timestamp-millis' = '1'", ""},
+  };
+  for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+    char tmpl[2048];
+    snprintf(tmpl, sizeof tmpl,
+             "CREATE TABLE users (id BIGINT, name STRING, region STRING,"
+             " PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'upsert-kafka',"
+             " 'topic' = 'TOPIC', 'properties.bootstrap.servers' = 'BOOT', 'key.format' = 'json',"
+             " 'value.format' = 'json', %s);\n"
+             "CREATE TABLE out (id BIGINT, name STRING, region STRING)"
+             " WITH ('connector' = 'memory');\n"
+             "INSERT INTO out SELECT * FROM users;",
+             modes[m][0]);
+    dipper *db = NULL;
+    CHECK_EQ(dipper_open(&db, NULL), DIPPER_OK);
+    char *sql = sql_of(tmpl, topic);
+    const char *msg = NULL;
+    int rc = h_run(db, sql, &msg); /* runs to the end: the bound */
+    if (rc) fprintf(stderr, "run: %s\n", msg);
+    CHECK_EQ(rc, DIPPER_OK);
+    CHECK_STR(rows_of(db, "out", 0), modes[m][1]);
+    free(sql);
+    dipper_close(db);
+  }
+  /* a later record is past the bound of a query started before it */
+  char tmpl[2048];
+  snprintf(tmpl, sizeof tmpl, "%s",
+           "CREATE TABLE users (id BIGINT, name STRING, region STRING,"
+           " PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'upsert-kafka',"
+           " 'topic' = 'TOPIC', 'properties.bootstrap.servers' = 'BOOT', 'key.format' = 'json',"
+           " 'value.format' = 'json', 'scan.bounded.mode' = 'latest-offset');\n"
+           "CREATE TABLE out (id BIGINT, name STRING, region STRING)"
+           " WITH ('connector' = 'memory');\n"
+           "INSERT INTO out SELECT * FROM users;");
+  run r;
+  if (run_start(&r, tmpl, topic)) {
+    produce(topic, (h_rec[]){{0, 0, "{\"id\":3}", "{\"id\":3,\"name\":\"c\",\"region\":\"eu\"}"}}, 1);
+    int finished = 0;
+    for (int i = 0; i < 20 && !finished; i++) CHECK_EQ(dipper_query_step(r.q, &finished), DIPPER_OK);
+    CHECK(finished);
+    CHECK_STR(rows_of(r.db, "out", 0), "+I|1|a|eu\n+I|2|b|eu\n-U|1|a|eu\n+U|1|a|us\n-D|2|b|eu\n");
+  }
+  run_end(&r);
+}
+
 /* ---- bad records ---- */
 
 TEST(bad_records_name_topic_partition_offset) {
@@ -602,8 +683,8 @@ TEST(bad_records_name_topic_partition_offset) {
   topic_name(topic, sizeof topic, "bad");
   create_topic(topic, 2);
   produce(topic,
-          (rec[]){{1, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"eu\"}"},
-                  {1, "{\"id\":2}", "{\"id\":2,\"name\":"}},
+          (h_rec[]){{1, 0, "{\"id\":1}", "{\"id\":1,\"name\":\"a\",\"region\":\"eu\"}"},
+                  {1, 0, "{\"id\":2}", "{\"id\":2,\"name\":"}},
           2);
   run r;
   if (run_start(&r, UPSERT_DDL "CREATE TABLE out (id BIGINT, name STRING, region STRING)"
@@ -626,9 +707,9 @@ TEST(bad_records_name_topic_partition_offset) {
   topic_name(topic2, sizeof topic2, "nokey");
   create_topic(topic2, 1);
   produce(topic2,
-          (rec[]){{0, NULL, "{\"id\":7,\"name\":\"x\",\"region\":\"eu\"}"},
-                  {0, "{\"id\":8}", "not json"},
-                  {0, "{\"id\":9}", "{\"id\":9,\"name\":\"y\",\"region\":\"us\"}"}},
+          (h_rec[]){{0, 0, NULL, "{\"id\":7,\"name\":\"x\",\"region\":\"eu\"}"},
+                  {0, 0, "{\"id\":8}", "not json"},
+                  {0, 0, "{\"id\":9}", "{\"id\":9,\"name\":\"y\",\"region\":\"us\"}"}},
           3);
   if (run_start(&r, UPSERT_DDL "CREATE TABLE out (id BIGINT, name STRING, region STRING)"
                                 " WITH ('connector' = 'memory');\n"
@@ -690,7 +771,21 @@ TEST(compile_time_refusals) {
   refused("SET 'execution.runtime-mode' = 'batch';\n" UPSERT_DDL
           "CREATE TABLE out (id BIGINT, name STRING, region STRING)"
           " WITH ('connector' = 'memory');\nINSERT INTO out SELECT * FROM users;",
-          "unbounded changelog");
+          "batch mode reads insert-only");
+  /* bounded too: Flink's batch mode takes insert-only sources alone */
+  refused("SET 'execution.runtime-mode' = 'batch';\n"
+          "CREATE TABLE users (id BIGINT, name STRING, region STRING,"
+          " PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'upsert-kafka', 'topic' = 'TOPIC',"
+          " 'properties.bootstrap.servers' = 'BOOT', 'key.format' = 'json',"
+          " 'value.format' = 'json', 'scan.bounded.mode' = 'latest-offset');\n"
+          "CREATE TABLE out (id BIGINT, name STRING, region STRING)"
+          " WITH ('connector' = 'memory');\nINSERT INTO out SELECT * FROM users;",
+          "batch mode reads insert-only");
+  refused("CREATE TABLE u (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ("
+          "'connector' = 'upsert-kafka', 'topic' = 'TOPIC', 'properties.bootstrap.servers' = "
+          "'BOOT', 'key.format' = 'json', 'value.format' = 'json', 'scan.bounded.mode' = "
+          "'specific-offsets');",
+          "scan.bounded.specific-offsets");
   refused(UPSERT_DDL "CREATE TABLE out (id BIGINT, name STRING, region STRING) WITH ("
                      "'connector' = 'filesystem', 'path' = '/tmp/x', 'format' = 'json');\n"
                      "INSERT INTO out SELECT * FROM users;",
@@ -712,9 +807,6 @@ TEST(compile_time_refusals) {
 }
 
 int main(void) {
-  const char *port = getenv("DIPPER_KAFKA_PORT");
-  snprintf(bootstrap, sizeof bootstrap, "127.0.0.1:%s", port && *port ? port : "9092");
-  snprintf(run_tag, sizeof run_tag, "%ld-%ld", (long)getpid(), (long)time(NULL));
-  if (!broker_answers()) return 1;
+  if (!h_kafka_start("upsert_kafka_test")) return 1;
   return RUN_TESTS();
 }
