@@ -38,7 +38,7 @@
 **            SYSTEM_TIME AS OF o.ts ON o.k = r.k: S versions of 1,000 keys
 **            held; a batch brings a new version of each key and 1,000 orders
 **            at its time, which the watermark releases
-** The Top-N, temporal, sort and groupttl cases also save the operator's state after the fill (whole) and
+** The Top-N, temporal, sort, groupttl and TTL cases also save the operator's state after the fill (whole) and
 ** a delta after every measured batch (save_delta, not in the time), and
 ** print both sizes: the bytes a checkpoint writes per batch.
 **   overrun  SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN UNBOUNDED
