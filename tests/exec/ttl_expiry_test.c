@@ -271,6 +271,10 @@ static char *sort_batches(const char *text) {
   return o.data ? o.data : calloc(1, 1);
 }
 
+static void find_stateful(dp_op *op, void *user) {
+  if (stateful_kind(op->plan->kind)) *(dp_op **)user = op;
+}
+
 static void check_query(const char *sql, char *(*ref)(void), uint64_t seed) {
   gen(seed);
   script sc = {sql, {"kv"}, {{NULL}}, NB, clock_s};
@@ -323,10 +327,6 @@ TEST(keep_first_by_processing_time_under_a_ttl_matches_and_resumes) {
 /* Ten keys at 0 s, 100,000 at 1 s, and at 3 s the ten expire (idle 3 s)
 ** while ten new keys come: the delta after that batch is a few hundred
 ** bytes, not the keys nor their TTL list, and restores to the same state. */
-static void find_stateful(dp_op *op, void *user) {
-  if (stateful_kind(op->plan->kind)) *(dp_op **)user = op;
-}
-
 static void check_small_expiry(const char *sql) {
   static int64_t clk[4] = {0, 1, 3, 3};
   dp_buf ten = DP_BUF_INIT, big = DP_BUF_INIT, next = DP_BUF_INIT;
@@ -379,6 +379,45 @@ TEST(an_expiry_costs_the_checkpoint_what_expired) {
   check_small_expiry(q_distinct);
   check_small_expiry(q_last);
   check_small_expiry(q_first_proc);
+}
+
+/* The Top-N compacts its partitions' table once the expired ones are half
+** of it and at least 1,024: 2,000 partitions expire at once, five of them
+** come back, and the run resumes from every batch and every delta chain
+** across that compaction (its TTL section then the list whole). */
+TEST(topn_compacts_its_expired_partitions_and_resumes_across_it) {
+  static int64_t clk[5] = {0, 1, 3, 4, 5};
+  dp_buf b0 = DP_BUF_INIT, b1 = DP_BUF_INIT, b2 = DP_BUF_INIT;
+#define ROW "{\"k\": %d, \"v\": %d, \"ts\": \"2024-01-01 00:00:00\"}\n"
+  for (int i = 0; i < 2000; i++) dp_buf_printf(&b0, ROW, i, 1);
+  for (int i = 0; i < 10; i++) dp_buf_printf(&b1, ROW, 5000 + i, 1);
+  for (int i = 0; i < 5; i++) dp_buf_printf(&b2, ROW, i, 2);
+  for (int i = 0; i < 5; i++) dp_buf_printf(&b2, ROW, 5000 + i, 0);
+  script sc = {q_topn, {"kv"}, {{b0.data}, {b1.data}, {b2.data}, {"{\"k\": 0, \"v\": 3}\n"}}, 4, clk};
+  run a;
+  bool ok = run_open(&a, &sc);
+  for (int b = 0; ok && b <= sc.nbatches; b++) ok = run_batch(&a, b) == DIPPER_OK;
+  CHECK(ok);
+  if (ok) {
+    char *got = sort_batches(a.out.data + a.mark[2]);
+    CHECK_STR(got, "#2\n0, 2\n1, 2\n2, 2\n3, 2\n4, 2\n5000, 0\n5001, 0\n5002, 0\n5003, 0\n"
+                   "5004, 0\n#3\n0, 2\n0, 3\n#4\n");
+    free(got);
+    dp_op *op = NULL;
+    dp_op_walk(a.h->root, find_stateful, &op);
+    /* at 5 s 5005..5009 (last written at 1 s) expired too: left are 0..4
+    ** (two rows in 0's top, one in the others') and 5000..5004 (two each) */
+    CHECK(op != NULL);
+    if (op) CHECK_EQ(op->metrics.state_rows, 16);
+    for (int k = 0; k <= sc.nbatches; k++) check_resume_at(&sc, &a, k);
+    check_deltas(&sc, &a, 1, false);
+    check_deltas(&sc, &a, 2, false);
+  }
+  run_close(&a);
+  dp_buf_free(&b0);
+  dp_buf_free(&b1);
+  dp_buf_free(&b2);
+#undef ROW
 }
 
 int main(void) {
