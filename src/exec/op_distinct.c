@@ -139,7 +139,8 @@ static int gone_off_list(distinct_state *st) {
   if (st->ttl.ttl <= 0 || st->ttl.count == n) return DIPPER_OK;
   int rc = grow_gone(st, n);
   for (int64_t id = 0; !rc && id < n; id++)
-    if (!st->gone[id] && (id >= st->ttl.cap || st->ttl.slot[id].at < 0)) st->ngone += st->gone[id] = 1;
+    if (!st->gone[id] && (id >= st->ttl.cap || st->ttl.slot[id].at < 0))
+      st->ngone += st->gone[id] = 1;
   return rc;
 }
 
