@@ -38,7 +38,7 @@
 **            SYSTEM_TIME AS OF o.ts ON o.k = r.k: S versions of 1,000 keys
 **            held; a batch brings a new version of each key and 1,000 orders
 **            at its time, which the watermark releases
-** The Top-N, temporal, sort and groupttl cases also save the operator's state after the fill (whole) and
+** The Top-N, temporal, sort, groupttl and TTL cases also save the operator's state after the fill (whole) and
 ** a delta after every measured batch (save_delta, not in the time), and
 ** print both sizes: the bytes a checkpoint writes per batch.
 **   overrun  SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN UNBOUNDED
@@ -51,8 +51,14 @@
 **            partitions spread across them
 **   overpending  the running SUM with S rows waiting for the watermark (far
 **            ahead of it); a batch brings 1,000 rows that it releases
-** Filling is done in batches of up to 1 M rows without a watermark and is
-** not measured.  The machine is shared: read the medians.
+**   topnttl  `topn` under 'table.exec.state.ttl' = '1 h' with the clock
+**            moving (see ttl_clock): S partitions of one row; a batch
+**            expires the 1,000 idlest partitions and brings 1,000 new ones
+**   distinctttl  SELECT DISTINCT k, v (no event time) under the TTL, likewise
+**   dedupttl ROW_NUMBER() .. ORDER BY ts DESC = 1 under the TTL, likewise
+**   dedupfirstttl  .. ORDER BY ts ASC = 1 under the TTL, likewise
+** Filling is done in batches of up to 1 M rows without a watermark (the
+** TTL cases: 1,000 rows a batch, the clock moving) and is not measured.  The machine is shared: read the medians.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,7 +105,13 @@ typedef struct cse {
   const char *ddl;   /* NULL: the one table t */
   const char *pre;   /* statements before the tables, or NULL */
   bool ckpt;         /* print the checkpoint bytes (Top-N and joins always) */
+  bool clocked;      /* the TTL cases: the clock moves, keys expire (ttl_*) */
 } cse;
+
+/* The deduplications under a TTL read a table without a watermark: on an
+** event-time column the watermark bounds their state and the analysis sets
+** no TTL (plan/analyze_ttl.c). */
+#define TTL_DDL "CREATE TABLE t (k BIGINT, v BIGINT, ts TIMESTAMP(3)) WITH ('connector' = 'memory');\n"
 
 static const cse cases[] = {
     {"group", "SELECT k, count(*) AS c, sum(v) AS s FROM t GROUP BY k", DP_P_AGGREGATE,
@@ -150,7 +162,38 @@ static const cse cases[] = {
     {"sort", "SELECT k, v, ts FROM t ORDER BY ts", DP_P_SORT, DP_MODE_APPEND, .ckpt = true},
     {"groupttl", "SELECT k, count(*) AS c, sum(v) AS s FROM t GROUP BY k", DP_P_AGGREGATE,
      DP_MODE_UPDATE, .pre = "SET 'table.exec.state.ttl' = '1 h';\n", .ckpt = true},
+    {"topnttl",
+     "SELECT k, v, ts FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn "
+     "FROM t) WHERE rn <= 3",
+     DP_P_TOPN, DP_MODE_UPDATE, .pre = "SET 'table.exec.state.ttl' = '1 h';\n", .clocked = true},
+    {"distinctttl", "SELECT DISTINCT k, v FROM t", DP_P_DISTINCT, DP_MODE_APPEND,
+     .pre = "SET 'table.exec.state.ttl' = '1 h';\n", .ckpt = true, .clocked = true},
+    {"dedupttl",
+     "SELECT k, v, ts FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts DESC) AS rn "
+     "FROM t) WHERE rn = 1",
+     DP_P_DEDUPLICATE, DP_MODE_UPDATE, .ddl = TTL_DDL, .pre = "SET 'table.exec.state.ttl' = '1 h';\n",
+     .ckpt = true, .clocked = true},
+    {"dedupfirstttl",
+     "SELECT k, v, ts FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts ASC) AS rn "
+     "FROM t) WHERE rn = 1",
+     DP_P_DEDUPLICATE, DP_MODE_APPEND, .ddl = TTL_DDL, .pre = "SET 'table.exec.state.ttl' = '1 h';\n",
+     .ckpt = true, .clocked = true},
 };
+
+/* ---- the TTL cases with a moving clock (topnttl, distinctttl, dedupttl,
+** dedupfirstttl) ----
+** Under 'table.exec.state.ttl' = '1 h': the fill writes 1,000 new keys per
+** batch, its S/1,000 batches spread evenly over the hour of processing
+** time, and measured batch b runs one step later than the one before, so
+** that it expires the 1,000 keys of fill batch b and brings 1,000 new ones:
+** the state stays at S and every measured batch expires keys. */
+#define TTL_FILL 1000
+static int64_t ttl_step(int64_t S) {
+  int64_t nfill = S / TTL_FILL > 0 ? S / TTL_FILL : 1;
+  return 3600 * SEC / nfill;
+}
+/* The clock of fill batch i (counted from 0), or of measured batch b at i = S/1,000 + b. */
+static int64_t ttl_clock(int64_t S, int64_t i) { return BASE + i * ttl_step(S); }
 
 /* The run: the operator tree over the feed, post-order for end_batch. */
 typedef struct run {
@@ -248,8 +291,11 @@ static int64_t fill_wm(const cse *c, int64_t done) {
 
 /* Measured batch b over a state of S: its rows, and the watermark it runs
 ** under (DP_WATERMARK_NONE for the cases without one). */
+static int64_t ttl_measured(run *r, int64_t S, int64_t b);
+
 static int64_t measured(const cse *c, run *r, int64_t S, int64_t b) {
   int64_t spread = S / 1000 > 0 ? S / 1000 : 1;
+  if (c->clocked) return ttl_measured(r, S, b);
   if (!strcmp(c->name, "overpending")) {
     for (int64_t j = 0; j < 1000; j++) put(r, j, j, 1, BASE + b * 1000 + j + 1);
     set_rows(r, 1000);
@@ -292,6 +338,14 @@ static int64_t measured(const cse *c, run *r, int64_t S, int64_t b) {
   for (int64_t j = 0; j < 1000; j++) put(r, j, S + b * 1000 + j, 1, BASE + S + b * 1000 + j);
   set_rows(r, 1000);
   return BASE + (b + 1) * 1000 - 1; /* the 1,000 oldest rows are at or before it */
+}
+
+/* A TTL case's measured batch b: 1,000 keys never seen, at the next step. */
+static int64_t ttl_measured(run *r, int64_t S, int64_t b) {
+  for (int64_t j = 0; j < TTL_FILL; j++) put(r, j, S + b * TTL_FILL + j, 1, BASE + S + b * TTL_FILL + j);
+  set_rows(r, TTL_FILL);
+  r->ex.batch_start_time = ttl_clock(S, S / TTL_FILL + b);
+  return DP_WATERMARK_NONE;
 }
 
 static int cmp_d(const void *a, const void *b) {
@@ -340,7 +394,9 @@ static int run_case(const cse *c, int64_t S, int measured_n) {
   }
   int rc = DIPPER_OK;
   for (int64_t done = 0; done < S && !rc;) {
-    int64_t n = S - done < FILL_ROWS ? S - done : FILL_ROWS;
+    int64_t per = c->clocked ? TTL_FILL : FILL_ROWS;
+    int64_t n = S - done < per ? S - done : per;
+    if (c->clocked) r->ex.batch_start_time = ttl_clock(S, done / TTL_FILL);
     dp_batch *fb = !strcmp(c->name, "temporal") ? r->f2.batch : r->f.batch;
     for (int ci = 0; ci < fb->ncols; ci++) dp_vector_reserve(fb->cols[ci], n);
     for (int64_t j = 0; j < n; j++) fill_row(c, r, j, done + j, S);
@@ -422,6 +478,6 @@ int main(int argc, char **argv) {
     found++;
     for (int64_t S = 10000; S <= max_state && !rc; S *= 10) rc = run_case(&cases[i], S, measured_n);
   }
-  if (!found) fprintf(stderr, "state_flat: no case %s (group, window, dedup, distinct, dedupfirst, sort, groupttl, topn, topnwindow, temporal, overrun, overlag, overrows, overpending, all)\n", which);
+  if (!found) fprintf(stderr, "state_flat: no case %s (group, window, dedup, distinct, dedupfirst, sort, groupttl, topn, topnwindow, temporal, overrun, overlag, overrows, overpending, topnttl, distinctttl, dedupttl, dedupfirstttl, all)\n", which);
   return rc || !found;
 }

@@ -20,7 +20,11 @@
 ** on a stream, a key not written for that long in processing time is
 ** forgotten before the next batch's input, as in Flink: keep first writes a
 ** key once, at its first row (so a duplicate after the TTL leaves again),
-** keep last at each row that becomes the key's best.
+** keep last at each row that becomes the key's best.  An expired key is
+** flagged gone (its id kept, off the TTL list: what makes it gone in a
+** checkpoint) and compacted away with the watermark's once the gone keys
+** are half the keys, so that an expiry costs the keys that expire; a row of
+** it that comes later takes its place again, as a new key.
 **
 ** Per batch the cost follows the batch: keep last emits and clears the keys
 ** it changed (a list of them), and keep first forgets by the watermark
@@ -109,33 +113,46 @@ static int compact_gone(dedup_state *st) {
   dp_gone_split s;
   int rc = dp_gone_split_ids(st->gone, st->gone_cap, n, st->ngone, st->ttl.ttl > 0, &s);
   if (!rc) rc = dp_groups_compact(&st->keys, s.keep, s.nkeep);
-  for (int64_t i = 0; !rc && i < s.nkeep; i++) st->ts[i] = st->ts[s.keep[i]];
+  for (int64_t i = 0; !rc && i < s.nkeep; i++) {
+    st->ts[i] = st->ts[s.keep[i]];
+    st->best[i] = st->best[s.keep[i]];
+  }
   if (!rc) rc = dp_rowlog_drop(&st->log, s.drop, s.ndrop);
   if (!rc && s.remap) rc = dp_state_ttl_renumber(&st->ttl, s.remap, n);
   dp_gone_split_free(&s);
   return rc ? rc : rebuild_due(st);
 }
 
+/* Room in `gone` for n keys, the new ones not gone. */
+static int grow_gone(dedup_state *st, int64_t n) {
+  if (n <= st->gone_cap) return DIPPER_OK;
+  int64_t old = st->gone_cap;
+  if (dp_grow(&st->gone, &st->gone_cap, n, 1, 1024)) return DIPPER_NOMEM;
+  memset(st->gone + old, 0, (size_t)(st->gone_cap - old));
+  return DIPPER_OK;
+}
+
+static bool is_gone(const dedup_state *st, int64_t id) {
+  return id < st->gone_cap && st->gone[id];
+}
+
 /* The keys at or before wm flagged gone (the time index's), and compacted
-** away when they are half the keys or `now`. */
-static int forget(dedup_state *st, int64_t wm, bool now) {
+** away when they are half the keys. */
+static int forget(dedup_state *st, int64_t wm) {
   int64_t n = dp_groups_count(&st->keys);
   int rc = DIPPER_OK;
   for (int64_t id = st->due_known; id < n && !rc; id++) rc = dp_due_push(&st->due, st->ts[id], id);
   st->due_known = n;
-  if (!rc && n > st->gone_cap) {
-    int64_t old = st->gone_cap;
-    if (dp_grow(&st->gone, &st->gone_cap, n, 1, 1024)) return DIPPER_NOMEM;
-    memset(st->gone + old, 0, (size_t)(st->gone_cap - old));
-  }
+  if (!rc) rc = grow_gone(st, n);
   while (!rc && wm != DP_WATERMARK_NONE && st->due.n > 0 && dp_due_top(&st->due) <= wm) {
     dp_due d = dp_due_pop(&st->due);
-    if (d.id >= n || st->gone[d.id]) continue;
+    /* an entry of a key that expired and came back with another time: stale */
+    if (d.id >= n || st->gone[d.id] || st->ts[d.id] != d.t) continue;
     st->gone[d.id] = 1;
     st->ngone++;
     if (st->ttl.ttl > 0) dp_state_ttl_remove(&st->ttl, d.id);
   }
-  if (!rc && st->ngone > 0 && (now || 2 * st->ngone >= n)) rc = compact_gone(st);
+  if (!rc && st->ngone > 0 && 2 * st->ngone >= n) rc = compact_gone(st);
   return rc;
 }
 
@@ -230,21 +247,27 @@ static int take_rows(dp_op *op, const dp_batch *b) {
     if ((rc = dp_groups_find_or_add(&st->keys, kc, r, &id, &fresh))) return rc;
     if ((rc = grow_keys(st, id + 1))) return rc;
     int64_t now = op->ex->batch_start_time;
-    if (st->mode == DEDUP_FIRST && !fresh && indexed(st) && wm != DP_WATERMARK_NONE &&
-        st->ts[id] <= wm) {
-      /* forgotten: the key is new again */
-      if ((rc = forget(st, wm, true)) || (rc = dp_groups_find_or_add(&st->keys, kc, r, &id, &fresh)) ||
-          (rc = grow_keys(st, id + 1)))
-        return rc;
+    /* Gone (expired under the TTL, or forgotten by the watermark: flagged,
+    ** or not yet after a restore, its time at or before the late one): a
+    ** new key again, in its old place, its old entry in the time index
+    ** stale by its time (forget) */
+    bool back = !fresh && (is_gone(st, id) || (st->mode == DEDUP_FIRST && indexed(st) &&
+                                               wm != DP_WATERMARK_NONE && st->ts[id] <= wm));
+    if (back && is_gone(st, id)) {
+      st->gone[id] = 0;
+      st->ngone--;
     }
     if (st->mode == DEDUP_FIRST) {
-      if (!fresh) continue;
+      if (!fresh && !back) continue;
       if (st->ttl.ttl > 0 && (rc = dp_state_ttl_touch(&st->ttl, id, now))) return rc;
+      if (back && (rc = dp_rowlog_touch(&st->log, id))) return rc;
       st->ts[id] = t;
+      if (back && indexed(st) && id < st->due_known && (rc = dp_due_push(&st->due, t, id)))
+        return rc;
       st->sel[nfirst++] = r;
       continue;
     }
-    if (!fresh && !better(op, st, b, r, id)) continue;
+    if (!fresh && !back && !better(op, st, b, r, id)) continue;
     if (st->ttl.ttl > 0 && (rc = dp_state_ttl_touch(&st->ttl, id, now))) return rc;
     if ((rc = dp_batch_take(st->store, b, NULL, r, 1))) return rc;
     if (!fresh && (rc = dp_rowlog_touch(&st->log, id))) return rc;
@@ -267,33 +290,35 @@ static int take_rows(dp_op *op, const dp_batch *b) {
 static int rocks_store_best(dp_op *op);
 static int rocks_end_batch(dp_op *op);
 
-/* Keys not written for the TTL are forgotten before the batch's first input;
-** finding them costs what expires, dropping them a compaction (as the
-** watermark's drops). */
+/* Keys not written for the TTL are forgotten before the batch's first input:
+** found at the cost of what expires, flagged gone, and compacted away with
+** the watermark's once the gone keys are half the keys (O(1) amortized
+** each), not a pass over the keys per batch that expires one. */
 static int expire_idle(dp_op *op) {
   dedup_state *st = op->state;
   st->ttl_done = true;
-  int64_t *keep, nkeep, *drop, ndrop;
-  int rc = dp_state_ttl_expire_compact(&st->ttl, op->ex->batch_start_time,
-                                       dp_groups_count(&st->keys), &keep, &nkeep, &drop, &ndrop);
-  if (!rc && ndrop > 0) rc = dp_groups_compact(&st->keys, keep, nkeep);
-  for (int64_t i = 0; !rc && ndrop > 0 && i < nkeep; i++) {
-    st->ts[i] = st->ts[keep[i]];
-    st->best[i] = st->best[keep[i]];
+  int64_t *ids = NULL, nids = 0, n = dp_groups_count(&st->keys);
+  int rc = dp_state_ttl_expire(&st->ttl, op->ex->batch_start_time, &ids, &nids);
+  if (!rc && nids > 0) rc = grow_gone(st, n);
+  for (int64_t k = 0; !rc && k < nids; k++) {
+    if (ids[k] >= n) rc = DIPPER_INTERNAL;
+    else if (!st->gone[ids[k]]) st->ngone += st->gone[ids[k]] = 1;
   }
-  if (!rc && ndrop > 0) rc = dp_rowlog_drop(&st->log, drop, ndrop);
-  if (!rc && ndrop > 0 && indexed(st)) {
-    /* the time index again; the gone keys among the kept stay gone */
-    uint8_t *was = st->ngone > 0 ? malloc((size_t)(nkeep > 0 ? nkeep : 1)) : NULL;
-    if (st->ngone > 0 && !was) rc = DIPPER_NOMEM;
-    for (int64_t i = 0; was && i < nkeep; i++) was[i] = st->gone[keep[i]];
-    if (!rc) rc = rebuild_due(st);
-    for (int64_t i = 0; !rc && was && i < nkeep; i++) st->ngone += st->gone[i] = was[i];
-    free(was);
-  }
-  free(keep);
-  free(drop);
-  op->metrics.state_rows = dp_groups_count(&st->keys);
+  free(ids);
+  if (!rc && nids > 0 && 2 * st->ngone >= n) rc = compact_gone(st);
+  op->metrics.state_rows = dp_groups_count(&st->keys) - st->ngone;
+  return rc;
+}
+
+/* After a restore under a TTL: the keys off its list are gone (expired, or
+** forgotten by the watermark). */
+static int gone_off_list(dedup_state *st) {
+  int64_t n = dp_groups_count(&st->keys);
+  if (st->ttl.ttl <= 0 || st->ttl.count == n) return DIPPER_OK;
+  int rc = grow_gone(st, n);
+  for (int64_t id = 0; !rc && id < n; id++)
+    if (!st->gone[id] && (id >= st->ttl.cap || st->ttl.slot[id].at < 0))
+      st->ngone += st->gone[id] = 1;
   return rc;
 }
 
@@ -311,7 +336,7 @@ static int dedup_next(dp_op *op, dp_batch **out) {
       if ((rc = child->cls->next(child, &b)) || !b) return rc;
       dp_batch_clear(st->out);
       if ((rc = take_rows(op, b))) return rc;
-      op->metrics.state_rows = dp_groups_count(&st->keys);
+      op->metrics.state_rows = dp_groups_count(&st->keys) - st->ngone;
       if (st->out->nrows > 0) {
         op->metrics.rows_out += st->out->nrows;
         *out = st->out;
@@ -322,7 +347,7 @@ static int dedup_next(dp_op *op, dp_batch **out) {
   if (!st->drained) {
     if ((rc = dp_op_drain(op->children[0], take_rows, op))) return rc;
     st->drained = true;
-    op->metrics.state_rows = dp_groups_count(&st->keys);
+    op->metrics.state_rows = dp_groups_count(&st->keys) - st->ngone;
     st->cursor = st->nout = 0;
     if (st->mode == DEDUP_LAST && !st->rocks) {
       /* the changed keys, in key order (the order of a pass over them all) */
@@ -359,7 +384,7 @@ static int dedup_end_batch(dp_op *op) {
   st->nch = 0;
   /* keep first on event time: forget the keys whose row is at or before the
   ** watermark (a later row of such a key would be late anyway) */
-  int rc = indexed(st) ? forget(st, op->ex->final ? DP_WATERMARK_END : op->ex->watermark, false)
+  int rc = indexed(st) ? forget(st, op->ex->final ? DP_WATERMARK_END : op->ex->watermark)
                        : DIPPER_OK;
   op->metrics.state_rows = dp_groups_count(&st->keys) - st->ngone;
   return rc;
@@ -444,12 +469,25 @@ static void dedup_close(dp_op *op) {
 ** rows that were best once): a restore gives best[id] = id.
 ** Delta (save_delta), the same version:  version:u8  mode:u8  emitted:u8
 **   the keys' log (rows.h: the keys expiry dropped, by base position; the
-**   keys whose best row was replaced)  [not keep first: ts:svar per
-**   replaced key, then their new rows]  the keys added since (rows.h's
-**   group table form)  ts:svar per added key  [not keep first: their rows]
+**   keys whose best row was replaced, or, keep first, that came back after
+**   they were gone)  ts:svar per such key  [not keep first: their new rows]
+**   the keys added since (rows.h's group table form)  ts:svar per added
+**   key  [not keep first: their rows]
 ** A batch that adds k keys, replaces r best rows and expires d keys costs
-** O(k + r + d). */
-#define DEDUP_STATE_VERSION 1
+** O(k + r + d).  Under a TTL, a key off the TTL list is gone (it expired,
+** or the watermark forgot it) though the keys hold it until a compaction:
+** the list's delta (state_ttl.h) carries the expiries, so that they cost
+** the delta what expired, not the keys.
+** Version 1 (before the gone keys: every key was listed, and a keep-first
+** delta named no changed key) still reads. */
+#define DEDUP_STATE_VERSION 2
+
+/* The version byte: 1 or 2 (anything else refused by dp_state_check). */
+static int check_version(dp_op *op, dp_rd *in) {
+  dp_rd peek = *in;
+  uint8_t v = dp_get_u8(&peek);
+  return dp_state_check(op, in, !peek.bad && v == 1 ? 1 : DEDUP_STATE_VERSION);
+}
 
 /* The stored rows sel[0..n), in rows.h's store form. */
 static int save_best(dp_buf *out, const dedup_state *st, const int64_t *sel, int64_t n) {
@@ -492,13 +530,16 @@ static int restore_ttl(dp_op *op, dp_rd *in) {
   dedup_state *st = op->state;
   int rc = dp_state_ttl_load_section(&st->ttl, in, dp_groups_count(&st->keys),
                                      op->ex->batch_start_time);
-  return rc ? dp_state_corrupt(op, rc, "its state TTL") : DIPPER_OK;
+  if (rc) return dp_state_corrupt(op, rc, "its state TTL");
+  if ((rc = gone_off_list(st))) return rc;
+  op->metrics.state_rows = dp_groups_count(&st->keys) - st->ngone;
+  return DIPPER_OK;
 }
 
 static int dedup_restore(dp_op *op, dp_rd *in) {
   dedup_state *st = op->state;
   if (st->rocks) return rocks_restore(op, in);
-  int rc = dp_state_check(op, in, DEDUP_STATE_VERSION);
+  int rc = check_version(op, in);
   if (rc) return rc;
   uint8_t mode = dp_get_u8(in), emitted = dp_get_u8(in);
   if (in->bad || mode != st->mode || emitted > 1)
@@ -528,8 +569,8 @@ static int dedup_save_delta(dp_op *op, dp_buf *out) {
   dp_put_u8(out, (uint8_t)st->mode);
   dp_put_u8(out, st->emitted);
   int rc = dp_rowlog_save(out, &st->log, &at, &nat);
+  for (int64_t i = 0; !rc && i < nat; i++) dp_put_svar(out, st->ts[at[i]]);
   if (!rc && st->mode != DEDUP_FIRST) {
-    for (int64_t i = 0; i < nat; i++) dp_put_svar(out, st->ts[at[i]]);
     for (int64_t i = 0; i < nat; i++) at[i] = st->best[at[i]];
     rc = save_best(out, st, at, nat);
   }
@@ -548,7 +589,6 @@ static int apply_delta(dedup_state *st, dp_rd *in, const dp_rowlog_delta *d, con
   int64_t n = dp_groups_count(&st->keys), *keep = NULL, nkeep = 0, first = 0;
   bool rows = st->mode != DEDUP_FIRST;
   *what = "its replaced rows";
-  if (!rows && d->ndirty > 0) return DIPPER_CORRUPT;
   int64_t *ts = d->ndirty ? malloc((size_t)d->ndirty * sizeof *ts) : NULL;
   if (d->ndirty && !ts) return DIPPER_NOMEM;
   for (int64_t i = 0; i < d->ndirty; i++) ts[i] = dp_get_svar(in);
@@ -584,7 +624,7 @@ static int apply_delta(dedup_state *st, dp_rd *in, const dp_rowlog_delta *d, con
 static int dedup_restore_delta(dp_op *op, dp_rd *in) {
   dedup_state *st = op->state;
   if (st->rocks) return rocks_restore(op, in); /* each names a whole checkpoint */
-  int rc = dp_state_check(op, in, DEDUP_STATE_VERSION);
+  int rc = check_version(op, in);
   if (rc) return rc;
   uint8_t mode = dp_get_u8(in), emitted = dp_get_u8(in);
   if (in->bad || mode != st->mode || emitted > 1)

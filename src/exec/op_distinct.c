@@ -11,6 +11,9 @@
 ** or STATE_TTL, exec/state_ttl.h): then a row not seen for that long, in
 ** processing time, is forgotten before the next batch's input, and leaves
 ** again when it comes back (Flink's DISTINCT, a GROUP BY of every column).
+** An expired row is flagged gone as the watermark's are (its id kept, off
+** the TTL list: what makes it gone in a checkpoint), so that an expiry costs
+** the rows that expire; the same row coming back takes its place again.
 **
 ** Forgetting by the watermark costs what it forgets: the stored rows are
 ** indexed by time (due_heap.h), a batch pops those at or before its
@@ -96,29 +99,48 @@ static int rocks_end_batch(dp_op *op);
 static int rocks_save(dp_op *op, dp_buf *out);
 static int rocks_restore(dp_op *op, dp_rd *in);
 
-/* Rows not seen for the TTL are forgotten before the batch's first input;
-** finding them costs what expires, dropping them a compaction of the store
-** (as the watermark's drops). */
+/* Room in `gone` for n rows, the new ones not gone. */
+static int grow_gone(distinct_state *st, int64_t n) {
+  if (n <= st->gone_cap) return DIPPER_OK;
+  int64_t old = st->gone_cap;
+  if (dp_grow(&st->gone, &st->gone_cap, n, 1, 1024)) return DIPPER_NOMEM;
+  memset(st->gone + old, 0, (size_t)(st->gone_cap - old));
+  return DIPPER_OK;
+}
+
+static bool is_gone(const distinct_state *st, int64_t id) {
+  return id < st->gone_cap && st->gone[id];
+}
+
+/* Rows not seen for the TTL are forgotten before the batch's first input:
+** found at the cost of what expires, flagged gone, and compacted away with
+** the watermark's once the gone rows are half the store (O(1) amortized
+** each), not a pass over the store per batch that expires one. */
 static int expire_idle(dp_op *op) {
   distinct_state *st = op->state;
   st->ttl_done = true;
-  int64_t *keep, nkeep, *drop, ndrop;
-  int rc = dp_state_ttl_expire_compact(&st->ttl, op->ex->batch_start_time,
-                                       dp_groups_count(&st->seen), &keep, &nkeep, &drop, &ndrop);
-  if (!rc && ndrop > 0) rc = dp_groups_compact(&st->seen, keep, nkeep);
-  if (!rc && ndrop > 0) rc = dp_rowlog_drop(&st->log, drop, ndrop);
-  if (!rc && ndrop > 0 && st->time_col >= 0 && !st->rocks) {
-    /* the time index again; the gone rows among the kept stay gone */
-    uint8_t *was = st->ngone > 0 ? malloc((size_t)(nkeep > 0 ? nkeep : 1)) : NULL;
-    if (st->ngone > 0 && !was) rc = DIPPER_NOMEM;
-    for (int64_t i = 0; was && i < nkeep; i++) was[i] = st->gone[keep[i]];
-    if (!rc) rc = rebuild_due(st);
-    for (int64_t i = 0; !rc && was && i < nkeep; i++) st->ngone += st->gone[i] = was[i];
-    free(was);
+  int64_t *ids = NULL, nids = 0, n = dp_groups_count(&st->seen);
+  int rc = dp_state_ttl_expire(&st->ttl, op->ex->batch_start_time, &ids, &nids);
+  if (!rc && nids > 0) rc = grow_gone(st, n);
+  for (int64_t k = 0; !rc && k < nids; k++) {
+    if (ids[k] >= n) rc = DIPPER_INTERNAL;
+    else if (!st->gone[ids[k]]) st->ngone += st->gone[ids[k]] = 1;
   }
-  free(keep);
-  free(drop);
-  op->metrics.state_rows = dp_groups_count(&st->seen);
+  free(ids);
+  if (!rc && nids > 0 && 2 * st->ngone >= n) rc = compact_gone(st);
+  op->metrics.state_rows = dp_groups_count(&st->seen) - st->ngone;
+  return rc;
+}
+
+/* After a restore under a TTL: the rows off its list are gone (expired, or
+** forgotten by the watermark). */
+static int gone_off_list(distinct_state *st) {
+  int64_t n = dp_groups_count(&st->seen);
+  if (st->ttl.ttl <= 0 || st->ttl.count == n) return DIPPER_OK;
+  int rc = grow_gone(st, n);
+  for (int64_t id = 0; !rc && id < n; id++)
+    if (!st->gone[id] && (id >= st->ttl.cap || st->ttl.slot[id].at < 0))
+      st->ngone += st->gone[id] = 1;
   return rc;
 }
 
@@ -163,9 +185,16 @@ static int distinct_next(dp_op *op, dp_batch **out) {
             (rc = dp_groups_find_or_add(&st->seen, cols, r, &id, &fresh)))
           return rc;
       }
+      bool back = !fresh && is_gone(st, id);
+      if (back) {
+        /* expired under the TTL (the watermark's gone rows are late): it
+        ** leaves again, in its old place (not among the batch's new ids) */
+        st->gone[id] = 0;
+        st->ngone--;
+      }
       if (st->ttl.ttl > 0 && (rc = dp_state_ttl_touch(&st->ttl, id, op->ex->batch_start_time)))
         return rc;
-      if (fresh) st->sel[n++] = r;
+      if (fresh || back) st->sel[n++] = r;
       if (fresh) st->nadded++;
     }
     op->metrics.state_rows = st->rocks ? st->rcount : dp_groups_count(&st->seen) - st->ngone;
@@ -191,11 +220,7 @@ static int forget(distinct_state *st, int64_t wm, bool now) {
   int rc = DIPPER_OK;
   for (int64_t id = st->due_known; id < n && !rc; id++) rc = dp_due_push(&st->due, row_time(st, id), id);
   st->due_known = n;
-  if (!rc && n > st->gone_cap) {
-    int64_t old = st->gone_cap;
-    if (dp_grow(&st->gone, &st->gone_cap, n, 1, 1024)) return DIPPER_NOMEM;
-    memset(st->gone + old, 0, (size_t)(st->gone_cap - old));
-  }
+  if (!rc) rc = grow_gone(st, n);
   while (!rc && wm != DP_WATERMARK_NONE && st->due.n > 0 && dp_due_top(&st->due) <= wm) {
     dp_due d = dp_due_pop(&st->due);
     if (d.id >= n || st->gone[d.id]) continue;
@@ -283,8 +308,19 @@ static int distinct_open(dp_op *op) {
 ** Blob, version 1:  version:u8  the rows seen (rows.h's group table).
 ** Delta (save_delta), the same version:  version:u8  the rows' log (rows.h:
 ** the rows the watermark dropped, by base position)  the rows added since
-** (rows.h's group table form): O(rows added + rows dropped). */
-#define DISTINCT_STATE_VERSION 1
+** (rows.h's group table form): O(rows added + rows dropped).
+** Version 2: under a TTL, a row off the TTL list is gone (it expired, or
+** the watermark forgot it) though the table holds it until a compaction:
+** the list's delta (state_ttl.h) carries the expiries, so that they cost the
+** delta what expired.  Version 1 (every stored row listed) still reads. */
+#define DISTINCT_STATE_VERSION 2
+
+/* The version byte: 1 or 2 (anything else refused by dp_state_check). */
+static int check_version(dp_op *op, dp_rd *in) {
+  dp_rd peek = *in;
+  uint8_t v = dp_get_u8(&peek);
+  return dp_state_check(op, in, !peek.bad && v == 1 ? 1 : DISTINCT_STATE_VERSION);
+}
 
 /* With a TTL, after the rows (state or delta alike): the rows' last
 ** sightings, by today's positions (state_ttl.h's section). */
@@ -292,7 +328,10 @@ static int restore_ttl(dp_op *op, dp_rd *in) {
   distinct_state *st = op->state;
   int rc = dp_state_ttl_load_section(&st->ttl, in, dp_groups_count(&st->seen),
                                      op->ex->batch_start_time);
-  return rc ? dp_state_corrupt(op, rc, "its state TTL") : DIPPER_OK;
+  if (rc) return dp_state_corrupt(op, rc, "its state TTL");
+  if ((rc = gone_off_list(st))) return rc;
+  op->metrics.state_rows = dp_groups_count(&st->seen) - st->ngone;
+  return DIPPER_OK;
 }
 
 static int distinct_save(dp_op *op, dp_buf *out) {
@@ -308,7 +347,7 @@ static int distinct_save(dp_op *op, dp_buf *out) {
 static int distinct_restore(dp_op *op, dp_rd *in) {
   distinct_state *st = op->state;
   if (st->rocks) return rocks_restore(op, in);
-  int rc = dp_state_check(op, in, DISTINCT_STATE_VERSION);
+  int rc = check_version(op, in);
   if (rc) return rc;
   if ((rc = dp_groups_load(in, &st->seen))) return dp_state_corrupt(op, rc, "its rows");
   op->metrics.state_rows = dp_groups_count(&st->seen);
@@ -333,7 +372,7 @@ static int distinct_save_delta(dp_op *op, dp_buf *out) {
 static int distinct_restore_delta(dp_op *op, dp_rd *in) {
   distinct_state *st = op->state;
   if (st->rocks) return rocks_restore(op, in);
-  int rc = dp_state_check(op, in, DISTINCT_STATE_VERSION);
+  int rc = check_version(op, in);
   if (rc) return rc;
   int64_t n = dp_groups_count(&st->seen), *keep = NULL, nkeep = 0;
   dp_rowlog_delta d;

@@ -32,6 +32,10 @@
 **            time, is dropped with its top rows before the next batch's
 **            input, without output (state_ttl.h; the partitions by id in
 **            `parts`): a row of it that comes later starts it afresh.
+**            An expired partition keeps its id, its top empty and off the
+**            TTL list, until such partitions are half of `parts`: then
+**            `parts` is compacted (O(1) amortized per expired partition),
+**            so a batch costs the partitions that expire, not `parts`.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -78,8 +82,10 @@ typedef struct topn_state {
   dp_rocks *rocks;
   int64_t rcount;      /* rows stored */
   /* TOPN_UPDATE with a state TTL (ttl.ttl > 0): `parts` in order of their
-  ** last row (state_ttl.h) */
+  ** last row (state_ttl.h), and the changes of `parts` since the last
+  ** checkpoint (rows.h: the partitions a compaction dropped, those added) */
   dp_state_ttl ttl;
+  dp_rowlog plog;
 } topn_state;
 
 static int rocks_close_windows(dp_op *op);
@@ -473,31 +479,62 @@ static int update_top(dp_op *op) {
   return rc;
 }
 
-/* TOPN_UPDATE with a TTL, before the batch's input: the partitions idle
-** for it dropped, their tops made tombstones (found at the cost of what
-** expires; the renumbering of the partitions is state_ttl.h's). */
-static int expire_parts(dp_op *op) {
-  topn_state *st = op->state;
-  int64_t *keep = NULL, nkeep = 0, *drop = NULL, ndrop = 0, ng = dp_groups_count(&st->parts);
-  int rc = grow_parts(st, ng);
-  if (!rc) rc = dp_state_ttl_expire_compact(&st->ttl, op->ex->batch_start_time, ng, &keep, &nkeep,
-                                            &drop, &ndrop);
-  if (rc || ndrop == 0) return rc;
-  for (int64_t k = 0; !rc && k < ndrop; k++) {
-    int64_t g = drop[k];
-    for (int64_t q = st->pstart[g]; !rc && q < st->pstart[g] + st->pcount[g]; q++)
-      rc = mark_dead(st, q);
+static bool part_listed(const topn_state *st, int64_t g) {
+  return g >= 0 && g < st->ttl.cap && st->ttl.slot[g].at >= 0;
+}
+
+/* TOPN_UPDATE with a TTL: the expired partitions (off the TTL list, their
+** tops empty) dropped from `parts` once they are half of it and at least
+** 1,024, the others renumbered in their order (the TTL list follows; the
+** partitions' log records the drops): O(parts) once per parts/2 expiries. */
+static int maybe_compact_parts(topn_state *st) {
+  int64_t ng = dp_groups_count(&st->parts), idle = ng - st->ttl.count;
+  if (idle < 1024 || idle * 2 < ng) return DIPPER_OK;
+  size_t sz = (size_t)ng * sizeof(int64_t);
+  int64_t *keep = malloc(sz), *remap = malloc(sz), *drop = malloc(sz), nkeep = 0, ndrop = 0;
+  int rc = keep && remap && drop ? DIPPER_OK : DIPPER_NOMEM;
+  for (int64_t g = 0; !rc && g < ng; g++) {
+    if (part_listed(st, g)) {
+      remap[g] = nkeep;
+      keep[nkeep++] = g;
+    } else {
+      if (st->pcount[g] != 0) rc = DIPPER_INTERNAL; /* a live top off the list */
+      remap[g] = -1;
+      drop[ndrop++] = g;
+    }
   }
   if (!rc) rc = dp_groups_compact(&st->parts, keep, nkeep);
+  if (!rc) rc = dp_rowlog_drop(&st->plog, drop, ndrop);
+  if (!rc) rc = dp_state_ttl_renumber(&st->ttl, remap, ng);
   for (int64_t k = 0; !rc && k < nkeep; k++) {
     st->pstart[k] = st->pstart[keep[k]];
     st->pcount[k] = st->pcount[keep[k]];
     st->pmark[k] = st->pmark[keep[k]];
   }
   for (int64_t g = nkeep; !rc && g < ng; g++) st->pcount[g] = st->pmark[g] = 0;
-  if (!rc) rc = maybe_compact(st);
   free(keep);
+  free(remap);
   free(drop);
+  return rc;
+}
+
+/* TOPN_UPDATE with a TTL, before the batch's input: the partitions idle
+** for it get empty tops, their rows tombstones; found at the cost of what
+** expires (state_ttl.h), and `parts` left as it is (maybe_compact_parts). */
+static int expire_parts(dp_op *op) {
+  topn_state *st = op->state;
+  int64_t *ids = NULL, n = 0;
+  int rc = grow_parts(st, dp_groups_count(&st->parts));
+  if (!rc) rc = dp_state_ttl_expire(&st->ttl, op->ex->batch_start_time, &ids, &n);
+  for (int64_t k = 0; !rc && k < n; k++) {
+    int64_t g = ids[k];
+    for (int64_t q = st->pstart[g]; !rc && q < st->pstart[g] + st->pcount[g]; q++)
+      rc = mark_dead(st, q);
+    st->pcount[g] = 0;
+  }
+  free(ids);
+  if (!rc && n > 0) rc = maybe_compact(st);
+  if (!rc && n > 0) rc = maybe_compact_parts(st);
   return rc;
 }
 
@@ -599,6 +636,7 @@ static void topn_close(dp_op *op) {
   dp_due_free(&st->due);
   dp_groups_free(&st->parts);
   dp_state_ttl_free(&st->ttl);
+  dp_rowlog_free(&st->plog);
   dp_batch_free(st->result);
   dp_batch_free(st->out);
   free(st);
@@ -681,32 +719,83 @@ static int topn_open(dp_op *op) {
 ** So a delta costs what the batches since changed: in window mode the rows
 ** added and closed, in update mode the new tops of the partitions whose
 ** top changed and the old tops they replace (a few bytes per run of them).
-** With a state TTL (update mode), whole and delta alike end with 'P', the
+** With a state TTL (update mode), a whole blob ends with 'P', the
 ** partitions (rows.h's group table, by id) and state_ttl.h's section
 ** (their last rows' times); at the blob's end, so that a blob without it
 ** (written before the TTL was set) reads as before: its partitions, found
-** again from the top's rows, count as written at the restart.
+** again from the top's rows, count as written at the restart.  A delta
+** (version 3) ends with 'D': the partitions' log (rows.h: those a
+** compaction of `parts` dropped since, by base position), the partitions
+** added since, and state_ttl.h's delta section ('U': the partitions that
+** left the list or were written since; 'T', the list whole, after a
+** compaction of `parts`), so that it costs the partitions the batches
+** touched and expired.  A partition off the list has an empty top (it
+** expired); a top row of one is refused as corrupt.  Version 2's deltas
+** ended with 'P' as its whole blobs do, and still read.
 ** Version 1 (written before the tombstones: no next_seq, no flags, ranks
 ** only, the update mode's top in rank order across partitions and its
 ** delta always the whole top) still reads: a top's rows get their
 ** positions as numbers (the order they ranked in) and are laid out again
 ** by partition; a version 1 update-mode delta that keeps part of its
 ** base, which that version never wrote, is refused as corrupt. */
-#define TOPN_STATE_VERSION 2
+#define TOPN_STATE_VERSION 3
 
-static int save_parts(const topn_state *st, dp_buf *out) {
+/* The TTL's section of a blob: 'P' and the partitions whole, or ('D', a
+** delta) their changes since the last save or restore; either way the
+** base of the next delta. */
+static int save_parts(topn_state *st, dp_buf *out, bool delta) {
   if (st->ttl.ttl <= 0) return DIPPER_OK;
-  dp_put_u8(out, 'P');
-  int rc = dp_groups_save(out, &st->parts);
-  dp_state_ttl_save_section(&st->ttl, out);
+  int rc;
+  if (!delta) {
+    dp_put_u8(out, 'P');
+    rc = dp_groups_save(out, &st->parts);
+    dp_state_ttl_save_section_base(&st->ttl, out);
+  } else {
+    dp_put_u8(out, 'D');
+    int64_t *at = NULL, nat = 0;
+    rc = dp_rowlog_save(out, &st->plog, &at, &nat);
+    free(at); /* a partition's key never changes in place */
+    if (!rc) rc = dp_groups_save_from(out, &st->parts, dp_rowlog_first_new(&st->plog));
+    if (!rc) rc = dp_state_ttl_save_section_delta(&st->ttl, out);
+  }
+  if (!rc) dp_rowlog_mark(&st->plog, dp_groups_count(&st->parts));
   return rc;
 }
 
+/* 'D': the partitions' changes applied to `parts` (which holds their base). */
+static int load_parts_delta(topn_state *st, dp_rd *in) {
+  int64_t n = dp_groups_count(&st->parts), *keep = NULL, nkeep = 0;
+  dp_rowlog_delta d;
+  int rc = dp_rowlog_load(in, n, &d);
+  if (rc) return rc;
+  if (d.ndirty > 0) rc = DIPPER_CORRUPT;
+  if (!rc) rc = dp_rowlog_keep(&d, n, &keep, &nkeep);
+  if (!rc && nkeep < n) rc = dp_groups_compact(&st->parts, keep, nkeep);
+  free(keep);
+  dp_rowlog_delta_free(&d);
+  return rc ? rc : dp_groups_load_more(in, &st->parts);
+}
+
 /* The rest of a blob: save_parts' section, or (none) the partitions of the
-** restored top, every one written at `now`. */
-static int load_parts(dp_op *op, dp_rd *in) {
+** restored top, every one written at `now`.  Without a TTL now, a section
+** written under one is passed over (the blob's last: the partitions are
+** found again from the top's rows). */
+static int load_parts(dp_op *op, dp_rd *in, int version) {
   topn_state *st = op->state;
   int64_t now = op->ex->batch_start_time;
+  uint8_t kind = dp_rd_left(in) > 0 ? in->p[in->pos] : 0;
+  if (kind == 'D') {
+    dp_get_u8(in);
+    if (st->ttl.ttl <= 0) {
+      in->pos = in->n;
+      return DIPPER_OK;
+    }
+    int rc = version < 3 ? DIPPER_CORRUPT : load_parts_delta(st, in);
+    if (!rc) rc = dp_state_ttl_load_section(&st->ttl, in, dp_groups_count(&st->parts), now);
+    if (!rc) dp_rowlog_mark(&st->plog, dp_groups_count(&st->parts));
+    if (rc == DIPPER_CORRUPT) in->bad = true;
+    return rc ? dp_state_corrupt(op, rc, "its partitions' state TTL") : DIPPER_OK;
+  }
   dp_groups fresh;
   int rc = dp_groups_init(&fresh, &st->part_schema);
   if (!rc && dp_rd_left(in) == 0) {
@@ -720,6 +809,7 @@ static int load_parts(dp_op *op, dp_rd *in) {
       rc = dp_groups_find_or_add(&fresh, pc, r, &g, &is_new);
       if (!rc && is_new) rc = dp_state_ttl_touch(&st->ttl, g, now);
     }
+    if (!rc && st->ttl.ttl > 0) dp_state_ttl_mark(&st->ttl);
   } else if (!rc) {
     if (dp_get_u8(in) != 'P') in->bad = true;
     rc = in->bad ? DIPPER_CORRUPT : dp_groups_load(in, &fresh);
@@ -728,6 +818,7 @@ static int load_parts(dp_op *op, dp_rd *in) {
   if (!rc && st->ttl.ttl > 0) {
     dp_groups_free(&st->parts);
     st->parts = fresh;
+    dp_rowlog_mark(&st->plog, dp_groups_count(&st->parts));
   } else {
     dp_groups_free(&fresh);
   }
@@ -758,7 +849,7 @@ static int topn_save(dp_op *op, dp_buf *out) {
   save_header(st, out);
   int rc = dp_rows_save(out, st->rows);
   save_row_data(st, out, 0);
-  if (!rc) rc = save_parts(st, out);
+  if (!rc) rc = save_parts(st, out, false);
   if (!rc) dp_rowlog_mark(&st->log, st->rows->nrows);
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
@@ -772,16 +863,16 @@ static int topn_save_delta(dp_op *op, dp_buf *out) {
   free(at); /* a dirty row is a tombstone: no data */
   if (!rc) rc = dp_rows_save_from(out, st->rows, first);
   save_row_data(st, out, first);
-  if (!rc) rc = save_parts(st, out);
+  if (!rc) rc = save_parts(st, out, true);
   if (!rc) dp_rowlog_mark(&st->log, st->rows->nrows);
   return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
-/* The version byte: 1 or 2 (anything else refused by dp_state_check). */
+/* The version byte: 1 to 3 (anything else refused by dp_state_check). */
 static int read_version(dp_op *op, dp_rd *in, int *version) {
   dp_rd peek = *in;
   uint8_t v = dp_get_u8(&peek);
-  *version = !peek.bad && v == 1 ? 1 : TOPN_STATE_VERSION;
+  *version = !peek.bad && (v == 1 || v == 2) ? v : TOPN_STATE_VERSION;
   return dp_state_check(op, in, (uint8_t)*version);
 }
 
@@ -895,6 +986,8 @@ static int rebuild_index(dp_op *op) {
       bool is_new;
       if (st->ttl.ttl > 0) g = dp_groups_find(&st->parts, pc, r);
       else rc = dp_groups_find_or_add(&st->parts, pc, r, &g, &is_new);
+      /* a partition off the TTL list expired: its top is empty */
+      if (!rc && st->ttl.ttl > 0 && !part_listed(st, g)) rc = DIPPER_CORRUPT;
       if (!rc) rc = g < 0 ? DIPPER_CORRUPT : grow_parts(st, g + 1);
       if (rc) break;
       if (st->pcount[g] == 0) st->pstart[g] = r;
@@ -939,7 +1032,7 @@ static int topn_restore_delta(dp_op *op, dp_rd *in) {
   if ((rc = load_row_data(op, in, first, version))) return dp_state_corrupt(op, rc, "its ranks");
   if (version < 2 && st->mode == TOPN_UPDATE && (rc = relayout(op)))
     return dp_state_corrupt(op, rc, "its ranks");
-  if (st->mode == TOPN_UPDATE && (rc = load_parts(op, in))) return rc;
+  if (st->mode == TOPN_UPDATE && (rc = load_parts(op, in, version))) return rc;
   return rebuild_index(op);
 }
 
@@ -953,7 +1046,7 @@ static int topn_restore(dp_op *op, dp_rd *in) {
   if ((rc = load_row_data(op, in, 0, version))) return dp_state_corrupt(op, rc, "its ranks");
   if (version < 2 && st->mode == TOPN_UPDATE && (rc = relayout(op)))
     return dp_state_corrupt(op, rc, "its ranks");
-  if (st->mode == TOPN_UPDATE && (rc = load_parts(op, in))) return rc;
+  if (st->mode == TOPN_UPDATE && (rc = load_parts(op, in, version))) return rc;
   return rebuild_index(op);
 }
 

@@ -356,7 +356,7 @@ static void check_v1(const char *sql, const row *rows, int n, const v1_state *v1
     /* and what it saves now is of the new version, and restores */
     blobs now;
     save_all(&c, &now);
-    CHECK(now.n == 1 && now.b[0].data[0] == 2);
+    CHECK(now.n == 1 && now.b[0].data[0] == 3);
     free_blobs(&now);
   }
   run_close(&c);
