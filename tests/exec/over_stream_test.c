@@ -239,6 +239,18 @@ static const query queries[] = {
      {F_SUM, F_COUNT}, "SUM(v) OVER w, COUNT(v) OVER w"},
     {"ORDER BY ts RANGE BETWEEN INTERVAL '1' SECOND PRECEDING AND CURRENT ROW", RANGE_X, 1000,
      false, 1, {F_COUNT_STAR}, "COUNT(*) OVER w"},
+    /* large frames (the windows' two stacks turn over many times) */
+    {"ORDER BY ts ROWS BETWEEN 40 PRECEDING AND CURRENT ROW", ROWS_N, 40, false, 5,
+     {F_SUM, F_COUNT_STAR, F_COUNT, F_MIN, F_MAX},
+     "SUM(v) OVER w, COUNT(*) OVER w, COUNT(v) OVER w, MIN(v) OVER w, MAX(v) OVER w"},
+    {"ORDER BY ts ROWS BETWEEN 17 PRECEDING AND CURRENT ROW", ROWS_N, 17, true, 4,
+     {F_MAX, F_LAG3, F_SUM, F_MIN},
+     "MAX(v) OVER w, LAG(v, 3, CAST(-1 AS BIGINT)) OVER w, SUM(v) OVER w, MIN(v) OVER w"},
+    {"ORDER BY ts RANGE BETWEEN INTERVAL '30' SECOND PRECEDING AND CURRENT ROW", RANGE_X, 30000,
+     false, 4, {F_SUM, F_COUNT, F_MIN, F_MAX},
+     "SUM(v) OVER w, COUNT(v) OVER w, MIN(v) OVER w, MAX(v) OVER w"},
+    {"ORDER BY ts RANGE BETWEEN INTERVAL '12' SECOND PRECEDING AND CURRENT ROW", RANGE_X, 12000,
+     true, 3, {F_MIN, F_COUNT_STAR, F_SUM}, "MIN(v) OVER w, COUNT(*) OVER w, SUM(v) OVER w"},
 };
 #define NQUERIES (int)(sizeof queries / sizeof queries[0])
 
