@@ -51,6 +51,12 @@
 **            partitions spread across them
 **   overpending  the running SUM with S rows waiting for the watermark (far
 **            ahead of it); a batch brings 1,000 rows that it releases
+**   overrows1000  SUM, MIN, MAX OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN
+**            1000 PRECEDING AND CURRENT ROW): S rows over 1,000 partitions, so
+**            a frame holds min(S/1,000, 1,000) rows; a batch as overrun's
+**   overrange1h  the same calls over RANGE BETWEEN INTERVAL '1' HOUR PRECEDING
+**            AND CURRENT ROW (the fill's rows are µs apart: the frame is the
+**            whole partition, S/1,000 rows)
 ** Filling is done in batches of up to 1 M rows without a watermark and is
 ** not measured.  The machine is shared: read the medians.
 */
@@ -150,6 +156,16 @@ static const cse cases[] = {
     {"sort", "SELECT k, v, ts FROM t ORDER BY ts", DP_P_SORT, DP_MODE_APPEND, .ckpt = true},
     {"groupttl", "SELECT k, count(*) AS c, sum(v) AS s FROM t GROUP BY k", DP_P_AGGREGATE,
      DP_MODE_UPDATE, .pre = "SET 'table.exec.state.ttl' = '1 h';\n", .ckpt = true},
+    /* op_over's sliding frames (overframes) */
+    {"overrows1000",
+     "SELECT k, ts, SUM(v) OVER w AS s, MIN(v) OVER w AS lo, MAX(v) OVER w AS hi FROM t "
+     "WINDOW w AS (PARTITION BY k ORDER BY ts ROWS BETWEEN 1000 PRECEDING AND CURRENT ROW)",
+     DP_P_OVER, DP_MODE_APPEND},
+    {"overrange1h",
+     "SELECT k, ts, SUM(v) OVER w AS s, MIN(v) OVER w AS lo, MAX(v) OVER w AS hi FROM t "
+     "WINDOW w AS (PARTITION BY k ORDER BY ts RANGE BETWEEN INTERVAL '1' HOUR PRECEDING AND "
+     "CURRENT ROW)",
+     DP_P_OVER, DP_MODE_APPEND},
 };
 
 /* The run: the operator tree over the feed, post-order for end_batch. */

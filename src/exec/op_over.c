@@ -148,6 +148,8 @@ static void free_parts(const dp_plan *p, dp_vector **pv) {
   for (int k = 0; k < p->u.over.npartition; k++) dp_vector_free(pv[k]);
 }
 
+static int reserve_parts(dp_op *op, int64_t n);
+
 /* A batch's rows write their partitions (the TTL's clock restarts). */
 static int touch_parts(dp_op *op, const dp_batch *b) {
   over_state *st = op->state;
@@ -160,7 +162,9 @@ static int touch_parts(dp_op *op, const dp_batch *b) {
     if (!rc) rc = dp_state_ttl_touch(&st->ttl, g, op->ex->batch_start_time);
   }
   free_parts(op->plan, pv);
-  return rc;
+  /* a partition known before its first release has its (empty) place:
+  ** a checkpoint in between writes it */
+  return rc ? rc : reserve_parts(op, dp_groups_count(&st->parts));
 }
 
 /* ---- a stream's stores ---- */
@@ -1549,9 +1553,9 @@ static int check_version(dp_op *op, dp_rd *in) {
 }
 
 /* The end of a stream's blob, whole or delta: the pending rows still
-** waiting (whole: they are what the watermark has not passed) and the TTL
-** section (state_ttl.h: whole in a whole state, a delta when smaller in a
-** delta; version 2: has_ttl:u8 and the list whole). */
+** waiting (whole: they are what the watermark has not passed), has_ttl:u8
+** and the TTL section (state_ttl.h's: the list whole in a whole state, its
+** delta when smaller in a delta; version 2: the list whole). */
 static int save_tail(over_state *st, dp_buf *out, bool delta) {
   int64_t np = st->pending->nrows, m = 0;
   int64_t *sel = malloc((size_t)(np + 1) * sizeof *sel);
@@ -1563,17 +1567,26 @@ static int save_tail(over_state *st, dp_buf *out, bool delta) {
   if (!rc) rc = dp_rows_save(out, tmp);
   dp_batch_free(tmp);
   free(sel);
+  dp_put_u8(out, st->ttl.ttl > 0);
   if (!rc && delta) rc = dp_state_ttl_save_section_delta(&st->ttl, out);
   else if (!rc) dp_state_ttl_save_section_base(&st->ttl, out);
   return rc;
 }
 
-/* Version 2's TTL list: has_ttl:u8 and the list whole. */
-static int load_ttl_v2(dp_op *op, dp_rd *in, int64_t ng) {
+/* The TTL section: has_ttl:u8, then (version 3) state_ttl.h's section or
+** (version 2) the list whole.  Without one (the TTL set since) every
+** partition counts as written now; one read while no TTL is set is read
+** past. */
+static int load_ttl(dp_op *op, dp_rd *in, int64_t ng) {
   over_state *st = op->state;
   int rc = DIPPER_OK;
   uint8_t has_ttl = dp_get_u8(in);
   if (in->bad || has_ttl > 1) return DIPPER_CORRUPT;
+  if (has_ttl && st->load_version >= 3) {
+    uint8_t kind = dp_rd_left(in) > 0 ? (uint8_t)in->p[in->pos] : 0;
+    if (kind != 'T' && kind != 'U') return DIPPER_CORRUPT;
+    return dp_state_ttl_load_section(&st->ttl, in, ng, op->ex->batch_start_time);
+  }
   if (has_ttl) {
     dp_state_ttl other;
     memset(&other, 0, sizeof other);
@@ -1597,8 +1610,7 @@ static int load_tail(dp_op *op, dp_rd *in, int64_t ng) {
   st->npgone = 0;
   if (st->pgone) memset(st->pgone, 0, (size_t)st->pgone_cap);
   if ((rc = dp_rows_load(in, st->pending))) return dp_state_corrupt(op, rc, "its pending rows");
-  rc = st->load_version == 2 ? load_ttl_v2(op, in, ng)
-                             : dp_state_ttl_load_section(&st->ttl, in, ng, op->ex->batch_start_time);
+  rc = load_ttl(op, in, ng);
   return rc ? dp_state_corrupt(op, rc, "its partitions' state TTL") : DIPPER_OK;
 }
 
@@ -1837,25 +1849,21 @@ static int load_stream_changes(dp_op *op, dp_rd *in) {
   return DIPPER_OK;
 }
 
-static int over_save(dp_op *op, dp_buf *out) {
-  over_state *st = op->state;
+/* The blob's head (read_head reads it). */
+static void save_head(const over_state *st, dp_buf *out) {
   dp_state_begin(out, OVER_STATE_VERSION);
   dp_put_u8(out, st->stream);
   dp_put_u8(out, st->emitted);
-  int rc;
-  if (st->stream) {
-    rc = save_stream(op, out);
-    if (!rc) mark_base(st);
-  } else {
-    rc = dp_rows_save(out, st->rows);
-    if (!rc) rc = dp_rows_save(out, st->pending);
-    if (!rc) {
-      dp_rowlog_mark(&st->rows_log, st->rows->nrows);
-      dp_rowlog_mark(&st->pending_log, st->pending->nrows);
-    }
-  }
-  return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
+
+/* A bounded run's stores as they are: the base of the next delta. */
+static void mark_logs(over_state *st) {
+  dp_rowlog_mark(&st->rows_log, st->rows->nrows);
+  dp_rowlog_mark(&st->pending_log, st->pending->nrows);
+}
+
+/* A save's code: the failure, or the buffer's. */
+static int saved(int rc, const dp_buf *out) { return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK; }
 
 static int save_store_delta(dp_buf *out, const dp_batch *rows, const dp_rowlog *log) {
   int64_t *at, nat;
@@ -1878,24 +1886,27 @@ static int load_store_delta(dp_rd *in, dp_batch **rows) {
   return rc;
 }
 
-static int over_save_delta(dp_op *op, dp_buf *out) {
+/* A whole state (delta false) or a delta since the last save or restore. */
+static int save_blob(dp_op *op, dp_buf *out, bool delta) {
   over_state *st = op->state;
-  dp_state_begin(out, OVER_STATE_VERSION);
-  dp_put_u8(out, st->stream);
-  dp_put_u8(out, st->emitted);
+  save_head(st, out);
+  int rc;
   if (st->stream) {
-    int rc = save_stream_delta(op, out);
+    rc = delta ? save_stream_delta(op, out) : save_stream(op, out);
     if (!rc) mark_base(st);
-    return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+  } else if (delta) {
+    rc = save_store_delta(out, st->rows, &st->rows_log);
+    if (!rc) rc = save_store_delta(out, st->pending, &st->pending_log);
+  } else {
+    rc = dp_rows_save(out, st->rows);
+    if (!rc) rc = dp_rows_save(out, st->pending);
   }
-  int rc = save_store_delta(out, st->rows, &st->rows_log);
-  if (!rc) rc = save_store_delta(out, st->pending, &st->pending_log);
-  if (!rc) {
-    dp_rowlog_mark(&st->rows_log, st->rows->nrows);
-    dp_rowlog_mark(&st->pending_log, st->pending->nrows);
-  }
-  return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+  if (!rc && !st->stream) mark_logs(st);
+  return saved(rc, out);
 }
+
+static int over_save(dp_op *op, dp_buf *out) { return save_blob(op, out, false); }
+static int over_save_delta(dp_op *op, dp_buf *out) { return save_blob(op, out, true); }
 
 /* The blob's head: the version (check_version), the mode and `emitted`. */
 static int read_head(dp_op *op, dp_rd *in) {
@@ -1909,44 +1920,35 @@ static int read_head(dp_op *op, dp_rd *in) {
   return DIPPER_OK;
 }
 
-static int over_restore_delta(dp_op *op, dp_rd *in) {
+/* A whole state (delta false) or a delta on the state of its base. */
+static int restore_blob(dp_op *op, dp_rd *in, bool delta) {
   over_state *st = op->state;
   int rc = read_head(op, in);
   if (rc) return rc;
   if (st->stream) {
-    uint8_t kind = dp_get_u8(in);
+    uint8_t kind = delta ? dp_get_u8(in) : 'W';
     if (in->bad || (kind != 'W' && kind != 'C')) return dp_state_corrupt(op, DIPPER_CORRUPT, "its kind");
     if ((rc = kind == 'W' ? load_stream(op, in) : load_stream_changes(op, in))) return rc;
     op->metrics.state_rows = stream_rows(st);
     return DIPPER_OK;
   }
-  if ((rc = load_store_delta(in, &st->rows))) return dp_state_corrupt(op, rc, "the change of its rows");
-  if ((rc = load_store_delta(in, &st->pending)))
-    return dp_state_corrupt(op, rc, "the change of its pending rows");
+  if (delta) {
+    if ((rc = load_store_delta(in, &st->rows))) return dp_state_corrupt(op, rc, "the change of its rows");
+    if ((rc = load_store_delta(in, &st->pending)))
+      return dp_state_corrupt(op, rc, "the change of its pending rows");
+  } else {
+    dp_batch_clear(st->rows);
+    dp_batch_clear(st->pending);
+    if ((rc = dp_rows_load(in, st->rows))) return dp_state_corrupt(op, rc, "its rows");
+    if ((rc = dp_rows_load(in, st->pending))) return dp_state_corrupt(op, rc, "its pending rows");
+  }
   op->metrics.state_rows = st->rows->nrows + st->pending->nrows;
-  dp_rowlog_mark(&st->rows_log, st->rows->nrows);
-  dp_rowlog_mark(&st->pending_log, st->pending->nrows);
+  mark_logs(st);
   return DIPPER_OK;
 }
 
-static int over_restore(dp_op *op, dp_rd *in) {
-  over_state *st = op->state;
-  int rc = read_head(op, in);
-  if (rc) return rc;
-  if (st->stream) {
-    if ((rc = load_stream(op, in))) return rc;
-    op->metrics.state_rows = stream_rows(st);
-    return DIPPER_OK;
-  }
-  dp_batch_clear(st->rows);
-  dp_batch_clear(st->pending);
-  if ((rc = dp_rows_load(in, st->rows))) return dp_state_corrupt(op, rc, "its rows");
-  if ((rc = dp_rows_load(in, st->pending))) return dp_state_corrupt(op, rc, "its pending rows");
-  op->metrics.state_rows = st->rows->nrows + st->pending->nrows;
-  dp_rowlog_mark(&st->rows_log, st->rows->nrows);
-  dp_rowlog_mark(&st->pending_log, st->pending->nrows);
-  return DIPPER_OK;
-}
+static int over_restore(dp_op *op, dp_rd *in) { return restore_blob(op, in, false); }
+static int over_restore_delta(dp_op *op, dp_rd *in) { return restore_blob(op, in, true); }
 
 const dp_op_class dp_op_over = {"Over",         over_open,       over_next,
                                 over_end_batch, over_close,      over_save,
