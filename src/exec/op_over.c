@@ -17,7 +17,8 @@
 **                           DESC key: [key+y, key+x]), peers included at 0.
 ** Aggregates reuse the aggregation's states (agg_func.h), so they mean the
 ** same as in GROUP BY; a frame that only grows is folded in incrementally, a
-** sliding one is folded afresh for each row.
+** sliding one is folded afresh for each row (on a stream, ROWS n and RANGE x
+** PRECEDING .. CURRENT ROW slide instead: "sliding frames" below).
 **
 ** Over a stream (ORDER BY an event-time column, ascending) rows wait until
 ** the watermark reaches them and are then computed with what earlier rows
@@ -43,6 +44,10 @@
 **     partitions, computes them as the bounded path does, and prunes: the
 **     touched partitions by count and time, the others through an index of
 **     the kept rows by time (for RANGE frames);
+**   - with a sliding frame (ROWS n / RANGE x PRECEDING .. CURRENT ROW) each
+**     partition has a window of two stacks of aggregate states, so that a
+**     row costs O(1) merges whatever n or x, and its kept rows are not laid
+**     out at all unless LAG or an aggregate that does not slide reads them;
 **   - partitions are laid out by a rank (first release; a partition whose
 **     kept rows all went, with a bounded frame, ranks anew), the order the
 **     whole-history layout of earlier versions gave.
@@ -1475,6 +1480,12 @@ static int over_open(dp_op *op) {
   for (int c = 0; stream && c < p->u.over.ncalls; c++) {
     int id = p->u.over.calls[c].fn->id;
     if (p->u.over.calls[c].fn->kind != DP_FN_WINDOW) continue;
+    if (id == DP_F_LEAD) /* Flink 2.3 refuses it as well (its AggFunctionFactory) */
+      return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->u.over.calls[c].span,
+                      "LEAD(..) OVER (..) on a stream needs rows that have not arrived yet; Flink "
+                      "refuses it too (\"LEAD Function is not supported in stream mode\"): use "
+                      "LAG(..) and take each pair at its later row, or run in batch mode "
+                      "(SET 'execution.runtime-mode' = 'batch')");
     if (id != DP_F_LAG)
       return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->u.over.calls[c].span,
                       "%s(..) OVER (..) on a stream needs rows that have not arrived yet or the "
@@ -1503,25 +1514,30 @@ static int over_open(dp_op *op) {
 }
 
 /* ---- checkpoints ----
-** Blob, version 2 (version 1 differs only for a stream, whose whole
-** history it held: a bounded run's version 1 reads, a stream's is refused
-** with the checkpoint folder named):
+** Blob, version 3 (version 2 has no windows in the partition records and
+** the TTL list whole after has_ttl, and still reads: a sliding window then
+** starts as every kept row in its back stack; version 1 differs only for a
+** stream, whose whole history it held: a bounded run's version 1 reads, a
+** stream's is refused with the checkpoint folder named):
 **   version:u8  stream:u8  emitted:u8  then
 **   bounded: rows (rows.h's row store: every row)  pending (none)
 **   stream:  the partitions (rows.h's group table, by id)  next_rank:svar
 **            horizon:svar  per partition: count, folded, rank (svar),
-**            kept rows (uvar)  the kept rows (a row store, partition after
-**            partition, oldest first)  per running call (an aggregate when
-**            the frame starts UNBOUNDED PRECEDING): its states by partition
-**            (agg_func.h)  the pending rows (a row store, in arrival order)
-**            has_ttl:u8 [state_ttl.h's list]
-** The time indexes are not written: a restore builds them from the rows.
+**            kept rows, window rows wlen, of them in front wfront (uvar)
+**            the kept rows (a row store, partition after partition, oldest
+**            first)  per running call (an aggregate when the frame starts
+**            UNBOUNDED PRECEDING): its states by partition (agg_func.h)  the
+**            pending rows (a row store, in arrival order)  has_ttl:u8
+**            [state_ttl.h's section: 'T' and the list whole]
+** The time indexes and the windows' groups are not written: a restore
+** builds them from the rows (the groups at a partition's next release).
 ** Delta (save_delta), the same version:  version:u8  stream:u8  emitted:u8
 **   then, bounded: per store, rows then pending: its log (rows.h: all of
 **   them once a bounded run emitted) and the rows added since;  stream:
 **   save_stream_delta's form ('C': the partitions changed since, 'W': the
-**   whole state after a TTL renumbered them) with the pending rows and the
-**   TTL list whole.
+**   whole state after a TTL renumbered them) with the pending rows whole
+**   and has_ttl:u8 [the TTL section: 'U' and the list's delta since the
+**   last save or restore, or 'T' and the list whole when that is smaller].
 ** Version 1's TTL section of a bounded run ('P', never written: a TTL takes
 ** only a stream) is not read. */
 #define OVER_STATE_VERSION 3

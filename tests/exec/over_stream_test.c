@@ -303,6 +303,37 @@ TEST(a_version_1_stream_state_is_refused_naming_the_folder) {
   run_close(&r);
 }
 
+/* A sliding SUM of DOUBLE subtracts nothing: the third row's frame {1, 2}
+** sums to 3, where adding 2 and taking 1e20 out of 1e20 + 1 would give 2. */
+TEST(a_sliding_double_sum_carries_no_error_from_rows_that_left) {
+  static const script sc = {
+      "CREATE TABLE d (id INT, x DOUBLE, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)"
+      " WITH ('connector' = 'memory');\n"
+      "SELECT id, SUM(x) OVER (ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM d;",
+      {"d"},
+      {{"{\"id\": 1, \"x\": 1e20, \"ts\": \"2024-01-01 00:00:01\"}\n"
+        "{\"id\": 2, \"x\": 1, \"ts\": \"2024-01-01 00:00:02\"}\n"},
+       {"{\"id\": 3, \"x\": 2, \"ts\": \"2024-01-01 00:00:03\"}\n"
+        "{\"id\": 4, \"x\": 0.5, \"ts\": \"2024-01-01 00:00:04\"}\n"}},
+      2};
+  check_script(&sc, "#0\n#1\n1, 1E20\n2, 1E20\n#2\n3, 3E0\n4, 2.5E0\n");
+}
+
+/* LEAD on a stream is refused, as Flink 2.3 refuses it, saying so and what
+** to use instead. */
+TEST(lead_on_a_stream_is_refused_as_flink_refuses_it) {
+  harness *h = calloc(1, sizeof *h);
+  int rc = harness_open_at(h, EV_SQL "SELECT id, LEAD(v) OVER (PARTITION BY k ORDER BY ts) FROM ev;", NULL);
+  CHECK_EQ(rc, DIPPER_UNSUPPORTED);
+  dp_buf all = DP_BUF_INIT;
+  for (int i = 0; i < h->diags.count; i++) dp_buf_printf(&all, "%s\n", h->diags.items[i].message);
+  CHECK_CONTAINS(dp_buf_cstr(&all), "Flink refuses it too");
+  CHECK_CONTAINS(dp_buf_cstr(&all), "use LAG(..)");
+  dp_buf_free(&all);
+  harness_close(h);
+  free(h);
+}
+
 /* ---- a state TTL ('table.exec.state.ttl') ---- */
 
 static const int64_t ttl_clock[] = {100, 103, 106, 109, 112, 125, 128, 131, 134, 137, 150};
