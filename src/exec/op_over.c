@@ -250,19 +250,25 @@ static int part_push(over_part *P, int64_t pos) {
 
 static int64_t live_of(const over_part *P) { return P->len - P->head; }
 
+/* Append x to the list *v of *n entries (room for *cap), grown twice. */
+static int push_i64(int64_t **v, int64_t *n, int64_t *cap, int64_t x) {
+  if (*n == *cap) {
+    int64_t c = *cap ? *cap * 2 : 64;
+    int64_t *w = realloc(*v, (size_t)c * sizeof *w);
+    if (!w) return DIPPER_NOMEM;
+    *v = w;
+    *cap = c;
+  }
+  (*v)[(*n)++] = x;
+  return DIPPER_OK;
+}
+
 /* Partition g changed: the next delta writes it. */
 static int mark_dirty(over_state *st, int64_t g) {
   if (st->pv[g].dirty) return DIPPER_OK;
-  if (st->ndirty == st->dirty_cap) {
-    int64_t cap = st->dirty_cap ? st->dirty_cap * 2 : 64;
-    int64_t *v = realloc(st->dirty, (size_t)cap * sizeof *v);
-    if (!v) return DIPPER_NOMEM;
-    st->dirty = v;
-    st->dirty_cap = cap;
-  }
-  st->pv[g].dirty = true;
-  st->dirty[st->ndirty++] = g;
-  return DIPPER_OK;
+  int rc = push_i64(&st->dirty, &st->ndirty, &st->dirty_cap, g);
+  if (!rc) st->pv[g].dirty = true;
+  return rc;
 }
 
 /* A checkpoint was written or read: the base of the next delta. */
@@ -872,17 +878,7 @@ static int win_alloc(dp_op *op, int64_t *g) {
   return DIPPER_OK;
 }
 
-static int win_free(over_state *st, int64_t g) {
-  if (st->nwfree == st->wfree_cap) {
-    int64_t cap = st->wfree_cap ? st->wfree_cap * 2 : 64;
-    int64_t *v = realloc(st->wfree, (size_t)cap * sizeof *v);
-    if (!v) return DIPPER_NOMEM;
-    st->wfree = v;
-    st->wfree_cap = cap;
-  }
-  st->wfree[st->nwfree++] = g;
-  return DIPPER_OK;
-}
+static int win_free(over_state *st, int64_t g) { return push_i64(&st->wfree, &st->nwfree, &st->wfree_cap, g); }
 
 /* Partition P's window forgets its groups (its wlen and wfront stay). */
 static int win_unbuild(over_state *st, over_part *P) {
