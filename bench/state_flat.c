@@ -57,6 +57,12 @@
 **   distinctttl  SELECT DISTINCT k, v (no event time) under the TTL, likewise
 **   dedupttl ROW_NUMBER() .. ORDER BY ts DESC = 1 under the TTL, likewise
 **   dedupfirstttl  .. ORDER BY ts ASC = 1 under the TTL, likewise
+**   overrows1000  SUM, MIN, MAX OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN
+**            1000 PRECEDING AND CURRENT ROW): S rows over 1,000 partitions, so
+**            a frame holds min(S/1,000, 1,000) rows; a batch as overrun's
+**   overrange1h  the same calls over RANGE BETWEEN INTERVAL '1' HOUR PRECEDING
+**            AND CURRENT ROW (the fill's rows are µs apart: the frame is the
+**            whole partition, S/1,000 rows)
 ** Filling is done in batches of up to 1 M rows without a watermark (the
 ** TTL cases: 1,000 rows a batch, the clock moving) and is not measured.  The machine is shared: read the medians.
 */
@@ -178,6 +184,16 @@ static const cse cases[] = {
      "FROM t) WHERE rn = 1",
      DP_P_DEDUPLICATE, DP_MODE_APPEND, .ddl = TTL_DDL, .pre = "SET 'table.exec.state.ttl' = '1 h';\n",
      .ckpt = true, .clocked = true},
+    /* op_over's sliding frames (overframes) */
+    {"overrows1000",
+     "SELECT k, ts, SUM(v) OVER w AS s, MIN(v) OVER w AS lo, MAX(v) OVER w AS hi FROM t "
+     "WINDOW w AS (PARTITION BY k ORDER BY ts ROWS BETWEEN 1000 PRECEDING AND CURRENT ROW)",
+     DP_P_OVER, DP_MODE_APPEND},
+    {"overrange1h",
+     "SELECT k, ts, SUM(v) OVER w AS s, MIN(v) OVER w AS lo, MAX(v) OVER w AS hi FROM t "
+     "WINDOW w AS (PARTITION BY k ORDER BY ts RANGE BETWEEN INTERVAL '1' HOUR PRECEDING AND "
+     "CURRENT ROW)",
+     DP_P_OVER, DP_MODE_APPEND},
 };
 
 /* ---- the TTL cases with a moving clock (topnttl, distinctttl, dedupttl,

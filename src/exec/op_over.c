@@ -17,7 +17,8 @@
 **                           DESC key: [key+y, key+x]), peers included at 0.
 ** Aggregates reuse the aggregation's states (agg_func.h), so they mean the
 ** same as in GROUP BY; a frame that only grows is folded in incrementally, a
-** sliding one is folded afresh for each row.
+** sliding one is folded afresh for each row (on a stream, ROWS n and RANGE x
+** PRECEDING .. CURRENT ROW slide instead: "sliding frames" below).
 **
 ** Over a stream (ORDER BY an event-time column, ascending) rows wait until
 ** the watermark reaches them and are then computed with what earlier rows
@@ -43,6 +44,10 @@
 **     partitions, computes them as the bounded path does, and prunes: the
 **     touched partitions by count and time, the others through an index of
 **     the kept rows by time (for RANGE frames);
+**   - with a sliding frame (ROWS n / RANGE x PRECEDING .. CURRENT ROW) each
+**     partition has a window of two stacks of aggregate states, so that a
+**     row costs O(1) merges whatever n or x, and its kept rows are not laid
+**     out at all unless LAG or an aggregate that does not slide reads them;
 **   - partitions are laid out by a rank (first release; a partition whose
 **     kept rows all went, with a bounded frame, ranks anew), the order the
 **     whole-history layout of earlier versions gave.
@@ -73,6 +78,14 @@ typedef struct over_part {
   bool dirty;     /* changed since the last checkpoint (listed in `dirty`) */
   int64_t *keep;
   int64_t head, len, cap;
+  /* A sliding frame's window (two stacks, see "sliding frames" below): the
+  ** partition's last wlen rows, all kept; the oldest wfront of them are the
+  ** front stack.  Built (groups made): their groups and times are
+  ** wg/wt[wh..wh+wlen), and wback the back stack's fold. */
+  int64_t wlen, wfront;
+  bool wbuilt;
+  int64_t *wg, *wt, wh, wend, wcap, wback;
+  int64_t hoff;   /* a release's scratch: its kept rows' start in the work batch (-1: absent) */
 } over_part;
 
 typedef struct over_state {
@@ -106,7 +119,13 @@ typedef struct over_state {
   bool renumbered;          /* partitions renumbered since (a TTL expiry): the next delta is whole */
   dp_agg_call *acalls;      /* per call (aggregates), the running states' calls */
   dp_agg_state *run;        /* per call: the running state (aggregates, running frame) */
-  bool *skip;               /* per call: computed from its running state */
+  bool *skip;               /* per call: computed from its running state or its window */
+  /* sliding frames (ROWS n / RANGE x PRECEDING .. CURRENT ROW) */
+  bool *slide;              /* per call: computed from the partitions' windows */
+  bool need_hist;           /* a call is computed over the kept rows laid out (LAG, an
+                            ** aggregate that does not slide) */
+  dp_agg_state *ws;         /* per sliding call: the windows' groups (ids of wfree/wnext) */
+  int64_t *wfree, nwfree, wfree_cap, wnext, wtmp;
   over_part *pv;            /* per partition id */
   int64_t pv_cap;
   /* the partitions' keys by id, in order of first release; with a state TTL
@@ -114,6 +133,8 @@ typedef struct over_state {
   dp_schema part_schema;
   dp_groups parts;
   dp_state_ttl ttl;
+  uint8_t load_version;     /* the version of the blob being read (check_version) */
+  bool sliding;             /* a call slides (partitions have windows) */
 } over_state;
 
 /* Evaluate the PARTITION BY expressions over b into pv[0..np) (the caller
@@ -132,6 +153,8 @@ static void free_parts(const dp_plan *p, dp_vector **pv) {
   for (int k = 0; k < p->u.over.npartition; k++) dp_vector_free(pv[k]);
 }
 
+static int reserve_parts(dp_op *op, int64_t n);
+
 /* A batch's rows write their partitions (the TTL's clock restarts). */
 static int touch_parts(dp_op *op, const dp_batch *b) {
   over_state *st = op->state;
@@ -144,10 +167,15 @@ static int touch_parts(dp_op *op, const dp_batch *b) {
     if (!rc) rc = dp_state_ttl_touch(&st->ttl, g, op->ex->batch_start_time);
   }
   free_parts(op->plan, pv);
-  return rc;
+  /* a partition known before its first release has its (empty) place:
+  ** a checkpoint in between writes it */
+  return rc ? rc : reserve_parts(op, dp_groups_count(&st->parts));
 }
 
 /* ---- a stream's stores ---- */
+
+static int win_trim(dp_op *op, over_part *P);
+static int win_unbuild(over_state *st, over_part *P);
 
 static bool is_agg(const dp_over_call *c) { return c->fn->kind == DP_FN_AGGREGATE; }
 
@@ -191,38 +219,56 @@ static int grow_flags(uint8_t **f, int64_t *cap, int64_t n) {
   return DIPPER_OK;
 }
 
-static int part_push(over_part *P, int64_t pos) {
-  if (P->head > 0 && P->len == P->cap) {
-    memmove(P->keep, P->keep + P->head, (size_t)(P->len - P->head) * sizeof *P->keep);
-    P->len -= P->head;
-    P->head = 0;
+/* Append vals[0..narr) to the parallel arrays arr[0..narr) holding
+** [*head, *len) of *cap entries: moved down to 0 when full with room at the
+** front, else grown twice. */
+static int deque_push(int64_t **arr, int narr, int64_t *head, int64_t *len, int64_t *cap,
+                      const int64_t *vals) {
+  if (*head > 0 && *len == *cap) {
+    for (int a = 0; a < narr; a++)
+      memmove(arr[a], arr[a] + *head, (size_t)(*len - *head) * sizeof **arr);
+    *len -= *head;
+    *head = 0;
   }
-  if (P->len == P->cap) {
-    int64_t cap = P->cap ? P->cap * 2 : 4;
-    int64_t *v = realloc(P->keep, (size_t)cap * sizeof *v);
-    if (!v) return DIPPER_NOMEM;
-    P->keep = v;
-    P->cap = cap;
+  if (*len == *cap) {
+    int64_t c = *cap ? *cap * 2 : 4;
+    for (int a = 0; a < narr; a++) {
+      int64_t *v = realloc(arr[a], (size_t)c * sizeof *v);
+      if (!v) return DIPPER_NOMEM;
+      arr[a] = v;
+    }
+    *cap = c;
   }
-  P->keep[P->len++] = pos;
+  for (int a = 0; a < narr; a++) arr[a][*len] = vals[a];
+  (*len)++;
   return DIPPER_OK;
+}
+
+static int part_push(over_part *P, int64_t pos) {
+  return deque_push(&P->keep, 1, &P->head, &P->len, &P->cap, &pos);
 }
 
 static int64_t live_of(const over_part *P) { return P->len - P->head; }
 
+/* Append x to the list *v of *n entries (room for *cap), grown twice. */
+static int push_i64(int64_t **v, int64_t *n, int64_t *cap, int64_t x) {
+  if (*n == *cap) {
+    int64_t c = *cap ? *cap * 2 : 64;
+    int64_t *w = realloc(*v, (size_t)c * sizeof *w);
+    if (!w) return DIPPER_NOMEM;
+    *v = w;
+    *cap = c;
+  }
+  (*v)[(*n)++] = x;
+  return DIPPER_OK;
+}
+
 /* Partition g changed: the next delta writes it. */
 static int mark_dirty(over_state *st, int64_t g) {
   if (st->pv[g].dirty) return DIPPER_OK;
-  if (st->ndirty == st->dirty_cap) {
-    int64_t cap = st->dirty_cap ? st->dirty_cap * 2 : 64;
-    int64_t *v = realloc(st->dirty, (size_t)cap * sizeof *v);
-    if (!v) return DIPPER_NOMEM;
-    st->dirty = v;
-    st->dirty_cap = cap;
-  }
-  st->pv[g].dirty = true;
-  st->dirty[st->ndirty++] = g;
-  return DIPPER_OK;
+  int rc = push_i64(&st->dirty, &st->ndirty, &st->dirty_cap, g);
+  if (!rc) st->pv[g].dirty = true;
+  return rc;
 }
 
 /* A checkpoint was written or read: the base of the next delta. */
@@ -305,7 +351,8 @@ static int compact_hist(over_state *st, int64_t nparts, bool force) {
 ** the rows a ROWS frame or LAG reaches, before the time a RANGE frame
 ** reaches (below the horizon by more than its offset), folded into the
 ** running states already. */
-static int prune_part(over_state *st, int64_t g) {
+static int prune_part(dp_op *op, int64_t g) {
+  over_state *st = op->state;
   over_part *P = &st->pv[g];
   int64_t head0 = P->head;
   const dp_vector *t = st->rows->cols[st->time_col];
@@ -319,7 +366,9 @@ static int prune_part(over_state *st, int64_t g) {
     st->nhgone++;
     P->head++;
   }
-  return P->head != head0 ? mark_dirty(st, g) : DIPPER_OK;
+  if (P->head == head0) return DIPPER_OK;
+  int rc = win_trim(op, P);
+  return rc ? rc : mark_dirty(st, g);
 }
 
 /* Before the batch's input: the partitions idle for the TTL forget their
@@ -345,7 +394,10 @@ static int expire_parts(dp_op *op) {
     over_part *P = &st->pv[drop[k]];
     for (int64_t i = P->head; i < P->len; i++) st->hgone[P->keep[i]] = 1;
     st->nhgone += P->len - P->head;
+    rc = win_unbuild(st, P);
     free(P->keep);
+    free(P->wg);
+    free(P->wt);
     memset(P, 0, sizeof *P);
     P->rank = -1;
   }
@@ -770,6 +822,221 @@ static int run_running(dp_op *op, const dp_batch *work, const layout *L, int64_t
   return rc;
 }
 
+/* ---- sliding frames ----
+** ROWS n PRECEDING .. CURRENT ROW and RANGE x PRECEDING .. CURRENT ROW on a
+** stream: each partition keeps a window of its last rows, the rows the next
+** frame can reach, as two stacks of aggregate states (agg_func.h's groups,
+** one per row, numbered from wfree/wnext): the front stack, oldest first,
+** where a row's group holds the fold of its row and of every front row after
+** it; the back stack, whose rows are folded in wback as they come.  A frame
+** is the front's oldest group merged with wback; a row enters the back, the
+** oldest leaves the front, and when the front is empty the back becomes the
+** front (its suffix folds made by merges, newest first).  O(1) merges per
+** row amortised, whatever the frame's size, and no subtraction: a frame's
+** DOUBLE sum is the sum of its own values (in the order (front) + (back)),
+** with no drift from the rows that left.  Only the aggregates whose merge is
+** O(1) and keeps both states slide (COUNT, SUM, AVG, MIN/MAX of numbers,
+** times and booleans, VAR/STDDEV, BOOL_AND/OR); the others (MIN/MAX of
+** strings, FIRST/LAST_VALUE, LISTAGG, COLLECT, APPROX_COUNT_DISTINCT, C
+** aggregates) fold each frame afresh from the kept rows laid out.
+** The groups are not checkpointed: a window is the last wlen kept rows with
+** wfront of them in front, so a restore writes (wlen, wfront) per partition
+** and rebuilds the groups from the kept rows on the partition's next release
+** (the same folds and merges, so the same bits). */
+
+/* Does call c slide (the frame, and its aggregate: see above)? */
+static bool call_slides(const dp_plan *p, const dp_over_call *call) {
+  if (!p->u.over.has_frame || p->u.over.lower < 0 || p->u.over.upper != 0) return false;
+  if (call->fn->kind != DP_FN_AGGREGATE || call->fn->cfunc) return false;
+  switch ((dp_func_id)call->fn->id) {
+  case DP_F_COUNT: case DP_F_SUM: case DP_F_AVG: case DP_F_VAR_POP: case DP_F_VAR_SAMP:
+  case DP_F_STDDEV_POP: case DP_F_STDDEV_SAMP: case DP_F_BOOL_AND: case DP_F_BOOL_OR: return true;
+  case DP_F_MIN: case DP_F_MAX: {
+    dp_phys ph = call->nargs > 0 ? dp_phys_of(call->args[0]->type) : DP_PHYS_NULL;
+    return ph >= DP_PHYS_BIT && ph <= DP_PHYS_D128;
+  }
+  default: return false;
+  }
+}
+
+/* A fresh group id for every sliding call's state, reset. */
+static int win_alloc(dp_op *op, int64_t *g) {
+  over_state *st = op->state;
+  int nc = op->plan->u.over.ncalls;
+  if (st->nwfree > 0) {
+    *g = st->wfree[--st->nwfree];
+  } else {
+    *g = st->wnext++;
+    for (int c = 0; c < nc; c++)
+      if (st->slide[c] && st->wnext > st->ws[c].cap) {
+        int rc = dp_agg_state_reserve(&st->ws[c], 2 * st->wnext);
+        if (rc) return rc;
+      }
+  }
+  for (int c = 0; c < nc; c++)
+    if (st->slide[c]) dp_agg_state_reset(&st->ws[c], *g);
+  return DIPPER_OK;
+}
+
+static int win_free(over_state *st, int64_t g) { return push_i64(&st->wfree, &st->nwfree, &st->wfree_cap, g); }
+
+/* Partition P's window forgets its groups (its wlen and wfront stay). */
+static int win_unbuild(over_state *st, over_part *P) {
+  int rc = DIPPER_OK;
+  for (int64_t i = P->wh; P->wbuilt && !rc && i < P->wend; i++) rc = win_free(st, P->wg[i]);
+  if (P->wbuilt && !rc) rc = win_free(st, P->wback);
+  P->wh = P->wend = 0;
+  P->wbuilt = false;
+  return rc;
+}
+
+/* Merge group src into dst in every sliding call. */
+static int win_merge(dp_op *op, int64_t dst, int64_t src) {
+  over_state *st = op->state;
+  int rc = DIPPER_OK;
+  for (int c = 0; !rc && c < op->plan->u.over.ncalls; c++)
+    if (st->slide[c]) rc = dp_agg_state_merge(&st->ws[c], dst, src);
+  return rc;
+}
+
+/* The back stack becomes the front: each group the fold of its row and the
+** rows after it. */
+static int win_flip(dp_op *op, over_part *P) {
+  over_state *st = op->state;
+  int rc = DIPPER_OK;
+  if (P->wbuilt) {
+    for (int64_t i = P->wend - 2; !rc && i >= P->wh + P->wfront; i--) rc = win_merge(op, P->wg[i], P->wg[i + 1]);
+    for (int c = 0; c < op->plan->u.over.ncalls; c++)
+      if (st->slide[c]) dp_agg_state_reset(&st->ws[c], P->wback);
+  }
+  P->wfront = P->wlen;
+  return rc;
+}
+
+/* The window's oldest row leaves. */
+static int win_pop(dp_op *op, over_part *P) {
+  if (P->wfront == 0) {
+    int rc = win_flip(op, P);
+    if (rc) return rc;
+  }
+  if (P->wbuilt) {
+    int rc = win_free(op->state, P->wg[P->wh++]);
+    if (rc) return rc;
+  }
+  P->wlen--;
+  P->wfront--;
+  return DIPPER_OK;
+}
+
+/* The window keeps no more than the kept rows (after a prune). */
+static int win_trim(dp_op *op, over_part *P) {
+  int rc = DIPPER_OK;
+  while (!rc && P->wlen > live_of(P)) rc = win_pop(op, P);
+  return rc;
+}
+
+/* The columns a release's sliding calls read over the work batch. */
+typedef struct win_args {
+  dp_vector *(*args)[4]; /* per call */
+  dp_vector **mask;      /* per call, or NULL */
+  int64_t *gids;         /* per work row: the group an update goes to */
+  const dp_vector *time;
+} win_args;
+
+/* Work row r enters group g of every sliding call (unless its FILTER says no). */
+static int win_fold(dp_op *op, win_args *A, int64_t g, int64_t r) {
+  over_state *st = op->state;
+  int rc = DIPPER_OK;
+  A->gids[r] = g;
+  for (int c = 0; !rc && c < op->plan->u.over.ncalls; c++) {
+    if (!st->slide[c]) continue;
+    const dp_vector *m = A->mask[c];
+    if (m && (dp_vector_is_null(m, r) || !dp_vector_get_bool(m, r))) continue;
+    rc = dp_agg_state_update(&st->ws[c], (const dp_vector *const *)A->args[c], A->gids, &r, 1);
+  }
+  return rc;
+}
+
+/* Work row r enters the window: a group of its own, and the back's fold. */
+static int win_push(dp_op *op, over_part *P, win_args *A, int64_t r) {
+  int64_t g;
+  int rc = win_alloc(op, &g);
+  int64_t vals[2] = {g, dp_vector_get_i64(A->time, r)};
+  int64_t *arr[2] = {P->wg, P->wt};
+  if (!rc) rc = deque_push(arr, 2, &P->wh, &P->wend, &P->wcap, vals);
+  P->wg = arr[0];
+  P->wt = arr[1];
+  if (rc) return rc;
+  P->wlen++;
+  if ((rc = win_fold(op, A, g, r))) return rc;
+  return P->wlen > P->wfront ? win_fold(op, A, P->wback, r) : DIPPER_OK;
+}
+
+/* The groups of P's window, from its kept rows in the work batch (rows
+** hoff .. hoff+live). */
+static int win_build(dp_op *op, over_part *P, win_args *A) {
+  int64_t n = P->wlen, front = P->wfront;
+  int rc = win_alloc(op, &P->wback);
+  if (rc) return rc;
+  P->wbuilt = true;
+  P->wh = P->wend = 0;
+  P->wlen = 0;
+  P->wfront = n; /* every row enters as front (no back fold) */
+  for (int64_t i = 0; !rc && i < n; i++) rc = win_push(op, P, A, P->hoff + live_of(P) - n + i);
+  for (int64_t i = front - 2; !rc && i >= 0; i--) rc = win_merge(op, P->wg[P->wh + i], P->wg[P->wh + i + 1]);
+  P->wfront = front;
+  for (int64_t i = front; !rc && i < n; i++) rc = win_fold(op, A, P->wback, P->hoff + live_of(P) - n + i);
+  return rc;
+}
+
+/* Every sliding call over the released rows of `work` (from nh on, in layout
+** order, rows gid[row] of partition gid[row]), into res[c]. */
+static int run_sliding(dp_op *op, const dp_batch *work, const layout *L, int64_t nh,
+                       const int64_t *gid, dp_vector **res) {
+  over_state *st = op->state;
+  const dp_plan *p = op->plan;
+  int nc = p->u.over.ncalls;
+  win_args A = {calloc((size_t)nc + 1, sizeof *A.args), calloc((size_t)nc + 1, sizeof *A.mask),
+                malloc((size_t)(work->nrows + 1) * sizeof *A.gids), work->cols[st->time_col]};
+  int rc = A.args && A.mask && A.gids ? DIPPER_OK : DIPPER_NOMEM;
+  for (int c = 0; !rc && c < nc; c++) {
+    const dp_over_call *call = &p->u.over.calls[c];
+    if (!st->slide[c]) continue;
+    for (int a = 0; !rc && a < call->nargs && a < 4; a++) rc = dp_eval(op->ex, call->args[a], work, &A.args[c][a]);
+    if (!rc && call->filter) rc = dp_eval(op->ex, call->filter, work, &A.mask[c]);
+  }
+  int64_t n = p->u.over.lower;
+  for (int64_t k = 0; !rc && k < L->n; k++) {
+    int64_t r = L->ord[k];
+    if (r < nh) continue;
+    over_part *P = &st->pv[gid[r]];
+    if (!P->wbuilt && (rc = win_build(op, P, &A))) break;
+    if (p->u.over.rows) {
+      if ((rc = win_push(op, P, &A, r))) break;
+      while (!rc && P->wlen > n + 1) rc = win_pop(op, P);
+    } else if (k == L->gstart[k] || L->ord[k - 1] < nh) {
+      /* a time's first released row: its peers enter with it */
+      for (int64_t j = k; !rc && j < L->gend[k]; j++) rc = win_push(op, P, &A, L->ord[j]);
+      int64_t lo = dp_vector_get_i64(A.time, r) - n;
+      while (!rc && P->wlen > 0 && P->wt[P->wh] < lo) rc = win_pop(op, P);
+    }
+    for (int c = 0; !rc && c < nc; c++) {
+      if (!st->slide[c]) continue;
+      dp_agg_state_reset(&st->ws[c], st->wtmp);
+      if (P->wfront > 0) rc = dp_agg_state_merge(&st->ws[c], st->wtmp, P->wg[P->wh]);
+      if (!rc) rc = dp_agg_state_merge(&st->ws[c], st->wtmp, P->wback);
+      if (!rc) rc = dp_agg_state_finish(&st->ws[c], &st->wtmp, 1, res[c]);
+    }
+  }
+  for (int c = 0; A.args && c < nc; c++)
+    for (int a = 0; a < 4; a++) dp_vector_free(A.args[c][a]);
+  for (int c = 0; A.mask && c < nc; c++) dp_vector_free(A.mask[c]);
+  free(A.args);
+  free(A.mask);
+  free(A.gids);
+  return rc;
+}
+
 /* Pop the pending rows at or before wm, in arrival order, into *ready. */
 static int take_ready(over_state *st, int64_t wm, dp_batch **ready) {
   int64_t n = 0, cap = 64;
@@ -816,8 +1083,9 @@ static int find_parts(dp_op *op, const dp_batch *b, int64_t *gid) {
 ** rows work[newrows[0..nnew)] (in order); the rows no later frame reaches
 ** are dropped from the front of the two, the others kept (appended to the
 ** history store, and to the time index for a RANGE frame). */
-static int keep_released(over_state *st, int64_t g, const dp_batch *work, const int64_t *newrows,
+static int keep_released(dp_op *op, int64_t g, const dp_batch *work, const int64_t *newrows,
                          int64_t nnew, int64_t *hsel, int64_t *nhsel) {
+  over_state *st = op->state;
   over_part *P = &st->pv[g];
   int rc0 = mark_dirty(st, g);
   if (rc0) return rc0;
@@ -846,7 +1114,7 @@ static int keep_released(over_state *st, int64_t g, const dp_batch *work, const 
     if (rc) return rc;
     hsel[(*nhsel)++] = newrows[k];
   }
-  return DIPPER_OK;
+  return win_trim(op, P);
 }
 
 /* Stream: release the pending rows the watermark has reached.  They are
@@ -888,7 +1156,9 @@ static int release(dp_op *op) {
     P->stamp = st->epoch;
     touched[ntouched++] = gid[r];
     if (P->rank < 0 || (st->rank_resets && live_of(P) == 0)) P->rank = st->next_rank++;
-    nh += live_of(P);
+    /* laid out: for a call that reads them, or a window to build */
+    P->hoff = st->need_hist || (!P->wbuilt && P->wlen > 0) ? nh : -1;
+    if (P->hoff >= 0) nh += live_of(P);
   }
   int64_t nw = nh + nready;
   hsel = malloc((size_t)(nh + nready) * sizeof *hsel);
@@ -898,7 +1168,7 @@ static int release(dp_op *op) {
   int64_t k = 0;
   for (int64_t t = 0; !rc && t < ntouched; t++) {
     over_part *P = &st->pv[touched[t]];
-    for (int64_t i = P->head; i < P->len; i++, k++) {
+    for (int64_t i = P->head; P->hoff >= 0 && i < P->len; i++, k++) {
       hsel[k] = P->keep[i];
       wgid[k] = touched[t];
     }
@@ -922,12 +1192,15 @@ static int release(dp_op *op) {
     if (L.ord[j] >= nh) sel[nsel++] = j;
   rv = rc ? NULL : calloc((size_t)nc + 1, sizeof *rv);
   if (!rc && !rv) rc = DIPPER_NOMEM;
+  bool any_slide = false;
   for (int c = 0; !rc && c < nc; c++) {
     if (!skip[c]) continue;
     rv[c] = dp_vector_new(p->u.over.calls[c].type, nsel);
-    rc = rv[c] ? run_running(op, work, &L, nh, wgid, &p->u.over.calls[c], &st->run[c], rv[c])
-               : DIPPER_NOMEM;
+    if (!rv[c]) rc = DIPPER_NOMEM;
+    else if (st->slide[c]) any_slide = true;
+    else rc = run_running(op, work, &L, nh, wgid, &p->u.over.calls[c], &st->run[c], rv[c]);
   }
+  if (!rc && any_slide) rc = run_sliding(op, work, &L, nh, wgid, rv);
   for (int c = 0; !rc && c < nin + nc; c++) {
     dp_vector *dst = st->result->cols[c];
     rc = c >= nin && skip[c - nin] ? dp_vector_take(dst, rv[c - nin], NULL, 0, nsel)
@@ -941,7 +1214,7 @@ static int release(dp_op *op) {
   for (int64_t j = 0; !rc && j < nsel;) {
     int64_t g = wgid[L.ord[sel[j]]], m = 0;
     while (j < nsel && wgid[L.ord[sel[j]]] == g) newrows[m++] = L.ord[sel[j++]];
-    rc = keep_released(st, g, work, newrows, m, hsel, &nkeep);
+    rc = keep_released(op, g, work, newrows, m, hsel, &nkeep);
   }
   if (!rc) rc = dp_batch_take(st->rows, work, hsel, 0, nkeep);
   if (!rc) rc = grow_flags(&st->hgone, &st->hgone_cap, st->rows->nrows);
@@ -950,7 +1223,7 @@ static int release(dp_op *op) {
   while (!rc && st->reach_time >= 0 && st->hdue.n > 0 &&
          (st->horizon == DP_WATERMARK_END || dp_due_top(&st->hdue) < st->horizon - st->reach_time)) {
     dp_due e = dp_due_pop(&st->hdue);
-    if (e.id < nparts) rc = prune_part(st, e.id);
+    if (e.id < nparts) rc = prune_part(op, e.id);
   }
   if (!rc) rc = compact_pending(st, false);
   if (!rc) rc = compact_hist(st, nparts, false);
@@ -1025,12 +1298,21 @@ static int over_end_batch(dp_op *op) {
 /* A stream's partitions, running states and indexes freed (the stores stay). */
 static void free_stream(dp_op *op) {
   over_state *st = op->state;
-  for (int64_t g = 0; g < st->pv_cap; g++) free(st->pv[g].keep);
+  for (int64_t g = 0; g < st->pv_cap; g++) {
+    free(st->pv[g].keep);
+    free(st->pv[g].wg);
+    free(st->pv[g].wt);
+  }
   free(st->pv);
   st->pv = NULL;
   st->pv_cap = 0;
   for (int c = 0; st->run && c < op->plan->u.over.ncalls; c++)
     if (is_agg(&op->plan->u.over.calls[c])) dp_agg_state_free(&st->run[c]);
+  for (int c = 0; st->slide && c < op->plan->u.over.ncalls; c++)
+    if (st->slide[c]) dp_agg_state_free(&st->ws[c]);
+  free(st->wfree);
+  st->wfree = NULL;
+  st->nwfree = st->wfree_cap = st->wnext = 0;
   dp_due_free(&st->due);
   dp_due_free(&st->hdue);
   free(st->pgone);
@@ -1051,6 +1333,8 @@ static void over_close(dp_op *op) {
   free(st->run);
   free(st->acalls);
   free(st->skip);
+  free(st->slide);
+  free(st->ws);
   dp_batch_free(st->rows);
   dp_batch_free(st->pending);
   dp_rowlog_free(&st->rows_log);
@@ -1096,6 +1380,14 @@ static int stream_setup(dp_op *op) {
     rc = dp_agg_state_init(&st->run[c], &st->acalls[c]);
     st->run[c].diags = op->ex->diags; /* a C aggregate's failure message goes there */
   }
+  bool any_slide = false;
+  for (int c = 0; !rc && st->slide && c < p->u.over.ncalls; c++) {
+    if (!st->slide[c]) continue;
+    any_slide = true;
+    rc = dp_agg_state_init(&st->ws[c], &st->acalls[c]);
+    st->ws[c].diags = op->ex->diags;
+  }
+  if (!rc && any_slide) rc = win_alloc(op, &st->wtmp);
   int64_t ttl = p->props.state_ttl[0];
   if (!rc && ttl > 0) rc = dp_state_ttl_init(&st->ttl, ttl);
   return rc;
@@ -1140,6 +1432,17 @@ static int stream_frame(dp_op *op) {
     free(st->run);
     st->run = NULL;
   }
+  /* sliding calls; the others over a bounded frame and LAG need the kept rows laid out */
+  st->slide = calloc((size_t)nc + 1, sizeof *st->slide);
+  st->ws = calloc((size_t)nc + 1, sizeof *st->ws);
+  if (!st->slide || !st->ws) return DIPPER_NOMEM;
+  for (int c = 0; c < nc; c++) {
+    const dp_over_call *call = &p->u.over.calls[c];
+    st->slide[c] = bounded && call_slides(p, call);
+    st->sliding |= st->slide[c];
+    st->skip[c] |= st->slide[c];
+    if (!st->skip[c]) st->need_hist = true;
+  }
   if (p->u.over.npartition > 64)
     return dp_error(op->ex->diags, DIPPER_LIMIT, p->span,
                     "an OVER on a stream takes at most 64 PARTITION BY expressions");
@@ -1173,6 +1476,12 @@ static int over_open(dp_op *op) {
   for (int c = 0; stream && c < p->u.over.ncalls; c++) {
     int id = p->u.over.calls[c].fn->id;
     if (p->u.over.calls[c].fn->kind != DP_FN_WINDOW) continue;
+    if (id == DP_F_LEAD) /* Flink 2.3 refuses it as well (its AggFunctionFactory) */
+      return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->u.over.calls[c].span,
+                      "LEAD(..) OVER (..) on a stream needs rows that have not arrived yet; Flink "
+                      "refuses it too (\"LEAD Function is not supported in stream mode\"): use "
+                      "LAG(..) and take each pair at its later row, or run in batch mode "
+                      "(SET 'execution.runtime-mode' = 'batch')");
     if (id != DP_F_LAG)
       return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->u.over.calls[c].span,
                       "%s(..) OVER (..) on a stream needs rows that have not arrived yet or the "
@@ -1201,30 +1510,35 @@ static int over_open(dp_op *op) {
 }
 
 /* ---- checkpoints ----
-** Blob, version 2 (version 1 differs only for a stream, whose whole
-** history it held: a bounded run's version 1 reads, a stream's is refused
-** with the checkpoint folder named):
+** Blob, version 3 (version 2 has no windows in the partition records and
+** the TTL list whole after has_ttl, and still reads: a sliding window then
+** starts as every kept row in its back stack; version 1 differs only for a
+** stream, whose whole history it held: a bounded run's version 1 reads, a
+** stream's is refused with the checkpoint folder named):
 **   version:u8  stream:u8  emitted:u8  then
 **   bounded: rows (rows.h's row store: every row)  pending (none)
 **   stream:  the partitions (rows.h's group table, by id)  next_rank:svar
 **            horizon:svar  per partition: count, folded, rank (svar),
-**            kept rows (uvar)  the kept rows (a row store, partition after
-**            partition, oldest first)  per running call (an aggregate when
-**            the frame starts UNBOUNDED PRECEDING): its states by partition
-**            (agg_func.h)  the pending rows (a row store, in arrival order)
-**            has_ttl:u8 [state_ttl.h's list]
-** The time indexes are not written: a restore builds them from the rows.
+**            kept rows, window rows wlen, of them in front wfront (uvar)
+**            the kept rows (a row store, partition after partition, oldest
+**            first)  per running call (an aggregate when the frame starts
+**            UNBOUNDED PRECEDING): its states by partition (agg_func.h)  the
+**            pending rows (a row store, in arrival order)  has_ttl:u8
+**            [state_ttl.h's section: 'T' and the list whole]
+** The time indexes and the windows' groups are not written: a restore
+** builds them from the rows (the groups at a partition's next release).
 ** Delta (save_delta), the same version:  version:u8  stream:u8  emitted:u8
 **   then, bounded: per store, rows then pending: its log (rows.h: all of
 **   them once a bounded run emitted) and the rows added since;  stream:
 **   save_stream_delta's form ('C': the partitions changed since, 'W': the
-**   whole state after a TTL renumbered them) with the pending rows and the
-**   TTL list whole.
+**   whole state after a TTL renumbered them) with the pending rows whole
+**   and has_ttl:u8 [the TTL section: 'U' and the list's delta since the
+**   last save or restore, or 'T' and the list whole when that is smaller].
 ** Version 1's TTL section of a bounded run ('P', never written: a TTL takes
 ** only a stream) is not read. */
-#define OVER_STATE_VERSION 2
+#define OVER_STATE_VERSION 3
 
-/* The version byte: 2, or 1 for a bounded run (the same blob). */
+/* The version byte: 3, 2, or 1 for a bounded run (the same blob). */
 static int check_version(dp_op *op, dp_rd *in) {
   over_state *st = op->state;
   size_t at = in->pos;
@@ -1241,13 +1555,20 @@ static int check_version(dp_op *op, dp_rd *in) {
                     "from its start",
                     op->ex->checkpoint ? op->ex->checkpoint : "(none)", op->cls->name,
                     (int)op->plan->span.line, op->ex->checkpoint ? op->ex->checkpoint : "(none)");
+  st->load_version = OVER_STATE_VERSION;
+  if (dp_rd_left(in) > 0 && in->p[at] == 2) { /* no windows, the TTL list whole */
+    (void)dp_get_u8(in);
+    st->load_version = 2;
+    return DIPPER_OK;
+  }
   return dp_state_check(op, in, OVER_STATE_VERSION);
 }
 
 /* The end of a stream's blob, whole or delta: the pending rows still
-** waiting (whole: they are what the watermark has not passed) and the TTL
-** list. */
-static int save_tail(const over_state *st, dp_buf *out) {
+** waiting (whole: they are what the watermark has not passed), has_ttl:u8
+** and the TTL section (state_ttl.h's: the list whole in a whole state, its
+** delta when smaller in a delta; version 2: the list whole). */
+static int save_tail(over_state *st, dp_buf *out, bool delta) {
   int64_t np = st->pending->nrows, m = 0;
   int64_t *sel = malloc((size_t)(np + 1) * sizeof *sel);
   dp_batch *tmp = dp_batch_new(st->pending->schema, np - st->npgone);
@@ -1259,7 +1580,38 @@ static int save_tail(const over_state *st, dp_buf *out) {
   dp_batch_free(tmp);
   free(sel);
   dp_put_u8(out, st->ttl.ttl > 0);
-  if (!rc && st->ttl.ttl > 0) dp_state_ttl_save(&st->ttl, out);
+  if (!rc && delta) rc = dp_state_ttl_save_section_delta(&st->ttl, out);
+  else if (!rc) dp_state_ttl_save_section_base(&st->ttl, out);
+  return rc;
+}
+
+/* The TTL section: has_ttl:u8, then (version 3) state_ttl.h's section or
+** (version 2) the list whole.  Without one (the TTL set since) every
+** partition counts as written now; one read while no TTL is set is read
+** past. */
+static int load_ttl(dp_op *op, dp_rd *in, int64_t ng) {
+  over_state *st = op->state;
+  int rc = DIPPER_OK;
+  uint8_t has_ttl = dp_get_u8(in);
+  if (in->bad || has_ttl > 1) return DIPPER_CORRUPT;
+  if (has_ttl && st->load_version >= 3) {
+    uint8_t kind = dp_rd_left(in) > 0 ? (uint8_t)in->p[in->pos] : 0;
+    if (kind != 'T' && kind != 'U') return DIPPER_CORRUPT;
+    return dp_state_ttl_load_section(&st->ttl, in, ng, op->ex->batch_start_time);
+  }
+  if (has_ttl) {
+    dp_state_ttl other;
+    memset(&other, 0, sizeof other);
+    dp_state_ttl *t = st->ttl.ttl > 0 ? &st->ttl : &other;
+    if (t == &other) rc = dp_state_ttl_init(&other, 1); /* read past: the TTL was unset */
+    if (!rc) rc = dp_state_ttl_load(t, in, ng);
+    dp_state_ttl_free(&other);
+  } else {
+    /* a TTL set at the restart: every partition written now */
+    for (int64_t g = 0; st->ttl.ttl > 0 && g < ng && !rc; g++)
+      rc = dp_state_ttl_touch(&st->ttl, g, op->ex->batch_start_time);
+  }
+  if (!rc && st->ttl.ttl > 0) dp_state_ttl_mark(&st->ttl);
   return rc;
 }
 
@@ -1270,23 +1622,8 @@ static int load_tail(dp_op *op, dp_rd *in, int64_t ng) {
   st->npgone = 0;
   if (st->pgone) memset(st->pgone, 0, (size_t)st->pgone_cap);
   if ((rc = dp_rows_load(in, st->pending))) return dp_state_corrupt(op, rc, "its pending rows");
-  uint8_t has_ttl = dp_get_u8(in);
-  if (in->bad || has_ttl > 1) return dp_state_corrupt(op, DIPPER_CORRUPT, "its state TTL");
-  if (has_ttl) {
-    dp_state_ttl other;
-    memset(&other, 0, sizeof other);
-    dp_state_ttl *t = st->ttl.ttl > 0 ? &st->ttl : &other;
-    if (t == &other) rc = dp_state_ttl_init(&other, 1); /* read past: the TTL was unset */
-    if (!rc) rc = dp_state_ttl_load(t, in, ng);
-    dp_state_ttl_free(&other);
-    if (rc) return dp_state_corrupt(op, rc, "its partitions' state TTL");
-  } else {
-    /* a TTL set at the restart: every partition written now */
-    for (int64_t g = 0; st->ttl.ttl > 0 && g < ng && !rc; g++)
-      rc = dp_state_ttl_touch(&st->ttl, g, op->ex->batch_start_time);
-    if (rc) return dp_state_corrupt(op, rc, "its partitions' state TTL");
-  }
-  return DIPPER_OK;
+  rc = load_ttl(op, in, ng);
+  return rc ? dp_state_corrupt(op, rc, "its partitions' state TTL") : DIPPER_OK;
 }
 
 /* The time indexes of a restored state, from its rows. */
@@ -1309,33 +1646,88 @@ static int load_indexes(dp_op *op, int64_t ng) {
   return rc ? dp_state_corrupt(op, rc, "its indexes") : DIPPER_OK;
 }
 
+/* A partition's record: count, folded, rank (svar), kept rows, and (version
+** 3) its window's wlen and wfront (uvar). */
+typedef struct part_rec {
+  int64_t count, folded, rank, live, wlen, wfront;
+} part_rec;
+
+static void put_part(dp_buf *out, const over_part *P) {
+  dp_put_svar(out, P->count);
+  dp_put_svar(out, P->folded);
+  dp_put_svar(out, P->rank);
+  dp_put_uvar(out, (uint64_t)live_of(P));
+  dp_put_uvar(out, (uint64_t)P->wlen);
+  dp_put_uvar(out, (uint64_t)P->wfront);
+}
+
+/* Read a record; false (and in->bad) for one that does not fit.  A version
+** 2 record has no window: a sliding one starts as every kept row in back. */
+static bool get_part(const over_state *st, dp_rd *in, part_rec *r) {
+  r->count = dp_get_svar(in);
+  r->folded = dp_get_svar(in);
+  r->rank = dp_get_svar(in);
+  uint64_t live = dp_get_uvar(in), wlen = 0, wfront = 0;
+  if (st->load_version >= 3) {
+    wlen = dp_get_uvar(in);
+    wfront = dp_get_uvar(in);
+  } else if (st->sliding) {
+    wlen = live;
+  }
+  if (in->bad || r->count < 0 || r->folded < 0 || r->folded > r->count || r->rank < -1 ||
+      r->rank >= st->next_rank || live > (uint64_t)r->count || live > dp_rd_left(in) * 64 + 64 ||
+      wlen > live || wfront > wlen || (!st->sliding && wlen > 0)) {
+    in->bad = true;
+    return false;
+  }
+  r->live = (int64_t)live;
+  r->wlen = (int64_t)wlen;
+  r->wfront = (int64_t)wfront;
+  return true;
+}
+
+/* Partition P takes a record read (its window unbuilt). */
+static int set_part(over_state *st, over_part *P, const part_rec *r) {
+  int rc = win_unbuild(st, P);
+  P->count = r->count;
+  P->folded = r->folded;
+  P->rank = r->rank;
+  P->wlen = r->wlen;
+  P->wfront = r->wfront;
+  return rc;
+}
+
+/* The kept rows of partitions ids[0..n) (NULL: 0..n-1), partition after
+** partition, oldest first, as a row store. */
+static int save_kept(const over_state *st, const int64_t *ids, int64_t n, dp_buf *out) {
+  int64_t nkept = 0, k = 0;
+  for (int64_t i = 0; i < n; i++) nkept += live_of(&st->pv[ids ? ids[i] : i]);
+  int64_t *sel = malloc((size_t)(nkept + 1) * sizeof *sel);
+  dp_batch *tmp = dp_batch_new(st->rows->schema, nkept);
+  int rc = sel && tmp ? DIPPER_OK : DIPPER_NOMEM;
+  for (int64_t i = 0; !rc && i < n; i++) {
+    const over_part *P = &st->pv[ids ? ids[i] : i];
+    for (int64_t j = P->head; j < P->len; j++) sel[k++] = P->keep[j];
+  }
+  if (!rc) rc = dp_batch_take(tmp, st->rows, sel, 0, nkept);
+  if (!rc) rc = dp_rows_save(out, tmp);
+  dp_batch_free(tmp);
+  free(sel);
+  return rc;
+}
+
 static int save_stream(dp_op *op, dp_buf *out) {
   over_state *st = op->state;
   const dp_plan *p = op->plan;
-  int64_t ng = dp_groups_count(&st->parts), nkept = 0;
+  int64_t ng = dp_groups_count(&st->parts);
   int rc = dp_groups_save(out, &st->parts);
   dp_put_svar(out, st->next_rank);
   dp_put_svar(out, st->horizon);
-  for (int64_t g = 0; g < ng; g++) {
-    const over_part *P = &st->pv[g];
-    dp_put_svar(out, P->count);
-    dp_put_svar(out, P->folded);
-    dp_put_svar(out, P->rank);
-    dp_put_uvar(out, (uint64_t)live_of(P));
-    nkept += live_of(P);
-  }
-  int64_t *sel = malloc((size_t)(nkept + 1) * sizeof *sel), k = 0;
-  dp_batch *tmp = dp_batch_new(st->rows->schema, nkept);
-  if (!rc && (!sel || !tmp)) rc = DIPPER_NOMEM;
-  for (int64_t g = 0; !rc && g < ng; g++)
-    for (int64_t i = st->pv[g].head; i < st->pv[g].len; i++) sel[k++] = st->pv[g].keep[i];
-  if (!rc) rc = dp_batch_take(tmp, st->rows, sel, 0, nkept);
-  if (!rc) rc = dp_rows_save(out, tmp);
+  for (int64_t g = 0; g < ng; g++) put_part(out, &st->pv[g]);
+  if (!rc) rc = save_kept(st, NULL, ng, out);
   for (int c = 0; !rc && st->run && c < p->u.over.ncalls; c++)
-    if (st->skip[c]) rc = dp_agg_state_save(&st->run[c], ng, out);
-  dp_batch_free(tmp);
-  free(sel);
-  return rc ? rc : save_tail(st, out);
+    if (st->skip[c] && !st->slide[c]) rc = dp_agg_state_save(&st->run[c], ng, out);
+  return rc ? rc : save_tail(st, out, false);
 }
 
 /* A stream's whole state read into a fresh one (the stores cleared). */
@@ -1354,25 +1746,21 @@ static int load_stream(dp_op *op, dp_rd *in) {
   if ((rc = reserve_pv(st, ng))) return dp_state_corrupt(op, rc, "its partitions");
   for (int64_t g = 0; g < ng && !in->bad; g++) {
     over_part *P = &st->pv[g];
-    P->count = dp_get_svar(in);
-    P->folded = dp_get_svar(in);
-    P->rank = dp_get_svar(in);
-    uint64_t live = dp_get_uvar(in);
-    if (P->count < 0 || P->folded < 0 || P->folded > P->count || P->rank < -1 ||
-        P->rank >= st->next_rank || live > (uint64_t)P->count || live > dp_rd_left(in) * 64 + 64)
-      in->bad = true;
-    else if (live > 0) {
-      P->keep = malloc((size_t)live * sizeof *P->keep);
+    part_rec r;
+    if (!get_part(st, in, &r)) break;
+    set_part(st, P, &r);
+    if (r.live > 0) {
+      P->keep = malloc((size_t)r.live * sizeof *P->keep);
       if (!P->keep) return dp_state_corrupt(op, DIPPER_NOMEM, "its partitions");
-      for (uint64_t i = 0; i < live; i++) P->keep[i] = nkept++;
-      P->len = P->cap = (int64_t)live;
+      for (int64_t i = 0; i < r.live; i++) P->keep[i] = nkept++;
+      P->len = P->cap = r.live;
     }
   }
   if (in->bad) return dp_state_corrupt(op, DIPPER_CORRUPT, "its partitions");
   if ((rc = dp_rows_load(in, st->rows))) return dp_state_corrupt(op, rc, "its kept rows");
   if (st->rows->nrows != nkept) return dp_state_corrupt(op, DIPPER_CORRUPT, "its kept rows");
   for (int c = 0; st->run && c < p->u.over.ncalls; c++)
-    if (st->skip[c] && (rc = dp_agg_state_load(&st->run[c], ng, in)))
+    if (st->skip[c] && !st->slide[c] && (rc = dp_agg_state_load(&st->run[c], ng, in)))
       return dp_state_corrupt(op, rc, "its running aggregates");
   if ((rc = reserve_parts(op, ng))) return dp_state_corrupt(op, rc, "its partitions");
   if ((rc = load_tail(op, in, ng))) return rc;
@@ -1384,9 +1772,10 @@ static int load_stream(dp_op *op, dp_rd *in) {
 /* A stream's delta: 'W' and the whole state after a renumbering of the
 ** partitions (a TTL expiry), else 'C' and what changed since the base: the
 ** partitions added (their keys), and for each partition changed (a release
-** touched it, or its kept rows were pruned) its counters, kept rows and
-** running states; then the tail (save_tail) whole.  O(partitions changed +
-** their kept rows + pending rows), not O(partitions). */
+** touched it, or its kept rows were pruned) its record, kept rows and
+** running states; then the tail (save_tail: the pending rows whole, the TTL
+** section as a delta).  O(partitions changed + their kept rows + pending
+** rows + TTL keys written or gone), not O(partitions). */
 static int save_stream_delta(dp_op *op, dp_buf *out) {
   over_state *st = op->state;
   const dp_plan *p = op->plan;
@@ -1400,31 +1789,15 @@ static int save_stream_delta(dp_op *op, dp_buf *out) {
   dp_put_svar(out, st->next_rank);
   dp_put_svar(out, st->horizon);
   dp_put_uvar(out, (uint64_t)st->ndirty);
-  int64_t nkept = 0;
   for (int64_t i = 0; i < st->ndirty; i++) {
-    const over_part *P = &st->pv[st->dirty[i]];
     dp_put_uvar(out, (uint64_t)st->dirty[i]);
-    dp_put_svar(out, P->count);
-    dp_put_svar(out, P->folded);
-    dp_put_svar(out, P->rank);
-    dp_put_uvar(out, (uint64_t)live_of(P));
-    nkept += live_of(P);
+    put_part(out, &st->pv[st->dirty[i]]);
   }
-  int64_t *sel = malloc((size_t)(nkept + 1) * sizeof *sel), k = 0;
-  dp_batch *tmp = dp_batch_new(st->rows->schema, nkept);
-  if (!rc && (!sel || !tmp)) rc = DIPPER_NOMEM;
-  for (int64_t i = 0; !rc && i < st->ndirty; i++) {
-    const over_part *P = &st->pv[st->dirty[i]];
-    for (int64_t j = P->head; j < P->len; j++) sel[k++] = P->keep[j];
-  }
-  if (!rc) rc = dp_batch_take(tmp, st->rows, sel, 0, nkept);
-  if (!rc) rc = dp_rows_save(out, tmp);
-  dp_batch_free(tmp);
-  free(sel);
+  if (!rc) rc = save_kept(st, st->dirty, st->ndirty, out);
   for (int c = 0; !rc && st->run && c < p->u.over.ncalls; c++)
-    for (int64_t i = 0; !rc && st->skip[c] && i < st->ndirty; i++)
+    for (int64_t i = 0; !rc && st->skip[c] && !st->slide[c] && i < st->ndirty; i++)
       rc = dp_agg_state_save_group(&st->run[c], st->dirty[i], out);
-  return rc ? rc : save_tail(st, out);
+  return rc ? rc : save_tail(st, out, true);
 }
 
 /* save_stream_delta's 'C' applied to the state of its base. */
@@ -1445,20 +1818,13 @@ static int load_stream_changes(dp_op *op, dp_rd *in) {
   int64_t nkept = 0;
   for (uint64_t i = 0; !rc && i < nd && !in->bad; i++) {
     uint64_t g = dp_get_uvar(in);
-    int64_t count = dp_get_svar(in), folded = dp_get_svar(in), rank = dp_get_svar(in);
-    uint64_t n = dp_get_uvar(in);
-    if (g >= (uint64_t)ng || (i > 0 && (int64_t)g <= ids[i - 1]) || count < 0 || folded < 0 ||
-        folded > count || rank < -1 || rank >= st->next_rank || n > (uint64_t)count) {
-      in->bad = true;
-      break;
-    }
-    over_part *P = &st->pv[g];
-    P->count = count;
-    P->folded = folded;
-    P->rank = rank;
+    part_rec r;
+    if (g >= (uint64_t)ng || (i > 0 && (int64_t)g <= ids[i - 1])) in->bad = true;
+    if (in->bad || !get_part(st, in, &r)) break;
+    rc = set_part(st, &st->pv[g], &r);
     ids[i] = (int64_t)g;
-    live[i] = (int64_t)n;
-    nkept += (int64_t)n;
+    live[i] = r.live;
+    nkept += r.live;
   }
   if (!rc && in->bad) rc = DIPPER_CORRUPT;
   if (!rc) rc = dp_rows_load(in, tmp);
@@ -1475,7 +1841,7 @@ static int load_stream_changes(dp_op *op, dp_rd *in) {
     for (int64_t j = 0; !rc && j < live[i]; j++) rc = part_push(P, first + at++);
   }
   for (int c = 0; !rc && st->run && c < p->u.over.ncalls; c++)
-    for (uint64_t i = 0; !rc && st->skip[c] && i < nd; i++) {
+    for (uint64_t i = 0; !rc && st->skip[c] && !st->slide[c] && i < nd; i++) {
       dp_agg_state_reset(&st->run[c], ids[i]);
       rc = dp_agg_state_load_group(&st->run[c], &st->acalls[c], ids[i], in);
     }
@@ -1483,9 +1849,11 @@ static int load_stream_changes(dp_op *op, dp_rd *in) {
   free(live);
   dp_batch_free(tmp);
   if (rc) return dp_state_corrupt(op, rc, "the change of its partitions");
-  dp_state_ttl_free(&st->ttl);
-  if (p->props.state_ttl[0] > 0 && (rc = dp_state_ttl_init(&st->ttl, p->props.state_ttl[0])))
-    return dp_state_corrupt(op, rc, "its partitions' state TTL");
+  if (st->load_version == 2) { /* the list whole, in version 2's form */
+    dp_state_ttl_free(&st->ttl);
+    if (p->props.state_ttl[0] > 0 && (rc = dp_state_ttl_init(&st->ttl, p->props.state_ttl[0])))
+      return dp_state_corrupt(op, rc, "its partitions' state TTL");
+  }
   if ((rc = load_tail(op, in, ng))) return rc;
   if ((rc = compact_hist(st, ng, false))) return dp_state_corrupt(op, rc, "its kept rows");
   if ((rc = load_indexes(op, ng))) return rc;
@@ -1493,25 +1861,21 @@ static int load_stream_changes(dp_op *op, dp_rd *in) {
   return DIPPER_OK;
 }
 
-static int over_save(dp_op *op, dp_buf *out) {
-  over_state *st = op->state;
+/* The blob's head (read_head reads it). */
+static void save_head(const over_state *st, dp_buf *out) {
   dp_state_begin(out, OVER_STATE_VERSION);
   dp_put_u8(out, st->stream);
   dp_put_u8(out, st->emitted);
-  int rc;
-  if (st->stream) {
-    rc = save_stream(op, out);
-    if (!rc) mark_base(st);
-  } else {
-    rc = dp_rows_save(out, st->rows);
-    if (!rc) rc = dp_rows_save(out, st->pending);
-    if (!rc) {
-      dp_rowlog_mark(&st->rows_log, st->rows->nrows);
-      dp_rowlog_mark(&st->pending_log, st->pending->nrows);
-    }
-  }
-  return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
+
+/* A bounded run's stores as they are: the base of the next delta. */
+static void mark_logs(over_state *st) {
+  dp_rowlog_mark(&st->rows_log, st->rows->nrows);
+  dp_rowlog_mark(&st->pending_log, st->pending->nrows);
+}
+
+/* A save's code: the failure, or the buffer's. */
+static int saved(int rc, const dp_buf *out) { return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK; }
 
 static int save_store_delta(dp_buf *out, const dp_batch *rows, const dp_rowlog *log) {
   int64_t *at, nat;
@@ -1534,24 +1898,27 @@ static int load_store_delta(dp_rd *in, dp_batch **rows) {
   return rc;
 }
 
-static int over_save_delta(dp_op *op, dp_buf *out) {
+/* A whole state (delta false) or a delta since the last save or restore. */
+static int save_blob(dp_op *op, dp_buf *out, bool delta) {
   over_state *st = op->state;
-  dp_state_begin(out, OVER_STATE_VERSION);
-  dp_put_u8(out, st->stream);
-  dp_put_u8(out, st->emitted);
+  save_head(st, out);
+  int rc;
   if (st->stream) {
-    int rc = save_stream_delta(op, out);
+    rc = delta ? save_stream_delta(op, out) : save_stream(op, out);
     if (!rc) mark_base(st);
-    return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+  } else if (delta) {
+    rc = save_store_delta(out, st->rows, &st->rows_log);
+    if (!rc) rc = save_store_delta(out, st->pending, &st->pending_log);
+  } else {
+    rc = dp_rows_save(out, st->rows);
+    if (!rc) rc = dp_rows_save(out, st->pending);
   }
-  int rc = save_store_delta(out, st->rows, &st->rows_log);
-  if (!rc) rc = save_store_delta(out, st->pending, &st->pending_log);
-  if (!rc) {
-    dp_rowlog_mark(&st->rows_log, st->rows->nrows);
-    dp_rowlog_mark(&st->pending_log, st->pending->nrows);
-  }
-  return rc ? rc : out->oom ? DIPPER_NOMEM : DIPPER_OK;
+  if (!rc && !st->stream) mark_logs(st);
+  return saved(rc, out);
 }
+
+static int over_save(dp_op *op, dp_buf *out) { return save_blob(op, out, false); }
+static int over_save_delta(dp_op *op, dp_buf *out) { return save_blob(op, out, true); }
 
 /* The blob's head: the version (check_version), the mode and `emitted`. */
 static int read_head(dp_op *op, dp_rd *in) {
@@ -1565,44 +1932,35 @@ static int read_head(dp_op *op, dp_rd *in) {
   return DIPPER_OK;
 }
 
-static int over_restore_delta(dp_op *op, dp_rd *in) {
+/* A whole state (delta false) or a delta on the state of its base. */
+static int restore_blob(dp_op *op, dp_rd *in, bool delta) {
   over_state *st = op->state;
   int rc = read_head(op, in);
   if (rc) return rc;
   if (st->stream) {
-    uint8_t kind = dp_get_u8(in);
+    uint8_t kind = delta ? dp_get_u8(in) : 'W';
     if (in->bad || (kind != 'W' && kind != 'C')) return dp_state_corrupt(op, DIPPER_CORRUPT, "its kind");
     if ((rc = kind == 'W' ? load_stream(op, in) : load_stream_changes(op, in))) return rc;
     op->metrics.state_rows = stream_rows(st);
     return DIPPER_OK;
   }
-  if ((rc = load_store_delta(in, &st->rows))) return dp_state_corrupt(op, rc, "the change of its rows");
-  if ((rc = load_store_delta(in, &st->pending)))
-    return dp_state_corrupt(op, rc, "the change of its pending rows");
+  if (delta) {
+    if ((rc = load_store_delta(in, &st->rows))) return dp_state_corrupt(op, rc, "the change of its rows");
+    if ((rc = load_store_delta(in, &st->pending)))
+      return dp_state_corrupt(op, rc, "the change of its pending rows");
+  } else {
+    dp_batch_clear(st->rows);
+    dp_batch_clear(st->pending);
+    if ((rc = dp_rows_load(in, st->rows))) return dp_state_corrupt(op, rc, "its rows");
+    if ((rc = dp_rows_load(in, st->pending))) return dp_state_corrupt(op, rc, "its pending rows");
+  }
   op->metrics.state_rows = st->rows->nrows + st->pending->nrows;
-  dp_rowlog_mark(&st->rows_log, st->rows->nrows);
-  dp_rowlog_mark(&st->pending_log, st->pending->nrows);
+  mark_logs(st);
   return DIPPER_OK;
 }
 
-static int over_restore(dp_op *op, dp_rd *in) {
-  over_state *st = op->state;
-  int rc = read_head(op, in);
-  if (rc) return rc;
-  if (st->stream) {
-    if ((rc = load_stream(op, in))) return rc;
-    op->metrics.state_rows = stream_rows(st);
-    return DIPPER_OK;
-  }
-  dp_batch_clear(st->rows);
-  dp_batch_clear(st->pending);
-  if ((rc = dp_rows_load(in, st->rows))) return dp_state_corrupt(op, rc, "its rows");
-  if ((rc = dp_rows_load(in, st->pending))) return dp_state_corrupt(op, rc, "its pending rows");
-  op->metrics.state_rows = st->rows->nrows + st->pending->nrows;
-  dp_rowlog_mark(&st->rows_log, st->rows->nrows);
-  dp_rowlog_mark(&st->pending_log, st->pending->nrows);
-  return DIPPER_OK;
-}
+static int over_restore(dp_op *op, dp_rd *in) { return restore_blob(op, in, false); }
+static int over_restore_delta(dp_op *op, dp_rd *in) { return restore_blob(op, in, true); }
 
 const dp_op_class dp_op_over = {"Over",         over_open,       over_next,
                                 over_end_batch, over_close,      over_save,
