@@ -815,9 +815,73 @@ static bool takes_insert_only(const dp_table_def *t) {
   return false;
 }
 
+/* The node below p (through the nodes that pass deletions on) that makes
+** the -D rows p's input carries. */
+static const dp_plan *deleting_node(const dp_plan *p) {
+  const dp_plan *q = p;
+  for (int guard = 0; guard < 10000; guard++) {
+    const dp_plan *next = NULL;
+    if (q->kind == DP_P_PROJECT || q->kind == DP_P_FILTER || q->kind == DP_P_UNION ||
+        (q->kind == DP_P_JOIN && q->u.join.kind == DP_J_INNER))
+      for (int i = 0; i < q->ninputs && !next; i++)
+        if (q->inputs[i]->props.changes & DP_CHANGES_D) next = q->inputs[i];
+    if (!next) return q;
+    q = next;
+  }
+  return q;
+}
+
+/* "the LEFT JOIN of two streams takes back ...": what makes the -D rows. */
+static void describe_deletes(const dp_plan *q, char *buf, size_t cap) {
+  if (q->kind == DP_P_JOIN && q->u.join.kind != DP_J_INNER)
+    snprintf(buf, cap,
+             "the %s JOIN at %d:%d takes back (-D) the row it padded with NULLs when that row's "
+             "first match arrives",
+             dp_join_kind_name(q->u.join.kind), q->span.line, q->span.col);
+  else if (q->kind == DP_P_AGGREGATE)
+    snprintf(buf, cap,
+             "the aggregation at %d:%d reads an updating input and deletes (-D) a group whose "
+             "last row is taken back",
+             q->span.line, q->span.col);
+  else if (q->kind == DP_P_TOPN)
+    snprintf(buf, cap, "the Top-N at %d:%d deletes (-D) a row that leaves the top",
+             q->span.line, q->span.col);
+  else if (q->kind == DP_P_SCAN && q->u.scan.table)
+    snprintf(buf, cap, "the %s source `%s` deletes (-D) a key on each tombstone",
+             q->u.scan.table->connector ? q->u.scan.table->connector : "",
+             q->u.scan.table->name);
+  else
+    snprintf(buf, cap, "%s at %d:%d deletes rows (-D)", node_phrase(q), q->span.line,
+             q->span.col);
+}
+
+/* kafka and kinesis with a PRIMARY KEY take upserts (the -U rows left out,
+** exec/op_sink.c) but have no way to write a deletion; Flink's plain kafka
+** sink takes no update at all (its json format is insert-only, and a
+** PRIMARY KEY on such a table is refused).  Refused here rather than when
+** the first -D reaches the sink at run time. */
+static bool check_sink_deletes(vctx *x, const dp_plan *p) {
+  const dp_plan *in = p->inputs[0];
+  const dp_table_def *t = p->u.sink.table;
+  const char *c = t && t->connector ? t->connector : "";
+  if (!t || t->npk == 0 || in->props.bounded || !(in->props.changes & DP_CHANGES_D)) return false;
+  if (strcmp(c, "kafka") != 0 && strcmp(c, "kinesis") != 0) return false;
+  if (any_refused_below(x, p)) return true;
+  char what[320];
+  describe_deletes(deleting_node(in), what, sizeof what);
+  refuse(x, p,
+         "the %s sink `%s` writes upserts by its PRIMARY KEY and has no way to write a "
+         "deletion, but this query deletes rows: %s; write to an 'upsert-kafka' table with the "
+         "same PRIMARY KEY (a deletion is a tombstone of its key there), or to a sink that takes "
+         "retractions (memory, console, callback); Flink's %s sink takes no updating input at all",
+         c, t->name, what, c);
+  return true;
+}
+
 static void check_sink(vctx *x, const dp_plan *p) {
   const dp_plan *in = p->inputs[0];
   const dp_table_def *t = p->u.sink.table;
+  if (check_sink_deletes(x, p)) return;
   if (!t || in->props.bounded || !takes_insert_only(t)) return;
   const dp_plan *agg = first_aggregate(in);
   bool updates = in->props.changelog != DP_CHANGELOG_INSERT_ONLY ||
