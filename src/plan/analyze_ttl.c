@@ -127,7 +127,9 @@ static const char *phrase(const dp_plan *p) {
   case DP_P_AGGREGATE: return p->u.aggregate.window ? "the window aggregation" : "the aggregation";
   case DP_P_JOIN: return "the join";
   case DP_P_ASOF_JOIN: return "the ASOF JOIN";
-  case DP_P_DISTINCT: return "SELECT DISTINCT";
+  case DP_P_DISTINCT:
+    return p->inputs[0]->kind == DP_P_UNION && !p->inputs[0]->u.union_.all ? "UNION"
+                                                                              : "SELECT DISTINCT";
   case DP_P_DEDUPLICATE: return "the deduplication";
   case DP_P_TOPN: return "the Top-N";
   case DP_P_OVER: return "the OVER aggregation";

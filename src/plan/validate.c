@@ -160,7 +160,9 @@ static const char *node_phrase(const dp_plan *p) {
   case DP_P_AGGREGATE: return p->u.aggregate.window ? "a window aggregation" : "an aggregation";
   case DP_P_JOIN: return "a join";
   case DP_P_ASOF_JOIN: return "an ASOF JOIN";
-  case DP_P_DISTINCT: return "SELECT DISTINCT";
+  case DP_P_DISTINCT:
+    return p->inputs[0]->kind == DP_P_UNION && !p->inputs[0]->u.union_.all ? "UNION"
+                                                                              : "SELECT DISTINCT";
   case DP_P_DEDUPLICATE: return "a deduplication";
   case DP_P_TOPN: return "a Top-N";
   case DP_P_OVER: return "an OVER aggregation";
@@ -479,26 +481,19 @@ static void check_asof(vctx *x, const dp_plan *p) {
            lt, dp_asof_op_name(p->u.asof.op), rt);
 }
 
-static void union_refusal(vctx *x, const dp_plan *p) {
-  refuse(x, p,
-         "UNION (without ALL) on a stream keeps every distinct row forever: write UNION ALL, "
-         "deduplicate with ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ts) = 1 over an "
-         "event-time column, or add a watermark");
-}
-
-/* SELECT DISTINCT without a watermark or a state TTL keeps every distinct
-** row forever: accepted, as Flink accepts it, with the warning of
-** analyze_ttl.c (dp_validate_warnings).  UNION without ALL stays refused. */
-static void check_distinct(vctx *x, const dp_plan *p) {
-  if (p->props.bounded || p->props.state == DP_STATE_WATERMARK) return;
-  if (p->props.state_ttl[0] > 0) return; /* a state TTL bounds it (analyze_ttl.c) */
-  const dp_plan *in = p->inputs[0];
-  if (in->kind == DP_P_UNION && !in->u.union_.all) union_refusal(x, p);
-}
-
+/* SELECT DISTINCT (and UNION without ALL, a DISTINCT over UNION ALL) without
+** a watermark or a state TTL keeps every distinct row forever: accepted, as
+** Flink accepts it, with the warning of analyze_ttl.c
+** (dp_validate_warnings). */
+/* The binder writes UNION as a DISTINCT over UNION (all=false), and the
+** DISTINCT keeps the rows (the union below it only concatenates,
+** exec/op_union.c); a bare deduplicating union, which only a plan built by
+** hand can hold, has nothing to keep them. */
 static void check_union(vctx *x, const dp_plan *p) {
   if (p->u.union_.all || p->props.bounded || p->props.state != DP_STATE_KEYS) return;
-  union_refusal(x, p);
+  refuse(x, p,
+         "UNION (without ALL) on a stream is a DISTINCT over UNION ALL: put a DISTINCT node above "
+         "this union (as the binder does for UNION in SQL), or write UNION ALL");
 }
 
 static void check_setop(vctx *x, const dp_plan *p) {
@@ -623,6 +618,28 @@ static bool feeds_changes(const dp_plan *q) {
   return !keeps_stream_state(q) && !stateful_below(q);
 }
 
+static bool retract_calls_ok(vctx *x, const dp_plan *p, const dp_plan *inner);
+
+/* A plain GROUP BY (UNION's DISTINCT among them) over a UNION ALL whose
+** inputs are each an updating result the engine reads as changes, or a
+** stream without state: the union hands on each input's kinds. */
+static bool union_chain(vctx *x, const dp_plan *p, const dp_plan *u) {
+  const dp_plan *inner = NULL;
+  for (int i = 0; i < u->ninputs; i++) {
+    const dp_plan *q = below_stateless(u->inputs[i]);
+    if (q->kind == DP_P_UNION) return false;
+    if (q->props.changelog == DP_CHANGELOG_INSERT_ONLY && !keeps_stream_state(q) &&
+        !stateful_below(q))
+      continue;
+    if ((q->kind != DP_P_AGGREGATE && q->kind != DP_P_JOIN) || !feeds_changes(q)) return false;
+    if (q->kind == DP_P_JOIN && q->props.changelog == DP_CHANGELOG_INSERT_ONLY) return false;
+    if (!inner) inner = q;
+  }
+  if (!inner) return false;
+  retract_calls_ok(x, p, inner);
+  return true;
+}
+
 static bool changelog_chain(vctx *x, const dp_plan *p, const dp_plan *inner) {
   if (x->mode != DP_MODE_UPDATE) return false;
   /* An equi-join (inner or outer) with an updating side (exec/op_join_retract.c). */
@@ -630,6 +647,8 @@ static bool changelog_chain(vctx *x, const dp_plan *p, const dp_plan *inner) {
     return dp_analyze_retract_join(p) && feeds_changes(below_stateless(p->inputs[0])) &&
            feeds_changes(below_stateless(p->inputs[1]));
   const dp_plan *q = below_stateless(p->inputs[0]);
+  if (q->kind == DP_P_UNION && p->kind == DP_P_AGGREGATE && !p->u.aggregate.window)
+    return union_chain(x, p, q);
   if (q != inner) return false;
   /* A Top-N without a window over an insert-only join ranks a stream of
      new rows, as over a table's (Nexmark q9). */
@@ -641,6 +660,13 @@ static bool changelog_chain(vctx *x, const dp_plan *p, const dp_plan *inner) {
   if (!feeds_changes(inner)) return false;
   if (inner->kind == DP_P_JOIN && inner->props.changelog == DP_CHANGELOG_INSERT_ONLY)
     return !(p->props.modes & DP_MODE_APPEND); /* an event-time key: windows' rules */
+  retract_calls_ok(x, p, inner);
+  return true;
+}
+
+/* Refuse the first aggregate of p that cannot take a row back out of its
+** result.  False when refused. */
+static bool retract_calls_ok(vctx *x, const dp_plan *p, const dp_plan *inner) {
   for (int i = 0; i < p->u.aggregate.naggs; i++) {
     const dp_agg_call *c = &p->u.aggregate.aggs[i];
     const char *why = dp_analyze_retract_refusal(c);
@@ -655,7 +681,7 @@ static bool changelog_chain(vctx *x, const dp_plan *p, const dp_plan *inner) {
               "%s over the result of %s: that result revises its rows, so each "
               "revision takes the old row back out of this one, but %s",
               name, node_phrase(inner), why);
-    return true;
+    return false;
   }
   return true;
 }
@@ -1086,7 +1112,6 @@ static void validate_node(vctx *x, const dp_plan *p, const dp_plan *parent) {
   case DP_P_LIMIT: check_limit(x, p); break;
   case DP_P_JOIN: check_join(x, p); break;
   case DP_P_ASOF_JOIN: check_asof(x, p); break;
-  case DP_P_DISTINCT: check_distinct(x, p); break;
   case DP_P_UNION: check_union(x, p); break;
   case DP_P_SETOP: check_setop(x, p); break;
   case DP_P_OVER: check_over(x, p); break;
