@@ -36,7 +36,9 @@
 ** Checkpoints: the whole state after end_batch (then "last emitted" equals
 ** the live states): the group keys (vector_codec), per group its row count
 ** and per call its count and sum, then each multiset (dp_multiset_save),
-** then each value list (dp_vlist_save).  A
+** then each value list (dp_vlist_save), then the TTL section (version 4;
+** nothing without a TTL; a version 3 state under a TTL counts each live
+** group as written at the restart).  A
 ** restore re-inserts the keys in their order.  A group whose rows all went keeps its key (with zero
 ** counts) until the query restarts without it; its bytes are the key's.
 */
