@@ -25,13 +25,20 @@
 ** and now has some emits +I; one whose rows all went emits -D of the old
 ** result (and its states return to empty: a later row starts it afresh);
 ** one that changed emits -U old, +U new; an unchanged result emits nothing.
+** With a state TTL (table.exec.state.ttl, state_ttl.h) every row that
+** reaches a group writes it; a group not written for the TTL is dropped
+** without output before a micro-batch reads its input (its states empty, as
+** an emptied group's), and a retraction of a group without rows is dropped,
+** as Flink's GroupAggFunction drops one without an accumulator.
 ** So a transient retraction inside one micro-batch (the -U/+U pair of an
 ** upstream group moving) nets out before anything is emitted.
 **
 ** Checkpoints: the whole state after end_batch (then "last emitted" equals
 ** the live states): the group keys (vector_codec), per group its row count
 ** and per call its count and sum, then each multiset (dp_multiset_save),
-** then each value list (dp_vlist_save).  A
+** then each value list (dp_vlist_save), then the TTL section (version 4;
+** nothing without a TTL; a version 3 state under a TTL counts each live
+** group as written at the restart).  A
 ** restore re-inserts the keys in their order.  A group whose rows all went keeps its key (with zero
 ** counts) until the query restarts without it; its bytes are the key's.
 */
@@ -44,9 +51,10 @@
 #include "exec/changelog.h"
 #include "exec/eval.h"
 #include "exec/hashtable.h"
+#include "exec/state_ttl.h"
 #include "plan/analyze.h"
 
-#define STATE_VERSION 3 /* 2: the same without value lists; 1: without multisets either */
+#define STATE_VERSION 4 /* 3: the same without the TTL section; 2: without value lists; 1: without multisets either */
 
 typedef struct ra_vals {
   int64_t *cnt;    /* per group: rows (COUNT(*)) or non-NULL arguments */
@@ -83,6 +91,7 @@ typedef struct ra_state {
   int64_t scap;
   dp_batch *out;
   bool done;
+  dp_state_ttl ttl;             /* ttl.ttl > 0: the groups by last write (state_ttl.h) */
 } ra_state;
 
 static void vals_free(ra_vals *v) {
@@ -109,6 +118,7 @@ static void ra_close(dp_op *op) {
   free(st->ids);
   free(st->hashes);
   dp_batch_free(st->out);
+  dp_state_ttl_free(&st->ttl);
   free(st);
   op->state = NULL;
 }
@@ -204,6 +214,8 @@ static int open_state(dp_op *op) {
   st->out = dp_batch_new(&p->schema, 0);
   if (!st->out || !(st->out->change = dp_vector_new(dp_type_of(DP_T_TINYINT), 0)))
     return DIPPER_NOMEM;
+  if (p->props.state_ttl[0] > 0 && dp_state_ttl_init(&st->ttl, p->props.state_ttl[0]))
+    return DIPPER_NOMEM;
   if (dp_exec_state_rocks(op->ex))
     dp_exec_note(op->ex, "the aggregation over an updating input at line %u keeps its state in "
                          "memory: 'state.backend' = 'rocksdb' does not cover it yet",
@@ -262,6 +274,7 @@ static int fold_multi(ra_state *st, ra_call *c, const dp_vector *arg, const dp_v
   int64_t n = 0;
   for (int64_t r = 0; r < nrows && !rc; r++) {
     eff[r] = 0;
+    if (!sign[r]) continue; /* a retraction consume() dropped */
     if (mask && (dp_vector_is_null(mask, r) || !dp_vector_get_bool(mask, r))) continue;
     if (!dp_vector_is_null(arg, r)) rows[n++] = r;
   }
@@ -324,7 +337,7 @@ static int fold_call(dp_op *op, ra_call *c, const dp_batch *in, const int8_t *si
   if (!rc && c->listed) rc = fold_list(op, c, in, arg, mask, sign);
   for (int64_t r = 0; r < in->nrows && !rc; r++) {
     if (c->listed) break;
-    if (eff && !eff[r]) continue;
+    if (!sign[r] || (eff && !eff[r])) continue;
     if (mask && (dp_vector_is_null(mask, r) || !dp_vector_get_bool(mask, r))) continue;
     int64_t g = st->ids[r];
     if (c->star) {
@@ -346,6 +359,8 @@ static int fold_call(dp_op *op, ra_call *c, const dp_batch *in, const int8_t *si
   return rc;
 }
 
+static int settle(ra_state *st, int64_t g);
+
 static int consume(dp_op *op, const dp_batch *in) {
   ra_state *st = op->state;
   op->metrics.rows_in += in->nrows;
@@ -353,9 +368,15 @@ static int consume(dp_op *op, const dp_batch *in) {
   if (rc) return rc;
   int8_t *sign = malloc((size_t)in->nrows);
   if (!sign) return DIPPER_NOMEM;
-  for (int64_t r = 0; r < in->nrows; r++) {
+  int64_t now = op->ex->batch_start_time;
+  for (int64_t r = 0; r < in->nrows && !rc; r++) {
     sign[r] = dp_change_retracts(dp_change_of(in, r)) ? -1 : 1;
     int64_t g = st->ids[r];
+    /* A retraction of a group without rows (one its TTL dropped) is
+       dropped, as Flink's GroupAggFunction drops one without an
+       accumulator; any other row writes its group (OnCreateAndWrite). */
+    if (sign[r] < 0 && st->rows[g] <= 0) sign[r] = 0;
+    else if (st->ttl.ttl > 0) rc = dp_state_ttl_touch(&st->ttl, g, now);
     st->rows[g] += sign[r];
     if (!st->touched[g]) {
       st->touched[g] = 1;
@@ -364,6 +385,25 @@ static int consume(dp_op *op, const dp_batch *in) {
   }
   for (int a = 0; a < st->naggs && !rc; a++) rc = fold_call(op, &st->calls[a], in, sign);
   free(sign);
+  return rc;
+}
+
+/* table.exec.state.ttl: drop, without output, every group not written for
+** the TTL before this micro-batch reads its input (Flink never returns an
+** expired state); a later row starts the group afresh (+I), and a
+** retraction for it is dropped (consume). */
+static int expire(ra_state *st, int64_t now) {
+  if (st->ttl.ttl <= 0) return DIPPER_OK;
+  int64_t *ids = NULL, n = 0;
+  int rc = dp_state_ttl_expire(&st->ttl, now, &ids, &n);
+  for (int64_t i = 0; i < n && !rc; i++) {
+    int64_t g = ids[i];
+    if (g < 0 || g >= st->ngroups) continue;
+    st->nlive -= st->rows_emitted[g] > 0;
+    st->rows[g] = 0;
+    rc = settle(st, g);
+  }
+  free(ids);
   return rc;
 }
 
@@ -490,6 +530,7 @@ static int emit(ra_state *st) {
     }
     int src = settle(st, g);
     if (!rc) rc = src;
+    if (st->rows[g] == 0 && st->ttl.ttl > 0) dp_state_ttl_remove(&st->ttl, g); /* emptied */
   }
   st->nlist = 0;
   if (vn != now) free(vn);
@@ -501,7 +542,8 @@ static int ra_next(dp_op *op, dp_batch **out) {
   ra_state *st = op->state;
   *out = NULL;
   if (st->done) return DIPPER_OK;
-  int rc = dp_op_drain(op->children[0], consume, op);
+  int rc = expire(st, op->ex->batch_start_time);
+  if (!rc) rc = dp_op_drain(op->children[0], consume, op);
   if (rc) return rc;
   st->done = true;
   dp_batch_clear(st->out);
@@ -553,6 +595,7 @@ static int ra_save(dp_op *op, dp_buf *out) {
     int rc = dp_vlist_save(&st->calls[a].vl, out);
     if (rc) return rc;
   }
+  dp_state_ttl_save_section(&st->ttl, out); /* nothing without a TTL */
   return out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
@@ -568,9 +611,9 @@ static bool has_lists(const ra_state *st) {
   return false;
 }
 
-static int load(ra_state *st, dp_rd *in) {
+static int load(ra_state *st, dp_rd *in, int64_t now) {
   int version = dp_get_u8(in);
-  bool ok = version == STATE_VERSION || (version == 2 && !has_lists(st)) ||
+  bool ok = version == STATE_VERSION || version == 3 || (version == 2 && !has_lists(st)) ||
             (version == 1 && !has_lists(st) && !has_multisets(st));
   if (!ok) return DIPPER_CORRUPT;
   if (st->ngroups != 0) return DIPPER_CORRUPT;
@@ -611,11 +654,21 @@ static int load(ra_state *st, dp_rd *in) {
     if ((rc = settle(st, g))) return rc;
     st->nlive += st->rows[g] > 0;
   }
+  /* Before version 4 no TTL section: with a TTL now, every group counts as
+     written at the restart. */
+  if (in->bad) return DIPPER_CORRUPT;
+  if (version >= 4 || st->ttl.ttl > 0) {
+    if (version < 4)
+      for (int64_t g = 0; g < n && !rc; g++)
+        if (st->rows[g] > 0) rc = dp_state_ttl_touch(&st->ttl, g, now);
+    if (version >= 4) rc = dp_state_ttl_load_section(&st->ttl, in, n, now);
+    if (rc) return rc;
+  }
   return dp_rd_done(in) ? DIPPER_OK : DIPPER_CORRUPT;
 }
 
 static int ra_restore(dp_op *op, dp_rd *in) {
-  int rc = load(op->state, in);
+  int rc = load(op->state, in, op->ex->batch_start_time);
   if (rc == DIPPER_CORRUPT)
     return dp_error(op->ex->diags, DIPPER_CORRUPT, op->plan->span,
                     "cannot restore the aggregation over an updating input from the "

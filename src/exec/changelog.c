@@ -17,6 +17,15 @@
 ** live ones (and at least 1,024 are dead), so a row is copied O(1) times.
 ** Checkpoints write the live rows in key order (whole state: one row per
 ** group, as small as the aggregate's own output); a restore re-inserts them.
+**
+** Under the aggregate's state TTL (table.exec.state.ttl) the aggregate drops
+** a group not written for that long, and its next row comes out as from a
+** new group; so this operator keeps when it last saw each key (the
+** aggregate emits every group a batch writes, so that is the group's last
+** write) and takes a key last seen at or before now − ttl as one it has
+** not seen: +I, as Flink's aggregate emits for a group whose state expired.
+** The times follow the rows in a checkpoint (version 2; a version 1 state
+** counts every key as seen at the restart).
 */
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +34,7 @@
 #include "exec/changelog.h"
 #include "exec/hashtable.h"
 
-#define STATE_VERSION 1
+#define STATE_VERSION 2 /* 1: without the last-seen times */
 
 const char *dp_change_name(int kind) {
   switch (kind) {
@@ -60,6 +69,10 @@ typedef struct ur_state {
   uint64_t *hashes;
   int64_t hash_cap;
   dp_batch *out;
+  int64_t ttl;       /* the aggregate's state TTL (µs), 0: none */
+  int64_t *seen;     /* ttl > 0: per key, the batch time it was last seen */
+  int64_t seen_cap;
+  int64_t now;       /* this batch's time */
 } ur_state;
 
 static int grow_i64(int64_t **v, int64_t *cap, int64_t need) {
@@ -81,6 +94,7 @@ static void ur_close(dp_op *op) {
   dp_batch_free(st->out);
   free(st->pos);
   free(st->hashes);
+  free(st->seen);
   free(st);
   op->state = NULL;
 }
@@ -104,6 +118,7 @@ static int ur_open(dp_op *op) {
   if (!st->out->change) return DIPPER_NOMEM;
   if (nkeys > 0 && dp_ht_init(&st->ht, nkeys, types) != DIPPER_OK) return DIPPER_NOMEM;
   st->nkeys = nkeys;
+  st->ttl = p->props.state_ttl[0] > 0 ? p->props.state_ttl[0] : 0;
   return DIPPER_OK;
 }
 
@@ -140,7 +155,14 @@ static int key_id(ur_state *st, const dp_batch *in, int64_t r, uint64_t hash, in
   }
   if (*fresh) {
     st->nids = *id + 1;
-    return grow_i64(&st->pos, &st->pos_cap, st->nids);
+    int rc = grow_i64(&st->pos, &st->pos_cap, st->nids);
+    if (!rc && st->ttl > 0) rc = grow_i64(&st->seen, &st->seen_cap, st->nids);
+    if (rc) return rc;
+  }
+  if (st->ttl > 0) {
+    /* a key the aggregate's TTL dropped since: its row is a new group's */
+    if (!*fresh && st->seen[*id] <= st->now - st->ttl) *fresh = true;
+    st->seen[*id] = st->now;
   }
   return DIPPER_OK;
 }
@@ -177,6 +199,7 @@ static int ur_next(dp_op *op, dp_batch **out) {
   dp_op *child = op->children[0];
   *out = NULL;
   dp_batch_clear(st->out);
+  st->now = op->ex->batch_start_time;
   for (;;) {
     dp_batch *in = NULL;
     int rc = child->cls->next(child, &in);
@@ -224,15 +247,21 @@ static int ur_save(dp_op *op, dp_buf *out) {
   int rc = compact(st);
   if (rc) return rc;
   dp_put_u8(out, STATE_VERSION);
-  return dp_batch_encode(st->log, 0, st->log->nrows, out);
+  if ((rc = dp_batch_encode(st->log, 0, st->log->nrows, out))) return rc;
+  int64_t n = st->ttl > 0 ? st->nids : 0;
+  dp_put_uvar(out, (uint64_t)n);
+  for (int64_t i = 0; i < n; i++) dp_put_svar(out, st->seen[i]);
+  return out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
 static int ur_restore(dp_op *op, dp_rd *in) {
   ur_state *st = op->state;
   const char *what = "its state is damaged";
-  if (dp_get_u8(in) != STATE_VERSION) {
+  int version = dp_get_u8(in);
+  st->now = op->ex->batch_start_time; /* a version 1 state's keys: seen at the restart */
+  if (version != STATE_VERSION && version != 1) {
     what = "its state is of another version";
-  } else if (st->nids == 0 && dp_batch_decode(in, st->log) == DIPPER_OK && dp_rd_done(in)) {
+  } else if (st->nids == 0 && dp_batch_decode(in, st->log) == DIPPER_OK) {
     int rc = DIPPER_OK;
     for (int64_t r = 0; r < st->log->nrows && !rc; r++) {
       uint64_t h = st->nkeys ? dp_ht_hash_row((const dp_vector *const *)st->log->cols, st->nkeys, r) : 0;
@@ -242,7 +271,14 @@ static int ur_restore(dp_op *op, dp_rd *in) {
       if (!fresh) break;
       st->pos[id] = r;
     }
-    if (st->nids == st->log->nrows) return DIPPER_OK;
+    /* the times: kept when the TTL is still set (else read and forgotten) */
+    int64_t n = version >= 2 ? (int64_t)dp_get_count(in, 1) : 0;
+    if (n > 0 && n != st->nids) in->bad = true;
+    for (int64_t i = 0; i < n && !in->bad; i++) {
+      int64_t t = dp_get_svar(in);
+      if (st->ttl > 0) st->seen[i] = t;
+    }
+    if (st->nids == st->log->nrows && !in->bad && dp_rd_done(in)) return DIPPER_OK;
   }
   return dp_error(op->ex->diags, DIPPER_CORRUPT, op->plan->span,
                   "cannot restore the changes of the aggregation from the checkpoint: %s; "

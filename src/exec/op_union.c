@@ -4,7 +4,8 @@
 ** The binder makes UNION without ALL a DISTINCT over this node, so here a
 ** union is pure concatenation.  Batches are passed on borrowed, under the
 ** node's schema (the inputs' column names may differ; the binder has cast
-** their types to the union's).
+** their types to the union's), with the change kinds of an updating input
+** (exec/changelog.h; NULL, all +I, from an insert-only one).
 */
 #include "exec/exec.h"
 
@@ -37,6 +38,7 @@ static int union_next(dp_op *op, dp_batch **out) {
     st->view.ncols = in->ncols;
     st->view.cols = in->cols;
     st->view.nrows = in->nrows;
+    st->view.change = in->change; /* an updating input's kinds, batch by batch */
     op->metrics.rows_in += in->nrows;
     op->metrics.rows_out += in->nrows;
     *out = &st->view;

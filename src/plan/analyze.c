@@ -476,6 +476,19 @@ static void analyze_aggregate(actx *x, dp_plan *p) {
                        : "one row for the whole stream; never dropped");
 }
 
+/* q (below projections and filters) is an aggregation or a join, or a
+** UNION whose every input is one or has no change kinds. */
+static bool reads_as_changes(const dp_plan *q) {
+  while (q->kind == DP_P_PROJECT || q->kind == DP_P_FILTER) q = q->inputs[0];
+  if (q->kind == DP_P_AGGREGATE || q->kind == DP_P_JOIN) return true;
+  if (q->kind != DP_P_UNION) return false;
+  for (int i = 0; i < q->ninputs; i++)
+    if (q->inputs[i]->props.changelog != DP_CHANGELOG_INSERT_ONLY &&
+        !reads_as_changes(q->inputs[i]))
+      return false;
+  return true;
+}
+
 /* SELECT DISTINCT over an updating input, as Flink plans every SELECT
 ** DISTINCT: a GROUP BY on all its columns without aggregates, which the
 ** embedded engine runs over changes (exec/agg_retract.c): a row is +I when
@@ -484,13 +497,14 @@ static void analyze_aggregate(actx *x, dp_plan *p) {
 static bool distinct_as_aggregate(actx *x, dp_plan *p) {
   dp_plan *in = p->inputs[0];
   if (p->props.bounded || in->props.changelog == DP_CHANGELOG_INSERT_ONLY) return false;
-  if (in->kind == DP_P_UNION && !in->u.union_.all) return false;
   /* Only over what the engine reads as changes (an aggregation or a join,
-     through projections and filters); elsewhere the DISTINCT stays, and
-     validate.c refuses it by name. */
-  const dp_plan *q = in;
-  while (q->kind == DP_P_PROJECT || q->kind == DP_P_FILTER) q = q->inputs[0];
-  if (q->kind != DP_P_AGGREGATE && q->kind != DP_P_JOIN) return false;
+     through projections and filters, or a UNION of such inputs and
+     streams); elsewhere the DISTINCT stays, and validate.c refuses it by
+     name. */
+  if (!reads_as_changes(in)) return false;
+  /* UNION without ALL is this GROUP BY over the union, as Flink plans it:
+     the union below only concatenates. */
+  if (in->kind == DP_P_UNION && !in->u.union_.all) analyze_union_as(x, in, false);
   int n = in->schema.ncols;
   dp_expr **group = dp_arena_alloc(x->a, (size_t)(n > 0 ? n : 1) * sizeof *group);
   if (!group) {
@@ -794,9 +808,13 @@ static void analyze_union_as(actx *x, dp_plan *p, bool dedups) {
   if (p->props.bounded) return;
   unsigned modes = MODES_ALL;
   dp_changelog log = DP_CHANGELOG_INSERT_ONLY;
+  for (int i = 0; i < p->ninputs; i++) log = worse(log, p->inputs[i]->props.changelog);
   for (int i = 0; i < p->ninputs; i++) {
-    modes &= p->inputs[i]->props.modes;
-    log = worse(log, p->inputs[i]->props.changelog);
+    unsigned m = p->inputs[i]->props.modes;
+    /* beside an updating input, a stream of new rows is its own update
+       stream (validate.c's mode_ok) */
+    if ((m & DP_MODE_APPEND) && log != DP_CHANGELOG_INSERT_ONLY) m |= DP_MODE_UPDATE;
+    modes &= m;
   }
   p->props.modes = modes;
   p->props.changelog = log;

@@ -92,6 +92,16 @@ static void require_retractions(dp_plan *p) {
     p->props.change_kinds = p->inputs[0]->props.change_kinds;
     return;
   }
+  if (p->kind == DP_P_UNION) {
+    p->props.changes = 0;
+    p->props.change_kinds = false;
+    for (int i = 0; i < p->ninputs; i++) {
+      require_retractions(p->inputs[i]);
+      p->props.changes |= p->inputs[i]->props.changes;
+      p->props.change_kinds |= p->inputs[i]->props.change_kinds;
+    }
+    return;
+  }
   if (p->kind == DP_P_AGGREGATE && p->props.changelog == DP_CHANGELOG_UPSERT) {
     p->props.changes |= DP_CHANGES_UB;
     p->props.change_kinds = true;
@@ -130,5 +140,11 @@ void dp_analyze_changes(dp_plan *p) {
              p->inputs[0]->props.change_kinds) {
     p->props.changes = p->inputs[0]->props.changes;
     p->props.change_kinds = true;
+  } else if (p->kind == DP_P_UNION) {
+    /* each input's batches keep their kinds (exec/op_union.c) */
+    for (int i = 0; i < p->ninputs; i++) {
+      p->props.changes |= p->inputs[i]->props.changes;
+      p->props.change_kinds |= p->inputs[i]->props.change_kinds;
+    }
   }
 }

@@ -55,11 +55,11 @@ static bool ttl_over(const dp_plan *p) {
   return p->kind == DP_P_OVER && !p->inputs[0]->props.bounded;
 }
 
-/* The nodes whose state the embedded engine expires by TTL today (not the
-** aggregation over an updating input, exec/agg_retract.c, nor a SELECT
-** DISTINCT planned as one). */
+/* The nodes whose state the embedded engine expires by TTL today (the
+** aggregation over an updating input, and a SELECT DISTINCT or UNION planned
+** as one, included: exec/agg_retract.c). */
 static bool ttl_carried_out(const dp_plan *p) {
-  return (p->kind == DP_P_AGGREGATE && !p->u.aggregate.window && !dp_analyze_retract_aggregate(p)) ||
+  return (p->kind == DP_P_AGGREGATE && !p->u.aggregate.window) ||
          p->kind == DP_P_DISTINCT || p->kind == DP_P_DEDUPLICATE || ttl_join(p) || retract_ttl(p) ||
          ttl_topn(p) || ttl_over(p);
 }
@@ -127,7 +127,9 @@ static const char *phrase(const dp_plan *p) {
   case DP_P_AGGREGATE: return p->u.aggregate.window ? "the window aggregation" : "the aggregation";
   case DP_P_JOIN: return "the join";
   case DP_P_ASOF_JOIN: return "the ASOF JOIN";
-  case DP_P_DISTINCT: return "SELECT DISTINCT";
+  case DP_P_DISTINCT:
+    return p->inputs[0]->kind == DP_P_UNION && !p->inputs[0]->u.union_.all ? "UNION"
+                                                                              : "SELECT DISTINCT";
   case DP_P_DEDUPLICATE: return "the deduplication";
   case DP_P_TOPN: return "the Top-N";
   case DP_P_OVER: return "the OVER aggregation";
@@ -182,7 +184,7 @@ static void warn_node(dp_diags *w, const dp_catalog *cat, const dp_plan *p) {
   bool asked = session_ttl(cat) > 0 || p->ttl_hint[0] != 0 || p->ttl_hint[1] != 0;
   dp_error(w, DIPPER_STREAMING, p->span,
            "%s keeps %s: no watermark cleans it%s, and the embedded engine carries out '" TTL_KEY
-           "' for GROUP BY, DISTINCT, deduplication, OVER, equi-joins and Top-N only so far, so bound it otherwise: %s",
+           "' for GROUP BY, DISTINCT, UNION, deduplication, OVER, equi-joins and Top-N only so far, so bound it otherwise: %s",
            phrase(p), what, asked ? " (" TTL_KEY " and STATE_TTL do not bound it yet)" : "",
            instead(p) + (strncmp(instead(p), "or ", 3) == 0 ? 3 : 0));
 }

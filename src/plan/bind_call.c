@@ -25,6 +25,32 @@ static bool name_is(const char *name, const char *const *list) {
   return false;
 }
 
+/* COUNT(DISTINCT a, b, ...), Flink's count of distinct tuples without a
+** NULL among them, as COUNT(DISTINCT t) of one value: t = IF(a IS NULL OR b
+** IS NULL .., NULL, ROW(a, b, ..)), a ROW that the DISTINCT tables of the
+** aggregations (exec/op_aggregate.c, agg_retract.c) hash and compare as a
+** whole, NULL when one argument is.  `args` are the bound arguments; each is
+** bound a second time for its IS NULL, so that no node is shared.  The one
+** argument, or NULL (the binder's error is set). */
+static dp_expr *distinct_tuple(dp_bexpr *inner, const dp_ast_expr *e, int nargs, dp_expr **args) {
+  dp_binder *b = inner->b;
+  dp_arena *a = b->a;
+  dp_expr **nulls = dp_arena_calloc(a, (size_t)nargs, sizeof *nulls);
+  if (!nulls) return dp_bind_fail(b, DIPPER_NOMEM, e->span, "out of memory");
+  for (int i = 0; i < nargs; i++) {
+    dp_expr *again = dp_bind_expr(inner, e->u.call.args[i]);
+    if (!again) return NULL;
+    if (!(nulls[i] = dp_bind_call_fn(b, dp_func_get(DP_F_IS_NULL), 1, &again, e->span))) return NULL;
+  }
+  dp_expr *any = dp_bind_call_fn(b, dp_func_get(DP_F_OR), nargs, nulls, e->span);
+  dp_expr *row = dp_bind_call_fn(b, dp_func_get(DP_F_ROW), nargs, args, e->span);
+  if (!any || !row) return NULL;
+  dp_expr *none = dp_expr_literal(a, dp_value_null(dp_bind_nullable(b, row->type)));
+  if (!none) return dp_bind_fail(b, DIPPER_NOMEM, e->span, "out of memory");
+  dp_expr *ifargs[3] = {any, none, row};
+  return dp_bind_call_fn(b, dp_func_get(DP_F_IF), 3, ifargs, e->span);
+}
+
 static dp_expr *bind_agg_call(dp_bexpr *x, const dp_ast_expr *e, const dp_func *fn) {
   dp_binder *b = x->b;
   if (!(x->allow & DP_BX_AGG) && x->clause && strcmp(x->clause, "an aggregate's argument") == 0)
@@ -54,6 +80,11 @@ static dp_expr *bind_agg_call(dp_bexpr *x, const dp_ast_expr *e, const dp_func *
   if (!ok) return NULL;
   if (e->u.call.star && !dp_bind_name_eq(fn->name, "count"))
     return dp_bind_fail(b, DIPPER_TYPE, e->span, "only COUNT takes *; write %s(column)", fn->name);
+  if (fn->id == DP_F_COUNT && e->u.call.distinct && nargs > 1) {
+    inner.clause = "an aggregate's argument";
+    if (!(args[0] = distinct_tuple(&inner, e, nargs, args))) return NULL;
+    nargs = 1;
+  }
   /* Type inference through a throwaway call, which also inserts implicit casts. */
   dp_expr *typed = dp_bind_call_fn(b, fn, nargs, args, e->span);
   if (!typed) return NULL;

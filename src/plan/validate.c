@@ -160,7 +160,9 @@ static const char *node_phrase(const dp_plan *p) {
   case DP_P_AGGREGATE: return p->u.aggregate.window ? "a window aggregation" : "an aggregation";
   case DP_P_JOIN: return "a join";
   case DP_P_ASOF_JOIN: return "an ASOF JOIN";
-  case DP_P_DISTINCT: return "SELECT DISTINCT";
+  case DP_P_DISTINCT:
+    return p->inputs[0]->kind == DP_P_UNION && !p->inputs[0]->u.union_.all ? "UNION"
+                                                                              : "SELECT DISTINCT";
   case DP_P_DEDUPLICATE: return "a deduplication";
   case DP_P_TOPN: return "a Top-N";
   case DP_P_OVER: return "an OVER aggregation";
@@ -479,26 +481,19 @@ static void check_asof(vctx *x, const dp_plan *p) {
            lt, dp_asof_op_name(p->u.asof.op), rt);
 }
 
-static void union_refusal(vctx *x, const dp_plan *p) {
-  refuse(x, p,
-         "UNION (without ALL) on a stream keeps every distinct row forever: write UNION ALL, "
-         "deduplicate with ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ts) = 1 over an "
-         "event-time column, or add a watermark");
-}
-
-/* SELECT DISTINCT without a watermark or a state TTL keeps every distinct
-** row forever: accepted, as Flink accepts it, with the warning of
-** analyze_ttl.c (dp_validate_warnings).  UNION without ALL stays refused. */
-static void check_distinct(vctx *x, const dp_plan *p) {
-  if (p->props.bounded || p->props.state == DP_STATE_WATERMARK) return;
-  if (p->props.state_ttl[0] > 0) return; /* a state TTL bounds it (analyze_ttl.c) */
-  const dp_plan *in = p->inputs[0];
-  if (in->kind == DP_P_UNION && !in->u.union_.all) union_refusal(x, p);
-}
-
+/* SELECT DISTINCT (and UNION without ALL, a DISTINCT over UNION ALL) without
+** a watermark or a state TTL keeps every distinct row forever: accepted, as
+** Flink accepts it, with the warning of analyze_ttl.c
+** (dp_validate_warnings). */
+/* The binder writes UNION as a DISTINCT over UNION (all=false), and the
+** DISTINCT keeps the rows (the union below it only concatenates,
+** exec/op_union.c); a bare deduplicating union, which only a plan built by
+** hand can hold, has nothing to keep them. */
 static void check_union(vctx *x, const dp_plan *p) {
   if (p->u.union_.all || p->props.bounded || p->props.state != DP_STATE_KEYS) return;
-  union_refusal(x, p);
+  refuse(x, p,
+         "UNION (without ALL) on a stream is a DISTINCT over UNION ALL: put a DISTINCT node above "
+         "this union (as the binder does for UNION in SQL), or write UNION ALL");
 }
 
 static void check_setop(vctx *x, const dp_plan *p) {
@@ -623,6 +618,28 @@ static bool feeds_changes(const dp_plan *q) {
   return !keeps_stream_state(q) && !stateful_below(q);
 }
 
+static bool retract_calls_ok(vctx *x, const dp_plan *p, const dp_plan *inner);
+
+/* A plain GROUP BY (UNION's DISTINCT among them) over a UNION ALL whose
+** inputs are each an updating result the engine reads as changes, or a
+** stream without state: the union hands on each input's kinds. */
+static bool union_chain(vctx *x, const dp_plan *p, const dp_plan *u) {
+  const dp_plan *inner = NULL;
+  for (int i = 0; i < u->ninputs; i++) {
+    const dp_plan *q = below_stateless(u->inputs[i]);
+    if (q->kind == DP_P_UNION) return false;
+    if (q->props.changelog == DP_CHANGELOG_INSERT_ONLY && !keeps_stream_state(q) &&
+        !stateful_below(q))
+      continue;
+    if ((q->kind != DP_P_AGGREGATE && q->kind != DP_P_JOIN) || !feeds_changes(q)) return false;
+    if (q->kind == DP_P_JOIN && q->props.changelog == DP_CHANGELOG_INSERT_ONLY) return false;
+    if (!inner) inner = q;
+  }
+  if (!inner) return false;
+  retract_calls_ok(x, p, inner);
+  return true;
+}
+
 static bool changelog_chain(vctx *x, const dp_plan *p, const dp_plan *inner) {
   if (x->mode != DP_MODE_UPDATE) return false;
   /* An equi-join (inner or outer) with an updating side (exec/op_join_retract.c). */
@@ -630,6 +647,8 @@ static bool changelog_chain(vctx *x, const dp_plan *p, const dp_plan *inner) {
     return dp_analyze_retract_join(p) && feeds_changes(below_stateless(p->inputs[0])) &&
            feeds_changes(below_stateless(p->inputs[1]));
   const dp_plan *q = below_stateless(p->inputs[0]);
+  if (q->kind == DP_P_UNION && p->kind == DP_P_AGGREGATE && !p->u.aggregate.window)
+    return union_chain(x, p, q);
   if (q != inner) return false;
   /* A Top-N without a window over an insert-only join ranks a stream of
      new rows, as over a table's (Nexmark q9). */
@@ -641,6 +660,13 @@ static bool changelog_chain(vctx *x, const dp_plan *p, const dp_plan *inner) {
   if (!feeds_changes(inner)) return false;
   if (inner->kind == DP_P_JOIN && inner->props.changelog == DP_CHANGELOG_INSERT_ONLY)
     return !(p->props.modes & DP_MODE_APPEND); /* an event-time key: windows' rules */
+  retract_calls_ok(x, p, inner);
+  return true;
+}
+
+/* Refuse the first aggregate of p that cannot take a row back out of its
+** result.  False when refused. */
+static bool retract_calls_ok(vctx *x, const dp_plan *p, const dp_plan *inner) {
   for (int i = 0; i < p->u.aggregate.naggs; i++) {
     const dp_agg_call *c = &p->u.aggregate.aggs[i];
     const char *why = dp_analyze_retract_refusal(c);
@@ -655,7 +681,7 @@ static bool changelog_chain(vctx *x, const dp_plan *p, const dp_plan *inner) {
               "%s over the result of %s: that result revises its rows, so each "
               "revision takes the old row back out of this one, but %s",
               name, node_phrase(inner), why);
-    return true;
+    return false;
   }
   return true;
 }
@@ -815,9 +841,73 @@ static bool takes_insert_only(const dp_table_def *t) {
   return false;
 }
 
+/* The node below p (through the nodes that pass deletions on) that makes
+** the -D rows p's input carries. */
+static const dp_plan *deleting_node(const dp_plan *p) {
+  const dp_plan *q = p;
+  for (int guard = 0; guard < 10000; guard++) {
+    const dp_plan *next = NULL;
+    if (q->kind == DP_P_PROJECT || q->kind == DP_P_FILTER || q->kind == DP_P_UNION ||
+        (q->kind == DP_P_JOIN && q->u.join.kind == DP_J_INNER))
+      for (int i = 0; i < q->ninputs && !next; i++)
+        if (q->inputs[i]->props.changes & DP_CHANGES_D) next = q->inputs[i];
+    if (!next) return q;
+    q = next;
+  }
+  return q;
+}
+
+/* "the LEFT JOIN of two streams takes back ...": what makes the -D rows. */
+static void describe_deletes(const dp_plan *q, char *buf, size_t cap) {
+  if (q->kind == DP_P_JOIN && q->u.join.kind != DP_J_INNER)
+    snprintf(buf, cap,
+             "the %s JOIN at %d:%d takes back (-D) the row it padded with NULLs when that row's "
+             "first match arrives",
+             dp_join_kind_name(q->u.join.kind), q->span.line, q->span.col);
+  else if (q->kind == DP_P_AGGREGATE)
+    snprintf(buf, cap,
+             "the aggregation at %d:%d reads an updating input and deletes (-D) a group whose "
+             "last row is taken back",
+             q->span.line, q->span.col);
+  else if (q->kind == DP_P_TOPN)
+    snprintf(buf, cap, "the Top-N at %d:%d deletes (-D) a row that leaves the top",
+             q->span.line, q->span.col);
+  else if (q->kind == DP_P_SCAN && q->u.scan.table)
+    snprintf(buf, cap, "the %s source `%s` deletes (-D) a key on each tombstone",
+             q->u.scan.table->connector ? q->u.scan.table->connector : "",
+             q->u.scan.table->name);
+  else
+    snprintf(buf, cap, "%s at %d:%d deletes rows (-D)", node_phrase(q), q->span.line,
+             q->span.col);
+}
+
+/* kafka and kinesis with a PRIMARY KEY take upserts (the -U rows left out,
+** exec/op_sink.c) but have no way to write a deletion; Flink's plain kafka
+** sink takes no update at all (its json format is insert-only, and a
+** PRIMARY KEY on such a table is refused).  Refused here rather than when
+** the first -D reaches the sink at run time. */
+static bool check_sink_deletes(vctx *x, const dp_plan *p) {
+  const dp_plan *in = p->inputs[0];
+  const dp_table_def *t = p->u.sink.table;
+  const char *c = t && t->connector ? t->connector : "";
+  if (!t || t->npk == 0 || in->props.bounded || !(in->props.changes & DP_CHANGES_D)) return false;
+  if (strcmp(c, "kafka") != 0 && strcmp(c, "kinesis") != 0) return false;
+  if (any_refused_below(x, p)) return true;
+  char what[320];
+  describe_deletes(deleting_node(in), what, sizeof what);
+  refuse(x, p,
+         "the %s sink `%s` writes upserts by its PRIMARY KEY and has no way to write a "
+         "deletion, but this query deletes rows: %s; write to an 'upsert-kafka' table with the "
+         "same PRIMARY KEY (a deletion is a tombstone of its key there), or to a sink that takes "
+         "retractions (memory, console, callback); Flink's %s sink takes no updating input at all",
+         c, t->name, what, c);
+  return true;
+}
+
 static void check_sink(vctx *x, const dp_plan *p) {
   const dp_plan *in = p->inputs[0];
   const dp_table_def *t = p->u.sink.table;
+  if (check_sink_deletes(x, p)) return;
   if (!t || in->props.bounded || !takes_insert_only(t)) return;
   const dp_plan *agg = first_aggregate(in);
   bool updates = in->props.changelog != DP_CHANGELOG_INSERT_ONLY ||
@@ -1027,7 +1117,6 @@ static void validate_node(vctx *x, const dp_plan *p, const dp_plan *parent) {
   case DP_P_LIMIT: check_limit(x, p); break;
   case DP_P_JOIN: check_join(x, p); break;
   case DP_P_ASOF_JOIN: check_asof(x, p); break;
-  case DP_P_DISTINCT: check_distinct(x, p); break;
   case DP_P_UNION: check_union(x, p); break;
   case DP_P_SETOP: check_setop(x, p); break;
   case DP_P_OVER: check_over(x, p); break;
