@@ -169,7 +169,11 @@ static int sink_next(dp_op *op, dp_batch **out) {
   if (in->nrows > 0) {
     dp_batch *w = NULL;
     rc = shape(op, st, in, &w);
-    if (rc == DIPPER_OK && w) rc = st->sink.cls->write(&st->sink, op->ex->batch_id, w);
+    if (rc == DIPPER_OK && w) {
+      int64_t t0 = op->ex->trace ? dp_mono_micros() : 0;
+      rc = st->sink.cls->write(&st->sink, op->ex->batch_id, w);
+      if (op->ex->trace) op->ex->trace_produce_us += dp_mono_micros() - t0;
+    }
     if (rc != DIPPER_OK) return rc;
   }
   op->metrics.rows_in += in->nrows;
