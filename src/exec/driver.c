@@ -97,9 +97,18 @@ struct dp_driver {
   int deltas_since_full;
   int64_t purged_below;    /* records below this batch are gone */
   int64_t replay_next, replay_last; /* batches logged after the restored state, to run again */
+  /* Deferred acknowledgements (connector.h, settle): one thread, no
+  ** checkpoint folder, a sink that can settle: its commit sends the batch
+  ** and the next batch runs while the acks come; the sources record no
+  ** position for others (group commits) until every write is acknowledged. */
+  bool defer;
+  int64_t settled_at;      /* monotonic µs when the sink was last seen settled */
   dp_btrace *trace;        /* DIPPER_TRACE_BATCHES (batch_trace.h), or NULL */
   dp_btrace_rec *cur;      /* the step's record, or NULL */
 };
+
+/* Deferred acks (dp_driver.defer) older than this are waited for. */
+#define SETTLE_US INT64_C(250000)
 
 int64_t dp_wall_micros(void) {
   struct timespec ts;
@@ -777,13 +786,21 @@ int dp_driver_new(dipper *db, const dp_query_plan *q, const dp_plan *root, const
   for (int i = 0; i < nq; i++)
     if (seen[i]) dr->wm_ids[dr->nwm++] = i;
   if (dr->ckpt && (rc = checkpoint_start(dr)) != DIPPER_OK) dr->failed = rc;
+  if (rc == DIPPER_OK && q->streaming && !dr->ckpt && !dr->par && dr->ex->root_op &&
+      dr->ex->root_op->cls == &dp_op_sink && dp_sink_op_defer(dr->ex->root_op))
+    dr->defer = true, dr->settled_at = dp_mono_micros();
   if (rc == DIPPER_OK && q->streaming && (dr->trace = dp_btrace_open()) != NULL)
     dr->ex->trace = !dr->par; /* the fetch and produce times: one thread's */
   return rc;
 }
 
+static int settle_outputs(dp_driver *dr, int wait_ms);
+
 void dp_driver_free(dp_driver *dr) {
   if (!dr) return;
+  /* The last batches' acks before the sources close (a Kafka source's last
+  ** group commit): a short wait, as the sink's own close waits. */
+  if (dr->defer) (void)settle_outputs(dr, 5000);
   dp_btrace_close(dr->trace, dr->name);
   dp_exec_free(dr->ex);
   dp_par_free(dr->par);
@@ -842,6 +859,17 @@ static int fail(dp_driver *dr, int rc) {
   return rc;
 }
 
+/* Whether the sink's writes so far are acknowledged (waiting up to wait_ms,
+** -1: the sink's commit timeout), told to every source (outputs_pending). */
+static int settle_outputs(dp_driver *dr, int wait_ms) {
+  bool settled = false;
+  int rc = dp_sink_op_settle(dr->ex->root_op, wait_ms, &settled);
+  if (settled) dr->settled_at = dp_mono_micros();
+  for (int i = 0; i < dr->ninputs; i++)
+    if (dr->inputs[i]->cls == &dp_op_scan) dp_scan_set_outputs_pending(dr->inputs[i], !settled);
+  return rc;
+}
+
 /* The time since *t into *into, and *t moved to now (the batch trace). */
 static void trace_lap(int64_t *t, int64_t *into) {
   int64_t now = dp_mono_micros();
@@ -892,6 +920,10 @@ static int run_batch_as(dp_driver *dr, bool final, int64_t watermark, bool plann
     rc = dp_par_commit_sinks(dr->par, ex->batch_id, &dr->diags);
     out_rows += dp_par_rows_sunk(dr->par);
   }
+  /* Deferred acks: a look, and a wait when they have lagged SETTLE_US (so
+  ** that group commits still go) or the batch is the last. */
+  if (rc == DIPPER_OK && dr->defer)
+    rc = settle_outputs(dr, final || dp_mono_micros() - dr->settled_at >= SETTLE_US ? -1 : 0);
   if (rc != DIPPER_OK) return fail(dr, rc);
   if (tr) trace_lap(&tt, &tr->flush_us);
   /* rows out: what the sink wrote, not what it was handed again */
@@ -1053,6 +1085,11 @@ int dp_driver_wait_fds(dp_driver *dr, int *fds, int cap, bool *all) {
 static int driver_step(dp_driver *dr, bool *ran, bool *finished);
 
 /* One step; traced (DIPPER_TRACE_BATCHES) when it is a streaming query's. */
+void dp_driver_set_woken(dp_driver *dr, bool woken) {
+  for (int i = 0; i < dr->ninputs; i++)
+    if (dr->inputs[i]->cls == &dp_op_scan) dp_scan_set_woken(dr->inputs[i], woken);
+}
+
 int dp_driver_step(dp_driver *dr, bool *ran, bool *finished) {
   if (!dr->trace || dr->failed || dr->finished) return driver_step(dr, ran, finished);
   dp_exec *ex = dr->ex;

@@ -200,6 +200,16 @@ bool dp_scan_resumable(const dp_op *op) {
   return c->save_plan && c->save_position && c->restore_position && c->replay_plan;
 }
 
+void dp_scan_set_outputs_pending(dp_op *op, bool pending) {
+  scan_state *st = op->state;
+  if (st) st->src.outputs_pending = pending;
+}
+
+void dp_scan_set_woken(dp_op *op, bool woken) {
+  scan_state *st = op->state;
+  if (st) st->src.woken = woken;
+}
+
 int dp_scan_wait_fd(dp_op *op) {
   scan_state *st = op->state;
   return st->opened && st->src.cls->wait_fd ? st->src.cls->wait_fd(&st->src) : -1;

@@ -187,6 +187,18 @@ int64_t dp_sink_op_skipped(const dp_op *op) {
   return st->sink.rows_skipped;
 }
 
+bool dp_sink_op_defer(dp_op *op) {
+  sink_state *st = op->state;
+  st->sink.defer = st->sink.cls->settle != NULL;
+  return st->sink.defer;
+}
+
+int dp_sink_op_settle(dp_op *op, int wait_ms, bool *settled) {
+  sink_state *st = op->state;
+  *settled = true;
+  return st->sink.defer ? st->sink.cls->settle(&st->sink, wait_ms, settled) : DIPPER_OK;
+}
+
 int dp_sink_op_commit(dp_op *op, int64_t batch_id) {
   sink_state *st = op->state;
   return st->sink.cls->commit ? st->sink.cls->commit(&st->sink, batch_id) : DIPPER_OK;
