@@ -12,7 +12,9 @@
 **
 ** 'sink.delivery-guarantee': 'none' sends and does not wait; 'at-least-once'
 ** (the default) has an idempotent producer, and commit flushes it and fails
-** the batch when a delivery report is an error; 'exactly-once' writes each
+** the batch when a delivery report is an error (with k->defer, set by the
+** driver when there is no checkpoint folder, commit only sends and
+** kafka_sink_settle looks at or waits for the acks: connector.h); 'exactly-once' writes each
 ** batch in one transaction (transactional.id = 'sink.transactional-id-prefix'
 ** + the table's name).  Open runs init_transactions, which fences an earlier
 ** producer of the id and ends its open transaction, then reads the marker: the
