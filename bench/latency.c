@@ -3,11 +3,14 @@
 ** (bench/latency.sh drives it; docs/benchmarks.md, "Latency").
 **
 **   bench_latency --in T --out S [--rate 100000] [--seconds 30] [--warmup 5]
-**                 [--step-ms 10] [--brokers 127.0.0.1:9092] [--drain 3]
+**                 [--step-ms 10] [--tick-us 100] [--brokers 127.0.0.1:9092] [--drain 3]
 **
 ** Produces JSON payments to topic T at a fixed rate (event i is due at
-** start + i / rate; it is sent when due, never in a burst to catch up more
-** than it fell behind), and consumes the sink topic S meanwhile, on a thread
+** start + i / rate; it is never sent before it is due: each wake-up sends the
+** events due by then in a burst, then sleeps with clock_nanosleep until the
+** next is due, but at least --tick-us after the wake-up, so the producer
+** wakes at most 10,000 times a second instead of spinning between sends on
+** the engine's core), and consumes the sink topic S meanwhile, on a thread
 ** of its own.  Event i has createTime = 2024-01-01 00:00:00 + i * step-ms:
 ** event time is a function of the event's number, so the producer keeps only
 ** each event's send time (CLOCK_MONOTONIC, taken just before the produce
@@ -24,8 +27,13 @@
 ** in the first --warmup seconds are not counted; an output row that arrives
 ** before its closing event was sent would be a wrong answer and is counted as
 ** such ("early").  At the end (after --drain seconds more of consuming) it
-** prints the sent rate achieved, the rows seen, and the latency's p50, p99,
-** p99.9 and max in milliseconds, one "key value" per line.
+** prints the sent rate achieved, the producer's wake-ups, this process's CPU
+** seconds (producer, consumer and librdkafka's threads), the rows seen, and the latency's p50, p99,
+** p99.9 and max in milliseconds, one "key value" per line.  --dump FILE
+** writes one line per row measured: its window end (ms since the epoch, event
+** time), its closing event's number, that event's send time and the row's
+** receipt (CLOCK_MONOTONIC µs, the clock of the engine's batch trace,
+** DIPPER_TRACE_BATCHES).
 **
 ** The producer's librdkafka settings send at once (linger.ms 0); the
 ** consumer reads from the end of S (a fresh topic) with fetch.wait.max.ms 1,
@@ -41,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 /* 2024-01-01 00:00:00 UTC, ms since the epoch */
@@ -48,9 +57,10 @@
 #define WATERMARK_DELAY_MS 10000LL
 
 typedef struct {
-  const char *brokers, *in, *out;
+  const char *brokers, *in, *out, *dump;
   double rate, seconds, warmup, drain;
   long long step_ms;
+  long long tick_us;
 } opts;
 
 typedef struct {
@@ -60,7 +70,9 @@ typedef struct {
   int64_t start_ns;
   volatile int stop;
   double *lat_ms;
+  FILE *dump; /* --dump: one line per row measured */
   long long nlat, cap, early, unparsed, rows;
+  long long wakeups; /* the producer's */
 } bench;
 
 static int64_t now_ns(void) {
@@ -76,7 +88,8 @@ static void die(const char *what, const char *why) {
 
 static void usage(FILE *f) {
   fprintf(f, "usage: bench_latency --in TOPIC --out TOPIC [--rate EV_PER_S] [--seconds S] [--warmup S]\n"
-             "                     [--step-ms MS] [--drain S] [--brokers HOST:PORT]\n"
+             "                     [--step-ms MS] [--tick-us US] [--drain S] [--brokers HOST:PORT]\n"
+             "                     [--dump FILE]\n"
              "  produces JSON payments to --in at a fixed rate and measures the time from each\n"
              "  window's closing event to its output on --out (bench/latency.sh runs it)\n");
 }
@@ -147,6 +160,7 @@ static void on_row(bench *b, const rd_kafka_message_t *m, int64_t t) {
   }
   if ((double)(sent - b->start_ns) < b->o.warmup * 1e9) return;
   record(b, (double)(t - sent) / 1e6);
+  if (b->dump) fprintf(b->dump, "%lld\t%lld\t%lld\t%lld\n", end, i, (long long)(sent / 1000), (long long)(t / 1000));
 }
 
 static rd_kafka_t *make_client(bench *b, rd_kafka_type_t type) {
@@ -196,31 +210,47 @@ static void sleep_until(int64_t t) {
   }
 }
 
+/* The payment of event i, in buf. */
+static int payment(const bench *b, long long i, char *buf, size_t cap) {
+  long long ts = T0_MS + i * b->o.step_ms;
+  time_t secs = (time_t)(ts / 1000);
+  struct tm tm;
+  gmtime_r(&secs, &tm);
+  return snprintf(buf, cap,
+                  "{\"createTime\":\"%04d-%02d-%02d %02d:%02d:%02d.%03lld\",\"orderId\":%lld,"
+                  "\"payAmount\":%lld.%02lld,\"payPlatform\":%lld,\"provinceId\":%lld}",
+                  tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts % 1000,
+                  i, 1 + (i * 7919) % 1000, (i * 31) % 100, i % 2, i % 6);
+}
+
+static int64_t due_ns(const bench *b, long long i) { return b->start_ns + (int64_t)((double)i * 1e9 / b->o.rate); }
+
+/* Sends every event that is due, in a burst, then sleeps (clock_nanosleep)
+** until the next one is due, but at least --tick-us after this wake-up, so
+** that the producer wakes at most 1e6 / tick times a second instead of
+** spinning between sends (at 100,000 events/s a send is due every 10 us). */
 static void produce(bench *b, rd_kafka_t *rk, long long n) {
   char buf[256];
-  for (long long i = 0; i < n; i++) {
-    int64_t due = b->start_ns + (int64_t)((double)i * 1e9 / b->o.rate);
-    int64_t t = now_ns();
-    if (due - t > 20000) sleep_until(due);
-    long long ts = T0_MS + i * b->o.step_ms;
-    time_t secs = (time_t)(ts / 1000);
-    struct tm tm;
-    gmtime_r(&secs, &tm);
-    int len = snprintf(buf, sizeof buf,
-                       "{\"createTime\":\"%04d-%02d-%02d %02d:%02d:%02d.%03lld\",\"orderId\":%lld,"
-                       "\"payAmount\":%lld.%02lld,\"payPlatform\":%lld,\"provinceId\":%lld}",
-                       tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts % 1000,
-                       i, 1 + (i * 7919) % 1000, (i * 31) % 100, i % 2, i % 6);
-    b->sent_ns[i] = now_ns();
-    for (;;) {
-      rd_kafka_resp_err_t e = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(b->o.in), RD_KAFKA_V_VALUE(buf, (size_t)len),
-                                                RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
-      if (!e) break;
-      if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) die("produce", rd_kafka_err2str(e));
-      rd_kafka_poll(rk, 1);
+  long long i = 0;
+  while (i < n) {
+    int64_t now = now_ns();
+    for (; i < n && due_ns(b, i) <= now; i++) {
+      int len = payment(b, i, buf, sizeof buf);
+      b->sent_ns[i] = now_ns();
+      for (;;) {
+        rd_kafka_resp_err_t e = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(b->o.in), RD_KAFKA_V_VALUE(buf, (size_t)len),
+                                                  RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+        if (!e) break;
+        if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL) die("produce", rd_kafka_err2str(e));
+        rd_kafka_poll(rk, 1);
+      }
+      __atomic_store_n(&b->nsent, i + 1, __ATOMIC_RELEASE);
     }
-    __atomic_store_n(&b->nsent, i + 1, __ATOMIC_RELEASE);
-    if ((i & 1023) == 0) rd_kafka_poll(rk, 0);
+    rd_kafka_poll(rk, 0);
+    b->wakeups++;
+    if (i >= n) break;
+    int64_t next = due_ns(b, i), floor = now + b->o.tick_us * 1000;
+    sleep_until(next > floor ? next : floor);
   }
 }
 
@@ -238,7 +268,7 @@ static double pct(const double *v, long long n, double p) {
 }
 
 static void parse_args(opts *o, int argc, char **argv) {
-  *o = (opts){.brokers = "127.0.0.1:9092", .rate = 100000, .seconds = 30, .warmup = 5, .drain = 3, .step_ms = 10};
+  *o = (opts){.brokers = "127.0.0.1:9092", .rate = 100000, .seconds = 30, .warmup = 5, .drain = 3, .step_ms = 10, .tick_us = 100};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -250,15 +280,17 @@ static void parse_args(opts *o, int argc, char **argv) {
     if (!strcmp(a, "--in")) o->in = v;
     else if (!strcmp(a, "--out")) o->out = v;
     else if (!strcmp(a, "--brokers")) o->brokers = v;
+    else if (!strcmp(a, "--dump")) o->dump = v;
     else if (!strcmp(a, "--rate")) o->rate = atof(v);
     else if (!strcmp(a, "--seconds")) o->seconds = atof(v);
     else if (!strcmp(a, "--warmup")) o->warmup = atof(v);
     else if (!strcmp(a, "--drain")) o->drain = atof(v);
     else if (!strcmp(a, "--step-ms")) o->step_ms = atoll(v);
+    else if (!strcmp(a, "--tick-us")) o->tick_us = atoll(v);
     else die(a, "unknown option (see --help)");
   }
-  if (o->rate <= 0 || o->seconds <= 0 || o->step_ms <= 0 || o->warmup < 0 || o->drain < 0)
-    die("options", "--rate, --seconds and --step-ms must be positive, --warmup and --drain not negative");
+  if (o->rate <= 0 || o->seconds <= 0 || o->step_ms <= 0 || o->tick_us < 0 || o->warmup < 0 || o->drain < 0)
+    die("options", "--rate, --seconds and --step-ms must be positive, --tick-us, --warmup and --drain not negative");
 }
 
 int main(int argc, char **argv) {
@@ -272,6 +304,10 @@ int main(int argc, char **argv) {
   long long n = (long long)(b.o.rate * b.o.seconds);
   b.sent_ns = calloc((size_t)n + 1, sizeof *b.sent_ns);
   if (!b.sent_ns) die("memory", "out of memory");
+  if (b.o.dump) {
+    if (!(b.dump = fopen(b.o.dump, "w"))) die(b.o.dump, strerror(errno));
+    fputs("window_end_ms\tclosing_event\tsent_us\treceived_us\n", b.dump);
+  }
   pthread_t th;
   if (pthread_create(&th, NULL, consume, &b)) die("pthread_create", strerror(errno));
   rd_kafka_t *rk = make_client(&b, RD_KAFKA_PRODUCER);
@@ -285,7 +321,13 @@ int main(int argc, char **argv) {
   b.stop = 1;
   pthread_join(th, NULL);
   rd_kafka_destroy(rk);
+  if (b.dump) fclose(b.dump);
   qsort(b.lat_ms, (size_t)b.nlat, sizeof *b.lat_ms, cmp_double);
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  printf("harness_cpu_s %.2f\nproducer_wakeups %lld\n",
+         (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
+         b.wakeups);
   printf("sent %lld\nsent_per_s %.0f\nrows %lld\nmeasured %lld\nearly %lld\nunparsed %lld\n", n,
          (double)n / ((double)(end - b.start_ns) / 1e9), b.rows, b.nlat, b.early, b.unparsed);
   printf("p50_ms %.3f\np99_ms %.3f\np99.9_ms %.3f\nmax_ms %.3f\n", pct(b.lat_ms, b.nlat, 50),

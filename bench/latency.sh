@@ -7,7 +7,7 @@
 #
 #   bench/latency.sh [--engine embedded|sc://127.0.0.1:15002] [--rate 100000]
 #                    [--seconds 30] [--warmup 5] [--step-ms 10] [--checkpoint]
-#                    [--set 'key=value']...
+#                    [--set 'key=value']... [--dump FILE]
 #
 # Needs the local Kafka running (scripts/kafka-local start) and, for Spark,
 # the Spark Connect server (scripts/spark-local start): both are shared, so
@@ -16,14 +16,17 @@
 # deleted at the end.  Prints bench_latency's figures, the engine process's
 # CPU seconds (user + system, GNU time; for Spark only dipper's client) and
 # the load average before and after.  DIPPER_LATENCY_STDERR=file keeps a
-# copy of dipper's whole stderr there.
+# copy of dipper's whole stderr there.  --dump FILE: bench_latency's line per
+# row measured (its --dump); with DIPPER_TRACE_BATCHES=FILE in the
+# environment dipper appends its per-batch trace there (the two share
+# CLOCK_MONOTONIC: bench/latency_trace.py lines them up).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${DIPPER_BENCH_BUILD:-$root/build}"
 brokers="127.0.0.1:${DIPPER_KAFKA_PORT:-9092}"
 engine=embedded rate=100000 seconds=30 warmup=5 step=10 checkpoint=0
-sets=()
+sets=() dump=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --engine) engine="$2"; shift 2 ;;
@@ -33,6 +36,7 @@ while [ $# -gt 0 ]; do
     --step-ms) step="$2"; shift 2 ;;
     --checkpoint) checkpoint=1; shift ;;
     --set) sets+=("$2"); shift 2 ;;
+    --dump) dump=(--dump "$2"); shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/{/^set -euo/d; s/^# \{0,1\}//; p}' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "bench/latency.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
@@ -83,7 +87,7 @@ if [ "$engine" = embedded ]; then sleep 1; else sleep 15; fi
 kill -0 "$pid" 2>/dev/null || { cat "$work/dipper.err" >&2; echo "bench/latency.sh: the query ended early" >&2; exit 1; }
 rc=0
 "$build/bench/bench_latency" --in "$in" --out "$out" --brokers "$brokers" --rate "$rate" \
-  --seconds "$seconds" --warmup "$warmup" --step-ms "$step" || rc=$?
+  --seconds "$seconds" --warmup "$warmup" --step-ms "$step" "${dump[@]+"${dump[@]}"}" || rc=$?
 kill -INT "$(cat "$work/pid")"; wait "$pid" || true; pid=""
 awk '/^engine_cpu_s/ {printf "engine_cpu_s %.2f\n", $2 + $3}' "$work/time"
 echo "load_after $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -149,6 +149,20 @@ static int query_step(dipper_query *q, bool *ran, bool *done) {
   return rc;
 }
 
+/* A step of a run loop (dipper_run, dipper_query_await, dipper_listen),
+** which waits on the inputs' wait_fds between steps when the query runs as
+** fast as possible: its sources may then plan an idle input at what they
+** have (connector.h, `woken`); a hand step (dipper_query_step) may not. */
+static const dp_trigger *query_trigger(const dipper_query *q);
+static int loop_step(dipper_query *q, bool *ran, bool *done) {
+  if (q->dr && !q->over) {
+    const dp_trigger *t = query_trigger(q);
+    bool woken = t->kind == DP_TRIGGER_DEFAULT || (t->kind == DP_TRIGGER_PROCESSING_TIME && t->interval <= 0);
+    dp_driver_set_woken(q->dr, woken);
+  }
+  return query_step(q, ran, done);
+}
+
 /* Hand the reports pushed since `since` to fn (at most the ring's worth). */
 static void report_since(const dipper_query *q, int64_t since, dipper_progress_fn fn, void *user) {
   if (!fn) return;
@@ -260,6 +274,7 @@ int dipper_query_step(dipper_query *q, int *finished) {
   if (!q) return DIPPER_MISUSE;
   begin_call(q->db, q->prog);
   bool ran = false, done = false;
+  if (q->dr && !q->over) dp_driver_set_woken(q->dr, false);
   int rc = query_step(q, &ran, &done);
   if (finished) *finished = done ? 1 : 0;
   if (rc != DIPPER_OK) return report(q->db, q, rc);
@@ -393,7 +408,7 @@ int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *user) {
         bool ran = false, done = false;
         int64_t before = dp_mono_micros();
         int64_t since = q->recent.pushed;
-        rc = query_step(q, &ran, &done);
+        rc = loop_step(q, &ran, &done);
         if (rc != DIPPER_OK) {
           report(db, q, rc);
           break;
@@ -500,7 +515,7 @@ int dipper_query_await(dipper_query *q, int64_t timeout_ms, int *terminated) {
     if (now >= deadline) break;
     if (now >= q->next_due) {
       bool ran = false, done = false;
-      int rc = query_step(q, &ran, &done);
+      int rc = loop_step(q, &ran, &done);
       if (rc != DIPPER_OK) {
         *terminated = 1;
         return report(db, q, rc);
@@ -707,7 +722,7 @@ static int listen_in_process(listen_ctx *c, int64_t deadline) {
       if (now >= q->next_due) {
         bool ran = false, done = false;
         int64_t since = q->recent.pushed;
-        (void)query_step(q, &ran, &done); /* a failure is the query's TERMINATED event */
+        (void)loop_step(q, &ran, &done); /* a failure is the query's TERMINATED event */
         int64_t after = dp_mono_micros();
         q->next_due = next_due(q, ran, now, after);
         if (!tell_step(c, q, since)) return DIPPER_OK;

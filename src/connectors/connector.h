@@ -107,6 +107,19 @@ struct dp_source {
   const char *checkpoint;
   dp_source_metrics metrics;
   void *state;
+  /* Set by the run loops (dipper_run, dipper_query_await, dipper_listen)
+  ** for an as-fast-as-possible query, whose next step comes as soon as the
+  ** source's wait_fd fires: a plan may then take an input that looks idle
+  ** at what it has (the Kafka source: no round trip to the broker), since
+  ** its rows wake the run when they come.  false for a hand-stepped query
+  ** (dipper_query_step) and the triggers that stop at the first plan
+  ** finding nothing: what was produced before the step is in its batch. */
+  bool woken;
+  /* Set by the driver before commit (and close): the sink's writes of the
+  ** batches read so far may not all be acknowledged yet (dp_sink_class
+  ** settle), so a source records no position for others to resume from
+  ** (Kafka: the group commit stays owed). */
+  bool outputs_pending;
 };
 
 typedef struct dp_sink_class {
@@ -122,6 +135,13 @@ typedef struct dp_sink_class {
   ** (exec/checkpoint.h): a sink that claims exactly-once makes a second
   ** commit of one batch id replace, or skip, the first. */
   int (*commit)(dp_sink *k, int64_t batch_id);
+  /* Optional, with `defer` below: commit sends the batch's writes and
+  ** returns before they are acknowledged; settle tells whether every write
+  ** so far is (*settled), waiting up to wait_ms for it (-1: the sink's own
+  ** commit timeout, 0: not at all), and fails when one was not delivered.  The driver settles before anything records a batch as
+  ** done (a source's group commit, the query's end), so that the next batch
+  ** runs while the acknowledgements come (at-least-once stays exact). */
+  int (*settle)(dp_sink *k, int wait_ms, bool *settled);
   void (*close)(dp_sink *k);
   /* Parallel execution (exec/parallel.h): each worker may open a sink of
   ** its own and write its share (the blackhole; the filesystem's part files,
@@ -146,6 +166,7 @@ struct dp_sink {
   dp_diags *diags;
   void *state;
   void *user;                /* the callback connector's registration, console's FILE* */
+  bool defer;                /* set by the driver: commit need not wait (settle above) */
 };
 
 /* Look a connector up by name; NULL when the engine has no such source/sink. */

@@ -12,7 +12,9 @@
 **
 ** 'sink.delivery-guarantee': 'none' sends and does not wait; 'at-least-once'
 ** (the default) has an idempotent producer, and commit flushes it and fails
-** the batch when a delivery report is an error; 'exactly-once' writes each
+** the batch when a delivery report is an error (with k->defer, set by the
+** driver when there is no checkpoint folder, commit only sends and
+** kafka_sink_settle looks at or waits for the acks: connector.h); 'exactly-once' writes each
 ** batch in one transaction (transactional.id = 'sink.transactional-id-prefix'
 ** + the table's name).  Open runs init_transactions, which fences an earlier
 ** producer of the id and ends its open transaction, then reads the marker: the
@@ -68,6 +70,7 @@ typedef struct kafka_sink {
   int64_t last_batch;         /* the last batch Kafka committed; -1: none */
   bool in_txn;                /* a transaction is open, for batch txn_batch */
   int64_t txn_batch;
+  int64_t last_sent;          /* at-least-once: the last batch committed (sent) */
   bool fatal;                 /* the producer failed for good */
   struct marker_call *marker; /* a marker call still running (see below); NULL: none */
   pthread_t marker_thread;
@@ -807,9 +810,44 @@ static int kafka_sink_write(dp_sink *k, int64_t batch_id, const dp_batch *b) {
   return DIPPER_OK;
 }
 
+/* Deliveries that failed, as the batch's error (and the count cleared). */
+static int delivery_failed(dp_sink *k, kafka_sink *ks, int64_t batch_id) {
+  int64_t n = ks->failed;
+  ks->failed = 0;
+  return dp_error(k->diags, DIPPER_IO, nowhere,
+                  "table `%s`: %lld message(s) of batch %lld or before could not be delivered "
+                  "to topic '%s': %s",
+                  k->table->name, (long long)n, (long long)batch_id, ks->topic, ks->first_error);
+}
+
+/* At-least-once with k->defer: every message sent so far acknowledged? */
+static int kafka_sink_settle(dp_sink *k, int wait_ms, bool *settled) {
+  kafka_sink *ks = k->state;
+  *settled = true;
+  if (ks->dg != DG_AT_LEAST_ONCE) return DIPPER_OK; /* commit waited, or nothing waits */
+  int why = DIPPER_OK;
+  if (wait_ms < 0) wait_ms = FLUSH_TIMEOUT_MS;
+  if (wait_ms > 0 && flush_sliced(k, ks, wait_ms, &why) != DIPPER_OK) {
+    *settled = false;
+    if (why == DIPPER_INTERRUPTED) return sink_interrupted(k);
+    return dp_error(k->diags, DIPPER_TIMEOUT, nowhere,
+                    "table `%s`: %d message(s) were not delivered to topic '%s' within %d ms; "
+                    "is the broker up?",
+                    k->table->name, rd_kafka_outq_len(ks->rk), ks->topic, wait_ms);
+  }
+  rd_kafka_poll(ks->rk, 0);
+  if (ks->failed > 0) {
+    *settled = false;
+    return delivery_failed(k, ks, ks->last_sent);
+  }
+  *settled = rd_kafka_outq_len(ks->rk) == 0;
+  return DIPPER_OK;
+}
+
 static int kafka_sink_commit(dp_sink *k, int64_t batch_id) {
   kafka_sink *ks = k->state;
   if (ks->dg == DG_EXACTLY_ONCE) return commit_batch(k, ks, batch_id);
+  ks->last_sent = batch_id;
   if (ks->dg == DG_NONE) {
     /* Fire and forget: failures are noted, the batch goes on. */
     rd_kafka_poll(ks->rk, 0);
@@ -818,6 +856,13 @@ static int kafka_sink_commit(dp_sink *k, int64_t batch_id) {
                     k->table->name, (long long)ks->failed, ks->topic, ks->first_error);
     ks->failed = 0;
     return DIPPER_OK;
+  }
+  if (k->defer) {
+    /* Sent; the driver settles (kafka_sink_settle) before the batch counts
+    ** as done anywhere, so the next batch runs while the acks come.  A
+    ** failure already reported fails this batch. */
+    rd_kafka_poll(ks->rk, 0);
+    return ks->failed > 0 ? delivery_failed(k, ks, batch_id) : DIPPER_OK;
   }
   int why = DIPPER_OK;
   if (flush_sliced(k, ks, FLUSH_TIMEOUT_MS, &why) != DIPPER_OK) {
@@ -828,14 +873,7 @@ static int kafka_sink_commit(dp_sink *k, int64_t batch_id) {
                     k->table->name, rd_kafka_outq_len(ks->rk), (long long)batch_id, ks->topic,
                     FLUSH_TIMEOUT_MS / 1000);
   }
-  if (ks->failed > 0) {
-    int64_t n = ks->failed;
-    ks->failed = 0;
-    return dp_error(k->diags, DIPPER_IO, nowhere,
-                    "table `%s`: %lld message(s) of batch %lld could not be delivered to topic "
-                    "'%s': %s",
-                    k->table->name, (long long)n, (long long)batch_id, ks->topic, ks->first_error);
-  }
+  if (ks->failed > 0) return delivery_failed(k, ks, batch_id);
   return DIPPER_OK;
 }
 
@@ -844,5 +882,6 @@ const dp_sink_class dp_sink_kafka = {
     .open = kafka_sink_open,
     .write = kafka_sink_write,
     .commit = kafka_sink_commit,
+    .settle = kafka_sink_settle,
     .close = kafka_sink_close,
 };

@@ -594,9 +594,10 @@ static void kafka_source_close(dp_source *s) {
   for (int i = 0; i < 2; i++)
     if (ks->wake[i] >= 0) close(ks->wake[i]);
   if (ks->rk) {
-    if (ks->commit_owed) {
+    if (ks->commit_owed && !s->outputs_pending) {
       /* The last positions, which the interval held back: a short wait for
-      ** the answer, so a broker that is down does not hold the stop. */
+      ** the answer, so a broker that is down does not hold the stop (not
+      ** when the sink's writes may be unacknowledged: outputs_pending). */
       (void)commit_group(s, ks);
       drain_commits(ks, 500);
     }
@@ -971,8 +972,13 @@ static int fetched_ends(dp_source *s, kafka_source *ks, int64_t *out) {
   /* A partition with nothing fetched, or no fetch answered yet: ask the
   ** broker after all, so that what was produced before the plan is in its
   ** batch whatever the fetches' timing (a caller stepping the query by hand
-  ** sees it all), at the cost of a round trip while a partition is idle. */
-  if (rc == DIPPER_OK && (unknown || idle)) rc = end_offsets(s, ks, RD_KAFKA_OFFSET_END, out);
+  ** sees it all), at the cost of a round trip while a partition is idle.
+  ** Not for an idle partition of a run loop's step (s->woken): its records
+  ** wake the run through wait_fd when fetched, and the round trip, paid by
+  ** nearly every plan of a query that keeps up (ListOffsets: 1 ms, 10-100 ms
+  ** on a loaded broker), was most of the latency (docs/benchmarks.md). */
+  if (rc == DIPPER_OK && (unknown || (idle && !s->woken)))
+    rc = end_offsets(s, ks, RD_KAFKA_OFFSET_END, out);
   return rc;
 }
 
@@ -1412,7 +1418,8 @@ static int kafka_source_commit(dp_source *s) {
   }
   if (ks->commit_q && ks->assigned) {
     if (moved) ks->commit_owed = true;
-    if (ks->commit_owed && dp_kafka_now_ms() - ks->committed_ms >= GROUP_COMMIT_MS) {
+    if (ks->commit_owed && !s->outputs_pending &&
+        dp_kafka_now_ms() - ks->committed_ms >= GROUP_COMMIT_MS) {
       int rc = commit_group(s, ks);
       if (rc != DIPPER_OK) return rc;
     }

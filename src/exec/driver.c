@@ -57,6 +57,7 @@
 #include "core/session.h"
 #include "exec/checkpoint.h"
 #include "exec/exec.h"
+#include "exec/batch_trace.h"
 #include "exec/exec_int.h"
 #include "exec/parallel.h"
 #include "plan/catalog.h"
@@ -96,7 +97,18 @@ struct dp_driver {
   int deltas_since_full;
   int64_t purged_below;    /* records below this batch are gone */
   int64_t replay_next, replay_last; /* batches logged after the restored state, to run again */
+  /* Deferred acknowledgements (connector.h, settle): one thread, no
+  ** checkpoint folder, a sink that can settle: its commit sends the batch
+  ** and the next batch runs while the acks come; the sources record no
+  ** position for others (group commits) until every write is acknowledged. */
+  bool defer;
+  int64_t settled_at;      /* monotonic µs when the sink was last seen settled */
+  dp_btrace *trace;        /* DIPPER_TRACE_BATCHES (batch_trace.h), or NULL */
+  dp_btrace_rec *cur;      /* the step's record, or NULL */
 };
+
+/* Deferred acks (dp_driver.defer) older than this are waited for. */
+#define SETTLE_US INT64_C(250000)
 
 int64_t dp_wall_micros(void) {
   struct timespec ts;
@@ -774,11 +786,22 @@ int dp_driver_new(dipper *db, const dp_query_plan *q, const dp_plan *root, const
   for (int i = 0; i < nq; i++)
     if (seen[i]) dr->wm_ids[dr->nwm++] = i;
   if (dr->ckpt && (rc = checkpoint_start(dr)) != DIPPER_OK) dr->failed = rc;
+  if (rc == DIPPER_OK && q->streaming && !dr->ckpt && !dr->par && dr->ex->root_op &&
+      dr->ex->root_op->cls == &dp_op_sink && dp_sink_op_defer(dr->ex->root_op))
+    dr->defer = true, dr->settled_at = dp_mono_micros();
+  if (rc == DIPPER_OK && q->streaming && (dr->trace = dp_btrace_open()) != NULL)
+    dr->ex->trace = !dr->par; /* the fetch and produce times: one thread's */
   return rc;
 }
 
+static int settle_outputs(dp_driver *dr, int wait_ms);
+
 void dp_driver_free(dp_driver *dr) {
   if (!dr) return;
+  /* The last batches' acks before the sources close (a Kafka source's last
+  ** group commit): a short wait, as the sink's own close waits. */
+  if (dr->defer) (void)settle_outputs(dr, 5000);
+  dp_btrace_close(dr->trace, dr->name);
   dp_exec_free(dr->ex);
   dp_par_free(dr->par);
   dp_ckpt_close(dr->ckpt);
@@ -836,6 +859,24 @@ static int fail(dp_driver *dr, int rc) {
   return rc;
 }
 
+/* Whether the sink's writes so far are acknowledged (waiting up to wait_ms,
+** -1: the sink's commit timeout), told to every source (outputs_pending). */
+static int settle_outputs(dp_driver *dr, int wait_ms) {
+  bool settled = false;
+  int rc = dp_sink_op_settle(dr->ex->root_op, wait_ms, &settled);
+  if (settled) dr->settled_at = dp_mono_micros();
+  for (int i = 0; i < dr->ninputs; i++)
+    if (dr->inputs[i]->cls == &dp_op_scan) dp_scan_set_outputs_pending(dr->inputs[i], !settled);
+  return rc;
+}
+
+/* The time since *t into *into, and *t moved to now (the batch trace). */
+static void trace_lap(int64_t *t, int64_t *into) {
+  int64_t now = dp_mono_micros();
+  *into = now - *t;
+  *t = now;
+}
+
 /* Run the next micro-batch.  `planned`: the inputs were planned for it
 ** (the final batch after they ended is not).  `logged`: its offsets record
 ** is on disk already (a batch run again after a restart). */
@@ -871,17 +912,26 @@ static int run_batch_as(dp_driver *dr, bool final, int64_t watermark, bool plann
     if (!b) break;
     out_rows += b->nrows;
   }
+  dp_btrace_rec *tr = dr->cur;
+  int64_t tt = tr ? dp_mono_micros() : 0;
+  if (tr) tr->pull_us = tt - t0;
   int rc = dp_sink_op_commit(root, ex->batch_id);
   if (rc == DIPPER_OK && dr->par) {
     rc = dp_par_commit_sinks(dr->par, ex->batch_id, &dr->diags);
     out_rows += dp_par_rows_sunk(dr->par);
   }
+  /* Deferred acks: a look, and a wait when they have lagged SETTLE_US (so
+  ** that group commits still go) or the batch is the last. */
+  if (rc == DIPPER_OK && dr->defer)
+    rc = settle_outputs(dr, final || dp_mono_micros() - dr->settled_at >= SETTLE_US ? -1 : 0);
   if (rc != DIPPER_OK) return fail(dr, rc);
+  if (tr) trace_lap(&tt, &tr->flush_us);
   /* rows out: what the sink wrote, not what it was handed again */
   out_rows -= dp_sink_op_skipped(root) - skipped_before;
   for (int i = 0; i < dr->ninputs; i++)
     if (dr->inputs[i]->cls == &dp_op_scan && (rc = dp_scan_commit(dr->inputs[i])) != DIPPER_OK)
       return fail(dr, rc);
+  if (tr) trace_lap(&tt, &tr->commit_us);
   dr->batch_watermark = watermark;
   if (!final && ex->query->streaming) dr->next_watermark = global_watermark(dr, dr->next_watermark);
   for (int i = 0; i < dr->nops; i++) {
@@ -895,6 +945,14 @@ static int run_batch_as(dp_driver *dr, bool final, int64_t watermark, bool plann
   }
   dp_arena_reset(ex->batch_arena);
   if (dr->par) dp_par_end_batch(dr->par);
+  if (tr) {
+    trace_lap(&tt, &tr->end_us);
+    tr->batch = ex->batch_id;
+    tr->rows_in = input_rows(dr) - in_before;
+    tr->rows_out = out_rows;
+    tr->watermark = watermark;
+    tr->next_watermark = dr->next_watermark;
+  }
 
   int64_t took = dp_mono_micros() - t0;
   dipper_progress *p = &dr->progress;
@@ -1025,7 +1083,30 @@ int dp_driver_wait_fds(dp_driver *dr, int *fds, int cap, bool *all) {
   return n;
 }
 
+static int driver_step(dp_driver *dr, bool *ran, bool *finished);
+
+/* One step; traced (DIPPER_TRACE_BATCHES) when it is a streaming query's. */
+void dp_driver_set_woken(dp_driver *dr, bool woken) {
+  for (int i = 0; i < dr->ninputs; i++)
+    if (dr->inputs[i]->cls == &dp_op_scan) dp_scan_set_woken(dr->inputs[i], woken);
+}
+
 int dp_driver_step(dp_driver *dr, bool *ran, bool *finished) {
+  if (!dr->trace || dr->failed || dr->finished) return driver_step(dr, ran, finished);
+  dp_exec *ex = dr->ex;
+  dr->cur = dp_btrace_add(dr->trace, dp_mono_micros());
+  ex->trace_fetch_us = ex->trace_produce_us = 0;
+  int rc = driver_step(dr, ran, finished);
+  if (dr->cur) {
+    dr->cur->fetch_us = ex->trace_fetch_us;
+    dr->cur->produce_us = ex->trace_produce_us;
+  }
+  dr->cur = NULL;
+  dp_btrace_step_end(dr->trace, dp_mono_micros());
+  return rc;
+}
+
+static int driver_step(dp_driver *dr, bool *ran, bool *finished) {
   *ran = false;
   *finished = dr->finished;
   if (dr->failed) return dr->failed;
@@ -1058,6 +1139,7 @@ int dp_driver_step(dp_driver *dr, bool *ran, bool *finished) {
   dp_trigger_kind trigger = ex->trigger.kind;
   rc = plan_inputs(dr, ex->max_batch_rows, false, &has_data, &exhausted);
   if (rc != DIPPER_OK) return rc;
+  if (dr->cur) dr->cur->plan_us = dp_mono_micros() - dr->cur->t_plan;
   bool moved = dr->next_watermark != dr->batch_watermark;
   if (has_data) {
     rc = run_batch(dr, false, dr->next_watermark);

@@ -157,6 +157,10 @@ struct dp_exec {
   ** coordinator whose sink reads what the workers made; 0 of 1 alone. */
   struct dp_par *par;         /* NULL when the query runs on one thread */
   int worker, nworkers;
+  /* The batch trace (batch_trace.h), on one thread only: µs spent reading
+  ** the sources and in the sink's writes since the driver last reset them. */
+  bool trace;
+  int64_t trace_fetch_us, trace_produce_us;
 };
 
 /* Build the operator tree for `root` of `q`.  Returns DIPPER_OK and *out, or a

@@ -51,6 +51,9 @@ bool dp_scan_resumable(const dp_op *op);
 const char *dp_scan_connector(const dp_op *op);
 /* The source's wait_fd (connector.h), or -1. */
 int dp_scan_wait_fd(dp_op *op);
+/* The source's `woken` and `outputs_pending` (connector.h). */
+void dp_scan_set_woken(dp_op *op, bool woken);
+void dp_scan_set_outputs_pending(dp_op *op, bool pending);
 int dp_scan_save_plan(dp_op *op, dp_buf *out);
 int dp_scan_save_position(dp_op *op, dp_buf *out);
 int dp_scan_restore_position(dp_op *op, dp_rd *in);
@@ -65,6 +68,11 @@ int dp_values_restore_position(dp_op *op, dp_rd *in);
 int dp_sink_op_build(dp_exec *ex, const dp_plan *root, dp_op *input, dp_op **out);
 /* Make the micro-batch's output visible (the sink's commit). */
 int dp_sink_op_commit(dp_op *op, int64_t batch_id);
+/* Let the sink's commit return before its writes are acknowledged, when
+** it can settle them later (connector.h): true when it can. */
+bool dp_sink_op_defer(dp_op *op);
+/* The sink's settle (connector.h); *settled true when it does not defer. */
+int dp_sink_op_settle(dp_op *op, int wait_ms, bool *settled);
 /* Rows the sink was handed and did not write, since it opened (a batch it
 ** had written before a restart: connector.h). */
 int64_t dp_sink_op_skipped(const dp_op *op);
@@ -95,6 +103,9 @@ const dp_trigger *dp_driver_trigger(const dp_driver *dr);
 ** cap 0 to ask only that).  A parallel query's inputs are its workers' and
 ** have none here. */
 int dp_driver_wait_fds(dp_driver *dr, int *fds, int cap, bool *all);
+/* Whether the next steps come when the inputs' wait_fds fire (a run loop)
+** or by hand: every source's `woken` (connector.h). */
+void dp_driver_set_woken(dp_driver *dr, bool woken);
 
 /* Wall clock in µs since the epoch; a monotonic one for durations. */
 int64_t dp_wall_micros(void);

@@ -140,6 +140,15 @@ static int read_chunk(scan_state *st) {
   return DIPPER_OK;
 }
 
+/* read_chunk, its time added to the batch trace's fetch time when it is on. */
+static int traced_read_chunk(dp_op *op, scan_state *st) {
+  if (!op->ex->trace) return read_chunk(st);
+  int64_t t0 = dp_mono_micros();
+  int rc = read_chunk(st);
+  op->ex->trace_fetch_us += dp_mono_micros() - t0;
+  return rc;
+}
+
 int dp_scan_plan(dp_op *op, int64_t max_rows, bool to_end, bool *has_data, bool *exhausted) {
   scan_state *st = op->state;
   *has_data = false;
@@ -151,7 +160,7 @@ int dp_scan_plan(dp_op *op, int64_t max_rows, bool to_end, bool *has_data, bool 
   st->done = false;
   st->to_end = to_end;
   st->uncommitted = true;
-  rc = read_chunk(st);
+  rc = traced_read_chunk(op, st);
   if (rc != DIPPER_OK) return rc;
   st->ahead = st->batch->nrows > 0;
   *has_data = st->ahead;
@@ -165,7 +174,7 @@ static int scan_next(dp_op *op, dp_batch **out) {
   if (st->ahead) {
     st->ahead = false;
   } else {
-    int rc = read_chunk(st);
+    int rc = traced_read_chunk(op, st);
     if (rc != DIPPER_OK) return rc;
   }
   if (st->batch->nrows == 0) return DIPPER_OK;
@@ -190,6 +199,16 @@ bool dp_scan_resumable(const dp_op *op) {
   const scan_state *st = op->state;
   const dp_source_class *c = st->src.cls;
   return c->save_plan && c->save_position && c->restore_position && c->replay_plan;
+}
+
+void dp_scan_set_outputs_pending(dp_op *op, bool pending) {
+  scan_state *st = op->state;
+  if (st) st->src.outputs_pending = pending;
+}
+
+void dp_scan_set_woken(dp_op *op, bool woken) {
+  scan_state *st = op->state;
+  if (st) st->src.woken = woken;
 }
 
 int dp_scan_wait_fd(dp_op *op) {

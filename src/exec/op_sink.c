@@ -169,7 +169,11 @@ static int sink_next(dp_op *op, dp_batch **out) {
   if (in->nrows > 0) {
     dp_batch *w = NULL;
     rc = shape(op, st, in, &w);
-    if (rc == DIPPER_OK && w) rc = st->sink.cls->write(&st->sink, op->ex->batch_id, w);
+    if (rc == DIPPER_OK && w) {
+      int64_t t0 = op->ex->trace ? dp_mono_micros() : 0;
+      rc = st->sink.cls->write(&st->sink, op->ex->batch_id, w);
+      if (op->ex->trace) op->ex->trace_produce_us += dp_mono_micros() - t0;
+    }
     if (rc != DIPPER_OK) return rc;
   }
   op->metrics.rows_in += in->nrows;
@@ -181,6 +185,18 @@ static int sink_next(dp_op *op, dp_batch **out) {
 int64_t dp_sink_op_skipped(const dp_op *op) {
   const sink_state *st = op->state;
   return st->sink.rows_skipped;
+}
+
+bool dp_sink_op_defer(dp_op *op) {
+  sink_state *st = op->state;
+  st->sink.defer = st->sink.cls->settle != NULL;
+  return st->sink.defer;
+}
+
+int dp_sink_op_settle(dp_op *op, int wait_ms, bool *settled) {
+  sink_state *st = op->state;
+  *settled = true;
+  return st->sink.defer ? st->sink.cls->settle(&st->sink, wait_ms, settled) : DIPPER_OK;
 }
 
 int dp_sink_op_commit(dp_op *op, int64_t batch_id) {
