@@ -11,8 +11,10 @@
 **     is indefinite: its value is the array of every match (a step that
 **     does not apply to an element is skipped); otherwise the one value it
 **     names.  A definite path that names nothing (a missing key, an index
-**     past the end, a key of a non-object) is empty in lax mode (the
-**     default) and an error in strict mode; a malformed path is an error;
+**     past the end, a key of a non-object) is empty in lax mode and an
+**     error in strict mode, which is the default (a path without `lax` or
+**     `strict` is strict in Flink 2.3, unlike the SQL standard and
+**     Calcite's documentation); a malformed path is an error;
 **   - JSON_VALUE: a scalar (strings unescaped, numbers as written) cast to
 **     the RETURNING type; nothing, JSON null or (lax) a non-scalar is
 **     empty; (strict) a non-scalar, a failed cast or malformed JSON is an
@@ -26,8 +28,10 @@
 **     wrapping a scalar or nothing is empty (lax) or an error (strict);
 **     ON EMPTY / ON ERROR: NULL, EMPTY ARRAY ('[]'), EMPTY OBJECT ('{}'),
 **     ERROR;
+**   - strict mode: a definite path that names JSON null is an error too
+**     (JSON_VALUE, JSON_QUERY, JSON_EXISTS); lax: JSON null is empty;
 **   - JSON_EXISTS: whether the path names a value that is not JSON null
-**     (an indefinite path: at least one match); errors (strict, malformed)
+**     (an indefinite path: always, its list exists even when empty); errors (strict, malformed)
 **     give the ON ERROR value: FALSE (default), TRUE, UNKNOWN (NULL), ERROR;
 **   - JSON_OBJECT / JSON_ARRAY: compact JSON; values as JSON (strings
 **     quoted, numbers and booleans bare, times as strings, arrays, maps and
@@ -229,8 +233,9 @@ static bool parse_path(const char *s, size_t n, jpath *jp) {
   const char *p = s, *end = s + n;
   memset(jp, 0, sizeof *jp);
   p = ws(p, end);
-  if (starts_word(p, end, "strict ")) jp->strict = true, p += 7;
-  else if (starts_word(p, end, "lax ")) p += 4;
+  jp->strict = true; /* Flink: a path without a mode is strict */
+  if (starts_word(p, end, "strict ")) p += 7;
+  else if (starts_word(p, end, "lax ")) jp->strict = false, p += 4;
   p = ws(p, end);
   if (p >= end || *p != '$') return false;
   p++;
@@ -333,6 +338,8 @@ static outcome evaluate(const char *doc, size_t dn, const char *path, size_t pn,
   if (!json_doc(doc, dn, &vs, &ve) || !parse_path(path, pn, &jp)) return J_ERROR;
   walk(&jp, 0, vs, ve, false, m);
   if (m->missing && jp.definite) return jp.strict ? J_ERROR : J_EMPTY;
+  /* strict: a definite path at JSON null names nothing (Calcite's "No results for path") */
+  if (jp.strict && jp.definite && m->n == 1 && m->e[0] - m->s[0] == 4 && !memcmp(m->s[0], "null", 4)) return J_ERROR;
   return J_VALUE;
 }
 
@@ -627,7 +634,8 @@ static int k_json_exists(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int6
     } else {
       bool any = false;
       for (int k = 0; k < j.m.n && !any; k++) any = !(j.m.e[k] - j.m.s[k] == 4 && !memcmp(j.m.s[k], "null", 4));
-      rc = dp_vector_append_bool(res, o == J_VALUE && any);
+      bool strict = false, definite = is_path_definite(path, pn, &strict);
+      rc = dp_vector_append_bool(res, o == J_VALUE && (any || !definite)); /* a wildcard's list, even empty, exists */
     }
   }
   free(j.m.s);
