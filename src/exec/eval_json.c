@@ -11,8 +11,10 @@
 **     is indefinite: its value is the array of every match (a step that
 **     does not apply to an element is skipped); otherwise the one value it
 **     names.  A definite path that names nothing (a missing key, an index
-**     past the end, a key of a non-object) is empty in lax mode (the
-**     default) and an error in strict mode; a malformed path is an error;
+**     past the end, a key of a non-object) is empty in lax mode and an
+**     error in strict mode, which is the default (a path without `lax` or
+**     `strict` is strict in Flink 2.3, unlike the SQL standard and
+**     Calcite's documentation); a malformed path is an error;
 **   - JSON_VALUE: a scalar (strings unescaped, numbers as written) cast to
 **     the RETURNING type; nothing, JSON null or (lax) a non-scalar is
 **     empty; (strict) a non-scalar, a failed cast or malformed JSON is an
@@ -26,9 +28,17 @@
 **     wrapping a scalar or nothing is empty (lax) or an error (strict);
 **     ON EMPTY / ON ERROR: NULL, EMPTY ARRAY ('[]'), EMPTY OBJECT ('{}'),
 **     ERROR;
+**   - strict mode: a definite path that names JSON null is an error too
+**     (JSON_VALUE, JSON_QUERY, JSON_EXISTS); lax: JSON null is empty;
 **   - JSON_EXISTS: whether the path names a value that is not JSON null
-**     (an indefinite path: at least one match); errors (strict, malformed)
+**     (an indefinite path: always, its list exists even when empty); errors (strict, malformed)
 **     give the ON ERROR value: FALSE (default), TRUE, UNKNOWN (NULL), ERROR;
+**   - JSON text written (JSON_QUERY, JSON_OBJECT, JSON_ARRAY, JSON_STRING)
+**     has every object's keys sorted, at every level, as Flink's Jackson
+**     (ORDER_MAP_ENTRIES_BY_KEYS): Java's String order, UTF-16 code units
+**     of the unescaped key (so a supplementary character sorts before
+**     U+E000..U+FFFF, unlike UTF-8 byte order); a repeated key keeps its
+**     last value; one qsort per object, at most 64 levels sorted;
 **   - JSON_OBJECT / JSON_ARRAY: compact JSON; values as JSON (strings
 **     quoted, numbers and booleans bare, times as strings, arrays, maps and
 **     rows nested); a value that is a JSON_OBJECT or JSON_ARRAY call is
@@ -229,8 +239,9 @@ static bool parse_path(const char *s, size_t n, jpath *jp) {
   const char *p = s, *end = s + n;
   memset(jp, 0, sizeof *jp);
   p = ws(p, end);
-  if (starts_word(p, end, "strict ")) jp->strict = true, p += 7;
-  else if (starts_word(p, end, "lax ")) p += 4;
+  jp->strict = true; /* Flink: a path without a mode is strict */
+  if (starts_word(p, end, "strict ")) p += 7;
+  else if (starts_word(p, end, "lax ")) jp->strict = false, p += 4;
   p = ws(p, end);
   if (p >= end || *p != '$') return false;
   p++;
@@ -333,6 +344,8 @@ static outcome evaluate(const char *doc, size_t dn, const char *path, size_t pn,
   if (!json_doc(doc, dn, &vs, &ve) || !parse_path(path, pn, &jp)) return J_ERROR;
   walk(&jp, 0, vs, ve, false, m);
   if (m->missing && jp.definite) return jp.strict ? J_ERROR : J_EMPTY;
+  /* strict: a definite path at JSON null names nothing (Calcite's "No results for path") */
+  if (jp.strict && jp.definite && m->n == 1 && m->e[0] - m->s[0] == 4 && !memcmp(m->s[0], "null", 4)) return J_ERROR;
   return J_VALUE;
 }
 
@@ -419,6 +432,110 @@ static bool put_unescaped(dp_ev_buf *b, const char *s, const char *e) {
 }
 
 static bool is_scalar(const char *s) { return *s != '{' && *s != '['; }
+
+/* The next UTF-16 code unit of the JSON string literal's text at *pp (before
+** e, the closing quote), as Java's String holds it; *lo keeps the low
+** surrogate of a supplementary character written as UTF-8. */
+static unsigned next_unit(const char **pp, const char *e, unsigned *lo) {
+  if (*lo) {
+    unsigned u = *lo;
+    *lo = 0;
+    return u;
+  }
+  const unsigned char *p = (const unsigned char *)*pp;
+  unsigned cp;
+  if (*p == '\\') {
+    char ch = (char)p[1];
+    *pp += 2;
+    if (ch == 'u') {
+      *pp += 4;
+      return hex4((const char *)p + 2);
+    }
+    return ch == 'n' ? '\n' : ch == 't' ? '\t' : ch == 'r' ? '\r' : ch == 'b' ? '\b' : ch == 'f' ? '\f' : (unsigned char)ch;
+  }
+  size_t n = *p < 0x80 ? 1 : *p < 0xE0 ? 2 : *p < 0xF0 ? 3 : 4;
+  if ((const char *)p + n > e) n = 1; /* not UTF-8: byte by byte */
+  cp = n == 1 ? *p : (unsigned)(*p & (0x3F >> (n - 1)));
+  for (size_t k = 1; k < n; k++) cp = cp << 6 | (p[k] & 0x3F);
+  *pp += n;
+  if (cp < 0x10000) return cp;
+  *lo = 0xDC00 + ((cp - 0x10000) & 0x3FF);
+  return 0xD800 + ((cp - 0x10000) >> 10);
+}
+
+typedef struct member {
+  const char *ks, *ke, *vs, *ve; /* the key literal and the value */
+  int idx;
+} member;
+
+/* Java's String order of the keys (UTF-16 code units), then input order. */
+static int member_cmp(const void *a, const void *b) {
+  const member *x = a, *y = b;
+  const char *p = x->ks + 1, *q = y->ks + 1;
+  unsigned lp = 0, lq = 0;
+  while ((p < x->ke - 1 || lp) && (q < y->ke - 1 || lq)) {
+    unsigned u = next_unit(&p, x->ke - 1, &lp), v = next_unit(&q, y->ke - 1, &lq);
+    if (u != v) return u < v ? -1 : 1;
+  }
+  bool pe = p >= x->ke - 1 && !lp, qe = q >= y->ke - 1 && !lq;
+  if (pe != qe) return pe ? -1 : 1;
+  return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* The checked JSON value [s, e) as compact text with every object's keys in
+** Java's String order and a repeated key's last value only, as Flink's
+** Jackson writes it (ORDER_MAP_ENTRIES_BY_KEYS).  Beyond MAX_DEPTH levels
+** the rest is written compact as it is. */
+static bool put_sorted(dp_ev_buf *b, const char *s, const char *e, int depth) {
+  s = ws(s, e);
+  if (s >= e || (*s != '{' && *s != '[') || depth >= MAX_DEPTH) return put_compact(b, s, e);
+  bool obj = *s == '{', ok = true;
+  char close = obj ? '}' : ']';
+  const char *p = ws(s + 1, e);
+  if (!obj) {
+    ok = dp_ev_buf_putc(b, '[');
+    for (bool first = true; ok && p < e && *p != close; first = false) {
+      const char *ve = scan_value(p, e, 0);
+      if (!ve) return put_compact(b, p, e); /* checked text: not reached */
+      ok = (first || dp_ev_buf_putc(b, ',')) && put_sorted(b, p, ve, depth + 1);
+      p = ws(ve, e);
+      if (p < e && *p == ',') p = ws(p + 1, e);
+    }
+    return ok && dp_ev_buf_putc(b, ']');
+  }
+  member *m = NULL;
+  int n = 0, cap = 0;
+  while (p < e && *p != close) {
+    const char *ke = scan_string(p, e);
+    const char *vs = ke ? ws(ws(ke, e) + 1, e) : NULL, *ve = vs ? scan_value(vs, e, 0) : NULL;
+    if (!ve) break; /* checked text: not reached */
+    if (n == cap) {
+      cap = cap ? 2 * cap : 8;
+      member *nm = realloc(m, (size_t)cap * sizeof *m);
+      if (!nm) {
+        free(m);
+        return false;
+      }
+      m = nm;
+    }
+    m[n] = (member){p, ke, vs, ve, n};
+    n++;
+    p = ws(ve, e);
+    if (p < e && *p == ',') p = ws(p + 1, e);
+  }
+  if (n > 1) qsort(m, (size_t)n, sizeof *m, member_cmp);
+  ok = dp_ev_buf_putc(b, '{');
+  bool first = true;
+  for (int k = 0; k < n && ok; k++) {
+    if (k + 1 < n && member_cmp(&(member){m[k].ks, m[k].ke, 0, 0, 0}, &(member){m[k + 1].ks, m[k + 1].ke, 0, 0, 0}) == 0)
+      continue; /* a repeated key: its last value wins */
+    ok = (first || dp_ev_buf_putc(b, ',')) && dp_ev_buf_put(b, m[k].ks, (size_t)(m[k].ke - m[k].ks)) &&
+         dp_ev_buf_putc(b, ':') && put_sorted(b, m[k].vs, m[k].ve, depth + 1);
+    first = false;
+  }
+  free(m);
+  return ok && dp_ev_buf_putc(b, '}');
+}
 
 /* ---- the kernels ---- */
 
@@ -562,13 +679,13 @@ static outcome query_row(jctx *j, int64_t i) {
     bool wrapped = clause_is_(j, 2, "WITHOUT", "UNCONDITIONAL") || (clause_is_(j, 2, "WITHOUT", "CONDITIONAL") && !array);
     if (!wrapped && is_scalar(j->m.s[0])) return strict ? J_ERROR : J_EMPTY;
     if (wrapped) ok = dp_ev_buf_putc(&j->buf, '[');
-    ok = ok && put_compact(&j->buf, j->m.s[0], j->m.e[0]);
+    ok = ok && put_sorted(&j->buf, j->m.s[0], j->m.e[0], 0);
     if (wrapped) ok = ok && dp_ev_buf_putc(&j->buf, ']');
   } else if (!definite) {
     bool wrapped = clause_is_(j, 2, "WITHOUT", "UNCONDITIONAL"); /* the matches are an array already */
     ok = dp_ev_buf_put(&j->buf, "[[", wrapped ? 2 : 1);
     for (int k = 0; k < j->m.n && ok; k++)
-      ok = (k == 0 || dp_ev_buf_putc(&j->buf, ',')) && put_compact(&j->buf, j->m.s[k], j->m.e[k]);
+      ok = (k == 0 || dp_ev_buf_putc(&j->buf, ',')) && put_sorted(&j->buf, j->m.s[k], j->m.e[k], 0);
     ok = ok && dp_ev_buf_put(&j->buf, "]]", wrapped ? 2 : 1);
   } else {
     return J_EMPTY; /* JSON null */
@@ -627,7 +744,8 @@ static int k_json_exists(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int6
     } else {
       bool any = false;
       for (int k = 0; k < j.m.n && !any; k++) any = !(j.m.e[k] - j.m.s[k] == 4 && !memcmp(j.m.s[k], "null", 4));
-      rc = dp_vector_append_bool(res, o == J_VALUE && any);
+      bool strict = false, definite = is_path_definite(path, pn, &strict);
+      rc = dp_vector_append_bool(res, o == J_VALUE && (any || !definite)); /* a wildcard's list, even empty, exists */
     }
   }
   free(j.m.s);
@@ -717,13 +835,17 @@ static int k_json_build(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64
   jctx j = {c, e, args, e->u.call.nargs, n, {0}, {0}};
   bool object = e->u.call.fn->id == DP_F_JSON_OBJECT;
   bool absent = clause_is_(&j, 0, "NULL", "ABSENT");
+  dp_ev_buf sorted = {0};
   dp_vector *res = dp_ev_new(e->type, n);
   int rc = res ? DIPPER_OK : DIPPER_NOMEM;
   for (int64_t i = 0; i < n && !rc; i++) {
     rc = build_row(&j, i, object, absent);
-    if (!rc) rc = dp_vector_append_str(res, j.buf.p, j.buf.len);
+    sorted.len = 0;
+    if (!rc) rc = put_sorted(&sorted, j.buf.p, j.buf.p + j.buf.len, 0) ? DIPPER_OK : DIPPER_NOMEM;
+    if (!rc) rc = dp_vector_append_str(res, sorted.p, sorted.len);
   }
   free(j.buf.p);
+  free(sorted.p);
   return give(res, rc, out);
 }
 
@@ -731,7 +853,7 @@ static int k_json_text(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_
   (void)c;
   int id = e->u.call.fn->id;
   dp_vector *res = dp_ev_new(e->type, n);
-  dp_ev_buf b = {0};
+  dp_ev_buf b = {0}, sorted = {0};
   int rc = res ? DIPPER_OK : DIPPER_NOMEM;
   for (int64_t i = 0; i < n && !rc; i++) {
     if (dp_ev_null(&args[0], i)) {
@@ -741,7 +863,9 @@ static int k_json_text(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_
     b.len = 0;
     bool ok;
     if (id == DP_F_JSON_STRING) {
-      ok = put_json_value(&b, args[0].v, dp_ev_row(&args[0], i), is_json_builder(e->u.call.args[0]));
+      sorted.len = 0;
+      ok = put_json_value(&sorted, args[0].v, dp_ev_row(&args[0], i), is_json_builder(e->u.call.args[0])) &&
+           put_sorted(&b, sorted.p, sorted.p + sorted.len, 0);
     } else {
       size_t len;
       const char *s = dp_ev_str(&args[0], i, &len);
@@ -753,6 +877,7 @@ static int k_json_text(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_
     rc = ok ? dp_vector_append_str(res, b.p ? b.p : "", b.len) : DIPPER_NOMEM;
   }
   free(b.p);
+  free(sorted.p);
   return give(res, rc, out);
 }
 
