@@ -17,7 +17,8 @@
 **   JSON_ARRAY([v [, ...]] [NULL|ABSENT ON NULL])
 **     -> json_array('NULL'|'ABSENT', v, ...)           (default ABSENT ON NULL)
 **   x IS [NOT] JSON [VALUE|SCALAR|ARRAY|OBJECT]  -> [NOT] is_json(x, 'KIND')
-**   JSON_ARRAYAGG, JSON_OBJECTAGG               -> over LISTAGG (json_agg below)
+**   JSON_ARRAYAGG, JSON_OBJECTAGG               -> over LISTAGG (json_agg below); the object's
+**                                                  keys sorted by json_query(obj, '$')
 */
 #include <string.h>
 
@@ -228,7 +229,8 @@ static dp_ast_expr *call_of(parser *p, const char *name, int n, dp_ast_expr **ar
 **   concat('{', coalesce(listagg(entry, ','), ''), '}')
 **   entry = the inside of json_object(mode, k, v) ('"k":v'), NULL when empty
 ** so they aggregate wherever LISTAGG does, in arrival order, on every state
-** backend; json_object gives a NULL key its error. */
+** backend; json_object gives a NULL key its error.  The object is then read
+** by json_query(obj, '$'), which writes it with its keys sorted, as Flink. */
 static void json_agg(parser *p, dp_ast_expr *e, bool object, const dp_token *start) {
   dp_ast_expr *k = NULL, *v;
   if (object) {
@@ -268,12 +270,23 @@ static void json_agg(parser *p, dp_ast_expr *e, bool object, const dp_token *sta
   dp_ast_expr *parts[3] = {str_lit(p, object ? "{" : "[", start), call_of(p, "coalesce", 2, ca, start),
                            str_lit(p, object ? "}" : "]", start)};
   dp_ast_ident *id = dp_ps_alloc(p, sizeof *id);
-  id->name = "concat";
   id->span = e->u.call.name.parts[0].span;
   e->u.call.name.parts = id;
-  e->u.call.nargs = 3;
-  e->u.call.args = dp_ps_alloc(p, 3 * sizeof *e->u.call.args);
-  memcpy(e->u.call.args, parts, sizeof parts);
+  if (!object) {
+    id->name = "concat";
+    e->u.call.nargs = 3;
+    e->u.call.args = dp_ps_alloc(p, 3 * sizeof *e->u.call.args);
+    memcpy(e->u.call.args, parts, sizeof parts);
+    return;
+  }
+  /* Flink writes the object with its keys sorted (as JSON_OBJECT and
+     JSON_QUERY do): json_query(concat(...), '$') gives it so. */
+  dp_ast_expr *whole = call_of(p, "concat", 3, parts, start);
+  id->name = "json_query";
+  e->u.call.nargs = 2;
+  e->u.call.args = dp_ps_alloc(p, 2 * sizeof *e->u.call.args);
+  e->u.call.args[0] = whole;
+  e->u.call.args[1] = str_lit(p, "$", start);
 }
 
 bool dp_ps_json_call(parser *p, dp_ast_expr *e, const char *fn, const char *closing) {
