@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "api/dipper_int.h"
+#include "core/grow.h"
 #include "exec/exec.h"
 #include "exec/exec_int.h"
 #include "spark/streaming.h"
@@ -312,42 +313,55 @@ static void sleep_micros(int64_t us) {
   nanosleep(&ts, NULL);
 }
 
-/* A sleep that ends early when an input of a waiting query has rows. */
-#define NAP_FDS 64
+/* A sleep that ends early when an input of a waiting query has rows: the
+** wake-up descriptors of every waiting query, however many (a Kafka source
+** split over N workers has one per split), on the heap for one nap. */
 typedef struct napper {
-  struct pollfd fds[NAP_FDS];
-  dipper_query *of[NAP_FDS];
-  int n;
+  struct pollfd *fds;
+  dipper_query **of;
+  int *raw; /* one query's descriptors, before they join fds */
+  int n, fds_cap, of_cap, raw_cap;
 } napper;
 
 /* The inputs q waits on: only an embedded query whose trigger is as fast
 ** as possible (one due at an interval would wake for nothing, its pipe
-** not drained until it runs). */
+** not drained until it runs).  Out of memory, q is left out: its nap ends
+** when it is next due, as for a query whose inputs have no descriptor. */
 static void nap_add(napper *z, dipper_query *q) {
   if (q->over || !q->dr) return;
   const dp_trigger *t = query_trigger(q);
   if (t->kind == DP_TRIGGER_PROCESSING_TIME && t->interval > 0) return;
-  int fds[NAP_FDS];
   bool all;
-  int k = dp_driver_wait_fds(q->dr, fds, NAP_FDS - z->n, &all);
+  int k = dp_driver_wait_fds(q->dr, NULL, 0, &all);
+  if (k <= 0 || dp_grow_i(&z->raw, &z->raw_cap, k, sizeof *z->raw, 8) ||
+      dp_grow_i(&z->fds, &z->fds_cap, z->n + k, sizeof *z->fds, 8) ||
+      dp_grow_i(&z->of, &z->of_cap, z->n + k, sizeof *z->of, 8))
+    return;
+  k = dp_driver_wait_fds(q->dr, z->raw, k, &all);
   for (int i = 0; i < k; i++) {
-    z->fds[z->n] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+    z->fds[z->n] = (struct pollfd){.fd = z->raw[i], .events = POLLIN};
     z->of[z->n++] = q;
   }
 }
 
+/* Sleep up to `us` (at most a slice), or until a descriptor has input;
+** then z is emptied. */
 static void nap(napper *z, int64_t us) {
   if (us > SLICE_US) us = SLICE_US;
   if (z->n == 0) {
     sleep_micros(us);
-    return;
+  } else {
+    /* poll's timeout is in ms: rounded up, so that a query is not stepped
+    ** before it is due only to sleep again. */
+    int ms = (int)((us + 999) / 1000);
+    if (poll(z->fds, (nfds_t)z->n, ms) > 0) /* else a timeout, or EINTR: a signal */
+      for (int i = 0; i < z->n; i++)
+        if (z->fds[i].revents) z->of[i]->next_due = 0;
   }
-  /* poll's timeout is in ms: rounded up, so that a query is not stepped
-  ** before it is due only to sleep again. */
-  int ms = (int)((us + 999) / 1000);
-  if (poll(z->fds, (nfds_t)z->n, ms) <= 0) return; /* a timeout, or EINTR: a signal */
-  for (int i = 0; i < z->n; i++)
-    if (z->fds[i].revents) z->of[i]->next_due = 0;
+  free(z->fds);
+  free(z->of);
+  free(z->raw);
+  *z = (napper){0};
 }
 
 /* When the query's trigger next wants a step, given that one ran (or found
@@ -425,7 +439,7 @@ int dipper_run(dipper_program *prog, dipper_progress_fn fn, void *user) {
     if (dp_api_interrupted(db)) continue;
     now = dp_mono_micros();
     if (soonest > now) {
-      napper z = {.n = 0};
+      napper z = {0};
       for (int i = 0; i < n; i++) nap_add(&z, qs[i]);
       nap(&z, soonest - now);
     }
@@ -526,7 +540,7 @@ int dipper_query_await(dipper_query *q, int64_t timeout_ms, int *terminated) {
     }
     int64_t wait = q->next_due - now;
     if (deadline - now < wait) wait = deadline - now;
-    napper z = {.n = 0};
+    napper z = {0};
     nap_add(&z, q);
     nap(&z, wait);
   }
@@ -732,7 +746,7 @@ static int listen_in_process(listen_ctx *c, int64_t deadline) {
     }
     now = dp_mono_micros();
     if (c->left > 0 && soonest > now) {
-      napper z = {.n = 0};
+      napper z = {0};
       for (dipper_query *q = db->queries; q; q = q->next_live)
         if (!spark_streaming(q)) nap_add(&z, q);
       nap(&z, soonest - now);

@@ -1077,8 +1077,8 @@ int dp_driver_wait_fds(dp_driver *dr, int *fds, int cap, bool *all) {
     int fd = op->cls == &dp_op_scan ? dp_scan_wait_fd(op) : -1;
     if (fd < 0)
       *all = false;
-    else if (n < cap)
-      fds[n++] = fd;
+    else if (n++ < cap)
+      fds[n - 1] = fd;
   }
   return n;
 }

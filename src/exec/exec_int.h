@@ -98,9 +98,10 @@ int dp_driver_step(dp_driver *dr, bool *ran, bool *finished);
 void dp_driver_progress(const dp_driver *dr, dipper_progress *out);
 const dp_diags *dp_driver_diags(const dp_driver *dr);
 const dp_trigger *dp_driver_trigger(const dp_driver *dr);
-/* The wait_fd of each of the query's inputs that has one, at most `cap`
-** into fds; the count.  *all: every input has one (fds may be NULL with
-** cap 0 to ask only that).  A parallel query's inputs are its workers' and
+/* The wait_fd of each of the query's inputs that has one, the first `cap`
+** into fds; the count of them all (more than cap: ask again with room).
+** *all: every input has one (fds may be NULL with cap 0 to ask only that,
+** or how many).  A parallel query's inputs are its workers' and
 ** have none here. */
 int dp_driver_wait_fds(dp_driver *dr, int *fds, int cap, bool *all);
 /* Whether the next steps come when the inputs' wait_fds fire (a run loop)

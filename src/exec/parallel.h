@@ -81,8 +81,9 @@ int dp_par_run(dp_par *par, dp_exec *coord, dp_diags *d);
 ** micro-batch; commit those sinks after the coordinator's. */
 int64_t dp_par_rows_sunk(const dp_par *par);
 int dp_par_commit_sinks(dp_par *par, int64_t batch_id, dp_diags *d);
-/* dp_driver_wait_fds over every worker's inputs: up to `cap` descriptors
-** into fds (the count), *all when every input of every worker has one. */
+/* dp_driver_wait_fds over every worker's inputs: the first `cap`
+** descriptors into fds, the count of them all, *all when every input of
+** every worker has one. */
 int dp_par_wait_fds(dp_par *par, int *fds, int cap, bool *all);
 /* After every operator's end_batch: reset the workers' batch arenas. */
 void dp_par_end_batch(dp_par *par);
