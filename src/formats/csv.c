@@ -14,6 +14,14 @@
 ** found 16 bytes at a time (SSE2); an unquoted whole number, number or
 ** timestamp is parsed in the same pass that finds its end.  What is not in
 ** those forms, and every error, goes through put_field as before.
+**
+** Whole records (decode_fast): when every decoded column is an integer,
+** double, timestamp or string (and there is no null literal), a record is
+** first read as a plain sequence of unquoted fields straight into their
+** columns; a quote, a field not in its fast form, a count of fields not the
+** table's, and the record is cut back and read by decode_fields, which gives
+** the values and errors it always gave (8 such records in a row turn the
+** fast path off for the next 1024).
 */
 #include <math.h>
 #include <stdio.h>
@@ -212,7 +220,7 @@ DP_FAST_INLINE const char *fused_scalar(dp_csv_decoder *dec, int field, dp_vecto
     if (!(q = dp_fast_i64(p, end, &x)) || (q < end && (unsigned char)*q != delim) ||
         !dp_fast_int_fits(k, x))
       return NULL;
-    *rc = dp_vector_append_i64(v, x);
+    *rc = dp_fast_put_i64(v, x);
     return q;
   }
   case DP_T_FLOAT:
@@ -221,7 +229,7 @@ DP_FAST_INLINE const char *fused_scalar(dp_csv_decoder *dec, int field, dp_vecto
     if (!(q = dp_fast_f64(p, end, &x)) || (q < end && (unsigned char)*q != delim) ||
         (k == DP_T_FLOAT && fabs(x) > 3.4028234663852886e38))
       return NULL;
-    *rc = dp_vector_append_f64(v, x);
+    *rc = dp_fast_put_f64(v, x);
     return q;
   }
   case DP_T_TIMESTAMP:
@@ -230,7 +238,7 @@ DP_FAST_INLINE const char *fused_scalar(dp_csv_decoder *dec, int field, dp_vecto
     if (!(q = dp_fast_timestamp(p, end, dec->precisions[field], &dec->day, &x))) return NULL;
     if (q < end && (*q == 'Z' || *q == 'z')) q++; /* UTC */
     if (q < end && (unsigned char)*q != delim) return NULL;
-    *rc = dp_vector_append_i64(v, x);
+    *rc = dp_fast_put_i64(v, x);
     return q;
   }
   default: return NULL;

@@ -22,6 +22,11 @@
 **   timestamps yyyy-MM-dd[ Tt]HH:mm:ss[.f{1,9}] with all the fixed digits,
 **              fraction cut to the precision as parse_time does
 **
+** Digits are read 8 at a time (SWAR in a 64-bit word: how many, and their
+** value in three multiplies, without a branch per digit).  A timestamp of
+** the same minute as the last one (its first 16 bytes equal, which were
+** checked then) costs one compare and its seconds and fraction.
+**
 ** SSE2 is the x86-64 baseline; elsewhere the loops are plain C.  Loads of 16
 ** bytes happen only where 16 bytes remain, so nothing is read past `end`.
 */
@@ -33,6 +38,7 @@
 #include <stdint.h>
 
 #include "core/types.h"
+#include "core/vector.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -112,6 +118,37 @@ DP_FAST_INLINE const char *dp_fast_i64(const char *p, const char *end, int64_t *
   if (v > (uint64_t)INT64_MAX + neg) return NULL; /* out of range: the general path says so */
   *out = neg ? (int64_t)(0 - v) : (int64_t)v;
   return q;
+}
+
+/* dp_vector_append_i64 / _f64 for the decoders' loops: in the common case
+** (room for the row, no validity bitmap yet, a 64- or 32-bit column) the
+** value is stored without the checks and the switch; else the append as it
+** is.  Either way the same row. */
+DP_FAST_INLINE int dp_fast_put_i64(dp_vector *v, int64_t x) {
+  int64_t i = v->length;
+  if (i < v->capacity && !v->validity) {
+    if (v->phys == DP_PHYS_I64) {
+      ((int64_t *)v->values)[i] = x;
+      v->length = i + 1;
+      return DIPPER_OK;
+    }
+    if (v->phys == DP_PHYS_I32) {
+      ((int32_t *)v->values)[i] = (int32_t)x;
+      v->length = i + 1;
+      return DIPPER_OK;
+    }
+  }
+  return dp_vector_append_i64(v, x);
+}
+
+DP_FAST_INLINE int dp_fast_put_f64(dp_vector *v, double x) {
+  int64_t i = v->length;
+  if (i < v->capacity && !v->validity && v->phys == DP_PHYS_F64) {
+    ((double *)v->values)[i] = x;
+    v->length = i + 1;
+    return DIPPER_OK;
+  }
+  return dp_vector_append_f64(v, x);
 }
 
 /* Does x fit the integer kind (TINYINT .. BIGINT)? */

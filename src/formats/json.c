@@ -20,6 +20,17 @@
 ** messages are the same either way ('reference' turns the fast paths off;
 ** tests/formats/fastscan_test.c compares the two).
 **
+** Whole records (decode_shape): the records of one producer nearly always
+** hold the same keys in the same order, so the decoder keeps that order (the
+** schema's at first, then the one the general path last saw in a record whose
+** keys were exactly the decoded columns) and reads a record as that sequence:
+** each `"name":` checked with one 16-byte compare, its value straight into
+** its column, no key lookup, no "seen" flags, no hint.  Any difference — a
+** key elsewhere, missing, unknown, escaped, a value not in a fast form that
+** the general value path refuses, text after the object — and the record is
+** cut back and decoded the general way, which learns the new order or, after
+** 8 such records in a row, turns the shape off for the next 1024.
+**
 ** Strictness: the JSON grammar of RFC 8259 (no comments, no trailing commas,
 ** no single quotes, UTF-8 validated, no raw control characters in strings),
 ** nesting at most MAX_DEPTH, and a value of the wrong kind for its column is
@@ -794,7 +805,7 @@ DP_FAST_INLINE int fast_value(dp_json_decoder *dec, const fplan *f, dp_vector *v
         !dp_fast_int_fits(k, x))
       return NOT_FAST;
     *pp = q;
-    return dp_vector_append_i64(v, x);
+    return dp_fast_put_i64(v, x);
   }
   case DP_T_FLOAT:
   case DP_T_DOUBLE: {
@@ -802,7 +813,7 @@ DP_FAST_INLINE int fast_value(dp_json_decoder *dec, const fplan *f, dp_vector *v
     if (!(q = dp_fast_f64(p, end, &x))) return NOT_FAST;
     if (k == DP_T_FLOAT && fabs(x) > 3.4028234663852886e38) return NOT_FAST;
     *pp = q;
-    return dp_vector_append_f64(v, x);
+    return dp_fast_put_f64(v, x);
   }
   case DP_T_TIMESTAMP:
   case DP_T_TIMESTAMP_LTZ: {
@@ -812,7 +823,7 @@ DP_FAST_INLINE int fast_value(dp_json_decoder *dec, const fplan *f, dp_vector *v
     if (q < end && (*q == 'Z' || *q == 'z')) q++; /* UTC */
     if (q >= end || *q != '"') return NOT_FAST;
     *pp = q + 1;
-    return dp_vector_append_i64(v, x);
+    return dp_fast_put_i64(v, x);
   }
   case DP_T_STRING:
     if (*p != '"') return NOT_FAST;
@@ -989,13 +1000,16 @@ static int decode_shape(dp_json_decoder *dec, dp_vector **cols, const char **pp)
   sg->index = -1;
   for (int j = 0; j < dec->nshape; j++) {
     int i = dec->shape[j];
-    p = skip_ws(p, end);
-    if (j) {
-      if (p >= end || *p != ',') return NOT_SHAPE;
-      p = skip_ws(p + 1, end);
+    if (j) { /* white space is looked for only where the bytes are not the expected ones */
+      if (p >= end || *p != ',') {
+        p = skip_ws(p, end);
+        if (p >= end || *p != ',') return NOT_SHAPE;
+      }
+      p++;
     }
-    if (!(p = shape_key(dec, i, p, end))) return NOT_SHAPE;
-    p = skip_ws(p, end);
+    const char *q = shape_key(dec, i, p, end);
+    if (!q && (p = skip_ws(p, end), !(q = shape_key(dec, i, p, end)))) return NOT_SHAPE;
+    p = skip_ws(q, end);
     int rc = fast_value(dec, &f->fields[i], cols[i], &p, end);
     if (rc == NOT_FAST) {
       sg->name = f->names[i];
