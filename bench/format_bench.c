@@ -20,7 +20,8 @@
 ** payPlatform 0/1, provinceId 0..33 (about 115 bytes as JSON).  Prints MB/s
 ** and M rows/s per core (bytes over this thread's CPU time, user + system;
 ** the file is in the page cache after the first run), the median of R runs,
-** and the best run's MB/s (on a busy machine the least disturbed one).
+** and the best run's MB/s (on a busy machine the least disturbed one), and
+** the median's cycles per byte at the clock measured at start (clock_hz).
 */
 #include <errno.h>
 #include <inttypes.h>
@@ -97,6 +98,30 @@ static double cpu_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The core's clock as this thread sees it (turbo included), from a chain of
+** dependent adds (one cycle each): 0 where there is no x86-64.  The cycles
+** per byte below are CPU time x this clock / bytes: the VM gives no
+** hardware counters, and the nominal MHz of /proc/cpuinfo is not the
+** clock the core runs at. */
+static double clock_hz(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  double best = 1e9;
+  unsigned long x = 0;
+  for (int r = 0; r < 5; r++) {
+    double t0 = cpu_now();
+    for (unsigned long i = 0; i < 20000000UL; i++)
+      __asm__ volatile("add $1,%0\n\tadd $1,%0\n\tadd $1,%0\n\tadd $1,%0\n\tadd $1,%0\n\t"
+                       "add $1,%0\n\tadd $1,%0\n\tadd $1,%0\n\tadd $1,%0\n\tadd $1,%0"
+                       : "+r"(x));
+    double t = cpu_now() - t0;
+    if (t < best) best = t;
+  }
+  return 2e8 / best;
+#else
+  return 0;
+#endif
 }
 
 static const char *const columns =
@@ -263,11 +288,13 @@ static int scan_path(const char *path, int runs) {
     if ((t[r] = run_scan("json", path, &rows)) < 0) return 1;
   qsort(t, (size_t)runs, sizeof t[0], cmp_double);
   double med = t[runs / 2];
-  printf("%-6s %-7s %10s %8s %9s %10s %9s\n", "format", "path", "records", "MB", "MB/s", "M rows/s",
-         "best MB/s");
-  printf("%-6s %-7s %10" PRId64 " %8.1f %9.0f %10.2f %9.0f\n", "json", "scan", rows,
+  double hz = clock_hz();
+  printf("clock %.2f GHz (dependent adds)\n", hz / 1e9);
+  printf("%-6s %-7s %10s %8s %9s %10s %9s %9s\n", "format", "path", "records", "MB", "MB/s", "M rows/s",
+         "best MB/s", "cycles/B");
+  printf("%-6s %-7s %10" PRId64 " %8.1f %9.0f %10.2f %9.0f %9.2f\n", "json", "scan", rows,
          (double)bytes / 1e6, (double)bytes / 1e6 / med, (double)rows / 1e6 / med,
-         (double)bytes / 1e6 / t[0]);
+         (double)bytes / 1e6 / t[0], med * hz / (double)bytes);
   return 0;
 }
 
@@ -308,8 +335,10 @@ int main(int argc, char **argv) {
   }
   static const char *const formats[] = {"json", "csv"};
   int status = 0;
-  printf("%-6s %-7s %10s %8s %9s %10s %9s\n", "format", "path", "records", "MB", "MB/s", "M rows/s",
-         "best MB/s");
+  double hz = write_dir ? 0 : clock_hz();
+  if (!write_dir) printf("clock %.2f GHz (dependent adds)\n", hz / 1e9);
+  printf("%-6s %-7s %10s %8s %9s %10s %9s %9s\n", "format", "path", "records", "MB", "MB/s", "M rows/s",
+         "best MB/s", "cycles/B");
   for (int k = 0; k < 2; k++) {
     if (only && strcmp(only, formats[k]) != 0) continue;
     records rs;
@@ -342,9 +371,9 @@ int main(int argc, char **argv) {
       if (status) break;
       qsort(t, (size_t)runs, sizeof t[0], cmp_double);
       double med = t[runs / 2];
-      printf("%-6s %-7s %10" PRId64 " %8.1f %9.0f %10.2f %9.0f\n", formats[k],
+      printf("%-6s %-7s %10" PRId64 " %8.1f %9.0f %10.2f %9.0f %9.2f\n", formats[k],
              mode ? "record" : "scan", n, (double)bytes / 1e6, (double)bytes / 1e6 / med,
-             (double)n / 1e6 / med, (double)bytes / 1e6 / t[0]);
+             (double)n / 1e6 / med, (double)bytes / 1e6 / t[0], med * hz / (double)bytes);
       fflush(stdout);
     }
     if (!dir) unlink(path);

@@ -7,7 +7,9 @@
 ** connectors rely on: a failed record reports an offset inside the record and
 ** leaves every column as it was; a decoded record encodes to JSON that
 ** decodes again to the same text (the encoder's output is a fixed point).
-** A broken invariant aborts, which the fuzzer reports.
+** And a decoder without the fast paths ('reference') gives the same code,
+** error and values for every line.  A broken invariant aborts, which the
+** fuzzer reports.
 */
 #include <stdint.h>
 #include <stdlib.h>
@@ -63,9 +65,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   dp_schema *s = make_schema(a);
   dp_json_options opts = {size > 0 && (data[0] & 1)};
   dp_json_decoder *dec = dp_json_decoder_new(s, NULL, &opts);
-  dp_batch *b = dp_batch_new(s, 0);
-  dp_buf out = DP_BUF_INIT, again = DP_BUF_INIT;
-  if (!dec || !b) abort();
+  dp_json_options ropts = opts;
+  ropts.reference = true;
+  dp_json_decoder *ref = dp_json_decoder_new(s, NULL, &ropts);
+  dp_batch *b = dp_batch_new(s, 0), *rb = dp_batch_new(s, 0);
+  dp_buf out = DP_BUF_INIT, again = DP_BUF_INIT, rout = DP_BUF_INIT;
+  if (!dec || !ref || !b || !rb) abort();
   int64_t before[32];
   const char *p = (const char *)data, *end = p + size;
   while (p < end) {
@@ -74,6 +79,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int c = 0; c < b->ncols; c++) before[c] = b->cols[c]->length;
     dp_format_error err;
     int rc = dp_json_decode(dec, p, len, b, &err);
+    /* the general path alone: the same code, error and values */
+    dp_format_error rerr;
+    int rrc = dp_json_decode(ref, p, len, rb, &rerr);
+    if (rrc != rc) abort();
+    if (rc == DIPPER_DATA && (rerr.offset != err.offset || strcmp(rerr.msg, err.msg) != 0)) abort();
+    if (rc == DIPPER_OK) {
+      if (dp_batch_sync(b) != DIPPER_OK || dp_batch_sync(rb) != DIPPER_OK) abort();
+      out.len = rout.len = 0;
+      if (dp_json_encode_row(b, b->nrows - 1, &out) != DIPPER_OK ||
+          dp_json_encode_row(rb, rb->nrows - 1, &rout) != DIPPER_OK)
+        abort();
+      if (out.len != rout.len || memcmp(out.data, rout.data, out.len) != 0) abort();
+    }
+    if (rb->nrows > 64) dp_batch_clear(rb);
     if (rc == DIPPER_DATA) {
       if (err.offset < 0 || (size_t)err.offset > len || !err.msg[0]) abort();
       same_lengths(b, before);
@@ -97,8 +116,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   dp_buf_free(&out);
   dp_buf_free(&again);
+  dp_buf_free(&rout);
   dp_batch_free(b);
+  dp_batch_free(rb);
   dp_json_decoder_free(dec);
+  dp_json_decoder_free(ref);
   dp_arena_free(a);
   return 0;
 }

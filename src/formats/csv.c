@@ -14,6 +14,14 @@
 ** found 16 bytes at a time (SSE2); an unquoted whole number, number or
 ** timestamp is parsed in the same pass that finds its end.  What is not in
 ** those forms, and every error, goes through put_field as before.
+**
+** Whole records (decode_fast): when every decoded column is an integer,
+** double, timestamp or string (and there is no null literal), a record is
+** first read as a plain sequence of unquoted fields straight into their
+** columns; a quote, a field not in its fast form, a count of fields not the
+** table's, and the record is cut back and read by decode_fields, which gives
+** the values and errors it always gave (8 such records in a row turn the
+** fast path off for the next 1024).
 */
 #include <math.h>
 #include <stdio.h>
@@ -36,6 +44,9 @@ struct dp_csv_decoder {
   unsigned char *bin;
   size_t bin_cap;
   dp_fast_day day;  /* the last timestamp's date */
+  bool fast_ok;     /* every decoded column of a kind decode_fast takes */
+  int misses;       /* records in a row decode_fast gave back to the general path */
+  int fast_skip;    /* records left before decode_fast is tried again */
 };
 
 dp_csv_options dp_csv_default_options(void) {
@@ -79,11 +90,17 @@ dp_csv_decoder *dp_csv_decoder_new(const dp_schema *schema, const bool *decode_c
     dp_csv_decoder_free(dec);
     return NULL;
   }
+  dec->fast_ok = !dec->opts.reference && !(dec->opts.null_literal && dec->opts.null_literal[0]);
   for (int i = 0; i < schema->ncols; i++)
     if (!decode_col || decode_col[i]) {
-      dec->kinds[dec->ndecode] = schema->cols[i].type->kind;
+      dp_type_kind k = schema->cols[i].type->kind;
+      dec->kinds[dec->ndecode] = k;
       dec->precisions[dec->ndecode] = schema->cols[i].type->precision;
       dec->cols[dec->ndecode++] = i;
+      if (k != DP_T_TINYINT && k != DP_T_SMALLINT && k != DP_T_INT && k != DP_T_BIGINT &&
+          k != DP_T_FLOAT && k != DP_T_DOUBLE && k != DP_T_TIMESTAMP && k != DP_T_TIMESTAMP_LTZ &&
+          k != DP_T_STRING)
+        dec->fast_ok = false;
     }
   return dec;
 }
@@ -203,7 +220,7 @@ DP_FAST_INLINE const char *fused_scalar(dp_csv_decoder *dec, int field, dp_vecto
     if (!(q = dp_fast_i64(p, end, &x)) || (q < end && (unsigned char)*q != delim) ||
         !dp_fast_int_fits(k, x))
       return NULL;
-    *rc = dp_vector_append_i64(v, x);
+    *rc = dp_fast_put_i64(v, x);
     return q;
   }
   case DP_T_FLOAT:
@@ -212,7 +229,7 @@ DP_FAST_INLINE const char *fused_scalar(dp_csv_decoder *dec, int field, dp_vecto
     if (!(q = dp_fast_f64(p, end, &x)) || (q < end && (unsigned char)*q != delim) ||
         (k == DP_T_FLOAT && fabs(x) > 3.4028234663852886e38))
       return NULL;
-    *rc = dp_vector_append_f64(v, x);
+    *rc = dp_fast_put_f64(v, x);
     return q;
   }
   case DP_T_TIMESTAMP:
@@ -221,7 +238,7 @@ DP_FAST_INLINE const char *fused_scalar(dp_csv_decoder *dec, int field, dp_vecto
     if (!(q = dp_fast_timestamp(p, end, dec->precisions[field], &dec->day, &x))) return NULL;
     if (q < end && (*q == 'Z' || *q == 'z')) q++; /* UTC */
     if (q < end && (unsigned char)*q != delim) return NULL;
-    *rc = dp_vector_append_i64(v, x);
+    *rc = dp_fast_put_i64(v, x);
     return q;
   }
   default: return NULL;
@@ -359,6 +376,40 @@ static int decode_fields(dp_csv_decoder *dec, const char *rec, size_t n, dp_batc
   return DIPPER_OK;
 }
 
+/* The fast path of a whole record: each decoded column's field unquoted and
+** either empty (NULL) or in a form fused_scalar reads (a STRING as it is),
+** and no field more.  DIPPER_OK when it is so (the values appended), else
+** NOT_FAST: the caller cuts the columns back and decode_fields reads the
+** record, and says what is wrong with it, as it would have anyway. */
+static int decode_fast(dp_csv_decoder *dec, const char *rec, size_t n, dp_batch *out) {
+  const char *p = rec, *end = rec + n;
+  int delim = (unsigned char)(dec->opts.delimiter ? dec->opts.delimiter : ',');
+  char quote = dec->opts.quote;
+  for (int f = 0; f < dec->ndecode; f++) {
+    dp_vector *v = out->cols[dec->cols[f]];
+    int rc;
+    const char *q;
+    if (p == end || (unsigned char)*p == delim) {
+      q = p; /* an empty field: NULL */
+      rc = dp_vector_append_null(v);
+    } else if (quote && *p == quote) {
+      return NOT_FAST;
+    } else if (dec->kinds[f] == DP_T_STRING) {
+      q = dp_fast_find2(p, end, (char)delim, (char)delim);
+      rc = dp_vector_append_str(v, p, (size_t)(q - p));
+    } else if (!(q = fused_scalar(dec, f, v, p, end, delim, &rc))) {
+      return NOT_FAST;
+    }
+    if (rc != DIPPER_OK) return NOT_FAST;
+    p = q;
+    if (f + 1 < dec->ndecode) {
+      if (p == end) return NOT_FAST; /* too few fields */
+      p++;                           /* the delimiter */
+    }
+  }
+  return p == end ? DIPPER_OK : NOT_FAST;
+}
+
 int dp_csv_decode(dp_csv_decoder *dec, const char *rec, size_t n, dp_batch *out, bool *skipped,
                   dp_format_error *err) {
   if (skipped) *skipped = false;
@@ -375,7 +426,25 @@ int dp_csv_decode(dp_csv_decoder *dec, const char *rec, size_t n, dp_batch *out,
     return DIPPER_OK;
   }
   for (int i = 0; i < out->ncols; i++) dec->lengths[i] = out->cols[i]->length;
+  bool tried = false;
+  if (dec->fast_ok && dec->ndecode > 0) {
+    if (dec->fast_skip > 0) {
+      dec->fast_skip--;
+    } else {
+      if (decode_fast(dec, rec, n, out) == DIPPER_OK) {
+        dec->misses = 0;
+        return DIPPER_OK;
+      }
+      for (int i = 0; i < out->ncols; i++) dp_format_cut(out->cols[i], dec->lengths[i]);
+      tried = true;
+    }
+  }
   int rc = decode_fields(dec, rec ? rec : "", n, out, err);
+  if (tried && rc == DIPPER_OK && ++dec->misses >= 8) {
+    /* records the fast path does not take, one after another: try later */
+    dec->misses = 0;
+    dec->fast_skip = 1024;
+  }
   if (rc != DIPPER_OK)
     for (int i = 0; i < out->ncols; i++) dp_format_cut(out->cols[i], dec->lengths[i]);
   return rc;

@@ -22,6 +22,11 @@
 **   timestamps yyyy-MM-dd[ Tt]HH:mm:ss[.f{1,9}] with all the fixed digits,
 **              fraction cut to the precision as parse_time does
 **
+** Digits are read 8 at a time (SWAR in a 64-bit word: how many, and their
+** value in three multiplies, without a branch per digit).  A timestamp of
+** the same minute as the last one (its first 16 bytes equal, which were
+** checked then) costs one compare and its seconds and fraction.
+**
 ** SSE2 is the x86-64 baseline; elsewhere the loops are plain C.  Loads of 16
 ** bytes happen only where 16 bytes remain, so nothing is read past `end`.
 */
@@ -33,6 +38,7 @@
 #include <stdint.h>
 
 #include "core/types.h"
+#include "core/vector.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -47,19 +53,102 @@
 
 static inline bool dp_fast_digit(char ch) { return (unsigned char)(ch - '0') < 10; }
 
+static const uint64_t dp_fast_p10u[] = {UINT64_C(1),        UINT64_C(10),        UINT64_C(100),
+                                        UINT64_C(1000),     UINT64_C(10000),     UINT64_C(100000),
+                                        UINT64_C(1000000),  UINT64_C(10000000),  UINT64_C(100000000)};
+
+/* The ASCII digits that begin the 8 bytes at p (p + 8 <= end): how many
+** (0..8) and, in *val, their value.  SWAR: c - '0' in each byte; a byte is a
+** digit when that is below 10.  A borrow or carry between bytes can only
+** come out of a byte that is not a digit, so it never disturbs the bytes
+** before the first non-digit, which are all that is read. */
+DP_FAST_INLINE int dp_fast_swar8(const char *p, uint64_t *val) {
+  uint64_t x;
+  __builtin_memcpy(&x, p, 8);
+  uint64_t t = x - UINT64_C(0x3030303030303030);
+  uint64_t bad = (t | (t + UINT64_C(0x7676767676767676))) & UINT64_C(0x8080808080808080);
+  int n = bad ? __builtin_ctzll(bad) >> 3 : 8;
+  if (n == 0) {
+    *val = 0;
+    return 0;
+  }
+  /* the n digits to the top bytes (the first digit lowest), zeros below:
+  ** an 8-digit number with leading zeros, combined pairwise */
+  t <<= 8 * (8 - n);
+  t = ((t & UINT64_C(0x0F0F0F0F0F0F0F0F)) * 2561) >> 8;
+  t = ((t & UINT64_C(0x00FF00FF00FF00FF)) * 6553601) >> 16;
+  t = ((t & UINT64_C(0x0000FFFF0000FFFF)) * UINT64_C(42949672960001)) >> 32;
+  *val = t;
+  return n;
+}
+
+/* The run of digits at *qp: appended to *acc (acc * 10^k + digits) and
+** counted in *count, *qp past it.  More than 19 digits in all leave *acc
+** meaningless (wrapped); the callers refuse those by *count. */
+DP_FAST_INLINE void dp_fast_run(const char **qp, const char *end, uint64_t *acc, int *count) {
+  const char *q = *qp;
+  uint64_t v = *acc;
+  int c = *count;
+  while (end - q >= 8) {
+    uint64_t w;
+    int m = dp_fast_swar8(q, &w);
+    v = v * dp_fast_p10u[m] + w;
+    q += m;
+    c += m;
+    if (m < 8 || c > 19) goto done;
+  }
+  for (; q < end && dp_fast_digit(*q); q++, c++) {
+    if (c > 19) break;
+    v = v * 10 + (uint64_t)(*q - '0');
+  }
+done:
+  *qp = q;
+  *acc = v;
+  *count = c;
+}
+
 /* [-]digits at p (at most 19 digits, within BIGINT): *out and the end, or NULL. */
 DP_FAST_INLINE const char *dp_fast_i64(const char *p, const char *end, int64_t *out) {
   bool neg = p < end && *p == '-';
-  const char *q = p + neg, *start = q;
+  const char *q = p + neg;
   uint64_t v = 0;
-  while (q < end && dp_fast_digit(*q) && q - start < 19) { /* 19 digits fit a uint64_t */
-    v = v * 10 + (uint64_t)(*q - '0');
-    q++;
-  }
-  if (q == start || (q < end && dp_fast_digit(*q))) return NULL;
+  int n = 0;
+  dp_fast_run(&q, end, &v, &n);
+  if (n == 0 || n > 19) return NULL;
   if (v > (uint64_t)INT64_MAX + neg) return NULL; /* out of range: the general path says so */
   *out = neg ? (int64_t)(0 - v) : (int64_t)v;
   return q;
+}
+
+/* dp_vector_append_i64 / _f64 for the decoders' loops: in the common case
+** (room for the row, no validity bitmap yet, a 64- or 32-bit column) the
+** value is stored without the checks and the switch; else the append as it
+** is.  Either way the same row. */
+DP_FAST_INLINE int dp_fast_put_i64(dp_vector *v, int64_t x) {
+  int64_t i = v->length;
+  if (i < v->capacity && !v->validity) {
+    if (v->phys == DP_PHYS_I64) {
+      ((int64_t *)v->values)[i] = x;
+      v->length = i + 1;
+      return DIPPER_OK;
+    }
+    if (v->phys == DP_PHYS_I32) {
+      ((int32_t *)v->values)[i] = (int32_t)x;
+      v->length = i + 1;
+      return DIPPER_OK;
+    }
+  }
+  return dp_vector_append_i64(v, x);
+}
+
+DP_FAST_INLINE int dp_fast_put_f64(dp_vector *v, double x) {
+  int64_t i = v->length;
+  if (i < v->capacity && !v->validity && v->phys == DP_PHYS_F64) {
+    ((double *)v->values)[i] = x;
+    v->length = i + 1;
+    return DIPPER_OK;
+  }
+  return dp_vector_append_f64(v, x);
 }
 
 /* Does x fit the integer kind (TINYINT .. BIGINT)? */
@@ -164,23 +253,24 @@ DP_FAST_INLINE const char *dp_fast_f64(const char *p, const char *end, double *o
   if (*q == '0') {
     q++;
   } else {
-    for (; q < end && dp_fast_digit(*q); q++) {
-      if (++sig > 19) return NULL;
-      mant = mant * 10 + (uint64_t)(*q - '0');
-    }
+    dp_fast_run(&q, end, &mant, &sig);
+    if (sig > 19) return NULL;
   }
   if (q < end && *q == '.') {
     q++;
     if (q >= end || !dp_fast_digit(*q)) return NULL;
-    for (; q < end && dp_fast_digit(*q); q++) {
-      if (mant == 0 && *q == '0') {
-        exp10--;
-        continue;
-      }
-      if (++sig > 19) return NULL;
-      mant = mant * 10 + (uint64_t)(*q - '0');
+    /* zeros before the first significant digit count in the exponent only */
+    for (; mant == 0 && q < end && dp_fast_digit(*q); q++) {
       exp10--;
+      if (*q != '0') {
+        mant = (uint64_t)(*q - '0');
+        sig = 1;
+      }
     }
+    const char *f = q;
+    dp_fast_run(&q, end, &mant, &sig);
+    if (sig > 19) return NULL;
+    exp10 -= (int)(q - f);
   }
   if (q < end && (*q == 'e' || *q == 'E')) {
     q++;
@@ -210,6 +300,12 @@ static inline int dp_fast_2(const char *p) { return (p[0] - '0') * 10 + (p[1] - 
 typedef struct dp_fast_day {
   int32_t ymd; /* y * 10000 + m * 100 + d; -1: none yet */
   int64_t days;
+  /* and the last minute: its text "yyyy-MM-dd HH:mm" (checked) and µs since
+  ** the epoch, so that a timestamp of the same minute costs one compare and
+  ** its seconds (SSE2 only; minute_len 0: none yet) */
+  unsigned char minute[16];
+  int minute_len;
+  int64_t minute_us;
 } dp_fast_day;
 
 /* yyyy-MM-dd HH:mm:ss[.fff] at p (' ', 'T' or 't' between): µs since the
@@ -220,10 +316,21 @@ DP_FAST_INLINE const char *dp_fast_timestamp(const char *p, const char *end, int
   static const unsigned char mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   static const int32_t scale[] = {100000, 10000, 1000, 100, 10, 1};
   if (end - p < 19) return NULL;
+  int64_t base;
+  int s;
 #ifdef DP_FAST_SSE2
+  __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+  if (day->minute_len &&
+      _mm_movemask_epi8(_mm_cmpeq_epi8(
+          v, _mm_loadu_si128((const __m128i *)(const void *)day->minute))) == 0xFFFF) {
+    /* the minute of the last timestamp, which was checked then */
+    if (p[16] != ':' || !dp_fast_digit(p[17]) || !dp_fast_digit(p[18])) return NULL;
+    if ((s = dp_fast_2(p + 17)) > 59) return NULL;
+    base = day->minute_us;
+    goto fraction;
+  }
   /* "yyyy-MM-dd HH:mm" in one compare: digits where digits go (x - '0' at
   ** most 9, unsigned), the punctuation where it goes */
-  __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
   __m128i t = _mm_sub_epi8(v, _mm_set1_epi8('0'));
   unsigned digits = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(9)), t));
   unsigned punct = (unsigned)_mm_movemask_epi8(
@@ -240,7 +347,8 @@ DP_FAST_INLINE const char *dp_fast_timestamp(const char *p, const char *end, int
     return NULL;
 #endif
   int y = dp_fast_2(p) * 100 + dp_fast_2(p + 2), mo = dp_fast_2(p + 5), d = dp_fast_2(p + 8);
-  int h = dp_fast_2(p + 11), mi = dp_fast_2(p + 14), s = dp_fast_2(p + 17);
+  int h = dp_fast_2(p + 11), mi = dp_fast_2(p + 14);
+  s = dp_fast_2(p + 17);
   if (h > 23 || mi > 59 || s > 59) return NULL;
   int32_t ymd = y * 10000 + mo * 100 + d;
   if (ymd != day->ymd) {
@@ -250,18 +358,33 @@ DP_FAST_INLINE const char *dp_fast_timestamp(const char *p, const char *end, int
     day->ymd = ymd;
     day->days = dp_days_from_civil(y, (unsigned)mo, (unsigned)d);
   }
+  base = day->days * DP_MICROS_PER_DAY + (int64_t)(h * 60 + mi) * 60 * DP_MICROS_PER_SECOND;
+#ifdef DP_FAST_SSE2
+  _mm_storeu_si128((__m128i *)(void *)day->minute, v);
+  day->minute_len = 16;
+  day->minute_us = base;
+fraction:;
+#endif
+  base += (int64_t)s * DP_MICROS_PER_SECOND;
   const char *q = p + 19;
   int64_t frac = 0;
   if (q < end && *q == '.') {
     q++;
     int n = 0;
+    uint64_t w;
+    if (end - q >= 8 && (n = dp_fast_swar8(q, &w)) > 0 && n < 8 && n <= precision && n <= 6) {
+      /* all the digits kept: the common ".SSS" */
+      *out = base + (int64_t)w * scale[n - 1];
+      return q + n;
+    }
+    n = 0;
     for (; q < end && dp_fast_digit(*q); q++) {
       if (++n > 9) return NULL;
       if (n <= 6 && n <= precision) frac += (int64_t)(*q - '0') * scale[n - 1];
     }
     if (n == 0) return NULL;
   }
-  *out = day->days * DP_MICROS_PER_DAY + ((int64_t)(h * 60 + mi) * 60 + s) * DP_MICROS_PER_SECOND + frac;
+  *out = base + frac;
   return q;
 }
 

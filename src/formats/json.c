@@ -20,6 +20,17 @@
 ** messages are the same either way ('reference' turns the fast paths off;
 ** tests/formats/fastscan_test.c compares the two).
 **
+** Whole records (decode_shape): the records of one producer nearly always
+** hold the same keys in the same order, so the decoder keeps that order (the
+** schema's at first, then the one the general path last saw in a record whose
+** keys were exactly the decoded columns) and reads a record as that sequence:
+** each `"name":` checked with one 16-byte compare, its value straight into
+** its column, no key lookup, no "seen" flags, no hint.  Any difference — a
+** key elsewhere, missing, unknown, escaped, a value not in a fast form that
+** the general value path refuses, text after the object — and the record is
+** cut back and decoded the general way, which learns the new order or, after
+** 8 such records in a row, turns the shape off for the next 1024.
+**
 ** Strictness: the JSON grammar of RFC 8259 (no comments, no trailing commas,
 ** no single quotes, UTF-8 validated, no raw control characters in strings),
 ** nesting at most MAX_DEPTH, and a value of the wrong kind for its column is
@@ -76,6 +87,17 @@ struct dp_json_decoder {
   seg path[MAX_DEPTH + 1];
   int depth;
   int64_t *lengths; /* per column: the row count before this record */
+  /* the record's shape (the fast path of whole records): the decoded columns
+  ** in the order the producer writes their keys, each key with its ':' */
+  bool shape_ok;         /* every decoded column's name is plain */
+  int nshape;            /* decoded columns; shape[0..nshape) their order */
+  int *shape;
+  struct keypat *colon;  /* per column: "name": for one 16-byte compare (mask 0: longer) */
+  char **colon_text;     /* per column: "name": as text, for memcmp */
+  int *order, norder;    /* the general path's key order in the last record */
+  bool order_clean;      /* ... each key a decoded column, exactly, without escapes */
+  int misses;            /* records in a row the shape missed and could not learn */
+  int shape_skip;        /* records left before the shape is tried again */
 };
 
 /* ---- plans ---- */
@@ -160,6 +182,15 @@ dp_json_decoder *dp_json_decoder_new(const dp_schema *schema, const bool *decode
     dp_json_decoder_free(dec);
     return NULL;
   }
+  dec->shape = calloc(cnt, sizeof *dec->shape);
+  dec->order = calloc(cnt, sizeof *dec->order);
+  dec->colon = calloc(cnt, sizeof *dec->colon);
+  dec->colon_text = calloc(cnt, sizeof *dec->colon_text);
+  if (!dec->shape || !dec->order || !dec->colon || !dec->colon_text) {
+    dp_json_decoder_free(dec);
+    return NULL;
+  }
+  dec->shape_ok = true;
   for (int i = 0; i < n; i++) {
     f->names[i] = schema->cols[i].name ? schema->cols[i].name : "";
     f->name_lens[i] = strlen(f->names[i]);
@@ -170,12 +201,37 @@ dp_json_decoder *dp_json_decoder_new(const dp_schema *schema, const bool *decode
       dp_json_decoder_free(dec);
       return NULL;
     }
+    if (!f->decode[i]) continue;
+    if (!f->plain[i]) dec->shape_ok = false;
+    size_t len = f->name_lens[i];
+    char *t = malloc(len + 4);
+    if (!t) {
+      dp_json_decoder_free(dec);
+      return NULL;
+    }
+    t[0] = '"';
+    memcpy(t + 1, f->names[i], len);
+    t[len + 1] = '"';
+    t[len + 2] = ':';
+    t[len + 3] = '\0';
+    dec->colon_text[i] = t;
+    if (len + 3 <= sizeof dec->colon[i].bytes) {
+      memcpy(dec->colon[i].bytes, t, len + 3);
+      dec->colon[i].mask = (1u << (len + 3)) - 1;
+    }
+    dec->shape[dec->nshape++] = i; /* first guess: the schema's order */
   }
   return dec;
 }
 
 void dp_json_decoder_free(dp_json_decoder *dec) {
   if (!dec) return;
+  if (dec->colon_text)
+    for (int i = 0; i < dec->top.nfields; i++) free(dec->colon_text[i]);
+  free(dec->colon_text);
+  free(dec->colon);
+  free(dec->shape);
+  free(dec->order);
   plan_free(&dec->top);
   free(dec->scratch);
   free(dec->bin);
@@ -731,8 +787,8 @@ static int find_field(const fplan *f, const char *k, size_t kn) {
 ** non-ASCII bytes.  The append's code and *pp past the value; NOT_FAST
 ** (nothing done) for anything else, which decode_value then reads — and
 ** reports, when it is wrong. */
-static inline int fast_value(dp_json_decoder *dec, const fplan *f, dp_vector *v, const char **pp,
-                             const char *end) {
+DP_FAST_INLINE int fast_value(dp_json_decoder *dec, const fplan *f, dp_vector *v, const char **pp,
+                              const char *end) {
   const char *p = *pp, *q;
   dp_type_kind k = f->type->kind;
   if (p >= end) return NOT_FAST;
@@ -745,11 +801,11 @@ static inline int fast_value(dp_json_decoder *dec, const fplan *f, dp_vector *v,
     if (!(q = dp_fast_i64(p, end, &x))) return NOT_FAST;
     const char *digits = p + (*p == '-');
     /* JSON has no leading zeros; a fraction or exponent is not a whole number */
-    if ((q - digits > 1 && *digits == '0') || (q < end && (*q == '.' || *q == 'e' || *q == 'E')) ||
+    if ((q - digits > 1 && *digits == '0') || (q < end && (*q == '.' || (*q | 0x20) == 'e')) ||
         !dp_fast_int_fits(k, x))
       return NOT_FAST;
     *pp = q;
-    return dp_vector_append_i64(v, x);
+    return dp_fast_put_i64(v, x);
   }
   case DP_T_FLOAT:
   case DP_T_DOUBLE: {
@@ -757,7 +813,7 @@ static inline int fast_value(dp_json_decoder *dec, const fplan *f, dp_vector *v,
     if (!(q = dp_fast_f64(p, end, &x))) return NOT_FAST;
     if (k == DP_T_FLOAT && fabs(x) > 3.4028234663852886e38) return NOT_FAST;
     *pp = q;
-    return dp_vector_append_f64(v, x);
+    return dp_fast_put_f64(v, x);
   }
   case DP_T_TIMESTAMP:
   case DP_T_TIMESTAMP_LTZ: {
@@ -767,7 +823,7 @@ static inline int fast_value(dp_json_decoder *dec, const fplan *f, dp_vector *v,
     if (q < end && (*q == 'Z' || *q == 'z')) q++; /* UTC */
     if (q >= end || *q != '"') return NOT_FAST;
     *pp = q + 1;
-    return dp_vector_append_i64(v, x);
+    return dp_fast_put_i64(v, x);
   }
   case DP_T_STRING:
     if (*p != '"') return NOT_FAST;
@@ -790,7 +846,8 @@ static inline bool same_bytes(const char *a, const char *b, size_t n) {
 ** past its closing quote.  The field expected next is tried first on the raw
 ** bytes (a name without escapes can only be spelled one way), then
 ** find_field on the unescaped key. */
-static inline int lex_key(dp_json_decoder *dec, fplan *f, const char **pp, int *field) {
+static inline int lex_key(dp_json_decoder *dec, fplan *f, const char **pp, int *field,
+                          bool *exact) {
   const char *p = *pp, *end = dec->end;
   int h = f->hint < f->nfields ? f->hint : 0;
   if (f->nfields > 0 && f->plain[h] && !dec->opts.reference) {
@@ -804,6 +861,7 @@ static inline int lex_key(dp_json_decoder *dec, fplan *f, const char **pp, int *
       if ((eq & k->mask) == k->mask) {
         *pp = p + hl + 2;
         *field = h;
+        *exact = true;
         return DIPPER_OK;
       }
     } else
@@ -811,6 +869,7 @@ static inline int lex_key(dp_json_decoder *dec, fplan *f, const char **pp, int *
     if ((size_t)(end - p) > hl + 1 && p[hl + 1] == '"' && same_bytes(p + 1, f->names[h], hl)) {
       *pp = p + hl + 2;
       *field = h;
+      *exact = true;
       return DIPPER_OK;
     }
   }
@@ -818,7 +877,9 @@ static inline int lex_key(dp_json_decoder *dec, fplan *f, const char **pp, int *
   size_t kn;
   int rc = lex_string(dec, pp, &ks, &kn);
   if (rc) return rc;
-  *field = find_field(f, ks, kn);
+  int i = *field = find_field(f, ks, kn);
+  /* spelled as the name, byte for byte, without escapes */
+  *exact = i >= 0 && ks == p + 1 && kn == f->name_lens[i] && memcmp(ks, f->names[i], kn) == 0;
   return DIPPER_OK;
 }
 
@@ -842,11 +903,18 @@ static int decode_members(dp_json_decoder *dec, fplan *f, dp_vector **cols, cons
       if (p >= end || *p != '"') return fail(dec, p, NULL, 0, "expected a key in double quotes");
       const char *key_at = p;
       int i;
-      if ((rc = lex_key(dec, f, &p, &i)) != DIPPER_OK) return rc;
+      bool exact = false;
+      if ((rc = lex_key(dec, f, &p, &i, &exact)) != DIPPER_OK) return rc;
       p = skip_ws(p, end);
       if (p >= end || *p != ':') return fail(dec, p, NULL, 0, "expected ':' after a key");
       p++;
       if (i >= 0 && f->decode && !f->decode[i]) i = -1;
+      if (f == &dec->top) {
+        if (i >= 0 && exact && !f->seen[i] && dec->norder < f->nfields)
+          dec->order[dec->norder++] = i;
+        else
+          dec->order_clean = false;
+      }
       if (i < 0) {
         if ((rc = skip_value(dec, &p, dec->depth)) != DIPPER_OK) return rc;
       } else {
@@ -893,6 +961,71 @@ static int decode_object_row(dp_json_decoder *dec, fplan *f, dp_vector *v, const
   return dp_vector_append_struct(v);
 }
 
+/* What decode_shape returns when the record is not of the shape. */
+#define NOT_SHAPE (-2)
+
+/* The key of column i with its ':' at p (its opening quote), white space
+** allowed before the ':': the byte after the ':', or NULL. */
+static inline const char *shape_key(const dp_json_decoder *dec, int i, const char *p,
+                                    const char *end) {
+  size_t len = dec->top.name_lens[i];
+#ifdef DP_FAST_SSE2
+  const struct keypat *k = &dec->colon[i];
+  if (k->mask && end - p >= 16) {
+    __m128i in = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i want = _mm_loadu_si128((const __m128i *)(const void *)k->bytes);
+    unsigned eq = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(in, want));
+    if ((eq & k->mask) == k->mask) return p + len + 3;
+  } else
+#endif
+  if ((size_t)(end - p) >= len + 3 && memcmp(p, dec->colon_text[i], len + 3) == 0)
+    return p + len + 3;
+  /* "name" : with white space between */
+  if ((size_t)(end - p) < len + 2 || memcmp(p, dec->colon_text[i], len + 2) != 0) return NULL;
+  p = skip_ws(p + len + 2, end);
+  return p < end && *p == ':' ? p + 1 : NULL;
+}
+
+/* The fast path of a whole record: the object at *pp holds exactly the
+** decoded columns, in the order of the last records, each key spelled as
+** its name (fastscan.h's forms for the values, decode_value for the rest),
+** and nothing after it.  DIPPER_OK when it is so (the values appended);
+** NOT_SHAPE on any difference or error, when the caller cuts the columns
+** back and decodes the record the general way, which also finds the
+** error: so the shape can change no value and no message. */
+static int decode_shape(dp_json_decoder *dec, dp_vector **cols, const char **pp) {
+  fplan *f = &dec->top;
+  const char *p = *pp + 1, *end = dec->end;
+  seg *sg = &dec->path[dec->depth = 1];
+  sg->index = -1;
+  for (int j = 0; j < dec->nshape; j++) {
+    int i = dec->shape[j];
+    if (j) { /* white space is looked for only where the bytes are not the expected ones */
+      if (p >= end || *p != ',') {
+        p = skip_ws(p, end);
+        if (p >= end || *p != ',') return NOT_SHAPE;
+      }
+      p++;
+    }
+    const char *q = shape_key(dec, i, p, end);
+    if (!q && (p = skip_ws(p, end), !(q = shape_key(dec, i, p, end)))) return NOT_SHAPE;
+    p = skip_ws(q, end);
+    int rc = fast_value(dec, &f->fields[i], cols[i], &p, end);
+    if (rc == NOT_FAST) {
+      sg->name = f->names[i];
+      sg->len = f->name_lens[i];
+      rc = decode_value(dec, &f->fields[i], cols[i], &p);
+    }
+    if (rc != DIPPER_OK) return NOT_SHAPE;
+  }
+  p = skip_ws(p, end);
+  if (p >= end || *p != '}') return NOT_SHAPE;
+  if (skip_ws(p + 1, end) != end) return NOT_SHAPE;
+  dec->depth = 0;
+  *pp = end;
+  return DIPPER_OK;
+}
+
 int dp_json_decode(dp_json_decoder *dec, const char *rec, size_t n, dp_batch *out,
                    dp_format_error *err) {
   if (!dec || !out || (!rec && n) || out->ncols != dec->top.nfields) return DIPPER_MISUSE;
@@ -911,8 +1044,43 @@ int dp_json_decode(dp_json_decoder *dec, const char *rec, size_t n, dp_batch *ou
   else if (*p != '{')
     rc = fail(dec, p, p, (size_t)(dec->end - p),
               "a record must be one JSON object {\"column\": value, ...}");
-  else
+  else {
+    bool tried = false;
+    if (dec->shape_ok && !dec->opts.reference) {
+      if (dec->shape_skip > 0) {
+        dec->shape_skip--;
+      } else {
+        tried = true;
+        const char *q = p;
+        if (decode_shape(dec, out->cols, &q) == DIPPER_OK) {
+          dec->misses = 0;
+          dec->err = NULL;
+          return DIPPER_OK;
+        }
+        /* not of the shape: as it was, then the general way */
+        for (int i = 0; i < out->ncols; i++) dp_format_cut(out->cols[i], dec->lengths[i]);
+        dec->depth = 0;
+        dec->err->offset = 0;
+        dec->err->msg[0] = '\0';
+      }
+    }
+    dec->norder = 0;
+    dec->order_clean = true;
     rc = decode_members(dec, &dec->top, out->cols, &p);
+    if (dec->shape_ok && rc == DIPPER_OK) {
+      p = skip_ws(p, dec->end);
+      if (dec->order_clean && dec->norder == dec->nshape && p == dec->end) {
+        /* learn the producer's order */
+        memcpy(dec->shape, dec->order, (size_t)dec->norder * sizeof *dec->shape);
+        dec->misses = 0;
+        dec->shape_skip = 0;
+      } else if (tried && ++dec->misses >= 8) {
+        /* records of another shape each time: try again later */
+        dec->misses = 0;
+        dec->shape_skip = 1024;
+      }
+    }
+  }
   if (rc == DIPPER_OK) {
     p = skip_ws(p, dec->end);
     if (p < dec->end) rc = fail(dec, p, p, (size_t)(dec->end - p), "text after the object");

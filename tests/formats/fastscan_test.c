@@ -723,4 +723,241 @@ TEST(csv_fast_values_expected) {
   dp_arena_free(A);
 }
 
+/* ---- whole records: the JSON shape and the CSV record fast path ---- */
+
+/* The payment records' schema (the shape's and decode_fast's common case),
+** with a STRING and, for JSON, a ROW. */
+static dp_schema *payments_schema(bool csv) {
+  static const char *const names[] = {"createTime", "orderId", "payAmount", "payPlatform",
+                                      "provinceId", "note",    "nest"};
+  int n = csv ? 6 : 7;
+  dp_schema *s = dp_schema_new(A, n);
+  dp_field f[2] = {{"a", dp_type_of(DP_T_INT)}, {"t", dp_type_timestamp(A, DP_T_TIMESTAMP, 3)}};
+  const dp_type *types[] = {dp_type_timestamp(A, DP_T_TIMESTAMP, 3), dp_type_of(DP_T_BIGINT),
+                            dp_type_of(DP_T_DOUBLE),                 dp_type_of(DP_T_INT),
+                            dp_type_of(DP_T_TINYINT),                dp_type_of(DP_T_STRING),
+                            dp_type_row(A, 2, f)};
+  for (int i = 0; i < n; i++) {
+    s->cols[i].name = names[i];
+    s->cols[i].type = types[i];
+  }
+  return s;
+}
+
+/* A value for payments column c: mostly of the common form, now and then
+** any of the lists above (wrong, odd, null). */
+static const char *payment_value(int c, bool csv, int64_t i) {
+  static char buf[200];
+  bool odd = rnd_below(40) == 0;
+  switch (c) {
+  case 0:
+    if (odd) return stamps[rnd_below(sizeof stamps / sizeof stamps[0])];
+    /* one minute for a while, seconds and milliseconds moving; the date now and then */
+    snprintf(buf, sizeof buf, "\"2024-%02d-%02d %02d:%02d:%02u.%03u\"", 1 + (int)(i / 500 % 12),
+             1 + (int)(i / 100 % 28), (int)(i / 50 % 24), (int)(i / 20 % 60),
+             rnd_below(200) ? rnd_below(60) : 60, rnd_below(1000));
+    return buf;
+  case 1:
+    if (odd) return numbers[rnd_below(sizeof numbers / sizeof numbers[0])];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)(rnd() >> (1 + rnd_below(63))));
+    return buf;
+  case 3:
+  case 4: /* INT, TINYINT: now and then out of range */
+    if (odd) return numbers[rnd_below(sizeof numbers / sizeof numbers[0])];
+    snprintf(buf, sizeof buf, "%d", (int)rnd_below(c == 4 ? 130 : 1000) - (c == 4 ? 2 : 500));
+    return buf;
+  case 2:
+    if (odd) return numbers[rnd_below(sizeof numbers / sizeof numbers[0])];
+    snprintf(buf, sizeof buf, "%u.%02u", rnd_below(100000), rnd_below(100));
+    return buf;
+  case 5:
+    if (odd) return strings[rnd_below(sizeof strings / sizeof strings[0])];
+    return csv ? "plain text" : "\"plain text\"";
+  default:
+    if (odd) return rnd_below(2) ? "null" : "{\"t\":\"2024-01-01 00:00:00\",\"a\":1}";
+    return "{\"a\":7,\"t\":\"2024-01-01 00:00:00.001\"}";
+  }
+}
+
+/* A JSON payment: the keys in `order` (ncol of them), sometimes an edit of
+** the shape (a key left out, twice, unknown, in other case or escaped, white
+** space, text after). */
+static size_t payment_json(char *out, size_t cap, const int *order, int ncol, int64_t i) {
+  static const char *const names[] = {"createTime", "orderId", "payAmount", "payPlatform",
+                                      "provinceId", "note",    "nest"};
+  static const char *const ws_after[] = {"", "", "", "", " ", "\n", "\t "};
+  size_t len = 0;
+  bool edit = rnd_below(6) == 0;
+  unsigned what = rnd_below(9);
+  len += (size_t)snprintf(out + len, cap - len, "{");
+  for (int k = 0; k < ncol && len < cap - 300; k++) {
+    int c = order[k];
+    if (edit && what == 0 && k == ncol / 2) continue; /* missing */
+    const char *name = names[c];
+    char alt[64];
+    if (edit && what == 1 && k == 1) {
+      snprintf(alt, sizeof alt, "%c%s", name[0] ^ 0x20, name + 1); /* case */
+      name = alt;
+    } else if (edit && what == 2 && k == 2) {
+      snprintf(alt, sizeof alt, "\\u%04x%s", (unsigned)name[0], name + 1); /* escaped */
+      name = alt;
+    }
+    const char *w1 = edit && what == 3 ? ws_after[rnd_below(7)] : "";
+    const char *w2 = edit && what == 3 ? ws_after[rnd_below(7)] : "";
+    len += (size_t)snprintf(out + len, cap - len, "%s%s\"%s\"%s:%s%s", k ? "," : "", w1, name, w2,
+                            w1, payment_value(c, false, i));
+    if (edit && what == 4 && k == 0)
+      len += (size_t)snprintf(out + len, cap - len, ",\"%s\":1", names[c]); /* twice */
+    if (edit && what == 5 && k == 1)
+      len += (size_t)snprintf(out + len, cap - len, ",\"unknown\":[1,{\"x\":2}]");
+  }
+  len += (size_t)snprintf(out + len, cap - len, "}%s", edit && what == 6 ? " x" : edit && what == 7 ? "\n" : "");
+  return len;
+}
+
+TEST(json_shape_agrees) {
+  A = dp_arena_new(0);
+  dp_schema *s = payments_schema(false);
+  pair p = json_pair(s);
+  char rec[4096];
+  int differ = 0;
+  int order[7] = {0, 1, 2, 3, 4, 5, 6};
+  int64_t i = 0;
+  for (int round = 0; round < 40 && differ < 5; round++) {
+    /* a producer: its own key order (sometimes the schema's), some columns only */
+    if (round % 4) {
+      for (int k = 6; k > 0; k--) {
+        int j = (int)rnd_below((unsigned)k + 1), t = order[k];
+        order[k] = order[j];
+        order[j] = t;
+      }
+    }
+    int ncol = round % 5 == 4 ? 4 : 7;
+    for (int r = 0; r < 500 && differ < 5; r++, i++) {
+      size_t n = payment_json(rec, sizeof rec, order, ncol, i);
+      if (!compare(&p, rec, n)) differ++;
+      if (rnd_below(16) == 0 && !compare(&p, rec, rnd_below((unsigned)n))) differ++; /* cut short */
+      if (rnd_below(16) == 0) {                                                   /* a byte changed */
+        static const char junk[] = "\"\\{}[],:0-.eE \x80\xff\nx";
+        rec[rnd_below((unsigned)n)] = junk[rnd_below(sizeof junk - 1)];
+        if (!compare(&p, rec, n)) differ++;
+      }
+    }
+  }
+  CHECK_EQ(differ, 0);
+  fprintf(stderr, "%lld records: %lld rows, %lld errors\n", (long long)p.records, (long long)p.rows,
+          (long long)p.errors);
+  CHECK(p.rows > 10000 && p.errors > 1000);
+  pair_free(&p);
+  dp_arena_free(A);
+}
+
+/* The shape's values, and the minute's cache across records, against values
+** known beforehand; and records of another shape after it. */
+TEST(json_shape_values_expected) {
+  A = dp_arena_new(0);
+  dp_schema *s = payments_schema(false);
+  dp_json_decoder *dec = dp_json_decoder_new(s, NULL, NULL);
+  dp_batch *b = dp_batch_new(s, 0);
+  dp_format_error err;
+  static const char *const recs[] = {
+      "{\"createTime\":\"2024-01-01 00:00:05.123\",\"orderId\":1,\"payAmount\":12.5,"
+      "\"payPlatform\":0,\"provinceId\":3,\"note\":\"a\",\"nest\":null}",
+      "{\"createTime\":\"2024-01-01 00:00:59.999\",\"orderId\":1234567890123,\"payAmount\":0.25,"
+      "\"payPlatform\":1,\"provinceId\":33,\"note\":\"\",\"nest\":{\"a\":1,\"t\":null}}",
+      "{\"createTime\":\"2024-01-01T00:00:07\",\"orderId\":-5,\"payAmount\":-1e2,"
+      "\"payPlatform\":2,\"provinceId\":-128,\"note\":\"\\u0041\",\"nest\":{}}",
+      "{\"createTime\":\"2024-01-01 00:00:60.000\",\"orderId\":1,\"payAmount\":1,"
+      "\"payPlatform\":1,\"provinceId\":1,\"note\":\"x\",\"nest\":null}",
+      "{\"orderId\":2,\"createTime\":\"2024-01-01 00:01:00.5\",\"payAmount\":2,"
+      "\"payPlatform\":1,\"provinceId\":1,\"note\":\"x\",\"nest\":null}",
+      "{\"orderId\":3,\"createTime\":\"2024-01-01 00:01:01.5\",\"payAmount\":3,"
+      "\"payPlatform\":1,\"provinceId\":1,\"note\":\"x\",\"nest\":null}",
+      "{\"createTime\":\"2024-01-01 00:01:02.5\",\"orderId\":4,\"payAmount\":4,"
+      "\"payPlatform\":1,\"provinceId\":1000,\"note\":\"x\",\"nest\":null}",
+  };
+  static const int want_rc[] = {DIPPER_OK, DIPPER_OK, DIPPER_OK, DIPPER_DATA, DIPPER_OK, DIPPER_OK,
+                                DIPPER_DATA};
+  static const int64_t want_ts[] = {1704067205123000LL, 1704067259999000LL, 1704067207000000LL, 0,
+                                    1704067260500000LL, 1704067261500000LL, 0};
+  static const int64_t want_id[] = {1, 1234567890123LL, -5, 0, 2, 3, 0};
+  static const double want_amount[] = {12.5, 0.25, -100.0, 0, 2, 3, 0};
+  int64_t row = 0;
+  for (size_t k = 0; k < sizeof recs / sizeof recs[0]; k++) {
+    int rc = dp_json_decode(dec, recs[k], strlen(recs[k]), b, &err);
+    CHECK_EQ(rc, want_rc[k]);
+    if (rc != DIPPER_OK) continue;
+    dp_batch_sync(b);
+    CHECK_EQ(dp_vector_get_i64(b->cols[0], row), want_ts[k]);
+    CHECK_EQ(dp_vector_get_i64(b->cols[1], row), want_id[k]);
+    CHECK(dp_vector_get_f64(b->cols[2], row) == want_amount[k]);
+    row++;
+  }
+  CHECK_EQ(b->nrows, 5);
+  /* the messages of the general path, also when the shape met the record first */
+  CHECK(dp_json_decode(dec, recs[6], strlen(recs[6]), b, &err) == DIPPER_DATA);
+  CHECK_STR(err.msg, "field `provinceId`: expected a whole number that fits TINYINT, got 1000");
+  CHECK(dp_json_decode(dec, recs[3], strlen(recs[3]), b, &err) == DIPPER_DATA);
+  CHECK_STR(err.msg, "field `createTime`: expected a timestamp \"yyyy-MM-dd HH:mm:ss[.SSS]\", "
+                     "ISO-8601, or epoch milliseconds, got \"2024-01-01 00:00:60.000\"");
+  CHECK_EQ(err.offset, 14);
+  CHECK_EQ(b->cols[0]->length, 5);
+  dp_batch_free(b);
+  dp_json_decoder_free(dec);
+  dp_arena_free(A);
+}
+
+/* A CSV payment: the six fields, sometimes empty, quoted, one too many or few. */
+static size_t payment_csv(char *out, size_t cap, int64_t i) {
+  size_t len = 0;
+  bool edit = rnd_below(6) == 0;
+  unsigned what = rnd_below(6), at = rnd_below(6);
+  for (int c = 0; c < 6; c++) {
+    if (edit && what == 0 && c == (int)at) continue; /* one field fewer */
+    const char *v = payment_value(c, true, i);
+    char tmp[256], edited[300];
+    if (c == 0 && v[0] == '"' && rnd_below(2)) { /* the timestamp unquoted */
+      snprintf(tmp, sizeof tmp, "%.*s", (int)strlen(v) - 2, v + 1);
+      v = tmp;
+    }
+    if (edit && what == 1 && c == (int)at) v = "";
+    if (edit && what == 2 && c == (int)at) {
+      snprintf(edited, sizeof edited, "\"%.250s\"", v);
+      v = edited;
+    }
+    if (edit && what == 3 && c == (int)at) {
+      snprintf(edited, sizeof edited, " %.250s", v);
+      v = edited;
+    }
+    len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? "," : "", v);
+  }
+  if (edit && what == 4) len += (size_t)snprintf(out + len, cap - len, ",1");
+  if (edit && what == 5) len += (size_t)snprintf(out + len, cap - len, "\r\n");
+  return len;
+}
+
+TEST(csv_record_fast_agrees) {
+  A = dp_arena_new(0);
+  dp_schema *s = payments_schema(true);
+  pair p = csv_pair(s);
+  char rec[4096];
+  int differ = 0;
+  for (int64_t i = 0; i < 30000 && differ < 5; i++) {
+    size_t n = payment_csv(rec, sizeof rec, i);
+    if (!compare(&p, rec, n)) differ++;
+    if (rnd_below(16) == 0 && !compare(&p, rec, rnd_below((unsigned)n))) differ++;
+    if (rnd_below(16) == 0) {
+      static const char junk[] = "\",;:0-.eE \x80\xff\nx\r";
+      rec[rnd_below((unsigned)n)] = junk[rnd_below(sizeof junk - 1)];
+      if (!compare(&p, rec, n)) differ++;
+    }
+  }
+  CHECK_EQ(differ, 0);
+  fprintf(stderr, "%lld records: %lld rows, %lld errors\n", (long long)p.records, (long long)p.rows,
+          (long long)p.errors);
+  CHECK(p.rows > 10000 && p.errors > 1000);
+  pair_free(&p);
+  dp_arena_free(A);
+}
+
 int main(void) { return RUN_TESTS(); }
