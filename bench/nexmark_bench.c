@@ -61,7 +61,6 @@ static const bench_query queries[] = {
     {"join", {"nexmark.sql", "join_interval.sql"}, "bids x auctions, interval join 10 s", "-"},
     {"join_big", {"nexmark.sql", "join_big.sql"}, "the same within 300 s: 2-3 M rows kept", "-"},
     {"dedup", {"nexmark.sql", "dedup.sql"}, "first bid per bidder (ROW_NUMBER = 1)", "-"},
-    {"topn", {"nexmark.sql", "topn.sql"}, "q19: top 10 bids per auction, update-mode Top-N", "-"},
     {"distinct", {"nexmark.sql", "distinct.sql"}, "DISTINCT bidder, auction per TUMBLE 10 s", "-"},
     {"session", {"nexmark.sql", "session.sql"}, "q11: bids per bidder, SESSION 10 s", "-"},
     {"payments", {"payments.sql", NULL}, "seed pipeline on datagen, HOP sums", "-"},
@@ -595,7 +594,7 @@ static void usage(const char *argv0) {
           "usage: %s [--events N] [--runs R] [--query NAME]... [--queries DIR]\n"
           "  --events N    events (rows) per query, default 10000000\n"
           "  --runs R      runs per query; the median by CPU time is shown (default 1)\n"
-          "  --query NAME  run only these (source, q0, q1, q2, q5_count, join, join_big, dedup, topn,\n"
+          "  --query NAME  run only these (source, q0, q1, q2, q5_count, join, join_big, dedup,\n"
           "                session, distinct, payments, state_big, distinct_many; join_big and\n"
           "                distinct_many only when named)\n"
           "  --queries DIR the SQL files (default " DIPPER_SOURCE_DIR "/bench/queries)\n"
