@@ -52,7 +52,6 @@
 #include "exec/topn_int.h"
 #include "exec/topn_rocks.h"
 
-
 static int rocks_close_windows(dp_op *op);
 static int rocks_save(dp_op *op, dp_buf *out);
 static int rocks_restore(dp_op *op, dp_rd *in);
