@@ -229,7 +229,8 @@ static int clear_cache(topn_state *st) {
   int rc = dp_groups_init(&st->parts, &st->part_schema);
   if (rc) return rc;
   int64_t **arr[4] = {&st->pstart, &st->pcount, &st->pmark, &st->ptix};
-  for (int i = 0; i < 4 && st->part_cap > 0; i++) memset(*arr[i], 0, (size_t)st->part_cap * sizeof(int64_t));
+  for (int i = 0; i < 4 && st->part_cap > 0; i++)
+    memset(*arr[i], 0, (size_t)st->part_cap * sizeof(int64_t));
   if (r->cap > 0) memset(r->flag, 0, (size_t)r->cap);
   r->ndlist = 0;
   if (st->ttl.ttl > 0) {

@@ -11,11 +11,10 @@
 ** every batch from its saved state (the blob names a RocksDB checkpoint and
 ** carries the write-back cache's dirty partitions), from chains of deltas,
 ** every truncated or damaged blob refused or restored.  Through the cache
-** (32 MB: nothing reaches RocksDB before a checkpoint... nor after: the
-** blob has it), without it (one byte: every batch writes its partitions and
-** the next reads them back) and with one that overflows now and then (the
-** partitions split between the cache and RocksDB: resumed after every
-** batch).  Under a state TTL on the test's clock, partitions expire from
+** (32 MB: the partitions stay in it and go into the blob), without it (one
+** byte: every batch writes its partitions and the next reads them back) and
+** with one that overflows now and then (the partitions split between the
+** cache and RocksDB: resumed after every batch).  Under a state TTL on the test's clock, partitions expire from
 ** the cache and from RocksDB (through its time index) and come back afresh.
 */
 #include "exec/state_rocks.h"
