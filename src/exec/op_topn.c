@@ -36,6 +36,10 @@
 **            TTL list, until such partitions are half of `parts`: then
 **            `parts` is compacted (O(1) amortized per expired partition),
 **            so a batch costs the partitions that expire, not `parts`.
+**            With 'state.backend' = 'rocksdb' the tops live in RocksDB,
+**            one entry per partition (topn_rocks.h), and this state is a
+**            write-back cache of them: a batch's partitions are loaded
+**            before update_top, which runs over them unchanged.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -45,55 +49,15 @@
 #include "exec/exec.h"
 #include "exec/rows.h"
 #include "exec/state_ttl.h"
-
-typedef enum topn_mode { TOPN_BOUNDED, TOPN_WINDOW, TOPN_UPDATE } topn_mode;
-
-typedef struct topn_state {
-  topn_mode mode;
-  int wend_col;        /* TOPN_WINDOW: the input column holding window_end */
-  int64_t prev_wm;     /* the watermark of the previous batch */
-  dp_schema part_schema;
-  dp_batch *rows;      /* rows waiting (bounded, window) or the current tops (update) */
-  dp_rowlog log;       /* the changes of `rows` since the last checkpoint (rows.h) */
-  dp_batch *fresh;     /* TOPN_UPDATE: this batch's new rows */
-  /* per row of `rows` (row_cap of room): a tombstone flag (a row emitted
-  ** from its window, a row pushed out of its top), and in update mode the
-  ** rank it was emitted with and its arrival number (ties rank and emit in
-  ** arrival order) */
-  uint8_t *dead;
-  int64_t *rank_of, *seq;
-  int64_t row_cap, ndead, next_seq;
-  /* TOPN_UPDATE: the partitions (`parts`, by id) and each one's top, the
-  ** rows rows[pstart, pstart + pcount), none of them dead; pmark/ptix: the
-  ** batch (stamp) that last touched it and its place in that batch's list */
-  dp_groups parts;
-  int64_t *pstart, *pcount, *pmark, *ptix;
-  int64_t part_cap, stamp;
-  /* TOPN_WINDOW: the live rows by window end (a NULL end: INT64_MIN);
-  ** rows [0, nindexed) are on it */
-  dp_due_heap due;
-  int64_t nindexed;
-  bool drained, emitted;
-  dp_batch *result;    /* rows to emit in this batch, output layout */
-  int64_t cursor;
-  dp_batch *out;
-  /* 'state.backend' = 'rocksdb', window mode (the section "over RocksDB"
-  ** below): `rows` holds only the batch's new rows */
-  dp_rocks *rocks;
-  int64_t rcount;      /* rows stored */
-  /* TOPN_UPDATE with a state TTL (ttl.ttl > 0): `parts` in order of their
-  ** last row (state_ttl.h), and the changes of `parts` since the last
-  ** checkpoint (rows.h: the partitions a compaction dropped, those added) */
-  dp_state_ttl ttl;
-  dp_rowlog plog;
-} topn_state;
+#include "exec/topn_int.h"
+#include "exec/topn_rocks.h"
 
 static int rocks_close_windows(dp_op *op);
 static int rocks_save(dp_op *op, dp_buf *out);
 static int rocks_restore(dp_op *op, dp_rd *in);
 
 /* Room for n rows' per-row data. */
-static int grow_rows(topn_state *st, int64_t n) {
+int dp_topn_grow_rows(topn_state *st, int64_t n) {
   if (n <= st->row_cap) return DIPPER_OK;
   int64_t cap = st->row_cap > 0 ? st->row_cap : 64;
   while (cap < n) cap *= 2;
@@ -111,7 +75,7 @@ static int grow_rows(topn_state *st, int64_t n) {
 /* Rows [first, nrows) were appended: alive, rank and number 0. */
 static int sync_rows(topn_state *st, int64_t first) {
   int64_t n = st->rows->nrows;
-  int rc = grow_rows(st, n);
+  int rc = dp_topn_grow_rows(st, n);
   for (int64_t r = first; !rc && r < n; r++) {
     st->dead[r] = 0;
     st->rank_of[r] = st->seq[r] = 0;
@@ -120,7 +84,7 @@ static int sync_rows(topn_state *st, int64_t first) {
 }
 
 /* Room for n partitions; the new ones empty. */
-static int grow_parts(topn_state *st, int64_t n) {
+int dp_topn_grow_parts(topn_state *st, int64_t n) {
   if (n <= st->part_cap) return DIPPER_OK;
   int64_t cap = st->part_cap > 0 ? st->part_cap : 64;
   while (cap < n) cap *= 2;
@@ -135,7 +99,7 @@ static int grow_parts(topn_state *st, int64_t n) {
   return DIPPER_OK;
 }
 
-static int mark_dead(topn_state *st, int64_t pos) {
+int dp_topn_mark_dead(topn_state *st, int64_t pos) {
   st->dead[pos] = 1;
   st->ndead++;
   return dp_rowlog_touch(&st->log, pos);
@@ -163,7 +127,7 @@ static int rebuild_due(topn_state *st) {
 /* Drop the tombstones once they are half the store (and at least 1,024):
 ** O(n) in one batch of n/2 that each made one, O(1) amortized.  The delta
 ** names the base rows dropped (dp_rowlog_drop). */
-static int maybe_compact(topn_state *st) {
+int dp_topn_maybe_compact(topn_state *st) {
   int64_t n = st->rows->nrows;
   if (st->ndead < 1024 || st->ndead * 2 < n) return DIPPER_OK;
   dp_gone_split s;
@@ -191,9 +155,11 @@ static int keep_rows(dp_op *op, const dp_batch *b) {
   op->metrics.rows_in += b->nrows;
   if (st->mode == TOPN_UPDATE) {
     const dp_vector *pc[64];
-    for (int k = 0; st->ttl.ttl > 0 && k < st->part_schema.ncols; k++)
+    /* over RocksDB the partitions are touched once they are loaded (dp_topn_rocks_fetch) */
+    bool touch = st->ttl.ttl > 0 && !st->urocks;
+    for (int k = 0; touch && k < st->part_schema.ncols; k++)
       pc[k] = b->cols[op->plan->u.topn.partition[k]];
-    for (int64_t r = 0; st->ttl.ttl > 0 && r < b->nrows; r++) {
+    for (int64_t r = 0; touch && r < b->nrows; r++) {
       int64_t g;
       bool fresh;
       int rc = dp_groups_find_or_add(&st->parts, pc, r, &g, &fresh);
@@ -332,9 +298,9 @@ static int close_windows(dp_op *op) {
   qsort(closed, (size_t)nclosed, sizeof *closed, cmp_i64);
   dp_batch *done = dp_batch_new(st->rows->schema, 0);
   rc = done ? dp_batch_take(done, st->rows, closed, 0, nclosed) : DIPPER_NOMEM;
-  for (int64_t k = 0; !rc && k < nclosed; k++) rc = mark_dead(st, closed[k]);
+  for (int64_t k = 0; !rc && k < nclosed; k++) rc = dp_topn_mark_dead(st, closed[k]);
   if (!rc) rc = rank_into_result(op, done);
-  if (!rc) rc = maybe_compact(st);
+  if (!rc) rc = dp_topn_maybe_compact(st);
   dp_batch_free(done);
   free(closed);
   return rc;
@@ -372,7 +338,7 @@ static int update_top(dp_op *op) {
     int64_t g;
     bool is_new;
     rc = dp_groups_find_or_add(&st->parts, pc, r, &g, &is_new);
-    if (!rc) rc = grow_parts(st, g + 1);
+    if (!rc) rc = dp_topn_grow_parts(st, g + 1);
     if (rc) break;
     fg[r] = g;
     if (st->pmark[g] != st->stamp) {
@@ -444,11 +410,11 @@ static int update_top(dp_op *op) {
   for (int64_t t = 0; !rc && t < ntouched; t++) {
     int64_t g = touched[t];
     for (int64_t q = st->pstart[g]; changed[t] && !rc && q < st->pstart[g] + st->pcount[g]; q++)
-      rc = mark_dead(st, q);
+      rc = dp_topn_mark_dead(st, q);
   }
   int64_t base = st->rows->nrows;
   if (!rc) rc = dp_batch_take(st->rows, c, cpos, 0, total);
-  if (!rc) rc = grow_rows(st, base + total);
+  if (!rc) rc = dp_topn_grow_rows(st, base + total);
   for (k = 0; !rc && k < total; k++) {
     st->dead[base + k] = 0;
     st->rank_of[base + k] = emit_rank[k];
@@ -458,8 +424,9 @@ static int update_top(dp_op *op) {
     if (!changed[t]) continue;
     st->pstart[touched[t]] = base + off[t];
     st->pcount[touched[t]] = ncnt[t];
+    if (st->urocks) rc = dp_topn_rocks_dirty(st->urocks, touched[t]);
   }
-  if (!rc) rc = maybe_compact(st);
+  if (!rc) rc = dp_topn_maybe_compact(st);
   dp_batch_clear(st->fresh);
   dp_batch_free(c);
   free(fg);
@@ -524,18 +491,24 @@ static int maybe_compact_parts(topn_state *st) {
 static int expire_parts(dp_op *op) {
   topn_state *st = op->state;
   int64_t *ids = NULL, n = 0;
-  int rc = grow_parts(st, dp_groups_count(&st->parts));
+  int rc = dp_topn_grow_parts(st, dp_groups_count(&st->parts));
   if (!rc) rc = dp_state_ttl_expire(&st->ttl, op->ex->batch_start_time, &ids, &n);
   for (int64_t k = 0; !rc && k < n; k++) {
     int64_t g = ids[k];
     for (int64_t q = st->pstart[g]; !rc && q < st->pstart[g] + st->pcount[g]; q++)
-      rc = mark_dead(st, q);
+      rc = dp_topn_mark_dead(st, q);
     st->pcount[g] = 0;
   }
   free(ids);
-  if (!rc && n > 0) rc = maybe_compact(st);
+  if (!rc && n > 0) rc = dp_topn_maybe_compact(st);
   if (!rc && n > 0) rc = maybe_compact_parts(st);
   return rc;
+}
+
+/* The rows kept; over RocksDB in update mode, the partitions kept. */
+static int64_t state_rows(const topn_state *st) {
+  if (st->urocks) return dp_topn_rocks_parts(st->urocks);
+  return st->rocks ? st->rcount : st->rows->nrows - st->ndead;
 }
 
 static int topn_next(dp_op *op, dp_batch **out) {
@@ -544,7 +517,8 @@ static int topn_next(dp_op *op, dp_batch **out) {
   int rc;
   if (!st->drained) {
     /* expiry before the input: a row of this batch starts an expired partition afresh */
-    if (st->ttl.ttl > 0 && (rc = expire_parts(op))) return rc;
+    if (st->urocks && (rc = dp_topn_rocks_begin(op))) return rc;
+    if (!st->urocks && st->ttl.ttl > 0 && (rc = expire_parts(op))) return rc;
     if ((rc = dp_op_drain(op->children[0], keep_rows, op))) return rc;
     st->drained = true;
     st->cursor = 0;
@@ -555,10 +529,11 @@ static int topn_next(dp_op *op, dp_batch **out) {
     } else if (st->mode == TOPN_WINDOW) {
       rc = st->rocks ? rocks_close_windows(op) : close_windows(op);
     } else if (st->mode == TOPN_UPDATE) {
-      rc = update_top(op);
+      if (st->urocks && st->fresh->nrows > 0) rc = dp_topn_rocks_fetch(op);
+      if (!rc) rc = update_top(op);
     }
     if (rc) return rc;
-    op->metrics.state_rows = st->rocks ? st->rcount : st->rows->nrows - st->ndead;
+    op->metrics.state_rows = state_rows(st);
   }
   if (st->cursor >= st->result->nrows) return DIPPER_OK;
   int64_t n = st->result->nrows - st->cursor;
@@ -582,8 +557,8 @@ static int topn_end_batch(dp_op *op) {
     dp_rowlog_clear(&st->log);
     st->ndead = 0;
   }
-  op->metrics.state_rows = st->rocks ? st->rcount : st->rows->nrows - st->ndead;
-  return DIPPER_OK;
+  op->metrics.state_rows = state_rows(st);
+  return st->urocks ? dp_topn_rocks_end_batch(op) : DIPPER_OK;
 }
 
 /* Does input column `col` of p hold the window_end of a window? */
@@ -625,6 +600,7 @@ static void topn_close(dp_op *op) {
   dp_batch_free(st->rows);
   dp_rowlog_free(&st->log);
   dp_rocks_free(st->rocks);
+  dp_topn_rocks_free(st->urocks);
   dp_batch_free(st->fresh);
   free(st->rank_of);
   free(st->seq);
@@ -674,10 +650,6 @@ static int topn_setup(dp_op *op) {
   st->out = dp_batch_new(&p->schema, DP_ROWS_CHUNK);
   if (!st->rows || !st->fresh || !st->result || !st->out) return DIPPER_NOMEM;
   int64_t ttl = st->mode == TOPN_UPDATE ? p->props.state_ttl[0] : 0;
-  if (ttl > 0 && dp_exec_state_rocks(op->ex))
-    return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->span,
-                    "the Top-N's state TTL ('table.exec.state.ttl' or STATE_TTL) is carried out "
-                    "in memory only so far: set 'state.backend' = 'hashmap', or drop the TTL");
   if (st->mode == TOPN_UPDATE) {
     int rc = dp_groups_init(&st->parts, &st->part_schema);
     if (!rc && ttl > 0) rc = dp_state_ttl_init(&st->ttl, ttl);
@@ -686,12 +658,8 @@ static int topn_setup(dp_op *op) {
   if (st->mode == TOPN_BOUNDED || !op->ex->query || !op->ex->query->streaming ||
       !dp_exec_state_rocks(op->ex))
     return DIPPER_OK;
-  if (st->mode == TOPN_UPDATE)
-    return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->span,
-                    "'state.backend' = 'rocksdb' does not take the Top-N operator (line %d) in "
-                    "update mode yet (only a window Top-N, in append mode): it keeps its state "
-                    "in memory only; set 'state.backend' = 'hashmap' for this query",
-                    (int)p->span.line);
+  /* update mode: the partitions' tops in RocksDB, the state above their cache */
+  if (st->mode == TOPN_UPDATE) return dp_topn_rocks_new(op, &st->urocks);
   int rc = dp_rocks_open_op(op, "topn", &st->rocks);
   if (!rc) dp_rocks_space(st->rocks, 0, &in->schema);
   return rc;
@@ -845,6 +813,7 @@ static void save_row_data(const topn_state *st, dp_buf *out, int64_t first) {
 
 static int topn_save(dp_op *op, dp_buf *out) {
   topn_state *st = op->state;
+  if (st->urocks) return dp_topn_rocks_save(op, out);
   if (st->rocks) return rocks_save(op, out);
   save_header(st, out);
   int rc = dp_rows_save(out, st->rows);
@@ -856,6 +825,7 @@ static int topn_save(dp_op *op, dp_buf *out) {
 
 static int topn_save_delta(dp_op *op, dp_buf *out) {
   topn_state *st = op->state;
+  if (st->urocks) return dp_topn_rocks_save(op, out);
   if (st->rocks) return rocks_save(op, out);
   save_header(st, out);
   int64_t *at, nat, first = dp_rowlog_first_new(&st->log);
@@ -893,7 +863,7 @@ static int read_header(dp_op *op, dp_rd *in, int version) {
 static int load_row_data(dp_op *op, dp_rd *in, int64_t first, int version) {
   topn_state *st = op->state;
   int64_t n = st->rows->nrows;
-  int rc = grow_rows(st, n);
+  int rc = dp_topn_grow_rows(st, n);
   if (rc) return rc;
   if (version >= 2 && (rc = dp_flags_load(in, n > first ? st->dead + first : NULL, n - first)))
     return rc;
@@ -977,7 +947,7 @@ static int rebuild_index(dp_op *op) {
     const dp_vector *pc[64];
     for (int k = 0; k < st->part_schema.ncols; k++)
       pc[k] = st->rows->cols[op->plan->u.topn.partition[k]];
-    if (!rc) rc = grow_parts(st, dp_groups_count(&st->parts));
+    if (!rc) rc = dp_topn_grow_parts(st, dp_groups_count(&st->parts));
     for (int64_t g = 0; !rc && g < st->part_cap; g++) st->pcount[g] = st->pmark[g] = 0;
     st->stamp = 0;
     for (int64_t r = 0; !rc && r < n; r++) {
@@ -988,7 +958,7 @@ static int rebuild_index(dp_op *op) {
       else rc = dp_groups_find_or_add(&st->parts, pc, r, &g, &is_new);
       /* a partition off the TTL list expired: its top is empty */
       if (!rc && st->ttl.ttl > 0 && !part_listed(st, g)) rc = DIPPER_CORRUPT;
-      if (!rc) rc = g < 0 ? DIPPER_CORRUPT : grow_parts(st, g + 1);
+      if (!rc) rc = g < 0 ? DIPPER_CORRUPT : dp_topn_grow_parts(st, g + 1);
       if (rc) break;
       if (st->pcount[g] == 0) st->pstart[g] = r;
       else if (st->pstart[g] + st->pcount[g] != r) rc = DIPPER_CORRUPT;
@@ -1004,6 +974,7 @@ static int rebuild_index(dp_op *op) {
 
 static int topn_restore_delta(dp_op *op, dp_rd *in) {
   topn_state *st = op->state;
+  if (st->urocks) return dp_topn_rocks_restore(op, in);
   if (st->rocks) return rocks_restore(op, in);
   int version, rc = read_version(op, in, &version);
   if (!rc) rc = read_header(op, in, version);
@@ -1038,6 +1009,7 @@ static int topn_restore_delta(dp_op *op, dp_rd *in) {
 
 static int topn_restore(dp_op *op, dp_rd *in) {
   topn_state *st = op->state;
+  if (st->urocks) return dp_topn_rocks_restore(op, in);
   if (st->rocks) return rocks_restore(op, in);
   int version, rc = read_version(op, in, &version);
   if (!rc) rc = read_header(op, in, version);
@@ -1058,7 +1030,7 @@ static int topn_restore(dp_op *op, dp_rd *in) {
 ** (dp_rocks_rows_expire: a range scan up to the watermark, each chunk read
 ** and deleted), a partition's rows in arrival order, to be ranked as in
 ** memory.  `rows` holds only the batch's new rows.  The update mode (the
-** current top of every partition) is refused. */
+** current top of every partition) is topn_rocks.c's. */
 #define TOPN_ROCKS_VERSION 2
 
 static int rocks_close_windows(dp_op *op) {

@@ -67,6 +67,16 @@ static const char *self_join =
 static const char *top2 =
     "INSERT INTO out SELECT k, CAST(0 AS BIGINT) FROM (SELECT k, ROW_NUMBER() OVER "
     "(PARTITION BY k ORDER BY k) AS rn FROM src) WHERE rn <= 2;";
+/* the same Top-N over RocksDB (exec/topn_rocks.c: its partitions in a time
+** index by last write), through its write-back cache and without it */
+static const char *top2_rocks =
+    "SET 'state.backend' = 'rocksdb';\n"
+    "INSERT INTO out SELECT k, CAST(0 AS BIGINT) FROM (SELECT k, ROW_NUMBER() OVER "
+    "(PARTITION BY k ORDER BY k) AS rn FROM src) WHERE rn <= 2;";
+static const char *top2_rocks_nocache =
+    "SET 'state.backend' = 'rocksdb';\nSET 'dipper.rocksdb.aggregate-cache-bytes' = '1';\n"
+    "INSERT INTO out SELECT k, CAST(0 AS BIGINT) FROM (SELECT k, ROW_NUMBER() OVER "
+    "(PARTITION BY k ORDER BY k) AS rn FROM src) WHERE rn <= 2;";
 /* OVER on a stream, by processing time: a running count per key, which a
 ** partition idle for the TTL starts again */
 static const char *over_count =
@@ -150,7 +160,7 @@ TEST(a_restart_expires_what_the_run_without_one_expires) {
   ** at 1014, 2 at 1010, 3 (renewed at 1013) at 1023.  Keep first: 1 and 2
   ** (written at 1000) expire at 1010, 3 (1008) at 1018. */
   const char *queries[] = {group_by, distinct, dedup, self_join, top2, over_count,
-                           group_by_rocks, group_by_rocks_nocache};
+                           group_by_rocks, group_by_rocks_nocache, top2_rocks, top2_rocks_nocache};
   /* the join: each side keeps its rows 10 s from insertion; b4 (1013)
   ** meets 3 (1008) only, b5 (1014) no row of 1 any more */
   const char *expected[] = {"1:1 2:1 1:2 3:1 3:2 2:1 1:1 3:1 ", "1:0 2:0 3:0 2:0 1:0 3:0 ",
@@ -162,8 +172,10 @@ TEST(a_restart_expires_what_the_run_without_one_expires) {
                             /* b5: 1 (1004) and 2 (1000) count from nothing */
                             "1:1 2:1 1:2 3:1 3:2 2:1 1:1 3:1 ",
                             "1:1 2:1 1:2 3:1 3:2 2:1 1:1 3:1 ",
-                            "1:1 2:1 1:2 3:1 3:2 2:1 1:1 3:1 "};
-  for (int q = 0; q < 8; q++) {
+                            "1:1 2:1 1:2 3:1 3:2 2:1 1:1 3:1 ",
+                            /* the Top-N over RocksDB: memory's rows */
+                            "1:0 2:0 1:0 3:0 3:0 1:0 2:0 3:0 ", "1:0 2:0 1:0 3:0 3:0 1:0 2:0 3:0 "};
+  for (int q = 0; q < 10; q++) {
     char whole[512] = "", split[512] = "";
     CHECK_EQ(run(queries[q], 0, NSTEPS, whole, sizeof whole), DIPPER_OK);
     CHECK_STR(whole, expected[q]);
@@ -201,10 +213,11 @@ TEST(an_aggregation_over_an_updating_input_expires_across_a_restart) {
 TEST(a_batch_run_again_expires_at_its_logged_time) {
   snprintf(dir, sizeof dir, "%s/dipper-ttl-rerun-%d",
            getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
-  const char *queries[] = {group_by, distinct, self_join, top2, over_count, group_by_rocks};
+  const char *queries[] = {group_by,       distinct,       self_join, top2, over_count,
+                           group_by_rocks, top2_rocks};
   const char *tails[] = {"2:1 1:1 3:1 ", "2:0 1:0 3:0 ", "2:0 1:0 3:0 ", "1:0 2:0 3:0 ",
-                         "2:1 1:1 3:1 ", "2:1 1:1 3:1 "};
-  for (int q = 0; q < 6; q++) {
+                         "2:1 1:1 3:1 ", "2:1 1:1 3:1 ", "1:0 2:0 3:0 "};
+  for (int q = 0; q < 7; q++) {
     char first[512] = "", again[512] = "";
     CHECK_EQ(run(queries[q], 0, 5, first, sizeof first), DIPPER_OK);
     char cmd[1400];

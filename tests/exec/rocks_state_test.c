@@ -317,10 +317,8 @@ static void check_refused(const char *sql, const char *what) {
   harness_close(&h);
 }
 
+/* (The update-mode Top-N takes it since December 2026: rocks_topn_test.c.) */
 TEST(what_rocksdb_does_not_take_is_refused) {
-  check_refused(EV_DDL "SELECT k, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts)"
-                       " AS rn FROM ev) WHERE rn <= 2;",
-                "Top-N operator (line 3) in update mode");
   check_refused(EV_DDL "SELECT k, SUM(n) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 2"
                        " PRECEDING AND CURRENT ROW) FROM ev;",
                 "OVER");
