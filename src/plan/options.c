@@ -11,6 +11,8 @@
 ** Does not own: the meaning of the options (the binder reads the runtime mode
 ** and output mode, the engines read the trigger and checkpoint directory).
 */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,7 +123,7 @@ typedef enum value_rule {
   V_DURATION_POS, /* a duration > 0 */
   V_ENGINE,     /* embedded | sc://host[:port][/;k=v;...] */
   V_TRIGGER,    /* processing-time <d> | available-now | once | real-time <d> */
-  V_POSINT,     /* an integer >= 1 */
+  V_POSINT,     /* an integer from 1 to the key's `max` (1,000,000 when 0) */
   V_TEXT,       /* any text */
 } value_rule;
 
@@ -129,7 +131,10 @@ typedef struct known_key {
   const char *key;
   value_rule rule;
   const char *values; /* V_ENUM: the allowed values; otherwise how to write one */
+  long long max;      /* V_POSINT: the largest value, 0 for POSINT_MAX */
 } known_key;
+
+#define POSINT_MAX 1000000
 
 /* The documented session options; docs/sql.md "Session options" lists them. */
 static const known_key known_keys[] = {
@@ -147,7 +152,8 @@ static const known_key known_keys[] = {
     {"dipper.max-batch-rows", V_POSINT, "a whole number >= 1"},
     /* With 'state.backend' = 'rocksdb': the bytes of an aggregation's groups
        kept in memory between batches (exec/agg_rocks.c's write-back cache). */
-    {"dipper.rocksdb.aggregate-cache-bytes", V_POSINT, "a whole number of bytes >= 1"},
+    {"dipper.rocksdb.aggregate-cache-bytes", V_POSINT, "a whole number of bytes >= 1",
+     INT64_C(1) << 40},
     /* Spark's global watermark over several inputs: their minimum (Spark's
        and the embedded engine's rule) or maximum (Spark's
        spark.sql.streaming.multipleWatermarkPolicy = max: faster results, the
@@ -371,10 +377,13 @@ int dp_catalog_set(dp_catalog *c, dp_diags *d, const dp_ast_set *s) {
   }
   case V_POSINT: {
     char *end = NULL;
+    long long max = k->max ? k->max : POSINT_MAX;
+    errno = 0;
     long long n = strtoll(value, &end, 10);
-    if (end == value || *end || n < 1 || n > 1000000)
-      return dp_error(d, DIPPER_OPTION, s->value_span, "'%s' = '%s' is not allowed; write %s", key,
-                      value, k->values);
+    if (end == value || *end || errno || n < 1 || n > max)
+      return dp_error(d, DIPPER_OPTION, s->value_span,
+                      "'%s' = '%s' is not allowed; write %s, at most %lld", key, value, k->values,
+                      max);
     return store(c, key, value);
   }
   }

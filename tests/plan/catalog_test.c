@@ -519,7 +519,13 @@ TEST(option_values_checked) {
   EXPECT_ERROR(&e, rc, DIPPER_OPTION, "not a duration", "'soon'");
   CHECK_EQ(run(&e, "SET 'parallelism.default' = '4'"), DIPPER_OK);
   rc = run(&e, "SET 'parallelism.default' = '0'");
-  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "a whole number >= 1", "'0'");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "a whole number >= 1, at most 1000000", "'0'");
+  rc = run(&e, "SET 'parallelism.default' = '1000001'");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "at most 1000000", "'1000001'");
+  /* a cache of bytes goes past the default cap (its own default is 32 MB) */
+  CHECK_EQ(run(&e, "SET 'dipper.rocksdb.aggregate-cache-bytes' = '268435456'"), DIPPER_OK);
+  rc = run(&e, "SET 'dipper.rocksdb.aggregate-cache-bytes' = '99999999999999999999'");
+  EXPECT_ERROR(&e, rc, DIPPER_OPTION, "at most 1099511627776", "'99999999999999999999'");
   CHECK_EQ(run(&e, "SET 'table.local-time-zone' = 'Europe/Berlin'"), DIPPER_OK);
   CHECK_EQ(run(&e, "SET 'pipeline.name' = 'payments'"), DIPPER_OK);
   CHECK_STR(dp_catalog_option(e.cat, "pipeline.name"), "payments");
