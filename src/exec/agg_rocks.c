@@ -1086,13 +1086,23 @@ int dp_agg_rocks_restore(dp_agg_rocks *r, dp_rd *in) {
                     form & 4 ? "as entries of their own" : "in the groups' records",
                     want & 4 ? "as entries of their own" : "in the groups' records");
   }
+  if (!rc && !in->bad && ((form ^ want) & 2)) {
+    /* a group's value starts with its last write under a TTL only: a change
+    ** would need every stored value rewritten */
+    in->bad = true;
+    return dp_error(r->diags, DIPPER_CORRUPT, nowhere,
+                    "the checkpointed rocksdb state of the aggregation was written %s a state "
+                    "TTL ('table.exec.state.ttl' or STATE_TTL), and this run has %s: set the "
+                    "option as it was, or start the query from a fresh checkpoint folder",
+                    form & 2 ? "with" : "without", want & 2 ? "one" : "none");
+  }
   if (!rc && !in->bad && form != want) {
     in->bad = true;
     return dp_error(r->diags, DIPPER_CORRUPT, nowhere,
-                    "the checkpointed rocksdb state of the aggregation was written %s "
-                    "'table.exec.state.ttl', and this run has %s: start the query from a fresh "
-                    "checkpoint folder, or set the option as it was",
-                    form & 2 ? "with" : "without", want & 2 ? "one" : "none");
+                    "the checkpointed rocksdb state of the aggregation keeps %s, and this run "
+                    "%s: start the query from a fresh checkpoint folder",
+                    form & 1 ? "session windows" : "no session window",
+                    want & 1 ? "has session windows" : "has none");
   }
   if (!rc && (form & 2)) r->clock = dp_get_svar(in);
   if (!rc && v == 1) r->indb = count;
