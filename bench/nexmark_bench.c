@@ -66,13 +66,16 @@ static const bench_query queries[] = {
     {"payments", {"payments.sql", NULL}, "seed pipeline on datagen, HOP sums", "-"},
     {"state_big", {"state_big.sql", NULL}, "GROUP BY k over N distinct keys, kept", "-"},
     {"distinct_many", {"distinct_many.sql", NULL}, "COUNT(DISTINCT v) of 10 kept groups, N/10 values each", "-"},
+    {"distinct_few", {"distinct_few.sql", NULL}, "COUNT(DISTINCT v) of 200 K kept groups, <= 8 values each", "-"},
 };
 #define NQUERIES (int)(sizeof queries / sizeof queries[0])
 
 /* The queries a run without --query leaves out: join_big (its state grows for
-** minutes) and distinct_many (a state backend's case, docs/benchmarks.md). */
+** minutes), distinct_many and distinct_few (a state backend's cases,
+** docs/benchmarks.md). */
 static bool only_when_named(const char *name) {
-  return strcmp(name, "join_big") == 0 || strcmp(name, "distinct_many") == 0;
+  return strcmp(name, "join_big") == 0 || strcmp(name, "distinct_many") == 0 ||
+         strcmp(name, "distinct_few") == 0;
 }
 
 /* What a child reports to the parent through a pipe. */
@@ -595,8 +598,8 @@ static void usage(const char *argv0) {
           "  --events N    events (rows) per query, default 10000000\n"
           "  --runs R      runs per query; the median by CPU time is shown (default 1)\n"
           "  --query NAME  run only these (source, q0, q1, q2, q5_count, join, join_big, dedup,\n"
-          "                session, distinct, payments, state_big, distinct_many; join_big and\n"
-          "                distinct_many only when named)\n"
+          "                session, distinct, payments, state_big, distinct_many, distinct_few;\n"
+          "                join_big, distinct_many and distinct_few only when named)\n"
           "  --queries DIR the SQL files (default " DIPPER_SOURCE_DIR "/bench/queries)\n"
           "  --checkpoint  each query without and with a checkpoint after every batch, side by\n"
           "                side, then a timed restart (default queries: q5_count, join,\n"

@@ -41,6 +41,10 @@
 /* The write-back cache's room, keys, values and entries counted. */
 #define WB_BUDGET ((size_t)32 << 20)
 
+/* A DISTINCT call's values stay in its group's record up to this many bytes
+** of their encoding (the DISTINCT section below). */
+#define DISTINCT_INLINE_BYTES ((size_t)1024)
+
 typedef struct wb_entry {
   uint64_t hash;
   size_t koff, voff;     /* into wb_cache.bytes */
@@ -53,9 +57,19 @@ typedef struct wb_entry {
 } wb_entry;
 
 /* A DISTINCT call's pairs of the batch (its table's entries): the rows
-** that brought each, and its count in RocksDB before (0: not stored). */
+** that brought each, and its count before (0: new; a group's inline value,
+** or a pair entry looked up).  Per cached group: whether its values are pair
+** entries (spilled) or in its record (inline); at the store, the table's
+** entries by group and each kept inline group's part of its record. */
 typedef struct dpairs {
   int64_t *cnt, *base, cap;
+  uint8_t *sp;            /* per cached group: spilled */
+  int64_t sp_cap;
+  int64_t *first, first_cap, *ents, ents_cap; /* entries of group g: ents[first[g]..first[g+1]) */
+  dp_buf inl;             /* the kept inline groups' parts, group g's at ioff[g]..ioff[g + 1] */
+  size_t *ioff;
+  int64_t ioff_cap;
+  dp_vector **cols;       /* scratch: a group's pairs, the table's columns */
 } dpairs;
 
 typedef struct wb_cache {
@@ -105,11 +119,15 @@ struct dp_agg_rocks {
   /* DISTINCT calls: the operator's tables (NULL for the other calls) */
   dp_hashtable *const *distinct;
   bool pairs;             /* they are keyed entries of their own (not a codec's) */
+  size_t inline_max;      /* a group's values inline in its record up to these bytes, */
+  size_t per_touch;       /* and these more per pair the batch touched (inline_max / 2) */
   dpairs *dpc;            /* per call */
   int pcall;              /* the call whose pairs are looked up */
   dp_buf pkeys, pvals, plo, phi; /* scratch: pair keys and counts, a range */
   size_t *poffs, *pvoffs;
   int64_t poffs_cap, pvoffs_cap, *pent, pent_cap; /* the looked-up pairs' entries */
+  int64_t *lids, lids_cap; /* scratch: an inline set's entries, their hashes */
+  uint64_t *lh;
   /* a record of the operator's own (dp_agg_rocks_set_codec) */
   dp_agg_rocks_codec codec;
   bool has_codec, evicting;
@@ -352,6 +370,9 @@ int dp_agg_rocks_new(dp_op *op, dp_hashtable *ht, dp_agg_state *const *states,
   r->evicting = end_key >= 0;
   const char *cb = dp_session_option(op->ex->db, "dipper.rocksdb.aggregate-cache-bytes");
   r->budget = cb ? (size_t)strtoull(cb, NULL, 10) : WB_BUDGET; /* checked when SET */
+  const char *ib = dp_session_option(op->ex->db, "dipper.rocksdb.distinct-inline-bytes");
+  r->inline_max = ib ? (size_t)strtoull(ib, NULL, 10) : DISTINCT_INLINE_BYTES;
+  r->per_touch = r->inline_max / 2;
   r->kv = calloc((size_t)(ht->nkeys > 0 ? ht->nkeys : 1), sizeof *r->kv);
   int rc = r->kv ? DIPPER_OK : DIPPER_NOMEM;
   for (int j = 0; !rc && j < ht->nkeys; j++)
@@ -394,7 +415,13 @@ void dp_agg_rocks_free(dp_agg_rocks *r) {
   dp_buf_free(&r->mkeys);
   free(r->moffs);
   free(r->mids);
-  for (int a = 0; r->dpc && a < r->naggs; a++) free(r->dpc[a].cnt), free(r->dpc[a].base);
+  for (int a = 0; r->dpc && a < r->naggs; a++) {
+    dpairs *x = &r->dpc[a];
+    free(x->cnt), free(x->base), free(x->sp), free(x->first), free(x->ents), free(x->ioff);
+    dp_buf_free(&x->inl);
+    for (int j = 0; x->cols && j < r->distinct[a]->nkeys; j++) dp_vector_free(x->cols[j]);
+    free(x->cols);
+  }
   free(r->dpc);
   dp_buf_free(&r->pkeys);
   dp_buf_free(&r->pvals);
@@ -403,6 +430,8 @@ void dp_agg_rocks_free(dp_agg_rocks *r) {
   free(r->poffs);
   free(r->pvoffs);
   free(r->pent);
+  free(r->lids);
+  free(r->lh);
   free(r);
 }
 
@@ -443,7 +472,27 @@ static int group_keys(dp_agg_rocks *r, int64_t from, int64_t to) {
 ** value to the aggregate; at the end of the batch each pair of a kept group
 ** is written with its count.  So a row costs O(1) RocksDB operations, the
 ** record does not grow with the values, and a group new in the batch (none
-** of its pairs can be stored) costs no read. */
+** of its pairs can be stored) costs no read.
+**
+** A group of few values keeps them inline instead: in its record, after
+** every call's state, per DISTINCT call
+**   0 (spilled: its values are pair entries)
+**   | n + 1:uvar  the n values (a vector per value column of the table)
+**                 their counts (n uvars)
+** while that part takes at most inline_max bytes
+** ('dipper.rocksdb.distinct-inline-bytes', 1 KB by default) plus half of
+** that per pair of the group the batch touched: rewriting a set each batch
+** it is touched costs some nanoseconds a byte, a touched pair entry a read
+** and a write of some microseconds, so a set that many rows touch stays
+** inline longer (docs/benchmarks.md, "few values inline").  A fetch puts the inline values
+** in the call's table (their counts as the base), so the batch's rows are
+** filtered with no read, and the store writes them back with the record.  A
+** group whose part would pass the bound spills: its pairs, every one in the
+** table then, are written as entries, and it stays spilled (a group that
+** goes and comes back starts inline again).  So a small set costs what the
+** record cost (in the write-back cache, no RocksDB operation), a large one
+** O(1) RocksDB operations per row.  A record without the section (written
+** before it: the blob's form without bit 8) has its values spilled. */
 
 static void put_be64(dp_buf *b, uint64_t v) {
   for (int i = 7; i >= 0; i--) dp_put_u8(b, (uint8_t)(v >> (8 * i)));
@@ -548,8 +597,8 @@ int dp_agg_rocks_distinct(dp_agg_rocks *r, int a, const dp_vector *const *dk, in
     rc = DIPPER_NOMEM;
   if (!rc) r->poffs[0] = 0;
   for (int64_t k = 0; k < n && !rc; k++) {
-    int64_t e = dids[sel[k]];
-    if (!dp_agg_rocks_stored(r, dp_vector_get_i64(d->keys[0], e))) continue;
+    int64_t e = dids[sel[k]], g = dp_vector_get_i64(d->keys[0], e);
+    if (!dp_agg_rocks_stored(r, g) || !r->dpc[a].sp[g]) continue; /* inline: all in the table */
     rc = pair_key(r, a, e, &r->pkeys);
     r->pent[q] = e;
     r->poffs[++q] = r->pkeys.len;
@@ -561,6 +610,122 @@ int dp_agg_rocks_distinct(dp_agg_rocks *r, int a, const dp_vector *const *dk, in
     if (r->dpc[a].base[dids[sel[k]]] == 0) sel[kept++] = sel[k];
   *nsel = kept;
   return rc;
+}
+
+/* Whether cached group g has a DISTINCT call's values as pair entries. */
+static bool any_spilled(const dp_agg_rocks *r, int64_t g) {
+  for (int a = 0; a < r->naggs; a++)
+    if (r->distinct[a] && r->dpc[a].sp[g]) return true;
+  return false;
+}
+
+/* The scratch columns of call a's table (a group's pairs), emptied. */
+static int pair_cols(dp_agg_rocks *r, int a) {
+  const dp_hashtable *d = r->distinct[a];
+  dpairs *x = &r->dpc[a];
+  if (!x->cols && !(x->cols = calloc((size_t)d->nkeys, sizeof *x->cols))) return DIPPER_NOMEM;
+  for (int j = 0; j < d->nkeys; j++) {
+    if (!x->cols[j] && !(x->cols[j] = dp_vector_new(d->keys[j]->type, 0))) return DIPPER_NOMEM;
+    dp_vector_clear(x->cols[j]);
+  }
+  return DIPPER_OK;
+}
+
+/* Call a's inline part of a stored record (tag read: n values) into its
+** table as cached group g's pairs, their counts the base. */
+static int load_inline(dp_agg_rocks *r, int a, int64_t g, int64_t n, dp_rd *in) {
+  dp_hashtable *d = r->distinct[a];
+  if (n == 0) return DIPPER_OK; /* no value yet (NULLs only): no vector written */
+  int rc = pair_cols(r, a);
+  dpairs *x = &r->dpc[a];
+  for (int64_t i = 0; i < n && !rc; i++) rc = dp_vector_append_i64(x->cols[0], g);
+  for (int j = 1; j < d->nkeys && !rc; j++) {
+    rc = dp_vector_decode(in, x->cols[j]);
+    if (rc != DIPPER_NOMEM && (rc || x->cols[j]->length != n)) rc = DIPPER_CORRUPT;
+  }
+  if (!rc && n > r->lids_cap) {
+    int64_t cap = r->lids_cap;
+    if (dp_grow(&r->lids, &cap, n, sizeof *r->lids, 1024) ||
+        dp_grow(&r->lh, &r->lids_cap, n, sizeof *r->lh, 1024))
+      rc = DIPPER_NOMEM;
+  }
+  if (rc) return rc;
+  int64_t before = d->ngroups, created = 0;
+  dp_ht_hash((const dp_vector *const *)x->cols, d->nkeys, n, r->lh);
+  rc = dp_ht_find_or_insert(d, (const dp_vector *const *)x->cols, r->lh, NULL, n, r->lids,
+                            &created);
+  if (!rc && created != n) rc = DIPPER_CORRUPT; /* a value twice, or a group loaded twice */
+  if (!rc) rc = grow_counts(r, a, d->ngroups);
+  x = &r->dpc[a];
+  for (int64_t i = 0; i < n && !rc; i++) {
+    int64_t c = (int64_t)dp_get_uvar(in), e = r->lids[i];
+    if (in->bad || c <= 0 || e < before) rc = DIPPER_CORRUPT;
+    else x->base[e] = c, x->cnt[e] = 0;
+  }
+  return rc;
+}
+
+/* The DISTINCT part of a stored record (after the states) into cached
+** group g: nothing there (a record of the layout before), every call's
+** values are pair entries. */
+static int load_distinct(dp_agg_rocks *r, int64_t g, dp_rd *in) {
+  bool old = dp_rd_done(in);
+  for (int a = 0; a < r->naggs; a++) {
+    if (!r->distinct[a]) continue;
+    uint64_t tag = old ? 0 : dp_get_uvar(in);
+    if (in->bad || tag - (tag > 0) > dp_rd_left(in)) return DIPPER_CORRUPT;
+    r->dpc[a].sp[g] = tag == 0;
+    int rc = tag ? load_inline(r, a, g, (int64_t)tag - 1, in) : DIPPER_OK;
+    if (rc) return rc;
+  }
+  return DIPPER_OK;
+}
+
+/* Call a's entries by cached group (g < n), in table order, and each kept
+** group's inline part encoded — or, past inline_max, the group spilled (its
+** pairs all in the table: store_pairs writes them). */
+static int plan_inline(dp_agg_rocks *r, int a, const bool *keep, int64_t n) {
+  const dp_hashtable *d = r->distinct[a];
+  dpairs *x = &r->dpc[a];
+  int64_t ne = d->ngroups;
+  if ((n + 1 > x->first_cap && dp_grow(&x->first, &x->first_cap, n + 1, sizeof *x->first, 1024)) ||
+      (ne > x->ents_cap && dp_grow(&x->ents, &x->ents_cap, ne, sizeof *x->ents, 1024)) ||
+      (n + 1 > x->ioff_cap && dp_grow(&x->ioff, &x->ioff_cap, n + 1, sizeof *x->ioff, 1024)))
+    return DIPPER_NOMEM;
+  memset(x->first, 0, (size_t)(n + 1) * sizeof *x->first);
+  const int64_t *gid = d->keys[0]->values;
+  for (int64_t e = 0; e < ne; e++)
+    if (gid[e] < n) x->first[gid[e] + 1]++;
+  for (int64_t g = 0; g < n; g++) x->first[g + 1] += x->first[g];
+  for (int64_t e = 0; e < ne; e++)
+    if (gid[e] < n) x->ents[x->first[gid[e]]++] = e;
+  for (int64_t g = n; g > 0; g--) x->first[g] = x->first[g - 1];
+  x->first[0] = 0;
+  x->inl.len = 0;
+  int rc = DIPPER_OK;
+  for (int64_t g = 0; g < n && !rc; g++) {
+    x->ioff[g] = x->inl.len;
+    if (!keep[g] || x->sp[g]) continue;
+    int64_t k = x->first[g + 1] - x->first[g];
+    const int64_t *ids = x->ents + x->first[g];
+    dp_put_uvar(&x->inl, (uint64_t)k + 1);
+    if (k && !(rc = pair_cols(r, a))) {
+      x = &r->dpc[a];
+      for (int j = 1; j < d->nkeys && !rc; j++) {
+        rc = dp_vector_take(x->cols[j], d->keys[j], ids, 0, k);
+        if (!rc) rc = dp_vector_encode(x->cols[j], 0, k, &x->inl);
+      }
+      for (int64_t i = 0; i < k; i++) dp_put_uvar(&x->inl, (uint64_t)(x->base[ids[i]] + x->cnt[ids[i]]));
+    }
+    int64_t touched = 0;
+    for (int64_t i = 0; i < k; i++) touched += x->cnt[ids[i]] > 0;
+    if (!rc && x->inl.len - x->ioff[g] > r->inline_max + (size_t)touched * r->per_touch) {
+      x->inl.len = x->ioff[g]; /* spilled from now on */
+      x->sp[g] = 1;
+    }
+  }
+  x->ioff[n] = x->inl.len;
+  return rc ? rc : x->inl.oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
 /* The batch's pairs of the kept groups written with their counts (in key
@@ -587,7 +752,7 @@ static int store_pairs(dp_agg_rocks *r, const bool *keep, int64_t n) {
     r->poffs[0] = r->pvoffs[0] = 0;
     for (int64_t e = 0; e < ne && !rc; e++) {
       int64_t g = dp_vector_get_i64(d->keys[0], e);
-      if (g >= n || !keep[g]) continue;
+      if (g >= n || !keep[g] || !r->dpc[a].sp[g]) continue;
       rc = pair_key(r, a, e, &r->pkeys);
       dp_put_uvar(&r->pvals, (uint64_t)(r->dpc[a].base[e] + r->dpc[a].cnt[e]));
       r->poffs[++m] = r->pkeys.len;
@@ -607,7 +772,7 @@ static int store_pairs(dp_agg_rocks *r, const bool *keep, int64_t n) {
   int64_t upto = INT64_MIN;
   bool any = false;
   for (int64_t g = 0; g < n; g++)
-    if (!keep[g] && dp_agg_rocks_stored(r, g)) {
+    if (!keep[g] && dp_agg_rocks_stored(r, g) && any_spilled(r, g)) {
       int64_t end = dp_vector_get_i64(r->ht->keys[r->end_key], g);
       if (!any || end > upto) upto = end;
       any = true;
@@ -638,6 +803,10 @@ static int load_value(dp_agg_rocks *r, int64_t g, const char *v, size_t vn) {
   }
   for (int a = 0; !r->has_codec && a < r->naggs; a++) {
     int rc = dp_agg_state_load_group(r->states[a], &r->plan->u.aggregate.aggs[a], g, &rd);
+    if (rc) return rc;
+  }
+  if (r->pairs) {
+    int rc = load_distinct(r, g, &rd);
     if (rc) return rc;
   }
   if (!dp_rd_done(&rd)) return DIPPER_CORRUPT;
@@ -693,6 +862,12 @@ static int prepare_groups(dp_agg_rocks *r, int64_t from) {
   if (r->ttl && to > r->lat_cap && dp_grow(&r->lat, &r->lat_cap, to, sizeof *r->lat, 1024))
     return DIPPER_NOMEM;
   memset(r->stored + from, 0, (size_t)(to - from));
+  for (int a = 0; r->pairs && a < r->naggs; a++) {
+    dpairs *x = &r->dpc[a];
+    if (!r->distinct[a]) continue;
+    if (to > x->sp_cap && dp_grow(&x->sp, &x->sp_cap, to, 1, 1024)) return DIPPER_NOMEM;
+    memset(x->sp + from, 0, (size_t)(to - from)); /* a new group starts inline */
+  }
   for (int a = 0; !r->has_codec && a < r->naggs; a++) {
     int rc = dp_agg_state_reserve(r->states[a], to);
     if (rc) return rc;
@@ -729,6 +904,12 @@ static int keep_group(dp_agg_rocks *r, int64_t g, int64_t n, const char *k, size
   }
   for (int a = 0; !r->has_codec && a < r->naggs && !rc; a++)
     rc = dp_agg_state_save_group(r->states[a], g, &r->val);
+  for (int a = 0; r->pairs && a < r->naggs && !rc; a++) {
+    const dpairs *x = &r->dpc[a];
+    if (!r->distinct[a]) continue;
+    if (x->sp[g]) dp_put_uvar(&r->val, 0);
+    else dp_buf_put(&r->val, x->inl.data + x->ioff[g], x->ioff[g + 1] - x->ioff[g]);
+  }
   if (!rc && r->val.oom) rc = DIPPER_NOMEM;
   if (!rc && e < 0 && !(rc = wb_insert(&r->wb, k, kn, &e))) {
     /* from RocksDB (stored) or new: indexed where RocksDB has it */
@@ -747,7 +928,10 @@ static int keep_group(dp_agg_rocks *r, int64_t g, int64_t n, const char *k, size
 }
 
 int dp_agg_rocks_store(dp_agg_rocks *r, const bool *keep, int64_t n) {
-  int rc = r->pairs ? store_pairs(r, keep, n) : DIPPER_OK;
+  int rc = DIPPER_OK;
+  for (int a = 0; r->pairs && a < r->naggs && !rc; a++)
+    if (r->distinct[a]) rc = plan_inline(r, a, keep, n);
+  if (!rc && r->pairs) rc = store_pairs(r, keep, n);
   if (!rc) rc = group_keys(r, 0, n);
   for (int64_t g = 0; g < n && !rc; g++) {
     const char *k = r->keys.data + r->offs[g];
@@ -759,7 +943,8 @@ int dp_agg_rocks_store(dp_agg_rocks *r, const bool *keep, int64_t n) {
       continue;
     }
     if (stored) r->count--;
-    if (stored && r->pairs && !r->evicting && (rc = drop_pairs(r, k, kn, 0))) break;
+    if (stored && r->pairs && !r->evicting && any_spilled(r, g) && (rc = drop_pairs(r, k, kn, 0)))
+      break;
     /* not cached and stored: it came from RocksDB */
     if (e >= 0 ? r->wb.e[e].in_db : stored) {
       dp_rocks_delete(r->db, k, kn);
@@ -984,7 +1169,9 @@ int dp_agg_rocks_expire(dp_agg_rocks *r, int64_t now, int64_t *expired) {
 /* ---- checkpoints ----
 **   version:u8 (3)  'R'  checkpoint:svar  groups:svar
 **   form:u8 (1: the values are a session window's records, 2: they start
-**   with the group's last write, a TTL's; TTL: clock:svar)
+**   with the group's last write, a TTL's; 4: DISTINCT values as pair
+**   entries, 8: and a group's few in its record, the DISTINCT section's;
+**   TTL: clock:svar)
 **   cached:uvar, per cached group not yet in RocksDB as it stands (live
 **   and dirty): key:bytes value:bytes end:svar in_db:u8, and when in_db
 **   the time RocksDB's index has it at, iend:svar (a session window's key
@@ -1009,7 +1196,7 @@ int dp_agg_rocks_save(dp_agg_rocks *r, dp_buf *out) {
   dp_put_u8(out, 'R');
   dp_put_svar(out, ck);
   dp_put_svar(out, r->count);
-  dp_put_u8(out, (uint8_t)(r->has_codec | (r->ttl ? 2 : 0) | (r->pairs ? 4 : 0)));
+  dp_put_u8(out, (uint8_t)(r->has_codec | (r->ttl ? 2 : 0) | (r->pairs ? 4 | 8 : 0)));
   if (r->ttl) dp_put_svar(out, r->clock);
   dp_put_uvar(out, m);
   for (int64_t i = 0; i < c->n; i++) {
@@ -1076,7 +1263,11 @@ int dp_agg_rocks_restore(dp_agg_rocks *r, dp_rd *in) {
   wb_clear(&r->wb);
   int rc = in->bad || ck < 0 || count < 0 ? DIPPER_CORRUPT : DIPPER_OK;
   unsigned form = !rc && v >= 3 ? dp_get_u8(in) : 0,
-           want = r->has_codec | (r->ttl ? 2u : 0u) | (r->pairs ? 4u : 0u);
+           want = r->has_codec | (r->ttl ? 2u : 0u) | (r->pairs ? 4u | 8u : 0u);
+  /* bit 8 (inline values) only with 4; a blob of the pairs before it (4
+  ** alone) reads: its records have no DISTINCT part, every set spilled */
+  if (!rc && !in->bad && ((form & 12) == 8 || form > 15)) rc = DIPPER_CORRUPT;
+  if (!rc && (form & 12) == 4 && (want & 4)) form |= 8;
   if (!rc && !in->bad && ((form ^ want) & 4)) {
     in->bad = true;
     return dp_error(r->diags, DIPPER_CORRUPT, nowhere,
@@ -1086,13 +1277,23 @@ int dp_agg_rocks_restore(dp_agg_rocks *r, dp_rd *in) {
                     form & 4 ? "as entries of their own" : "in the groups' records",
                     want & 4 ? "as entries of their own" : "in the groups' records");
   }
+  if (!rc && !in->bad && ((form ^ want) & 2)) {
+    /* a group's value starts with its last write under a TTL only: a change
+    ** would need every stored value rewritten */
+    in->bad = true;
+    return dp_error(r->diags, DIPPER_CORRUPT, nowhere,
+                    "the checkpointed rocksdb state of the aggregation was written %s a state "
+                    "TTL ('table.exec.state.ttl' or STATE_TTL), and this run has %s: set the "
+                    "option as it was, or start the query from a fresh checkpoint folder",
+                    form & 2 ? "with" : "without", want & 2 ? "one" : "none");
+  }
   if (!rc && !in->bad && form != want) {
     in->bad = true;
     return dp_error(r->diags, DIPPER_CORRUPT, nowhere,
-                    "the checkpointed rocksdb state of the aggregation was written %s "
-                    "'table.exec.state.ttl', and this run has %s: start the query from a fresh "
-                    "checkpoint folder, or set the option as it was",
-                    form & 2 ? "with" : "without", want & 2 ? "one" : "none");
+                    "the checkpointed rocksdb state of the aggregation keeps %s, and this run "
+                    "%s: start the query from a fresh checkpoint folder",
+                    form & 1 ? "session windows" : "no session window",
+                    want & 1 ? "has session windows" : "has none");
   }
   if (!rc && (form & 2)) r->clock = dp_get_svar(in);
   if (!rc && v == 1) r->indb = count;

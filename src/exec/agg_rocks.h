@@ -4,10 +4,11 @@
 **
 ** Owns: the aggregation's RocksDB instance and what is stored there — one
 ** entry per group (its key columns, the entry's key; every call's state of
-** the group, dp_agg_state_save_group's record of one group, the value), an
-** entry per (group, value) pair of a DISTINCT call with its count (a
-** multiset beside the groups: a row costs O(1) reads and writes however
-** many values its group has) and,
+** the group, dp_agg_state_save_group's record of one group, the value), a
+** DISTINCT call's values of a group in its record while they are few, past
+** that an entry per (group, value) pair with its count (a multiset beside
+** the groups: a row costs O(1) reads and writes however many values its
+** group has) and,
 ** for an aggregation that evicts (a window, or a GROUP BY of an event-time
 ** column), a time index by the group's end, so that the groups the
 ** watermark closes are found by a range scan.

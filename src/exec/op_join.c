@@ -751,12 +751,18 @@ static int64_t sat_sub(int64_t a, int64_t b) {
 ** index is free): a side's rows are stored at the start of the batch that
 ** brought them, and go, without output, once that is ttl or more before
 ** this batch's start — a range scan of the index (chunks wholly expired go
-** unread), as memory's dp_join_expire_ttl drops the rows by insertion. */
+** unread), as memory's dp_join_expire_ttl drops the rows by insertion.
+** Rows stored before rocks_from count as stored at it (a row's time is the
+** greater of the two), so none goes while rocks_from is within the TTL:
+** the rows of a checkpoint written without the TTL (at time 0) count from
+** the restore, as memory's dp_join_ttl_load has them inserted then, with
+** no rewrite of the stored rows. */
 static int rocks_expire_ttl(join_state *st) {
   for (int s = 0; s < 2; s++) {
     if (st->rocks_ttl[s] <= 0) continue;
-    int64_t removed = 0;
-    int rc = dp_rocks_rows_expire(st->rocks, s, sat_sub(st->now, st->rocks_ttl[s]), NULL, &removed);
+    int64_t removed = 0, upto = sat_sub(st->now, st->rocks_ttl[s]);
+    if (st->rocks_from[s] > upto) continue;
+    int rc = dp_rocks_rows_expire(st->rocks, s, upto, NULL, &removed);
     if (rc) return rc;
     st->rocks_rows[s] -= removed;
   }
@@ -940,6 +946,7 @@ static int stream2_setup(dp_op *op, const char *kname) {
                       "range between its sides is carried out in memory only so far: set "
                       "'state.backend' = 'hashmap', or drop the TTL",
                       kname);
+    st->rocks_from[s] = INT64_MIN;
     if (ttl > 0 && dp_exec_state_rocks(ex)) st->rocks_ttl[s] = ttl; /* rocks_expire_ttl */
     else if (ttl > 0 && (rc = dp_state_ttl_init(&sd->ttl, ttl))) return rc;
   }
@@ -1407,8 +1414,13 @@ static void join_close(dp_op *op) {
 ** rows; rows that expired since are found again from that watermark.  A
 ** batch that adds k rows costs O(k) bytes, one that compacts a few bytes
 ** more per run of dropped rows.
-** Over RocksDB (shape 2), whole and delta alike:
-**   version:u8  2  checkpoint:svar  left rows:svar  right rows:svar
+** Over RocksDB (shape 2, or 3 when a side has a state TTL), whole and
+** delta alike:
+**   version:u8  2|3  checkpoint:svar  left rows:svar  right rows:svar
+**   shape 3: mask:u8 (bit s: side s has a TTL; bit 2 + s: it has a
+**            rocks_from), then each side's rocks_from:svar by its bit
+** (a side with a TTL now that had none in the blob, shape 2 included,
+** counts its rows from the restore: rocks_from is the restore's time)
 ** where the checkpoint is the batch id of the RocksDB checkpoint written
 ** into <query folder>/rocksdb/join-<n>/<batch> (state_rocks.h; the driver
 ** purges those folders with the state files that name them).  Each one is
@@ -1447,37 +1459,57 @@ static int rocks_save(dp_op *op, dp_buf *out) {
   int64_t ck;
   int rc = dp_rocks_save(st->rocks, op->ex->batch_id, &ck);
   if (rc) return rc;
+  unsigned mask = 0;
+  for (int s = 0; s < 2; s++)
+    if (st->rocks_ttl[s] > 0)
+      mask |= (1u << s) | (st->rocks_from[s] != INT64_MIN ? 4u << s : 0u);
   dp_state_begin(out, JOIN_STATE_VERSION);
-  dp_put_u8(out, 2);
+  dp_put_u8(out, mask ? 3 : 2);
   dp_put_svar(out, ck);
   dp_put_svar(out, st->rocks_rows[0]);
   dp_put_svar(out, st->rocks_rows[1]);
+  if (mask) dp_put_u8(out, (uint8_t)mask);
+  for (int s = 0; s < 2; s++)
+    if (mask & (4u << s)) dp_put_svar(out, st->rocks_from[s]);
   return out->oom ? DIPPER_NOMEM : DIPPER_OK;
 }
 
 /* Restore (whole or delta: each names a whole checkpoint): the instance is
 ** opened from it when the next batch runs. */
-static int rocks_restore(dp_op *op, dp_rd *in) {
+static int rocks_restore(dp_op *op, dp_rd *in, uint8_t shape) {
   join_state *st = op->state;
-  int64_t ck = dp_get_svar(in), nl = dp_get_svar(in), nr = dp_get_svar(in);
-  int rc = in->bad || ck < 0 || nl < 0 || nr < 0 ? DIPPER_CORRUPT
-                                                 : dp_rocks_restore(st->rocks, ck);
+  int64_t ck = dp_get_svar(in), nl = dp_get_svar(in), nr = dp_get_svar(in), from[2];
+  unsigned mask = shape == 3 ? dp_get_u8(in) : 0;
+  for (int s = 0; s < 2; s++) from[s] = mask & (4u << s) ? dp_get_svar(in) : INT64_MIN;
+  /* a rocks_from only with its side's TTL bit, and never INT64_MIN written */
+  bool bad_mask = mask > 15 || (shape == 3 && mask == 0) || ((mask >> 2) & ~mask & 3) ||
+                  (mask & 4 && from[0] == INT64_MIN) || (mask & 8 && from[1] == INT64_MIN);
+  if (in->bad || bad_mask) return dp_state_corrupt(op, DIPPER_CORRUPT, "its state TTL");
+  int rc = ck < 0 || nl < 0 || nr < 0 ? DIPPER_CORRUPT : dp_rocks_restore(st->rocks, ck);
   if (rc) return dp_state_corrupt(op, rc, "its rocksdb checkpoint");
   st->rocks_rows[0] = nl;
   st->rocks_rows[1] = nr;
+  for (int s = 0; s < 2; s++)
+    st->rocks_from[s] = st->rocks_ttl[s] <= 0 ? INT64_MIN
+                        : mask & (1u << s)     ? from[s]
+                                               : op->ex->batch_start_time;
   op->metrics.state_rows = nl + nr;
   return DIPPER_OK;
 }
 
 /* The shape byte of a blob against this join's: the backend is the
-** checkpoint's (changing 'state.backend' needs a new checkpoint folder). */
-static int check_shape(dp_op *op, dp_rd *in) {
+** checkpoint's (changing 'state.backend' needs a new checkpoint folder).
+** Over RocksDB both 2 and 3 (a side's TTL section) are this join's. */
+static int check_shape(dp_op *op, dp_rd *in, uint8_t *shape_out) {
   join_state *st = op->state;
   uint8_t shape = dp_get_u8(in), want = st->rocks ? 2 : st->stream2;
+  *shape_out = shape;
+  if (st->rocks && shape == 3) return in->bad ? dp_state_corrupt(op, DIPPER_CORRUPT, "its shape")
+                                              : DIPPER_OK;
   if (in->bad || shape != want)
     return dp_state_corrupt(op, DIPPER_CORRUPT,
-                            in->bad || shape == 0 || shape > 2 || !st->stream2 ||
-                                    (shape == 2) == (st->rocks != NULL)
+                            in->bad || shape == 0 || shape > 3 || !st->stream2 ||
+                                    (shape >= 2) == (st->rocks != NULL)
                                 ? "its shape"
                                 : "its backend (the checkpoint was written with another "
                                   "'state.backend'; a new one needs a new checkpoint folder)");
@@ -1508,8 +1540,9 @@ static int join_restore(dp_op *op, dp_rd *in) {
   join_state *st = op->state;
   int rc = dp_state_check(op, in, JOIN_STATE_VERSION);
   if (rc) return rc;
-  if ((rc = check_shape(op, in))) return rc;
-  if (st->rocks) return rocks_restore(op, in);
+  uint8_t shape;
+  if ((rc = check_shape(op, in, &shape))) return rc;
+  if (st->rocks) return rocks_restore(op, in, shape);
   if (st->stream2) {
     for (int s = 0; s < 2; s++)
       if ((rc = dp_join_side_load(op, in, s))) return rc;
@@ -1562,8 +1595,9 @@ static int join_restore_delta(dp_op *op, dp_rd *in) {
   join_state *st = op->state;
   int rc = dp_state_check(op, in, JOIN_STATE_VERSION);
   if (rc) return rc;
-  if ((rc = check_shape(op, in))) return rc;
-  if (st->rocks) return rocks_restore(op, in);
+  uint8_t shape;
+  if ((rc = check_shape(op, in, &shape))) return rc;
+  if (st->rocks) return rocks_restore(op, in, shape);
   if (st->stream2) {
     for (int s = 0; s < 2; s++)
       if ((rc = dp_join_side_load_delta(op, in, s))) return rc;

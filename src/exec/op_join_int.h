@@ -128,6 +128,10 @@ typedef struct join_state {
   dp_rocks *rocks;     /* NULL: the state is in memory */
   int64_t rocks_rows[2];
   int64_t rocks_ttl[2];/* per side: its state TTL over RocksDB (µs; 0: none), by insertion */
+  int64_t rocks_from[2];/* per side under a TTL: its rows stored before this time count as
+                       ** stored at it (a checkpoint written without the TTL keeps its rows
+                       ** at time 0: they count from the restore, as memory's do); INT64_MIN:
+                       ** none (op_join.c's rocks_expire_ttl) */
   dp_batch *fetched[2];/* per side: a slice's matches, or its expired rows, from rocks */
   dp_rocks_refs refs;  /* where they are */
   int phase;           /* stream2: 0 new left rows, 1 new right rows, 2 evict, 3 done */

@@ -154,6 +154,9 @@ static const known_key known_keys[] = {
        kept in memory between batches (exec/agg_rocks.c's write-back cache). */
     {"dipper.rocksdb.aggregate-cache-bytes", V_POSINT, "a whole number of bytes >= 1",
      INT64_C(1) << 40},
+    /* With 'state.backend' = 'rocksdb': a group's DISTINCT values stay in its
+       record up to these bytes, past them entries of their own (agg_rocks.c). */
+    {"dipper.rocksdb.distinct-inline-bytes", V_POSINT, "a whole number of bytes >= 1"},
     /* Spark's global watermark over several inputs: their minimum (Spark's
        and the embedded engine's rule) or maximum (Spark's
        spark.sql.streaming.multipleWatermarkPolicy = max: faster results, the
