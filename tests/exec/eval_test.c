@@ -569,7 +569,7 @@ TEST(more_strings_and_math) {
   CHECK_STR(rows(&f, "SPLIT('abc', '')"), "[a, b, c]|[a, b, c]|[a, b, c]");
   CHECK_STR(rows(&f, "CAST(ASCII(s) AS STRING) || '/' || CHR(65)"), "72/A|97/A|NULL");
   CHECK_STR(rows(&f, "HEX('AB')"), "4142|4142|4142");
-  CHECK_STR(rows(&f, "JSON_VALUE('[{\"k\": true}, {\"k\": 2.5e3}]', '$[1].k')"), "2.5e3|2.5e3|2.5e3");
+  CHECK_STR(rows(&f, "JSON_VALUE('[{\"k\": true}, {\"k\": 2.5e3}]', '$[1].k')"), "2.5E+3|2.5E+3|2.5E+3");
   CHECK_STR(rows(&f, "JSON_VALUE('{\"a\": {\"b\": 1}}', '$.a')"), "NULL|NULL|NULL");
   CHECK_STR(rows(&f, "JSON_VALUE('{\"a\": ', '$.a')"), "NULL|NULL|NULL");
   CHECK_STR(rows(&f, "JSON_VALUE('{\"x y\": \"\\u00e9\"}', '$[''x y'']')"), "é|é|é");
