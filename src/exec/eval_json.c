@@ -15,7 +15,8 @@
 **     error in strict mode, which is the default (a path without `lax` or
 **     `strict` is strict in Flink 2.3, unlike the SQL standard and
 **     Calcite's documentation); a malformed path is an error;
-**   - JSON_VALUE: a scalar (strings unescaped, numbers as written) cast to
+**   - JSON_VALUE: a scalar (strings unescaped, numbers as Flink writes them
+**     back: put_number; JSON_QUERY's numbers too) cast to
 **     the RETURNING type; nothing, JSON null or (lax) a non-scalar is
 **     empty; (strict) a non-scalar, a failed cast or malformed JSON is an
 **     error.  ON EMPTY / ON ERROR: NULL (default), ERROR (the query fails
@@ -48,6 +49,7 @@
 ** Inputs are untrusted text: the scanner does no allocation, trusts no
 ** length and nests at most 64 levels.
 */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "exec/eval_int.h"
@@ -482,12 +484,86 @@ static int member_cmp(const void *a, const void *b) {
   return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* The checked JSON number [s, e) as Flink reads it (Jackson, floats as
+** BigDecimal) and writes it back as text: a number without a fraction or
+** an exponent as written, but "-0" as "0" (an int, long or BigInteger); any
+** other as Java's BigDecimal.toString of its digits and scale (the digits
+** of the integer and fraction parts, leading zeros dropped, as the
+** unscaled value; the scale the fraction's length less the exponent):
+** plain when the scale is >= 0 and the adjusted exponent (that of the
+** first digit) >= -6 ("0.000001", "1.0", "0.0010"), else one digit, the
+** rest after a point and E with the adjusted exponent signed ("2.5E+3",
+** "1E+2", "1.5E-7"); zero has no sign ("-0.0" is "0.0").  An exponent
+** beyond 9 digits (a text BigDecimal refuses) is written as it is. */
+static bool put_number(dp_ev_buf *b, const char *s, const char *e) {
+  const char *p = s, *is, *ie, *fs = NULL, *fe = NULL;
+  bool neg = p < e && *p == '-';
+  if (neg) p++;
+  is = p;
+  while (p < e && is_digit(*p)) p++;
+  ie = p;
+  if (p < e && *p == '.') {
+    fs = ++p;
+    while (p < e && is_digit(*p)) p++;
+    fe = p;
+  }
+  int64_t x = 0;
+  if (p < e && (*p == 'e' || *p == 'E')) {
+    p++;
+    bool xneg = p < e && *p == '-';
+    if (p < e && (*p == '+' || *p == '-')) p++;
+    while (p < e && *p == '0') p++;
+    if (e - p > 9) return dp_ev_buf_put(b, s, (size_t)(e - s));
+    for (; p < e; p++) x = x * 10 + (*p - '0');
+    if (xneg) x = -x;
+  } else if (!fs) { /* an integer: "-0" is 0 */
+    bool zero = ie - is == 1 && *is == '0';
+    return zero ? dp_ev_buf_putc(b, '0') : dp_ev_buf_put(b, s, (size_t)(e - s));
+  }
+  /* the unscaled digits: [is, ie) then [fs, fe), leading zeros dropped */
+  size_t ni = (size_t)(ie - is), nf = fs ? (size_t)(fe - fs) : 0, nd = ni + nf;
+  char *d = malloc(nd + 1);
+  if (!d) return false;
+  memcpy(d, is, ni);
+  if (nf) memcpy(d + ni, fs, nf);
+  size_t lead = 0;
+  while (lead + 1 < nd && d[lead] == '0') lead++;
+  const char *c = d + lead;
+  int64_t len = (int64_t)(nd - lead), scale = (int64_t)nf - x, adj = -scale + (len - 1);
+  bool ok = !(neg && !(len == 1 && c[0] == '0')) || dp_ev_buf_putc(b, '-');
+  if (scale == 0) {
+    ok = ok && dp_ev_buf_put(b, c, (size_t)len);
+  } else if (scale > 0 && adj >= -6) {
+    if (len > scale) {
+      ok = ok && dp_ev_buf_put(b, c, (size_t)(len - scale)) && dp_ev_buf_putc(b, '.') &&
+           dp_ev_buf_put(b, c + len - scale, (size_t)scale);
+    } else {
+      ok = ok && dp_ev_buf_put(b, "0.", 2);
+      for (int64_t k = 0; ok && k < scale - len; k++) ok = dp_ev_buf_putc(b, '0');
+      ok = ok && dp_ev_buf_put(b, c, (size_t)len);
+    }
+  } else {
+    ok = ok && dp_ev_buf_putc(b, c[0]);
+    if (len > 1) ok = ok && dp_ev_buf_putc(b, '.') && dp_ev_buf_put(b, c + 1, (size_t)(len - 1));
+    if (adj != 0) {
+      char xs[32];
+      int n = snprintf(xs, sizeof xs, "E%s%lld", adj > 0 ? "+" : "", (long long)adj);
+      ok = ok && dp_ev_buf_put(b, xs, (size_t)n);
+    }
+  }
+  free(d);
+  return ok;
+}
+
 /* The checked JSON value [s, e) as compact text with every object's keys in
 ** Java's String order and a repeated key's last value only, as Flink's
-** Jackson writes it (ORDER_MAP_ENTRIES_BY_KEYS).  Beyond MAX_DEPTH levels
-** the rest is written compact as it is. */
-static bool put_sorted(dp_ev_buf *b, const char *s, const char *e, int depth) {
+** Jackson writes it (ORDER_MAP_ENTRIES_BY_KEYS); with `numbers` each number
+** as Flink writes it back (put_number: JSON_QUERY's values).  Beyond
+** MAX_DEPTH levels the rest is written compact as it is. */
+static bool put_sorted(dp_ev_buf *b, const char *s, const char *e, int depth, bool numbers) {
   s = ws(s, e);
+  const char *ne = numbers && s < e && (*s == '-' || is_digit(*s)) ? scan_number(s, e) : NULL;
+  if (ne) return put_number(b, s, ne);
   if (s >= e || (*s != '{' && *s != '[') || depth >= MAX_DEPTH) return put_compact(b, s, e);
   bool obj = *s == '{', ok = true;
   char close = obj ? '}' : ']';
@@ -497,7 +573,7 @@ static bool put_sorted(dp_ev_buf *b, const char *s, const char *e, int depth) {
     for (bool first = true; ok && p < e && *p != close; first = false) {
       const char *ve = scan_value(p, e, 0);
       if (!ve) return put_compact(b, p, e); /* checked text: not reached */
-      ok = (first || dp_ev_buf_putc(b, ',')) && put_sorted(b, p, ve, depth + 1);
+      ok = (first || dp_ev_buf_putc(b, ',')) && put_sorted(b, p, ve, depth + 1, numbers);
       p = ws(ve, e);
       if (p < e && *p == ',') p = ws(p + 1, e);
     }
@@ -530,7 +606,7 @@ static bool put_sorted(dp_ev_buf *b, const char *s, const char *e, int depth) {
     if (k + 1 < n && member_cmp(&(member){m[k].ks, m[k].ke, 0, 0, 0}, &(member){m[k + 1].ks, m[k + 1].ke, 0, 0, 0}) == 0)
       continue; /* a repeated key: its last value wins */
     ok = (first || dp_ev_buf_putc(b, ',')) && dp_ev_buf_put(b, m[k].ks, (size_t)(m[k].ke - m[k].ks)) &&
-         dp_ev_buf_putc(b, ':') && put_sorted(b, m[k].vs, m[k].ve, depth + 1);
+         dp_ev_buf_putc(b, ':') && put_sorted(b, m[k].vs, m[k].ve, depth + 1, numbers);
     first = false;
   }
   free(m);
@@ -582,7 +658,9 @@ static outcome value_row(jctx *j, int64_t i) {
   if (!is_scalar(s)) return strict ? J_ERROR : J_EMPTY;
   if (e - s == 4 && !memcmp(s, "null", 4)) return J_EMPTY;
   j->buf.len = 0;
-  bool ok = *s == '"' ? put_unescaped(&j->buf, s, e) : dp_ev_buf_put(&j->buf, s, (size_t)(e - s));
+  bool ok = *s == '"'                ? put_unescaped(&j->buf, s, e)
+            : *s == '-' || is_digit(*s) ? put_number(&j->buf, s, e)
+                                        : dp_ev_buf_put(&j->buf, s, (size_t)(e - s));
   return ok ? J_VALUE : J_ERROR;
 }
 
@@ -679,13 +757,13 @@ static outcome query_row(jctx *j, int64_t i) {
     bool wrapped = clause_is_(j, 2, "WITHOUT", "UNCONDITIONAL") || (clause_is_(j, 2, "WITHOUT", "CONDITIONAL") && !array);
     if (!wrapped && is_scalar(j->m.s[0])) return strict ? J_ERROR : J_EMPTY;
     if (wrapped) ok = dp_ev_buf_putc(&j->buf, '[');
-    ok = ok && put_sorted(&j->buf, j->m.s[0], j->m.e[0], 0);
+    ok = ok && put_sorted(&j->buf, j->m.s[0], j->m.e[0], 0, true);
     if (wrapped) ok = ok && dp_ev_buf_putc(&j->buf, ']');
   } else if (!definite) {
     bool wrapped = clause_is_(j, 2, "WITHOUT", "UNCONDITIONAL"); /* the matches are an array already */
     ok = dp_ev_buf_put(&j->buf, "[[", wrapped ? 2 : 1);
     for (int k = 0; k < j->m.n && ok; k++)
-      ok = (k == 0 || dp_ev_buf_putc(&j->buf, ',')) && put_sorted(&j->buf, j->m.s[k], j->m.e[k], 0);
+      ok = (k == 0 || dp_ev_buf_putc(&j->buf, ',')) && put_sorted(&j->buf, j->m.s[k], j->m.e[k], 0, true);
     ok = ok && dp_ev_buf_put(&j->buf, "]]", wrapped ? 2 : 1);
   } else {
     return J_EMPTY; /* JSON null */
@@ -841,7 +919,7 @@ static int k_json_build(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64
   for (int64_t i = 0; i < n && !rc; i++) {
     rc = build_row(&j, i, object, absent);
     sorted.len = 0;
-    if (!rc) rc = put_sorted(&sorted, j.buf.p, j.buf.p + j.buf.len, 0) ? DIPPER_OK : DIPPER_NOMEM;
+    if (!rc) rc = put_sorted(&sorted, j.buf.p, j.buf.p + j.buf.len, 0, false) ? DIPPER_OK : DIPPER_NOMEM;
     if (!rc) rc = dp_vector_append_str(res, sorted.p, sorted.len);
   }
   free(j.buf.p);
@@ -865,7 +943,7 @@ static int k_json_text(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_
     if (id == DP_F_JSON_STRING) {
       sorted.len = 0;
       ok = put_json_value(&sorted, args[0].v, dp_ev_row(&args[0], i), is_json_builder(e->u.call.args[0])) &&
-           put_sorted(&b, sorted.p, sorted.p + sorted.len, 0);
+           put_sorted(&b, sorted.p, sorted.p + sorted.len, 0, false);
     } else {
       size_t len;
       const char *s = dp_ev_str(&args[0], i, &len);

@@ -509,23 +509,58 @@ static int timestampadd_row(tctx *t, int64_t i) {
   return dp_vector_append_i64(t->v, is_date ? dp_ev_floordiv(r, DP_MICROS_PER_DAY) : r);
 }
 
-/* TIMESTAMPDIFF(unit, a, z): whole units from a to z. */
+#define MILLIS_PER_DAY (DP_MICROS_PER_DAY / 1000)
+
+/* Calcite's DateTimeUtils.subtractMonths of two dates (days): the whole
+** months from d1 to d0, a month counted once d1 plus it (its day clamped to
+** the month's last, as TIMESTAMPADD) reaches d0: Jan 31 to Feb 29 is one. */
+static int64_t months_between_days(int64_t d0, int64_t d1) {
+  if (d0 < d1) return -months_between_days(d1, d0);
+  int64_t m = (d0 - d1) / 31; /* no month is longer: at most the answer */
+  for (;;) {
+    int64_t d2 = dp_ev_add_months(d1 * DP_MICROS_PER_DAY, m) / DP_MICROS_PER_DAY;
+    if (d2 >= d0) return m;
+    int64_t d3 = dp_ev_add_months(d1 * DP_MICROS_PER_DAY, m + 1) / DP_MICROS_PER_DAY;
+    if (d3 > d0) return m;
+    ++m;
+  }
+}
+
+/* TIMESTAMPDIFF(unit, a, z) as Flink 2.3 computes it (Calcite's convertlet,
+** checked on Flink 2.3.0), on the milliseconds of a and z (floored: what
+** Flink's TimestampData holds):
+**   - MONTH, QUARTER, YEAR: Calcite's subtractMonths(z, a) (whole months of
+**     the dates, one less when z's date is a's plus them and z's time of day
+**     is before a's, also for a negative count), divided by 3 or 12;
+**   - DAY, HOUR, MINUTE, SECOND: (z - a) in ms divided by the unit;
+**   - WEEK, MILLISECOND, MICROSECOND: through whole seconds as an INT,
+**     (int) ((z - a) / 1000), then / 604800, * 1000 or * 1000000 (so a
+**     MILLISECOND difference is a multiple of 1000, and 2^32 s and more of
+**     WEEK wrap before the division: 1970 to 2100 is -318 weeks);
+** divisions truncate toward zero, and the result is Flink's INT: the long
+** cast to 32 bits, wrapping (a SECOND difference of 2^32 + 5 s is 5). */
 static int timestampdiff_row(tctx *t, int64_t i) {
-  int64_t a = micros_at(&t->args[1], i), z = micros_at(&t->args[2], i), r;
-  int64_t months = unit_months(t->unit);
+  int64_t a = dp_ev_floordiv(micros_at(&t->args[1], i), 1000);
+  int64_t z = dp_ev_floordiv(micros_at(&t->args[2], i), 1000);
+  int64_t months = unit_months(t->unit), r;
   if (months) {
-    civil ca = civil_of(a), cz = civil_of(z);
-    int64_t m = (cz.year - ca.year) * 12 + (int64_t)cz.month - (int64_t)ca.month;
-    /* a month counts once its day and time are reached */
-    int64_t rest_a = a - dp_days_from_civil(ca.year, ca.month, 1) * DP_MICROS_PER_DAY;
-    int64_t rest_z = z - dp_days_from_civil(cz.year, cz.month, 1) * DP_MICROS_PER_DAY;
-    if (m > 0 && rest_z < rest_a) m--;
-    if (m < 0 && rest_z > rest_a) m++;
+    int64_t ms_a = a - dp_ev_floordiv(a, MILLIS_PER_DAY) * MILLIS_PER_DAY;
+    int64_t ms_z = z - dp_ev_floordiv(z, MILLIS_PER_DAY) * MILLIS_PER_DAY;
+    int64_t da = dp_ev_floordiv(a, MILLIS_PER_DAY), dz = dp_ev_floordiv(z, MILLIS_PER_DAY);
+    int64_t m = months_between_days(dz, da);
+    if (dp_ev_add_months(da * DP_MICROS_PER_DAY, m) / DP_MICROS_PER_DAY == dz && ms_z < ms_a) m--;
     r = m / months;
   } else {
-    r = (int64_t)((uint64_t)z - (uint64_t)a) / unit_micros(t->unit);
+    int64_t d = (int64_t)((uint64_t)z - (uint64_t)a);
+    int64_t secs = (int32_t)(uint32_t)(uint64_t)(d / 1000);
+    switch (t->unit) {
+    case DP_EV_U_WEEK: r = secs / (7 * 86400); break;
+    case DP_EV_U_MILLISECOND: r = secs * 1000; break;
+    case DP_EV_U_MICROSECOND: r = secs * 1000000; break;
+    default: r = d / (unit_micros(t->unit) / 1000); break;
+    }
   }
-  return dp_vector_append_i64(t->v, r);
+  return dp_vector_append_i64(t->v, (int32_t)(uint32_t)(uint64_t)r);
 }
 
 /* DATE_ADD, DATE_SUB: days, wrapping as unsigned arithmetic does. */

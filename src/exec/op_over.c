@@ -73,7 +73,9 @@
 ** history store, oldest first: keep[head..len)). */
 typedef struct over_part {
   int64_t count, folded, rank;
+  int64_t dense;  /* its peer groups released (DENSE_RANK) */
   int64_t nfold;  /* a release's scratch: the fold count its rows reach */
+  int64_t ndense; /* a release's scratch: the peer groups its rows reach */
   int64_t stamp;  /* a release's scratch: the release that last touched it */
   bool dirty;     /* changed since the last checkpoint (listed in `dirty`) */
   int64_t *keep;
@@ -120,6 +122,9 @@ typedef struct over_state {
   dp_agg_call *acalls;      /* per call (aggregates), the running states' calls */
   dp_agg_state *run;        /* per call: the running state (aggregates, running frame) */
   bool *skip;               /* per call: computed from its running state or its window */
+  bool *ranked;             /* per call: ROW_NUMBER, RANK, DENSE_RANK (from the counts) */
+  bool *apart;              /* per call: skip or ranked, computed apart from the layout */
+  bool any_ranked;
   /* sliding frames (ROWS n / RANGE x PRECEDING .. CURRENT ROW) */
   bool *slide;              /* per call: computed from the partitions' windows */
   bool need_hist;           /* a call is computed over the kept rows laid out (LAG, an
@@ -178,6 +183,12 @@ static int win_trim(dp_op *op, over_part *P);
 static int win_unbuild(over_state *st, over_part *P);
 
 static bool is_agg(const dp_over_call *c) { return c->fn->kind == DP_FN_AGGREGATE; }
+
+/* ROW_NUMBER, RANK, DENSE_RANK: on a stream, numbered from the partitions' counts. */
+static bool is_ranked(const dp_over_call *c) {
+  int id = c->fn->id;
+  return c->fn->kind == DP_FN_WINDOW && (id == DP_F_ROW_NUMBER || id == DP_F_RANK || id == DP_F_DENSE_RANK);
+}
 
 /* Room for partitions 0..n-1 (new ones empty, unranked) and their running
 ** states. */
@@ -822,6 +833,45 @@ static int run_running(dp_op *op, const dp_batch *work, const layout *L, int64_t
   return rc;
 }
 
+/* ROW_NUMBER, RANK or DENSE_RANK over the released rows of `work` (rows
+** [nh, n), as in run_running), from their partitions' counts: a row's number
+** is its partition's rows released before plus its place among the released
+** ones (ties in arrival order, as Flink's ROWS frame of ROW_NUMBER); a peer
+** group is the released rows of one ORDER BY value.  On event time a peer
+** group leaves whole in one release (a row at or before the watermark is
+** late), so these are the bounded answers.  By processing time every row is
+** a peer group of its own, as each row arrives at its own instant in Flink
+** (whose three functions then agree), though the rows of one micro-batch
+** share their PROCTIME().  Each partition's peer groups after the release
+** are left in its `ndense`. */
+static int run_ranked(dp_op *op, const layout *L, int64_t nh, const int64_t *gid,
+                      const dp_over_call *call, dp_vector *res) {
+  over_state *st = op->state;
+  int id = call->fn->id, rc = DIPPER_OK;
+  int64_t g = -1, ps = -1, n = 0, grank = 0, prev = -1;
+  for (int64_t k = 0; !rc && k < L->n; k++) {
+    int64_t r = L->ord[k];
+    if (r < nh) continue;
+    if (L->pstart[k] != ps || g < 0) { /* a partition's first released row */
+      g = gid[r];
+      ps = L->pstart[k];
+      n = 0;
+      prev = -1;
+      st->pv[g].ndense = st->pv[g].dense;
+    }
+    over_part *P = &st->pv[g];
+    n++;
+    if (prev < 0 || st->proctime || dp_rows_order_compare(&L->keys, prev, r) != 0) {
+      P->ndense++;
+      grank = P->count + n;
+    }
+    prev = r;
+    int64_t v = id == DP_F_ROW_NUMBER ? P->count + n : id == DP_F_RANK ? grank : P->ndense;
+    rc = dp_vector_append_i64(res, v);
+  }
+  return rc;
+}
+
 /* ---- sliding frames ----
 ** ROWS n PRECEDING .. CURRENT ROW and RANGE x PRECEDING .. CURRENT ROW on a
 ** stream: each partition keeps a window of its last rows, the rows the next
@@ -1091,6 +1141,7 @@ static int keep_released(dp_op *op, int64_t g, const dp_batch *work, const int64
   if (rc0) return rc0;
   int64_t live = live_of(P), total = live + nnew, base = P->count - live;
   P->count += nnew;
+  if (st->any_ranked) P->dense = P->ndense;
   P->folded = st->running ? P->nfold : P->count;
   const dp_vector *ht = st->rows->cols[st->time_col], *wt = work->cols[st->time_col];
   int64_t i = 0;
@@ -1183,7 +1234,7 @@ static int release(dp_op *op) {
   /* the calls: those over bounded frames and LAG as the bounded path does,
   ** the running ones from their partitions' states */
   int nc = p->u.over.ncalls, nin = work->ncols;
-  const bool *skip = st->skip;
+  const bool *skip = st->apart;
   if (!rc) rc = compute_into(op, work, rank, skip, all, &L);
   int64_t nsel = 0;
   sel = rc ? NULL : malloc((size_t)(L.n ? L.n : 1) * sizeof *sel);
@@ -1198,6 +1249,7 @@ static int release(dp_op *op) {
     rv[c] = dp_vector_new(p->u.over.calls[c].type, nsel);
     if (!rv[c]) rc = DIPPER_NOMEM;
     else if (st->slide[c]) any_slide = true;
+    else if (st->ranked[c]) rc = run_ranked(op, &L, nh, wgid, &p->u.over.calls[c], rv[c]);
     else rc = run_running(op, work, &L, nh, wgid, &p->u.over.calls[c], &st->run[c], rv[c]);
   }
   if (!rc && any_slide) rc = run_sliding(op, work, &L, nh, wgid, rv);
@@ -1333,6 +1385,8 @@ static void over_close(dp_op *op) {
   free(st->run);
   free(st->acalls);
   free(st->skip);
+  free(st->ranked);
+  free(st->apart);
   free(st->slide);
   free(st->ws);
   dp_batch_free(st->rows);
@@ -1411,9 +1465,16 @@ static int stream_frame(dp_op *op) {
   st->acalls = calloc((size_t)nc + 1, sizeof *st->acalls);
   st->run = st->running ? calloc((size_t)nc + 1, sizeof *st->run) : NULL;
   if (!st->skip || !st->acalls || (st->running && !st->run)) return DIPPER_NOMEM;
+  st->ranked = calloc((size_t)nc + 1, sizeof *st->ranked);
+  st->apart = calloc((size_t)nc + 1, sizeof *st->apart);
+  if (!st->ranked || !st->apart) return DIPPER_NOMEM;
   for (int c = 0; c < nc; c++) {
     const dp_over_call *call = &p->u.over.calls[c];
-    if (call->fn->kind == DP_FN_WINDOW) { /* LAG (the only one a stream takes) */
+    if (is_ranked(call)) { /* from the partitions' counts (run_ranked) */
+      st->ranked[c] = st->any_ranked = true;
+      continue;
+    }
+    if (call->fn->kind == DP_FN_WINDOW) { /* LAG */
       int64_t off;
       int rc = const_int(op, call->nargs > 1 ? call->args[1] : NULL, 1, &off);
       if (rc) return rc;
@@ -1427,7 +1488,7 @@ static int stream_frame(dp_op *op) {
   }
   bool any_agg = false;
   for (int c = 0; c < nc; c++) any_agg |= st->skip[c];
-  if (!any_agg) { /* LAG alone: nothing to fold, every row counts as folded */
+  if (!any_agg) { /* LAG and ranks alone: nothing to fold, every row counts as folded */
     st->running = false;
     free(st->run);
     st->run = NULL;
@@ -1441,7 +1502,8 @@ static int stream_frame(dp_op *op) {
     st->slide[c] = bounded && call_slides(p, call);
     st->sliding |= st->slide[c];
     st->skip[c] |= st->slide[c];
-    if (!st->skip[c]) st->need_hist = true;
+    st->apart[c] = st->skip[c] || st->ranked[c];
+    if (!st->apart[c]) st->need_hist = true;
   }
   if (p->u.over.npartition > 64)
     return dp_error(op->ex->diags, DIPPER_LIMIT, p->span,
@@ -1464,7 +1526,8 @@ static int over_open(dp_op *op) {
   if (!stream && by_time && in->props.time_attr[tc] >= 0 && op->ex->query && op->ex->query->streaming) {
     stream = true;
     for (int c = 0; c < p->u.over.ncalls; c++)
-      if (p->u.over.calls[c].fn->kind == DP_FN_WINDOW && p->u.over.calls[c].fn->id != DP_F_LAG)
+      if (p->u.over.calls[c].fn->kind == DP_FN_WINDOW && p->u.over.calls[c].fn->id != DP_F_LAG &&
+          !is_ranked(&p->u.over.calls[c]))
         stream = false;
   }
   if (stream && !by_time)
@@ -1482,11 +1545,20 @@ static int over_open(dp_op *op) {
                       "refuses it too (\"LEAD Function is not supported in stream mode\"): use "
                       "LAG(..) and take each pair at its later row, or run in batch mode "
                       "(SET 'execution.runtime-mode' = 'batch')");
-    if (id != DP_F_LAG)
+    /* Flink 2.3 refuses these as well (its AggFunctionFactory) */
+    const char *flink = id == DP_F_PERCENT_RANK ? "PERCENT_RANK" : id == DP_F_CUME_DIST ? "CUME_DIST"
+                        : id == DP_F_NTILE      ? "NTILE" : NULL;
+    if (flink)
+      return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->u.over.calls[c].span,
+                      "%s(..) OVER (..) on a stream needs the whole partition, which a stream never "
+                      "has; Flink refuses it too (\"%s Function is not supported in stream mode\"): "
+                      "use ROW_NUMBER, RANK, DENSE_RANK, COUNT(*) or LAG, or run in batch mode "
+                      "(SET 'execution.runtime-mode' = 'batch')", flink, flink);
+    if (id != DP_F_LAG && !is_ranked(&p->u.over.calls[c]))
       return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, p->u.over.calls[c].span,
                       "%s(..) OVER (..) on a stream needs rows that have not arrived yet or the "
-                      "whole partition; use an aggregate or LAG, or run in batch mode",
-                      p->u.over.calls[c].fn->name);
+                      "whole partition; use an aggregate, LAG, ROW_NUMBER, RANK or DENSE_RANK, "
+                      "or run in batch mode", p->u.over.calls[c].fn->name);
   }
   for (int c = 0; c < p->u.over.ncalls; c++)
     if (p->u.over.calls[c].distinct || p->u.over.calls[c].nargs > 4)
@@ -1510,7 +1582,9 @@ static int over_open(dp_op *op) {
 }
 
 /* ---- checkpoints ----
-** Blob, version 3 (version 2 has no windows in the partition records and
+** Blob, version 4 (version 3 has no peer groups, dense, in the partition
+** records and reads with none: no rank ran on a stream then; version 2 has
+** no windows in the partition records and
 ** the TTL list whole after has_ttl, and still reads: a sliding window then
 ** starts as every kept row in its back stack; version 1 differs only for a
 ** stream, whose whole history it held: a bounded run's version 1 reads, a
@@ -1519,8 +1593,8 @@ static int over_open(dp_op *op) {
 **   bounded: rows (rows.h's row store: every row)  pending (none)
 **   stream:  the partitions (rows.h's group table, by id)  next_rank:svar
 **            horizon:svar  per partition: count, folded, rank (svar),
-**            kept rows, window rows wlen, of them in front wfront (uvar)
-**            the kept rows (a row store, partition after partition, oldest
+**            kept rows, window rows wlen, of them in front wfront, peer
+**            groups released dense (uvar)  the kept rows (a row store, partition after partition, oldest
 **            first)  per running call (an aggregate when the frame starts
 **            UNBOUNDED PRECEDING): its states by partition (agg_func.h)  the
 **            pending rows (a row store, in arrival order)  has_ttl:u8
@@ -1536,9 +1610,9 @@ static int over_open(dp_op *op) {
 **   last save or restore, or 'T' and the list whole when that is smaller].
 ** Version 1's TTL section of a bounded run ('P', never written: a TTL takes
 ** only a stream) is not read. */
-#define OVER_STATE_VERSION 3
+#define OVER_STATE_VERSION 4
 
-/* The version byte: 3, 2, or 1 for a bounded run (the same blob). */
+/* The version byte: 4, 3, 2, or 1 for a bounded run (the same blob). */
 static int check_version(dp_op *op, dp_rd *in) {
   over_state *st = op->state;
   size_t at = in->pos;
@@ -1559,6 +1633,11 @@ static int check_version(dp_op *op, dp_rd *in) {
   if (dp_rd_left(in) > 0 && in->p[at] == 2) { /* no windows, the TTL list whole */
     (void)dp_get_u8(in);
     st->load_version = 2;
+    return DIPPER_OK;
+  }
+  if (dp_rd_left(in) > 0 && in->p[at] == 3) { /* no peer groups (no ranks on a stream) */
+    (void)dp_get_u8(in);
+    st->load_version = 3;
     return DIPPER_OK;
   }
   return dp_state_check(op, in, OVER_STATE_VERSION);
@@ -1646,10 +1725,11 @@ static int load_indexes(dp_op *op, int64_t ng) {
   return rc ? dp_state_corrupt(op, rc, "its indexes") : DIPPER_OK;
 }
 
-/* A partition's record: count, folded, rank (svar), kept rows, and (version
-** 3) its window's wlen and wfront (uvar). */
+/* A partition's record: count, folded, rank (svar), kept rows, (version
+** 3) its window's wlen and wfront (uvar), and (version 4) its peer groups
+** released, dense (uvar). */
 typedef struct part_rec {
-  int64_t count, folded, rank, live, wlen, wfront;
+  int64_t count, folded, rank, live, wlen, wfront, dense;
 } part_rec;
 
 static void put_part(dp_buf *out, const over_part *P) {
@@ -1659,6 +1739,7 @@ static void put_part(dp_buf *out, const over_part *P) {
   dp_put_uvar(out, (uint64_t)live_of(P));
   dp_put_uvar(out, (uint64_t)P->wlen);
   dp_put_uvar(out, (uint64_t)P->wfront);
+  dp_put_uvar(out, (uint64_t)P->dense);
 }
 
 /* Read a record; false (and in->bad) for one that does not fit.  A version
@@ -1667,22 +1748,24 @@ static bool get_part(const over_state *st, dp_rd *in, part_rec *r) {
   r->count = dp_get_svar(in);
   r->folded = dp_get_svar(in);
   r->rank = dp_get_svar(in);
-  uint64_t live = dp_get_uvar(in), wlen = 0, wfront = 0;
+  uint64_t live = dp_get_uvar(in), wlen = 0, wfront = 0, dense = 0;
   if (st->load_version >= 3) {
     wlen = dp_get_uvar(in);
     wfront = dp_get_uvar(in);
   } else if (st->sliding) {
     wlen = live;
   }
+  if (st->load_version >= 4) dense = dp_get_uvar(in);
   if (in->bad || r->count < 0 || r->folded < 0 || r->folded > r->count || r->rank < -1 ||
       r->rank >= st->next_rank || live > (uint64_t)r->count || live > dp_rd_left(in) * 64 + 64 ||
-      wlen > live || wfront > wlen || (!st->sliding && wlen > 0)) {
+      wlen > live || wfront > wlen || (!st->sliding && wlen > 0) || dense > (uint64_t)r->count) {
     in->bad = true;
     return false;
   }
   r->live = (int64_t)live;
   r->wlen = (int64_t)wlen;
   r->wfront = (int64_t)wfront;
+  r->dense = (int64_t)dense;
   return true;
 }
 
@@ -1694,6 +1777,7 @@ static int set_part(over_state *st, over_part *P, const part_rec *r) {
   P->rank = r->rank;
   P->wlen = r->wlen;
   P->wfront = r->wfront;
+  P->dense = r->dense;
   return rc;
 }
 

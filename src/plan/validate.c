@@ -516,7 +516,12 @@ static void check_over(vctx *x, const dp_plan *p) {
            "OVER on a stream must be ordered by a time attribute, so that each row is "
            "aggregated once its predecessors are known: write ORDER BY %s (an event-time column "
            "with a watermark, or a PROCTIME() column)%s",
-           time_col_name(in), k0 ? "" : " in the OVER clause");
+           time_col_name(in),
+           k0 ? ". Flink 2.3 runs an OVER ordered by another column as an updating changelog (each "
+                "row's value changed again as rows come before it), which dipper does not yet; for "
+                "the first N rows of each key write a Top-N (ROW_NUMBER() OVER (...) AS rn in a "
+                "subquery, then WHERE rn <= N)"
+              : " in the OVER clause");
     return;
   }
   if (k0->desc) {

@@ -241,7 +241,7 @@ TEST(time_functions) {
   CHECK_STR(rows(&f, "ts - INTERVAL '1' MONTH"), "2024-02-15 10:20:30.123|1999-11-30 23:59:59.999|NULL");
   CHECK_STR(rows(&f, "TIMESTAMPADD('MONTH', 2, ts)"), "2024-05-15 10:20:30.123|2000-02-29 23:59:59.999|NULL");
   CHECK_STR(rows(&f, "TIMESTAMPDIFF('DAY', ts, TIMESTAMP '2024-03-20 00:00:00')"), "4|8845|NULL");
-  CHECK_STR(rows(&f, "TIMESTAMPDIFF('MONTH', TIMESTAMP '2024-01-31 00:00:00', ts)"), "1|-288|NULL");
+  CHECK_STR(rows(&f, "TIMESTAMPDIFF('MONTH', TIMESTAMP '2024-01-31 00:00:00', ts)"), "1|-289|NULL"); /* Flink: 1999-12-31 + 289 months is 2024-01-31 */
   CHECK_STR(rows(&f, "FLOOR(ts, 'HOUR')"), "2024-03-15 10:00:00.000|1999-12-31 23:00:00.000|NULL");
   CHECK_STR(rows(&f, "CEIL(ts, 'DAY')"), "2024-03-16 00:00:00.000|2000-01-01 00:00:00.000|NULL");
   CHECK_STR(rows(&f, "CAST(ts AS DATE)"), "2024-03-15|1999-12-31|NULL");
@@ -569,7 +569,7 @@ TEST(more_strings_and_math) {
   CHECK_STR(rows(&f, "SPLIT('abc', '')"), "[a, b, c]|[a, b, c]|[a, b, c]");
   CHECK_STR(rows(&f, "CAST(ASCII(s) AS STRING) || '/' || CHR(65)"), "72/A|97/A|NULL");
   CHECK_STR(rows(&f, "HEX('AB')"), "4142|4142|4142");
-  CHECK_STR(rows(&f, "JSON_VALUE('[{\"k\": true}, {\"k\": 2.5e3}]', '$[1].k')"), "2.5e3|2.5e3|2.5e3");
+  CHECK_STR(rows(&f, "JSON_VALUE('[{\"k\": true}, {\"k\": 2.5e3}]', '$[1].k')"), "2.5E+3|2.5E+3|2.5E+3");
   CHECK_STR(rows(&f, "JSON_VALUE('{\"a\": {\"b\": 1}}', '$.a')"), "NULL|NULL|NULL");
   CHECK_STR(rows(&f, "JSON_VALUE('{\"a\": ', '$.a')"), "NULL|NULL|NULL");
   CHECK_STR(rows(&f, "JSON_VALUE('{\"x y\": \"\\u00e9\"}', '$[''x y'']')"), "é|é|é");

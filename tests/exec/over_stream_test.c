@@ -83,7 +83,7 @@ static void free_rows(gen *g) {
 /* ---- the naive recomputation ---- */
 
 enum frame { ROWS_UNB, RANGE_UNB, ROWS_N, RANGE_X };
-enum fn { F_SUM, F_COUNT_STAR, F_COUNT, F_MIN, F_MAX, F_LAG1, F_LAG3 };
+enum fn { F_SUM, F_COUNT_STAR, F_COUNT, F_MIN, F_MAX, F_LAG1, F_LAG3, F_ROWNUM, F_RANK, F_DENSE };
 
 typedef struct query {
   const char *over;  /* the window */
@@ -141,6 +141,19 @@ static void naive_line(const gen *g, const query *q, const ev *e, dp_buf *out) {
     switch (q->fn[f]) {
     case F_COUNT_STAR: dp_buf_printf(out, ", %" PRId64, cstar); break;
     case F_COUNT: dp_buf_printf(out, ", %" PRId64, cnt); break;
+    case F_ROWNUM: dp_buf_printf(out, ", %d", i + 1); break;
+    case F_RANK: { /* the first peer's place */
+      int j = i;
+      while (j > 0 && p[j - 1]->ms == e->ms) j--;
+      dp_buf_printf(out, ", %d", j + 1);
+      break;
+    }
+    case F_DENSE: { /* the distinct times up to e's */
+      int d = 0;
+      for (int j = 0; j <= i; j++) d += j == 0 || p[j]->ms != p[j - 1]->ms;
+      dp_buf_printf(out, ", %d", d);
+      break;
+    }
     case F_LAG1:
     case F_LAG3: {
       int off = q->fn[f] == F_LAG1 ? 1 : 3;
@@ -251,6 +264,12 @@ static const query queries[] = {
      "SUM(v) OVER w, COUNT(v) OVER w, MIN(v) OVER w, MAX(v) OVER w"},
     {"ORDER BY ts RANGE BETWEEN INTERVAL '12' SECOND PRECEDING AND CURRENT ROW", RANGE_X, 12000,
      true, 3, {F_MIN, F_COUNT_STAR, F_SUM}, "MIN(v) OVER w, COUNT(*) OVER w, SUM(v) OVER w"},
+    /* ranks: ties among a partition's rows in arrival order (ROW_NUMBER), peers (RANK, DENSE_RANK) */
+    {"ORDER BY ts", RANGE_UNB, 0, true, 4, {F_ROWNUM, F_RANK, F_DENSE, F_SUM},
+     "ROW_NUMBER() OVER w, RANK() OVER w, DENSE_RANK() OVER w, SUM(v) OVER w"},
+    {"ORDER BY ts", RANGE_UNB, 0, false, 4, {F_DENSE, F_LAG3, F_ROWNUM, F_RANK},
+     "DENSE_RANK() OVER w, LAG(v, 3, CAST(-1 AS BIGINT)) OVER w, ROW_NUMBER() OVER w, RANK() OVER w"},
+    {"ORDER BY ts", RANGE_UNB, 0, true, 1, {F_DENSE}, "DENSE_RANK() OVER w"},
 };
 #define NQUERIES (int)(sizeof queries / sizeof queries[0])
 
@@ -481,7 +500,7 @@ static void check_v2(const char *sql, uint64_t seed, const v2_state *v2) {
     CHECK_STR(dp_buf_cstr(&c.out), a.out.data + a.mark[5]);
     blobs now; /* what it saves now is of the new version */
     save_all(&c, &now);
-    CHECK(now.n == 1 && now.b[0].data[0] == 3);
+    CHECK(now.n == 1 && now.b[0].data[0] == 4);
     free_blobs(&now);
     run_close(&c);
   }
