@@ -382,18 +382,20 @@ typedef struct tctx {
   dp_vector *v;
   dp_ev_buf b;     /* DATE_FORMAT's text */
   int64_t now;     /* the batch's start time, µs */
+  int64_t row_now; /* the clock now (CURRENT_ROW_TIMESTAMP), µs */
   dp_ev_unit unit; /* EXTRACT's, TIMESTAMPADD's and TIMESTAMPDIFF's */
 } tctx;
+
+static int64_t clock_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * DP_MICROS_PER_SECOND + ts.tv_nsec / 1000;
+}
 
 /* The batch's start time, or the clock outside a query (or before its first batch). */
 static int64_t batch_now(const dp_ev *c) {
   int64_t now = c->ex ? c->ex->batch_start_time : 0;
-  if (!c->ex || now == 0) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    now = (int64_t)ts.tv_sec * DP_MICROS_PER_SECOND + ts.tv_nsec / 1000;
-  }
-  return now;
+  return !c->ex || now == 0 ? clock_now() : now;
 }
 
 /* The unit of EXTRACT's shorthands: YEAR(x) is EXTRACT(YEAR FROM x). */
@@ -562,6 +564,10 @@ static int time_row(tctx *t, int64_t i) {
   case DP_F_LOCALTIMESTAMP:
   case DP_F_PROCTIME: return dp_vector_append_i64(v, floor_to(t->now, DP_EV_U_MILLISECOND, false));
   case DP_F_CURRENT_DATE: return dp_vector_append_i64(v, dp_ev_floordiv(t->now, DP_MICROS_PER_DAY));
+  case DP_F_LOCALTIME:
+  case DP_F_CURRENT_TIME:
+    return dp_vector_append_i64(v, floor_to(dp_ev_floormod(t->now, DP_MICROS_PER_DAY), DP_EV_U_SECOND, false));
+  case DP_F_CURRENT_ROW_TIMESTAMP: return dp_vector_append_i64(v, floor_to(t->row_now, DP_EV_U_MILLISECOND, false));
   case DP_F_CURRENT_WATERMARK: return current_watermark_row(t);
   case DP_F_TIMESTAMPADD: return timestampadd_row(t, i);
   case DP_F_TIMESTAMPDIFF: return timestampdiff_row(t, i);
@@ -582,6 +588,7 @@ static int k_time(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n, 
   t.v = dp_ev_new(e->type, n);
   if (!t.v) return DIPPER_NOMEM;
   t.now = batch_now(c);
+  if (t.id == DP_F_CURRENT_ROW_TIMESTAMP) t.row_now = clock_now();
   t.unit = DP_EV_U_NONE;
   if (t.id == DP_F_EXTRACT || t.id == DP_F_TIMESTAMPADD || t.id == DP_F_TIMESTAMPDIFF) t.unit = unit_arg(&args[0]);
   int rc = DIPPER_OK;
@@ -651,6 +658,9 @@ dp_ev_kernel dp_ev_kernel_time(int fn_id) {
   case DP_F_CURRENT_TIMESTAMP:
   case DP_F_LOCALTIMESTAMP:
   case DP_F_CURRENT_DATE:
+  case DP_F_LOCALTIME:
+  case DP_F_CURRENT_TIME:
+  case DP_F_CURRENT_ROW_TIMESTAMP:
   case DP_F_CURRENT_WATERMARK:
   case DP_F_PROCTIME:
   case DP_F_TIMESTAMPADD:
