@@ -10,13 +10,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/types.h"
 #include "dipper.h"
+
+/* A POSIX TZ rule's change of offset: Mm.w.d ('M'), Jn ('J', no Feb 29) or n
+** ('N', 0-based), at `time` seconds of local time. */
+typedef struct tz_change {
+  char kind;
+  int m, w, d, n;
+  int64_t time;
+} tz_change;
 
 struct dp_tz {
   int32_t initial;  /* the offset before the first transition (or the fixed one) */
   int64_t n;        /* transitions */
   int64_t *at;      /* their instants, UTC seconds, ascending */
   int32_t *offset;  /* the offset from each on */
+  /* after the last transition: the file footer's rule, when it has DST */
+  bool rule;
+  int32_t std_off, dst_off;
+  tz_change start, end;
 };
 
 /* Java's three-letter IDs (ZoneInfoFile's old mappings); EST, MST and HST
@@ -101,6 +114,106 @@ static int64_t be(const unsigned char *p, int n) {
   return (int64_t)v;
 }
 
+/* ---- the POSIX TZ rule of a version 2+ file's footer ---- */
+
+static const char *posix_name(const char *p) {
+  if (*p == '<') {
+    while (*p && *p != '>') p++;
+    return *p ? p + 1 : NULL;
+  }
+  const char *q = p;
+  while ((*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z')) q++;
+  return q - p >= 3 ? q : NULL;
+}
+
+/* [+-]h[h][:mm[:ss]] as seconds; NULL when malformed. */
+static const char *posix_time(const char *p, int64_t *out) {
+  int sign = 1;
+  if (*p == '+' || *p == '-') sign = *p++ == '-' ? -1 : 1;
+  int64_t part[3] = {0, 0, 0};
+  for (int k = 0; k < 3; k++) {
+    if (*p < '0' || *p > '9') return k == 0 ? NULL : p;
+    while (*p >= '0' && *p <= '9' && part[k] < 1000) part[k] = part[k] * 10 + (*p++ - '0');
+    if (k < 2 && *p == ':') p++;
+    else break;
+  }
+  *out = sign * (part[0] * 3600 + part[1] * 60 + part[2]);
+  return p;
+}
+
+static const char *posix_change(const char *p, tz_change *c) {
+  c->time = 7200;
+  if (*p == 'M') {
+    c->kind = 'M';
+    if (sscanf(p + 1, "%d.%d.%d", &c->m, &c->w, &c->d) != 3 || c->m < 1 || c->m > 12 || c->w < 1 || c->w > 5 ||
+        c->d < 0 || c->d > 6)
+      return NULL;
+    p++;
+    while ((*p >= '0' && *p <= '9') || *p == '.') p++;
+  } else {
+    c->kind = *p == 'J' ? 'J' : 'N';
+    if (*p == 'J') p++;
+    if (*p < '0' || *p > '9') return NULL;
+    c->n = 0;
+    while (*p >= '0' && *p <= '9' && c->n < 1000) c->n = c->n * 10 + (*p++ - '0');
+  }
+  if (*p == '/') p = posix_time(p + 1, &c->time);
+  return p;
+}
+
+/* "STDoff[DST[off][,start[/time],end[/time]]]": only a rule with DST matters. */
+static void parse_posix(dp_tz *z, const char *p) {
+  int64_t std, dst;
+  if (!(p = posix_name(p)) || !(p = posix_time(p, &std)) || !*p) return;
+  if (!(p = posix_name(p))) return;
+  dst = std - 3600;
+  if (*p && *p != ',' && !(p = posix_time(p, &dst))) return;
+  if (*p != ',' || !(p = posix_change(p + 1, &z->start)) || *p != ',' || !(p = posix_change(p + 1, &z->end)))
+    return;
+  z->std_off = (int32_t)-std; /* POSIX offsets are west of UTC */
+  z->dst_off = (int32_t)-dst;
+  z->rule = true;
+}
+
+static bool leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+/* The local second, in year y, at which change c happens. */
+static int64_t change_local(const tz_change *c, int64_t y) {
+  int64_t jan1 = dp_days_from_civil(y, 1, 1), day;
+  if (c->kind == 'J') {
+    day = jan1 + c->n - 1 + (leap(y) && c->n >= 60 ? 1 : 0);
+  } else if (c->kind == 'N') {
+    day = jan1 + c->n;
+  } else {
+    static const int dim[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int64_t first = dp_days_from_civil(y, (unsigned)c->m, 1);
+    int64_t wd = ((first + 4) % 7 + 7) % 7; /* 1970-01-01 was a Thursday */
+    int64_t md = 1 + (c->d - wd + 7) % 7 + (c->w - 1) * 7;
+    int64_t len = dim[c->m - 1] + (c->m == 2 && leap(y) ? 1 : 0);
+    while (md > len) md -= 7;
+    day = first + md - 1;
+  }
+  return day * 86400 + c->time;
+}
+
+static int64_t year_of(int64_t secs) {
+  int64_t y;
+  unsigned m, d;
+  int64_t days = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
+  dp_civil_from_days(days, &y, &m, &d);
+  return y;
+}
+
+/* The rule's offset at UTC second t (wall = false) or wall-clock second t. */
+static int32_t rule_offset(const dp_tz *z, int64_t t, bool wall) {
+  int64_t y = year_of(wall ? t : t + z->std_off);
+  /* the changes as UTC instants, or as the wall time each brings (Java's lookup) */
+  int64_t start = change_local(&z->start, y) - z->std_off, end = change_local(&z->end, y) - z->dst_off;
+  if (wall) start += z->dst_off, end += z->std_off;
+  bool dst = start < end ? t >= start && t < end : !(t >= end && t < start);
+  return dst ? z->dst_off : z->std_off;
+}
+
 /* The transitions of a TZif file's contents; NULL when it is not one. */
 static dp_tz *parse_tzif(const unsigned char *d, size_t n, bool *nomem) {
   if (n < 44 || memcmp(d, "TZif", 4) != 0) return NULL;
@@ -147,6 +260,16 @@ static dp_tz *parse_tzif(const unsigned char *d, size_t n, bool *nomem) {
     z->offset[i] = (int32_t)be(types + idx[i] * 6, 4);
   }
   z->n = timecnt;
+  if (tsize == 8) { /* the footer after the 64-bit block: "\nTZ\n" */
+    size_t foot = need + (size_t)cnt[5] + (size_t)cnt[2] * 12 + (size_t)cnt[1] + (size_t)cnt[0];
+    if (foot + 2 < n && d[foot] == '\n') {
+      char tz[128];
+      size_t k = 0;
+      for (size_t i = foot + 1; i < n && d[i] != '\n' && k + 1 < sizeof tz; i++) tz[k++] = (char)d[i];
+      tz[k] = '\0';
+      parse_posix(z, tz);
+    }
+  }
   return z;
 }
 
@@ -198,6 +321,7 @@ void dp_tz_free(dp_tz *z) {
 }
 
 int64_t dp_tz_offset_utc(const dp_tz *z, int64_t utc) {
+  if (z->rule && (z->n == 0 || utc >= z->at[z->n - 1])) return rule_offset(z, utc, false);
   int64_t lo = 0, hi = z->n; /* the first transition after utc */
   while (lo < hi) {
     int64_t mid = lo + (hi - lo) / 2;
@@ -210,6 +334,7 @@ int64_t dp_tz_offset_utc(const dp_tz *z, int64_t utc) {
 int64_t dp_tz_offset_wall(const dp_tz *z, int64_t wall) {
   /* a transition starts, in wall time, at its instant plus the offset it
   ** brings (java.util.ZoneInfo's wall-time lookup) */
+  if (z->rule && (z->n == 0 || wall >= z->at[z->n - 1] + z->offset[z->n - 1])) return rule_offset(z, wall, true);
   int64_t lo = 0, hi = z->n;
   while (lo < hi) {
     int64_t mid = lo + (hi - lo) / 2;

@@ -7,9 +7,9 @@
 ** in Java (TimeZone.getTimeZone never fails).  Names are case-sensitive.
 **
 ** Offsets are read from the zone file's transitions (64-bit data of TZif
-** version 2 and later); after the last transition the last offset holds
-** (the rule in the file's footer is not read: a "fat" file carries
-** transitions until 2037).
+** version 2 and later); after the last transition, from the POSIX TZ rule
+** of the file's footer ("CET-1CEST,M3.5.0,M10.5.0/3"), so that "slim"
+** files, which stop at the last change of rules, answer as "fat" ones.
 */
 #ifndef DP_TZONE_H
 #define DP_TZONE_H
