@@ -353,6 +353,7 @@ static bool may_fail(const dp_expr *e) {
     return may_fail(e->u.cast.arg);
   case DP_E_CALL:
     if (e->type->kind == DP_T_DECIMAL || e->u.call.fn->cfunc) return true;
+    if (e->u.call.fn->id == DP_F_ELEMENT || e->u.call.fn->id == DP_F_MAP_FROM_ARRAYS) return true;
     for (int i = 0; i < e->u.call.nargs; i++)
       if (may_fail(e->u.call.args[i])) return true;
     return false;

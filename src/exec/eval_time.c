@@ -18,6 +18,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "core/tzone.h"
 #include "exec/eval_int.h"
 
 typedef struct civil {
@@ -382,18 +383,85 @@ typedef struct tctx {
   dp_vector *v;
   dp_ev_buf b;     /* DATE_FORMAT's text */
   int64_t now;     /* the batch's start time, µs */
+  int64_t row_now; /* the clock now (CURRENT_ROW_TIMESTAMP), µs */
+  dp_tz *tz[2];    /* CONVERT_TZ's zones, named tzname[k] (the last rows') */
+  char *tzname[2];
+  size_t tzlen[2];
   dp_ev_unit unit; /* EXTRACT's, TIMESTAMPADD's and TIMESTAMPDIFF's */
 } tctx;
+
+static int64_t clock_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * DP_MICROS_PER_SECOND + ts.tv_nsec / 1000;
+}
 
 /* The batch's start time, or the clock outside a query (or before its first batch). */
 static int64_t batch_now(const dp_ev *c) {
   int64_t now = c->ex ? c->ex->batch_start_time : 0;
-  if (!c->ex || now == 0) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    now = (int64_t)ts.tv_sec * DP_MICROS_PER_SECOND + ts.tv_nsec / 1000;
+  return !c->ex || now == 0 ? clock_now() : now;
+}
+
+/* Java's SimpleDateFormat("yyyy-MM-dd HH:mm:ss").parse, lenient as it is
+** (Flink's CONVERT_TZ): spaces before each number, any number of digits, a
+** field out of range carried into the next larger one, text after the
+** seconds ignored.  The wall-clock seconds since the epoch, or false. */
+static bool parse_java_datetime(const char *s, size_t n, int64_t *wall) {
+  static const char after[6] = {'-', '-', ' ', ':', ':', 0};
+  int64_t f[6];
+  size_t i = 0;
+  for (int k = 0; k < 6; k++) {
+    while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
+    size_t start = i;
+    int64_t v = 0;
+    while (i < n && s[i] >= '0' && s[i] <= '9' && i - start < 9) v = v * 10 + (s[i++] - '0');
+    if (i == start || (i < n && s[i] >= '0' && s[i] <= '9')) return false;
+    f[k] = v;
+    if (after[k]) {
+      if (i >= n || s[i] != after[k]) return false;
+      i++;
+    }
   }
-  return now;
+  int64_t months = f[0] * 12 + f[1] - 1;
+  int64_t y = dp_ev_floordiv(months, 12);
+  int64_t days = dp_days_from_civil(y, (unsigned)(months - y * 12 + 1), 1) + f[2] - 1;
+  *wall = days * 86400 + f[3] * 3600 + f[4] * 60 + f[5];
+  return true;
+}
+
+/* CONVERT_TZ's zone k (0 from, 1 to) named s[0..n): the last one's if the
+** name is the same. */
+static int zone_of(tctx *t, int k, const char *s, size_t n, dp_tz **out) {
+  if (!t->tz[k] || t->tzlen[k] != n || memcmp(t->tzname[k], s, n) != 0) {
+    dp_tz_free(t->tz[k]);
+    free(t->tzname[k]);
+    t->tz[k] = NULL;
+    t->tzname[k] = malloc(n + 1);
+    if (!t->tzname[k]) return DIPPER_NOMEM;
+    memcpy(t->tzname[k], s, n);
+    t->tzlen[k] = n;
+    int rc = dp_tz_open(s, n, &t->tz[k]);
+    if (rc) return rc;
+  }
+  *out = t->tz[k];
+  return DIPPER_OK;
+}
+
+static int convert_tz_row(tctx *t, int64_t i) {
+  size_t n, fn, tn;
+  const char *s = dp_ev_str(&t->args[0], i, &n);
+  const char *from = dp_ev_str(&t->args[1], i, &fn), *to = dp_ev_str(&t->args[2], i, &tn);
+  int64_t wall;
+  if (!parse_java_datetime(s, n, &wall)) return dp_vector_append_null(t->v);
+  dp_tz *zf, *zt;
+  int rc = zone_of(t, 0, from, fn, &zf);
+  if (!rc) rc = zone_of(t, 1, to, tn, &zt);
+  if (rc) return rc;
+  int64_t utc = wall - dp_tz_offset_wall(zf, wall);
+  int64_t local = utc + dp_tz_offset_utc(zt, utc);
+  char buf[64];
+  int len = dp_format_timestamp(buf, sizeof buf, local * DP_MICROS_PER_SECOND, 0);
+  return len < 0 ? dp_vector_append_null(t->v) : dp_vector_append_str(t->v, buf, (size_t)len);
 }
 
 /* The unit of EXTRACT's shorthands: YEAR(x) is EXTRACT(YEAR FROM x). */
@@ -597,12 +665,17 @@ static int time_row(tctx *t, int64_t i) {
   case DP_F_LOCALTIMESTAMP:
   case DP_F_PROCTIME: return dp_vector_append_i64(v, floor_to(t->now, DP_EV_U_MILLISECOND, false));
   case DP_F_CURRENT_DATE: return dp_vector_append_i64(v, dp_ev_floordiv(t->now, DP_MICROS_PER_DAY));
+  case DP_F_LOCALTIME:
+  case DP_F_CURRENT_TIME:
+    return dp_vector_append_i64(v, floor_to(dp_ev_floormod(t->now, DP_MICROS_PER_DAY), DP_EV_U_SECOND, false));
+  case DP_F_CURRENT_ROW_TIMESTAMP: return dp_vector_append_i64(v, floor_to(t->row_now, DP_EV_U_MILLISECOND, false));
   case DP_F_CURRENT_WATERMARK: return current_watermark_row(t);
   case DP_F_TIMESTAMPADD: return timestampadd_row(t, i);
   case DP_F_TIMESTAMPDIFF: return timestampdiff_row(t, i);
   case DP_F_DATE_ADD:
   case DP_F_DATE_SUB: return date_add_row(t, i);
   case DP_F_DATEDIFF: return dp_vector_append_i64(v, dp_ev_i64(&args[0], i) - dp_ev_i64(&args[1], i));
+  case DP_F_CONVERT_TZ: return convert_tz_row(t, i);
   default: return dp_ev_fail(t->c, t->e, DIPPER_INTERNAL, "no time kernel for %s", t->e->u.call.fn->name);
   }
 }
@@ -617,6 +690,7 @@ static int k_time(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n, 
   t.v = dp_ev_new(e->type, n);
   if (!t.v) return DIPPER_NOMEM;
   t.now = batch_now(c);
+  if (t.id == DP_F_CURRENT_ROW_TIMESTAMP) t.row_now = clock_now();
   t.unit = DP_EV_U_NONE;
   if (t.id == DP_F_EXTRACT || t.id == DP_F_TIMESTAMPADD || t.id == DP_F_TIMESTAMPDIFF) t.unit = unit_arg(&args[0]);
   int rc = DIPPER_OK;
@@ -628,6 +702,10 @@ static int k_time(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n, 
       rc = time_row(&t, i);
   }
   free(t.b.p);
+  for (int k = 0; k < 2; k++) {
+    dp_tz_free(t.tz[k]);
+    free(t.tzname[k]);
+  }
   if (rc) {
     dp_vector_free(t.v);
     return rc;
@@ -686,13 +764,17 @@ dp_ev_kernel dp_ev_kernel_time(int fn_id) {
   case DP_F_CURRENT_TIMESTAMP:
   case DP_F_LOCALTIMESTAMP:
   case DP_F_CURRENT_DATE:
+  case DP_F_LOCALTIME:
+  case DP_F_CURRENT_TIME:
+  case DP_F_CURRENT_ROW_TIMESTAMP:
   case DP_F_CURRENT_WATERMARK:
   case DP_F_PROCTIME:
   case DP_F_TIMESTAMPADD:
   case DP_F_TIMESTAMPDIFF:
   case DP_F_DATE_ADD:
   case DP_F_DATE_SUB:
-  case DP_F_DATEDIFF: return k_time;
+  case DP_F_DATEDIFF:
+  case DP_F_CONVERT_TZ: return k_time;
   default: return NULL;
   }
 }

@@ -313,6 +313,7 @@ const char *dp_bind_binop_func(dp_ast_binop op) {
   case DP_BOP_BITAND: return "bitand";
   case DP_BOP_BITOR: return "bitor";
   case DP_BOP_BITXOR: return "bitxor";
+  case DP_BOP_OVERLAPS: return ""; /* bound by dp_bind_binary */
   }
   return "";
 }

@@ -37,9 +37,46 @@ static dp_expr *negate_literal(dp_binder *b, dp_expr *e, dp_span span) {
   return dp_bind_literal_expr(b, v, span);
 }
 
+/* (t0, t1) OVERLAPS (t2, t3) as Calcite (so Flink) rewrites it: a period's
+** second item is its end, or an INTERVAL added to its start; the ends of
+** each period are put in order (a NULL comparison keeps them swapped: CASE
+** takes the ELSE branch), then e0 >= s1 AND e1 >= s0, so periods that only
+** touch overlap. */
+static dp_expr *bind_overlaps(dp_bexpr *x, const dp_ast_expr *e) {
+  dp_binder *b = x->b;
+  const dp_ast_expr *sides[2] = {e->u.binary.left, e->u.binary.right};
+  dp_expr *pt[4];
+  for (int k = 0; k < 2; k++) {
+    dp_expr *s = dp_bind_expr(x, sides[k]->u.construct.items[0]);
+    dp_expr *t = dp_bind_expr(x, sides[k]->u.construct.items[1]);
+    if (!s || !t) return NULL;
+    if (!dp_type_is_temporal(s->type) || s->type->kind == DP_T_NULL)
+      return dp_bind_fail(b, DIPPER_TYPE, sides[k]->u.construct.items[0]->span,
+                          "a period of OVERLAPS starts at a DATE, TIME or TIMESTAMP, not %s",
+                          dp_bind_type_str(b, s->type));
+    if (dp_type_is_interval(t->type)) t = dp_bind_call2(b, "add", s, t, sides[k]->span);
+    if (!t) return NULL;
+    pt[2 * k] = s;
+    pt[2 * k + 1] = t;
+  }
+  if (!dp_bind_unify_n(b, 4, pt, "OVERLAPS", e->span)) return NULL;
+  dp_expr *lo[2], *hi[2];
+  for (int k = 0; k < 2; k++) {
+    dp_expr *in_order = dp_bind_call2(b, "le", pt[2 * k], pt[2 * k + 1], e->span);
+    dp_expr *a1[3] = {in_order, pt[2 * k], pt[2 * k + 1]}, *a2[3] = {in_order, pt[2 * k + 1], pt[2 * k]};
+    if (!in_order) return NULL;
+    lo[k] = dp_bind_call_named(b, "if", 3, a1, e->span);
+    hi[k] = dp_bind_call_named(b, "if", 3, a2, e->span);
+    if (!lo[k] || !hi[k]) return NULL;
+  }
+  return dp_bind_call2(b, "and", dp_bind_call2(b, "ge", hi[0], lo[1], e->span),
+                       dp_bind_call2(b, "ge", hi[1], lo[0], e->span), e->span);
+}
+
 dp_expr *dp_bind_binary(dp_bexpr *x, const dp_ast_expr *e) {
   dp_binder *b = x->b;
   dp_ast_binop op = e->u.binary.op;
+  if (op == DP_BOP_OVERLAPS) return bind_overlaps(x, e);
   dp_expr *l = dp_bind_expr(x, e->u.binary.left);
   dp_expr *r = dp_bind_expr(x, e->u.binary.right);
   if (!l || !r) return NULL;

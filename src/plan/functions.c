@@ -31,7 +31,7 @@
 /* ---- the tables from functions.def ---- */
 
 typedef enum result_rule {
-  R_NONE, R_STRING, R_BYTES, R_BOOLEAN, R_INT, R_BIGINT, R_DOUBLE, R_DATE, R_TS3, R_LTZ3,
+  R_NONE, R_STRING, R_BYTES, R_BOOLEAN, R_INT, R_BIGINT, R_DOUBLE, R_DATE, R_TS3, R_LTZ3, R_TIME0,
   R_ARG0, R_ARG2, R_TSARG0, R_STRARRAY,
 } result_rule;
 
@@ -52,7 +52,7 @@ typedef const dp_type *(*resolver)(rctx *c);
 #define RESOLVERS(X)                                                                         \
   X(sig) X(arith) X(compare) X(in) X(bitwise) X(concat) X(common) X(if) X(element_at)        \
   X(array_contains) X(map_parts) X(construct) X(floorceil) X(round) X(sum) X(avg) X(minmax)  \
-  X(collect) X(laglead) X(json_value) X(json_build) X(array_fn)
+  X(collect) X(laglead) X(json_value) X(json_build) X(array_fn) X(map_fn)
 #define DECLARE_RESOLVER_(r) static const dp_type *resolve_##r(rctx *c);
 RESOLVERS(DECLARE_RESOLVER_)
 #undef DECLARE_RESOLVER_
@@ -484,6 +484,7 @@ static const dp_type *sig_result(rctx *c) {
   case R_DATE: return dp_type_of(DP_T_DATE);
   case R_TS3: return dp_type_timestamp(c->a, DP_T_TIMESTAMP, 3);
   case R_LTZ3: return dp_type_timestamp(c->a, DP_T_TIMESTAMP_LTZ, 3);
+  case R_TIME0: return &time_types[0];
   case R_ARG0:
   case R_ARG2: {
     int i = rules[c->fn->id].result == R_ARG0 ? 0 : 2;
@@ -966,13 +967,102 @@ static const dp_type *resolve_collect(rctx *c) {
   return dp_type_array(c->a, x);
 }
 
+/* The common type of two element (or key, value) types: dp_type_common for
+** scalars, the same rule inside ARRAY and MAP, equal types otherwise;
+** nullable when either is.  NULL when there is none. */
+static const dp_type *common_elem(rctx *c, const dp_type *x, const dp_type *y) {
+  bool not_null = x->not_null && y->not_null;
+  const dp_type *t = NULL;
+  if (x->kind == DP_T_ARRAY && y->kind == DP_T_ARRAY) {
+    const dp_type *e = common_elem(c, x->elem, y->elem);
+    t = e ? dp_type_array(c->a, e) : NULL;
+  } else if (x->kind == DP_T_MAP && y->kind == DP_T_MAP) {
+    const dp_type *k = common_elem(c, x->elem, y->elem), *v = k ? common_elem(c, x->value, y->value) : NULL;
+    t = v ? dp_type_map(c->a, k, v) : NULL;
+  } else if (is_composite(x) || is_composite(y)) {
+    t = dp_type_equal(x, y) ? x : NULL;
+  } else {
+    t = dp_type_common(c->a, x, y);
+  }
+  return t ? dp_type_with_nullability(c->a, t, not_null) : NULL;
+}
+
+/* Arguments [from, nargs) are all ARRAYs (MAPs), cast to their common type,
+** which is returned (NULL with the reason). */
+static const dp_type *common_collections(rctx *c, int from, dp_type_kind kind) {
+  const char *what = kind == DP_T_ARRAY ? "ARRAY" : "MAP";
+  const dp_type *t = NULL;
+  for (int i = from; i < c->nargs; i++) {
+    const dp_type *x = c->args[i];
+    if (is_null_kind(x)) continue;
+    if (x->kind != kind) return fail(c, "%s takes %ss; %s is %s", uname(c), what, ordinal(c, i), tname(c, x));
+    const dp_type *u = t ? common_elem(c, t, x) : x;
+    if (!u)
+      return fail(c, "the %ss of %s have no common type: %s and %s; CAST one", what, uname(c), tname(c, t),
+                  tname(c, x));
+    t = u;
+  }
+  if (!t) return fail(c, "%s of untyped NULLs only; CAST one to the %s type you mean", uname(c), what);
+  t = dp_type_with_nullability(c->a, t, false);
+  for (int i = from; i < c->nargs; i++) set_param(c, i, t);
+  return t;
+}
+
+static void boolean_or_null(rctx *c, int i) {
+  if (is_null_kind(c->args[i])) set_param(c, i, dp_type_of(DP_T_BOOLEAN));
+}
+
+/* The array functions that take one ARRAY and other arguments. */
+static const dp_type *resolve_array_more(rctx *c, const dp_type *arr) {
+  dp_func_id id = (dp_func_id)c->fn->id;
+  switch (id) {
+  case DP_F_ARRAY_SLICE:
+    for (int i = 1; i < c->nargs; i++) {
+      if (is_null_kind(c->args[i])) set_param(c, i, dp_type_of(DP_T_INT));
+      else if (!dp_type_is_integer(c->args[i]))
+        return fail(c, "the offsets of ARRAY_SLICE are integers, not %s", tname(c, c->args[i]));
+    }
+    return arr;
+  case DP_F_ARRAY_SORT:
+    if (!is_ordered(arr->elem)) return fail(c, "elements of type %s have no order", tname(c, arr->elem));
+    for (int i = 1; i < c->nargs; i++) {
+      boolean_or_null(c, i);
+      if (!is_null_kind(c->args[i]) && c->args[i]->kind != DP_T_BOOLEAN)
+        return fail(c, "the order arguments of ARRAY_SORT are BOOLEANs, not %s", tname(c, c->args[i]));
+    }
+    return arr;
+  case DP_F_ELEMENT: return arr->elem;
+  default: { /* ARRAY_APPEND, ARRAY_PREPEND: the element type meets the value's */
+    const dp_type *x = c->args[1], *e = arr->elem;
+    if (!is_null_kind(x)) {
+      e = common_elem(c, arr->elem, x);
+      if (!e)
+        return fail(c, "the elements are %s, not %s; CAST the value to %s", tname(c, arr->elem), tname(c, x),
+                    tname(c, arr->elem));
+    } else {
+      e = dp_type_with_nullability(c->a, e, false);
+    }
+    const dp_type *t = dp_type_array(c->a, e);
+    if (!t) return fail(c, "out of memory");
+    set_param(c, 0, t);
+    set_param(c, 1, dp_type_with_nullability(c->a, e, x->not_null));
+    return dp_type_with_nullability(c->a, t, arr->not_null);
+  }
+  }
+}
+
 /* Flink's array functions: an ARRAY first; POSITION and REMOVE cast the
 ** value to the element type; JOIN takes strings. */
 static const dp_type *resolve_array_fn(rctx *c) {
   const dp_type *arr = c->args[0];
   dp_func_id id = (dp_func_id)c->fn->id;
+  if (id == DP_F_ARRAY_UNION || id == DP_F_ARRAY_EXCEPT || id == DP_F_ARRAY_INTERSECT || id == DP_F_ARRAY_CONCAT)
+    return common_collections(c, 0, DP_T_ARRAY);
   if (arr->kind != DP_T_ARRAY)
     return fail(c, "%s expects an ARRAY first, not %s", uname(c), tname(c, arr));
+  if (id == DP_F_ARRAY_SLICE || id == DP_F_ARRAY_SORT || id == DP_F_ELEMENT || id == DP_F_ARRAY_APPEND ||
+      id == DP_F_ARRAY_PREPEND)
+    return resolve_array_more(c, arr);
   if (id == DP_F_ARRAY_POSITION || id == DP_F_ARRAY_REMOVE) {
     const dp_type *x = c->args[1];
     if (is_null_kind(x) || (!dp_type_equal(x, arr->elem) && dp_type_can_coerce(x, arr->elem)))
@@ -999,6 +1089,27 @@ static const dp_type *resolve_array_fn(rctx *c) {
     return dp_type_of(DP_T_STRING);
   default: return arr;
   }
+}
+
+/* MAP_FROM_ARRAYS(keys, values), MAP_ENTRIES(m), MAP_UNION(m, ...). */
+static const dp_type *resolve_map_fn(rctx *c) {
+  dp_func_id id = (dp_func_id)c->fn->id;
+  if (id == DP_F_MAP_UNION) return common_collections(c, 0, DP_T_MAP);
+  if (id == DP_F_MAP_ENTRIES) {
+    const dp_type *m = c->args[0];
+    if (m->kind != DP_T_MAP) return fail(c, "MAP_ENTRIES expects a MAP, not %s", tname(c, m));
+    dp_field *fields = dp_arena_calloc(c->a, 2, sizeof *fields);
+    if (!fields) return fail(c, "out of memory");
+    fields[0] = (dp_field){.name = "key", .type = m->elem};
+    fields[1] = (dp_field){.name = "value", .type = m->value};
+    const dp_type *row = dp_type_row(c->a, 2, fields);
+    return row ? dp_type_array(c->a, row) : fail(c, "out of memory");
+  }
+  for (int i = 0; i < 2; i++)
+    if (c->args[i]->kind != DP_T_ARRAY)
+      return fail(c, "MAP_FROM_ARRAYS expects (ARRAY keys, ARRAY values); %s is %s", ordinal(c, i),
+                  tname(c, c->args[i]));
+  return dp_type_map(c->a, c->args[0]->elem, c->args[1]->elem);
 }
 
 /* json_value(j, path) is a STRING; with its clauses (parse_json.c) the type

@@ -714,9 +714,74 @@ static Spark__Connect__Expression *custom_json(dp_sx *x, const dp_expr *e, Spark
   return dp_sx_fn3(x, "if", either, dp_sx_lit_null(x, e->type, e->span), dp_sx_fn1(x, "isnotnull", v));
 }
 
+/* A constant, non-NULL BOOLEAN argument, or false. */
+static bool lit_bool(const dp_expr *e, bool *v) {
+  if (e->kind != DP_E_LITERAL || e->u.value.is_null || e->u.value.type->kind != DP_T_BOOLEAN) return false;
+  *v = e->u.value.u.b;
+  return true;
+}
+
+/* Flink's collection functions whose Spark namesakes take other arguments. */
+static Spark__Connect__Expression *custom_coll(dp_sx *x, const dp_expr *e, Spark__Connect__Expression **a) {
+  int n = e->u.call.nargs;
+  dp_expr **args = e->u.call.args;
+  dp_span sp = e->span;
+  const dp_type *int_t = dp_type_of(DP_T_INT);
+  switch ((dp_func_id)e->u.call.fn->id) {
+  case DP_F_ARRAY_SLICE: {
+    /* Flink's inclusive end offset (0 the first element, negative from the
+    ** end, clamped) as Spark's slice(a, start >= 1, length >= 0) */
+    Spark__Connect__Expression *len = dp_sx_fn1(x, "size", a[0]), *one = dp_sx_lit_int(x, 1);
+    Spark__Connect__Expression *st = dp_sx_cast(x, a[1], int_t, false, sp);
+    Spark__Connect__Expression *en = n > 2 ? dp_sx_cast(x, a[2], int_t, false, sp) : len;
+    st = dp_sx_fn3(x, "if", dp_sx_fn2(x, "<", st, dp_sx_lit_int(x, 0)),
+                   dp_sx_fn2(x, "+", dp_sx_fn2(x, "+", st, len), one), st);
+    st = dp_sx_fn3(x, "if", dp_sx_fn2(x, "<", st, one), one, st);
+    en = dp_sx_fn3(x, "if", dp_sx_fn2(x, "<", en, dp_sx_lit_int(x, 0)),
+                   dp_sx_fn2(x, "+", dp_sx_fn2(x, "+", en, len), one), en);
+    en = dp_sx_fn3(x, "if", dp_sx_fn2(x, "==", en, dp_sx_lit_int(x, 0)), one,
+                   dp_sx_fn3(x, "if", dp_sx_fn2(x, "<", en, len), en, len));
+    Spark__Connect__Expression *count = dp_sx_fn3(x, "if", dp_sx_fn2(x, "<", en, st), dp_sx_lit_int(x, 0),
+                                                  dp_sx_fn2(x, "+", dp_sx_fn2(x, "-", en, st), one));
+    Spark__Connect__Expression *r = dp_sx_fn3(x, "slice", a[0], st, count);
+    /* Spark's if() takes the other branch for a NULL condition: NULL offsets first */
+    Spark__Connect__Expression *anynull = dp_sx_fn1(x, "isnull", a[1]);
+    if (n > 2) anynull = dp_sx_fn2(x, "or", anynull, dp_sx_fn1(x, "isnull", a[2]));
+    return dp_sx_fn3(x, "if", anynull, dp_sx_lit_null(x, e->type, sp), r);
+  }
+  case DP_F_ARRAY_SORT: {
+    /* sort_array puts NULLs first ascending and last descending: Flink's
+    ** default; another placement, or an order that is not constant, it cannot */
+    bool asc = true, nulls_first = true;
+    bool ok = n < 2 || lit_bool(args[1], &asc);
+    nulls_first = asc;
+    if (ok && n > 2) ok = lit_bool(args[2], &nulls_first);
+    if (!ok || nulls_first != asc) {
+      dp_sx_refuse(x, sp, "ARRAY_SORT on Spark takes a constant order and NULLs where Spark's sort_array puts "
+                   "them (first when ascending, last when descending); Spark cannot place them otherwise");
+      return NULL;
+    }
+    return dp_sx_fn2(x, "sort_array", a[0], dp_sx_lit_bool(x, asc));
+  }
+  case DP_F_ELEMENT: {
+    Spark__Connect__Expression *many = dp_sx_fn2(x, ">", dp_sx_fn1(x, "size", a[0]), dp_sx_lit_int(x, 1));
+    Spark__Connect__Expression *err =
+        dp_sx_fn1(x, "raise_error", dp_sx_lit_string(x, "ELEMENT of an array of more than one element"));
+    return dp_sx_fn3(x, "if", many, err, dp_sx_fn2(x, "try_element_at", a[0], dp_sx_lit_int(x, 1)));
+  }
+  case DP_F_MAP_UNION:
+    if (n == 1) return a[0];
+    dp_sx_refuse(x, sp, "MAP_UNION of several maps on Spark: Spark's map_concat raises an error on a key two maps "
+                 "share (spark.sql.mapKeyDedupPolicy = EXCEPTION) where Flink keeps the later map's value");
+    return NULL;
+  default: return &no_rule;
+  }
+}
+
 static Spark__Connect__Expression *custom_call(dp_sx *x, const dp_expr *e, const fn_map *m,
                                                Spark__Connect__Expression **a) {
-  Spark__Connect__Expression *r = custom_json(x, e, a);
+  Spark__Connect__Expression *r = custom_coll(x, e, a);
+  if (r == &no_rule) r = custom_json(x, e, a);
   if (r == &no_rule) r = custom_arith(x, e, m, a);
   if (r == &no_rule) r = custom_string(x, e, m, a);
   if (r == &no_rule) r = custom_time(x, e, m, a);

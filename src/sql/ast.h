@@ -104,6 +104,7 @@ typedef enum dp_ast_binop {
   DP_BOP_ADD, DP_BOP_SUB, DP_BOP_MUL, DP_BOP_DIV, DP_BOP_MOD,
   DP_BOP_CONCAT, /* || */
   DP_BOP_BITAND, DP_BOP_BITOR, DP_BOP_BITXOR,
+  DP_BOP_OVERLAPS, /* (t1, t2) OVERLAPS (t3, t4): left and right are 2-item ROW constructs */
 } dp_ast_binop;
 
 typedef enum dp_ast_is_kind {

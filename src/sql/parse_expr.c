@@ -713,9 +713,27 @@ static bool binop_of(const dp_token *t, dp_ast_binop *op, int *prec) {
 
 /* The comparison-level postfix forms: IS, BETWEEN, IN, LIKE, SIMILAR TO,
 ** RLIKE, each maybe after NOT.  NULL when the next tokens are none of them. */
+static bool is_period(const dp_ast_expr *e) {
+  return e && e->kind == DP_AX_CONSTRUCT && e->u.construct.kind == 'R' && e->parens && e->u.construct.n == 2;
+}
+
 static dp_ast_expr *parse_predicate(parser *p, dp_ast_expr *left, const dp_token *start) {
   const dp_token *t = cur(p);
   bool negated = false;
+  /* (t1, t2) OVERLAPS (t3, t4): the SQL period predicate */
+  if (dp_ps_is_word(p, t, "OVERLAPS") && is_period(left) && peek(p, 1)->kind == DP_TK_LPAREN) {
+    next(p);
+    dp_ast_expr *right = dp_ps_binary(p, PREC_CMP + 1);
+    if (!is_period(right))
+      dp_ps_fail_at(p, DIPPER_SYNTAX, right ? right->span : t->span,
+                    "OVERLAPS compares two periods: (start, end or INTERVAL) OVERLAPS (start, end or INTERVAL)");
+    dp_ast_expr *e = new_expr(p, DP_AX_BINARY, start);
+    e->u.binary.op = DP_BOP_OVERLAPS;
+    e->u.binary.left = left;
+    e->u.binary.right = right;
+    finish(p, e, start);
+    return e;
+  }
   if (is_kw(t, DP_KW_NOT)) {
     const dp_token *t1 = peek(p, 1);
     if (!is_kw(t1, DP_KW_BETWEEN) && !is_kw(t1, DP_KW_IN) && !is_kw(t1, DP_KW_LIKE) &&

@@ -16,7 +16,7 @@
 
 static const char *DDL =
     "SET 'execution.runtime-mode' = 'batch';\n"
-    "CREATE TABLE t (j STRING, u STRING, a ARRAY<INT>, s ARRAY<STRING>) WITH ('connector' = 'filesystem', "
+    "CREATE TABLE t (j STRING, u STRING, a ARRAY<INT>, s ARRAY<STRING>, m MAP<STRING, INT>, b BOOLEAN) WITH ('connector' = 'filesystem', "
     "'path' = '/tmp/dipper-json-in', 'format' = 'json');\n";
 
 typedef struct out {
@@ -98,6 +98,25 @@ TEST(default_forms_map_to_spark_functions) {
   CHECK(has(&o, "array_min"));
   CHECK(has(&o, "array_join"));
   free(o.bytes);
+  translate("SELECT ARRAY_SLICE(a, 2, -1), ARRAY_SLICE(a, 0), ARRAY_SORT(a), ARRAY_SORT(a, FALSE), "
+            "ARRAY_SORT(a, TRUE, TRUE), ARRAY_UNION(a, a), ARRAY_EXCEPT(a, a), ARRAY_INTERSECT(a, a), "
+            "ARRAY_CONCAT(a, a, a), ARRAY_APPEND(a, 1), ARRAY_PREPEND(a, 1), ELEMENT(a), "
+            "MAP_FROM_ARRAYS(s, a), MAP_ENTRIES(m), MAP_UNION(m) FROM t", &o);
+  CHECK_EQ(o.rc, DIPPER_OK);
+  if (o.rc) fprintf(stderr, "%s\n", o.msg);
+  CHECK(has(&o, "slice"));
+  CHECK(has(&o, "size"));
+  CHECK(has(&o, "sort_array"));
+  CHECK(has(&o, "array_union"));
+  CHECK(has(&o, "array_except"));
+  CHECK(has(&o, "array_intersect"));
+  CHECK(has(&o, "concat"));
+  CHECK(has(&o, "array_append"));
+  CHECK(has(&o, "array_prepend"));
+  CHECK(has(&o, "raise_error"));
+  CHECK(has(&o, "map_from_arrays"));
+  CHECK(has(&o, "map_entries"));
+  free(o.bytes);
 }
 
 TEST(forms_spark_cannot_answer_are_refused) {
@@ -115,6 +134,11 @@ TEST(forms_spark_cannot_answer_are_refused) {
       {"SELECT JSON_STRING(j) FROM t", "to_json takes only"},
       {"SELECT ARRAY_REMOVE(a, CAST(NULL AS INT)) FROM t", "removes the NULL elements"},
       {"SELECT JSON_ARRAYAGG(j) FROM t", "to_json takes only"},
+      {"SELECT ARRAY_SORT(a, TRUE, FALSE) FROM t", "Spark cannot place them otherwise"},
+      {"SELECT ARRAY_SORT(a, b) FROM t", "constant order"},
+      {"SELECT MAP_UNION(m, m) FROM t", "later map's value"},
+      {"SELECT CURRENT_ROW_TIMESTAMP() FROM t", "not per row"},
+      {"SELECT LOCALTIME FROM t", "TIME values"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     out o;
