@@ -701,6 +701,11 @@ static int k_double_fn(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_
     case DP_F_ATAN2: r = atan2(x, y); break;
     case DP_F_DEGREES: r = x * (180.0 / DP_EV_PI); break;
     case DP_F_RADIANS: r = x * (DP_EV_PI / 180.0); break;
+    case DP_F_SINH: r = sinh(x); break;
+    case DP_F_COSH: r = cosh(x); break;
+    case DP_F_TANH: r = tanh(x); break;
+    case DP_F_COT: r = 1.0 / tan(x); break; /* COT(0) is Infinity, as Java's 1.0d / Math.tan(0) */
+    case DP_F_E: r = 2.718281828459045; break;
     default: r = DP_EV_PI; break; /* PI */
     }
     if (null && !dp_vector_is_null(v, i)) rc = dp_ev_set_null(v, i);
@@ -726,7 +731,8 @@ static int k_rand(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n, 
   dp_vector *v = dp_ev_new(e->type, n);
   if (!v) return DIPPER_NOMEM;
   uint64_t state;
-  if (e->u.call.nargs == 1 && !dp_ev_null(&args[0], 0)) {
+  bool seeded = e->u.call.fn->id == DP_F_RAND_INTEGER ? e->u.call.nargs == 2 : e->u.call.nargs == 1;
+  if (seeded && !dp_ev_null(&args[0], 0)) {
     /* RAND(seed): the same sequence for the same seed, batch after batch
     ** continuing from the batch id */
     state = (uint64_t)dp_ev_i64(&args[0], 0) * UINT64_C(0x2545f4914f6cdd1d) +
@@ -735,6 +741,27 @@ static int k_rand(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n, 
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     state = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)(uintptr_t)v;
+  }
+  if (e->u.call.fn->id == DP_F_RAND_INTEGER) {
+    /* RAND_INTEGER([seed,] bound): 0 <= r < bound; NULL for a NULL bound */
+    const dp_ev_arg *bound = &args[e->u.call.nargs - 1];
+    int rc = dp_ev_finish_nulls(v, bound, 1, n);
+    int32_t *I = v->values;
+    for (int64_t i = 0; i < n && !rc; i++) {
+      if (dp_ev_null(bound, i)) continue;
+      int64_t b = dp_ev_i64(bound, i);
+      if (b <= 0) {
+        rc = dp_ev_data_error(c, e, "RAND_INTEGER needs a bound above 0, not %lld", (long long)b);
+        break;
+      }
+      I[i] = (int32_t)((next_random(&state) >> 11) % (uint64_t)b);
+    }
+    if (rc) {
+      dp_vector_free(v);
+      return rc;
+    }
+    *out = v;
+    return DIPPER_OK;
   }
   double *O = v->values;
   for (int64_t i = 0; i < n; i++) O[i] = (double)(next_random(&state) >> 11) * 0x1.0p-53;
@@ -1005,8 +1032,14 @@ dp_ev_kernel dp_ev_kernel_arith(int fn_id) {
   case DP_F_ATAN2:
   case DP_F_DEGREES:
   case DP_F_RADIANS:
+  case DP_F_SINH:
+  case DP_F_COSH:
+  case DP_F_TANH:
+  case DP_F_COT:
+  case DP_F_E:
   case DP_F_PI: return k_double_fn;
-  case DP_F_RAND: return k_rand;
+  case DP_F_RAND:
+  case DP_F_RAND_INTEGER: return k_rand;
   case DP_F_GREATEST:
   case DP_F_LEAST:
   case DP_F_COALESCE:

@@ -194,9 +194,12 @@ static inline int64_t dp_ev_micros_of(const dp_type *t, int64_t x) {
 /* Add months to µs since the epoch, clamping the day to the month's end. */
 int64_t dp_ev_add_months(int64_t micros, int64_t months);
 
-/* Hashes of eval_hash.c: digest of n bytes into out (16, 20, 32 bytes). */
+/* Hashes of eval_hash.c: digest of n bytes into out (16, 20, 28, 32, 48, 64 bytes). */
 void dp_ev_md5(const void *p, size_t n, uint8_t out[16]);
 void dp_ev_sha1(const void *p, size_t n, uint8_t out[20]);
+void dp_ev_sha224(const void *p, size_t n, uint8_t out[28]);
 void dp_ev_sha256(const void *p, size_t n, uint8_t out[32]);
+void dp_ev_sha384(const void *p, size_t n, uint8_t out[48]);
+void dp_ev_sha512(const void *p, size_t n, uint8_t out[64]);
 
 #endif /* DP_EVAL_INT_H */

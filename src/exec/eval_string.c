@@ -349,6 +349,7 @@ typedef struct sctx {
   char *like_src;
   size_t like_len;
   rx re;
+  bool re_bad; /* rx_quiet: re holds a pattern that does not compile */
   uint64_t rng;
 } sctx;
 
@@ -575,15 +576,23 @@ static int left_right_step(sctx *s, int64_t i, const char *s0, size_t n0) {
   return buf_result(left ? dp_ev_buf_put(b, s0, cut) : dp_ev_buf_put(b, s0 + cut, n0 - cut));
 }
 
-/* MD5, SHA1, SHA256, in lower-case hex. */
+/* MD5, SHA1, SHA224, SHA256, SHA384, SHA512 and SHA2(x, bits), in
+** lower-case hex; SHA2 of another length is an error, as in Flink. */
 static int digest_step(sctx *s, int64_t i, const char *s0, size_t n0) {
-  (void)i;
   int id = call_id(s);
-  uint8_t d[32];
-  size_t dn = id == DP_F_MD5 ? 16 : id == DP_F_SHA1 ? 20 : 32;
+  uint8_t d[64];
+  int64_t bits = id == DP_F_SHA224 ? 224 : id == DP_F_SHA256 ? 256 : id == DP_F_SHA384 ? 384
+               : id == DP_F_SHA512 ? 512 : id == DP_F_SHA2 ? arg_i64(s, 1, i) : 0;
+  size_t dn = id == DP_F_MD5 ? 16 : id == DP_F_SHA1 ? 20 : (size_t)bits / 8;
   if (id == DP_F_MD5) dp_ev_md5(s0, n0, d);
   else if (id == DP_F_SHA1) dp_ev_sha1(s0, n0, d);
-  else dp_ev_sha256(s0, n0, d);
+  else if (bits == 224) dp_ev_sha224(s0, n0, d);
+  else if (bits == 256) dp_ev_sha256(s0, n0, d);
+  else if (bits == 384) dp_ev_sha384(s0, n0, d);
+  else if (bits == 512) dp_ev_sha512(s0, n0, d);
+  else
+    return dp_ev_data_error(s->c, s->e, "SHA2 takes a length of 224, 256, 384 or 512 bits, not %lld",
+                            (long long)bits);
   return buf_result(put_hex(&s->buf, d, dn, false));
 }
 
@@ -725,6 +734,216 @@ static int uuid_step(sctx *s, int64_t i, const char *s0, size_t n0) {
   return buf_result(ok);
 }
 
+/* ---- Flink's further string functions (docs/sql.md) ---- */
+
+/* The next match of s->re in the subject (n bytes, NUL-terminated) searched
+** from byte `at`, as Java's Matcher.find() goes: after an empty match the
+** search moves on one character.  m[] gets absolute offsets; false when
+** there is none. */
+static bool rx_find(sctx *s, const char *subject, size_t n, size_t *at, regmatch_t *m, size_t nm) {
+  if (*at > n) return false;
+  if (regexec(&s->re.re, subject + *at, nm, m, *at > 0 ? REG_NOTBOL : 0) != 0) return false;
+  for (size_t g = 0; g < nm; g++)
+    if (m[g].rm_so >= 0) {
+      m[g].rm_so += (regoff_t)*at;
+      m[g].rm_eo += (regoff_t)*at;
+    }
+  size_t ms = (size_t)m[0].rm_so, me = (size_t)m[0].rm_eo;
+  *at = me > ms ? me : me < n ? next_char(subject, n, me) : n + 1;
+  return true;
+}
+
+/* A regexp argument that does not compile makes the REGEXP_COUNT /
+** _INSTR / _SUBSTR / _EXTRACT_ALL result NULL (Flink catches the
+** PatternSyntaxException); rx_quiet compiles without a diagnostic. */
+static int rx_quiet(sctx *s, int64_t i, const char *s0, size_t n0, const char **subject, bool *bad) {
+  size_t pn;
+  const char *pat = arg_str(s, 1, i, &pn);
+  *bad = false;
+  if (!(s->re.ready && s->re.len == pn && memcmp(s->re.pattern, pat, pn) == 0)) {
+    rx_free(&s->re);
+    dp_ev_buf b = {0};
+    if (!rx_translate(pat, pn, false, NULL, &b) || !dp_ev_buf_put(&b, "", 0)) {
+      free(b.p);
+      return DIPPER_NOMEM;
+    }
+    int err = regcomp(&s->re.re, b.p, REG_EXTENDED);
+    free(b.p);
+    s->re.pattern = malloc(pn ? pn : 1);
+    if (!s->re.pattern) {
+      if (!err) regfree(&s->re.re);
+      return DIPPER_NOMEM;
+    }
+    memcpy(s->re.pattern, pat, pn);
+    s->re.len = pn;
+    s->re.ready = !err;
+    s->re_bad = err != 0;
+  }
+  *bad = s->re_bad;
+  if (*bad) return DIPPER_OK;
+  *subject = cstr(&s->scratch, s0, n0);
+  return *subject ? DIPPER_OK : DIPPER_NOMEM;
+}
+
+/* REGEXP_SUBSTR: the first match, NULL without one. */
+static int regexp_substr_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  const char *subject = NULL;
+  bool bad;
+  int rc = rx_quiet(s, i, s0, n0, &subject, &bad);
+  if (rc || bad) return rc ? rc : STR_NULL;
+  regmatch_t m[1];
+  size_t at = 0;
+  if (!rx_find(s, subject, n0, &at, m, 1)) return STR_NULL;
+  return buf_result(dp_ev_buf_put(&s->buf, subject + m[0].rm_so, (size_t)(m[0].rm_eo - m[0].rm_so)));
+}
+
+/* REGEXP_COUNT (the matches) and REGEXP_INSTR (the 1-based character
+** position of the first, 0 without one). */
+static int regexp_count_row(sctx *s, int64_t i, const char *s0, size_t n0) {
+  const char *subject = NULL;
+  bool bad;
+  int rc = rx_quiet(s, i, s0, n0, &subject, &bad);
+  if (rc || bad) return rc ? rc : dp_vector_append_null(s->out);
+  regmatch_t m[1];
+  size_t at = 0;
+  if (call_id(s) == DP_F_REGEXP_INSTR)
+    return dp_vector_append_i64(s->out, rx_find(s, subject, n0, &at, m, 1)
+                                            ? (int64_t)utf8_len(subject, (size_t)m[0].rm_so) + 1 : 0);
+  int64_t count = 0;
+  while (rx_find(s, subject, n0, &at, m, 1)) count++;
+  return dp_vector_append_i64(s->out, count);
+}
+
+/* REGEXP_EXTRACT_ALL: group `index` (default 1) of every match; a group
+** that took no part is a NULL element; NULL for an index the pattern has
+** no group for. */
+static int regexp_extract_all_row(sctx *s, int64_t i) {
+  size_t n0;
+  const char *s0 = arg_str(s, 0, i, &n0), *subject = NULL;
+  bool bad;
+  int rc = rx_quiet(s, i, s0, n0, &subject, &bad);
+  if (rc || bad) return rc ? rc : dp_vector_append_null(s->out);
+  int64_t group = s->nargs > 2 ? arg_i64(s, 2, i) : 1;
+  if (group < 0 || (size_t)group > s->re.re.re_nsub) return dp_vector_append_null(s->out);
+  if (group > 9)
+    return dp_ev_data_error(s->c, s->e, "REGEXP_EXTRACT_ALL reads groups 0 to 9; group %lld is past them",
+                            (long long)group);
+  regmatch_t m[10];
+  dp_vector *elems = s->out->children[0];
+  size_t at = 0;
+  while (!rc && rx_find(s, subject, n0, &at, m, 10)) {
+    const regmatch_t *g = &m[group];
+    rc = g->rm_so < 0 ? dp_vector_append_null(elems)
+                      : dp_vector_append_str(elems, subject + g->rm_so, (size_t)(g->rm_eo - g->rm_so));
+  }
+  return rc ? rc : dp_vector_append_list(s->out);
+}
+
+/* Code point at p (n > 0 bytes), its length in *len. */
+static unsigned utf8_cp(const char *p, size_t n, size_t *len) {
+  const unsigned char *u = (const unsigned char *)p;
+  size_t k = next_char(p, n, 0);
+  *len = k;
+  if (k == 1 || u[0] < 0xC0) return u[0];
+  unsigned cp = u[0] & (k == 2 ? 0x1Fu : k == 3 ? 0x0Fu : 0x07u);
+  for (size_t q = 1; q < k; q++) cp = cp << 6 | (u[q] & 0x3Fu);
+  return cp;
+}
+
+/* TRANSLATE(s, from, to): each character of `from` in s becomes the one at
+** its place in `to`, or goes when `to` is shorter; the first place of a
+** character repeated in `from` counts.  A NULL `from` or `to` is taken as
+** '' (Flink gives s back for a NULL `from`). */
+static int translate_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  size_t nf = 0, nt = 0;
+  const char *from = "", *to = "";
+  if (!dp_ev_null(&s->args[1], i)) from = arg_str(s, 1, i, &nf);
+  if (!dp_ev_null(&s->args[2], i)) to = arg_str(s, 2, i, &nt);
+  bool ok = true;
+  for (size_t k = 0; k < n0 && ok;) {
+    size_t cl = next_char(s0, n0, k), place = 0, fl;
+    const char *hit = NULL;
+    for (size_t f = 0; f < nf; f += fl, place++) {
+      fl = next_char(from, nf, f) - f;
+      if (fl == cl - k && memcmp(from + f, s0 + k, fl) == 0) {
+        hit = from + f;
+        break;
+      }
+    }
+    if (!hit) {
+      ok = dp_ev_buf_put(&s->buf, s0 + k, cl - k);
+    } else {
+      size_t t = utf8_offset(to, nt, place);
+      if (t < nt) ok = dp_ev_buf_put(&s->buf, to + t, next_char(to, nt, t) - t);
+    }
+    k = cl;
+  }
+  return buf_result(ok);
+}
+
+/* ELT(n, s1, s2, ...): s_n, NULL when n is out of range or s_n is NULL. */
+static int elt_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  (void)s0, (void)n0;
+  int64_t k = arg_i64(s, 0, i);
+  if (k < 1 || k >= s->nargs || dp_ev_null(&s->args[k], i)) return STR_NULL;
+  size_t n;
+  const char *p = arg_str(s, (int)k, i, &n);
+  return buf_result(dp_ev_buf_put(&s->buf, p, n));
+}
+
+static int hexval(char h) {
+  return h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+}
+
+/* UNHEX: the bytes of pairs of hex digits; NULL when a character is not a
+** hex digit.  An odd count drops the first digit and starts with a zero
+** byte (Flink: '41424' is X'001424'). */
+static int unhex_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  (void)i;
+  bool ok = true;
+  size_t k = n0 % 2;
+  if (k && hexval(s0[0]) < 0) return STR_NULL;
+  if (k) ok = dp_ev_buf_putc(&s->buf, 0);
+  for (; k < n0 && ok; k += 2) {
+    int hi = hexval(s0[k]), lo = hexval(s0[k + 1]);
+    if (hi < 0 || lo < 0) return STR_NULL;
+    ok = dp_ev_buf_putc(&s->buf, (char)(hi << 4 | lo));
+  }
+  return buf_result(ok);
+}
+
+/* BIN: the two's complement bits of a BIGINT without leading zeros. */
+static int bin_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  (void)s0, (void)n0;
+  uint64_t x = (uint64_t)arg_i64(s, 0, i);
+  char tmp[64];
+  size_t k = sizeof tmp;
+  do {
+    tmp[--k] = (char)('0' + (x & 1));
+    x >>= 1;
+  } while (x);
+  return buf_result(dp_ev_buf_put(&s->buf, tmp + k, sizeof tmp - k));
+}
+
+/* OVERLAY(s PLACING r FROM start [FOR len]), as Flink: s's characters
+** before start, r, then those from start + len on (len defaults to r's
+** length); a start outside 1 .. CHAR_LENGTH(s) gives s back, a len <= 0
+** drops the rest of s (Flink: OVERLAY('hello' PLACING 'XX' FROM 2 FOR 0)
+** is 'hXX'). */
+static int overlay_step(sctx *s, int64_t i, const char *s0, size_t n0) {
+  size_t nr;
+  const char *r = arg_str(s, 1, i, &nr);
+  int64_t start = arg_i64(s, 2, i);
+  int64_t len = s->nargs > 3 ? arg_i64(s, 3, i) : (int64_t)utf8_len(r, nr);
+  int64_t chars = (int64_t)utf8_len(s0, n0);
+  if (start < 1 || start > chars) return buf_result(dp_ev_buf_put(&s->buf, s0, n0));
+  size_t a = utf8_offset(s0, n0, (size_t)(start - 1));
+  size_t z = len <= 0 || len > chars - (start - 1) ? n0 : utf8_offset(s0, n0, (size_t)(start - 1 + len));
+  bool ok = dp_ev_buf_put(&s->buf, s0, a) && dp_ev_buf_put(&s->buf, r, nr);
+  if (ok && z < n0) ok = dp_ev_buf_put(&s->buf, s0 + z, n0 - z);
+  return buf_result(ok);
+}
+
 /* The step of each string-valued function; NULL for the others. */
 static str_step *const str_steps[DP_F_COUNT_] = {
     [DP_F_CONCAT] = concat_step,
@@ -754,6 +973,16 @@ static str_step *const str_steps[DP_F_COUNT_] = {
     [DP_F_REGEXP_REPLACE] = regexp_replace_step,
     [DP_F_SPLIT_INDEX] = split_index_step,
     [DP_F_UUID] = uuid_step,
+    [DP_F_REGEXP_SUBSTR] = regexp_substr_step,
+    [DP_F_TRANSLATE] = translate_step,
+    [DP_F_ELT] = elt_step,
+    [DP_F_UNHEX] = unhex_step,
+    [DP_F_BIN] = bin_step,
+    [DP_F_OVERLAY] = overlay_step,
+    [DP_F_SHA224] = digest_step,
+    [DP_F_SHA384] = digest_step,
+    [DP_F_SHA512] = digest_step,
+    [DP_F_SHA2] = digest_step,
 };
 
 static str_step *step_of(int id) { return id >= 0 && id < DP_F_COUNT_ ? str_steps[id] : NULL; }
@@ -771,13 +1000,83 @@ static int string_row(sctx *s, int64_t i) {
   return put_result(s);
 }
 
+/* Java's Character.isLetter beyond ASCII, for the common scripts: Latin-1
+** and Latin Extended, Greek, Cyrillic, Hebrew, Arabic, kana, CJK, Hangul. */
+static bool is_letter_cp(unsigned cp) {
+  static const unsigned ranges[][2] = {
+      {0xAA, 0xAA},     {0xB5, 0xB5},     {0xBA, 0xBA},     {0xC0, 0xD6},     {0xD8, 0xF6},
+      {0xF8, 0x2C1},    {0x370, 0x374},   {0x376, 0x377},   {0x37B, 0x37D},   {0x386, 0x386},
+      {0x388, 0x3FF},   {0x400, 0x481},   {0x48A, 0x52F},   {0x5D0, 0x5EA},   {0x620, 0x64A},
+      {0x3041, 0x3096}, {0x30A1, 0x30FA}, {0x4E00, 0x9FFF}, {0xAC00, 0xD7A3},
+  };
+  for (size_t k = 0; k < sizeof ranges / sizeof ranges[0]; k++)
+    if (cp >= ranges[k][0] && cp <= ranges[k][1]) return cp != 0xD7 && cp != 0xF7 && cp != 0x3F6;
+  return false;
+}
+
+static bool is_digits(const char *p, size_t n, size_t *k) {
+  size_t from = *k;
+  while (*k < n && p[*k] >= '0' && p[*k] <= '9') (*k)++;
+  return *k > from;
+}
+
+/* Does the text read as Java's Double.parseDouble reads it (IS_DECIMAL in
+** Flink)?  Blanks (<= ' ') around it, a sign, NaN, Infinity, or digits with
+** an optional '.', exponent and f/F/d/D suffix; hex floats are not taken. */
+static bool java_double_text(const char *p, size_t n) {
+  size_t a = 0, z = n;
+  while (a < z && (unsigned char)p[a] <= ' ') a++;
+  while (z > a && (unsigned char)p[z - 1] <= ' ') z--;
+  p += a;
+  n = z - a;
+  size_t k = n > 0 && (p[0] == '+' || p[0] == '-') ? 1 : 0;
+  if (n - k == 3 && memcmp(p + k, "NaN", 3) == 0) return true;
+  if (n - k == 8 && memcmp(p + k, "Infinity", 8) == 0) return true;
+  bool whole = is_digits(p, n, &k), frac = false;
+  if (k < n && p[k] == '.') {
+    k++;
+    frac = is_digits(p, n, &k);
+  }
+  if (!whole && !frac) return false;
+  if (k < n && (p[k] == 'e' || p[k] == 'E')) {
+    k++;
+    if (k < n && (p[k] == '+' || p[k] == '-')) k++;
+    if (!is_digits(p, n, &k)) return false;
+  }
+  if (k < n && strchr("fFdD", p[k])) k++;
+  return k == n;
+}
+
+/* IS_ALPHA (letters only), IS_DIGIT (ASCII digits only): false for '';
+** IS_DECIMAL: java_double_text. */
+static bool is_class(int id, const char *p, size_t n) {
+  if (id == DP_F_IS_DECIMAL) return java_double_text(p, n);
+  if (n == 0) return false;
+  for (size_t k = 0; k < n;) {
+    size_t len;
+    unsigned cp = utf8_cp(p + k, n - k, &len);
+    bool in = id == DP_F_IS_DIGIT ? cp >= '0' && cp <= '9'
+                                  : (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || is_letter_cp(cp);
+    if (!in) return false;
+    k += len;
+  }
+  return true;
+}
+
 /* Functions with an INT or BOOLEAN result. */
 static int scalar_row(sctx *s, int64_t i) {
   int id = s->e->u.call.fn->id;
   size_t n0 = 0, n1 = 0;
+  if ((id == DP_F_IS_ALPHA || id == DP_F_IS_DIGIT || id == DP_F_IS_DECIMAL) && dp_ev_null(&s->args[0], i))
+    return dp_vector_append_bool(s->out, false); /* Flink: false, not NULL */
   const char *s0 = arg_str(s, 0, i, &n0);
   switch (id) {
   case DP_F_CHAR_LENGTH: return dp_vector_append_i64(s->out, (int64_t)utf8_len(s0, n0));
+  case DP_F_REGEXP_COUNT:
+  case DP_F_REGEXP_INSTR: return regexp_count_row(s, i, s0, n0);
+  case DP_F_IS_ALPHA:
+  case DP_F_IS_DIGIT:
+  case DP_F_IS_DECIMAL: return dp_vector_append_bool(s->out, is_class(id, s0, n0));
   case DP_F_ASCII: return dp_vector_append_i64(s->out, n0 ? (unsigned char)s0[0] : 0);
   case DP_F_POSITION:
   case DP_F_LOCATE: {
@@ -855,11 +1154,16 @@ static int k_string(dp_ev *c, const dp_expr *e, const dp_ev_arg *args, int64_t n
   dp_phys rp = s.out->phys;
   int rc = DIPPER_OK;
   for (int64_t i = 0; i < n && !rc; i++) {
-    bool null = id == DP_F_CONCAT_WS ? dp_ev_null(&args[0], i) : dp_ev_any_null(args, s.nargs, i);
+    bool null = id == DP_F_CONCAT_WS || id == DP_F_ELT ? dp_ev_null(&args[0], i)
+                : id == DP_F_TRANSLATE ? dp_ev_null(&args[0], i)
+                : id == DP_F_IS_ALPHA || id == DP_F_IS_DIGIT || id == DP_F_IS_DECIMAL ? false
+                                       : dp_ev_any_null(args, s.nargs, i);
     if (null) {
       rc = dp_vector_append_null(s.out);
     } else if (id == DP_F_SPLIT) {
       rc = split_row(&s, i);
+    } else if (id == DP_F_REGEXP_EXTRACT_ALL) {
+      rc = regexp_extract_all_row(&s, i);
     } else if (rp == DP_PHYS_VARBIN) {
       rc = string_row(&s, i);
     } else {
@@ -892,6 +1196,12 @@ dp_ev_kernel dp_ev_kernel_string(int fn_id) {
   case DP_F_RLIKE:
   case DP_F_REGEXP:
   case DP_F_SPLIT:
+  case DP_F_REGEXP_EXTRACT_ALL:
+  case DP_F_REGEXP_COUNT:
+  case DP_F_REGEXP_INSTR:
+  case DP_F_IS_ALPHA:
+  case DP_F_IS_DIGIT:
+  case DP_F_IS_DECIMAL:
   case DP_F_CHAR_LENGTH:
   case DP_F_POSITION:
   case DP_F_LOCATE:

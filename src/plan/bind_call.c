@@ -408,6 +408,16 @@ dp_expr *dp_bind_call(dp_bexpr *x, const dp_ast_expr *e) {
     if (!(args[i] = dp_bind_expr(x, e->u.call.args[i]))) ok = false;
   }
   if (!ok) return NULL;
+  /* TYPEOF(x [, force]) and CURRENT_DATABASE() are known here: STRING literals
+     of x's type as Flink spells it ("INT NOT NULL") and of the current database */
+  if (fn->id == DP_F_TYPEOF || fn->id == DP_F_CURRENT_DATABASE) {
+    const char *text = NULL;
+    if (fn->id == DP_F_CURRENT_DATABASE && nargs == 0)
+      text = dp_arena_strdup(b->a, dp_catalog_current_database(b->cat));
+    else if (fn->id == DP_F_TYPEOF && (nargs == 1 || nargs == 2)) text = dp_type_format(b->a, args[0]->type);
+    if (text)
+      return dp_bind_literal_expr(b, dp_value_string(text, strlen(text)), e->span);
+  }
   /* Functions taking a duration accept Spark's quoted form: coalesce, if, ... are
      left alone; arguments are typed by the catalog. */
   if (fn->kind == DP_FN_SCALAR && (dp_bind_name_eq(fn->name, "coalesce") ||

@@ -519,6 +519,10 @@ static Spark__Connect__Expression *custom_arith(dp_sx *x, const dp_expr *e, cons
   case DP_F_IS_TRUE: return dp_sx_fn2(x, "<=>", a[0], dp_sx_lit_bool(x, true));
   case DP_F_IS_FALSE: return dp_sx_fn2(x, "<=>", a[0], dp_sx_lit_bool(x, false));
   case DP_F_IS_DISTINCT_FROM: return dp_sx_fn1(x, "not", dp_sx_fn2(x, "<=>", a[0], a[1]));
+  case DP_F_RAND_INTEGER: {
+    Spark__Connect__Expression *r = n == 2 ? dp_sx_fn1(x, "rand", a[0]) : dp_sx_fn(x, "rand", 0, NULL);
+    return dp_sx_cast(x, dp_sx_fn1(x, "floor", dp_sx_fn2(x, "*", r, a[n - 1])), e->type, false, sp);
+  }
   default: return &no_rule;
   }
 }
@@ -547,6 +551,44 @@ static Spark__Connect__Expression *custom_string(dp_sx *x, const dp_expr *e, con
   case DP_F_RPAD:
     return when1(x, dp_sx_fn2(x, ">=", a[1], dp_sx_lit_int(x, 0)), dp_sx_fn(x, m->spark, n, a));
   case DP_F_SHA256: return dp_sx_fn2(x, "sha2", a[0], dp_sx_lit_int(x, 256));
+  case DP_F_OVERLAY: {
+    /* Flink: a start outside 1 .. char_length(s) gives s back; a length <= 0
+       drops the rest of s (Spark inserts) */
+    Spark__Connect__Expression *len = n > 3 ? a[3] : dp_sx_fn1(x, "char_length", a[1]);
+    Spark__Connect__Expression *out_of =
+        dp_sx_fn2(x, "or", dp_sx_fn2(x, "<", a[2], dp_sx_lit_int(x, 1)),
+                  dp_sx_fn2(x, ">", a[2], dp_sx_fn1(x, "char_length", a[0])));
+    Spark__Connect__Expression *cut =
+        dp_sx_fn2(x, "concat", dp_sx_fn3(x, "substring", a[0], dp_sx_lit_int(x, 1),
+                                         dp_sx_fn2(x, "-", a[2], dp_sx_lit_int(x, 1))), a[1]);
+    Spark__Connect__Expression *ov_args[4] = {a[0], a[1], a[2], len};
+    Spark__Connect__Expression *ov = dp_sx_fn(x, "overlay", 4, ov_args);
+    return dp_sx_fn3(x, "if", out_of, a[0],
+                     dp_sx_fn3(x, "if", dp_sx_fn2(x, "<=", len, dp_sx_lit_int(x, 0)), cut, ov));
+  }
+  case DP_F_TRANSLATE: /* a NULL from or to counts as '' (Spark: NULL) */
+    return dp_sx_fn3(x, "translate", a[0], dp_sx_fn2(x, "coalesce", a[1], dp_sx_lit_string(x, "")),
+                     dp_sx_fn2(x, "coalesce", a[2], dp_sx_lit_string(x, "")));
+  case DP_F_ELT: /* NULL out of range (Spark 4 raises under ANSI) */
+    return when1(x, dp_sx_fn2(x, "and", dp_sx_fn2(x, ">=", a[0], dp_sx_lit_int(x, 1)),
+                              dp_sx_fn2(x, "<", a[0], dp_sx_lit_int(x, n))),
+                 dp_sx_fn(x, "elt", n, a));
+  case DP_F_UNHEX: {
+    /* an odd count: Flink drops the first digit for a zero byte, Spark pads
+       with a '0'; both are NULL for a character that is not a hex digit */
+    Spark__Connect__Expression *odd =
+        dp_sx_fn2(x, "==", dp_sx_fn2(x, "%", dp_sx_fn1(x, "char_length", a[0]), dp_sx_lit_int(x, 2)),
+                  dp_sx_lit_int(x, 1));
+    Spark__Connect__Expression *rest = dp_sx_fn2(x, "substring", a[0], dp_sx_lit_int(x, 2));
+    Spark__Connect__Expression *zeroed =
+        when1(x, dp_sx_fn1(x, "isnotnull", dp_sx_fn1(x, "unhex", a[0])),
+              dp_sx_fn2(x, "concat", dp_sx_fn1(x, "unhex", dp_sx_lit_string(x, "00")),
+                        dp_sx_fn1(x, "unhex", rest)));
+    return dp_sx_fn3(x, "if", odd, zeroed, dp_sx_fn1(x, "unhex", a[0]));
+  }
+  case DP_F_SHA224: return dp_sx_fn2(x, "sha2", a[0], dp_sx_lit_int(x, 224));
+  case DP_F_SHA384: return dp_sx_fn2(x, "sha2", a[0], dp_sx_lit_int(x, 384));
+  case DP_F_SHA512: return dp_sx_fn2(x, "sha2", a[0], dp_sx_lit_int(x, 512));
   case DP_F_INITCAP: {
     /* Spark starts a word after a space only, dipper after any ASCII
        character that is not a letter or digit: mark those with "\1 ",

@@ -165,6 +165,7 @@ static bool same_word(const char *a, const char *upper_word) {
 ** function catalog knows:
 **   POSITION(a IN b)                         -> POSITION(a, b)
 **   SUBSTRING(s FROM i [FOR n])              -> SUBSTRING(s, i [, n])
+**   OVERLAY(s PLACING r FROM i [FOR n])      -> OVERLAY(s, r, i [, n])
 **   TRIM([BOTH|LEADING|TRAILING] [c] FROM s) -> TRIM|LTRIM|RTRIM(s [, c])
 ** Called after '('.  Returns true when it parsed the whole call.  Otherwise
 ** the call is written the plain way and *first is its first argument when one
@@ -205,6 +206,18 @@ static bool parse_keyword_args(parser *p, dp_ast_expr *e, const char *fn, const 
       return false;
     }
     dp_ps_push_expr(p, &args, str);
+    dp_ps_push_expr(p, &args, dp_ps_expr(p));
+    if (accept_kw(p, DP_KW_FOR)) dp_ps_push_expr(p, &args, dp_ps_expr(p));
+  } else if (same_word(fn, "OVERLAY")) {
+    dp_ast_expr *str = dp_ps_expr(p);
+    if (!dp_ps_accept_word(p, "PLACING")) {
+      *first = str;
+      return false;
+    }
+    dp_ps_push_expr(p, &args, str);
+    dp_ps_push_expr(p, &args, dp_ps_expr(p));
+    if (!accept_kw(p, DP_KW_FROM))
+      dp_ps_fail_expected(p, "FROM in OVERLAY(string PLACING replacement FROM position [FOR length])", NULL);
     dp_ps_push_expr(p, &args, dp_ps_expr(p));
     if (accept_kw(p, DP_KW_FOR)) dp_ps_push_expr(p, &args, dp_ps_expr(p));
   } else if (same_word(fn, "TRIM")) {

@@ -459,6 +459,25 @@ TEST(functions_mapped_with_semantics_kept) {
             "function_name:\"date_trunc\"", "function_name:\"coalesce\"", "function_name:\"ltrim\"");
 }
 
+TEST(flink_string_hash_math_functions_mapped_to_their_spark_namesakes) {
+  EXPECT_OK("SELECT REGEXP_EXTRACT_ALL(customer, 'a(.)') AS a, REGEXP_COUNT(customer, 'a') AS b,"
+            " REGEXP_INSTR(customer, 'a') AS c, REGEXP_SUBSTR(customer, 'a.') AS d,"
+            " OVERLAY(customer PLACING 'x' FROM 2 FOR 1) AS e, TRANSLATE(customer, 'ab', 'c') AS f,"
+            " ELT(2, customer, 'y') AS g, UNHEX('41') AS h, BIN(id) AS i, SHA512(customer) AS j,"
+            " SHA2(customer, 384) AS k, SINH(1.0) AS l, COT(1.0) AS m, E() AS n, RAND_INTEGER(5) AS o FROM orders",
+            "function_name:\"regexp_extract_all\"", "function_name:\"regexp_count\"",
+            "function_name:\"regexp_instr\"", "function_name:\"regexp_substr\"", "function_name:\"overlay\"",
+            "function_name:\"translate\"", "function_name:\"elt\"", "function_name:\"unhex\"",
+            "function_name:\"bin\"", "function_name:\"sha2\"", "{literal:{integer:512}}",
+            "function_name:\"sinh\"", "function_name:\"cot\"", "function_name:\"e\"",
+            "function_name:\"floor\" arguments:[{unresolved_function:{function_name:\"*\" "
+            "arguments:[{unresolved_function:{function_name:\"rand\"");
+  /* TYPEOF and CURRENT_DATABASE are literals once bound */
+  EXPECT_OK("SELECT TYPEOF(id) AS t, CURRENT_DATABASE() AS d FROM orders", "string:\"BIGINT\"",
+            "string:\"default_database\"");
+  EXPECT_REFUSED("SELECT id\nFROM orders WHERE IS_DIGIT(customer)", 2, 19, "Spark has no IS_DIGIT");
+}
+
 /* ---- aggregate ---- */
 
 TEST(aggregate_with_distinct_and_filter) {
