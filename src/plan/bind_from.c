@@ -786,6 +786,21 @@ static bool int_literal(const dp_expr *e, int64_t *v) {
 /* `rn = 1`, `rn <= N`, `rn < N` over PROJECT(OVER(x)) with one ranking call:
 ** returns the replacement plan and marks the conjunct taken, or NULL. */
 static dp_plan *try_rank_pattern(dp_binder *b, dp_plan *p, int n, dp_expr **conj, bool *taken) {
+  /* A select list that is the OVER's row as it is (QUALIFY over SELECT of
+  ** every column) left no projection: match it as the identity one. */
+  if (p->kind == DP_P_OVER) {
+    dp_plan *id = dp_bind_new_node(b, DP_P_PROJECT, p->span, 1, p);
+    if (!id) return NULL;
+    dp_bind_copy_schema(b, id, p, 0);
+    id->u.project.n = p->schema.ncols;
+    id->u.project.exprs = dp_arena_calloc(b->a, (size_t)(p->schema.ncols ? p->schema.ncols : 1),
+                                          sizeof(dp_expr *));
+    if (!id->u.project.exprs) return NULL;
+    for (int c = 0; c < p->schema.ncols; c++)
+      if (!(id->u.project.exprs[c] = dp_bind_col_ref(b, c, p->schema.cols[c].type, p->span)))
+        return NULL;
+    p = id;
+  }
   if (p->kind != DP_P_PROJECT || p->inputs[0]->kind != DP_P_OVER) return NULL;
   dp_plan *over = p->inputs[0];
   if (over->u.over.ncalls != 1) return NULL;
