@@ -223,16 +223,18 @@ void dp_exec_note(dp_exec *ex, const char *fmt, ...) {
 }
 
 /* With 'state.backend' = 'rocksdb', the stateful operators that do not take
-** it keep their state in memory: the query says so, once per operator.  The
-** join, aggregation, deduplication, DISTINCT and Top-N run over RocksDB or
-** say for themselves why not; OVER refuses it. */
+** it keep their state in memory (and in the checkpoint's state files, as
+** without the option): the query says so, once per operator.  The join,
+** aggregation, deduplication, DISTINCT and Top-N run over RocksDB or say for
+** themselves why not. */
 static void note_memory_state(dp_op *op, void *user) {
   dp_plan_kind k = op->plan->kind;
   if (!op->cls->save_state || k == DP_P_JOIN || k == DP_P_AGGREGATE || k == DP_P_DEDUPLICATE ||
-      k == DP_P_DISTINCT || k == DP_P_TOPN || k == DP_P_OVER)
+      k == DP_P_DISTINCT || k == DP_P_TOPN)
     return;
   dp_exec_note(user, "the %s operator (line %d) keeps its state in memory: 'state.backend' = "
-               "'rocksdb' holds only the state of joins of two streams so far",
+               "'rocksdb' holds the state of joins of two streams, aggregations, "
+               "deduplications, DISTINCT and Top-N so far",
                op->cls->name, (int)op->plan->span.line);
 }
 

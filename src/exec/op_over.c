@@ -1399,17 +1399,6 @@ static void over_close(dp_op *op) {
   op->state = NULL;
 }
 
-/* 'state.backend' = 'rocksdb' is refused: this operator keeps its state in
-** memory only (state_rocks.h serves joins, aggregations, deduplications). */
-static int refuse_rocks(dp_op *op) {
-  if (!op->ex->query || !op->ex->query->streaming || !dp_exec_state_rocks(op->ex)) return DIPPER_OK;
-  return dp_error(op->ex->diags, DIPPER_UNSUPPORTED, op->plan->span,
-                  "'state.backend' = 'rocksdb' does not take the %s operator (line %d) yet: it "
-                  "keeps its state in memory only; set 'state.backend' = 'hashmap' for this "
-                  "query",
-                  "OVER (window function)", (int)op->plan->span.line);
-}
-
 /* A stream's partitions table, running states and TTL list, empty (at open,
 ** and before a restore loads a whole state). */
 static int stream_setup(dp_op *op) {
@@ -1512,8 +1501,6 @@ static int stream_frame(dp_op *op) {
 }
 
 static int over_open(dp_op *op) {
-  int rc0 = refuse_rocks(op);
-  if (rc0) return rc0;
   const dp_plan *p = op->plan;
   const dp_plan *in = p->inputs[0];
   bool stream = !in->props.bounded && !p->props.bounded;
