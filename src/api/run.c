@@ -337,7 +337,9 @@ static void nap_add(napper *z, dipper_query *q) {
       dp_grow_i(&z->fds, &z->fds_cap, z->n + k, sizeof *z->fds, 8) ||
       dp_grow_i(&z->of, &z->of_cap, z->n + k, sizeof *z->of, 8))
     return;
-  k = dp_driver_wait_fds(q->dr, z->raw, k, &all);
+  int room = k;
+  k = dp_driver_wait_fds(q->dr, z->raw, room, &all);
+  if (k > room) k = room;
   for (int i = 0; i < k; i++) {
     z->fds[z->n] = (struct pollfd){.fd = z->raw[i], .events = POLLIN};
     z->of[z->n++] = q;
