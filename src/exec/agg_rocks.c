@@ -346,6 +346,11 @@ int dp_rocks_open_op(dp_op *op, const char *prefix, dp_rocks **out) {
   return dp_rocks_new(ex->checkpoint, name, ex->diags, out);
 }
 
+size_t dp_rocks_cache_budget(const dp_exec *ex) {
+  const char *cb = dp_session_option(ex->db, "dipper.rocksdb.aggregate-cache-bytes");
+  return cb ? (size_t)strtoull(cb, NULL, 10) : WB_BUDGET;
+}
+
 const char *dp_agg_rocks_refusal(const dp_exec *ex, const dp_plan *p, dp_agg_state *const *states) {
   (void)p;
   if (ex->output_mode & DP_MODE_COMPLETE)
@@ -368,8 +373,7 @@ int dp_agg_rocks_new(dp_op *op, dp_hashtable *ht, dp_agg_state *const *states,
   r->naggs = op->plan->u.aggregate.naggs;
   r->end_key = end_key;
   r->evicting = end_key >= 0;
-  const char *cb = dp_session_option(op->ex->db, "dipper.rocksdb.aggregate-cache-bytes");
-  r->budget = cb ? (size_t)strtoull(cb, NULL, 10) : WB_BUDGET; /* checked when SET */
+  r->budget = dp_rocks_cache_budget(op->ex);
   const char *ib = dp_session_option(op->ex->db, "dipper.rocksdb.distinct-inline-bytes");
   r->inline_max = ib ? (size_t)strtoull(ib, NULL, 10) : DISTINCT_INLINE_BYTES;
   r->per_touch = r->inline_max / 2;

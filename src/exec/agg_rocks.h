@@ -38,6 +38,10 @@ typedef struct dp_agg_rocks dp_agg_rocks;
 /* A RocksDB state for op (folder <prefix>-<n>, n the operator's number
 ** among the plan's nodes of its kind, in preorder). */
 int dp_rocks_open_op(dp_op *op, const char *prefix, dp_rocks **out);
+/* The bytes a write-back cache over RocksDB may hold between batches:
+** 'dipper.rocksdb.aggregate-cache-bytes' (checked when SET), 32 MB by
+** default; the aggregation's and the update-mode Top-N's. */
+size_t dp_rocks_cache_budget(const dp_exec *ex);
 
 /* Why an aggregation cannot keep its state in RocksDB (NULL: it can). */
 const char *dp_agg_rocks_refusal(const dp_exec *ex, const dp_plan *p, dp_agg_state *const *states);

@@ -49,13 +49,11 @@
 #include <string.h>
 
 #include "core/grow.h"
-#include "core/session.h"
 #include "core/vector_codec.h"
 #include "exec/agg_rocks.h"
 #include "exec/topn_int.h"
 
 #define TOPN_ROCKS_UPDATE_VERSION 3
-#define CACHE_BUDGET ((size_t)32 << 20)
 
 enum { IN_DB = 1, INDEXED = 2, DIRTY = 4, PICKED = 8 };
 
@@ -99,8 +97,7 @@ int dp_topn_rocks_new(dp_op *op, dp_topn_rocks **out) {
   *out = NULL;
   dp_topn_rocks *r = calloc(1, sizeof *r);
   if (!r) return DIPPER_NOMEM;
-  const char *cb = dp_session_option(op->ex->db, "dipper.rocksdb.aggregate-cache-bytes");
-  r->budget = cb ? (size_t)strtoull(cb, NULL, 10) : CACHE_BUDGET; /* checked when SET */
+  r->budget = dp_rocks_cache_budget(op->ex);
   r->clock = INT64_MIN;
   r->ncols = st->part_schema.ncols;
   r->kv = calloc((size_t)(r->ncols > 0 ? r->ncols : 1), sizeof *r->kv);
